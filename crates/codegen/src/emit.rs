@@ -1,0 +1,616 @@
+//! Emits Rust source for one schema: structs, `Default`, versioned `Encodable`/`Decodable`,
+//! kafka-protocol's `Message`/`HeaderVersion`/`Request`, and a random-value generator for tests.
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::names::{field_ident, snake_case};
+use crate::schema::{Field, FieldType, Kind, MessageSpec, Struct};
+use crate::versions::Versions;
+use crate::CodegenError;
+
+const KP: &str = "::kafka_protocol::protocol";
+
+/// Rust source of a module for `spec`, followed by a re-export of its top-level type.
+pub fn module(spec: &MessageSpec) -> Result<String, CodegenError> {
+    let mut out = String::new();
+    let module = snake_case(&spec.name);
+    if let Some(about) = &spec.about {
+        for line in about.lines() {
+            let _ = writeln!(out, "/// {line}");
+        }
+    }
+    let _ = writeln!(out, "/// Generated from `schemas/{}`; valid versions {}.", spec.file, range_text(&spec.valid_versions));
+    let _ = writeln!(out, "pub mod {module} {{");
+    out.push_str("    #[allow(unused_imports)]\n    use ::kafka_protocol::protocol::{Encodable as _, Decodable as _};\n\n");
+    for s in &spec.structs {
+        let ctx = Ctx { spec, strukt: s };
+        ctx.emit(&mut out)?;
+    }
+    emit_top_traits(spec, &mut out);
+    out.push_str("}\n");
+    let _ = writeln!(out, "pub use {module}::{};\n", spec.name);
+    Ok(out)
+}
+
+/// One round-trip case per top-level type, for the generated property tests.
+pub fn round_trip_case(spec: &MessageSpec) -> String {
+    format!(
+        "        RoundTripCase {{ name: {name:?}, versions: ({min}, {max}), check: |rng, v| crate::codec::check_round_trip(&{module}::{name}::arbitrary(rng, v), v) }},\n",
+        name = spec.name,
+        module = snake_case(&spec.name),
+        min = spec.valid_versions.min,
+        max = spec.valid_versions.max,
+    )
+}
+
+fn range_text(v: &Versions) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else if v.max == i16::MAX {
+        format!("{}+", v.min)
+    } else if v.min == v.max {
+        v.min.to_string()
+    } else {
+        format!("{}-{}", v.min, v.max)
+    }
+}
+
+fn emit_top_traits(spec: &MessageSpec, out: &mut String) {
+    let name = &spec.name;
+    let vv = &spec.valid_versions;
+    let _ = writeln!(
+        out,
+        "    impl {KP}::Message for {name} {{\n        const VERSIONS: {KP}::VersionRange = {KP}::VersionRange {{ min: {}, max: {} }};\n        const DEPRECATED_VERSIONS: ::std::option::Option<{KP}::VersionRange> = None;\n    }}\n",
+        vv.min, vv.max
+    );
+    if let Some(key) = spec.api_key {
+        let _ = writeln!(out, "    impl {name} {{\n        /// The API key (or record type) of this message.\n        pub const API_KEY: i16 = {key};\n    }}\n");
+    }
+    let flex = spec.flexible_versions.test("version");
+    match spec.kind {
+        Kind::Request => {
+            let _ = writeln!(
+                out,
+                "    impl {KP}::HeaderVersion for {name} {{\n        fn header_version(version: i16) -> i16 {{ if {flex} {{ 2 }} else {{ 1 }} }}\n    }}\n"
+            );
+            if let Some(base) = name.strip_suffix("Request") {
+                let response = format!("{base}Response");
+                let _ = writeln!(
+                    out,
+                    "    impl {KP}::Request for {name} {{\n        const KEY: i16 = {};\n        type Response = super::{}::{response};\n    }}\n",
+                    spec.api_key.unwrap_or_default(),
+                    snake_case(&response)
+                );
+            }
+        }
+        Kind::Response => {
+            // KIP-511: the ApiVersions response header is always v0 so that a client that sent a
+            // too-new request can still read the error.
+            let body = if name == "ApiVersionsResponse" { "0".to_string() } else { format!("if {flex} {{ 1 }} else {{ 0 }}") };
+            let _ = writeln!(
+                out,
+                "    impl {KP}::HeaderVersion for {name} {{\n        fn header_version(version: i16) -> i16 {{ {body} }}\n    }}\n"
+            );
+        }
+        _ => {}
+    }
+}
+
+struct Ctx<'a> {
+    spec: &'a MessageSpec,
+    strukt: &'a Struct,
+}
+
+impl Ctx<'_> {
+    fn emit(&self, out: &mut String) -> Result<(), CodegenError> {
+        self.emit_struct(out);
+        self.emit_default(out)?;
+        self.emit_encode(out)?;
+        self.emit_decode(out)?;
+        self.emit_arbitrary(out);
+        Ok(())
+    }
+
+    fn err(&self, f: &Field, msg: impl std::fmt::Display) -> CodegenError {
+        CodegenError::Schema { file: self.spec.file.clone(), msg: format!("{}.{}: {msg}", self.strukt.name, f.name) }
+    }
+
+    fn flexible_test(&self) -> String {
+        self.spec.flexible_versions.test("version")
+    }
+
+    /// The flexibility of one field's own encoding: the message's, unless the field overrides it.
+    fn field_flex(&self, f: &Field) -> String {
+        match &f.flexible_versions {
+            Some(v) => format!("({})", v.test("version")),
+            None => "flexible".to_string(),
+        }
+    }
+
+    fn emit_struct(&self, out: &mut String) {
+        let s = self.strukt;
+        let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq)]\n    pub struct {} {{", s.name);
+        for f in &s.fields {
+            if let Some(about) = &f.about {
+                for line in about.lines() {
+                    let _ = writeln!(out, "        /// {line}");
+                }
+            }
+            let mut notes = vec![format!("versions {}", range_text(&f.versions))];
+            if !f.nullable_versions.is_empty() {
+                notes.push(format!("nullable {}", range_text(&f.nullable_versions)));
+            }
+            if let Some((tag, _)) = f.tagged {
+                notes.push(format!("tag {tag}"));
+            }
+            if f.ignorable {
+                notes.push("ignorable".into());
+            }
+            if f.map_key {
+                notes.push("map key".into());
+            }
+            if let Some(e) = &f.entity_type {
+                notes.push(format!("entity {e}"));
+            }
+            let _ = writeln!(out, "        ///\n        /// Wire: {}.", notes.join(", "));
+            let _ = writeln!(out, "        pub {}: {},", field_ident(&f.name), rust_type(f));
+        }
+        out.push_str("        /// Tagged fields this version of the schema does not know; kept for round trips.\n");
+        out.push_str("        pub unknown_tagged_fields: ::std::collections::BTreeMap<i32, ::bytes::Bytes>,\n    }\n\n");
+    }
+
+    fn emit_default(&self, out: &mut String) -> Result<(), CodegenError> {
+        let s = self.strukt;
+        let _ = writeln!(out, "    impl ::std::default::Default for {} {{\n        fn default() -> Self {{\n            Self {{", s.name);
+        for f in &s.fields {
+            let _ = writeln!(out, "                {}: {},", field_ident(&f.name), self.default_value(f)?);
+        }
+        out.push_str("                unknown_tagged_fields: ::std::collections::BTreeMap::new(),\n            }\n        }\n    }\n\n");
+        Ok(())
+    }
+
+    fn emit_encode(&self, out: &mut String) -> Result<(), CodegenError> {
+        let s = self.strukt;
+        let mut enc = String::new();
+        let mut size = String::new();
+        for f in &s.fields {
+            let id = field_ident(&f.name);
+            let present = f.versions.test("version");
+            let not_default = format!("!({})", self.is_default(f, &format!("self.{id}"))?);
+            let reject = if f.ignorable {
+                String::new()
+            } else {
+                format!(
+                    "        if !({present}) && {not_default} {{ return Err(crate::codec::unsupported_field({:?}, {:?}, version)); }}\n",
+                    s.name, f.name
+                )
+            };
+            enc.push_str(&reject);
+            size.push_str(&reject);
+            if f.tagged.is_some() {
+                continue;
+            }
+            let fx = self.field_flex(f);
+            let _ = writeln!(enc, "        if {present} {{\n{}        }}", self.write_field(f, &fx, "            "));
+            let _ = writeln!(size, "        if {present} {{\n            total += {};\n        }}", self.size_field(f, &fx));
+        }
+        let tagged: Vec<&Field> = {
+            let mut t: Vec<&Field> = s.fields.iter().filter(|f| f.tagged.is_some()).collect();
+            t.sort_by_key(|f| f.tagged.map(|(tag, _)| tag));
+            t
+        };
+        // Tagged section: known tags and unknown ones interleaved in tag order.
+        let _ = writeln!(enc, "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();");
+        let _ = writeln!(size, "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();");
+        for f in &tagged {
+            let id = field_ident(&f.name);
+            let cond = format!("({}) && !({})", f.versions.test("version"), self.is_default(f, &format!("self.{id}"))?);
+            let _ = writeln!(enc, "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}");
+            let _ = writeln!(size, "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}");
+        }
+        enc.push_str("            crate::codec::write_uvarint(buf, count as u32);\n");
+        size.push_str("            total += crate::codec::uvarint_size(count as u32) + crate::codec::unknown_tagged_size(&self.unknown_tagged_fields);\n");
+        let mut lower = "i32::MIN".to_string();
+        for f in &tagged {
+            let id = field_ident(&f.name);
+            let tag = f.tagged.map(|(t, _)| t).unwrap_or_default();
+            let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {lower}..{tag})?;");
+            let sz = self.size_field(f, "true");
+            let _ = writeln!(
+                enc,
+                "            if has_{id} {{\n                crate::codec::write_uvarint(buf, {tag});\n                let size = {sz};\n                crate::codec::write_uvarint(buf, size as u32);\n{}            }}",
+                self.write_field(f, "true", "                ")
+            );
+            let _ = writeln!(
+                size,
+                "            if has_{id} {{\n                let size = {sz};\n                total += crate::codec::uvarint_size({tag}) + crate::codec::uvarint_size(size as u32) + size;\n            }}"
+            );
+            lower = format!("{}", tag + 1);
+        }
+        let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {lower}..)?;");
+        let untagged_err = format!(
+            "        }} else if !self.unknown_tagged_fields.is_empty() {{\n            return Err(::anyhow::anyhow!(\"{}: tagged fields need a flexible version, not {{version}}\"));\n        }}\n",
+            s.name
+        );
+        enc.push_str(&untagged_err);
+        size.push_str(&untagged_err);
+
+        let flex = self.flexible_test();
+        let _ = writeln!(
+            out,
+            "    impl {KP}::Encodable for {name} {{\n        fn encode<B: {KP}::buf::ByteBufMut>(&self, buf: &mut B, version: i16) -> ::anyhow::Result<()> {{\n            let flexible = {flex};\n{enc}            Ok(())\n        }}\n\n        fn compute_size(&self, version: i16) -> ::anyhow::Result<usize> {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{size}            Ok(total)\n        }}\n    }}\n",
+            name = s.name,
+            enc = indent(&enc, 4),
+            size = indent(&size, 4),
+        );
+        Ok(())
+    }
+
+    fn emit_decode(&self, out: &mut String) -> Result<(), CodegenError> {
+        let s = self.strukt;
+        let mut body = String::new();
+        for f in &s.fields {
+            let id = field_ident(&f.name);
+            let default = self.default_value(f)?;
+            if f.tagged.is_some() {
+                let _ = writeln!(body, "        let mut f_{} = {default};", strip_raw(&id));
+                continue;
+            }
+            let fx = self.field_flex(f);
+            let _ = writeln!(
+                body,
+                "        let f_{} = if {} {{\n            {}\n        }} else {{\n            {default}\n        }};",
+                strip_raw(&id),
+                f.versions.test("version"),
+                self.read_field(f, &fx, "buf")
+            );
+        }
+        body.push_str("        let mut unknown_tagged_fields = ::std::collections::BTreeMap::new();\n");
+        body.push_str("        if flexible {\n            let count = crate::codec::read_uvarint(buf)?;\n            for _ in 0..count {\n");
+        body.push_str("                let tag = crate::codec::read_uvarint(buf)?;\n                let size = crate::codec::read_uvarint(buf)? as usize;\n                let mut data = crate::codec::take(buf, size)?;\n                match tag {\n");
+        for f in s.fields.iter().filter(|f| f.tagged.is_some()) {
+            let id = field_ident(&f.name);
+            let tag = f.tagged.map(|(t, _)| t).unwrap_or_default();
+            let _ = writeln!(
+                body,
+                "                    {tag} if {} => {{ f_{} = {}; }}",
+                f.versions.test("version"),
+                strip_raw(&id),
+                self.read_field(f, "true", "&mut data")
+            );
+        }
+        body.push_str("                    _ => {\n                        let Ok(tag) = i32::try_from(tag) else { return Err(::anyhow::anyhow!(\"tag {tag} out of range\")) };\n                        unknown_tagged_fields.insert(tag, data);\n                    }\n                }\n            }\n        }\n");
+        let mut fields = String::new();
+        for f in &s.fields {
+            let id = field_ident(&f.name);
+            let _ = write!(fields, "{id}: f_{}, ", strip_raw(&id));
+        }
+        let _ = writeln!(
+            out,
+            "    impl {KP}::Decodable for {name} {{\n        fn decode<B: {KP}::buf::ByteBuf>(buf: &mut B, version: i16) -> ::anyhow::Result<Self> {{\n            let flexible = {flex};\n{body}            Ok(Self {{ {fields}unknown_tagged_fields }})\n        }}\n    }}\n",
+            name = s.name,
+            flex = self.flexible_test(),
+            body = indent(&body, 4),
+        );
+        Ok(())
+    }
+
+    fn emit_arbitrary(&self, out: &mut String) {
+        let s = self.strukt;
+        let mut body = String::new();
+        for f in &s.fields {
+            let id = field_ident(&f.name);
+            let _ = writeln!(body, "            if {} {{ v.{id} = {}; }}", f.versions.test("version"), self.arbitrary_field(f));
+        }
+        let next_tag = s.fields.iter().filter_map(|f| f.tagged.map(|(t, _)| t)).max().map_or(0, |t| t + 1);
+        let _ = writeln!(
+            out,
+            "    #[cfg(any(test, feature = \"arbitrary\"))]\n    impl {name} {{\n        /// A random value that version `version` can carry, for property tests.\n        pub fn arbitrary<R: ::rand::Rng + ?Sized>(rng: &mut R, version: i16) -> Self {{\n            let flexible = {flex};\n            let mut v = Self::default();\n{body}            if flexible && rng.random_ratio(1, 4) {{\n                v.unknown_tagged_fields.insert({next_tag} + rng.random_range(0..3), crate::codec::arbitrary_bytes(rng));\n            }}\n            v\n        }}\n    }}\n",
+            name = s.name,
+            flex = self.flexible_test(),
+        );
+    }
+
+    // ---- per-field pieces ----
+
+    fn nullable(&self, f: &Field) -> bool {
+        !f.nullable_versions.is_empty()
+    }
+
+    fn write_field(&self, f: &Field, fx: &str, ind: &str) -> String {
+        let id = field_ident(&f.name);
+        let e = format!("self.{id}");
+        if !self.nullable(f) {
+            return format!("{ind}{}\n", write_value(&f.ty, &format!("&{e}"), fx));
+        }
+        let null_check = format!(
+            "if !({}) {{ return Err(crate::codec::null_not_allowed({:?}, {:?}, version)); }}",
+            f.nullable_versions.test("version"),
+            self.strukt.name,
+            f.name
+        );
+        let w = match &f.ty {
+            FieldType::Uuid => format!("crate::codec::write_nullable_uuid(buf, &{e});"),
+            FieldType::String => format!("crate::codec::write_nullable_string(buf, {e}.as_deref(), {fx})?;"),
+            FieldType::Bytes | FieldType::Records => format!("crate::codec::write_nullable_bytes(buf, {e}.as_ref(), {fx})?;"),
+            FieldType::Array(_) => format!(
+                "match &{e} {{ None => crate::codec::write_array_len(buf, None, {fx})?, Some(x) => {{ {} }} }}",
+                write_value(&f.ty, "x", fx)
+            ),
+            FieldType::Struct(_) => format!(
+                "match &{e} {{ None => crate::codec::write_struct_marker(buf, false), Some(x) => {{ crate::codec::write_struct_marker(buf, true); x.encode(buf, version)?; }} }}"
+            ),
+            _ => unreachable_type(),
+        };
+        format!("{ind}if {e}.is_none() {{ {null_check} }}\n{ind}{w}\n")
+    }
+
+    fn size_field(&self, f: &Field, fx: &str) -> String {
+        let id = field_ident(&f.name);
+        let e = format!("self.{id}");
+        if !self.nullable(f) {
+            return size_value(&f.ty, &format!("&{e}"), fx);
+        }
+        match &f.ty {
+            FieldType::Uuid => "16".into(),
+            FieldType::String => format!("crate::codec::nullable_string_size({e}.as_deref(), {fx})"),
+            FieldType::Bytes | FieldType::Records => format!("crate::codec::nullable_bytes_size({e}.as_ref(), {fx})"),
+            FieldType::Array(_) => format!(
+                "match &{e} {{ None => crate::codec::array_len_size(None, {fx}), Some(x) => {} }}",
+                size_value(&f.ty, "x", fx)
+            ),
+            FieldType::Struct(_) => format!("1 + match &{e} {{ None => 0, Some(x) => x.compute_size(version)? }}"),
+            _ => unreachable_type(),
+        }
+    }
+
+    fn read_field(&self, f: &Field, fx: &str, b: &str) -> String {
+        if !self.nullable(f) {
+            return read_value(&f.ty, fx, b, &self.strukt.name, &f.name);
+        }
+        let nullable_now = f.nullable_versions.test("version");
+        let read = match &f.ty {
+            // Outside its nullable versions a uuid is read as-is (the zero uuid is then a value).
+            FieldType::Uuid => {
+                return format!(
+                    "if {nullable_now} {{ crate::codec::read_nullable_uuid({b})? }} else {{ Some(crate::codec::read_uuid({b})?) }}"
+                )
+            }
+            FieldType::String => format!("crate::codec::read_nullable_string({b}, {fx})?"),
+            FieldType::Bytes | FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
+            FieldType::Array(inner) => format!(
+                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
+                read_value(inner, fx, b, &self.strukt.name, &f.name)
+            ),
+            FieldType::Struct(name) => format!(
+                "if crate::codec::read_struct_marker({b})? {{ Some(<{name} as {KP}::Decodable>::decode({b}, version)?) }} else {{ None }}"
+            ),
+            _ => unreachable_type(),
+        };
+        format!(
+            "{{ let x = {read}; if x.is_none() && !({nullable_now}) {{ return Err(crate::codec::null_not_allowed({:?}, {:?}, version)); }} x }}",
+            self.strukt.name, f.name
+        )
+    }
+
+    fn arbitrary_field(&self, f: &Field) -> String {
+        let value = arbitrary_value(&f.ty);
+        if !self.nullable(f) {
+            return value;
+        }
+        let value = if f.ty == FieldType::Uuid { "::uuid::Uuid::from_u128(rng.random::<u128>() | 1)".to_string() } else { value };
+        format!("if ({}) && rng.random_ratio(1, 4) {{ None }} else {{ Some({value}) }}", f.nullable_versions.test("version"))
+    }
+
+    fn default_value(&self, f: &Field) -> Result<String, CodegenError> {
+        let raw = default_text(f);
+        let is_null = raw.as_deref() == Some("null");
+        if self.nullable(f) {
+            let null_default = is_null || matches!(f.ty, FieldType::Struct(_) | FieldType::Uuid);
+            if null_default {
+                return Ok("None".into());
+            }
+        } else if is_null {
+            return Err(self.err(f, "default null on a non-nullable field"));
+        }
+        let value = match &f.ty {
+            FieldType::Bool => match raw.as_deref() {
+                None | Some("false") => "false".into(),
+                Some("true") => "true".into(),
+                Some(o) => return Err(self.err(f, format!("bad bool default {o:?}"))),
+            },
+            FieldType::Int8 => int_default(raw.as_deref(), i8::MIN as i64, i8::MAX as i64).map_err(|m| self.err(f, m))?,
+            FieldType::Int16 => int_default(raw.as_deref(), i16::MIN as i64, i16::MAX as i64).map_err(|m| self.err(f, m))?,
+            FieldType::Int32 => int_default(raw.as_deref(), i32::MIN as i64, i32::MAX as i64).map_err(|m| self.err(f, m))?,
+            FieldType::Int64 => int_default(raw.as_deref(), i64::MIN, i64::MAX).map_err(|m| self.err(f, m))?,
+            FieldType::Uint16 => int_default(raw.as_deref(), 0, u16::MAX as i64).map_err(|m| self.err(f, m))?,
+            FieldType::Float64 => match raw.as_deref() {
+                None => "0.0".into(),
+                Some(t) => format!("{:?}", t.parse::<f64>().map_err(|_| self.err(f, "bad float default"))?),
+            },
+            FieldType::String => format!("::std::string::String::from({:?})", raw.unwrap_or_default()),
+            FieldType::Bytes | FieldType::Records => "::bytes::Bytes::new()".into(),
+            FieldType::Uuid => "::uuid::Uuid::nil()".into(),
+            FieldType::Struct(name) => format!("<{name} as ::std::default::Default>::default()"),
+            FieldType::Array(_) => "::std::vec::Vec::new()".into(),
+        };
+        Ok(if self.nullable(f) { format!("Some({value})") } else { value })
+    }
+
+    /// A cheap test that `e` holds the field's default (used for version and tag checks).
+    fn is_default(&self, f: &Field, e: &str) -> Result<String, CodegenError> {
+        let d = self.default_value(f)?;
+        if d == "None" {
+            return Ok(format!("{e}.is_none()"));
+        }
+        let some = d.starts_with("Some(");
+        Ok(match (&f.ty, some) {
+            (FieldType::Array(_), false) => format!("{e}.is_empty()"),
+            (FieldType::Array(_), true) => format!("{e}.as_ref().is_some_and(|x| x.is_empty())"),
+            (FieldType::String, false) => format!("{e} == {:?}", default_text(f).unwrap_or_default()),
+            (FieldType::String, true) => format!("{e}.as_deref() == Some({:?})", default_text(f).unwrap_or_default()),
+            (FieldType::Bytes | FieldType::Records, false) => format!("{e}.is_empty()"),
+            (FieldType::Bytes | FieldType::Records, true) => format!("{e}.as_ref().is_some_and(|x| x.is_empty())"),
+            (FieldType::Uuid, false) => format!("{e}.is_nil()"),
+            _ => format!("{e} == {d}"),
+        })
+    }
+}
+
+fn default_text(f: &Field) -> Option<String> {
+    match &f.default {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(b)) => Some(b.to_string()),
+        Some(other) => Some(other.to_string()),
+    }
+}
+
+fn int_default(raw: Option<&str>, min: i64, max: i64) -> Result<String, String> {
+    let Some(t) = raw else { return Ok("0".into()) };
+    let t = t.trim();
+    let v = if let Some(hex) = t.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).map_err(|_| format!("bad integer default {t:?}"))?
+    } else {
+        t.parse::<i64>().map_err(|_| format!("bad integer default {t:?}"))?
+    };
+    if v < min || v > max {
+        return Err(format!("default {v} out of range"));
+    }
+    Ok(v.to_string())
+}
+
+fn unreachable_type() -> String {
+    // Validation in schema.rs rejects nullable fixed-width types before emission.
+    "compile_error!(\"nullable fixed-width type\");".to_string()
+}
+
+fn rust_base_type(t: &FieldType) -> String {
+    match t {
+        FieldType::Bool => "bool".into(),
+        FieldType::Int8 => "i8".into(),
+        FieldType::Int16 => "i16".into(),
+        FieldType::Int32 => "i32".into(),
+        FieldType::Int64 => "i64".into(),
+        FieldType::Uint16 => "u16".into(),
+        FieldType::Float64 => "f64".into(),
+        FieldType::String => "::std::string::String".into(),
+        FieldType::Bytes | FieldType::Records => "::bytes::Bytes".into(),
+        FieldType::Uuid => "::uuid::Uuid".into(),
+        FieldType::Struct(n) => n.clone(),
+        FieldType::Array(inner) => format!("::std::vec::Vec<{}>", rust_base_type(inner)),
+    }
+}
+
+fn rust_type(f: &Field) -> String {
+    let base = rust_base_type(&f.ty);
+    if f.nullable_versions.is_empty() {
+        base
+    } else {
+        format!("::std::option::Option<{base}>")
+    }
+}
+
+fn fixed_size(t: &FieldType) -> Option<usize> {
+    Some(match t {
+        FieldType::Bool | FieldType::Int8 => 1,
+        FieldType::Int16 | FieldType::Uint16 => 2,
+        FieldType::Int32 => 4,
+        FieldType::Int64 | FieldType::Float64 => 8,
+        FieldType::Uuid => 16,
+        _ => return None,
+    })
+}
+
+/// Statement writing the non-null value behind reference `r`.
+fn write_value(t: &FieldType, r: &str, fx: &str) -> String {
+    match t {
+        FieldType::Bool => format!("crate::codec::write_bool(buf, *{r});"),
+        FieldType::Int8 => format!("crate::codec::write_i8(buf, *{r});"),
+        FieldType::Int16 => format!("crate::codec::write_i16(buf, *{r});"),
+        FieldType::Int32 => format!("crate::codec::write_i32(buf, *{r});"),
+        FieldType::Int64 => format!("crate::codec::write_i64(buf, *{r});"),
+        FieldType::Uint16 => format!("crate::codec::write_u16(buf, *{r});"),
+        FieldType::Float64 => format!("crate::codec::write_f64(buf, *{r});"),
+        FieldType::String => format!("crate::codec::write_string(buf, {r}, {fx})?;"),
+        FieldType::Bytes | FieldType::Records => format!("crate::codec::write_bytes(buf, {r}, {fx})?;"),
+        FieldType::Uuid => format!("crate::codec::write_uuid(buf, {r});"),
+        FieldType::Struct(_) => format!("({r}).encode(buf, version)?;"),
+        FieldType::Array(inner) => format!(
+            "crate::codec::write_array_len(buf, Some(({r}).len()), {fx})?; for el in ({r}).iter() {{ {} }}",
+            write_value(inner, "el", fx)
+        ),
+    }
+}
+
+/// Expression for the encoded size of the non-null value behind reference `r`.
+fn size_value(t: &FieldType, r: &str, fx: &str) -> String {
+    if let Some(n) = fixed_size(t) {
+        return n.to_string();
+    }
+    match t {
+        FieldType::String => format!("crate::codec::string_size({r}, {fx})"),
+        FieldType::Bytes | FieldType::Records => format!("crate::codec::bytes_size({r}, {fx})"),
+        FieldType::Struct(_) => format!("({r}).compute_size(version)?"),
+        FieldType::Array(inner) => match fixed_size(inner) {
+            Some(n) => format!("(crate::codec::array_len_size(Some(({r}).len()), {fx}) + ({r}).len() * {n})"),
+            None => format!(
+                "{{ let mut s = crate::codec::array_len_size(Some(({r}).len()), {fx}); for el in ({r}).iter() {{ s += {}; }} s }}",
+                size_value(inner, "el", fx)
+            ),
+        },
+        _ => unreachable_type(),
+    }
+}
+
+/// Expression reading a non-null value from buffer `b`.
+fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> String {
+    match t {
+        FieldType::Bool => format!("crate::codec::read_bool({b})?"),
+        FieldType::Int8 => format!("crate::codec::read_i8({b})?"),
+        FieldType::Int16 => format!("crate::codec::read_i16({b})?"),
+        FieldType::Int32 => format!("crate::codec::read_i32({b})?"),
+        FieldType::Int64 => format!("crate::codec::read_i64({b})?"),
+        FieldType::Uint16 => format!("crate::codec::read_u16({b})?"),
+        FieldType::Float64 => format!("crate::codec::read_f64({b})?"),
+        FieldType::String => format!("crate::codec::read_string({b}, {fx})?"),
+        FieldType::Bytes | FieldType::Records => format!("crate::codec::read_bytes({b}, {fx})?"),
+        FieldType::Uuid => format!("crate::codec::read_uuid({b})?"),
+        FieldType::Struct(name) => format!("<{name} as {KP}::Decodable>::decode({b}, version)?"),
+        FieldType::Array(inner) => format!(
+            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} items }} }}",
+            read_value(inner, fx, b, owner, field)
+        ),
+    }
+}
+
+fn arbitrary_value(t: &FieldType) -> String {
+    match t {
+        FieldType::Bool => "rng.random::<bool>()".into(),
+        FieldType::Int8 => "rng.random::<i8>()".into(),
+        FieldType::Int16 => "rng.random::<i16>()".into(),
+        FieldType::Int32 => "rng.random::<i32>()".into(),
+        FieldType::Int64 => "rng.random::<i64>()".into(),
+        FieldType::Uint16 => "rng.random::<u16>()".into(),
+        FieldType::Float64 => "rng.random::<f64>()".into(),
+        FieldType::String => "crate::codec::arbitrary_string(rng)".into(),
+        FieldType::Bytes | FieldType::Records => "crate::codec::arbitrary_bytes(rng)".into(),
+        FieldType::Uuid => "::uuid::Uuid::from_u128(rng.random::<u128>())".into(),
+        FieldType::Struct(name) => format!("{name}::arbitrary(rng, version)"),
+        FieldType::Array(inner) => format!(
+            "(0..rng.random_range(0..4usize)).map(|_| {}).collect::<::std::vec::Vec<_>>()",
+            arbitrary_value(inner)
+        ),
+    }
+}
+
+fn strip_raw(id: &str) -> &str {
+    id.strip_prefix("r#").unwrap_or(id)
+}
+
+fn indent(s: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    s.lines().map(|l| if l.is_empty() { "\n".to_string() } else { format!("{pad}{l}\n") }).collect()
+}

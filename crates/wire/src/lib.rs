@@ -1,0 +1,41 @@
+//! Kafka wire types for kcoord.
+//!
+//! Every message and record the daemon speaks is generated from the JSON schemas in `schemas/`
+//! by `kcoord-codegen` (see `build.rs`). The generated types implement kafka-protocol's
+//! [`Encodable`], [`Decodable`], [`Message`] and [`HeaderVersion`] traits, so they are handled
+//! exactly like the messages kafka-protocol ships.
+//!
+//! The server decodes untrusted bytes only with the generated codecs: they never pre-allocate
+//! more elements than the remaining input could hold, so a hostile array length cannot make the
+//! process abort on allocation.
+
+pub mod codec;
+pub mod error;
+pub mod frame;
+
+/// Generated request/response types, one module per schema file.
+#[allow(clippy::all, unused_mut, unused_variables, unused_parens, non_snake_case, dead_code)]
+pub mod messages {
+    include!(concat!(env!("OUT_DIR"), "/messages.rs"));
+}
+
+/// Generated metadata-log and coordinator record types.
+#[allow(clippy::all, unused_mut, unused_variables, unused_parens, non_snake_case, dead_code)]
+pub mod records {
+    include!(concat!(env!("OUT_DIR"), "/records.rs"));
+}
+
+/// The ApiKey table generated from the request schemas.
+#[allow(clippy::all, dead_code)]
+pub mod api {
+    include!(concat!(env!("OUT_DIR"), "/api.rs"));
+}
+
+pub use error::ErrorCode;
+pub use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, Request, VersionRange};
+
+#[cfg(test)]
+mod round_trip_tests;
+
+#[cfg(test)]
+mod cross_check_tests;

@@ -1,0 +1,182 @@
+//! Golden byte tests: encodings checked against bytes written out by hand from the
+//! specification and from kafka-wire-facts.md, not against our own encoder.
+use bytes::{Bytes, BytesMut};
+use kcoord_wire::messages::streams_group_heartbeat_response::{StreamsGroupHeartbeatResponse, TaskIds};
+use kcoord_wire::messages::update_streams_group_topology_description_request::{
+    Subtopology, TopologyDescription, TopologyNode, UpdateStreamsGroupTopologyDescriptionRequest,
+};
+use kcoord_wire::{Decodable, Encodable};
+use uuid::Uuid;
+
+fn encode<T: Encodable>(value: &T, version: i16) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    value.encode(&mut buf, version).expect("encodes");
+    assert_eq!(value.compute_size(version).expect("sizes"), buf.len());
+    buf.to_vec()
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.split_whitespace().collect();
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+}
+
+fn node(name: &str, node_type: i8, sources: &[&str], sink: Option<&str>, successors: &[&str]) -> TopologyNode {
+    TopologyNode {
+        name: name.into(),
+        node_type,
+        source_topics: sources.iter().map(|s| s.to_string()).collect(),
+        sink_topic: sink.map(String::from),
+        stores: vec![],
+        successors: successors.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+/// The specification's appendix: the `orders-app` UpdateStreamsGroupTopologyDescription request
+/// (orders -> filter -> valid-orders), v0, flexible encoding.
+fn orders_app() -> UpdateStreamsGroupTopologyDescriptionRequest {
+    UpdateStreamsGroupTopologyDescriptionRequest {
+        group_id: "orders-app".into(),
+        topology_description_id: Uuid::parse_str("8d7e3c2a-4f6b-4d9a-9c1b-7e5f3a8d2c4e").expect("uuid"),
+        topology_description: TopologyDescription {
+            subtopologies: vec![Subtopology {
+                subtopology_id: "0".into(),
+                nodes: vec![
+                    node("KSTREAM-SOURCE-0000000000", 1, &["orders"], None, &["KSTREAM-FILTER-0000000001"]),
+                    node("KSTREAM-FILTER-0000000001", 2, &[], None, &["KSTREAM-SINK-0000000002"]),
+                    node("KSTREAM-SINK-0000000002", 3, &[], Some("valid-orders"), &[]),
+                ],
+                ..Default::default()
+            }],
+            global_stores: vec![],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+const ORDERS_APP_BYTES: &str = "
+    0b 6f72646572732d617070                                  GroupId 'orders-app' (compact: len+1 = 11)
+    8d7e3c2a4f6b4d9a9c1b7e5f3a8d2c4e                         TopologyDescriptionId
+    02                                                       Subtopologies: 1 element
+      02 30                                                  SubtopologyId '0'
+      04                                                     Nodes: 3 elements
+        1a 4b53545245414d2d534f555243452d30303030303030303030   Name KSTREAM-SOURCE-0000000000
+        01                                                   NodeType SOURCE
+        02 07 6f7264657273                                   SourceTopics ['orders']
+        00                                                   SinkTopic null
+        01                                                   Stores []
+        02 1a 4b53545245414d2d46494c5445522d30303030303030303031 Successors ['KSTREAM-FILTER-0000000001']
+        00                                                   tagged fields
+        1a 4b53545245414d2d46494c5445522d30303030303030303031   Name KSTREAM-FILTER-0000000001
+        02 01 00 01                                          PROCESSOR, SourceTopics [], SinkTopic null, Stores []
+        02 18 4b53545245414d2d53494e4b2d30303030303030303032  Successors ['KSTREAM-SINK-0000000002']
+        00
+        18 4b53545245414d2d53494e4b2d30303030303030303032     Name KSTREAM-SINK-0000000002
+        03 01                                                SINK, SourceTopics []
+        0d 76616c69642d6f7264657273                          SinkTopic 'valid-orders'
+        01 01 00                                             Stores [], Successors [], tagged fields
+      00                                                     Subtopology tagged fields
+    01                                                       GlobalStores []
+    00                                                       TopologyDescription tagged fields
+    00                                                       request tagged fields
+";
+
+fn strip_comments(annotated: &str) -> String {
+    annotated
+        .lines()
+        .map(|l| l.split_whitespace().take_while(|t| t.chars().all(|c| c.is_ascii_hexdigit())).collect::<String>())
+        .collect()
+}
+
+#[test]
+fn spec_appendix_orders_app_push_is_byte_exact() {
+    let expected = hex(&strip_comments(ORDERS_APP_BYTES));
+    assert_eq!(expected.len(), 198);
+    assert_eq!(encode(&orders_app(), 0), expected);
+    let decoded = UpdateStreamsGroupTopologyDescriptionRequest::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    assert_eq!(decoded, orders_app());
+}
+
+// ---- StreamsGroupHeartbeatResponse v0 / v1 / v2 against kafka-wire-facts.md §1.2 ----
+
+const ID: &str = "8d7e3c2a-4f6b-4d9a-9c1b-7e5f3a8d2c4e";
+
+fn heartbeat_response() -> StreamsGroupHeartbeatResponse {
+    StreamsGroupHeartbeatResponse {
+        throttle_time_ms: 7,
+        error_code: 0,
+        error_message: None,
+        member_id: "m1".into(),
+        member_epoch: 3,
+        heartbeat_interval_ms: 5000,
+        acceptable_recovery_lag_legacy: 0,
+        task_offset_interval_ms: 60000,
+        acceptable_recovery_lag: 10000,
+        status: Some(vec![]),
+        active_tasks: Some(vec![TaskIds { subtopology_id: "0".into(), partitions: vec![0, 1], ..Default::default() }]),
+        standby_tasks: Some(vec![]),
+        warmup_tasks: Some(vec![]),
+        topology_description_required: false,
+        topology_description_id: None,
+        endpoint_information_epoch: 2,
+        partitions_by_user_endpoint: None,
+        ..Default::default()
+    }
+}
+
+/// Fields shared by all versions up to HeartbeatIntervalMs.
+const HEAD: &str = "00000007 0000 00 03 6d31 00000003 00001388";
+/// Status [], ActiveTasks [{'0', [0, 1]}], StandbyTasks [], WarmupTasks [].
+const TASKS: &str = "01 02 02 30 03 00000000 00000001 00 01 01";
+/// EndpointInformationEpoch 2, PartitionsByUserEndpoint null, tagged fields.
+const TAIL: &str = "00000002 00 00";
+
+#[test]
+fn heartbeat_response_v0_layout() {
+    // v0: AcceptableRecoveryLagLegacy int32 before TaskOffsetIntervalMs; the int64
+    // AcceptableRecoveryLag (v1+, ignorable) is dropped; no KIP-1331 field.
+    let expected = hex(&format!("{HEAD} 00000000 0000ea60 {TASKS} {TAIL}"));
+    assert_eq!(encode(&heartbeat_response(), 0), expected);
+}
+
+#[test]
+fn heartbeat_response_v1_layout() {
+    // v1: TaskOffsetIntervalMs, then AcceptableRecoveryLag as int64, and the
+    // TopologyDescriptionRequired bool after WarmupTasks.
+    let mut r = heartbeat_response();
+    r.topology_description_required = true;
+    let expected = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 01 {TAIL}"));
+    assert_eq!(encode(&r, 1), expected);
+}
+
+#[test]
+fn heartbeat_response_v2_layout() {
+    // v2: like v1 without the bool; the nullable uuid TopologyDescriptionId sits where the
+    // bool was (after WarmupTasks, before EndpointInformationEpoch).
+    let mut r = heartbeat_response();
+    r.topology_description_id = Some(Uuid::parse_str(ID).expect("uuid"));
+    let expected = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 8d7e3c2a4f6b4d9a9c1b7e5f3a8d2c4e {TAIL}"));
+    assert_eq!(encode(&r, 2), expected);
+    // A null id is the all-zero uuid on the wire.
+    let expected_null = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 00000000000000000000000000000000 {TAIL}"));
+    assert_eq!(encode(&heartbeat_response(), 2), expected_null);
+    let decoded = StreamsGroupHeartbeatResponse::decode(&mut Bytes::from(expected_null), 2).expect("decodes");
+    assert_eq!(decoded.topology_description_id, None);
+}
+
+#[test]
+fn heartbeat_response_fields_stay_in_their_versions() {
+    // Non-ignorable fields a version lacks cannot carry a non-default value.
+    let mut required = heartbeat_response();
+    required.topology_description_required = true;
+    assert!(required.encode(&mut BytesMut::new(), 0).is_err());
+    assert!(required.encode(&mut BytesMut::new(), 2).is_err());
+    let mut with_id = heartbeat_response();
+    with_id.topology_description_id = Some(Uuid::parse_str(ID).expect("uuid"));
+    assert!(with_id.encode(&mut BytesMut::new(), 0).is_err());
+    assert!(with_id.encode(&mut BytesMut::new(), 1).is_err());
+    let mut legacy = heartbeat_response();
+    legacy.acceptable_recovery_lag_legacy = 5;
+    assert!(legacy.encode(&mut BytesMut::new(), 1).is_err());
+}
