@@ -65,3 +65,9 @@ cross_check!(delete_groups_request, DeleteGroupsRequest, kp::DeleteGroupsRequest
 cross_check!(delete_groups_response, DeleteGroupsResponse, kp::DeleteGroupsResponse, 0..=2);
 cross_check!(describe_groups_request, DescribeGroupsRequest, kp::DescribeGroupsRequest, 0..=5);
 cross_check!(describe_groups_response, DescribeGroupsResponse, kp::DescribeGroupsResponse, 0..=5);
+cross_check!(offset_commit_request, OffsetCommitRequest, kp::OffsetCommitRequest, 2..=9);
+cross_check!(offset_commit_response, OffsetCommitResponse, kp::OffsetCommitResponse, 2..=9);
+cross_check!(offset_fetch_request, OffsetFetchRequest, kp::OffsetFetchRequest, 1..=9);
+cross_check!(offset_fetch_response, OffsetFetchResponse, kp::OffsetFetchResponse, 1..=9);
+cross_check!(describe_configs_request, DescribeConfigsRequest, kp::DescribeConfigsRequest, 1..=4);
+cross_check!(describe_configs_response, DescribeConfigsResponse, kp::DescribeConfigsResponse, 1..=4);
