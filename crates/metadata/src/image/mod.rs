@@ -1,0 +1,4 @@
+//! Images: the state that replaying records builds. Nothing else mutates them.
+pub mod offsets;
+pub mod streams;
+pub mod topics;

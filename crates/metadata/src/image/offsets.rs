@@ -1,0 +1,51 @@
+//! Committed offsets (coordinator record type 1), per group, topic and partition.
+use std::collections::BTreeMap;
+
+use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommittedOffset {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+    pub commit_timestamp: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OffsetsImage {
+    /// group -> (topic, partition) -> offset
+    groups: BTreeMap<String, BTreeMap<(String, i32), CommittedOffset>>,
+}
+
+impl OffsetsImage {
+    pub fn group(&self, group: &str) -> Option<&BTreeMap<(String, i32), CommittedOffset>> {
+        self.groups.get(group)
+    }
+
+    pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&CommittedOffset> {
+        self.groups.get(group)?.get(&(topic.to_string(), partition))
+    }
+
+    pub(crate) fn replay(&mut self, key: &OffsetCommitKey, value: Option<&OffsetCommitValue>) {
+        let tp = (key.topic.clone(), key.partition);
+        match value {
+            Some(v) => {
+                let committed = CommittedOffset {
+                    offset: v.offset,
+                    leader_epoch: v.leader_epoch,
+                    metadata: v.metadata.clone(),
+                    commit_timestamp: v.commit_timestamp,
+                };
+                self.groups.entry(key.group.clone()).or_default().insert(tp, committed);
+            }
+            None => {
+                if let Some(g) = self.groups.get_mut(&key.group) {
+                    g.remove(&tp);
+                    if g.is_empty() {
+                        self.groups.remove(&key.group);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The topic catalog: topics, their partitions and configs (metadata records 2, 3, 4, 9).
+use std::collections::{BTreeMap, HashMap};
+
+use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
+use uuid::Uuid;
+
+/// DescribeConfigs resource type of a topic, as ConfigRecord uses it.
+pub const TOPIC_RESOURCE: i8 = 2;
+
+/// Kafka's internal topics (`Topic.INTERNAL_TOPICS`): reported with IsInternal = true.
+pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionImage {
+    pub partition: i32,
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicImage {
+    pub id: Uuid,
+    pub name: String,
+    pub partitions: BTreeMap<i32, PartitionImage>,
+    pub configs: BTreeMap<String, String>,
+}
+
+impl TopicImage {
+    pub fn is_internal(&self) -> bool {
+        INTERNAL_TOPICS.contains(&self.name.as_str())
+    }
+
+    pub fn partition_count(&self) -> i32 {
+        self.partitions.len() as i32
+    }
+
+    /// The replication factor as recorded: the size of partition 0's replica set.
+    pub fn replication_factor(&self) -> i16 {
+        self.partitions.values().next().map_or(0, |p| p.replicas.len() as i16)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TopicsImage {
+    by_name: BTreeMap<String, TopicImage>,
+    names_by_id: HashMap<Uuid, String>,
+}
+
+impl TopicsImage {
+    pub fn get(&self, name: &str) -> Option<&TopicImage> {
+        self.by_name.get(name)
+    }
+
+    pub fn get_by_id(&self, id: &Uuid) -> Option<&TopicImage> {
+        self.names_by_id.get(id).and_then(|n| self.by_name.get(n))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &TopicImage> {
+        self.by_name.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    pub(crate) fn replay_topic(&mut self, r: &TopicRecord) {
+        self.names_by_id.insert(r.topic_id, r.name.clone());
+        self.by_name.insert(
+            r.name.clone(),
+            TopicImage { id: r.topic_id, name: r.name.clone(), partitions: BTreeMap::new(), configs: BTreeMap::new() },
+        );
+    }
+
+    pub(crate) fn replay_partition(&mut self, r: &PartitionRecord) -> Result<(), String> {
+        let name = self.names_by_id.get(&r.topic_id).ok_or_else(|| format!("partition of unknown topic id {}", r.topic_id))?;
+        let topic = self.by_name.get_mut(name).ok_or_else(|| format!("topic {name} missing from the catalog"))?;
+        topic.partitions.insert(
+            r.partition_id,
+            PartitionImage {
+                partition: r.partition_id,
+                leader: r.leader,
+                leader_epoch: r.leader_epoch,
+                replicas: r.replicas.clone(),
+                isr: r.isr.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    pub(crate) fn replay_remove(&mut self, r: &RemoveTopicRecord) -> Result<(), String> {
+        let name = self.names_by_id.remove(&r.topic_id).ok_or_else(|| format!("removal of unknown topic id {}", r.topic_id))?;
+        self.by_name.remove(&name);
+        Ok(())
+    }
+
+    pub(crate) fn replay_config(&mut self, r: &ConfigRecord) {
+        if r.resource_type != TOPIC_RESOURCE {
+            return;
+        }
+        if let Some(topic) = self.by_name.get_mut(&r.resource_name) {
+            match &r.value {
+                Some(v) => topic.configs.insert(r.name.clone(), v.clone()),
+                None => topic.configs.remove(&r.name),
+            };
+        }
+    }
+}

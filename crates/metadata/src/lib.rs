@@ -1,0 +1,118 @@
+//! The metadata log of kcoord and the state built from it.
+//!
+//! Every change is a [`Record`] appended to a [`MetadataLog`] and applied by
+//! [`State::replay`], the only way state changes. Restarting is replaying: a [`Store`] rebuilt
+//! from the same log has the same state.
+pub mod image;
+pub mod log;
+pub mod record;
+
+pub use image::offsets::{CommittedOffset, OffsetsImage};
+pub use image::streams::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, Tasks, TasksTuple};
+pub use image::topics::{PartitionImage, TopicImage, TopicsImage};
+pub use log::{LogRecord, MetadataLog};
+pub use record::{Record, RecordError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("record at offset {offset} does not apply: {reason}")]
+    Inconsistent { offset: u64, reason: String },
+}
+
+/// Everything the records describe.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct State {
+    pub topics: TopicsImage,
+    pub streams_groups: StreamsGroupsImage,
+    pub offsets: OffsetsImage,
+}
+
+impl State {
+    /// Applies one record. `offset` is only used in error messages.
+    pub fn replay(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
+        let inconsistent = |reason: String| ReplayError::Inconsistent { offset, reason };
+        match record {
+            Record::Topic(r) => self.topics.replay_topic(r),
+            Record::Partition(r) => self.topics.replay_partition(r).map_err(inconsistent)?,
+            Record::RemoveTopic(r) => self.topics.replay_remove(r).map_err(inconsistent)?,
+            Record::Config(r) => self.topics.replay_config(r),
+            Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
+            Record::StreamsGroupMetadata(k, v) => self.streams_groups.replay_metadata(&k.group_id, v.as_ref()),
+            Record::StreamsGroupMemberMetadata(k, v) => {
+                self.streams_groups.replay_member_metadata(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::StreamsGroupTargetAssignmentMetadata(k, v) => {
+                self.streams_groups.replay_target_metadata(&k.group_id, v.as_ref())
+            }
+            Record::StreamsGroupTargetAssignmentMember(k, v) => {
+                self.streams_groups.replay_target_member(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::StreamsGroupCurrentMemberAssignment(k, v) => {
+                self.streams_groups.replay_current_assignment(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::StreamsGroupTopology(k, v) => self.streams_groups.replay_topology(&k.group_id, v.as_ref()),
+        }
+        Ok(())
+    }
+}
+
+/// A log and the state replayed from it, kept in step.
+#[derive(Debug, Default)]
+pub struct Store {
+    log: MetadataLog,
+    state: State,
+}
+
+impl Store {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub fn log(&self) -> &MetadataLog {
+        &self.log
+    }
+
+    /// Encodes, replays and appends a batch. Returns the offset of the batch's first record.
+    /// The whole batch is encoded before anything changes, and each record enters the log only
+    /// once it has been applied, so log and state stay in step even if a record is rejected.
+    pub fn append(&mut self, batch: Vec<Record>) -> Result<u64, ReplayError> {
+        let encoded = batch.iter().map(Record::encode).collect::<Result<Vec<_>, _>>()?;
+        let first = self.log.next_offset();
+        for (record, entry) in batch.iter().zip(encoded) {
+            self.state.replay(record, self.log.next_offset())?;
+            self.log.append([entry]);
+        }
+        Ok(first)
+    }
+
+    /// Rebuilds a store from the records of `log`, decoding every one of them.
+    pub fn replay_log(log: &MetadataLog) -> Result<Store, ReplayError> {
+        let mut state = State::default();
+        for entry in log.records() {
+            state.replay(&Record::decode(entry)?, entry.offset)?;
+        }
+        Ok(Store { log: log.clone(), state })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kcoord_wire::records::{PartitionRecord, TopicRecord};
+
+    #[test]
+    fn a_rejected_record_leaves_log_and_state_in_step() {
+        let mut store = Store::new();
+        let topic = TopicRecord { name: "t".into(), topic_id: uuid::Uuid::from_u128(1), ..Default::default() };
+        let orphan = PartitionRecord { topic_id: uuid::Uuid::from_u128(2), ..Default::default() };
+        assert!(store.append(vec![Record::Topic(topic), Record::Partition(orphan)]).is_err());
+        assert_eq!(store.log().len(), 1);
+        assert_eq!(Store::replay_log(store.log()).unwrap().state(), store.state());
+    }
+}
