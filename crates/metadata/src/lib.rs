@@ -9,7 +9,7 @@ pub mod record;
 
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::streams::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, Tasks, TasksTuple};
-pub use image::topics::{PartitionImage, TopicImage, TopicsImage};
+pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
 pub use log::{LogRecord, MetadataLog};
 pub use record::{Record, RecordError};
 

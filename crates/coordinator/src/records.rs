@@ -1,0 +1,251 @@
+//! Builders of the streams-group records (coordinator record types 17, 19-23), in the shapes
+//! Kafka's `StreamsCoordinatorRecordHelpers` writes them.
+use std::collections::BTreeMap;
+
+use kcoord_metadata::image::streams::{to_current_task_ids, to_target_task_ids};
+use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, TasksTuple};
+use kcoord_wire::messages::streams_group_heartbeat_request as req;
+use kcoord_wire::records::{
+    streams_group_member_metadata_value as member_value, streams_group_metadata_value as group_value,
+    streams_group_topology_value as topo, StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue,
+    StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue, StreamsGroupMetadataKey, StreamsGroupMetadataValue,
+    StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue, StreamsGroupTargetAssignmentMetadataKey,
+    StreamsGroupTargetAssignmentMetadataValue, StreamsGroupTopologyKey, StreamsGroupTopologyValue,
+};
+use uuid::Uuid;
+
+pub fn group_metadata(
+    group_id: &str,
+    epoch: i32,
+    metadata_hash: i64,
+    validated_topology_epoch: i32,
+    assignment_configs: &BTreeMap<String, String>,
+    group: &StreamsGroup,
+    topology_description_id: Option<Uuid>,
+) -> Record {
+    Record::StreamsGroupMetadata(
+        StreamsGroupMetadataKey { group_id: group_id.to_string(), ..Default::default() },
+        Some(StreamsGroupMetadataValue {
+            epoch,
+            metadata_hash,
+            validated_topology_epoch,
+            last_assignment_configs: Some(
+                assignment_configs
+                    .iter()
+                    .map(|(k, v)| group_value::LastAssignmentConfig { key: k.clone(), value: v.clone(), ..Default::default() })
+                    .collect(),
+            ),
+            stored_description_topology_epoch: group.stored_description_topology_epoch,
+            failed_description_topology_epoch: group.failed_description_topology_epoch,
+            topology_description_id,
+            ..Default::default()
+        }),
+    )
+}
+
+/// The group metadata record with only the epoch changed (fencing a member).
+pub fn bumped_group_metadata(group: &StreamsGroup, epoch: i32) -> Record {
+    let configs = group.last_assignment_configs.clone().unwrap_or_default();
+    group_metadata(&group.group_id, epoch, group.metadata_hash, group.validated_topology_epoch, &configs, group, group.topology_description_id)
+}
+
+pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
+    Record::StreamsGroupMemberMetadata(
+        StreamsGroupMemberMetadataKey { group_id: group_id.to_string(), member_id: m.member_id.clone(), ..Default::default() },
+        Some(StreamsGroupMemberMetadataValue {
+            instance_id: m.instance_id.clone(),
+            rack_id: m.rack_id.clone(),
+            client_id: m.client_id.clone(),
+            client_host: m.client_host.clone(),
+            rebalance_timeout_ms: m.rebalance_timeout_ms,
+            topology_epoch: m.topology_epoch,
+            process_id: m.process_id.clone(),
+            user_endpoint: m.user_endpoint.as_ref().map(|e| member_value::Endpoint { host: e.host.clone(), port: e.port, ..Default::default() }),
+            client_tags: m
+                .client_tags
+                .iter()
+                .map(|(k, v)| member_value::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() })
+                .collect(),
+            ..Default::default()
+        }),
+    )
+}
+
+pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
+    let none = BTreeMap::new();
+    Record::StreamsGroupCurrentMemberAssignment(
+        StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.to_string(), member_id: m.member_id.clone(), ..Default::default() },
+        Some(StreamsGroupCurrentMemberAssignmentValue {
+            member_epoch: m.member_epoch,
+            previous_member_epoch: m.previous_member_epoch,
+            state: m.state.code(),
+            active_tasks: to_current_task_ids(&m.assigned.active, Some(&m.active_task_epochs)),
+            standby_tasks: to_current_task_ids(&m.assigned.standby, None),
+            warmup_tasks: to_current_task_ids(&m.assigned.warmup, None),
+            active_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.active, Some(&none)),
+            standby_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.standby, None),
+            warmup_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.warmup, None),
+            ..Default::default()
+        }),
+    )
+}
+
+pub fn target_member(group_id: &str, member_id: &str, tasks: &TasksTuple) -> Record {
+    Record::StreamsGroupTargetAssignmentMember(
+        StreamsGroupTargetAssignmentMemberKey { group_id: group_id.to_string(), member_id: member_id.to_string(), ..Default::default() },
+        Some(StreamsGroupTargetAssignmentMemberValue {
+            active_tasks: to_target_task_ids(&tasks.active),
+            standby_tasks: to_target_task_ids(&tasks.standby),
+            warmup_tasks: to_target_task_ids(&tasks.warmup),
+            ..Default::default()
+        }),
+    )
+}
+
+pub fn target_metadata(group_id: &str, epoch: i32, timestamp: i64) -> Record {
+    Record::StreamsGroupTargetAssignmentMetadata(
+        StreamsGroupTargetAssignmentMetadataKey { group_id: group_id.to_string(), ..Default::default() },
+        Some(StreamsGroupTargetAssignmentMetadataValue { assignment_epoch: epoch, assignment_timestamp: timestamp, ..Default::default() }),
+    )
+}
+
+pub fn topology(group_id: &str, value: &StreamsGroupTopologyValue) -> Record {
+    Record::StreamsGroupTopology(StreamsGroupTopologyKey { group_id: group_id.to_string(), ..Default::default() }, Some(value.clone()))
+}
+
+/// The tombstones that remove a member, in Kafka's order (22, 21, 19).
+pub fn member_tombstones(group_id: &str, member_id: &str) -> Vec<Record> {
+    vec![
+        Record::StreamsGroupCurrentMemberAssignment(
+            StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            None,
+        ),
+        Record::StreamsGroupTargetAssignmentMember(
+            StreamsGroupTargetAssignmentMemberKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            None,
+        ),
+        Record::StreamsGroupMemberMetadata(
+            StreamsGroupMemberMetadataKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            None,
+        ),
+    ]
+}
+
+/// `streamsGroupFenceMember`: remove the member and bump the group epoch; the last member
+/// leaving also moves the assignment epoch, with timestamp 0 so the next assignment is not
+/// held back by the assignment interval.
+pub fn fence_member(group: &StreamsGroup, member_id: &str) -> Vec<Record> {
+    let mut records = member_tombstones(&group.group_id, member_id);
+    let epoch = group.group_epoch + 1;
+    records.push(bumped_group_metadata(group, epoch));
+    if group.members.len() == 1 && group.members.contains_key(member_id) {
+        records.push(target_metadata(&group.group_id, epoch, 0));
+    }
+    records
+}
+
+/// `replaceStreamsMember`: the old static member's records move to the new member id.
+pub fn replace_member(group: &StreamsGroup, old: &StreamsGroupMember, new: &StreamsGroupMember) -> Vec<Record> {
+    let mut records = member_tombstones(&group.group_id, &old.member_id);
+    records.push(member_metadata(&group.group_id, new));
+    let target = group.target_assignment.get(&old.member_id).cloned().unwrap_or_default();
+    records.push(target_member(&group.group_id, &new.member_id, &target));
+    records.push(current_assignment(&group.group_id, new));
+    records
+}
+
+/// Deleting a group: tombstones in Kafka's order 22*, 21*, 20, 19*, 17, 23.
+pub fn delete_group(group: &StreamsGroup) -> Vec<Record> {
+    let g = group.group_id.as_str();
+    let members: Vec<&String> = group.members.keys().collect();
+    let mut records = Vec::new();
+    for m in &members {
+        records.push(Record::StreamsGroupCurrentMemberAssignment(
+            StreamsGroupCurrentMemberAssignmentKey { group_id: g.into(), member_id: (*m).clone(), ..Default::default() },
+            None,
+        ));
+    }
+    for m in group.target_assignment.keys() {
+        records.push(Record::StreamsGroupTargetAssignmentMember(
+            StreamsGroupTargetAssignmentMemberKey { group_id: g.into(), member_id: m.clone(), ..Default::default() },
+            None,
+        ));
+    }
+    records.push(Record::StreamsGroupTargetAssignmentMetadata(
+        StreamsGroupTargetAssignmentMetadataKey { group_id: g.into(), ..Default::default() },
+        None,
+    ));
+    for m in &members {
+        records.push(Record::StreamsGroupMemberMetadata(
+            StreamsGroupMemberMetadataKey { group_id: g.into(), member_id: (*m).clone(), ..Default::default() },
+            None,
+        ));
+    }
+    records.push(Record::StreamsGroupMetadata(StreamsGroupMetadataKey { group_id: g.into(), ..Default::default() }, None));
+    records.push(Record::StreamsGroupTopology(StreamsGroupTopologyKey { group_id: g.into(), ..Default::default() }, None));
+    records
+}
+
+/// The record form of a heartbeat's topology (field order differs between the two schemas).
+pub fn topology_value(t: &req::Topology) -> StreamsGroupTopologyValue {
+    let info = |i: &req::TopicInfo| topo::TopicInfo {
+        name: i.name.clone(),
+        partitions: i.partitions,
+        replication_factor: i.replication_factor,
+        topic_configs: i
+            .topic_configs
+            .iter()
+            .map(|kv| topo::TopicConfig { key: kv.key.clone(), value: kv.value.clone(), ..Default::default() })
+            .collect(),
+        ..Default::default()
+    };
+    StreamsGroupTopologyValue {
+        epoch: t.epoch,
+        subtopologies: t
+            .subtopologies
+            .iter()
+            .map(|s| topo::Subtopology {
+                subtopology_id: s.subtopology_id.clone(),
+                source_topics: s.source_topics.clone(),
+                source_topic_regex: s.source_topic_regex.clone(),
+                state_changelog_topics: s.state_changelog_topics.iter().map(info).collect(),
+                repartition_sink_topics: s.repartition_sink_topics.clone(),
+                repartition_source_topics: s.repartition_source_topics.iter().map(info).collect(),
+                copartition_groups: s
+                    .copartition_groups
+                    .iter()
+                    .map(|c| topo::CopartitionGroup {
+                        source_topics: c.source_topics.clone(),
+                        source_topic_regex: c.source_topic_regex.clone(),
+                        repartition_source_topics: c.repartition_source_topics.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Kafka's `StreamsTopology.equals`: same epoch and the same sub-topologies, ignoring the order
+/// in which they and their topic lists were sent.
+pub fn same_topology(a: &StreamsGroupTopologyValue, b: &StreamsGroupTopologyValue) -> bool {
+    fn canonical(t: &StreamsGroupTopologyValue) -> Vec<topo::Subtopology> {
+        let mut subs: Vec<topo::Subtopology> = t
+            .subtopologies
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                s.source_topics.sort();
+                s.repartition_sink_topics.sort();
+                s.state_changelog_topics.sort_by(|x, y| x.name.cmp(&y.name));
+                s.repartition_source_topics.sort_by(|x, y| x.name.cmp(&y.name));
+                s
+            })
+            .collect();
+        subs.sort_by(|x, y| x.subtopology_id.cmp(&y.subtopology_id));
+        subs
+    }
+    a.epoch == b.epoch && canonical(a) == canonical(b)
+}

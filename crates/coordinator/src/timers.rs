@@ -1,0 +1,70 @@
+//! What happens when time passes: session and rebalance timeouts fence members, and the end of
+//! the initial rebalance delay computes the held-back target assignment. The server calls
+//! `tick` with the current time; nothing here reads a clock.
+use kcoord_metadata::{MemberState, TopicsImage};
+
+use crate::error::Result;
+use crate::records;
+use crate::shard::{CoordinatorShard, TimerKind};
+use crate::target;
+
+/// Something `tick` did, for logging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TickEvent {
+    SessionExpired { group_id: String, member_id: String },
+    RebalanceTimedOut { group_id: String, member_id: String },
+    AssignmentComputed { group_id: String, epoch: i32 },
+}
+
+impl CoordinatorShard {
+    pub fn tick(&mut self, topics: &TopicsImage, now: i64) -> Result<Vec<TickEvent>> {
+        let mut events = Vec::new();
+        for (group_id, member_id, kind) in self.timers.take_due(now) {
+            let Some(group) = self.group(&group_id) else { continue };
+            let Some(member) = group.members.get(&member_id) else { continue };
+            let expired = match kind {
+                TimerKind::Session => true,
+                TimerKind::Rebalance(epoch) => member.state == MemberState::UnrevokedTasks && member.member_epoch == epoch,
+            };
+            if !expired {
+                continue;
+            }
+            let records = records::fence_member(group, &member_id);
+            self.timers.cancel_member(&group_id, &member_id);
+            self.append(records)?;
+            events.push(match kind {
+                TimerKind::Session => TickEvent::SessionExpired { group_id, member_id },
+                TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut { group_id, member_id },
+            });
+        }
+        let delayed: Vec<String> = self
+            .soft
+            .iter()
+            .filter(|(_, s)| s.initial_delay_deadline.is_some_and(|d| d <= now))
+            .map(|(g, _)| g.clone())
+            .collect();
+        for group_id in delayed {
+            self.soft_mut(&group_id).initial_delay_deadline = None;
+            if let Some(epoch) = self.compute_delayed_assignment(&group_id, topics, now)? {
+                events.push(TickEvent::AssignmentComputed { group_id, epoch });
+            }
+        }
+        Ok(events)
+    }
+
+    /// `computeDelayedTargetAssignment`: the assignment the initial delay held back.
+    fn compute_delayed_assignment(&mut self, group_id: &str, topics: &TopicsImage, now: i64) -> Result<Option<i32>> {
+        let Some(group) = self.group(group_id) else { return Ok(None) };
+        if group.members.is_empty() || group.target_assignment_epoch >= group.group_epoch {
+            return Ok(None);
+        }
+        let Some(topology) = group.topology.clone() else { return Ok(None) };
+        let (_, configured) = self.configured_topology(group_id, &topology, topics)?;
+        let Some(group) = self.group(group_id) else { return Ok(None) };
+        let epoch = group.group_epoch;
+        let computed = target::compute(&group.members, &configured, self.config.num_standby_replicas);
+        let records = target::records(group_id, &group.target_assignment, &computed, epoch, now);
+        self.append(records)?;
+        Ok(Some(epoch))
+    }
+}
