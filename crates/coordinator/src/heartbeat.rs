@@ -103,9 +103,10 @@ impl CoordinatorShard {
             self.timers.cancel_member(&group_id, &member_id);
         }
         if request.shutdown_application {
-            self.soft_mut(&group_id).shutdown_requested_by = Some(request.member_id.clone());
+            self.soft_mut(&group_id).shutdown_requested_by.get_or_insert_with(|| request.member_id.clone());
         }
         self.append(records)?;
+        self.forget_if_empty(&group_id);
         Ok(HeartbeatResult {
             response: StreamsGroupHeartbeatResponse {
                 member_id: request.member_id.clone(),
@@ -285,7 +286,7 @@ impl CoordinatorShard {
         self.append(records)?;
         self.update_timers(group_id, &member, &reconciled, replaced.as_ref(), now);
         if request.shutdown_application {
-            self.soft_mut(group_id).shutdown_requested_by = Some(reconciled.member_id.clone());
+            self.soft_mut(group_id).shutdown_requested_by.get_or_insert_with(|| reconciled.member_id.clone());
         }
 
         // 6. The response.

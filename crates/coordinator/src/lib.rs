@@ -5,6 +5,7 @@ pub mod assignor;
 pub mod config;
 pub mod endpoints;
 pub mod error;
+pub mod groups;
 pub mod heartbeat;
 pub mod reconcile;
 pub mod records;

@@ -151,15 +151,19 @@ fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_e
     let warmup = difference(&member.assigned.warmup, &target.warmup, |t| owners.replica_unreleased(t, process));
     let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
     let mut next = member.clone();
-    let kept_epochs: BTreeMap<Task, i32> =
-        member.active_task_epochs.iter().filter(|((s, p), _)| active.kept.get(s).is_some_and(|ps| ps.contains(p))).map(|(k, v)| (k.clone(), *v)).collect();
+    // Epochs cover assigned and pending-revocation active tasks (offset commits check both).
+    let kept_epochs: BTreeMap<Task, i32> = member
+        .active_task_epochs
+        .iter()
+        .filter(|((s, p), _)| active.kept.get(s).is_some_and(|ps| ps.contains(p)))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
 
     if !active.revoke.is_empty() || !standby.revoke.is_empty() || !warmup.revoke.is_empty() {
         // Revoke first; the member stays in its epoch until it confirms.
         next.state = MemberState::UnrevokedTasks;
         set_epoch(&mut next, epoch_if_revoking);
         next.assigned = TasksTuple { active: active.kept, standby: standby.kept, warmup: warmup.kept };
-        next.active_task_epochs = kept_epochs;
         next.pending_revocation = TasksTuple { active: active.revoke, standby: standby.revoke, warmup: warmup.revoke };
         return next;
     }

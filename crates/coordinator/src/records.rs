@@ -72,7 +72,6 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
 }
 
 pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
-    let none = BTreeMap::new();
     Record::StreamsGroupCurrentMemberAssignment(
         StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.to_string(), member_id: m.member_id.clone(), ..Default::default() },
         Some(StreamsGroupCurrentMemberAssignmentValue {
@@ -82,7 +81,7 @@ pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
             active_tasks: to_current_task_ids(&m.assigned.active, Some(&m.active_task_epochs)),
             standby_tasks: to_current_task_ids(&m.assigned.standby, None),
             warmup_tasks: to_current_task_ids(&m.assigned.warmup, None),
-            active_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.active, Some(&none)),
+            active_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.active, Some(&m.active_task_epochs)),
             standby_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.standby, None),
             warmup_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.warmup, None),
             ..Default::default()

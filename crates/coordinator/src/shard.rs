@@ -235,6 +235,15 @@ impl CoordinatorShard {
         Ok((hash, configured))
     }
 
+    /// Kafka clears a shutdown request once the group is empty.
+    pub(crate) fn forget_if_empty(&mut self, group_id: &str) {
+        if self.group(group_id).is_none_or(|g| g.members.is_empty()) {
+            if let Some(soft) = self.soft.get_mut(group_id) {
+                soft.shutdown_requested_by = None;
+            }
+        }
+    }
+
     /// The topic catalog changed: every group reconfigures its topology on its next heartbeat.
     pub fn topics_changed(&mut self) {
         for soft in self.soft.values_mut() {

@@ -32,6 +32,7 @@ impl CoordinatorShard {
             let records = records::fence_member(group, &member_id);
             self.timers.cancel_member(&group_id, &member_id);
             self.append(records)?;
+            self.forget_if_empty(&group_id);
             events.push(match kind {
                 TimerKind::Session => TickEvent::SessionExpired { group_id, member_id },
                 TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut { group_id, member_id },

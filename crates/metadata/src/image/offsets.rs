@@ -22,6 +22,10 @@ impl OffsetsImage {
         self.groups.get(group)
     }
 
+    pub fn group_ids(&self) -> impl Iterator<Item = &str> {
+        self.groups.keys().map(String::as_str)
+    }
+
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&CommittedOffset> {
         self.groups.get(group)?.get(&(topic.to_string(), partition))
     }

@@ -78,7 +78,8 @@ pub struct StreamsGroupMember {
     pub previous_member_epoch: i32,
     pub state: MemberState,
     pub assigned: TasksTuple,
-    /// The epoch at which each assigned active task was given (for offset-commit validation).
+    /// The epoch at which each active task (assigned or pending revocation) was given, for
+    /// offset-commit validation.
     pub active_task_epochs: BTreeMap<(String, i32), i32>,
     pub pending_revocation: TasksTuple,
 }
@@ -255,6 +256,7 @@ impl StreamsGroupsImage {
             warmup: current_tasks(&v.warmup_tasks),
         };
         m.active_task_epochs = task_epochs(&v.active_tasks);
+        m.active_task_epochs.extend(task_epochs(&v.active_tasks_pending_revocation));
         m.pending_revocation = TasksTuple {
             active: current_tasks(&v.active_tasks_pending_revocation),
             standby: current_tasks(&v.standby_tasks_pending_revocation),

@@ -1,0 +1,317 @@
+//! The group RPCs other than the heartbeat: StreamsGroupDescribe, ListGroups, DeleteGroups,
+//! DescribeGroups and offset commit/fetch for streams groups (kafka-wire-facts.md §4.9).
+use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
+use kcoord_wire::messages::streams_group_describe_response as d;
+use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
+use kcoord_wire::ErrorCode;
+use uuid::Uuid;
+
+use crate::error::{CoordinatorError, Result};
+use crate::records;
+use crate::shard::{group_state, CoordinatorShard, GroupState};
+
+/// Kafka's default `offset.metadata.max.bytes`.
+pub const OFFSET_METADATA_MAX_BYTES: usize = 4096;
+
+/// The protocol type and group type Kafka reports for streams groups.
+pub const STREAMS: &str = "streams";
+
+/// One entry of ListGroups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedGroup {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub group_state: String,
+    pub group_type: String,
+}
+
+/// One partition of an OffsetCommit.
+#[derive(Debug, Clone)]
+pub struct OffsetToCommit {
+    pub topic: String,
+    pub topic_id: Uuid,
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<String>,
+}
+
+impl CoordinatorShard {
+    /// StreamsGroupDescribe without the KIP-1331 fields (the server adds those).
+    pub fn describe_streams_groups(&self, group_ids: &[String]) -> Vec<d::DescribedGroup> {
+        group_ids.iter().map(|id| self.describe_one(id)).collect()
+    }
+
+    fn describe_one(&self, group_id: &str) -> d::DescribedGroup {
+        let Some(group) = self.group(group_id) else {
+            return d::DescribedGroup {
+                group_id: group_id.to_string(),
+                error_code: ErrorCode::GROUP_ID_NOT_FOUND.code(),
+                error_message: Some(format!("Streams group {group_id} not found.")),
+                ..Default::default()
+            };
+        };
+        let configured = self.soft.get(group_id).and_then(|s| s.configured.as_ref()).map(|(_, _, c)| c.clone());
+        d::DescribedGroup {
+            group_id: group_id.to_string(),
+            group_state: group_state(group).as_str().to_string(),
+            group_epoch: group.group_epoch,
+            assignment_epoch: group.target_assignment_epoch,
+            topology: group.topology.as_ref().map(|t| describe_topology(t, configured.as_deref())),
+            members: group.members.values().map(|m| describe_member(m, group.target_assignment.get(&m.member_id))).collect(),
+            assignor_name: Some(crate::assignor::STICKY_ASSIGNOR_NAME.to_string()),
+            ..Default::default()
+        }
+    }
+
+    /// Every group: streams groups, and groups that only have committed offsets (Kafka's
+    /// "simple" classic groups).
+    pub fn list_groups(&self) -> Vec<ListedGroup> {
+        let state = self.store.state();
+        let mut out: Vec<ListedGroup> = state
+            .streams_groups
+            .iter()
+            .map(|g| ListedGroup {
+                group_id: g.group_id.clone(),
+                protocol_type: STREAMS.into(),
+                group_state: group_state(g).as_str().into(),
+                group_type: STREAMS.into(),
+            })
+            .collect();
+        for group_id in state.offsets.group_ids() {
+            if state.streams_groups.get(group_id).is_none() {
+                out.push(ListedGroup {
+                    group_id: group_id.to_string(),
+                    protocol_type: String::new(),
+                    group_state: "Empty".into(),
+                    group_type: "classic".into(),
+                });
+            }
+        }
+        out
+    }
+
+    /// DeleteGroups for one group: an empty streams group (or an offsets-only group) is removed
+    /// with its offsets; the tombstones follow Kafka's order.
+    pub fn delete_group(&mut self, group_id: &str) -> Result<()> {
+        let state = self.store.state();
+        let mut records: Vec<Record> = Vec::new();
+        match state.streams_groups.get(group_id) {
+            Some(g) if group_state(g) != GroupState::Empty => {
+                return Err(CoordinatorError { code: ErrorCode::NON_EMPTY_GROUP, message: None })
+            }
+            Some(g) => records.extend(records::delete_group(g)),
+            None if state.offsets.group(group_id).is_none() => {
+                return Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} not found.")))
+            }
+            None => {}
+        }
+        if let Some(offsets) = state.offsets.group(group_id) {
+            for (topic, partition) in offsets.keys() {
+                records.push(Record::OffsetCommit(
+                    OffsetCommitKey { group: group_id.into(), topic: topic.clone(), partition: *partition, ..Default::default() },
+                    None,
+                ));
+            }
+        }
+        self.append(records)?;
+        self.soft.remove(group_id);
+        Ok(())
+    }
+
+    /// DescribeGroups (the classic API): a streams group is not a classic group.
+    pub fn describe_classic_group(&self, group_id: &str) -> std::result::Result<&'static str, CoordinatorError> {
+        let state = self.store.state();
+        if state.streams_groups.get(group_id).is_some() {
+            return Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} is not a classic group.")));
+        }
+        if state.offsets.group(group_id).is_some() {
+            return Ok("Empty");
+        }
+        Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} not found.")))
+    }
+
+    /// OffsetCommit (`OffsetMetadataManager.commitOffset` with `StreamsGroup.validateOffsetCommit`).
+    /// Returns one code per offset (OFFSET_METADATA_TOO_LARGE or NONE); a request-level error
+    /// applies to every partition.
+    #[allow(clippy::too_many_arguments)]
+    pub fn commit_offsets(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        member_epoch: i32,
+        api_version: i16,
+        offsets: &[OffsetToCommit],
+        now: i64,
+    ) -> Result<Vec<ErrorCode>> {
+        let state = self.store.state();
+        match state.streams_groups.get(group_id) {
+            None if member_epoch < 0 => {}
+            None if api_version >= 9 => return Err(CoordinatorError::group_not_found(group_id)),
+            None => return Err(CoordinatorError { code: ErrorCode::ILLEGAL_GENERATION, message: None }),
+            Some(g) => validate_commit(g, member_id, member_epoch, api_version, offsets)?,
+        }
+        let mut codes = Vec::with_capacity(offsets.len());
+        let mut records = Vec::new();
+        for o in offsets {
+            if o.metadata.as_ref().is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES) {
+                codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
+                continue;
+            }
+            codes.push(ErrorCode::NONE);
+            records.push(Record::OffsetCommit(
+                OffsetCommitKey { group: group_id.into(), topic: o.topic.clone(), partition: o.partition, ..Default::default() },
+                Some(OffsetCommitValue {
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    metadata: o.metadata.clone().unwrap_or_default(),
+                    commit_timestamp: now,
+                    topic_id: o.topic_id,
+                    ..Default::default()
+                }),
+            ));
+        }
+        self.append(records)?;
+        Ok(codes)
+    }
+
+    /// `StreamsGroup.validateOffsetFetch`: admin fetches (no member id, epoch < 0) always pass.
+    pub fn validate_offset_fetch(&self, group_id: &str, member_id: Option<&str>, member_epoch: i32) -> Result<()> {
+        let Some(group) = self.group(group_id) else { return Ok(()) };
+        if member_id.is_none() && member_epoch < 0 {
+            return Ok(());
+        }
+        let member_id = member_id.unwrap_or_default();
+        let member = group.members.get(member_id).ok_or_else(|| CoordinatorError::unknown_member(group_id, member_id))?;
+        if member_epoch != member.member_epoch {
+            return Err(CoordinatorError::new(
+                ErrorCode::STALE_MEMBER_EPOCH,
+                format!("The received member epoch {member_epoch} does not match the expected member epoch {}.", member.member_epoch),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn committed_offsets(&self, group_id: &str) -> Vec<(String, i32, kcoord_metadata::CommittedOffset)> {
+        self.store
+            .state()
+            .offsets
+            .group(group_id)
+            .map(|g| g.iter().map(|((t, p), o)| (t.clone(), *p, o.clone())).collect())
+            .unwrap_or_default()
+    }
+
+}
+
+fn validate_commit(group: &StreamsGroup, member_id: &str, member_epoch: i32, api_version: i16, offsets: &[OffsetToCommit]) -> Result<()> {
+    if member_epoch < 0 && group.members.is_empty() {
+        return Ok(());
+    }
+    let member = group.members.get(member_id).ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, member_id))?;
+    if api_version < 9 {
+        return Err(CoordinatorError::new(
+            ErrorCode::UNSUPPORTED_VERSION,
+            "OffsetCommit version 9 or above must be used by members using the streams group protocol",
+        ));
+    }
+    if member_epoch == member.member_epoch {
+        return Ok(());
+    }
+    let stale = |msg: String| CoordinatorError::new(ErrorCode::STALE_MEMBER_EPOCH, msg);
+    if member_epoch > member.member_epoch {
+        return Err(stale(format!("Received member epoch {member_epoch} is newer than current member epoch {}.", member.member_epoch)));
+    }
+    // An older epoch is checked per partition against the epoch each task was assigned at.
+    let topology = group.topology.as_ref().ok_or_else(|| stale("Topology is not available for offset commit validation.".into()))?;
+    for o in offsets {
+        let Some(sub) = topology.subtopologies.iter().find(|s| s.source_topics.contains(&o.topic)) else {
+            return Err(stale(format!("Topic {} is not in the topology.", o.topic)));
+        };
+        let Some(epoch) = member.active_task_epochs.get(&(sub.subtopology_id.clone(), o.partition)) else {
+            return Err(stale(format!("Task {}-{} is not assigned or pending revocation for member.", sub.subtopology_id, o.partition)));
+        };
+        if member_epoch < *epoch {
+            return Err(stale(format!(
+                "Received member epoch {member_epoch} is older than assignment epoch {epoch} for task {}-{}.",
+                sub.subtopology_id, o.partition
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn task_ids(tasks: &Tasks) -> Vec<d::TaskIds> {
+    tasks.iter().map(|(s, p)| d::TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() }).collect()
+}
+
+fn assignment(t: &TasksTuple) -> d::Assignment {
+    d::Assignment { active_tasks: task_ids(&t.active), standby_tasks: task_ids(&t.standby), warmup_tasks: task_ids(&t.warmup), ..Default::default() }
+}
+
+fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Member {
+    d::Member {
+        member_id: m.member_id.clone(),
+        member_epoch: m.member_epoch,
+        instance_id: m.instance_id.clone(),
+        rack_id: m.rack_id.clone(),
+        client_id: m.client_id.clone(),
+        client_host: m.client_host.clone(),
+        topology_epoch: m.topology_epoch,
+        process_id: m.process_id.clone(),
+        user_endpoint: m.user_endpoint.as_ref().map(|e| d::Endpoint { host: e.host.clone(), port: e.port, ..Default::default() }),
+        client_tags: m.client_tags.iter().map(|(k, v)| d::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() }).collect(),
+        assignment: assignment(&m.assigned),
+        target_assignment: target.map(assignment).unwrap_or_default(),
+        is_classic: false,
+        ..Default::default()
+    }
+}
+
+/// The topology as described: the configured one when ready (with computed partition counts),
+/// else the one members sent.
+fn describe_topology(t: &kcoord_wire::records::StreamsGroupTopologyValue, configured: Option<&crate::topology::ConfiguredTopology>) -> d::Topology {
+    let info = |i: &kcoord_wire::records::streams_group_topology_value::TopicInfo| d::TopicInfo {
+        name: i.name.clone(),
+        partitions: i.partitions,
+        replication_factor: i.replication_factor,
+        topic_configs: i.topic_configs.iter().map(|c| d::KeyValue { key: c.key.clone(), value: c.value.clone(), ..Default::default() }).collect(),
+        ..Default::default()
+    };
+    let ready = configured.filter(|c| c.status.is_none() && c.epoch == t.epoch);
+    let subtopologies = match ready {
+        Some(c) => c
+            .subtopologies
+            .values()
+            .map(|s| {
+                let internal = |i: &crate::topology::ConfiguredInternalTopic| d::TopicInfo {
+                    name: i.name.clone(),
+                    partitions: i.partitions,
+                    replication_factor: i.replication_factor,
+                    topic_configs: i.configs.iter().map(|(k, v)| d::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() }).collect(),
+                    ..Default::default()
+                };
+                d::Subtopology {
+                    subtopology_id: s.id.clone(),
+                    source_topics: s.source_topics.iter().cloned().collect(),
+                    repartition_sink_topics: s.repartition_sink_topics.iter().cloned().collect(),
+                    state_changelog_topics: s.state_changelog_topics.values().map(internal).collect(),
+                    repartition_source_topics: s.repartition_source_topics.values().map(internal).collect(),
+                    ..Default::default()
+                }
+            })
+            .collect(),
+        None => t
+            .subtopologies
+            .iter()
+            .map(|s| d::Subtopology {
+                subtopology_id: s.subtopology_id.clone(),
+                source_topics: s.source_topics.clone(),
+                repartition_sink_topics: s.repartition_sink_topics.clone(),
+                state_changelog_topics: s.state_changelog_topics.iter().map(info).collect(),
+                repartition_source_topics: s.repartition_source_topics.iter().map(info).collect(),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    d::Topology { epoch: t.epoch, subtopologies: Some(subtopologies), ..Default::default() }
+}

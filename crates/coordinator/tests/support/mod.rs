@@ -1,0 +1,175 @@
+//! Shared harness of the coordinator scenario tests: a shard, a topic catalog, a fake clock and
+//! simulated Streams members.
+#![allow(dead_code)]
+use std::collections::{BTreeMap, BTreeSet};
+
+use kcoord_coordinator::{group_state, CoordinatorShard, GroupState, HeartbeatContext, HeartbeatResult, StreamsGroupConfig};
+use kcoord_metadata::{Record, Store};
+use kcoord_wire::messages::streams_group_heartbeat_request::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
+use kcoord_wire::records::{PartitionRecord, TopicRecord};
+
+pub const GROUP: &str = "app";
+
+pub fn config() -> StreamsGroupConfig {
+    StreamsGroupConfig { initial_rebalance_delay_ms: 0, assignment_interval_ms: 0, ..Default::default() }
+}
+
+/// A coordinator shard, a topic catalog and a clock.
+pub struct Harness {
+    pub shard: CoordinatorShard,
+    pub catalog: Store,
+    pub now: i64,
+    pub next_topic: u128,
+}
+
+impl Harness {
+    pub fn new(config: StreamsGroupConfig) -> Harness {
+        Harness { shard: CoordinatorShard::new(config, 7), catalog: Store::new(), now: 1_000_000, next_topic: 1 }
+    }
+
+    pub fn create_topic(&mut self, name: &str, partitions: i32) {
+        let id = uuid::Uuid::from_u128(self.next_topic);
+        self.next_topic += 1;
+        let mut records = vec![Record::Topic(TopicRecord { name: name.into(), topic_id: id, ..Default::default() })];
+        for p in 0..partitions {
+            records.push(Record::Partition(PartitionRecord { partition_id: p, topic_id: id, leader: 1, replicas: vec![1], isr: vec![1], ..Default::default() }));
+        }
+        self.catalog.append(records).unwrap();
+        self.shard.topics_changed();
+    }
+
+    pub fn heartbeat_v(&mut self, req: &StreamsGroupHeartbeatRequest, version: i16) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
+        let ctx = HeartbeatContext { client_id: "client".into(), client_host: "/127.0.0.1".into(), api_version: version };
+        let topics = self.catalog.state().topics.clone();
+        self.shard.streams_group_heartbeat(&ctx, req, &topics, self.now)
+    }
+
+    pub fn heartbeat(&mut self, req: &StreamsGroupHeartbeatRequest) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
+        self.heartbeat_v(req, 1)
+    }
+
+    pub fn advance(&mut self, ms: i64) {
+        self.now += ms;
+        let topics = self.catalog.state().topics.clone();
+        self.shard.tick(&topics, self.now).unwrap();
+    }
+
+    pub fn assert_replay_matches(&self) {
+        let replayed = Store::replay_log(self.shard.store().log()).unwrap();
+        assert_eq!(replayed.state(), self.shard.state(), "replaying the log must rebuild the live state");
+    }
+}
+
+pub fn simple_topology(epoch: i32) -> Topology {
+    Topology {
+        epoch,
+        subtopologies: vec![Subtopology { subtopology_id: "0".into(), source_topics: vec!["input".into()], ..Default::default() }],
+        ..Default::default()
+    }
+}
+
+pub fn stateful_topology(epoch: i32) -> Topology {
+    Topology {
+        epoch,
+        subtopologies: vec![Subtopology {
+            subtopology_id: "0".into(),
+            source_topics: vec!["input".into()],
+            state_changelog_topics: vec![TopicInfo { name: "app-store-changelog".into(), ..Default::default() }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// A simulated Streams client: it adopts every assignment it is sent and reports what it owns.
+#[derive(Clone)]
+pub struct Member {
+    pub id: String,
+    pub process: String,
+    pub instance: Option<String>,
+    pub epoch: i32,
+    pub active: BTreeMap<String, BTreeSet<i32>>,
+    pub standby: BTreeMap<String, BTreeSet<i32>>,
+    pub topology: Topology,
+    pub last: Option<StreamsGroupHeartbeatResponse>,
+}
+
+impl Member {
+    pub fn new(id: &str, process: &str, topology: Topology) -> Member {
+        Member { id: id.into(), process: process.into(), instance: None, epoch: 0, active: BTreeMap::new(), standby: BTreeMap::new(), topology, last: None }
+    }
+
+    pub fn request(&self) -> StreamsGroupHeartbeatRequest {
+        let ids = |t: &BTreeMap<String, BTreeSet<i32>>| {
+            t.iter().map(|(s, p)| TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() }).collect::<Vec<_>>()
+        };
+        let joining = self.epoch == 0;
+        StreamsGroupHeartbeatRequest {
+            group_id: GROUP.into(),
+            member_id: self.id.clone(),
+            member_epoch: self.epoch,
+            instance_id: self.instance.clone(),
+            rebalance_timeout_ms: if joining { 30_000 } else { -1 },
+            topology: joining.then(|| self.topology.clone()),
+            process_id: Some(self.process.clone()),
+            active_tasks: Some(ids(&self.active)),
+            standby_tasks: Some(ids(&self.standby)),
+            warmup_tasks: Some(vec![]),
+            ..Default::default()
+        }
+    }
+
+    pub fn adopt(&mut self, r: &StreamsGroupHeartbeatResponse) {
+        self.epoch = r.member_epoch;
+        let to_map = |t: &Vec<kcoord_wire::messages::streams_group_heartbeat_response::TaskIds>| {
+            t.iter().filter(|x| !x.partitions.is_empty()).map(|x| (x.subtopology_id.clone(), x.partitions.iter().copied().collect())).collect()
+        };
+        if let Some(a) = &r.active_tasks {
+            self.active = to_map(a);
+        }
+        if let Some(s) = &r.standby_tasks {
+            self.standby = to_map(s);
+        }
+        self.last = Some(r.clone());
+    }
+
+    pub fn beat(&mut self, h: &mut Harness) -> HeartbeatResult {
+        let result = h.heartbeat(&self.request()).unwrap_or_else(|e| panic!("{} heartbeat failed: {e}", self.id));
+        self.adopt(&result.response);
+        result
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.active.values().map(BTreeSet::len).sum()
+    }
+
+    pub fn statuses(&self) -> Vec<i8> {
+        self.last.as_ref().and_then(|r| r.status.as_ref()).map(|s| s.iter().map(|x| x.status_code).collect()).unwrap_or_default()
+    }
+}
+
+/// Heartbeats every member in turn until the group is stable (bounded).
+pub fn converge(h: &mut Harness, members: &mut [Member]) {
+    for _ in 0..20 {
+        for m in members.iter_mut() {
+            m.beat(h);
+        }
+        let g = h.shard.group(GROUP).unwrap();
+        if group_state(g) == GroupState::Stable && members.iter().all(|m| m.epoch == g.target_assignment_epoch) {
+            return;
+        }
+    }
+    panic!("the group did not become stable: {:?}", group_state(h.shard.group(GROUP).unwrap()));
+}
+
+pub fn assert_complete_and_disjoint(members: &[Member], subtopology: &str, tasks: i32) {
+    let mut seen = BTreeSet::new();
+    for m in members {
+        for p in m.active.get(subtopology).into_iter().flatten() {
+            assert!(seen.insert(*p), "task {subtopology}:{p} is active on two members");
+        }
+    }
+    assert_eq!(seen, (0..tasks).collect::<BTreeSet<_>>());
+}
+
