@@ -1,0 +1,122 @@
+//! The one error type of the client.
+
+use std::time::Duration;
+
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::{ErrorCode, VersionRange};
+
+/// Everything that can go wrong talking to a Kafka-protocol server.
+///
+/// Errors that a dead connection hands to every request still waiting on it carry strings,
+/// not `io::Error`, because one cause has to be cloned to many waiters.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("I/O error with {addr}: {source}")]
+    Io {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("timed out after {after:?} waiting for {operation} ({addr})")]
+    Timeout { addr: String, operation: String, after: Duration },
+
+    #[error("connection to {addr} closed: {reason}")]
+    ConnectionClosed { addr: String, reason: String },
+
+    /// The server sent bytes that do not decode as the expected response.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+
+    /// The request could not be encoded at the chosen version (a client-side bug or a field
+    /// the version cannot carry).
+    #[error("cannot encode {} v{version} request: {reason}", api_name(*api))]
+    Encode { api: i16, version: i16, reason: String },
+
+    /// Client and server share no version of the API, or the caller asked for a version the
+    /// client cannot encode.
+    #[error(
+        "{} has no usable version: requested {}, client supports {client}, server supports {}",
+        api_name(*api),
+        requested.map_or_else(|| "the highest common one".to_string(), |v| format!("v{v}")),
+        server.map_or_else(|| "none".to_string(), |r| r.to_string())
+    )]
+    UnsupportedVersion { api: i16, requested: Option<i16>, client: VersionRange, server: Option<VersionRange> },
+
+    /// The server answered with a non-zero Kafka error code.
+    #[error("{} failed: {}", api_name(*api), kafka_error_text(*code, message.as_deref()))]
+    Kafka { api: i16, code: i16, message: Option<String> },
+
+    #[error("no broker in {bootstrap:?} could be reached: {}", errors.join("; "))]
+    NoBrokerAvailable { bootstrap: String, errors: Vec<String> },
+}
+
+impl ClientError {
+    /// The Kafka error code, for [`ClientError::Kafka`].
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Kafka { code, .. } => ErrorCode::from_code(*code),
+            _ => None,
+        }
+    }
+
+    /// `Ok(())` for code 0, else a [`ClientError::Kafka`].
+    pub fn check(api: i16, code: i16, message: Option<&str>) -> Result<(), ClientError> {
+        if code == ErrorCode::NONE.code() {
+            Ok(())
+        } else {
+            Err(ClientError::Kafka { api, code, message: message.map(str::to_string) })
+        }
+    }
+}
+
+/// Kafka's name for an API key, or the number when the key is not ours.
+pub fn api_name(key: i16) -> String {
+    match ApiKey::from_i16(key) {
+        Some(api) => api.name().to_string(),
+        None => format!("ApiKey({key})"),
+    }
+}
+
+/// `NAME (code): message`, using Kafka's default message when the server sent none.
+fn kafka_error_text(code: i16, message: Option<&str>) -> String {
+    let known = ErrorCode::from_code(code);
+    let name = known.map_or("UNKNOWN_ERROR_CODE", ErrorCode::name);
+    let message = match message {
+        Some(m) if !m.is_empty() => m,
+        _ => known.map_or("", ErrorCode::message),
+    };
+    format!("{name} ({code}): {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafka_errors_name_the_api_and_code() {
+        let e = ClientError::check(ApiKey::FindCoordinator.key(), 15, None).unwrap_err();
+        assert_eq!(e.error_code(), Some(ErrorCode::COORDINATOR_NOT_AVAILABLE));
+        assert_eq!(
+            e.to_string(),
+            "FindCoordinator failed: COORDINATOR_NOT_AVAILABLE (15): The coordinator is not available."
+        );
+        let e = ClientError::check(1234, -77, Some("odd")).unwrap_err();
+        assert_eq!(e.to_string(), "ApiKey(1234) failed: UNKNOWN_ERROR_CODE (-77): odd");
+        assert!(ClientError::check(3, 0, Some("ignored")).is_ok());
+    }
+
+    #[test]
+    fn unsupported_version_explains_both_sides() {
+        let e = ClientError::UnsupportedVersion {
+            api: ApiKey::Metadata.key(),
+            requested: None,
+            client: VersionRange { min: 0, max: 13 },
+            server: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "Metadata has no usable version: requested the highest common one, client supports 0..13, server supports none"
+        );
+    }
+}

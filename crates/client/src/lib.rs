@@ -1,0 +1,37 @@
+//! An async Kafka-protocol client for kcoord's tests, benchmarks and tools.
+//!
+//! - [`Connection`]: one TCP connection with pipelined requests (any number in flight, from
+//!   any number of tasks, answered in any order), typed sends of the `kcoord_wire` messages,
+//!   raw sends of hand-built bodies, and ApiVersions negotiation.
+//! - [`Client`]: connects through a bootstrap list and finds group coordinators, keeping one
+//!   connection per node; the home of admin calls.
+//!
+//! Nothing the server sends can make the client panic: bad bytes become
+//! [`ClientError::Protocol`] or a closed connection.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), kcoord_client::ClientError> {
+//! use kcoord_client::{Client, ClientConfig};
+//! use kcoord_wire::messages::StreamsGroupDescribeRequest;
+//!
+//! let client = Client::connect("127.0.0.1:9092", ClientConfig::new("my-tool")).await?;
+//! let coordinator = client.coordinator("orders-app").await?;
+//! let request = StreamsGroupDescribeRequest { group_ids: vec!["orders-app".into()], ..Default::default() };
+//! let described = coordinator.send_negotiated(request).await?;
+//! # let _ = described;
+//! # Ok(())
+//! # }
+//! ```
+
+mod client;
+mod config;
+mod connection;
+mod error;
+mod inflight;
+mod versions;
+
+pub use client::{Client, Coordinator};
+pub use config::ClientConfig;
+pub use connection::Connection;
+pub use error::{api_name, ClientError};
+pub use versions::ServerVersions;

@@ -1,0 +1,154 @@
+//! `kcoord <path/to/server.properties>`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing::{error, info, warn};
+
+use crate::config::{Config, ConfigWarning};
+use crate::{logging, server};
+
+/// Exit status for a bad config file or bad arguments (clap uses 2 as well).
+const EXIT_CONFIG: u8 = 2;
+/// Exit status when the daemon cannot start, e.g. a port is taken.
+const EXIT_START: u8 = 1;
+
+/// A Kafka-protocol-compatible streams group coordinator.
+///
+/// Kafka Streams clients, admin clients and brokers connect to it as to an Apache Kafka broker
+/// or KRaft controller. Once every listener is bound it prints one line to stdout:
+/// `kcoord started: node.id=<id> listeners=<NAME>://<host>:<port>,...`. SIGINT or SIGTERM stop
+/// it gracefully. Logs go to stderr; RUST_LOG overrides the log.level key.
+#[derive(Debug, Parser)]
+#[command(name = "kcoord", version)]
+struct Args {
+    /// The configuration file (Java properties syntax; see config/README.md).
+    config: PathBuf,
+}
+
+pub fn cli_main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            // --help and --version end up here too, with status 0.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_CONFIG));
+        }
+    };
+    let config = match Config::load(&args.config) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    logging::init(&config.log_level);
+    log_warnings(&config);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_START);
+        }
+    };
+    runtime.block_on(run(config))
+}
+
+fn log_warnings(config: &Config) {
+    for w in &config.warnings {
+        match w {
+            ConfigWarning::UnknownKey { key, line } => {
+                warn!(file = %config.source, line, key = %key, "unknown configuration key; ignored")
+            }
+            ConfigWarning::Overridden {
+                key,
+                first_line,
+                line,
+            } => {
+                warn!(file = %config.source, line, first_line, key = %key, "configuration key set twice; the later value wins")
+            }
+        }
+    }
+}
+
+async fn run(config: Config) -> ExitCode {
+    // Handlers go in before the listeners open, so a signal during startup is not lost
+    // (a background job of a non-interactive shell starts with SIGINT ignored).
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("error: cannot install signal handlers: {e}");
+            return ExitCode::from(EXIT_START);
+        }
+    };
+    let node_id = config.node_id;
+    let cluster_id = config.cluster_id.clone();
+    let handle = match server::start(config).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            error!(error = %e, "startup failed");
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_START);
+        }
+    };
+    info!(node_id, cluster_id = %cluster_id, version = env!("CARGO_PKG_VERSION"), "kcoord started");
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{}", handle.startup_line());
+    let _ = stdout.flush();
+    drop(stdout);
+
+    let signal = signals.recv().await;
+    info!(
+        signal,
+        "shutting down: no new connections, finishing requests in flight"
+    );
+    handle.shutdown().await;
+    info!("stopped");
+    ExitCode::SUCCESS
+}
+
+/// SIGINT and SIGTERM.
+struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Signals {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Signals {})
+        }
+    }
+
+    /// Resolves on the first signal and names it.
+    async fn recv(mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => "SIGINT",
+                _ = self.terminate.recv() => "SIGTERM",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "ctrl-c"
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The `group.streams.*` keys of Kafka's `GroupCoordinatorConfig`, with its defaults, its
+//! per-key bounds and its cross-key rules (`verifyStreamsGroupConfigs`).
+
+use super::values::{boolean, int_in, optional_string, unique_list};
+use super::{ConfigError, Reader};
+
+/// Assignors built into the coordinator; the first is the default.
+pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamsGroupConfig {
+    pub session_timeout_ms: i32,
+    pub min_session_timeout_ms: i32,
+    pub max_session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub min_heartbeat_interval_ms: i32,
+    pub max_heartbeat_interval_ms: i32,
+    pub max_size: i32,
+    pub num_standby_replicas: i32,
+    pub max_standby_replicas: i32,
+    pub initial_rebalance_delay_ms: i32,
+    pub assignment_interval_ms: i32,
+    pub min_assignment_interval_ms: i32,
+    pub max_assignment_interval_ms: i32,
+    pub assignors: Vec<String>,
+    pub rack_aware_assignment_tags: Vec<String>,
+    pub assignor_offload_enable: bool,
+    pub task_offset_interval_ms: i32,
+    pub min_task_offset_interval_ms: i32,
+    pub num_warmup_replicas: i32,
+    pub max_warmup_replicas: i32,
+    pub acceptable_recovery_lag: i64,
+    /// Kafka 4.4's plugin key; interpreted by a later issue.
+    pub topology_description_plugin_class: Option<String>,
+    /// The specification's plugin key; interpreted by a later issue.
+    pub topology_description_class: Option<String>,
+}
+
+impl Default for StreamsGroupConfig {
+    fn default() -> Self {
+        StreamsGroupConfig {
+            session_timeout_ms: 45_000,
+            min_session_timeout_ms: 45_000,
+            max_session_timeout_ms: 60_000,
+            heartbeat_interval_ms: 5_000,
+            min_heartbeat_interval_ms: 5_000,
+            max_heartbeat_interval_ms: 15_000,
+            max_size: i32::MAX,
+            num_standby_replicas: 0,
+            max_standby_replicas: 2,
+            initial_rebalance_delay_ms: 3_000,
+            assignment_interval_ms: 1_000,
+            min_assignment_interval_ms: 0,
+            max_assignment_interval_ms: 15_000,
+            assignors: BUILTIN_ASSIGNORS.iter().map(|s| (*s).to_owned()).collect(),
+            rack_aware_assignment_tags: Vec::new(),
+            assignor_offload_enable: true,
+            task_offset_interval_ms: 60_000,
+            min_task_offset_interval_ms: 15_000,
+            num_warmup_replicas: 2,
+            max_warmup_replicas: 20,
+            acceptable_recovery_lag: 10_000,
+            topology_description_plugin_class: None,
+            topology_description_class: None,
+        }
+    }
+}
+
+const POSITIVE: (i32, i32) = (1, i32::MAX);
+const NON_NEGATIVE: (i32, i32) = (0, i32::MAX);
+
+pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
+    let d = StreamsGroupConfig::default();
+    let int = |key: &'static str, default: i32, (min, max): (i32, i32)| {
+        r.get(key, default, |v| int_in(v, min, max))
+    };
+    let c = StreamsGroupConfig {
+        session_timeout_ms: int(
+            "group.streams.session.timeout.ms",
+            d.session_timeout_ms,
+            POSITIVE,
+        )?,
+        min_session_timeout_ms: int(
+            "group.streams.min.session.timeout.ms",
+            d.min_session_timeout_ms,
+            POSITIVE,
+        )?,
+        max_session_timeout_ms: int(
+            "group.streams.max.session.timeout.ms",
+            d.max_session_timeout_ms,
+            POSITIVE,
+        )?,
+        heartbeat_interval_ms: int(
+            "group.streams.heartbeat.interval.ms",
+            d.heartbeat_interval_ms,
+            POSITIVE,
+        )?,
+        min_heartbeat_interval_ms: int(
+            "group.streams.min.heartbeat.interval.ms",
+            d.min_heartbeat_interval_ms,
+            POSITIVE,
+        )?,
+        max_heartbeat_interval_ms: int(
+            "group.streams.max.heartbeat.interval.ms",
+            d.max_heartbeat_interval_ms,
+            POSITIVE,
+        )?,
+        max_size: int("group.streams.max.size", d.max_size, POSITIVE)?,
+        num_standby_replicas: int(
+            "group.streams.num.standby.replicas",
+            d.num_standby_replicas,
+            NON_NEGATIVE,
+        )?,
+        max_standby_replicas: int(
+            "group.streams.max.standby.replicas",
+            d.max_standby_replicas,
+            NON_NEGATIVE,
+        )?,
+        initial_rebalance_delay_ms: int(
+            "group.streams.initial.rebalance.delay.ms",
+            d.initial_rebalance_delay_ms,
+            NON_NEGATIVE,
+        )?,
+        assignment_interval_ms: int(
+            "group.streams.assignment.interval.ms",
+            d.assignment_interval_ms,
+            NON_NEGATIVE,
+        )?,
+        min_assignment_interval_ms: int(
+            "group.streams.min.assignment.interval.ms",
+            d.min_assignment_interval_ms,
+            NON_NEGATIVE,
+        )?,
+        max_assignment_interval_ms: int(
+            "group.streams.max.assignment.interval.ms",
+            d.max_assignment_interval_ms,
+            NON_NEGATIVE,
+        )?,
+        assignors: r.get("group.streams.assignors", d.assignors, assignors)?,
+        rack_aware_assignment_tags: r.get(
+            "group.streams.rack.aware.assignment.tags",
+            d.rack_aware_assignment_tags,
+            unique_list,
+        )?,
+        assignor_offload_enable: r.get(
+            "group.streams.assignor.offload.enable",
+            d.assignor_offload_enable,
+            boolean,
+        )?,
+        task_offset_interval_ms: int(
+            "group.streams.task.offset.interval.ms",
+            d.task_offset_interval_ms,
+            POSITIVE,
+        )?,
+        min_task_offset_interval_ms: int(
+            "group.streams.min.task.offset.interval.ms",
+            d.min_task_offset_interval_ms,
+            POSITIVE,
+        )?,
+        num_warmup_replicas: int(
+            "group.streams.num.warmup.replicas",
+            d.num_warmup_replicas,
+            NON_NEGATIVE,
+        )?,
+        max_warmup_replicas: int(
+            "group.streams.max.warmup.replicas",
+            d.max_warmup_replicas,
+            NON_NEGATIVE,
+        )?,
+        acceptable_recovery_lag: r.get(
+            "group.streams.acceptable.recovery.lag",
+            d.acceptable_recovery_lag,
+            |v| int_in(v, 0, i64::MAX),
+        )?,
+        topology_description_plugin_class: r.get(
+            "group.streams.topology.description.plugin.class",
+            None,
+            |v| Ok(optional_string(v)),
+        )?,
+        topology_description_class: r.get(
+            "group.streams.topology.description.class",
+            None,
+            |v| Ok(optional_string(v)),
+        )?,
+    };
+    verify(r, &c)?;
+    Ok(c)
+}
+
+fn assignors(raw: &str) -> Result<Vec<String>, String> {
+    let names = unique_list(raw)?;
+    if names.is_empty() {
+        return Err("must name at least one assignor".to_owned());
+    }
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !BUILTIN_ASSIGNORS.contains(&n.as_str()))
+    {
+        return Err(format!(
+            "unknown assignor \"{unknown}\" (built-in assignors: {})",
+            BUILTIN_ASSIGNORS.join(", ")
+        ));
+    }
+    Ok(names)
+}
+
+/// Kafka's `verifyStreamsGroupConfigs`, in its order.
+fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+    const SESSION: &str = "group.streams.session.timeout.ms";
+    const MIN_SESSION: &str = "group.streams.min.session.timeout.ms";
+    const MAX_SESSION: &str = "group.streams.max.session.timeout.ms";
+    const HEARTBEAT: &str = "group.streams.heartbeat.interval.ms";
+    const MIN_HEARTBEAT: &str = "group.streams.min.heartbeat.interval.ms";
+    const MAX_HEARTBEAT: &str = "group.streams.max.heartbeat.interval.ms";
+    const INTERVAL: &str = "group.streams.assignment.interval.ms";
+    const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
+    const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
+    const STANDBY: &str = "group.streams.num.standby.replicas";
+    const MAX_STANDBY: &str = "group.streams.max.standby.replicas";
+    const OFFSET_INTERVAL: &str = "group.streams.task.offset.interval.ms";
+    const MIN_OFFSET_INTERVAL: &str = "group.streams.min.task.offset.interval.ms";
+    const WARMUP: &str = "group.streams.num.warmup.replicas";
+    const MAX_WARMUP: &str = "group.streams.max.warmup.replicas";
+
+    let at_least = |a: &'static str, av: i32, b: &'static str, bv: i32| {
+        r.require(
+            av >= bv,
+            &[a, b],
+            format!("{a} ({av}) must be greater than or equal to {b} ({bv})"),
+        )
+    };
+    let at_most = |a: &'static str, av: i32, b: &'static str, bv: i32| {
+        r.require(
+            av <= bv,
+            &[a, b],
+            format!("{a} ({av}) must be less than or equal to {b} ({bv})"),
+        )
+    };
+    at_least(
+        MAX_HEARTBEAT,
+        c.max_heartbeat_interval_ms,
+        MIN_HEARTBEAT,
+        c.min_heartbeat_interval_ms,
+    )?;
+    at_least(
+        HEARTBEAT,
+        c.heartbeat_interval_ms,
+        MIN_HEARTBEAT,
+        c.min_heartbeat_interval_ms,
+    )?;
+    at_most(
+        HEARTBEAT,
+        c.heartbeat_interval_ms,
+        MAX_HEARTBEAT,
+        c.max_heartbeat_interval_ms,
+    )?;
+    at_least(
+        MAX_SESSION,
+        c.max_session_timeout_ms,
+        MIN_SESSION,
+        c.min_session_timeout_ms,
+    )?;
+    at_least(
+        SESSION,
+        c.session_timeout_ms,
+        MIN_SESSION,
+        c.min_session_timeout_ms,
+    )?;
+    at_most(
+        SESSION,
+        c.session_timeout_ms,
+        MAX_SESSION,
+        c.max_session_timeout_ms,
+    )?;
+    r.require(
+        c.heartbeat_interval_ms < c.session_timeout_ms,
+        &[HEARTBEAT, SESSION],
+        format!(
+            "{HEARTBEAT} ({}) must be less than {SESSION} ({})",
+            c.heartbeat_interval_ms, c.session_timeout_ms
+        ),
+    )?;
+    at_least(
+        MAX_INTERVAL,
+        c.max_assignment_interval_ms,
+        MIN_INTERVAL,
+        c.min_assignment_interval_ms,
+    )?;
+    at_least(
+        INTERVAL,
+        c.assignment_interval_ms,
+        MIN_INTERVAL,
+        c.min_assignment_interval_ms,
+    )?;
+    at_most(
+        INTERVAL,
+        c.assignment_interval_ms,
+        MAX_INTERVAL,
+        c.max_assignment_interval_ms,
+    )?;
+    at_most(
+        STANDBY,
+        c.num_standby_replicas,
+        MAX_STANDBY,
+        c.max_standby_replicas,
+    )?;
+    at_least(
+        OFFSET_INTERVAL,
+        c.task_offset_interval_ms,
+        MIN_OFFSET_INTERVAL,
+        c.min_task_offset_interval_ms,
+    )?;
+    at_most(
+        WARMUP,
+        c.num_warmup_replicas,
+        MAX_WARMUP,
+        c.max_warmup_replicas,
+    )?;
+    Ok(())
+}

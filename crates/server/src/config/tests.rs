@@ -1,0 +1,247 @@
+use super::*;
+
+const MINIMAL: &str = "node.id=1\n";
+
+fn ok(text: &str) -> Config {
+    Config::parse("test.properties", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(text: &str) -> String {
+    match Config::parse("test.properties", text) {
+        Ok(c) => panic!("expected an error, got {c:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn minimal_file_gets_the_defaults() {
+    let c = ok(MINIMAL);
+    assert_eq!(c.node_id, 1);
+    assert_eq!(
+        c.process_roles,
+        ProcessRoles {
+            broker: true,
+            controller: true
+        }
+    );
+    assert_eq!(c.cluster_id, DEFAULT_CLUSTER_ID);
+    assert_eq!(c.socket_request_max_bytes, 104_857_600);
+    assert_eq!(c.max_connections, i32::MAX);
+    assert_eq!(c.log_level, "info");
+    assert!(!c.auto_create_topics_enable);
+    assert_eq!(c.controller_listener_names, vec!["CONTROLLER".to_owned()]);
+    assert_eq!(c.streams, StreamsGroupConfig::default());
+    assert_eq!(c.listeners.len(), 2);
+    assert_eq!(
+        (
+            c.listeners[0].name.as_str(),
+            c.listeners[0].port,
+            c.listeners[0].kind
+        ),
+        ("PLAINTEXT", 9092, ListenerKind::Broker)
+    );
+    assert_eq!(
+        (
+            c.listeners[1].name.as_str(),
+            c.listeners[1].port,
+            c.listeners[1].kind
+        ),
+        ("CONTROLLER", 9093, ListenerKind::Controller)
+    );
+    assert!(c.warnings.is_empty());
+}
+
+#[test]
+fn the_shipped_default_file_is_valid() {
+    let text = include_str!("../../../../config/server.properties");
+    let c = ok(text);
+    assert_eq!(c.node_id, 1);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert!(c.listeners.iter().all(|l| l.bind_host == "127.0.0.1"));
+}
+
+#[test]
+fn the_example_message_of_the_brief() {
+    let text = "# comment\nnode.id=1\n\n\n\n\nsocket.request.max.bytes=abc\n";
+    assert_eq!(
+        err(text),
+        "test.properties:7: socket.request.max.bytes: expected a positive integer, got \"abc\""
+    );
+}
+
+#[test]
+fn missing_node_id() {
+    assert_eq!(
+        err("cluster.id=a2Nvb3JkLWRldi1jbHVzdA\n"),
+        "test.properties: node.id: required key is missing"
+    );
+}
+
+#[test]
+fn syntax_errors_name_the_line() {
+    assert_eq!(
+        err("node.id=1\nx=\\u00zz\n"),
+        "test.properties:2: malformed \\uxxxx escape"
+    );
+    assert_eq!(
+        err("node.id=1\n\n= 5\n"),
+        "test.properties:3: a value without a key"
+    );
+}
+
+#[test]
+fn bad_values_name_line_and_key() {
+    assert_eq!(
+        err("node.id=-1"),
+        "test.properties:1: node.id: expected a non-negative integer, got -1"
+    );
+    assert_eq!(err("node.id=1\nprocess.roles=broker,worker"), "test.properties:2: process.roles: unknown role \"worker\" (expected broker and/or controller)");
+    assert!(err("node.id=1\ncluster.id=short")
+        .starts_with("test.properties:2: cluster.id: expected a 22-character"));
+    assert_eq!(
+        err("node.id=1\nmax.connections=-5"),
+        "test.properties:2: max.connections: expected a non-negative integer, got -5"
+    );
+    assert_eq!(
+        err("node.id=1\nauto.create.topics.enable=yes"),
+        "test.properties:2: auto.create.topics.enable: expected true or false, got \"yes\""
+    );
+    assert!(err("node.id=1\nlog.level=info,[")
+        .starts_with("test.properties:2: log.level: expected a level"));
+    assert!(err("node.id=1\nlisteners=PLAINTEXT:9092")
+        .starts_with("test.properties:2: listeners: expected NAME://host:port"));
+}
+
+#[test]
+fn values_are_trimmed_and_typed() {
+    let c = ok("node.id = 7 \nsocket.request.max.bytes: 1024\nmax.connections 10\nauto.create.topics.enable=TRUE\nlog.level=debug,kcoord_server=trace\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n");
+    assert_eq!(c.node_id, 7);
+    assert_eq!(c.socket_request_max_bytes, 1024);
+    assert_eq!(c.max_connections, 10);
+    assert!(c.auto_create_topics_enable);
+    assert_eq!(c.log_level, "debug,kcoord_server=trace");
+    assert_eq!(c.cluster_id, "MkU3OEVBNTcwNTJENDM2Qg");
+}
+
+#[test]
+fn unknown_and_repeated_keys_are_warnings() {
+    let c = ok("node.id=1\nlog.dirs=/tmp/x\nnode.id=2\n");
+    assert_eq!(c.node_id, 2);
+    assert_eq!(
+        c.warnings,
+        vec![
+            ConfigWarning::Overridden {
+                key: "node.id".to_owned(),
+                first_line: 1,
+                line: 3
+            },
+            ConfigWarning::UnknownKey {
+                key: "log.dirs".to_owned(),
+                line: 2
+            },
+        ]
+    );
+}
+
+#[test]
+fn listener_inconsistencies_name_the_key_to_fix() {
+    // controller.listener.names is at its default, so the error points at listeners' line.
+    assert_eq!(
+        err("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092\n"),
+        "test.properties:2: listeners: CONTROLLER does not appear in listeners; every controller listener must be listed there when process.roles contains controller"
+    );
+    assert_eq!(
+        err("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092\ncontroller.listener.names=CTL\n"),
+        "test.properties:3: controller.listener.names: CTL does not appear in listeners; every controller listener must be listed there when process.roles contains controller"
+    );
+    assert!(err("node.id=1\nlisteners=PLAINTEXT://:1,CONTROLLER://:1")
+        .starts_with("test.properties:2: listeners: each listener must have a different port"));
+    assert!(err("node.id=1\nadvertised.listeners=X://h:1")
+        .starts_with("test.properties:2: advertised.listeners: X is not a listener name"));
+    assert!(
+        err("node.id=1\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT").starts_with(
+            "test.properties:2: listener.security.protocol.map: listener name CONTROLLER is not in"
+        )
+    );
+}
+
+#[test]
+fn broker_only_and_controller_only_nodes() {
+    let c = ok("node.id=1\nprocess.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:0\n");
+    assert_eq!(c.listeners.len(), 1);
+    assert_eq!(c.listeners_of(ListenerKind::Broker).count(), 1);
+    let c = ok("node.id=1\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:0\n");
+    assert_eq!(c.listeners_of(ListenerKind::Controller).count(), 1);
+    assert!(err("node.id=1\nprocess.roles=broker\n")
+        .starts_with("test.properties:2: process.roles: CONTROLLER is a controller listener"));
+    assert!(
+        err("node.id=1\nprocess.roles=broker\nlisteners=PLAINTEXT://:1,CONTROLLER://:2")
+            .starts_with("test.properties:3: listeners: CONTROLLER is a controller listener")
+    );
+}
+
+#[test]
+fn streams_keys_defaults_and_bounds() {
+    let c = ok("node.id=1\ngroup.streams.session.timeout.ms=50000\ngroup.streams.num.standby.replicas=2\ngroup.streams.acceptable.recovery.lag=0\ngroup.streams.rack.aware.assignment.tags=zone, rack\ngroup.streams.topology.description.plugin.class=org.example.Plugin\ngroup.streams.topology.description.class=memory\n");
+    assert_eq!(c.streams.session_timeout_ms, 50_000);
+    assert_eq!(c.streams.num_standby_replicas, 2);
+    assert_eq!(c.streams.acceptable_recovery_lag, 0);
+    assert_eq!(
+        c.streams.rack_aware_assignment_tags,
+        vec!["zone".to_owned(), "rack".to_owned()]
+    );
+    assert_eq!(
+        c.streams.topology_description_plugin_class.as_deref(),
+        Some("org.example.Plugin")
+    );
+    assert_eq!(
+        c.streams.topology_description_class.as_deref(),
+        Some("memory")
+    );
+
+    assert_eq!(
+        err("node.id=1\ngroup.streams.session.timeout.ms=30000\n"),
+        "test.properties:2: group.streams.session.timeout.ms: group.streams.session.timeout.ms (30000) must be greater than or equal to group.streams.min.session.timeout.ms (45000)"
+    );
+    assert_eq!(
+        err("node.id=1\ngroup.streams.session.timeout.ms=70000\n"),
+        "test.properties:2: group.streams.session.timeout.ms: group.streams.session.timeout.ms (70000) must be less than or equal to group.streams.max.session.timeout.ms (60000)"
+    );
+    assert_eq!(
+        err("node.id=1\ngroup.streams.num.standby.replicas=3\n"),
+        "test.properties:2: group.streams.num.standby.replicas: group.streams.num.standby.replicas (3) must be less than or equal to group.streams.max.standby.replicas (2)"
+    );
+    // The rule is reported against the key the file sets, here the minimum.
+    assert_eq!(
+        err("node.id=1\n\ngroup.streams.min.heartbeat.interval.ms=6000\n"),
+        "test.properties:3: group.streams.min.heartbeat.interval.ms: group.streams.heartbeat.interval.ms (5000) must be greater than or equal to group.streams.min.heartbeat.interval.ms (6000)"
+    );
+    assert!(err("node.id=1\ngroup.streams.max.session.timeout.ms=50000\ngroup.streams.session.timeout.ms=50000\ngroup.streams.max.heartbeat.interval.ms=60000\ngroup.streams.heartbeat.interval.ms=50000\n")
+        .starts_with("test.properties:5: group.streams.heartbeat.interval.ms: group.streams.heartbeat.interval.ms (50000) must be less than"));
+    assert_eq!(err("node.id=1\ngroup.streams.task.offset.interval.ms=1000"), "test.properties:2: group.streams.task.offset.interval.ms: group.streams.task.offset.interval.ms (1000) must be greater than or equal to group.streams.min.task.offset.interval.ms (15000)");
+    assert_eq!(err("node.id=1\ngroup.streams.num.warmup.replicas=21"), "test.properties:2: group.streams.num.warmup.replicas: group.streams.num.warmup.replicas (21) must be less than or equal to group.streams.max.warmup.replicas (20)");
+    assert_eq!(err("node.id=1\ngroup.streams.assignment.interval.ms=20000"), "test.properties:2: group.streams.assignment.interval.ms: group.streams.assignment.interval.ms (20000) must be less than or equal to group.streams.max.assignment.interval.ms (15000)");
+    assert_eq!(
+        err("node.id=1\ngroup.streams.max.size=0"),
+        "test.properties:2: group.streams.max.size: expected a positive integer, got 0"
+    );
+    assert_eq!(err("node.id=1\ngroup.streams.acceptable.recovery.lag=-1"), "test.properties:2: group.streams.acceptable.recovery.lag: expected a non-negative integer, got -1");
+    assert!(err("node.id=1\ngroup.streams.assignors=range").contains("unknown assignor \"range\""));
+    assert!(err("node.id=1\ngroup.streams.assignors=").contains("must name at least one assignor"));
+    assert!(
+        err("node.id=1\ngroup.streams.rack.aware.assignment.tags=a,a")
+            .contains("appears more than once")
+    );
+    assert!(err("node.id=1\ngroup.streams.assignor.offload.enable=1")
+        .contains("expected true or false"));
+}
+
+#[test]
+fn load_reports_unreadable_files() {
+    let e = Config::load(Path::new("/nonexistent/kcoord.properties")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/kcoord.properties: cannot read the file"),
+        "{e}"
+    );
+}

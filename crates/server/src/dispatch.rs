@@ -1,0 +1,178 @@
+//! From one request frame to one response frame: header, version negotiation, the single
+//! `ApiKey` → handler match, encoding.
+//!
+//! Where Kafka closes the connection, so do we, after one WARN naming the peer: an unknown API
+//! key, an API this listener does not serve, an unparsable header or body, and an unsupported
+//! version of any API but ApiVersions (Kafka's `Processor.parseRequestHeader` throws
+//! UnsupportedVersionException there and `SocketServer` closes the channel). ApiVersions at an
+//! unknown version is answered with UNSUPPORTED_VERSION in a v0 body (KIP-511).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::frame::write_frame;
+use kcoord_wire::messages::{RequestHeader, ResponseHeader};
+use kcoord_wire::{Decodable, Encodable};
+use tracing::{debug, error, warn};
+
+use crate::handlers::{api_versions, describe_cluster, find_coordinator, metadata};
+use crate::state::{ListenerInfo, RequestContext, ServerState};
+use crate::supported_versions::supported_versions;
+
+/// What to do after a request.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Send this frame (size prefix included).
+    Respond(Bytes),
+    /// Close the connection; the reason has been logged.
+    Close,
+}
+
+/// The connection a request arrived on.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub server: Arc<ServerState>,
+    pub listener: Arc<ListenerInfo>,
+    pub peer: SocketAddr,
+}
+
+/// Handles one request frame (without its size prefix).
+///
+/// `async` although today's handlers are synchronous: handlers that wait on coordinator shards
+/// will slot in here without changing the connection code.
+pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
+    dispatch_now(conn, frame)
+}
+
+fn dispatch_now(conn: &Connection, mut frame: Bytes) -> Outcome {
+    let peer = conn.peer;
+    let listener = conn.listener.name.as_str();
+    // The header version depends on the API and its version, which come first in every header.
+    let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
+        warn!(%peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
+        return Outcome::Close;
+    };
+    let Some(api) = ApiKey::from_i16(key) else {
+        warn!(%peer, listener, api_key = key, "request for an unknown API key; closing connection");
+        return Outcome::Close;
+    };
+    let Some(supported) = supported_versions(api, conn.listener.kind) else {
+        warn!(%peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
+        return Outcome::Close;
+    };
+    // A too-new ApiVersions still has a well-defined header: that of the newest version.
+    let valid = api.valid_versions();
+    let header_version = api.request_header_version(version.clamp(valid.min, valid.max));
+    let header = match RequestHeader::decode(&mut frame, header_version) {
+        Ok(header) => header,
+        Err(e) => {
+            warn!(%peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
+            return Outcome::Close;
+        }
+    };
+    let client_id = header.client_id.as_deref().unwrap_or("");
+    debug!(api = api.name(), version, correlation_id = header.correlation_id, client_id, %peer, listener, "request");
+
+    if version < supported.min || version > supported.max {
+        if api == ApiKey::ApiVersions {
+            let response = api_versions::unsupported_version_response();
+            return encode(peer, listener, api, &header, 0, 0, &response);
+        }
+        warn!(
+            %peer, listener, api = api.name(), version, supported = %supported, client_id,
+            "request for an unsupported version; closing connection"
+        );
+        return Outcome::Close;
+    }
+
+    let ctx = RequestContext {
+        server: &conn.server,
+        listener: &conn.listener,
+        peer,
+        header: &header,
+    };
+    match api {
+        ApiKey::ApiVersions => call(&ctx, api, version, frame, api_versions::handle),
+        ApiKey::Metadata => call(&ctx, api, version, frame, metadata::handle),
+        ApiKey::FindCoordinator => call(&ctx, api, version, frame, find_coordinator::handle),
+        ApiKey::DescribeCluster => call(&ctx, api, version, frame, describe_cluster::handle),
+        _ => {
+            // supported_versions.rs lists an API that has no arm here.
+            error!(
+                api = api.name(),
+                "API listed as supported has no handler; closing connection"
+            );
+            Outcome::Close
+        }
+    }
+}
+
+fn read_i16(frame: &[u8], at: usize) -> Option<i16> {
+    let bytes = frame.get(at..at + 2)?;
+    Some(i16::from_be_bytes([bytes[0], bytes[1]]))
+}
+
+/// Decodes the body, runs the handler, encodes the response.
+fn call<Req: Decodable, Resp: Encodable>(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    mut body: Bytes,
+    handler: fn(&RequestContext<'_>, Req, i16) -> Resp,
+) -> Outcome {
+    let request = match Req::decode(&mut body, version) {
+        Ok(request) => request,
+        Err(e) => {
+            warn!(
+                peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,
+                correlation_id = ctx.header.correlation_id, error = %e,
+                "malformed request body; closing connection"
+            );
+            return Outcome::Close;
+        }
+    };
+    let response = handler(ctx, request, version);
+    encode(
+        ctx.peer,
+        &ctx.listener.name,
+        api,
+        ctx.header,
+        version,
+        api.response_header_version(version),
+        &response,
+    )
+}
+
+/// Frames `response` behind its response header.
+fn encode<Resp: Encodable>(
+    peer: SocketAddr,
+    listener: &str,
+    api: ApiKey,
+    header: &RequestHeader,
+    version: i16,
+    header_version: i16,
+    response: &Resp,
+) -> Outcome {
+    let response_header = ResponseHeader {
+        correlation_id: header.correlation_id,
+        ..Default::default()
+    };
+    let mut out = BytesMut::with_capacity(256);
+    let written = write_frame(&mut out, |buf| {
+        response_header.encode(buf, header_version)?;
+        response.encode(buf, version)
+    });
+    match written {
+        Ok(()) => Outcome::Respond(out.freeze()),
+        Err(e) => {
+            // A handler built a response its version cannot carry: a bug, not bad input.
+            error!(%peer, listener, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
+            Outcome::Close
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

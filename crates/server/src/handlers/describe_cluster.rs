@@ -1,0 +1,181 @@
+//! DescribeCluster (key 60), v0-2, after Kafka's `AuthHelper.computeDescribeClusterResponse`.
+//!
+//! A broker listener answers EndpointType 1 (BROKER) with this node as the only broker; a
+//! controller listener answers EndpointType 2 (CONTROLLER) with this node as the only
+//! controller (KIP-919), at the address of the listener asked. The wrong kind is
+//! MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE; v0 has neither code
+//! and gets INVALID_REQUEST instead, as in Kafka.
+
+use kcoord_wire::messages::describe_cluster_response::DescribeClusterBroker;
+use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
+use kcoord_wire::ErrorCode;
+
+use super::{AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS};
+use crate::config::ListenerKind;
+use crate::state::RequestContext;
+
+const BROKER: i8 = 1;
+const CONTROLLER: i8 = 2;
+
+fn endpoint_type_name(t: i8) -> &'static str {
+    match t {
+        BROKER => "BROKER",
+        CONTROLLER => "CONTROLLER",
+        _ => "UNKNOWN",
+    }
+}
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: DescribeClusterRequest,
+    version: i16,
+) -> DescribeClusterResponse {
+    let expected = match ctx.listener.kind {
+        ListenerKind::Broker => BROKER,
+        ListenerKind::Controller => CONTROLLER,
+    };
+    let requested = req.endpoint_type;
+    if requested != BROKER && requested != CONTROLLER {
+        let error = if version == 0 {
+            ErrorCode::INVALID_REQUEST
+        } else {
+            ErrorCode::UNSUPPORTED_ENDPOINT_TYPE
+        };
+        return error_response(error, format!("Unsupported endpoint type {requested}"));
+    }
+    if requested != expected {
+        let error = if version == 0 {
+            ErrorCode::INVALID_REQUEST
+        } else {
+            ErrorCode::MISMATCHED_ENDPOINT_TYPE
+        };
+        return error_response(
+            error,
+            format!(
+                "The request was sent to an endpoint of type {}, but we wanted an endpoint of type {}",
+                endpoint_type_name(expected),
+                endpoint_type_name(requested)
+            ),
+        );
+    }
+
+    let node = ctx.this_node();
+    DescribeClusterResponse {
+        throttle_time_ms: 0,
+        error_code: ErrorCode::NONE.code(),
+        error_message: None,
+        endpoint_type: expected,
+        cluster_id: ctx.cluster_id().to_owned(),
+        controller_id: ctx.node_id(),
+        brokers: vec![DescribeClusterBroker {
+            broker_id: node.id,
+            host: node.host,
+            port: node.port,
+            rack: None,
+            is_fenced: false,
+            ..Default::default()
+        }],
+        cluster_authorized_operations: if req.include_cluster_authorized_operations {
+            CLUSTER_AUTHORIZED_OPERATIONS
+        } else {
+            AUTHORIZED_OPERATIONS_OMITTED
+        },
+        ..Default::default()
+    }
+}
+
+fn error_response(error: ErrorCode, message: String) -> DescribeClusterResponse {
+    DescribeClusterResponse {
+        error_code: error.code(),
+        error_message: Some(message),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+    use kcoord_wire::Encodable;
+
+    fn call(kind: ListenerKind, endpoint_type: i8, version: i16) -> DescribeClusterResponse {
+        let req = DescribeClusterRequest {
+            endpoint_type,
+            include_cluster_authorized_operations: true,
+            ..Default::default()
+        };
+        let resp = with_ctx(&server(), kind, |ctx| handle(ctx, req, version));
+        let mut buf = bytes::BytesMut::new();
+        resp.encode(&mut buf, version)
+            .unwrap_or_else(|e| panic!("v{version}: {e}"));
+        resp
+    }
+
+    #[test]
+    fn broker_listener_describes_the_broker() {
+        for version in 0..=2 {
+            let resp = call(ListenerKind::Broker, BROKER, version);
+            assert_eq!(resp.error_code, 0);
+            assert_eq!(
+                (
+                    resp.cluster_id.as_str(),
+                    resp.controller_id,
+                    resp.endpoint_type
+                ),
+                (CLUSTER_ID, NODE_ID, BROKER)
+            );
+            let b = &resp.brokers[0];
+            assert_eq!(
+                (b.broker_id, b.host.as_str(), b.port, b.is_fenced),
+                (NODE_ID, "broker.example", 9092, false)
+            );
+            assert_eq!(
+                resp.cluster_authorized_operations,
+                CLUSTER_AUTHORIZED_OPERATIONS
+            );
+        }
+    }
+
+    #[test]
+    fn controller_listener_describes_the_controller() {
+        for version in 1..=2 {
+            let resp = call(ListenerKind::Controller, CONTROLLER, version);
+            assert_eq!(
+                (resp.error_code, resp.endpoint_type, resp.controller_id),
+                (0, CONTROLLER, NODE_ID)
+            );
+            assert_eq!(
+                (resp.brokers[0].host.as_str(), resp.brokers[0].port),
+                ("controller.example", 9093)
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_or_unknown_endpoint_types() {
+        let resp = call(ListenerKind::Broker, CONTROLLER, 1);
+        assert_eq!(resp.error_code, ErrorCode::MISMATCHED_ENDPOINT_TYPE.code());
+        assert!(resp.brokers.is_empty());
+        assert_eq!(
+            resp.error_message.as_deref(),
+            Some("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
+        );
+        assert_eq!(
+            call(ListenerKind::Controller, BROKER, 2).error_code,
+            ErrorCode::MISMATCHED_ENDPOINT_TYPE.code()
+        );
+        // v0 cannot say which endpoint it wants (the field defaults to BROKER).
+        assert_eq!(
+            call(ListenerKind::Controller, BROKER, 0).error_code,
+            ErrorCode::INVALID_REQUEST.code()
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, 3, 1).error_code,
+            ErrorCode::UNSUPPORTED_ENDPOINT_TYPE.code()
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, 0, 2).error_code,
+            ErrorCode::UNSUPPORTED_ENDPOINT_TYPE.code()
+        );
+    }
+}

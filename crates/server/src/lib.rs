@@ -1,0 +1,35 @@
+//! The kcoord daemon: configuration, listeners, connections, dispatch and RPC handlers.
+//!
+//! Run it with [`cli_main`] (the `kcoord` binary) or in-process with [`start`]:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = kcoord_server::Config::parse(
+//!     "inline",
+//!     "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n",
+//! )?;
+//! let server = kcoord_server::start(config).await?;
+//! let bootstrap = server.broker_addr();
+//! // ... talk to it ...
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+pub mod catalog;
+mod cli;
+pub mod config;
+pub mod dispatch;
+pub mod features;
+pub mod handlers;
+mod logging;
+mod net;
+pub mod server;
+pub mod state;
+pub mod supported_versions;
+
+pub use cli::cli_main;
+pub use config::{Config, ConfigError};
+pub use server::{start, ServerHandle, StartError};
+
+#[cfg(test)]
+mod tests;

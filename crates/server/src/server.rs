@@ -1,0 +1,169 @@
+//! Starting and stopping the daemon in-process: [`start`] binds every listener and returns a
+//! [`ServerHandle`]; the CLI and the tests both go through it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::info;
+
+use crate::config::listeners::bracket_ipv6;
+use crate::config::{Config, ListenerConfig, ListenerKind};
+use crate::net::{acceptor, limiter::ConnectionLimiter};
+use crate::state::{ListenerInfo, ServerState};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("listener {listener}: cannot bind {address}: {source}")]
+    Bind {
+        listener: String,
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A running daemon. Dropping it without [`ServerHandle::shutdown`] also stops the
+/// listeners, but nothing waits for the connections to finish.
+#[derive(Debug)]
+pub struct ServerHandle {
+    state: Arc<ServerState>,
+    shutdown: watch::Sender<bool>,
+    acceptors: Vec<JoinHandle<()>>,
+}
+
+/// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
+/// gets a free port; [`ServerHandle::listeners`] tells which.
+pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
+    let config = Arc::new(config);
+    let mut bound = Vec::with_capacity(config.listeners.len());
+    for l in &config.listeners {
+        let listener = bind(l).await?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| bind_error(l, source))?;
+        let info = ListenerInfo {
+            name: l.name.clone(),
+            kind: l.kind,
+            security_protocol: l.security_protocol,
+            local_addr,
+            advertised_host: l.advertised_host.clone(),
+            advertised_port: if l.advertised_port == 0 {
+                local_addr.port()
+            } else {
+                l.advertised_port
+            },
+        };
+        bound.push((listener, info));
+    }
+
+    let infos = bound.iter().map(|(_, info)| info.clone()).collect();
+    let state = Arc::new(ServerState::new(Arc::clone(&config), infos));
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let limiter = ConnectionLimiter::new(usize::try_from(config.max_connections).unwrap_or(0));
+    let acceptors = bound
+        .into_iter()
+        .zip(state.listeners.iter())
+        .map(|((listener, _), info)| {
+            tokio::spawn(acceptor::run(
+                listener,
+                Arc::clone(&state),
+                Arc::clone(info),
+                limiter.clone(),
+                shutdown_rx.clone(),
+            ))
+        })
+        .collect();
+    for l in &state.listeners {
+        info!(
+            listener = %l.name, kind = %l.kind, address = %l.local_addr,
+            advertised = %format!("{}:{}", bracket_ipv6(&l.advertised_host), l.advertised_port),
+            "listening"
+        );
+    }
+    Ok(ServerHandle {
+        state,
+        shutdown,
+        acceptors,
+    })
+}
+
+async fn bind(l: &ListenerConfig) -> Result<TcpListener, StartError> {
+    // An empty host means every interface, as in Kafka.
+    let host = if l.bind_host.is_empty() {
+        "0.0.0.0"
+    } else {
+        l.bind_host.as_str()
+    };
+    TcpListener::bind((host, l.port))
+        .await
+        .map_err(|source| bind_error(l, source))
+}
+
+fn bind_error(l: &ListenerConfig, source: std::io::Error) -> StartError {
+    StartError::Bind {
+        listener: l.name.clone(),
+        address: format!("{}:{}", bracket_ipv6(&l.bind_host), l.port),
+        source,
+    }
+}
+
+impl ServerHandle {
+    /// The bound listeners, in config order.
+    pub fn listeners(&self) -> impl Iterator<Item = &ListenerInfo> {
+        self.state.listeners.iter().map(|l| l.as_ref())
+    }
+
+    /// The bound address of the listener with this name (case-insensitive).
+    pub fn local_addr(&self, listener: &str) -> Option<SocketAddr> {
+        self.listeners()
+            .find(|l| l.name.eq_ignore_ascii_case(listener))
+            .map(|l| l.local_addr)
+    }
+
+    /// The first broker listener's bound address: where clients bootstrap.
+    pub fn broker_addr(&self) -> Option<SocketAddr> {
+        self.listeners()
+            .find(|l| l.kind == ListenerKind::Broker)
+            .map(|l| l.local_addr)
+    }
+
+    /// The first controller listener's bound address.
+    pub fn controller_addr(&self) -> Option<SocketAddr> {
+        self.listeners()
+            .find(|l| l.kind == ListenerKind::Controller)
+            .map(|l| l.local_addr)
+    }
+
+    /// Shared state, e.g. to publish topics into the catalog.
+    pub fn state(&self) -> &Arc<ServerState> {
+        &self.state
+    }
+
+    /// The line the CLI prints once listening (documented in config/README.md):
+    /// `kcoord started: node.id=1 listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093`
+    pub fn startup_line(&self) -> String {
+        let listeners: Vec<String> = self
+            .listeners()
+            .map(|l| format!("{}://{}", l.name, l.local_addr))
+            .collect();
+        format!(
+            "kcoord started: node.id={} listeners={}",
+            self.state.node_id(),
+            listeners.join(",")
+        )
+    }
+
+    /// Stops accepting, lets every connection finish the requests it has read (up to
+    /// a grace period), then returns.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        for acceptor in self.acceptors {
+            if let Err(e) = acceptor.await {
+                tracing::error!(error = %e, "listener task failed");
+            }
+        }
+    }
+}
