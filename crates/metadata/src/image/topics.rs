@@ -23,6 +23,8 @@ pub struct PartitionImage {
 pub struct TopicImage {
     pub id: Uuid,
     pub name: String,
+    /// The replication factor requested at creation (-1 if unknown).
+    pub requested_replication_factor: i16,
     pub partitions: BTreeMap<i32, PartitionImage>,
     pub configs: BTreeMap<String, String>,
 }
@@ -36,8 +38,12 @@ impl TopicImage {
         self.partitions.len() as i32
     }
 
-    /// The replication factor as recorded: the size of partition 0's replica set.
+    /// The replication factor the topic was created with, else the size of partition 0's
+    /// replica set.
     pub fn replication_factor(&self) -> i16 {
+        if self.requested_replication_factor > 0 {
+            return self.requested_replication_factor;
+        }
         self.partitions.values().next().map_or(0, |p| p.replicas.len() as i16)
     }
 }
@@ -73,7 +79,13 @@ impl TopicsImage {
         self.names_by_id.insert(r.topic_id, r.name.clone());
         self.by_name.insert(
             r.name.clone(),
-            TopicImage { id: r.topic_id, name: r.name.clone(), partitions: BTreeMap::new(), configs: BTreeMap::new() },
+            TopicImage {
+                id: r.topic_id,
+                name: r.name.clone(),
+                requested_replication_factor: r.replication_factor,
+                partitions: BTreeMap::new(),
+                configs: BTreeMap::new(),
+            },
         );
     }
 
