@@ -1,0 +1,9 @@
+//! Built-in implementations of `StreamsGroupTopologyDescriptionPlugin`, selected by name from
+//! `group.streams.topology.description.class` (or `...plugin.class`).
+pub mod clock;
+pub mod gate;
+pub mod memory;
+pub mod registry;
+
+pub use memory::{MemoryPlugin, MemoryPluginConfig};
+pub use registry::{create, RegistryError, BUILT_IN};

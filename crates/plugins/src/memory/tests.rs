@@ -1,0 +1,220 @@
+//! One test per Plugin Implementation Guideline (requirements R40-R46, R21).
+use std::sync::Arc;
+
+use kcoord_plugin_api::{Node, NodeKind, PluginError, RequestContext, StreamsGroupTopologyDescription, StreamsGroupTopologyDescriptionPlugin, Subtopology, Uuid};
+
+use super::{MemoryPlugin, MemoryPluginConfig};
+use crate::clock::ManualClock;
+use crate::gate::Backoff;
+
+fn ctx() -> RequestContext {
+    RequestContext::internal(88, 2)
+}
+
+fn config() -> MemoryPluginConfig {
+    MemoryPluginConfig {
+        ttl_ms: 60_000,
+        max_bytes: 10_000,
+        backoff: Backoff { base_ms: 1_000, max_ms: 8_000, jitter: 0.2, in_flight_timeout_ms: 5_000 },
+    }
+}
+
+fn plugin() -> (MemoryPlugin, ManualClock) {
+    let clock = ManualClock::new(1_000_000);
+    (MemoryPlugin::with_clock(config(), Arc::new(clock.clone())), clock)
+}
+
+fn description(nodes: usize) -> StreamsGroupTopologyDescription {
+    StreamsGroupTopologyDescription {
+        subtopologies: vec![Subtopology {
+            id: "0".into(),
+            nodes: (0..nodes)
+                .map(|i| Node { name: format!("node-{i:05}"), kind: NodeKind::Processor { stores: vec![] }, successors: vec![] })
+                .collect(),
+        }],
+        global_stores: vec![],
+    }
+}
+
+fn id(n: u128) -> Uuid {
+    Uuid::from_u128(n)
+}
+
+#[test]
+fn r40_requires_topology_push_touches_one_entry_whatever_the_number_of_groups() {
+    let (p, _) = plugin();
+    for g in 0..10_000 {
+        p.requires_topology_push(&ctx(), &format!("g{g}"), id(1));
+    }
+    let before = p.entries_visited();
+    p.requires_topology_push(&ctx(), "g42", id(1));
+    assert_eq!(p.entries_visited() - before, 1, "one call looks at one entry: O(1), no sweep on the heartbeat path");
+}
+
+#[tokio::test]
+async fn r41_inactive_groups_expire_and_heartbeats_keep_them_alive() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    // Kept alive by heartbeats past the TTL.
+    for _ in 0..5 {
+        clock.advance(30_000);
+        assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    }
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_some());
+    // Silent for a TTL: gone, and memory is reclaimed by the next sweep.
+    clock.advance(60_000);
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+    p.requires_topology_push(&ctx(), "other", id(9));
+    clock.advance(60_000);
+    let _ = p.get_topology(&ctx(), "other", id(9)).await;
+    assert_eq!(p.group_count(), 0);
+}
+
+#[tokio::test]
+async fn r41_a_superseded_id_drops_the_old_description() {
+    let (p, _) = plugin();
+    p.requires_topology_push(&ctx(), "g", id(1));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "a new id is requested");
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+    assert!(p.get_topology(&ctx(), "g", id(2)).await.unwrap().is_none());
+    // A late push for the old id does not come back.
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn r42_size_limit_rejects_above_and_accepts_at_the_limit() {
+    let (p, _) = plugin();
+    let at_limit = {
+        let mut n = 1;
+        while description(n + 1).encoded_size() <= 10_000 {
+            n += 1;
+        }
+        description(n)
+    };
+    assert!(at_limit.encoded_size() <= 10_000);
+    let mut above = at_limit.clone();
+    above.subtopologies[0].nodes.push(Node { name: "x".repeat(40), kind: NodeKind::Sink { topic: None }, successors: vec![] });
+    assert!(above.encoded_size() > 10_000);
+
+    p.requires_topology_push(&ctx(), "big", id(1));
+    let err = p.set_topology(&ctx(), "big", id(1), above).await.unwrap_err();
+    assert!(matches!(err, PluginError::TooLarge(_)), "{err:?}");
+    assert!(!p.requires_topology_push(&ctx(), "big", id(1)), "no further requests for a too-large id");
+
+    p.requires_topology_push(&ctx(), "fits", id(1));
+    p.set_topology(&ctx(), "fits", id(1), at_limit.clone()).await.unwrap();
+    assert_eq!(p.get_topology(&ctx(), "fits", id(1)).await.unwrap(), Some(at_limit));
+}
+
+#[test]
+fn r43_one_request_per_id_while_a_push_is_in_flight() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    for _ in 0..10 {
+        clock.advance(400);
+        assert!(!p.requires_topology_push(&ctx(), "g", id(1)), "still in flight");
+    }
+    // After the in-flight timeout (5 s) and the first back-off (1 s ± 20%), it asks again.
+    clock.advance(1_000);
+    assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    clock.advance(1_300);
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+}
+
+#[test]
+fn r44_transient_failures_back_off_exponentially_with_jitter() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    let mut waits = Vec::new();
+    for _ in 0..4 {
+        p.transient_failure("g");
+        let mut waited = 0;
+        while !p.requires_topology_push(&ctx(), "g", id(1)) {
+            clock.advance(50);
+            waited += 50;
+            assert!(waited < 20_000, "never asked again");
+        }
+        waits.push(waited);
+    }
+    // Base 1 s doubling, capped at 8 s, each within ±20%.
+    for (wait, nominal) in waits.iter().zip([1_000u64, 2_000, 4_000, 8_000]) {
+        assert!(*wait as f64 >= nominal as f64 * 0.8 - 50.0 && *wait as f64 <= nominal as f64 * 1.2 + 50.0, "{waits:?}");
+    }
+}
+
+#[tokio::test]
+async fn r45_an_invalid_description_disables_the_id_for_good() {
+    let (p, clock) = plugin();
+    p.requires_topology_push(&ctx(), "g", id(1));
+    let mut bad = description(2);
+    bad.subtopologies.push(bad.subtopologies[0].clone());
+    let err = p.set_topology(&ctx(), "g", id(1), bad).await.unwrap_err();
+    assert!(matches!(err, PluginError::InvalidRequest(_)));
+    // Far past every back-off and in-flight timeout (heartbeats keep the group alive).
+    for _ in 0..100 {
+        clock.advance(30_000);
+        assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    }
+    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "a new topology is asked for again");
+}
+
+#[tokio::test]
+async fn r46_a_stored_id_is_never_requested_again() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    for _ in 0..100 {
+        clock.advance(1_000);
+        assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    }
+}
+
+#[tokio::test]
+async fn r21_concurrent_pushes_of_the_same_id_are_idempotent() {
+    let (p, _) = plugin();
+    let p = Arc::new(p);
+    p.requires_topology_push(&ctx(), "g", id(1));
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let p = p.clone();
+            tokio::spawn(async move { p.set_topology(&ctx(), "g", id(1), description(5)).await })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(p.get_topology(&ctx(), "g", id(1)).await.unwrap(), Some(description(5)));
+    assert_eq!(p.group_count(), 1);
+}
+
+#[tokio::test]
+async fn delete_removes_the_group() {
+    let (p, _) = plugin();
+    p.requires_topology_push(&ctx(), "g", id(1));
+    p.set_topology(&ctx(), "g", id(1), description(1)).await.unwrap();
+    p.delete_topology(&ctx(), "g").await.unwrap();
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+}
+
+#[test]
+fn settings_are_read_from_the_memory_keys() {
+    let configs = [
+        ("group.streams.topology.description.memory.ttl.ms", "5000"),
+        ("group.streams.topology.description.memory.max.bytes", "123"),
+        ("group.streams.topology.description.memory.backoff.base.ms", "10"),
+        ("group.streams.topology.description.memory.backoff.max.ms", "20"),
+        ("group.streams.topology.description.memory.inflight.timeout.ms", "30"),
+        ("group.streams.topology.description.memory.backoff.jitter", "0.1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let c = MemoryPluginConfig::from_configs(&configs).unwrap();
+    assert_eq!((c.ttl_ms, c.max_bytes), (5000, 123));
+    assert_eq!(c.backoff, Backoff { base_ms: 10, max_ms: 20, jitter: 0.1, in_flight_timeout_ms: 30 });
+    let bad = [("group.streams.topology.description.memory.backoff.max.ms".to_string(), "1".to_string())].into();
+    assert!(MemoryPluginConfig::from_configs(&bad).is_err());
+}
