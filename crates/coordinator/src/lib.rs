@@ -3,6 +3,7 @@
 //! touch sockets, tasks or clocks.
 pub mod assignor;
 pub mod config;
+pub mod description;
 pub mod endpoints;
 pub mod error;
 pub mod groups;
