@@ -50,7 +50,9 @@ pub struct Client {
 
 struct Inner {
     config: ClientConfig,
-    bootstrap: Connection,
+    /// The bootstrap list as given, to connect again when the bootstrap connection dies.
+    bootstrap_servers: String,
+    bootstrap: Mutex<Connection>,
     /// Open connections by `host:port`, the bootstrap one included.
     nodes: Mutex<HashMap<String, Connection>>,
     /// Last known coordinator by group id.
@@ -63,7 +65,7 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("bootstrap", &self.inner.bootstrap).finish_non_exhaustive()
+        f.debug_struct("Client").field("bootstrap", &self.bootstrap()).finish_non_exhaustive()
     }
 }
 
@@ -71,45 +73,42 @@ impl Client {
     /// Connects to the first reachable address of `bootstrap` (`host:port[,host:port...]`)
     /// and negotiates versions with it.
     pub async fn connect(bootstrap: &str, config: ClientConfig) -> Result<Client, ClientError> {
-        let mut errors = Vec::new();
-        for addr in bootstrap.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-            let attempt = async {
-                let conn = Connection::connect(addr, config.clone()).await?;
-                conn.negotiate().await?;
-                Ok::<_, ClientError>(conn)
-            };
-            match attempt.await {
-                Ok(conn) => {
-                    debug!(addr, "bootstrapped");
-                    let nodes = HashMap::from([(addr.to_string(), conn.clone())]);
-                    return Ok(Client {
-                        inner: Arc::new(Inner {
-                            config,
-                            bootstrap: conn,
-                            nodes: Mutex::new(nodes),
-                            coordinators: Mutex::new(HashMap::new()),
-                        }),
-                    });
-                }
-                Err(e) => {
-                    debug!(addr, error = %e, "bootstrap address failed");
-                    errors.push(e.to_string());
-                }
-            }
-        }
-        if errors.is_empty() {
-            errors.push("no address given".to_string());
-        }
-        Err(ClientError::NoBrokerAvailable { bootstrap: bootstrap.to_string(), errors })
+        let (addr, conn) = connect_any(bootstrap, &config).await?;
+        let nodes = HashMap::from([(addr, conn.clone())]);
+        Ok(Client {
+            inner: Arc::new(Inner {
+                config,
+                bootstrap_servers: bootstrap.to_string(),
+                bootstrap: Mutex::new(conn),
+                nodes: Mutex::new(nodes),
+                coordinators: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
     }
 
-    /// The connection to the bootstrap server that answered.
-    pub fn bootstrap(&self) -> &Connection {
-        &self.inner.bootstrap
+    /// The connection to the bootstrap server that answered (possibly closed since; see
+    /// [`Client::bootstrap_connection`]).
+    pub fn bootstrap(&self) -> Connection {
+        locked(&self.inner.bootstrap).clone()
+    }
+
+    /// The bootstrap connection, opened again (to the first bootstrap address that answers)
+    /// once the old one closed, so that a restarted or briefly unreachable server does not
+    /// leave the client without a way to find coordinators.
+    pub async fn bootstrap_connection(&self) -> Result<Connection, ClientError> {
+        let current = self.bootstrap();
+        if !current.is_closed() {
+            return Ok(current);
+        }
+        let (addr, conn) = connect_any(&self.inner.bootstrap_servers, &self.inner.config).await?;
+        debug!(addr = %addr, "bootstrapped again");
+        *locked(&self.inner.bootstrap) = conn.clone();
+        locked(&self.inner.nodes).insert(addr, conn.clone());
+        Ok(conn)
     }
 
     /// A negotiated connection to `host:port`, reused while it stays open.
@@ -135,7 +134,7 @@ impl Client {
     /// Asks the bootstrap server which node coordinates `group_id`, with batched FindCoordinator
     /// (v4+) or the single-key form (v0-v3), whichever was negotiated.
     pub async fn find_coordinator(&self, group_id: &str) -> Result<Coordinator, ClientError> {
-        let conn = &self.inner.bootstrap;
+        let conn = &self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<FindCoordinatorRequest>().await?;
         let api = FindCoordinatorRequest::KEY;
         let coordinator = if version >= FIND_COORDINATOR_BATCHED {
@@ -163,12 +162,18 @@ impl Client {
 
     /// A connection to the coordinator of `group_id`, looked up once and then cached.
     pub async fn coordinator(&self, group_id: &str) -> Result<Connection, ClientError> {
+        self.coordinator_for(group_id).await.map(|(_, conn)| conn)
+    }
+
+    /// The coordinator of `group_id` and a connection to it, as [`Client::coordinator`].
+    pub async fn coordinator_for(&self, group_id: &str) -> Result<(Coordinator, Connection), ClientError> {
         let known = locked(&self.inner.coordinators).get(group_id).cloned();
         let coordinator = match known {
             Some(c) => c,
             None => self.find_coordinator(group_id).await?,
         };
-        self.connection_to(&coordinator.host, coordinator.port).await
+        let conn = self.connection_to(&coordinator.host, coordinator.port).await?;
+        Ok((coordinator, conn))
     }
 
     /// Drops the cached coordinator of `group_id`, e.g. after NOT_COORDINATOR, so the next
@@ -180,7 +185,7 @@ impl Client {
     /// Metadata for `topics`, or for every topic when `None`. Never asks the server to create
     /// topics. Per-topic errors are left in the response for the caller.
     pub async fn metadata(&self, topics: Option<Vec<String>>) -> Result<MetadataResponse, ClientError> {
-        let conn = &self.inner.bootstrap;
+        let conn = &self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<MetadataRequest>().await?;
         let topics = match topics {
             // v0 has no null array: there an empty list means all topics.
@@ -201,10 +206,36 @@ impl Client {
 
     /// DescribeCluster for the brokers of the cluster.
     pub async fn describe_cluster(&self) -> Result<DescribeClusterResponse, ClientError> {
-        let response = self.inner.bootstrap.send_negotiated(DescribeClusterRequest::default()).await?;
+        let response = self.bootstrap_connection().await?.send_negotiated(DescribeClusterRequest::default()).await?;
         ClientError::check(DescribeClusterRequest::KEY, response.error_code, response.error_message.as_deref())?;
         Ok(response)
     }
+}
+
+/// Connects to the first address of `bootstrap` that answers ApiVersions.
+async fn connect_any(bootstrap: &str, config: &ClientConfig) -> Result<(String, Connection), ClientError> {
+    let mut errors = Vec::new();
+    for addr in bootstrap.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        let attempt = async {
+            let conn = Connection::connect(addr, config.clone()).await?;
+            conn.negotiate().await?;
+            Ok::<_, ClientError>(conn)
+        };
+        match attempt.await {
+            Ok(conn) => {
+                debug!(addr, "bootstrapped");
+                return Ok((addr.to_string(), conn));
+            }
+            Err(e) => {
+                debug!(addr, error = %e, "bootstrap address failed");
+                errors.push(e.to_string());
+            }
+        }
+    }
+    if errors.is_empty() {
+        errors.push("no address given".to_string());
+    }
+    Err(ClientError::NoBrokerAvailable { bootstrap: bootstrap.to_string(), errors })
 }
 
 #[cfg(test)]

@@ -49,6 +49,42 @@ pub enum ClientError {
 
     #[error("no broker in {bootstrap:?} could be reached: {}", errors.join("; "))]
     NoBrokerAvailable { bootstrap: String, errors: Vec<String> },
+
+    /// A streams member was asked to do something after it left, failed or was stopped.
+    #[error("streams member {member_id} is not active: {reason}")]
+    MemberNotActive { member_id: String, reason: String },
+
+    /// A bounded wait (e.g. for a streams member to reach a state) ran out.
+    #[error("timed out after {after:?} waiting for {what}")]
+    WaitTimeout { what: String, after: Duration },
+
+    /// The caller asked for something the negotiated version cannot express.
+    #[error("{}: {reason}", api_name(*api))]
+    Unsupported { api: i16, reason: String },
+}
+
+/// Many callers may need the same failure (one request failing for every group it carried);
+/// an I/O error is copied as its kind and text.
+impl Clone for ClientError {
+    fn clone(&self) -> Self {
+        match self {
+            ClientError::Io { addr, source } => {
+                ClientError::Io { addr: addr.clone(), source: std::io::Error::new(source.kind(), source.to_string()) }
+            }
+            ClientError::Timeout { addr, operation, after } => ClientError::Timeout { addr: addr.clone(), operation: operation.clone(), after: *after },
+            ClientError::ConnectionClosed { addr, reason } => ClientError::ConnectionClosed { addr: addr.clone(), reason: reason.clone() },
+            ClientError::Protocol(reason) => ClientError::Protocol(reason.clone()),
+            ClientError::Encode { api, version, reason } => ClientError::Encode { api: *api, version: *version, reason: reason.clone() },
+            ClientError::UnsupportedVersion { api, requested, client, server } => {
+                ClientError::UnsupportedVersion { api: *api, requested: *requested, client: *client, server: *server }
+            }
+            ClientError::Kafka { api, code, message } => ClientError::Kafka { api: *api, code: *code, message: message.clone() },
+            ClientError::NoBrokerAvailable { bootstrap, errors } => ClientError::NoBrokerAvailable { bootstrap: bootstrap.clone(), errors: errors.clone() },
+            ClientError::MemberNotActive { member_id, reason } => ClientError::MemberNotActive { member_id: member_id.clone(), reason: reason.clone() },
+            ClientError::WaitTimeout { what, after } => ClientError::WaitTimeout { what: what.clone(), after: *after },
+            ClientError::Unsupported { api, reason } => ClientError::Unsupported { api: *api, reason: reason.clone() },
+        }
+    }
 }
 
 impl ClientError {
@@ -58,6 +94,26 @@ impl ClientError {
             ClientError::Kafka { code, .. } => ErrorCode::from_code(*code),
             _ => None,
         }
+    }
+
+    /// Kafka's constant name for the error code, e.g. `NON_EMPTY_GROUP`, for
+    /// [`ClientError::Kafka`]; `UNKNOWN_ERROR_CODE` for a code this client does not know.
+    pub fn error_name(&self) -> Option<&'static str> {
+        match self {
+            ClientError::Kafka { code, .. } => Some(ErrorCode::from_code(*code).map_or("UNKNOWN_ERROR_CODE", ErrorCode::name)),
+            _ => None,
+        }
+    }
+
+    /// True for the errors after which a group-scoped request should go to a freshly looked-up
+    /// coordinator: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE.
+    pub fn is_coordinator_moved(&self) -> bool {
+        matches!(self.error_code(), Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE))
+    }
+
+    /// True when the request never got an answer: the connection failed, closed or timed out.
+    pub fn is_transport(&self) -> bool {
+        matches!(self, ClientError::Io { .. } | ClientError::Timeout { .. } | ClientError::ConnectionClosed { .. })
     }
 
     /// `Ok(())` for code 0, else a [`ClientError::Kafka`].

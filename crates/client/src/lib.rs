@@ -4,7 +4,10 @@
 //!   any number of tasks, answered in any order), typed sends of the `kcoord_wire` messages,
 //!   raw sends of hand-built bodies, and ApiVersions negotiation.
 //! - [`Client`]: connects through a bootstrap list and finds group coordinators, keeping one
-//!   connection per node; the home of admin calls.
+//!   connection per node; the home of admin calls ([`admin`]: groups, streams group
+//!   descriptions, topics, committed offsets).
+//! - [`streams::StreamsMember`]: a simulated Kafka Streams client that joins a streams group
+//!   with a topology, reconciles its tasks and leaves, stepped by hand or run on a task.
 //!
 //! Nothing the server sends can make the client panic: bad bytes become
 //! [`ClientError::Protocol`] or a closed connection.
@@ -23,13 +26,16 @@
 //! # }
 //! ```
 
+pub mod admin;
 mod client;
 mod config;
 mod connection;
 mod error;
 mod inflight;
+pub mod streams;
 mod versions;
 
+pub use admin::{GroupResult, TopicResult};
 pub use client::{Client, Coordinator};
 pub use config::ClientConfig;
 pub use connection::Connection;

@@ -196,3 +196,26 @@ async fn the_client_is_shared_across_tasks() {
     assert_eq!(log.of(ApiKey::Metadata).len(), 20);
     assert_eq!(accepted.count(), 1, "all over the bootstrap connection");
 }
+
+#[tokio::test]
+async fn a_closed_bootstrap_connection_is_opened_again() {
+    let server = FakeServer::bind().await;
+    let closes = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let handler = broker(every_api(), ("127.0.0.1".into(), 9092), 0);
+    let close_once = closes.clone();
+    let (addr, log, accepted) = server.serve(move |request| {
+        // The first Metadata request kills the connection.
+        if request.api_key() == ApiKey::Metadata.key() && close_once.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Reply::Close;
+        }
+        handler(request)
+    });
+    let client = Client::connect(&addr, config()).await.unwrap();
+    let err = client.metadata(None).await.unwrap_err();
+    assert!(err.is_transport(), "{err}");
+    client.metadata(None).await.unwrap();
+    client.find_coordinator("g").await.unwrap();
+    assert_eq!(accepted.count(), 2, "one new connection");
+    assert_eq!(log.of(ApiKey::ApiVersions).len(), 2, "negotiated again");
+    assert!(!client.bootstrap().is_closed());
+}

@@ -5,6 +5,8 @@
 //! runtime.
 #![allow(dead_code)]
 
+pub mod streams;
+
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
