@@ -6,6 +6,8 @@
 //! - [`Client`]: connects through a bootstrap list and finds group coordinators, keeping one
 //!   connection per node; the home of admin calls ([`admin`]: groups, streams group
 //!   descriptions, topics, committed offsets).
+//! - [`broker::register_broker`]: the broker side of KIP-1326, registering a broker with a
+//!   controller (static configs without the sensitive ones) and heartbeating for it.
 //! - [`streams::StreamsMember`]: a simulated Kafka Streams client that joins a streams group
 //!   with a topology, reconciles its tasks and leaves, stepped by hand or run on a task.
 //!
@@ -27,6 +29,7 @@
 //! ```
 
 pub mod admin;
+pub mod broker;
 mod client;
 mod config;
 mod connection;

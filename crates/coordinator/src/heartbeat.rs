@@ -279,7 +279,7 @@ impl CoordinatorShard {
             let owners = TaskOwners::of(group_ref, &updated.member_id);
             reconcile(&updated, target_epoch, &member_target, &owners, owned_tasks(request).as_ref())?
         };
-        if joining || !assignment_state_equal(&reconciled, &member) {
+        if !assignment_state_equal(&reconciled, &member) {
             records.push(records::current_assignment(group_id, &reconciled));
         }
 

@@ -489,3 +489,22 @@ mod random_operations {
         }
     }
 }
+
+#[test]
+fn members_of_a_new_group_stay_at_epoch_0_during_the_initial_delay_and_rejoins_write_nothing() {
+    let mut h = Harness::new(StreamsGroupConfig { initial_rebalance_delay_ms: 3_000, ..config() });
+    h.create_topic("input", 2);
+    let mut a = Member::new("a", "p1", simple_topology(1));
+    a.beat(&mut h);
+    assert_eq!(a.epoch, 0, "no assignment yet");
+    let before = h.shard.store().log().len();
+    // The member is still at epoch 0, so its next heartbeat is a join again: nothing changes.
+    h.advance(1_000);
+    a.beat(&mut h);
+    assert_eq!(h.shard.store().log().len(), before);
+    h.advance(2_000);
+    a.beat(&mut h);
+    assert_eq!(a.epoch, h.shard.group(GROUP).unwrap().group_epoch);
+    assert!(a.epoch > 0);
+    assert_eq!(a.active_count(), 2);
+}

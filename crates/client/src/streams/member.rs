@@ -308,7 +308,10 @@ impl StreamsMember {
     /// request that is sent, and hand what comes back to `handle_response` or `handle_error`.
     pub fn prepare_heartbeat(&mut self) -> Result<StreamsGroupHeartbeatRequest, ClientError> {
         self.ensure_active()?;
-        let joining = self.state == MemberState::Joining;
+        // Epoch 0 is a (re)join on the coordinator's side, whatever our state: it still needs
+        // the topology and the rebalance timeout (a new group's first members stay at epoch 0
+        // until the initial rebalance delay ends).
+        let joining = self.state == MemberState::Joining || self.member_epoch == JOIN_EPOCH;
         let full = joining || self.send_full_state;
         let config = &self.config;
         let report_owned = full || self.owned_unreported || config.owned_tasks == OwnedTasksReporting::Always;
