@@ -1,0 +1,122 @@
+//! The processing graph behind `--output dot` and `--output mermaid`: one cluster per
+//! sub-topology and per global store holding its processor nodes, topics and stores as nodes of
+//! their own outside the clusters (a repartition topic links two sub-topologies; a store is
+//! drawn once however many processors use it), and the edges topic → source,
+//! node → successor, processor → store and sink → topic.
+//!
+//! Ids are synthetic (`s<block>_n<index>`, `t<i>`, `st<i>`) so that any name, however odd, can
+//! only ever appear inside an escaped label. Everything is ordered deterministically: blocks
+//! and nodes in wire order, topics and stores and edge targets sorted (Java `String` order).
+
+use std::collections::BTreeMap;
+
+use crate::java::{java_cmp, tree_set};
+use crate::topology::{Node, NodeKind, StreamsGroupTopologyDescription};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Source,
+    Processor,
+    Sink,
+    Topic,
+    Store,
+}
+
+#[derive(Debug)]
+pub struct GraphNode {
+    pub id: String,
+    pub label: String,
+    pub shape: Shape,
+}
+
+#[derive(Debug)]
+pub struct Cluster {
+    pub id: String,
+    pub label: String,
+    pub nodes: Vec<GraphNode>,
+}
+
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub clusters: Vec<Cluster>,
+    /// Topics, then stores, each sorted by name.
+    pub resources: Vec<GraphNode>,
+    pub edges: Vec<(String, String)>,
+}
+
+/// Builds the graph. (Every topic and store name is collected before the edges are drawn, so
+/// the id look-ups below always succeed.) Successor names that are not nodes of the same block are left out: there
+/// is no node to draw the edge to.
+pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
+    let topics = resource_ids(topology, "t", |node| match &node.kind {
+        NodeKind::Source { topics } => topics.iter().collect(),
+        NodeKind::Sink { topic } => topic.iter().collect(),
+        NodeKind::Processor { .. } => Vec::new(),
+    });
+    let stores = resource_ids(topology, "st", |node| match &node.kind {
+        NodeKind::Processor { stores } => stores.iter().collect(),
+        _ => Vec::new(),
+    });
+
+    let mut graph = Graph::default();
+    let blocks = topology
+        .subtopologies
+        .iter()
+        .map(|s| (format!("Sub-topology: {}", s.id), s.nodes.iter().collect::<Vec<_>>()))
+        .chain(topology.global_stores.iter().enumerate().map(|(i, g)| {
+            let id = topology.subtopologies.len() + i;
+            (format!("Sub-topology: {id} for global store"), vec![&g.source, &g.processor])
+        }));
+    for (block, (label, nodes)) in blocks.enumerate() {
+        let ids: BTreeMap<&str, String> =
+            nodes.iter().enumerate().rev().map(|(i, n)| (n.name.as_str(), format!("s{block}_n{i}"))).collect();
+        let mut cluster = Cluster { id: format!("s{block}"), label, nodes: Vec::new() };
+        for (i, node) in nodes.iter().enumerate() {
+            let id = format!("s{block}_n{i}");
+            let shape = match &node.kind {
+                NodeKind::Source { topics: names } => {
+                    graph.edges.extend(tree_set(names).into_iter().filter_map(|t| topics.get(t)).map(|t| (t.clone(), id.clone())));
+                    Shape::Source
+                }
+                NodeKind::Processor { stores: names } => {
+                    graph.edges.extend(tree_set(names).into_iter().filter_map(|s| stores.get(s)).map(|s| (id.clone(), s.clone())));
+                    Shape::Processor
+                }
+                NodeKind::Sink { topic } => {
+                    graph.edges.extend(topic.iter().filter_map(|t| topics.get(t.as_str())).map(|t| (id.clone(), t.clone())));
+                    Shape::Sink
+                }
+            };
+            let successors = tree_set(&node.successors);
+            graph.edges.extend(successors.into_iter().filter_map(|s| ids.get(s)).map(|to| (id.clone(), to.clone())));
+            cluster.nodes.push(GraphNode { id, label: node.name.clone(), shape });
+        }
+        graph.clusters.push(cluster);
+    }
+    graph.resources.extend(sorted_nodes(&topics, Shape::Topic));
+    graph.resources.extend(sorted_nodes(&stores, Shape::Store));
+    graph
+}
+
+/// Every distinct name `names_of` yields over all nodes, with an id `<prefix><rank>` by sorted
+/// rank.
+fn resource_ids<'a>(
+    topology: &'a StreamsGroupTopologyDescription,
+    prefix: &str,
+    names_of: impl Fn(&'a Node) -> Vec<&'a String>,
+) -> BTreeMap<&'a str, String> {
+    let nodes = topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| s.nodes.iter())
+        .chain(topology.global_stores.iter().flat_map(|g| [&g.source, &g.processor]));
+    let names = tree_set(nodes.flat_map(names_of));
+    names.into_iter().enumerate().map(|(i, name)| (name, format!("{prefix}{i}"))).collect()
+}
+
+fn sorted_nodes(ids: &BTreeMap<&str, String>, shape: Shape) -> Vec<GraphNode> {
+    let mut nodes: Vec<GraphNode> =
+        ids.iter().map(|(name, id)| GraphNode { id: id.clone(), label: name.to_string(), shape }).collect();
+    nodes.sort_by(|a, b| java_cmp(&a.label, &b.label));
+    nodes
+}

@@ -1,0 +1,40 @@
+//! Renderings of a topology description: Kafka's text, and (beyond Kafka) JSON, DOT and
+//! Mermaid. All are pure functions returning the exact bytes to print.
+
+mod dot;
+mod graph;
+mod json;
+mod mermaid;
+mod text;
+
+pub use dot::format_dot;
+pub use json::format_json;
+pub use mermaid::format_mermaid;
+pub use text::format_topology;
+
+/// The `--output` choices of `--describe --topology`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Kafka's `kafka-streams-groups.sh --describe --topology` text.
+    #[default]
+    Text,
+    /// The client model, with predecessors, as pretty JSON.
+    Json,
+    /// A Graphviz digraph.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+}
+
+impl OutputFormat {
+    /// Everything the tool prints for one group's topology in this format. For text that is the
+    /// formatter's string plus the newline of Kafka's `println`.
+    pub fn render(self, group_id: &str, topology: &crate::topology::StreamsGroupTopologyDescription) -> String {
+        match self {
+            OutputFormat::Text => format_topology(topology) + "\n",
+            OutputFormat::Json => format_json(topology),
+            OutputFormat::Dot => format_dot(group_id, topology),
+            OutputFormat::Mermaid => format_mermaid(group_id, topology),
+        }
+    }
+}

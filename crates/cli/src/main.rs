@@ -1,0 +1,8 @@
+//! `kafka-streams-groups`: see the `kcoord_cli` library for everything it does.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let code = kcoord_cli::run(std::env::args_os(), &mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
