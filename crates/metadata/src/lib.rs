@@ -5,13 +5,17 @@
 //! from the same log has the same state.
 pub mod image;
 pub mod log;
+pub mod metadata_version;
 pub mod record;
 
+pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
+pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::streams::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, Tasks, TasksTuple};
 pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
 pub use log::{LogRecord, MetadataLog};
-pub use record::{Record, RecordError};
+pub use metadata_version::{MetadataVersion, MetadataVersionError};
+pub use record::{Record, RecordAndVersion, RecordError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -27,10 +31,13 @@ pub struct State {
     pub topics: TopicsImage,
     pub streams_groups: StreamsGroupsImage,
     pub offsets: OffsetsImage,
+    pub brokers: BrokersImage,
+    pub features: FeaturesImage,
 }
 
 impl State {
-    /// Applies one record. `offset` is only used in error messages.
+    /// Applies one record at log offset `offset` (kept where Kafka keeps it, e.g. as a broker's
+    /// registration offset, and used in error messages).
     pub fn replay(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
         let inconsistent = |reason: String| ReplayError::Inconsistent { offset, reason };
         match record {
@@ -38,6 +45,12 @@ impl State {
             Record::Partition(r) => self.topics.replay_partition(r).map_err(inconsistent)?,
             Record::RemoveTopic(r) => self.topics.replay_remove(r).map_err(inconsistent)?,
             Record::Config(r) => self.topics.replay_config(r),
+            Record::RegisterBroker(r) => self.brokers.replay_register(r, offset).map_err(inconsistent)?,
+            Record::UnregisterBroker(r) => self.brokers.replay_unregister(r).map_err(inconsistent)?,
+            Record::FenceBroker(r) => self.brokers.replay_fence(r).map_err(inconsistent)?,
+            Record::UnfenceBroker(r) => self.brokers.replay_unfence(r).map_err(inconsistent)?,
+            Record::BrokerRegistrationChange(r) => self.brokers.replay_change(r).map_err(inconsistent)?,
+            Record::FeatureLevel(r) => self.features.replay(r, offset).map_err(inconsistent)?,
             Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
             Record::StreamsGroupMetadata(k, v) => self.streams_groups.replay_metadata(&k.group_id, v.as_ref()),
             Record::StreamsGroupMemberMetadata(k, v) => {
@@ -78,15 +91,22 @@ impl Store {
         &self.log
     }
 
-    /// Encodes, replays and appends a batch. Returns the offset of the batch's first record.
-    /// The whole batch is encoded before anything changes, and each record enters the log only
-    /// once it has been applied, so log and state stay in step even if a record is rejected.
+    /// Encodes (each record at its latest version), replays and appends a batch. Returns the
+    /// offset of the batch's first record. The whole batch is encoded before anything changes,
+    /// and each record enters the log only once it has been applied, so log and state stay in
+    /// step even if a record is rejected.
     pub fn append(&mut self, batch: Vec<Record>) -> Result<u64, ReplayError> {
-        let encoded = batch.iter().map(Record::encode).collect::<Result<Vec<_>, _>>()?;
+        self.append_versioned(batch.into_iter().map(Record::at_latest_version).collect())
+    }
+
+    /// [`Store::append`] with the version of each record chosen by the caller, as Kafka's
+    /// controller chooses them from the finalized `metadata.version`.
+    pub fn append_versioned(&mut self, batch: Vec<RecordAndVersion>) -> Result<u64, ReplayError> {
+        let encoded = batch.iter().map(|r| r.record.encode_version(r.version)).collect::<Result<Vec<_>, _>>()?;
         let first = self.log.next_offset();
-        for (record, entry) in batch.iter().zip(encoded) {
-            self.state.replay(record, self.log.next_offset())?;
-            self.log.append([entry]);
+        for (entry, bytes) in batch.iter().zip(encoded) {
+            self.state.replay(&entry.record, self.log.next_offset())?;
+            self.log.append([bytes]);
         }
         Ok(first)
     }

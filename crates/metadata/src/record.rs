@@ -2,7 +2,7 @@
 //! with the generated codecs.
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::records as r;
-use kcoord_wire::{Decodable, Encodable, Message};
+use kcoord_wire::{Decodable, Encodable, Message, VersionRange};
 
 use crate::log::LogRecord;
 
@@ -14,6 +14,8 @@ pub enum RecordError {
     Missing { record_type: i16, part: &'static str },
     #[error("record type {record_type}: {source}")]
     Codec { record_type: i16, source: anyhow_error::Error },
+    #[error("record type {record_type} has no version {version}")]
+    UnsupportedVersion { record_type: i16, version: i16 },
 }
 
 /// The codecs report errors as `anyhow::Error` (kafka-protocol's trait signature).
@@ -42,16 +44,31 @@ macro_rules! records {
                 }
             }
 
+            /// The versions the record's schema (the value's, for keyed records) defines.
+            pub fn versions(&self) -> VersionRange {
+                match self {
+                    $(Record::$mvariant(_) => <r::$mty as Message>::VERSIONS,)*
+                    $(Record::$kvariant(..) => <r::$kval as Message>::VERSIONS,)*
+                }
+            }
+
             /// Encodes at the latest version of each record schema.
             pub fn encode(&self) -> Result<(i16, i16, Option<Bytes>, Option<Bytes>), RecordError> {
+                self.encode_version(self.versions().max)
+            }
+
+            /// Encodes at `version`. A field the version cannot carry holding a non-default
+            /// value is an error, never silently dropped: that is what keeps, say, static
+            /// configs out of a RegisterBrokerRecord older than v5.
+            pub fn encode_version(&self, version: i16) -> Result<(i16, i16, Option<Bytes>, Option<Bytes>), RecordError> {
                 let record_type = self.record_type();
+                let range = self.versions();
+                if version < range.min || version > range.max {
+                    return Err(RecordError::UnsupportedVersion { record_type, version });
+                }
                 match self {
-                    $(Record::$mvariant(v) => {
-                        let version = <r::$mty as Message>::VERSIONS.max;
-                        Ok((record_type, version, None, Some(encode(v, version, record_type)?)))
-                    })*
+                    $(Record::$mvariant(v) => Ok((record_type, version, None, Some(encode(v, version, record_type)?))),)*
                     $(Record::$kvariant(k, v) => {
-                        let version = <r::$kval as Message>::VERSIONS.max;
                         let key = encode(k, 0, record_type)?;
                         let value = match v { Some(v) => Some(encode(v, version, record_type)?), None => None };
                         Ok((record_type, version, Some(key), value))
@@ -59,17 +76,29 @@ macro_rules! records {
                 }
             }
 
+            /// Metadata record types and coordinator record types are two numbering spaces
+            /// that overlap (1 is UnregisterBroker and OffsetCommit, 17 is
+            /// BrokerRegistrationChange and StreamsGroupMetadata); the key tells them apart:
+            /// coordinator records always have one, metadata records never.
             pub fn decode(log: &LogRecord) -> Result<Record, RecordError> {
                 let t = log.record_type;
-                $(if t == r::$mty::API_KEY {
-                    let value = log.value.as_ref().ok_or(RecordError::Missing { record_type: t, part: "value" })?;
-                    return Ok(Record::$mvariant(decode(value, log.version, t)?));
-                })*
-                $(if t == r::$kkey::API_KEY {
-                    let key = log.key.as_ref().ok_or(RecordError::Missing { record_type: t, part: "key" })?;
-                    let value = match &log.value { Some(v) => Some(decode(v, log.version, t)?), None => None };
-                    return Ok(Record::$kvariant(decode(key, 0, t)?, value));
-                })*
+                match &log.key {
+                    None => {
+                        $(if t == r::$mty::API_KEY {
+                            let value = log.value.as_ref().ok_or(RecordError::Missing { record_type: t, part: "value" })?;
+                            return Ok(Record::$mvariant(decode(value, log.version, t)?));
+                        })*
+                        $(if t == r::$kkey::API_KEY {
+                            return Err(RecordError::Missing { record_type: t, part: "key" });
+                        })*
+                    }
+                    Some(key) => {
+                        $(if t == r::$kkey::API_KEY {
+                            let value = match &log.value { Some(v) => Some(decode(v, log.version, t)?), None => None };
+                            return Ok(Record::$kvariant(decode(key, 0, t)?, value));
+                        })*
+                    }
+                }
                 Err(RecordError::UnknownType(t))
             }
         }
@@ -82,6 +111,12 @@ records! {
         Partition(PartitionRecord),
         RemoveTopic(RemoveTopicRecord),
         Config(ConfigRecord),
+        RegisterBroker(RegisterBrokerRecord),
+        UnregisterBroker(UnregisterBrokerRecord),
+        FenceBroker(FenceBrokerRecord),
+        UnfenceBroker(UnfenceBrokerRecord),
+        FeatureLevel(FeatureLevelRecord),
+        BrokerRegistrationChange(BrokerRegistrationChangeRecord),
     }
     keyed {
         OffsetCommit(OffsetCommitKey, OffsetCommitValue),
@@ -91,6 +126,27 @@ records! {
         StreamsGroupTargetAssignmentMember(StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
         StreamsGroupCurrentMemberAssignment(StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
         StreamsGroupTopology(StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+    }
+}
+
+/// A record and the version to write it at (Kafka's `ApiMessageAndVersion`): the controller
+/// picks record versions from the finalized `metadata.version`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordAndVersion {
+    pub record: Record,
+    pub version: i16,
+}
+
+impl Record {
+    /// This record, to be written at `version`.
+    pub fn at_version(self, version: i16) -> RecordAndVersion {
+        RecordAndVersion { record: self, version }
+    }
+
+    /// This record, to be written at its schema's latest version.
+    pub fn at_latest_version(self) -> RecordAndVersion {
+        let version = self.versions().max;
+        RecordAndVersion { record: self, version }
     }
 }
 
@@ -117,6 +173,43 @@ mod tests {
         for record in [Record::StreamsGroupMetadata(key.clone(), Some(value)), Record::StreamsGroupMetadata(key, None)] {
             let (record_type, version, k, v) = record.encode().unwrap();
             let log = LogRecord { offset: 0, record_type, version, key: k, value: v };
+            assert_eq!(Record::decode(&log).unwrap(), record);
+        }
+    }
+
+    #[test]
+    fn versions_a_record_cannot_carry_are_errors() {
+        let mut register = r::RegisterBrokerRecord { broker_id: 1, ..Default::default() };
+        register.static_configs.push(r::register_broker_record::BrokerStaticConfig { name: "a".into(), value: None, ..Default::default() });
+        let record = Record::RegisterBroker(register);
+        assert!(record.encode_version(5).is_ok());
+        for version in 0..5 {
+            assert!(matches!(record.encode_version(version), Err(RecordError::Codec { record_type: 0, .. })), "v{version} cannot hold StaticConfigs");
+        }
+        assert!(matches!(record.encode_version(6), Err(RecordError::UnsupportedVersion { record_type: 0, version: 6 })));
+        assert!(matches!(record.encode_version(-1), Err(RecordError::UnsupportedVersion { .. })));
+    }
+
+    #[test]
+    fn older_versions_round_trip_what_they_can_carry() {
+        let register = r::RegisterBrokerRecord { broker_id: 3, broker_epoch: 9, fenced: false, ..Default::default() };
+        for version in 0..=5 {
+            let record = Record::RegisterBroker(register.clone());
+            let (record_type, v, k, value) = record.encode_version(version).unwrap();
+            let log = LogRecord { offset: 0, record_type, version: v, key: k, value };
+            assert_eq!(Record::decode(&log).unwrap(), record, "v{version}");
+        }
+    }
+
+    #[test]
+    fn overlapping_record_types_are_told_apart_by_the_key() {
+        let change = Record::BrokerRegistrationChange(r::BrokerRegistrationChangeRecord { broker_id: 4, ..Default::default() });
+        let group = Record::StreamsGroupMetadata(r::StreamsGroupMetadataKey { group_id: "g".into(), ..Default::default() }, None);
+        let unregister = Record::UnregisterBroker(r::UnregisterBrokerRecord { broker_id: 2, broker_epoch: 7, ..Default::default() });
+        let commit = Record::OffsetCommit(r::OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 0, ..Default::default() }, None);
+        for record in [change, group, unregister, commit] {
+            let (record_type, version, key, value) = record.encode().unwrap();
+            let log = LogRecord { offset: 0, record_type, version, key, value };
             assert_eq!(Record::decode(&log).unwrap(), record);
         }
     }

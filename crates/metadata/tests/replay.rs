@@ -1,5 +1,5 @@
 //! Replaying the log of any record sequence into a fresh state gives the live state.
-use kcoord_metadata::{Record, Store};
+use kcoord_metadata::{MetadataVersion, Record, RecordAndVersion, Store};
 use kcoord_wire::records as r;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -9,6 +9,50 @@ const MEMBERS: &[&str] = &["m1", "m2", "m3", "m4"];
 
 fn pick<'a, R: Rng>(rng: &mut R, from: &[&'a str]) -> &'a str {
     from[rng.random_range(0..from.len())]
+}
+
+/// A random but applicable broker or feature record, at a random version of its schema:
+/// changes name a registered broker with its epoch, directories are random (so never another
+/// broker's), fencing values are the ones Kafka defines.
+fn random_broker_record<R: Rng>(rng: &mut R, store: &Store) -> RecordAndVersion {
+    let registered: Vec<(i32, i64)> = store.state().brokers.iter().map(|b| (b.id, b.epoch)).collect();
+    let pick_broker = |rng: &mut R| registered[rng.random_range(0..registered.len())];
+    match rng.random_range(0..7) {
+        0 if !registered.is_empty() => {
+            let (broker_id, broker_epoch) = pick_broker(rng);
+            Record::UnregisterBroker(r::UnregisterBrokerRecord { broker_id, broker_epoch, ..Default::default() }).at_version(0)
+        }
+        1 if !registered.is_empty() => {
+            let (id, epoch) = pick_broker(rng);
+            Record::FenceBroker(r::FenceBrokerRecord { id, epoch, ..Default::default() }).at_version(0)
+        }
+        2 if !registered.is_empty() => {
+            let (id, epoch) = pick_broker(rng);
+            Record::UnfenceBroker(r::UnfenceBrokerRecord { id, epoch, ..Default::default() }).at_version(0)
+        }
+        3 if !registered.is_empty() => {
+            let version = rng.random_range(0..=3);
+            let mut change = r::BrokerRegistrationChangeRecord::arbitrary(rng, version);
+            (change.broker_id, change.broker_epoch) = pick_broker(rng);
+            change.fenced = rng.random_range(-1..=1);
+            change.in_controlled_shutdown = if version >= 1 { rng.random_range(0..=1) } else { 0 };
+            Record::BrokerRegistrationChange(change).at_version(version)
+        }
+        4 => {
+            let (name, level) = match rng.random_range(0..3) {
+                0 => ("metadata.version", rng.random_range(MetadataVersion::MINIMUM.feature_level()..=MetadataVersion::LATEST.feature_level())),
+                1 => ("group.version", rng.random_range(0..=1)),
+                _ => ("streams.version", rng.random_range(0..=1)),
+            };
+            Record::FeatureLevel(r::FeatureLevelRecord { name: name.into(), feature_level: level, ..Default::default() }).at_version(0)
+        }
+        _ => {
+            let version = rng.random_range(0..=5);
+            let mut register = r::RegisterBrokerRecord::arbitrary(rng, version);
+            register.broker_id = rng.random_range(1..5);
+            Record::RegisterBroker(register).at_version(version)
+        }
+    }
 }
 
 /// A random but applicable record: partitions and removals name topics that exist.
@@ -60,8 +104,12 @@ proptest! {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut store = Store::new();
         for _ in 0..records {
-            let record = random_record(&mut rng, &store);
-            if let Err(e) = store.append(vec![record.clone()]) {
+            let record = if rng.random_ratio(1, 3) {
+                random_broker_record(&mut rng, &store)
+            } else {
+                random_record(&mut rng, &store).at_latest_version()
+            };
+            if let Err(e) = store.append_versioned(vec![record.clone()]) {
                 prop_assert!(false, "a generated record did not apply: {e}: {record:?}");
             }
         }

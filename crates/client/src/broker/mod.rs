@@ -35,7 +35,7 @@ use kcoord_wire::messages::broker_registration_request::{Feature, StaticConfig};
 use kcoord_wire::messages::{
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest, DescribeClusterRequest,
 };
-use kcoord_wire::Request;
+use kcoord_wire::{Message, Request};
 use tracing::debug;
 use uuid::Uuid;
 

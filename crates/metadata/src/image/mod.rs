@@ -1,4 +1,6 @@
 //! Images: the state that replaying records builds. Nothing else mutates them.
+pub mod brokers;
+pub mod features;
 pub mod offsets;
 pub mod streams;
 pub mod topics;
