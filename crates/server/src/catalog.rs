@@ -1,70 +1,14 @@
-//! The topic catalog: an immutable image of the topics, published as a whole and read without
-//! locks held across a request, as Kafka's request handlers read the published MetadataImage.
-//! Empty until a later issue gives the controller topics; handlers only ever read it.
+//! The topic catalog as request handlers see it: the controller's latest
+//! [`TopicsImage`], published as a whole and read without a lock held across a request, as
+//! Kafka's request handlers read the published MetadataImage. Only the controller task
+//! publishes (`controller.rs`); handlers only take snapshots.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
-use uuid::Uuid;
+pub use kcoord_metadata::{is_internal_topic, TopicImage, TopicsImage};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionMetadata {
-    pub partition_index: i32,
-    pub leader_id: i32,
-    pub leader_epoch: i32,
-    pub replica_nodes: Vec<i32>,
-    pub isr_nodes: Vec<i32>,
-    pub offline_replicas: Vec<i32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicMetadata {
-    pub name: String,
-    pub topic_id: Uuid,
-    pub is_internal: bool,
-    pub partitions: Vec<PartitionMetadata>,
-}
-
-/// One published state of all topics. Cheap to share: readers hold an `Arc` to it.
-#[derive(Debug, Clone, Default)]
-pub struct TopicsImage {
-    by_name: BTreeMap<String, TopicMetadata>,
-    name_by_id: HashMap<Uuid, String>,
-}
-
-impl TopicsImage {
-    pub fn new(topics: impl IntoIterator<Item = TopicMetadata>) -> Self {
-        let mut image = TopicsImage::default();
-        for topic in topics {
-            image.name_by_id.insert(topic.topic_id, topic.name.clone());
-            image.by_name.insert(topic.name.clone(), topic);
-        }
-        image
-    }
-
-    pub fn get(&self, name: &str) -> Option<&TopicMetadata> {
-        self.by_name.get(name)
-    }
-
-    pub fn get_by_id(&self, id: &Uuid) -> Option<&TopicMetadata> {
-        self.name_by_id
-            .get(id)
-            .and_then(|name| self.by_name.get(name))
-    }
-
-    /// All topics, by name.
-    pub fn iter(&self) -> impl Iterator<Item = &TopicMetadata> {
-        self.by_name.values()
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_name.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
-    }
-}
+/// Kafka's `Topic.CLUSTER_METADATA_TOPIC_NAME`: may never be created by a client.
+pub const CLUSTER_METADATA_TOPIC: &str = "__cluster_metadata";
 
 /// Holds the current [`TopicsImage`]. The lock is held only to clone or swap the `Arc`.
 #[derive(Debug, Default)]
@@ -85,65 +29,107 @@ impl TopicCatalog {
         Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    pub fn publish(&self, image: TopicsImage) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(image);
+    pub fn publish(&self, image: Arc<TopicsImage>) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = image;
     }
 }
 
-/// Kafka's internal topics (`Topic.INTERNAL_TOPICS`).
-pub fn is_internal_topic(name: &str) -> bool {
-    matches!(
-        name,
-        "__consumer_offsets" | "__transaction_state" | "__share_group_state"
-    )
+/// Kafka's `Topic.validate`: why `name` is not a legal topic name, in Kafka's words
+/// (`"Topic name is invalid: ..."`), or `None` when it is legal.
+pub fn invalid_topic_name(name: &str) -> Option<String> {
+    // Java measures the length in UTF-16 units; an illegal character is reported only after
+    // the length, as in `Topic.detectInvalidTopic`.
+    let reason = if name.is_empty() {
+        "the empty string is not allowed".to_owned()
+    } else if name == "." {
+        "'.' is not allowed".to_owned()
+    } else if name == ".." {
+        "'..' is not allowed".to_owned()
+    } else if name.encode_utf16().count() > 249 {
+        format!("the length of '{name}' is longer than the max allowed length 249")
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
+        format!("'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+    } else {
+        return None;
+    };
+    Some(format!("Topic name is invalid: {reason}"))
 }
 
-/// Kafka's `Topic.isValid`: 1-249 characters of `[a-zA-Z0-9._-]`, and not `.` or `..`.
 pub fn is_valid_topic_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "."
-        && name != ".."
-        && name.len() <= 249
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    invalid_topic_name(name).is_none()
+}
+
+/// Kafka's `Topic.unifyCollisionChars`: `.` and `_` collide in metric names.
+pub fn unify_collision_chars(name: &str) -> String {
+    name.replace('.', "_")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn topic(name: &str) -> TopicMetadata {
-        TopicMetadata {
-            name: name.to_owned(),
-            topic_id: Uuid::new_v4(),
-            is_internal: false,
-            partitions: vec![],
-        }
-    }
+    use kcoord_metadata::{Record, Store};
+    use kcoord_wire::records::TopicRecord;
+    use uuid::Uuid;
 
     #[test]
     fn snapshots_do_not_change_when_a_new_image_is_published() {
         let catalog = TopicCatalog::default();
         let before = catalog.snapshot();
-        let t = topic("orders");
-        catalog.publish(TopicsImage::new([t.clone()]));
+        let mut store = Store::new();
+        let id = Uuid::from_u128(7);
+        store
+            .append(vec![Record::Topic(TopicRecord {
+                name: "orders".into(),
+                topic_id: id,
+                ..Default::default()
+            })])
+            .unwrap();
+        catalog.publish(Arc::new(store.state().topics.clone()));
         assert!(before.is_empty());
         let after = catalog.snapshot();
-        assert_eq!(after.get("orders"), Some(&t));
-        assert_eq!(after.get_by_id(&t.topic_id), Some(&t));
-        assert_eq!(after.len(), 1);
+        assert_eq!(after.get("orders").map(|t| t.id), Some(id));
+        assert_eq!(
+            after.get_by_id(&id).map(|t| t.name.as_str()),
+            Some("orders")
+        );
     }
 
     #[test]
-    fn topic_name_rules() {
+    fn topic_name_rules_with_kafka_messages() {
         assert!(is_valid_topic_name("orders-v1.2_x"));
         assert!(is_valid_topic_name(&"a".repeat(249)));
-        assert!(!is_valid_topic_name(&"a".repeat(250)));
-        for bad in ["", ".", "..", "a b", "a/b", "é"] {
-            assert!(!is_valid_topic_name(bad), "{bad}");
-        }
+        assert_eq!(
+            invalid_topic_name("").as_deref(),
+            Some("Topic name is invalid: the empty string is not allowed")
+        );
+        assert_eq!(
+            invalid_topic_name(".").as_deref(),
+            Some("Topic name is invalid: '.' is not allowed")
+        );
+        assert_eq!(
+            invalid_topic_name("..").as_deref(),
+            Some("Topic name is invalid: '..' is not allowed")
+        );
+        let long = "a".repeat(250);
+        assert_eq!(
+            invalid_topic_name(&long),
+            Some(format!(
+                "Topic name is invalid: the length of '{long}' is longer than the max allowed length 249"
+            ))
+        );
+        assert_eq!(
+            invalid_topic_name("a b").as_deref(),
+            Some("Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+        );
+        // Two UTF-8 bytes but one UTF-16 unit each: a character error, not a length error.
+        let accents = "é".repeat(200);
+        assert!(invalid_topic_name(&accents)
+            .is_some_and(|m| m.contains("contains one or more characters")));
         assert!(is_internal_topic("__consumer_offsets"));
         assert!(!is_internal_topic("__cluster_metadata"));
+        assert_eq!(unify_collision_chars("a.b_c"), "a_b_c");
     }
 }

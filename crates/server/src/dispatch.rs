@@ -17,7 +17,11 @@ use kcoord_wire::messages::{RequestHeader, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable};
 use tracing::{debug, error, warn};
 
-use crate::handlers::{api_versions, describe_cluster, find_coordinator, metadata};
+use crate::handlers::{
+    api_versions, create_topics, delete_groups, delete_topics, describe_cluster, describe_groups,
+    find_coordinator, list_groups, metadata, offset_commit, offset_fetch, streams_group_describe,
+    streams_group_heartbeat,
+};
 use crate::state::{ListenerInfo, RequestContext, ServerState};
 use crate::supported_versions::supported_versions;
 
@@ -38,66 +42,60 @@ pub struct Connection {
     pub peer: SocketAddr,
 }
 
-/// Handles one request frame (without its size prefix).
-///
-/// `async` although today's handlers are synchronous: handlers that wait on coordinator shards
-/// will slot in here without changing the connection code.
-pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
-    dispatch_now(conn, frame)
+/// Decodes a request body, runs a synchronous handler, encodes its response.
+macro_rules! sync_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => respond(&$ctx, $api, $version, &$handler(&$ctx, request, $version)),
+            Err(outcome) => outcome,
+        }
+    };
 }
 
-fn dispatch_now(conn: &Connection, mut frame: Bytes) -> Outcome {
-    let peer = conn.peer;
-    let listener = conn.listener.name.as_str();
-    // The header version depends on the API and its version, which come first in every header.
-    let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
-        warn!(%peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
-        return Outcome::Close;
-    };
-    let Some(api) = ApiKey::from_i16(key) else {
-        warn!(%peer, listener, api_key = key, "request for an unknown API key; closing connection");
-        return Outcome::Close;
-    };
-    let Some(supported) = supported_versions(api, conn.listener.kind) else {
-        warn!(%peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
-        return Outcome::Close;
-    };
-    // A too-new ApiVersions still has a well-defined header: that of the newest version.
-    let valid = api.valid_versions();
-    let header_version = api.request_header_version(version.clamp(valid.min, valid.max));
-    let header = match RequestHeader::decode(&mut frame, header_version) {
-        Ok(header) => header,
-        Err(e) => {
-            warn!(%peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
-            return Outcome::Close;
+/// The same for a handler that waits for the controller or a coordinator shard.
+macro_rules! async_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => {
+                let response = $handler(&$ctx, request, $version).await;
+                respond(&$ctx, $api, $version, &response)
+            }
+            Err(outcome) => outcome,
         }
     };
-    let client_id = header.client_id.as_deref().unwrap_or("");
-    debug!(api = api.name(), version, correlation_id = header.correlation_id, client_id, %peer, listener, "request");
+}
 
-    if version < supported.min || version > supported.max {
-        if api == ApiKey::ApiVersions {
-            let response = api_versions::unsupported_version_response();
-            return encode(peer, listener, api, &header, 0, 0, &response);
-        }
-        warn!(
-            %peer, listener, api = api.name(), version, supported = %supported, client_id,
-            "request for an unsupported version; closing connection"
-        );
-        return Outcome::Close;
-    }
-
+/// Handles one request frame (without its size prefix). The connection awaits it before
+/// reading the next request, so responses leave in request order.
+pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
+    let (api, version, header, body) = match parse(conn, frame) {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
+    };
     let ctx = RequestContext {
         server: &conn.server,
         listener: &conn.listener,
-        peer,
+        peer: conn.peer,
         header: &header,
     };
     match api {
-        ApiKey::ApiVersions => call(&ctx, api, version, frame, api_versions::handle),
-        ApiKey::Metadata => call(&ctx, api, version, frame, metadata::handle),
-        ApiKey::FindCoordinator => call(&ctx, api, version, frame, find_coordinator::handle),
-        ApiKey::DescribeCluster => call(&ctx, api, version, frame, describe_cluster::handle),
+        ApiKey::ApiVersions => sync_call!(ctx, api, version, body, api_versions::handle),
+        ApiKey::Metadata => async_call!(ctx, api, version, body, metadata::handle),
+        ApiKey::FindCoordinator => sync_call!(ctx, api, version, body, find_coordinator::handle),
+        ApiKey::DescribeCluster => sync_call!(ctx, api, version, body, describe_cluster::handle),
+        ApiKey::CreateTopics => async_call!(ctx, api, version, body, create_topics::handle),
+        ApiKey::DeleteTopics => async_call!(ctx, api, version, body, delete_topics::handle),
+        ApiKey::StreamsGroupHeartbeat => {
+            async_call!(ctx, api, version, body, streams_group_heartbeat::handle)
+        }
+        ApiKey::StreamsGroupDescribe => {
+            async_call!(ctx, api, version, body, streams_group_describe::handle)
+        }
+        ApiKey::ListGroups => async_call!(ctx, api, version, body, list_groups::handle),
+        ApiKey::DeleteGroups => async_call!(ctx, api, version, body, delete_groups::handle),
+        ApiKey::DescribeGroups => async_call!(ctx, api, version, body, describe_groups::handle),
+        ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
+        ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
         _ => {
             // supported_versions.rs lists an API that has no arm here.
             error!(
@@ -109,31 +107,82 @@ fn dispatch_now(conn: &Connection, mut frame: Bytes) -> Outcome {
     }
 }
 
+/// Reads the header and checks the API and version; what is left of the frame is the body.
+/// `Err` is the outcome to return at once (a close, or ApiVersions' UNSUPPORTED_VERSION).
+fn parse(
+    conn: &Connection,
+    mut frame: Bytes,
+) -> Result<(ApiKey, i16, RequestHeader, Bytes), Outcome> {
+    let peer = conn.peer;
+    let listener = conn.listener.name.as_str();
+    // The header version depends on the API and its version, which come first in every header.
+    let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
+        warn!(%peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
+        return Err(Outcome::Close);
+    };
+    let Some(api) = ApiKey::from_i16(key) else {
+        warn!(%peer, listener, api_key = key, "request for an unknown API key; closing connection");
+        return Err(Outcome::Close);
+    };
+    let Some(supported) = supported_versions(api, conn.listener.kind) else {
+        warn!(%peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
+        return Err(Outcome::Close);
+    };
+    // A too-new ApiVersions still has a well-defined header: that of the newest version.
+    let valid = api.valid_versions();
+    let header_version = api.request_header_version(version.clamp(valid.min, valid.max));
+    let header = match RequestHeader::decode(&mut frame, header_version) {
+        Ok(header) => header,
+        Err(e) => {
+            warn!(%peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
+            return Err(Outcome::Close);
+        }
+    };
+    let client_id = header.client_id.as_deref().unwrap_or("");
+    debug!(api = api.name(), version, correlation_id = header.correlation_id, client_id, %peer, listener, "request");
+
+    if version < supported.min || version > supported.max {
+        if api == ApiKey::ApiVersions {
+            let response = api_versions::unsupported_version_response();
+            return Err(encode(peer, listener, api, &header, 0, 0, &response));
+        }
+        warn!(
+            %peer, listener, api = api.name(), version, supported = %supported, client_id,
+            "request for an unsupported version; closing connection"
+        );
+        return Err(Outcome::Close);
+    }
+    Ok((api, version, header, frame))
+}
+
 fn read_i16(frame: &[u8], at: usize) -> Option<i16> {
     let bytes = frame.get(at..at + 2)?;
     Some(i16::from_be_bytes([bytes[0], bytes[1]]))
 }
 
-/// Decodes the body, runs the handler, encodes the response.
-fn call<Req: Decodable, Resp: Encodable>(
+/// Decodes the body; a malformed one closes the connection, as in Kafka.
+fn decode<Req: Decodable>(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     mut body: Bytes,
-    handler: fn(&RequestContext<'_>, Req, i16) -> Resp,
+) -> Result<Req, Outcome> {
+    Req::decode(&mut body, version).map_err(|e| {
+        warn!(
+            peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,
+            correlation_id = ctx.header.correlation_id, error = %e,
+            "malformed request body; closing connection"
+        );
+        Outcome::Close
+    })
+}
+
+fn respond<Resp: Encodable>(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    response: &Resp,
 ) -> Outcome {
-    let request = match Req::decode(&mut body, version) {
-        Ok(request) => request,
-        Err(e) => {
-            warn!(
-                peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,
-                correlation_id = ctx.header.correlation_id, error = %e,
-                "malformed request body; closing connection"
-            );
-            return Outcome::Close;
-        }
-    };
-    let response = handler(ctx, request, version);
     encode(
         ctx.peer,
         &ctx.listener.name,
@@ -141,7 +190,7 @@ fn call<Req: Decodable, Resp: Encodable>(
         ctx.header,
         version,
         api.response_header_version(version),
-        &response,
+        response,
     )
 }
 

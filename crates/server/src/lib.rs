@@ -15,15 +15,20 @@
 //! # Ok(()) }
 //! ```
 
+pub mod authz;
+pub mod auto_topics;
 pub mod catalog;
 mod cli;
+pub mod clock;
 pub mod config;
+pub mod controller;
 pub mod dispatch;
 pub mod features;
 pub mod handlers;
 mod logging;
 mod net;
 pub mod server;
+pub mod shards;
 pub mod state;
 pub mod supported_versions;
 

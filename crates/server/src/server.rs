@@ -32,6 +32,9 @@ pub struct ServerHandle {
     state: Arc<ServerState>,
     shutdown: watch::Sender<bool>,
     acceptors: Vec<JoinHandle<()>>,
+    /// The controller and coordinator shards; stopped after the connections are done.
+    stop_background: watch::Sender<bool>,
+    background: Vec<JoinHandle<()>>,
 }
 
 /// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
@@ -60,7 +63,10 @@ pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
     }
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
-    let state = Arc::new(ServerState::new(Arc::clone(&config), infos));
+    let (state, background) = ServerState::build(Arc::clone(&config), infos);
+    let state = Arc::new(state);
+    let (stop_background, stop_background_rx) = watch::channel(false);
+    let background = background.spawn(&stop_background_rx);
     let (shutdown, shutdown_rx) = watch::channel(false);
     let limiter = ConnectionLimiter::new(usize::try_from(config.max_connections).unwrap_or(0));
     let acceptors = bound
@@ -83,10 +89,16 @@ pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
             "listening"
         );
     }
+    info!(
+        coordinator_shards = state.coordinators.len(),
+        "controller and coordinator shards running"
+    );
     Ok(ServerHandle {
         state,
         shutdown,
         acceptors,
+        stop_background,
+        background,
     })
 }
 
@@ -137,7 +149,7 @@ impl ServerHandle {
             .map(|l| l.local_addr)
     }
 
-    /// Shared state, e.g. to publish topics into the catalog.
+    /// Shared state: the published topic catalog, the controller and the coordinator shards.
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
@@ -163,6 +175,13 @@ impl ServerHandle {
         for acceptor in self.acceptors {
             if let Err(e) = acceptor.await {
                 tracing::error!(error = %e, "listener task failed");
+            }
+        }
+        // Only now: the connections' last requests may still have needed a shard.
+        let _ = self.stop_background.send(true);
+        for task in self.background {
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "controller or coordinator task failed");
             }
         }
     }

@@ -6,9 +6,12 @@ use std::sync::Arc;
 
 use kcoord_wire::messages::RequestHeader;
 
+use crate::auto_topics::AutoTopicCreation;
 use crate::catalog::TopicCatalog;
 use crate::config::{Config, ListenerKind, SecurityProtocol};
+use crate::controller::{Controller, ControllerHandle, TopicDefaults};
 use crate::features::Features;
+use crate::shards::{Coordinators, ShardTasks};
 
 /// A bound listener with the address it advertises.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,24 +25,70 @@ pub struct ListenerInfo {
     pub advertised_port: u16,
 }
 
-/// State shared by all connections. Read-only for handlers; the parts that change
-/// (the topic catalog) are published as immutable snapshots.
+/// State shared by all connections. Read-only for handlers: the topic catalog is an immutable
+/// snapshot the controller publishes, and everything that changes lives in a task reached
+/// through a handle (the controller, the coordinator shards).
 #[derive(Debug)]
 pub struct ServerState {
     pub config: Arc<Config>,
     pub listeners: Vec<Arc<ListenerInfo>>,
-    pub topics: TopicCatalog,
+    pub topics: Arc<TopicCatalog>,
     pub features: Features,
+    pub controller: ControllerHandle,
+    pub coordinators: Coordinators,
+    pub auto_topics: Arc<AutoTopicCreation>,
+}
+
+/// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
+/// needs no runtime, so handler tests can use a state whose tasks never start (calls to them
+/// then fail as "not available").
+pub struct Background {
+    controller: Controller,
+    shards: ShardTasks,
+}
+
+impl Background {
+    /// Starts the controller and the shard tasks; they stop when `stop` turns true.
+    pub fn spawn(
+        self,
+        stop: &tokio::sync::watch::Receiver<bool>,
+    ) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut tasks = self.shards.spawn(stop);
+        tasks.push(self.controller.spawn(stop));
+        tasks
+    }
 }
 
 impl ServerState {
-    pub fn new(config: Arc<Config>, listeners: Vec<ListenerInfo>) -> Self {
-        ServerState {
+    pub fn build(config: Arc<Config>, listeners: Vec<ListenerInfo>) -> (Self, Background) {
+        let topics = Arc::new(TopicCatalog::default());
+        let (coordinators, shards) = Coordinators::new(
+            config.group_coordinator_threads,
+            &config.streams.coordinator_config(),
+        );
+        let defaults = TopicDefaults {
+            node_id: config.node_id,
+            num_partitions: config.num_partitions,
+            replication_factor: config.default_replication_factor,
+        };
+        let (controller, controller_task) =
+            Controller::new(defaults, Arc::clone(&topics), coordinators.clone());
+        let state = ServerState {
             config,
             listeners: listeners.into_iter().map(Arc::new).collect(),
-            topics: TopicCatalog::default(),
+            topics,
             features: Features::default(),
-        }
+            controller,
+            coordinators,
+            auto_topics: Arc::default(),
+        };
+        (
+            state,
+            Background {
+                controller: controller_task,
+                shards,
+            },
+        )
     }
 
     pub fn node_id(&self) -> i32 {

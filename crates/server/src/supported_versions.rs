@@ -9,9 +9,18 @@ use crate::config::ListenerKind;
 /// `(api, min, max)`. Which listeners serve an API comes from its schema (`ApiKey::listeners`).
 const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Metadata, 0, 13),
+    (ApiKey::OffsetCommit, 2, 10),
+    (ApiKey::OffsetFetch, 1, 10),
     (ApiKey::FindCoordinator, 0, 6),
+    (ApiKey::DescribeGroups, 0, 6),
+    (ApiKey::ListGroups, 0, 5),
     (ApiKey::ApiVersions, 0, 5),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::DeleteGroups, 0, 3),
     (ApiKey::DescribeCluster, 0, 2),
+    (ApiKey::StreamsGroupHeartbeat, 0, 2),
+    (ApiKey::StreamsGroupDescribe, 0, 1),
 ];
 
 /// Whether the schema lists `kind` among the API's listeners.
@@ -52,15 +61,32 @@ mod tests {
         let apis: Vec<(i16, i16, i16)> = served_apis(ListenerKind::Broker)
             .map(|(a, r)| (a.key(), r.min, r.max))
             .collect();
-        assert_eq!(apis, vec![(3, 0, 13), (10, 0, 6), (18, 0, 5), (60, 0, 2)]);
+        assert_eq!(
+            apis,
+            vec![
+                (3, 0, 13),
+                (8, 2, 10),
+                (9, 1, 10),
+                (10, 0, 6),
+                (15, 0, 6),
+                (16, 0, 5),
+                (18, 0, 5),
+                (19, 2, 7),
+                (20, 1, 6),
+                (42, 0, 3),
+                (60, 0, 2),
+                (88, 0, 2),
+                (89, 0, 1)
+            ]
+        );
     }
 
     #[test]
-    fn controller_listeners_serve_api_versions_and_describe_cluster() {
+    fn controller_listeners_serve_api_versions_describe_cluster_and_topics() {
         let apis: Vec<(i16, i16, i16)> = served_apis(ListenerKind::Controller)
             .map(|(a, r)| (a.key(), r.min, r.max))
             .collect();
-        assert_eq!(apis, vec![(18, 0, 5), (60, 0, 2)]);
+        assert_eq!(apis, vec![(18, 0, 5), (19, 2, 7), (20, 1, 6), (60, 0, 2)]);
         assert_eq!(
             supported_versions(ApiKey::Metadata, ListenerKind::Controller),
             None

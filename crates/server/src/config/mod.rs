@@ -27,6 +27,15 @@ pub const DEFAULT_LISTENERS: &str = "PLAINTEXT://:9092,CONTROLLER://:9093";
 pub const DEFAULT_CONTROLLER_LISTENER_NAMES: &str = "CONTROLLER";
 pub const DEFAULT_SOCKET_REQUEST_MAX_BYTES: i32 = 104_857_600;
 pub const DEFAULT_LOG_LEVEL: &str = "info";
+pub const DEFAULT_NUM_PARTITIONS: i32 = 1;
+pub const DEFAULT_REPLICATION_FACTOR: i16 = 1;
+/// More shards than this only costs memory; a typo like 1000000 should not start that many tasks.
+pub const MAX_COORDINATOR_THREADS: i32 = 1024;
+
+/// One coordinator shard per core, as ARCHITECTURE.md asks.
+pub fn default_coordinator_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessRoles {
@@ -59,6 +68,14 @@ pub struct Config {
     /// A `tracing` filter directive; `RUST_LOG` overrides it.
     pub log_level: String,
     pub auto_create_topics_enable: bool,
+    /// Partitions of a topic created with NumPartitions -1 (Kafka's `num.partitions`).
+    pub num_partitions: i32,
+    /// Replication factor of a topic created with ReplicationFactor -1 (Kafka's
+    /// `default.replication.factor`). Recorded only: this node holds the one replica.
+    pub default_replication_factor: i16,
+    /// Coordinator shards, each one task owning the groups that hash to it (Kafka's
+    /// `group.coordinator.threads`; here the default is the number of cores).
+    pub group_coordinator_threads: usize,
     pub streams: StreamsGroupConfig,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
@@ -201,6 +218,19 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         max_connections: r.get("max.connections", i32::MAX, |v| int_in(v, 0, i32::MAX))?,
         log_level: r.get("log.level", DEFAULT_LOG_LEVEL.to_owned(), log_level)?,
         auto_create_topics_enable: r.get("auto.create.topics.enable", false, boolean)?,
+        num_partitions: r.get("num.partitions", DEFAULT_NUM_PARTITIONS, |v| {
+            int_in(v, 1, i32::MAX)
+        })?,
+        default_replication_factor: r.get(
+            "default.replication.factor",
+            DEFAULT_REPLICATION_FACTOR,
+            |v| int_in(v, 1, i16::MAX),
+        )?,
+        group_coordinator_threads: r.get(
+            "group.coordinator.threads",
+            default_coordinator_threads(),
+            |v| int_in(v, 1, MAX_COORDINATOR_THREADS).map(|n| n as usize),
+        )?,
         streams: streams::read(r)?,
         warnings: Vec::new(),
     })

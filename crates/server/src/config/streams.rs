@@ -318,3 +318,21 @@ fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
     )?;
     Ok(())
 }
+
+impl StreamsGroupConfig {
+    /// The settings the sans-IO coordinator uses; the min/max bounds only matter here, at
+    /// config time.
+    pub fn coordinator_config(&self) -> kcoord_coordinator::StreamsGroupConfig {
+        kcoord_coordinator::StreamsGroupConfig {
+            session_timeout_ms: self.session_timeout_ms,
+            heartbeat_interval_ms: self.heartbeat_interval_ms,
+            max_size: self.max_size,
+            num_standby_replicas: self.num_standby_replicas,
+            initial_rebalance_delay_ms: self.initial_rebalance_delay_ms,
+            assignment_interval_ms: self.assignment_interval_ms,
+            task_offset_interval_ms: self.task_offset_interval_ms,
+            acceptable_recovery_lag: self.acceptable_recovery_lag,
+            rack_aware_assignment_tags: self.rack_aware_assignment_tags.clone(),
+        }
+    }
+}

@@ -237,6 +237,57 @@ fn streams_keys_defaults_and_bounds() {
 }
 
 #[test]
+fn topic_defaults_and_coordinator_threads() {
+    let c = ok(MINIMAL);
+    assert_eq!(c.num_partitions, 1);
+    assert_eq!(c.default_replication_factor, 1);
+    assert_eq!(c.group_coordinator_threads, default_coordinator_threads());
+    assert!(c.group_coordinator_threads >= 1);
+    let c = ok(
+        "node.id=1\nnum.partitions=6\ndefault.replication.factor=3\ngroup.coordinator.threads=5\n",
+    );
+    assert_eq!(
+        (
+            c.num_partitions,
+            c.default_replication_factor,
+            c.group_coordinator_threads
+        ),
+        (6, 3, 5)
+    );
+    assert_eq!(
+        err("node.id=1\nnum.partitions=0\n"),
+        "test.properties:2: num.partitions: expected a positive integer, got 0"
+    );
+    assert_eq!(
+        err("node.id=1\ndefault.replication.factor=40000\n"),
+        "test.properties:2: default.replication.factor: expected a positive integer, got \"40000\""
+    );
+    assert_eq!(
+        err("node.id=1\ngroup.coordinator.threads=0\n"),
+        "test.properties:2: group.coordinator.threads: expected an integer between 1 and 1024, got 0"
+    );
+}
+
+#[test]
+fn streams_settings_reach_the_coordinator() {
+    let c = ok("node.id=1\ngroup.streams.min.session.timeout.ms=500\ngroup.streams.session.timeout.ms=600\ngroup.streams.min.heartbeat.interval.ms=100\ngroup.streams.heartbeat.interval.ms=200\ngroup.streams.initial.rebalance.delay.ms=0\ngroup.streams.num.standby.replicas=1\ngroup.streams.max.size=7\n");
+    let k = c.streams.coordinator_config();
+    assert_eq!(
+        (
+            k.session_timeout_ms,
+            k.heartbeat_interval_ms,
+            k.initial_rebalance_delay_ms,
+            k.num_standby_replicas,
+            k.max_size
+        ),
+        (600, 200, 0, 1, 7)
+    );
+    assert_eq!(k.assignment_interval_ms, 1_000);
+    assert_eq!(k.task_offset_interval_ms, 60_000);
+    assert_eq!(k.acceptable_recovery_lag, 10_000);
+}
+
+#[test]
 fn load_reports_unreadable_files() {
     let e = Config::load(Path::new("/nonexistent/kcoord.properties")).unwrap_err();
     assert!(

@@ -46,6 +46,13 @@ pub trait Bounded {
     const ONE: Self;
 }
 
+impl Bounded for i16 {
+    const MIN: Self = i16::MIN;
+    const MAX: Self = i16::MAX;
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+}
+
 impl Bounded for i32 {
     const MIN: Self = i32::MIN;
     const MAX: Self = i32::MAX;

@@ -166,11 +166,28 @@ mod tests {
             assert_eq!(resp.error_code, 0);
             assert_eq!(
                 keys(&resp),
-                vec![(3, 0, 13), (10, 0, 6), (18, 0, 5), (60, 0, 2)]
+                vec![
+                    (3, 0, 13),
+                    (8, 2, 10),
+                    (9, 1, 10),
+                    (10, 0, 6),
+                    (15, 0, 6),
+                    (16, 0, 5),
+                    (18, 0, 5),
+                    (19, 2, 7),
+                    (20, 1, 6),
+                    (42, 0, 3),
+                    (60, 0, 2),
+                    (88, 0, 2),
+                    (89, 0, 1)
+                ]
             );
         }
         let resp = call(ListenerKind::Controller, request("librdkafka", "2.12.1"), 3);
-        assert_eq!(keys(&resp), vec![(18, 0, 5), (60, 0, 2)]);
+        assert_eq!(
+            keys(&resp),
+            vec![(18, 0, 5), (19, 2, 7), (20, 1, 6), (60, 0, 2)]
+        );
     }
 
     #[test]

@@ -1,12 +1,18 @@
 //! Metadata (key 3), v0-13, after Kafka's `KafkaApis.handleTopicMetadataRequest`.
 //!
 //! This node is the only broker (at the address advertised on the listener the request came
-//! in on) and the controller. Topics come from the catalog snapshot. A null topic list (v1+),
-//! or an empty one in v0, means all topics. Topic ids are honoured from v12; v10 and v11 must
-//! not use them (INVALID_REQUEST, as Kafka). Unknown names get UNKNOWN_TOPIC_OR_PARTITION, or
-//! INVALID_TOPIC_EXCEPTION when the name is not a legal topic name; unknown ids get
-//! UNKNOWN_TOPIC_ID. Topics are not created here (`auto.create.topics.enable` is for a later
-//! issue).
+//! in on) and the controller. Topics come from the controller's published catalog: each
+//! partition is led by this node, which is its only replica and in-sync replica. A null topic
+//! list (v1+), or an empty one in v0, means all topics. Topic ids are honoured from v12; v10 and
+//! v11 must not use them (INVALID_REQUEST, as Kafka). Unknown names get
+//! UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION when the name is not a legal topic
+//! name; unknown ids get UNKNOWN_TOPIC_ID.
+//!
+//! With `auto.create.topics.enable=true` and AllowAutoTopicCreation (always, before v4), the
+//! unknown legal names asked for by name are created with the defaults. As in Kafka 4.4
+//! (`DefaultAutoTopicCreationManager.createTopics`) this response still answers
+//! UNKNOWN_TOPIC_OR_PARTITION for them; the next Metadata shows them (the creation is done
+//! before this response is sent).
 
 use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
 use kcoord_wire::messages::metadata_response::{
@@ -19,10 +25,14 @@ use uuid::Uuid;
 use super::{
     AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS,
 };
-use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicMetadata};
+use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicImage};
 use crate::state::RequestContext;
 
-pub fn handle(ctx: &RequestContext<'_>, req: MetadataRequest, version: i16) -> MetadataResponse {
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: MetadataRequest,
+    version: i16,
+) -> MetadataResponse {
     let all_topics = match &req.topics {
         None => true,
         Some(topics) => version == 0 && topics.is_empty(),
@@ -40,6 +50,8 @@ pub fn handle(ctx: &RequestContext<'_>, req: MetadataRequest, version: i16) -> M
         return error_response(&req, ErrorCode::INVALID_REQUEST);
     }
 
+    // The answer describes the catalog as it was when the request arrived, even if topics are
+    // auto-created below.
     let image = ctx.server.topics.snapshot();
     let with_topic_ops = version >= 8 && req.include_topic_authorized_operations;
     let ids: Vec<Uuid> = dedup(
@@ -65,7 +77,23 @@ pub fn handle(ctx: &RequestContext<'_>, req: MetadataRequest, version: i16) -> M
             }
         }
     } else {
-        for name in dedup(requested.iter().filter_map(|t| t.name.clone())) {
+        let names = dedup(requested.iter().filter_map(|t| t.name.clone()));
+        let auto_create = ctx.server.config.auto_create_topics_enable
+            && (version < 4 || req.allow_auto_topic_creation);
+        if auto_create {
+            let missing: Vec<String> = names
+                .iter()
+                .filter(|n| image.get(n).is_none() && is_valid_topic_name(n))
+                .cloned()
+                .collect();
+            if !missing.is_empty() {
+                ctx.server
+                    .auto_topics
+                    .create_for_metadata(&ctx.server.controller, &missing)
+                    .await;
+            }
+        }
+        for name in names {
             match image.get(&name) {
                 Some(t) => topics.push(topic_response(t, with_topic_ops)),
                 None => {
@@ -115,23 +143,23 @@ pub fn handle(ctx: &RequestContext<'_>, req: MetadataRequest, version: i16) -> M
     }
 }
 
-fn topic_response(t: &TopicMetadata, with_topic_ops: bool) -> MetadataResponseTopic {
+fn topic_response(t: &TopicImage, with_topic_ops: bool) -> MetadataResponseTopic {
     MetadataResponseTopic {
         error_code: ErrorCode::NONE.code(),
         name: Some(t.name.clone()),
-        topic_id: t.topic_id,
-        is_internal: t.is_internal,
+        topic_id: t.id,
+        is_internal: t.is_internal(),
         partitions: t
             .partitions
-            .iter()
+            .values()
             .map(|p| MetadataResponsePartition {
                 error_code: ErrorCode::NONE.code(),
-                partition_index: p.partition_index,
-                leader_id: p.leader_id,
+                partition_index: p.partition,
+                leader_id: p.leader,
                 leader_epoch: p.leader_epoch,
-                replica_nodes: p.replica_nodes.clone(),
-                isr_nodes: p.isr_nodes.clone(),
-                offline_replicas: p.offline_replicas.clone(),
+                replica_nodes: p.replicas.clone(),
+                isr_nodes: p.isr.clone(),
+                offline_replicas: Vec::new(),
                 ..Default::default()
             })
             .collect(),
@@ -178,10 +206,12 @@ fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{PartitionMetadata, TopicsImage};
     use crate::config::ListenerKind;
-    use crate::handlers::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
-    use kcoord_wire::Encodable;
+    use crate::handlers::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
+    use crate::state::ServerState;
+    use kcoord_metadata::{Record, Store};
+    use kcoord_wire::records::{PartitionRecord, TopicRecord};
+    use std::sync::Arc;
 
     fn named(names: &[&str]) -> Option<Vec<MetadataRequestTopic>> {
         Some(
@@ -195,36 +225,40 @@ mod tests {
         )
     }
 
-    fn call(
-        state: &crate::state::ServerState,
-        req: MetadataRequest,
-        version: i16,
-    ) -> MetadataResponse {
-        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
-        let mut buf = bytes::BytesMut::new();
-        resp.encode(&mut buf, version)
-            .unwrap_or_else(|e| panic!("v{version}: {e}"));
+    async fn call(state: &ServerState, req: MetadataRequest, version: i16) -> MetadataResponse {
+        let c = Ctx::new(state, ListenerKind::Broker);
+        let resp = handle(&c.ctx(state), req, version).await;
+        encodes(&resp, version);
         resp
     }
 
-    fn orders() -> TopicMetadata {
-        TopicMetadata {
-            name: "orders".to_owned(),
-            topic_id: Uuid::from_u128(0x1234),
-            is_internal: false,
-            partitions: vec![PartitionMetadata {
-                partition_index: 0,
-                leader_id: NODE_ID,
-                leader_epoch: 3,
-                replica_nodes: vec![NODE_ID],
-                isr_nodes: vec![NODE_ID],
-                offline_replicas: vec![],
-            }],
-        }
+    /// Publishes a catalog holding `orders` (id 0x1234, one partition at leader epoch 3).
+    fn publish_orders(state: &ServerState) {
+        let id = Uuid::from_u128(0x1234);
+        let mut store = Store::new();
+        store
+            .append(vec![
+                Record::Topic(TopicRecord {
+                    name: "orders".into(),
+                    topic_id: id,
+                    ..Default::default()
+                }),
+                Record::Partition(PartitionRecord {
+                    partition_id: 0,
+                    topic_id: id,
+                    leader: NODE_ID,
+                    leader_epoch: 3,
+                    replicas: vec![NODE_ID],
+                    isr: vec![NODE_ID],
+                    ..Default::default()
+                }),
+            ])
+            .unwrap();
+        state.topics.publish(Arc::new(store.state().topics.clone()));
     }
 
-    #[test]
-    fn this_node_is_the_only_broker_and_the_controller() {
+    #[tokio::test]
+    async fn this_node_is_the_only_broker_and_the_controller() {
         let state = server();
         for version in 0..=13 {
             let resp = call(
@@ -234,7 +268,8 @@ mod tests {
                     ..Default::default()
                 },
                 version,
-            );
+            )
+            .await;
             assert_eq!(resp.brokers.len(), 1);
             let b = &resp.brokers[0];
             assert_eq!(
@@ -248,8 +283,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn unknown_and_invalid_topic_names() {
+    #[tokio::test]
+    async fn unknown_and_invalid_topic_names() {
         let state = server();
         for version in [0, 1, 9, 12, 13] {
             let resp = call(
@@ -259,7 +294,8 @@ mod tests {
                     ..Default::default()
                 },
                 version,
-            );
+            )
+            .await;
             let got: Vec<(Option<&str>, i16, bool)> = resp
                 .topics
                 .iter()
@@ -277,10 +313,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn all_topics_null_or_empty_in_v0() {
+    #[tokio::test]
+    async fn all_topics_null_or_empty_in_v0() {
         let state = server();
-        state.topics.publish(TopicsImage::new([orders()]));
+        publish_orders(&state);
         let all = call(
             &state,
             MetadataRequest {
@@ -288,7 +324,8 @@ mod tests {
                 ..Default::default()
             },
             1,
-        );
+        )
+        .await;
         assert_eq!(all.topics.len(), 1);
         assert_eq!(all.topics[0].name.as_deref(), Some("orders"));
         assert_eq!(all.topics[0].partitions[0].leader_epoch, 3);
@@ -299,7 +336,8 @@ mod tests {
                 ..Default::default()
             },
             0,
-        );
+        )
+        .await;
         assert_eq!(v0_empty.topics.len(), 1);
         let v1_empty = call(
             &state,
@@ -308,7 +346,8 @@ mod tests {
                 ..Default::default()
             },
             1,
-        );
+        )
+        .await;
         assert!(v1_empty.topics.is_empty());
         let by_name = call(
             &state,
@@ -317,14 +356,15 @@ mod tests {
                 ..Default::default()
             },
             12,
-        );
+        )
+        .await;
         assert_eq!(by_name.topics[0].topic_id, Uuid::from_u128(0x1234));
     }
 
-    #[test]
-    fn topic_ids_from_v12_only() {
+    #[tokio::test]
+    async fn topic_ids_from_v12_only() {
         let state = server();
-        state.topics.publish(TopicsImage::new([orders()]));
+        publish_orders(&state);
         let by_id = |id: u128| {
             Some(vec![MetadataRequestTopic {
                 topic_id: Uuid::from_u128(id),
@@ -339,7 +379,8 @@ mod tests {
                 ..Default::default()
             },
             12,
-        );
+        )
+        .await;
         assert_eq!(resp.topics[0].name.as_deref(), Some("orders"));
         let resp = call(
             &state,
@@ -348,7 +389,8 @@ mod tests {
                 ..Default::default()
             },
             13,
-        );
+        )
+        .await;
         assert_eq!(
             (resp.topics[0].error_code, resp.topics[0].name.as_deref()),
             (ErrorCode::UNKNOWN_TOPIC_ID.code(), None)
@@ -361,15 +403,16 @@ mod tests {
                     ..Default::default()
                 },
                 version,
-            );
+            )
+            .await;
             assert_eq!(resp.topics[0].error_code, ErrorCode::INVALID_REQUEST.code());
             assert_eq!(resp.topics[0].name.as_deref(), Some(""));
             assert!(resp.brokers.is_empty());
         }
     }
 
-    #[test]
-    fn authorized_operations_when_asked() {
+    #[tokio::test]
+    async fn authorized_operations_when_asked() {
         let state = server();
         let req = |cluster, topic| MetadataRequest {
             topics: named(&["t"]),
@@ -377,7 +420,7 @@ mod tests {
             include_topic_authorized_operations: topic,
             ..Default::default()
         };
-        let resp = call(&state, req(true, true), 8);
+        let resp = call(&state, req(true, true), 8).await;
         assert_eq!(
             resp.cluster_authorized_operations,
             CLUSTER_AUTHORIZED_OPERATIONS
@@ -386,14 +429,63 @@ mod tests {
             resp.topics[0].topic_authorized_operations,
             TOPIC_AUTHORIZED_OPERATIONS
         );
-        let resp = call(&state, req(false, false), 10);
+        let resp = call(&state, req(false, false), 10).await;
         assert_eq!(resp.cluster_authorized_operations, i32::MIN);
         assert_eq!(resp.topics[0].topic_authorized_operations, i32::MIN);
-        let resp = call(&state, req(false, true), 11);
+        let resp = call(&state, req(false, true), 11).await;
         assert_eq!(resp.cluster_authorized_operations, i32::MIN);
         assert_eq!(
             resp.topics[0].topic_authorized_operations,
             TOPIC_AUTHORIZED_OPERATIONS
         );
+    }
+
+    #[tokio::test]
+    async fn auto_creation_creates_unknown_topics_and_answers_unknown_first() {
+        let r = running("auto.create.topics.enable=true\nnum.partitions=3\n");
+        let req = |names: &[&str], allow| MetadataRequest {
+            topics: named(names),
+            allow_auto_topic_creation: allow,
+            ..Default::default()
+        };
+        let codes = |resp: &MetadataResponse| -> Vec<i16> {
+            resp.topics.iter().map(|t| t.error_code).collect()
+        };
+        // The client does not allow it: nothing is created.
+        let resp = call(&r.state, req(&["fresh", "bad name"], false), 12).await;
+        assert_eq!(codes(&resp), vec![3, 17]);
+        assert!(r.state.topics.snapshot().get("fresh").is_none());
+        // Allowed: created, but this answer still says unknown, as Kafka's.
+        let resp = call(&r.state, req(&["fresh", "bad name"], true), 12).await;
+        assert_eq!(codes(&resp), vec![3, 17]);
+        let resp = call(&r.state, req(&["fresh"], true), 12).await;
+        assert_eq!(codes(&resp), vec![0]);
+        let t = &resp.topics[0];
+        assert!(!t.topic_id.is_nil());
+        assert_eq!(t.partitions.len(), 3);
+        assert!(t.partitions.iter().all(|p| p.leader_id == NODE_ID
+            && p.leader_epoch == 0
+            && p.isr_nodes == vec![NODE_ID]));
+        // Before v4 there is no AllowAutoTopicCreation: always allowed.
+        call(&r.state, req(&["old-client"], false), 3).await;
+        assert!(r.state.topics.snapshot().get("old-client").is_some());
+    }
+
+    #[tokio::test]
+    async fn auto_creation_is_off_by_default() {
+        let r = running("");
+        for _ in 0..2 {
+            let resp = call(
+                &r.state,
+                MetadataRequest {
+                    topics: named(&["fresh"]),
+                    ..Default::default()
+                },
+                12,
+            )
+            .await;
+            assert_eq!(resp.topics[0].error_code, 3);
+        }
+        assert!(r.state.topics.snapshot().is_empty());
     }
 }

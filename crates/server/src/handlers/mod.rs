@@ -1,11 +1,22 @@
-//! One module per RPC. Each handler is a plain function
-//! `fn handle(&RequestContext, Request, version) -> Response`, testable without sockets;
-//! `dispatch.rs` decodes, calls and encodes.
+//! One module per RPC. Each handler is a function
+//! `fn handle(&RequestContext, Request, version) -> Response` (`async` when it waits for the
+//! controller or a coordinator shard), testable without sockets; `dispatch.rs` decodes, calls
+//! and encodes.
 
 pub mod api_versions;
+pub mod create_topics;
+pub mod delete_groups;
+pub mod delete_topics;
 pub mod describe_cluster;
+pub mod describe_groups;
 pub mod find_coordinator;
+mod groups;
+pub mod list_groups;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
+pub mod streams_group_describe;
+pub mod streams_group_heartbeat;
 
 /// The "not requested" value of the `*AuthorizedOperations` fields.
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;

@@ -1,0 +1,510 @@
+//! CreateTopics and DeleteTopics as the controller decides them, sans-IO: each takes the current
+//! [`TopicsImage`] and a request and returns the records to append plus one result per topic.
+//! The rules and messages are those of Kafka's `ControllerApis.createTopics` /
+//! `deleteTopics` and `ReplicationControlManager` (this node is the only broker, so it leads
+//! every partition and is its only replica; a requested replication factor is recorded, not
+//! enforced).
+
+use std::collections::{BTreeMap, HashSet};
+
+use kcoord_metadata::{Record, TopicsImage};
+use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
+use kcoord_wire::messages::{CreateTopicsRequest, DeleteTopicsRequest};
+use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
+use kcoord_wire::ErrorCode;
+use uuid::Uuid;
+
+use crate::catalog::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
+
+/// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
+pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
+
+/// DescribeConfigs resource type of a topic (ConfigRecord.ResourceType).
+const TOPIC_RESOURCE: i8 = 2;
+
+/// `ConfigSource.DYNAMIC_TOPIC_CONFIG` in CreateTopics' `ConfigSource`.
+const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+
+/// What a topic gets when CreateTopics leaves a setting at -1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicDefaults {
+    /// This node: the leader and only replica of every partition.
+    pub node_id: i32,
+    pub num_partitions: i32,
+    pub replication_factor: i16,
+}
+
+/// Records to append (nothing for validate-only requests) and the per-topic answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision<T> {
+    pub records: Vec<Record>,
+    pub results: Vec<T>,
+}
+
+type TopicError = (ErrorCode, Option<String>);
+
+fn error(code: ErrorCode, message: impl Into<String>) -> TopicError {
+    (code, Some(message.into()))
+}
+
+/// Kafka's `Uuid.randomUuid`: never the zero id, never the metadata topic's id (1), and never an
+/// id whose base64 form starts with '-' (it would look like a command-line flag).
+pub fn random_topic_id() -> Uuid {
+    loop {
+        let id = Uuid::new_v4();
+        let first_sextet = id.as_bytes()[0] >> 2;
+        if !id.is_nil() && id.as_u128() != 1 && first_sextet != 62 {
+            return id;
+        }
+    }
+}
+
+/// CreateTopics, all versions (the handler trims fields the version lacks).
+pub fn create_topics(
+    image: &TopicsImage,
+    defaults: &TopicDefaults,
+    request: &CreateTopicsRequest,
+    mut new_id: impl FnMut() -> Uuid,
+) -> Decision<CreatableTopicResult> {
+    // ControllerApis: names given twice are refused outright, in every occurrence.
+    let mut unique: Vec<&str> = Vec::new();
+    let mut duplicates: Vec<&str> = Vec::new();
+    for t in &request.topics {
+        let name = t.name.as_str();
+        if duplicates.contains(&name) {
+            continue;
+        }
+        if let Some(i) = unique.iter().position(|n| *n == name) {
+            unique.remove(i);
+            duplicates.push(name);
+        } else {
+            unique.push(name);
+        }
+    }
+    let effective: Vec<&CreatableTopic> = request
+        .topics
+        .iter()
+        .filter(|t| unique.contains(&t.name.as_str()) && t.name != CLUSTER_METADATA_TOPIC)
+        .collect();
+
+    if let Some(e) = too_many_partitions(&effective, defaults) {
+        // Kafka fails the whole request; `getErrorResponse` answers every topic as sent.
+        let results = request.topics.iter().map(|t| failed(&t.name, &e)).collect();
+        return Decision {
+            records: Vec::new(),
+            results,
+        };
+    }
+
+    let mut records = Vec::new();
+    let mut results = Vec::with_capacity(request.topics.len());
+    for topic in effective {
+        match create_topic(image, defaults, topic, &mut new_id) {
+            Ok((result, topic_records)) => {
+                records.extend(topic_records);
+                results.push(result);
+            }
+            Err(e) => results.push(failed(&topic.name, &e)),
+        }
+    }
+    for name in duplicates {
+        results.push(failed(
+            name,
+            &error(ErrorCode::INVALID_REQUEST, "Duplicate topic name."),
+        ));
+    }
+    if unique.contains(&CLUSTER_METADATA_TOPIC) {
+        results.push(failed(
+            CLUSTER_METADATA_TOPIC,
+            &error(
+                ErrorCode::INVALID_REQUEST,
+                format!("Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."),
+            ),
+        ));
+    }
+    if request.validate_only {
+        records.clear();
+    }
+    Decision { records, results }
+}
+
+fn failed(name: &str, (code, message): &TopicError) -> CreatableTopicResult {
+    CreatableTopicResult {
+        name: name.to_owned(),
+        error_code: code.code(),
+        error_message: message.clone(),
+        ..Default::default()
+    }
+}
+
+/// `validateTotalNumberOfPartitions`: an upper bound over the request, before anything else.
+fn too_many_partitions(topics: &[&CreatableTopic], defaults: &TopicDefaults) -> Option<TopicError> {
+    let mut total: i64 = 0;
+    for t in topics {
+        total += if !t.assignments.is_empty() {
+            t.assignments.len() as i64
+        } else if t.num_partitions == -1 {
+            i64::from(defaults.num_partitions)
+        } else {
+            i64::from(t.num_partitions.max(0))
+        };
+        if total > MAX_PARTITIONS_PER_BATCH {
+            return Some(error(
+                ErrorCode::POLICY_VIOLATION,
+                "Excessively large number of partitions per request.",
+            ));
+        }
+    }
+    None
+}
+
+/// One topic, in `ReplicationControlManager.createTopics` order: name, collision, existence,
+/// configs, then placement.
+fn create_topic(
+    image: &TopicsImage,
+    defaults: &TopicDefaults,
+    topic: &CreatableTopic,
+    new_id: &mut impl FnMut() -> Uuid,
+) -> Result<(CreatableTopicResult, Vec<Record>), TopicError> {
+    let name = topic.name.as_str();
+    if image.get(name).is_some() {
+        return Err(error(
+            ErrorCode::TOPIC_ALREADY_EXISTS,
+            format!("Topic '{name}' already exists."),
+        ));
+    }
+    if let Some(message) = invalid_topic_name(name) {
+        return Err(error(ErrorCode::INVALID_TOPIC_EXCEPTION, message));
+    }
+    if name.contains(['.', '_']) {
+        let unified = unify_collision_chars(name);
+        if let Some(existing) = image
+            .iter()
+            .find(|t| t.name.contains(['.', '_']) && unify_collision_chars(&t.name) == unified)
+        {
+            return Err(error(
+                ErrorCode::INVALID_TOPIC_EXCEPTION,
+                format!(
+                    "Topic '{name}' collides with existing topic: {}",
+                    existing.name
+                ),
+            ));
+        }
+    }
+    let null_configs: Vec<&str> = topic
+        .configs
+        .iter()
+        .filter(|c| c.value.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
+    if !null_configs.is_empty() {
+        return Err(error(
+            ErrorCode::INVALID_CONFIG,
+            format!(
+                "Null value not supported for topic configs: {}",
+                null_configs.join(",")
+            ),
+        ));
+    }
+    // A config given twice keeps the last value, as Kafka's map does.
+    let configs: BTreeMap<&str, &str> = topic
+        .configs
+        .iter()
+        .filter_map(|c| c.value.as_deref().map(|v| (c.name.as_str(), v)))
+        .collect();
+
+    let (num_partitions, replication_factor) = placement(defaults, topic)?;
+
+    let id = new_id();
+    let mut records = vec![Record::Topic(TopicRecord {
+        name: name.to_owned(),
+        topic_id: id,
+        replication_factor,
+        ..Default::default()
+    })];
+    // ConfigRecords go after the TopicRecord and before the PartitionRecords, as in Kafka.
+    records.extend(configs.iter().map(|(k, v)| {
+        Record::Config(ConfigRecord {
+            resource_type: TOPIC_RESOURCE,
+            resource_name: name.to_owned(),
+            name: (*k).to_owned(),
+            value: Some((*v).to_owned()),
+            ..Default::default()
+        })
+    }));
+    records.extend((0..num_partitions).map(|p| {
+        Record::Partition(PartitionRecord {
+            partition_id: p,
+            topic_id: id,
+            replicas: vec![defaults.node_id],
+            isr: vec![defaults.node_id],
+            leader: defaults.node_id,
+            leader_epoch: 0,
+            partition_epoch: 0,
+            ..Default::default()
+        })
+    }));
+    let result = CreatableTopicResult {
+        name: name.to_owned(),
+        topic_id: id,
+        error_code: ErrorCode::NONE.code(),
+        error_message: None,
+        topic_config_error_code: ErrorCode::NONE.code(),
+        num_partitions,
+        replication_factor,
+        // Kafka lists every effective config; only the ones set here are known to us.
+        configs: Some(
+            configs
+                .iter()
+                .map(|(k, v)| CreatableTopicConfigs {
+                    name: (*k).to_owned(),
+                    value: Some((*v).to_owned()),
+                    read_only: false,
+                    config_source: DYNAMIC_TOPIC_CONFIG,
+                    is_sensitive: false,
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    Ok((result, records))
+}
+
+/// The partition count and replication factor, from a manual assignment or from the request
+/// with -1 meaning the default.
+fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i16), TopicError> {
+    if topic.assignments.is_empty() {
+        if topic.replication_factor < -1 || topic.replication_factor == 0 {
+            return Err(error(
+                ErrorCode::INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            ));
+        }
+        if topic.num_partitions < -1 || topic.num_partitions == 0 {
+            return Err(error(
+                ErrorCode::INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.",
+            ));
+        }
+        let partitions = if topic.num_partitions == -1 {
+            defaults.num_partitions
+        } else {
+            topic.num_partitions
+        };
+        let replication = if topic.replication_factor == -1 {
+            defaults.replication_factor
+        } else {
+            topic.replication_factor
+        };
+        return Ok((partitions, replication));
+    }
+    if topic.replication_factor != -1 {
+        return Err(error(
+            ErrorCode::INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not set to -1.",
+        ));
+    }
+    if topic.num_partitions != -1 {
+        return Err(error(
+            ErrorCode::INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        ));
+    }
+    let bad = |m: String| error(ErrorCode::INVALID_REPLICA_ASSIGNMENT, m);
+    let mut seen = HashSet::new();
+    let mut replication: Option<usize> = None;
+    for a in &topic.assignments {
+        if !seen.insert(a.partition_index) {
+            return Err(bad(format!(
+                "Found multiple manual partition assignments for partition {}",
+                a.partition_index
+            )));
+        }
+        if a.broker_ids.is_empty() {
+            return Err(bad(
+                "The manual partition assignment includes an empty replica list.".to_owned(),
+            ));
+        }
+        let mut sorted = a.broker_ids.clone();
+        sorted.sort_unstable();
+        let mut previous = None;
+        for broker in sorted.iter().copied() {
+            if broker != defaults.node_id {
+                return Err(bad(format!("The manual partition assignment includes broker {broker}, but no such broker is registered.")));
+            }
+            if previous == Some(broker) {
+                return Err(bad(format!(
+                    "The manual partition assignment includes the broker {broker} more than once."
+                )));
+            }
+            previous = Some(broker);
+        }
+        if let Some(rf) = replication.filter(|rf| *rf != sorted.len()) {
+            return Err(bad(format!("The manual partition assignment includes a partition with {} replica(s), but this is not consistent with previous partitions, which have {rf} replica(s).", sorted.len())));
+        }
+        replication = Some(sorted.len());
+    }
+    let count = topic.assignments.len() as i32;
+    if (0..count).any(|p| !seen.contains(&p)) {
+        return Err(bad(
+            "partitions should be a consecutive 0-based integer sequence".to_owned(),
+        ));
+    }
+    // Only this node can be named, once: the replication factor is 1.
+    Ok((count, replication.map_or(1, |r| r as i16)))
+}
+
+/// DeleteTopics, all versions: names (`TopicNames` before v6, `Topics[].Name` from v6) and ids
+/// (v6), with Kafka's duplicate and ambiguity checks.
+pub fn delete_topics(
+    image: &TopicsImage,
+    request: &DeleteTopicsRequest,
+) -> Decision<DeletableTopicResult> {
+    let mut results = Vec::new();
+    let respond =
+        |results: &mut Vec<DeletableTopicResult>, name: Option<&str>, id: Uuid, e: TopicError| {
+            results.push(DeletableTopicResult {
+                name: name.map(str::to_owned),
+                topic_id: id,
+                error_code: e.0.code(),
+                error_message: e.1,
+                ..Default::default()
+            });
+        };
+
+    let mut names: Vec<String> = Vec::new();
+    let mut duplicate_names: Vec<String> = Vec::new();
+    let mut add_name = |name: &str, names: &mut Vec<String>| {
+        if duplicate_names.iter().any(|n| n == name) {
+            return;
+        }
+        if let Some(i) = names.iter().position(|n| n == name) {
+            names.remove(i);
+            duplicate_names.push(name.to_owned());
+        } else {
+            names.push(name.to_owned());
+        }
+    };
+    let mut ids: Vec<Uuid> = Vec::new();
+    let mut duplicate_ids: Vec<Uuid> = Vec::new();
+    for name in &request.topic_names {
+        add_name(name, &mut names);
+    }
+    for t in &request.topics {
+        match (&t.name, t.topic_id.is_nil()) {
+            (None, true) => respond(
+                &mut results,
+                None,
+                Uuid::nil(),
+                error(
+                    ErrorCode::INVALID_REQUEST,
+                    "Neither topic name nor id were specified.",
+                ),
+            ),
+            (None, false) => {
+                if duplicate_ids.contains(&t.topic_id) {
+                    continue;
+                }
+                if let Some(i) = ids.iter().position(|id| *id == t.topic_id) {
+                    ids.remove(i);
+                    duplicate_ids.push(t.topic_id);
+                } else {
+                    ids.push(t.topic_id);
+                }
+            }
+            (Some(name), true) => add_name(name, &mut names),
+            (Some(name), false) => respond(
+                &mut results,
+                Some(name),
+                t.topic_id,
+                error(
+                    ErrorCode::INVALID_REQUEST,
+                    "You may not specify both topic name and topic id.",
+                ),
+            ),
+        }
+    }
+    for name in &duplicate_names {
+        respond(
+            &mut results,
+            Some(name),
+            Uuid::nil(),
+            error(ErrorCode::INVALID_REQUEST, "Duplicate topic name."),
+        );
+    }
+    for id in &duplicate_ids {
+        respond(
+            &mut results,
+            None,
+            *id,
+            error(ErrorCode::INVALID_REQUEST, "Duplicate topic id."),
+        );
+    }
+
+    // (id, name) of every topic to delete, in the order they were resolved.
+    let mut to_delete: Vec<(Uuid, String)> = Vec::new();
+    for id in ids {
+        match image.get_by_id(&id) {
+            Some(t) => to_delete.push((id, t.name.clone())),
+            None => respond(
+                &mut results,
+                None,
+                id,
+                (
+                    ErrorCode::UNKNOWN_TOPIC_ID,
+                    Some(ErrorCode::UNKNOWN_TOPIC_ID.message().to_owned()),
+                ),
+            ),
+        }
+    }
+    for name in names {
+        let Some(topic) = image.get(&name) else {
+            let code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
+            respond(
+                &mut results,
+                Some(&name),
+                Uuid::nil(),
+                (code, Some(code.message().to_owned())),
+            );
+            continue;
+        };
+        let id = topic.id;
+        if duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
+            // A name and an id of the same topic: neither is deleted.
+            to_delete.retain(|(i, _)| *i != id);
+            duplicate_ids.push(id);
+            respond(
+                &mut results,
+                Some(&name),
+                id,
+                error(
+                    ErrorCode::INVALID_REQUEST,
+                    "The provided topic name maps to an ID that was already supplied.",
+                ),
+            );
+        } else {
+            to_delete.push((id, name));
+        }
+    }
+    let mut records = Vec::with_capacity(to_delete.len());
+    for (id, name) in to_delete {
+        records.push(Record::RemoveTopic(RemoveTopicRecord {
+            topic_id: id,
+            ..Default::default()
+        }));
+        results.push(DeletableTopicResult {
+            name: Some(name),
+            topic_id: id,
+            error_code: ErrorCode::NONE.code(),
+            error_message: None,
+            ..Default::default()
+        });
+    }
+    Decision { records, results }
+}
+
+#[cfg(test)]
+mod tests;

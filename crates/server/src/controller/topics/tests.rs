@@ -1,0 +1,405 @@
+use kcoord_metadata::Store;
+use kcoord_wire::messages::create_topics_request::{
+    CreatableReplicaAssignment, CreatableTopicConfig,
+};
+use kcoord_wire::messages::delete_topics_request::DeleteTopicState;
+
+use super::*;
+
+const NODE: i32 = 7;
+const DEFAULTS: TopicDefaults = TopicDefaults {
+    node_id: NODE,
+    num_partitions: 3,
+    replication_factor: 2,
+};
+
+fn topic(name: &str, partitions: i32, replication: i16) -> CreatableTopic {
+    CreatableTopic {
+        name: name.into(),
+        num_partitions: partitions,
+        replication_factor: replication,
+        ..Default::default()
+    }
+}
+
+fn create(
+    store: &mut Store,
+    topics: Vec<CreatableTopic>,
+    validate_only: bool,
+) -> Vec<CreatableTopicResult> {
+    let mut next = 100u128;
+    let request = CreateTopicsRequest {
+        topics,
+        validate_only,
+        ..Default::default()
+    };
+    let decision = create_topics(&store.state().topics, &DEFAULTS, &request, || {
+        next += 1;
+        Uuid::from_u128(next)
+    });
+    store.append(decision.records).unwrap();
+    decision.results
+}
+
+fn codes(results: &[CreatableTopicResult]) -> Vec<(&str, i16, Option<&str>)> {
+    results
+        .iter()
+        .map(|r| (r.name.as_str(), r.error_code, r.error_message.as_deref()))
+        .collect()
+}
+
+#[test]
+fn creates_topics_with_defaults_configs_and_this_node_as_leader() {
+    let mut store = Store::new();
+    let mut t = topic("orders", -1, -1);
+    t.configs = vec![
+        CreatableTopicConfig {
+            name: "retention.ms".into(),
+            value: Some("1000".into()),
+            ..Default::default()
+        },
+        CreatableTopicConfig {
+            name: "cleanup.policy".into(),
+            value: Some("compact".into()),
+            ..Default::default()
+        },
+    ];
+    let results = create(&mut store, vec![t, topic("payments", 2, 5)], false);
+    assert_eq!(
+        codes(&results),
+        vec![("orders", 0, None), ("payments", 0, None)]
+    );
+    assert_eq!(
+        (results[0].num_partitions, results[0].replication_factor),
+        (3, 2)
+    );
+    assert_eq!(
+        (results[1].num_partitions, results[1].replication_factor),
+        (2, 5)
+    );
+    assert_eq!(results[0].topic_id, Uuid::from_u128(101));
+    let configs: Vec<(&str, Option<&str>, i8)> = results[0]
+        .configs
+        .iter()
+        .flatten()
+        .map(|c| (c.name.as_str(), c.value.as_deref(), c.config_source))
+        .collect();
+    assert_eq!(
+        configs,
+        vec![
+            ("cleanup.policy", Some("compact"), 1),
+            ("retention.ms", Some("1000"), 1)
+        ]
+    );
+
+    let image = &store.state().topics;
+    let orders = image.get("orders").unwrap();
+    assert_eq!(orders.partition_count(), 3);
+    assert_eq!(orders.replication_factor(), 2);
+    assert_eq!(
+        orders.configs.get("cleanup.policy").map(String::as_str),
+        Some("compact")
+    );
+    let p = &orders.partitions[&0];
+    assert_eq!(
+        (p.leader, p.leader_epoch, p.replicas.clone(), p.isr.clone()),
+        (NODE, 0, vec![NODE], vec![NODE])
+    );
+    assert_eq!(image.get("payments").unwrap().replication_factor(), 5);
+    // TopicRecord, then ConfigRecords, then PartitionRecords.
+    let types: Vec<i16> = store
+        .log()
+        .records()
+        .iter()
+        .map(|r| r.record_type)
+        .collect();
+    assert_eq!(types, vec![2, 4, 4, 3, 3, 3, 2, 3, 3]);
+}
+
+#[test]
+fn validate_only_answers_without_records() {
+    let mut store = Store::new();
+    let results = create(&mut store, vec![topic("orders", 1, 1)], true);
+    assert_eq!(codes(&results), vec![("orders", 0, None)]);
+    assert!(store.log().is_empty());
+}
+
+#[test]
+fn per_topic_errors_with_kafka_messages() {
+    let mut store = Store::new();
+    create(
+        &mut store,
+        vec![topic("exists", 1, 1), topic("a_b", 1, 1)],
+        false,
+    );
+    let mut null_config = topic("nullcfg", 1, 1);
+    null_config.configs = vec![
+        CreatableTopicConfig {
+            name: "x".into(),
+            value: None,
+            ..Default::default()
+        },
+        CreatableTopicConfig {
+            name: "y".into(),
+            value: None,
+            ..Default::default()
+        },
+    ];
+    let results = create(
+        &mut store,
+        vec![
+            topic("exists", 1, 1),
+            topic("bad name", 1, 1),
+            topic("a.b", 1, 1),
+            null_config,
+            topic("zero-rf", 1, 0),
+            topic("neg-rf", 1, -2),
+            topic("zero-parts", 0, 1),
+            topic("neg-parts", -5, 1),
+            topic("dup", 1, 1),
+            topic("ok", 1, 1),
+            topic("dup", 2, 1),
+            topic("__cluster_metadata", 1, 1),
+        ],
+        false,
+    );
+    assert_eq!(
+        codes(&results),
+        vec![
+            ("exists", 36, Some("Topic 'exists' already exists.")),
+            ("bad name", 17, Some("Topic name is invalid: 'bad name' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")),
+            ("a.b", 17, Some("Topic 'a.b' collides with existing topic: a_b")),
+            ("nullcfg", 40, Some("Null value not supported for topic configs: x,y")),
+            ("zero-rf", 38, Some("Replication factor must be larger than 0, or -1 to use the default value.")),
+            ("neg-rf", 38, Some("Replication factor must be larger than 0, or -1 to use the default value.")),
+            ("zero-parts", 37, Some("Number of partitions was set to an invalid non-positive value.")),
+            ("neg-parts", 37, Some("Number of partitions was set to an invalid non-positive value.")),
+            ("ok", 0, None),
+            ("dup", 42, Some("Duplicate topic name.")),
+            ("__cluster_metadata", 42, Some("Creation of internal topic __cluster_metadata is prohibited.")),
+        ]
+    );
+    assert!(store.state().topics.get("ok").is_some());
+    assert!(store.state().topics.get("dup").is_none());
+    assert_eq!(store.state().topics.len(), 3);
+}
+
+#[test]
+fn too_many_partitions_fail_the_whole_request() {
+    let mut store = Store::new();
+    let results = create(
+        &mut store,
+        vec![topic("a", 6000, 1), topic("b", 5000, 1), topic("c", 1, 1)],
+        false,
+    );
+    assert_eq!(results.len(), 3);
+    assert!(results
+        .iter()
+        .all(|r| r.error_code == ErrorCode::POLICY_VIOLATION.code()
+            && r.error_message.as_deref()
+                == Some("Excessively large number of partitions per request.")));
+    assert!(store.log().is_empty());
+    // Duplicates are left out of the count (they are refused anyway).
+    let results = create(
+        &mut store,
+        vec![topic("a", 6000, 1), topic("b", 5000, 1), topic("b", 1, 1)],
+        false,
+    );
+    assert_eq!(
+        codes(&results),
+        vec![("a", 0, None), ("b", 42, Some("Duplicate topic name."))]
+    );
+    // One huge topic alone is refused the same way.
+    let results = create(&mut store, vec![topic("huge", i32::MAX, 1)], false);
+    assert_eq!(results[0].error_code, ErrorCode::POLICY_VIOLATION.code());
+}
+
+#[test]
+fn manual_assignments_may_only_name_this_node() {
+    let mut store = Store::new();
+    let assign = |partitions: &[(i32, &[i32])]| -> Vec<CreatableReplicaAssignment> {
+        partitions
+            .iter()
+            .map(|(p, b)| CreatableReplicaAssignment {
+                partition_index: *p,
+                broker_ids: b.to_vec(),
+                ..Default::default()
+            })
+            .collect()
+    };
+    let with =
+        |name: &str, rf: i16, parts: i32, a: Vec<CreatableReplicaAssignment>| CreatableTopic {
+            name: name.into(),
+            num_partitions: parts,
+            replication_factor: rf,
+            assignments: a,
+            ..Default::default()
+        };
+    let results = create(
+        &mut store,
+        vec![
+            with("good", -1, -1, assign(&[(0, &[NODE]), (1, &[NODE])])),
+            with("rf-set", 1, -1, assign(&[(0, &[NODE])])),
+            with("parts-set", -1, 1, assign(&[(0, &[NODE])])),
+            with("other-broker", -1, -1, assign(&[(0, &[99])])),
+            with("twice", -1, -1, assign(&[(0, &[NODE, NODE])])),
+            with("gap", -1, -1, assign(&[(0, &[NODE]), (2, &[NODE])])),
+            with("repeat", -1, -1, assign(&[(0, &[NODE]), (0, &[NODE])])),
+            with("empty", -1, -1, assign(&[(0, &[])])),
+        ],
+        false,
+    );
+    assert_eq!(
+        codes(&results),
+        vec![
+            ("good", 0, None),
+            ("rf-set", 42, Some("A manual partition assignment was specified, but replication factor was not set to -1.")),
+            ("parts-set", 42, Some("A manual partition assignment was specified, but numPartitions was not set to -1.")),
+            ("other-broker", 39, Some("The manual partition assignment includes broker 99, but no such broker is registered.")),
+            ("twice", 39, Some("The manual partition assignment includes the broker 7 more than once.")),
+            ("gap", 39, Some("partitions should be a consecutive 0-based integer sequence")),
+            ("repeat", 39, Some("Found multiple manual partition assignments for partition 0")),
+            ("empty", 39, Some("The manual partition assignment includes an empty replica list.")),
+        ]
+    );
+    assert_eq!(
+        (results[0].num_partitions, results[0].replication_factor),
+        (2, 1)
+    );
+}
+
+fn delete(
+    store: &mut Store,
+    request: DeleteTopicsRequest,
+) -> Vec<(Option<String>, Uuid, i16, Option<String>)> {
+    let decision = delete_topics(&store.state().topics, &request);
+    store.append(decision.records).unwrap();
+    decision
+        .results
+        .into_iter()
+        .map(|r| (r.name, r.topic_id, r.error_code, r.error_message))
+        .collect()
+}
+
+#[test]
+fn deletes_by_name_and_by_id() {
+    let mut store = Store::new();
+    create(
+        &mut store,
+        vec![topic("a", 1, 1), topic("b", 1, 1), topic("c", 1, 1)],
+        false,
+    );
+    let id = |n: &str, s: &Store| s.state().topics.get(n).unwrap().id;
+    let b = id("b", &store);
+    let got = delete(
+        &mut store,
+        DeleteTopicsRequest {
+            topic_names: vec!["a".into(), "zz".into()],
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        got,
+        vec![
+            (
+                Some("zz".into()),
+                Uuid::nil(),
+                3,
+                Some("This server does not host this topic-partition.".into())
+            ),
+            (Some("a".into()), Uuid::from_u128(101), 0, None),
+        ]
+    );
+    let ghost = Uuid::from_u128(999);
+    let got = delete(
+        &mut store,
+        DeleteTopicsRequest {
+            topics: vec![
+                DeleteTopicState {
+                    name: None,
+                    topic_id: b,
+                    ..Default::default()
+                },
+                DeleteTopicState {
+                    name: None,
+                    topic_id: ghost,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        got,
+        vec![
+            (
+                None,
+                ghost,
+                100,
+                Some("This server does not host this topic ID.".into())
+            ),
+            (Some("b".into()), b, 0, None),
+        ]
+    );
+    assert_eq!(store.state().topics.len(), 1);
+}
+
+#[test]
+fn ambiguous_delete_requests_are_invalid() {
+    let mut store = Store::new();
+    create(&mut store, vec![topic("a", 1, 1), topic("b", 1, 1)], false);
+    let a = store.state().topics.get("a").unwrap().id;
+    let state = |name: Option<&str>, id: Uuid| DeleteTopicState {
+        name: name.map(str::to_owned),
+        topic_id: id,
+        ..Default::default()
+    };
+    let got = delete(
+        &mut store,
+        DeleteTopicsRequest {
+            topics: vec![
+                state(None, Uuid::nil()),
+                state(Some("b"), Uuid::from_u128(5)),
+                state(Some("x"), Uuid::nil()),
+                state(Some("x"), Uuid::nil()),
+                state(None, Uuid::from_u128(9)),
+                state(None, Uuid::from_u128(9)),
+                state(None, a),
+                state(Some("a"), Uuid::nil()),
+            ],
+            ..Default::default()
+        },
+    );
+    let codes: Vec<(Option<&str>, i16, Option<&str>)> = got
+        .iter()
+        .map(|(n, _, c, m)| (n.as_deref(), *c, m.as_deref()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (None, 42, Some("Neither topic name nor id were specified.")),
+            (
+                Some("b"),
+                42,
+                Some("You may not specify both topic name and topic id.")
+            ),
+            (Some("x"), 42, Some("Duplicate topic name.")),
+            (None, 42, Some("Duplicate topic id.")),
+            (
+                Some("a"),
+                42,
+                Some("The provided topic name maps to an ID that was already supplied.")
+            ),
+        ]
+    );
+    assert_eq!(store.state().topics.len(), 2);
+}
+
+#[test]
+fn random_topic_ids_follow_kafka_rules() {
+    for _ in 0..1000 {
+        let id = random_topic_id();
+        assert!(!id.is_nil());
+        assert_ne!(id.as_bytes()[0] >> 2, 62);
+    }
+}

@@ -1,0 +1,158 @@
+//! CreateTopics (key 19), v2-7, on broker and controller listeners alike (a Kafka broker
+//! forwards it to the controller, which answers). The controller task decides and appends the
+//! records (`controller::topics::create_topics` has the rules and Kafka's messages); this
+//! handler only shapes the answer for the version: NumPartitions, ReplicationFactor and
+//! Configs from v5, TopicId from v7 (older versions drop those ignorable fields).
+
+use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
+use kcoord_wire::messages::{CreateTopicsRequest, CreateTopicsResponse};
+use kcoord_wire::ErrorCode;
+
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: CreateTopicsRequest,
+    _version: i16,
+) -> CreateTopicsResponse {
+    let names: Vec<String> = req.topics.iter().map(|t| t.name.clone()).collect();
+    let topics = match ctx.server.controller.create_topics(req).await {
+        Ok(results) => results,
+        // Only while shutting down; NOT_CONTROLLER makes clients retry elsewhere.
+        Err(e) => names
+            .into_iter()
+            .map(|name| CreatableTopicResult {
+                name,
+                error_code: ErrorCode::NOT_CONTROLLER.code(),
+                error_message: Some(e.to_string()),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    CreateTopicsResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::handlers::testing::{encodes, running, server, Ctx};
+    use crate::state::ServerState;
+
+    async fn call(
+        state: &ServerState,
+        kind: ListenerKind,
+        req: CreateTopicsRequest,
+        version: i16,
+    ) -> CreateTopicsResponse {
+        let c = Ctx::new(state, kind);
+        let resp = handle(&c.ctx(state), req, version).await;
+        encodes(&resp, version);
+        resp
+    }
+
+    fn request(topics: &[(&str, i32, i16)], validate_only: bool) -> CreateTopicsRequest {
+        CreateTopicsRequest {
+            topics: topics
+                .iter()
+                .map(|(name, partitions, rf)| CreatableTopic {
+                    name: (*name).into(),
+                    num_partitions: *partitions,
+                    replication_factor: *rf,
+                    configs: vec![CreatableTopicConfig {
+                        name: "retention.ms".into(),
+                        value: Some("5".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            timeout_ms: 1000,
+            validate_only,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn creates_on_both_listener_kinds_and_every_version_encodes() {
+        let r = running("num.partitions=4\ndefault.replication.factor=3\n");
+        for (version, kind) in (2..=7).zip(
+            [ListenerKind::Broker, ListenerKind::Controller]
+                .into_iter()
+                .cycle(),
+        ) {
+            let name = format!("t{version}");
+            let resp = call(&r.state, kind, request(&[(&name, -1, -1)], false), version).await;
+            let t = &resp.topics[0];
+            assert_eq!(
+                (
+                    t.name.as_str(),
+                    t.error_code,
+                    t.num_partitions,
+                    t.replication_factor
+                ),
+                (name.as_str(), 0, 4, 3)
+            );
+            assert!(!t.topic_id.is_nil());
+            let image = r.state.topics.snapshot();
+            let created = image.get(&name).unwrap();
+            assert_eq!(created.id, t.topic_id);
+            assert_eq!(created.partition_count(), 4);
+            assert_eq!(created.replication_factor(), 3);
+            assert_eq!(
+                created.configs.get("retention.ms").map(String::as_str),
+                Some("5")
+            );
+        }
+        let resp = call(
+            &r.state,
+            ListenerKind::Broker,
+            request(&[("t2", 1, 1)], false),
+            7,
+        )
+        .await;
+        assert_eq!(
+            resp.topics[0].error_code,
+            ErrorCode::TOPIC_ALREADY_EXISTS.code()
+        );
+    }
+
+    #[tokio::test]
+    async fn validate_only_creates_nothing() {
+        let r = running("");
+        let resp = call(
+            &r.state,
+            ListenerKind::Broker,
+            request(&[("v", 2, 1)], true),
+            5,
+        )
+        .await;
+        assert_eq!(
+            (resp.topics[0].error_code, resp.topics[0].num_partitions),
+            (0, 2)
+        );
+        assert!(r.state.topics.snapshot().is_empty());
+    }
+
+    #[tokio::test]
+    async fn without_a_controller_every_topic_gets_not_controller() {
+        let state = server();
+        let resp = call(
+            &state,
+            ListenerKind::Broker,
+            request(&[("a", 1, 1), ("b", 1, 1)], false),
+            4,
+        )
+        .await;
+        assert!(resp
+            .topics
+            .iter()
+            .all(|t| t.error_code == ErrorCode::NOT_CONTROLLER.code()));
+    }
+}

@@ -1,0 +1,148 @@
+//! DeleteGroups (key 42), v0-3, after Kafka's `KafkaApis.handleDeleteGroupsRequest` and
+//! `GroupCoordinatorShard.deleteGroups`.
+//!
+//! Group ids are de-duplicated; each is deleted by its shard, which refuses a streams group
+//! with members (NON_EMPTY_GROUP) and an unknown id (GROUP_ID_NOT_FOUND), and otherwise writes
+//! the group's tombstones in Kafka's order followed by its offsets' tombstones. As in Kafka,
+//! these per-group errors carry no ErrorMessage (v3 has the field for the topology-description
+//! plugin's GROUP_DELETION_FAILED, issue 4); before v3 GROUP_DELETION_FAILED, which such clients
+//! do not know, is answered as UNKNOWN_SERVER_ERROR.
+
+use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
+use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
+use kcoord_wire::ErrorCode;
+
+use super::groups::per_group;
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: DeleteGroupsRequest,
+    version: i16,
+) -> DeleteGroupsResponse {
+    let mut group_ids: Vec<String> = Vec::with_capacity(req.groups_names.len());
+    for id in req.groups_names {
+        if !group_ids.contains(&id) {
+            group_ids.push(id);
+        }
+    }
+    let answers = per_group(&ctx.server.coordinators, &group_ids, |shard, _, _, ids| {
+        ids.iter()
+            .map(|id| match shard.delete_group(id) {
+                Ok(()) => {
+                    tracing::info!(group = %id, "group deleted");
+                    (ErrorCode::NONE, None)
+                }
+                Err(e) => (e.code, e.message),
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    let results = group_ids
+        .into_iter()
+        .zip(answers)
+        .map(|(group_id, answer)| {
+            let (code, message) = answer.unwrap_or_else(|e| (e.error_code(), None));
+            result(group_id, code, message, version)
+        })
+        .collect();
+    DeleteGroupsResponse {
+        throttle_time_ms: 0,
+        results,
+        ..Default::default()
+    }
+}
+
+fn result(
+    group_id: String,
+    code: ErrorCode,
+    message: Option<String>,
+    version: i16,
+) -> DeletableGroupResult {
+    // Clients before v3 do not know GROUP_DELETION_FAILED.
+    let code = if version < 3 && code == ErrorCode::GROUP_DELETION_FAILED {
+        ErrorCode::UNKNOWN_SERVER_ERROR
+    } else {
+        code
+    };
+    DeletableGroupResult {
+        group_id,
+        error_code: code.code(),
+        // Kafka's shard answers NON_EMPTY_GROUP and GROUP_ID_NOT_FOUND with the code only.
+        error_message: (version >= 3 && code == ErrorCode::GROUP_DELETION_FAILED)
+            .then_some(message)
+            .flatten(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::handlers::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
+    use crate::state::ServerState;
+
+    async fn call(
+        state: &ServerState,
+        ids: &[&str],
+        version: i16,
+    ) -> Vec<(String, i16, Option<String>)> {
+        let c = Ctx::new(state, ListenerKind::Broker);
+        let req = DeleteGroupsRequest {
+            groups_names: ids.iter().map(|s| (*s).to_owned()).collect(),
+            ..Default::default()
+        };
+        let resp = handle(&c.ctx(state), req, version).await;
+        encodes(&resp, version);
+        resp.results
+            .into_iter()
+            .map(|r| (r.group_id, r.error_code, r.error_message))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn only_empty_groups_are_deleted() {
+        let r = running(&format!("{FAST_GROUPS}group.coordinator.threads=3\n"));
+        create_topic(&r.state, "input", 1).await;
+        let joined = heartbeat(&r.state, "busy", "m", 0, "input").await;
+        heartbeat(&r.state, "idle", "m", 0, "input").await;
+        let left = heartbeat(&r.state, "idle", "m", -1, "input").await;
+        assert_eq!(left.member_epoch, -1);
+        for version in 0..=3 {
+            let got = call(&r.state, &["busy", "nope"], version).await;
+            assert_eq!(
+                got,
+                vec![
+                    ("busy".into(), ErrorCode::NON_EMPTY_GROUP.code(), None),
+                    ("nope".into(), ErrorCode::GROUP_ID_NOT_FOUND.code(), None),
+                ]
+            );
+        }
+        // Named twice, answered once.
+        let got = call(&r.state, &["idle", "idle"], 3).await;
+        assert_eq!(got, vec![("idle".into(), 0, None)]);
+        assert_eq!(
+            call(&r.state, &["idle"], 3).await[0].1,
+            ErrorCode::GROUP_ID_NOT_FOUND.code()
+        );
+        assert!(joined.member_epoch > 0);
+    }
+
+    #[test]
+    fn group_deletion_failed_is_unknown_before_v3() {
+        let failed = |v| {
+            result(
+                "g".into(),
+                ErrorCode::GROUP_DELETION_FAILED,
+                Some("plugin".into()),
+                v,
+            )
+        };
+        assert_eq!((failed(2).error_code, failed(2).error_message), (-1, None));
+        assert_eq!(
+            (failed(3).error_code, failed(3).error_message.as_deref()),
+            (134, Some("plugin"))
+        );
+    }
+}

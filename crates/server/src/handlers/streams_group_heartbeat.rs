@@ -1,0 +1,113 @@
+//! StreamsGroupHeartbeat (key 88), v0-2, after Kafka's `KafkaApis.handleStreamsGroupHeartbeat`.
+//!
+//! In Kafka's order: READ on the group (the authorizer hook, allow-all for now); the topology's
+//! topic names (no Kafka-internal topic, only legal names: STREAMS_INVALID_TOPOLOGY); then the
+//! group's coordinator shard runs the heartbeat (request validation, join/leave, reconciliation;
+//! its errors become the response's ErrorCode and ErrorMessage). When the group needs internal
+//! topics, they are created on its behalf (kafka-wire-facts.md §4.5, `auto_topics.rs`), and the
+//! creation errors cached for them are appended to the MISSING_INTERNAL_TOPICS status.
+//!
+//! The KIP-1331 fields are not decided yet (issue 4): v1 answers TopologyDescriptionRequired =
+//! false and v2 a null TopologyDescriptionId.
+
+use std::net::SocketAddr;
+
+use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
+use kcoord_coordinator::validate;
+use kcoord_coordinator::HeartbeatContext;
+use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
+use kcoord_wire::ErrorCode;
+use tracing::{debug, warn};
+
+use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::auto_topics::creation_failed_suffix;
+use crate::clock;
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: StreamsGroupHeartbeatRequest,
+    version: i16,
+) -> StreamsGroupHeartbeatResponse {
+    if !authorize(ctx, AclOperation::Read, ResourceType::Group, &req.group_id) {
+        return error_response(ErrorCode::GROUP_AUTHORIZATION_FAILED, None);
+    }
+    // Kafka checks the names before anything else, since it must authorize each topic.
+    if let Some(topology) = &req.topology {
+        if let Err(e) = validate::topology_topic_names(topology) {
+            return error_response(e.code, e.message);
+        }
+    }
+
+    let heartbeat = HeartbeatContext {
+        client_id: ctx.header.client_id.clone().unwrap_or_default(),
+        client_host: client_host(ctx.peer),
+        api_version: version,
+    };
+    let (group, member) = (req.group_id.clone(), req.member_id.clone());
+    let shard = ctx.server.coordinators.for_group(&req.group_id);
+    let outcome = shard
+        .call(move |shard, topics, now| {
+            shard.streams_group_heartbeat(&heartbeat, &req, topics, now)
+        })
+        .await;
+    let result = match outcome {
+        Err(e) => {
+            warn!(%group, %member, shard = shard.index(), error = %e, "streams group heartbeat failed");
+            return error_response(e.error_code(), None);
+        }
+        Ok(Err(e)) => {
+            debug!(%group, %member, error = %e, "streams group heartbeat refused");
+            return error_response(e.code, e.message);
+        }
+        Ok(Ok(result)) => result,
+    };
+
+    let mut response = result.response;
+    let to_create = &result.internal_topics_to_create;
+    if !to_create.is_empty() {
+        let now = clock::now_ms();
+        // Kafka caches creation errors for twice the group's heartbeat interval.
+        let ttl_ms = 2 * i64::from(ctx.server.config.streams.heartbeat_interval_ms);
+        let auto = &ctx.server.auto_topics;
+        auto.create_streams_internal_topics(&ctx.server.controller, to_create, ttl_ms, now);
+        let missing = response
+            .status
+            .iter_mut()
+            .flatten()
+            .find(|s| s.status_code == MISSING_INTERNAL_TOPICS);
+        if let Some(status) = missing {
+            let errors = auto.creation_errors(to_create.iter().map(|t| t.name.as_str()), now);
+            if let Some(suffix) = creation_failed_suffix(&errors) {
+                status.status_detail.push_str(&suffix);
+            }
+        }
+    }
+    // Issue 4 decides these (KIP-1331); until then no description is ever requested.
+    response.topology_description_required = false;
+    response.topology_description_id = None;
+    response
+}
+
+fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeartbeatResponse {
+    StreamsGroupHeartbeatResponse {
+        error_code: code.code(),
+        error_message: message,
+        ..Default::default()
+    }
+}
+
+/// Kafka records `InetAddress.toString()` as the client host: `/127.0.0.1`, and IPv6 in Java's
+/// uncompressed form (`/0:0:0:0:0:0:0:1`).
+pub fn client_host(peer: SocketAddr) -> String {
+    match peer.ip() {
+        std::net::IpAddr::V4(ip) => format!("/{ip}"),
+        std::net::IpAddr::V6(ip) => {
+            let segments: Vec<String> = ip.segments().iter().map(|s| format!("{s:x}")).collect();
+            format!("/{}", segments.join(":"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
