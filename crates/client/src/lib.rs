@@ -9,7 +9,10 @@
 //! - [`broker::register_broker`]: the broker side of KIP-1326, registering a broker with a
 //!   controller (static configs without the sensitive ones) and heartbeating for it.
 //! - [`streams::StreamsMember`]: a simulated Kafka Streams client that joins a streams group
-//!   with a topology, reconciles its tasks and leaves, stepped by hand or run on a task.
+//!   with a topology, reconciles its tasks, pushes its topology description (KIP-1331) and
+//!   leaves, stepped by hand or run on a task.
+//! - [`topology`]: topology descriptions, as Kafka Streams writes them and as Kafka's Admin
+//!   reads them back (with predecessors rebuilt from successors).
 //!
 //! Nothing the server sends can make the client panic: bad bytes become
 //! [`ClientError::Protocol`] or a closed connection.
@@ -36,6 +39,7 @@ mod connection;
 mod error;
 mod inflight;
 pub mod streams;
+pub mod topology;
 mod versions;
 
 pub use admin::{GroupResult, TopicResult};

@@ -316,7 +316,7 @@ fn describe_answer(request: &Received) -> Reply {
 async fn describe_streams_groups_decodes_kafka_s_description() {
     for max in [1, 0] {
         let (client, log) = Broker::new(every_api_but(ApiKey::StreamsGroupDescribe, Some((0, max)))).serve(describe_answer).await;
-        let options = DescribeStreamsGroupsOptions { include_authorized_operations: true };
+        let options = DescribeStreamsGroupsOptions { include_authorized_operations: true, ..Default::default() };
         let results = client.describe_streams_groups(&["orders-app", "missing"], options).await;
         let (version, request) = only::<StreamsGroupDescribeRequest>(&log, ApiKey::StreamsGroupDescribe);
         assert_eq!(version, max);

@@ -248,12 +248,13 @@ impl Controller {
     }
 
     /// Fences every broker whose session expired at `now` (Kafka's `maybeFenceOneStaleBroker`,
-    /// one batch per broker, oldest contact first). A session of a previous epoch or of a broker
-    /// that is gone is just forgotten.
+    /// one batch per broker, oldest contact first). A session of a previous epoch, of a broker
+    /// that is gone, or of a broker that is fenced already (Kafka looks for stale brokers among
+    /// the unfenced ones only) is just forgotten.
     pub fn tick(&mut self, now: i64) -> Result<Vec<TickEvent>> {
         let mut events = Vec::new();
         for (broker_id, epoch) in self.sessions.take_expired(now) {
-            let Some(registration) = self.broker(broker_id).filter(|r| r.epoch == epoch).cloned() else {
+            let Some(registration) = self.broker(broker_id).filter(|r| r.epoch == epoch && !r.fenced).cloned() else {
                 continue;
             };
             self.append_versioned(heartbeat::state_change_records(&registration, BrokerControlState::Fenced))?;

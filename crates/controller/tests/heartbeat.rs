@@ -112,6 +112,19 @@ fn a_session_that_expires_fences_the_broker() {
 }
 
 #[test]
+fn an_expired_session_of_a_fenced_broker_writes_nothing() {
+    let mut h = Harness::new();
+    let epoch = h.register(&registration(1, 0)).unwrap();
+    // A heartbeat that is not caught up keeps the broker fenced but starts its session.
+    assert!(h.controller.try_broker_heartbeat(&heartbeat(1, epoch, epoch - 1), h.now).unwrap().is_fenced);
+    let records = h.controller.store().log().len();
+    h.now += 9_001;
+    assert!(h.controller.tick(h.now).unwrap().is_empty());
+    assert_eq!(h.controller.store().log().len(), records);
+    assert_eq!(h.controller.next_deadline(), None);
+}
+
+#[test]
 fn heartbeats_keep_a_session_alive() {
     let mut h = Harness::with_config(kcoord_controller::ControllerConfig::new(CLUSTER).with_session_timeout_ms(1_000));
     let epoch = h.register_unfenced(&registration(1, 0));

@@ -3,6 +3,7 @@
 //! Every change is a [`Record`] appended to a [`MetadataLog`] and applied by
 //! [`State::replay`], the only way state changes. Restarting is replaying: a [`Store`] rebuilt
 //! from the same log has the same state.
+pub mod file_log;
 pub mod image;
 pub mod log;
 pub mod metadata_version;
@@ -13,6 +14,7 @@ pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::streams::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, Tasks, TasksTuple};
 pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
+pub use file_log::{FileLogError, LoadedLog, LogWriter};
 pub use log::{LogRecord, MetadataLog};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
 pub use record::{Record, RecordAndVersion, RecordError};

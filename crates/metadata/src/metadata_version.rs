@@ -111,7 +111,7 @@ impl MetadataVersion {
         }
     }
 
-    pub fn feature_level(self) -> i16 {
+    pub const fn feature_level(self) -> i16 {
         self.0
     }
 

@@ -27,24 +27,50 @@ pub enum ResourceType {
     Cluster,
 }
 
-/// Whether the request's principal may perform `operation` on the resource. Allow-all until an
-/// authorizer is configured.
+/// An authorizer (Kafka's `Authorizer.authorize` for one action). None is configured by
+/// default; an embedding program or a test injects one with
+/// [`crate::server::Extensions::authorizer`].
+pub trait Authorizer: Send + Sync + std::fmt::Debug {
+    fn authorize(
+        &self,
+        ctx: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool;
+}
+
+/// Denies everything: what a principal without any ACL gets from Kafka's `StandardAuthorizer`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+impl Authorizer for DenyAll {
+    fn authorize(&self, _: &RequestContext<'_>, _: AclOperation, _: ResourceType, _: &str) -> bool {
+        false
+    }
+}
+
+/// Whether the request's principal may perform `operation` on the resource: the injected
+/// authorizer's answer, allow-all when there is none.
 pub fn authorize(
-    _ctx: &RequestContext<'_>,
-    _operation: AclOperation,
-    _resource: ResourceType,
-    _name: &str,
+    ctx: &RequestContext<'_>,
+    operation: AclOperation,
+    resource: ResourceType,
+    name: &str,
 ) -> bool {
-    true
+    ctx.server
+        .authorizer
+        .as_ref()
+        .is_none_or(|a| a.authorize(ctx, operation, resource, name))
 }
 
 /// Kafka's `AuthHelper.authorizedOperations`: the operations the resource type supports that
 /// the principal may perform, as a bit field of operation codes. Without an authorizer that
 /// is every supported operation (`AclEntry.supportedOperations`).
 pub fn authorized_operations(
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     resource: ResourceType,
-    _name: &str,
+    name: &str,
 ) -> i32 {
     use AclOperation::*;
     let supported: &[AclOperation] = match resource {
@@ -71,6 +97,7 @@ pub fn authorized_operations(
     };
     supported
         .iter()
+        .filter(|op| authorize(ctx, **op, resource, name))
         .fold(0, |bits, op| bits | 1 << (*op as i32))
 }
 

@@ -90,6 +90,12 @@ async fn run(config: Config) -> ExitCode {
     let cluster_id = config.cluster_id.clone();
     let handle = match server::start(config).await {
         Ok(handle) => handle,
+        Err(e @ server::StartError::Plugin(_)) => {
+            // A plugin that rejects its settings is a configuration error, reported like a bad
+            // key: one line, status 2.
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
         Err(e) => {
             error!(error = %e, "startup failed");
             eprintln!("error: {e}");

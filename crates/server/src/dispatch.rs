@@ -96,14 +96,52 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         ApiKey::DescribeGroups => async_call!(ctx, api, version, body, describe_groups::handle),
         ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
         ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
-        _ => {
-            // supported_versions.rs lists an API that has no arm here.
-            error!(
-                api = api.name(),
-                "API listed as supported has no handler; closing connection"
-            );
-            Outcome::Close
-        }
+        // Issue 6: the controller role and KIP-142.
+        ApiKey::BrokerRegistration => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::broker_registration::handle
+        ),
+        ApiKey::BrokerHeartbeat => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::broker_heartbeat::handle
+        ),
+        ApiKey::DescribeConfigs => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::describe_configs::handle
+        ),
+        ApiKey::ListTopics => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::list_topics::handle
+        ),
+        // KIP-1331 pushes: accepted without a plugin too, to answer UNSUPPORTED_VERSION in a
+        // response rather than by closing the connection (supported_versions.rs).
+        ApiKey::UpdateStreamsGroupTopologyDescription => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::update_streams_group_topology_description::handle
+        ),
+        ApiKey::StreamsGroupTopologyDescriptionUpdate => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::streams_group_topology_description_update::handle
+        ),
+        // Every ApiKey has an arm: a new schema must decide here how it is served.
     }
 }
 

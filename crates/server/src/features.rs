@@ -1,7 +1,11 @@
-//! Feature versions advertised in ApiVersions v3+ (KIP-584). For now the only feature is
-//! `metadata.version`, supported 7 (3.3-IV3, Kafka's minimum) to 34 (4.5-IV0, this project's
-//! level, wire-decisions.md) and finalized at 34. A later issue makes the finalized level
-//! configurable and ties the epoch to the metadata log.
+//! Feature versions advertised in ApiVersions v3+ (KIP-584). The supported ranges are this
+//! build's: `metadata.version` from 7 (3.3-IV3, Kafka's minimum) to 34 (4.5-IV0, this
+//! project's level, wire-decisions.md). The finalized levels and their epoch are the
+//! controller's: `metadata.version` is bootstrapped from the config into the metadata log
+//! (a FeatureLevelRecord), and the epoch is the log offset of the last such record, read from
+//! the published [`crate::cluster::ClusterImage`].
+
+use kcoord_metadata::MetadataVersion;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupportedFeature {
@@ -10,24 +14,15 @@ pub struct SupportedFeature {
     pub max_version: i16,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FinalizedFeature {
-    pub name: &'static str,
-    pub level: i16,
-}
-
-/// What ApiVersions reports about features.
+/// What ApiVersions reports as supported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Features {
     pub supported: Vec<SupportedFeature>,
-    pub finalized: Vec<FinalizedFeature>,
-    /// -1 would tell clients to ignore `finalized`.
-    pub finalized_epoch: i64,
 }
 
-pub const METADATA_VERSION: &str = "metadata.version";
-pub const METADATA_VERSION_MIN: i16 = 7;
-pub const METADATA_VERSION_LATEST: i16 = 34;
+pub const METADATA_VERSION: &str = kcoord_metadata::metadata_version::FEATURE_NAME;
+pub const METADATA_VERSION_MIN: i16 = MetadataVersion::MINIMUM.feature_level();
+pub const METADATA_VERSION_LATEST: i16 = MetadataVersion::LATEST.feature_level();
 
 impl Default for Features {
     fn default() -> Self {
@@ -37,11 +32,16 @@ impl Default for Features {
                 min_version: METADATA_VERSION_MIN,
                 max_version: METADATA_VERSION_LATEST,
             }],
-            finalized: vec![FinalizedFeature {
-                name: METADATA_VERSION,
-                level: METADATA_VERSION_LATEST,
-            }],
-            finalized_epoch: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_version_range_is_kafkas_minimum_to_ours() {
+        assert_eq!((METADATA_VERSION_MIN, METADATA_VERSION_LATEST), (7, 34));
     }
 }

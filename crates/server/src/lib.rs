@@ -20,6 +20,7 @@ pub mod auto_topics;
 pub mod catalog;
 mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod controller;
 pub mod dispatch;
@@ -31,10 +32,11 @@ pub mod server;
 pub mod shards;
 pub mod state;
 pub mod supported_versions;
+pub mod topology_plugin;
 
 pub use cli::cli_main;
 pub use config::{Config, ConfigError};
-pub use server::{start, ServerHandle, StartError};
+pub use server::{start, start_with, Extensions, ServerHandle, StartError};
 
 #[cfg(test)]
 mod tests;

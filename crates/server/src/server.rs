@@ -13,6 +13,30 @@ use crate::config::listeners::bracket_ipv6;
 use crate::config::{Config, ListenerConfig, ListenerKind};
 use crate::net::{acceptor, limiter::ConnectionLimiter};
 use crate::state::{ListenerInfo, ServerState};
+use crate::topology_plugin::{PluginStartError, TopologyDescriptions};
+
+/// What an embedding program (or a test) supplies instead of the configuration.
+#[derive(Default, Clone)]
+pub struct Extensions {
+    /// A topology description plugin instance, already configured. It wins over
+    /// `group.streams.topology.description.class`; the timeout key still applies. This is how a
+    /// plugin that is not built in reaches the daemon (see `examples/topology_plugin.rs`).
+    pub plugin: Option<Arc<crate::topology_plugin::Plugin>>,
+    /// An authorizer; none allows everything.
+    pub authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
+    /// Holds every coordinator shard in its loading state until the gate opens.
+    pub load_gate: Option<crate::shards::LoadGate>,
+}
+
+impl std::fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extensions")
+            .field("plugin", &self.plugin.as_ref().map(|_| "injected"))
+            .field("authorizer", &self.authorizer)
+            .field("load_gate", &self.load_gate)
+            .finish()
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -23,6 +47,13 @@ pub enum StartError {
         #[source]
         source: std::io::Error,
     },
+    /// The topology description plugin could not be built (a configuration error: the CLI
+    /// exits 2).
+    #[error(transparent)]
+    Plugin(#[from] PluginStartError),
+    /// The metadata log in `metadata.log.dir` cannot be read or does not replay.
+    #[error(transparent)]
+    MetadataLog(#[from] crate::controller::MetadataLogError),
 }
 
 /// A running daemon. Dropping it without [`ServerHandle::shutdown`] also stops the
@@ -40,10 +71,28 @@ pub struct ServerHandle {
 /// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
 /// gets a free port; [`ServerHandle::listeners`] tells which.
 pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
+    start_with(config, Extensions::default()).await
+}
+
+/// [`start`] with parts supplied by the embedding program instead of the configuration: a
+/// topology description plugin instance, an authorizer, a gate that holds the coordinator
+/// shards in their loading state (see [`Extensions`]).
+pub async fn start_with(config: Config, extensions: Extensions) -> Result<ServerHandle, StartError> {
+    // Before binding, and before the plugin (nothing to close yet): a log that does not
+    // replay must not leave a half-started node.
+    let controller = crate::controller::ControllerBoot::open(&config, crate::clock::now_ms())?;
+    // Before binding: a bad plugin setting is a configuration error, not a half-started node.
+    let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
     let config = Arc::new(config);
     let mut bound = Vec::with_capacity(config.listeners.len());
     for l in &config.listeners {
-        let listener = bind(l).await?;
+        let listener = match bind(l).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                topology.close();
+                return Err(e);
+            }
+        };
         let local_addr = listener
             .local_addr()
             .map_err(|source| bind_error(l, source))?;
@@ -63,7 +112,13 @@ pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
     }
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
-    let (state, background) = ServerState::build(Arc::clone(&config), infos);
+    let (mut state, background) = ServerState::build_with(Arc::clone(&config), infos, controller);
+    state.topology = topology;
+    state.authorizer = extensions.authorizer;
+    let background = match extensions.load_gate {
+        Some(gate) => background.with_load_gate(gate),
+        None => background,
+    };
     let state = Arc::new(state);
     let (stop_background, stop_background_rx) = watch::channel(false);
     let background = background.spawn(&stop_background_rx);
@@ -184,5 +239,7 @@ impl ServerHandle {
                 tracing::error!(error = %e, "controller or coordinator task failed");
             }
         }
+        // Last: nothing can call the plugin any more.
+        self.state.topology.close();
     }
 }

@@ -58,11 +58,60 @@ impl ShardError {
 pub struct ShardHandle {
     index: usize,
     tx: mpsc::Sender<Command>,
+    /// True until the shard task has finished its startup work (replaying what it owns; today
+    /// there is nothing to replay, so only a [`LoadGate`] keeps it true). Handlers that must
+    /// answer COORDINATOR_LOAD_IN_PROGRESS meanwhile read it; jobs sent meanwhile just wait.
+    loading: watch::Receiver<bool>,
+}
+
+/// Holds every shard in its loading state until [`LoadGate::open`], so that tests can observe
+/// COORDINATOR_LOAD_IN_PROGRESS deterministically (`Extensions::load_gate`).
+#[derive(Debug, Clone)]
+pub struct LoadGate {
+    open: Arc<watch::Sender<bool>>,
+}
+
+impl Default for LoadGate {
+    fn default() -> Self {
+        LoadGate::new()
+    }
+}
+
+impl LoadGate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        LoadGate {
+            open: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    /// Lets the shards finish loading.
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    async fn wait(&self) {
+        let mut open = self.open.subscribe();
+        // The sender lives in `self`, so this only ends when the gate opens.
+        let _ = open.wait_for(|open| *open).await;
+    }
 }
 
 impl ShardHandle {
     pub fn index(&self) -> usize {
         self.index
+    }
+
+    /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
+    pub fn is_loading(&self) -> bool {
+        *self.loading.borrow()
+    }
+
+    /// Waits until the shard has loaded (returns at once if it has; never if its task was not
+    /// started).
+    pub async fn loaded(&self) {
+        let mut loading = self.loading.clone();
+        let _ = loading.wait_for(|loading| !*loading).await;
     }
 
     /// Runs `f` on the shard and returns what it returned.
@@ -100,6 +149,8 @@ struct ShardTask {
     index: usize,
     shard: CoordinatorShard,
     rx: mpsc::Receiver<Command>,
+    loading: watch::Sender<bool>,
+    gate: Option<LoadGate>,
 }
 
 impl Coordinators {
@@ -110,7 +161,12 @@ impl Coordinators {
         let mut tasks = Vec::with_capacity(count);
         for index in 0..count {
             let (tx, rx) = mpsc::channel(SHARD_QUEUE);
-            handles.push(ShardHandle { index, tx });
+            let (loading, loading_rx) = watch::channel(true);
+            handles.push(ShardHandle {
+                index,
+                tx,
+                loading: loading_rx,
+            });
             // The seed only drives the TopologyDescriptionIds a shard mints; it must differ
             // between shards and runs, not be secret.
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
@@ -118,6 +174,8 @@ impl Coordinators {
                 index,
                 shard: CoordinatorShard::new(config.clone(), seed),
                 rx,
+                loading,
+                gate: None,
             });
         }
         (
@@ -168,6 +226,14 @@ pub fn shard_index(group_id: &str, shards: usize) -> usize {
 }
 
 impl ShardTasks {
+    /// Every shard stays loading until `gate` opens.
+    pub fn with_load_gate(mut self, gate: LoadGate) -> Self {
+        for task in &mut self.tasks {
+            task.gate = Some(gate.clone());
+        }
+        self
+    }
+
     /// Starts every shard task; they stop when `stop` turns true (or its sender is dropped).
     pub fn spawn(self, stop: &watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
         self.tasks
@@ -180,6 +246,15 @@ impl ShardTasks {
 impl ShardTask {
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
         let mut topics = Arc::new(TopicsImage::default());
+        // Startup: nothing to replay yet (the shard's state is in memory), so loading ends at
+        // once unless a test holds it with a gate.
+        if let Some(gate) = self.gate.take() {
+            tokio::select! {
+                _ = gate.wait() => {}
+                _ = crate::net::stopped(&mut stop) => return,
+            }
+        }
+        self.loading.send_replace(false);
         loop {
             // Deadlines are checked before waiting, so a busy shard still ticks on time.
             let now = clock::now_ms();

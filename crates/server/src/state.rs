@@ -8,10 +8,13 @@ use kcoord_wire::messages::RequestHeader;
 
 use crate::auto_topics::AutoTopicCreation;
 use crate::catalog::TopicCatalog;
+use crate::cluster::ClusterCatalog;
 use crate::config::{Config, ListenerKind, SecurityProtocol};
-use crate::controller::{Controller, ControllerHandle, TopicDefaults};
+use crate::controller::{Controller, ControllerBoot, ControllerHandle, TopicDefaults};
 use crate::features::Features;
-use crate::shards::{Coordinators, ShardTasks};
+use crate::authz::Authorizer;
+use crate::shards::{Coordinators, LoadGate, ShardTasks};
+use crate::topology_plugin::TopologyDescriptions;
 
 /// A bound listener with the address it advertises.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,10 +36,16 @@ pub struct ServerState {
     pub config: Arc<Config>,
     pub listeners: Vec<Arc<ListenerInfo>>,
     pub topics: Arc<TopicCatalog>,
+    /// Broker registrations and finalized features, as the controller last published them.
+    pub cluster: Arc<ClusterCatalog>,
     pub features: Features,
     pub controller: ControllerHandle,
     pub coordinators: Coordinators,
     pub auto_topics: Arc<AutoTopicCreation>,
+    /// The KIP-1331 topology description plugin, or none (`topology_plugin.rs`).
+    pub topology: TopologyDescriptions,
+    /// The injected authorizer; `None` allows everything (`authz.rs`).
+    pub authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 /// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
@@ -48,6 +57,12 @@ pub struct Background {
 }
 
 impl Background {
+    /// Keeps every coordinator shard loading until `gate` opens (see [`LoadGate`]).
+    pub fn with_load_gate(mut self, gate: LoadGate) -> Self {
+        self.shards = self.shards.with_load_gate(gate);
+        self
+    }
+
     /// Starts the controller and the shard tasks; they stop when `stop` turns true.
     pub fn spawn(
         self,
@@ -61,7 +76,19 @@ impl Background {
 
 impl ServerState {
     pub fn build(config: Arc<Config>, listeners: Vec<ListenerInfo>) -> (Self, Background) {
-        let topics = Arc::new(TopicCatalog::default());
+        let boot = ControllerBoot::in_memory(&config);
+        Self::build_with(config, listeners, boot)
+    }
+
+    /// [`ServerState::build`] around a controller built beforehand, e.g. replayed from
+    /// `metadata.log.dir` by [`ControllerBoot::open`]: the catalogs start with its images.
+    pub fn build_with(
+        config: Arc<Config>,
+        listeners: Vec<ListenerInfo>,
+        boot: ControllerBoot,
+    ) -> (Self, Background) {
+        let topics = Arc::new(TopicCatalog::new(boot.topics_image()));
+        let cluster = Arc::new(ClusterCatalog::new(boot.cluster_image()));
         let (coordinators, shards) = Coordinators::new(
             config.group_coordinator_threads,
             &config.streams.coordinator_config(),
@@ -71,16 +98,24 @@ impl ServerState {
             num_partitions: config.num_partitions,
             replication_factor: config.default_replication_factor,
         };
-        let (controller, controller_task) =
-            Controller::new(defaults, Arc::clone(&topics), coordinators.clone());
+        let (controller, controller_task) = Controller::new(
+            boot,
+            defaults,
+            Arc::clone(&topics),
+            Arc::clone(&cluster),
+            coordinators.clone(),
+        );
         let state = ServerState {
             config,
             listeners: listeners.into_iter().map(Arc::new).collect(),
             topics,
+            cluster,
             features: Features::default(),
             controller,
             coordinators,
             auto_topics: Arc::default(),
+            topology: TopologyDescriptions::disabled(),
+            authorizer: None,
         };
         (
             state,

@@ -21,11 +21,57 @@ const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::StreamsGroupHeartbeat, 0, 2),
     (ApiKey::StreamsGroupDescribe, 0, 1),
+    (ApiKey::DescribeConfigs, 1, 4),
+    (ApiKey::BrokerRegistration, 0, 6),
+    (ApiKey::BrokerHeartbeat, 0, 2),
+    (ApiKey::ListTopics, 0, 1),
 ];
 
-/// Whether the schema lists `kind` among the API's listeners.
+/// What a controller listener serves, whatever else the schemas allow there: the APIs brokers
+/// and admin tools need from Kafka's controller (issue 6). Every other API is for broker
+/// listeners.
+const CONTROLLER_APIS: &[ApiKey] = &[
+    ApiKey::ApiVersions,
+    ApiKey::BrokerRegistration,
+    ApiKey::BrokerHeartbeat,
+    ApiKey::DescribeCluster,
+    ApiKey::CreateTopics,
+];
+
+/// KIP-1331's push RPCs (key 93, Kafka 4.4's; key 95, the specification's). Dispatch accepts
+/// them whether or not a plugin is configured, so that a plugin-less node answers them with an
+/// UNSUPPORTED_VERSION response as the specification requires, but ApiVersions lists them only
+/// when a plugin is configured ([`advertised_apis`]).
+const TOPOLOGY_PUSH_APIS: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::StreamsGroupTopologyDescriptionUpdate, 0, 0),
+    (ApiKey::UpdateStreamsGroupTopologyDescription, 0, 0),
+];
+
+/// Whether `api` is one of the push RPCs that exist only with a topology description plugin.
+pub fn needs_topology_plugin(api: ApiKey) -> bool {
+    TOPOLOGY_PUSH_APIS.iter().any(|(a, _, _)| *a == api)
+}
+
+/// What ApiVersions lists on a `kind` listener: [`served_apis`], plus the push RPCs when a
+/// topology description plugin is configured.
+pub fn advertised_apis(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
+    let mut apis: Vec<(ApiKey, VersionRange)> = served_apis(kind).collect();
+    if topology_plugin {
+        apis.extend(
+            TOPOLOGY_PUSH_APIS
+                .iter()
+                .filter_map(|(api, _, _)| supported_versions(*api, kind).map(|r| (*api, r))),
+        );
+        apis.sort_by_key(|(api, _)| api.key());
+    }
+    apis
+}
+
+/// Whether the schema lists `kind` among the API's listeners (and, for a controller
+/// listener, the API is one of [`CONTROLLER_APIS`]).
 pub fn served_on(api: ApiKey, kind: ListenerKind) -> bool {
     api.listeners().contains(&kind.as_str())
+        && (kind != ListenerKind::Controller || CONTROLLER_APIS.contains(&api))
 }
 
 /// The versions of `api` served on a `kind` listener; `None` when it is not served there.
@@ -35,6 +81,7 @@ pub fn supported_versions(api: ApiKey, kind: ListenerKind) -> Option<VersionRang
     }
     SUPPORTED
         .iter()
+        .chain(TOPOLOGY_PUSH_APIS)
         .find(|(a, _, _)| *a == api)
         .map(|(_, min, max)| VersionRange {
             min: *min,
@@ -73,29 +120,71 @@ mod tests {
                 (18, 0, 5),
                 (19, 2, 7),
                 (20, 1, 6),
+                (32, 1, 4),
                 (42, 0, 3),
                 (60, 0, 2),
                 (88, 0, 2),
-                (89, 0, 1)
+                (89, 0, 1),
+                (96, 0, 1)
             ]
         );
     }
 
     #[test]
-    fn controller_listeners_serve_api_versions_describe_cluster_and_topics() {
+    fn controller_listeners_serve_exactly_the_controller_apis() {
         let apis: Vec<(i16, i16, i16)> = served_apis(ListenerKind::Controller)
             .map(|(a, r)| (a.key(), r.min, r.max))
             .collect();
-        assert_eq!(apis, vec![(18, 0, 5), (19, 2, 7), (20, 1, 6), (60, 0, 2)]);
         assert_eq!(
-            supported_versions(ApiKey::Metadata, ListenerKind::Controller),
-            None
+            apis,
+            vec![(18, 0, 5), (19, 2, 7), (60, 0, 2), (62, 0, 6), (63, 0, 2)]
         );
+        for api in [
+            ApiKey::Metadata,
+            ApiKey::DeleteTopics,
+            ApiKey::DescribeConfigs,
+            ApiKey::ListTopics,
+        ] {
+            assert_eq!(supported_versions(api, ListenerKind::Controller), None);
+        }
+        // Broker listeners never advertise the broker-to-controller RPCs.
+        for api in [ApiKey::BrokerRegistration, ApiKey::BrokerHeartbeat] {
+            assert_eq!(supported_versions(api, ListenerKind::Broker), None);
+        }
+    }
+
+    #[test]
+    fn r10_push_rpcs_are_advertised_only_with_a_plugin() {
+        let keys = |plugin| -> Vec<i16> {
+            advertised_apis(ListenerKind::Broker, plugin)
+                .iter()
+                .map(|(a, _)| a.key())
+                .collect()
+        };
+        assert!(!keys(false).contains(&93) && !keys(false).contains(&95));
+        let with = keys(true);
+        assert!(with.contains(&93) && with.contains(&95));
+        assert!(with.windows(2).all(|w| w[0] < w[1]), "sorted by key");
+        // Dispatch still accepts v0 without a plugin, so the handler can answer it.
+        for api in [
+            ApiKey::StreamsGroupTopologyDescriptionUpdate,
+            ApiKey::UpdateStreamsGroupTopologyDescription,
+        ] {
+            assert!(needs_topology_plugin(api));
+            assert_eq!(
+                supported_versions(api, ListenerKind::Broker),
+                Some(VersionRange { min: 0, max: 0 })
+            );
+            assert_eq!(supported_versions(api, ListenerKind::Controller), None);
+        }
+        assert!(advertised_apis(ListenerKind::Controller, true)
+            .iter()
+            .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
     #[test]
     fn the_table_stays_inside_the_schemas() {
-        for (api, min, max) in SUPPORTED {
+        for (api, min, max) in SUPPORTED.iter().chain(TOPOLOGY_PUSH_APIS) {
             let valid = api.valid_versions();
             assert!(
                 valid.min <= *min && *max <= valid.max,

@@ -1,26 +1,29 @@
 //! [`StreamsAdmin`] over `kcoord_client`.
 //!
-//! ListGroups, DeleteGroups and OffsetFetch use the client library's admin calls. The
-//! describe is written here (with `Connection::send` and the generated `kcoord_wire` types)
-//! because the library's `describe_streams_groups` does not ask for topology descriptions yet.
-//! Each call retries, as Kafka's Admin does, while the coordinator is loading, moved or not
-//! yet available, and gives up after `--timeout`.
+//! Every call is one of the client library's admin calls (`describe_streams_groups` asks for
+//! the topology description at StreamsGroupDescribe v1 and converts it). Each call retries, as
+//! Kafka's Admin does, while the coordinator is loading, moved or not yet available, and gives
+//! up after `--timeout`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::time::Duration;
 
-use kcoord_client::{Client, ClientError, Connection};
+use kcoord_client::admin::{DescribeStreamsGroupsOptions, StreamsGroupDescription as ClientDescription};
+use kcoord_client::streams::Tasks;
+use kcoord_client::{Client, ClientError};
 use kcoord_wire::messages::StreamsGroupDescribeRequest;
+use kcoord_wire::Request;
 
 use super::{OffsetSpec, StreamsAdmin};
 use crate::error::AdminError;
-use crate::model::{CommittedOffset, CoordinatorNode, GroupListing, GroupState, StreamsGroupDescription, TopicPartition};
+use crate::model::{
+    CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment, MemberDescription, StreamsGroupDescription, SubtopologyDescription,
+    TaskIds, TopicPartition,
+};
 
 /// Pause between retries of a retriable error (Kafka's `retry.backoff.ms` default).
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
-/// StreamsGroupDescribe's first version with IncludeTopologyDescription.
-const DESCRIBE_WITH_TOPOLOGY: i16 = 1;
 
 /// The real admin client.
 pub struct ClientAdmin {
@@ -54,14 +57,6 @@ impl ClientAdmin {
             .unwrap_or(Err(AdminError::Timeout { operation, after: self.timeout }))
     }
 
-    /// A fresh FindCoordinator (so a retry after NOT_COORDINATOR goes to the new one) and a
-    /// connection to it.
-    async fn coordinator(&self, group_id: &str) -> Result<(CoordinatorNode, Connection), AdminError> {
-        let found = self.client.find_coordinator(group_id).await?;
-        let conn = self.client.connection_to(&found.host, found.port).await?;
-        Ok((CoordinatorNode { id: found.node_id, host: found.host, port: found.port }, conn))
-    }
-
     async fn list_groups_once(&self, states: &[GroupState]) -> Result<Vec<GroupListing>, AdminError> {
         let states: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
         let listings = self.client.list_groups(&["streams"], &states).await?;
@@ -72,30 +67,21 @@ impl ClientAdmin {
     }
 
     async fn describe_once(&self, group_id: &str, include_topology: bool) -> Result<StreamsGroupDescription, AdminError> {
-        let (node, conn) = self.coordinator(group_id).await?;
-        let version = match conn.negotiated_version::<StreamsGroupDescribeRequest>().await {
-            Ok(version) => version,
-            Err(ClientError::UnsupportedVersion { .. }) if include_topology => return Err(AdminError::TopologyUnsupported),
-            Err(e) => return Err(e.into()),
-        };
-        if include_topology && version < DESCRIBE_WITH_TOPOLOGY {
-            return Err(AdminError::TopologyUnsupported);
-        }
-        let request = StreamsGroupDescribeRequest {
-            group_ids: vec![group_id.to_string()],
-            include_topology_description: include_topology,
-            ..Default::default()
-        };
-        let response = conn.send(request, version).await?;
-        let Some(group) = response.groups.into_iter().find(|g| g.group_id == group_id) else {
+        let options = DescribeStreamsGroupsOptions { include_topology_description: include_topology, include_authorized_operations: false };
+        let result = self.client.describe_streams_groups(&[group_id], options).await.into_iter().find(|r| r.group_id == group_id);
+        let Some(result) = result else {
             return Err(AdminError::InvalidResponse(format!("StreamsGroupDescribe response has no entry for group '{group_id}'")));
         };
-        if group.error_code != 0 {
-            return Err(AdminError::Group { group_id: group_id.to_string(), code: group.error_code, message: group.error_message });
+        match result.result {
+            Ok(description) => Ok(from_client(description)),
+            // The library refuses (without sending) a topology request a v0 coordinator cannot
+            // carry, or one without StreamsGroupDescribe at all.
+            Err(ClientError::Unsupported { api, .. }) if include_topology && api == StreamsGroupDescribeRequest::KEY => Err(AdminError::TopologyUnsupported),
+            Err(ClientError::Protocol(reason)) => {
+                Err(AdminError::InvalidResponse(format!("StreamsGroupDescribe response for group '{group_id}' is invalid: {reason}")))
+            }
+            Err(e) => Err(group_error(group_id, e)),
         }
-        StreamsGroupDescription::from_wire(&group, node).map_err(|e| {
-            AdminError::InvalidResponse(format!("StreamsGroupDescribe response for group '{group_id}' is invalid: {e}"))
-        })
     }
 
     async fn offsets_once(&self, group_id: &str) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
@@ -110,6 +96,56 @@ impl ClientAdmin {
                 Some((TopicPartition::new(tp.topic, tp.partition), offset))
             })
             .collect())
+    }
+}
+
+/// The library's description as the tool's model. Task lists come sorted by sub-topology and
+/// partition (the library keeps them as sets).
+fn from_client(d: ClientDescription) -> StreamsGroupDescription {
+    let tasks = |tasks: &Tasks| -> Vec<TaskIds> {
+        tasks.iter().map(|(s, p)| TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect() }).collect()
+    };
+    let assignment = |a: &kcoord_client::streams::Assignment| MemberAssignment {
+        active_tasks: tasks(&a.active),
+        standby_tasks: tasks(&a.standby),
+        warmup_tasks: tasks(&a.warmup),
+    };
+    StreamsGroupDescription {
+        state: GroupState::parse(&d.group_state),
+        coordinator: CoordinatorNode { id: d.coordinator.node_id, host: d.coordinator.host.clone(), port: d.coordinator.port },
+        subtopologies: d
+            .subtopologies
+            .iter()
+            .map(|s| SubtopologyDescription {
+                subtopology_id: s.subtopology_id.clone(),
+                source_topics: s.source_topics.clone(),
+                repartition_sink_topics: s.repartition_sink_topics.clone(),
+                state_changelog_topics: s.state_changelog_topics.iter().map(|t| t.name.clone()).collect(),
+                repartition_source_topics: s.repartition_source_topics.iter().map(|t| t.name.clone()).collect(),
+            })
+            .collect(),
+        members: d
+            .members
+            .iter()
+            .map(|m| MemberDescription {
+                member_id: m.member_id.clone(),
+                member_epoch: m.member_epoch,
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                process_id: m.process_id.clone(),
+                topology_epoch: m.topology_epoch,
+                is_classic: m.is_classic,
+                assignment: assignment(&m.assignment),
+                target_assignment: assignment(&m.target_assignment),
+            })
+            .collect(),
+        group_id: d.group_id,
+        group_epoch: d.group_epoch,
+        target_assignment_epoch: d.target_assignment_epoch,
+        topology_epoch: d.topology_epoch,
+        assignor_name: d.assignor_name,
+        topology_description_status: d.topology_description_status,
+        topology_description: d.topology_description,
     }
 }
 

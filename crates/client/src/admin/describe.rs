@@ -1,7 +1,6 @@
-//! StreamsGroupDescribe, answered as Kafka's `StreamsGroupDescription`.
-//!
-//! Topology descriptions (StreamsGroupDescribe v1's IncludeTopologyDescription) are not asked
-//! for yet; `DescribeStreamsGroupsOptions` is where that option goes.
+//! StreamsGroupDescribe, answered as Kafka's `StreamsGroupDescription`, with the topology
+//! description (KIP-1331) when asked for: IncludeTopologyDescription exists from v1, so it is
+//! set only when v1 is negotiated, and asking for it from an older coordinator fails.
 
 use kcoord_wire::messages::streams_group_describe_response::{DescribedGroup, Member, Subtopology, TopicInfo as WireTopicInfo};
 use kcoord_wire::messages::StreamsGroupDescribeRequest;
@@ -11,10 +10,18 @@ use crate::admin::{acl::AclOperation, GroupResult};
 use crate::client::{Client, Coordinator};
 use crate::error::ClientError;
 use crate::streams::{Assignment, Endpoint};
+use crate::topology::{self, StreamsGroupTopologyDescription, TopologyDescriptionStatus};
+
+/// StreamsGroupDescribe's first version with IncludeTopologyDescription.
+const DESCRIBE_WITH_TOPOLOGY_DESCRIPTION: i16 = 1;
 
 /// Options of [`Client::describe_streams_groups`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DescribeStreamsGroupsOptions {
+    /// Ask for each group's topology description (Kafka's `includeTopologyDescription`).
+    /// Needs StreamsGroupDescribe v1; against an older coordinator every group fails with
+    /// [`ClientError::Unsupported`].
+    pub include_topology_description: bool,
     pub include_authorized_operations: bool,
 }
 
@@ -37,6 +44,23 @@ pub struct StreamsGroupDescription {
     pub authorized_operations: Option<Vec<AclOperation>>,
     /// StreamsGroupDescribe v1+; `None` before or when the server did not say.
     pub assignor_name: Option<String>,
+    /// Why `topology_description` is or is not there.
+    pub topology_description_status: TopologyDescriptionStatus,
+    /// Present iff the status is AVAILABLE.
+    pub topology_description: Option<StreamsGroupTopologyDescription>,
+}
+
+impl StreamsGroupDescription {
+    /// The group's topology description (Kafka's `topologyDescription()`): `None` unless it
+    /// was asked for and the coordinator had one.
+    pub fn topology_description(&self) -> Option<&StreamsGroupTopologyDescription> {
+        self.topology_description.as_ref()
+    }
+
+    /// Kafka's `topologyDescriptionStatus()`.
+    pub fn topology_description_status(&self) -> TopologyDescriptionStatus {
+        self.topology_description_status
+    }
 }
 
 /// One subtopology of the group's topology.
@@ -94,12 +118,11 @@ impl Client {
     /// is that group's [`ClientError::Kafka`].
     pub async fn describe_streams_groups(&self, group_ids: &[&str], options: DescribeStreamsGroupsOptions) -> Vec<GroupResult<StreamsGroupDescription>> {
         self.per_coordinator(group_ids, |coordinator, conn, groups| async move {
-            let version = conn.negotiated_version::<StreamsGroupDescribeRequest>().await?;
+            let version = describe_version(&conn, options).await?;
             let request = StreamsGroupDescribeRequest {
                 group_ids: groups,
                 include_authorized_operations: options.include_authorized_operations,
-                // The topology description comes with the admin work of issue 5.
-                include_topology_description: false,
+                include_topology_description: options.include_topology_description,
                 ..Default::default()
             };
             let response = conn.send(request, version).await?;
@@ -116,8 +139,35 @@ impl Client {
     }
 }
 
+/// The StreamsGroupDescribe version to use; with `include_topology_description`, v1 or a clear
+/// refusal (the flag cannot be sent at v0, and dropping it would silently answer NOT_REQUESTED).
+async fn describe_version(conn: &crate::Connection, options: DescribeStreamsGroupsOptions) -> Result<i16, ClientError> {
+    let negotiated = conn.negotiated_version::<StreamsGroupDescribeRequest>().await;
+    if !options.include_topology_description {
+        return negotiated;
+    }
+    let offered = match &negotiated {
+        Ok(v) => format!("it offers StreamsGroupDescribe up to v{v}"),
+        Err(_) => "it offers no usable StreamsGroupDescribe version".to_string(),
+    };
+    match negotiated {
+        Ok(version) if version >= DESCRIBE_WITH_TOPOLOGY_DESCRIPTION => Ok(version),
+        _ => Err(ClientError::Unsupported {
+            api: StreamsGroupDescribeRequest::KEY,
+            reason: format!(
+                "topology descriptions are unsupported by the coordinator at {} (StreamsGroupDescribe v{DESCRIBE_WITH_TOPOLOGY_DESCRIPTION} required; {offered})",
+                conn.addr()
+            ),
+        }),
+    }
+}
+
 fn description(group: DescribedGroup, coordinator: &Coordinator, options: DescribeStreamsGroupsOptions) -> Result<StreamsGroupDescription, ClientError> {
     ClientError::check(StreamsGroupDescribeRequest::KEY, group.error_code, group.error_message.as_deref())?;
+    let (topology_description_status, topology_description) =
+        topology::from_wire(group.topology_description_status, group.topology_description.as_ref()).map_err(|e| {
+            ClientError::Protocol(format!("StreamsGroupDescribe: the topology description of group {:?} is invalid: {e}", group.group_id))
+        })?;
     let (topology_epoch, subtopologies) = match group.topology {
         Some(t) => (t.epoch, t.subtopologies.unwrap_or_default().into_iter().map(subtopology).collect()),
         None => (-1, Vec::new()),
@@ -133,6 +183,8 @@ fn description(group: DescribedGroup, coordinator: &Coordinator, options: Descri
         coordinator: coordinator.clone(),
         authorized_operations: if options.include_authorized_operations { AclOperation::from_bit_field(group.authorized_operations) } else { None },
         assignor_name: group.assignor_name,
+        topology_description_status,
+        topology_description,
     })
 }
 

@@ -1,13 +1,17 @@
 //! Admin calls on [`Client`], modelled on Kafka's `Admin`: groups, streams group descriptions,
-//! topics and committed offsets. Each uses the newest version client and server share.
+//! topics (create, delete, list), committed offsets, brokers and their configs. Each uses the
+//! newest version client and server share.
 //!
 //! Group-scoped calls go to the group's coordinator. When the coordinator answers
 //! NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE, or its connection breaks, the coordinator is
 //! looked up again and the call is retried once.
 
 mod acl;
+mod brokers;
+mod configs;
 mod describe;
 mod groups;
+mod list_topics;
 mod offsets;
 mod topics;
 
@@ -17,11 +21,14 @@ use std::future::Future;
 use tracing::debug;
 
 pub use acl::AclOperation;
+pub use brokers::{BrokerDescription, ClusterDescription};
+pub use configs::{ConfigEntry, ConfigResourceType, ConfigSource};
 pub use describe::{
     DescribeStreamsGroupsOptions, StreamsGroupDescription, StreamsGroupMemberDescription, StreamsGroupSubtopologyDescription, TaskOffset,
     TopicInfo,
 };
 pub use groups::GroupListing;
+pub use list_topics::{ListTopicsSource, TopicListing};
 pub use offsets::{GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults, TopicPartition};
 pub use topics::{CreatedTopic, NewTopic};
 

@@ -6,6 +6,9 @@ use std::time::Duration;
 use kcoord_wire::messages::streams_group_heartbeat_request::Topology;
 use kcoord_wire::messages::StreamsGroupHeartbeatResponse;
 
+use crate::topology::streams::{InvalidTopologyDescription, TopologyDescription};
+use crate::topology::WireTopology;
+
 /// Called with every heartbeat response (errors included) and the version it was decoded at,
 /// before the member applies it. The seam for logic that rides on heartbeats, such as pushing
 /// topology descriptions.
@@ -60,6 +63,14 @@ pub struct StreamsMemberConfig {
     pub retry_backoff: Duration,
     pub retry_backoff_max: Duration,
     pub on_response: Option<ResponseHook>,
+    /// Kafka Streams' `topology.description.push.enabled` (default true): push the topology
+    /// description when the coordinator asks. When false nothing is stored and the
+    /// coordinator's requests are ignored.
+    pub topology_description_push_enabled: bool,
+    /// The description to push, converted to the wire form once (see
+    /// [`StreamsMemberConfig::with_topology_description`]) and shared by every member built
+    /// from this config.
+    pub topology_description: Option<Arc<WireTopology>>,
 }
 
 impl std::fmt::Debug for StreamsMemberConfig {
@@ -72,6 +83,8 @@ impl std::fmt::Debug for StreamsMemberConfig {
             .field("topology_epoch", &self.topology.epoch)
             .field("heartbeat_version", &self.heartbeat_version)
             .field("owned_tasks", &self.owned_tasks)
+            .field("topology_description_push_enabled", &self.topology_description_push_enabled)
+            .field("topology_description", &self.topology_description.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -93,6 +106,8 @@ impl StreamsMemberConfig {
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
             on_response: None,
+            topology_description_push_enabled: true,
+            topology_description: None,
         }
     }
 
@@ -144,6 +159,25 @@ impl StreamsMemberConfig {
     pub fn with_retry_backoff(mut self, first: Duration, max: Duration) -> Self {
         self.retry_backoff = first;
         self.retry_backoff_max = max;
+        self
+    }
+
+    /// The topology description to push, converted here, once, to the wire form (sorted as
+    /// Kafka Streams' converter sorts it). Fails when the description is not a valid graph.
+    pub fn with_topology_description(mut self, description: &TopologyDescription) -> Result<Self, InvalidTopologyDescription> {
+        self.topology_description = Some(Arc::new(description.to_wire()?));
+        Ok(self)
+    }
+
+    /// A description already in wire form (for tests, or several configs sharing one).
+    pub fn with_wire_topology_description(mut self, description: impl Into<Arc<WireTopology>>) -> Self {
+        self.topology_description = Some(description.into());
+        self
+    }
+
+    /// `topology.description.push.enabled`.
+    pub fn with_topology_description_push(mut self, enabled: bool) -> Self {
+        self.topology_description_push_enabled = enabled;
         self
     }
 

@@ -1,5 +1,7 @@
 //! A streams member running on its own task, with timers, controlled through a handle.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -12,6 +14,7 @@ use crate::error::ClientError;
 use crate::streams::assignment::Assignment;
 use crate::streams::config::StreamsMemberConfig;
 use crate::streams::member::{MemberSnapshot, MemberState, StreamsMember};
+use crate::streams::push::PushCompletion;
 use crate::streams::status::StreamsGroupStatus;
 
 enum Command {
@@ -53,8 +56,20 @@ async fn run(mut member: StreamsMember, mut commands: mpsc::UnboundedReceiver<Co
     // Delays count from the end of the previous heartbeat: a back-off then starts when the
     // error is known, and an interval is longer by one round trip, which no timer minds.
     let mut last_done: Option<Instant> = None;
+    // The topology description push in flight: polled beside the heartbeat timer, never
+    // awaited by a heartbeat, so a push whose answer is slow or never comes delays nothing.
+    let mut push: Option<Pin<Box<dyn Future<Output = PushCompletion> + Send>>> = None;
     loop {
+        if push.is_none() {
+            if let Some(started) = member.maybe_push() {
+                push = Some(Box::pin(started.send()));
+                publish_snapshot(&member, &publish);
+            }
+        }
         let due = last_done.map_or_else(Instant::now, |done| done + member.next_heartbeat_delay());
+        // A push held back by throttling or back-off wakes the loop when it may go. (One that
+        // could go now but did not is waiting for a coordinator, which the heartbeat finds.)
+        let push_due = if push.is_none() { member.next_push_delay().filter(|d| !d.is_zero()).map(|d| Instant::now() + d) } else { None };
         tokio::select! {
             // Commands first: a leave must not wait behind a heartbeat that is already due.
             biased;
@@ -76,21 +91,33 @@ async fn run(mut member: StreamsMember, mut commands: mpsc::UnboundedReceiver<Co
                 // Every handle is gone: stop without leaving.
                 None => return,
             },
+            completion = async { push.as_mut().expect("guarded by the branch condition").await }, if push.is_some() => {
+                push = None;
+                member.handle_push_completion(completion);
+                publish_snapshot(&member, &publish);
+                continue;
+            }
+            () = tokio::time::sleep_until(push_due.unwrap_or(due)), if push_due.is_some_and(|at| at < due) => continue,
             () = tokio::time::sleep_until(due) => {}
         }
         let outcome = member.heartbeat_once().await;
         last_done = Some(Instant::now());
-        publish.send_if_modified(|current| {
-            let next = member.snapshot();
-            let changed = *current != next;
-            *current = next;
-            changed
-        });
+        publish_snapshot(&member, &publish);
         if let Err(error) = outcome {
             debug!(group = member.group_id(), member = member.member_id(), error = %error, "member task ends");
             return;
         }
     }
+}
+
+/// Publishes the member's snapshot when it changed.
+fn publish_snapshot(member: &StreamsMember, publish: &watch::Sender<MemberSnapshot>) {
+    publish.send_if_modified(|current| {
+        let next = member.snapshot();
+        let changed = *current != next;
+        *current = next;
+        changed
+    });
 }
 
 impl StreamsMemberHandle {

@@ -10,6 +10,10 @@
 //! response that carries task lists replaces the owned tasks at once (revoked tasks are
 //! dropped, new ones taken), and the next heartbeat, sent without waiting for the interval,
 //! reports the new owned set, which is how a revocation is acknowledged.
+//!
+//! Topology description pushes (KIP-1331) ride alongside: [`StreamsMember::maybe_push`] hands
+//! out a detached [`TopologyPush`] when the coordinator asked for one, and
+//! [`StreamsMember::handle_push_completion`] takes its answer back (see `push.rs`).
 
 use std::time::Duration;
 
@@ -25,6 +29,7 @@ use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::streams::assignment::{from_response, to_request, Assignment, Tasks};
 use crate::streams::config::{OwnedTasksReporting, StreamsMemberConfig};
+use crate::streams::push::{PushCompletion, PushContext, PushOutcome, PushReport, PushState, TopologyPush};
 use crate::streams::status::StreamsGroupStatus;
 
 /// MemberEpoch of a join.
@@ -69,7 +74,7 @@ pub enum HeartbeatOutcome {
 
 /// What the coordinator asked for regarding the topology description in the latest heartbeat
 /// response that asked for something; consumed by the push logic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TopologyDescriptionRequest {
     /// Heartbeat v2+: push the description under this TopologyDescriptionId.
     Id(Uuid),
@@ -93,6 +98,14 @@ pub struct MemberSnapshot {
     pub last_error: Option<String>,
     pub topology_description_id: Option<Uuid>,
     pub topology_description_required: bool,
+    /// The coordinator's request for a push not yet satisfied.
+    pub pending_topology_description: Option<TopologyDescriptionRequest>,
+    /// The push on its way, if any.
+    pub topology_push_in_flight: Option<TopologyDescriptionRequest>,
+    /// Pushes sent so far.
+    pub topology_pushes_sent: u64,
+    /// How the last finished push went.
+    pub last_topology_push: Option<PushReport>,
 }
 
 /// One streams member. See the module documentation.
@@ -116,7 +129,8 @@ pub struct StreamsMember {
     partitions_by_user_endpoint: Option<Vec<EndpointToPartitions>>,
     topology_description_id: Option<Uuid>,
     topology_description_required: bool,
-    pending_topology_description: Option<TopologyDescriptionRequest>,
+    /// Topology description pushes: the pending request, the push in flight, throttling.
+    push: PushState,
     /// The coordinator's connection and the heartbeat version used on it.
     coordinator: Option<(Connection, i16)>,
     /// Back-off before the next heartbeat, after a retriable error.
@@ -144,6 +158,7 @@ impl StreamsMember {
     /// A member that has not sent anything yet; drive it with [`StreamsMember::heartbeat_once`]
     /// or run it with [`StreamsMember::spawn`].
     pub fn new(client: &Client, config: StreamsMemberConfig) -> StreamsMember {
+        let push = PushState::new(config.topology_description_push_enabled, config.topology_description.clone());
         StreamsMember {
             client: client.clone(),
             config,
@@ -161,7 +176,7 @@ impl StreamsMember {
             partitions_by_user_endpoint: None,
             topology_description_id: None,
             topology_description_required: false,
-            pending_topology_description: None,
+            push,
             coordinator: None,
             retry_after: None,
             consecutive_errors: 0,
@@ -226,16 +241,72 @@ impl StreamsMember {
         self.topology_description_required
     }
 
-    /// The latest request for a topology description push not yet taken: set by each
+    /// The latest request for a topology description push not yet satisfied: set by each
     /// successful response that carries a TopologyDescriptionId (v2) or
-    /// TopologyDescriptionRequired = true (v1), left alone by responses that carry neither.
+    /// TopologyDescriptionRequired = true (v1), left alone by responses that carry neither,
+    /// cleared by a stored push, a push failing for good, or fencing. Never set when
+    /// `topology.description.push.enabled` is false.
     pub fn pending_topology_description(&self) -> Option<TopologyDescriptionRequest> {
-        self.pending_topology_description
+        self.push.pending()
     }
 
-    /// Takes the pending request (the push logic clears it this way).
+    /// Takes the pending request, so that nothing is pushed for it.
     pub fn take_pending_topology_description(&mut self) -> Option<TopologyDescriptionRequest> {
-        self.pending_topology_description.take()
+        self.push.take_pending()
+    }
+
+    /// Whether a topology description is stored for pushing (push enabled and one configured).
+    pub fn has_topology_description(&self) -> bool {
+        self.push.has_description()
+    }
+
+    /// The push on its way, if any.
+    pub fn topology_push_in_flight(&self) -> Option<TopologyDescriptionRequest> {
+        self.push.in_flight()
+    }
+
+    /// How long until a push may go: `None` when there is nothing to push or one is in
+    /// flight; zero when [`StreamsMember::maybe_push`] would push now (given a coordinator).
+    pub fn next_push_delay(&self) -> Option<Duration> {
+        self.push.delay(tokio::time::Instant::now())
+    }
+
+    /// The push to send now, when the coordinator is known, it asked for a push, a
+    /// description is stored, no push is in flight and no throttle or back-off runs. The push
+    /// is then in flight: send it however suits the caller (on another task, or later) and
+    /// hand its completion to [`StreamsMember::handle_push_completion`]; heartbeats go on
+    /// meanwhile. Never looks the coordinator up (heartbeats do).
+    pub fn maybe_push(&mut self) -> Option<TopologyPush> {
+        if matches!(self.state, MemberState::Left | MemberState::Failed) {
+            return None;
+        }
+        let ctx = PushContext {
+            group_id: &self.config.group_id,
+            member_id: &self.config.member_id,
+            topology_epoch: self.config.topology.epoch,
+            coordinator: self.coordinator.as_ref().map(|(conn, _)| conn),
+        };
+        self.push.next(tokio::time::Instant::now(), ctx)
+    }
+
+    /// Applies the answer to a push from [`StreamsMember::maybe_push`].
+    pub fn handle_push_completion(&mut self, completion: PushCompletion) -> PushOutcome {
+        let (first, max) = (self.config.retry_backoff, self.config.retry_backoff_max);
+        let log = (self.config.group_id.as_str(), self.config.member_id.as_str());
+        let (outcome, rediscover) = self.push.complete(completion, tokio::time::Instant::now(), log, |failures| backoff(first, max, failures));
+        if rediscover {
+            self.forget_coordinator();
+        }
+        outcome
+    }
+
+    /// [`StreamsMember::maybe_push`], then sends the push and applies its answer, waiting for
+    /// it. `None` when no push was due. For tests and tools that step the member; a running
+    /// member pushes on the side instead.
+    pub async fn push_once(&mut self) -> Option<PushOutcome> {
+        let push = self.maybe_push()?;
+        let completion = push.send().await;
+        Some(self.handle_push_completion(completion))
     }
 
     /// The connection to the coordinator currently in use and the heartbeat version on it.
@@ -273,6 +344,10 @@ impl StreamsMember {
             last_error: self.last_error.clone(),
             topology_description_id: self.topology_description_id,
             topology_description_required: self.topology_description_required,
+            pending_topology_description: self.push.pending(),
+            topology_push_in_flight: self.push.in_flight(),
+            topology_pushes_sent: self.push.sent(),
+            last_topology_push: self.push.last().cloned(),
         }
     }
 
@@ -524,6 +599,7 @@ impl StreamsMember {
         self.member_epoch = JOIN_EPOCH;
         self.state = MemberState::Joining;
         self.retry_after = None;
+        self.push.fenced();
     }
 
     fn fail(&mut self, error: ClientError) -> ClientError {
@@ -558,7 +634,7 @@ impl StreamsMember {
         };
         if let Some(request) = request {
             debug!(group = %self.config.group_id, member = %self.config.member_id, version, ?request, "coordinator asks for the topology description");
-            self.pending_topology_description = Some(request);
+            self.push.requested(request);
         }
     }
 
@@ -566,10 +642,16 @@ impl StreamsMember {
     /// with ±20 % jitter.
     fn backoff(&mut self) -> Duration {
         self.consecutive_errors = self.consecutive_errors.saturating_add(1);
-        let exponent = self.consecutive_errors.saturating_sub(1).min(20);
-        let base = self.config.retry_backoff.saturating_mul(1 << exponent).min(self.config.retry_backoff_max);
-        base.mul_f64(rand::random_range(0.8..=1.2))
+        backoff(self.config.retry_backoff, self.config.retry_backoff_max, self.consecutive_errors)
     }
+}
+
+/// The back-off after `failures` consecutive failures: `first * 2^(failures-1)` capped at `max`,
+/// with ±20 % jitter so that many members do not retry in lockstep.
+fn backoff(first: Duration, max: Duration, failures: u32) -> Duration {
+    let exponent = failures.saturating_sub(1).min(20);
+    let base = first.saturating_mul(1 << exponent).min(max);
+    base.mul_f64(rand::random_range(0.8..=1.2))
 }
 
 /// The heartbeat version for `conn`: the highest common one, lowered to `preferred`.

@@ -34,11 +34,19 @@
 //!   (same member id); NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE and broken connections look
 //!   the coordinator up again; those and COORDINATOR_LOAD_IN_PROGRESS retry after an
 //!   exponential back-off; every other error fails the member.
+//!
+//! Topology descriptions (KIP-1331): give the member a description with
+//! [`StreamsMemberConfig::with_topology_description`] and it pushes it whenever the
+//! coordinator asks in a heartbeat response (v2: a TopologyDescriptionId, pushed with key 95;
+//! v1: TopologyDescriptionRequired, pushed with key 93), unless
+//! `topology.description.push.enabled` is false. A running member pushes beside its heartbeat
+//! loop; a stepped one with [`StreamsMember::maybe_push`] / [`StreamsMember::push_once`].
 
 mod assignment;
 mod config;
 mod handle;
 mod member;
+mod push;
 mod status;
 mod topology;
 
@@ -49,5 +57,6 @@ pub use member::{
     HeartbeatOutcome, MemberSnapshot, MemberState, StreamsMember, TopologyDescriptionRequest, JOIN_EPOCH, LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
 };
+pub use push::{PushCompletion, PushOutcome, PushReport, PushResponse, PushResult, TopologyPush, TOPOLOGY_DESCRIPTION_PUSH_ENABLED_CONFIG};
 pub use status::{StatusCode, StreamsGroupStatus};
 pub use topology::{InternalTopic, SubtopologyBuilder, TopologyBuilder, TopologyError};

@@ -5,6 +5,7 @@
 //! runtime.
 #![allow(dead_code)]
 
+pub mod push;
 pub mod streams;
 
 use std::sync::{Arc, Mutex};

@@ -5,6 +5,7 @@
 //! Kafka `server.properties` with extra keys still starts; the caller logs them once logging
 //! is set up (which itself depends on `log.level`).
 
+pub mod controller;
 pub mod listeners;
 pub mod properties;
 pub mod streams;
@@ -14,6 +15,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+pub use controller::ControllerSettings;
 pub use listeners::{ListenerConfig, ListenerKind, SecurityProtocol};
 pub use streams::StreamsGroupConfig;
 
@@ -77,6 +79,8 @@ pub struct Config {
     /// `group.coordinator.threads`; here the default is the number of cores).
     pub group_coordinator_threads: usize,
     pub streams: StreamsGroupConfig,
+    /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
+    pub controller: ControllerSettings,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -232,6 +236,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             |v| int_in(v, 1, MAX_COORDINATOR_THREADS).map(|n| n as usize),
         )?,
         streams: streams::read(r)?,
+        controller: controller::read(r)?,
         warnings: Vec::new(),
     })
 }

@@ -1,6 +1,8 @@
 //! The `group.streams.*` keys of Kafka's `GroupCoordinatorConfig`, with its defaults, its
 //! per-key bounds and its cross-key rules (`verifyStreamsGroupConfigs`).
 
+use std::collections::BTreeMap;
+
 use super::values::{boolean, int_in, optional_string, unique_list};
 use super::{ConfigError, Reader};
 
@@ -30,10 +32,15 @@ pub struct StreamsGroupConfig {
     pub num_warmup_replicas: i32,
     pub max_warmup_replicas: i32,
     pub acceptable_recovery_lag: i64,
-    /// Kafka 4.4's plugin key; interpreted by a later issue.
+    /// Kafka 4.4's plugin key (KIP-1331); used when `topology_description_class` is unset.
     pub topology_description_plugin_class: Option<String>,
-    /// The specification's plugin key; interpreted by a later issue.
+    /// The specification's plugin key (KIP-1331); wins over Kafka 4.4's when both are set.
     pub topology_description_class: Option<String>,
+    /// Bound on each set/get/delete call of the topology description plugin.
+    pub topology_description_timeout_ms: i32,
+    /// Every key of the configuration file, handed to the plugin's `configure` (as Kafka hands
+    /// a plugin all broker configs); empty when no plugin is configured.
+    pub topology_description_configs: BTreeMap<String, String>,
 }
 
 impl Default for StreamsGroupConfig {
@@ -62,6 +69,8 @@ impl Default for StreamsGroupConfig {
             acceptable_recovery_lag: 10_000,
             topology_description_plugin_class: None,
             topology_description_class: None,
+            topology_description_timeout_ms: crate::topology_plugin::DEFAULT_TIMEOUT_MS,
+            topology_description_configs: BTreeMap::new(),
         }
     }
 }
@@ -178,13 +187,66 @@ pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
             |v| Ok(optional_string(v)),
         )?,
         topology_description_class: r.get(
-            "group.streams.topology.description.class",
+            TOPOLOGY_DESCRIPTION_CLASS,
             None,
             |v| Ok(optional_string(v)),
         )?,
+        topology_description_timeout_ms: int(
+            "group.streams.topology.description.timeout.ms",
+            d.topology_description_timeout_ms,
+            POSITIVE,
+        )?,
+        topology_description_configs: BTreeMap::new(),
     };
     verify(r, &c)?;
-    Ok(c)
+    let topology_description_configs = topology_description_plugin(r, &c)?;
+    Ok(StreamsGroupConfig {
+        topology_description_configs,
+        ..c
+    })
+}
+
+/// The specification's plugin key.
+pub const TOPOLOGY_DESCRIPTION_CLASS: &str = "group.streams.topology.description.class";
+/// Kafka 4.4's plugin key.
+pub const TOPOLOGY_DESCRIPTION_PLUGIN_CLASS: &str =
+    "group.streams.topology.description.plugin.class";
+/// Keys under this prefix belong to the topology description feature and its plugin.
+pub const TOPOLOGY_DESCRIPTION_PREFIX: &str = "group.streams.topology.description.";
+
+/// Checks that the configured plugin (if any) is a known one, and collects what its
+/// `configure` gets: every key of the file. The keys under the feature's prefix then count as
+/// used (the plugin reads its own, e.g. `group.streams.topology.description.memory.*`), so
+/// they are not reported as unknown.
+fn topology_description_plugin(
+    r: &Reader<'_>,
+    c: &StreamsGroupConfig,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    let Some((key, name)) = c.topology_description_plugin() else {
+        return Ok(BTreeMap::new());
+    };
+    let known = kcoord_plugins::BUILT_IN
+        .iter()
+        .any(|(short, aliases)| *short == name || aliases.contains(&name));
+    if !known {
+        return Err(r.error(
+            key,
+            format!(
+                "unknown topology description plugin \"{name}\" (known plugins: {})",
+                kcoord_plugins::registry::known_names()
+            ),
+        ));
+    }
+    let all: BTreeMap<String, String> = r
+        .props
+        .entries
+        .iter()
+        .map(|(k, e)| (k.clone(), e.value.clone()))
+        .collect();
+    for k in all.keys().filter(|k| k.starts_with(TOPOLOGY_DESCRIPTION_PREFIX)) {
+        r.entry(k);
+    }
+    Ok(all)
 }
 
 fn assignors(raw: &str) -> Result<Vec<String>, String> {
@@ -320,6 +382,20 @@ fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
 }
 
 impl StreamsGroupConfig {
+    /// The topology description plugin the configuration names, with the key that names it:
+    /// `group.streams.topology.description.class`, else Kafka 4.4's
+    /// `group.streams.topology.description.plugin.class`; `None` = the feature is off.
+    pub fn topology_description_plugin(&self) -> Option<(&'static str, &str)> {
+        match (
+            &self.topology_description_class,
+            &self.topology_description_plugin_class,
+        ) {
+            (Some(name), _) => Some((TOPOLOGY_DESCRIPTION_CLASS, name.as_str())),
+            (None, Some(name)) => Some((TOPOLOGY_DESCRIPTION_PLUGIN_CLASS, name.as_str())),
+            (None, None) => None,
+        }
+    }
+
     /// The settings the sans-IO coordinator uses; the min/max bounds only matter here, at
     /// config time.
     pub fn coordinator_config(&self) -> kcoord_coordinator::StreamsGroupConfig {

@@ -1,27 +1,40 @@
-//! The controller: one task owning the catalog's metadata log (topics, partitions, topic
-//! configs), as KRaft has one metadata log with one owner. Commands arrive over a channel
-//! (CreateTopics, DeleteTopics, and the same CreateTopics on behalf of streams groups and
-//! Metadata auto-creation); each change is appended to the log, the new [`TopicsImage`] is
-//! published to the [`TopicCatalog`] that handlers read, and every coordinator shard is told.
+//! The controller: one task owning the metadata log, as KRaft has one metadata log with one
+//! owner. The log holds the topic catalog (topics, partitions, topic configs), the broker
+//! registrations and the finalized features; the decisions about brokers and features are
+//! made by the sans-IO [`kcoord_controller::Controller`], those about topics by the functions
+//! in [`topics`], and both append to the same [`kcoord_metadata::Store`].
 //!
-//! The decisions themselves are sans-IO functions in [`topics`]. A later issue adds broker
-//! registrations: a new [`Command`] variant and its decision function, same log, same
-//! publication path.
+//! Commands arrive over a channel (CreateTopics, DeleteTopics, and the same CreateTopics on
+//! behalf of streams groups and Metadata auto-creation; BrokerRegistration, BrokerHeartbeat).
+//! After each change the records go to the durable log when `metadata.log.dir` is set, the new
+//! [`TopicsImage`] and [`ClusterImage`] are published for handlers, and every coordinator shard
+//! is told about topic changes. Broker sessions expire on the wall clock: the task wakes at
+//! the controller's `next_deadline()` and calls `tick`.
 
+pub mod boot;
 pub mod topics;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use kcoord_metadata::{Record, Store, TopicsImage};
+use kcoord_controller::TickEvent;
+use kcoord_metadata::file_log::LogWriter;
+use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
-use kcoord_wire::messages::{CreateTopicsRequest, DeleteTopicsRequest};
+use kcoord_wire::messages::{
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse, CreateTopicsRequest, DeleteTopicsRequest,
+};
 use kcoord_wire::ErrorCode;
 use tokio::sync::{mpsc, oneshot, watch};
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::catalog::TopicCatalog;
+use crate::clock::now_ms;
+use crate::cluster::{ClusterCatalog, ClusterImage};
 use crate::shards::Coordinators;
+pub use boot::{ControllerBoot, MetadataLogError};
 pub use topics::TopicDefaults;
 
 const CONTROLLER_QUEUE: usize = 256;
@@ -39,6 +52,16 @@ enum Command {
     DeleteTopics {
         request: DeleteTopicsRequest,
         reply: oneshot::Sender<Vec<DeletableTopicResult>>,
+    },
+    RegisterBroker {
+        request: BrokerRegistrationRequest,
+        version: i16,
+        reply: oneshot::Sender<BrokerRegistrationResponse>,
+    },
+    BrokerHeartbeat {
+        request: BrokerHeartbeatRequest,
+        version: i16,
+        reply: oneshot::Sender<BrokerHeartbeatResponse>,
     },
 }
 
@@ -70,6 +93,39 @@ impl ControllerHandle {
         answer.await.map_err(|_| ControllerUnavailable)
     }
 
+    /// BrokerRegistration at request version `version`; answers once the registration is in
+    /// the log (on disk, with `metadata.log.dir`) and published.
+    pub async fn register_broker(
+        &self,
+        request: BrokerRegistrationRequest,
+        version: i16,
+    ) -> Result<BrokerRegistrationResponse, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::RegisterBroker {
+            request,
+            version,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// BrokerHeartbeat at request version `version`.
+    pub async fn broker_heartbeat(
+        &self,
+        request: BrokerHeartbeatRequest,
+        version: i16,
+    ) -> Result<BrokerHeartbeatResponse, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::BrokerHeartbeat {
+            request,
+            version,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
     async fn send(&self, command: Command) -> Result<(), ControllerUnavailable> {
         self.tx
             .send(command)
@@ -80,26 +136,35 @@ impl ControllerHandle {
 
 /// The controller task, built but not yet running.
 pub struct Controller {
-    store: Store,
+    inner: kcoord_controller::Controller,
+    /// The durable copy of the log (`metadata.log.dir`); `None` keeps it in memory only.
+    writer: Option<LogWriter>,
     defaults: TopicDefaults,
     catalog: Arc<TopicCatalog>,
+    cluster: Arc<ClusterCatalog>,
     coordinators: Coordinators,
     rx: mpsc::Receiver<Command>,
 }
 
 impl Controller {
+    /// The task around `boot`'s controller. The catalogs should already hold `boot`'s images
+    /// (see `ServerState::build_with`); shards are told about the topics when the task starts.
     pub fn new(
+        boot: ControllerBoot,
         defaults: TopicDefaults,
         catalog: Arc<TopicCatalog>,
+        cluster: Arc<ClusterCatalog>,
         coordinators: Coordinators,
     ) -> (ControllerHandle, Controller) {
         let (tx, rx) = mpsc::channel(CONTROLLER_QUEUE);
         (
             ControllerHandle { tx },
             Controller {
-                store: Store::new(),
+                inner: boot.controller,
+                writer: boot.writer,
                 defaults,
                 catalog,
+                cluster,
                 coordinators,
                 rx,
             },
@@ -112,9 +177,19 @@ impl Controller {
     }
 
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        // Topics replayed from the log: the shards start with an empty catalog.
+        let replayed = self.catalog.snapshot();
+        if !replayed.is_empty() {
+            self.coordinators.topics_changed(&replayed).await;
+        }
         loop {
+            let wake = self.inner.next_deadline().map(until);
             let command = tokio::select! {
                 command = self.rx.recv() => command,
+                () = sleep_or_never(wake) => {
+                    self.tick().await;
+                    continue;
+                }
                 _ = crate::net::stopped(&mut stop) => None,
             };
             match command {
@@ -126,6 +201,22 @@ impl Controller {
                     let results = self.delete_topics(&request).await;
                     let _ = reply.send(results);
                 }
+                Some(Command::RegisterBroker {
+                    request,
+                    version,
+                    reply,
+                }) => {
+                    let response = self.register_broker(&request, version).await;
+                    let _ = reply.send(response);
+                }
+                Some(Command::BrokerHeartbeat {
+                    request,
+                    version,
+                    reply,
+                }) => {
+                    let response = self.broker_heartbeat(&request, version).await;
+                    let _ = reply.send(response);
+                }
                 None => break,
             }
         }
@@ -133,7 +224,7 @@ impl Controller {
 
     async fn create_topics(&mut self, request: &CreateTopicsRequest) -> Vec<CreatableTopicResult> {
         let decision = topics::create_topics(
-            &self.store.state().topics,
+            &self.inner.state().topics,
             &self.defaults,
             request,
             topics::random_topic_id,
@@ -167,7 +258,7 @@ impl Controller {
     }
 
     async fn delete_topics(&mut self, request: &DeleteTopicsRequest) -> Vec<DeletableTopicResult> {
-        let decision = topics::delete_topics(&self.store.state().topics, request);
+        let decision = topics::delete_topics(&self.inner.state().topics, request);
         for r in &decision.results {
             let outcome = ErrorCode::from_code(r.error_code).map_or("UNKNOWN", ErrorCode::name);
             info!(
@@ -187,20 +278,179 @@ impl Controller {
         results
     }
 
-    /// Appends, publishes, tells the shards. Returns why the records did not apply.
+    async fn register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        version: i16,
+    ) -> BrokerRegistrationResponse {
+        let before = self.inner.store().log().next_offset();
+        let outcome = self.inner.try_register_broker(request, version, now_ms());
+        match &outcome {
+            Ok(reply) => info!(
+                broker_id = request.broker_id,
+                incarnation_id = %kcoord_controller::kafka_uuid(&request.incarnation_id),
+                version,
+                broker_epoch = reply.epoch,
+                static_configs = request.static_configs.len(),
+                static_configs_kept = self.inner.static_configs(request.broker_id).map_or(0, |c| c.len()),
+                metadata_version = %self.inner.metadata_version(),
+                "BrokerRegistration"
+            ),
+            Err(e) => warn!(
+                broker_id = request.broker_id,
+                incarnation_id = %kcoord_controller::kafka_uuid(&request.incarnation_id),
+                version,
+                error = e.code.name(),
+                message = %e.message,
+                "BrokerRegistration refused"
+            ),
+        }
+        let mut response = match outcome {
+            Ok(reply) => BrokerRegistrationResponse {
+                broker_epoch: reply.epoch,
+                ..Default::default()
+            },
+            Err(e) => BrokerRegistrationResponse {
+                error_code: e.code.code(),
+                broker_epoch: -1,
+                ..Default::default()
+            },
+        };
+        if self.after_change(before).await.is_err() && response.error_code == 0 {
+            // Not on disk: the broker must not act on an epoch a restart could forget.
+            response = BrokerRegistrationResponse {
+                error_code: ErrorCode::UNKNOWN_SERVER_ERROR.code(),
+                broker_epoch: -1,
+                ..Default::default()
+            };
+        }
+        response
+    }
+
+    async fn broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        version: i16,
+    ) -> BrokerHeartbeatResponse {
+        let before = self.inner.store().log().next_offset();
+        let was_fenced = self.inner.broker(request.broker_id).map(|b| b.fenced);
+        let mut response = self.inner.broker_heartbeat(request, now_ms());
+        let now_fenced = self.inner.broker(request.broker_id).map(|b| b.fenced);
+        if response.error_code != 0 {
+            // Kafka logs these at INFO/DEBUG too: a restarted broker with an old epoch is common.
+            info!(
+                broker_id = request.broker_id,
+                broker_epoch = request.broker_epoch,
+                version,
+                error =
+                    ErrorCode::from_code(response.error_code).map_or("UNKNOWN", ErrorCode::name),
+                "BrokerHeartbeat refused"
+            );
+        } else if was_fenced != now_fenced {
+            info!(
+                broker_id = request.broker_id,
+                broker_epoch = request.broker_epoch,
+                fenced = response.is_fenced,
+                should_shut_down = response.should_shut_down,
+                "broker state changed"
+            );
+        }
+        if self.after_change(before).await.is_err() && response.error_code == 0 {
+            response = BrokerHeartbeatResponse {
+                error_code: ErrorCode::UNKNOWN_SERVER_ERROR.code(),
+                ..Default::default()
+            };
+        }
+        response
+    }
+
+    /// Fences the brokers whose session expired.
+    async fn tick(&mut self) {
+        let before = self.inner.store().log().next_offset();
+        match self.inner.tick(now_ms()) {
+            Ok(events) => {
+                for TickEvent::SessionExpired { broker_id, epoch } in events {
+                    info!(
+                        broker_id,
+                        broker_epoch = epoch,
+                        "fencing broker because its session has timed out"
+                    );
+                }
+            }
+            Err(e) => error!(error = %e, "fencing expired broker sessions failed"),
+        }
+        let _ = self.after_change(before).await;
+    }
+
+    /// Appends topic records, then persists and publishes. Returns why they did not apply.
     async fn apply(&mut self, records: Vec<Record>) -> Result<(), String> {
         if records.is_empty() {
             return Ok(());
         }
+        let before = self.inner.store().log().next_offset();
         // A decision that does not replay is a bug. The records before the failing one did
-        // apply, so the image is published either way: it is what the log says.
-        let applied = self.store.append(records).map(|_| ()).map_err(|e| {
+        // apply, so the images are published either way: they are what the log says.
+        let applied = self.inner.append(records).map(|_| ()).map_err(|e| {
             error!(error = %e, "controller records did not apply");
             format!("The controller could not apply the change: {e}")
         });
-        let image: Arc<TopicsImage> = Arc::new(self.store.state().topics.clone());
-        self.catalog.publish(Arc::clone(&image));
-        self.coordinators.topics_changed(&image).await;
-        applied
+        let persisted = self.after_change(before).await;
+        applied.and(persisted)
+    }
+
+    /// After records from offset `before` on were appended (possibly none): writes them to the
+    /// durable log, publishes the images, and tells the shards when topics changed. `Err` when
+    /// the durable log could not take them.
+    async fn after_change(&mut self, before: u64) -> Result<(), String> {
+        let log = self.inner.store().log();
+        if log.next_offset() == before {
+            return Ok(());
+        }
+        let persisted = match self.writer.as_mut() {
+            None => Ok(()),
+            Some(writer) => writer.sync_from(log).map(|_| ()).map_err(|e| {
+                // The change stays in memory; the next change writes it again.
+                error!(error = %e, "could not write the metadata log");
+                format!("The controller could not write its metadata log: {e}")
+            }),
+        };
+        let topics_changed = log.records()[usize::try_from(before)
+            .unwrap_or(usize::MAX)
+            .min(log.records().len())..]
+            .iter()
+            .any(|r| is_topic_record(r.record_type));
+        self.cluster
+            .publish(Arc::new(ClusterImage::from_controller(&self.inner)));
+        if topics_changed {
+            let image: Arc<TopicsImage> = Arc::new(self.inner.state().topics.clone());
+            self.catalog.publish(Arc::clone(&image));
+            self.coordinators.topics_changed(&image).await;
+        }
+        persisted
+    }
+}
+
+/// The records the topic catalog is built from (a ConfigRecord may also be about a broker;
+/// publishing the topics once too often costs nothing).
+fn is_topic_record(record_type: i16) -> bool {
+    use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
+    [
+        TopicRecord::API_KEY,
+        PartitionRecord::API_KEY,
+        RemoveTopicRecord::API_KEY,
+        ConfigRecord::API_KEY,
+    ]
+    .contains(&record_type)
+}
+
+/// How long until the wall-clock time `at_ms`.
+fn until(at_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(at_ms.saturating_sub(now_ms())).unwrap_or(0))
+}
+
+async fn sleep_or_never(wake: Option<Duration>) {
+    match wake {
+        Some(after) => tokio::time::sleep(after).await,
+        None => std::future::pending().await,
     }
 }

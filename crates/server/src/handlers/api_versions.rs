@@ -4,7 +4,8 @@
 //! 2. v5 with only one of ClusterId / NodeId, or v3+ with a ClientSoftwareName/Version that
 //!    does not match Kafka's pattern → INVALID_REQUEST;
 //! 3. v5 with a ClusterId and NodeId that are not ours → REBOOTSTRAP_REQUIRED (KIP-1242);
-//! 4. otherwise every API this listener serves, plus features from v3.
+//! 4. otherwise every API this listener serves, plus features from v3. The KIP-1331 push RPCs
+//!    (keys 93 and 95) are listed only when a topology description plugin is configured.
 
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::api_versions_response::{
@@ -14,7 +15,7 @@ use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kcoord_wire::ErrorCode;
 
 use crate::state::RequestContext;
-use crate::supported_versions::{served_apis, supported_versions};
+use crate::supported_versions::{advertised_apis, supported_versions};
 
 pub fn handle(
     ctx: &RequestContext<'_>,
@@ -39,9 +40,13 @@ pub fn handle(
     }
 
     let features = &ctx.server.features;
+    // The controller's finalized levels as of its last publication.
+    let cluster = ctx.server.cluster.snapshot();
     ApiVersionsResponse {
         error_code: ErrorCode::NONE.code(),
-        api_keys: served_apis(ctx.listener.kind)
+        // The KIP-1331 push RPCs only when a topology description plugin is configured.
+        api_keys: advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled())
+            .into_iter()
             .map(|(api, range)| ApiVersion {
                 api_key: api.key(),
                 min_version: range.min,
@@ -62,16 +67,16 @@ pub fn handle(
                 ..Default::default()
             })
             .collect(),
-        finalized_features_epoch: features.finalized_epoch,
+        finalized_features_epoch: cluster.finalized_features_epoch,
         // Level 0 means "disabled" and is not listed, as in Kafka.
-        finalized_features: features
-            .finalized
+        finalized_features: cluster
+            .finalized_features
             .iter()
-            .filter(|f| f.level != 0)
-            .map(|f| FinalizedFeatureKey {
-                name: f.name.to_owned(),
-                max_version_level: f.level,
-                min_version_level: f.level,
+            .filter(|(_, level)| **level != 0)
+            .map(|(name, level)| FinalizedFeatureKey {
+                name: name.clone(),
+                max_version_level: *level,
+                min_version_level: *level,
                 ..Default::default()
             })
             .collect(),
@@ -176,17 +181,19 @@ mod tests {
                     (18, 0, 5),
                     (19, 2, 7),
                     (20, 1, 6),
+                    (32, 1, 4),
                     (42, 0, 3),
                     (60, 0, 2),
                     (88, 0, 2),
-                    (89, 0, 1)
+                    (89, 0, 1),
+                    (96, 0, 1)
                 ]
             );
         }
         let resp = call(ListenerKind::Controller, request("librdkafka", "2.12.1"), 3);
         assert_eq!(
             keys(&resp),
-            vec![(18, 0, 5), (19, 2, 7), (20, 1, 6), (60, 0, 2)]
+            vec![(18, 0, 5), (19, 2, 7), (60, 0, 2), (62, 0, 6), (63, 0, 2)]
         );
     }
 
@@ -215,6 +222,30 @@ mod tests {
             (34, 34)
         );
         assert!(resp.finalized_features_epoch >= 0);
+    }
+
+    #[test]
+    fn finalized_metadata_version_comes_from_the_config_through_the_log() {
+        let config = crate::config::Config::parse(
+            "test",
+            "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\nmetadata.version=4.4-IV2\n",
+        )
+        .unwrap();
+        let listeners = server().listeners.iter().map(|l| (**l).clone()).collect();
+        let (state, _) = crate::state::ServerState::build(std::sync::Arc::new(config), listeners);
+        let resp = with_ctx(&state, ListenerKind::Controller, |ctx| {
+            handle(ctx, request("kcoord-test", "1"), 3)
+        });
+        let finalized: Vec<(&str, i16, i16)> = resp
+            .finalized_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version_level, f.max_version_level))
+            .collect();
+        assert_eq!(finalized, vec![("metadata.version", 33, 33)]);
+        // The bootstrap FeatureLevelRecord is the first record of the log.
+        assert_eq!(resp.finalized_features_epoch, 0);
+        // What the build supports does not move with the finalized level.
+        assert_eq!(resp.supported_features[0].max_version, 34);
     }
 
     #[test]

@@ -7,6 +7,13 @@
 //! these per-group errors carry no ErrorMessage (v3 has the field for the topology-description
 //! plugin's GROUP_DELETION_FAILED, issue 4); before v3 GROUP_DELETION_FAILED, which such clients
 //! do not know, is answered as UNKNOWN_SERVER_ERROR.
+//!
+//! KIP-1331: once a group has been deleted without error, the topology description plugin's
+//! `delete_topology` is called for it (for every such group at once, bounded by
+//! `group.streams.topology.description.timeout.ms`), and the response waits for those calls so
+//! that the plugin has been told when the caller gets its answer. A failure (error, panic or
+//! timeout) is logged at WARN and does not change the response. Groups that become empty or
+//! expire by themselves never reach the plugin: it forgets them by its own TTL.
 
 use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
@@ -14,6 +21,8 @@ use kcoord_wire::ErrorCode;
 
 use super::groups::per_group;
 use crate::state::RequestContext;
+use crate::topology_plugin::plugin_context;
+use tracing::warn;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -38,18 +47,49 @@ pub async fn handle(
             .collect::<Vec<_>>()
     })
     .await;
+    let answers: Vec<(ErrorCode, Option<String>)> = answers
+        .into_iter()
+        .map(|answer| answer.unwrap_or_else(|e| (e.error_code(), None)))
+        .collect();
+    forget_topology_descriptions(ctx, &group_ids, &answers).await;
     let results = group_ids
         .into_iter()
         .zip(answers)
-        .map(|(group_id, answer)| {
-            let (code, message) = answer.unwrap_or_else(|e| (e.error_code(), None));
-            result(group_id, code, message, version)
-        })
+        .map(|(group_id, (code, message))| result(group_id, code, message, version))
         .collect();
     DeleteGroupsResponse {
         throttle_time_ms: 0,
         results,
         ..Default::default()
+    }
+}
+
+/// `delete_topology` for each group deleted without error; failures are only logged.
+async fn forget_topology_descriptions(
+    ctx: &RequestContext<'_>,
+    group_ids: &[String],
+    answers: &[(ErrorCode, Option<String>)],
+) {
+    let topology = &ctx.server.topology;
+    if !topology.is_enabled() {
+        return;
+    }
+    let calls: Vec<_> = group_ids
+        .iter()
+        .zip(answers)
+        .filter(|(_, (code, _))| *code == ErrorCode::NONE)
+        .map(|(group_id, _)| {
+            let call = topology.delete(plugin_context(ctx), group_id.clone());
+            (group_id, call)
+        })
+        .collect();
+    for (group_id, call) in calls {
+        if let Err(e) = call.outcome().await {
+            warn!(
+                group = %group_id, error = %e,
+                "topology description plugin failed to delete the group's topology description; the group is deleted regardless"
+            );
+        }
     }
 }
 

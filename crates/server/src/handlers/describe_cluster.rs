@@ -1,8 +1,10 @@
 //! DescribeCluster (key 60), v0-2, after Kafka's `AuthHelper.computeDescribeClusterResponse`.
 //!
-//! A broker listener answers EndpointType 1 (BROKER) with this node as the only broker; a
-//! controller listener answers EndpointType 2 (CONTROLLER) with this node as the only
-//! controller (KIP-919), at the address of the listener asked. The wrong kind is
+//! A broker listener answers EndpointType 1 (BROKER) with this node and the registered,
+//! unfenced brokers at their endpoint of the same listener name; from v2, IncludeFencedBrokers
+//! adds the fenced ones with IsFenced = true (`cluster.rs`). A controller listener answers
+//! EndpointType 2 (CONTROLLER) with this node as the only controller (KIP-919), at the address
+//! of the listener asked: registered brokers are not controllers. The wrong kind is
 //! MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE; v0 has neither code
 //! and gets INVALID_REQUEST instead, as in Kafka.
 
@@ -11,6 +13,7 @@ use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kcoord_wire::ErrorCode;
 
 use super::{AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS};
+use crate::cluster::{broker_nodes, BrokerNode};
 use crate::config::ListenerKind;
 use crate::state::RequestContext;
 
@@ -59,7 +62,15 @@ pub fn handle(
         );
     }
 
-    let node = ctx.this_node();
+    let brokers = if expected == BROKER {
+        broker_nodes(ctx, version >= 2 && req.include_fenced_brokers)
+    } else {
+        vec![BrokerNode {
+            node: ctx.this_node(),
+            rack: None,
+            fenced: false,
+        }]
+    };
     DescribeClusterResponse {
         throttle_time_ms: 0,
         error_code: ErrorCode::NONE.code(),
@@ -67,14 +78,17 @@ pub fn handle(
         endpoint_type: expected,
         cluster_id: ctx.cluster_id().to_owned(),
         controller_id: ctx.node_id(),
-        brokers: vec![DescribeClusterBroker {
-            broker_id: node.id,
-            host: node.host,
-            port: node.port,
-            rack: None,
-            is_fenced: false,
-            ..Default::default()
-        }],
+        brokers: brokers
+            .into_iter()
+            .map(|b| DescribeClusterBroker {
+                broker_id: b.node.id,
+                host: b.node.host,
+                port: b.node.port,
+                rack: b.rack,
+                is_fenced: b.fenced,
+                ..Default::default()
+            })
+            .collect(),
         cluster_authorized_operations: if req.include_cluster_authorized_operations {
             CLUSTER_AUTHORIZED_OPERATIONS
         } else {
@@ -149,6 +163,76 @@ mod tests {
                 ("controller.example", 9093)
             );
         }
+    }
+
+    #[tokio::test]
+    async fn registered_brokers_are_listed_and_fenced_ones_on_request() {
+        use crate::handlers::broker_registration::tests_support::request;
+        use crate::handlers::testing::{running, Ctx};
+        let node = running("");
+        let state = &node.state;
+        let c = Ctx::new(state, ListenerKind::Controller);
+        let mut epochs = Vec::new();
+        for id in [3, 2] {
+            let mut req = request(id, 1);
+            req.rack = Some(format!("rack-{id}"));
+            let resp = crate::handlers::broker_registration::handle(&c.ctx(state), req, 6).await;
+            epochs.push(resp.broker_epoch);
+        }
+        // Broker 2 catches up and is unfenced; broker 3 stays fenced.
+        let heartbeat = kcoord_wire::messages::BrokerHeartbeatRequest {
+            broker_id: 2,
+            broker_epoch: epochs[1],
+            current_metadata_offset: epochs[1],
+            ..Default::default()
+        };
+        let resp = crate::handlers::broker_heartbeat::handle(&c.ctx(state), heartbeat, 2).await;
+        assert!(!resp.is_fenced);
+        let list = |include_fenced, version| {
+            let req = DescribeClusterRequest {
+                endpoint_type: BROKER,
+                include_fenced_brokers: include_fenced,
+                ..Default::default()
+            };
+            let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
+            resp.brokers
+                .into_iter()
+                .map(|b| (b.broker_id, b.host, b.port, b.rack, b.is_fenced))
+                .collect::<Vec<_>>()
+        };
+        let this = (NODE_ID, "broker.example".to_string(), 9092, None, false);
+        let two = (
+            2,
+            "b.example".to_string(),
+            19092,
+            Some("rack-2".to_string()),
+            false,
+        );
+        let three = (
+            3,
+            "b.example".to_string(),
+            19092,
+            Some("rack-3".to_string()),
+            true,
+        );
+        assert_eq!(list(false, 2), vec![two.clone(), this.clone()]);
+        assert_eq!(list(true, 2), vec![two.clone(), three, this.clone()]);
+        assert_eq!(
+            list(true, 1),
+            vec![two, this],
+            "IncludeFencedBrokers is v2+"
+        );
+        // The controller endpoint lists controllers only.
+        let req = DescribeClusterRequest {
+            endpoint_type: CONTROLLER,
+            include_fenced_brokers: true,
+            ..Default::default()
+        };
+        let resp = with_ctx(state, ListenerKind::Controller, |ctx| handle(ctx, req, 2));
+        assert_eq!(
+            resp.brokers.iter().map(|b| b.broker_id).collect::<Vec<_>>(),
+            vec![NODE_ID]
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Metadata (key 3), v0-13, after Kafka's `KafkaApis.handleTopicMetadataRequest`.
 //!
-//! This node is the only broker (at the address advertised on the listener the request came
-//! in on) and the controller. Topics come from the controller's published catalog: each
-//! partition is led by this node, which is its only replica and in-sync replica. A null topic
+//! This node is the controller and a broker (at the address advertised on the listener the
+//! request came in on); the registered, unfenced brokers are listed with it at their endpoint
+//! of the same listener name (`cluster.rs`). Topics come from the controller's published
+//! catalog: each partition is led by this node, which is its only replica and in-sync
+//! replica; registered brokers host no partitions. A null topic
 //! list (v1+), or an empty one in v0, means all topics. Topic ids are honoured from v12; v10 and
 //! v11 must not use them (INVALID_REQUEST, as Kafka). Unknown names get
 //! UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION when the name is not a legal topic
@@ -26,6 +28,7 @@ use super::{
     AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS,
 };
 use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicImage};
+use crate::cluster::broker_nodes;
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -118,16 +121,20 @@ pub async fn handle(
         }
     }
 
-    let node = ctx.this_node();
+    // This node, and the registered unfenced brokers at this listener (cluster.rs).
+    let brokers = broker_nodes(ctx, false)
+        .into_iter()
+        .map(|b| MetadataResponseBroker {
+            node_id: b.node.id,
+            host: b.node.host,
+            port: b.node.port,
+            rack: b.rack,
+            ..Default::default()
+        })
+        .collect();
     MetadataResponse {
         throttle_time_ms: 0,
-        brokers: vec![MetadataResponseBroker {
-            node_id: node.id,
-            host: node.host,
-            port: node.port,
-            rack: None,
-            ..Default::default()
-        }],
+        brokers,
         cluster_id: Some(ctx.cluster_id().to_owned()),
         controller_id: ctx.node_id(),
         topics,

@@ -4,19 +4,26 @@
 //! and encodes.
 
 pub mod api_versions;
+pub mod broker_heartbeat;
+pub mod broker_registration;
 pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_topics;
 pub mod describe_cluster;
+pub mod describe_configs;
 pub mod describe_groups;
 pub mod find_coordinator;
 mod groups;
 pub mod list_groups;
+pub mod list_topics;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
 pub mod streams_group_describe;
 pub mod streams_group_heartbeat;
+pub mod streams_group_topology_description_update;
+mod topology_push;
+pub mod update_streams_group_topology_description;
 
 /// The "not requested" value of the `*AuthorizedOperations` fields.
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;

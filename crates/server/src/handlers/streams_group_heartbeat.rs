@@ -7,8 +7,14 @@
 //! topics, they are created on its behalf (kafka-wire-facts.md §4.5, `auto_topics.rs`), and the
 //! creation errors cached for them are appended to the MISSING_INTERNAL_TOPICS status.
 //!
-//! The KIP-1331 fields are not decided yet (issue 4): v1 answers TopologyDescriptionRequired =
-//! false and v2 a null TopologyDescriptionId.
+//! KIP-1331: after a successful heartbeat whose result carries the group's current
+//! TopologyDescriptionId (the coordinator leaves it out for STALE_TOPOLOGY members and for
+//! leaves), the topology description plugin's `requires_topology_push` is asked, here on the
+//! connection task and not on the shard, through the guard of `topology_plugin.rs` (a panic is
+//! false, logged at WARN). When it says yes, v2 carries the id and v1 sets
+//! TopologyDescriptionRequired; v0 carries neither, and for v0 the plugin is not asked at all: a
+//! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
+//! push that cannot come. Without a plugin nothing is ever asked.
 
 use std::net::SocketAddr;
 
@@ -23,6 +29,7 @@ use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::auto_topics::creation_failed_suffix;
 use crate::clock;
 use crate::state::RequestContext;
+use crate::topology_plugin::plugin_context;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -83,9 +90,17 @@ pub async fn handle(
             }
         }
     }
-    // Issue 4 decides these (KIP-1331); until then no description is ever requested.
-    response.topology_description_required = false;
-    response.topology_description_id = None;
+    let id = result.topology_description_id;
+    let push = version >= 1
+        && ctx.server.topology.is_enabled()
+        && id.is_some_and(|id| {
+            ctx.server
+                .topology
+                .requires_push(&plugin_context(ctx), &group, id)
+        });
+    // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
+    response.topology_description_required = push && version == 1;
+    response.topology_description_id = id.filter(|_| push && version >= 2);
     response
 }
 

@@ -1,0 +1,8 @@
+//! `kafka-topics`: see `kcoord_admin_cli::topics`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let code = kcoord_admin_cli::topics::run(std::env::args().skip(1), &mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}

@@ -1,0 +1,426 @@
+//! DescribeConfigs (key 32), v1-4, on broker listeners, after Kafka's
+//! `KafkaApis.handleDescribeConfigsRequest` and `ConfigHelper.describeConfigs`.
+//!
+//! - **BROKER (4)** with a registered broker's id: the static configs it registered with
+//!   (KIP-1326), each with source STATIC_BROKER_CONFIG, its value as stored (null stays null),
+//!   IsSensitive false (sensitive configs never reach the controller) and ReadOnly true. Kafka
+//!   asks DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED). An empty name
+//!   means the cluster-wide dynamic defaults, of which kcoord has none: an empty list. A name
+//!   that is not a number, or the id of no registered broker, is INVALID_REQUEST with Kafka's
+//!   messages (for the latter Kafka names its own id; kcoord names the registered ones).
+//! - **TOPIC (2)**: the configs the topic was created with (source DYNAMIC_TOPIC_CONFIG, as
+//!   Kafka reports a topic's own configs); Kafka's defaults are not listed. DESCRIBE_CONFIGS on
+//!   the topic is needed (else TOPIC_AUTHORIZATION_FAILED); an illegal name is
+//!   INVALID_TOPIC_EXCEPTION, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
+//! - Other types (BROKER_LOGGER, CLIENT_METRICS, GROUP) are not kept by kcoord:
+//!   INVALID_REQUEST `Unsupported resource type: <TYPE>`, Kafka's answer for a type its
+//!   ConfigHelper does not describe.
+//!
+//! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
+//! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
+
+use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
+use kcoord_wire::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kcoord_wire::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+use kcoord_wire::ErrorCode;
+
+use super::broker_registration::KAFKA_CLUSTER;
+use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::catalog::invalid_topic_name;
+use crate::state::RequestContext;
+
+/// `ConfigResource.Type` ids.
+pub const TOPIC: i8 = 2;
+pub const BROKER: i8 = 4;
+pub const BROKER_LOGGER: i8 = 8;
+pub const CLIENT_METRICS: i8 = 16;
+pub const GROUP: i8 = 32;
+
+/// `ConfigEntry.ConfigSource` ids.
+pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+pub const STATIC_BROKER_CONFIG: i8 = 4;
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: DescribeConfigsRequest,
+    _version: i16,
+) -> DescribeConfigsResponse {
+    let results = req
+        .resources
+        .iter()
+        .map(|resource| {
+            let outcome = match resource.resource_type {
+                BROKER => broker(ctx, resource, req.include_synonyms),
+                TOPIC => topic(ctx, resource, req.include_synonyms),
+                other => Err(unsupported(other, &resource.resource_name)),
+            };
+            let (error_code, error_message, configs) = match outcome {
+                Ok(configs) => (ErrorCode::NONE.code(), None, configs),
+                Err((code, message)) => (code.code(), message, Vec::new()),
+            };
+            DescribeConfigsResult {
+                error_code,
+                error_message,
+                resource_type: resource.resource_type,
+                resource_name: resource.resource_name.clone(),
+                configs,
+                ..Default::default()
+            }
+        })
+        .collect();
+    DescribeConfigsResponse {
+        throttle_time_ms: 0,
+        results,
+        ..Default::default()
+    }
+}
+
+type Outcome = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
+
+fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    if !authorize(
+        ctx,
+        AclOperation::DescribeConfigs,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    ) {
+        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
+        return Err((code, Some(code.message().to_owned())));
+    }
+    let name = resource.resource_name.as_str();
+    if name.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Ok(id) = name.parse::<i32>() else {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some(format!("Broker id must be an integer, but it is: {name}")),
+        ));
+    };
+    let cluster = ctx.server.cluster.snapshot();
+    let Some(registration) = cluster.brokers.get(id) else {
+        let known: Vec<String> = cluster.brokers.iter().map(|b| b.id.to_string()).collect();
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some(format!(
+                "Unexpected broker id, expected one of the registered broker ids [{}] or empty string, but received {name}",
+                known.join(", ")
+            )),
+        ));
+    };
+    Ok(registration
+        .static_configs
+        .iter()
+        .filter(|(key, _)| is_requested(resource, key))
+        .map(|(key, value)| entry(key, value.clone(), STATIC_BROKER_CONFIG, true, synonyms))
+        .collect())
+}
+
+fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    let name = resource.resource_name.as_str();
+    if !authorize(
+        ctx,
+        AclOperation::DescribeConfigs,
+        ResourceType::Topic,
+        name,
+    ) {
+        let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+        return Err((code, Some(code.message().to_owned())));
+    }
+    if let Some(message) = invalid_topic_name(name) {
+        return Err((ErrorCode::INVALID_TOPIC_EXCEPTION, Some(message)));
+    }
+    let topics = ctx.server.topics.snapshot();
+    let Some(topic) = topics.get(name) else {
+        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None));
+    };
+    Ok(topic
+        .configs
+        .iter()
+        .filter(|(key, _)| is_requested(resource, key))
+        .map(|(key, value)| {
+            entry(
+                key,
+                Some(value.clone()),
+                DYNAMIC_TOPIC_CONFIG,
+                false,
+                synonyms,
+            )
+        })
+        .collect())
+}
+
+fn is_requested(resource: &DescribeConfigsResource, key: &str) -> bool {
+    resource
+        .configuration_keys
+        .as_ref()
+        .is_none_or(|keys| keys.iter().any(|k| k == key))
+}
+
+fn entry(
+    name: &str,
+    value: Option<String>,
+    source: i8,
+    read_only: bool,
+    with_synonyms: bool,
+) -> DescribeConfigsResourceResult {
+    DescribeConfigsResourceResult {
+        name: name.to_owned(),
+        synonyms: if with_synonyms {
+            vec![DescribeConfigsSynonym {
+                name: name.to_owned(),
+                value: value.clone(),
+                source,
+                ..Default::default()
+            }]
+        } else {
+            Vec::new()
+        },
+        value,
+        read_only,
+        config_source: source,
+        is_sensitive: false,
+        config_type: 0,
+        documentation: None,
+        ..Default::default()
+    }
+}
+
+fn unsupported(resource_type: i8, name: &str) -> (ErrorCode, Option<String>) {
+    let known = match resource_type {
+        BROKER_LOGGER => "BROKER_LOGGER",
+        CLIENT_METRICS => "CLIENT_METRICS",
+        GROUP => "GROUP",
+        _ => {
+            return (
+                ErrorCode::INVALID_REQUEST,
+                Some(format!(
+                    "Unexpected resource type UNKNOWN for resource {name}"
+                )),
+            )
+        }
+    };
+    (
+        ErrorCode::INVALID_REQUEST,
+        Some(format!("Unsupported resource type: {known}")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::handlers::broker_registration::tests_support::request as registration;
+    use crate::handlers::testing::{encodes, running, server, with_ctx, Ctx};
+    use crate::state::ServerState;
+    use kcoord_wire::messages::broker_registration_request::StaticConfig;
+
+    fn resource(resource_type: i8, name: &str, keys: Option<&[&str]>) -> DescribeConfigsResource {
+        DescribeConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configuration_keys: keys.map(|k| k.iter().map(|s| (*s).to_owned()).collect()),
+            ..Default::default()
+        }
+    }
+
+    fn call(
+        state: &ServerState,
+        resources: Vec<DescribeConfigsResource>,
+        synonyms: bool,
+        version: i16,
+    ) -> DescribeConfigsResponse {
+        let req = DescribeConfigsRequest {
+            resources,
+            include_synonyms: synonyms,
+            ..Default::default()
+        };
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
+        encodes(&resp, version);
+        resp
+    }
+
+    async fn register_with_configs(state: &ServerState, id: i32, configs: &[(&str, Option<&str>)]) {
+        let mut req = registration(id, 1);
+        req.static_configs = configs
+            .iter()
+            .map(|(name, value)| StaticConfig {
+                name: (*name).into(),
+                value: value.map(str::to_owned),
+                ..Default::default()
+            })
+            .collect();
+        let c = Ctx::new(state, ListenerKind::Controller);
+        let resp = crate::handlers::broker_registration::handle(&c.ctx(state), req, 6).await;
+        assert_eq!(resp.error_code, 0);
+    }
+
+    #[tokio::test]
+    async fn r75_broker_configs_are_the_static_configs_with_nulls_kept() {
+        let node = running("");
+        register_with_configs(
+            &node.state,
+            4,
+            &[("num.io.threads", Some("16")), ("broker.rack", None)],
+        )
+        .await;
+        for version in 1..=4 {
+            let resp = call(
+                &node.state,
+                vec![resource(BROKER, "4", None)],
+                version >= 2,
+                version,
+            );
+            let r = &resp.results[0];
+            assert_eq!(
+                (r.error_code, r.resource_type, r.resource_name.as_str()),
+                (0, BROKER, "4")
+            );
+            let configs: Vec<(&str, Option<&str>, i8, bool, bool)> = r
+                .configs
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.as_str(),
+                        c.value.as_deref(),
+                        c.config_source,
+                        c.read_only,
+                        c.is_sensitive,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                configs,
+                vec![
+                    ("broker.rack", None, STATIC_BROKER_CONFIG, true, false),
+                    (
+                        "num.io.threads",
+                        Some("16"),
+                        STATIC_BROKER_CONFIG,
+                        true,
+                        false
+                    )
+                ],
+                "v{version}"
+            );
+            let synonyms = r.configs[1].synonyms.len();
+            assert_eq!(synonyms, usize::from(version >= 2), "v{version}");
+        }
+        let only = call(
+            &node.state,
+            vec![resource(BROKER, "4", Some(&["num.io.threads", "nope"]))],
+            false,
+            4,
+        );
+        assert_eq!(only.results[0].configs.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn unknown_brokers_bad_names_and_other_types_get_kafkas_errors() {
+        let node = running("");
+        register_with_configs(&node.state, 4, &[]).await;
+        let resp = call(
+            &node.state,
+            vec![
+                resource(BROKER, "9", None),
+                resource(BROKER, "x", None),
+                resource(BROKER, "", None),
+                resource(GROUP, "g", None),
+                resource(BROKER_LOGGER, "4", None),
+                resource(77, "r", None),
+                resource(TOPIC, "missing", None),
+                resource(TOPIC, "a b", None),
+            ],
+            false,
+            4,
+        );
+        let answers: Vec<(i16, Option<&str>)> = resp
+            .results
+            .iter()
+            .map(|r| (r.error_code, r.error_message.as_deref()))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                (42, Some("Unexpected broker id, expected one of the registered broker ids [4] or empty string, but received 9")),
+                (42, Some("Broker id must be an integer, but it is: x")),
+                (0, None),
+                (42, Some("Unsupported resource type: GROUP")),
+                (42, Some("Unsupported resource type: BROKER_LOGGER")),
+                (42, Some("Unexpected resource type UNKNOWN for resource r")),
+                (3, None),
+                (17, Some("Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn topic_configs_are_the_ones_it_was_created_with() {
+        use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+        let node = running("");
+        let created = node
+            .state
+            .controller
+            .create_topics(kcoord_wire::messages::CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: "orders".into(),
+                    num_partitions: 1,
+                    replication_factor: -1,
+                    configs: vec![CreatableTopicConfig {
+                        name: "retention.ms".into(),
+                        value: Some("1000".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(created[0].error_code, 0);
+        let resp = call(&node.state, vec![resource(TOPIC, "orders", None)], true, 4);
+        let c = &resp.results[0].configs[0];
+        assert_eq!(
+            (
+                c.name.as_str(),
+                c.value.as_deref(),
+                c.config_source,
+                c.read_only,
+                c.synonyms.len()
+            ),
+            ("retention.ms", Some("1000"), DYNAMIC_TOPIC_CONFIG, false, 1)
+        );
+    }
+
+    #[test]
+    fn authorization_is_asked_per_resource_type() {
+        let base = server();
+        let (mut state, _) = ServerState::build(
+            Arc::clone(&base.config),
+            base.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        state.authorizer = Some(Arc::new(crate::authz::DenyAll));
+        let resp = call(
+            &state,
+            vec![resource(BROKER, "1", None), resource(TOPIC, "t", None)],
+            false,
+            4,
+        );
+        let answers: Vec<(i16, Option<&str>)> = resp
+            .results
+            .iter()
+            .map(|r| (r.error_code, r.error_message.as_deref()))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                (31, Some("Cluster authorization failed.")),
+                (29, Some("Topic authorization failed."))
+            ]
+        );
+    }
+}

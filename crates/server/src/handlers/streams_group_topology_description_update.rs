@@ -1,0 +1,90 @@
+//! StreamsGroupTopologyDescriptionUpdate (key 93), v0: Kafka 4.4's push (KIP-1331 as merged).
+//! A member asked by a heartbeat (v1, TopologyDescriptionRequired) pushes its full topology
+//! description for its topology epoch; the coordinator maps that epoch to the group's current
+//! TopologyDescriptionId and hands the description to the same plugin method as key 95.
+//!
+//! In order (`topology_push.rs` explains the shared steps):
+//! 1. READ on the GROUP, else GROUP_AUTHORIZATION_FAILED;
+//! 2. a plugin is configured, else UNSUPPORTED_VERSION (and not in ApiVersions);
+//! 3. an empty GroupId or MemberId is INVALID_REQUEST (as in Kafka);
+//! 4. COORDINATOR_LOAD_IN_PROGRESS while the group's shard is loading;
+//! 5. GROUP_ID_NOT_FOUND for an unknown group;
+//! 6. UNKNOWN_MEMBER_ID when the member is not in the group; INVALID_REQUEST when
+//!    TopologyEpoch is not the group's current topology epoch (as in Kafka, which checks the
+//!    member first) and when the description is malformed;
+//! 7. `set_topology(group, the group's current TopologyDescriptionId, description)`: NONE on
+//!    success; the plugin's InvalidRequest → INVALID_REQUEST; TooLarge →
+//!    TOPOLOGY_DESCRIPTION_UPDATE_FAILED (135) with a message saying it was too large (Kafka
+//!    4.4 clients do not know 137); any other error, a panic or the timeout → 135; each logged
+//!    at WARN.
+
+use kcoord_coordinator::description;
+use kcoord_wire::messages::{
+    StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse,
+};
+use kcoord_wire::ErrorCode;
+
+use super::topology_push::{self, Dialect, Refusal};
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: StreamsGroupTopologyDescriptionUpdateRequest,
+    _version: i16,
+) -> StreamsGroupTopologyDescriptionUpdateResponse {
+    let (error_code, error_message) = match push(ctx, req).await {
+        Ok(()) => (ErrorCode::NONE, None),
+        Err(Refusal { code, message }) => (code, message),
+    };
+    StreamsGroupTopologyDescriptionUpdateResponse {
+        throttle_time_ms: 0,
+        error_code: error_code.code(),
+        error_message,
+        ..Default::default()
+    }
+}
+
+async fn push(
+    ctx: &RequestContext<'_>,
+    req: StreamsGroupTopologyDescriptionUpdateRequest,
+) -> Result<(), Refusal> {
+    topology_push::admit(ctx, &req.group_id, Some(&req.member_id))?;
+    let facts = topology_push::group_facts(ctx, &req.group_id, Some(&req.member_id)).await?;
+    if !facts.member_known {
+        return Err(Refusal::new(
+            ErrorCode::UNKNOWN_MEMBER_ID,
+            format!(
+                "Member {} is not a member of streams group {}.",
+                req.member_id, req.group_id
+            ),
+        ));
+    }
+    if facts.topology_epoch != Some(req.topology_epoch) {
+        let current = facts
+            .topology_epoch
+            .map_or_else(|| "none".to_owned(), |e| e.to_string());
+        return Err(Refusal::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "TopologyEpoch {} is not the current topology epoch ({current}) of streams group {}.",
+                req.topology_epoch, req.group_id
+            ),
+        ));
+    }
+    // Every group gets an id when it is created; only a group replayed from records written
+    // before KIP-1331 lacks one, and then no heartbeat has asked for this push.
+    let Some(id) = facts.topology_description_id else {
+        return Err(Refusal::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Streams group {} has no topology description id yet.",
+                req.group_id
+            ),
+        ));
+    };
+    let description = description::from_kafka_push(&req.topology_description)?;
+    topology_push::store(ctx, Dialect::Kafka44, &req.group_id, id, description).await
+}
+
+#[cfg(test)]
+mod tests;

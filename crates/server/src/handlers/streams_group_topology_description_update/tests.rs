@@ -1,0 +1,57 @@
+//! The order of the checks, without sockets (the end-to-end tests in tests/kip1331_*.rs cover
+//! every outcome against the running daemon).
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::authz::DenyAll;
+use crate::config::ListenerKind;
+use crate::handlers::testing::{encodes, server, Ctx};
+use crate::state::ServerState;
+use crate::topology_plugin::TopologyDescriptions;
+
+fn with_plugin(mut state: ServerState) -> ServerState {
+    let plugin = Arc::new(kcoord_plugins::MemoryPlugin::default());
+    state.topology = TopologyDescriptions::new(plugin, "memory", Duration::from_secs(5));
+    state
+}
+
+async fn call(state: &ServerState, group: &str, member: &str) -> i16 {
+    let c = Ctx::new(state, ListenerKind::Broker);
+    let req = StreamsGroupTopologyDescriptionUpdateRequest {
+        group_id: group.into(),
+        member_id: member.into(),
+        topology_epoch: 1,
+        ..Default::default()
+    };
+    let resp = handle(&c.ctx(state), req, 0).await;
+    encodes(&resp, 0);
+    resp.error_code
+}
+
+#[tokio::test]
+async fn r67_checks_in_order_authorization_plugin_ids_loading() {
+    let mut denied = with_plugin(server());
+    denied.authorizer = Some(Arc::new(DenyAll));
+    assert_eq!(
+        call(&denied, "g", "m").await,
+        ErrorCode::GROUP_AUTHORIZATION_FAILED.code()
+    );
+    assert_eq!(
+        call(&server(), "g", "m").await,
+        ErrorCode::UNSUPPORTED_VERSION.code()
+    );
+    let state = with_plugin(server());
+    assert_eq!(
+        call(&state, "g", "").await,
+        ErrorCode::INVALID_REQUEST.code()
+    );
+    assert_eq!(
+        call(&state, "", "m").await,
+        ErrorCode::INVALID_REQUEST.code()
+    );
+    assert_eq!(
+        call(&state, "g", "m").await,
+        ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code()
+    );
+}

@@ -1,0 +1,72 @@
+//! UpdateStreamsGroupTopologyDescription (key 95), v0: the specification's push (KIP-1331).
+//! A member asked by a heartbeat (v2, TopologyDescriptionId) pushes its full topology
+//! description under that id; the coordinator hands it to the topology description plugin.
+//!
+//! In order (`topology_push.rs` explains the shared steps):
+//! 1. READ on the GROUP, else GROUP_AUTHORIZATION_FAILED;
+//! 2. a plugin is configured, else UNSUPPORTED_VERSION (the RPC is then also missing from
+//!    ApiVersions);
+//! 3. an empty GroupId is INVALID_REQUEST;
+//! 4. COORDINATOR_LOAD_IN_PROGRESS while the group's shard is loading;
+//! 5. GROUP_ID_NOT_FOUND for an unknown group;
+//! 6. INVALID_REQUEST for the all-zero TopologyDescriptionId (a uuid cannot be null on the
+//!    wire, so all-zero is "null", and a push must name an id) and for a malformed description;
+//! 7. `set_topology(group, the id from the request unchanged, description)`: NONE on success;
+//!    the plugin's InvalidRequest → INVALID_REQUEST, TooLarge → TOPOLOGY_DESCRIPTION_TOO_LARGE
+//!    (137), any other error, a panic or the timeout → TOPOLOGY_DESCRIPTION_UPDATE_FAILED
+//!    (135), each logged at WARN.
+//!
+//! The id is not compared with the group's current one: the plugin decides what a push for a
+//! superseded id means (the `memory` plugin ignores it).
+
+use kcoord_coordinator::description;
+use kcoord_wire::messages::{
+    UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse,
+};
+use kcoord_wire::ErrorCode;
+
+use super::topology_push::{self, Dialect, Refusal};
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: UpdateStreamsGroupTopologyDescriptionRequest,
+    _version: i16,
+) -> UpdateStreamsGroupTopologyDescriptionResponse {
+    let (error_code, error_message) = match push(ctx, req).await {
+        Ok(()) => (ErrorCode::NONE, None),
+        Err(Refusal { code, message }) => (code, message),
+    };
+    UpdateStreamsGroupTopologyDescriptionResponse {
+        throttle_time_ms: 0,
+        error_code: error_code.code(),
+        error_message,
+        ..Default::default()
+    }
+}
+
+async fn push(
+    ctx: &RequestContext<'_>,
+    req: UpdateStreamsGroupTopologyDescriptionRequest,
+) -> Result<(), Refusal> {
+    topology_push::admit(ctx, &req.group_id, None)?;
+    topology_push::group_facts(ctx, &req.group_id, None).await?;
+    if req.topology_description_id.is_nil() {
+        return Err(Refusal::new(
+            ErrorCode::INVALID_REQUEST,
+            "TopologyDescriptionId must not be null (the all-zero uuid).",
+        ));
+    }
+    let description = description::from_spec_push(&req.topology_description)?;
+    topology_push::store(
+        ctx,
+        Dialect::Specification,
+        &req.group_id,
+        req.topology_description_id,
+        description,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests;
