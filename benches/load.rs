@@ -5,37 +5,63 @@
 //! cargo bench --bench load -- --connections 64 --inflight 16 --seconds 5 --api apiversions
 //! cargo bench --bench load -- --api apiversions,metadata --connections 1,64 --inflight 1,16
 //! cargo bench --bench load -- --addr 127.0.0.1:9092 --api metadata      # a daemon you run
+//! cargo bench --bench load -- --api heartbeat --rounds 3               # issue 3's benchmark 1
 //! ```
 //!
 //! Flags (lists are comma-separated; every combination of `--api`, `--connections` and
 //! `--inflight` is one run, all against the same daemon):
-//! - `--api apiversions|metadata` (default `apiversions`)
+//! - `--api apiversions|metadata|heartbeat` (default `apiversions`)
 //! - `--connections C` (default 64), `--inflight P` (default 16)
 //! - `--seconds S` measured time (default 5), `--warmup W` seconds before it (default 1)
-//! - `--api-version V` overrides the request version (defaults: ApiVersions v3, Metadata v12)
+//! - `--api-version V` overrides the request version (defaults: ApiVersions v3, Metadata v12,
+//!   StreamsGroupHeartbeat: the highest both sides support)
 //! - `--addr host:port` a running daemon's broker listener; without it the bench starts the
 //!   `kcoord` binary Cargo built alongside it (for `cargo bench`: the optimized one) as a
 //!   separate process on free loopback ports, and stops it afterwards
 //! - `--client-threads N` worker threads of the load generator's runtime (default 2)
+//! - `--rounds R` repeats the whole list of runs R times, alternating (default 1)
+//!
+//! Heartbeat workload (`--api heartbeat`): `--groups G` (1000) streams groups of `--members M`
+//! (10) members, each group with one stateless subtopology reading a pre-created source topic
+//! of `--partitions N` (10) partitions. The daemon gets `group.streams.initial.rebalance.delay.ms=0`
+//! and `group.streams.assignment.interval.ms=0` (so the setup converges at once) and a 300 s
+//! session timeout (so members idle during the ApiVersions runs are not expired). Before any
+//! run, every member joins and the bench heartbeats until every group is Stable (checked on
+//! the members and with StreamsGroupDescribe). Then member `i` belongs to connection `i % C`;
+//! a connection keeps P of its members' heartbeats in flight (at most one per member), always
+//! sending for the member that waited longest, as fast as the answers come. Each response goes
+//! through the member's `handle_response`; anything but an accepted, unchanged heartbeat is an
+//! error. `--owned changed,always` (default both): `changed` is what Kafka's Java client sends
+//! (owned tasks only when they changed, so null in steady state), `always` lists them in every
+//! heartbeat. Unless `--no-compare`, each (C, P) also gets an ApiVersions run right before the
+//! heartbeat runs, and after all runs one `"bench":"heartbeat"` line per (C, P) sums the rounds
+//! up: heartbeats/s, p50/p99, ApiVersions/s and the ratio (goal >= 0.8).
+//!
+//! Every run line also carries the CPU seconds the daemon (when the bench started it) and the
+//! bench process used during the measured window, per request: a ratio the noisy machine
+//! disturbs less than throughput.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
-//! (C=1, P=1, 0.2 s, no warm-up, every api) so the code stays exercised; unknown arguments
-//! (libtest's) are ignored there. The process exits with status 1 if any run saw an error or
-//! completed no request.
+//! (C=1, P=1, 0.2 s, no warm-up, every api; 2 groups of 3 members) so the code stays
+//! exercised; unknown arguments (libtest's) are ignored there. The process exits with status 1
+//! if any run saw an error or completed no request.
 //!
 //! How it measures: each connection is one task that writes P requests, then for every
 //! response read writes one more (responses arrive in request order, so the send time of a
-//! response's request is the front of a queue). Requests are frames pre-encoded once with the
-//! correlation id patched in, so the generator stays cheap next to the daemon. Latency is
-//! send-to-receive per request, recorded for requests sent after the warm-up and answered
+//! response's request is the front of a queue). Stateless requests are frames pre-encoded once
+//! with the correlation id patched in, so the generator stays cheap next to the daemon. Latency
+//! is send-to-receive per request, recorded for requests sent after the warm-up and answered
 //! before the end; `req_per_s` is their count over the measured seconds. Latencies are kept
 //! exactly (ns, `u32`; at most `MAX_SAMPLES` per run) and sorted for the percentiles.
 //!
-//! New workloads (e.g. heartbeats) implement [`Generator`] and get a name in [`Workload`].
+//! New workloads implement [`Generator`] and get a name in [`Workload`].
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/fleet.rs"]
+mod fleet;
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -43,6 +69,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
+use kcoord_client::streams::{HeartbeatOutcome, MemberState, OwnedTasksReporting, StreamsMember};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{write_frame, FrameDecoder};
 use kcoord_wire::messages::{
@@ -58,19 +85,24 @@ const MAX_SAMPLES: usize = 40_000_000;
 /// A connection that gets no response for this long is counted as failed.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_CHUNK: usize = 64 * 1024;
+/// The source topic of the heartbeat workload's groups.
+const SOURCE_TOPIC: &str = "bench-source";
 
 // ---------------------------------------------------------------------------------------------
 // Workloads
 
 /// Produces the requests of one connection and judges their responses. One instance per
-/// connection, so a stateful workload (say, a heartbeating member per in-flight slot) keeps
-/// its state here.
+/// connection, so a stateful workload (the heartbeat one: its share of the members) keeps its
+/// state here.
 pub trait Generator: Send + 'static {
     /// Appends one complete request frame (size prefix included) with this correlation id.
-    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut);
+    /// `Err` counts as an error and stops the connection from sending more.
+    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String>;
     /// Judges one response frame (without the size prefix; its correlation id already
     /// matched). `Err` counts as an error.
     fn check_response(&mut self, frame: &[u8]) -> Result<(), String>;
+    /// The generator back after the run (the heartbeat workload takes its members back).
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 /// The workloads `--api` can name.
@@ -78,15 +110,23 @@ pub trait Generator: Send + 'static {
 enum Workload {
     ApiVersions,
     Metadata,
+    Heartbeat,
 }
 
 impl Workload {
-    const ALL: [Workload; 2] = [Workload::ApiVersions, Workload::Metadata];
+    const ALL: [Workload; 3] = [
+        Workload::ApiVersions,
+        Workload::Metadata,
+        Workload::Heartbeat,
+    ];
 
     fn parse(name: &str) -> Option<Workload> {
         match name.to_ascii_lowercase().as_str() {
             "apiversions" | "api_versions" | "api-versions" => Some(Workload::ApiVersions),
             "metadata" => Some(Workload::Metadata),
+            "heartbeat" | "streamsgroupheartbeat" | "streams-group-heartbeat" => {
+                Some(Workload::Heartbeat)
+            }
             _ => None,
         }
     }
@@ -95,17 +135,21 @@ impl Workload {
         match self {
             Workload::ApiVersions => ApiKey::ApiVersions,
             Workload::Metadata => ApiKey::Metadata,
+            Workload::Heartbeat => ApiKey::StreamsGroupHeartbeat,
         }
     }
 
-    fn default_version(self) -> i16 {
+    /// The version sent unless `--api-version` says otherwise; `None` = negotiated.
+    fn default_version(self) -> Option<i16> {
         match self {
             // What current Java clients and librdkafka send.
-            Workload::ApiVersions => 3,
-            Workload::Metadata => 12,
+            Workload::ApiVersions => Some(3),
+            Workload::Metadata => Some(12),
+            Workload::Heartbeat => None,
         }
     }
 
+    /// A generator of a stateless workload (ApiVersions, Metadata).
     fn generator(self, version: i16) -> Result<Box<dyn Generator>, String> {
         match self {
             Workload::ApiVersions => {
@@ -155,8 +199,23 @@ impl Workload {
                     },
                 )?))
             }
+            Workload::Heartbeat => Err("the heartbeat workload needs its members".into()),
         }
     }
+}
+
+/// Checks a version against the API's range.
+fn check_version(api: ApiKey, version: i16) -> Result<(), String> {
+    let range = api.valid_versions();
+    if version < range.min || version > range.max {
+        return Err(format!(
+            "{} has versions {}..{}, not {version}",
+            api.name(),
+            range.min,
+            range.max
+        ));
+    }
+    Ok(())
 }
 
 /// The same request over and over. The frame is encoded once; only the correlation id changes.
@@ -180,15 +239,7 @@ impl Repeat {
         request: &R,
         check_first: fn(&mut Bytes, i16) -> Result<(), String>,
     ) -> Result<Repeat, String> {
-        let range = api.valid_versions();
-        if version < range.min || version > range.max {
-            return Err(format!(
-                "{} has versions {}..{}, not {version}",
-                api.name(),
-                range.min,
-                range.max
-            ));
-        }
+        check_version(api, version)?;
         let header = RequestHeader {
             request_api_key: api.key(),
             request_api_version: version,
@@ -216,11 +267,12 @@ impl Repeat {
 }
 
 impl Generator for Repeat {
-    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) {
+    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
         let start = out.len();
         out.extend_from_slice(&self.frame);
         out[start + CORRELATION_ID_AT..start + CORRELATION_ID_AT + 4]
             .copy_from_slice(&correlation_id.to_be_bytes());
+        Ok(())
     }
 
     fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
@@ -246,6 +298,100 @@ impl Generator for Repeat {
             }
         }
     }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// Heartbeats of one connection's share of the members: each request is the member's own
+/// `prepare_heartbeat`, each response goes to its `handle_response`. The member that waited
+/// longest goes next; a member has at most one heartbeat in flight.
+struct Heartbeats {
+    /// (index in the fleet, member)
+    members: Vec<(usize, StreamsMember)>,
+    ready: VecDeque<usize>,
+    in_flight: VecDeque<(usize, i32)>,
+    version: i16,
+    always_owned: bool,
+}
+
+impl Heartbeats {
+    fn new(members: Vec<(usize, StreamsMember)>, version: i16, always_owned: bool) -> Heartbeats {
+        Heartbeats {
+            ready: (0..members.len()).collect(),
+            in_flight: VecDeque::with_capacity(members.len()),
+            members,
+            version,
+            always_owned,
+        }
+    }
+}
+
+impl Generator for Heartbeats {
+    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
+        let at = self
+            .ready
+            .pop_front()
+            .ok_or("more heartbeats in flight than members")?;
+        let member = &mut self.members[at].1;
+        let request = fleet::next_heartbeat(member, self.always_owned)?;
+        fleet::encode_request(
+            ApiKey::StreamsGroupHeartbeat,
+            self.version,
+            correlation_id,
+            &request,
+            out,
+        )?;
+        self.in_flight.push_back((at, correlation_id));
+        Ok(())
+    }
+
+    fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
+        let (at, id) = self
+            .in_flight
+            .pop_front()
+            .ok_or("a heartbeat response nobody asked for")?;
+        self.ready.push_back(at);
+        let member = &mut self.members[at].1;
+        let epoch = member.member_epoch();
+        let outcome =
+            fleet::apply_response(member, self.version, id, Bytes::copy_from_slice(frame))?;
+        match outcome {
+            HeartbeatOutcome::Accepted {
+                assignment_changed: false,
+            } if member.state() == MemberState::Stable && member.member_epoch() == epoch => Ok(()),
+            other => Err(format!(
+                "steady-state heartbeat of {} in {}: {other:?}, state {:?}, epoch {epoch} -> {}",
+                member.member_id(),
+                member.group_id(),
+                member.state(),
+                member.member_epoch()
+            )),
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// When the heartbeat workload lists owned tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owned {
+    /// Only when changed (null in steady state), as Kafka's Java client.
+    Changed,
+    /// In every heartbeat.
+    Always,
+}
+
+impl Owned {
+    fn name(self) -> &'static str {
+        match self {
+            Owned::Changed => "changed",
+            Owned::Always => "always",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,11 +407,19 @@ struct Options {
     warmup: f64,
     addr: Option<String>,
     client_threads: usize,
+    rounds: usize,
+    groups: usize,
+    members: usize,
+    partitions: usize,
+    owned: Vec<Owned>,
+    compare: bool,
 }
 
 const USAGE: &str =
-    "usage: load [--api apiversions|metadata[,..]] [--connections C[,..]] [--inflight P[,..]] \
-[--seconds S] [--warmup W] [--api-version V] [--addr host:port] [--client-threads N]";
+    "usage: load [--api apiversions|metadata|heartbeat[,..]] [--connections C[,..]] \
+[--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
+[--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
+[--owned changed|always[,..]] [--no-compare]";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -279,6 +433,12 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             warmup: 1.0,
             addr: None,
             client_threads: 2,
+            rounds: 1,
+            groups: 1000,
+            members: 10,
+            partitions: 10,
+            owned: vec![Owned::Changed, Owned::Always],
+            compare: true,
         }
     } else {
         // `cargo test --all-targets`: a quick smoke run of every workload.
@@ -291,6 +451,12 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             warmup: 0.0,
             addr: None,
             client_threads: 1,
+            rounds: 1,
+            groups: 2,
+            members: 3,
+            partitions: 4,
+            owned: vec![Owned::Changed, Owned::Always],
+            compare: true,
         }
     };
     let mut i = 0;
@@ -310,10 +476,16 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--api-version"
                 | "--addr"
                 | "--client-threads"
+                | "--rounds"
+                | "--groups"
+                | "--members"
+                | "--partitions"
+                | "--owned"
         );
         if !takes_value {
             match name {
                 "--bench" => {}
+                "--no-compare" => options.compare = false,
                 _ if bench => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
                 _ => eprintln!("load: ignoring argument {flag:?} (smoke mode)"),
             }
@@ -333,8 +505,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         match name {
             "--api" => {
                 options.workloads = list(&value, |s| {
-                    Workload::parse(s)
-                        .ok_or_else(|| format!("unknown api {s:?} (apiversions, metadata)"))
+                    Workload::parse(s).ok_or_else(|| {
+                        format!("unknown api {s:?} (apiversions, metadata, heartbeat)")
+                    })
                 })?
             }
             "--connections" => options.connections = list(&value, positive)?,
@@ -350,11 +523,25 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--addr" => options.addr = Some(value),
             "--client-threads" => options.client_threads = positive(&value)?,
+            "--rounds" => options.rounds = positive(&value)?,
+            "--groups" => options.groups = positive(&value)?,
+            "--members" => options.members = positive(&value)?,
+            "--partitions" => options.partitions = positive(&value)?,
+            "--owned" => {
+                options.owned = list(&value, |s| match s {
+                    "changed" => Ok(Owned::Changed),
+                    "always" => Ok(Owned::Always),
+                    _ => Err(format!("unknown --owned {s:?} (changed, always)")),
+                })?
+            }
             _ => unreachable!("takes_value lists exactly these"),
         }
     }
     if options.seconds <= 0.0 {
         return Err("--seconds must be above 0".into());
+    }
+    if options.partitions > 100_000 {
+        return Err("--partitions must be at most 100000".into());
     }
     Ok(options)
 }
@@ -393,11 +580,14 @@ fn seconds(s: &str) -> Result<f64, String> {
 #[derive(Debug, Clone, Copy)]
 struct Run {
     workload: Workload,
+    /// For the heartbeat workload.
+    owned: Option<Owned>,
     version: i16,
     connections: usize,
     inflight: usize,
     seconds: f64,
     warmup: f64,
+    round: usize,
 }
 
 /// What one connection measured.
@@ -430,13 +620,13 @@ async fn run_connection(
     inflight: usize,
     window: Arc<Window>,
     max_samples: usize,
-) -> ConnResult {
+) -> (ConnResult, Box<dyn Generator>) {
     let mut result = ConnResult::default();
     let stream = match TcpStream::connect(&addr).await {
         Ok(stream) => stream,
         Err(e) => {
             result.error(1, format!("connect to {addr}: {e}"));
-            return result;
+            return (result, generator);
         }
     };
     let _ = stream.set_nodelay(true);
@@ -446,16 +636,26 @@ async fn run_connection(
     let mut out = BytesMut::with_capacity(inflight * 64);
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut next_id: i32 = 0;
+    // A generator that failed to write a request sends no more.
+    let mut sending = true;
 
     let now = Instant::now();
     for _ in 0..inflight {
-        generator.write_request(next_id, &mut out);
-        sent.push_back((next_id, now));
-        next_id = next_id.wrapping_add(1);
+        match generator.write_request(next_id, &mut out) {
+            Ok(()) => {
+                sent.push_back((next_id, now));
+                next_id = next_id.wrapping_add(1);
+            }
+            Err(e) => {
+                result.error(1, e);
+                sending = false;
+                break;
+            }
+        }
     }
     if let Err(e) = writer.write_all(&out).await {
         result.error(sent.len() as u64, format!("write: {e}"));
-        return result;
+        return (result, generator);
     }
     out.clear();
 
@@ -466,35 +666,35 @@ async fn run_connection(
         match tokio::time::timeout(STALL_TIMEOUT, reader.read_buf(&mut buf)).await {
             Ok(Ok(0)) => {
                 result.error(sent.len() as u64, "the server closed the connection".into());
-                return result;
+                return (result, generator);
             }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
                 result.error(sent.len() as u64, format!("read: {e}"));
-                return result;
+                return (result, generator);
             }
             Err(_) => {
                 result.error(
                     sent.len() as u64,
                     format!("no response for {STALL_TIMEOUT:?}"),
                 );
-                return result;
+                return (result, generator);
             }
         }
         let now = Instant::now();
-        let sending = now < window.end;
+        let more = sending && now < window.end;
         loop {
             let frame = match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(e) => {
                     result.error(sent.len() as u64, format!("response framing: {e}"));
-                    return result;
+                    return (result, generator);
                 }
             };
             let Some((correlation_id, sent_at)) = sent.pop_front() else {
                 result.error(1, "a response nobody asked for".into());
-                return result;
+                return (result, generator);
             };
             let got = frame
                 .get(..4)
@@ -504,7 +704,7 @@ async fn run_connection(
                     sent.len() as u64 + 1,
                     format!("expected correlation id {correlation_id}, got {got:?}"),
                 );
-                return result;
+                return (result, generator);
             }
             match generator.check_response(&frame) {
                 Ok(()) => {
@@ -520,26 +720,35 @@ async fn run_connection(
                 }
                 Err(e) => result.error(1, e),
             }
-            if sending {
-                generator.write_request(next_id, &mut out);
-                sent.push_back((next_id, now));
-                next_id = next_id.wrapping_add(1);
+            if more && sending {
+                match generator.write_request(next_id, &mut out) {
+                    Ok(()) => {
+                        sent.push_back((next_id, now));
+                        next_id = next_id.wrapping_add(1);
+                    }
+                    Err(e) => {
+                        result.error(1, e);
+                        sending = false;
+                    }
+                }
             }
         }
         if !out.is_empty() {
             if let Err(e) = writer.write_all(&out).await {
                 result.error(sent.len() as u64, format!("write: {e}"));
-                return result;
+                return (result, generator);
             }
             out.clear();
         }
     }
-    result
+    (result, generator)
 }
 
 /// The summary of one run.
 struct Summary {
     run: Run,
+    /// In flight per connection as run (the heartbeat workload caps it at the members).
+    inflight: usize,
     requests: u64,
     req_per_s: f64,
     p50_us: f64,
@@ -548,6 +757,25 @@ struct Summary {
     max_us: f64,
     errors: u64,
     first_error: Option<String>,
+    /// Sorted latencies (ns).
+    latencies_ns: Vec<u32>,
+    /// CPU seconds in the measured window: the daemon's (if known) and this process's.
+    daemon_cpu_s: Option<f64>,
+    client_cpu_s: Option<f64>,
+    /// Heartbeat workload: members and groups driven.
+    members: usize,
+    groups: usize,
+}
+
+fn per_request_us(cpu_s: Option<f64>, requests: u64) -> String {
+    match cpu_s {
+        Some(s) if requests > 0 => format!("{:.2}", s * 1e6 / requests as f64),
+        _ => "null".into(),
+    }
+}
+
+fn opt_f64(x: Option<f64>, decimals: usize) -> String {
+    x.map_or_else(|| "null".into(), |x| format!("{x:.decimals$}"))
 }
 
 impl Summary {
@@ -556,10 +784,10 @@ impl Summary {
         let mut line = String::new();
         let _ = write!(
             line,
-            r#"{{"bench":"load","api":"{}","connections":{},"inflight":{},"seconds":{:.1},"requests":{},"req_per_s":{:.0},"p50_us":{:.1},"p99_us":{:.1},"p999_us":{:.1},"errors":{},"version":{},"warmup":{:.1},"max_us":{:.1}}}"#,
+            r#"{{"bench":"load","api":"{}","connections":{},"inflight":{},"seconds":{:.1},"requests":{},"req_per_s":{:.0},"p50_us":{:.1},"p99_us":{:.1},"p999_us":{:.1},"errors":{},"version":{},"warmup":{:.1},"max_us":{:.1},"round":{},"daemon_cpu_s":{},"daemon_cpu_us_per_req":{},"client_cpu_s":{},"client_cpu_us_per_req":{}"#,
             r.workload.api().name(),
             r.connections,
-            r.inflight,
+            self.inflight,
             r.seconds,
             self.requests,
             self.req_per_s,
@@ -570,7 +798,22 @@ impl Summary {
             r.version,
             r.warmup,
             self.max_us,
+            r.round,
+            opt_f64(self.daemon_cpu_s, 2),
+            per_request_us(self.daemon_cpu_s, self.requests),
+            opt_f64(self.client_cpu_s, 2),
+            per_request_us(self.client_cpu_s, self.requests),
         );
+        if let Some(owned) = r.owned {
+            let _ = write!(
+                line,
+                r#","owned":"{}","groups":{},"members":{}"#,
+                owned.name(),
+                self.groups,
+                self.members
+            );
+        }
+        line.push('}');
         line
     }
 }
@@ -584,49 +827,65 @@ fn percentile_us(sorted_ns: &[u32], p: f64) -> f64 {
     f64::from(sorted_ns[rank.clamp(1, sorted_ns.len()) - 1]) / 1000.0
 }
 
-async fn run_one(addr: &str, run: Run) -> Summary {
+/// Runs one configuration with one generator per connection; gives the generators back.
+async fn run_one(
+    addr: &str,
+    run: Run,
+    generators: Vec<Box<dyn Generator>>,
+    inflight: usize,
+    daemon_pid: Option<u32>,
+) -> (Summary, Vec<Box<dyn Generator>>) {
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(run.warmup);
     let window = Arc::new(Window {
         measure_from,
         end: measure_from + Duration::from_secs_f64(run.seconds),
     });
-    let max_samples = (MAX_SAMPLES / run.connections).max(1);
-    let mut tasks = Vec::with_capacity(run.connections);
-    for _ in 0..run.connections {
-        let generator = run
-            .workload
-            .generator(run.version)
-            .expect("validated before the run");
+    let max_samples = (MAX_SAMPLES / generators.len().max(1)).max(1);
+    let mut tasks = Vec::with_capacity(generators.len());
+    for generator in generators {
         tasks.push(tokio::spawn(run_connection(
             addr.to_string(),
             generator,
-            run.inflight,
+            inflight,
             Arc::clone(&window),
             max_samples,
         )));
     }
+    // CPU time over the measured window.
+    let daemon = daemon_pid.map(|p| p.to_string());
+    let cpu = |pid: &Option<String>| pid.as_deref().and_then(fleet::cpu_seconds);
+    let me = Some("self".to_string());
+    tokio::time::sleep_until(measure_from.into()).await;
+    let (daemon_before, client_before) = (cpu(&daemon), cpu(&me));
+    tokio::time::sleep_until(window.end.into()).await;
+    let (daemon_after, client_after) = (cpu(&daemon), cpu(&me));
+    let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+
     let mut requests = 0;
     let mut errors = 0;
     let mut first_error = None;
     let mut latencies = Vec::new();
+    let mut back = Vec::new();
     for task in tasks {
         match task.await {
-            Ok(r) => {
+            Ok((r, generator)) => {
                 requests += r.requests;
                 errors += r.errors;
                 first_error = first_error.or(r.first_error);
                 latencies.extend(r.latencies_ns);
+                back.push(generator);
             }
             Err(e) => {
-                errors += run.inflight as u64;
+                errors += inflight as u64;
                 first_error = first_error.or(Some(format!("connection task failed: {e}")));
             }
         }
     }
     latencies.sort_unstable();
-    Summary {
+    let summary = Summary {
         run,
+        inflight,
         requests,
         req_per_s: requests as f64 / run.seconds,
         p50_us: percentile_us(&latencies, 50.0),
@@ -635,7 +894,253 @@ async fn run_one(addr: &str, run: Run) -> Summary {
         max_us: latencies.last().map_or(0.0, |&ns| f64::from(ns) / 1000.0),
         errors,
         first_error,
+        latencies_ns: latencies,
+        daemon_cpu_s: delta(daemon_before, daemon_after),
+        client_cpu_s: delta(client_before, client_after),
+        members: 0,
+        groups: 0,
+    };
+    (summary, back)
+}
+
+/// The heartbeat workload's members, joined and Stable.
+struct Members {
+    fleet: fleet::Fleet,
+}
+
+/// Joins every member and heartbeats until every group is Stable, then checks that with
+/// StreamsGroupDescribe.
+async fn set_up_members(addr: &str, options: &Options) -> Result<Members, String> {
+    let started = Instant::now();
+    let client = fleet::connect_client(addr).await?;
+    match fleet::create_topic(&client.bootstrap(), SOURCE_TOPIC, options.partitions as i32).await {
+        Ok(()) => {}
+        // A daemon given with --addr may have it from an earlier run.
+        Err(e) if e.contains("error 36 ") => {}
+        Err(e) => return Err(e),
     }
+    let version = match options.api_version {
+        Some(v) => {
+            check_version(ApiKey::StreamsGroupHeartbeat, v)?;
+            v
+        }
+        None => fleet::heartbeat_version(&client).await?,
+    };
+    // Distinct group ids per bench process, so a daemon given with --addr can be reused.
+    let prefix = format!("load-{}", std::process::id());
+    let mut fleet = fleet::Fleet::new(options.members, options.partitions, &prefix, version);
+    let topology = fleet::topology(SOURCE_TOPIC);
+    // Built with "when changed"; the `always` runs add the owned tasks to each request.
+    fleet.add_groups(
+        &client,
+        &topology,
+        options.groups,
+        OwnedTasksReporting::WhenChanged,
+    );
+    let setup_connections = options.connections.iter().copied().max().unwrap_or(1);
+    let mut pipes = Vec::new();
+    for _ in 0..setup_connections {
+        pipes.push(fleet::Pipe::connect(addr).await?);
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let settled = fleet
+        .settle(&mut pipes, 16, 0..options.groups, deadline)
+        .await?;
+    let ids: Vec<String> = (0..options.groups)
+        .map(|g| fleet::group_id(&prefix, g))
+        .collect();
+    for group in fleet::describe(&client.bootstrap(), &ids).await? {
+        fleet::check_stable(&group, options.members, options.partitions)?;
+    }
+    eprintln!(
+        "load: {} members in {} groups joined and Stable after {} passes, {} heartbeats, {:.1} s (heartbeat v{version})",
+        fleet.members.len(),
+        options.groups,
+        settled.passes,
+        settled.heartbeats.heartbeats,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Members { fleet })
+}
+
+/// Splits the members over `connections` generators: member `i` goes to connection `i % C`.
+fn heartbeat_generators(
+    members: &mut Members,
+    connections: usize,
+    always_owned: bool,
+) -> Vec<Box<dyn Generator>> {
+    let version = members.fleet.version;
+    let mut shares: Vec<Vec<(usize, StreamsMember)>> =
+        (0..connections).map(|_| Vec::new()).collect();
+    for (i, m) in std::mem::take(&mut members.fleet.members)
+        .into_iter()
+        .enumerate()
+    {
+        shares[i % connections].push((i, m));
+    }
+    shares
+        .into_iter()
+        .map(|share| Box::new(Heartbeats::new(share, version, always_owned)) as Box<dyn Generator>)
+        .collect()
+}
+
+/// Takes the members back from the generators of a heartbeat run.
+fn return_members(
+    members: &mut Members,
+    generators: Vec<Box<dyn Generator>>,
+) -> Result<(), String> {
+    let mut all = Vec::new();
+    for g in generators {
+        let hb = g
+            .into_any()
+            .downcast::<Heartbeats>()
+            .map_err(|_| "not a heartbeat generator".to_string())?;
+        all.extend(hb.members);
+    }
+    all.sort_unstable_by_key(|(i, _)| *i);
+    members.fleet.members = all.into_iter().map(|(_, m)| m).collect();
+    Ok(())
+}
+
+/// The runs in order: every round, every (C, P), the workloads; a heartbeat workload brings
+/// an ApiVersions run at the same (C, P) first unless one is listed or `--no-compare`.
+fn plan(options: &Options, heartbeat_version: i16) -> Vec<Run> {
+    let mut runs = Vec::new();
+    // `--api-version` applies to the listed workloads, not to an added comparison run.
+    let listed = |w: Workload| match (options.api_version, w.default_version()) {
+        (Some(v), _) => v,
+        (None, Some(v)) => v,
+        (None, None) => heartbeat_version,
+    };
+    let mut workloads: Vec<(Workload, i16)> =
+        options.workloads.iter().map(|&w| (w, listed(w))).collect();
+    if options.compare
+        && options.workloads.contains(&Workload::Heartbeat)
+        && !options.workloads.contains(&Workload::ApiVersions)
+    {
+        let w = Workload::ApiVersions;
+        workloads.insert(0, (w, w.default_version().expect("ApiVersions has one")));
+    }
+    for round in 1..=options.rounds {
+        for &connections in &options.connections {
+            for &inflight in &options.inflight {
+                for &(workload, version) in &workloads {
+                    let owned: Vec<Option<Owned>> = if workload == Workload::Heartbeat {
+                        options.owned.iter().copied().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    for owned in owned {
+                        runs.push(Run {
+                            workload,
+                            owned,
+                            version,
+                            connections,
+                            inflight,
+                            seconds: options.seconds,
+                            warmup: options.warmup,
+                            round,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    runs
+}
+
+/// Per (C, P): the ApiVersions totals and the heartbeat totals per owned-tasks mode.
+type PairTotals = ((usize, usize), Totals, Vec<(Owned, Totals)>);
+
+/// Sums of the runs of one workload at one (C, P) over the rounds.
+#[derive(Default)]
+struct Totals {
+    runs: usize,
+    requests: u64,
+    seconds: f64,
+    latencies_ns: Vec<u32>,
+    daemon_cpu_s: Option<f64>,
+    client_cpu_s: Option<f64>,
+    inflight: usize,
+}
+
+impl Totals {
+    fn add(&mut self, s: &Summary) {
+        let first = self.runs == 0;
+        self.runs += 1;
+        self.requests += s.requests;
+        self.seconds += s.run.seconds;
+        let room = MAX_SAMPLES.saturating_sub(self.latencies_ns.len());
+        self.latencies_ns
+            .extend(s.latencies_ns.iter().take(room).copied());
+        // A reading missing in any run makes the sum unknown.
+        let sum = |total: Option<f64>, x: Option<f64>| if first { x } else { Some(total? + x?) };
+        self.daemon_cpu_s = sum(self.daemon_cpu_s, s.daemon_cpu_s);
+        self.client_cpu_s = sum(self.client_cpu_s, s.client_cpu_s);
+        self.inflight = s.inflight;
+    }
+
+    fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.requests as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The `"bench":"heartbeat"` line of one (C, P).
+fn heartbeat_line(
+    connections: usize,
+    inflight: usize,
+    options: &Options,
+    version: i16,
+    api_versions: Option<&Totals>,
+    heartbeats: &mut [(Owned, &mut Totals)],
+) -> String {
+    let mut line = String::new();
+    let _ = write!(
+        line,
+        r#"{{"bench":"heartbeat","connections":{connections},"inflight":{inflight},"groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1}"#,
+        options.groups,
+        options.groups * options.members,
+        options.partitions,
+        options.rounds,
+        options.seconds,
+    );
+    let av_rate = api_versions.map(Totals::rate);
+    if let Some(av) = api_versions {
+        let _ = write!(
+            line,
+            r#","apiversions_per_s":{:.0},"apiversions_daemon_cpu_us_per_req":{}"#,
+            av.rate(),
+            per_request_us(av.daemon_cpu_s, av.requests)
+        );
+    }
+    for (owned, totals) in heartbeats {
+        totals.latencies_ns.sort_unstable();
+        let name = owned.name();
+        let _ = write!(
+            line,
+            r#","hb_{name}_per_s":{:.0},"hb_{name}_inflight":{},"hb_{name}_p50_us":{:.1},"hb_{name}_p99_us":{:.1},"hb_{name}_daemon_cpu_us_per_req":{},"hb_{name}_client_cpu_us_per_req":{}"#,
+            totals.rate(),
+            totals.inflight,
+            percentile_us(&totals.latencies_ns, 50.0),
+            percentile_us(&totals.latencies_ns, 99.0),
+            per_request_us(totals.daemon_cpu_s, totals.requests),
+            per_request_us(totals.client_cpu_s, totals.requests),
+        );
+        if let Some(av) = av_rate.filter(|r| *r > 0.0) {
+            let ratio = totals.rate() / av;
+            let _ = write!(
+                line,
+                r#","ratio_{name}":{ratio:.3},"goal_met_{name}":{}"#,
+                ratio >= 0.8
+            );
+        }
+    }
+    line.push_str(r#","goal_ratio":0.8}"#);
+    line
 }
 
 fn main() -> ExitCode {
@@ -651,30 +1156,30 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut runs = Vec::new();
     for &workload in &options.workloads {
-        let version = options.api_version.unwrap_or(workload.default_version());
+        if workload == Workload::Heartbeat {
+            continue;
+        }
+        let version = options
+            .api_version
+            .or(workload.default_version())
+            .expect("stateless workloads have a default version");
         if let Err(e) = workload.generator(version) {
             eprintln!("load: {e}");
             return ExitCode::from(2);
         }
-        for &connections in &options.connections {
-            for &inflight in &options.inflight {
-                runs.push(Run {
-                    workload,
-                    version,
-                    connections,
-                    inflight,
-                    seconds: options.seconds,
-                    warmup: options.warmup,
-                });
-            }
-        }
     }
+    let heartbeats = options.workloads.contains(&Workload::Heartbeat);
 
     // The daemon: one given by --addr, or our own child process for all runs.
     let daemon = match &options.addr {
         Some(_) => None,
+        None if heartbeats => Some(common::Daemon::start(&[
+            "group.streams.initial.rebalance.delay.ms=0",
+            "group.streams.assignment.interval.ms=0",
+            "group.streams.session.timeout.ms=300000",
+            "group.streams.max.session.timeout.ms=300000",
+        ])),
         None => Some(common::Daemon::start(&[])),
     };
     let addr = match (&options.addr, &daemon) {
@@ -682,6 +1187,7 @@ fn main() -> ExitCode {
         (None, Some(daemon)) => daemon.bootstrap(),
         (None, None) => unreachable!(),
     };
+    let daemon_pid = daemon.as_ref().and_then(common::Daemon::pid);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.client_threads)
         .enable_all()
@@ -694,9 +1200,65 @@ fn main() -> ExitCode {
         }
     };
 
+    let mut members = None;
+    if heartbeats {
+        match runtime.block_on(set_up_members(&addr, &options)) {
+            Ok(m) => members = Some(m),
+            Err(e) => {
+                eprintln!("load: setting up the heartbeat members failed: {e}");
+                if let Some(daemon) = &daemon {
+                    eprintln!("{}", daemon.stderr_log());
+                }
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let heartbeat_version = members.as_ref().map_or(0, |m| m.fleet.version);
+
     let mut failed = false;
-    for run in runs {
-        let summary = runtime.block_on(run_one(&addr, run));
+    // (C, P) -> ApiVersions totals and heartbeat totals per owned mode.
+    let mut totals: Vec<PairTotals> = Vec::new();
+    for run in plan(&options, heartbeat_version) {
+        let (generators, inflight) = match run.workload {
+            Workload::Heartbeat => {
+                let m = members.as_mut().expect("set up above");
+                let per_connection = m.fleet.members.len() / run.connections;
+                if per_connection == 0 {
+                    eprintln!(
+                        "load: {} members cannot fill {} connections",
+                        m.fleet.members.len(),
+                        run.connections
+                    );
+                    return ExitCode::from(2);
+                }
+                let always = run.owned == Some(Owned::Always);
+                (
+                    heartbeat_generators(m, run.connections, always),
+                    run.inflight.min(per_connection),
+                )
+            }
+            w => (
+                (0..run.connections)
+                    .map(|_| w.generator(run.version).expect("validated before the run"))
+                    .collect(),
+                run.inflight,
+            ),
+        };
+        let (mut summary, back) =
+            runtime.block_on(run_one(&addr, run, generators, inflight, daemon_pid));
+        if run.workload == Workload::Heartbeat {
+            let m = members.as_mut().expect("set up above");
+            if let Err(e) = return_members(m, back) {
+                eprintln!("load: {e}");
+                return ExitCode::FAILURE;
+            }
+            summary.members = m.fleet.members.len();
+            summary.groups = m.fleet.groups();
+            if summary.members != options.groups * options.members {
+                eprintln!("load: members lost in the run (a connection task failed)");
+                return ExitCode::FAILURE;
+            }
+        }
         println!("{}", summary.json());
         if summary.errors > 0 || summary.requests == 0 {
             failed = true;
@@ -710,7 +1272,50 @@ fn main() -> ExitCode {
                 summary.first_error.as_deref().unwrap_or("none")
             );
         }
+        if heartbeats {
+            let key = (run.connections, run.inflight);
+            let at = match totals.iter().position(|(k, _, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    totals.push((key, Totals::default(), Vec::new()));
+                    totals.len() - 1
+                }
+            };
+            let entry = &mut totals[at];
+            match (run.workload, run.owned) {
+                (Workload::ApiVersions, _) => entry.1.add(&summary),
+                (Workload::Heartbeat, Some(owned)) => {
+                    match entry.2.iter_mut().find(|(o, _)| *o == owned) {
+                        Some((_, t)) => t.add(&summary),
+                        None => {
+                            let mut t = Totals::default();
+                            t.add(&summary);
+                            entry.2.push((owned, t));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
+    for ((connections, inflight), av, mut hb) in totals {
+        let av = (av.requests > 0).then_some(&av);
+        let mut hb: Vec<(Owned, &mut Totals)> = hb.iter_mut().map(|(o, t)| (*o, t)).collect();
+        println!(
+            "{}",
+            heartbeat_line(
+                connections,
+                inflight,
+                &options,
+                heartbeat_version,
+                av,
+                &mut hb
+            )
+        );
+    }
+    // Close every connection (the members' client too) before stopping the daemon.
+    drop(members);
+    drop(runtime);
     if let Some(daemon) = daemon {
         if !daemon.is_alive() {
             eprintln!(

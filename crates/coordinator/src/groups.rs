@@ -115,7 +115,7 @@ impl CoordinatorShard {
             }
         }
         self.append(records)?;
-        self.soft.remove(group_id);
+        self.forget_soft_state(group_id);
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! StreamsGroupHeartbeat (KIP-1071), following Apache Kafka 4.4's `GroupMetadataManager`, plus
 //! one extension: a member joining with a higher topology epoch replaces the group topology.
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use kcoord_metadata::{Endpoint, MemberState, Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple, TopicsImage};
@@ -138,7 +139,8 @@ impl CoordinatorShard {
         }
         let new_id = if created { Some(self.mint_id()) } else { None };
         let upgrade_id = self.mint_id_if_upgrade(group_id, request);
-        let empty = new_group(group_id);
+        // Stands in for the group until it exists; allocates only when the group is new.
+        let empty = if created { new_group(group_id) } else { StreamsGroup::default() };
         let group_ref = self.group(group_id).unwrap_or(&empty);
         if joining {
             check_group_size(group_ref, request, self.config.max_size)?;
@@ -162,19 +164,21 @@ impl CoordinatorShard {
         }
 
         // 2. Topology: initialised by the first joiner; a higher epoch replaces it (extension).
-        let mut topology = group_ref.topology.clone();
+        // `new_topology` is the request's when it initialises or replaces the group's; the
+        // group's own is only borrowed (below), never copied.
+        let mut new_topology = None;
         let mut topology_replaced = false;
         if let Some(t) = &request.topology {
             let from_request = records::topology_value(t);
-            match &topology {
+            match &group_ref.topology {
                 None => {
                     records.push(records::topology(group_id, &from_request));
-                    topology = Some(from_request);
+                    new_topology = Some(from_request);
                 }
                 Some(current) if current.epoch > t.epoch => {}
                 Some(current) if current.epoch < t.epoch => {
                     records.push(records::topology(group_id, &from_request));
-                    topology = Some(from_request);
+                    new_topology = Some(from_request);
                     topology_replaced = true;
                     description_id = upgrade_id;
                     bump = true;
@@ -185,16 +189,19 @@ impl CoordinatorShard {
                 Some(_) => {}
             }
         }
-        let Some(topology) = topology else {
-            return Err(CoordinatorError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "The group has no topology."));
+        let topology_epoch = match (&new_topology, &group_ref.topology) {
+            (Some(t), _) | (None, Some(t)) => t.epoch,
+            (None, None) => {
+                return Err(CoordinatorError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "The group has no topology."));
+            }
         };
-        let stale = updated.topology_epoch < topology.epoch;
+        let stale = updated.topology_epoch < topology_epoch;
         if stale {
             statuses.push(resp::Status {
                 status_code: status::STALE_TOPOLOGY,
                 status_detail: format!(
                     "The member's topology epoch {} is behind the group's topology epoch {}.",
-                    updated.topology_epoch, topology.epoch
+                    updated.topology_epoch, topology_epoch
                 ),
                 ..Default::default()
             });
@@ -204,19 +211,33 @@ impl CoordinatorShard {
         let group_epoch_before = group_ref.group_epoch;
         let metadata_hash_before = group_ref.metadata_hash;
         let validated_before = group_ref.validated_topology_epoch;
-        let configs_before = group_ref.last_assignment_configs.clone();
+        let configs_changed = group_ref.last_assignment_configs.as_ref() != Some(&self.assignment_configs);
         let target_epoch_before = group_ref.target_assignment_epoch;
         let target_timestamp = group_ref.target_assignment_timestamp;
         if topology_replaced {
             self.soft_mut(group_id).configured = None;
         }
-        let (metadata_hash, configured) = self.configured_topology(group_id, &topology, topics)?;
+        let (metadata_hash, configured) = {
+            // Disjoint fields: the topology is borrowed from the log's state while the soft
+            // state caches its configuration.
+            let topology = match &new_topology {
+                Some(t) => t,
+                None => self
+                    .store
+                    .state()
+                    .streams_groups
+                    .get(group_id)
+                    .and_then(|g| g.topology.as_ref())
+                    .ok_or_else(|| CoordinatorError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "The group has no topology."))?,
+            };
+            crate::shard::configured_topology_in(&mut self.soft, group_id, topology, topics)?
+        };
         // Borrow the group again: configuring touched the shard's soft state.
         let group_ref = self.group(group_id).unwrap_or(&empty);
         if metadata_hash != metadata_hash_before {
             bump = true;
         }
-        let validated_epoch = if configured.status.is_none() { topology.epoch } else { -1 };
+        let validated_epoch = if configured.status.is_none() { topology_epoch } else { -1 };
         if configured.status.is_none() {
             for tasks in [&request.active_tasks, &request.standby_tasks, &request.warmup_tasks].into_iter().flatten() {
                 invalid_tasks(&configured, tasks)?;
@@ -225,8 +246,7 @@ impl CoordinatorShard {
         if validated_epoch != validated_before {
             bump = true;
         }
-        let assignment_configs = self.config.assignment_configs();
-        if configs_before.as_ref() != Some(&assignment_configs) {
+        if configs_changed {
             bump = true;
         }
         let group_epoch = if bump { group_epoch_before + 1 } else { group_epoch_before };
@@ -236,7 +256,7 @@ impl CoordinatorShard {
                 group_epoch,
                 metadata_hash,
                 validated_epoch,
-                &assignment_configs,
+                &self.assignment_configs,
                 group_ref,
                 description_id,
             ));
@@ -245,39 +265,41 @@ impl CoordinatorShard {
         // 4. Target assignment: only the member's own slice is needed unless it is recomputed.
         let delay = if was_empty && self.config.initial_rebalance_delay_ms > 0 {
             let deadline = now + i64::from(self.config.initial_rebalance_delay_ms);
-            Some(*self.soft_mut(group_id).initial_delay_deadline.get_or_insert(deadline))
+            Some(self.arm_initial_delay(group_id, deadline))
         } else {
             self.soft.get(group_id).and_then(|s| s.initial_delay_deadline)
         }
         .filter(|d| *d > now);
         let group_ref = self.group(group_id).unwrap_or(&empty);
-        let own_target = |group: &StreamsGroup| -> TasksTuple {
-            let id = replaced.as_ref().map_or(updated.member_id.as_str(), |old| old.member_id.as_str());
-            group.target_assignment.get(id).cloned().unwrap_or_default()
-        };
-        let (target_epoch, member_target) = if delay.is_some() {
+        // The member's slice of the target: `None` = the group's current one, looked up only if
+        // the member has to be reconciled (the group does not change before that).
+        let (target_epoch, computed_target) = if delay.is_some() {
             statuses.push(delayed("Assignment delayed due to the configured initial rebalance delay."));
-            (target_epoch_before, own_target(group_ref))
+            (target_epoch_before, None)
         } else if target_epoch_before >= group_epoch {
-            (target_epoch_before, own_target(group_ref))
+            (target_epoch_before, None)
         } else if !target::can_compute(target_timestamp, self.config.assignment_interval_ms, now) {
             statuses.push(delayed("Assignment delayed due to the configured assignment interval."));
-            (target_epoch_before, own_target(group_ref))
+            (target_epoch_before, None)
         } else {
             let members = members_view(group_ref, &updated, replaced.as_ref());
             let previous = target_view(group_ref, replaced.as_ref(), &updated.member_id);
             let computed = target::compute(&members, &configured, self.config.num_standby_replicas);
             records.extend(target::records(group_id, &previous, &computed, group_epoch, now));
-            (group_epoch, computed.get(&updated.member_id).cloned().unwrap_or_default())
+            (group_epoch, Some(computed.get(&updated.member_id).cloned().unwrap_or_default()))
         };
 
         // 5. Reconcile the member towards its target.
         let settled = updated.state == MemberState::Stable && updated.member_epoch == target_epoch;
-        let reconciled = if settled {
-            updated.clone()
+        let reconciled: Cow<'_, StreamsGroupMember> = if settled {
+            updated
         } else {
+            let member_target = computed_target.unwrap_or_else(|| {
+                let id = replaced.as_ref().map_or(updated.member_id.as_str(), |old| old.member_id.as_str());
+                group_ref.target_assignment.get(id).cloned().unwrap_or_default()
+            });
             let owners = TaskOwners::of(group_ref, &updated.member_id);
-            reconcile(&updated, target_epoch, &member_target, &owners, owned_tasks(request).as_ref())?
+            Cow::Owned(reconcile(&updated, target_epoch, &member_target, &owners, owned_tasks(request).as_ref())?)
         };
         if !assignment_state_equal(&reconciled, &member) {
             records.push(records::current_assignment(group_id, &reconciled));
@@ -508,36 +530,55 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
 }
 
 /// The member with the request's metadata applied (null = unchanged, as Kafka's builder does).
-fn updated_member(
-    member: &StreamsGroupMember,
+/// Borrowed when nothing changes, as in a steady-state heartbeat: the member is copied only to
+/// change a field.
+fn updated_member<'a>(
+    member: &'a StreamsGroupMember,
     request: &StreamsGroupHeartbeatRequest,
     ctx: &HeartbeatContext,
     joining: bool,
-) -> StreamsGroupMember {
-    let mut m = member.clone();
+) -> Cow<'a, StreamsGroupMember> {
+    let mut m = Cow::Borrowed(member);
     if let Some(i) = &request.instance_id {
-        m.instance_id = Some(i.clone());
+        if m.instance_id.as_ref() != Some(i) {
+            m.to_mut().instance_id = Some(i.clone());
+        }
     }
     if let Some(r) = &request.rack_id {
-        m.rack_id = Some(r.clone());
+        if m.rack_id.as_ref() != Some(r) {
+            m.to_mut().rack_id = Some(r.clone());
+        }
     }
-    if request.rebalance_timeout_ms != -1 {
-        m.rebalance_timeout_ms = request.rebalance_timeout_ms;
+    if request.rebalance_timeout_ms != -1 && m.rebalance_timeout_ms != request.rebalance_timeout_ms {
+        m.to_mut().rebalance_timeout_ms = request.rebalance_timeout_ms;
     }
     if let Some(t) = &request.topology {
-        m.topology_epoch = t.epoch;
+        if m.topology_epoch != t.epoch {
+            m.to_mut().topology_epoch = t.epoch;
+        }
     }
-    m.client_id.clone_from(&ctx.client_id);
-    m.client_host.clone_from(&ctx.client_host);
+    if m.client_id != ctx.client_id {
+        m.to_mut().client_id.clone_from(&ctx.client_id);
+    }
+    if m.client_host != ctx.client_host {
+        m.to_mut().client_host.clone_from(&ctx.client_host);
+    }
     if let Some(p) = &request.process_id {
-        m.process_id.clone_from(p);
+        if m.process_id != *p {
+            m.to_mut().process_id.clone_from(p);
+        }
     }
     if let Some(tags) = &request.client_tags {
-        m.client_tags = tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+        let tags: BTreeMap<String, String> = tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+        if m.client_tags != tags {
+            m.to_mut().client_tags = tags;
+        }
     }
-    let endpoint = request.user_endpoint.as_ref().map(|e| Endpoint { host: e.host.clone(), port: e.port });
-    if joining || endpoint.is_some() {
-        m.user_endpoint = endpoint;
+    if joining || request.user_endpoint.is_some() {
+        let endpoint = request.user_endpoint.as_ref().map(|e| Endpoint { host: e.host.clone(), port: e.port });
+        if m.user_endpoint != endpoint {
+            m.to_mut().user_endpoint = endpoint;
+        }
     }
     m
 }

@@ -76,66 +76,112 @@ pub(crate) enum TimerKind {
     Rebalance(i32),
 }
 
+/// The timers armed for one member. The ids are shared (`Arc<str>`) with the queue entries,
+/// so re-arming a timer on every heartbeat allocates nothing.
+#[derive(Debug)]
+struct MemberTimers {
+    group: Arc<str>,
+    member: Arc<str>,
+    session: Option<i64>,
+    rebalance: Option<(i64, i32)>,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    /// (deadline, group, member, kind); entries whose deadline no longer matches `by_member`
-    /// are stale and skipped.
-    queue: BTreeSet<(i64, String, String, TimerKind)>,
-    by_member: HashMap<(String, String), (Option<i64>, Option<(i64, i32)>)>,
+    /// (deadline, group, member, kind), in that order: `Arc<str>` compares as the text, so due
+    /// timers come out ordered by deadline, then group and member id.
+    queue: BTreeSet<(i64, Arc<str>, Arc<str>, TimerKind)>,
+    /// group -> member -> its armed timers; looked up by `&str`, without allocating.
+    by_member: HashMap<Arc<str>, HashMap<Arc<str>, MemberTimers>>,
 }
 
 impl Timers {
-    pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
-        let entry = self.by_member.entry((group.to_string(), member.to_string())).or_default();
-        if let Some(old) = entry.0.replace(deadline) {
-            self.queue.remove(&(old, group.to_string(), member.to_string(), TimerKind::Session));
+    /// The member's entry, created (allocating its ids once) if missing.
+    fn entry(&mut self, group: &str, member: &str) -> &mut MemberTimers {
+        if !self.by_member.contains_key(group) {
+            self.by_member.insert(Arc::from(group), HashMap::new());
         }
-        self.queue.insert((deadline, group.to_string(), member.to_string(), TimerKind::Session));
+        let (group_id, members) = self.by_member.get_key_value(group).expect("inserted above");
+        if !members.contains_key(member) {
+            let group_id = Arc::clone(group_id);
+            let member_id: Arc<str> = Arc::from(member);
+            let members = self.by_member.get_mut(group).expect("inserted above");
+            members.insert(
+                Arc::clone(&member_id),
+                MemberTimers { group: group_id, member: member_id, session: None, rebalance: None },
+            );
+        }
+        self.by_member.get_mut(group).and_then(|m| m.get_mut(member)).expect("inserted above")
+    }
+
+    /// Sets one of the member's timers with `set` (which returns the deadline it replaced and
+    /// the queue kind of both), keeping the queue in step. One lookup per map when the member
+    /// has timers already, as on every heartbeat.
+    fn arm(
+        &mut self,
+        group: &str,
+        member: &str,
+        set: impl Fn(&mut MemberTimers) -> (Option<(i64, TimerKind)>, i64, TimerKind),
+    ) {
+        let existing = self.by_member.get_mut(group).and_then(|m| m.get_mut(member));
+        let entry = match existing {
+            Some(entry) => entry,
+            None => self.entry(group, member),
+        };
+        let (old, deadline, kind) = set(entry);
+        let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
+        if let Some((old, old_kind)) = old {
+            self.queue.remove(&(old, Arc::clone(&g), Arc::clone(&m), old_kind));
+        }
+        self.queue.insert((deadline, g, m, kind));
+    }
+
+    pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
+        self.arm(group, member, |e| (e.session.replace(deadline).map(|old| (old, TimerKind::Session)), deadline, TimerKind::Session));
     }
 
     pub(crate) fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
-        let entry = self.by_member.entry((group.to_string(), member.to_string())).or_default();
-        if let Some((old, old_epoch)) = entry.1.replace((deadline, epoch)) {
-            self.queue.remove(&(old, group.to_string(), member.to_string(), TimerKind::Rebalance(old_epoch)));
-        }
-        self.queue.insert((deadline, group.to_string(), member.to_string(), TimerKind::Rebalance(epoch)));
+        self.arm(group, member, |e| {
+            let old = e.rebalance.replace((deadline, epoch)).map(|(old, old_epoch)| (old, TimerKind::Rebalance(old_epoch)));
+            (old, deadline, TimerKind::Rebalance(epoch))
+        });
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        if let Some(entry) = self.by_member.get_mut(&(group.to_string(), member.to_string())) {
-            if let Some((old, epoch)) = entry.1.take() {
-                self.queue.remove(&(old, group.to_string(), member.to_string(), TimerKind::Rebalance(epoch)));
+        if let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
+            if let Some((old, epoch)) = entry.rebalance.take() {
+                let key = (old, Arc::clone(&entry.group), Arc::clone(&entry.member), TimerKind::Rebalance(epoch));
+                self.queue.remove(&key);
             }
         }
     }
 
     pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        if let Some((session, rebalance)) = self.by_member.remove(&(group.to_string(), member.to_string())) {
-            if let Some(d) = session {
-                self.queue.remove(&(d, group.to_string(), member.to_string(), TimerKind::Session));
-            }
-            if let Some((d, e)) = rebalance {
-                self.queue.remove(&(d, group.to_string(), member.to_string(), TimerKind::Rebalance(e)));
-            }
+        let Some(members) = self.by_member.get_mut(group) else { return };
+        let Some(entry) = members.remove(member) else { return };
+        if members.is_empty() {
+            self.by_member.remove(group);
+        }
+        if let Some(d) = entry.session {
+            self.queue.remove(&(d, Arc::clone(&entry.group), Arc::clone(&entry.member), TimerKind::Session));
+        }
+        if let Some((d, e)) = entry.rebalance {
+            self.queue.remove(&(d, entry.group, entry.member, TimerKind::Rebalance(e)));
         }
     }
 
     /// Removes and returns the timers due at `now`.
     pub(crate) fn take_due(&mut self, now: i64) -> Vec<(String, String, TimerKind)> {
         let mut due = Vec::new();
-        while let Some(first) = self.queue.first().cloned() {
-            if first.0 > now {
-                break;
-            }
-            self.queue.remove(&first);
-            let (_, group, member, kind) = first;
-            if let Some(entry) = self.by_member.get_mut(&(group.clone(), member.clone())) {
+        while self.queue.first().is_some_and(|first| first.0 <= now) {
+            let Some((_, group, member, kind)) = self.queue.pop_first() else { break };
+            if let Some(entry) = self.by_member.get_mut(&*group).and_then(|m| m.get_mut(&*member)) {
                 match kind {
-                    TimerKind::Session => entry.0 = None,
-                    TimerKind::Rebalance(_) => entry.1 = None,
+                    TimerKind::Session => entry.session = None,
+                    TimerKind::Rebalance(_) => entry.rebalance = None,
                 }
             }
-            due.push((group, member, kind));
+            due.push((group.to_string(), member.to_string(), kind));
         }
         due
     }
@@ -150,8 +196,15 @@ impl Timers {
 pub struct CoordinatorShard {
     pub(crate) store: Store,
     pub(crate) soft: HashMap<String, GroupSoftState>,
+    /// (deadline, group) of every group whose soft state holds an `initial_delay_deadline`, so
+    /// the next deadline is found without visiting every group. Changed only through
+    /// [`CoordinatorShard::arm_initial_delay`], [`CoordinatorShard::clear_initial_delay`] and
+    /// [`CoordinatorShard::forget_soft_state`].
+    pub(crate) delays: BTreeSet<(i64, String)>,
     pub(crate) timers: Timers,
     pub(crate) config: StreamsGroupConfig,
+    /// `config.assignment_configs()`, which every heartbeat compares with the group's.
+    pub(crate) assignment_configs: BTreeMap<String, String>,
     pub(crate) ids: rand::rngs::StdRng,
 }
 
@@ -161,7 +214,9 @@ impl CoordinatorShard {
         CoordinatorShard {
             store: Store::new(),
             soft: HashMap::new(),
+            delays: BTreeSet::new(),
             timers: Timers::default(),
+            assignment_configs: config.assignment_configs(),
             config,
             ids: rand::rngs::StdRng::seed_from_u64(seed),
         }
@@ -200,8 +255,8 @@ impl CoordinatorShard {
 
     /// The next time `tick` has work to do.
     pub fn next_deadline(&self) -> Option<i64> {
-        let delays = self.soft.values().filter_map(|s| s.initial_delay_deadline);
-        self.timers.next_deadline().into_iter().chain(delays).min()
+        let delay = self.delays.first().map(|(d, _)| *d);
+        self.timers.next_deadline().into_iter().chain(delay).min()
     }
 
     /// All group ids this shard knows.
@@ -210,7 +265,40 @@ impl CoordinatorShard {
     }
 
     pub(crate) fn soft_mut(&mut self, group_id: &str) -> &mut GroupSoftState {
-        self.soft.entry(group_id.to_string()).or_default()
+        // Looked up by `&str` first: the id is copied only when the entry is created.
+        if !self.soft.contains_key(group_id) {
+            self.soft.insert(group_id.to_string(), GroupSoftState::default());
+        }
+        self.soft.get_mut(group_id).expect("inserted above")
+    }
+
+    /// Arms the group's initial rebalance delay unless one is armed; returns the deadline in
+    /// force.
+    pub(crate) fn arm_initial_delay(&mut self, group_id: &str, deadline: i64) -> i64 {
+        let soft = self.soft_mut(group_id);
+        match soft.initial_delay_deadline {
+            Some(armed) => armed,
+            None => {
+                soft.initial_delay_deadline = Some(deadline);
+                self.delays.insert((deadline, group_id.to_string()));
+                deadline
+            }
+        }
+    }
+
+    /// Disarms the group's initial rebalance delay.
+    pub(crate) fn clear_initial_delay(&mut self, group_id: &str) {
+        if let Some(soft) = self.soft.get_mut(group_id) {
+            if let Some(deadline) = soft.initial_delay_deadline.take() {
+                self.delays.remove(&(deadline, group_id.to_string()));
+            }
+        }
+    }
+
+    /// Drops everything kept in memory about the group (it was deleted).
+    pub(crate) fn forget_soft_state(&mut self, group_id: &str) {
+        self.clear_initial_delay(group_id);
+        self.soft.remove(group_id);
     }
 
     /// Configures (or reuses the cached configuration of) the group's topology. A topology that
@@ -221,18 +309,7 @@ impl CoordinatorShard {
         topology: &kcoord_wire::records::StreamsGroupTopologyValue,
         topics: &TopicsImage,
     ) -> Result<(i64, Arc<ConfiguredTopology>), CoordinatorError> {
-        let soft = self.soft_mut(group_id);
-        if let Some((epoch, hash, configured)) = &soft.configured {
-            if *epoch == topology.epoch {
-                return Ok((*hash, configured.clone()));
-            }
-        }
-        let configured = crate::topology::configure(topology, topics)
-            .map_err(|e| CoordinatorError::new(e.error_code(), e.message.clone()))?;
-        let hash = configured.metadata_hash;
-        let configured = Arc::new(configured);
-        soft.configured = Some((topology.epoch, hash, configured.clone()));
-        Ok((hash, configured))
+        configured_topology_in(&mut self.soft, group_id, topology, topics)
     }
 
     /// Kafka clears a shutdown request once the group is empty.
@@ -252,5 +329,88 @@ impl CoordinatorShard {
     }
 }
 
+/// [`CoordinatorShard::configured_topology`] on the soft state alone, so that the topology can
+/// be borrowed from the shard's log state meanwhile.
+pub(crate) fn configured_topology_in(
+    soft: &mut HashMap<String, GroupSoftState>,
+    group_id: &str,
+    topology: &kcoord_wire::records::StreamsGroupTopologyValue,
+    topics: &TopicsImage,
+) -> Result<(i64, Arc<ConfiguredTopology>), CoordinatorError> {
+    if !soft.contains_key(group_id) {
+        soft.insert(group_id.to_string(), GroupSoftState::default());
+    }
+    let soft = soft.get_mut(group_id).expect("inserted above");
+    if let Some((epoch, hash, configured)) = &soft.configured {
+        if *epoch == topology.epoch {
+            return Ok((*hash, configured.clone()));
+        }
+    }
+    let configured = crate::topology::configure(topology, topics)
+        .map_err(|e| CoordinatorError::new(e.error_code(), e.message.clone()))?;
+    let hash = configured.metadata_hash;
+    let configured = Arc::new(configured);
+    soft.configured = Some((topology.epoch, hash, configured.clone()));
+    Ok((hash, configured))
+}
+
 /// Reported offsets per member are transient telemetry; kept out of the log.
 pub type TaskOffsets = BTreeMap<crate::task::TaskId, i64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn due_timers_come_out_by_deadline_then_group_then_member() {
+        let mut t = Timers::default();
+        t.schedule_session("g2", "a", 10);
+        t.schedule_session("g1", "b", 10);
+        t.schedule_session("g1", "a", 10);
+        t.schedule_rebalance("g1", "a", 5, 3);
+        t.schedule_session("g3", "z", 20);
+        // Re-arming moves the timer: the old deadline is gone from the queue.
+        t.schedule_session("g3", "z", 30);
+        t.schedule_rebalance("g1", "a", 7, 4);
+        assert_eq!(t.next_deadline(), Some(7));
+        let due = t.take_due(10);
+        let due: Vec<(&str, &str, TimerKind)> = due.iter().map(|(g, m, k)| (g.as_str(), m.as_str(), k.clone())).collect();
+        assert_eq!(
+            due,
+            vec![
+                ("g1", "a", TimerKind::Rebalance(4)),
+                ("g1", "a", TimerKind::Session),
+                ("g1", "b", TimerKind::Session),
+                ("g2", "a", TimerKind::Session),
+            ]
+        );
+        assert_eq!(t.next_deadline(), Some(30));
+        // A fired timer is disarmed: cancelling finds nothing of it in the queue.
+        t.cancel_rebalance("g1", "a");
+        t.schedule_rebalance("g3", "z", 25, 1);
+        t.cancel_rebalance("g3", "z");
+        assert_eq!(t.next_deadline(), Some(30));
+        t.cancel_member("g3", "z");
+        assert_eq!(t.next_deadline(), None);
+        assert!(!t.by_member.contains_key("g3"), "a group without timers is forgotten");
+    }
+
+    #[test]
+    fn the_next_deadline_includes_initial_delays_without_visiting_every_group() {
+        let mut shard = CoordinatorShard::new(StreamsGroupConfig::default(), 1);
+        assert_eq!(shard.next_deadline(), None);
+        assert_eq!(shard.arm_initial_delay("g1", 50), 50);
+        // Already armed: the first deadline stays.
+        assert_eq!(shard.arm_initial_delay("g1", 60), 50);
+        assert_eq!(shard.arm_initial_delay("g2", 40), 40);
+        shard.timers.schedule_session("g1", "m", 45);
+        assert_eq!(shard.next_deadline(), Some(40));
+        shard.clear_initial_delay("g2");
+        assert_eq!(shard.soft.get("g2").and_then(|s| s.initial_delay_deadline), None);
+        assert_eq!(shard.next_deadline(), Some(45));
+        shard.forget_soft_state("g1");
+        assert!(shard.delays.is_empty());
+        shard.timers.cancel_member("g1", "m");
+        assert_eq!(shard.next_deadline(), None);
+    }
+}

@@ -38,14 +38,19 @@ impl CoordinatorShard {
                 TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut { group_id, member_id },
             });
         }
-        let delayed: Vec<String> = self
-            .soft
-            .iter()
-            .filter(|(_, s)| s.initial_delay_deadline.is_some_and(|d| d <= now))
-            .map(|(g, _)| g.clone())
-            .collect();
+        // Groups are visited only when some initial delay is due.
+        let any_due = self.delays.first().is_some_and(|(d, _)| *d <= now);
+        let delayed: Vec<String> = if any_due {
+            self.soft
+                .iter()
+                .filter(|(_, s)| s.initial_delay_deadline.is_some_and(|d| d <= now))
+                .map(|(g, _)| g.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
         for group_id in delayed {
-            self.soft_mut(&group_id).initial_delay_deadline = None;
+            self.clear_initial_delay(&group_id);
             if let Some(epoch) = self.compute_delayed_assignment(&group_id, topics, now)? {
                 events.push(TickEvent::AssignmentComputed { group_id, epoch });
             }
