@@ -14,7 +14,7 @@ fn orders_with(status: Status, topology: bool) -> FakeAdmin {
 const DESCRIBE: [&str; 4] = ["--describe", "--topology", "--group", "orders-app"];
 
 #[tokio::test]
-async fn available_prints_the_topology_and_exits_0() {
+async fn r58_available_prints_the_topology_and_exits_0() {
     let run = run(&orders_with(Status::Available, true), &DESCRIBE).await;
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     assert_golden("orders.topology.txt", &run.stdout);
@@ -25,7 +25,7 @@ async fn available_prints_the_topology_and_exits_0() {
 }
 
 #[tokio::test]
-async fn not_stored_exits_1() {
+async fn r59_not_stored_prints_the_spec_message_and_exits_1() {
     let run = run(&orders_with(Status::NotStored, false), &DESCRIBE).await;
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "\nError: No topology description has been recorded for group 'orders-app'.\n");
@@ -33,7 +33,7 @@ async fn not_stored_exits_1() {
 }
 
 #[tokio::test]
-async fn error_exits_1() {
+async fn r60_error_prints_the_spec_message_and_exits_1() {
     let run = run(&orders_with(Status::Error, false), &DESCRIBE).await;
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -54,7 +54,7 @@ async fn machine_formats_keep_stdout_clean_on_failure() {
 }
 
 #[tokio::test]
-async fn group_errors_print_kafkas_error_text_and_exit_1() {
+async fn r61_group_errors_print_kafkas_error_text_and_exit_1() {
     let not_found = FakeAdmin::default().with_group(Described::GroupError(69, Some("Group orders-app not found.".into())));
     let run = run(&not_found, &DESCRIBE).await;
     assert_eq!((run.code, run.stdout.as_str()), (1, ""));
