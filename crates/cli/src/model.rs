@@ -4,9 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use kcoord_wire::messages::streams_group_describe_response::{Assignment as WireAssignment, DescribedGroup};
-
-use crate::topology::{self, StreamsGroupTopologyDescription, TopologyDescriptionStatus, TopologyError};
+use crate::topology::{StreamsGroupTopologyDescription, TopologyDescriptionStatus};
 
 /// Kafka's `GroupState` (the values a streams group can be in, plus `Unknown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -142,63 +140,7 @@ pub struct StreamsGroupDescription {
     pub topology_description: Option<StreamsGroupTopologyDescription>,
 }
 
-/// A described group the client cannot turn into a description (Kafka's Admin fails the
-/// group's future with an IllegalStateException for the same responses).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DescriptionError {
-    #[error("Topology information is missing")]
-    MissingTopology,
-    #[error(transparent)]
-    TopologyDescription(#[from] TopologyError),
-}
-
 impl StreamsGroupDescription {
-    /// Converts a DescribedGroup whose ErrorCode is NONE (the caller handles errors).
-    pub fn from_wire(group: &DescribedGroup, coordinator: CoordinatorNode) -> Result<Self, DescriptionError> {
-        let topology = group.topology.as_ref().ok_or(DescriptionError::MissingTopology)?;
-        let (status, description) = topology::from_wire(group.topology_description_status, group.topology_description.as_ref())?;
-        let subtopologies = topology
-            .subtopologies
-            .iter()
-            .flatten()
-            .map(|s| SubtopologyDescription {
-                subtopology_id: s.subtopology_id.clone(),
-                source_topics: s.source_topics.clone(),
-                repartition_sink_topics: s.repartition_sink_topics.clone(),
-                state_changelog_topics: s.state_changelog_topics.iter().map(|t| t.name.clone()).collect(),
-                repartition_source_topics: s.repartition_source_topics.iter().map(|t| t.name.clone()).collect(),
-            })
-            .collect();
-        let members = group
-            .members
-            .iter()
-            .map(|m| MemberDescription {
-                member_id: m.member_id.clone(),
-                member_epoch: m.member_epoch,
-                client_id: m.client_id.clone(),
-                client_host: m.client_host.clone(),
-                process_id: m.process_id.clone(),
-                topology_epoch: m.topology_epoch,
-                is_classic: m.is_classic,
-                assignment: assignment(&m.assignment),
-                target_assignment: assignment(&m.target_assignment),
-            })
-            .collect();
-        Ok(StreamsGroupDescription {
-            group_id: group.group_id.clone(),
-            group_epoch: group.group_epoch,
-            target_assignment_epoch: group.assignment_epoch,
-            topology_epoch: topology.epoch,
-            subtopologies,
-            members,
-            state: GroupState::parse(&group.group_state),
-            coordinator,
-            assignor_name: group.assignor_name.clone(),
-            topology_description_status: status,
-            topology_description: description,
-        })
-    }
-
     /// Source and repartition-source topics by sub-topology id: the topics whose partitions a
     /// task of that sub-topology reads.
     pub fn input_topics(&self) -> BTreeMap<&str, Vec<&str>> {
@@ -212,17 +154,6 @@ impl StreamsGroupDescription {
     }
 }
 
-fn assignment(wire: &WireAssignment) -> MemberAssignment {
-    let tasks = |list: &[kcoord_wire::messages::streams_group_describe_response::TaskIds]| {
-        list.iter().map(|t| TaskIds { subtopology_id: t.subtopology_id.clone(), partitions: t.partitions.clone() }).collect()
-    };
-    MemberAssignment {
-        active_tasks: tasks(&wire.active_tasks),
-        standby_tasks: tasks(&wire.standby_tasks),
-        warmup_tasks: tasks(&wire.warmup_tasks),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,12 +164,5 @@ mod tests {
         assert_eq!(GroupState::parse("NOTREADY"), GroupState::NotReady);
         assert_eq!(GroupState::parse("PreparingRebalance"), GroupState::Unknown);
         assert_eq!(GroupState::parse(""), GroupState::Unknown);
-    }
-
-    #[test]
-    fn a_described_group_without_topology_is_rejected() {
-        let group = DescribedGroup { group_id: "g".into(), ..Default::default() };
-        let node = CoordinatorNode { id: 1, host: "h".into(), port: 1 };
-        assert_eq!(StreamsGroupDescription::from_wire(&group, node), Err(DescriptionError::MissingTopology));
     }
 }
