@@ -136,6 +136,7 @@ async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
         return Err(Failure::Other("--register needs --config and --bootstrap-controller".into()));
     };
     let properties = BrokerProperties::load(path)?;
+    let interrupts = Interrupts::install();
     let options = RegistrationOptions {
         client: ClientConfig::new("kcoord-admin").with_request_timeout(timeout).with_connect_timeout(timeout),
         cluster_id: args.cluster_id.clone(),
@@ -162,19 +163,19 @@ async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
         // process would: the registration (and its static configs) stays.
         return Ok(());
     }
-    heartbeat_until_stopped(handle, timeout, out).await
+    heartbeat_until_stopped(handle, interrupts, timeout, out).await
 }
 
 /// Heartbeats until SIGINT or SIGTERM (then a controlled shutdown) or until the controller
 /// stops answering for this incarnation.
-async fn heartbeat_until_stopped(handle: BrokerHandle, timeout: Duration, out: &mut dyn Write) -> Result<(), Failure> {
+async fn heartbeat_until_stopped(handle: BrokerHandle, interrupts: Interrupts, timeout: Duration, out: &mut dyn Write) -> Result<(), Failure> {
     let mut status = handle.subscribe();
     let stopped = async move {
         // Ends when the heartbeat task stops on its own (e.g. STALE_BROKER_EPOCH).
         let _ = status.wait_for(|s| s.stopped).await;
     };
     tokio::select! {
-        () = interrupted() => {
+        () = interrupts.recv() => {
             let id = handle.broker_id();
             handle.shut_down(timeout).await?;
             say(out, format_args!("Broker {id} shut down."))
@@ -190,25 +191,49 @@ async fn heartbeat_until_stopped(handle: BrokerHandle, timeout: Duration, out: &
     }
 }
 
-async fn interrupted() {
+/// SIGINT/SIGTERM listeners, installed when created: a signal that arrives after this point
+/// (e.g. right after the "unfenced" line a supervisor waits for) is seen, never the default
+/// action that would kill the process without a controlled shutdown.
+struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Self { interrupt: signal(SignalKind::interrupt()).ok(), terminate: signal(SignalKind::terminate()).ok() }
+        }
+        #[cfg(not(unix))]
+        {
+            Self {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    async fn recv(self) {
+        #[cfg(unix)]
+        {
+            async fn next(signal: Option<tokio::signal::unix::Signal>) {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                () = next(self.interrupt) => {}
+                () = next(self.terminate) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
