@@ -62,6 +62,9 @@ impl CoordinatorShard {
         if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
             return self.leave(request);
         }
+        if let Some(steady) = self.steady_heartbeat(ctx, request, now) {
+            return Ok(steady);
+        }
         self.join_or_heartbeat(ctx, request, topics, now)
     }
 
@@ -92,7 +95,7 @@ impl CoordinatorShard {
             // A static member's temporary leave keeps its assignment for the rejoin.
             let mut leaving = member.clone();
             leaving.member_epoch = STATIC_LEAVE_EPOCH;
-            leaving.pending_revocation = TasksTuple::default();
+            leaving.pending_revocation = Default::default();
             for epoch in leaving.active_task_epochs.values_mut() {
                 *epoch = 0;
             }
@@ -408,7 +411,7 @@ fn delayed(detail: &str) -> resp::Status {
 }
 
 /// MISSING_CLIENT_TAGS is only sent to clients that know it (request version 1+).
-fn missing_client_tags(required: &[String], member: &StreamsGroupMember, api_version: i16) -> Option<resp::Status> {
+pub(crate) fn missing_client_tags(required: &[String], member: &StreamsGroupMember, api_version: i16) -> Option<resp::Status> {
     if api_version < 1 {
         return None;
     }
@@ -628,7 +631,7 @@ fn owned_tasks(request: &StreamsGroupHeartbeatRequest) -> Option<TasksTuple> {
 }
 
 /// `throwIfRequestContainsInvalidTasks`.
-fn invalid_tasks(configured: &ConfiguredTopology, tasks: &[req::TaskIds]) -> Result<()> {
+pub(crate) fn invalid_tasks(configured: &ConfiguredTopology, tasks: &[req::TaskIds]) -> Result<()> {
     for t in tasks {
         let Some(sub) = configured.subtopologies.get(&t.subtopology_id) else {
             return Err(CoordinatorError::invalid_request(format!(

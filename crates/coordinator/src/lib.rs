@@ -11,6 +11,7 @@ pub mod heartbeat;
 pub mod reconcile;
 pub mod records;
 pub mod shard;
+mod steady;
 pub mod target;
 pub mod task;
 pub mod timers;

@@ -82,7 +82,14 @@ pub(crate) enum TimerKind {
 struct MemberTimers {
     group: Arc<str>,
     member: Arc<str>,
+    /// The session deadline.
     session: Option<i64>,
+    /// The deadline the session timer sits under in the queue: never later than `session`.
+    /// Every heartbeat pushes the deadline back, and moving the queue entry each time (a
+    /// B-tree remove and insert) was a tenth of the daemon's heartbeat cost; instead the entry
+    /// stays where it is and, when it comes due early, `take_due` re-queues it at the real
+    /// deadline: about once per session timeout instead of once per heartbeat.
+    session_queued: Option<i64>,
     rebalance: Option<(i64, i32)>,
 }
 
@@ -108,43 +115,45 @@ impl Timers {
             let members = self.by_member.get_mut(group).expect("inserted above");
             members.insert(
                 Arc::clone(&member_id),
-                MemberTimers { group: group_id, member: member_id, session: None, rebalance: None },
+                MemberTimers { group: group_id, member: member_id, session: None, session_queued: None, rebalance: None },
             );
         }
         self.by_member.get_mut(group).and_then(|m| m.get_mut(member)).expect("inserted above")
     }
 
-    /// Sets one of the member's timers with `set` (which returns the deadline it replaced and
-    /// the queue kind of both), keeping the queue in step. One lookup per map when the member
-    /// has timers already, as on every heartbeat.
-    fn arm(
-        &mut self,
-        group: &str,
-        member: &str,
-        set: impl Fn(&mut MemberTimers) -> (Option<(i64, TimerKind)>, i64, TimerKind),
-    ) {
-        let existing = self.by_member.get_mut(group).and_then(|m| m.get_mut(member));
-        let entry = match existing {
+    pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
+        // One lookup per map when the member has timers already, as on every heartbeat.
+        let entry = match self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
             Some(entry) => entry,
             None => self.entry(group, member),
         };
-        let (old, deadline, kind) = set(entry);
-        let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
-        if let Some((old, old_kind)) = old {
-            self.queue.remove(&(old, Arc::clone(&g), Arc::clone(&m), old_kind));
+        entry.session = Some(deadline);
+        match entry.session_queued {
+            // Queued no later than the deadline: it will be re-queued when it comes due.
+            Some(queued) if queued <= deadline => {}
+            queued => {
+                entry.session_queued = Some(deadline);
+                let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
+                if let Some(queued) = queued {
+                    self.queue.remove(&(queued, Arc::clone(&g), Arc::clone(&m), TimerKind::Session));
+                }
+                self.queue.insert((deadline, g, m, TimerKind::Session));
+            }
         }
-        self.queue.insert((deadline, g, m, kind));
-    }
-
-    pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
-        self.arm(group, member, |e| (e.session.replace(deadline).map(|old| (old, TimerKind::Session)), deadline, TimerKind::Session));
     }
 
     pub(crate) fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
-        self.arm(group, member, |e| {
-            let old = e.rebalance.replace((deadline, epoch)).map(|(old, old_epoch)| (old, TimerKind::Rebalance(old_epoch)));
-            (old, deadline, TimerKind::Rebalance(epoch))
-        });
+        // One lookup per map when the member has timers already, as on every heartbeat.
+        let entry = match self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
+            Some(entry) => entry,
+            None => self.entry(group, member),
+        };
+        let old = entry.rebalance.replace((deadline, epoch));
+        let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
+        if let Some((old, old_epoch)) = old {
+            self.queue.remove(&(old, Arc::clone(&g), Arc::clone(&m), TimerKind::Rebalance(old_epoch)));
+        }
+        self.queue.insert((deadline, g, m, TimerKind::Rebalance(epoch)));
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
@@ -162,7 +171,7 @@ impl Timers {
         if members.is_empty() {
             self.by_member.remove(group);
         }
-        if let Some(d) = entry.session {
+        if let Some(d) = entry.session_queued {
             self.queue.remove(&(d, Arc::clone(&entry.group), Arc::clone(&entry.member), TimerKind::Session));
         }
         if let Some((d, e)) = entry.rebalance {
@@ -170,23 +179,39 @@ impl Timers {
         }
     }
 
-    /// Removes and returns the timers due at `now`.
+    /// Removes and returns the timers due at `now`, ordered by deadline, then group and member
+    /// id. Session timers queued early whose real deadline is later are re-queued at it.
     pub(crate) fn take_due(&mut self, now: i64) -> Vec<(String, String, TimerKind)> {
         let mut due = Vec::new();
         while self.queue.first().is_some_and(|first| first.0 <= now) {
-            let Some((_, group, member, kind)) = self.queue.pop_first() else { break };
-            if let Some(entry) = self.by_member.get_mut(&*group).and_then(|m| m.get_mut(&*member)) {
-                match kind {
-                    TimerKind::Session => entry.session = None,
-                    TimerKind::Rebalance(_) => entry.rebalance = None,
+            let Some((queued, group, member, kind)) = self.queue.pop_first() else { break };
+            let Some(entry) = self.by_member.get_mut(&*group).and_then(|m| m.get_mut(&*member)) else { continue };
+            let deadline = match kind {
+                TimerKind::Session => match entry.session {
+                    Some(deadline) if deadline > now => {
+                        entry.session_queued = Some(deadline);
+                        self.queue.insert((deadline, group, member, kind));
+                        continue;
+                    }
+                    _ => {
+                        entry.session_queued = None;
+                        entry.session.take().unwrap_or(queued)
+                    }
+                },
+                TimerKind::Rebalance(_) => {
+                    entry.rebalance = None;
+                    queued
                 }
-            }
-            due.push((group.to_string(), member.to_string(), kind));
+            };
+            due.push((deadline, group, member, kind));
         }
-        due
+        due.sort();
+        due.into_iter().map(|(_, group, member, kind)| (group.to_string(), member.to_string(), kind)).collect()
     }
 
-    /// The earliest pending deadline, so the server knows when to tick next.
+    /// No later than the earliest pending deadline (a session timer may sit in the queue under
+    /// an earlier one; ticking then fires nothing and re-queues it), so the server knows when
+    /// to tick next.
     pub(crate) fn next_deadline(&self) -> Option<i64> {
         self.queue.first().map(|e| e.0)
     }
@@ -206,6 +231,10 @@ pub struct CoordinatorShard {
     /// `config.assignment_configs()`, which every heartbeat compares with the group's.
     pub(crate) assignment_configs: BTreeMap<String, String>,
     pub(crate) ids: rand::rngs::StdRng,
+    /// Whether steady-state heartbeats take the short path of `steady.rs` (tests turn it off
+    /// to compare), and how many did.
+    pub(crate) steady_path: bool,
+    pub(crate) steady_hits: u64,
 }
 
 impl CoordinatorShard {
@@ -219,6 +248,8 @@ impl CoordinatorShard {
             assignment_configs: config.assignment_configs(),
             config,
             ids: rand::rngs::StdRng::seed_from_u64(seed),
+            steady_path: true,
+            steady_hits: 0,
         }
     }
 
@@ -253,7 +284,20 @@ impl CoordinatorShard {
         })
     }
 
-    /// The next time `tick` has work to do.
+    /// Turns the steady-state heartbeat path off (or on again), so that tests can compare its
+    /// answers with the full path's.
+    #[doc(hidden)]
+    pub fn set_steady_path(&mut self, enabled: bool) {
+        self.steady_path = enabled;
+    }
+
+    /// How many heartbeats the steady-state path answered.
+    #[doc(hidden)]
+    pub fn steady_hits(&self) -> u64 {
+        self.steady_hits
+    }
+
+    /// No later than the next time `tick` has work to do (it may be earlier: see `Timers`).
     pub fn next_deadline(&self) -> Option<i64> {
         let delay = self.delays.first().map(|(d, _)| *d);
         self.timers.next_deadline().into_iter().chain(delay).min()
@@ -369,7 +413,7 @@ mod tests {
         t.schedule_session("g1", "a", 10);
         t.schedule_rebalance("g1", "a", 5, 3);
         t.schedule_session("g3", "z", 20);
-        // Re-arming moves the timer: the old deadline is gone from the queue.
+        // Re-arming later leaves the queue entry where it was; it is re-queued when due.
         t.schedule_session("g3", "z", 30);
         t.schedule_rebalance("g1", "a", 7, 4);
         assert_eq!(t.next_deadline(), Some(7));
@@ -384,6 +428,8 @@ mod tests {
                 ("g2", "a", TimerKind::Session),
             ]
         );
+        assert_eq!(t.next_deadline(), Some(20));
+        assert!(t.take_due(20).is_empty(), "g3/z's deadline is 30, not 20");
         assert_eq!(t.next_deadline(), Some(30));
         // A fired timer is disarmed: cancelling finds nothing of it in the queue.
         t.cancel_rebalance("g1", "a");
@@ -393,6 +439,34 @@ mod tests {
         t.cancel_member("g3", "z");
         assert_eq!(t.next_deadline(), None);
         assert!(!t.by_member.contains_key("g3"), "a group without timers is forgotten");
+    }
+
+    #[test]
+    fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
+        let mut t = Timers::default();
+        t.schedule_session("g", "late", 10);
+        t.schedule_session("g", "early", 12);
+        // Heartbeats push "late" back three times; its queue entry stays at 10.
+        for deadline in [20, 30, 40] {
+            t.schedule_session("g", "late", deadline);
+        }
+        assert_eq!(t.queue.len(), 2);
+        // Pulling a deadline forward moves the entry at once.
+        t.schedule_session("g", "early", 11);
+        assert_eq!(t.next_deadline(), Some(10));
+        assert!(t.take_due(10).is_empty());
+        let fired = |due: Vec<(String, String, TimerKind)>| due.into_iter().map(|(_, m, _)| m).collect::<Vec<_>>();
+        assert_eq!(fired(t.take_due(39)), vec!["early"]);
+        assert_eq!(t.next_deadline(), Some(40));
+        // Two timers due in one tick come out by real deadline, whatever their queue order.
+        t.schedule_session("g", "a", 45);
+        t.schedule_session("g", "a", 50);
+        t.schedule_session("g", "b", 48);
+        let _ = t.take_due(46); // "late" fires; "a" is re-queued at 50
+        t.schedule_session("g", "c", 49);
+        assert_eq!(fired(t.take_due(60)), vec!["b", "c", "a"]);
+        assert_eq!(t.next_deadline(), None);
+        assert!(t.by_member.get("g").is_some_and(|m| m.values().all(|e| e.session.is_none() && e.session_queued.is_none())));
     }
 
     #[test]

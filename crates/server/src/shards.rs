@@ -1,41 +1,40 @@
-//! The coordinator shards at run time: `group.coordinator.threads` tasks, each owning one
-//! sans-IO [`CoordinatorShard`] and the groups whose id hashes to it, as Kafka partitions
-//! `__consumer_offsets`. Connections hand a job to the owning shard over its channel and await
-//! the answer on a oneshot, so the heartbeat path takes no lock. Each task also sleeps until
-//! the shard's next deadline and then calls `tick` with the wall clock, which is read here and
-//! nowhere in the coordinator crate.
+//! The coordinator shards at run time: `group.coordinator.threads` shards, each one sans-IO
+//! [`CoordinatorShard`] owning the groups whose id hashes to it, as Kafka partitions
+//! `__consumer_offsets`.
 //!
-//! Topic catalog changes arrive from the controller as a command on the same channel, so a
-//! request sent after a CreateTopics answer is always handled against the new catalog.
+//! A request runs on the connection task that received it, holding its shard's lock for the
+//! few microseconds the shard needs: no channel, no reply oneshot, no cross-thread wake-up on
+//! the heartbeat path. Requests of one shard are thereby serialized (as Kafka's coordinator
+//! runtime serializes a partition's events), and requests of different shards run in parallel.
+//! A connection answers its requests one after another, so a client's pipelined requests are
+//! handled in the order sent, and the responses of one read batch leave in one write.
+//!
+//! Timers run on one task per shard, which sleeps until the shard's next deadline and then
+//! calls `tick` with the wall clock (read here and nowhere in the coordinator crate). A request
+//! that brings the next deadline forward wakes it.
+//!
+//! Topic catalog changes arrive from the controller through [`Coordinators::topics_changed`],
+//! which returns once every shard holds the new catalog, so a request sent after a CreateTopics
+//! answer is always handled against it.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kcoord_coordinator::timers::TickEvent;
 use kcoord_coordinator::{CoordinatorShard, StreamsGroupConfig};
 use kcoord_metadata::TopicsImage;
 use kcoord_wire::ErrorCode;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{watch, Notify};
 use tracing::{error, info};
 
 use crate::clock;
 
-/// Commands queued per shard before senders wait (back-pressure on the connections).
-const SHARD_QUEUE: usize = 1024;
-
-/// A job run on the shard's task: the shard, the topic catalog it knows, and `now` (ms).
-type Job = Box<dyn FnOnce(&mut CoordinatorShard, &TopicsImage, i64) + Send>;
-
-enum Command {
-    Run(Job),
-    TopicsChanged(Arc<TopicsImage>),
-}
-
 /// Why a shard could not answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ShardError {
-    /// The shard task is not running (shutting down, or never started).
+    /// The shard is not running (shutting down).
     #[error("the coordinator shard is not available")]
     Unavailable,
     /// The job panicked; the shard logged it and goes on serving other groups.
@@ -53,15 +52,37 @@ impl ShardError {
     }
 }
 
-/// One shard as seen from a connection.
-#[derive(Debug, Clone)]
-pub struct ShardHandle {
+/// What the lock protects.
+struct Locked {
+    shard: CoordinatorShard,
+    topics: Arc<TopicsImage>,
+    /// The deadline the timer task sleeps until (`i64::MAX`: none). Kept under the lock so a
+    /// request that arms an earlier deadline always sees what the timer task is waiting for.
+    armed: i64,
+}
+
+struct Shared {
     index: usize,
-    tx: mpsc::Sender<Command>,
-    /// True until the shard task has finished its startup work (replaying what it owns; today
+    locked: Mutex<Locked>,
+    /// Wakes the timer task when a request brought the next deadline forward.
+    deadline_moved: Notify,
+    stopped: AtomicBool,
+}
+
+/// One shard as seen from a connection.
+#[derive(Clone)]
+pub struct ShardHandle {
+    shared: Arc<Shared>,
+    /// True until the shard's task has finished its startup work (replaying what it owns; today
     /// there is nothing to replay, so only a [`LoadGate`] keeps it true). Handlers that must
-    /// answer COORDINATOR_LOAD_IN_PROGRESS meanwhile read it; jobs sent meanwhile just wait.
+    /// answer COORDINATOR_LOAD_IN_PROGRESS meanwhile read it; other requests wait for it.
     loading: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for ShardHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardHandle").field("index", &self.shared.index).finish_non_exhaustive()
+    }
 }
 
 /// Holds every shard in its loading state until [`LoadGate::open`], so that tests can observe
@@ -97,9 +118,17 @@ impl LoadGate {
     }
 }
 
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Locked> {
+        // Jobs run under `catch_unwind` inside the lock, so a poisoned lock would mean a panic
+        // in this module's own bookkeeping; the state is still the shard's last consistent one.
+        self.locked.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 impl ShardHandle {
     pub fn index(&self) -> usize {
-        self.index
+        self.shared.index
     }
 
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
@@ -107,8 +136,7 @@ impl ShardHandle {
         *self.loading.borrow()
     }
 
-    /// Waits until the shard has loaded (returns at once if it has; never if its task was not
-    /// started).
+    /// Waits until the shard has loaded (returns at once if it has, or once the shard stopped).
     pub async fn loaded(&self) {
         let mut loading = self.loading.clone();
         let _ = loading.wait_for(|loading| !*loading).await;
@@ -117,20 +145,28 @@ impl ShardHandle {
     /// Runs `f` on the shard and returns what it returned.
     pub async fn call<R, F>(&self, f: F) -> Result<R, ShardError>
     where
-        R: Send + 'static,
-        F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R + Send + 'static,
+        F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
     {
-        let (reply, answer) = oneshot::channel();
-        let job: Job = Box::new(move |shard, topics, now| {
-            let _ = reply.send(f(shard, topics, now));
-        });
-        self.tx
-            .send(Command::Run(job))
-            .await
-            .map_err(|_| ShardError::Unavailable)?;
-        // The reply is dropped unsent only when the job panicked (or the task stopped with the
-        // job still queued).
-        answer.await.map_err(|_| ShardError::Failed)
+        if self.is_loading() {
+            self.loaded().await;
+        }
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return Err(ShardError::Unavailable);
+        }
+        let mut locked = self.shared.lock();
+        let now = clock::now_ms();
+        let Locked { shard, topics, armed } = &mut *locked;
+        // A bug must not take every group of the shard down with it: the caller gets
+        // UNKNOWN_SERVER_ERROR and the shard keeps serving.
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(shard, topics, now)));
+        if shard.next_deadline().is_some_and(|d| d < *armed) {
+            self.shared.deadline_moved.notify_one();
+        }
+        drop(locked);
+        result.map_err(|_| {
+            error!(shard = self.index(), "a coordinator request panicked; answered UNKNOWN_SERVER_ERROR");
+            ShardError::Failed
+        })
     }
 }
 
@@ -140,15 +176,13 @@ pub struct Coordinators {
     shards: Arc<[ShardHandle]>,
 }
 
-/// The shard tasks, built but not yet running.
+/// The shards' timer tasks, built but not yet running.
 pub struct ShardTasks {
     tasks: Vec<ShardTask>,
 }
 
 struct ShardTask {
-    index: usize,
-    shard: CoordinatorShard,
-    rx: mpsc::Receiver<Command>,
+    shared: Arc<Shared>,
     loading: watch::Sender<bool>,
     gate: Option<LoadGate>,
 }
@@ -160,20 +194,26 @@ impl Coordinators {
         let mut handles = Vec::with_capacity(count);
         let mut tasks = Vec::with_capacity(count);
         for index in 0..count {
-            let (tx, rx) = mpsc::channel(SHARD_QUEUE);
             let (loading, loading_rx) = watch::channel(true);
-            handles.push(ShardHandle {
-                index,
-                tx,
-                loading: loading_rx,
-            });
             // The seed only drives the TopologyDescriptionIds a shard mints; it must differ
             // between shards and runs, not be secret.
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
-            tasks.push(ShardTask {
+            let shared = Arc::new(Shared {
                 index,
-                shard: CoordinatorShard::new(config.clone(), seed),
-                rx,
+                locked: Mutex::new(Locked {
+                    shard: CoordinatorShard::new(config.clone(), seed),
+                    topics: Arc::new(TopicsImage::default()),
+                    armed: i64::MAX,
+                }),
+                deadline_moved: Notify::new(),
+                stopped: AtomicBool::new(false),
+            });
+            handles.push(ShardHandle {
+                shared: Arc::clone(&shared),
+                loading: loading_rx,
+            });
+            tasks.push(ShardTask {
+                shared,
                 loading,
                 gate: None,
             });
@@ -203,15 +243,12 @@ impl Coordinators {
         self.shards.iter()
     }
 
-    /// Tells every shard that the catalog changed. Queued behind the requests already sent, so
-    /// each shard sees the change before any request that follows this call.
+    /// Gives every shard the new catalog; returns once all of them hold it.
     pub async fn topics_changed(&self, image: &Arc<TopicsImage>) {
-        for shard in self.shards.iter() {
-            // A shard that is gone has nothing to update.
-            let _ = shard
-                .tx
-                .send(Command::TopicsChanged(Arc::clone(image)))
-                .await;
+        for handle in self.shards.iter() {
+            let mut locked = handle.shared.lock();
+            locked.topics = Arc::clone(image);
+            locked.shard.topics_changed();
         }
     }
 }
@@ -243,75 +280,61 @@ impl ShardTasks {
     }
 }
 
+/// A shard whose task ended, or was never started, refuses requests (COORDINATOR_NOT_AVAILABLE).
+impl Drop for ShardTask {
+    fn drop(&mut self) {
+        self.shared.stopped.store(true, Ordering::Release);
+        // Dropping `loading` (the sender) ends every wait for the load to finish.
+    }
+}
+
 impl ShardTask {
-    async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        let mut topics = Arc::new(TopicsImage::default());
+    async fn run(self, mut stop: watch::Receiver<bool>) {
         // Startup: nothing to replay yet (the shard's state is in memory), so loading ends at
         // once unless a test holds it with a gate.
-        if let Some(gate) = self.gate.take() {
+        if let Some(gate) = &self.gate {
             tokio::select! {
                 _ = gate.wait() => {}
                 _ = crate::net::stopped(&mut stop) => return,
             }
         }
         self.loading.send_replace(false);
+        let sleep = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(sleep);
         loop {
-            // Deadlines are checked before waiting, so a busy shard still ticks on time.
             let now = clock::now_ms();
-            if self.shard.next_deadline().is_some_and(|d| d <= now) {
-                self.tick(&topics, now);
+            let next = self.tick_if_due(now);
+            let wait = next.map(|d| Duration::from_millis(u64::try_from(d - now).unwrap_or(0).max(1)));
+            if let Some(wait) = wait {
+                sleep.as_mut().reset(tokio::time::Instant::now() + wait);
             }
-            let wait = self
-                .shard
-                .next_deadline()
-                .map(|d| Duration::from_millis(u64::try_from(d - now).unwrap_or(0).max(1)));
             tokio::select! {
-                command = self.rx.recv() => match command {
-                    Some(Command::Run(job)) => self.run_job(job, &topics),
-                    Some(Command::TopicsChanged(image)) => {
-                        topics = image;
-                        self.shard.topics_changed();
-                    }
-                    None => break,
-                },
-                _ = sleep(wait) => {}
+                () = &mut sleep, if wait.is_some() => {}
+                () = self.shared.deadline_moved.notified() => {}
                 _ = crate::net::stopped(&mut stop) => break,
             }
         }
     }
 
-    fn run_job(&mut self, job: Job, topics: &TopicsImage) {
-        let now = clock::now_ms();
-        let shard = &mut self.shard;
-        // A bug must not take every group of the shard down with it: the caller gets
-        // UNKNOWN_SERVER_ERROR and the shard keeps serving.
-        if std::panic::catch_unwind(AssertUnwindSafe(|| job(shard, topics, now))).is_err() {
-            error!(
-                shard = self.index,
-                "a coordinator request panicked; answered UNKNOWN_SERVER_ERROR"
-            );
-        }
-    }
-
-    fn tick(&mut self, topics: &TopicsImage, now: i64) {
-        let shard = &mut self.shard;
-        let ticked = std::panic::catch_unwind(AssertUnwindSafe(|| shard.tick(topics, now)));
-        match ticked {
-            Ok(Ok(events)) => {
-                for event in events {
-                    log_tick_event(self.index, &event);
+    /// Ticks when a deadline has passed; returns the next deadline, which it arms.
+    fn tick_if_due(&self, now: i64) -> Option<i64> {
+        let mut locked = self.shared.lock();
+        let Locked { shard, topics, armed } = &mut *locked;
+        if shard.next_deadline().is_some_and(|d| d <= now) {
+            let ticked = std::panic::catch_unwind(AssertUnwindSafe(|| shard.tick(topics, now)));
+            match ticked {
+                Ok(Ok(events)) => {
+                    for event in events {
+                        log_tick_event(self.shared.index, &event);
+                    }
                 }
+                Ok(Err(e)) => error!(shard = self.shared.index, error = %e, "coordinator timers failed"),
+                Err(_) => error!(shard = self.shared.index, "coordinator timers panicked"),
             }
-            Ok(Err(e)) => error!(shard = self.index, error = %e, "coordinator timers failed"),
-            Err(_) => error!(shard = self.index, "coordinator timers panicked"),
         }
-    }
-}
-
-async fn sleep(wait: Option<Duration>) {
-    match wait {
-        Some(d) => tokio::time::sleep(d).await,
-        None => std::future::pending().await,
+        let next = shard.next_deadline();
+        *armed = next.unwrap_or(i64::MAX);
+        next
     }
 }
 
@@ -363,7 +386,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn jobs_run_on_the_shard_and_panics_do_not_kill_it() {
+    async fn jobs_run_on_the_shard_and_panics_do_not_kill_it_and_stopped_shards_refuse() {
         let (coordinators, tasks) = Coordinators::new(2, &StreamsGroupConfig::default());
         let (stop_tx, stop) = watch::channel(false);
         let joins = tasks.spawn(&stop);

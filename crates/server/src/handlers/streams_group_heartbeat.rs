@@ -51,13 +51,11 @@ pub async fn handle(
         client_host: client_host(ctx.peer),
         api_version: version,
     };
-    let (group, member) = (req.group_id.clone(), req.member_id.clone());
     let shard = ctx.server.coordinators.for_group(&req.group_id);
     let outcome = shard
-        .call(move |shard, topics, now| {
-            shard.streams_group_heartbeat(&heartbeat, &req, topics, now)
-        })
+        .call(|shard, topics, now| shard.streams_group_heartbeat(&heartbeat, &req, topics, now))
         .await;
+    let (group, member) = (&req.group_id, &req.member_id);
     let result = match outcome {
         Err(e) => {
             warn!(%group, %member, shard = shard.index(), error = %e, "streams group heartbeat failed");
@@ -96,7 +94,7 @@ pub async fn handle(
         && id.is_some_and(|id| {
             ctx.server
                 .topology
-                .requires_push(&plugin_context(ctx), &group, id)
+                .requires_push(&plugin_context(ctx), group, id)
         });
     // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
     response.topology_description_required = push && version == 1;
