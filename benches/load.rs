@@ -6,6 +6,7 @@
 //! cargo bench --bench load -- --api apiversions,metadata --connections 1,64 --inflight 1,16
 //! cargo bench --bench load -- --addr 127.0.0.1:9092 --api metadata      # a daemon you run
 //! cargo bench --bench load -- --api heartbeat --rounds 3               # issue 3's benchmark 1
+//! cargo bench --bench load -- --api heartbeat --compare-plugin memory --rounds 5   # KIP-1331
 //! ```
 //!
 //! Flags (lists are comma-separated; every combination of `--api`, `--connections` and
@@ -37,14 +38,30 @@
 //! heartbeat runs, and after all runs one `"bench":"heartbeat"` line per (C, P) sums the rounds
 //! up: heartbeats/s, p50/p99, ApiVersions/s and the ratio (goal >= 0.8).
 //!
+//! `--compare-plugin NAME` (heartbeats only, no `--addr`): the bench starts two daemons with
+//! the settings above, the first also with `group.streams.topology.description.class=NAME`,
+//! sets up the same members on both, and runs every heartbeat configuration against the plugin
+//! daemon, then the other, round after round (A, B, A, B, ...), so the machine's noise hits
+//! both alike; run lines carry `"plugin"` (the name or null). With the plugin, the coordinator
+//! asks one member per group for its topology description (heartbeat v2's
+//! TopologyDescriptionId) during setup; that member pushes a small application's description
+//! once (key 95, `fleet::description`: 3 sub-topologies x 10 nodes), as Kafka Streams does,
+//! and StreamsGroupDescribe confirms every description is stored before the runs. So the runs
+//! measure the steady state after the pushes: every heartbeat still calls the plugin's
+//! `requires_topology_push`, which answers false, and a heartbeat response asking for a push
+//! counts as an error. After all runs, one `"bench":"kip1331_heartbeat"` line per (C, P,
+//! owned) sums the rounds: heartbeats/s and daemon CPU per heartbeat with and without the
+//! plugin, their ratios (also per round) and the goal (plugin / no plugin >= 0.95).
+//!
 //! Every run line also carries the CPU seconds the daemon (when the bench started it) and the
 //! bench process used during the measured window, per request: a ratio the noisy machine
 //! disturbs less than throughput.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
-//! (C=1, P=1, 0.2 s, no warm-up, every api; 2 groups of 3 members) so the code stays
-//! exercised; unknown arguments (libtest's) are ignored there. The process exits with status 1
-//! if any run saw an error or completed no request.
+//! (C=1, P=1, 0.2 s, no warm-up, every api; 2 groups of 3 members), then the same heartbeat
+//! runs with `--compare-plugin memory`, so the code stays exercised; unknown arguments
+//! (libtest's) are ignored there. The process exits with status 1 if any run saw an error or
+//! completed no request.
 //!
 //! How it measures: each connection is one task that writes P requests, then for every
 //! response read writes one more (responses arrive in request order, so the send time of a
@@ -360,7 +377,16 @@ impl Generator for Heartbeats {
         match outcome {
             HeartbeatOutcome::Accepted {
                 assignment_changed: false,
-            } if member.state() == MemberState::Stable && member.member_epoch() == epoch => Ok(()),
+            } if member.state() == MemberState::Stable && member.member_epoch() == epoch => {
+                match member.topology_description_id() {
+                    None => Ok(()),
+                    Some(id) => Err(format!(
+                        "steady-state heartbeat of {} in {}: the coordinator asks for a topology description push ({id})",
+                        member.member_id(),
+                        member.group_id()
+                    )),
+                }
+            }
             other => Err(format!(
                 "steady-state heartbeat of {} in {}: {other:?}, state {:?}, epoch {epoch} -> {}",
                 member.member_id(),
@@ -413,13 +439,15 @@ struct Options {
     partitions: usize,
     owned: Vec<Owned>,
     compare: bool,
+    /// `--compare-plugin`: the topology description plugin of the first of two daemons.
+    compare_plugin: Option<String>,
 }
 
 const USAGE: &str =
     "usage: load [--api apiversions|metadata|heartbeat[,..]] [--connections C[,..]] \
 [--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
-[--owned changed|always[,..]] [--no-compare]";
+[--owned changed|always[,..]] [--no-compare] [--compare-plugin NAME]";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -439,6 +467,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             partitions: 10,
             owned: vec![Owned::Changed, Owned::Always],
             compare: true,
+            compare_plugin: None,
         }
     } else {
         // `cargo test --all-targets`: a quick smoke run of every workload.
@@ -457,8 +486,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             partitions: 4,
             owned: vec![Owned::Changed, Owned::Always],
             compare: true,
+            compare_plugin: None,
         }
     };
+    let mut api_given = false;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -481,6 +512,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--members"
                 | "--partitions"
                 | "--owned"
+                | "--compare-plugin"
         );
         if !takes_value {
             match name {
@@ -504,6 +536,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         i += 1;
         match name {
             "--api" => {
+                api_given = true;
                 options.workloads = list(&value, |s| {
                     Workload::parse(s).ok_or_else(|| {
                         format!("unknown api {s:?} (apiversions, metadata, heartbeat)")
@@ -522,6 +555,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 )
             }
             "--addr" => options.addr = Some(value),
+            "--compare-plugin" => options.compare_plugin = Some(value),
             "--client-threads" => options.client_threads = positive(&value)?,
             "--rounds" => options.rounds = positive(&value)?,
             "--groups" => options.groups = positive(&value)?,
@@ -542,6 +576,17 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     }
     if options.partitions > 100_000 {
         return Err("--partitions must be at most 100000".into());
+    }
+    if options.compare_plugin.is_some() {
+        if options.addr.is_some() {
+            return Err("--compare-plugin starts its own two daemons; drop --addr".into());
+        }
+        // Heartbeats only (the default then): the comparison is between the daemons.
+        if api_given && options.workloads != [Workload::Heartbeat] {
+            return Err("--compare-plugin needs --api heartbeat (and no other api)".into());
+        }
+        options.workloads = vec![Workload::Heartbeat];
+        options.compare = false;
     }
     Ok(options)
 }
@@ -588,6 +633,8 @@ struct Run {
     seconds: f64,
     warmup: f64,
     round: usize,
+    /// Which daemon (index into the targets; 0 unless `--compare-plugin`).
+    target: usize,
 }
 
 /// What one connection measured.
@@ -765,6 +812,8 @@ struct Summary {
     /// Heartbeat workload: members and groups driven.
     members: usize,
     groups: usize,
+    /// Extra JSON fields (`,"plugin":...` with `--compare-plugin`).
+    labels: String,
 }
 
 fn per_request_us(cpu_s: Option<f64>, requests: u64) -> String {
@@ -813,6 +862,7 @@ impl Summary {
                 self.members
             );
         }
+        line.push_str(&self.labels);
         line.push('}');
         line
     }
@@ -899,6 +949,7 @@ async fn run_one(
         client_cpu_s: delta(client_before, client_after),
         members: 0,
         groups: 0,
+        labels: String::new(),
     };
     (summary, back)
 }
@@ -906,11 +957,15 @@ async fn run_one(
 /// The heartbeat workload's members, joined and Stable.
 struct Members {
     fleet: fleet::Fleet,
+    /// Topology description pushes made during the setup.
+    pushes: usize,
 }
 
 /// Joins every member and heartbeats until every group is Stable, then checks that with
-/// StreamsGroupDescribe.
-async fn set_up_members(addr: &str, options: &Options) -> Result<Members, String> {
+/// StreamsGroupDescribe. With `plugin` (the daemon has a topology description plugin), the
+/// members the coordinator asks push their description, and StreamsGroupDescribe must then
+/// return every group's description.
+async fn set_up_members(addr: &str, options: &Options, plugin: bool) -> Result<Members, String> {
     let started = Instant::now();
     let client = fleet::connect_client(addr).await?;
     match fleet::create_topic(&client.bootstrap(), SOURCE_TOPIC, options.partitions as i32).await {
@@ -952,15 +1007,30 @@ async fn set_up_members(addr: &str, options: &Options) -> Result<Members, String
     for group in fleet::describe(&client.bootstrap(), &ids).await? {
         fleet::check_stable(&group, options.members, options.partitions)?;
     }
+    let mut pushes = 0;
+    if plugin {
+        let description = fleet::description(3, 10, SOURCE_TOPIC);
+        pushes = fleet
+            .push_descriptions(&mut pipes, &client.bootstrap(), &description, deadline)
+            .await?;
+        for group in fleet::describe_with(&client.bootstrap(), &ids, true).await? {
+            if group.topology_description_status != fleet::DESCRIPTION_AVAILABLE {
+                return Err(format!(
+                    "{}: topology description status {} after the pushes",
+                    group.group_id, group.topology_description_status
+                ));
+            }
+        }
+    }
     eprintln!(
-        "load: {} members in {} groups joined and Stable after {} passes, {} heartbeats, {:.1} s (heartbeat v{version})",
+        "load: {} members in {} groups joined and Stable after {} passes, {} heartbeats, {pushes} description pushes, {:.1} s (heartbeat v{version})",
         fleet.members.len(),
         options.groups,
         settled.passes,
         settled.heartbeats.heartbeats,
         started.elapsed().as_secs_f64()
     );
-    Ok(Members { fleet })
+    Ok(Members { fleet, pushes })
 }
 
 /// Splits the members over `connections` generators: member `i` goes to connection `i % C`.
@@ -1004,7 +1074,7 @@ fn return_members(
 
 /// The runs in order: every round, every (C, P), the workloads; a heartbeat workload brings
 /// an ApiVersions run at the same (C, P) first unless one is listed or `--no-compare`.
-fn plan(options: &Options, heartbeat_version: i16) -> Vec<Run> {
+fn plan(options: &Options, heartbeat_version: i16, targets: usize) -> Vec<Run> {
     let mut runs = Vec::new();
     // `--api-version` applies to the listed workloads, not to an added comparison run.
     let listed = |w: Workload| match (options.api_version, w.default_version()) {
@@ -1031,16 +1101,20 @@ fn plan(options: &Options, heartbeat_version: i16) -> Vec<Run> {
                         vec![None]
                     };
                     for owned in owned {
-                        runs.push(Run {
-                            workload,
-                            owned,
-                            version,
-                            connections,
-                            inflight,
-                            seconds: options.seconds,
-                            warmup: options.warmup,
-                            round,
-                        });
+                        // With --compare-plugin: the plugin daemon, then the other.
+                        for target in 0..targets {
+                            runs.push(Run {
+                                workload,
+                                owned,
+                                version,
+                                connections,
+                                inflight,
+                                seconds: options.seconds,
+                                warmup: options.warmup,
+                                round,
+                                target,
+                            });
+                        }
                     }
                 }
             }
@@ -1049,8 +1123,8 @@ fn plan(options: &Options, heartbeat_version: i16) -> Vec<Run> {
     runs
 }
 
-/// Per (C, P): the ApiVersions totals and the heartbeat totals per owned-tasks mode.
-type PairTotals = ((usize, usize), Totals, Vec<(Owned, Totals)>);
+/// Per (target, C, P): the ApiVersions totals and the heartbeat totals per owned-tasks mode.
+type PairTotals = ((usize, usize, usize), Totals, Vec<(Owned, Totals)>);
 
 /// Sums of the runs of one workload at one (C, P) over the rounds.
 #[derive(Default)]
@@ -1062,12 +1136,15 @@ struct Totals {
     daemon_cpu_s: Option<f64>,
     client_cpu_s: Option<f64>,
     inflight: usize,
+    /// req/s of each run, in order.
+    rates: Vec<f64>,
 }
 
 impl Totals {
     fn add(&mut self, s: &Summary) {
         let first = self.runs == 0;
         self.runs += 1;
+        self.rates.push(s.req_per_s);
         self.requests += s.requests;
         self.seconds += s.run.seconds;
         let room = MAX_SAMPLES.saturating_sub(self.latencies_ns.len());
@@ -1143,6 +1220,65 @@ fn heartbeat_line(
     line
 }
 
+/// The `"bench":"kip1331_heartbeat"` line of one (C, P, owned) with `--compare-plugin`.
+#[allow(clippy::too_many_arguments)]
+fn plugin_line(
+    plugin: &str,
+    connections: usize,
+    owned: Owned,
+    options: &Options,
+    version: i16,
+    pushes: usize,
+    with: &mut Totals,
+    without: &mut Totals,
+) -> String {
+    with.latencies_ns.sort_unstable();
+    without.latencies_ns.sort_unstable();
+    let ratio = if without.rate() > 0.0 {
+        with.rate() / without.rate()
+    } else {
+        0.0
+    };
+    let round_ratios: Vec<String> = with
+        .rates
+        .iter()
+        .zip(&without.rates)
+        .map(|(a, b)| format!("{:.3}", if *b > 0.0 { a / b } else { 0.0 }))
+        .collect();
+    let cpu = |t: &Totals| {
+        t.daemon_cpu_s
+            .filter(|_| t.requests > 0)
+            .map(|s| s * 1e6 / t.requests as f64)
+    };
+    let cpu_ratio = match (cpu(with), cpu(without)) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    format!(
+        r#"{{"bench":"kip1331_heartbeat","plugin":"{plugin}","connections":{connections},"inflight":{},"owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"plugin_hb_per_s":{:.0},"no_plugin_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"plugin_p50_us":{:.1},"no_plugin_p50_us":{:.1},"plugin_p99_us":{:.1},"no_plugin_p99_us":{:.1},"plugin_daemon_cpu_us_per_hb":{},"no_plugin_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"plugin_client_cpu_us_per_hb":{},"no_plugin_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
+        with.inflight,
+        owned.name(),
+        options.groups,
+        options.groups * options.members,
+        options.partitions,
+        options.rounds,
+        options.seconds,
+        with.rate(),
+        without.rate(),
+        round_ratios.join(","),
+        percentile_us(&with.latencies_ns, 50.0),
+        percentile_us(&without.latencies_ns, 50.0),
+        percentile_us(&with.latencies_ns, 99.0),
+        percentile_us(&without.latencies_ns, 99.0),
+        per_request_us(with.daemon_cpu_s, with.requests),
+        per_request_us(without.daemon_cpu_s, without.requests),
+        opt_f64(cpu_ratio, 3),
+        per_request_us(with.client_cpu_s, with.requests),
+        per_request_us(without.client_cpu_s, without.requests),
+        ratio >= 0.95,
+    )
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
@@ -1156,6 +1292,38 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut configurations = vec![options.clone()];
+    if !args.iter().any(|a| a == "--bench") && options.compare_plugin.is_none() {
+        // Smoke mode: the plugin comparison too.
+        configurations.push(Options {
+            workloads: vec![Workload::Heartbeat],
+            compare: false,
+            compare_plugin: Some("memory".into()),
+            ..options
+        });
+    }
+    for options in &configurations {
+        let code = bench(options);
+        if code != ExitCode::SUCCESS {
+            return code;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// A daemon the runs go to.
+struct Target {
+    /// Its topology description plugin, for `--compare-plugin` (else `None`).
+    plugin: Option<String>,
+    /// Ours, unless `--addr` named it.
+    daemon: Option<common::Daemon>,
+    addr: String,
+    pid: Option<u32>,
+    members: Option<Members>,
+}
+
+/// Runs one configuration: its daemon(s), the setup, every run, the summary lines.
+fn bench(options: &Options) -> ExitCode {
     for &workload in &options.workloads {
         if workload == Workload::Heartbeat {
             continue;
@@ -1170,24 +1338,47 @@ fn main() -> ExitCode {
         }
     }
     let heartbeats = options.workloads.contains(&Workload::Heartbeat);
+    let compare_plugin = options.compare_plugin.is_some();
 
-    // The daemon: one given by --addr, or our own child process for all runs.
-    let daemon = match &options.addr {
-        Some(_) => None,
-        None if heartbeats => Some(common::Daemon::start(&[
-            "group.streams.initial.rebalance.delay.ms=0",
-            "group.streams.assignment.interval.ms=0",
-            "group.streams.session.timeout.ms=300000",
-            "group.streams.max.session.timeout.ms=300000",
-        ])),
-        None => Some(common::Daemon::start(&[])),
+    // The daemons: one given by --addr, or our own child process for all runs; with
+    // --compare-plugin two of ours, the first with the plugin.
+    let plugins = match &options.compare_plugin {
+        Some(name) => vec![Some(name.clone()), None],
+        None => vec![None],
     };
-    let addr = match (&options.addr, &daemon) {
-        (Some(addr), _) => addr.clone(),
-        (None, Some(daemon)) => daemon.bootstrap(),
-        (None, None) => unreachable!(),
-    };
-    let daemon_pid = daemon.as_ref().and_then(common::Daemon::pid);
+    let mut targets = Vec::new();
+    for plugin in plugins {
+        let daemon = options.addr.is_none().then(|| {
+            let mut config: Vec<String> = Vec::new();
+            if heartbeats {
+                config.extend(
+                    [
+                        "group.streams.initial.rebalance.delay.ms=0",
+                        "group.streams.assignment.interval.ms=0",
+                        "group.streams.session.timeout.ms=300000",
+                        "group.streams.max.session.timeout.ms=300000",
+                    ]
+                    .map(String::from),
+                );
+            }
+            if let Some(name) = &plugin {
+                config.push(format!("group.streams.topology.description.class={name}"));
+            }
+            common::Daemon::start(&config.iter().map(String::as_str).collect::<Vec<_>>())
+        });
+        let addr = match (&options.addr, &daemon) {
+            (Some(addr), _) => addr.clone(),
+            (None, Some(daemon)) => daemon.bootstrap(),
+            (None, None) => unreachable!(),
+        };
+        targets.push(Target {
+            plugin,
+            pid: daemon.as_ref().and_then(common::Daemon::pid),
+            daemon,
+            addr,
+            members: None,
+        });
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.client_threads)
         .enable_all()
@@ -1200,28 +1391,30 @@ fn main() -> ExitCode {
         }
     };
 
-    let mut members = None;
     if heartbeats {
-        match runtime.block_on(set_up_members(&addr, &options)) {
-            Ok(m) => members = Some(m),
-            Err(e) => {
-                eprintln!("load: setting up the heartbeat members failed: {e}");
-                if let Some(daemon) = &daemon {
-                    eprintln!("{}", daemon.stderr_log());
+        for t in &mut targets {
+            match runtime.block_on(set_up_members(&t.addr, options, t.plugin.is_some())) {
+                Ok(m) => t.members = Some(m),
+                Err(e) => {
+                    eprintln!("load: setting up the heartbeat members failed: {e}");
+                    if let Some(daemon) = &t.daemon {
+                        eprintln!("{}", daemon.stderr_log());
+                    }
+                    return ExitCode::FAILURE;
                 }
-                return ExitCode::FAILURE;
             }
         }
     }
-    let heartbeat_version = members.as_ref().map_or(0, |m| m.fleet.version);
+    let heartbeat_version = targets[0].members.as_ref().map_or(0, |m| m.fleet.version);
 
     let mut failed = false;
-    // (C, P) -> ApiVersions totals and heartbeat totals per owned mode.
+    // (target, C, P) -> ApiVersions totals and heartbeat totals per owned mode.
     let mut totals: Vec<PairTotals> = Vec::new();
-    for run in plan(&options, heartbeat_version) {
+    for run in plan(options, heartbeat_version, targets.len()) {
+        let target = &mut targets[run.target];
         let (generators, inflight) = match run.workload {
             Workload::Heartbeat => {
-                let m = members.as_mut().expect("set up above");
+                let m = target.members.as_mut().expect("set up above");
                 let per_connection = m.fleet.members.len() / run.connections;
                 if per_connection == 0 {
                     eprintln!(
@@ -1245,9 +1438,9 @@ fn main() -> ExitCode {
             ),
         };
         let (mut summary, back) =
-            runtime.block_on(run_one(&addr, run, generators, inflight, daemon_pid));
+            runtime.block_on(run_one(&target.addr, run, generators, inflight, target.pid));
         if run.workload == Workload::Heartbeat {
-            let m = members.as_mut().expect("set up above");
+            let m = target.members.as_mut().expect("set up above");
             if let Err(e) = return_members(m, back) {
                 eprintln!("load: {e}");
                 return ExitCode::FAILURE;
@@ -1259,21 +1452,28 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+        if compare_plugin {
+            summary.labels = match &target.plugin {
+                Some(name) => format!(r#","plugin":"{name}""#),
+                None => r#","plugin":null"#.into(),
+            };
+        }
         println!("{}", summary.json());
         if summary.errors > 0 || summary.requests == 0 {
             failed = true;
             eprintln!(
-                "load: {} run with C={} P={}: {} errors, {} requests; first error: {}",
+                "load: {} run with C={} P={}{}: {} errors, {} requests; first error: {}",
                 run.workload.api().name(),
                 run.connections,
                 run.inflight,
+                summary.labels,
                 summary.errors,
                 summary.requests,
                 summary.first_error.as_deref().unwrap_or("none")
             );
         }
         if heartbeats {
-            let key = (run.connections, run.inflight);
+            let key = (run.target, run.connections, run.inflight);
             let at = match totals.iter().position(|(k, _, _)| *k == key) {
                 Some(at) => at,
                 None => {
@@ -1298,33 +1498,67 @@ fn main() -> ExitCode {
             }
         }
     }
-    for ((connections, inflight), av, mut hb) in totals {
-        let av = (av.requests > 0).then_some(&av);
-        let mut hb: Vec<(Owned, &mut Totals)> = hb.iter_mut().map(|(o, t)| (*o, t)).collect();
-        println!(
-            "{}",
-            heartbeat_line(
-                connections,
-                inflight,
-                &options,
-                heartbeat_version,
-                av,
-                &mut hb
-            )
-        );
-    }
-    // Close every connection (the members' client too) before stopping the daemon.
-    drop(members);
-    drop(runtime);
-    if let Some(daemon) = daemon {
-        if !daemon.is_alive() {
-            eprintln!(
-                "load: the daemon died during the runs\n{}",
-                daemon.stderr_log()
-            );
-            return ExitCode::FAILURE;
+    if let Some(plugin) = &options.compare_plugin {
+        let pushes = targets[0].members.as_ref().map_or(0, |m| m.pushes);
+        let (with, mut without): (Vec<PairTotals>, Vec<PairTotals>) =
+            totals.into_iter().partition(|((t, _, _), _, _)| *t == 0);
+        for ((_, connections, inflight), _, mut hb) in with {
+            let Some((_, _, other)) = without
+                .iter_mut()
+                .find(|((_, c, p), _, _)| (*c, *p) == (connections, inflight))
+            else {
+                continue;
+            };
+            for (owned, t) in &mut hb {
+                let Some((_, o)) = other.iter_mut().find(|(x, _)| x == owned) else {
+                    continue;
+                };
+                let line = plugin_line(
+                    plugin,
+                    connections,
+                    *owned,
+                    options,
+                    heartbeat_version,
+                    pushes,
+                    t,
+                    o,
+                );
+                println!("{line}");
+            }
         }
-        daemon.stop();
+    } else {
+        for ((_, connections, inflight), av, mut hb) in totals {
+            let av = (av.requests > 0).then_some(&av);
+            let mut hb: Vec<(Owned, &mut Totals)> = hb.iter_mut().map(|(o, t)| (*o, t)).collect();
+            println!(
+                "{}",
+                heartbeat_line(
+                    connections,
+                    inflight,
+                    options,
+                    heartbeat_version,
+                    av,
+                    &mut hb
+                )
+            );
+        }
+    }
+    // Close every connection (the members' clients too) before stopping the daemons.
+    for t in &mut targets {
+        t.members = None;
+    }
+    drop(runtime);
+    for t in targets {
+        if let Some(daemon) = t.daemon {
+            if !daemon.is_alive() {
+                eprintln!(
+                    "load: the daemon died during the runs\n{}",
+                    daemon.stderr_log()
+                );
+                return ExitCode::FAILURE;
+            }
+            daemon.stop();
+        }
     }
     if failed {
         ExitCode::FAILURE

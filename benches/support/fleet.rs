@@ -1,8 +1,9 @@
-//! Shared by the streams benches (`load --api heartbeat`, `memory`, `rebalance`): many
-//! [`StreamsMember`]s driven with the step API (`prepare_heartbeat` → frame → response →
-//! `handle_response`) over a few raw, pipelined TCP connections, so thousands of members need
-//! no task each; plus the setup they need (source topic, group checks) and process readings
-//! (`/proc/<pid>/status` RSS, `/proc/<pid>/stat` CPU time).
+//! Shared by the streams benches (`load --api heartbeat`, `memory`, `rebalance`,
+//! `kip1331_describe`): many [`StreamsMember`]s driven with the step API (`prepare_heartbeat`
+//! → frame → response → `handle_response`) over a few raw, pipelined TCP connections, so
+//! thousands of members need no task each; plus the setup they need (source topic, group checks) and process readings
+//! (`/proc/<pid>/status` RSS, `/proc/<pid>/stat` CPU time); and the KIP-1331 side: a small
+//! application's topology description, pushed when the coordinator asks for it.
 //!
 //! Every wait is bounded: reads by [`IO_TIMEOUT`], settling by the caller's deadline.
 #![allow(dead_code)] // each bench uses its own part
@@ -14,7 +15,10 @@ use std::time::{Duration, Instant};
 use bytes::{Buf, Bytes, BytesMut};
 use kcoord_client::streams::{
     HeartbeatOutcome, MemberState, OwnedTasksReporting, StreamsMember, StreamsMemberConfig,
-    TopologyBuilder,
+    TopologyBuilder, TopologyDescriptionRequest,
+};
+use kcoord_client::topology::{
+    WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK, NODE_TYPE_SOURCE,
 };
 use kcoord_client::{Client, ClientConfig, Connection};
 use kcoord_wire::api::ApiKey;
@@ -25,6 +29,7 @@ use kcoord_wire::messages::streams_group_heartbeat_request::{TaskIds, Topology};
 use kcoord_wire::messages::{
     CreateTopicsRequest, RequestHeader, ResponseHeader, StreamsGroupDescribeRequest,
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
+    UpdateStreamsGroupTopologyDescriptionRequest,
 };
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -521,10 +526,20 @@ pub async fn describe(
     conn: &Connection,
     group_ids: &[String],
 ) -> Result<Vec<DescribedGroup>, String> {
+    describe_with(conn, group_ids, false).await
+}
+
+/// [`describe`], optionally with IncludeTopologyDescription (which needs v1).
+pub async fn describe_with(
+    conn: &Connection,
+    group_ids: &[String],
+    include_topology_description: bool,
+) -> Result<Vec<DescribedGroup>, String> {
     let mut out = Vec::with_capacity(group_ids.len());
     for chunk in group_ids.chunks(100) {
         let request = StreamsGroupDescribeRequest {
             group_ids: chunk.to_vec(),
+            include_topology_description,
             ..Default::default()
         };
         let response = conn
@@ -584,6 +599,146 @@ pub fn check_stable(group: &DescribedGroup, members: usize, tasks: usize) -> Res
         ));
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// KIP-1331 topology descriptions
+
+/// StreamsGroupDescribe's TopologyDescriptionStatus AVAILABLE.
+pub const DESCRIPTION_AVAILABLE: i8 = 3;
+
+/// A small application's topology description as its members push it: `subtopologies`
+/// sub-topologies chained through repartition topics, each of `nodes` (>= 2) nodes — a source,
+/// processors with a store each, a sink — named as Kafka Streams names them; the first reads
+/// `source_topic`.
+pub fn description(subtopologies: usize, nodes: usize, source_topic: &str) -> WireTopology {
+    let per = nodes.max(2);
+    let topic = |s: usize| match s {
+        0 => source_topic.to_string(),
+        s => format!("bench-app-KSTREAM-AGGREGATE-STATE-STORE-{s:010}-repartition"),
+    };
+    let mut subs = Vec::with_capacity(subtopologies);
+    for s in 0..subtopologies {
+        let first = s * per;
+        let name = |i: usize| {
+            let kind = match i {
+                0 => "SOURCE",
+                i if i + 1 == per => "SINK",
+                _ => "PROCESSOR",
+            };
+            format!("KSTREAM-{kind}-{:010}", first + i)
+        };
+        let nodes = (0..per)
+            .map(|i| {
+                let last = i + 1 == per;
+                WireNode {
+                    name: name(i),
+                    node_type: match i {
+                        0 => NODE_TYPE_SOURCE,
+                        _ if last => NODE_TYPE_SINK,
+                        _ => NODE_TYPE_PROCESSOR,
+                    },
+                    source_topics: if i == 0 { vec![topic(s)] } else { vec![] },
+                    sink_topic: last.then(|| {
+                        if s + 1 < subtopologies {
+                            topic(s + 1)
+                        } else {
+                            "bench-app-output".to_string()
+                        }
+                    }),
+                    stores: if i > 0 && !last {
+                        vec![format!("bench-app-store-{:010}", first + i)]
+                    } else {
+                        vec![]
+                    },
+                    successors: if last { vec![] } else { vec![name(i + 1)] },
+                }
+            })
+            .collect();
+        subs.push(WireSubtopology {
+            subtopology_id: s.to_string(),
+            nodes,
+        });
+    }
+    WireTopology {
+        subtopologies: subs,
+        global_stores: Vec::new(),
+    }
+}
+
+/// UpdateStreamsGroupTopologyDescription (key 95) of `description` for `group_id` under `id`;
+/// anything but NONE is an error.
+pub async fn push_description(
+    conn: &Connection,
+    group_id: &str,
+    id: uuid::Uuid,
+    description: &WireTopology,
+) -> Result<(), String> {
+    let request = UpdateStreamsGroupTopologyDescriptionRequest {
+        group_id: group_id.into(),
+        topology_description_id: id,
+        topology_description: description.into(),
+        ..Default::default()
+    };
+    let response = conn
+        .send_negotiated(request)
+        .await
+        .map_err(|e| format!("UpdateStreamsGroupTopologyDescription {group_id}: {e}"))?;
+    if response.error_code != 0 {
+        return Err(format!(
+            "UpdateStreamsGroupTopologyDescription {group_id}: error {} {:?}",
+            response.error_code, response.error_message
+        ));
+    }
+    Ok(())
+}
+
+impl Fleet {
+    /// What a Kafka Streams member does when a heartbeat response carries a
+    /// TopologyDescriptionId: push `description` under that id, once. Pushes for every member
+    /// with such a request pending (over `conn`, one at a time), then heartbeats every member
+    /// once more, until a pass brings no new request (the plugin has them all). Returns the
+    /// number of pushes. Heartbeat v1's TopologyDescriptionRequired (key 93) is not handled.
+    pub async fn push_descriptions(
+        &mut self,
+        pipes: &mut Vec<Pipe>,
+        conn: &Connection,
+        description: &WireTopology,
+        deadline: Instant,
+    ) -> Result<usize, String> {
+        let mut pushes = 0;
+        loop {
+            let mut pushed = 0;
+            for m in &mut self.members {
+                match m.take_pending_topology_description() {
+                    None => {}
+                    Some(TopologyDescriptionRequest::Id(id)) => {
+                        push_description(conn, m.group_id(), id, description).await?;
+                        pushed += 1;
+                    }
+                    Some(other) => {
+                        return Err(format!(
+                            "{}: push request {other:?}; only heartbeat v2's id is handled",
+                            m.group_id()
+                        ))
+                    }
+                }
+            }
+            pushes += pushed;
+            if pushed == 0 {
+                return Ok(pushes);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the coordinator still asks for pushes after {pushes}"
+                ));
+            }
+            let pass = heartbeat_pass(pipes, &mut self.members, 16, self.version, |_| true).await?;
+            if pass.fenced + pass.retried + pass.assignment_changes > 0 {
+                return Err(format!("a group was not steady after the pushes: {pass:?}"));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
