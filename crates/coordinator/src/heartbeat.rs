@@ -29,10 +29,10 @@ pub mod status {
 }
 
 /// Who is asking, as the network layer knows it.
-#[derive(Debug, Clone, Default)]
-pub struct HeartbeatContext {
-    pub client_id: String,
-    pub client_host: String,
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeartbeatContext<'a> {
+    pub client_id: &'a str,
+    pub client_host: &'a str,
     pub api_version: i16,
 }
 
@@ -561,10 +561,10 @@ fn updated_member<'a>(
         }
     }
     if m.client_id != ctx.client_id {
-        m.to_mut().client_id.clone_from(&ctx.client_id);
+        m.to_mut().client_id = ctx.client_id.to_owned();
     }
     if m.client_host != ctx.client_host {
-        m.to_mut().client_host.clone_from(&ctx.client_host);
+        m.to_mut().client_host = ctx.client_host.to_owned();
     }
     if let Some(p) = &request.process_id {
         if m.process_id != *p {

@@ -40,6 +40,15 @@ pub struct Connection {
     pub server: Arc<ServerState>,
     pub listener: Arc<ListenerInfo>,
     pub peer: SocketAddr,
+    /// The peer as Kafka records a member's client host, formatted once per connection.
+    pub client_host: Arc<str>,
+}
+
+impl Connection {
+    pub fn new(server: Arc<ServerState>, listener: Arc<ListenerInfo>, peer: SocketAddr) -> Connection {
+        let client_host = crate::state::client_host(peer).into();
+        Connection { server, listener, peer, client_host }
+    }
 }
 
 /// Decodes a request body, runs a synchronous handler, encodes its response.
@@ -76,6 +85,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         server: &conn.server,
         listener: &conn.listener,
         peer: conn.peer,
+        client_host: &conn.client_host,
         header: &header,
     };
     match api {

@@ -141,7 +141,21 @@ pub struct RequestContext<'a> {
     pub server: &'a ServerState,
     pub listener: &'a ListenerInfo,
     pub peer: SocketAddr,
+    /// [`client_host`] of `peer`.
+    pub client_host: &'a str,
     pub header: &'a RequestHeader,
+}
+
+/// Kafka records `InetAddress.toString()` as the client host: `/127.0.0.1`, and IPv6 in Java's
+/// uncompressed form (`/0:0:0:0:0:0:0:1`).
+pub fn client_host(peer: SocketAddr) -> String {
+    match peer.ip() {
+        std::net::IpAddr::V4(ip) => format!("/{ip}"),
+        std::net::IpAddr::V6(ip) => {
+            let segments: Vec<String> = ip.segments().iter().map(|s| format!("{s:x}")).collect();
+            format!("/{}", segments.join(":"))
+        }
+    }
 }
 
 impl RequestContext<'_> {

@@ -24,11 +24,7 @@ fn dispatch_now(conn: &Connection, frame: Bytes) -> Outcome {
 fn conn(kind: ListenerKind) -> Connection {
     let server = Arc::new(testing::server());
     let listener = testing::listener(&server, kind);
-    Connection {
-        server,
-        listener,
-        peer: SocketAddr::from(([127, 0, 0, 1], 50000)),
-    }
+    Connection::new(server, listener, SocketAddr::from(([127, 0, 0, 1], 50000)))
 }
 
 /// A request frame body (no size prefix) with the header version Kafka uses.

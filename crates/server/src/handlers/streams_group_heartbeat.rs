@@ -16,8 +16,6 @@
 //! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
 //! push that cannot come. Without a plugin nothing is ever asked.
 
-use std::net::SocketAddr;
-
 use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
 use kcoord_coordinator::validate;
 use kcoord_coordinator::HeartbeatContext;
@@ -47,8 +45,8 @@ pub async fn handle(
     }
 
     let heartbeat = HeartbeatContext {
-        client_id: ctx.header.client_id.clone().unwrap_or_default(),
-        client_host: client_host(ctx.peer),
+        client_id: ctx.header.client_id.as_deref().unwrap_or_default(),
+        client_host: ctx.client_host,
         api_version: version,
     };
     let shard = ctx.server.coordinators.for_group(&req.group_id);
@@ -110,17 +108,6 @@ fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeart
     }
 }
 
-/// Kafka records `InetAddress.toString()` as the client host: `/127.0.0.1`, and IPv6 in Java's
-/// uncompressed form (`/0:0:0:0:0:0:0:1`).
-pub fn client_host(peer: SocketAddr) -> String {
-    match peer.ip() {
-        std::net::IpAddr::V4(ip) => format!("/{ip}"),
-        std::net::IpAddr::V6(ip) => {
-            let segments: Vec<String> = ip.segments().iter().map(|s| format!("{s:x}")).collect();
-            format!("/{}", segments.join(":"))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests;

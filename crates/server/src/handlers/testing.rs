@@ -98,6 +98,7 @@ impl Ctx {
             server,
             listener: &self.listener,
             peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
+            client_host: "/127.0.0.1",
             header: &self.header,
         }
     }

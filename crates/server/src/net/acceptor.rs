@@ -41,7 +41,7 @@ pub(crate) async fn run(
                     debug!(%peer, listener = %info.name, "connection accepted");
                     // Small responses must not wait for Nagle.
                     let _ = stream.set_nodelay(true);
-                    let conn = Connection { server: Arc::clone(&server), listener: Arc::clone(&info), peer };
+                    let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
                     let shutdown = for_connections.clone();
                     connections.spawn(async move {
                         let _permit = permit;

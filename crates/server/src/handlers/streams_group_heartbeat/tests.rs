@@ -7,7 +7,8 @@ use kcoord_wire::messages::CreateTopicsRequest;
 use super::*;
 use crate::config::ListenerKind;
 use crate::handlers::testing::{encodes, running, server, Ctx};
-use crate::state::ServerState;
+use crate::state::{client_host, ServerState};
+use std::net::SocketAddr;
 
 const FAST: &str =
     "group.streams.initial.rebalance.delay.ms=0\ngroup.streams.assignment.interval.ms=0\n";
