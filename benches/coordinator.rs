@@ -277,12 +277,7 @@ fn run(s: &Settings) -> Result<String, String> {
     drop(state_copy);
     let log = shard.store().log();
     let log_records = log.len();
-    let log_payload: usize = log
-        .records()
-        .iter()
-        .map(|r| r.key.as_ref().map_or(0, |b| b.len()) + r.value.as_ref().map_or(0, |b| b.len()))
-        .sum();
-    let log_heap = log_payload + log_records * std::mem::size_of::<kcoord_metadata::LogRecord>();
+    let log_heap = log.heap_bytes();
 
     // Steady state: the requests do not change, so they are built once, outside the timing.
     let tick_every = (n / 100).max(1) as u64;

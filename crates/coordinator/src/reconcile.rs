@@ -1,9 +1,9 @@
 //! Moves one member's current assignment towards its target assignment (Kafka's streams
 //! `CurrentAssignmentBuilder`): tasks the member must give up are revoked first, and a task is
 //! only granted once every other holder that would conflict with it has released it.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
-use kcoord_metadata::{MemberState, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
+use kcoord_metadata::{MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks, TasksTuple, VecSet};
 
 use crate::error::{CoordinatorError, Result};
 
@@ -23,7 +23,7 @@ impl TaskOwners {
     pub fn of(group: &StreamsGroup, except: &str) -> TaskOwners {
         let mut owners = TaskOwners::default();
         for m in group.members.values().filter(|m| m.member_id != except) {
-            for tuple in [&m.assigned, &m.pending_revocation] {
+            for tuple in [&m.assigned, &*m.pending_revocation] {
                 for task in tasks_of(&tuple.active) {
                     owners.active.insert(task, m.process_id.clone());
                 }
@@ -81,14 +81,14 @@ struct Difference {
 
 fn difference(current: &Tasks, target: &Tasks, unreleased: impl Fn(&Task) -> bool) -> Difference {
     let mut d = Difference { kept: Tasks::new(), revoke: Tasks::new(), grant: Tasks::new(), unreleased: false };
-    let empty = BTreeSet::new();
+    let empty = VecSet::new();
     let subtopologies: BTreeSet<&String> = current.keys().chain(target.keys()).collect();
     for s in subtopologies {
         let cur = current.get(s).unwrap_or(&empty);
         let tgt = target.get(s).unwrap_or(&empty);
-        let kept: BTreeSet<i32> = cur.intersection(tgt).copied().collect();
-        let revoke: BTreeSet<i32> = cur.difference(&kept).copied().collect();
-        let mut grant = BTreeSet::new();
+        let kept: VecSet<i32> = cur.intersection(tgt).copied().collect();
+        let revoke: VecSet<i32> = cur.difference(&kept).copied().collect();
+        let mut grant = VecSet::new();
         for p in tgt.difference(&kept) {
             if unreleased(&(s.clone(), *p)) {
                 d.unreleased = true;
@@ -152,7 +152,7 @@ fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_e
     let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
     let mut next = member.clone();
     // Epochs cover assigned and pending-revocation active tasks (offset commits check both).
-    let kept_epochs: BTreeMap<Task, i32> = member
+    let kept_epochs: TaskEpochs = member
         .active_task_epochs
         .iter()
         .filter(|((s, p), _)| active.kept.get(s).is_some_and(|ps| ps.contains(p)))
@@ -164,7 +164,7 @@ fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_e
         next.state = MemberState::UnrevokedTasks;
         set_epoch(&mut next, epoch_if_revoking);
         next.assigned = TasksTuple { active: active.kept, standby: standby.kept, warmup: warmup.kept };
-        next.pending_revocation = TasksTuple { active: active.revoke, standby: standby.revoke, warmup: warmup.revoke };
+        next.pending_revocation = TasksTuple { active: active.revoke, standby: standby.revoke, warmup: warmup.revoke }.into();
         return next;
     }
     let mut epochs = kept_epochs;
@@ -179,7 +179,7 @@ fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_e
         warmup: union(&warmup.kept, &warmup.grant),
     };
     next.active_task_epochs = epochs;
-    next.pending_revocation = TasksTuple::default();
+    next.pending_revocation = PendingTasks::default();
     next
 }
 

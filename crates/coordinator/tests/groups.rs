@@ -65,10 +65,10 @@ fn only_empty_groups_can_be_deleted_and_tombstones_follow_kafka_order() {
         req.member_epoch = -1;
         h.heartbeat(&req).unwrap();
     }
-    let before = h.shard.store().log().len();
+    let before = h.shard.store().log().next_offset();
     h.shard.delete_group("app").unwrap();
     assert!(h.shard.group("app").is_none());
-    let types: Vec<(i16, bool)> = h.shard.store().log().records()[before..].iter().map(|r| (r.record_type, r.value.is_none())).collect();
+    let types: Vec<(i16, bool)> = h.shard.store().log().records_from(before).map(|r| (r.record_type, r.value.is_none())).collect();
     let only_types: Vec<i16> = types.iter().map(|t| t.0).collect();
     // No members are left, so: target metadata (20), group (17), topology (23), then offsets (1).
     assert_eq!(only_types, vec![20, 17, 23, 1]);

@@ -13,8 +13,8 @@
 //!                   value_len i32 (-1 = tombstone), value bytes
 //! ```
 //!
-//! Offsets are dense from 0, as in [`MetadataLog`]; each entry repeats its offset so a file
-//! spliced from two logs is caught. Loading tells two kinds of damage apart:
+//! Offsets are dense from 0, as in a [`MetadataLog`] of keyless records (the controller's, which
+//! never compacts); each entry repeats its offset so a file spliced from two logs is caught. Loading tells two kinds of damage apart:
 //!
 //! - a **torn** last entry (the file ends inside it: a crash in the middle of an append) is
 //!   dropped and the file is cut back to the last whole entry, since that append was never
@@ -147,7 +147,9 @@ fn parse(bytes: &[u8], path: &str) -> Result<Parsed, FileLogError> {
             return Err(corrupt(format!("checksum {actual:#010x} does not match the stored {crc:#010x}")));
         }
         let record = decode_body(body, offset).map_err(corrupt)?;
-        log.append([(record.record_type, record.version, record.key, record.value)]);
+        // No compaction while loading: the file does not mark batch boundaries, and a
+        // compaction may only run at one (the next append does it when due).
+        log.push(record.record_type, record.version, record.key, record.value);
         position += 4 + length;
     }
 }
@@ -296,16 +298,20 @@ impl LogWriter {
 
     /// Appends every record of `log` the file does not have yet (those from
     /// [`LogWriter::next_offset`] on). Returns how many were written.
+    ///
+    /// The file holds dense offsets, so the records it lacks must all still be in `log`: true of
+    /// a log of keyless records, which never compacts. If a compaction dropped one of them, the
+    /// gap is reported as [`FileLogError::OutOfOrder`] and nothing is written.
     pub fn sync_from(&mut self, log: &MetadataLog) -> Result<usize, FileLogError> {
-        let start = usize::try_from(self.next_offset).unwrap_or(usize::MAX);
-        let Some(tail) = log.records().get(start..) else {
+        if log.next_offset() < self.next_offset {
             return Err(FileLogError::OutOfOrder {
                 path: self.path.display().to_string(),
                 expected: self.next_offset,
                 got: log.next_offset(),
             });
-        };
-        self.append(tail)?;
+        }
+        let tail: Vec<LogRecord> = log.records_from(self.next_offset).map(|r| r.to_record()).collect();
+        self.append(&tail)?;
         Ok(tail.len())
     }
 }

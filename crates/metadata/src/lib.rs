@@ -2,7 +2,9 @@
 //!
 //! Every change is a [`Record`] appended to a [`MetadataLog`] and applied by
 //! [`State::replay`], the only way state changes. Restarting is replaying: a [`Store`] rebuilt
-//! from the same log has the same state.
+//! from the same log has the same state. The log compacts its keyed (coordinator) records as
+//! Kafka compacts `__consumer_offsets`, keeping the latest record of each key; the [`log`]
+//! module says why the compacted log still replays to the same state.
 pub mod file_log;
 pub mod image;
 pub mod log;
@@ -12,10 +14,11 @@ pub mod record;
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
-pub use image::streams::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, Tasks, TasksTuple};
+pub use image::streams::{Endpoint, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple};
 pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
+pub use image::vec_map::{VecMap, VecSet};
 pub use file_log::{FileLogError, LoadedLog, LogWriter};
-pub use log::{LogRecord, MetadataLog};
+pub use log::{LogRecord, LogRecordRef, MetadataLog};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
 pub use record::{Record, RecordAndVersion, RecordError};
 
@@ -106,18 +109,21 @@ impl Store {
     pub fn append_versioned(&mut self, batch: Vec<RecordAndVersion>) -> Result<u64, ReplayError> {
         let encoded = batch.iter().map(|r| r.record.encode_version(r.version)).collect::<Result<Vec<_>, _>>()?;
         let first = self.log.next_offset();
-        for (entry, bytes) in batch.iter().zip(encoded) {
+        for (entry, (record_type, version, key, value)) in batch.iter().zip(encoded) {
             self.state.replay(&entry.record, self.log.next_offset())?;
-            self.log.append([bytes]);
+            self.log.push(record_type, version, key, value);
         }
+        // After the whole batch: a compaction inside it could split a group's deletion.
+        self.log.compact_if_due();
         Ok(first)
     }
 
-    /// Rebuilds a store from the records of `log`, decoding every one of them.
+    /// Rebuilds a store from the records of `log`, decoding every one of them. A compacted log
+    /// gives the same state as the whole one did (see [`log`] for why).
     pub fn replay_log(log: &MetadataLog) -> Result<Store, ReplayError> {
         let mut state = State::default();
-        for entry in log.records() {
-            state.replay(&Record::decode(entry)?, entry.offset)?;
+        for entry in log.iter() {
+            state.replay(&Record::decode(&entry.to_record())?, entry.offset)?;
         }
         Ok(Store { log: log.clone(), state })
     }

@@ -4,3 +4,4 @@ pub mod features;
 pub mod offsets;
 pub mod streams;
 pub mod topics;
+pub mod vec_map;

@@ -414,10 +414,8 @@ impl Controller {
                 format!("The controller could not write its metadata log: {e}")
             }),
         };
-        let topics_changed = log.records()[usize::try_from(before)
-            .unwrap_or(usize::MAX)
-            .min(log.records().len())..]
-            .iter()
+        let topics_changed = log
+            .records_from(before)
             .any(|r| is_topic_record(r.record_type));
         self.cluster
             .publish(Arc::new(ClusterImage::from_controller(&self.inner)));
