@@ -88,6 +88,8 @@ impl CoordinatorShard {
                 });
             }
         }
+        // Kafka lists groups in no particular order; sorted, the answer does not depend on hashing.
+        out.sort_unstable_by(|a, b| a.group_id.cmp(&b.group_id));
         out
     }
 

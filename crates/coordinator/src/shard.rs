@@ -1,6 +1,6 @@
 //! A coordinator shard: the groups it owns, their log, and the soft state Kafka also keeps only
 //! in memory (configured topologies, endpoint epochs, shutdown requests, timers).
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use kcoord_metadata::{Record, ReplayError, State, Store, StreamsGroup, TopicsImage};
@@ -76,12 +76,10 @@ pub(crate) enum TimerKind {
     Rebalance(i32),
 }
 
-/// The timers armed for one member. The ids are shared (`Arc<str>`) with the queue entries,
-/// so re-arming a timer on every heartbeat allocates nothing.
-#[derive(Debug)]
+/// The timers armed for one member, in a map keyed by its id (the `Arc<str>` that the queue
+/// entries share, so re-arming a timer on every heartbeat allocates nothing).
+#[derive(Debug, Default)]
 struct MemberTimers {
-    group: Arc<str>,
-    member: Arc<str>,
     /// The session deadline.
     session: Option<i64>,
     /// The deadline the session timer sits under in the queue: never later than `session`.
@@ -93,47 +91,49 @@ struct MemberTimers {
     rebalance: Option<(i64, i32)>,
 }
 
+/// hashbrown's maps (foldhash, seeded per map) for the per-heartbeat lookups: a fraction of
+/// SipHash's cost on short ids, and `get_key_value_mut` hands out the shared ids.
+pub(crate) type FastMap<K, V> = hashbrown::HashMap<K, V>;
+
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     /// (deadline, group, member, kind), in that order: `Arc<str>` compares as the text, so due
     /// timers come out ordered by deadline, then group and member id.
     queue: BTreeSet<(i64, Arc<str>, Arc<str>, TimerKind)>,
     /// group -> member -> its armed timers; looked up by `&str`, without allocating.
-    by_member: HashMap<Arc<str>, HashMap<Arc<str>, MemberTimers>>,
+    by_member: FastMap<Arc<str>, FastMap<Arc<str>, MemberTimers>>,
+}
+
+/// A member's timers with the shared ids, found with one lookup per map when it exists (as on
+/// every heartbeat) and created, allocating its ids once, when it does not.
+fn member_entry<'a>(
+    by_member: &'a mut FastMap<Arc<str>, FastMap<Arc<str>, MemberTimers>>,
+    group: &str,
+    member: &str,
+) -> (Arc<str>, Arc<str>, &'a mut MemberTimers) {
+    if !by_member.contains_key(group) {
+        by_member.insert(Arc::from(group), FastMap::default());
+    }
+    let Some((g, members)) = by_member.get_key_value_mut(group) else { unreachable!("inserted above") };
+    let group_id = Arc::clone(g);
+    if !members.contains_key(member) {
+        members.insert(Arc::from(member), MemberTimers::default());
+    }
+    match members.get_key_value_mut(member) {
+        Some((m, timers)) => (group_id, Arc::clone(m), timers),
+        None => unreachable!("inserted above"),
+    }
 }
 
 impl Timers {
-    /// The member's entry, created (allocating its ids once) if missing.
-    fn entry(&mut self, group: &str, member: &str) -> &mut MemberTimers {
-        if !self.by_member.contains_key(group) {
-            self.by_member.insert(Arc::from(group), HashMap::new());
-        }
-        let (group_id, members) = self.by_member.get_key_value(group).expect("inserted above");
-        if !members.contains_key(member) {
-            let group_id = Arc::clone(group_id);
-            let member_id: Arc<str> = Arc::from(member);
-            let members = self.by_member.get_mut(group).expect("inserted above");
-            members.insert(
-                Arc::clone(&member_id),
-                MemberTimers { group: group_id, member: member_id, session: None, session_queued: None, rebalance: None },
-            );
-        }
-        self.by_member.get_mut(group).and_then(|m| m.get_mut(member)).expect("inserted above")
-    }
-
     pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
-        // One lookup per map when the member has timers already, as on every heartbeat.
-        let entry = match self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
-            Some(entry) => entry,
-            None => self.entry(group, member),
-        };
+        let (g, m, entry) = member_entry(&mut self.by_member, group, member);
         entry.session = Some(deadline);
         match entry.session_queued {
             // Queued no later than the deadline: it will be re-queued when it comes due.
             Some(queued) if queued <= deadline => {}
             queued => {
                 entry.session_queued = Some(deadline);
-                let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
                 if let Some(queued) = queued {
                     self.queue.remove(&(queued, Arc::clone(&g), Arc::clone(&m), TimerKind::Session));
                 }
@@ -143,39 +143,33 @@ impl Timers {
     }
 
     pub(crate) fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
-        // One lookup per map when the member has timers already, as on every heartbeat.
-        let entry = match self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
-            Some(entry) => entry,
-            None => self.entry(group, member),
-        };
-        let old = entry.rebalance.replace((deadline, epoch));
-        let (g, m) = (Arc::clone(&entry.group), Arc::clone(&entry.member));
-        if let Some((old, old_epoch)) = old {
+        let (g, m, entry) = member_entry(&mut self.by_member, group, member);
+        if let Some((old, old_epoch)) = entry.rebalance.replace((deadline, epoch)) {
             self.queue.remove(&(old, Arc::clone(&g), Arc::clone(&m), TimerKind::Rebalance(old_epoch)));
         }
         self.queue.insert((deadline, g, m, TimerKind::Rebalance(epoch)));
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        if let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
-            if let Some((old, epoch)) = entry.rebalance.take() {
-                let key = (old, Arc::clone(&entry.group), Arc::clone(&entry.member), TimerKind::Rebalance(epoch));
-                self.queue.remove(&key);
-            }
+        let Some((g, members)) = self.by_member.get_key_value_mut(group) else { return };
+        let Some((m, entry)) = members.get_key_value_mut(member) else { return };
+        if let Some((old, epoch)) = entry.rebalance.take() {
+            self.queue.remove(&(old, Arc::clone(g), Arc::clone(m), TimerKind::Rebalance(epoch)));
         }
     }
 
     pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        let Some(members) = self.by_member.get_mut(group) else { return };
-        let Some(entry) = members.remove(member) else { return };
+        let Some((g, members)) = self.by_member.get_key_value_mut(group) else { return };
+        let g = Arc::clone(g);
+        let Some((m, entry)) = members.remove_entry(member) else { return };
         if members.is_empty() {
             self.by_member.remove(group);
         }
         if let Some(d) = entry.session_queued {
-            self.queue.remove(&(d, Arc::clone(&entry.group), Arc::clone(&entry.member), TimerKind::Session));
+            self.queue.remove(&(d, Arc::clone(&g), Arc::clone(&m), TimerKind::Session));
         }
         if let Some((d, e)) = entry.rebalance {
-            self.queue.remove(&(d, entry.group, entry.member, TimerKind::Rebalance(e)));
+            self.queue.remove(&(d, g, m, TimerKind::Rebalance(e)));
         }
     }
 
@@ -220,7 +214,7 @@ impl Timers {
 /// A shard of the group coordinator. All methods are synchronous and take `now` (ms).
 pub struct CoordinatorShard {
     pub(crate) store: Store,
-    pub(crate) soft: HashMap<String, GroupSoftState>,
+    pub(crate) soft: FastMap<String, GroupSoftState>,
     /// (deadline, group) of every group whose soft state holds an `initial_delay_deadline`, so
     /// the next deadline is found without visiting every group. Changed only through
     /// [`CoordinatorShard::arm_initial_delay`], [`CoordinatorShard::clear_initial_delay`] and
@@ -242,7 +236,7 @@ impl CoordinatorShard {
     pub fn new(config: StreamsGroupConfig, seed: u64) -> Self {
         CoordinatorShard {
             store: Store::new(),
-            soft: HashMap::new(),
+            soft: FastMap::default(),
             delays: BTreeSet::new(),
             timers: Timers::default(),
             assignment_configs: config.assignment_configs(),
@@ -303,9 +297,11 @@ impl CoordinatorShard {
         self.timers.next_deadline().into_iter().chain(delay).min()
     }
 
-    /// All group ids this shard knows.
+    /// All group ids this shard knows, sorted.
     pub fn group_ids(&self) -> Vec<String> {
-        self.store.state().streams_groups.iter().map(|g| g.group_id.clone()).collect()
+        let mut ids: Vec<String> = self.store.state().streams_groups.iter().map(|g| g.group_id.clone()).collect();
+        ids.sort_unstable();
+        ids
     }
 
     pub(crate) fn soft_mut(&mut self, group_id: &str) -> &mut GroupSoftState {
@@ -376,7 +372,7 @@ impl CoordinatorShard {
 /// [`CoordinatorShard::configured_topology`] on the soft state alone, so that the topology can
 /// be borrowed from the shard's log state meanwhile.
 pub(crate) fn configured_topology_in(
-    soft: &mut HashMap<String, GroupSoftState>,
+    soft: &mut FastMap<String, GroupSoftState>,
     group_id: &str,
     topology: &kcoord_wire::records::StreamsGroupTopologyValue,
     topics: &TopicsImage,

@@ -22,7 +22,7 @@
 //! instead: topics are considered in name order and sub-topologies in id order.
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use kcoord_metadata::TopicsImage;
+use kcoord_metadata::{TopicsImage, VecMap, VecSet};
 use kcoord_wire::records::streams_group_topology_value::{Subtopology, TopicInfo};
 use kcoord_wire::records::StreamsGroupTopologyValue;
 use kcoord_wire::ErrorCode;
@@ -86,10 +86,14 @@ pub struct ConfiguredInternalTopic {
     pub partitions: i32,
     /// As given in the topology: 0 = broker default (StreamsGroupDescribe reports it like this).
     pub replication_factor: i16,
-    pub configs: BTreeMap<String, String>,
+    pub configs: VecMap<String, String>,
 }
 
 /// A sub-topology whose tasks can be assigned.
+///
+/// Cached per group for as long as the group lives, so its collections are sorted vectors
+/// (which iterate in key order exactly like `BTreeMap`/`BTreeSet`) built without spare
+/// capacity: a one-entry B-tree would cost a whole node of several hundred bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfiguredSubtopology {
     pub id: String,
@@ -97,10 +101,10 @@ pub struct ConfiguredSubtopology {
     pub num_tasks: i32,
     /// True iff the sub-topology has at least one changelog topic (only these get standbys).
     pub stateful: bool,
-    pub source_topics: BTreeSet<String>,
-    pub repartition_sink_topics: BTreeSet<String>,
-    pub repartition_source_topics: BTreeMap<String, ConfiguredInternalTopic>,
-    pub state_changelog_topics: BTreeMap<String, ConfiguredInternalTopic>,
+    pub source_topics: VecSet<String>,
+    pub repartition_sink_topics: VecSet<String>,
+    pub repartition_source_topics: VecMap<String, ConfiguredInternalTopic>,
+    pub state_changelog_topics: VecMap<String, ConfiguredInternalTopic>,
 }
 
 impl ConfiguredSubtopology {
@@ -182,8 +186,8 @@ pub struct ConfiguredTopology {
     pub epoch: i32,
     /// [`metadata_hash`] of the topics this was configured against.
     pub metadata_hash: i64,
-    /// The configured sub-topologies by id; empty unless ready (`status` is `None`).
-    pub subtopologies: BTreeMap<String, ConfiguredSubtopology>,
+    /// The configured sub-topologies by id, in id order; empty unless ready (`status` is `None`).
+    pub subtopologies: VecMap<String, ConfiguredSubtopology>,
     /// Internal topics to create, sorted by name; non-empty only with MISSING_INTERNAL_TOPICS.
     pub internal_topics_to_create: Vec<CreatableTopic>,
     /// `None` = ready: tasks can be assigned.
@@ -295,7 +299,7 @@ pub fn configure(
     let not_ready = |status: TopologyStatus, to_create: Vec<CreatableTopic>| ConfiguredTopology {
         epoch: topology.epoch,
         metadata_hash,
-        subtopologies: BTreeMap::new(),
+        subtopologies: VecMap::new(),
         internal_topics_to_create: to_create,
         status: Some(status),
     };
@@ -360,7 +364,7 @@ fn inputs(sub: &Subtopology) -> impl Iterator<Item = &str> {
     sub.source_topics.iter().map(String::as_str).chain(sub.repartition_source_topics.iter().map(|t| t.name.as_str()))
 }
 
-type Configured = (BTreeMap<String, ConfiguredSubtopology>, Vec<CreatableTopic>);
+type Configured = (VecMap<String, ConfiguredSubtopology>, Vec<CreatableTopic>);
 
 fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl TopicPartitions) -> Result<Configured, Failure> {
     // Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
@@ -402,19 +406,18 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
     }
     counts.decided.extend(changelogs);
 
-    // 5. Configured sub-topologies.
-    let mut configured = BTreeMap::new();
-    for (id, sub) in &by_id {
-        let num_tasks = counts
-            .max_input(sub)?
-            .ok_or_else(|| InvalidTopology::new("Subtopology does not contain any source topics"))?;
-        let internal = |infos: &[TopicInfo]| -> Result<BTreeMap<String, ConfiguredInternalTopic>, InvalidTopology> {
-            infos.iter().map(|info| Ok((info.name.clone(), configured_internal_topic(info, &counts.decided)?))).collect()
-        };
-        let state_changelog_topics = internal(&sub.state_changelog_topics)?;
-        configured.insert(
-            id.to_string(),
-            ConfiguredSubtopology {
+    // 5. Configured sub-topologies, collected in id order (`collect` leaves no spare capacity).
+    let configured: VecMap<String, ConfiguredSubtopology> = by_id
+        .iter()
+        .map(|(&id, sub)| -> Result<_, InvalidTopology> {
+            let num_tasks = counts
+                .max_input(sub)?
+                .ok_or_else(|| InvalidTopology::new("Subtopology does not contain any source topics"))?;
+            let internal = |infos: &[TopicInfo]| -> Result<VecMap<String, ConfiguredInternalTopic>, InvalidTopology> {
+                infos.iter().map(|info| Ok((info.name.clone(), configured_internal_topic(info, &counts.decided)?))).collect()
+            };
+            let state_changelog_topics = internal(&sub.state_changelog_topics)?;
+            let configured = ConfiguredSubtopology {
                 id: id.to_string(),
                 num_tasks,
                 stateful: !state_changelog_topics.is_empty(),
@@ -422,9 +425,10 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
                 repartition_sink_topics: sub.repartition_sink_topics.iter().cloned().collect(),
                 repartition_source_topics: internal(&sub.repartition_source_topics)?,
                 state_changelog_topics,
-            },
-        );
-    }
+            };
+            Ok((id.to_string(), configured))
+        })
+        .collect::<Result<_, _>>()?;
 
     // 6. Existing and missing internal topics.
     let mut to_create: BTreeMap<String, CreatableTopic> = BTreeMap::new();
@@ -648,7 +652,7 @@ fn creatable_topic(topic: &ConfiguredInternalTopic) -> CreatableTopic {
         name: topic.name.clone(),
         partitions: topic.partitions,
         replication_factor: if topic.replication_factor == 0 { -1 } else { topic.replication_factor },
-        configs: topic.configs.clone(),
+        configs: topic.configs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
     }
 }
 
@@ -759,8 +763,8 @@ mod tests {
     fn all_sources_present_gives_tasks_equal_to_max_partitions() {
         let t = topo(vec![sub("0", &["a", "b"], vec![], &[], vec![]), sub("1", &["c"], vec![], &[], vec![])]);
         let r = ready(&t, &catalog(&[("a", 3), ("b", 5), ("c", 2)]));
-        assert_eq!(r.subtopologies["0"].num_tasks, 5);
-        assert_eq!(r.subtopologies["1"].num_tasks, 2);
+        assert_eq!(r.subtopologies.get("0").unwrap().num_tasks, 5);
+        assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 2);
         let tasks: Vec<TaskId> = r.tasks().collect();
         assert_eq!(tasks.len(), 7);
         assert_eq!(tasks[0], TaskId::new("0", 0));
@@ -782,8 +786,8 @@ mod tests {
         assert_eq!(r.internal_topics_to_create[0].partitions, 6);
 
         let r = ready(&t, &with_created(&t, &c));
-        assert_eq!(r.subtopologies["1"].num_tasks, 6);
-        assert_eq!(r.subtopologies["1"].repartition_source_topics["r"].partitions, 6);
+        assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 6);
+        assert_eq!(r.subtopologies.get("1").unwrap().repartition_source_topics.get("r").unwrap().partitions, 6);
     }
 
     #[test]
@@ -801,7 +805,7 @@ mod tests {
         let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
         assert_eq!(created, BTreeMap::from([("r1", 8), ("r2", 8)]));
         let r = ready(&t, &with_created(&t, &c));
-        assert_eq!(r.subtopologies["2"].num_tasks, 8);
+        assert_eq!(r.subtopologies.get("2").unwrap().num_tasks, 8);
     }
 
     #[test]
@@ -883,8 +887,8 @@ mod tests {
         let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
         assert_eq!(created, BTreeMap::from([("r", 3), ("store-changelog", 3)]));
         let r = ready(&t, &with_created(&t, &c));
-        assert_eq!(r.subtopologies["1"].num_tasks, 3);
-        assert_eq!(r.subtopologies["0"].num_tasks, 8);
+        assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 3);
+        assert_eq!(r.subtopologies.get("0").unwrap().num_tasks, 8);
     }
 
     #[test]
@@ -1018,16 +1022,16 @@ mod tests {
         let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
         assert_eq!(created, BTreeMap::from([("cl1", 9), ("cl2", 9), ("cl3", 2), ("r", 9)]));
         let r = ready(&t, &with_created(&t, &c));
-        assert_eq!(r.subtopologies["1"].state_changelog_topics["cl2"].partitions, 9);
-        assert_eq!(r.subtopologies["2"].state_changelog_topics["cl3"].partitions, 2);
+        assert_eq!(r.subtopologies.get("1").unwrap().state_changelog_topics.get("cl2").unwrap().partitions, 9);
+        assert_eq!(r.subtopologies.get("2").unwrap().state_changelog_topics.get("cl3").unwrap().partitions, 2);
     }
 
     #[test]
     fn stateful_iff_subtopology_has_changelog_topics() {
         let t = topo(vec![sub("0", &["a"], vec![], &[], vec![]), sub("1", &["a"], vec![], &[], vec![info("cl", 0)])]);
         let r = ready(&t, &catalog(&[("a", 2), ("cl", 2)]));
-        assert!(!r.subtopologies["0"].stateful);
-        assert!(r.subtopologies["1"].stateful);
+        assert!(!r.subtopologies.get("0").unwrap().stateful);
+        assert!(r.subtopologies.get("1").unwrap().stateful);
     }
 
     #[test]
@@ -1037,9 +1041,9 @@ mod tests {
         let t = topo(vec![sub("0", &["a"], vec![], &["r"], vec![]), sub("1", &[], vec![rep], &[], vec![])]);
         let r = ready(&t, &catalog(&[("a", 2), ("r", 2)]));
         assert_eq!(r.epoch, 1);
-        assert_eq!(r.subtopologies["0"].repartition_sink_topics, BTreeSet::from(["r".to_string()]));
-        assert_eq!(r.subtopologies["0"].source_topics, BTreeSet::from(["a".to_string()]));
-        assert_eq!(r.subtopologies["1"].repartition_source_topics["r"].replication_factor, 0);
+        assert_eq!(r.subtopologies.get("0").unwrap().repartition_sink_topics, VecSet::from(["r".to_string()]));
+        assert_eq!(r.subtopologies.get("0").unwrap().source_topics, VecSet::from(["a".to_string()]));
+        assert_eq!(r.subtopologies.get("1").unwrap().repartition_source_topics.get("r").unwrap().replication_factor, 0);
     }
 
     #[test]
@@ -1094,7 +1098,7 @@ mod tests {
     fn closures_and_topics_image_serve_as_catalogs() {
         let t = topo(vec![sub("0", &["a"], vec![], &[], vec![])]);
         let r = configure(&t, &|name: &str| (name == "a").then_some(7)).unwrap();
-        assert_eq!(r.subtopologies["0"].num_tasks, 7);
+        assert_eq!(r.subtopologies.get("0").unwrap().num_tasks, 7);
         let r = configure(&t, &TopicsImage::default()).unwrap();
         assert_eq!(r.status.unwrap().code(), TopologyStatus::MISSING_SOURCE_TOPICS);
     }

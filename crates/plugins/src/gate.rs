@@ -49,6 +49,13 @@ impl PushState {
     /// Whether to ask for a push now; moves to `InFlight` when it says yes.
     /// `unit` is a uniform random number in [0, 1) for the jitter.
     pub fn should_request(&mut self, now: u64, backoff: &Backoff, unit: f64) -> bool {
+        self.should_request_with(now, backoff, || unit)
+    }
+
+    /// [`should_request`](Self::should_request) with the jitter's random number drawn only
+    /// when a back-off actually starts: this runs on every heartbeat, and almost every call
+    /// ends in a state that needs none.
+    pub fn should_request_with(&mut self, now: u64, backoff: &Backoff, unit: impl FnOnce() -> f64) -> bool {
         match *self {
             PushState::Stored | PushState::Disabled => false,
             PushState::Idle => {
@@ -61,7 +68,7 @@ impl PushState {
                 }
                 // The push never arrived: that counts as a transient failure.
                 let failures = failures + 1;
-                *self = PushState::BackingOff { until: now + backoff.jittered(failures, unit), failures };
+                *self = PushState::BackingOff { until: now + backoff.jittered(failures, unit()), failures };
                 false
             }
             PushState::BackingOff { until, failures } => {
@@ -123,6 +130,22 @@ mod tests {
         assert_eq!(B.jittered(1, 0.0), 800);
         assert_eq!(B.jittered(1, 0.5), 1_000);
         assert!(B.jittered(1, 0.999_999) <= 1_200);
+    }
+
+    #[test]
+    fn the_random_number_is_drawn_only_when_a_back_off_starts() {
+        let mut draws = 0;
+        let mut s = PushState::Idle;
+        assert!(s.should_request_with(0, &B, || { draws += 1; 0.5 }));
+        assert!(!s.should_request_with(4_999, &B, || { draws += 1; 0.5 }));
+        assert_eq!(draws, 0, "asking and waiting in flight need no jitter");
+        assert!(!s.should_request_with(5_000, &B, || { draws += 1; 0.5 }));
+        assert_eq!((draws, s), (1, PushState::BackingOff { until: 6_000, failures: 1 }));
+        assert!(s.should_request_with(6_000, &B, || { draws += 1; 0.5 }));
+        for mut s in [PushState::Stored, PushState::Disabled] {
+            assert!(!s.should_request_with(u64::MAX / 2, &B, || { draws += 1; 0.5 }));
+        }
+        assert_eq!(draws, 1);
     }
 
     #[test]

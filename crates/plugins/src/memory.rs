@@ -2,6 +2,8 @@
 //! follows every one of the specification's Plugin Implementation Guidelines:
 //!
 //! - `requires_topology_push` is synchronous and touches one map entry under a short lock (O(1));
+//!   in the steady state (the description stored, the answer "no") it allocates nothing, draws
+//!   no random number, and two callers asking about different groups rarely share a lock;
 //! - descriptions of groups not heard from for `ttl.ms`, and of superseded ids, are dropped;
 //!   every `requires_topology_push` call is a keep-alive for its group;
 //! - descriptions larger than `max.bytes` (encoded size) are refused with `TooLarge`, and that id
@@ -112,14 +114,34 @@ impl GroupEntry {
     }
 }
 
+/// Groups are spread over this many independently locked maps, so the daemon's workers,
+/// each asking about the group it just heartbeated, seldom wait for one another.
+const SHARDS: usize = 64;
+// `shard` picks one by the hash's top bits.
+const _: () = assert!(SHARDS.is_power_of_two());
+
+#[derive(Debug, Default)]
+struct ShardMap {
+    groups: HashMap<Box<str>, GroupEntry>,
+    /// Entries looked at by `requires_topology_push`, to prove it stays O(1) in tests. Counted
+    /// under the shard's lock: one counter for all callers would be a cache line every
+    /// heartbeat writes.
+    visited: u64,
+}
+
+/// Aligned so that two shards never share a cache line (128: x86 prefetches line pairs).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard(Mutex<ShardMap>);
+
 #[derive(Debug)]
 pub struct MemoryPlugin {
     config: MemoryPluginConfig,
     clock: Arc<dyn Clock>,
-    groups: Mutex<HashMap<String, GroupEntry>>,
+    shards: Box<[Shard]>,
+    /// Per-instance, so which groups share a shard cannot be chosen from outside.
+    shard_seed: u64,
     last_sweep: AtomicU64,
-    /// Entries looked at by `requires_topology_push`, to prove it stays O(1) in tests.
-    entries_visited: AtomicU64,
 }
 
 impl Default for MemoryPlugin {
@@ -133,9 +155,9 @@ impl MemoryPlugin {
         MemoryPlugin {
             config,
             clock,
-            groups: Mutex::new(HashMap::new()),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            shard_seed: rand::random(),
             last_sweep: AtomicU64::new(0),
-            entries_visited: AtomicU64::new(0),
         }
     }
 
@@ -145,8 +167,23 @@ impl MemoryPlugin {
 
     /// A poisoned lock only means another caller panicked mid-update of plain data; the map
     /// is still usable.
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, GroupEntry>> {
-        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(shard: &Shard) -> MutexGuard<'_, ShardMap> {
+        shard.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The shard holding `group_id`. A multiplicative (FxHash-style) hash: it runs on every
+    /// heartbeat, and only spreads groups over shards — each shard's map still hashes with
+    /// SipHash, so colliding group ids cost one shard's parallelism, never its lookups.
+    fn shard(&self, group_id: &str) -> MutexGuard<'_, ShardMap> {
+        let mut h = self.shard_seed;
+        for chunk in group_id.as_bytes().chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        // The top bits: the multiplication mixes every input bit into them.
+        let index = (h >> (64 - SHARDS.trailing_zeros())) as usize;
+        Self::lock(&self.shards[index % SHARDS])
     }
 
     fn expired(&self, entry: &GroupEntry, now: u64) -> bool {
@@ -154,32 +191,45 @@ impl MemoryPlugin {
     }
 
     /// Drops expired groups; runs from the async operations at most every quarter TTL, never
-    /// on the heartbeat path.
-    fn maybe_sweep(&self, groups: &mut HashMap<String, GroupEntry>, now: u64) {
+    /// on the heartbeat path. Shards are swept one at a time, so heartbeats wait at most for
+    /// one shard's sweep.
+    fn maybe_sweep(&self, now: u64) {
         let interval = (self.config.ttl_ms / 4).max(1);
         let last = self.last_sweep.load(Ordering::Relaxed);
         if now.saturating_sub(last) < interval {
             return;
         }
         self.last_sweep.store(now, Ordering::Relaxed);
-        groups.retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
+        for shard in self.shards.iter() {
+            Self::lock(shard).groups.retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
+        }
     }
 
     /// Number of groups held (expired ones included until the next sweep).
     pub fn group_count(&self) -> usize {
-        self.lock().len()
+        self.shards.iter().map(|s| Self::lock(s).groups.len()).sum()
     }
 
     pub fn entries_visited(&self) -> u64 {
-        self.entries_visited.load(Ordering::Relaxed)
+        self.shards.iter().map(|s| Self::lock(s).visited).sum()
     }
 
     /// Records a transient failure for the current id (for storage backends built on this one).
     pub fn transient_failure(&self, group_id: &str) {
         let now = self.clock.now_ms();
-        if let Some(e) = self.lock().get_mut(group_id) {
+        if let Some(e) = self.shard(group_id).groups.get_mut(group_id) {
             e.state.transient_failure(now, &self.config.backoff, rand::random::<f64>());
         }
+    }
+
+    /// One call's keep-alive and decision, on the group's entry (found or just inserted).
+    fn heartbeat(&self, entry: &mut GroupEntry, id: Uuid, now: u64) -> bool {
+        if self.expired(entry, now) {
+            *entry = GroupEntry::new(id, now);
+        }
+        entry.last_seen = now;
+        entry.move_to(id);
+        entry.state.should_request_with(now, &self.config.backoff, rand::random::<f64>)
     }
 
     fn validate(description: &StreamsGroupTopologyDescription) -> Result<(), PluginError> {
@@ -201,17 +251,18 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
     }
 
     fn requires_topology_push(&self, _ctx: &RequestContext, group_id: &str, id: Uuid) -> bool {
+        // Read on every call: each one is the group's keep-alive against the TTL.
         let now = self.clock.now_ms();
-        let unit = rand::random::<f64>();
-        let mut groups = self.lock();
-        self.entries_visited.fetch_add(1, Ordering::Relaxed);
-        let entry = groups.entry(group_id.to_string()).or_insert_with(|| GroupEntry::new(id, now));
-        if self.expired(entry, now) {
-            *entry = GroupEntry::new(id, now);
+        let mut shard = self.shard(group_id);
+        shard.visited += 1;
+        // Looked up by `&str` first: the key is allocated only for a group seen the first time.
+        match shard.groups.get_mut(group_id) {
+            Some(entry) => self.heartbeat(entry, id, now),
+            None => {
+                let entry = shard.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
+                self.heartbeat(entry, id, now)
+            }
         }
-        entry.last_seen = now;
-        entry.move_to(id);
-        entry.state.should_request(now, &self.config.backoff, unit)
     }
 
     async fn set_topology(
@@ -224,9 +275,9 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
         let size = description.encoded_size();
         let valid = Self::validate(&description);
         let now = self.clock.now_ms();
-        let mut groups = self.lock();
-        self.maybe_sweep(&mut groups, now);
-        let entry = groups.entry(group_id.to_string()).or_insert_with(|| GroupEntry::new(id, now));
+        self.maybe_sweep(now);
+        let mut shard = self.shard(group_id);
+        let entry = shard.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
         // The coordinator asks about the new id before any member can push under it, so a push
         // for another id is for a superseded topology: nothing to store.
         if entry.current_id != id || entry.stored.as_ref().is_some_and(|s| s.id == id) {
@@ -250,7 +301,7 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
     }
 
     async fn delete_topology(&self, _ctx: &RequestContext, group_id: &str) -> Result<(), PluginError> {
-        self.lock().remove(group_id);
+        self.shard(group_id).groups.remove(group_id);
         Ok(())
     }
 
@@ -261,8 +312,9 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
         id: Uuid,
     ) -> Result<Option<StreamsGroupTopologyDescription>, PluginError> {
         let now = self.clock.now_ms();
-        let mut groups = self.lock();
-        self.maybe_sweep(&mut groups, now);
+        self.maybe_sweep(now);
+        let mut shard = self.shard(group_id);
+        let groups = &mut shard.groups;
         let Some(entry) = groups.get(group_id) else { return Ok(None) };
         if self.expired(entry, now) {
             groups.remove(group_id);

@@ -8,7 +8,8 @@
 //!   connection task that handled the heartbeat, never on a coordinator shard (whose other
 //!   groups would wait behind it), inside `catch_unwind`: a panic counts as `false` and is
 //!   logged at WARN at most once per group per [`PANIC_WARN_INTERVAL`], because a plugin that
-//!   panics on every heartbeat would otherwise flood the log.
+//!   panics on every heartbeat would otherwise flood the log. Its request context is reused
+//!   per thread ([`with_plugin_context`]), so the call allocates nothing of the daemon's.
 //! - `set_topology`, `get_topology` and `delete_topology` each run on a task of their own, so a
 //!   panic ends that task only (tokio reports it as a `JoinError`), and the caller waits at most
 //!   `group.streams.topology.description.timeout.ms`; a call still running then is aborted and
@@ -17,6 +18,7 @@
 //! Without a plugin (the key unset), every accessor answers "not configured" and nothing is
 //! ever called.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -195,6 +197,16 @@ impl TopologyDescriptions {
         }
     }
 
+    /// [`requires_push`](Self::requires_push) for the request being handled, with the plugin's
+    /// context built as [`with_plugin_context`] does: without allocating, once this thread has
+    /// handled a request like it. For the heartbeat path.
+    pub fn requires_push_for(&self, ctx: &RequestContext<'_>, group_id: &str, id: Uuid) -> bool {
+        if self.inner.is_none() {
+            return false;
+        }
+        with_plugin_context(ctx, |pctx| self.requires_push(pctx, group_id, id))
+    }
+
     /// Starts `set_topology` on its own task; await [`PluginCall::outcome`] for the result.
     pub fn set(
         &self,
@@ -301,7 +313,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The request context a plugin sees for the request being handled.
+/// The request context a plugin sees for the request being handled ([`refill`] must agree).
 pub fn plugin_context(ctx: &RequestContext<'_>) -> PluginContext {
     PluginContext {
         principal: ANONYMOUS.to_owned(),
@@ -312,6 +324,63 @@ pub fn plugin_context(ctx: &RequestContext<'_>) -> PluginContext {
         api_version: ctx.header.request_api_version,
         correlation_id: ctx.header.correlation_id,
     }
+}
+
+thread_local! {
+    /// The last context [`with_plugin_context`] built on this thread; its strings' buffers are
+    /// reused by the next call. Boxed so that taking it out and putting it back moves a pointer.
+    static SCRATCH_CONTEXT: Cell<Option<Box<PluginContext>>> = const { Cell::new(None) };
+}
+
+/// Calls `f` with the request context a plugin sees for `ctx`, equal to [`plugin_context`]'s.
+///
+/// `requires_topology_push` runs on every heartbeat and the plugin only borrows its context,
+/// so instead of three new strings per call, a per-thread context is overwritten in place: a
+/// string is rewritten only when it differs, into its old buffer, which allocates only when
+/// it is too short (the client id of a connection seen for the first time, say).
+pub fn with_plugin_context<R>(ctx: &RequestContext<'_>, f: impl FnOnce(&PluginContext) -> R) -> R {
+    // Taken out while in use, so a call that `f` itself makes on this thread (or one during
+    // thread exit, when the storage is gone) finds none and builds its own.
+    let pctx = match SCRATCH_CONTEXT.try_with(Cell::take) {
+        Ok(Some(mut pctx)) => {
+            refill(&mut pctx, ctx);
+            pctx
+        }
+        _ => Box::new(plugin_context(ctx)),
+    };
+    let answer = f(&pctx);
+    let _ = SCRATCH_CONTEXT.try_with(|cell| cell.set(Some(pctx)));
+    answer
+}
+
+/// Makes `pctx` what [`plugin_context`] would build for `ctx`, reusing its buffers.
+fn refill(pctx: &mut PluginContext, ctx: &RequestContext<'_>) {
+    fn set(dst: &mut String, src: &str) {
+        if dst != src {
+            dst.clear();
+            dst.push_str(src);
+        }
+    }
+    // Every field named, so a field added to the context cannot be left stale here.
+    let PluginContext {
+        principal,
+        client_id,
+        client_address,
+        listener_name,
+        api_key,
+        api_version,
+        correlation_id,
+    } = pctx;
+    set(principal, ANONYMOUS);
+    set(
+        client_id,
+        ctx.header.client_id.as_deref().unwrap_or_default(),
+    );
+    *client_address = ctx.peer.ip();
+    set(listener_name, &ctx.listener.name);
+    *api_key = ctx.header.request_api_key;
+    *api_version = ctx.header.request_api_version;
+    *correlation_id = ctx.header.correlation_id;
 }
 
 /// At most one WARN per key per interval; counts what it suppressed in between.
@@ -355,3 +424,105 @@ impl WarnLimiter {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod context_tests {
+    use std::net::SocketAddr;
+
+    use kcoord_wire::messages::RequestHeader;
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::handlers::testing;
+
+    #[test]
+    fn the_reused_context_is_the_one_plugin_context_builds() {
+        let server = testing::server();
+        let c = testing::Ctx::new(&server, ListenerKind::Broker);
+        let first = c.ctx(&server);
+        let controller = testing::listener(&server, ListenerKind::Controller);
+        let header = RequestHeader {
+            request_api_key: 88,
+            request_api_version: 2,
+            correlation_id: 42,
+            client_id: Some("a-much-longer-client-id-than-the-first-one".to_owned()),
+            ..Default::default()
+        };
+        let second = RequestContext {
+            listener: &controller,
+            peer: SocketAddr::from(([10, 0, 0, 9], 50000)),
+            header: &header,
+            ..first
+        };
+        let no_client_id = RequestHeader {
+            client_id: None,
+            ..header.clone()
+        };
+        let third = RequestContext {
+            header: &no_client_id,
+            ..first
+        };
+        for ctx in [first, second, third, first, first] {
+            assert_eq!(
+                with_plugin_context(&ctx, PluginContext::clone),
+                plugin_context(&ctx)
+            );
+        }
+        // The guarded call hands the plugin that same context.
+        struct Recording(Mutex<Vec<PluginContext>>);
+        #[async_trait::async_trait]
+        impl StreamsGroupTopologyDescriptionPlugin for Recording {
+            fn requires_topology_push(&self, ctx: &PluginContext, _: &str, _: Uuid) -> bool {
+                self.0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(ctx.clone());
+                true
+            }
+            async fn set_topology(
+                &self,
+                _: &PluginContext,
+                _: &str,
+                _: Uuid,
+                _: StreamsGroupTopologyDescription,
+            ) -> Result<(), PluginError> {
+                Ok(())
+            }
+            async fn delete_topology(&self, _: &PluginContext, _: &str) -> Result<(), PluginError> {
+                Ok(())
+            }
+            async fn get_topology(
+                &self,
+                _: &PluginContext,
+                _: &str,
+                _: Uuid,
+            ) -> Result<Option<StreamsGroupTopologyDescription>, PluginError> {
+                Ok(None)
+            }
+        }
+        let plugin = Arc::new(Recording(Mutex::new(Vec::new())));
+        let t = TopologyDescriptions::new(plugin.clone(), "recording", Duration::from_secs(1));
+        assert!(t.requires_push_for(&second, "g", Uuid::from_u128(1)));
+        assert!(t.requires_push_for(&first, "g", Uuid::from_u128(1)));
+        let seen = plugin
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        assert_eq!(seen, [plugin_context(&second), plugin_context(&first)]);
+        assert!(!TopologyDescriptions::disabled().requires_push_for(
+            &first,
+            "g",
+            Uuid::from_u128(1)
+        ));
+
+        // Asked again from inside: both see their own request.
+        with_plugin_context(&first, |outer| {
+            assert_eq!(
+                with_plugin_context(&second, PluginContext::clone),
+                plugin_context(&second)
+            );
+            assert_eq!(*outer, plugin_context(&first));
+        });
+    }
+}

@@ -156,7 +156,9 @@ impl StreamsGroup {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamsGroupsImage {
-    groups: BTreeMap<String, StreamsGroup>,
+    /// Hashed, not ordered: every heartbeat looks its group up, and a B-tree search compares
+    /// the id with ~log2(groups) others, each a cache miss into another heap string.
+    groups: hashbrown::HashMap<String, StreamsGroup>,
 }
 
 impl StreamsGroupsImage {
@@ -164,6 +166,7 @@ impl StreamsGroupsImage {
         self.groups.get(group_id)
     }
 
+    /// The groups, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &StreamsGroup> {
         self.groups.values()
     }
@@ -177,7 +180,7 @@ impl StreamsGroupsImage {
     }
 
     fn group_mut(&mut self, group_id: &str) -> &mut StreamsGroup {
-        self.groups.entry(group_id.to_string()).or_insert_with(|| StreamsGroup::new(group_id))
+        self.groups.entry_ref(group_id).or_insert_with(|| StreamsGroup::new(group_id))
     }
 
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {

@@ -7,6 +7,43 @@ use super::{MemoryPlugin, MemoryPluginConfig};
 use crate::clock::ManualClock;
 use crate::gate::Backoff;
 
+/// Counts the allocations of the current thread, so a test can show a call makes none.
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    pub struct Counting;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    // SAFETY: every call is passed to `System` unchanged; the counter is a const-initialised
+    // thread local without a destructor, so touching it never allocates.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    pub fn allocations() -> u64 {
+        ALLOCATIONS.with(Cell::get)
+    }
+}
+
 fn ctx() -> RequestContext {
     RequestContext::internal(88, 2)
 }
@@ -49,6 +86,22 @@ fn r40_requires_topology_push_touches_one_entry_whatever_the_number_of_groups() 
     let before = p.entries_visited();
     p.requires_topology_push(&ctx(), "g42", id(1));
     assert_eq!(p.entries_visited() - before, 1, "one call looks at one entry: O(1), no sweep on the heartbeat path");
+}
+
+#[tokio::test]
+async fn r40_the_steady_state_call_allocates_nothing() {
+    let (p, clock) = plugin();
+    let ctx = ctx();
+    assert!(p.requires_topology_push(&ctx, "g", id(1)));
+    p.set_topology(&ctx, "g", id(1), description(3)).await.unwrap();
+    let before = counting::allocations();
+    for _ in 0..1_000 {
+        clock.advance(10);
+        assert!(!p.requires_topology_push(&ctx, "g", id(1)));
+    }
+    assert_eq!(counting::allocations() - before, 0);
+    p.requires_topology_push(&ctx, "new", id(1));
+    assert!(counting::allocations() > before, "a new group's key is allocated once");
 }
 
 #[tokio::test]

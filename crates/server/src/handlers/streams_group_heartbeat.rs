@@ -27,7 +27,6 @@ use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::auto_topics::creation_failed_suffix;
 use crate::clock;
 use crate::state::RequestContext;
-use crate::topology_plugin::plugin_context;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -92,7 +91,7 @@ pub async fn handle(
         && id.is_some_and(|id| {
             ctx.server
                 .topology
-                .requires_push(&plugin_context(ctx), group, id)
+                .requires_push_for(ctx, group, id)
         });
     // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
     response.topology_description_required = push && version == 1;
