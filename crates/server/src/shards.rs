@@ -67,6 +67,9 @@ struct Shared {
     /// Wakes the timer task when a request brought the next deadline forward.
     deadline_moved: Notify,
     stopped: AtomicBool,
+    /// Set once loading has finished: read on every request, where the `loading` watch would
+    /// take its read lock.
+    loaded: AtomicBool,
 }
 
 /// One shard as seen from a connection.
@@ -133,7 +136,7 @@ impl ShardHandle {
 
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
     pub fn is_loading(&self) -> bool {
-        *self.loading.borrow()
+        !self.shared.loaded.load(Ordering::Acquire)
     }
 
     /// Waits until the shard has loaded (returns at once if it has, or once the shard stopped).
@@ -207,6 +210,7 @@ impl Coordinators {
                 }),
                 deadline_moved: Notify::new(),
                 stopped: AtomicBool::new(false),
+                loaded: AtomicBool::new(false),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
@@ -298,6 +302,7 @@ impl ShardTask {
                 _ = crate::net::stopped(&mut stop) => return,
             }
         }
+        self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
