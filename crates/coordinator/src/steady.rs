@@ -31,9 +31,9 @@ impl CoordinatorShard {
         let group = self.store.state().streams_groups.get(&request.group_id)?;
         let member = group.members.get(&request.member_id)?;
         let soft = self.soft.get(&request.group_id)?;
-        if !(group_settled(group, soft, &self.assignment_configs, now)
-            && member_settled(group, member, request, ctx)
-            && soft.configured.as_ref().is_some_and(|(_, _, configured)| owned_tasks_valid(request, configured))
+        let configured = settled_topology(group, soft, &self.assignment_configs, now)?;
+        if !(member_settled(group, member, request, ctx)
+            && owned_tasks_valid(request, configured)
             && soft.endpoint_information_epoch == request.endpoint_information_epoch
             && missing_client_tags(&self.config.rack_aware_assignment_tags, member, ctx.api_version).is_none())
         {
@@ -75,18 +75,19 @@ fn owned_tasks_valid(request: &StreamsGroupHeartbeatRequest, configured: &Config
         .all(|tasks| invalid_tasks(configured, tasks).is_ok())
 }
 
-/// Nothing about the group would change: its topology is configured, ready and validated
-/// against the catalog it was hashed with, the assignment configs are the shard's, the target
-/// is at the group epoch, and no delay, internal topic or shutdown request is pending.
-fn group_settled(
+/// The group's configured topology, when nothing about the group would change: its topology
+/// is configured, ready and validated against the catalog it was hashed with, the assignment
+/// configs are the shard's, the target is at the group epoch, and no delay, internal topic or
+/// shutdown request is pending.
+fn settled_topology<'a>(
     group: &StreamsGroup,
-    soft: &GroupSoftState,
+    soft: &'a GroupSoftState,
     assignment_configs: &std::collections::BTreeMap<String, String>,
     now: i64,
-) -> bool {
-    let Some(topology_epoch) = group.topology_epoch() else { return false };
-    let Some((configured_epoch, hash, configured)) = &soft.configured else { return false };
-    *configured_epoch == topology_epoch
+) -> Option<&'a ConfiguredTopology> {
+    let topology_epoch = group.topology_epoch()?;
+    let (configured_epoch, hash, configured) = soft.configured.as_ref()?;
+    let settled = *configured_epoch == topology_epoch
         && *hash == group.metadata_hash
         && configured.status.is_none()
         && configured.internal_topics_to_create.is_empty()
@@ -94,7 +95,8 @@ fn group_settled(
         && group.last_assignment_configs.as_ref() == Some(assignment_configs)
         && group.target_assignment_epoch >= group.group_epoch
         && soft.initial_delay_deadline.is_none_or(|d| d <= now)
-        && soft.shutdown_requested_by.is_none()
+        && soft.shutdown_requested_by.is_none();
+    settled.then_some(&**configured)
 }
 
 /// The member is reconciled at the group's target and the request changes none of its metadata

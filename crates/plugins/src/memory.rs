@@ -174,8 +174,9 @@ impl MemoryPlugin {
     }
 
     /// The shard holding `group_id`. A multiplicative (FxHash-style) hash: it runs on every
-    /// heartbeat, and only spreads groups over shards — each shard's map still hashes with
-    /// SipHash, so colliding group ids cost one shard's parallelism, never its lookups.
+    /// heartbeat, and only spreads groups over shards — each shard's map hashes again with its
+    /// own randomly seeded hasher, so colliding group ids cost one shard's parallelism, never
+    /// its lookups.
     fn shard(&self, group_id: &str) -> MutexGuard<'_, ShardMap> {
         let mut h = self.shard_seed;
         for chunk in group_id.as_bytes().chunks(8) {
