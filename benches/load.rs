@@ -21,6 +21,8 @@
 //!   separate process on free loopback ports, and stops it afterwards
 //! - `--client-threads N` worker threads of the load generator's runtime (default 2)
 //! - `--rounds R` repeats the whole list of runs R times, alternating (default 1)
+//! - heartbeats only: `--groups G`, `--members M`, `--partitions N`,
+//!   `--owned changed|always[,..]`, `--client replay|member[,..]` (below)
 //!
 //! Heartbeat workload (`--api heartbeat`): `--groups G` (1000) streams groups of `--members M`
 //! (10) members, each group with one stateless subtopology reading a pre-created source topic
@@ -30,13 +32,20 @@
 //! run, every member joins and the bench heartbeats until every group is Stable (checked on
 //! the members and with StreamsGroupDescribe). Then member `i` belongs to connection `i % C`;
 //! a connection keeps P of its members' heartbeats in flight (at most one per member), always
-//! sending for the member that waited longest, as fast as the answers come. Each response goes
-//! through the member's `handle_response`; anything but an accepted, unchanged heartbeat is an
-//! error. `--owned changed,always` (default both): `changed` is what Kafka's Java client sends
+//! sending for the member that waited longest, as fast as the answers come. In steady state a
+//! member's request and the coordinator's answer never change, so with `--client replay` (the
+//! default) each member's request is built by the member (`prepare_heartbeat`) and encoded once
+//! per run, then resent with the correlation id patched in; its first answer goes through the
+//! member's `handle_response` and later answers must equal it byte for byte, like ApiVersions'
+//! `Repeat`. That keeps the bench's CPU per request close to the ApiVersions runs', which the
+//! ratio needs on a machine the bench shares with the daemon. `--client member` runs every
+//! request and answer through the member instead, which costs the bench two to three times
+//! the CPU per request. Either way, anything but an accepted, unchanged heartbeat is an error.
+//! `--owned changed,always` (default both): `changed` is what Kafka's Java client sends
 //! (owned tasks only when they changed, so null in steady state), `always` lists them in every
 //! heartbeat. Unless `--no-compare`, each (C, P) also gets an ApiVersions run right before the
-//! heartbeat runs, and after all runs one `"bench":"heartbeat"` line per (C, P) sums the rounds
-//! up: heartbeats/s, p50/p99, ApiVersions/s and the ratio (goal >= 0.8).
+//! heartbeat runs, and after all runs one `"bench":"heartbeat"` line per (C, P, client) sums
+//! the rounds up: heartbeats/s, p50/p99, ApiVersions/s and the ratio (goal >= 0.8).
 //!
 //! `--compare-plugin NAME` (heartbeats only, no `--addr`): the bench starts two daemons with
 //! the settings above, the first also with `group.streams.topology.description.class=NAME`,
@@ -50,26 +59,28 @@
 //! measure the steady state after the pushes: every heartbeat still calls the plugin's
 //! `requires_topology_push`, which answers false, and a heartbeat response asking for a push
 //! counts as an error. After all runs, one `"bench":"kip1331_heartbeat"` line per (C, P,
-//! owned) sums the rounds: heartbeats/s and daemon CPU per heartbeat with and without the
-//! plugin, their ratios (also per round) and the goal (plugin / no plugin >= 0.95).
+//! client, owned) sums the rounds: heartbeats/s and daemon CPU per heartbeat with and without
+//! the plugin, their ratios (also per round) and the goal (plugin / no plugin >= 0.95).
 //!
 //! Every run line also carries the CPU seconds the daemon (when the bench started it) and the
 //! bench process used during the measured window, per request: a ratio the noisy machine
 //! disturbs less than throughput.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
-//! (C=1, P=1, 0.2 s, no warm-up, every api; 2 groups of 3 members), then the same heartbeat
-//! runs with `--compare-plugin memory`, so the code stays exercised; unknown arguments
-//! (libtest's) are ignored there. The process exits with status 1 if any run saw an error or
-//! completed no request.
+//! (C=1, P=1, 0.2 s, no warm-up, every api, heartbeats with both `--client` modes; 2 groups of
+//! 3 members), then the replayed heartbeat runs with `--compare-plugin memory`, so the code
+//! stays exercised; unknown arguments (libtest's) are ignored there. The process exits with
+//! status 1 if any run saw an error or completed no request.
 //!
 //! How it measures: each connection is one task that writes P requests, then for every
 //! response read writes one more (responses arrive in request order, so the send time of a
-//! response's request is the front of a queue). Stateless requests are frames pre-encoded once
-//! with the correlation id patched in, so the generator stays cheap next to the daemon. Latency
-//! is send-to-receive per request, recorded for requests sent after the warm-up and answered
-//! before the end; `req_per_s` is their count over the measured seconds. Latencies are kept
-//! exactly (ns, `u32`; at most `MAX_SAMPLES` per run) and sorted for the percentiles.
+//! response's request is the front of a queue). Requests are frames encoded once with the
+//! correlation id patched in (heartbeats: once per member, unless `--client member`) and
+//! answers are compared with the first one byte for byte, so the generator stays cheap next
+//! to the daemon. Latency is send-to-receive per request, recorded for requests sent after
+//! the warm-up and answered before the end; `req_per_s` is their count over the measured
+//! seconds. Latencies are kept exactly (ns, `u32`; at most `MAX_SAMPLES` per run) and sorted
+//! for the percentiles.
 //!
 //! New workloads implement [`Generator`] and get a name in [`Workload`].
 
@@ -321,26 +332,51 @@ impl Generator for Repeat {
     }
 }
 
-/// Heartbeats of one connection's share of the members: each request is the member's own
-/// `prepare_heartbeat`, each response goes to its `handle_response`. The member that waited
-/// longest goes next; a member has at most one heartbeat in flight.
+/// Heartbeats of one connection's share of the members. The member that waited longest goes
+/// next; a member has at most one heartbeat in flight. With [`ClientMode::Member`] each
+/// request is the member's own `prepare_heartbeat` and each response goes to its
+/// `handle_response`. With [`ClientMode::Replay`] that happens only for a member's first
+/// heartbeat: its request frame is kept and resent with the correlation id patched in, and
+/// every later answer must equal the first one byte for byte, as in [`Repeat`]. In steady
+/// state neither the request nor the answer changes, so the member, which handled that first
+/// answer, is left in the state the full path would leave it in.
 struct Heartbeats {
     /// (index in the fleet, member)
     members: Vec<(usize, StreamsMember)>,
+    /// Per member (same slots as `members`); used in replay mode only.
+    replays: Vec<Replayed>,
     ready: VecDeque<usize>,
+    /// (member slot, correlation id)
     in_flight: VecDeque<(usize, i32)>,
     version: i16,
     always_owned: bool,
+    client: ClientMode,
+}
+
+/// One member's replay: what it sends and what the coordinator answers in steady state.
+#[derive(Default)]
+struct Replayed {
+    /// The request frame (size prefix included) with correlation id 0.
+    request: Option<Box<[u8]>>,
+    /// The accepted answer after its correlation id.
+    answer: Option<Box<[u8]>>,
 }
 
 impl Heartbeats {
-    fn new(members: Vec<(usize, StreamsMember)>, version: i16, always_owned: bool) -> Heartbeats {
+    fn new(
+        members: Vec<(usize, StreamsMember)>,
+        version: i16,
+        always_owned: bool,
+        client: ClientMode,
+    ) -> Heartbeats {
         Heartbeats {
             ready: (0..members.len()).collect(),
             in_flight: VecDeque::with_capacity(members.len()),
+            replays: (0..members.len()).map(|_| Replayed::default()).collect(),
             members,
             version,
             always_owned,
+            client,
         }
     }
 }
@@ -351,15 +387,29 @@ impl Generator for Heartbeats {
             .ready
             .pop_front()
             .ok_or("more heartbeats in flight than members")?;
-        let member = &mut self.members[at].1;
-        let request = fleet::next_heartbeat(member, self.always_owned)?;
-        fleet::encode_request(
-            ApiKey::StreamsGroupHeartbeat,
-            self.version,
-            correlation_id,
-            &request,
-            out,
-        )?;
+        let start = out.len();
+        let replay = self.client == ClientMode::Replay;
+        match &self.replays[at].request {
+            Some(frame) if replay => out.extend_from_slice(frame),
+            _ => {
+                let member = &mut self.members[at].1;
+                let request = fleet::next_heartbeat(member, self.always_owned)?;
+                fleet::encode_request(
+                    ApiKey::StreamsGroupHeartbeat,
+                    self.version,
+                    if replay { 0 } else { correlation_id },
+                    &request,
+                    out,
+                )?;
+                if replay {
+                    self.replays[at].request = Some(out[start..].into());
+                }
+            }
+        }
+        if replay {
+            out[start + CORRELATION_ID_AT..start + CORRELATION_ID_AT + 4]
+                .copy_from_slice(&correlation_id.to_be_bytes());
+        }
         self.in_flight.push_back((at, correlation_id));
         Ok(())
     }
@@ -371,34 +421,98 @@ impl Generator for Heartbeats {
             .ok_or("a heartbeat response nobody asked for")?;
         self.ready.push_back(at);
         let member = &mut self.members[at].1;
-        let epoch = member.member_epoch();
-        let outcome =
-            fleet::apply_response(member, self.version, id, Bytes::copy_from_slice(frame))?;
-        match outcome {
-            HeartbeatOutcome::Accepted {
-                assignment_changed: false,
-            } if member.state() == MemberState::Stable && member.member_epoch() == epoch => {
-                match member.topology_description_id() {
-                    None => Ok(()),
-                    Some(id) => Err(format!(
-                        "steady-state heartbeat of {} in {}: the coordinator asks for a topology description push ({id})",
-                        member.member_id(),
-                        member.group_id()
-                    )),
-                }
-            }
-            other => Err(format!(
-                "steady-state heartbeat of {} in {}: {other:?}, state {:?}, epoch {epoch} -> {}",
-                member.member_id(),
-                member.group_id(),
-                member.state(),
-                member.member_epoch()
-            )),
+        if self.client == ClientMode::Member {
+            return handle_heartbeat_response(member, self.version, id, frame);
         }
+        let slot = &mut self.replays[at];
+        let Some(answer) = &slot.answer else {
+            let result = handle_heartbeat_response(member, self.version, id, frame);
+            match result {
+                Ok(()) => slot.answer = Some(frame[4..].into()),
+                // The member's next request may differ (full state after an error, a rejoin).
+                Err(_) => slot.request = None,
+            }
+            return result;
+        };
+        let got = frame
+            .get(..4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        if got != Some(id) {
+            return Err(format!("expected correlation id {id}, got {got:?}"));
+        }
+        if frame[4..] == **answer {
+            return Ok(());
+        }
+        // Let the member see what changed, for the message and for its state; its next
+        // heartbeat goes the full path again.
+        *slot = Replayed::default();
+        handle_heartbeat_response(member, self.version, id, frame)?;
+        Err(format!(
+            "steady-state heartbeat of {} in {}: response differs from the member's first one",
+            member.member_id(),
+            member.group_id()
+        ))
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+/// Hands a heartbeat response to its member; anything but an accepted heartbeat that leaves
+/// the member Stable at the same epoch, with no assignment change and no topology description
+/// asked for, is an error.
+fn handle_heartbeat_response(
+    member: &mut StreamsMember,
+    version: i16,
+    correlation_id: i32,
+    frame: &[u8],
+) -> Result<(), String> {
+    let epoch = member.member_epoch();
+    let outcome = fleet::apply_response(
+        member,
+        version,
+        correlation_id,
+        Bytes::copy_from_slice(frame),
+    )?;
+    match outcome {
+        HeartbeatOutcome::Accepted {
+            assignment_changed: false,
+        } if member.state() == MemberState::Stable && member.member_epoch() == epoch => {
+            match member.topology_description_id() {
+                None => Ok(()),
+                Some(id) => Err(format!(
+                    "steady-state heartbeat of {} in {}: the coordinator asks for a topology description push ({id})",
+                    member.member_id(),
+                    member.group_id()
+                )),
+            }
+        }
+        other => Err(format!(
+            "steady-state heartbeat of {} in {}: {other:?}, state {:?}, epoch {epoch} -> {}",
+            member.member_id(),
+            member.group_id(),
+            member.state(),
+            member.member_epoch()
+        )),
+    }
+}
+
+/// How the heartbeat workload produces requests and judges answers (`--client`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientMode {
+    /// Each member's steady-state request and answer recorded once, then replayed.
+    Replay,
+    /// Every request and answer through the member.
+    Member,
+}
+
+impl ClientMode {
+    fn name(self) -> &'static str {
+        match self {
+            ClientMode::Replay => "replay",
+            ClientMode::Member => "member",
+        }
     }
 }
 
@@ -438,6 +552,7 @@ struct Options {
     members: usize,
     partitions: usize,
     owned: Vec<Owned>,
+    client: Vec<ClientMode>,
     compare: bool,
     /// `--compare-plugin`: the topology description plugin of the first of two daemons.
     compare_plugin: Option<String>,
@@ -447,7 +562,8 @@ const USAGE: &str =
     "usage: load [--api apiversions|metadata|heartbeat[,..]] [--connections C[,..]] \
 [--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
-[--owned changed|always[,..]] [--no-compare] [--compare-plugin NAME]";
+[--owned changed|always[,..]] [--client replay|member[,..]] [--no-compare] \
+[--compare-plugin NAME]";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -466,6 +582,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             members: 10,
             partitions: 10,
             owned: vec![Owned::Changed, Owned::Always],
+            client: vec![ClientMode::Replay],
             compare: true,
             compare_plugin: None,
         }
@@ -485,6 +602,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             members: 3,
             partitions: 4,
             owned: vec![Owned::Changed, Owned::Always],
+            // Both, so both code paths stay exercised.
+            client: vec![ClientMode::Replay, ClientMode::Member],
             compare: true,
             compare_plugin: None,
         }
@@ -512,6 +631,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--members"
                 | "--partitions"
                 | "--owned"
+                | "--client"
                 | "--compare-plugin"
         );
         if !takes_value {
@@ -566,6 +686,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     "changed" => Ok(Owned::Changed),
                     "always" => Ok(Owned::Always),
                     _ => Err(format!("unknown --owned {s:?} (changed, always)")),
+                })?
+            }
+            "--client" => {
+                options.client = list(&value, |s| match s {
+                    "replay" => Ok(ClientMode::Replay),
+                    "member" => Ok(ClientMode::Member),
+                    _ => Err(format!("unknown --client {s:?} (replay, member)")),
                 })?
             }
             _ => unreachable!("takes_value lists exactly these"),
@@ -627,6 +754,7 @@ struct Run {
     workload: Workload,
     /// For the heartbeat workload.
     owned: Option<Owned>,
+    client: Option<ClientMode>,
     version: i16,
     connections: usize,
     inflight: usize,
@@ -853,11 +981,12 @@ impl Summary {
             opt_f64(self.client_cpu_s, 2),
             per_request_us(self.client_cpu_s, self.requests),
         );
-        if let Some(owned) = r.owned {
+        if let (Some(owned), Some(client)) = (r.owned, r.client) {
             let _ = write!(
                 line,
-                r#","owned":"{}","groups":{},"members":{}"#,
+                r#","owned":"{}","client":"{}","groups":{},"members":{}"#,
                 owned.name(),
+                client.name(),
                 self.groups,
                 self.members
             );
@@ -1038,6 +1167,7 @@ fn heartbeat_generators(
     members: &mut Members,
     connections: usize,
     always_owned: bool,
+    client: ClientMode,
 ) -> Vec<Box<dyn Generator>> {
     let version = members.fleet.version;
     let mut shares: Vec<Vec<(usize, StreamsMember)>> =
@@ -1050,7 +1180,9 @@ fn heartbeat_generators(
     }
     shares
         .into_iter()
-        .map(|share| Box::new(Heartbeats::new(share, version, always_owned)) as Box<dyn Generator>)
+        .map(|share| {
+            Box::new(Heartbeats::new(share, version, always_owned, client)) as Box<dyn Generator>
+        })
         .collect()
 }
 
@@ -1095,17 +1227,21 @@ fn plan(options: &Options, heartbeat_version: i16, targets: usize) -> Vec<Run> {
         for &connections in &options.connections {
             for &inflight in &options.inflight {
                 for &(workload, version) in &workloads {
-                    let owned: Vec<Option<Owned>> = if workload == Workload::Heartbeat {
-                        options.owned.iter().copied().map(Some).collect()
-                    } else {
-                        vec![None]
+                    let modes: Vec<(Option<Owned>, Option<ClientMode>)> = match workload {
+                        Workload::Heartbeat => options
+                            .owned
+                            .iter()
+                            .flat_map(|&o| options.client.iter().map(move |&c| (Some(o), Some(c))))
+                            .collect(),
+                        _ => vec![(None, None)],
                     };
-                    for owned in owned {
+                    for (owned, client) in modes {
                         // With --compare-plugin: the plugin daemon, then the other.
                         for target in 0..targets {
                             runs.push(Run {
                                 workload,
                                 owned,
+                                client,
                                 version,
                                 connections,
                                 inflight,
@@ -1123,8 +1259,13 @@ fn plan(options: &Options, heartbeat_version: i16, targets: usize) -> Vec<Run> {
     runs
 }
 
-/// Per (target, C, P): the ApiVersions totals and the heartbeat totals per owned-tasks mode.
-type PairTotals = ((usize, usize, usize), Totals, Vec<(Owned, Totals)>);
+/// Per (target, C, P): the ApiVersions totals and the heartbeat totals per client and
+/// owned-tasks mode.
+type PairTotals = (
+    (usize, usize, usize),
+    Totals,
+    Vec<((ClientMode, Owned), Totals)>,
+);
 
 /// Sums of the runs of one workload at one (C, P) over the rounds.
 #[derive(Default)]
@@ -1166,19 +1307,21 @@ impl Totals {
     }
 }
 
-/// The `"bench":"heartbeat"` line of one (C, P).
+/// The `"bench":"heartbeat"` line of one (C, P, client).
 fn heartbeat_line(
     connections: usize,
     inflight: usize,
     options: &Options,
     version: i16,
+    client: ClientMode,
     api_versions: Option<&Totals>,
     heartbeats: &mut [(Owned, &mut Totals)],
 ) -> String {
     let mut line = String::new();
     let _ = write!(
         line,
-        r#"{{"bench":"heartbeat","connections":{connections},"inflight":{inflight},"groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1}"#,
+        r#"{{"bench":"heartbeat","connections":{connections},"inflight":{inflight},"client":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1}"#,
+        client.name(),
         options.groups,
         options.groups * options.members,
         options.partitions,
@@ -1220,11 +1363,13 @@ fn heartbeat_line(
     line
 }
 
-/// The `"bench":"kip1331_heartbeat"` line of one (C, P, owned) with `--compare-plugin`.
+/// The `"bench":"kip1331_heartbeat"` line of one (C, P, client, owned) with
+/// `--compare-plugin`.
 #[allow(clippy::too_many_arguments)]
 fn plugin_line(
     plugin: &str,
     connections: usize,
+    client: ClientMode,
     owned: Owned,
     options: &Options,
     version: i16,
@@ -1255,8 +1400,9 @@ fn plugin_line(
         _ => None,
     };
     format!(
-        r#"{{"bench":"kip1331_heartbeat","plugin":"{plugin}","connections":{connections},"inflight":{},"owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"plugin_hb_per_s":{:.0},"no_plugin_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"plugin_p50_us":{:.1},"no_plugin_p50_us":{:.1},"plugin_p99_us":{:.1},"no_plugin_p99_us":{:.1},"plugin_daemon_cpu_us_per_hb":{},"no_plugin_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"plugin_client_cpu_us_per_hb":{},"no_plugin_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
+        r#"{{"bench":"kip1331_heartbeat","plugin":"{plugin}","connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"plugin_hb_per_s":{:.0},"no_plugin_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"plugin_p50_us":{:.1},"no_plugin_p50_us":{:.1},"plugin_p99_us":{:.1},"no_plugin_p99_us":{:.1},"plugin_daemon_cpu_us_per_hb":{},"no_plugin_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"plugin_client_cpu_us_per_hb":{},"no_plugin_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
         with.inflight,
+        client.name(),
         owned.name(),
         options.groups,
         options.groups * options.members,
@@ -1294,9 +1440,11 @@ fn main() -> ExitCode {
     };
     let mut configurations = vec![options.clone()];
     if !args.iter().any(|a| a == "--bench") && options.compare_plugin.is_none() {
-        // Smoke mode: the plugin comparison too.
+        // Smoke mode: the plugin comparison too, with the first client mode (replay) only:
+        // the other's code does not depend on the plugin.
         configurations.push(Options {
             workloads: vec![Workload::Heartbeat],
+            client: options.client[..1].to_vec(),
             compare: false,
             compare_plugin: Some("memory".into()),
             ..options
@@ -1408,7 +1556,7 @@ fn bench(options: &Options) -> ExitCode {
     let heartbeat_version = targets[0].members.as_ref().map_or(0, |m| m.fleet.version);
 
     let mut failed = false;
-    // (target, C, P) -> ApiVersions totals and heartbeat totals per owned mode.
+    // (target, C, P) -> ApiVersions totals and heartbeat totals per client and owned mode.
     let mut totals: Vec<PairTotals> = Vec::new();
     for run in plan(options, heartbeat_version, targets.len()) {
         let target = &mut targets[run.target];
@@ -1425,8 +1573,9 @@ fn bench(options: &Options) -> ExitCode {
                     return ExitCode::from(2);
                 }
                 let always = run.owned == Some(Owned::Always);
+                let client = run.client.expect("heartbeat runs have a client mode");
                 (
-                    heartbeat_generators(m, run.connections, always),
+                    heartbeat_generators(m, run.connections, always, client),
                     run.inflight.min(per_connection),
                 )
             }
@@ -1482,15 +1631,16 @@ fn bench(options: &Options) -> ExitCode {
                 }
             };
             let entry = &mut totals[at];
-            match (run.workload, run.owned) {
-                (Workload::ApiVersions, _) => entry.1.add(&summary),
-                (Workload::Heartbeat, Some(owned)) => {
-                    match entry.2.iter_mut().find(|(o, _)| *o == owned) {
+            match (run.workload, run.client, run.owned) {
+                (Workload::ApiVersions, _, _) => entry.1.add(&summary),
+                (Workload::Heartbeat, Some(client), Some(owned)) => {
+                    let mode = (client, owned);
+                    match entry.2.iter_mut().find(|(m, _)| *m == mode) {
                         Some((_, t)) => t.add(&summary),
                         None => {
                             let mut t = Totals::default();
                             t.add(&summary);
-                            entry.2.push((owned, t));
+                            entry.2.push((mode, t));
                         }
                     }
                 }
@@ -1509,13 +1659,15 @@ fn bench(options: &Options) -> ExitCode {
             else {
                 continue;
             };
-            for (owned, t) in &mut hb {
-                let Some((_, o)) = other.iter_mut().find(|(x, _)| x == owned) else {
+            for ((client, owned), t) in &mut hb {
+                let mode = (*client, *owned);
+                let Some((_, o)) = other.iter_mut().find(|(x, _)| *x == mode) else {
                     continue;
                 };
                 let line = plugin_line(
                     plugin,
                     connections,
+                    *client,
                     *owned,
                     options,
                     heartbeat_version,
@@ -1529,18 +1681,28 @@ fn bench(options: &Options) -> ExitCode {
     } else {
         for ((_, connections, inflight), av, mut hb) in totals {
             let av = (av.requests > 0).then_some(&av);
-            let mut hb: Vec<(Owned, &mut Totals)> = hb.iter_mut().map(|(o, t)| (*o, t)).collect();
-            println!(
-                "{}",
-                heartbeat_line(
-                    connections,
-                    inflight,
-                    options,
-                    heartbeat_version,
-                    av,
-                    &mut hb
-                )
-            );
+            for &client in &options.client {
+                let mut hb: Vec<(Owned, &mut Totals)> = hb
+                    .iter_mut()
+                    .filter(|((c, _), _)| *c == client)
+                    .map(|((_, o), t)| (*o, t))
+                    .collect();
+                if hb.is_empty() {
+                    continue;
+                }
+                println!(
+                    "{}",
+                    heartbeat_line(
+                        connections,
+                        inflight,
+                        options,
+                        heartbeat_version,
+                        client,
+                        av,
+                        &mut hb
+                    )
+                );
+            }
         }
     }
     // Close every connection (the members' clients too) before stopping the daemons.
