@@ -18,7 +18,10 @@
 //!   StreamsGroupHeartbeat: the highest both sides support)
 //! - `--addr host:port` a running daemon's broker listener; without it the bench starts the
 //!   `kcoord` binary Cargo built alongside it (for `cargo bench`: the optimized one) as a
-//!   separate process on free loopback ports, and stops it afterwards
+//!   separate process on free loopback ports, and stops it afterwards (the environment
+//!   variable `KCOORD_BIN` names another build to start instead)
+//! - `--daemon-config KEY=VALUE` (repeatable) a line added to the config of the daemons the
+//!   bench starts, after its own
 //! - `--client-threads N` worker threads of the load generator's runtime (default 2)
 //! - `--rounds R` repeats the whole list of runs R times, alternating (default 1)
 //! - heartbeats only: `--groups G`, `--members M`, `--partitions N`,
@@ -556,6 +559,8 @@ struct Options {
     compare: bool,
     /// `--compare-plugin`: the topology description plugin of the first of two daemons.
     compare_plugin: Option<String>,
+    /// `--daemon-config KEY=VALUE` lines for the daemons the bench starts.
+    daemon_config: Vec<String>,
 }
 
 const USAGE: &str =
@@ -563,7 +568,7 @@ const USAGE: &str =
 [--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
 [--owned changed|always[,..]] [--client replay|member[,..]] [--no-compare] \
-[--compare-plugin NAME]";
+[--compare-plugin NAME] [--daemon-config KEY=VALUE]..";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -585,6 +590,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             client: vec![ClientMode::Replay],
             compare: true,
             compare_plugin: None,
+            daemon_config: Vec::new(),
         }
     } else {
         // `cargo test --all-targets`: a quick smoke run of every workload.
@@ -606,6 +612,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             client: vec![ClientMode::Replay, ClientMode::Member],
             compare: true,
             compare_plugin: None,
+            daemon_config: Vec::new(),
         }
     };
     let mut api_given = false;
@@ -633,6 +640,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--owned"
                 | "--client"
                 | "--compare-plugin"
+                | "--daemon-config"
         );
         if !takes_value {
             match name {
@@ -676,6 +684,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--addr" => options.addr = Some(value),
             "--compare-plugin" => options.compare_plugin = Some(value),
+            "--daemon-config" => options.daemon_config.push(value),
             "--client-threads" => options.client_threads = positive(&value)?,
             "--rounds" => options.rounds = positive(&value)?,
             "--groups" => options.groups = positive(&value)?,
@@ -1512,6 +1521,7 @@ fn bench(options: &Options) -> ExitCode {
             if let Some(name) = &plugin {
                 config.push(format!("group.streams.topology.description.class={name}"));
             }
+            config.extend(options.daemon_config.iter().cloned());
             common::Daemon::start(&config.iter().map(String::as_str).collect::<Vec<_>>())
         });
         let addr = match (&options.addr, &daemon) {
