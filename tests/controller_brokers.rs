@@ -32,7 +32,7 @@ struct Node {
 }
 
 async fn start(extra: &[String]) -> Node {
-    let mut text = String::from("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=1\n");
+    let mut text = String::from("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n");
     for line in extra {
         text.push_str(line);
         text.push('\n');

@@ -27,7 +27,7 @@ const TOPICS: &[&str] = &[
 ];
 
 async fn start(extensions: kcoord_server::Extensions) -> kcoord_server::ServerHandle {
-    let text = "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=1\n";
+    let text = "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n";
     let config =
         kcoord_server::Config::parse("list-topics-e2e", text).unwrap_or_else(|e| panic!("{e}"));
     let node = kcoord_server::start_with(config, extensions)

@@ -57,7 +57,7 @@ pub struct Daemon {
 pub async fn daemon(lines: &[&str], extensions: Extensions) -> Daemon {
     logs::install();
     let mut text = String::from(
-        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=2\n",
+        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=2\n",
     );
     for line in FAST.iter().chain(lines) {
         text.push_str(line);

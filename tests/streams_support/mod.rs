@@ -31,7 +31,7 @@ pub struct Node {
 /// Starts a node with `extra` config lines (which come after, and so override, the base ones).
 pub async fn start(extra: &[&str]) -> Node {
     let mut text = String::from(
-        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=3\n",
+        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=3\n",
     );
     for line in extra {
         text.push_str(line);

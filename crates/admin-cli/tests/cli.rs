@@ -20,7 +20,7 @@ struct Node {
 }
 
 async fn start(extra: &str) -> Node {
-    let text = format!("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=1\n{extra}");
+    let text = format!("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n{extra}");
     let config = kcoord_server::Config::parse("admin-cli-test", &text).unwrap_or_else(|e| panic!("{e}"));
     let handle = kcoord_server::start(config).await.unwrap_or_else(|e| panic!("{e}"));
     let broker = handle.broker_addr().expect("broker listener").to_string();

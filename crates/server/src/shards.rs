@@ -1,4 +1,4 @@
-//! The coordinator shards at run time: `group.coordinator.threads` shards, each one sans-IO
+//! The coordinator shards at run time: `offsets.topic.num.partitions` shards, each one sans-IO
 //! [`CoordinatorShard`] owning the groups whose id hashes to it, as Kafka partitions
 //! `__consumer_offsets`.
 //!

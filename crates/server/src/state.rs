@@ -90,7 +90,7 @@ impl ServerState {
         let topics = Arc::new(TopicCatalog::new(boot.topics_image()));
         let cluster = Arc::new(ClusterCatalog::new(boot.cluster_image()));
         let (coordinators, shards) = Coordinators::new(
-            config.group_coordinator_threads,
+            config.coordinator_shards,
             &config.streams.coordinator_config(),
         );
         let defaults = TopicDefaults {

@@ -34,7 +34,7 @@ struct Daemon {
 impl Daemon {
     async fn start(lines: &[&str], plugin: Option<Arc<ScriptedPlugin>>) -> Daemon {
         let mut text = String::from(
-            "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\ngroup.coordinator.threads=2\n\
+            "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=2\n\
              group.streams.initial.rebalance.delay.ms=0\ngroup.streams.assignment.interval.ms=0\n",
         );
         for line in lines {

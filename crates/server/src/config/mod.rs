@@ -31,13 +31,11 @@ pub const DEFAULT_SOCKET_REQUEST_MAX_BYTES: i32 = 104_857_600;
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 pub const DEFAULT_NUM_PARTITIONS: i32 = 1;
 pub const DEFAULT_REPLICATION_FACTOR: i16 = 1;
+/// Kafka's default partition count of `__consumer_offsets`, whose partitions are its
+/// coordinator shards.
+pub const DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS: i32 = 50;
 /// More shards than this only costs memory; a typo like 1000000 should not start that many tasks.
-pub const MAX_COORDINATOR_THREADS: i32 = 1024;
-
-/// One coordinator shard per core, as ARCHITECTURE.md asks.
-pub fn default_coordinator_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub const MAX_COORDINATOR_SHARDS: i32 = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessRoles {
@@ -75,9 +73,9 @@ pub struct Config {
     /// Replication factor of a topic created with ReplicationFactor -1 (Kafka's
     /// `default.replication.factor`). Recorded only: this node holds the one replica.
     pub default_replication_factor: i16,
-    /// Coordinator shards, each one task owning the groups that hash to it (Kafka's
-    /// `group.coordinator.threads`; here the default is the number of cores).
-    pub group_coordinator_threads: usize,
+    /// Coordinator shards, each owning the groups that hash to it, as the partitions of
+    /// Kafka's `__consumer_offsets` do (`offsets.topic.num.partitions`).
+    pub coordinator_shards: usize,
     pub streams: StreamsGroupConfig,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
@@ -206,6 +204,9 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         controller_role: process_roles.controller,
     })
     .map_err(|e| r.blame(&e.keys, e.message))?;
+    // Kafka's coordinator thread count: validated as Kafka does, so a file written for Kafka
+    // is read the same way, but coordinator work runs on the connection tasks here.
+    r.get("group.coordinator.threads", 1, |v| int_in(v, 1, i32::MAX))?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -230,10 +231,10 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             DEFAULT_REPLICATION_FACTOR,
             |v| int_in(v, 1, i16::MAX),
         )?,
-        group_coordinator_threads: r.get(
-            "group.coordinator.threads",
-            default_coordinator_threads(),
-            |v| int_in(v, 1, MAX_COORDINATOR_THREADS).map(|n| n as usize),
+        coordinator_shards: r.get(
+            "offsets.topic.num.partitions",
+            DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS as usize,
+            |v| int_in(v, 1, MAX_COORDINATOR_SHARDS).map(|n| n as usize),
         )?,
         streams: streams::read(r)?,
         controller: controller::read(r)?,

@@ -143,7 +143,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_empty_groups_are_deleted() {
-        let r = running(&format!("{FAST_GROUPS}group.coordinator.threads=3\n"));
+        let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=3\n"));
         create_topic(&r.state, "input", 1).await;
         let joined = heartbeat(&r.state, "busy", "m", 0, "input").await;
         heartbeat(&r.state, "idle", "m", 0, "input").await;

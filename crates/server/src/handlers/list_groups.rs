@@ -108,7 +108,7 @@ mod tests {
 
     #[tokio::test]
     async fn lists_every_shard_with_filters() {
-        let r = running(&format!("{FAST_GROUPS}group.coordinator.threads=3\n"));
+        let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=3\n"));
         create_topic(&r.state, "input", 2).await;
         for g in ["a", "b", "c", "d"] {
             heartbeat(&r.state, g, "m", 0, "input").await;

@@ -16,7 +16,7 @@ fn config(extra: &str) -> Config {
     Config::parse(
         "test",
         &format!(
-            "node.id={NODE_ID}\ncluster.id={CLUSTER_ID}\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ngroup.coordinator.threads=2\n{extra}"
+            "node.id={NODE_ID}\ncluster.id={CLUSTER_ID}\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\noffsets.topic.num.partitions=2\n{extra}"
         ),
     )
     .unwrap_or_else(|e| panic!("{e}"))

@@ -27,7 +27,7 @@ fn request(ids: &[&str], ops: bool, description: bool) -> StreamsGroupDescribeRe
 
 #[tokio::test]
 async fn describes_groups_from_their_shards_in_request_order() {
-    let r = running(&format!("{FAST_GROUPS}group.coordinator.threads=4\n"));
+    let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=4\n"));
     create_topic(&r.state, "input", 2).await;
     for g in ["g1", "g2", "g3"] {
         heartbeat(&r.state, g, "m", 0, "input").await;
