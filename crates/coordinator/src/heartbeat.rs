@@ -77,7 +77,7 @@ impl CoordinatorShard {
         let member = match &request.instance_id {
             None => group
                 .members
-                .get(&request.member_id)
+                .get(request.member_id.as_str())
                 .ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, &request.member_id))?,
             Some(instance) => {
                 let m = static_member(group, instance).ok_or_else(|| {
@@ -149,7 +149,7 @@ impl CoordinatorShard {
             check_group_size(group_ref, request, self.config.max_size)?;
         }
         let (member, replaced) = resolve_member(group_ref, request, joining)?;
-        let is_new_member = !group_ref.members.contains_key(&member.member_id);
+        let is_new_member = !group_ref.members.contains_key(member.member_id.as_str());
         let was_empty = group_ref.members.is_empty();
         let mut description_id = new_id.or(group_ref.topology_description_id);
 
@@ -446,7 +446,7 @@ fn check_group_size(group: &StreamsGroup, request: &StreamsGroupHeartbeatRequest
             return Ok(());
         }
     }
-    if group.members.len() >= max_size.max(0) as usize && !group.members.contains_key(&request.member_id) {
+    if group.members.len() >= max_size.max(0) as usize && !group.members.contains_key(request.member_id.as_str()) {
         return Err(CoordinatorError::new(
             ErrorCode::GROUP_MAX_SIZE_REACHED,
             format!("The streams group has reached its maximum capacity of {max_size} members."),
@@ -463,7 +463,7 @@ fn resolve_member(
 ) -> Result<(StreamsGroupMember, Option<StreamsGroupMember>)> {
     let new_member = || StreamsGroupMember { member_id: request.member_id.clone(), rebalance_timeout_ms: -1, ..Default::default() };
     let Some(instance) = &request.instance_id else {
-        let member = match group.members.get(&request.member_id) {
+        let member = match group.members.get(request.member_id.as_str()) {
             Some(m) => m.clone(),
             None if joining => new_member(),
             None => return Err(CoordinatorError::unknown_member(&group.group_id, &request.member_id)),
@@ -483,7 +483,7 @@ fn resolve_member(
         return Ok((m.clone(), None));
     }
     match existing {
-        None => Ok((group.members.get(&request.member_id).cloned().unwrap_or_else(new_member), None)),
+        None => Ok((group.members.get(request.member_id.as_str()).cloned().unwrap_or_else(new_member), None)),
         Some(old) if old.member_id == request.member_id => Ok((old.clone(), None)),
         Some(old) if old.member_epoch != STATIC_LEAVE_EPOCH => Err(CoordinatorError::new(
             ErrorCode::UNRELEASED_INSTANCE_ID,
@@ -655,12 +655,12 @@ fn members_view(
     group: &StreamsGroup,
     updated: &StreamsGroupMember,
     replaced: Option<&StreamsGroupMember>,
-) -> BTreeMap<String, StreamsGroupMember> {
+) -> BTreeMap<crate::shard::Id, StreamsGroupMember> {
     let mut members = group.members.clone();
     if let Some(old) = replaced {
-        members.remove(&old.member_id);
+        members.remove(old.member_id.as_str());
     }
-    members.insert(updated.member_id.clone(), updated.clone());
+    members.insert(updated.member_id.as_str().into(), updated.clone());
     members
 }
 

@@ -210,7 +210,7 @@ mod tests {
     }
 
     fn group(members: Vec<StreamsGroupMember>) -> StreamsGroup {
-        StreamsGroup { members: members.into_iter().map(|m| (m.member_id.clone(), m)).collect(), ..Default::default() }
+        StreamsGroup { members: members.into_iter().map(|m| (m.member_id.as_str().into(), m)).collect(), ..Default::default() }
     }
 
     #[test]

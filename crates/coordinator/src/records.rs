@@ -156,11 +156,11 @@ pub fn replace_member(group: &StreamsGroup, old: &StreamsGroupMember, new: &Stre
 /// Deleting a group: tombstones in Kafka's order 22*, 21*, 20, 19*, 17, 23.
 pub fn delete_group(group: &StreamsGroup) -> Vec<Record> {
     let g = group.group_id.as_str();
-    let members: Vec<&String> = group.members.keys().collect();
+    let members: Vec<&crate::shard::Id> = group.members.keys().collect();
     let mut records = Vec::new();
     for m in &members {
         records.push(Record::StreamsGroupCurrentMemberAssignment(
-            StreamsGroupCurrentMemberAssignmentKey { group_id: g.into(), member_id: (*m).clone(), ..Default::default() },
+            StreamsGroupCurrentMemberAssignmentKey { group_id: g.into(), member_id: m.to_string(), ..Default::default() },
             None,
         ));
     }
@@ -176,7 +176,7 @@ pub fn delete_group(group: &StreamsGroup) -> Vec<Record> {
     ));
     for m in &members {
         records.push(Record::StreamsGroupMemberMetadata(
-            StreamsGroupMemberMetadataKey { group_id: g.into(), member_id: (*m).clone(), ..Default::default() },
+            StreamsGroupMemberMetadataKey { group_id: g.into(), member_id: m.to_string(), ..Default::default() },
             None,
         ));
     }

@@ -76,8 +76,7 @@ pub(crate) enum TimerKind {
     Rebalance(i32),
 }
 
-/// The timers armed for one member, in a map keyed by its id (the `Arc<str>` that the queue
-/// entries share, so re-arming a timer on every heartbeat allocates nothing).
+/// The timers armed for one member, in a map keyed by its id.
 #[derive(Debug, Default)]
 struct MemberTimers {
     /// The session deadline.
@@ -92,84 +91,73 @@ struct MemberTimers {
 }
 
 /// hashbrown's maps (foldhash, seeded per map) for the per-heartbeat lookups: a fraction of
-/// SipHash's cost on short ids, and `get_key_value_mut` hands out the shared ids.
+/// SipHash's cost on short ids.
 pub(crate) type FastMap<K, V> = hashbrown::HashMap<K, V>;
+
+pub(crate) use kcoord_metadata::Id;
 
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    /// (deadline, group, member, kind), in that order: `Arc<str>` compares as the text, so due
+    /// (deadline, group, member, kind), in that order: ids compare as their text, so due
     /// timers come out ordered by deadline, then group and member id.
-    queue: BTreeSet<(i64, Arc<str>, Arc<str>, TimerKind)>,
+    queue: BTreeSet<(i64, Id, Id, TimerKind)>,
     /// group -> member -> its armed timers; looked up by `&str`, without allocating.
-    by_member: FastMap<Arc<str>, FastMap<Arc<str>, MemberTimers>>,
+    by_member: FastMap<Id, FastMap<Id, MemberTimers>>,
 }
 
-/// A member's timers with the shared ids, found with one lookup per map when it exists (as on
-/// every heartbeat) and created, allocating its ids once, when it does not.
+/// A member's timers, created when it has none.
 fn member_entry<'a>(
-    by_member: &'a mut FastMap<Arc<str>, FastMap<Arc<str>, MemberTimers>>,
+    by_member: &'a mut FastMap<Id, FastMap<Id, MemberTimers>>,
     group: &str,
     member: &str,
-) -> (Arc<str>, Arc<str>, &'a mut MemberTimers) {
-    if !by_member.contains_key(group) {
-        by_member.insert(Arc::from(group), FastMap::default());
-    }
-    let Some((g, members)) = by_member.get_key_value_mut(group) else { unreachable!("inserted above") };
-    let group_id = Arc::clone(g);
-    if !members.contains_key(member) {
-        members.insert(Arc::from(member), MemberTimers::default());
-    }
-    match members.get_key_value_mut(member) {
-        Some((m, timers)) => (group_id, Arc::clone(m), timers),
-        None => unreachable!("inserted above"),
-    }
+) -> &'a mut MemberTimers {
+    by_member.entry(group.into()).or_default().entry(member.into()).or_default()
 }
 
 impl Timers {
     pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
-        let (g, m, entry) = member_entry(&mut self.by_member, group, member);
-        entry.session = Some(deadline);
-        match entry.session_queued {
-            // Queued no later than the deadline: it will be re-queued when it comes due.
-            Some(queued) if queued <= deadline => {}
-            queued => {
-                entry.session_queued = Some(deadline);
-                if let Some(queued) = queued {
-                    self.queue.remove(&(queued, Arc::clone(&g), Arc::clone(&m), TimerKind::Session));
-                }
-                self.queue.insert((deadline, g, m, TimerKind::Session));
+        // Almost every heartbeat: the entry in the queue is no later than the new deadline and
+        // will be re-queued when it comes due. (A lookup by `&str`: no key is built.)
+        if let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
+            if entry.session_queued.is_some_and(|queued| queued <= deadline) {
+                entry.session = Some(deadline);
+                return;
             }
         }
+        let entry = member_entry(&mut self.by_member, group, member);
+        entry.session = Some(deadline);
+        if let Some(queued) = entry.session_queued.replace(deadline) {
+            self.queue.remove(&(queued, group.into(), member.into(), TimerKind::Session));
+        }
+        self.queue.insert((deadline, group.into(), member.into(), TimerKind::Session));
     }
 
     pub(crate) fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
-        let (g, m, entry) = member_entry(&mut self.by_member, group, member);
+        let entry = member_entry(&mut self.by_member, group, member);
         if let Some((old, old_epoch)) = entry.rebalance.replace((deadline, epoch)) {
-            self.queue.remove(&(old, Arc::clone(&g), Arc::clone(&m), TimerKind::Rebalance(old_epoch)));
+            self.queue.remove(&(old, group.into(), member.into(), TimerKind::Rebalance(old_epoch)));
         }
-        self.queue.insert((deadline, g, m, TimerKind::Rebalance(epoch)));
+        self.queue.insert((deadline, group.into(), member.into(), TimerKind::Rebalance(epoch)));
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        let Some((g, members)) = self.by_member.get_key_value_mut(group) else { return };
-        let Some((m, entry)) = members.get_key_value_mut(member) else { return };
+        let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) else { return };
         if let Some((old, epoch)) = entry.rebalance.take() {
-            self.queue.remove(&(old, Arc::clone(g), Arc::clone(m), TimerKind::Rebalance(epoch)));
+            self.queue.remove(&(old, group.into(), member.into(), TimerKind::Rebalance(epoch)));
         }
     }
 
     pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        let Some((g, members)) = self.by_member.get_key_value_mut(group) else { return };
-        let g = Arc::clone(g);
-        let Some((m, entry)) = members.remove_entry(member) else { return };
+        let Some(members) = self.by_member.get_mut(group) else { return };
+        let Some(entry) = members.remove(member) else { return };
         if members.is_empty() {
             self.by_member.remove(group);
         }
         if let Some(d) = entry.session_queued {
-            self.queue.remove(&(d, Arc::clone(&g), Arc::clone(&m), TimerKind::Session));
+            self.queue.remove(&(d, group.into(), member.into(), TimerKind::Session));
         }
         if let Some((d, e)) = entry.rebalance {
-            self.queue.remove(&(d, g, m, TimerKind::Rebalance(e)));
+            self.queue.remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
         }
     }
 
@@ -214,7 +202,7 @@ impl Timers {
 /// A shard of the group coordinator. All methods are synchronous and take `now` (ms).
 pub struct CoordinatorShard {
     pub(crate) store: Store,
-    pub(crate) soft: FastMap<String, GroupSoftState>,
+    pub(crate) soft: FastMap<Id, GroupSoftState>,
     /// (deadline, group) of every group whose soft state holds an `initial_delay_deadline`, so
     /// the next deadline is found without visiting every group. Changed only through
     /// [`CoordinatorShard::arm_initial_delay`], [`CoordinatorShard::clear_initial_delay`] and
@@ -305,11 +293,7 @@ impl CoordinatorShard {
     }
 
     pub(crate) fn soft_mut(&mut self, group_id: &str) -> &mut GroupSoftState {
-        // Looked up by `&str` first: the id is copied only when the entry is created.
-        if !self.soft.contains_key(group_id) {
-            self.soft.insert(group_id.to_string(), GroupSoftState::default());
-        }
-        self.soft.get_mut(group_id).expect("inserted above")
+        self.soft.entry(group_id.into()).or_default()
     }
 
     /// Arms the group's initial rebalance delay unless one is armed; returns the deadline in
@@ -372,15 +356,12 @@ impl CoordinatorShard {
 /// [`CoordinatorShard::configured_topology`] on the soft state alone, so that the topology can
 /// be borrowed from the shard's log state meanwhile.
 pub(crate) fn configured_topology_in(
-    soft: &mut FastMap<String, GroupSoftState>,
+    soft: &mut FastMap<Id, GroupSoftState>,
     group_id: &str,
     topology: &kcoord_wire::records::StreamsGroupTopologyValue,
     topics: &TopicsImage,
 ) -> Result<(i64, Arc<ConfiguredTopology>), CoordinatorError> {
-    if !soft.contains_key(group_id) {
-        soft.insert(group_id.to_string(), GroupSoftState::default());
-    }
-    let soft = soft.get_mut(group_id).expect("inserted above");
+    let soft = soft.entry(group_id.into()).or_default();
     if let Some((epoch, hash, configured)) = &soft.configured {
         if *epoch == topology.epoch {
             return Ok((*hash, configured.clone()));

@@ -29,8 +29,8 @@ impl CoordinatorShard {
             return None;
         }
         let group = self.store.state().streams_groups.get(&request.group_id)?;
-        let member = group.members.get(&request.member_id)?;
-        let soft = self.soft.get(&request.group_id)?;
+        let member = group.members.get(request.member_id.as_str())?;
+        let soft = self.soft.get(request.group_id.as_str())?;
         let configured = settled_topology(group, soft, &self.assignment_configs, now)?;
         if !(member_settled(group, member, request, ctx)
             && owned_tasks_valid(request, configured)

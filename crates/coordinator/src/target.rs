@@ -29,7 +29,7 @@ fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
 
 /// Runs the assignor for `members`. A topology that is not ready assigns nothing.
 pub fn compute(
-    members: &BTreeMap<String, StreamsGroupMember>,
+    members: &BTreeMap<crate::shard::Id, StreamsGroupMember>,
     configured: &ConfiguredTopology,
     num_standby_replicas: i32,
 ) -> BTreeMap<String, TasksTuple> {

@@ -21,7 +21,7 @@ impl CoordinatorShard {
         let mut events = Vec::new();
         for (group_id, member_id, kind) in self.timers.take_due(now) {
             let Some(group) = self.group(&group_id) else { continue };
-            let Some(member) = group.members.get(&member_id) else { continue };
+            let Some(member) = group.members.get(member_id.as_str()) else { continue };
             let expired = match kind {
                 TimerKind::Session => true,
                 TimerKind::Rebalance(epoch) => member.state == MemberState::UnrevokedTasks && member.member_epoch == epoch,
@@ -44,7 +44,7 @@ impl CoordinatorShard {
             self.soft
                 .iter()
                 .filter(|(_, s)| s.initial_delay_deadline.is_some_and(|d| d <= now))
-                .map(|(g, _)| g.clone())
+                .map(|(g, _)| g.to_string())
                 .collect()
         } else {
             Vec::new()

@@ -160,7 +160,7 @@ fn a_group_deleted_in_kafkas_order_and_created_again_keeps_nothing_of_the_old_on
     store.append(vec![member("g", "m3", Some("c3")), topology("g", Some(2)), group("g", 1)]).unwrap();
     compacted_and_checked(&store);
     let g = store.state().streams_groups.get("g").unwrap();
-    assert_eq!((g.members.keys().map(String::as_str).collect::<Vec<_>>(), g.target_assignment.len(), g.target_assignment_epoch), (vec!["m3"], 0, 0));
+    assert_eq!((g.members.keys().map(|k| k.as_str()).collect::<Vec<_>>(), g.target_assignment.len(), g.target_assignment_epoch), (vec!["m3"], 0, 0));
 }
 
 #[test]

@@ -159,7 +159,7 @@ pub(super) async fn group_facts(
             shard.group(&group).map(|g| GroupFacts {
                 topology_epoch: g.topology_epoch(),
                 topology_description_id: g.topology_description_id,
-                member_known: member.is_some_and(|m| g.members.contains_key(&m)),
+                member_known: member.is_some_and(|m| g.members.contains_key(m.as_str())),
             })
         })
         .await
