@@ -1,11 +1,14 @@
 //! `memory`: the reference plugin. Keeps the latest description of each group in memory and
 //! follows every one of the specification's Plugin Implementation Guidelines:
 //!
-//! - `requires_topology_push` is synchronous and touches one map entry under a short lock (O(1));
-//!   in the steady state (the description stored, the answer "no") it allocates nothing, draws
-//!   no random number, and two callers asking about different groups rarely share a lock;
+//! - `requires_topology_push` is synchronous and O(1). In the steady state (the current id
+//!   stored or refused, the answer "no") it reads a lock-free snapshot of those groups: no lock,
+//!   no allocation, no random number, and nothing written that the daemon's threads would pass
+//!   back and forth but a keep-alive stamp now and then. Otherwise it updates one map entry
+//!   under a short lock; two callers asking about different groups rarely share a lock;
 //! - descriptions of groups not heard from for `ttl.ms`, and of superseded ids, are dropped;
-//!   every `requires_topology_push` call is a keep-alive for its group;
+//!   every `requires_topology_push` call is a keep-alive for its group, recorded to within
+//!   `ttl.ms / 64` (at most a second);
 //! - descriptions larger than `max.bytes` (encoded size) are refused with `TooLarge`, and that id
 //!   is never asked for again;
 //! - one request per id while a push is in flight (until `inflight.timeout.ms`);
@@ -17,6 +20,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use kcoord_plugin_api::{
     PluginConfigs, PluginError, RequestContext, StreamsGroupTopologyDescription, StreamsGroupTopologyDescriptionPlugin, Uuid,
@@ -94,12 +98,19 @@ struct GroupEntry {
     current_id: Uuid,
     state: PushState,
     stored: Option<Stored>,
+    /// When the group was last heard from (ms). While the group is settled, calls answered
+    /// without the lock stamp its snapshot entry instead; see [`Shard::last_seen`].
     last_seen: u64,
 }
 
 impl GroupEntry {
     fn new(id: Uuid, now: u64) -> Self {
         GroupEntry { current_id: id, state: PushState::Idle, stored: None, last_seen: now }
+    }
+
+    /// The id that is never asked for again (stored or refused), if the current one is.
+    fn settled_id(&self) -> Option<Uuid> {
+        matches!(self.state, PushState::Stored | PushState::Disabled).then_some(self.current_id)
     }
 
     /// A new id supersedes the old one: what was stored for the old id is dropped.
@@ -124,17 +135,99 @@ const _: () = assert!(SHARDS.is_power_of_two());
 struct ShardMap {
     /// hashbrown's map (foldhash, seeded per map): the lookup is on every heartbeat, and
     /// SipHash of the group id was a fifth of this plugin's cost there.
-    groups: hashbrown::HashMap<Box<str>, GroupEntry>,
-    /// Entries looked at by `requires_topology_push`, to prove it stays O(1) in tests. Counted
-    /// under the shard's lock: one counter for all callers would be a cache line every
-    /// heartbeat writes.
+    /// Keyed by compact strings: a group id of up to 24 bytes is stored in the key, so the
+    /// lookup's key comparison reads no other allocation.
+    groups: hashbrown::HashMap<compact_str::CompactString, GroupEntry>,
+    /// Entries looked at under the lock by `requires_topology_push` (tests prove O(1)).
+    #[cfg(test)]
     visited: u64,
 }
+
+/// A group whose current id is settled, as the lock-free path sees it.
+#[derive(Debug)]
+struct SettledGroup {
+    id: Uuid,
+    /// Keep-alives of the lock-free path (ms), kept here rather than behind a pointer to the
+    /// entry: the path then reads one map bucket and nothing else.
+    last_seen: AtomicU64,
+}
+
+impl SettledGroup {
+    fn last_seen(&self) -> u64 {
+        self.last_seen.load(Ordering::Relaxed)
+    }
+
+    /// Records `now` once the stamp is `step` old: stamping every call would make this cache
+    /// line travel between the threads asking about the group.
+    fn touch(&self, now: u64, step: u64) {
+        if now.saturating_sub(self.last_seen()) >= step {
+            self.last_seen.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+}
+
+type Settled = hashbrown::HashMap<compact_str::CompactString, SettledGroup>;
 
 /// Aligned so that two shards never share a cache line (128: x86 prefetches line pairs).
 #[derive(Debug, Default)]
 #[repr(align(128))]
-struct Shard(Mutex<ShardMap>);
+struct Shard {
+    locked: Mutex<ShardMap>,
+    /// The groups of `locked` whose current id is settled, replaced (under the lock) whenever
+    /// that set changes, which in the steady state it does not.
+    settled: ArcSwap<Settled>,
+    /// Calls answered from `settled` (tests prove O(1)).
+    #[cfg(test)]
+    settled_visits: AtomicU64,
+}
+
+impl Shard {
+    /// A poisoned lock only means another caller panicked mid-update of plain data; the map
+    /// is still usable.
+    fn lock(&self) -> MutexGuard<'_, ShardMap> {
+        self.locked.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// When the group was last heard from: its entry's stamp or, if later, the one calls
+    /// without the lock left in the snapshot. Call it holding the lock.
+    fn last_seen(&self, group_id: &str, entry: &GroupEntry) -> u64 {
+        let settled = self.settled.load().get(group_id).map_or(0, SettledGroup::last_seen);
+        entry.last_seen.max(settled)
+    }
+
+    /// Brings `settled` up to date after `group_id` changed under the lock `map` (a no-op
+    /// unless its settled id did change).
+    fn republish(&self, map: &mut ShardMap, group_id: &str) {
+        let now_settled = map.groups.get(group_id).and_then(GroupEntry::settled_id);
+        if self.settled.load().get(group_id).map(|s| s.id) != now_settled {
+            self.republish_all(map);
+        }
+    }
+
+    /// A new snapshot of the settled groups; the old one's keep-alives move into the entries
+    /// first, so none is lost.
+    fn republish_all(&self, map: &mut ShardMap) {
+        self.collect_keepalives(map);
+        let settled: Settled = map
+            .groups
+            .iter()
+            .filter_map(|(g, e)| {
+                let id = e.settled_id()?;
+                Some((g.clone(), SettledGroup { id, last_seen: AtomicU64::new(e.last_seen) }))
+            })
+            .collect();
+        self.settled.store(Arc::new(settled));
+    }
+
+    /// Moves the snapshot's keep-alives into the entries (holding the lock).
+    fn collect_keepalives(&self, map: &mut ShardMap) {
+        for (g, s) in self.settled.load().iter() {
+            if let Some(e) = map.groups.get_mut(g.as_str()) {
+                e.last_seen = e.last_seen.max(s.last_seen());
+            }
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct MemoryPlugin {
@@ -167,17 +260,11 @@ impl MemoryPlugin {
         &self.config
     }
 
-    /// A poisoned lock only means another caller panicked mid-update of plain data; the map
-    /// is still usable.
-    fn lock(shard: &Shard) -> MutexGuard<'_, ShardMap> {
-        shard.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The shard holding `group_id`. A multiplicative (FxHash-style) hash: it runs on every
     /// heartbeat, and only spreads groups over shards — each shard's map hashes again with its
     /// own randomly seeded hasher, so colliding group ids cost one shard's parallelism, never
     /// its lookups.
-    fn shard(&self, group_id: &str) -> MutexGuard<'_, ShardMap> {
+    fn shard(&self, group_id: &str) -> &Shard {
         let mut h = self.shard_seed;
         for chunk in group_id.as_bytes().chunks(8) {
             let mut word = [0u8; 8];
@@ -186,11 +273,16 @@ impl MemoryPlugin {
         }
         // The top bits: the multiplication mixes every input bit into them.
         let index = (h >> (64 - SHARDS.trailing_zeros())) as usize;
-        Self::lock(&self.shards[index % SHARDS])
+        &self.shards[index % SHARDS]
     }
 
-    fn expired(&self, entry: &GroupEntry, now: u64) -> bool {
-        now.saturating_sub(entry.last_seen) >= self.config.ttl_ms
+    fn expired_since(&self, last_seen: u64, now: u64) -> bool {
+        now.saturating_sub(last_seen) >= self.config.ttl_ms
+    }
+
+    /// How stale a keep-alive stamp may get before a call renews it.
+    fn keepalive_step(&self) -> u64 {
+        (self.config.ttl_ms / 64).clamp(1, 1000)
     }
 
     /// Drops expired groups; runs from the async operations at most every quarter TTL, never
@@ -204,35 +296,92 @@ impl MemoryPlugin {
         }
         self.last_sweep.store(now, Ordering::Relaxed);
         for shard in self.shards.iter() {
-            Self::lock(shard).groups.retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
+            let mut map = shard.lock();
+            shard.collect_keepalives(&mut map);
+            let before = map.groups.len();
+            map.groups.retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
+            if map.groups.len() != before {
+                shard.republish_all(&mut map);
+            }
         }
     }
 
     /// Number of groups held (expired ones included until the next sweep).
     pub fn group_count(&self) -> usize {
-        self.shards.iter().map(|s| Self::lock(s).groups.len()).sum()
+        self.shards.iter().map(|s| s.lock().groups.len()).sum()
     }
 
-    pub fn entries_visited(&self) -> u64 {
-        self.shards.iter().map(|s| Self::lock(s).visited).sum()
+    #[cfg(test)]
+    fn entries_visited(&self) -> u64 {
+        self.shards.iter().map(|s| s.lock().visited + s.settled_visits.load(Ordering::Relaxed)).sum()
     }
 
     /// Records a transient failure for the current id (for storage backends built on this one).
     pub fn transient_failure(&self, group_id: &str) {
         let now = self.clock.now_ms();
-        if let Some(e) = self.shard(group_id).groups.get_mut(group_id) {
+        let shard = self.shard(group_id);
+        let mut map = shard.lock();
+        if let Some(e) = map.groups.get_mut(group_id) {
             e.state.transient_failure(now, &self.config.backoff, rand::random::<f64>());
+            shard.republish(&mut map, group_id);
         }
     }
 
-    /// One call's keep-alive and decision, on the group's entry (found or just inserted).
-    fn heartbeat(&self, entry: &mut GroupEntry, id: Uuid, now: u64) -> bool {
-        if self.expired(entry, now) {
+    /// The steady state's answer without the lock: `Some(false)` when the group's current id
+    /// is settled and the group alive.
+    fn settled_answer(&self, shard: &Shard, group_id: &str, id: Uuid, now: u64) -> Option<bool> {
+        let settled = shard.settled.load();
+        let group = settled.get(group_id).filter(|g| g.id == id)?;
+        if self.expired_since(group.last_seen(), now) {
+            return None;
+        }
+        group.touch(now, self.keepalive_step());
+        #[cfg(test)]
+        shard.settled_visits.fetch_add(1, Ordering::Relaxed);
+        Some(false)
+    }
+
+    /// One call's keep-alive and decision, on the group's entry (found or just inserted),
+    /// last heard from at `last_seen`.
+    fn heartbeat(&self, entry: &mut GroupEntry, last_seen: u64, id: Uuid, now: u64) -> bool {
+        if self.expired_since(last_seen, now) {
             *entry = GroupEntry::new(id, now);
         }
         entry.last_seen = now;
         entry.move_to(id);
         entry.state.should_request_with(now, &self.config.backoff, rand::random::<f64>)
+    }
+
+    /// `set_topology` on the group's entry.
+    fn store(
+        &self,
+        entry: &mut GroupEntry,
+        id: Uuid,
+        description: StreamsGroupTopologyDescription,
+        size: usize,
+        valid: Result<(), PluginError>,
+        now: u64,
+    ) -> Result<(), PluginError> {
+        // The coordinator asks about the new id before any member can push under it, so a push
+        // for another id is for a superseded topology: nothing to store.
+        if entry.current_id != id || entry.stored.as_ref().is_some_and(|s| s.id == id) {
+            return Ok(());
+        }
+        entry.last_seen = now;
+        if size > self.config.max_bytes {
+            entry.state = PushState::Disabled;
+            return Err(PluginError::TooLarge(format!(
+                "the description is {size} bytes, more than the {} bytes this plugin stores",
+                self.config.max_bytes
+            )));
+        }
+        if let Err(e) = valid {
+            entry.state = PushState::Disabled;
+            return Err(e);
+        }
+        entry.stored = Some(Stored { id, description: Arc::new(description) });
+        entry.state = PushState::Stored;
+        Ok(())
     }
 
     fn validate(description: &StreamsGroupTopologyDescription) -> Result<(), PluginError> {
@@ -256,16 +405,28 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
     fn requires_topology_push(&self, _ctx: &RequestContext, group_id: &str, id: Uuid) -> bool {
         // Read on every call: each one is the group's keep-alive against the TTL.
         let now = self.clock.now_ms();
-        let mut shard = self.shard(group_id);
-        shard.visited += 1;
-        // Looked up by `&str` first: the key is allocated only for a group seen the first time.
-        match shard.groups.get_mut(group_id) {
-            Some(entry) => self.heartbeat(entry, id, now),
-            None => {
-                let entry = shard.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
-                self.heartbeat(entry, id, now)
-            }
+        let shard = self.shard(group_id);
+        if let Some(answer) = self.settled_answer(shard, group_id, id, now) {
+            return answer;
         }
+        let mut map = shard.lock();
+        #[cfg(test)]
+        {
+            map.visited += 1;
+        }
+        // Looked up by `&str` first: the key is allocated only for a group seen the first time.
+        let answer = match map.groups.get_mut(group_id) {
+            Some(entry) => {
+                let last_seen = shard.last_seen(group_id, entry);
+                self.heartbeat(entry, last_seen, id, now)
+            }
+            None => {
+                let entry = map.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
+                self.heartbeat(entry, now, id, now)
+            }
+        };
+        shard.republish(&mut map, group_id);
+        answer
     }
 
     async fn set_topology(
@@ -279,32 +440,19 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
         let valid = Self::validate(&description);
         let now = self.clock.now_ms();
         self.maybe_sweep(now);
-        let mut shard = self.shard(group_id);
-        let entry = shard.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
-        // The coordinator asks about the new id before any member can push under it, so a push
-        // for another id is for a superseded topology: nothing to store.
-        if entry.current_id != id || entry.stored.as_ref().is_some_and(|s| s.id == id) {
-            return Ok(());
-        }
-        entry.last_seen = now;
-        if size > self.config.max_bytes {
-            entry.state = PushState::Disabled;
-            return Err(PluginError::TooLarge(format!(
-                "the description is {size} bytes, more than the {} bytes this plugin stores",
-                self.config.max_bytes
-            )));
-        }
-        if let Err(e) = valid {
-            entry.state = PushState::Disabled;
-            return Err(e);
-        }
-        entry.stored = Some(Stored { id, description: Arc::new(description) });
-        entry.state = PushState::Stored;
-        Ok(())
+        let shard = self.shard(group_id);
+        let mut map = shard.lock();
+        let entry = map.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
+        let result = self.store(entry, id, description, size, valid, now);
+        shard.republish(&mut map, group_id);
+        result
     }
 
     async fn delete_topology(&self, _ctx: &RequestContext, group_id: &str) -> Result<(), PluginError> {
-        self.shard(group_id).groups.remove(group_id);
+        let shard = self.shard(group_id);
+        let mut map = shard.lock();
+        map.groups.remove(group_id);
+        shard.republish(&mut map, group_id);
         Ok(())
     }
 
@@ -316,11 +464,12 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
     ) -> Result<Option<StreamsGroupTopologyDescription>, PluginError> {
         let now = self.clock.now_ms();
         self.maybe_sweep(now);
-        let mut shard = self.shard(group_id);
-        let groups = &mut shard.groups;
-        let Some(entry) = groups.get(group_id) else { return Ok(None) };
-        if self.expired(entry, now) {
-            groups.remove(group_id);
+        let shard = self.shard(group_id);
+        let mut map = shard.lock();
+        let Some(entry) = map.groups.get(group_id) else { return Ok(None) };
+        if self.expired_since(shard.last_seen(group_id, entry), now) {
+            map.groups.remove(group_id);
+            shard.republish(&mut map, group_id);
             return Ok(None);
         }
         Ok(entry.stored.as_ref().filter(|s| s.id == id).map(|s| (*s.description).clone()))

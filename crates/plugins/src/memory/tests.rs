@@ -271,3 +271,62 @@ fn settings_are_read_from_the_memory_keys() {
     let bad = [("group.streams.topology.description.memory.backoff.max.ms".to_string(), "1".to_string())].into();
     assert!(MemoryPluginConfig::from_configs(&bad).is_err());
 }
+
+#[tokio::test]
+async fn r40_a_settled_group_is_answered_without_the_shard_lock() {
+    let (p, _) = plugin();
+    let p = Arc::new(p);
+    for g in 0..10_000 {
+        p.requires_topology_push(&ctx(), &format!("g{g}"), id(1));
+        p.set_topology(&ctx(), &format!("g{g}"), id(1), description(1)).await.unwrap();
+    }
+    let before = p.entries_visited();
+    assert!(!p.requires_topology_push(&ctx(), "g42", id(1)));
+    assert_eq!(p.entries_visited() - before, 1, "one settled group looked at, whatever the number of groups");
+    // With g42's shard locked, the steady-state call still answers (it would block otherwise).
+    let _held = p.shard("g42").lock();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let asker = Arc::clone(&p);
+    std::thread::spawn(move || tx.send(asker.requires_topology_push(&ctx(), "g42", id(1))));
+    assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(30)), Ok(false));
+}
+
+#[tokio::test]
+async fn r41_settled_groups_leave_the_lock_free_path_when_their_state_changes() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    // A transient failure reported for the stored id makes it pending again.
+    p.transient_failure("g");
+    clock.advance(config().backoff.max_ms * 2);
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)), "asked again after the back-off");
+    // A new id is asked for at once, and the old one is no longer settled.
+    assert!(p.requires_topology_push(&ctx(), "g", id(2)));
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+    // Deleted: a later call starts over.
+    p.delete_topology(&ctx(), "g").await.unwrap();
+    assert!(p.requires_topology_push(&ctx(), "g", id(2)));
+    // Expired while settled: the next call starts over too.
+    p.set_topology(&ctx(), "g", id(2), description(3)).await.unwrap();
+    clock.advance(config().ttl_ms);
+    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "an expired group is asked again");
+}
+
+#[tokio::test]
+async fn r41_keep_alives_on_the_lock_free_path_are_recorded_to_within_a_64th_of_the_ttl() {
+    let (p, clock) = plugin();
+    let step = config().ttl_ms / 64;
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    // Calls every step/2 for three TTLs: the group stays.
+    for _ in 0..(3 * 64 * 2) {
+        clock.advance(step / 2);
+        assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
+    }
+    // Silent for the TTL minus one step: still there; for the TTL: gone.
+    clock.advance(config().ttl_ms - step);
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_some());
+    clock.advance(step);
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
+}
