@@ -222,8 +222,8 @@ fn run(s: &Settings) -> Result<String, String> {
         ..Default::default()
     };
     let ctx = HeartbeatContext {
-        client_id: "kcoord-bench".into(),
-        client_host: "/127.0.0.1".into(),
+        client_id: "kcoord-bench",
+        client_host: "/127.0.0.1",
         api_version: 2,
     };
     let mut now: i64 = 1_000_000;

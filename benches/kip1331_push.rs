@@ -23,8 +23,7 @@ fn push_cost(c: &mut Criterion) {
     let encoded = encoded.freeze();
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
     let ctx = RequestContext::internal(95, 0);
-    let mut config = kcoord_plugins::MemoryPluginConfig::default();
-    config.max_bytes = 8 * 1024 * 1024;
+    let config = kcoord_plugins::MemoryPluginConfig { max_bytes: 8 * 1024 * 1024, ..Default::default() };
 
     let mut group = c.benchmark_group("kip1331_push_10000_nodes");
     group.throughput(Throughput::Bytes(encoded.len() as u64));

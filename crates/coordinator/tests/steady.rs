@@ -34,7 +34,7 @@ impl Twins {
 
     /// Sends `req` to both and checks that answers, state and next deadline agree.
     fn heartbeat(&mut self, req: &StreamsGroupHeartbeatRequest, client_id: &str) -> Result<kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse, String> {
-        let ctx = HeartbeatContext { client_id: client_id.into(), client_host: "/127.0.0.1".into(), api_version: 2 };
+        let ctx = HeartbeatContext { client_id, client_host: "/127.0.0.1", api_version: 2 };
         let mut answers = [&mut self.fast, &mut self.full].map(|h| {
             let topics = h.catalog.state().topics.clone();
             h.shard.streams_group_heartbeat(&ctx, req, &topics, h.now).map_err(|e| format!("{e:?}")).map(|r| {

@@ -289,55 +289,6 @@ pub fn null_not_allowed(type_name: &str, field: &str, version: i16) -> anyhow::E
     anyhow::anyhow!("{type_name}.{field} is null but not nullable in version {version}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bytes::BytesMut;
-
-    #[test]
-    fn uvarint_round_trips_and_sizes_match() {
-        for v in [0u32, 1, 127, 128, 16383, 16384, 2_097_151, 2_097_152, u32::MAX] {
-            let mut b = BytesMut::new();
-            write_uvarint(&mut b, v);
-            assert_eq!(b.len(), uvarint_size(v));
-            let mut r = b.freeze();
-            assert_eq!(read_uvarint(&mut r).unwrap(), v);
-        }
-    }
-
-    #[test]
-    fn overlong_uvarint_is_an_error() {
-        let mut r = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
-        assert!(read_uvarint(&mut r).is_err());
-    }
-
-    #[test]
-    fn hostile_lengths_fail_without_allocating() {
-        let mut r = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff]);
-        let n = read_array_len(&mut r, false).unwrap().unwrap();
-        assert_eq!(capacity(n, &r), 0);
-        let mut r = Bytes::from_static(&[0x7f, 0xff, b'a']);
-        assert!(read_string(&mut r, false).is_err());
-        let mut r = Bytes::from_static(&[0xff, 0xfe]);
-        assert!(read_nullable_string(&mut r, false).is_err(), "-2 is not a valid length");
-    }
-
-    #[test]
-    fn strings_use_classic_or_compact_prefixes() {
-        let mut b = BytesMut::new();
-        write_string(&mut b, "ab", false).unwrap();
-        write_string(&mut b, "ab", true).unwrap();
-        write_nullable_string(&mut b, None, false).unwrap();
-        write_nullable_string(&mut b, None, true).unwrap();
-        assert_eq!(&b[..], &[0, 2, b'a', b'b', 3, b'a', b'b', 0xff, 0xff, 0]);
-    }
-
-    #[test]
-    fn invalid_utf8_is_rejected() {
-        let mut r = Bytes::from_static(&[0, 1, 0xff]);
-        assert!(read_string(&mut r, false).is_err());
-    }
-}
 
 /// One generated type and the check that a random value of it survives encode/decode.
 #[cfg(any(test, feature = "arbitrary"))]
@@ -389,4 +340,54 @@ where
         return Err(format!("v{version}: re-encoding gave different bytes"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+
+    #[test]
+    fn uvarint_round_trips_and_sizes_match() {
+        for v in [0u32, 1, 127, 128, 16383, 16384, 2_097_151, 2_097_152, u32::MAX] {
+            let mut b = BytesMut::new();
+            write_uvarint(&mut b, v);
+            assert_eq!(b.len(), uvarint_size(v));
+            let mut r = b.freeze();
+            assert_eq!(read_uvarint(&mut r).unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn overlong_uvarint_is_an_error() {
+        let mut r = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert!(read_uvarint(&mut r).is_err());
+    }
+
+    #[test]
+    fn hostile_lengths_fail_without_allocating() {
+        let mut r = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff]);
+        let n = read_array_len(&mut r, false).unwrap().unwrap();
+        assert_eq!(capacity(n, &r), 0);
+        let mut r = Bytes::from_static(&[0x7f, 0xff, b'a']);
+        assert!(read_string(&mut r, false).is_err());
+        let mut r = Bytes::from_static(&[0xff, 0xfe]);
+        assert!(read_nullable_string(&mut r, false).is_err(), "-2 is not a valid length");
+    }
+
+    #[test]
+    fn strings_use_classic_or_compact_prefixes() {
+        let mut b = BytesMut::new();
+        write_string(&mut b, "ab", false).unwrap();
+        write_string(&mut b, "ab", true).unwrap();
+        write_nullable_string(&mut b, None, false).unwrap();
+        write_nullable_string(&mut b, None, true).unwrap();
+        assert_eq!(&b[..], &[0, 2, b'a', b'b', 3, b'a', b'b', 0xff, 0xff, 0]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_rejected() {
+        let mut r = Bytes::from_static(&[0, 1, 0xff]);
+        assert!(read_string(&mut r, false).is_err());
+    }
 }

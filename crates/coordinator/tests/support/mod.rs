@@ -40,7 +40,7 @@ impl Harness {
     }
 
     pub fn heartbeat_v(&mut self, req: &StreamsGroupHeartbeatRequest, version: i16) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
-        let ctx = HeartbeatContext { client_id: "client".into(), client_host: "/127.0.0.1".into(), api_version: version };
+        let ctx = HeartbeatContext { client_id: "client", client_host: "/127.0.0.1", api_version: version };
         let topics = self.catalog.state().topics.clone();
         self.shard.streams_group_heartbeat(&ctx, req, &topics, self.now)
     }

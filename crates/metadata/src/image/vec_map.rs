@@ -692,7 +692,7 @@ mod tests {
 
     #[test]
     fn map_collect_keeps_the_last_value_of_a_repeated_key_as_btree_map_does() {
-        let pairs = vec![("b", 1), ("a", 2), ("b", 3), ("a", 4), ("c", 5)];
+        let pairs = [("b", 1), ("a", 2), ("b", 3), ("a", 4), ("c", 5)];
         let v: VecMap<&str, i32> = pairs.iter().copied().collect();
         let b: BTreeMap<&str, i32> = pairs.iter().copied().collect();
         assert_eq!(v.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), b.into_iter().collect::<Vec<_>>());
