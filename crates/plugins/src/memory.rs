@@ -17,6 +17,7 @@
 //! - no further requests once the current id is stored;
 //! - concurrent `set_topology` calls for the same (group, id) are idempotent.
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -146,9 +147,11 @@ struct ShardMap {
 /// A group whose current id is settled, as the lock-free path sees it.
 #[derive(Debug)]
 struct SettledGroup {
+    hash: u64,
+    group_id: compact_str::CompactString,
     id: Uuid,
     /// Keep-alives of the lock-free path (ms), kept here rather than behind a pointer to the
-    /// entry: the path then reads one map bucket and nothing else.
+    /// entry: the path then reads one slot and nothing else.
     last_seen: AtomicU64,
 }
 
@@ -166,7 +169,55 @@ impl SettledGroup {
     }
 }
 
-type Settled = hashbrown::HashMap<compact_str::CompactString, SettledGroup>;
+/// The settled groups of a shard: an open-addressing table (linear probing, at most half
+/// full) rather than a general map, so the lock-free path reads the snapshot's header and then
+/// one slot, which holds the key, the id and the keep-alive: two cache misses where a hash map
+/// behind the snapshot took four (header, control bytes, bucket, and the last one dependent on
+/// the others).
+#[derive(Debug, Default)]
+struct Settled {
+    hasher: hashbrown::DefaultHashBuilder,
+    slots: Box<[Option<SettledGroup>]>,
+}
+
+impl Settled {
+    fn new(groups: Vec<(compact_str::CompactString, Uuid, u64)>) -> Self {
+        let hasher = hashbrown::DefaultHashBuilder::default();
+        let mut slots: Box<[Option<SettledGroup>]> =
+            (0..(groups.len() * 2).next_power_of_two()).map(|_| None).collect();
+        let mask = slots.len().wrapping_sub(1);
+        for (group_id, id, last_seen) in groups {
+            let hash = hasher.hash_one(group_id.as_str());
+            let mut at = hash as usize & mask;
+            while slots[at].is_some() {
+                at = (at + 1) & mask;
+            }
+            slots[at] = Some(SettledGroup { hash, group_id, id, last_seen: AtomicU64::new(last_seen) });
+        }
+        Settled { hasher, slots }
+    }
+
+    fn get(&self, group_id: &str) -> Option<&SettledGroup> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let hash = self.hasher.hash_one(group_id);
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        // Never full (at most half), so an empty slot ends every probe.
+        while let Some(group) = &self.slots[at] {
+            if group.hash == hash && group.group_id == group_id {
+                return Some(group);
+            }
+            at = (at + 1) & mask;
+        }
+        None
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &SettledGroup> {
+        self.slots.iter().flatten()
+    }
+}
 
 /// Aligned so that two shards never share a cache line (128: x86 prefetches line pairs).
 #[derive(Debug, Default)]
@@ -208,21 +259,14 @@ impl Shard {
     /// first, so none is lost.
     fn republish_all(&self, map: &mut ShardMap) {
         self.collect_keepalives(map);
-        let settled: Settled = map
-            .groups
-            .iter()
-            .filter_map(|(g, e)| {
-                let id = e.settled_id()?;
-                Some((g.clone(), SettledGroup { id, last_seen: AtomicU64::new(e.last_seen) }))
-            })
-            .collect();
-        self.settled.store(Arc::new(settled));
+        let settled = map.groups.iter().filter_map(|(g, e)| Some((g.clone(), e.settled_id()?, e.last_seen))).collect();
+        self.settled.store(Arc::new(Settled::new(settled)));
     }
 
     /// Moves the snapshot's keep-alives into the entries (holding the lock).
     fn collect_keepalives(&self, map: &mut ShardMap) {
-        for (g, s) in self.settled.load().iter() {
-            if let Some(e) = map.groups.get_mut(g.as_str()) {
+        for s in self.settled.load().iter() {
+            if let Some(e) = map.groups.get_mut(s.group_id.as_str()) {
                 e.last_seen = e.last_seen.max(s.last_seen());
             }
         }

@@ -330,3 +330,20 @@ async fn r41_keep_alives_on_the_lock_free_path_are_recorded_to_within_a_64th_of_
     clock.advance(step);
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
 }
+
+#[test]
+fn r40_the_settled_table_finds_every_group_and_nothing_else() {
+    use super::Settled;
+    assert!(Settled::default().get("g").is_none(), "an empty snapshot holds nothing");
+    for n in [1, 2, 3, 7, 8, 100, 1_000] {
+        let groups = (0..n).map(|g| (format!("g{g}").into(), id(g as u128), g as u64)).collect();
+        let table = Settled::new(groups);
+        assert!(table.slots.len() >= 2 * n, "at most half full, so every probe ends");
+        for g in 0..n {
+            let found = table.get(&format!("g{g}")).expect("a settled group is found");
+            assert_eq!((found.id, found.last_seen()), (id(g as u128), g as u64));
+        }
+        assert!(table.get("absent").is_none() && table.get(&format!("g{n}")).is_none());
+        assert_eq!(table.iter().count(), n);
+    }
+}
