@@ -105,13 +105,25 @@ pub(crate) struct Timers {
     by_member: FastMap<Id, FastMap<Id, MemberTimers>>,
 }
 
+/// `map[key]`, inserted with its default when missing. Looked up by `&str` first: the key is
+/// built (for an id longer than 24 bytes, allocated) only when the entry is created.
+pub(crate) fn entry_or_default<'a, V: Default>(map: &'a mut FastMap<Id, V>, key: &str) -> &'a mut V {
+    if !map.contains_key(key) {
+        map.insert(key.into(), V::default());
+    }
+    match map.get_mut(key) {
+        Some(value) => value,
+        None => unreachable!("inserted above"),
+    }
+}
+
 /// A member's timers, created when it has none.
 fn member_entry<'a>(
     by_member: &'a mut FastMap<Id, FastMap<Id, MemberTimers>>,
     group: &str,
     member: &str,
 ) -> &'a mut MemberTimers {
-    by_member.entry(group.into()).or_default().entry(member.into()).or_default()
+    entry_or_default(entry_or_default(by_member, group), member)
 }
 
 impl Timers {
@@ -293,7 +305,7 @@ impl CoordinatorShard {
     }
 
     pub(crate) fn soft_mut(&mut self, group_id: &str) -> &mut GroupSoftState {
-        self.soft.entry(group_id.into()).or_default()
+        entry_or_default(&mut self.soft, group_id)
     }
 
     /// Arms the group's initial rebalance delay unless one is armed; returns the deadline in
@@ -361,7 +373,7 @@ pub(crate) fn configured_topology_in(
     topology: &kcoord_wire::records::StreamsGroupTopologyValue,
     topics: &TopicsImage,
 ) -> Result<(i64, Arc<ConfiguredTopology>), CoordinatorError> {
-    let soft = soft.entry(group_id.into()).or_default();
+    let soft = entry_or_default(soft, group_id);
     if let Some((epoch, hash, configured)) = &soft.configured {
         if *epoch == topology.epoch {
             return Ok((*hash, configured.clone()));

@@ -186,7 +186,14 @@ impl StreamsGroupsImage {
     }
 
     fn group_mut(&mut self, group_id: &str) -> &mut StreamsGroup {
-        self.groups.entry(group_id.into()).or_insert_with(|| StreamsGroup::new(group_id))
+        // Looked up by `&str` first: the key is built (allocated if long) only for a new group.
+        if !self.groups.contains_key(group_id) {
+            self.groups.insert(group_id.into(), StreamsGroup::new(group_id));
+        }
+        match self.groups.get_mut(group_id) {
+            Some(group) => group,
+            None => unreachable!("inserted above"),
+        }
     }
 
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {
