@@ -360,13 +360,18 @@ impl MemoryPlugin {
         self.shards.iter().map(|s| s.lock().visited + s.settled_visits.load(Ordering::Relaxed)).sum()
     }
 
-    /// Records a transient failure for the current id (for storage backends built on this one).
+    /// Records a transient failure for the current id (for storage backends built on this one):
+    /// the id is asked for again after the back-off, and a description already kept for it is
+    /// dropped, since the backend failed to store it; the next push stores it anew.
     pub fn transient_failure(&self, group_id: &str) {
         let now = self.clock.now_ms();
         let shard = self.shard(group_id);
         let mut map = shard.lock();
         if let Some(e) = map.groups.get_mut(group_id) {
             e.state.transient_failure(now, &self.config.backoff, rand::random::<f64>());
+            if e.stored.as_ref().is_some_and(|s| s.id == e.current_id) {
+                e.stored = None;
+            }
             shard.republish(&mut map, group_id);
         }
     }

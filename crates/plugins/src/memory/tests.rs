@@ -347,3 +347,17 @@ fn r40_the_settled_table_finds_every_group_and_nothing_else() {
         assert_eq!(table.iter().count(), n);
     }
 }
+
+#[tokio::test]
+async fn r44_a_transient_failure_after_storing_asks_again_and_stores_the_next_push() {
+    let (p, clock) = plugin();
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)));
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.transient_failure("g");
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none(), "what the backend failed to store is not served");
+    clock.advance(config().backoff.max_ms * 2);
+    assert!(p.requires_topology_push(&ctx(), "g", id(1)), "asked again after the back-off");
+    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    assert!(!p.requires_topology_push(&ctx(), "g", id(1)), "the next push is stored");
+    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_some());
+}
