@@ -32,13 +32,10 @@ pub async fn handle(
     req: StreamsGroupTopologyDescriptionUpdateRequest,
     _version: i16,
 ) -> StreamsGroupTopologyDescriptionUpdateResponse {
-    let (error_code, error_message) = match push(ctx, req).await {
-        Ok(()) => (ErrorCode::NONE, None),
-        Err(Refusal { code, message }) => (code, message),
-    };
+    let (error_code, error_message) = Refusal::response_fields(push(ctx, req).await);
     StreamsGroupTopologyDescriptionUpdateResponse {
         throttle_time_ms: 0,
-        error_code: error_code.code(),
+        error_code,
         error_message,
         ..Default::default()
     }

@@ -48,6 +48,14 @@ impl Refusal {
             message: None,
         }
     }
+
+    /// A push's outcome as both dialects' responses carry it: ErrorCode and ErrorMessage.
+    pub fn response_fields(outcome: Result<(), Refusal>) -> (i16, Option<String>) {
+        match outcome {
+            Ok(()) => (ErrorCode::NONE.code(), None),
+            Err(Refusal { code, message }) => (code.code(), message),
+        }
+    }
 }
 
 impl From<CoordinatorError> for Refusal {

@@ -33,13 +33,10 @@ pub async fn handle(
     req: UpdateStreamsGroupTopologyDescriptionRequest,
     _version: i16,
 ) -> UpdateStreamsGroupTopologyDescriptionResponse {
-    let (error_code, error_message) = match push(ctx, req).await {
-        Ok(()) => (ErrorCode::NONE, None),
-        Err(Refusal { code, message }) => (code, message),
-    };
+    let (error_code, error_message) = Refusal::response_fields(push(ctx, req).await);
     UpdateStreamsGroupTopologyDescriptionResponse {
         throttle_time_ms: 0,
-        error_code: error_code.code(),
+        error_code,
         error_message,
         ..Default::default()
     }
