@@ -58,7 +58,7 @@ impl CoordinatorShard {
             group_epoch: group.group_epoch,
             assignment_epoch: group.target_assignment_epoch,
             topology: group.topology.as_ref().map(|t| describe_topology(t, configured.as_deref())),
-            members: group.members.values().map(|m| describe_member(m, group.target_assignment.get(&m.member_id))).collect(),
+            members: group.members.values().map(|m| describe_member(m, group.target_assignment.get(m.member_id.as_str()))).collect(),
             assignor_name: Some(crate::assignor::STICKY_ASSIGNOR_NAME.to_string()),
             ..Default::default()
         }
@@ -252,12 +252,12 @@ fn assignment(t: &TasksTuple) -> d::Assignment {
 
 fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Member {
     d::Member {
-        member_id: m.member_id.clone(),
+        member_id: m.member_id.to_string(),
         member_epoch: m.member_epoch,
         instance_id: m.instance_id.clone(),
         rack_id: m.rack_id.clone(),
-        client_id: m.client_id.clone(),
-        client_host: m.client_host.clone(),
+        client_id: m.client_id.to_string(),
+        client_host: m.client_host.to_string(),
         topology_epoch: m.topology_epoch,
         process_id: m.process_id.clone(),
         user_endpoint: m.user_endpoint.as_ref().map(|e| d::Endpoint { host: e.host.clone(), port: e.port, ..Default::default() }),

@@ -289,7 +289,7 @@ impl CoordinatorShard {
             let previous = target_view(group_ref, replaced.as_ref(), &updated.member_id);
             let computed = target::compute(&members, &configured, self.config.num_standby_replicas);
             records.extend(target::records(group_id, &previous, &computed, group_epoch, now));
-            (group_epoch, Some(computed.get(&updated.member_id).cloned().unwrap_or_default()))
+            (group_epoch, Some(computed.get(updated.member_id.as_str()).cloned().unwrap_or_default()))
         };
 
         // 5. Reconcile the member towards its target.
@@ -311,7 +311,7 @@ impl CoordinatorShard {
         self.append(records)?;
         self.update_timers(group_id, &member, &reconciled, replaced.as_ref(), now);
         if request.shutdown_application {
-            self.soft_mut(group_id).shutdown_requested_by.get_or_insert_with(|| reconciled.member_id.clone());
+            self.soft_mut(group_id).shutdown_requested_by.get_or_insert_with(|| reconciled.member_id.to_string());
         }
 
         // 6. The response.
@@ -339,7 +339,7 @@ impl CoordinatorShard {
         }
 
         let mut response = StreamsGroupHeartbeatResponse {
-            member_id: reconciled.member_id.clone(),
+            member_id: reconciled.member_id.to_string(),
             member_epoch: reconciled.member_epoch,
             heartbeat_interval_ms: self.config.heartbeat_interval_ms,
             task_offset_interval_ms: self.config.task_offset_interval_ms,
@@ -461,7 +461,7 @@ fn resolve_member(
     request: &StreamsGroupHeartbeatRequest,
     joining: bool,
 ) -> Result<(StreamsGroupMember, Option<StreamsGroupMember>)> {
-    let new_member = || StreamsGroupMember { member_id: request.member_id.clone(), rebalance_timeout_ms: -1, ..Default::default() };
+    let new_member = || StreamsGroupMember { member_id: request.member_id.as_str().into(), rebalance_timeout_ms: -1, ..Default::default() };
     let Some(instance) = &request.instance_id else {
         let member = match group.members.get(request.member_id.as_str()) {
             Some(m) => m.clone(),
@@ -494,7 +494,7 @@ fn resolve_member(
         )),
         Some(old) => {
             let mut replacement = old.clone();
-            replacement.member_id = request.member_id.clone();
+            replacement.member_id = request.member_id.as_str().into();
             replacement.member_epoch = 0;
             replacement.previous_member_epoch = 0;
             Ok((replacement, Some(old.clone())))
@@ -561,10 +561,10 @@ fn updated_member<'a>(
         }
     }
     if m.client_id != ctx.client_id {
-        m.to_mut().client_id = ctx.client_id.to_owned();
+        m.to_mut().client_id = ctx.client_id.into();
     }
     if m.client_host != ctx.client_host {
-        m.to_mut().client_host = ctx.client_host.to_owned();
+        m.to_mut().client_host = ctx.client_host.into();
     }
     if let Some(p) = &request.process_id {
         if m.process_id != *p {
@@ -668,7 +668,7 @@ fn members_view(
 fn target_view(group: &StreamsGroup, replaced: Option<&StreamsGroupMember>, new_id: &str) -> BTreeMap<String, TasksTuple> {
     let mut target = group.target_assignment.clone();
     if let Some(old) = replaced {
-        if let Some(t) = target.remove(&old.member_id) {
+        if let Some(t) = target.remove(old.member_id.as_str()) {
             target.insert(new_id.to_string(), t);
         }
     }

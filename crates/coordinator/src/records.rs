@@ -51,12 +51,12 @@ pub fn bumped_group_metadata(group: &StreamsGroup, epoch: i32) -> Record {
 
 pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
     Record::StreamsGroupMemberMetadata(
-        StreamsGroupMemberMetadataKey { group_id: group_id.to_string(), member_id: m.member_id.clone(), ..Default::default() },
+        StreamsGroupMemberMetadataKey { group_id: group_id.to_string(), member_id: m.member_id.to_string(), ..Default::default() },
         Some(StreamsGroupMemberMetadataValue {
             instance_id: m.instance_id.clone(),
             rack_id: m.rack_id.clone(),
-            client_id: m.client_id.clone(),
-            client_host: m.client_host.clone(),
+            client_id: m.client_id.to_string(),
+            client_host: m.client_host.to_string(),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             topology_epoch: m.topology_epoch,
             process_id: m.process_id.clone(),
@@ -73,7 +73,7 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
 
 pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
     Record::StreamsGroupCurrentMemberAssignment(
-        StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.to_string(), member_id: m.member_id.clone(), ..Default::default() },
+        StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.to_string(), member_id: m.member_id.to_string(), ..Default::default() },
         Some(StreamsGroupCurrentMemberAssignmentValue {
             member_epoch: m.member_epoch,
             previous_member_epoch: m.previous_member_epoch,
@@ -147,7 +147,7 @@ pub fn fence_member(group: &StreamsGroup, member_id: &str) -> Vec<Record> {
 pub fn replace_member(group: &StreamsGroup, old: &StreamsGroupMember, new: &StreamsGroupMember) -> Vec<Record> {
     let mut records = member_tombstones(&group.group_id, &old.member_id);
     records.push(member_metadata(&group.group_id, new));
-    let target = group.target_assignment.get(&old.member_id).cloned().unwrap_or_default();
+    let target = group.target_assignment.get(old.member_id.as_str()).cloned().unwrap_or_default();
     records.push(target_member(&group.group_id, &new.member_id, &target));
     records.push(current_assignment(&group.group_id, new));
     records

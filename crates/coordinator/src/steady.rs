@@ -40,7 +40,7 @@ impl CoordinatorShard {
             return None;
         }
         let response = StreamsGroupHeartbeatResponse {
-            member_id: member.member_id.clone(),
+            member_id: member.member_id.to_string(),
             member_epoch: member.member_epoch,
             heartbeat_interval_ms: self.config.heartbeat_interval_ms,
             task_offset_interval_ms: self.config.task_offset_interval_ms,

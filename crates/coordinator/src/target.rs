@@ -42,7 +42,7 @@ pub fn compute(
         members: members
             .values()
             .map(|m| AssignorMember {
-                member_id: m.member_id.clone(),
+                member_id: m.member_id.to_string(),
                 process_id: m.process_id.clone(),
                 rack_id: m.rack_id.clone(),
                 client_tags: m.client_tags.clone(),

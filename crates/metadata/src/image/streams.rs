@@ -10,10 +10,11 @@ use uuid::Uuid;
 
 use super::vec_map::{VecMap, VecSet};
 
-/// A group or member id as a map key. Ids of up to 24 bytes (Kafka Streams' member ids are 22)
-/// are stored in the key itself, so comparing a probe with a key reads the map's own memory
-/// instead of chasing a pointer into another allocation: on the heartbeat path those chases
-/// were cache misses, a tenth of the daemon's time. Cloning a short one allocates nothing.
+/// A group or member id as a map key, or another short string a heartbeat compares (a member's
+/// client id and host). Up to 24 bytes (Kafka Streams' member ids are 22) are stored in the
+/// value itself, so comparing reads the map's or the member's own memory instead of chasing a
+/// pointer into another allocation: on the heartbeat path those chases were cache misses, a
+/// tenth of the daemon's time. Cloning a short one allocates nothing.
 pub type Id = compact_str::CompactString;
 
 /// Sub-topology id -> partitions. A member usually holds one or two sub-topologies, so sorted
@@ -105,11 +106,11 @@ pub struct Endpoint {
 /// One member: its metadata (record 19) and its current assignment (record 22).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamsGroupMember {
-    pub member_id: String,
+    pub member_id: Id,
     pub instance_id: Option<String>,
     pub rack_id: Option<String>,
-    pub client_id: String,
-    pub client_host: String,
+    pub client_id: Id,
+    pub client_host: Id,
     pub rebalance_timeout_ms: i32,
     pub topology_epoch: i32,
     pub process_id: String,
@@ -198,7 +199,7 @@ impl StreamsGroupsImage {
 
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {
         self.group_mut(group_id).members.entry(member_id.into()).or_insert_with(|| StreamsGroupMember {
-            member_id: member_id.to_string(),
+            member_id: member_id.into(),
             rebalance_timeout_ms: -1,
             ..Default::default()
         })
@@ -231,8 +232,8 @@ impl StreamsGroupsImage {
         let m = self.member_mut(group_id, member_id);
         m.instance_id = v.instance_id.clone();
         m.rack_id = v.rack_id.clone();
-        m.client_id = v.client_id.clone();
-        m.client_host = v.client_host.clone();
+        m.client_id = v.client_id.as_str().into();
+        m.client_host = v.client_host.as_str().into();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.topology_epoch = v.topology_epoch;
         m.process_id = v.process_id.clone();
