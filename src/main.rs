@@ -7,5 +7,14 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    kcoord_server::cli_main()
+    kcoord_server::cli_main_with(collect_freed_memory)
+}
+
+/// Lets mimalloc hand memory freed on this thread back to the OS. A worker thread that goes idle
+/// after a burst (a join storm) would otherwise keep its freed pages until it allocates again,
+/// and the idle daemon's RSS would include them.
+fn collect_freed_memory() {
+    // SAFETY: `mi_collect` only walks the calling thread's own heap; any thread may call it at
+    // any time (mimalloc's documented use).
+    unsafe { libmimalloc_sys::mi_collect(false) }
 }

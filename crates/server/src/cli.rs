@@ -1,8 +1,10 @@
 //! `kcoord <path/to/server.properties>`.
 
+use std::cell::Cell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use tracing::{error, info, warn};
@@ -29,6 +31,13 @@ struct Args {
 }
 
 pub fn cli_main() -> ExitCode {
+    cli_main_with(|| {})
+}
+
+/// [`cli_main`] with `on_idle`, which each runtime worker thread calls when it has nothing to
+/// do (tokio's `on_thread_park`); the binary hands its allocator's collection in, at most one
+/// per thread per second.
+pub fn cli_main_with(on_idle: fn()) -> ExitCode {
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {
@@ -48,6 +57,7 @@ pub fn cli_main() -> ExitCode {
     log_warnings(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(move || idle_at_most_every_second(on_idle))
         .build()
     {
         Ok(runtime) => runtime,
@@ -156,5 +166,40 @@ impl Signals {
             let _ = tokio::signal::ctrl_c().await;
             "ctrl-c"
         }
+    }
+}
+
+/// Runs `on_idle` if this thread has not run it within the last second.
+fn idle_at_most_every_second(on_idle: fn()) {
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+    if LAST.with(|last| due(last, Instant::now())) {
+        on_idle();
+    }
+}
+
+/// Whether a second has passed since `last` (or nothing ran yet); if so, `last` becomes `now`.
+fn due(last: &Cell<Option<Instant>>, now: Instant) -> bool {
+    let due = last.get().is_none_or(|t| now.saturating_duration_since(t) >= Duration::from_secs(1));
+    if due {
+        last.set(Some(now));
+    }
+    due
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_hook_runs_at_most_once_a_second_per_thread() {
+        let last = Cell::new(None);
+        let t0 = Instant::now();
+        assert!(due(&last, t0), "the first idle moment runs it");
+        assert!(!due(&last, t0 + Duration::from_millis(999)));
+        assert!(due(&last, t0 + Duration::from_secs(1)));
+        assert!(!due(&last, t0 + Duration::from_millis(1500)), "counted from the last run");
+        assert!(due(&last, t0 + Duration::from_secs(2)));
     }
 }

@@ -34,7 +34,7 @@ pub mod state;
 pub mod supported_versions;
 pub mod topology_plugin;
 
-pub use cli::cli_main;
+pub use cli::{cli_main, cli_main_with};
 pub use config::{Config, ConfigError};
 pub use server::{start, start_with, Extensions, ServerHandle, StartError};
 
