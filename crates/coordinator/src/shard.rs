@@ -105,16 +105,9 @@ pub(crate) struct Timers {
     by_member: FastMap<Id, FastMap<Id, MemberTimers>>,
 }
 
-/// `map[key]`, inserted with its default when missing. Looked up by `&str` first: the key is
-/// built (for an id longer than 24 bytes, allocated) only when the entry is created.
+/// `map[key]`, inserted with its default when missing (without building the key otherwise).
 pub(crate) fn entry_or_default<'a, V: Default>(map: &'a mut FastMap<Id, V>, key: &str) -> &'a mut V {
-    if !map.contains_key(key) {
-        map.insert(key.into(), V::default());
-    }
-    match map.get_mut(key) {
-        Some(value) => value,
-        None => unreachable!("inserted above"),
-    }
+    kcoord_metadata::entry_by_str(map, key, V::default)
 }
 
 /// A member's timers, created when it has none.

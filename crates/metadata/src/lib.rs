@@ -14,7 +14,7 @@ pub mod record;
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
-pub use image::streams::{Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple};
+pub use image::streams::{entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple};
 pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
 pub use image::vec_map::{VecMap, VecSet};
 pub use file_log::{FileLogError, LoadedLog, LogWriter};

@@ -17,6 +17,19 @@ use super::vec_map::{VecMap, VecSet};
 /// tenth of the daemon's time. Cloning a short one allocates nothing.
 pub type Id = compact_str::CompactString;
 
+/// `map[key]`, inserted with `make()` when missing. Looked up by `&str` first: the key is built
+/// (for an id longer than 24 bytes, allocated) only when the entry is created, not on every
+/// call as `entry(key.into())` would.
+pub fn entry_by_str<'a, V>(map: &'a mut hashbrown::HashMap<Id, V>, key: &str, make: impl FnOnce() -> V) -> &'a mut V {
+    if !map.contains_key(key) {
+        map.insert(key.into(), make());
+    }
+    match map.get_mut(key) {
+        Some(value) => value,
+        None => unreachable!("inserted above"),
+    }
+}
+
 /// Sub-topology id -> partitions. A member usually holds one or two sub-topologies, so sorted
 /// vectors (not B-trees) keep a member's state small; iteration is in key order all the same.
 pub type Tasks = VecMap<String, VecSet<i32>>;
@@ -187,14 +200,7 @@ impl StreamsGroupsImage {
     }
 
     fn group_mut(&mut self, group_id: &str) -> &mut StreamsGroup {
-        // Looked up by `&str` first: the key is built (allocated if long) only for a new group.
-        if !self.groups.contains_key(group_id) {
-            self.groups.insert(group_id.into(), StreamsGroup::new(group_id));
-        }
-        match self.groups.get_mut(group_id) {
-            Some(group) => group,
-            None => unreachable!("inserted above"),
-        }
+        entry_by_str(&mut self.groups, group_id, || StreamsGroup::new(group_id))
     }
 
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {
