@@ -333,7 +333,8 @@ impl Ctx<'_> {
         let w = match &f.ty {
             FieldType::Uuid => format!("crate::codec::write_nullable_uuid(buf, &{e});"),
             FieldType::String => format!("crate::codec::write_nullable_string(buf, {e}.as_deref(), {fx})?;"),
-            FieldType::Bytes | FieldType::Records => format!("crate::codec::write_nullable_bytes(buf, {e}.as_ref(), {fx})?;"),
+            FieldType::Bytes => format!("crate::codec::write_nullable_bytes(buf, {e}.as_ref(), {fx})?;"),
+            FieldType::Records => format!("crate::codec::write_nullable_records(buf, {e}.as_ref(), {fx})?;"),
             FieldType::Array(_) => format!(
                 "match &{e} {{ None => crate::codec::write_array_len(buf, None, {fx})?, Some(x) => {{ {} }} }}",
                 write_value(&f.ty, "x", fx)
@@ -355,7 +356,8 @@ impl Ctx<'_> {
         match &f.ty {
             FieldType::Uuid => "16".into(),
             FieldType::String => format!("crate::codec::nullable_string_size({e}.as_deref(), {fx})"),
-            FieldType::Bytes | FieldType::Records => format!("crate::codec::nullable_bytes_size({e}.as_ref(), {fx})"),
+            FieldType::Bytes => format!("crate::codec::nullable_bytes_size({e}.as_ref(), {fx})"),
+            FieldType::Records => format!("crate::codec::nullable_records_size({e}.as_ref(), {fx})"),
             FieldType::Array(_) => format!(
                 "match &{e} {{ None => crate::codec::array_len_size(None, {fx}), Some(x) => {} }}",
                 size_value(&f.ty, "x", fx)
@@ -378,7 +380,8 @@ impl Ctx<'_> {
                 )
             }
             FieldType::String => format!("crate::codec::read_nullable_string({b}, {fx})?"),
-            FieldType::Bytes | FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
+            FieldType::Bytes => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
+            FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?.map(crate::RecordSet::from)"),
             FieldType::Array(inner) => format!(
                 "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
                 read_value(inner, fx, b, &self.strukt.name, &f.name)
@@ -407,7 +410,8 @@ impl Ctx<'_> {
         let raw = default_text(f);
         let is_null = raw.as_deref() == Some("null");
         if self.nullable(f) {
-            let null_default = is_null || matches!(f.ty, FieldType::Struct(_) | FieldType::Uuid);
+            // Kafka's generator gives a records field no default but null (FieldSpec.fieldDefault).
+            let null_default = is_null || matches!(f.ty, FieldType::Struct(_) | FieldType::Uuid | FieldType::Records);
             if null_default {
                 return Ok("None".into());
             }
@@ -430,7 +434,8 @@ impl Ctx<'_> {
                 Some(t) => format!("{:?}", t.parse::<f64>().map_err(|_| self.err(f, "bad float default"))?),
             },
             FieldType::String => format!("::std::string::String::from({:?})", raw.unwrap_or_default()),
-            FieldType::Bytes | FieldType::Records => "::bytes::Bytes::new()".into(),
+            FieldType::Bytes => "::bytes::Bytes::new()".into(),
+            FieldType::Records => "crate::RecordSet::default()".into(),
             FieldType::Uuid => "::uuid::Uuid::nil()".into(),
             FieldType::Struct(name) => format!("<{name} as ::std::default::Default>::default()"),
             FieldType::Array(_) => "::std::vec::Vec::new()".into(),
@@ -497,7 +502,8 @@ fn rust_base_type(t: &FieldType) -> String {
         FieldType::Uint16 => "u16".into(),
         FieldType::Float64 => "f64".into(),
         FieldType::String => "::std::string::String".into(),
-        FieldType::Bytes | FieldType::Records => "::bytes::Bytes".into(),
+        FieldType::Bytes => "::bytes::Bytes".into(),
+        FieldType::Records => "crate::RecordSet".into(),
         FieldType::Uuid => "::uuid::Uuid".into(),
         FieldType::Struct(n) => n.clone(),
         FieldType::Array(inner) => format!("::std::vec::Vec<{}>", rust_base_type(inner)),
@@ -535,7 +541,8 @@ fn write_value(t: &FieldType, r: &str, fx: &str) -> String {
         FieldType::Uint16 => format!("crate::codec::write_u16(buf, *{r});"),
         FieldType::Float64 => format!("crate::codec::write_f64(buf, *{r});"),
         FieldType::String => format!("crate::codec::write_string(buf, {r}, {fx})?;"),
-        FieldType::Bytes | FieldType::Records => format!("crate::codec::write_bytes(buf, {r}, {fx})?;"),
+        FieldType::Bytes => format!("crate::codec::write_bytes(buf, {r}, {fx})?;"),
+        FieldType::Records => format!("crate::codec::write_records(buf, {r}, {fx})?;"),
         FieldType::Uuid => format!("crate::codec::write_uuid(buf, {r});"),
         FieldType::Struct(_) => format!("({r}).encode(buf, version)?;"),
         FieldType::Array(inner) => format!(
@@ -552,7 +559,8 @@ fn size_value(t: &FieldType, r: &str, fx: &str) -> String {
     }
     match t {
         FieldType::String => format!("crate::codec::string_size({r}, {fx})"),
-        FieldType::Bytes | FieldType::Records => format!("crate::codec::bytes_size({r}, {fx})"),
+        FieldType::Bytes => format!("crate::codec::bytes_size({r}, {fx})"),
+        FieldType::Records => format!("crate::codec::records_size({r}, {fx})"),
         FieldType::Struct(_) => format!("({r}).compute_size(version)?"),
         FieldType::Array(inner) => match fixed_size(inner) {
             Some(n) => format!("(crate::codec::array_len_size(Some(({r}).len()), {fx}) + ({r}).len() * {n})"),
@@ -576,7 +584,8 @@ fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> Str
         FieldType::Uint16 => format!("crate::codec::read_u16({b})?"),
         FieldType::Float64 => format!("crate::codec::read_f64({b})?"),
         FieldType::String => format!("crate::codec::read_string({b}, {fx})?"),
-        FieldType::Bytes | FieldType::Records => format!("crate::codec::read_bytes({b}, {fx})?"),
+        FieldType::Bytes => format!("crate::codec::read_bytes({b}, {fx})?"),
+        FieldType::Records => format!("crate::RecordSet::from(crate::codec::read_bytes({b}, {fx})?)"),
         FieldType::Uuid => format!("crate::codec::read_uuid({b})?"),
         FieldType::Struct(name) => format!("<{name} as {KP}::Decodable>::decode({b}, version)?"),
         FieldType::Array(inner) => format!(
@@ -596,7 +605,8 @@ fn arbitrary_value(t: &FieldType) -> String {
         FieldType::Uint16 => "rng.random::<u16>()".into(),
         FieldType::Float64 => "rng.random::<f64>()".into(),
         FieldType::String => "crate::codec::arbitrary_string(rng)".into(),
-        FieldType::Bytes | FieldType::Records => "crate::codec::arbitrary_bytes(rng)".into(),
+        FieldType::Bytes => "crate::codec::arbitrary_bytes(rng)".into(),
+        FieldType::Records => "crate::RecordSet::from(crate::codec::arbitrary_bytes(rng))".into(),
         FieldType::Uuid => "::uuid::Uuid::from_u128(rng.random::<u128>())".into(),
         FieldType::Struct(name) => format!("{name}::arbitrary(rng, version)"),
         FieldType::Array(inner) => format!(

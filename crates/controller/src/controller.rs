@@ -7,7 +7,7 @@ use kcoord_metadata::{
     BrokerRegistration, BrokersImage, MetadataLog, MetadataVersion, Record, RecordAndVersion, State, Store,
 };
 use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest, BrokerRegistrationResponse};
-use kcoord_wire::records::{FeatureLevelRecord, UnregisterBrokerRecord};
+use kcoord_wire::records::{FeatureLevelRecord, ProducerIdsRecord, UnregisterBrokerRecord};
 use kcoord_wire::ErrorCode;
 
 use crate::config::ControllerConfig;
@@ -15,6 +15,16 @@ use crate::error::{ControllerError, Result};
 use crate::heartbeat::{self, BrokerControlState, BrokerHeartbeatReply};
 use crate::registration::{self, BrokerRegistrationReply, RegistrationContext};
 use crate::sessions::Sessions;
+
+/// Kafka's `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`.
+pub const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
+
+/// Producer ids `first..first + size`, for one broker to hand out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducerIdBlock {
+    pub first: i64,
+    pub size: i64,
+}
 
 /// Something `tick` did, for logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,6 +272,19 @@ impl Controller {
             events.push(TickEvent::SessionExpired { broker_id, epoch });
         }
         Ok(events)
+    }
+
+    /// Kafka's `ProducerIdControlManager.generateNextProducerId`: the next block of
+    /// [`PRODUCER_ID_BLOCK_SIZE`] producer ids for `broker_id`, recorded in the log before it is
+    /// handed out, so that no id is ever handed out twice, across restarts too.
+    pub fn allocate_producer_ids(&mut self, broker_id: i32, broker_epoch: i64) -> Result<ProducerIdBlock> {
+        let first = self.state().producer_ids.next_producer_id();
+        let next = first.checked_add(PRODUCER_ID_BLOCK_SIZE).ok_or_else(|| {
+            ControllerError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "Exhausted all producerIds as the next block's end producerId is has exceeded the int64 type limit".to_owned())
+        })?;
+        let record = Record::ProducerIds(ProducerIdsRecord { broker_id, broker_epoch, next_producer_id: next, ..Default::default() });
+        self.append_versioned(vec![record.at_version(0)])?;
+        Ok(ProducerIdBlock { first, size: PRODUCER_ID_BLOCK_SIZE })
     }
 
     /// The next time `tick` has work to do.

@@ -14,6 +14,7 @@ pub mod record;
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
+pub use image::producer_ids::ProducerIdsImage;
 pub use image::streams::{entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple};
 pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
 pub use image::vec_map::{VecMap, VecSet};
@@ -38,6 +39,8 @@ pub struct State {
     pub offsets: OffsetsImage,
     pub brokers: BrokersImage,
     pub features: FeaturesImage,
+    /// The producer ids handed out so far (Kafka's `ProducerIdControlManager`).
+    pub producer_ids: ProducerIdsImage,
 }
 
 impl State {
@@ -56,6 +59,7 @@ impl State {
             Record::UnfenceBroker(r) => self.brokers.replay_unfence(r).map_err(inconsistent)?,
             Record::BrokerRegistrationChange(r) => self.brokers.replay_change(r).map_err(inconsistent)?,
             Record::FeatureLevel(r) => self.features.replay(r, offset).map_err(inconsistent)?,
+            Record::ProducerIds(r) => self.producer_ids.replay(r).map_err(inconsistent)?,
             Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
             Record::StreamsGroupMetadata(k, v) => self.streams_groups.replay_metadata(&k.group_id, v.as_ref()),
             Record::StreamsGroupMemberMetadata(k, v) => {

@@ -117,6 +117,7 @@ records! {
         UnfenceBroker(UnfenceBrokerRecord),
         FeatureLevel(FeatureLevelRecord),
         BrokerRegistrationChange(BrokerRegistrationChangeRecord),
+        ProducerIds(ProducerIdsRecord),
     }
     keyed {
         OffsetCommit(OffsetCommitKey, OffsetCommitValue),

@@ -12,15 +12,16 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::frame::write_frame;
+use kcoord_wire::frame::{write_frame, OutFrame, SharedFrame};
 use kcoord_wire::messages::{RequestHeader, ResponseHeader};
-use kcoord_wire::{Decodable, Encodable};
+use kcoord_wire::{Decodable, Encodable, ErrorCode};
 use tracing::{debug, error, warn};
 
 use crate::handlers::{
-    api_versions, create_topics, delete_groups, delete_topics, describe_cluster, describe_groups,
-    find_coordinator, list_groups, metadata, offset_commit, offset_fetch, streams_group_describe,
-    streams_group_heartbeat,
+    api_versions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,
+    describe_groups, fetch, find_coordinator, init_producer_id, list_groups, list_offsets,
+    metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
+    streams_group_describe, streams_group_heartbeat,
 };
 use crate::state::{ListenerInfo, RequestContext, ServerState};
 use crate::supported_versions::supported_versions;
@@ -29,7 +30,9 @@ use crate::supported_versions::supported_versions;
 #[derive(Debug)]
 pub enum Outcome {
     /// Send this frame (size prefix included).
-    Respond(Bytes),
+    Respond(OutFrame),
+    /// Send nothing (Produce with acks=0).
+    NoResponse,
     /// Close the connection; the reason has been logged.
     Close,
 }
@@ -151,7 +154,79 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
             body,
             crate::handlers::streams_group_topology_description_update::handle
         ),
+        // The data plane.
+        ApiKey::Produce => produce(&ctx, api, version, body),
+        ApiKey::Fetch => match decode(&ctx, api, version, body) {
+            Ok(request) => respond_shared(&ctx, api, version, &fetch::handle(&ctx, request, version).await),
+            Err(outcome) => outcome,
+        },
+        ApiKey::ListOffsets => sync_call!(ctx, api, version, body, list_offsets::handle),
+        ApiKey::DeleteRecords => sync_call!(ctx, api, version, body, delete_records::handle),
+        ApiKey::InitProducerId => async_call!(ctx, api, version, body, init_producer_id::handle),
+        ApiKey::OffsetForLeaderEpoch => {
+            sync_call!(ctx, api, version, body, offset_for_leader_epoch::handle)
+        }
         // Every ApiKey has an arm: a new schema must decide here how it is served.
+    }
+}
+
+/// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
+/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
+fn produce(ctx: &RequestContext<'_>, api: ApiKey, version: i16, body: Bytes) -> Outcome {
+    let request: kcoord_wire::messages::ProduceRequest = match decode(ctx, api, version, body) {
+        Ok(request) => request,
+        Err(outcome) => return outcome,
+    };
+    let acks = request.acks;
+    let response = produce::handle(ctx, request, version);
+    if acks != 0 {
+        return respond(ctx, api, version, &response);
+    }
+    let failed = response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partition_responses)
+        .find(|p| p.error_code != 0);
+    match failed {
+        None => Outcome::NoResponse,
+        Some(p) => {
+            warn!(
+                peer = %ctx.peer, listener = %ctx.listener.name, partition = p.index,
+                error = ErrorCode::from_code(p.error_code).map_or("UNKNOWN", ErrorCode::name),
+                "closing connection due to an error in a produce request with acks=0"
+            );
+            Outcome::Close
+        }
+    }
+}
+
+/// Like [`respond`], for a response whose record batches go out by reference.
+fn respond_shared(ctx: &RequestContext<'_>, api: ApiKey, version: i16, response: &kcoord_wire::messages::FetchResponse) -> Outcome {
+    let mut frame = SharedFrame::new();
+    for part in response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter_map(|p| p.records.as_ref())
+        .flat_map(|r| r.parts())
+    {
+        frame.share(part);
+    }
+    let header = ResponseHeader {
+        correlation_id: ctx.header.correlation_id,
+        ..Default::default()
+    };
+    let encoded = header
+        .encode(&mut frame, api.response_header_version(version))
+        .and_then(|()| response.encode(&mut frame, version))
+        .map_err(|e| e.to_string())
+        .and_then(|()| frame.finish().map_err(|e| e.to_string()));
+    match encoded {
+        Ok(out) => Outcome::Respond(out),
+        Err(e) => {
+            error!(peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
+            Outcome::Close
+        }
     }
 }
 
@@ -262,7 +337,7 @@ fn encode<Resp: Encodable>(
         response.encode(buf, version)
     });
     match written {
-        Ok(()) => Outcome::Respond(out.freeze()),
+        Ok(()) => Outcome::Respond(OutFrame::One(out.freeze())),
         Err(e) => {
             // A handler built a response its version cannot carry: a bug, not bad input.
             error!(%peer, listener, api = api.name(), version, error = %e, "cannot encode the response; closing connection");

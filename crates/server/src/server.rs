@@ -54,6 +54,9 @@ pub enum StartError {
     /// The metadata log in `metadata.log.dir` cannot be read or does not replay.
     #[error(transparent)]
     MetadataLog(#[from] crate::controller::MetadataLogError),
+    /// A partition log under `log.dirs` cannot be read.
+    #[error("log.dirs: {0}")]
+    Storage(#[from] kcoord_storage::StorageError),
 }
 
 /// A running daemon. Dropping it without [`ServerHandle::shutdown`] also stops the
@@ -81,6 +84,12 @@ pub async fn start_with(config: Config, extensions: Extensions) -> Result<Server
     // Before binding, and before the plugin (nothing to close yet): a log that does not
     // replay must not leave a half-started node.
     let controller = crate::controller::ControllerBoot::open(&config, crate::clock::now_ms())?;
+    // Recovers every partition log before a client can reach it.
+    let partitions = Arc::new(crate::partitions::Partitions::open(
+        config.log.clone(),
+        &controller.topics_image(),
+        crate::clock::now_ms(),
+    )?);
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
     let config = Arc::new(config);
@@ -112,7 +121,7 @@ pub async fn start_with(config: Config, extensions: Extensions) -> Result<Server
     }
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
-    let (mut state, background) = ServerState::build_with(Arc::clone(&config), infos, controller);
+    let (mut state, background) = ServerState::build_with(Arc::clone(&config), infos, controller, Arc::clone(&partitions));
     state.topology = topology;
     state.authorizer = extensions.authorizer;
     let background = match extensions.load_gate {

@@ -12,6 +12,9 @@ use crate::cluster::ClusterCatalog;
 use crate::config::{Config, ListenerKind, SecurityProtocol};
 use crate::controller::{Controller, ControllerBoot, ControllerHandle, TopicDefaults};
 use crate::features::Features;
+use crate::fetch_sessions::FetchSessions;
+use crate::partitions::Partitions;
+use crate::producer_ids::ProducerIds;
 use crate::authz::Authorizer;
 use crate::shards::{Coordinators, LoadGate, ShardTasks};
 use crate::topology_plugin::TopologyDescriptions;
@@ -46,6 +49,12 @@ pub struct ServerState {
     pub topology: TopologyDescriptions,
     /// The injected authorizer; `None` allows everything (`authz.rs`).
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// The data plane: the partitions this node leads (`partitions.rs`).
+    pub partitions: Arc<Partitions>,
+    /// InitProducerId's ids (`producer_ids.rs`).
+    pub producer_ids: ProducerIds,
+    /// KIP-227 incremental fetch sessions (`fetch_sessions.rs`).
+    pub fetch_sessions: FetchSessions,
 }
 
 /// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
@@ -75,9 +84,13 @@ impl Background {
 }
 
 impl ServerState {
+    /// A node with an in-memory controller; partitions in memory too, or under `log.dirs`
+    /// (a log dir that cannot be read panics: this is for tests, [`crate::start`] reports it).
     pub fn build(config: Arc<Config>, listeners: Vec<ListenerInfo>) -> (Self, Background) {
         let boot = ControllerBoot::in_memory(&config);
-        Self::build_with(config, listeners, boot)
+        let partitions = Partitions::open(config.log.clone(), &boot.topics_image(), crate::clock::now_ms())
+            .unwrap_or_else(|e| panic!("log.dirs: {e}"));
+        Self::build_with(config, listeners, boot, Arc::new(partitions))
     }
 
     /// [`ServerState::build`] around a controller built beforehand, e.g. replayed from
@@ -86,6 +99,7 @@ impl ServerState {
         config: Arc<Config>,
         listeners: Vec<ListenerInfo>,
         boot: ControllerBoot,
+        partitions: Arc<Partitions>,
     ) -> (Self, Background) {
         let topics = Arc::new(TopicCatalog::new(boot.topics_image()));
         let cluster = Arc::new(ClusterCatalog::new(boot.cluster_image()));
@@ -104,7 +118,9 @@ impl ServerState {
             Arc::clone(&topics),
             Arc::clone(&cluster),
             coordinators.clone(),
+            Arc::clone(&partitions),
         );
+        let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let state = ServerState {
             config,
             listeners: listeners.into_iter().map(Arc::new).collect(),
@@ -116,6 +132,9 @@ impl ServerState {
             auto_topics: Arc::default(),
             topology: TopologyDescriptions::disabled(),
             authorizer: None,
+            partitions,
+            producer_ids: ProducerIds::default(),
+            fetch_sessions,
         };
         (
             state,

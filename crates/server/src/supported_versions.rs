@@ -8,6 +8,9 @@ use crate::config::ListenerKind;
 
 /// `(api, min, max)`. Which listeners serve an API comes from its schema (`ApiKey::listeners`).
 const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 13),
+    (ApiKey::Fetch, 4, 18),
+    (ApiKey::ListOffsets, 1, 11),
     (ApiKey::Metadata, 0, 13),
     (ApiKey::OffsetCommit, 2, 10),
     (ApiKey::OffsetFetch, 1, 10),
@@ -25,7 +28,16 @@ const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::BrokerRegistration, 0, 6),
     (ApiKey::BrokerHeartbeat, 0, 2),
     (ApiKey::ListTopics, 0, 1),
+    (ApiKey::DeleteRecords, 0, 2),
+    (ApiKey::InitProducerId, 0, 5),
+    (ApiKey::OffsetForLeaderEpoch, 2, 4),
 ];
+
+/// Kafka 4 serves Produce from v3 but lists it from v0 in ApiVersions, because older
+/// librdkafka releases take a missing v0 to mean the broker cannot take compressed batches
+/// (KAFKA-18659, `ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION`). Requests below v3 are
+/// still refused.
+const PRODUCE_ADVERTISED_MIN: i16 = 0;
 
 /// What a controller listener serves, whatever else the schemas allow there: the APIs brokers
 /// and admin tools need from Kafka's controller (issue 6). Every other API is for broker
@@ -55,7 +67,12 @@ pub fn needs_topology_plugin(api: ApiKey) -> bool {
 /// What ApiVersions lists on a `kind` listener: [`served_apis`], plus the push RPCs when a
 /// topology description plugin is configured.
 pub fn advertised_apis(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
-    let mut apis: Vec<(ApiKey, VersionRange)> = served_apis(kind).collect();
+    let mut apis: Vec<(ApiKey, VersionRange)> = served_apis(kind)
+        .map(|(api, range)| match api {
+            ApiKey::Produce => (api, VersionRange { min: PRODUCE_ADVERTISED_MIN, max: range.max }),
+            _ => (api, range),
+        })
+        .collect();
     if topology_plugin {
         apis.extend(
             TOPOLOGY_PUSH_APIS
@@ -111,6 +128,9 @@ mod tests {
         assert_eq!(
             apis,
             vec![
+                (0, 3, 13),
+                (1, 4, 18),
+                (2, 1, 11),
                 (3, 0, 13),
                 (8, 2, 10),
                 (9, 1, 10),
@@ -120,6 +140,9 @@ mod tests {
                 (18, 0, 5),
                 (19, 2, 7),
                 (20, 1, 6),
+                (21, 0, 2),
+                (22, 0, 5),
+                (23, 2, 4),
                 (32, 1, 4),
                 (42, 0, 3),
                 (60, 0, 2),

@@ -228,6 +228,26 @@ pub fn bytes_size(v: &Bytes, flexible: bool) -> usize {
     nullable_bytes_size(Some(v), flexible)
 }
 
+pub fn write_nullable_records<B: ByteBufMut>(buf: &mut B, v: Option<&crate::RecordSet>, flexible: bool) -> Result<()> {
+    write_len(buf, v.map(crate::RecordSet::len), flexible, false)?;
+    for part in v.map_or(&[][..], crate::RecordSet::parts) {
+        buf.put_slice(part);
+    }
+    Ok(())
+}
+
+pub fn write_records<B: ByteBufMut>(buf: &mut B, v: &crate::RecordSet, flexible: bool) -> Result<()> {
+    write_nullable_records(buf, Some(v), flexible)
+}
+
+pub fn nullable_records_size(v: Option<&crate::RecordSet>, flexible: bool) -> usize {
+    len_size(v.map(crate::RecordSet::len), flexible, 4) + v.map_or(0, crate::RecordSet::len)
+}
+
+pub fn records_size(v: &crate::RecordSet, flexible: bool) -> usize {
+    nullable_records_size(Some(v), flexible)
+}
+
 /// An array length prefix; `None` is a null array.
 pub fn read_array_len<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Option<usize>> {
     read_len(buf, flexible, false)

@@ -71,3 +71,17 @@ cross_check!(offset_fetch_request, OffsetFetchRequest, kp::OffsetFetchRequest, 1
 cross_check!(offset_fetch_response, OffsetFetchResponse, kp::OffsetFetchResponse, 1..=9);
 cross_check!(describe_configs_request, DescribeConfigsRequest, kp::DescribeConfigsRequest, 1..=4);
 cross_check!(describe_configs_response, DescribeConfigsResponse, kp::DescribeConfigsResponse, 1..=4);
+cross_check!(produce_request, ProduceRequest, kp::ProduceRequest, 3..=13);
+cross_check!(produce_response, ProduceResponse, kp::ProduceResponse, 3..=13);
+cross_check!(fetch_request, FetchRequest, kp::FetchRequest, 4..=18);
+cross_check!(fetch_response, FetchResponse, kp::FetchResponse, 4..=18);
+// kafka-protocol 0.18 stops ListOffsets at v10; our v11 (same body as v10) is not cross-checked.
+cross_check!(list_offsets_request, ListOffsetsRequest, kp::ListOffsetsRequest, 1..=10);
+cross_check!(list_offsets_response, ListOffsetsResponse, kp::ListOffsetsResponse, 1..=10);
+cross_check!(offset_for_leader_epoch_request, OffsetForLeaderEpochRequest, kp::OffsetForLeaderEpochRequest, 2..=4);
+cross_check!(offset_for_leader_epoch_response, OffsetForLeaderEpochResponse, kp::OffsetForLeaderEpochResponse, 2..=4);
+cross_check!(delete_records_request, DeleteRecordsRequest, kp::DeleteRecordsRequest, 0..=2);
+cross_check!(delete_records_response, DeleteRecordsResponse, kp::DeleteRecordsResponse, 0..=2);
+cross_check!(init_producer_id_request, InitProducerIdRequest, kp::InitProducerIdRequest, 0..=5);
+// kafka-protocol 0.18 also has the unstable v6 of the response; our schema stops at v5.
+cross_check!(init_producer_id_response, InitProducerIdResponse, kp::InitProducerIdResponse, 0..=5);

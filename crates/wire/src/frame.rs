@@ -101,6 +101,149 @@ pub enum WriteFrameError<E> {
     Frame(FrameError),
 }
 
+/// A frame to send: one buffer, or several pieces written in order with one vectored write.
+#[derive(Debug, Clone)]
+pub enum OutFrame {
+    One(Bytes),
+    Parts(Vec<Bytes>),
+}
+
+impl OutFrame {
+    pub fn len(&self) -> usize {
+        self.parts().iter().map(Bytes::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn parts(&self) -> &[Bytes] {
+        match self {
+            OutFrame::One(b) => std::slice::from_ref(b),
+            OutFrame::Parts(parts) => parts,
+        }
+    }
+
+    /// The frame as one buffer (copies when it is in pieces).
+    pub fn to_bytes(&self) -> Bytes {
+        match self {
+            OutFrame::One(b) => b.clone(),
+            OutFrame::Parts(parts) => {
+                let mut out = BytesMut::with_capacity(self.len());
+                for p in parts {
+                    out.extend_from_slice(p);
+                }
+                out.freeze()
+            }
+        }
+    }
+}
+
+/// Smaller shared pieces are copied: a piece costs an iovec and a refcount.
+const MIN_SHARED: usize = 512;
+
+/// Encodes a frame without copying the byte strings it was told to [`share`](Self::share):
+/// when the encoder writes exactly such a string, the frame takes a reference to it instead of
+/// its bytes (Kafka's zero-copy `MultiRecordsSend`, for Fetch responses' stored batches).
+/// Everything else is encoded into a buffer as usual.
+#[derive(Debug, Default)]
+pub struct SharedFrame {
+    current: BytesMut,
+    parts: Vec<Bytes>,
+    shared: std::collections::HashMap<(usize, usize), Bytes>,
+    len: usize,
+}
+
+impl SharedFrame {
+    pub fn new() -> SharedFrame {
+        SharedFrame::default()
+    }
+
+    /// Lets `b` go out by reference when the encoder writes its bytes.
+    pub fn share(&mut self, b: &Bytes) {
+        if b.len() >= MIN_SHARED {
+            self.shared.insert((b.as_ptr() as usize, b.len()), b.clone());
+        }
+    }
+
+    /// The bytes encoded so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The frame: a size prefix, then the pieces.
+    pub fn finish(mut self) -> Result<OutFrame, FrameError> {
+        let size = self.len;
+        let prefix = i32::try_from(size).map_err(|_| FrameError::Unencodable { size })?;
+        let mut parts = Vec::with_capacity(self.parts.len() + 2);
+        parts.push(Bytes::copy_from_slice(&prefix.to_be_bytes()));
+        parts.append(&mut self.parts);
+        if !self.current.is_empty() {
+            parts.push(self.current.freeze());
+        }
+        Ok(OutFrame::Parts(parts))
+    }
+}
+
+// SAFETY: every method delegates to the `BytesMut` being filled; `advance_mut` is passed the
+// caller's promise unchanged and only adds to a byte count.
+unsafe impl BufMut for SharedFrame {
+    fn remaining_mut(&self) -> usize {
+        self.current.remaining_mut()
+    }
+
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        // SAFETY: the caller initialised `cnt` bytes of `chunk_mut()`, which is `current`'s.
+        unsafe { self.current.advance_mut(cnt) };
+        self.len += cnt;
+    }
+
+    fn chunk_mut(&mut self) -> &mut bytes::buf::UninitSlice {
+        self.current.chunk_mut()
+    }
+
+    fn put_slice(&mut self, src: &[u8]) {
+        if let Some(b) = self.shared.get(&(src.as_ptr() as usize, src.len())) {
+            if !self.current.is_empty() {
+                self.parts.push(self.current.split().freeze());
+            }
+            self.parts.push(b.clone());
+        } else {
+            self.current.extend_from_slice(src);
+        }
+        self.len += src.len();
+    }
+}
+
+/// The generated encoders only append; positions are supported within the piece being filled.
+impl kafka_protocol::protocol::buf::ByteBufMut for SharedFrame {
+    fn offset(&self) -> usize {
+        self.len
+    }
+
+    fn seek(&mut self, offset: usize) {
+        let start = self.len - self.current.len();
+        if offset >= self.len {
+            self.put_bytes(0, offset - self.len);
+        } else if offset >= start {
+            self.current.truncate(offset - start);
+            self.len = offset;
+        }
+    }
+
+    fn range(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
+        let start = self.len - self.current.len();
+        match (r.start.checked_sub(start), r.end.checked_sub(start)) {
+            (Some(a), Some(b)) if a <= b && b <= self.current.len() => &mut self.current[a..b],
+            _ => &mut [],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +353,27 @@ mod tests {
             Bytes::from_static(b"xyz")
         );
         assert_eq!(d.decode(&mut out).unwrap().unwrap(), Bytes::new());
+    }
+
+    #[test]
+    fn shared_frames_reference_shared_bytes_and_copy_the_rest() {
+        let big = Bytes::from(vec![7u8; 1000]);
+        let small = Bytes::from(vec![8u8; 10]);
+        let mut f = SharedFrame::new();
+        f.share(&big);
+        f.share(&small);
+        f.put_i16(1);
+        f.put_slice(&big);
+        f.put_slice(&small);
+        f.put_slice(&big[..999]);
+        let frame = f.finish().unwrap();
+        let parts = frame.parts();
+        assert_eq!(parts.len(), 4, "prefix, header, shared piece, the rest");
+        assert_eq!(parts[2].as_ptr(), big.as_ptr(), "not copied");
+        let bytes = frame.to_bytes();
+        assert_eq!(&bytes[..4], &(2 + 1000 + 10 + 999i32).to_be_bytes());
+        assert_eq!(bytes.len(), 4 + 2 + 1000 + 10 + 999);
+        assert_eq!(&bytes[4..6], &[0, 1]);
     }
 
     #[test]

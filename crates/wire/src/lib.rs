@@ -12,6 +12,9 @@
 pub mod codec;
 pub mod error;
 pub mod frame;
+mod record_set;
+
+pub use record_set::RecordSet;
 
 /// Generated request/response types, one module per schema file.
 #[allow(clippy::all, unused_mut, unused_variables, unused_parens, non_snake_case, dead_code)]

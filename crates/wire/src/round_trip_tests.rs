@@ -40,3 +40,80 @@ fn every_schema_is_covered() {
         }
     }
 }
+
+/// A `records` field decoded from `Bytes` is a slice of the input, not a copy.
+#[test]
+fn records_decode_without_copying() {
+    use crate::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    use crate::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use crate::messages::{FetchResponse, ProduceRequest};
+    use crate::{Decodable, Encodable};
+    use bytes::{Bytes, BytesMut};
+
+    fn within(inner: &Bytes, outer: &Bytes) -> bool {
+        let (start, end) = (outer.as_ptr() as usize, outer.as_ptr() as usize + outer.len());
+        let p = inner.as_ptr() as usize;
+        p >= start && p + inner.len() <= end
+    }
+    let batch = Bytes::from_static(b"record batch bytes");
+    assert_eq!(PartitionProduceData::default().records, None, "Kafka's default for records is null");
+
+    let produce = ProduceRequest {
+        topic_data: vec![TopicProduceData {
+            name: "t".into(),
+            partition_data: vec![PartitionProduceData { index: 0, records: Some(batch.clone().into()), ..Default::default() }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    for version in [3, 9, 12] {
+        let mut buf = BytesMut::new();
+        produce.encode(&mut buf, version).unwrap();
+        let frame = buf.freeze();
+        let decoded = ProduceRequest::decode(&mut frame.clone(), version).unwrap();
+        let records = decoded.topic_data[0].partition_data[0].records.as_ref().unwrap().to_bytes();
+        assert_eq!(records, batch);
+        assert!(within(&records, &frame), "ProduceRequest v{version}: records were copied");
+    }
+
+    let fetch = FetchResponse {
+        responses: vec![FetchableTopicResponse {
+            topic: "t".into(),
+            partitions: vec![PartitionData { records: Some(batch.clone().into()), ..Default::default() }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    for version in [4, 12] {
+        let mut buf = BytesMut::new();
+        fetch.encode(&mut buf, version).unwrap();
+        let frame = buf.freeze();
+        let decoded = FetchResponse::decode(&mut frame.clone(), version).unwrap();
+        let records = decoded.responses[0].partitions[0].records.as_ref().unwrap().to_bytes();
+        assert_eq!(records, batch);
+        assert!(within(&records, &frame), "FetchResponse v{version}: records were copied");
+    }
+
+    // Encoding into a SharedFrame references shared stored batches instead of copying them.
+    let stored = Bytes::from(vec![9u8; 4096]);
+    let pieces = FetchResponse {
+        responses: vec![FetchableTopicResponse {
+            topic: "t".into(),
+            partitions: vec![PartitionData {
+                records: Some(vec![stored.clone(), stored.slice(..1024)].into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut shared = crate::frame::SharedFrame::new();
+    shared.share(&stored);
+    shared.share(&stored.slice(..1024));
+    pieces.encode(&mut shared, 12).unwrap();
+    let frame = shared.finish().unwrap();
+    assert!(frame.parts().iter().any(|p| p.as_ptr() == stored.as_ptr() && p.len() == 4096));
+    let mut copied = BytesMut::new();
+    pieces.encode(&mut copied, 12).unwrap();
+    assert_eq!(&frame.to_bytes()[4..], &copied[..], "same bytes either way");
+}

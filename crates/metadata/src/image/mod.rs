@@ -2,6 +2,7 @@
 pub mod brokers;
 pub mod features;
 pub mod offsets;
+pub mod producer_ids;
 pub mod streams;
 pub mod topics;
 pub mod vec_map;

@@ -7,6 +7,7 @@
 
 pub mod controller;
 pub mod listeners;
+pub mod log;
 pub mod properties;
 pub mod streams;
 mod values;
@@ -17,6 +18,7 @@ use std::path::Path;
 
 pub use controller::ControllerSettings;
 pub use listeners::{ListenerConfig, ListenerKind, SecurityProtocol};
+pub use log::LogSettings;
 pub use streams::StreamsGroupConfig;
 
 use properties::{Entry, Properties};
@@ -79,6 +81,8 @@ pub struct Config {
     pub streams: StreamsGroupConfig,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
+    /// The data plane: where partitions are stored and every topic's default settings.
+    pub log: LogSettings,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -207,6 +211,16 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     // Kafka's coordinator thread count: validated as Kafka does, so a file written for Kafka
     // is read the same way, but coordinator work runs on the connection tasks here.
     r.get("group.coordinator.threads", 1, |v| int_in(v, 1, i32::MAX))?;
+    let log = log::read(r)?;
+    let mut controller = controller::read(r)?;
+    if controller.metadata_log_dir.is_none() {
+        // Kafka keeps the metadata log in the first log dir when metadata.log.dir is unset, so
+        // that topics survive a restart together with their partitions.
+        controller.metadata_log_dir = log
+            .log_dirs
+            .first()
+            .map(|d| d.join(format!("{}-0", kcoord_storage::dirs::METADATA_TOPIC)));
+    }
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -237,7 +251,8 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             |v| int_in(v, 1, MAX_COORDINATOR_SHARDS).map(|n| n as usize),
         )?,
         streams: streams::read(r)?,
-        controller: controller::read(r)?,
+        controller,
+        log,
         warnings: Vec::new(),
     })
 }

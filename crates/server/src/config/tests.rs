@@ -125,7 +125,7 @@ fn values_are_trimmed_and_typed() {
 
 #[test]
 fn unknown_and_repeated_keys_are_warnings() {
-    let c = ok("node.id=1\nlog.dirs=/tmp/x\nnode.id=2\n");
+    let c = ok("node.id=1\nlog.dirz=/tmp/x\nnode.id=2\n");
     assert_eq!(c.node_id, 2);
     assert_eq!(
         c.warnings,
@@ -136,7 +136,7 @@ fn unknown_and_repeated_keys_are_warnings() {
                 line: 3
             },
             ConfigWarning::UnknownKey {
-                key: "log.dirs".to_owned(),
+                key: "log.dirz".to_owned(),
                 line: 2
             },
         ]

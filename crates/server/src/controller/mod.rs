@@ -17,7 +17,7 @@ pub mod topics;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcoord_controller::TickEvent;
+use kcoord_controller::{ProducerIdBlock, TickEvent};
 use kcoord_metadata::file_log::LogWriter;
 use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
@@ -33,6 +33,7 @@ use tracing::{error, info, warn};
 use crate::catalog::TopicCatalog;
 use crate::clock::now_ms;
 use crate::cluster::{ClusterCatalog, ClusterImage};
+use crate::partitions::Partitions;
 use crate::shards::Coordinators;
 pub use boot::{ControllerBoot, MetadataLogError};
 pub use topics::TopicDefaults;
@@ -62,6 +63,9 @@ enum Command {
         request: BrokerHeartbeatRequest,
         version: i16,
         reply: oneshot::Sender<BrokerHeartbeatResponse>,
+    },
+    AllocateProducerIds {
+        reply: oneshot::Sender<Result<ProducerIdBlock, String>>,
     },
 }
 
@@ -126,6 +130,14 @@ impl ControllerHandle {
         answer.await.map_err(|_| ControllerUnavailable)
     }
 
+    /// A block of producer ids for this node's InitProducerId, on disk (with
+    /// `metadata.log.dir`) before it is answered.
+    pub async fn allocate_producer_ids(&self) -> Result<Result<ProducerIdBlock, String>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::AllocateProducerIds { reply }).await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
     async fn send(&self, command: Command) -> Result<(), ControllerUnavailable> {
         self.tx
             .send(command)
@@ -143,6 +155,7 @@ pub struct Controller {
     catalog: Arc<TopicCatalog>,
     cluster: Arc<ClusterCatalog>,
     coordinators: Coordinators,
+    partitions: Arc<Partitions>,
     rx: mpsc::Receiver<Command>,
 }
 
@@ -155,6 +168,7 @@ impl Controller {
         catalog: Arc<TopicCatalog>,
         cluster: Arc<ClusterCatalog>,
         coordinators: Coordinators,
+        partitions: Arc<Partitions>,
     ) -> (ControllerHandle, Controller) {
         let (tx, rx) = mpsc::channel(CONTROLLER_QUEUE);
         (
@@ -166,6 +180,7 @@ impl Controller {
                 catalog,
                 cluster,
                 coordinators,
+                partitions,
                 rx,
             },
         )
@@ -216,6 +231,10 @@ impl Controller {
                 }) => {
                     let response = self.broker_heartbeat(&request, version).await;
                     let _ = reply.send(response);
+                }
+                Some(Command::AllocateProducerIds { reply }) => {
+                    let block = self.allocate_producer_ids().await;
+                    let _ = reply.send(block);
                 }
                 None => break,
             }
@@ -364,6 +383,20 @@ impl Controller {
         response
     }
 
+    async fn allocate_producer_ids(&mut self) -> Result<ProducerIdBlock, String> {
+        let before = self.inner.store().log().next_offset();
+        let block = self
+            .inner
+            .allocate_producer_ids(self.defaults.node_id, -1)
+            .map_err(|e| e.to_string());
+        // Not on disk: a restart could hand the same ids out again.
+        self.after_change(before).await?;
+        if let Ok(b) = &block {
+            info!(first = b.first, size = b.size, "allocated a producer id block");
+        }
+        block
+    }
+
     /// Fences the brokers whose session expired.
     async fn tick(&mut self) {
         let before = self.inner.store().log().next_offset();
@@ -421,6 +454,8 @@ impl Controller {
             .publish(Arc::new(ClusterImage::from_controller(&self.inner)));
         if topics_changed {
             let image: Arc<TopicsImage> = Arc::new(self.inner.state().topics.clone());
+            // Logs first: a client that sees a partition in the catalog can produce to it.
+            self.partitions.sync(&image, now_ms());
             self.catalog.publish(Arc::clone(&image));
             self.coordinators.topics_changed(&image).await;
         }

@@ -1,10 +1,14 @@
 //! FindCoordinator (key 10), v0-6, after Kafka's `KafkaApis.handleFindCoordinatorRequest`.
 //!
-//! This node coordinates every group (KeyType 0, which streams groups use too). Transaction
-//! (1) and share (2) coordinators do not exist here: COORDINATOR_NOT_AVAILABLE per key. A share
-//! key before v6 is INVALID_REQUEST per key, and an unknown key type fails the whole request
-//! with INVALID_REQUEST, as in Kafka. v0-3 carry one key and a top-level answer whose
-//! ErrorMessage is Kafka's `Errors.message()` ("NONE" on success); v4+ batch the keys.
+//! This node coordinates every group (KeyType 0, which streams groups use too). There is no
+//! transaction coordinator: KeyType 1 is answered CLUSTER_AUTHORIZATION_FAILED with a message
+//! saying so, which both the Java producer and librdkafka treat as fatal and show (any
+//! retriable code would have `initTransactions()` retry until it times out; see
+//! docs/kafka-data-plane-facts.md §3). Share (2) coordinators do not exist either:
+//! COORDINATOR_NOT_AVAILABLE per key. A share key before v6 is INVALID_REQUEST per key, and an
+//! unknown key type fails the whole request with INVALID_REQUEST, as in Kafka. v0-3 carry one
+//! key and a top-level answer whose ErrorMessage is Kafka's `Errors.message()` ("NONE" on
+//! success); v4+ batch the keys.
 
 use kcoord_wire::messages::find_coordinator_response::Coordinator;
 use kcoord_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
@@ -32,7 +36,7 @@ pub fn handle(
         return FindCoordinatorResponse {
             throttle_time_ms: 0,
             error_code: error.code(),
-            error_message: Some(kafka_message(error).to_owned()),
+            error_message: Some(message(error, req.key_type, &req.key)),
             node_id: node.id,
             host: node.host,
             port: node.port,
@@ -49,6 +53,7 @@ pub fn handle(
                 Ok(node) => (ErrorCode::NONE, node),
                 Err(error) => (error, Node::none()),
             };
+            let error_message = (unknown_type || req.key_type == TRANSACTION).then(|| message(error, req.key_type, &key));
             Coordinator {
                 key,
                 node_id: node.id,
@@ -57,7 +62,7 @@ pub fn handle(
                 error_code: error.code(),
                 // Kafka's batched path leaves the message null, except when the whole
                 // request failed (`prepareErrorResponse`).
-                error_message: unknown_type.then(|| kafka_message(error).to_owned()),
+                error_message,
                 ..Default::default()
             }
         })
@@ -73,9 +78,25 @@ fn coordinator(ctx: &RequestContext<'_>, key_type: i8, version: i16) -> Result<N
     match key_type {
         GROUP => Ok(ctx.this_node()),
         SHARE if version < 6 => Err(ErrorCode::INVALID_REQUEST),
-        TRANSACTION | SHARE => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+        TRANSACTION => Err(ErrorCode::CLUSTER_AUTHORIZATION_FAILED),
+        SHARE => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
         _ => Err(ErrorCode::INVALID_REQUEST),
     }
+}
+
+/// The answer's ErrorMessage: ours for a transaction key, else Kafka's.
+fn message(error: ErrorCode, key_type: i8, key: &str) -> String {
+    if key_type == TRANSACTION {
+        return transactions_unsupported(key);
+    }
+    kafka_message(error).to_owned()
+}
+
+/// What a transactional producer is told (the README says the same).
+pub fn transactions_unsupported(transactional_id: &str) -> String {
+    format!(
+        "kcoord does not support transactions (transactional.id '{transactional_id}'): use an idempotent producer without transactional.id, or processing.guarantee=at_least_once in Kafka Streams"
+    )
 }
 
 /// Kafka's `Errors.message()`: the exception's default message, or the enum name for NONE.
@@ -163,24 +184,22 @@ mod tests {
     }
 
     #[test]
-    fn other_coordinator_types_are_not_available() {
+    fn transaction_coordinators_are_refused_fatally_with_a_reason() {
         let resp = call(single(TRANSACTION), 3);
         assert_eq!(
             (resp.error_code, resp.node_id, resp.host.as_str(), resp.port),
-            (15, -1, "", -1)
+            (31, -1, "", -1)
         );
-        assert_eq!(
-            resp.error_message.as_deref(),
-            Some("The coordinator is not available.")
-        );
+        let message = resp.error_message.unwrap();
+        assert!(message.contains("does not support transactions"), "{message}");
         let resp = call(batched(TRANSACTION, &["tx"]), 4);
-        assert_eq!(
-            (
-                resp.coordinators[0].error_code,
-                resp.coordinators[0].node_id
-            ),
-            (15, -1)
-        );
+        let c = &resp.coordinators[0];
+        assert_eq!((c.error_code, c.node_id), (31, -1));
+        assert!(c.error_message.as_deref().is_some_and(|m| m.contains("'tx'")));
+    }
+
+    #[test]
+    fn share_coordinators_are_not_available() {
         let resp = call(batched(SHARE, &["g:topic:0"]), 6);
         assert_eq!(resp.coordinators[0].error_code, 15);
         // Share keys need v6.

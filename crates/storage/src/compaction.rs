@@ -1,0 +1,164 @@
+//! Log compaction for `cleanup.policy=compact` (Kafka's `LogCleaner` / `Cleaner`, see
+//! docs/kafka-data-plane-facts.md §9): the latest record of every key is kept, older ones go;
+//! a tombstone (null value) that is the latest of its key is kept for `delete.retention.ms`
+//! after the first pass that sees it (its batch is marked with that deadline, attribute bit 6),
+//! and dropped by the first pass after.
+//!
+//! What differs from Kafka, on purpose:
+//! * each segment is rewritten on its own, in place, instead of merging small neighbours;
+//! * the key map is exact (keys as bytes, up to [`MAX_KEYS`] per pass) instead of MD5 hashes
+//!   in a fixed buffer;
+//! * a log is also cleaned when the earliest tombstone deadline it holds has passed, so
+//!   tombstones do leave a quiet log (Kafka waits until the dirty ratio picks the log again).
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use kcoord_records::{BatchBuilder, BatchOptions, Compression, Record, RecordBatch, TimestampType};
+
+use crate::entry::BatchEntry;
+use crate::error::StorageError;
+use crate::segment::Segment;
+
+/// Keys one pass remembers; a longer dirty range is finished by the next pass.
+pub const MAX_KEYS: usize = 4_000_000;
+/// Decompressed bytes read from one batch.
+const MAX_UNCOMPRESSED: usize = 256 * 1024 * 1024;
+
+/// What a pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionStats {
+    pub segments_rewritten: usize,
+    pub removed_records: u64,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+/// Everything a pass needs besides the segments.
+pub(crate) struct Pass<'a> {
+    pub now_ms: i64,
+    pub delete_retention_ms: i64,
+    /// The offset of the last batch of each producer with state: such a batch is kept (empty)
+    /// even when all its records go, so the producer's sequence survives.
+    pub producer_last_offsets: &'a dyn Fn(i64) -> Option<i64>,
+    pub high_watermark: i64,
+}
+
+/// The latest offset of each key at or after `first_dirty`, and where the map ends.
+pub(crate) fn key_map(segments: &[Segment], first_dirty: i64) -> Result<(HashMap<Bytes, i64>, i64), StorageError> {
+    let mut map = HashMap::new();
+    let mut end = first_dirty;
+    for s in segments {
+        for (i, e) in s.entries.iter().enumerate() {
+            if e.last_offset < first_dirty || e.is_control {
+                continue;
+            }
+            if map.len() >= MAX_KEYS {
+                return Ok((map, e.base_offset));
+            }
+            let batch = parse(s, i)?;
+            for r in records(&batch)? {
+                let offset = r.offset(batch.header());
+                if let Some(key) = r.key {
+                    map.insert(key, offset);
+                }
+            }
+            end = e.next_offset();
+        }
+    }
+    Ok((map, end))
+}
+
+fn parse(s: &Segment, i: usize) -> Result<RecordBatch, StorageError> {
+    let bytes = s.batch_bytes(i).map_err(|e| StorageError::io(s.path().unwrap_or(std::path::Path::new("memory")), e))?;
+    RecordBatch::parse(bytes).map_err(corrupt)
+}
+
+fn records(batch: &RecordBatch) -> Result<Vec<Record>, StorageError> {
+    batch.decode_records(MAX_UNCOMPRESSED).map_err(corrupt)
+}
+
+fn corrupt(e: kcoord_records::RecordsError) -> StorageError {
+    StorageError::Corrupt {
+        log: String::new(),
+        reason: e.to_string(),
+    }
+}
+
+/// A batch's fate in a pass.
+pub(crate) enum Rewritten {
+    /// Unchanged: copy the bytes as they are.
+    Same,
+    /// Rebuilt from the records kept (possibly none: a header-only batch).
+    New(Bytes),
+    /// Gone.
+    Dropped,
+}
+
+/// Decides one batch: which records stay, whether it must be rebuilt, and the earliest
+/// tombstone deadline it then carries. Returns also how many records went.
+pub(crate) fn rewrite_batch(batch: &RecordBatch, entry: &BatchEntry, keys: &HashMap<Bytes, i64>, map_end: i64, pass: &Pass<'_>) -> Result<(Rewritten, u64, Option<i64>), StorageError> {
+    let header = *batch.header();
+    if header.is_control() {
+        return Ok((Rewritten::Same, 0, None));
+    }
+    let all = records(batch)?;
+    let horizon = header.delete_horizon_ms();
+    let mut kept = Vec::with_capacity(all.len());
+    let mut has_tombstone = false;
+    for r in all.iter() {
+        let offset = r.offset(&header);
+        let keep = if offset >= map_end {
+            true
+        } else {
+            match &r.key {
+                None => false,
+                Some(k) => {
+                    let latest = keys.get(k).is_none_or(|&o| offset >= o);
+                    latest && (r.value.is_some() || horizon.is_none_or(|h| pass.now_ms < h))
+                }
+            }
+        };
+        if keep {
+            has_tombstone |= r.value.is_none();
+            kept.push(r);
+        }
+    }
+    let removed = (all.len() - kept.len()) as u64;
+    let needs_horizon = has_tombstone && horizon.is_none();
+    let new_horizon = if needs_horizon { Some(pass.now_ms.saturating_add(pass.delete_retention_ms)) } else { horizon.filter(|_| has_tombstone) };
+    if removed == 0 && !needs_horizon {
+        return Ok((Rewritten::Same, 0, new_horizon));
+    }
+    if kept.is_empty() {
+        let producer_last = (header.producer_id >= 0).then(|| (pass.producer_last_offsets)(header.producer_id)).flatten();
+        let keep_header = producer_last == Some(entry.last_offset) || entry.next_offset() == pass.high_watermark;
+        if !keep_header {
+            return Ok((Rewritten::Dropped, removed, None));
+        }
+    }
+    let compression = header.compression().unwrap_or(Compression::None);
+    let mut builder = BatchBuilder::new(BatchOptions {
+        base_offset: header.base_offset,
+        partition_leader_epoch: header.partition_leader_epoch,
+        compression,
+        compression_level: None,
+        timestamp_type: header.timestamp_type(),
+        log_append_time: header.max_timestamp,
+        producer_id: header.producer_id,
+        producer_epoch: header.producer_epoch,
+        base_sequence: header.base_sequence,
+        transactional: header.is_transactional(),
+        control: false,
+        delete_horizon_ms: new_horizon,
+    });
+    for r in kept {
+        let ts = r.timestamp(&header);
+        builder.append_record(r, ts).map_err(corrupt)?;
+    }
+    builder.override_last_offset_delta(header.last_offset_delta);
+    if header.timestamp_type() == TimestampType::LogAppendTime || builder.record_count() == 0 {
+        builder.override_max_timestamp(header.max_timestamp);
+    }
+    Ok((Rewritten::New(builder.build().map_err(corrupt)?), removed, new_horizon))
+}

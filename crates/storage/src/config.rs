@@ -1,0 +1,325 @@
+//! A partition log's settings: Kafka's topic configs (`TopicConfig` / `LogConfig`), each
+//! defaulting to its broker-level key (`log.segment.bytes`, `log.retention.ms`, ...).
+//!
+//! [`LogConfig::with_topic_configs`] reads the configs a topic was created with over the
+//! broker's defaults and refuses a bad value with Kafka's wording, so CreateTopics can answer
+//! INVALID_CONFIG before anything is recorded.
+
+use std::collections::BTreeMap;
+
+pub use crate::validate::TopicCompression;
+pub use kcoord_records::TimestampType;
+use kcoord_records::Compression;
+
+/// Kafka's defaults for a topic without overrides, on a broker without overrides.
+pub mod defaults {
+    pub const SEGMENT_BYTES: i64 = 1024 * 1024 * 1024;
+    pub const SEGMENT_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+    pub const RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+    pub const RETENTION_BYTES: i64 = -1;
+    pub const DELETE_RETENTION_MS: i64 = 24 * 60 * 60 * 1000;
+    pub const MIN_COMPACTION_LAG_MS: i64 = 0;
+    pub const MAX_COMPACTION_LAG_MS: i64 = i64::MAX;
+    pub const MIN_CLEANABLE_DIRTY_RATIO: f64 = 0.5;
+    /// `message.max.bytes`: 1 MiB plus the batch overhead Kafka allows for.
+    pub const MAX_MESSAGE_BYTES: i32 = 1024 * 1024 + 12;
+    pub const TIMESTAMP_BEFORE_MAX_MS: i64 = i64::MAX;
+    /// Kafka 4.x: an hour into the future.
+    pub const TIMESTAMP_AFTER_MAX_MS: i64 = 60 * 60 * 1000;
+    pub const FLUSH_MESSAGES: i64 = i64::MAX;
+    pub const FLUSH_MS: i64 = i64::MAX;
+    /// The smallest `segment.bytes` Kafka accepts for a topic.
+    pub const MIN_SEGMENT_BYTES: i64 = 1024 * 1024;
+}
+
+/// The settings of one partition log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogConfig {
+    /// `segment.bytes`: the active segment rolls before it would grow past this.
+    pub segment_bytes: i64,
+    /// `segment.ms`: the active segment rolls once its first batch is this old.
+    pub segment_ms: i64,
+    /// `retention.ms`; -1 keeps segments forever.
+    pub retention_ms: i64,
+    /// `retention.bytes`; -1 has no size limit.
+    pub retention_bytes: i64,
+    /// `cleanup.policy` contains `delete`.
+    pub cleanup_delete: bool,
+    /// `cleanup.policy` contains `compact`.
+    pub cleanup_compact: bool,
+    /// `delete.retention.ms`: how long a compacted tombstone stays readable.
+    pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`: records younger than this are never compacted.
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`.
+    pub max_compaction_lag_ms: i64,
+    /// `min.cleanable.dirty.ratio`.
+    pub min_cleanable_dirty_ratio: f64,
+    /// `max.message.bytes`: the largest batch accepted.
+    pub max_message_bytes: i32,
+    /// `message.timestamp.type`.
+    pub timestamp_type: TimestampType,
+    /// `message.timestamp.before.max.ms`.
+    pub timestamp_before_max_ms: i64,
+    /// `message.timestamp.after.max.ms`.
+    pub timestamp_after_max_ms: i64,
+    /// `flush.messages`: fsync once this many messages are unflushed (1: before every
+    /// acknowledgement).
+    pub flush_messages: i64,
+    /// `flush.ms`: fsync once the oldest unflushed append is this old.
+    pub flush_ms: i64,
+    /// `compression.type`: `producer` keeps the producer's codec, a codec recompresses.
+    pub compression: TopicCompression,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        use defaults::*;
+        LogConfig {
+            segment_bytes: SEGMENT_BYTES,
+            segment_ms: SEGMENT_MS,
+            retention_ms: RETENTION_MS,
+            retention_bytes: RETENTION_BYTES,
+            cleanup_delete: true,
+            cleanup_compact: false,
+            delete_retention_ms: DELETE_RETENTION_MS,
+            min_compaction_lag_ms: MIN_COMPACTION_LAG_MS,
+            max_compaction_lag_ms: MAX_COMPACTION_LAG_MS,
+            min_cleanable_dirty_ratio: MIN_CLEANABLE_DIRTY_RATIO,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            timestamp_type: TimestampType::CreateTime,
+            timestamp_before_max_ms: TIMESTAMP_BEFORE_MAX_MS,
+            timestamp_after_max_ms: TIMESTAMP_AFTER_MAX_MS,
+            flush_messages: FLUSH_MESSAGES,
+            flush_ms: FLUSH_MS,
+            compression: TopicCompression::Producer,
+        }
+    }
+}
+
+/// A topic config Kafka would refuse: INVALID_CONFIG with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid value {value} for configuration {key}: {reason}")]
+pub struct InvalidConfig {
+    pub key: String,
+    pub value: String,
+    pub reason: String,
+}
+
+/// The topic-level config names this log reads, with the broker key each defaults from.
+pub const TOPIC_CONFIGS: &[(&str, &str)] = &[
+    ("cleanup.policy", "log.cleanup.policy"),
+    ("compression.type", "compression.type"),
+    ("delete.retention.ms", "log.cleaner.delete.retention.ms"),
+    ("flush.messages", "log.flush.interval.messages"),
+    ("flush.ms", "log.flush.interval.ms"),
+    ("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"),
+    ("max.message.bytes", "message.max.bytes"),
+    ("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"),
+    ("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"),
+    ("message.timestamp.type", "log.message.timestamp.type"),
+    ("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"),
+    ("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"),
+    ("retention.bytes", "log.retention.bytes"),
+    ("retention.ms", "log.retention.ms"),
+    ("segment.bytes", "log.segment.bytes"),
+    ("segment.ms", "log.roll.ms"),
+];
+
+impl LogConfig {
+    /// `self` (the broker's defaults) overridden by a topic's configs. Keys this log does not
+    /// read are left alone: the controller decides which names are legal.
+    pub fn with_topic_configs(
+        &self,
+        configs: &BTreeMap<String, String>,
+    ) -> Result<LogConfig, InvalidConfig> {
+        let mut c = self.clone();
+        for (key, value) in configs {
+            c.set(key, value)?;
+        }
+        Ok(c)
+    }
+
+    /// Applies one topic-level config (`segment.bytes`, ...). Unknown keys are ignored.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), InvalidConfig> {
+        let bad = |reason: &str| InvalidConfig {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let long = |min: i64| -> Result<i64, InvalidConfig> {
+            let v: i64 = value.trim().parse().map_err(|_| bad("Not a number of type LONG"))?;
+            if v < min {
+                return Err(bad(&format!("Value must be at least {min}")));
+            }
+            Ok(v)
+        };
+        match key {
+            "segment.bytes" => {
+                let v: i32 = value.trim().parse().map_err(|_| bad("Not a number of type INT"))?;
+                if i64::from(v) < defaults::MIN_SEGMENT_BYTES {
+                    return Err(bad(&format!("Value must be at least {}", defaults::MIN_SEGMENT_BYTES)));
+                }
+                self.segment_bytes = i64::from(v);
+            }
+            "segment.ms" => self.segment_ms = long(1)?,
+            "retention.ms" => self.retention_ms = long(-1)?,
+            "retention.bytes" => self.retention_bytes = long(i64::MIN)?,
+            "delete.retention.ms" => self.delete_retention_ms = long(0)?,
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms = long(0)?,
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms = long(1)?,
+            "message.timestamp.before.max.ms" => self.timestamp_before_max_ms = long(0)?,
+            "message.timestamp.after.max.ms" => self.timestamp_after_max_ms = long(0)?,
+            "flush.messages" => self.flush_messages = long(1)?,
+            "flush.ms" => self.flush_ms = long(0)?,
+            "max.message.bytes" => {
+                let v: i32 = value.trim().parse().map_err(|_| bad("Not a number of type INT"))?;
+                if v < 0 {
+                    return Err(bad("Value must be at least 0"));
+                }
+                self.max_message_bytes = v;
+            }
+            "min.cleanable.dirty.ratio" => {
+                let v: f64 = value.trim().parse().map_err(|_| bad("Not a number of type DOUBLE"))?;
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(bad("Value must be between 0 and 1"));
+                }
+                self.min_cleanable_dirty_ratio = v;
+            }
+            "message.timestamp.type" => {
+                self.timestamp_type = match value.trim() {
+                    "CreateTime" => TimestampType::CreateTime,
+                    "LogAppendTime" => TimestampType::LogAppendTime,
+                    _ => return Err(bad("String must be one of: CreateTime, LogAppendTime")),
+                }
+            }
+            "compression.type" => {
+                self.compression = match value.trim() {
+                    "producer" => TopicCompression::Producer,
+                    "uncompressed" => TopicCompression::Codec { codec: Compression::None, level: None },
+                    name => match Compression::from_name(name).filter(|c| *c != Compression::None) {
+                        Some(codec) => TopicCompression::Codec { codec, level: None },
+                        None => return Err(bad("String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer")),
+                    },
+                }
+            }
+            "cleanup.policy" => {
+                let (mut delete, mut compact) = (false, false);
+                for policy in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    match policy {
+                        "delete" => delete = true,
+                        "compact" => compact = true,
+                        _ => return Err(bad("String must be one of: compact, delete")),
+                    }
+                }
+                self.cleanup_delete = delete;
+                self.cleanup_compact = compact;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The value of a topic-level config as DescribeConfigs shows it.
+    pub fn value_of(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "segment.bytes" => self.segment_bytes.to_string(),
+            "segment.ms" => self.segment_ms.to_string(),
+            "retention.ms" => self.retention_ms.to_string(),
+            "retention.bytes" => self.retention_bytes.to_string(),
+            "delete.retention.ms" => self.delete_retention_ms.to_string(),
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms.to_string(),
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms.to_string(),
+            "message.timestamp.before.max.ms" => self.timestamp_before_max_ms.to_string(),
+            "message.timestamp.after.max.ms" => self.timestamp_after_max_ms.to_string(),
+            "flush.messages" => self.flush_messages.to_string(),
+            "flush.ms" => self.flush_ms.to_string(),
+            "max.message.bytes" => self.max_message_bytes.to_string(),
+            "min.cleanable.dirty.ratio" => self.min_cleanable_dirty_ratio.to_string(),
+            "message.timestamp.type" => self.timestamp_type.name().to_owned(),
+            "compression.type" => match self.compression {
+                TopicCompression::Producer => "producer".to_owned(),
+                TopicCompression::Codec { codec: Compression::None, .. } => "uncompressed".to_owned(),
+                TopicCompression::Codec { codec, .. } => codec.name().to_owned(),
+            },
+            "cleanup.policy" => match (self.cleanup_delete, self.cleanup_compact) {
+                (true, true) => "compact,delete".to_owned(),
+                (false, true) => "compact".to_owned(),
+                (true, false) => "delete".to_owned(),
+                (false, false) => String::new(),
+            },
+            _ => return None,
+        })
+    }
+
+    /// What a produced batch is checked against.
+    pub fn validation(&self) -> crate::validate::ValidationConfig {
+        crate::validate::ValidationConfig {
+            max_message_bytes: self.max_message_bytes,
+            timestamp_type: self.timestamp_type,
+            timestamp_before_max_ms: self.timestamp_before_max_ms,
+            timestamp_after_max_ms: self.timestamp_after_max_ms,
+            compacted: self.cleanup_compact,
+            compression: self.compression,
+            segment_bytes: i32::try_from(self.segment_bytes).unwrap_or(i32::MAX),
+            ..crate::validate::ValidationConfig::default()
+        }
+    }
+
+    /// `retention.ms` in effect: Kafka applies time retention only with the delete policy.
+    pub fn time_retention(&self) -> Option<i64> {
+        (self.cleanup_delete && self.retention_ms >= 0).then_some(self.retention_ms)
+    }
+
+    /// `retention.bytes` in effect.
+    pub fn size_retention(&self) -> Option<i64> {
+        (self.cleanup_delete && self.retention_bytes >= 0).then_some(self.retention_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn topic_configs_override_the_broker_defaults() {
+        let broker = LogConfig {
+            retention_ms: 1000,
+            ..LogConfig::default()
+        };
+        let c = broker
+            .with_topic_configs(&configs(&[
+                ("cleanup.policy", "compact"),
+                ("segment.bytes", "1048576"),
+                ("message.timestamp.type", "LogAppendTime"),
+                ("unknown.key", "x"),
+            ]))
+            .unwrap();
+        assert!(c.cleanup_compact && !c.cleanup_delete);
+        assert_eq!(c.segment_bytes, 1_048_576);
+        assert_eq!(c.retention_ms, 1000);
+        assert_eq!(c.timestamp_type, TimestampType::LogAppendTime);
+        assert_eq!(c.time_retention(), None, "no time retention without the delete policy");
+        assert_eq!(c.value_of("cleanup.policy").as_deref(), Some("compact"));
+        assert_eq!(LogConfig::default().max_message_bytes, 1_048_588);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_kafka_wording() {
+        let e = LogConfig::default()
+            .with_topic_configs(&configs(&[("segment.bytes", "10")]))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "Invalid value 10 for configuration segment.bytes: Value must be at least 1048576");
+        let e = LogConfig::default()
+            .with_topic_configs(&configs(&[("cleanup.policy", "keep")]))
+            .unwrap_err();
+        assert_eq!(e.key, "cleanup.policy");
+        assert!(LogConfig::default()
+            .with_topic_configs(&configs(&[("retention.ms", "soon")]))
+            .is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! Partition logs for the data plane: batches validated as Kafka validates them
+//! ([`validate`]), stored exactly as received once their offsets are assigned, in memory or in
+//! segment files ([`Log`]), with idempotent producers' state ([`producer_state`]), retention
+//! and compaction. Knows nothing of sockets or of the coordinator.
+
+pub mod compaction;
+pub mod config;
+pub mod dirs;
+pub mod entry;
+pub mod error;
+mod format;
+pub mod log;
+pub mod producer_state;
+mod scan;
+mod segment;
+pub mod validate;
+
+pub use config::{LogConfig, TimestampType};
+pub use error::{AppendError, ReadError, StorageError};
+pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset};
+pub use segment::Chunk;

@@ -1,0 +1,744 @@
+//! One partition's log: segments in offset order (the last one takes appends), the log start
+//! offset, and the producer state. In memory, or in a directory of segment files.
+//!
+//! With a single replica every appended batch is committed at once, so the high watermark and
+//! the last stable offset (there are no transactions) are both the log end offset.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use tracing::{info, warn};
+
+use crate::config::{LogConfig, TimestampType};
+use crate::entry::BatchEntry;
+use crate::error::{AppendError, ReadError, StorageError};
+use crate::format;
+use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
+use crate::segment::{self, AppendIoError, Chunk, Segment};
+
+/// The checkpoint of a log start offset moved by DeleteRecords (Kafka keeps these in
+/// `log-start-offset-checkpoint`, one file per log dir; one per partition here).
+const LOG_START_FILE: &str = "log-start-offset";
+/// Where compaction has cleaned up to (Kafka's `cleaner-offset-checkpoint`, per log dir there).
+const CLEANER_FILE: &str = "cleaner-offset";
+
+/// A batch that passed validation, about to be appended.
+#[derive(Debug, Clone)]
+pub struct IncomingBatch {
+    /// The whole batch as the producer sent it.
+    pub bytes: Bytes,
+    pub record_count: i32,
+    pub last_offset_delta: i32,
+    /// The max timestamp the stored header carries.
+    pub max_timestamp: i64,
+    /// The timestamp type the stored header carries.
+    pub timestamp_type: TimestampType,
+    /// The stored header's timestamp type or max timestamp differ from the ones sent: they
+    /// are rewritten and the CRC recomputed (Kafka's `setMaxTimestamp`).
+    pub rewrite_timestamps: bool,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub is_control: bool,
+    /// `Some(now)` for a LogAppendTime topic: the answer's LogAppendTime.
+    pub log_append_time: Option<i64>,
+}
+
+impl IncomingBatch {
+    /// The batch as its header describes it (CreateTime kept as sent).
+    pub fn from_batch(bytes: Bytes) -> Result<IncomingBatch, kcoord_records::RecordsError> {
+        let h = kcoord_records::BatchHeader::parse(&bytes)?;
+        Ok(IncomingBatch {
+            record_count: h.record_count,
+            last_offset_delta: h.last_offset_delta,
+            max_timestamp: h.max_timestamp,
+            timestamp_type: h.timestamp_type(),
+            rewrite_timestamps: false,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
+            is_control: h.is_control(),
+            log_append_time: None,
+            bytes,
+        })
+    }
+}
+
+/// A batch as the validator passed it: the header rewrite it decided travels with it.
+impl From<crate::validate::ValidatedBatch> for IncomingBatch {
+    fn from(v: crate::validate::ValidatedBatch) -> Self {
+        IncomingBatch {
+            record_count: v.record_count,
+            last_offset_delta: v.header.last_offset_delta,
+            max_timestamp: v.max_timestamp,
+            timestamp_type: v.timestamp_type,
+            rewrite_timestamps: v.crc_changes,
+            producer_id: v.header.producer_id,
+            producer_epoch: v.header.producer_epoch,
+            base_sequence: v.header.base_sequence,
+            is_control: v.header.is_control(),
+            log_append_time: v.log_append_time,
+            bytes: v.bytes,
+        }
+    }
+}
+
+/// The answer to an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    pub base_offset: i64,
+    pub last_offset: i64,
+    /// The LogAppendTime given to the batch, else -1 (for a duplicate: the original batch's
+    /// timestamp, as Kafka answers).
+    pub log_append_time: i64,
+    pub log_start_offset: i64,
+    /// A retry of a batch already in the log: nothing was appended.
+    pub duplicate: bool,
+}
+
+/// What a read found.
+#[derive(Debug, Clone, Default)]
+pub struct ReadResult {
+    pub chunks: Vec<Chunk>,
+    pub bytes: usize,
+    pub high_watermark: i64,
+    pub log_start_offset: i64,
+}
+
+/// A record found by timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampOffset {
+    pub offset: i64,
+    pub timestamp: i64,
+}
+
+#[derive(Debug)]
+pub struct Log {
+    /// `topic-partition`, for messages.
+    name: String,
+    dir: Option<PathBuf>,
+    config: LogConfig,
+    /// Never empty; the last one is the active segment.
+    segments: Vec<Segment>,
+    log_start_offset: i64,
+    producers: ProducerStates,
+    unflushed_messages: i64,
+    oldest_unflushed_ms: Option<i64>,
+    /// An I/O error left the active segment in doubt: no more appends until a restart, whose
+    /// recovery cuts what is not whole.
+    failed: Option<String>,
+    /// Compaction has cleaned every offset below this.
+    first_dirty: i64,
+    /// The earliest tombstone deadline compaction wrote, to clean again once it has passed.
+    next_tombstone_deadline: Option<i64>,
+}
+
+impl Log {
+    /// An empty log in memory.
+    pub fn in_memory(name: impl Into<String>, config: LogConfig, now_ms: i64) -> Log {
+        Log {
+            name: name.into(),
+            dir: None,
+            config,
+            segments: vec![Segment::in_memory(0, now_ms)],
+            log_start_offset: 0,
+            producers: ProducerStates::default(),
+            unflushed_messages: 0,
+            oldest_unflushed_ms: None,
+            failed: None,
+            first_dirty: 0,
+            next_tombstone_deadline: None,
+        }
+    }
+
+    /// Opens (or creates) the log in `dir`: every segment file, recovering the last ones, and
+    /// the producer state rebuilt from the batch entries.
+    pub fn open(name: impl Into<String>, dir: &Path, config: LogConfig, now_ms: i64, producer_expiration_ms: i64) -> Result<Log, StorageError> {
+        let name = name.into();
+        let io = |e: std::io::Error| StorageError::io(dir, e);
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mut bases = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if let Some(base) = file.strip_suffix(".log").and_then(|b| b.parse::<i64>().ok()) {
+                bases.push(base);
+            } else if file.ends_with(".tmp") || file.ends_with(".cleaned") {
+                segment::remove_if_exists(&path).map_err(io)?;
+            }
+        }
+        bases.sort_unstable();
+        let mut segments: Vec<Segment> = Vec::with_capacity(bases.len() + 1);
+        for (i, base) in bases.iter().enumerate() {
+            let path = dir.join(segment::file_name(*base, "log"));
+            let (seg, dropped) = Segment::open_file(&path, *base, now_ms).map_err(|e| StorageError::io(&path, e))?;
+            if dropped > 0 {
+                warn!(log = %name, segment = %path.display(), dropped_bytes = dropped, "cut a torn or corrupt tail at recovery");
+            }
+            let after_gap = segments.last().is_some_and(|prev| prev.next_offset() > seg.base_offset);
+            if after_gap {
+                warn!(log = %name, segment = %path.display(), "segment overlaps the one before it; deleting it and every later one");
+            }
+            if after_gap || (dropped > 0 && i + 1 < bases.len()) {
+                // What follows a damaged segment was written after data that is gone.
+                let keep = if after_gap { i } else { i + 1 };
+                if !after_gap {
+                    segments.push(seg);
+                }
+                for later in &bases[keep..] {
+                    let p = dir.join(segment::file_name(*later, "log"));
+                    segment::remove_if_exists(&p.with_extension("index")).map_err(io)?;
+                    segment::remove_if_exists(&p).map_err(io)?;
+                }
+                break;
+            }
+            segments.push(seg);
+        }
+        let stored_start = segment::read_small_file(&dir.join(LOG_START_FILE))
+            .map_err(io)?
+            .and_then(|s| s.trim().parse::<i64>().ok());
+        let end = segments.last().map_or(0, Segment::next_offset);
+        let needs_active = segments.last().is_none_or(|s| matches!(&s.store, segment::Store::File(f) if f.sealed));
+        if needs_active {
+            segments.push(Segment::create_file(dir, end, now_ms).map_err(io)?);
+        }
+        let first_base = segments.first().map_or(0, |s| s.base_offset);
+        let log_start_offset = stored_start.unwrap_or(first_base).clamp(first_base, end);
+        let first_dirty = segment::read_small_file(&dir.join(CLEANER_FILE))
+            .map_err(io)?
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .unwrap_or(0);
+        let mut log = Log {
+            name,
+            dir: Some(dir.to_path_buf()),
+            config,
+            segments,
+            log_start_offset,
+            producers: ProducerStates::default(),
+            unflushed_messages: 0,
+            oldest_unflushed_ms: None,
+            failed: None,
+            first_dirty,
+            // Unknown after a restart: the first pass finds any tombstone deadline again.
+            next_tombstone_deadline: Some(i64::MIN),
+        };
+        log.rebuild_producer_state(now_ms, producer_expiration_ms);
+        info!(log = %log.name, segments = log.segments.len(), log_start_offset, log_end_offset = end, producers = log.producers.len(), "loaded log");
+        Ok(log)
+    }
+
+    fn rebuild_producer_state(&mut self, now_ms: i64, expiration_ms: i64) {
+        let mut producers = ProducerStates::default();
+        for e in self.segments.iter().flat_map(|s| &s.entries) {
+            if e.producer_id >= 0 && !e.is_control {
+                let delta = i32::try_from(e.last_offset - e.base_offset).unwrap_or(0);
+                let batch = ProducerBatch {
+                    producer_id: e.producer_id,
+                    epoch: e.producer_epoch,
+                    first_seq: e.base_sequence,
+                    last_seq: last_sequence(e.base_sequence, delta),
+                };
+                producers.update(&batch, e.base_offset, e.last_offset, e.max_timestamp);
+            }
+        }
+        producers.expire(now_ms, expiration_ms);
+        self.producers = producers;
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    pub fn set_config(&mut self, config: LogConfig) {
+        self.config = config;
+    }
+
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The next offset to be assigned; also the high watermark and last stable offset.
+    pub fn log_end_offset(&self) -> i64 {
+        self.active().next_offset()
+    }
+
+    pub fn high_watermark(&self) -> i64 {
+        self.log_end_offset()
+    }
+
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+
+    /// Bytes stored in all segments.
+    pub fn size(&self) -> u64 {
+        self.segments.iter().map(|s| s.size).sum()
+    }
+
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
+    pub fn producers(&self) -> &ProducerStates {
+        &self.producers
+    }
+
+    fn active(&self) -> &Segment {
+        // `segments` is never empty: every constructor and every deletion keeps one.
+        &self.segments[self.segments.len() - 1]
+    }
+
+    fn active_mut(&mut self) -> &mut Segment {
+        let last = self.segments.len() - 1;
+        &mut self.segments[last]
+    }
+
+    /// Appends one validated batch at the log end, unless it is a retry of one already there.
+    pub fn append(&mut self, batch: &IncomingBatch, leader_epoch: i32, now_ms: i64) -> Result<Appended, AppendError> {
+        if let Some(reason) = &self.failed {
+            return Err(AppendError::Storage(reason.clone()));
+        }
+        let producer = (batch.producer_id >= 0 && !batch.is_control).then(|| ProducerBatch {
+            producer_id: batch.producer_id,
+            epoch: batch.producer_epoch,
+            first_seq: batch.base_sequence,
+            last_seq: last_sequence(batch.base_sequence, batch.last_offset_delta),
+        });
+        if let Some(p) = &producer {
+            if let Some(dup) = self.producers.duplicate_of(p) {
+                return Ok(Appended {
+                    base_offset: dup.first_offset,
+                    last_offset: dup.last_offset,
+                    log_append_time: dup.timestamp,
+                    log_start_offset: self.log_start_offset,
+                    duplicate: true,
+                });
+            }
+            self.producers.check(p, self.log_end_offset(), &self.name)?;
+        }
+        let size = batch.bytes.len();
+        self.maybe_roll(size, batch.max_timestamp, now_ms)?;
+        let base_offset = self.log_end_offset();
+        let last_offset = base_offset + i64::from(batch.last_offset_delta);
+        let max_timestamp = batch.max_timestamp;
+        let entry = BatchEntry {
+            base_offset,
+            last_offset,
+            position: 0,
+            size: 0,
+            max_timestamp,
+            producer_id: batch.producer_id,
+            producer_epoch: batch.producer_epoch,
+            base_sequence: batch.base_sequence,
+            is_control: batch.is_control,
+        };
+        let (head, body) = batch.bytes.split_at(format::HEADER_LEN.min(size));
+        let mut header = [0u8; format::HEADER_LEN];
+        let header = &mut header[..head.len()];
+        header.copy_from_slice(head);
+        format::assign_offsets(header, base_offset, leader_epoch);
+        if batch.rewrite_timestamps {
+            format::set_timestamps(header, body, batch.timestamp_type, batch.max_timestamp);
+        }
+        let written = self.active_mut().append(header, body, entry);
+        match written {
+            Ok(()) => {}
+            Err(AppendIoError::Undone(e)) => {
+                warn!(log = %self.name, error = %e, "append failed; nothing was written");
+                return Err(AppendError::Storage(e.to_string()));
+            }
+            Err(AppendIoError::Damaged { write, cut }) => {
+                let reason = format!("write failed ({write}) and the partial batch could not be cut ({cut})");
+                warn!(log = %self.name, %reason, "log refuses appends until restart");
+                self.failed = Some(reason.clone());
+                return Err(AppendError::Storage(reason));
+            }
+        }
+        if let Some(p) = &producer {
+            self.producers.update(p, base_offset, last_offset, max_timestamp);
+        }
+        self.unflushed_messages += i64::from(batch.record_count.max(1));
+        self.oldest_unflushed_ms.get_or_insert(now_ms);
+        if self.unflushed_messages >= self.config.flush_messages {
+            self.flush().map_err(|e| AppendError::Storage(e.to_string()))?;
+        }
+        Ok(Appended {
+            base_offset,
+            last_offset,
+            log_append_time: batch.log_append_time.unwrap_or(-1),
+            log_start_offset: self.log_start_offset,
+            duplicate: false,
+        })
+    }
+
+    /// Kafka's `LogSegment.shouldRoll`: the active segment is full, old enough (by the first
+    /// batch's timestamp, else its creation), or would overflow 32-bit relative offsets.
+    fn maybe_roll(&mut self, incoming: usize, incoming_max_timestamp: i64, now_ms: i64) -> Result<(), AppendError> {
+        let active = self.active();
+        if active.is_empty() {
+            return Ok(());
+        }
+        let full = active.size + incoming as u64 > self.config.segment_bytes.max(0) as u64;
+        let waited = match active.entries.first().map(|e| e.max_timestamp) {
+            Some(first) if first >= 0 => incoming_max_timestamp.saturating_sub(first),
+            _ => now_ms.saturating_sub(active.created_ms),
+        };
+        let old = waited > self.config.segment_ms;
+        let overflow = self.log_end_offset() - active.base_offset > i64::from(i32::MAX) - 1_000_000;
+        if full || old || overflow {
+            self.roll(now_ms).map_err(|e| AppendError::Storage(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Seals the active segment and starts a new one at the log end.
+    pub fn roll(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        let base = self.log_end_offset();
+        let next = match &self.dir {
+            None => Segment::in_memory(base, now_ms),
+            Some(dir) => Segment::create_file(dir, base, now_ms).map_err(|e| StorageError::io(dir, e))?,
+        };
+        if let Err(e) = self.active_mut().seal() {
+            segment::remove_if_exists(next.path().unwrap_or(Path::new(""))).ok();
+            return Err(StorageError::io(self.dir.as_deref().unwrap_or(Path::new("")), e));
+        }
+        self.segments.push(next);
+        self.unflushed_messages = 0;
+        self.oldest_unflushed_ms = None;
+        Ok(())
+    }
+
+    /// fsyncs the active segment (sealed segments were synced when sealed).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if self.unflushed_messages > 0 {
+            self.active().flush()?;
+            self.unflushed_messages = 0;
+            self.oldest_unflushed_ms = None;
+        }
+        Ok(())
+    }
+
+    /// Flushes if the oldest unflushed append is `flush.ms` old.
+    pub fn flush_if_due(&mut self, now_ms: i64) -> std::io::Result<bool> {
+        match self.oldest_unflushed_ms {
+            Some(since) if now_ms.saturating_sub(since) >= self.config.flush_ms => {
+                self.flush()?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Batches from the one holding `offset` on, up to `max_bytes`; with `min_one_batch` the
+    /// first batch is returned whole even if it alone is larger (Kafka's "at least one
+    /// batch", so a consumer can always make progress).
+    pub fn read(&self, offset: i64, max_bytes: usize, min_one_batch: bool) -> Result<ReadResult, ReadError> {
+        let end = self.log_end_offset();
+        if offset < self.log_start_offset || offset > end {
+            return Err(ReadError::OffsetOutOfRange {
+                offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: end,
+            });
+        }
+        let mut result = ReadResult {
+            high_watermark: end,
+            log_start_offset: self.log_start_offset,
+            ..ReadResult::default()
+        };
+        let mut seg = self.segment_index_for(offset);
+        let mut first = true;
+        while seg < self.segments.len() {
+            let s = &self.segments[seg];
+            let mut from = s.entries.partition_point(|e| e.last_offset < offset);
+            if !first {
+                from = 0;
+            }
+            let mut to = from;
+            while to < s.entries.len() {
+                let size = s.entries[to].size as usize;
+                let fits = result.bytes + size <= max_bytes;
+                let first_of_read = min_one_batch && result.bytes == 0;
+                if !(fits || first_of_read) {
+                    s.chunks(from, to, &mut result.chunks);
+                    return Ok(result);
+                }
+                result.bytes += size;
+                to += 1;
+            }
+            s.chunks(from, to, &mut result.chunks);
+            first = false;
+            seg += 1;
+        }
+        Ok(result)
+    }
+
+    /// The index of the segment that holds `offset` (or the first after it).
+    fn segment_index_for(&self, offset: i64) -> usize {
+        self.segments
+            .partition_point(|s| s.base_offset <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The first record at or after the log start whose timestamp is at least `timestamp`
+    /// (Kafka's `fetchOffsetByTimestamp`); `None` when there is none.
+    pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<TimestampOffset>, StorageError> {
+        for s in &self.segments {
+            for (i, e) in s.entries.iter().enumerate() {
+                if e.max_timestamp < timestamp || e.last_offset < self.log_start_offset {
+                    continue;
+                }
+                let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
+                let found = format::first_record_at_or_after(&bytes, timestamp, self.log_start_offset)
+                    .map_err(|reason| StorageError::Corrupt { log: self.name.clone(), reason })?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The record with the largest timestamp (the first of them), Kafka's MAX_TIMESTAMP.
+    pub fn max_timestamp_offset(&self) -> Result<Option<TimestampOffset>, StorageError> {
+        let mut best: Option<(usize, usize, i64)> = None;
+        for (si, s) in self.segments.iter().enumerate() {
+            for (i, e) in s.entries.iter().enumerate() {
+                if e.last_offset >= self.log_start_offset && best.is_none_or(|(_, _, ts)| e.max_timestamp > ts) {
+                    best = Some((si, i, e.max_timestamp));
+                }
+            }
+        }
+        let Some((si, i, ts)) = best else { return Ok(None) };
+        let bytes = self.segments[si].batch_bytes(i).map_err(|err| self.io_error(err))?;
+        format::first_record_at_or_after(&bytes, ts, self.log_start_offset)
+            .map_err(|reason| StorageError::Corrupt { log: self.name.clone(), reason })
+    }
+
+    fn io_error(&self, e: std::io::Error) -> StorageError {
+        StorageError::io(self.dir.as_deref().unwrap_or(Path::new("memory")), e)
+    }
+
+    /// DeleteRecords: moves the log start offset to `offset` (at most the high watermark) and
+    /// drops the segments wholly below it. Returns the new log start offset.
+    pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, ReadError> {
+        let end = self.log_end_offset();
+        if offset < 0 || offset > end {
+            return Err(ReadError::OffsetOutOfRange {
+                offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: end,
+            });
+        }
+        if offset > self.log_start_offset {
+            self.log_start_offset = offset;
+            if let Some(dir) = &self.dir {
+                if let Err(e) = segment::write_small_file(&dir.join(LOG_START_FILE), &offset.to_string()) {
+                    warn!(log = %self.name, error = %e, "could not record the new log start offset");
+                }
+            }
+            self.delete_segments_below_log_start();
+        }
+        Ok(self.log_start_offset)
+    }
+
+    fn delete_segments_below_log_start(&mut self) {
+        let start = self.log_start_offset;
+        self.delete_oldest_while(|s, next| next.is_some_and(|n| n.base_offset <= start) || (next.is_none() && !s.is_empty() && s.next_offset() <= start), "log start offset");
+    }
+
+    /// Deletes segments from the oldest on while `doomed(segment, next)` holds. The active
+    /// segment is deleted only when non-empty; a new empty one at the log end replaces it.
+    /// Returns how many were deleted.
+    fn delete_oldest_while(&mut self, mut doomed: impl FnMut(&Segment, Option<&Segment>) -> bool, reason: &str) -> usize {
+        let mut count = 0;
+        while count < self.segments.len() {
+            let s = &self.segments[count];
+            let next = self.segments.get(count + 1);
+            if (next.is_none() && s.is_empty()) || !doomed(s, next) {
+                break;
+            }
+            count += 1;
+        }
+        if count == 0 {
+            return 0;
+        }
+        if count == self.segments.len() {
+            let now = self.active().created_ms.max(0);
+            if let Err(e) = self.roll(now) {
+                warn!(log = %self.name, error = %e, "could not roll before deleting every segment");
+                count -= 1;
+                if count == 0 {
+                    return 0;
+                }
+            }
+        }
+        for s in self.segments.drain(..count) {
+            if let Err(e) = s.delete_files() {
+                warn!(log = %self.name, error = %e, "could not delete a segment file");
+            }
+        }
+        let first_base = self.segments.first().map_or(0, |s| s.base_offset);
+        self.log_start_offset = self.log_start_offset.max(first_base);
+        info!(log = %self.name, deleted = count, reason, log_start_offset = self.log_start_offset, "deleted segments");
+        count
+    }
+
+    /// Retention (Kafka's `deleteOldSegments`): with the delete policy, segments whose newest
+    /// record is older than `retention.ms`, then the oldest segments while the log is larger
+    /// than `retention.bytes` without them. Returns how many segments were deleted.
+    pub fn apply_retention(&mut self, now_ms: i64) -> usize {
+        let mut deleted = 0;
+        if let Some(ms) = self.config.time_retention() {
+            deleted += self.delete_oldest_while(|s, _| now_ms.saturating_sub(s.max_timestamp()) > ms, "retention.ms");
+        }
+        if let Some(limit) = self.config.size_retention() {
+            let mut excess = self.size() as i64 - limit;
+            deleted += self.delete_oldest_while(
+                |s, _| {
+                    let doomed = excess - s.size as i64 >= 0;
+                    if doomed {
+                        excess -= s.size as i64;
+                    }
+                    doomed
+                },
+                "retention.bytes",
+            );
+        }
+        deleted
+    }
+
+    /// Forgets producers idle for `expiration_ms`.
+    pub fn expire_producers(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        self.producers.expire(now_ms, expiration_ms)
+    }
+
+    /// One compaction pass (`compaction.rs`), when the log is due: the sealed segments older
+    /// than `min.compaction.lag.ms` are cleanable, and the pass runs when their dirty part is
+    /// more than `min.cleanable.dirty.ratio` of them, when `max.compaction.lag.ms` is overdue,
+    /// or when a tombstone deadline has passed.
+    pub fn compact(&mut self, now_ms: i64) -> Result<crate::compaction::CompactionStats, StorageError> {
+        use crate::compaction::{self, CompactionStats, Pass, Rewritten};
+        let mut stats = CompactionStats::default();
+        if !self.config.cleanup_compact || self.failed.is_some() {
+            return Ok(stats);
+        }
+        let active = self.segments.len() - 1;
+        let lag = self.config.min_compaction_lag_ms;
+        let end = self.segments[..active]
+            .iter()
+            .position(|s| lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
+            .unwrap_or(active);
+        if end == 0 {
+            return Ok(stats);
+        }
+        let first_dirty = self.first_dirty.max(self.log_start_offset);
+        let (mut clean, mut dirty) = (0u64, 0u64);
+        for s in &self.segments[..end] {
+            if s.next_offset() <= first_dirty {
+                clean += s.size;
+            } else {
+                dirty += s.size;
+            }
+        }
+        let ratio = if clean + dirty == 0 { 0.0 } else { dirty as f64 / (clean + dirty) as f64 };
+        let overdue = self.segments[..end]
+            .iter()
+            .find(|s| s.next_offset() > first_dirty)
+            .and_then(|s| s.entries.first())
+            .is_some_and(|e| e.max_timestamp >= 0 && now_ms.saturating_sub(e.max_timestamp) > self.config.max_compaction_lag_ms);
+        let deadline_passed = self.next_tombstone_deadline.is_some_and(|d| now_ms >= d);
+        if !(dirty > 0 && (ratio > self.config.min_cleanable_dirty_ratio || overdue)) && !deadline_passed {
+            return Ok(stats);
+        }
+        let (keys, map_end) = compaction::key_map(&self.segments[..end], first_dirty)?;
+        let producers = self.producers.clone();
+        let last_offsets = move |pid: i64| producers.last_offset_of(pid);
+        let pass = Pass {
+            now_ms,
+            delete_retention_ms: self.config.delete_retention_ms,
+            producer_last_offsets: &last_offsets,
+            high_watermark: self.log_end_offset(),
+        };
+        let mut deadline: Option<i64> = None;
+        for si in 0..end {
+            let s = &self.segments[si];
+            let mut kept: Vec<(Bytes, BatchEntry)> = Vec::with_capacity(s.entries.len());
+            let mut changed = false;
+            for (i, e) in s.entries.iter().enumerate() {
+                let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
+                let batch = kcoord_records::RecordBatch::parse(bytes.clone())
+                    .map_err(|err| StorageError::Corrupt { log: self.name.clone(), reason: err.to_string() })?;
+                let (fate, removed, horizon) = compaction::rewrite_batch(&batch, e, &keys, map_end, &pass)?;
+                stats.removed_records += removed;
+                if let Some(h) = horizon {
+                    deadline = Some(deadline.map_or(h, |d| d.min(h)));
+                }
+                match fate {
+                    Rewritten::Same => kept.push((bytes, *e)),
+                    Rewritten::New(b) => {
+                        changed = true;
+                        let h = kcoord_records::BatchHeader::parse(&b)
+                            .map_err(|err| StorageError::Corrupt { log: self.name.clone(), reason: err.to_string() })?;
+                        kept.push((b, crate::scan::entry_of(&h, 0, 0)));
+                    }
+                    Rewritten::Dropped => changed = true,
+                }
+            }
+            if changed {
+                stats.bytes_before += s.size;
+                let replaced = self.replace_segment(si, kept)?;
+                stats.bytes_after += replaced;
+                stats.segments_rewritten += 1;
+            }
+        }
+        self.first_dirty = map_end;
+        self.next_tombstone_deadline = deadline;
+        if let Some(dir) = &self.dir {
+            if let Err(e) = segment::write_small_file(&dir.join(CLEANER_FILE), &map_end.to_string()) {
+                warn!(log = %self.name, error = %e, "could not record how far compaction got");
+            }
+        }
+        if stats.segments_rewritten > 0 {
+            info!(log = %self.name, segments = stats.segments_rewritten, removed_records = stats.removed_records, bytes_before = stats.bytes_before, bytes_after = stats.bytes_after, "compacted");
+        }
+        Ok(stats)
+    }
+
+    /// Replaces sealed segment `index` by these batches (same base offset); returns its size.
+    fn replace_segment(&mut self, index: usize, batches: Vec<(Bytes, BatchEntry)>) -> Result<u64, StorageError> {
+        let old = &self.segments[index];
+        let base = old.base_offset;
+        let created_ms = old.created_ms;
+        let mut next = match (&self.dir, &old.store) {
+            (Some(dir), segment::Store::File(_)) => {
+                let tmp = dir.join(segment::file_name(base, "cleaned"));
+                Segment::create_file_at(&tmp, base, created_ms).map_err(|e| StorageError::io(&tmp, e))?
+            }
+            _ => Segment::in_memory(base, created_ms),
+        };
+        for (bytes, entry) in &batches {
+            next.append(bytes, &[], *entry).map_err(|e| match e {
+                AppendIoError::Undone(e) | AppendIoError::Damaged { write: e, .. } => self.io_error(e),
+            })?;
+        }
+        if let Some(old_path) = self.segments[index].path().map(Path::to_path_buf) {
+            next.install_as(&old_path).map_err(|e| StorageError::io(&old_path, e))?;
+        }
+        let size = next.size;
+        self.segments[index] = next;
+        Ok(size)
+    }
+
+    /// Deletes every file of this log (the topic was deleted).
+    pub fn delete(self) -> Result<(), StorageError> {
+        if let Some(dir) = &self.dir {
+            std::fs::remove_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+        }
+        Ok(())
+    }
+}
