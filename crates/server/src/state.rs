@@ -63,6 +63,7 @@ pub struct ServerState {
 pub struct Background {
     controller: Controller,
     shards: ShardTasks,
+    partitions: Arc<Partitions>,
 }
 
 impl Background {
@@ -79,6 +80,7 @@ impl Background {
     ) -> Vec<tokio::task::JoinHandle<()>> {
         let mut tasks = self.shards.spawn(stop);
         tasks.push(self.controller.spawn(stop));
+        tasks.push(crate::partitions::maintenance::spawn(self.partitions, stop));
         tasks
     }
 }
@@ -136,11 +138,13 @@ impl ServerState {
             producer_ids: ProducerIds::default(),
             fetch_sessions,
         };
+        let partitions = Arc::clone(&state.partitions);
         (
             state,
             Background {
                 controller: controller_task,
                 shards,
+                partitions,
             },
         )
     }
