@@ -128,13 +128,20 @@ async fn run(config: Config) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// SIGINT and SIGTERM.
+/// SIGINT and SIGTERM; and SIGXFSZ, caught so that a write past the file size limit fails
+/// with EFBIG (answered KAFKA_STORAGE_ERROR) instead of killing the daemon.
 struct Signals {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
+    #[cfg(target_os = "linux")]
+    _file_size: tokio::signal::unix::Signal,
 }
+
+/// Linux's SIGXFSZ.
+#[cfg(target_os = "linux")]
+const SIGXFSZ: i32 = 25;
 
 impl Signals {
     fn new() -> std::io::Result<Signals> {
@@ -144,6 +151,8 @@ impl Signals {
             Ok(Signals {
                 interrupt: signal(SignalKind::interrupt())?,
                 terminate: signal(SignalKind::terminate())?,
+                #[cfg(target_os = "linux")]
+                _file_size: signal(SignalKind::from_raw(SIGXFSZ))?,
             })
         }
         #[cfg(not(unix))]

@@ -126,6 +126,42 @@ pub const TOPIC_CONFIGS: &[(&str, &str)] = &[
     ("segment.ms", "log.roll.ms"),
 ];
 
+/// Kafka 4.4's other topic configs: accepted at CreateTopics and listed by DescribeConfigs,
+/// with no effect on a single node without tiered storage (README, "Topic configs").
+pub const OTHER_TOPIC_CONFIGS: &[(&str, &str)] = &[
+    ("compression.gzip.level", "-1"),
+    ("compression.lz4.level", "9"),
+    ("compression.zstd.level", "3"),
+    ("file.delete.delay.ms", "60000"),
+    ("follower.replication.throttled.replicas", ""),
+    ("index.interval.bytes", "4096"),
+    ("leader.replication.throttled.replicas", ""),
+    ("local.retention.bytes", "-2"),
+    ("local.retention.ms", "-2"),
+    ("message.downconversion.enable", "true"),
+    ("min.insync.replicas", "1"),
+    ("preallocate", "false"),
+    ("remote.log.copy.disable", "false"),
+    ("remote.log.delete.on.disable", "false"),
+    ("remote.storage.enable", "false"),
+    ("segment.index.bytes", "10485760"),
+    ("segment.jitter.ms", "0"),
+    ("unclean.leader.election.enable", "false"),
+];
+
+/// Whether Kafka knows `name` as a topic config.
+pub fn is_topic_config(name: &str) -> bool {
+    TOPIC_CONFIGS.iter().chain(OTHER_TOPIC_CONFIGS).any(|(k, _)| *k == name)
+}
+
+/// Kafka's check of one topic config at CreateTopics: a known name and a value of its type.
+pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
+    if !is_topic_config(name) {
+        return Err(format!("Unknown topic config name: {name}"));
+    }
+    LogConfig::default().set(name, value).map_err(|e| e.to_string())
+}
+
 impl LogConfig {
     /// `self` (the broker's defaults) overridden by a topic's configs. Keys this log does not
     /// read are left alone: the controller decides which names are legal.
@@ -306,6 +342,14 @@ mod tests {
         assert_eq!(c.time_retention(), None, "no time retention without the delete policy");
         assert_eq!(c.value_of("cleanup.policy").as_deref(), Some("compact"));
         assert_eq!(LogConfig::default().max_message_bytes, 1_048_588);
+    }
+
+    #[test]
+    fn create_topics_checks_names_and_values() {
+        assert_eq!(validate_topic_config("retention.ms", "-1"), Ok(()));
+        assert_eq!(validate_topic_config("min.insync.replicas", "2"), Ok(()), "known, without effect here");
+        assert_eq!(validate_topic_config("retention.mss", "1").unwrap_err(), "Unknown topic config name: retention.mss");
+        assert!(validate_topic_config("segment.ms", "0").is_err());
     }
 
     #[test]

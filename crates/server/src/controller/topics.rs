@@ -214,6 +214,10 @@ fn create_topic(
         .iter()
         .filter_map(|c| c.value.as_deref().map(|v| (c.name.as_str(), v)))
         .collect();
+    for (name, value) in &configs {
+        kcoord_storage::config::validate_topic_config(name, value)
+            .map_err(|message| error(ErrorCode::INVALID_CONFIG, message))?;
+    }
 
     let (num_partitions, replication_factor) = placement(defaults, topic)?;
 

@@ -41,6 +41,7 @@ pub const GROUP: i8 = 32;
 /// `ConfigEntry.ConfigSource` ids.
 pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
 pub const STATIC_BROKER_CONFIG: i8 = 4;
+pub const DEFAULT_CONFIG: i8 = 5;
 
 pub fn handle(
     ctx: &RequestContext<'_>,
@@ -136,20 +137,73 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
     let Some(topic) = topics.get(name) else {
         return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None));
     };
-    Ok(topic
-        .configs
-        .iter()
-        .filter(|(key, _)| is_requested(resource, key))
-        .map(|(key, value)| {
-            entry(
-                key,
-                Some(value.clone()),
-                DYNAMIC_TOPIC_CONFIG,
-                false,
-                synonyms,
-            )
+    Ok(topic_configs(ctx, &topic.configs)
+        .into_iter()
+        .filter(|c| is_requested(resource, &c.name))
+        .map(|c| {
+            let mut e = entry(&c.name, Some(c.value), c.source, false, false);
+            e.config_type = c.config_type;
+            if synonyms {
+                e.synonyms = c
+                    .synonyms
+                    .into_iter()
+                    .map(|(name, value, source)| DescribeConfigsSynonym { name, value: Some(value), source, ..Default::default() })
+                    .collect();
+            }
+            e
         })
         .collect())
+}
+
+/// One topic config as DescribeConfigs shows it.
+struct TopicConfigEntry {
+    name: String,
+    value: String,
+    source: i8,
+    config_type: i8,
+    synonyms: Vec<(String, String, i8)>,
+}
+
+/// Every topic config Kafka 4.4 lists, by name: the topic's own value (DYNAMIC_TOPIC_CONFIG),
+/// else the broker's (STATIC_BROKER_CONFIG when the config file changed Kafka's default),
+/// else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them, topic first.
+fn topic_configs(ctx: &RequestContext<'_>, set: &std::collections::BTreeMap<String, String>) -> Vec<TopicConfigEntry> {
+    use kcoord_storage::config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
+    let broker = &ctx.server.config.log.defaults;
+    let kafka = kcoord_storage::LogConfig::default();
+    let mut out: Vec<TopicConfigEntry> = Vec::new();
+    let ours = TOPIC_CONFIGS.iter().map(|(name, broker_key)| {
+        let broker_value = broker.value_of(name).unwrap_or_default();
+        let source = if broker.value_of(name) == kafka.value_of(name) { DEFAULT_CONFIG } else { STATIC_BROKER_CONFIG };
+        (*name, broker_key.to_string(), broker_value, source)
+    });
+    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| (*name, (*name).to_owned(), (*default).to_owned(), DEFAULT_CONFIG));
+    for (name, broker_key, broker_value, broker_source) in ours.chain(others) {
+        let mut synonyms = Vec::new();
+        if let Some(v) = set.get(name) {
+            synonyms.push((name.to_owned(), v.clone(), DYNAMIC_TOPIC_CONFIG));
+        }
+        synonyms.push((broker_key, broker_value.clone(), broker_source));
+        let (value, source) = match set.get(name) {
+            Some(v) => (v.clone(), DYNAMIC_TOPIC_CONFIG),
+            None => (broker_value, broker_source),
+        };
+        out.push(TopicConfigEntry { name: name.to_owned(), value, source, config_type: config_type(name), synonyms });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Kafka's `ConfigDef.Type` ids: BOOLEAN 1, STRING 2, INT 3, LONG 5, DOUBLE 6, LIST 7.
+fn config_type(name: &str) -> i8 {
+    match name {
+        "preallocate" | "unclean.leader.election.enable" | "remote.storage.enable" | "remote.log.copy.disable" | "remote.log.delete.on.disable" | "message.downconversion.enable" => 1,
+        "compression.type" | "message.timestamp.type" => 2,
+        "segment.bytes" | "max.message.bytes" | "index.interval.bytes" | "segment.index.bytes" | "min.insync.replicas" | "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level" => 3,
+        "min.cleanable.dirty.ratio" => 6,
+        "cleanup.policy" | "follower.replication.throttled.replicas" | "leader.replication.throttled.replicas" => 7,
+        _ => 5,
+    }
 }
 
 fn is_requested(resource: &DescribeConfigsResource, key: &str) -> bool {
@@ -359,7 +413,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn topic_configs_are_the_ones_it_was_created_with() {
+    async fn topic_configs_list_every_config_with_its_source() {
         use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
         let node = running("");
         let created = node
@@ -383,17 +437,24 @@ mod tests {
             .unwrap();
         assert_eq!(created[0].error_code, 0);
         let resp = call(&node.state, vec![resource(TOPIC, "orders", None)], true, 4);
-        let c = &resp.results[0].configs[0];
+        let configs = &resp.results[0].configs;
+        let c = configs.iter().find(|c| c.name == "retention.ms").unwrap();
         assert_eq!(
             (
-                c.name.as_str(),
                 c.value.as_deref(),
                 c.config_source,
                 c.read_only,
-                c.synonyms.len()
+                c.synonyms.len(),
+                c.config_type
             ),
-            ("retention.ms", Some("1000"), DYNAMIC_TOPIC_CONFIG, false, 1)
+            (Some("1000"), DYNAMIC_TOPIC_CONFIG, false, 2, 5)
         );
+        assert_eq!(c.synonyms[1].name, "log.retention.ms");
+        // Every other config comes with its default, as Kafka lists them.
+        let segment = configs.iter().find(|c| c.name == "segment.bytes").unwrap();
+        assert_eq!((segment.value.as_deref(), segment.config_source), (Some("1073741824"), DEFAULT_CONFIG));
+        assert!(configs.iter().any(|c| c.name == "min.insync.replicas"));
+        assert!(configs.len() > 30, "{}", configs.len());
     }
 
     #[test]

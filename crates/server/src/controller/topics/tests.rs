@@ -145,9 +145,20 @@ fn per_topic_errors_with_kafka_messages() {
             ..Default::default()
         },
     ];
+    let config = |name: &str, key: &str, value: &str| {
+        let mut t = topic(name, 1, 1);
+        t.configs = vec![CreatableTopicConfig {
+            name: key.into(),
+            value: Some(value.into()),
+            ..Default::default()
+        }];
+        t
+    };
     let results = create(
         &mut store,
         vec![
+            config("unknown-cfg", "retention.mss", "1"),
+            config("bad-cfg", "segment.bytes", "10"),
             topic("exists", 1, 1),
             topic("bad name", 1, 1),
             topic("a.b", 1, 1),
@@ -166,6 +177,8 @@ fn per_topic_errors_with_kafka_messages() {
     assert_eq!(
         codes(&results),
         vec![
+            ("unknown-cfg", 40, Some("Unknown topic config name: retention.mss")),
+            ("bad-cfg", 40, Some("Invalid value 10 for configuration segment.bytes: Value must be at least 1048576")),
             ("exists", 36, Some("Topic 'exists' already exists.")),
             ("bad name", 17, Some("Topic name is invalid: 'bad name' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")),
             ("a.b", 17, Some("Topic 'a.b' collides with existing topic: a_b")),
