@@ -1,4 +1,4 @@
-//! Two command-line tools on top of `kcoord-client`:
+//! Command-line tools on top of `kcoord-client`:
 //!
 //! - `kcoord-admin` ([`admin`]): `brokers --register` registers a broker described by a
 //!   `server.properties` file with a controller and heartbeats for it (KIP-1326, the static
@@ -7,8 +7,14 @@
 //! - `kafka-topics` ([`topics`]): Kafka's tool, `--list [--exclude-internal] [--topic REGEX]`,
 //!   which lists with ListTopics (KIP-142) when the server offers it and with Metadata
 //!   otherwise.
+//! - `kafka-console-producer` ([`console_producer`]) and `kafka-console-consumer`
+//!   ([`console_consumer`]): Kafka's console tools, lines from stdin as records and records
+//!   to stdout, with the client's `Producer` and `Consumer` (no consumer group).
 
 pub mod admin;
+mod console;
+pub mod console_consumer;
+pub mod console_producer;
 pub mod table;
 pub mod topics;
 

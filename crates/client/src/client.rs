@@ -183,8 +183,21 @@ impl Client {
     }
 
     /// Metadata for `topics`, or for every topic when `None`. Never asks the server to create
-    /// topics. Per-topic errors are left in the response for the caller.
+    /// topics (from v4; before v4 every Metadata request allows it). Per-topic errors are left in
+    /// the response for the caller.
     pub async fn metadata(&self, topics: Option<Vec<String>>) -> Result<MetadataResponse, ClientError> {
+        self.metadata_request(topics, false).await
+    }
+
+    /// Metadata for `topics`, asking the server to create the unknown ones
+    /// (AllowAutoTopicCreation), as a Kafka producer asks. A server creates them only when its
+    /// `auto.create.topics.enable` is true, and, like Kafka 4.4, still answers
+    /// UNKNOWN_TOPIC_OR_PARTITION for them in this response: the next Metadata shows them.
+    pub async fn metadata_allowing_auto_create(&self, topics: Vec<String>) -> Result<MetadataResponse, ClientError> {
+        self.metadata_request(Some(topics), true).await
+    }
+
+    async fn metadata_request(&self, topics: Option<Vec<String>>, allow_auto_topic_creation: bool) -> Result<MetadataResponse, ClientError> {
         let conn = &self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<MetadataRequest>().await?;
         let topics = match topics {
@@ -195,8 +208,8 @@ impl Client {
         };
         let request = MetadataRequest {
             topics,
-            // The field exists from v4; before that it must keep its default.
-            allow_auto_topic_creation: version < 4,
+            // The field exists from v4; before that it must keep its default (true).
+            allow_auto_topic_creation: allow_auto_topic_creation || version < 4,
             ..Default::default()
         };
         let response = conn.send(request, version).await?;

@@ -18,7 +18,7 @@ use tracing::debug;
 
 use crate::config::ClientConfig;
 use crate::error::{api_name, ClientError};
-use crate::inflight::{read_responses, write_requests, InFlight, Waiter};
+use crate::inflight::{read_responses, write_requests, InFlight, Outgoing, Waiter};
 use crate::versions::{decode_api_versions, decode_exact, next_step, Negotiation, ServerVersions};
 
 /// Sent in ApiVersions v3+ (KIP-511); Kafka requires `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
@@ -40,7 +40,7 @@ struct Inner {
     addr: String,
     config: ClientConfig,
     inflight: Arc<InFlight>,
-    queue: mpsc::Sender<Bytes>,
+    queue: mpsc::Sender<Outgoing>,
     next_correlation_id: AtomicI32,
     server_versions: RwLock<Option<Arc<ServerVersions>>>,
     tasks: [AbortHandle; 2],
@@ -206,30 +206,62 @@ impl Connection {
     }
 
     async fn send_for_body<R: Request>(&self, req: R, version: i16, timeout: Duration) -> Result<Bytes, ClientError> {
-        if !contains(R::VERSIONS, version) {
-            return Err(ClientError::UnsupportedVersion {
-                api: R::KEY,
-                requested: Some(version),
-                client: R::VERSIONS,
-                server: self.server_versions().and_then(|v| v.range(R::KEY)),
-            });
-        }
+        self.check_version::<R>(version)?;
         let headers = (R::header_version(version), <R::Response as HeaderVersion>::header_version(version));
         self.round_trip(R::KEY, version, headers, |buf| req.encode(buf, version), timeout).await
     }
 
-    /// Frames and queues one request, then waits for the body of its response.
-    ///
-    /// On timeout the request is forgotten and the connection kept: a late response is
-    /// recognised by its correlation id and dropped.
-    async fn round_trip<E: Display>(
+    /// Sends `req` at `version` without waiting for a response, for the one request Kafka
+    /// servers never answer: Produce with acks=0. Returns once the frame has been written to
+    /// the socket (Kafka's clients likewise complete such a send once it is written), within
+    /// the request timeout; nothing is registered for its correlation id, so an answer, should
+    /// one come, is dropped.
+    /// A server that refuses such a request closes the connection, which fails later requests
+    /// on it with [`ClientError::ConnectionClosed`].
+    pub async fn send_no_response<R: Request>(&self, req: R, version: i16) -> Result<(), ClientError> {
+        self.check_version::<R>(version)?;
+        let inner = &*self.inner;
+        let request_header_version = R::header_version(version);
+        let (correlation_id, frame) = self.frame(R::KEY, version, request_header_version, |buf| req.encode(buf, version))?;
+        if inner.inflight.is_closed() {
+            return Err(inner.inflight.closed());
+        }
+        debug!(addr = %inner.addr, api = %api_name(R::KEY), version, correlation_id, size = frame.len(), "sending request without a response");
+        let (notice, written) = oneshot::channel();
+        let exchange = async {
+            inner.queue.send(Outgoing { frame, written: Some(notice) }).await.map_err(|_| inner.inflight.closed())?;
+            written.await.map_err(|_| inner.inflight.closed())
+        };
+        let timeout = inner.config.request_timeout;
+        tokio::time::timeout(timeout, exchange).await.unwrap_or_else(|_| {
+            Err(ClientError::Timeout {
+                addr: inner.addr.clone(),
+                operation: format!("writing the {} v{version} request (correlation id {correlation_id})", api_name(R::KEY)),
+                after: timeout,
+            })
+        })
+    }
+
+    fn check_version<R: Request>(&self, version: i16) -> Result<(), ClientError> {
+        if contains(R::VERSIONS, version) {
+            return Ok(());
+        }
+        Err(ClientError::UnsupportedVersion {
+            api: R::KEY,
+            requested: Some(version),
+            client: R::VERSIONS,
+            server: self.server_versions().and_then(|v| v.range(R::KEY)),
+        })
+    }
+
+    /// One request frame (size prefix, header, body) with the next correlation id.
+    fn frame<E: Display>(
         &self,
         api_key: i16,
         version: i16,
-        (request_header_version, response_header_version): (i16, i16),
+        request_header_version: i16,
         encode_body: impl FnOnce(&mut BytesMut) -> Result<(), E>,
-        timeout: Duration,
-    ) -> Result<Bytes, ClientError> {
+    ) -> Result<(i32, Bytes), ClientError> {
         let inner = &*self.inner;
         let correlation_id = inner.next_correlation_id.fetch_add(1, Ordering::Relaxed);
         let header = RequestHeader {
@@ -246,14 +278,30 @@ impl Connection {
             encode_body(buf).map_err(|e| e.to_string())
         })
         .map_err(|e| ClientError::Encode { api: api_key, version, reason: e.to_string() })?;
+        Ok((correlation_id, frame.freeze()))
+    }
 
+    /// Frames and queues one request, then waits for the body of its response.
+    ///
+    /// On timeout the request is forgotten and the connection kept: a late response is
+    /// recognised by its correlation id and dropped.
+    async fn round_trip<E: Display>(
+        &self,
+        api_key: i16,
+        version: i16,
+        (request_header_version, response_header_version): (i16, i16),
+        encode_body: impl FnOnce(&mut BytesMut) -> Result<(), E>,
+        timeout: Duration,
+    ) -> Result<Bytes, ClientError> {
+        let inner = &*self.inner;
+        let (correlation_id, frame) = self.frame(api_key, version, request_header_version, encode_body)?;
         let (reply, response) = oneshot::channel();
         inner.inflight.register(correlation_id, Waiter { api_key, version, response_header_version, reply })?;
         // Forgets the request however this future ends: answered, timed out or dropped.
         let _forget = Forget { inflight: &inner.inflight, correlation_id };
         debug!(addr = %inner.addr, api = %api_name(api_key), version, correlation_id, size = frame.len(), "sending request");
         let exchange = async {
-            inner.queue.send(frame.freeze()).await.map_err(|_| inner.inflight.closed())?;
+            inner.queue.send(Outgoing { frame, written: None }).await.map_err(|_| inner.inflight.closed())?;
             response.await.map_err(|_| inner.inflight.closed())?
         };
         match tokio::time::timeout(timeout, exchange).await {

@@ -61,6 +61,11 @@ pub enum ClientError {
     /// The caller asked for something the negotiated version cannot express.
     #[error("{}: {reason}", api_name(*api))]
     Unsupported { api: i16, reason: String },
+
+    /// The caller asked for something the client refuses before sending anything (an empty
+    /// batch, idempotence without acks=-1, a record the batch format cannot hold).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
 }
 
 /// Many callers may need the same failure (one request failing for every group it carried);
@@ -83,6 +88,7 @@ impl Clone for ClientError {
             ClientError::MemberNotActive { member_id, reason } => ClientError::MemberNotActive { member_id: member_id.clone(), reason: reason.clone() },
             ClientError::WaitTimeout { what, after } => ClientError::WaitTimeout { what: what.clone(), after: *after },
             ClientError::Unsupported { api, reason } => ClientError::Unsupported { api: *api, reason: reason.clone() },
+            ClientError::InvalidArgument(reason) => ClientError::InvalidArgument(reason.clone()),
         }
     }
 }
@@ -114,6 +120,37 @@ impl ClientError {
     /// True when the request never got an answer: the connection failed, closed or timed out.
     pub fn is_transport(&self) -> bool {
         matches!(self, ClientError::Io { .. } | ClientError::Timeout { .. } | ClientError::ConnectionClosed { .. })
+    }
+
+    /// True for the errors after which the same request may succeed when sent again: a
+    /// transport failure, or a Kafka code of one of Kafka's `RetriableException`s that a
+    /// Produce, Fetch or ListOffsets can return (leadership, metadata, loading, timeouts).
+    pub fn is_retriable(&self) -> bool {
+        if self.is_transport() {
+            return true;
+        }
+        matches!(
+            self.error_code(),
+            Some(
+                ErrorCode::CORRUPT_MESSAGE
+                    | ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                    | ErrorCode::LEADER_NOT_AVAILABLE
+                    | ErrorCode::NOT_LEADER_OR_FOLLOWER
+                    | ErrorCode::REQUEST_TIMED_OUT
+                    | ErrorCode::REPLICA_NOT_AVAILABLE
+                    | ErrorCode::NETWORK_EXCEPTION
+                    | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
+                    | ErrorCode::COORDINATOR_NOT_AVAILABLE
+                    | ErrorCode::NOT_COORDINATOR
+                    | ErrorCode::NOT_ENOUGH_REPLICAS
+                    | ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                    | ErrorCode::KAFKA_STORAGE_ERROR
+                    | ErrorCode::FENCED_LEADER_EPOCH
+                    | ErrorCode::UNKNOWN_LEADER_EPOCH
+                    | ErrorCode::UNKNOWN_TOPIC_ID
+                    | ErrorCode::THROTTLING_QUOTA_EXCEEDED
+            )
+        )
     }
 
     /// `Ok(())` for code 0, else a [`ClientError::Kafka`].

@@ -103,16 +103,27 @@ impl InFlight {
     }
 }
 
+/// One frame for the writer, and who wants to hear once it is written (a request that gets
+/// no response).
+pub(crate) struct Outgoing {
+    pub frame: Bytes,
+    pub written: Option<oneshot::Sender<()>>,
+}
+
 /// Writes queued frames until the queue's senders are gone or a write fails. Whatever is
-/// queued by the time a write completes goes out in the next single write.
-pub(crate) async fn write_requests(mut write: OwnedWriteHalf, mut queue: mpsc::Receiver<Bytes>, inflight: std::sync::Arc<InFlight>) {
+/// queued by the time a write completes goes out in the next single write; the frames that
+/// asked are told once their write completed (a failed write drops the notices, which their
+/// waiters see as the connection closing).
+pub(crate) async fn write_requests(mut write: OwnedWriteHalf, mut queue: mpsc::Receiver<Outgoing>, inflight: std::sync::Arc<InFlight>) {
     let mut batch = BytesMut::new();
-    while let Some(frame) = queue.recv().await {
-        batch.extend_from_slice(&frame);
-        while batch.len() < MAX_WRITE_BATCH {
-            match queue.try_recv() {
-                Ok(frame) => batch.extend_from_slice(&frame),
-                Err(_) => break,
+    let mut notices = Vec::new();
+    while let Some(first) = queue.recv().await {
+        let mut next = Some(first);
+        while let Some(Outgoing { frame, written }) = next.take() {
+            batch.extend_from_slice(&frame);
+            notices.extend(written);
+            if batch.len() < MAX_WRITE_BATCH {
+                next = queue.try_recv().ok();
             }
         }
         if let Err(e) = write.write_all(&batch).await {
@@ -120,6 +131,9 @@ pub(crate) async fn write_requests(mut write: OwnedWriteHalf, mut queue: mpsc::R
             return;
         }
         batch.clear();
+        for notice in notices.drain(..) {
+            let _ = notice.send(());
+        }
     }
 }
 

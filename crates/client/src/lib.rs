@@ -13,6 +13,10 @@
 //!   leaves, stepped by hand or run on a task.
 //! - [`topology`]: topology descriptions, as Kafka Streams writes them and as Kafka's Admin
 //!   reads them back (with predecessors rebuilt from successors).
+//! - [`Producer`] ([`produce`]): one record batch per send, idempotent by default (producer id,
+//!   per-partition sequences, retries answered as duplicates), any codec, acks -1/1/0.
+//! - [`Consumer`] ([`consume`]): sessionless Fetch of partitions from offsets the caller keeps,
+//!   ListOffsets, and the partitions of a topic.
 //!
 //! Nothing the server sends can make the client panic: bad bytes become
 //! [`ClientError::Protocol`] or a closed connection.
@@ -36,9 +40,12 @@ pub mod broker;
 mod client;
 mod config;
 mod connection;
+pub mod consume;
 mod error;
 mod inflight;
+pub mod produce;
 pub mod streams;
+mod topic_meta;
 pub mod topology;
 mod versions;
 
@@ -46,5 +53,7 @@ pub use admin::{GroupResult, TopicResult};
 pub use client::{Client, Coordinator};
 pub use config::ClientConfig;
 pub use connection::Connection;
+pub use consume::{ConsumedRecord, Consumer, FetchOptions, Fetched, IsolationLevel};
 pub use error::{api_name, ClientError};
+pub use produce::{ProducedRecord, Producer, ProducerConfig, SendResult};
 pub use versions::ServerVersions;

@@ -356,3 +356,28 @@ async fn connecting_to_a_closed_port_is_an_io_error() {
     let err = Connection::connect("127.0.0.1:0", config()).await.unwrap_err();
     assert!(matches!(err, ClientError::Io { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_request_without_a_response_is_written_and_waits_for_nothing() {
+    use kcoord_wire::messages::ProduceRequest;
+    let (conn, mut server) = connected(config()).await;
+    let produce = ProduceRequest { acks: 0, timeout_ms: 1000, ..Default::default() };
+    tokio::time::timeout(Duration::from_secs(5), conn.send_no_response(produce, 9)).await.expect("returns once written").unwrap();
+    let request = server.expect().await;
+    assert_eq!((request.api_key(), request.version()), (ApiKey::Produce.key(), 9));
+    assert_eq!(request.decode::<ProduceRequest>().acks, 0);
+    // An answer nobody waits for is dropped, and the next request is answered as usual.
+    server.reply(&request, &MetadataResponse::default()).await;
+    let client = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.send(metadata_for("after"), 12).await }
+    });
+    let next = server.expect().await;
+    assert_eq!(next.header.correlation_id, request.header.correlation_id + 1);
+    server.reply(&next, &echo_topic(&next)).await;
+    assert_eq!(echoed(&client.await.unwrap().unwrap()).as_deref(), Some("after"));
+    assert!(!conn.is_closed());
+    // A version the client cannot encode is refused before anything is written.
+    let e = conn.send_no_response(ProduceRequest::default(), 2).await.unwrap_err();
+    assert!(matches!(e, ClientError::UnsupportedVersion { requested: Some(2), .. }), "{e}");
+}

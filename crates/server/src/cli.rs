@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::config::{Config, ConfigWarning};
 use crate::{logging, server};
@@ -86,7 +86,25 @@ fn log_warnings(config: &Config) {
     }
 }
 
+/// Raises the open-file limit to its hard maximum, as Kafka's start scripts expect operators
+/// to: on disk every partition keeps its active segment open.
+fn raise_open_file_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let limit = getrlimit(Resource::Nofile);
+        if limit.current < limit.maximum {
+            let raised = Rlimit { current: limit.maximum, maximum: limit.maximum };
+            match setrlimit(Resource::Nofile, raised) {
+                Ok(()) => debug!(open_files = ?limit.maximum, "raised the open file limit"),
+                Err(e) => warn!(error = %e, "could not raise the open file limit"),
+            }
+        }
+    }
+}
+
 async fn run(config: Config) -> ExitCode {
+    raise_open_file_limit();
     // Handlers go in before the listeners open, so a signal during startup is not lost
     // (a background job of a non-interactive shell starts with SIGINT ignored).
     let signals = match Signals::new() {
