@@ -172,10 +172,27 @@ impl StreamsAdmin for ClientAdmin {
         self.retrying("listStreamsGroupOffsets", || self.offsets_once(group_id)).await
     }
 
-    /// Always empty: ListOffsets is answered by the brokers that host the partitions, and
-    /// neither kcoord nor its wire crate speaks it, so end offsets (and lag) print as `-`.
-    async fn list_offsets(&self, _partitions: &BTreeSet<TopicPartition>, _spec: OffsetSpec) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
-        Ok(BTreeMap::new())
+    /// ListOffsets per partition, at the partition's leader. A partition whose offset cannot be
+    /// read (unknown topic, an error) is left out, so its end offset and lag print as `-`.
+    async fn list_offsets(&self, partitions: &BTreeSet<TopicPartition>, spec: OffsetSpec) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
+        let timestamp = match spec {
+            OffsetSpec::Earliest => kcoord_client::consume::EARLIEST_TIMESTAMP,
+            OffsetSpec::Latest => kcoord_client::consume::LATEST_TIMESTAMP,
+        };
+        let consumer = kcoord_client::Consumer::new(self.client.clone());
+        let mut offsets = BTreeMap::new();
+        let lookups = async {
+            for tp in partitions {
+                if let Ok((offset, _)) = consumer.list_offsets(&tp.topic, tp.partition, timestamp).await {
+                    if offset >= 0 {
+                        offsets.insert(tp.clone(), offset);
+                    }
+                }
+            }
+        };
+        // The command's timeout bounds the lookups too; what was found by then is printed.
+        let _ = tokio::time::timeout(self.timeout, lookups).await;
+        Ok(offsets)
     }
 
     async fn delete_streams_groups(&self, group_ids: &[String]) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError> {

@@ -5,9 +5,8 @@
 //! topic, then partition.
 //!
 //! Lag is log-end offset minus the committed offset (or minus the earliest offset when nothing
-//! is committed). The end offsets come from ListOffsets, which a standalone coordinator does
-//! not serve, so they are usually unknown: an unknown value prints as `-`, as Kafka prints its
-//! missing column values.
+//! is committed). The end offsets come from ListOffsets; one that cannot be read prints as
+//! `-`, as Kafka prints its missing column values.
 
 use std::collections::{BTreeMap, BTreeSet};
 
