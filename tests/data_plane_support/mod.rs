@@ -62,10 +62,13 @@ pub fn create_topic(daemon: &Daemon, name: &str, partitions: i32, configs: &[(&s
     }
 }
 
+/// One delivery report: (partition, offset), or why it failed.
+pub type Delivery = Result<(i32, i64), String>;
+
 /// Delivery reports, collected.
 #[derive(Default, Clone)]
 pub struct Deliveries {
-    pub results: Arc<Mutex<Vec<Result<(i32, i64), String>>>>,
+    pub results: Arc<Mutex<Vec<Delivery>>>,
 }
 
 impl ClientContext for Deliveries {}
@@ -82,7 +85,7 @@ impl ProducerContext for Deliveries {
 }
 
 impl Deliveries {
-    pub fn taken(&self) -> Vec<Result<(i32, i64), String>> {
+    pub fn taken(&self) -> Vec<Delivery> {
         std::mem::take(&mut *self.results.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }

@@ -207,3 +207,46 @@ async fn write_frame(writer: &mut OwnedWriteHalf, frame: &OutFrame) -> std::io::
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reader_waits_while_too_many_response_bytes_are_unwritten() {
+        let queued = Arc::new(Queued::default());
+        queued.bytes.fetch_add(MAX_QUEUED_RESPONSE_BYTES, Ordering::AcqRel);
+        let waiting = tokio::spawn({
+            let queued = Arc::clone(&queued);
+            async move { queued.wait_for_room().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "no room: the next request waits");
+        queued.written(1);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("a write makes room")
+            .expect("the waiter ran");
+    }
+
+    #[tokio::test]
+    async fn pieces_are_written_whole_in_order() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = tokio::spawn(async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            let mut all = Vec::new();
+            s.read_to_end(&mut all).await.unwrap();
+            all
+        });
+        let (stream, _) = listener.accept().await.unwrap();
+        let (_, mut writer) = stream.into_split();
+        // More pieces than one writev takes, of several sizes.
+        let parts: Vec<bytes::Bytes> = (0..3000u32).map(|i| bytes::Bytes::from(vec![(i % 251) as u8; (i % 7) as usize * 100])).collect();
+        let expected: Vec<u8> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        write_frame(&mut writer, &OutFrame::Parts(parts)).await.unwrap();
+        writer.shutdown().await.unwrap();
+        drop(writer);
+        assert_eq!(client.await.unwrap(), expected);
+    }
+}
