@@ -62,12 +62,13 @@ pub fn produce(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16, now_
             let error = if let Some(refusal) = &whole {
                 Some(refusal.clone())
             } else {
+                // Kafka asks the authorizer first, by the name the request gives (or resolves).
+                let name = topic.map_or(t.name.as_str(), |t| t.name.as_str());
+                let allowed = (use_ids && topic.is_none()) || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
                 match (topic, &partition) {
+                    _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
                     (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
                     (None, _) | (_, None) => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)),
-                    (Some(t), _) if !authorize(ctx, AclOperation::Write, ResourceType::Topic, &t.name) => {
-                        Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED))
-                    }
                     // Kafka checks acks once the topics are known.
                     _ if !matches!(req.acks, -1..=1) => Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS)),
                     (Some(t), _) if t.is_internal() => Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION)),
@@ -271,3 +272,57 @@ fn appended(a: &Appended) -> PartitionProduceResponse {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kcoord_records::{BatchBuilder, BatchOptions};
+    use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::handlers::testing::{create_topic, encodes, running, with_ctx};
+    use crate::state::ServerState;
+
+    fn request(topic: &str, partitions: &[i32]) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions::default());
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let batch = b.build().unwrap();
+        ProduceRequest {
+            acks: -1,
+            timeout_ms: 1000,
+            topic_data: vec![TopicProduceData {
+                name: topic.into(),
+                partition_data: partitions.iter().map(|p| PartitionProduceData { index: *p, records: Some(batch.clone().into()), ..Default::default() }).collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn codes(state: &ServerState, req: ProduceRequest, version: i16) -> Vec<(i16, i64, i64)> {
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| produce(ctx, req, version, 1_700_000_000_000));
+        encodes(&resp, version);
+        resp.responses[0].partition_responses.iter().map(|p| (p.error_code, p.base_offset, p.log_start_offset)).collect()
+    }
+
+    #[tokio::test]
+    async fn appends_answer_offsets_and_unknown_partitions_are_refused() {
+        let node = running("");
+        create_topic(&node.state, "t", 2).await;
+        assert_eq!(codes(&node.state, request("t", &[0, 1, 7]), 12), vec![(0, 0, 0), (0, 0, 0), (3, -1, -1)]);
+        assert_eq!(codes(&node.state, request("t", &[0]), 3), vec![(0, 1, 0)], "v3 is served");
+    }
+
+    #[tokio::test]
+    async fn the_authorizer_is_asked_before_the_topic_is_looked_up() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let (mut state, _) = ServerState::build(Arc::clone(&node.state.config), node.state.listeners.iter().map(|l| (**l).clone()).collect());
+        state.authorizer = Some(Arc::new(crate::authz::DenyAll));
+        // A node whose catalog does not know the topic: denied all the same, as Kafka answers.
+        assert_eq!(codes(&state, request("t", &[0]), 12), vec![(29, -1, -1)]);
+        assert_eq!(codes(&state, request("unknown", &[0]), 12), vec![(29, -1, -1)]);
+    }
+}
