@@ -68,8 +68,9 @@ impl Partitions {
     }
 
     /// The partitions of `topics` at startup: logs found under `log.dirs` that belong to a
-    /// topic of the catalog are opened (and recovered); the others are left by deleted topics
-    /// and are removed; missing ones are created.
+    /// topic of the catalog are opened (and recovered); the others (left by a topic deleted
+    /// while the daemon was down, or by another metadata log) are renamed `...-stray` and kept,
+    /// as Kafka keeps stray logs; missing ones are created.
     pub fn open(settings: LogSettings, topics: &TopicsImage, now_ms: i64) -> Result<Partitions, StorageError> {
         let partitions = Partitions::new(settings);
         let found = dirs::find_logs(&partitions.settings.log_dirs)?;
@@ -81,8 +82,11 @@ impl Partitions {
                     logs.insert((topic_id, f.partition), Arc::new(partition(&f.topic, topic_id, f.partition, leader_epoch, log)));
                 }
                 None => {
-                    info!(dir = %f.dir.display(), "deleting the log of a topic that no longer exists");
-                    std::fs::remove_dir_all(&f.dir).map_err(|e| StorageError::Io {
+                    // Kafka marks such a log as stray and keeps it: the metadata log may be the
+                    // one that is wrong (a mistyped metadata.log.dir), and data is not ours to lose.
+                    let stray = stray_name(&f.dir);
+                    warn!(dir = %f.dir.display(), moved_to = %stray.display(), "a partition directory belongs to no topic of the catalog; kept aside as stray");
+                    std::fs::rename(&f.dir, &stray).map_err(|e| StorageError::Io {
                         path: f.dir.display().to_string(),
                         source: e,
                     })?;
@@ -225,6 +229,12 @@ impl Partitions {
     }
 }
 
+/// Kafka's name for a stray log: `<topic>-<partition>.<unique id>-stray`, beside it.
+fn stray_name(dir: &std::path::Path) -> PathBuf {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    dir.with_file_name(format!("{name}.{}-stray", Uuid::new_v4().simple()))
+}
+
 fn partition(topic: &str, topic_id: Uuid, index: i32, leader_epoch: i32, log: Log) -> Partition {
     Partition {
         topic: topic.to_owned(),
@@ -233,5 +243,26 @@ fn partition(topic: &str, topic_id: Uuid, index: i32, leader_epoch: i32, log: Lo
         leader_epoch,
         log: Mutex::new(log),
         appended: Notify::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_of_unknown_topics_are_kept_aside_not_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = LogSettings { log_dirs: vec![dir.path().to_path_buf()], ..LogSettings::default() };
+        let ghost = dirs::create_log_dir(&settings.log_dirs, &[0], "ghost", 0, "AAAAAAAAAAAAAAAAAAAAAQ").unwrap();
+        std::fs::write(ghost.join("00000000000000000000.log"), b"data").unwrap();
+        let partitions = Partitions::open(settings, &TopicsImage::default(), 0).unwrap();
+        assert!(partitions.is_empty());
+        assert!(!ghost.exists());
+        let strays: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(strays.len(), 1);
+        let name = strays[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("ghost-0.") && name.ends_with("-stray"), "{name}");
+        assert_eq!(std::fs::read(strays[0].join("00000000000000000000.log")).unwrap(), b"data");
     }
 }
