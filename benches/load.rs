@@ -7,6 +7,7 @@
 //! cargo bench --bench load -- --addr 127.0.0.1:9092 --api metadata      # a daemon you run
 //! cargo bench --bench load -- --api heartbeat --rounds 3               # issue 3's benchmark 1
 //! cargo bench --bench load -- --api heartbeat --compare-plugin memory --rounds 5   # KIP-1331
+//! cargo bench --bench load -- --api heartbeat --background-produce 4 --rounds 3  # issue 10
 //! ```
 //!
 //! Flags (lists are comma-separated; every combination of `--api`, `--connections` and
@@ -65,14 +66,30 @@
 //! client, owned) sums the rounds: heartbeats/s and daemon CPU per heartbeat with and without
 //! the plugin, their ratios (also per round) and the goal (plugin / no plugin >= 0.95).
 //!
+//! `--background-produce C` (heartbeats only, not with `--compare-plugin`): every heartbeat
+//! run is made twice in a row, without and then with C more connections producing to the
+//! daemon for the whole run (warm-up included), round after round, so the noise hits both
+//! alike. Each background connection is an idempotent producer (InitProducerId) writing one
+//! partition of the topic `bench-background` (C partitions, `retention.bytes` 64 MiB and
+//! `segment.bytes` 16 MiB per partition; the daemons the bench starts check retention every
+//! second, so an in-memory daemon stays small) with `--background-inflight` (1) Produce v12
+//! requests in flight, acks=-1, batches of 16 KiB of 1 KiB records, uncompressed
+//! (`support/produce.rs`: one batch, its sequence patched per request; every answer checked);
+//! `--background-rate MBPS` caps the total at that many MB/s (default 0: as fast as the daemon
+//! answers). Run lines then carry `"background"` (true/false) and the produced MB/s, and after
+//! all runs one `"bench":"heartbeat_background"` line per (C, P, client, owned) sums the rounds:
+//! heartbeats/s and daemon CPU per heartbeat without and with the produce load, their ratio
+//! (also per round), and the background's MB/s.
+//!
 //! Every run line also carries the CPU seconds the daemon (when the bench started it) and the
 //! bench process used during the measured window, per request: a ratio the noisy machine
 //! disturbs less than throughput.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
 //! (C=1, P=1, 0.2 s, no warm-up, every api, heartbeats with both `--client` modes; 2 groups of
-//! 3 members), then the replayed heartbeat runs with `--compare-plugin memory`, so the code
-//! stays exercised; unknown arguments (libtest's) are ignored there. The process exits with
+//! 3 members), then the replayed heartbeat runs with `--compare-plugin memory`, then those with
+//! `--background-produce 1` (owned tasks when changed), so the code stays exercised; unknown
+//! arguments (libtest's) are ignored there. The process exits with
 //! status 1 if any run saw an error or completed no request.
 //!
 //! How it measures: each connection is one task that writes P requests, then for every
@@ -91,6 +108,8 @@
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/produce.rs"]
+mod produce;
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -118,6 +137,10 @@ const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_CHUNK: usize = 64 * 1024;
 /// The source topic of the heartbeat workload's groups.
 const SOURCE_TOPIC: &str = "bench-source";
+/// The topic of `--background-produce`.
+const BACKGROUND_TOPIC: &str = "bench-background";
+const BACKGROUND_BATCH_BYTES: usize = 16 * 1024;
+const BACKGROUND_RECORD_BYTES: usize = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Workloads
@@ -561,6 +584,12 @@ struct Options {
     compare_plugin: Option<String>,
     /// `--daemon-config KEY=VALUE` lines for the daemons the bench starts.
     daemon_config: Vec<String>,
+    /// `--background-produce C`: producer connections during half the heartbeat runs.
+    background_produce: Option<usize>,
+    /// `--background-inflight P` of each background connection.
+    background_inflight: usize,
+    /// `--background-rate MBPS` in total (0: unpaced).
+    background_rate: f64,
 }
 
 const USAGE: &str =
@@ -568,7 +597,8 @@ const USAGE: &str =
 [--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
 [--owned changed|always[,..]] [--client replay|member[,..]] [--no-compare] \
-[--compare-plugin NAME] [--daemon-config KEY=VALUE]..";
+[--compare-plugin NAME] [--daemon-config KEY=VALUE].. [--background-produce C] \
+[--background-inflight P] [--background-rate MBPS]";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -591,6 +621,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             compare: true,
             compare_plugin: None,
             daemon_config: Vec::new(),
+            background_produce: None,
+            background_inflight: 1,
+            background_rate: 0.0,
         }
     } else {
         // `cargo test --all-targets`: a quick smoke run of every workload.
@@ -613,6 +646,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             compare: true,
             compare_plugin: None,
             daemon_config: Vec::new(),
+            background_produce: None,
+            background_inflight: 1,
+            background_rate: 0.0,
         }
     };
     let mut api_given = false;
@@ -641,6 +677,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--client"
                 | "--compare-plugin"
                 | "--daemon-config"
+                | "--background-produce"
+                | "--background-inflight"
+                | "--background-rate"
         );
         if !takes_value {
             match name {
@@ -685,6 +724,15 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--addr" => options.addr = Some(value),
             "--compare-plugin" => options.compare_plugin = Some(value),
             "--daemon-config" => options.daemon_config.push(value),
+            "--background-produce" => options.background_produce = Some(positive(&value)?),
+            "--background-inflight" => options.background_inflight = positive(&value)?,
+            "--background-rate" => {
+                options.background_rate = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| (0.0..=100_000.0).contains(r))
+                    .ok_or_else(|| format!("bad --background-rate {value:?} (MB/s, 0 = unpaced)"))?
+            }
             "--client-threads" => options.client_threads = positive(&value)?,
             "--rounds" => options.rounds = positive(&value)?,
             "--groups" => options.groups = positive(&value)?,
@@ -723,6 +771,14 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         }
         options.workloads = vec![Workload::Heartbeat];
         options.compare = false;
+    }
+    if options.background_produce.is_some() {
+        if options.compare_plugin.is_some() {
+            return Err("--background-produce and --compare-plugin do not combine".into());
+        }
+        if !options.workloads.contains(&Workload::Heartbeat) {
+            return Err("--background-produce needs --api heartbeat".into());
+        }
     }
     Ok(options)
 }
@@ -772,6 +828,8 @@ struct Run {
     round: usize,
     /// Which daemon (index into the targets; 0 unless `--compare-plugin`).
     target: usize,
+    /// With the `--background-produce` load.
+    background: bool,
 }
 
 /// What one connection measured.
@@ -951,6 +1009,9 @@ struct Summary {
     groups: usize,
     /// Extra JSON fields (`,"plugin":...` with `--compare-plugin`).
     labels: String,
+    /// `--background-produce`: batch bytes the background producers had answered in the
+    /// measured window (`None`: a run without them).
+    background_bytes: Option<u64>,
 }
 
 fn per_request_us(cpu_s: Option<f64>, requests: u64) -> String {
@@ -1088,6 +1149,7 @@ async fn run_one(
         members: 0,
         groups: 0,
         labels: String::new(),
+        background_bytes: None,
     };
     (summary, back)
 }
@@ -1244,21 +1306,32 @@ fn plan(options: &Options, heartbeat_version: i16, targets: usize) -> Vec<Run> {
                             .collect(),
                         _ => vec![(None, None)],
                     };
+                    // With --background-produce: each heartbeat run without, then with it.
+                    let backgrounds: &[bool] = if workload == Workload::Heartbeat
+                        && options.background_produce.is_some()
+                    {
+                        &[false, true]
+                    } else {
+                        &[false]
+                    };
                     for (owned, client) in modes {
-                        // With --compare-plugin: the plugin daemon, then the other.
-                        for target in 0..targets {
-                            runs.push(Run {
-                                workload,
-                                owned,
-                                client,
-                                version,
-                                connections,
-                                inflight,
-                                seconds: options.seconds,
-                                warmup: options.warmup,
-                                round,
-                                target,
-                            });
+                        for &background in backgrounds {
+                            // With --compare-plugin: the plugin daemon, then the other.
+                            for target in 0..targets {
+                                runs.push(Run {
+                                    workload,
+                                    owned,
+                                    client,
+                                    version,
+                                    connections,
+                                    inflight,
+                                    seconds: options.seconds,
+                                    warmup: options.warmup,
+                                    round,
+                                    target,
+                                    background,
+                                });
+                            }
                         }
                     }
                 }
@@ -1268,10 +1341,10 @@ fn plan(options: &Options, heartbeat_version: i16, targets: usize) -> Vec<Run> {
     runs
 }
 
-/// Per (target, C, P): the ApiVersions totals and the heartbeat totals per client and
-/// owned-tasks mode.
+/// Per (target, C, P, background): the ApiVersions totals and the heartbeat totals per client
+/// and owned-tasks mode.
 type PairTotals = (
-    (usize, usize, usize),
+    (usize, usize, usize, bool),
     Totals,
     Vec<((ClientMode, Owned), Totals)>,
 );
@@ -1288,6 +1361,8 @@ struct Totals {
     inflight: usize,
     /// req/s of each run, in order.
     rates: Vec<f64>,
+    /// `--background-produce`: batch bytes produced during the measured windows.
+    background_bytes: u64,
 }
 
 impl Totals {
@@ -1305,6 +1380,7 @@ impl Totals {
         self.daemon_cpu_s = sum(self.daemon_cpu_s, s.daemon_cpu_s);
         self.client_cpu_s = sum(self.client_cpu_s, s.client_cpu_s);
         self.inflight = s.inflight;
+        self.background_bytes += s.background_bytes.unwrap_or(0);
     }
 
     fn rate(&self) -> f64 {
@@ -1434,6 +1510,127 @@ fn plugin_line(
     )
 }
 
+/// `--background-produce`: the topic (one partition per connection) and one idempotent
+/// producer's stream per connection.
+async fn set_up_background(
+    addr: &str,
+    connections: usize,
+) -> Result<Vec<produce::ProduceStream>, String> {
+    let client = fleet::connect_client(addr).await?;
+    let conn = client.bootstrap();
+    // Per bench process, so a daemon given with --addr can be reused.
+    let topic = format!("{BACKGROUND_TOPIC}-{}", std::process::id());
+    produce::create_topics(
+        &conn,
+        &[(topic.clone(), connections as i32)],
+        &[
+            ("retention.bytes", "67108864"),
+            ("segment.bytes", "16777216"),
+        ],
+    )
+    .await?;
+    let batch = produce::build_batch(
+        BACKGROUND_RECORD_BYTES,
+        BACKGROUND_BATCH_BYTES,
+        kcoord_records::Compression::None,
+        1,
+    )?;
+    let mut streams = Vec::with_capacity(connections);
+    for p in 0..connections {
+        let (producer_id, epoch) = produce::init_producer_id(&conn).await?;
+        streams.push(produce::ProduceStream::new(
+            &topic,
+            p as i32,
+            &batch,
+            producer_id,
+            epoch,
+            true,
+        )?);
+    }
+    Ok(streams)
+}
+
+/// How each background connection sends: `--background-inflight`, paced to its share of
+/// `--background-rate` if one is given.
+fn background_drive(options: &Options, streams: &[produce::ProduceStream]) -> produce::Drive {
+    let pace = (options.background_rate > 0.0 && !streams.is_empty()).then(|| {
+        let per_connection = options.background_rate * 1e6 / streams.len() as f64;
+        Duration::from_secs_f64(streams[0].batch_len() as f64 / per_connection)
+    });
+    produce::Drive {
+        inflight: options.background_inflight,
+        pace,
+        limit: None,
+    }
+}
+
+/// The `"bench":"heartbeat_background"` line of one (C, P, client, owned) with
+/// `--background-produce`: the heartbeat runs without and with the produce load.
+fn background_line(
+    connections: usize,
+    client: ClientMode,
+    owned: Owned,
+    options: &Options,
+    without: &mut Totals,
+    with: &mut Totals,
+) -> String {
+    without.latencies_ns.sort_unstable();
+    with.latencies_ns.sort_unstable();
+    let ratio = if without.rate() > 0.0 {
+        with.rate() / without.rate()
+    } else {
+        0.0
+    };
+    let rates = |t: &Totals| {
+        t.rates
+            .iter()
+            .map(|r| format!("{r:.0}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let round_ratios: Vec<String> = with
+        .rates
+        .iter()
+        .zip(&without.rates)
+        .map(|(a, b)| format!("{:.3}", if *b > 0.0 { a / b } else { 0.0 }))
+        .collect();
+    let background_mb_per_s = if with.seconds > 0.0 {
+        with.background_bytes as f64 / with.seconds / 1e6
+    } else {
+        0.0
+    };
+    format!(
+        r#"{{"bench":"heartbeat_background","connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"rounds":{},"seconds_per_run":{:.1},"background_connections":{},"background_inflight":{},"background_rate_cap_mb_per_s":{},"background_mb_per_s":{background_mb_per_s:.1},"hb_per_s":{:.0},"hb_per_s_with_background":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"rounds_hb_per_s":[{}],"rounds_hb_per_s_with_background":[{}],"p50_us":{:.1},"p50_us_with_background":{:.1},"p99_us":{:.1},"p99_us_with_background":{:.1},"daemon_cpu_us_per_hb":{},"daemon_cpu_us_per_hb_with_background":{},"client_cpu_us_per_hb":{},"client_cpu_us_per_hb_with_background":{}}}"#,
+        without.inflight,
+        client.name(),
+        owned.name(),
+        options.groups,
+        options.groups * options.members,
+        options.rounds,
+        options.seconds,
+        options.background_produce.unwrap_or(0),
+        options.background_inflight,
+        if options.background_rate > 0.0 {
+            format!("{:.1}", options.background_rate)
+        } else {
+            "null".into()
+        },
+        without.rate(),
+        with.rate(),
+        round_ratios.join(","),
+        rates(without),
+        rates(with),
+        percentile_us(&without.latencies_ns, 50.0),
+        percentile_us(&with.latencies_ns, 50.0),
+        percentile_us(&without.latencies_ns, 99.0),
+        percentile_us(&with.latencies_ns, 99.0),
+        per_request_us(without.daemon_cpu_s, without.requests),
+        per_request_us(with.daemon_cpu_s, with.requests),
+        per_request_us(without.client_cpu_s, without.requests),
+        per_request_us(with.client_cpu_s, with.requests),
+    )
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
@@ -1456,8 +1653,19 @@ fn main() -> ExitCode {
             client: options.client[..1].to_vec(),
             compare: false,
             compare_plugin: Some("memory".into()),
-            ..options
+            ..options.clone()
         });
+        // And the heartbeats with and without a background produce load, once.
+        if options.background_produce.is_none() {
+            configurations.push(Options {
+                workloads: vec![Workload::Heartbeat],
+                client: options.client[..1].to_vec(),
+                owned: options.owned[..1].to_vec(),
+                compare: false,
+                background_produce: Some(1),
+                ..options
+            });
+        }
     }
     for options in &configurations {
         let code = bench(options);
@@ -1477,6 +1685,8 @@ struct Target {
     addr: String,
     pid: Option<u32>,
     members: Option<Members>,
+    /// `--background-produce`: one stream per background connection.
+    background: Vec<produce::ProduceStream>,
 }
 
 /// Runs one configuration: its daemon(s), the setup, every run, the summary lines.
@@ -1521,6 +1731,10 @@ fn bench(options: &Options) -> ExitCode {
             if let Some(name) = &plugin {
                 config.push(format!("group.streams.topology.description.class={name}"));
             }
+            if options.background_produce.is_some() {
+                // The background topic's retention, applied every second.
+                config.push("log.retention.check.interval.ms=1000".into());
+            }
             config.extend(options.daemon_config.iter().cloned());
             common::Daemon::start(&config.iter().map(String::as_str).collect::<Vec<_>>())
         });
@@ -1535,6 +1749,7 @@ fn bench(options: &Options) -> ExitCode {
             daemon,
             addr,
             members: None,
+            background: Vec::new(),
         });
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -1564,6 +1779,15 @@ fn bench(options: &Options) -> ExitCode {
         }
     }
     let heartbeat_version = targets[0].members.as_ref().map_or(0, |m| m.fleet.version);
+    if let Some(connections) = options.background_produce {
+        match runtime.block_on(set_up_background(&targets[0].addr, connections)) {
+            Ok(streams) => targets[0].background = streams,
+            Err(e) => {
+                eprintln!("load: setting up the background producers failed: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
 
     let mut failed = false;
     // (target, C, P) -> ApiVersions totals and heartbeat totals per client and owned mode.
@@ -1596,8 +1820,39 @@ fn bench(options: &Options) -> ExitCode {
                 run.inflight,
             ),
         };
+        // The background producers run from now to the end of the run's window.
+        let background: Vec<_> = if run.background {
+            let window = produce::Window::starting_now(run.warmup, run.seconds);
+            let drive = background_drive(options, &target.background);
+            std::mem::take(&mut target.background)
+                .into_iter()
+                .map(|s| runtime.spawn(produce::run(target.addr.clone(), s, drive, window)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (mut summary, back) =
             runtime.block_on(run_one(&target.addr, run, generators, inflight, target.pid));
+        if run.background {
+            let mut bytes = 0;
+            for task in background {
+                match runtime.block_on(task) {
+                    Ok((stream, Ok(stats))) => {
+                        bytes += stats.batch_bytes;
+                        target.background.push(stream);
+                    }
+                    Ok((_, Err(e))) => {
+                        eprintln!("load: a background producer failed: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                    Err(e) => {
+                        eprintln!("load: a background producer task failed: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            summary.background_bytes = Some(bytes);
+        }
         if run.workload == Workload::Heartbeat {
             let m = target.members.as_mut().expect("set up above");
             if let Err(e) = return_members(m, back) {
@@ -1617,6 +1872,15 @@ fn bench(options: &Options) -> ExitCode {
                 None => r#","plugin":null"#.into(),
             };
         }
+        if options.background_produce.is_some() && run.workload == Workload::Heartbeat {
+            summary.labels = match summary.background_bytes {
+                Some(bytes) => format!(
+                    r#","background":true,"background_mb_per_s":{:.1}"#,
+                    bytes as f64 / run.seconds / 1e6
+                ),
+                None => r#","background":false"#.into(),
+            };
+        }
         println!("{}", summary.json());
         if summary.errors > 0 || summary.requests == 0 {
             failed = true;
@@ -1632,7 +1896,7 @@ fn bench(options: &Options) -> ExitCode {
             );
         }
         if heartbeats {
-            let key = (run.target, run.connections, run.inflight);
+            let key = (run.target, run.connections, run.inflight, run.background);
             let at = match totals.iter().position(|(k, _, _)| *k == key) {
                 Some(at) => at,
                 None => {
@@ -1661,11 +1925,11 @@ fn bench(options: &Options) -> ExitCode {
     if let Some(plugin) = &options.compare_plugin {
         let pushes = targets[0].members.as_ref().map_or(0, |m| m.pushes);
         let (with, mut without): (Vec<PairTotals>, Vec<PairTotals>) =
-            totals.into_iter().partition(|((t, _, _), _, _)| *t == 0);
-        for ((_, connections, inflight), _, mut hb) in with {
+            totals.into_iter().partition(|((t, _, _, _), _, _)| *t == 0);
+        for ((_, connections, inflight, _), _, mut hb) in with {
             let Some((_, _, other)) = without
                 .iter_mut()
-                .find(|((_, c, p), _, _)| (*c, *p) == (connections, inflight))
+                .find(|((_, c, p, _), _, _)| (*c, *p) == (connections, inflight))
             else {
                 continue;
             };
@@ -1689,7 +1953,25 @@ fn bench(options: &Options) -> ExitCode {
             }
         }
     } else {
-        for ((_, connections, inflight), av, mut hb) in totals {
+        let (mut loaded, quiet): (Vec<PairTotals>, Vec<PairTotals>) =
+            totals.into_iter().partition(|((_, _, _, b), _, _)| *b);
+        for ((_, connections, inflight, _), av, mut hb) in quiet {
+            // The runs with the background load, at the same (C, P).
+            if let Some((_, _, with)) = loaded
+                .iter_mut()
+                .find(|((_, c, p, _), _, _)| (*c, *p) == (connections, inflight))
+            {
+                for ((client, owned), without) in &mut hb {
+                    let Some((_, with)) = with.iter_mut().find(|(m, _)| *m == (*client, *owned))
+                    else {
+                        continue;
+                    };
+                    println!(
+                        "{}",
+                        background_line(connections, *client, *owned, options, without, with)
+                    );
+                }
+            }
             let av = (av.requests > 0).then_some(&av);
             for &client in &options.client {
                 let mut hb: Vec<(Owned, &mut Totals)> = hb
