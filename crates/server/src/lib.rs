@@ -17,6 +17,7 @@
 
 pub mod authz;
 pub mod auto_topics;
+mod blocking;
 pub mod catalog;
 mod cli;
 pub mod clock;

@@ -85,7 +85,8 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
     let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0).min(max_bytes);
     let wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0));
     let reads = read_until(&targets, max_bytes, min_bytes, wait).await;
-    let reads = load_chunks(reads);
+    let on_disk = reads.iter().any(|r| r.chunks.iter().any(|c| matches!(c, kcoord_storage::Chunk::File { .. })));
+    let reads = if on_disk { crate::blocking::run(|| load_chunks(reads)) } else { reads };
     let outcomes: Vec<PartitionOutcome> = reads
         .iter()
         .map(|r| PartitionOutcome {

@@ -208,9 +208,10 @@ fn validation_refusal(e: &validate::ValidationError) -> Refusal {
 
 /// Validates every batch given for one partition, then appends them all, or none.
 fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, now_ms: i64) -> Vec<(usize, usize, PartitionProduceResponse)> {
-    let (validation, log_start) = {
+    let (validation, log_start, fsyncs_every_append) = {
         let log = partition.log();
-        (log.config().validation(), log.log_start_offset())
+        let fsyncs = log.dir().is_some() && log.config().flush_messages < i64::MAX;
+        (log.config().validation(), log.log_start_offset(), fsyncs)
     };
     let context = ProduceContext {
         api_version: version,
@@ -241,23 +242,26 @@ fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, no
             })
             .collect();
     }
-    let mut log = partition.log();
-    let answers: Vec<(usize, usize, PartitionProduceResponse)> = checked
-        .into_iter()
-        .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
-        .map(|(ti, pi, batch)| {
-            let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
-                Ok(a) => appended(&a),
-                Err(e) => {
-                    debug!(partition = %partition.name(), error = %e, "append refused");
-                    let code = ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
-                    Refusal::code(code).answer(0, log.log_start_offset())
-                }
-            };
-            (ti, pi, answer)
-        })
-        .collect();
-    drop(log);
+    let append = || {
+        let mut log = partition.log();
+        checked
+            .into_iter()
+            .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
+            .map(|(ti, pi, batch)| {
+                let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
+                    Ok(a) => appended(&a),
+                    Err(e) => {
+                        debug!(partition = %partition.name(), error = %e, "append refused");
+                        let code = ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
+                        Refusal::code(code).answer(0, log.log_start_offset())
+                    }
+                };
+                (ti, pi, answer)
+            })
+            .collect::<Vec<_>>()
+    };
+    // An fsync (flush.messages) must not stall the worker's other connections.
+    let answers = if fsyncs_every_append { crate::blocking::run(append) } else { append() };
     partition.appended.notify_waiters();
     answers
 }

@@ -1,8 +1,8 @@
 //! The background work on partition logs, as Kafka's `LogManager` schedules it: retention every
 //! `log.retention.check.interval.ms`, `flush.ms` every `log.flush.scheduler.interval.ms`,
 //! producer expiry every `producer.id.expiration.check.interval.ms`, and compaction of
-//! `cleanup.policy=compact` topics every `log.cleaner.backoff.ms`. One task; each pass takes
-//! each partition's lock in turn, never two at once.
+//! `cleanup.policy=compact` topics every `log.cleaner.backoff.ms`. One task; each pass runs on
+//! a blocking thread and takes each partition's lock in turn, never two at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +18,44 @@ const INITIAL_DELAY_MS: i64 = 30_000;
 
 pub fn spawn(partitions: Arc<Partitions>, stop: &watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(run(partitions, stop.clone()))
+}
+
+/// Which kinds of work a pass does.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    retention: bool,
+    flush: bool,
+    expiry: bool,
+    clean: bool,
+}
+
+/// One pass over every partition, each locked in turn. A compaction holds its partition's lock
+/// while it rewrites the partition's sealed segments.
+fn one_pass(partitions: &Partitions, due: Due, now: i64, expiration_ms: i64) {
+    for p in partitions.all() {
+        let mut log = p.log();
+        if due.retention {
+            let deleted = log.apply_retention(now);
+            if deleted > 0 {
+                debug!(partition = %p.name(), deleted, "retention");
+            }
+        }
+        if due.flush {
+            if let Err(e) = log.flush_if_due(now) {
+                warn!(partition = %p.name(), error = %e, "scheduled flush failed");
+            }
+        }
+        if due.expiry {
+            log.expire_producers(now, expiration_ms);
+        }
+        if due.clean && log.config().cleanup_compact {
+            match log.compact(now) {
+                Ok(stats) if stats.removed_records > 0 => debug!(partition = %p.name(), removed = stats.removed_records, "compacted"),
+                Ok(_) => {}
+                Err(e) => warn!(partition = %p.name(), error = %e, "compaction failed"),
+            }
+        }
+    }
 }
 
 /// One kind of periodic work and when it is next due.
@@ -61,30 +99,23 @@ async fn run(partitions: Arc<Partitions>, mut stop: watch::Receiver<bool>) {
             _ = crate::net::stopped(&mut stop) => break,
         }
         let now = now_ms();
-        let (do_retention, do_flush, do_expiry, do_clean) = (retention.due(now), flush.due(now), expiry.due(now), cleaner.due(now));
-        for p in partitions.all() {
-            let mut log = p.log();
-            if do_retention {
-                let deleted = log.apply_retention(now);
-                if deleted > 0 {
-                    debug!(partition = %p.name(), deleted, "retention");
-                }
-            }
-            if do_flush {
-                if let Err(e) = log.flush_if_due(now) {
-                    warn!(partition = %p.name(), error = %e, "scheduled flush failed");
-                }
-            }
-            if do_expiry {
-                log.expire_producers(now, s.producer_id_expiration_ms);
-            }
-            if do_clean && log.config().cleanup_compact {
-                match log.compact(now) {
-                    Ok(stats) if stats.removed_records > 0 => debug!(partition = %p.name(), removed = stats.removed_records, "compacted"),
-                    Ok(_) => {}
-                    Err(e) => warn!(partition = %p.name(), error = %e, "compaction failed"),
-                }
-            }
+        let due = Due {
+            retention: retention.due(now),
+            flush: flush.due(now),
+            expiry: expiry.due(now),
+            clean: cleaner.due(now),
+        };
+        if !(due.retention || due.flush || due.expiry || due.clean) {
+            continue;
+        }
+        // File work (deleting, rewriting, fsync) runs off the runtime's workers.
+        let pass = {
+            let partitions = Arc::clone(&partitions);
+            let expiration_ms = s.producer_id_expiration_ms;
+            tokio::task::spawn_blocking(move || one_pass(&partitions, due, now, expiration_ms))
+        };
+        if let Err(e) = pass.await {
+            warn!(error = %e, "a maintenance pass failed");
         }
     }
     partitions.flush_all();
