@@ -12,7 +12,11 @@ use std::hint::black_box;
 
 fn task_ids(subtopologies: usize, partitions: i32) -> Vec<hb_req::TaskIds> {
     (0..subtopologies)
-        .map(|s| hb_req::TaskIds { subtopology_id: s.to_string(), partitions: (0..partitions).collect(), ..Default::default() })
+        .map(|s| hb_req::TaskIds {
+            subtopology_id: s.to_string(),
+            partitions: (0..partitions).collect(),
+            ..Default::default()
+        })
         .collect()
 }
 
@@ -45,7 +49,10 @@ fn heartbeat_response() -> hb_resp::StreamsGroupHeartbeatResponse {
 }
 
 /// 100 sub-topologies of 10 nodes each: a source, eight processors with a store each, a sink.
-pub fn topology_push(subtopologies: usize, nodes_per: usize) -> push::UpdateStreamsGroupTopologyDescriptionRequest {
+pub fn topology_push(
+    subtopologies: usize,
+    nodes_per: usize,
+) -> push::UpdateStreamsGroupTopologyDescriptionRequest {
     let subs = (0..subtopologies)
         .map(|s| {
             let name = |i: usize| format!("KSTREAM-NODE-{s:04}-{i:06}");
@@ -54,22 +61,44 @@ pub fn topology_push(subtopologies: usize, nodes_per: usize) -> push::UpdateStre
                     let last = i + 1 == nodes_per;
                     push::TopologyNode {
                         name: name(i),
-                        node_type: if i == 0 { 1 } else if last { 3 } else { 2 },
-                        source_topics: if i == 0 { vec![format!("input-topic-{s}")] } else { vec![] },
+                        node_type: if i == 0 {
+                            1
+                        } else if last {
+                            3
+                        } else {
+                            2
+                        },
+                        source_topics: if i == 0 {
+                            vec![format!("input-topic-{s}")]
+                        } else {
+                            vec![]
+                        },
                         sink_topic: last.then(|| format!("output-topic-{s}")),
-                        stores: if i > 0 && !last { vec![format!("store-{s}-{i}")] } else { vec![] },
+                        stores: if i > 0 && !last {
+                            vec![format!("store-{s}-{i}")]
+                        } else {
+                            vec![]
+                        },
                         successors: if last { vec![] } else { vec![name(i + 1)] },
                         ..Default::default()
                     }
                 })
                 .collect();
-            push::Subtopology { subtopology_id: s.to_string(), nodes, ..Default::default() }
+            push::Subtopology {
+                subtopology_id: s.to_string(),
+                nodes,
+                ..Default::default()
+            }
         })
         .collect();
     push::UpdateStreamsGroupTopologyDescriptionRequest {
         group_id: "orders-app".into(),
         topology_description_id: uuid::Uuid::from_u128(0x8d7e3c2a_4f6b_4d9a_9c1b_7e5f3a8d2c4e),
-        topology_description: push::TopologyDescription { subtopologies: subs, global_stores: vec![], ..Default::default() },
+        topology_description: push::TopologyDescription {
+            subtopologies: subs,
+            global_stores: vec![],
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -88,7 +117,11 @@ fn bench_message<T: Encodable + Decodable>(c: &mut Criterion, name: &str, value:
         })
     });
     group.bench_function("decode", |b| {
-        b.iter_batched(|| encoded.clone(), |mut input: Bytes| T::decode(&mut input, version).expect("decodes"), BatchSize::SmallInput)
+        b.iter_batched(
+            || encoded.clone(),
+            |mut input: Bytes| T::decode(&mut input, version).expect("decodes"),
+            BatchSize::SmallInput,
+        )
     });
     group.finish();
 }

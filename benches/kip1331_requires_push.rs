@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kcoord_plugin_api::{
-    Node, NodeKind, RequestContext, StreamsGroupTopologyDescription, StreamsGroupTopologyDescriptionPlugin, Subtopology, Uuid,
+    Node, NodeKind, RequestContext, StreamsGroupTopologyDescription,
+    StreamsGroupTopologyDescriptionPlugin, Subtopology, Uuid,
 };
 use kcoord_plugins::clock::SystemClock;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
@@ -29,13 +30,27 @@ use kcoord_wire::messages::RequestHeader;
 const ID: Uuid = Uuid::from_u128(0x1331);
 
 fn description() -> StreamsGroupTopologyDescription {
-    let node = |name: &str, kind| Node { name: name.into(), kind, successors: vec![] };
+    let node = |name: &str, kind| Node {
+        name: name.into(),
+        kind,
+        successors: vec![],
+    };
     StreamsGroupTopologyDescription {
         subtopologies: vec![Subtopology {
             id: "0".into(),
             nodes: vec![
-                node("KSTREAM-SOURCE-0000000000", NodeKind::Source { topics: vec!["orders".into()] }),
-                node("KSTREAM-SINK-0000000001", NodeKind::Sink { topic: Some("valid-orders".into()) }),
+                node(
+                    "KSTREAM-SOURCE-0000000000",
+                    NodeKind::Source {
+                        topics: vec!["orders".into()],
+                    },
+                ),
+                node(
+                    "KSTREAM-SINK-0000000001",
+                    NodeKind::Sink {
+                        topic: Some("valid-orders".into()),
+                    },
+                ),
             ],
         }],
         global_stores: vec![],
@@ -49,13 +64,26 @@ fn group_names(n: usize) -> Vec<String> {
 /// A `memory` plugin (system clock, default settings) holding a description for each group
 /// under `ID`: every further `requires_topology_push(.., ID)` is the steady state.
 fn stored_plugin(groups: &[String]) -> Arc<MemoryPlugin> {
-    let plugin = Arc::new(MemoryPlugin::with_clock(MemoryPluginConfig::default(), Arc::new(SystemClock)));
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let plugin = Arc::new(MemoryPlugin::with_clock(
+        MemoryPluginConfig::default(),
+        Arc::new(SystemClock),
+    ));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
     let ctx = RequestContext::internal(88, 2);
     for g in groups {
-        assert!(plugin.requires_topology_push(&ctx, g, ID), "a new group is asked for");
-        runtime.block_on(plugin.set_topology(&ctx, g, ID, description())).expect("stored");
-        assert!(!plugin.requires_topology_push(&ctx, g, ID), "stored: not asked again");
+        assert!(
+            plugin.requires_topology_push(&ctx, g, ID),
+            "a new group is asked for"
+        );
+        runtime
+            .block_on(plugin.set_topology(&ctx, g, ID, description()))
+            .expect("stored");
+        assert!(
+            !plugin.requires_topology_push(&ctx, g, ID),
+            "stored: not asked again"
+        );
     }
     plugin
 }
@@ -77,7 +105,11 @@ fn two_threads(plugin: &Arc<MemoryPlugin>, groups: [&[String]; 2], iters: u64) -
                 start.elapsed()
             })
         });
-        handles.into_iter().map(|h| h.join().unwrap_or_default()).max().unwrap_or_default()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .max()
+            .unwrap_or_default()
     })
 }
 
@@ -116,7 +148,11 @@ fn requires_push(c: &mut Criterion) {
     });
 
     // The daemon's side: a heartbeat's request context, as the handler has it.
-    let config = Config::parse("bench", "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n").expect("a valid config");
+    let config = Config::parse(
+        "bench",
+        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n",
+    )
+    .expect("a valid config");
     let listener = ListenerInfo {
         name: "PLAINTEXT".into(),
         kind: ListenerKind::Broker,
@@ -140,14 +176,22 @@ fn requires_push(c: &mut Criterion) {
         client_host: "/127.0.0.1",
         header: &header,
     };
-    group.bench_function("context_plugin_context", |b| b.iter(|| plugin_context(black_box(&rctx))));
+    group.bench_function("context_plugin_context", |b| {
+        b.iter(|| plugin_context(black_box(&rctx)))
+    });
     group.bench_function("context_with_plugin_context", |b| {
         b.iter(|| with_plugin_context(black_box(&rctx), |p| black_box(p.correlation_id)))
     });
     // The heartbeat handler's whole plugin step: as it is written today, then with the
     // context reused.
     group.bench_function("handler_guard_plugin_context_memory_stored", |b| {
-        b.iter(|| guarded.requires_push(&plugin_context(black_box(&rctx)), black_box(&one[0]), black_box(ID)))
+        b.iter(|| {
+            guarded.requires_push(
+                &plugin_context(black_box(&rctx)),
+                black_box(&one[0]),
+                black_box(ID),
+            )
+        })
     });
     group.bench_function("handler_guard_requires_push_for_memory_stored", |b| {
         b.iter(|| guarded.requires_push_for(black_box(&rctx), black_box(&one[0]), black_box(ID)))

@@ -18,8 +18,12 @@ use kcoord_wire::messages::{CreateTopicsRequest, FetchRequest, ProduceRequest};
 const WAIT: Duration = Duration::from_secs(20);
 
 async fn connect(daemon: &Daemon) -> Connection {
-    let config = ClientConfig::new("faults").with_request_timeout(WAIT).with_connect_timeout(WAIT);
-    Connection::connect(&daemon.bootstrap(), config).await.unwrap_or_else(|e| panic!("connect: {e}"))
+    let config = ClientConfig::new("faults")
+        .with_request_timeout(WAIT)
+        .with_connect_timeout(WAIT);
+    Connection::connect(&daemon.bootstrap(), config)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"))
 }
 
 fn batch(value: &[u8]) -> Bytes {
@@ -35,7 +39,11 @@ async fn produce(conn: &Connection, value: &[u8]) -> (i16, i64) {
         timeout_ms: 5000,
         topic_data: vec![TopicProduceData {
             name: "disk".into(),
-            partition_data: vec![PartitionProduceData { index: 0, records: Some(batch(value).into()), ..Default::default() }],
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch(value).into()),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -53,7 +61,15 @@ async fn fetch_count(conn: &Connection) -> (usize, i64) {
         session_epoch: -1,
         topics: vec![FetchTopic {
             topic: "disk".into(),
-            partitions: vec![FetchPartition { partition: 0, fetch_offset: 0, partition_max_bytes: 50 << 20, current_leader_epoch: -1, log_start_offset: -1, last_fetched_epoch: -1, ..Default::default() }],
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 50 << 20,
+                current_leader_epoch: -1,
+                log_start_offset: -1,
+                last_fetched_epoch: -1,
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -79,7 +95,19 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing_acknowledged()
     let conn = connect(&daemon).await;
     use kcoord_wire::messages::create_topics_request::CreatableTopic;
     let created = conn
-        .send(CreateTopicsRequest { topics: vec![CreatableTopic { name: "disk".into(), num_partitions: 1, replication_factor: 1, ..Default::default() }], timeout_ms: 5000, ..Default::default() }, 7)
+        .send(
+            CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: "disk".into(),
+                    num_partitions: 1,
+                    replication_factor: 1,
+                    ..Default::default()
+                }],
+                timeout_ms: 5000,
+                ..Default::default()
+            },
+            7,
+        )
         .await
         .unwrap();
     assert_eq!(created.topics[0].error_code, 0);
@@ -91,7 +119,10 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing_acknowledged()
     let segment = dir.path().join("disk-0").join("00000000000000000000.log");
     let limit = std::fs::metadata(&segment).unwrap().len() + 5_000;
     let pid = daemon.pid().unwrap().to_string();
-    let status = std::process::Command::new("prlimit").args(["--pid", &pid, &format!("--fsize={limit}")]).status().expect("prlimit (util-linux) runs");
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, &format!("--fsize={limit}")])
+        .status()
+        .expect("prlimit (util-linux) runs");
     assert!(status.success());
     let mut acknowledged = 20;
     let mut refused = false;
@@ -109,14 +140,30 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing_acknowledged()
         }
     }
     assert!(refused, "the file size limit never refused a write");
-    assert_eq!(produce(&conn, &value).await.0, 56, "refused again, not half-written");
-    assert_eq!(fetch_count(&conn).await, (acknowledged as usize, acknowledged), "reads are still served");
+    assert_eq!(
+        produce(&conn, &value).await.0,
+        56,
+        "refused again, not half-written"
+    );
+    assert_eq!(
+        fetch_count(&conn).await,
+        (acknowledged as usize, acknowledged),
+        "reads are still served"
+    );
     daemon.assert_alive();
     daemon.stop();
 
     let again = Daemon::start(&config);
     let conn = connect(&again).await;
-    assert_eq!(fetch_count(&conn).await, (acknowledged as usize, acknowledged), "every acknowledged record is there");
-    assert_eq!(produce(&conn, &value).await, (0, acknowledged), "the log goes on where it was");
+    assert_eq!(
+        fetch_count(&conn).await,
+        (acknowledged as usize, acknowledged),
+        "every acknowledged record is there"
+    );
+    assert_eq!(
+        produce(&conn, &value).await,
+        (0, acknowledged),
+        "the log goes on where it was"
+    );
     again.stop();
 }

@@ -14,8 +14,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::Daemon;
 use kcoord_client::admin::{GroupMember, NewTopic, OffsetAndMetadata, TopicPartition};
-use kcoord_client::streams::{StreamsMember, StreamsMemberConfig, StreamsMemberHandle, SubtopologyBuilder, TopologyBuilder};
-use kcoord_client::{Client, ClientConfig, Consumer, FetchOptions, ProducedRecord, Producer, ProducerConfig};
+use kcoord_client::streams::{
+    StreamsMember, StreamsMemberConfig, StreamsMemberHandle, SubtopologyBuilder, TopologyBuilder,
+};
+use kcoord_client::{
+    Client, ClientConfig, Consumer, FetchOptions, ProducedRecord, Producer, ProducerConfig,
+};
 
 mod data_plane_support;
 use data_plane_support::{consume, produce as rd_produce, producer as rd_producer, Rec, WAIT};
@@ -31,29 +35,64 @@ const FAST: &[&str] = &[
 
 fn start_member(client: &Client, process: &str) -> StreamsMemberHandle {
     let topology = TopologyBuilder::new(1)
-        .subtopology(SubtopologyBuilder::new("0").source_topics(["orders"]).state_changelog_topic(CHANGELOG))
+        .subtopology(
+            SubtopologyBuilder::new("0")
+                .source_topics(["orders"])
+                .state_changelog_topic(CHANGELOG),
+        )
         .build()
         .expect("a valid topology");
-    StreamsMember::start(client, StreamsMemberConfig::new(GROUP, topology).with_process_id(process))
+    StreamsMember::start(
+        client,
+        StreamsMemberConfig::new(GROUP, topology).with_process_id(process),
+    )
 }
 
 /// One pass of the application over the partitions `member` owns now: from each committed
 /// offset, the records that came; the valid ones to `valid-orders`, then the commit. Returns
 /// how many input records it processed.
-async fn process_once(client: &Client, member: &StreamsMemberHandle, consumer: &Consumer, producer: &Producer) -> usize {
+async fn process_once(
+    client: &Client,
+    member: &StreamsMemberHandle,
+    consumer: &Consumer,
+    producer: &Producer,
+) -> usize {
     let snapshot = member.snapshot();
-    let owned: Vec<i32> = snapshot.assignment.active.get("0").into_iter().flatten().copied().collect();
+    let owned: Vec<i32> = snapshot
+        .assignment
+        .active
+        .get("0")
+        .into_iter()
+        .flatten()
+        .copied()
+        .collect();
     if owned.is_empty() || snapshot.member_epoch <= 0 {
         return 0;
     }
-    let partitions: Vec<TopicPartition> = owned.iter().map(|p| TopicPartition::new("orders", *p)).collect();
-    let committed = client.fetch_offsets(GROUP, Some(&partitions), false).await.expect("OffsetFetch");
+    let partitions: Vec<TopicPartition> = owned
+        .iter()
+        .map(|p| TopicPartition::new("orders", *p))
+        .collect();
+    let committed = client
+        .fetch_offsets(GROUP, Some(&partitions), false)
+        .await
+        .expect("OffsetFetch");
     let mut processed = 0;
     let mut commits = BTreeMap::new();
     for tp in partitions {
-        let from = committed.get(&tp).and_then(|r| r.as_ref().ok()).and_then(|o| o.as_ref()).map_or(0, |o| o.offset);
-        let options = FetchOptions { max_wait_ms: 0, ..FetchOptions::default() };
-        let fetched = consumer.fetch("orders", tp.partition, from, &options).await.expect("Fetch");
+        let from = committed
+            .get(&tp)
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|o| o.as_ref())
+            .map_or(0, |o| o.offset);
+        let options = FetchOptions {
+            max_wait_ms: 0,
+            ..FetchOptions::default()
+        };
+        let fetched = consumer
+            .fetch("orders", tp.partition, from, &options)
+            .await
+            .expect("Fetch");
         if fetched.records.is_empty() {
             continue;
         }
@@ -61,27 +100,55 @@ async fn process_once(client: &Client, member: &StreamsMemberHandle, consumer: &
             .records
             .iter()
             .filter(|r| r.value.as_deref().is_some_and(|v| v.starts_with(b"valid")))
-            .map(|r| ProducedRecord { key: r.key.clone(), value: r.value.clone(), timestamp: Some(r.timestamp), headers: Vec::new() })
+            .map(|r| ProducedRecord {
+                key: r.key.clone(),
+                value: r.value.clone(),
+                timestamp: Some(r.timestamp),
+                headers: Vec::new(),
+            })
             .collect();
         if !valid.is_empty() {
-            producer.send("valid-orders", tp.partition, &valid).await.expect("Produce");
+            producer
+                .send("valid-orders", tp.partition, &valid)
+                .await
+                .expect("Produce");
         }
         processed += fetched.records.len();
         commits.insert(tp, OffsetAndMetadata::new(fetched.next_offset));
     }
     if !commits.is_empty() {
-        let me = GroupMember { member_id: member.member_id().to_owned(), member_epoch: member.snapshot().member_epoch, instance_id: None };
-        let results = client.commit_offsets(GROUP, &commits, Some(&me)).await.expect("OffsetCommit");
-        assert!(results.values().all(Result::is_ok), "commits as a member: {results:?}");
+        let me = GroupMember {
+            member_id: member.member_id().to_owned(),
+            member_epoch: member.snapshot().member_epoch,
+            instance_id: None,
+        };
+        let results = client
+            .commit_offsets(GROUP, &commits, Some(&me))
+            .await
+            .expect("OffsetCommit");
+        assert!(
+            results.values().all(Result::is_ok),
+            "commits as a member: {results:?}"
+        );
     }
     processed
 }
 
 /// Processes until `total` input records have gone through.
-async fn run_until(client: &Client, member: &StreamsMemberHandle, consumer: &Consumer, producer: &Producer, done: &mut usize, total: usize) {
+async fn run_until(
+    client: &Client,
+    member: &StreamsMemberHandle,
+    consumer: &Consumer,
+    producer: &Producer,
+    done: &mut usize,
+    total: usize,
+) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while *done < total {
-        assert!(tokio::time::Instant::now() < deadline, "processed {done} of {total}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "processed {done} of {total}"
+        );
         let n = process_once(client, member, consumer, producer).await;
         *done += n;
         if n == 0 {
@@ -93,16 +160,31 @@ async fn run_until(client: &Client, member: &StreamsMemberHandle, consumer: &Con
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_filter_application_moves_every_valid_order_once_across_a_rejoin() {
     let daemon = Daemon::start(FAST);
-    let client = Client::connect(&daemon.bootstrap(), ClientConfig::new("streams-data-plane")).await.expect("connects");
-    let topics = ["orders", "valid-orders"].map(|name| NewTopic { name: name.into(), num_partitions: 3, replication_factor: -1, configs: vec![] });
-    for r in client.create_topics(&topics, false).await.expect("CreateTopics") {
+    let client = Client::connect(&daemon.bootstrap(), ClientConfig::new("streams-data-plane"))
+        .await
+        .expect("connects");
+    let topics = ["orders", "valid-orders"].map(|name| NewTopic {
+        name: name.into(),
+        num_partitions: 3,
+        replication_factor: -1,
+        configs: vec![],
+    });
+    for r in client
+        .create_topics(&topics, false)
+        .await
+        .expect("CreateTopics")
+    {
         assert!(r.result.is_ok(), "{r:?}");
     }
     let input = |from: usize, to: usize| -> Vec<Rec> {
         (from..to)
             .map(|i| {
                 let kind = if i % 3 == 0 { "invalid" } else { "valid" };
-                Rec::new((i % 3) as i32, &format!("order-{i}"), &format!("{kind} order {i}"))
+                Rec::new(
+                    (i % 3) as i32,
+                    &format!("order-{i}"),
+                    &format!("{kind} order {i}"),
+                )
             })
             .collect()
     };
@@ -123,20 +205,47 @@ async fn a_filter_application_moves_every_valid_order_once_across_a_rejoin() {
     run_until(&client, &member, &consumer, &producer, &mut done, 600).await;
     assert_eq!(done, 600, "every input record was processed once");
 
-    let expected: Vec<Rec> = input(0, 600).into_iter().filter(|r| r.value.as_deref().is_some_and(|v| v.starts_with(b"valid"))).collect();
+    let expected: Vec<Rec> = input(0, 600)
+        .into_iter()
+        .filter(|r| r.value.as_deref().is_some_and(|v| v.starts_with(b"valid")))
+        .collect();
     let out = consume(d, "valid-orders", &[0, 1, 2], expected.len(), &[]);
     for p in 0..3 {
-        let got: Vec<Option<Vec<u8>>> = out.iter().filter(|r| r.partition == p).map(|r| r.value.clone()).collect();
-        let want: Vec<Option<Vec<u8>>> = expected.iter().filter(|r| r.partition == p).map(|r| r.value.clone()).collect();
+        let got: Vec<Option<Vec<u8>>> = out
+            .iter()
+            .filter(|r| r.partition == p)
+            .map(|r| r.value.clone())
+            .collect();
+        let want: Vec<Option<Vec<u8>>> = expected
+            .iter()
+            .filter(|r| r.partition == p)
+            .map(|r| r.value.clone())
+            .collect();
         assert_eq!(got, want, "partition {p}: each valid order once, in order");
     }
 
     // The coordinator created the store's changelog with one partition per task, and it is a
     // real log: what is written there is read back.
-    let partitions = consumer.partitions(CHANGELOG).await.expect("the changelog topic exists");
+    let partitions = consumer
+        .partitions(CHANGELOG)
+        .await
+        .expect("the changelog topic exists");
     assert_eq!(partitions, vec![0, 1, 2]);
-    let sent = producer.send(CHANGELOG, 1, &[ProducedRecord::keyed(Bytes::from_static(b"k"), Bytes::from_static(b"count=3"))]).await.expect("changelog write");
-    let back = consumer.fetch(CHANGELOG, 1, sent.base_offset, &FetchOptions::default()).await.expect("changelog read");
+    let sent = producer
+        .send(
+            CHANGELOG,
+            1,
+            &[ProducedRecord::keyed(
+                Bytes::from_static(b"k"),
+                Bytes::from_static(b"count=3"),
+            )],
+        )
+        .await
+        .expect("changelog write");
+    let back = consumer
+        .fetch(CHANGELOG, 1, sent.base_offset, &FetchOptions::default())
+        .await
+        .expect("changelog read");
     assert_eq!(back.records[0].value.as_deref(), Some(&b"count=3"[..]));
     member.leave().await.expect("leaves");
     daemon.stop();

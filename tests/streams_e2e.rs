@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use common::Daemon;
 use kcoord_client::admin::NewTopic;
-use kcoord_client::streams::{MemberSnapshot, StreamsMemberConfig, StreamsMemberHandle, TopologyBuilder};
+use kcoord_client::streams::{
+    MemberSnapshot, StreamsMemberConfig, StreamsMemberHandle, TopologyBuilder,
+};
 use kcoord_client::{Client, ClientConfig};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic as RdNewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -28,11 +30,15 @@ const FAST: &[&str] = &[
 const WAIT: Duration = Duration::from_secs(30);
 
 async fn client(daemon: &Daemon) -> Client {
-    Client::connect(&daemon.bootstrap(), ClientConfig::new("streams-e2e")).await.expect("connects")
+    Client::connect(&daemon.bootstrap(), ClientConfig::new("streams-e2e"))
+        .await
+        .expect("connects")
 }
 
 fn start_member(client: &Client, group: &str, topic: &str, process: &str) -> StreamsMemberHandle {
-    let topology = TopologyBuilder::stateless(1, [topic]).build().expect("a valid topology");
+    let topology = TopologyBuilder::stateless(1, [topic])
+        .build()
+        .expect("a valid topology");
     let config = StreamsMemberConfig::new(group, topology).with_process_id(process);
     kcoord_client::streams::StreamsMember::start(client, config)
 }
@@ -42,7 +48,8 @@ fn start_member(client: &Client, group: &str, topic: &str, process: &str) -> Str
 async fn wait_converged(members: &[StreamsMemberHandle], tasks: i32) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let snapshots: Vec<MemberSnapshot> = members.iter().map(StreamsMemberHandle::snapshot).collect();
+        let snapshots: Vec<MemberSnapshot> =
+            members.iter().map(StreamsMemberHandle::snapshot).collect();
         let epochs: BTreeSet<i32> = snapshots.iter().map(|s| s.member_epoch).collect();
         let mut owners: BTreeMap<i32, usize> = BTreeMap::new();
         for s in &snapshots {
@@ -55,7 +62,10 @@ async fn wait_converged(members: &[StreamsMemberHandle], tasks: i32) {
         if epochs.len() == 1 && epochs.iter().all(|e| *e > 0) && complete && disjoint {
             return;
         }
-        assert!(tokio::time::Instant::now() < deadline, "no stable, complete, disjoint assignment: {snapshots:#?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no stable, complete, disjoint assignment: {snapshots:#?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -67,22 +77,47 @@ async fn ten_members_in_three_groups_converge_to_complete_non_overlapping_assign
     let topics = [("orders", 12), ("payments", 7), ("clicks", 5)];
     let specs: Vec<NewTopic> = topics
         .iter()
-        .map(|(name, partitions)| NewTopic { name: name.to_string(), num_partitions: *partitions, replication_factor: -1, configs: vec![] })
+        .map(|(name, partitions)| NewTopic {
+            name: name.to_string(),
+            num_partitions: *partitions,
+            replication_factor: -1,
+            configs: vec![],
+        })
         .collect();
-    for result in client.create_topics(&specs, false).await.expect("CreateTopics answers") {
+    for result in client
+        .create_topics(&specs, false)
+        .await
+        .expect("CreateTopics answers")
+    {
         assert!(result.result.is_ok(), "{result:?}");
     }
-    let groups = [("orders-app", "orders", 4), ("payments-app", "payments", 3), ("clicks-app", "clicks", 3)];
+    let groups = [
+        ("orders-app", "orders", 4),
+        ("payments-app", "payments", 3),
+        ("clicks-app", "clicks", 3),
+    ];
     let mut all = Vec::new();
     for (group, topic, count) in groups {
-        let members: Vec<StreamsMemberHandle> = (0..count).map(|i| start_member(&client, group, topic, &format!("{group}-p{i}"))).collect();
+        let members: Vec<StreamsMemberHandle> = (0..count)
+            .map(|i| start_member(&client, group, topic, &format!("{group}-p{i}")))
+            .collect();
         all.push((group, topic, members));
     }
     for (group, topic, members) in &all {
-        let tasks = topics.iter().find(|(t, _)| t == topic).map(|(_, p)| *p).unwrap_or_default();
+        let tasks = topics
+            .iter()
+            .find(|(t, _)| t == topic)
+            .map(|(_, p)| *p)
+            .unwrap_or_default();
         wait_converged(members, tasks).await;
-        let listed = client.list_groups(&["streams"], &[]).await.expect("ListGroups");
-        assert!(listed.iter().any(|g| g.group_id == *group), "{group} is listed: {listed:?}");
+        let listed = client
+            .list_groups(&["streams"], &[])
+            .await
+            .expect("ListGroups");
+        assert!(
+            listed.iter().any(|g| g.group_id == *group),
+            "{group} is listed: {listed:?}"
+        );
     }
     for (_, _, members) in all {
         for m in members {
@@ -96,16 +131,29 @@ async fn ten_members_in_three_groups_converge_to_complete_non_overlapping_assign
 async fn a_member_killed_without_leaving_is_expired_and_its_tasks_move() {
     let daemon = Daemon::start(FAST);
     let client = client(&daemon).await;
-    let spec = NewTopic { name: "input".into(), num_partitions: 6, replication_factor: -1, configs: vec![] };
-    client.create_topics(&[spec], false).await.expect("CreateTopics answers");
-    let mut members: Vec<StreamsMemberHandle> = (0..3).map(|i| start_member(&client, "app", "input", &format!("p{i}"))).collect();
+    let spec = NewTopic {
+        name: "input".into(),
+        num_partitions: 6,
+        replication_factor: -1,
+        configs: vec![],
+    };
+    client
+        .create_topics(&[spec], false)
+        .await
+        .expect("CreateTopics answers");
+    let mut members: Vec<StreamsMemberHandle> = (0..3)
+        .map(|i| start_member(&client, "app", "input", &format!("p{i}")))
+        .collect();
     wait_converged(&members, 6).await;
     // A crash: the member stops heartbeating and never leaves.
     let victim = members.remove(0);
     victim.kill();
     // The session (1.5 s) expires; the survivors take over all six tasks.
     wait_converged(&members, 6).await;
-    let counts: Vec<usize> = members.iter().map(|m| m.assignment().active.values().map(BTreeSet::len).sum()).collect();
+    let counts: Vec<usize> = members
+        .iter()
+        .map(|m| m.assignment().active.values().map(BTreeSet::len).sum())
+        .collect();
     assert_eq!(counts, vec![3, 3]);
     daemon.wait_for_log("session timeout expired", WAIT);
     daemon.stop();
@@ -114,10 +162,18 @@ async fn a_member_killed_without_leaving_is_expired_and_its_tasks_move() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn librdkafka_creates_the_source_topics_and_lists_the_streams_groups() {
     let daemon = Daemon::start(FAST);
-    let admin: AdminClient<DefaultClientContext> =
-        RdConfig::new().set("bootstrap.servers", daemon.bootstrap()).create().expect("an admin client");
+    let admin: AdminClient<DefaultClientContext> = RdConfig::new()
+        .set("bootstrap.servers", daemon.bootstrap())
+        .create()
+        .expect("an admin client");
     let topic = RdNewTopic::new("rd-source", 4, TopicReplication::Fixed(1));
-    let results = admin.create_topics([&topic], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)))).await.expect("CreateTopics");
+    let results = admin
+        .create_topics(
+            [&topic],
+            &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
+        )
+        .await
+        .expect("CreateTopics");
     assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
 
     let client = client(&daemon).await;
@@ -128,13 +184,26 @@ async fn librdkafka_creates_the_source_topics_and_lists_the_streams_groups() {
     // Kafka, says a streams group is not a classic group).
     let bootstrap = daemon.bootstrap();
     let groups = tokio::task::spawn_blocking(move || {
-        let consumer: BaseConsumer = RdConfig::new().set("bootstrap.servers", bootstrap).create().expect("a consumer");
-        consumer.fetch_group_list(None, Duration::from_secs(10)).map(|list| list.groups().iter().map(|g| (g.name().to_string(), g.protocol_type().to_string())).collect::<Vec<_>>())
+        let consumer: BaseConsumer = RdConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .create()
+            .expect("a consumer");
+        consumer
+            .fetch_group_list(None, Duration::from_secs(10))
+            .map(|list| {
+                list.groups()
+                    .iter()
+                    .map(|g| (g.name().to_string(), g.protocol_type().to_string()))
+                    .collect::<Vec<_>>()
+            })
     })
     .await
     .expect("the blocking task ran");
     let groups = groups.expect("librdkafka lists the groups");
-    assert!(groups.iter().any(|(name, _)| name == "rd-app"), "rd-app is listed by librdkafka: {groups:?}");
+    assert!(
+        groups.iter().any(|(name, _)| name == "rd-app"),
+        "rd-app is listed by librdkafka: {groups:?}"
+    );
     member.leave().await.expect("leaves");
     daemon.stop();
 }

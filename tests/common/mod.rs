@@ -44,7 +44,10 @@ pub const BASE_CONFIG: &[&str] = &[
 /// The `kcoord` binary Cargo built for this test (or bench) target, or the one the environment
 /// variable `KCOORD_BIN` names (to run a bench against another build of the daemon).
 pub fn kcoord_binary() -> PathBuf {
-    std::env::var_os("KCOORD_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kcoord")), PathBuf::from)
+    std::env::var_os("KCOORD_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_kcoord")),
+        PathBuf::from,
+    )
 }
 
 /// A running `kcoord` child process. Dropping it kills the process (SIGKILL); use

@@ -53,7 +53,10 @@ pub fn create_topic(daemon: &Daemon, name: &str, partitions: i32, configs: &[(&s
     for (k, v) in configs {
         topic = topic.set(k, v);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let results = runtime
         .block_on(admin.create_topics([&topic], &AdminOptions::new().operation_timeout(Some(WAIT))))
         .expect("CreateTopics");
@@ -80,7 +83,10 @@ impl ProducerContext for Deliveries {
             Ok(m) => Ok((m.partition(), m.offset())),
             Err((e, _)) => Err(e.to_string()),
         };
-        self.results.lock().unwrap_or_else(PoisonError::into_inner).push(r);
+        self.results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(r);
     }
 }
 
@@ -103,7 +109,9 @@ pub fn producer(daemon: &Daemon, extra: &[(&str, &str)]) -> BaseProducer<Deliver
     for (k, v) in extra {
         config.set(*k, *v);
     }
-    config.create_with_context(Deliveries::default()).expect("producer")
+    config
+        .create_with_context(Deliveries::default())
+        .expect("producer")
 }
 
 /// Sends `records`, waits for every delivery report, and returns the records with the offset
@@ -113,9 +121,14 @@ pub fn produce(producer: &BaseProducer<Deliveries>, topic: &str, records: &[Rec]
     for r in records {
         let mut headers = OwnedHeaders::new();
         for (k, v) in &r.headers {
-            headers = headers.insert(Header { key: k, value: v.as_deref() });
+            headers = headers.insert(Header {
+                key: k,
+                value: v.as_deref(),
+            });
         }
-        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).partition(r.partition).headers(headers);
+        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic)
+            .partition(r.partition)
+            .headers(headers);
         if let Some(k) = &r.key {
             record = record.key(k);
         }
@@ -140,7 +153,11 @@ pub fn produce(producer: &BaseProducer<Deliveries>, topic: &str, records: &[Rec]
     }
     producer.flush(WAIT).expect("flush");
     let reports = producer.context().taken();
-    assert_eq!(reports.len(), records.len(), "one delivery report per record");
+    assert_eq!(
+        reports.len(),
+        records.len(),
+        "one delivery report per record"
+    );
     // Reports of one partition arrive in produce order.
     let mut by_partition: std::collections::HashMap<i32, Vec<i64>> = Default::default();
     for r in reports {
@@ -172,21 +189,40 @@ pub fn consumer(daemon: &Daemon, extra: &[(&str, &str)]) -> BaseConsumer {
 }
 
 /// Reads partitions `partitions` of `topic` from the start until `count` records came back.
-pub fn consume(daemon: &Daemon, topic: &str, partitions: &[i32], count: usize, extra: &[(&str, &str)]) -> Vec<Rec> {
+pub fn consume(
+    daemon: &Daemon,
+    topic: &str,
+    partitions: &[i32],
+    count: usize,
+    extra: &[(&str, &str)],
+) -> Vec<Rec> {
     consume_from(daemon, topic, partitions, Offset::Beginning, count, extra)
 }
 
-pub fn consume_from(daemon: &Daemon, topic: &str, partitions: &[i32], from: Offset, count: usize, extra: &[(&str, &str)]) -> Vec<Rec> {
+pub fn consume_from(
+    daemon: &Daemon,
+    topic: &str,
+    partitions: &[i32],
+    from: Offset,
+    count: usize,
+    extra: &[(&str, &str)],
+) -> Vec<Rec> {
     let consumer = consumer(daemon, extra);
     let mut tpl = TopicPartitionList::new();
     for p in partitions {
-        tpl.add_partition_offset(topic, *p, from).expect("assign offset");
+        tpl.add_partition_offset(topic, *p, from)
+            .expect("assign offset");
     }
     consumer.assign(&tpl).expect("assign");
     let deadline = Instant::now() + WAIT;
     let mut out = Vec::new();
     while out.len() < count {
-        assert!(Instant::now() < deadline, "only {} of {count} records came back:\n{}", out.len(), daemon.stderr_log());
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {count} records came back:\n{}",
+            out.len(),
+            daemon.stderr_log()
+        );
         match consumer.poll(Duration::from_millis(100)) {
             None => {}
             Some(Err(e)) => panic!("consumer error: {e}"),
@@ -197,7 +233,11 @@ pub fn consume_from(daemon: &Daemon, topic: &str, partitions: &[i32], from: Offs
                 value: m.payload().map(<[u8]>::to_vec),
                 headers: m
                     .headers()
-                    .map(|h| h.iter().map(|h| (h.key.to_owned(), h.value.map(<[u8]>::to_vec))).collect())
+                    .map(|h| {
+                        h.iter()
+                            .map(|h| (h.key.to_owned(), h.value.map(<[u8]>::to_vec)))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 timestamp: m.timestamp().to_millis(),
             }),
@@ -208,7 +248,9 @@ pub fn consume_from(daemon: &Daemon, topic: &str, partitions: &[i32], from: Offs
 
 /// The low and high watermarks of a partition, as librdkafka asks (ListOffsets).
 pub fn watermarks(daemon: &Daemon, topic: &str, partition: i32) -> (i64, i64) {
-    consumer(daemon, &[]).fetch_watermarks(topic, partition, WAIT).expect("watermarks")
+    consumer(daemon, &[])
+        .fetch_watermarks(topic, partition, WAIT)
+        .expect("watermarks")
 }
 
 /// Milliseconds since the epoch.

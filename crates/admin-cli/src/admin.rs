@@ -34,7 +34,11 @@ use kcoord_client::{Client, ClientConfig};
 use crate::table;
 
 #[derive(Debug, Parser)]
-#[command(name = "kcoord-admin", version, about = "Administer a kcoord node: broker registrations and their static configs")]
+#[command(
+    name = "kcoord-admin",
+    version,
+    about = "Administer a kcoord node: broker registrations and their static configs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -96,8 +100,15 @@ where
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let help = matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion);
-            let _ = if help { write!(out, "{e}") } else { write!(err, "{e}") };
+            let help = matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            );
+            let _ = if help {
+                write!(out, "{e}")
+            } else {
+                write!(err, "{e}")
+            };
             return if help { 0 } else { 2 };
         }
     };
@@ -106,15 +117,17 @@ where
         let _ = writeln!(err, "error: brokers needs one of --register or --describe\n\nFor more information, try '--help'.");
         return 2;
     }
-    let outcome = crate::runtime().map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}"))).and_then(|runtime| {
-        runtime.block_on(async {
-            if args.register {
-                register(&args, out).await
-            } else {
-                describe(&args, out).await
-            }
-        })
-    });
+    let outcome = crate::runtime()
+        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))
+        .and_then(|runtime| {
+            runtime.block_on(async {
+                if args.register {
+                    register(&args, out).await
+                } else {
+                    describe(&args, out).await
+                }
+            })
+        });
     let code = match outcome {
         Ok(()) => 0,
         Err(e) => {
@@ -127,24 +140,37 @@ where
 }
 
 fn say(out: &mut dyn Write, line: std::fmt::Arguments<'_>) -> Result<(), Failure> {
-    out.write_fmt(line).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush()).map_err(|e| Failure::Other(e.to_string()))
+    out.write_fmt(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::Other(e.to_string()))
 }
 
 async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let timeout = Duration::from_millis(args.timeout_ms);
-    let (Some(path), Some(controller)) = (args.config.as_ref(), args.bootstrap_controller.as_deref()) else {
-        return Err(Failure::Other("--register needs --config and --bootstrap-controller".into()));
+    let (Some(path), Some(controller)) =
+        (args.config.as_ref(), args.bootstrap_controller.as_deref())
+    else {
+        return Err(Failure::Other(
+            "--register needs --config and --bootstrap-controller".into(),
+        ));
     };
     let properties = BrokerProperties::load(path)?;
     let interrupts = Interrupts::install();
     let options = RegistrationOptions {
-        client: ClientConfig::new("kcoord-admin").with_request_timeout(timeout).with_connect_timeout(timeout),
+        client: ClientConfig::new("kcoord-admin")
+            .with_request_timeout(timeout)
+            .with_connect_timeout(timeout),
         cluster_id: args.cluster_id.clone(),
         ..Default::default()
     };
     let broker = tokio::time::timeout(timeout, register_broker(&properties, controller, options))
         .await
-        .map_err(|_| Failure::Other(format!("the controller at {controller} did not answer within {timeout:?}")))??;
+        .map_err(|_| {
+            Failure::Other(format!(
+                "the controller at {controller} did not answer within {timeout:?}"
+            ))
+        })??;
     say(
         out,
         format_args!(
@@ -157,7 +183,10 @@ async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
     )?;
     let handle = broker.start_heartbeats();
     handle.wait_unfenced(timeout).await?;
-    say(out, format_args!("Broker {} is unfenced.", handle.broker_id()))?;
+    say(
+        out,
+        format_args!("Broker {} is unfenced.", handle.broker_id()),
+    )?;
     if args.once {
         // Dropping the handle stops the heartbeats without a shutdown, as a stopped broker
         // process would: the registration (and its static configs) stays.
@@ -168,7 +197,12 @@ async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
 
 /// Heartbeats until SIGINT or SIGTERM (then a controlled shutdown) or until the controller
 /// stops answering for this incarnation.
-async fn heartbeat_until_stopped(handle: BrokerHandle, interrupts: Interrupts, timeout: Duration, out: &mut dyn Write) -> Result<(), Failure> {
+async fn heartbeat_until_stopped(
+    handle: BrokerHandle,
+    interrupts: Interrupts,
+    timeout: Duration,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     let mut status = handle.subscribe();
     let stopped = async move {
         // Ends when the heartbeat task stops on its own (e.g. STALE_BROKER_EPOCH).
@@ -206,7 +240,10 @@ impl Interrupts {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            Self { interrupt: signal(SignalKind::interrupt()).ok(), terminate: signal(SignalKind::terminate()).ok() }
+            Self {
+                interrupt: signal(SignalKind::interrupt()).ok(),
+                terminate: signal(SignalKind::terminate()).ok(),
+            }
         }
         #[cfg(not(unix))]
         {
@@ -243,25 +280,40 @@ async fn describe(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
         return Err(Failure::Other("--describe needs --bootstrap-server".into()));
     };
     let work = async {
-        let client = Client::connect(bootstrap, ClientConfig::new("kcoord-admin").with_request_timeout(timeout).with_connect_timeout(timeout)).await?;
+        let client = Client::connect(
+            bootstrap,
+            ClientConfig::new("kcoord-admin")
+                .with_request_timeout(timeout)
+                .with_connect_timeout(timeout),
+        )
+        .await?;
         let cluster = client.describe_brokers(true).await?;
         let mut configs = Vec::new();
         if args.static_configs {
-            for broker in cluster.brokers.iter().filter(|b| b.id != cluster.controller_id) {
+            for broker in cluster
+                .brokers
+                .iter()
+                .filter(|b| b.id != cluster.controller_id)
+            {
                 configs.push((broker.id, client.describe_broker_configs(broker.id).await?));
             }
         }
         Ok::<_, Failure>((cluster, configs))
     };
-    let (cluster, configs) =
-        tokio::time::timeout(timeout, work).await.map_err(|_| Failure::Other(format!("no answer from {bootstrap} within {timeout:?}")))??;
+    let (cluster, configs) = tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| Failure::Other(format!("no answer from {bootstrap} within {timeout:?}")))??;
     let text = format_brokers(&cluster, args.static_configs.then_some(&configs[..]));
-    out.write_all(text.as_bytes()).map_err(|e| Failure::Other(e.to_string()))
+    out.write_all(text.as_bytes())
+        .map_err(|e| Failure::Other(e.to_string()))
 }
 
 /// The `--describe` output: the brokers table, then (with `--static-configs`) the configs
 /// table after an empty line.
-pub fn format_brokers(cluster: &ClusterDescription, configs: Option<&[(i32, Vec<ConfigEntry>)]>) -> String {
+pub fn format_brokers(
+    cluster: &ClusterDescription,
+    configs: Option<&[(i32, Vec<ConfigEntry>)]>,
+) -> String {
     let rows: Vec<Vec<String>> = cluster
         .brokers
         .iter()
@@ -271,7 +323,12 @@ pub fn format_brokers(cluster: &ClusterDescription, configs: Option<&[(i32, Vec<
                 b.host.clone(),
                 b.port.to_string(),
                 b.rack.clone().unwrap_or_else(|| "-".into()),
-                if b.id == cluster.controller_id { "controller" } else { "broker" }.to_string(),
+                if b.id == cluster.controller_id {
+                    "controller"
+                } else {
+                    "broker"
+                }
+                .to_string(),
                 b.fenced.to_string(),
             ]
         })
@@ -281,11 +338,21 @@ pub fn format_brokers(cluster: &ClusterDescription, configs: Option<&[(i32, Vec<
         let rows: Vec<Vec<String>> = configs
             .iter()
             .flat_map(|(id, entries)| {
-                entries.iter().map(move |c| vec![id.to_string(), c.name.clone(), c.value.clone().unwrap_or_else(|| "null".into()), c.source.name()])
+                entries.iter().map(move |c| {
+                    vec![
+                        id.to_string(),
+                        c.name.clone(),
+                        c.value.clone().unwrap_or_else(|| "null".into()),
+                        c.source.name(),
+                    ]
+                })
             })
             .collect();
         text.push('\n');
-        text.push_str(&table::render(&["BROKER", "CONFIG", "VALUE", "SOURCE"], &rows));
+        text.push_str(&table::render(
+            &["BROKER", "CONFIG", "VALUE", "SOURCE"],
+            &rows,
+        ));
     }
     text
 }
@@ -297,22 +364,43 @@ mod tests {
 
     fn run_args(args: &[&str]) -> (i32, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(std::iter::once("kcoord-admin").chain(args.iter().copied()), &mut out, &mut err);
-        (code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned())
+        let code = run(
+            std::iter::once("kcoord-admin").chain(args.iter().copied()),
+            &mut out,
+            &mut err,
+        );
+        (
+            code,
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+        )
     }
 
     #[test]
     fn usage_errors_exit_2() {
         let (code, out, err) = run_args(&["brokers"]);
         assert_eq!((code, out.as_str()), (2, ""));
-        assert!(err.starts_with("error: brokers needs one of --register or --describe"), "{err}");
+        assert!(
+            err.starts_with("error: brokers needs one of --register or --describe"),
+            "{err}"
+        );
         let (code, _, err) = run_args(&["brokers", "--register", "--config", "b.properties"]);
         assert_eq!(code, 2);
         assert!(err.contains("--bootstrap-controller"), "{err}");
         let (code, _, err) = run_args(&["brokers", "--describe"]);
         assert_eq!(code, 2);
         assert!(err.contains("--bootstrap-server"), "{err}");
-        assert_eq!(run_args(&["brokers", "--describe", "--once", "--bootstrap-server", "h:1"]).0, 2);
+        assert_eq!(
+            run_args(&[
+                "brokers",
+                "--describe",
+                "--once",
+                "--bootstrap-server",
+                "h:1"
+            ])
+            .0,
+            2
+        );
         assert_eq!(run_args(&["--help"]).0, 0);
     }
 
@@ -328,7 +416,10 @@ mod tests {
         let cluster = ClusterDescription {
             cluster_id: "c".into(),
             controller_id: 1,
-            brokers: vec![broker(1, 9092, None, false), broker(4, 19092, Some("rack-a"), true)],
+            brokers: vec![
+                broker(1, 9092, None, false),
+                broker(4, 19092, Some("rack-a"), true),
+            ],
         };
         let entry = |name: &str, value: Option<&str>| ConfigEntry {
             name: name.into(),
@@ -337,7 +428,10 @@ mod tests {
             read_only: true,
             sensitive: false,
         };
-        let configs = vec![(4, vec![entry("broker.rack", Some("rack-a")), entry("log.dir", None)])];
+        let configs = vec![(
+            4,
+            vec![entry("broker.rack", Some("rack-a")), entry("log.dir", None)],
+        )];
         assert_eq!(
             format_brokers(&cluster, Some(&configs)),
             "\

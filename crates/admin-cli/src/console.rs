@@ -11,15 +11,26 @@ use clap::Parser;
 
 /// Parses the command line (program name first). `Err` carries the exit status once the
 /// help or version (0) or the error (1) has been printed.
-pub(crate) fn parse_args<P, I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> Result<P, i32>
+pub(crate) fn parse_args<P, I, T>(
+    args: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<P, i32>
 where
     P: Parser,
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
     P::try_parse_from(args).map_err(|e| {
-        let help = matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion);
-        let _ = if help { write!(out, "{e}") } else { write!(err, "{e}") };
+        let help = matches!(
+            e.kind(),
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+        );
+        let _ = if help {
+            write!(out, "{e}")
+        } else {
+            write!(err, "{e}")
+        };
         if help {
             0
         } else {
@@ -58,7 +69,13 @@ mod tests {
 
     #[test]
     fn properties_split_at_the_first_equals_sign() {
-        let p = properties(&["a=1".into(), "key.separator==".into(), "bare".into(), "a=2".into(), "empty=".into()]);
+        let p = properties(&[
+            "a=1".into(),
+            "key.separator==".into(),
+            "bare".into(),
+            "a=2".into(),
+            "empty=".into(),
+        ]);
         assert_eq!(p.get("a").map(String::as_str), Some("2"));
         assert_eq!(p.get("key.separator").map(String::as_str), Some("="));
         assert_eq!(p.get("bare").map(String::as_str), Some(""));

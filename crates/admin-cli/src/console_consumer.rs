@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use kcoord_client::consume::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
-use kcoord_client::{Client, ClientConfig, ClientError, ConsumedRecord, Consumer, FetchOptions, IsolationLevel};
+use kcoord_client::{
+    Client, ClientConfig, ClientError, ConsumedRecord, Consumer, FetchOptions, IsolationLevel,
+};
 use kcoord_wire::ErrorCode;
 
 use crate::console::{is_true, parse_args, properties, report};
@@ -76,7 +78,11 @@ struct Args {
     #[arg(long, value_name = "timeout_ms", allow_hyphen_values = true)]
     timeout_ms: Option<i64>,
     /// Set to read_committed in order to filter out transactional messages which are not committed. Set to read_uncommitted to read all messages.
-    #[arg(long, value_name = "isolation level", default_value = "read_uncommitted")]
+    #[arg(
+        long,
+        value_name = "isolation level",
+        default_value = "read_uncommitted"
+    )]
     isolation_level: String,
     /// The properties to initialize the message formatter: print.timestamp, print.key, print.offset,
     /// print.partition, print.headers, print.value, key.separator, line.separator, headers.separator,
@@ -134,9 +140,22 @@ fn check(args: Args) -> Result<Checked, String> {
         format!("Invalid value {} for configuration isolation.level: String must be one of: read_committed, read_uncommitted", args.isolation_level)
     })?;
     // Kafka: a negative timeout means none.
-    let timeout = args.timeout_ms.and_then(|ms| u64::try_from(ms).ok()).map(Duration::from_millis);
-    let formatter = Formatter::configure(&properties(if args.formatter_property.is_empty() { &args.property } else { &args.formatter_property }));
-    Ok(Checked { args, start, timeout, isolation, formatter })
+    let timeout = args
+        .timeout_ms
+        .and_then(|ms| u64::try_from(ms).ok())
+        .map(Duration::from_millis);
+    let formatter = Formatter::configure(&properties(if args.formatter_property.is_empty() {
+        &args.property
+    } else {
+        &args.formatter_property
+    }));
+    Ok(Checked {
+        args,
+        start,
+        timeout,
+        isolation,
+        formatter,
+    })
 }
 
 /// `DefaultMessageFormatter`.
@@ -157,7 +176,11 @@ struct Formatter {
 impl Formatter {
     fn configure(props: &HashMap<String, String>) -> Formatter {
         let flag = |key: &str, default: bool| props.get(key).map_or(default, |v| is_true(v));
-        let bytes = |key: &str, default: &str| props.get(key).map_or_else(|| default.as_bytes().to_vec(), |v| v.as_bytes().to_vec());
+        let bytes = |key: &str, default: &str| {
+            props
+                .get(key)
+                .map_or_else(|| default.as_bytes().to_vec(), |v| v.as_bytes().to_vec())
+        };
         Formatter {
             print_timestamp: flag("print.timestamp", false),
             print_partition: flag("print.partition", false),
@@ -174,20 +197,48 @@ impl Formatter {
 
     /// `DefaultMessageFormatter.writeTo`: each field printed is followed by the key separator
     /// when another field follows, by the line separator otherwise.
-    fn write(&self, partition: i32, record: &ConsumedRecord, out: &mut dyn Write) -> std::io::Result<()> {
-        let separator = |out: &mut dyn Write, more: bool| out.write_all(if more { &self.key_separator } else { &self.line_separator });
-        let field = |value: &Option<bytes::Bytes>| value.as_deref().map_or(self.null_literal.clone(), <[u8]>::to_vec);
+    fn write(
+        &self,
+        partition: i32,
+        record: &ConsumedRecord,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let separator = |out: &mut dyn Write, more: bool| {
+            out.write_all(if more {
+                &self.key_separator
+            } else {
+                &self.line_separator
+            })
+        };
+        let field = |value: &Option<bytes::Bytes>| {
+            value
+                .as_deref()
+                .map_or(self.null_literal.clone(), <[u8]>::to_vec)
+        };
         if self.print_timestamp {
             write!(out, "{}:{}", record.timestamp_type, record.timestamp)?;
-            separator(out, self.print_partition || self.print_offset || self.print_headers || self.print_key || self.print_value)?;
+            separator(
+                out,
+                self.print_partition
+                    || self.print_offset
+                    || self.print_headers
+                    || self.print_key
+                    || self.print_value,
+            )?;
         }
         if self.print_partition {
             write!(out, "Partition:{partition}")?;
-            separator(out, self.print_offset || self.print_headers || self.print_key || self.print_value)?;
+            separator(
+                out,
+                self.print_offset || self.print_headers || self.print_key || self.print_value,
+            )?;
         }
         if self.print_offset {
             write!(out, "Offset:{}", record.offset)?;
-            separator(out, self.print_headers || self.print_key || self.print_value)?;
+            separator(
+                out,
+                self.print_headers || self.print_key || self.print_value,
+            )?;
         }
         if self.print_headers {
             if record.headers.is_empty() {
@@ -224,18 +275,39 @@ enum End {
 }
 
 /// The offset `start` means for `partition`.
-async fn resolve(consumer: &Consumer, topic: &str, partition: i32, start: Start) -> Result<i64, ClientError> {
+async fn resolve(
+    consumer: &Consumer,
+    topic: &str,
+    partition: i32,
+    start: Start,
+) -> Result<i64, ClientError> {
     match start {
         Start::At(offset) => Ok(offset),
-        Start::Earliest => Ok(consumer.list_offsets(topic, partition, EARLIEST_TIMESTAMP).await?.0),
-        Start::Latest => Ok(consumer.list_offsets(topic, partition, LATEST_TIMESTAMP).await?.0),
+        Start::Earliest => Ok(consumer
+            .list_offsets(topic, partition, EARLIEST_TIMESTAMP)
+            .await?
+            .0),
+        Start::Latest => Ok(consumer
+            .list_offsets(topic, partition, LATEST_TIMESTAMP)
+            .await?
+            .0),
     }
 }
 
-async fn consume(checked: &Checked, count: &mut u64, out: &mut dyn Write, err: &mut dyn Write) -> End {
+async fn consume(
+    checked: &Checked,
+    count: &mut u64,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> End {
     let args = &checked.args;
     let topic = args.topic.as_str();
-    let client = match Client::connect(&args.bootstrap_server, ClientConfig::new("console-consumer")).await {
+    let client = match Client::connect(
+        &args.bootstrap_server,
+        ClientConfig::new("console-consumer"),
+    )
+    .await
+    {
         Ok(client) => client,
         Err(e) => return End::Failed(e.to_string()),
     };
@@ -255,7 +327,11 @@ async fn consume(checked: &Checked, count: &mut u64, out: &mut dyn Write, err: &
         }
     }
     // Kafka's auto.offset.reset for the console consumer.
-    let reset = if args.from_beginning { Start::Earliest } else { Start::Latest };
+    let reset = if args.from_beginning {
+        Start::Earliest
+    } else {
+        Start::Latest
+    };
     let max_messages = args.max_messages.and_then(|n| u64::try_from(n).ok());
     let mut idle_since = Instant::now();
     let mut last_warning = String::new();
@@ -263,9 +339,14 @@ async fn consume(checked: &Checked, count: &mut u64, out: &mut dyn Write, err: &
         if max_messages.is_some_and(|max| *count >= max) {
             return End::Done(None);
         }
-        let wait = checked.timeout.map_or(MAX_WAIT, |t| t.saturating_sub(idle_since.elapsed()).min(MAX_WAIT));
-        let options =
-            FetchOptions { max_wait_ms: i32::try_from(wait.as_millis()).unwrap_or(i32::MAX), isolation_level: checked.isolation, ..FetchOptions::default() };
+        let wait = checked.timeout.map_or(MAX_WAIT, |t| {
+            t.saturating_sub(idle_since.elapsed()).min(MAX_WAIT)
+        });
+        let options = FetchOptions {
+            max_wait_ms: i32::try_from(wait.as_millis()).unwrap_or(i32::MAX),
+            isolation_level: checked.isolation,
+            ..FetchOptions::default()
+        };
         let mut backoff = false;
         let mut warn = |err: &mut dyn Write, e: &ClientError| {
             let text = e.to_string();
@@ -291,14 +372,16 @@ async fn consume(checked: &Checked, count: &mut u64, out: &mut dyn Write, err: &
                             }
                             positions[i].1 = fetched.next_offset;
                         }
-                        Err(e) if e.error_code() == Some(ErrorCode::OFFSET_OUT_OF_RANGE) => match resolve(&consumer, topic, partition, reset).await {
-                            Ok(offset) => positions[i].1 = offset,
-                            Err(e) if e.is_retriable() => {
-                                warn(err, &e);
-                                backoff = true;
+                        Err(e) if e.error_code() == Some(ErrorCode::OFFSET_OUT_OF_RANGE) => {
+                            match resolve(&consumer, topic, partition, reset).await {
+                                Ok(offset) => positions[i].1 = offset,
+                                Err(e) if e.is_retriable() => {
+                                    warn(err, &e);
+                                    backoff = true;
+                                }
+                                Err(e) => return End::Failed(e.to_string()),
                             }
-                            Err(e) => return End::Failed(e.to_string()),
-                        },
+                        }
                         Err(e) if e.is_retriable() => {
                             warn(err, &e);
                             backoff = true;
@@ -390,7 +473,13 @@ mod tests {
     use kcoord_records::TimestampType;
 
     fn args(list: &[&str]) -> Result<Checked, String> {
-        let mut all = vec!["kafka-console-consumer", "--bootstrap-server", "h:1", "--topic", "t"];
+        let mut all = vec![
+            "kafka-console-consumer",
+            "--bootstrap-server",
+            "h:1",
+            "--topic",
+            "t",
+        ];
         all.extend_from_slice(list);
         check(Args::try_parse_from(all).map_err(|e| e.to_string())?)
     }
@@ -399,9 +488,20 @@ mod tests {
     fn kafkas_checks_and_messages() {
         assert_eq!(args(&[]).unwrap().start, Start::Latest);
         assert_eq!(args(&["--from-beginning"]).unwrap().start, Start::Earliest);
-        assert_eq!(args(&["--partition", "0", "--offset", "EARLIEST"]).unwrap().start, Start::Earliest);
-        assert_eq!(args(&["--partition", "0", "--offset", "42"]).unwrap().start, Start::At(42));
-        assert_eq!(args(&["--offset", "1"]).unwrap_err(), "The partition is required when offset is specified.");
+        assert_eq!(
+            args(&["--partition", "0", "--offset", "EARLIEST"])
+                .unwrap()
+                .start,
+            Start::Earliest
+        );
+        assert_eq!(
+            args(&["--partition", "0", "--offset", "42"]).unwrap().start,
+            Start::At(42)
+        );
+        assert_eq!(
+            args(&["--offset", "1"]).unwrap_err(),
+            "The partition is required when offset is specified."
+        );
         assert_eq!(
             args(&["--partition", "0", "--offset", "1", "--from-beginning"]).unwrap_err(),
             "Options from-beginning and offset cannot be specified together."
@@ -411,8 +511,13 @@ mod tests {
             "The provided offset value '-1' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long."
         );
         assert_eq!(args(&["--timeout-ms", "-5"]).unwrap().timeout, None);
-        assert_eq!(args(&["--timeout-ms", "250"]).unwrap().timeout, Some(Duration::from_millis(250)));
-        assert!(args(&["--isolation-level", "dirty"]).unwrap_err().contains("isolation.level"));
+        assert_eq!(
+            args(&["--timeout-ms", "250"]).unwrap().timeout,
+            Some(Duration::from_millis(250))
+        );
+        assert!(args(&["--isolation-level", "dirty"])
+            .unwrap_err()
+            .contains("isolation.level"));
         // Unambiguous prefixes, as joptsimple takes them.
         assert_eq!(args(&["--from-beg"]).unwrap().start, Start::Earliest);
     }
@@ -424,12 +529,17 @@ mod tests {
             timestamp_type: TimestampType::CreateTime,
             key: None,
             value: Some(Bytes::from_static(b"v")),
-            headers: vec![("a".into(), Some(Bytes::from_static(b"1"))), ("b".into(), None)],
+            headers: vec![
+                ("a".into(), Some(Bytes::from_static(b"1"))),
+                ("b".into(), None),
+            ],
         }
     }
 
     fn formatted(props: &[&str]) -> String {
-        let f = Formatter::configure(&properties(&props.iter().map(|s| s.to_string()).collect::<Vec<_>>()));
+        let f = Formatter::configure(&properties(
+            &props.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ));
         let mut out = Vec::new();
         f.write(3, &record(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -439,8 +549,22 @@ mod tests {
     fn records_print_as_kafkas_default_formatter_prints_them() {
         assert_eq!(formatted(&[]), "v\n");
         assert_eq!(formatted(&["print.key=true"]), "null\tv\n");
-        assert_eq!(formatted(&["print.key=true", "print.timestamp=true", "key.separator=|"]), "CreateTime:1234|null|v\n");
-        assert_eq!(formatted(&["print.partition=true", "print.offset=true", "print.headers=true", "null.literal=-"]), "Partition:3\tOffset:7\ta:1,b:-\tv\n");
-        assert_eq!(formatted(&["print.key=true", "print.value=false"]), "null\n");
+        assert_eq!(
+            formatted(&["print.key=true", "print.timestamp=true", "key.separator=|"]),
+            "CreateTime:1234|null|v\n"
+        );
+        assert_eq!(
+            formatted(&[
+                "print.partition=true",
+                "print.offset=true",
+                "print.headers=true",
+                "null.literal=-"
+            ]),
+            "Partition:3\tOffset:7\ta:1,b:-\tv\n"
+        );
+        assert_eq!(
+            formatted(&["print.key=true", "print.value=false"]),
+            "null\n"
+        );
     }
 }

@@ -71,7 +71,12 @@ struct Args {
     #[arg(long, value_name = "compression-codec", num_args = 0..=1, default_missing_value = "gzip")]
     compression_codec: Option<String>,
     /// The required `acks` of the producer requests: all, -1, 0 or 1.
-    #[arg(long, value_name = "request required acks", default_value = "-1", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "request required acks",
+        default_value = "-1",
+        allow_hyphen_values = true
+    )]
     request_required_acks: String,
     /// The ack timeout of the producer requests. Value must be non-negative and non-zero.
     #[arg(long, value_name = "request timeout ms", default_value_t = 1500)]
@@ -103,7 +108,12 @@ struct LineReader {
 impl LineReader {
     /// `LineMessageReader.configure`, with its checks and messages.
     fn configure(props: &HashMap<String, String>) -> Result<LineReader, String> {
-        let get = |key: &str, default: &str| props.get(key).cloned().unwrap_or_else(|| default.to_string());
+        let get = |key: &str, default: &str| {
+            props
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| default.to_string())
+        };
         let reader = LineReader {
             parse_key: props.get("parse.key").is_some_and(|v| is_true(v)),
             key_separator: get("key.separator", "\t"),
@@ -116,9 +126,21 @@ impl LineReader {
         };
         let r = &reader;
         let pairs = [
-            (&r.headers_delimiter, &r.headers_separator, "headers.delimiter and headers.separator"),
-            (&r.headers_delimiter, &r.headers_key_separator, "headers.delimiter and headers.key.separator"),
-            (&r.headers_separator, &r.headers_key_separator, "headers.separator and headers.key.separator"),
+            (
+                &r.headers_delimiter,
+                &r.headers_separator,
+                "headers.delimiter and headers.separator",
+            ),
+            (
+                &r.headers_delimiter,
+                &r.headers_key_separator,
+                "headers.delimiter and headers.key.separator",
+            ),
+            (
+                &r.headers_separator,
+                &r.headers_key_separator,
+                "headers.separator and headers.key.separator",
+            ),
         ];
         for (a, b, names) in pairs {
             if a == b {
@@ -145,7 +167,15 @@ impl LineReader {
     }
 
     /// The text from `start` up to the next `demarcation`, when `enabled`.
-    fn parse<'l>(&self, enabled: bool, line: &'l str, start: usize, demarcation: &str, name: &str, number: usize) -> Result<Option<&'l str>, String> {
+    fn parse<'l>(
+        &self,
+        enabled: bool,
+        line: &'l str,
+        start: usize,
+        demarcation: &str,
+        name: &str,
+        number: usize,
+    ) -> Result<Option<&'l str>, String> {
         if !enabled {
             return Ok(None);
         }
@@ -158,20 +188,43 @@ impl LineReader {
 
     /// `LineMessageReader.readRecords` for one line (without its line terminator).
     fn record(&self, line: &str, number: usize) -> Result<ProducedRecord, String> {
-        let headers = self.parse(self.parse_headers, line, 0, &self.headers_delimiter, "headers delimiter", number)?;
+        let headers = self.parse(
+            self.parse_headers,
+            line,
+            0,
+            &self.headers_delimiter,
+            "headers delimiter",
+            number,
+        )?;
         let header_offset = headers.map_or(0, |h| h.len() + self.headers_delimiter.len());
-        let key = self.parse(self.parse_key, line, header_offset, &self.key_separator, "key separator", number)?;
+        let key = self.parse(
+            self.parse_key,
+            line,
+            header_offset,
+            &self.key_separator,
+            "key separator",
+            number,
+        )?;
         let key_offset = key.map_or(0, |k| k.len() + self.key_separator.len());
         let value = line.get(header_offset + key_offset..).unwrap_or_default();
-        let bytes = |field: &str| (!self.is_null(field)).then(|| Bytes::copy_from_slice(field.as_bytes()));
-        let mut record = ProducedRecord { key: key.and_then(bytes), value: bytes(value), ..Default::default() };
+        let bytes =
+            |field: &str| (!self.is_null(field)).then(|| Bytes::copy_from_slice(field.as_bytes()));
+        let mut record = ProducedRecord {
+            key: key.and_then(bytes),
+            value: bytes(value),
+            ..Default::default()
+        };
         if let Some(headers) = headers.filter(|h| !self.is_null(h)) {
             record.headers = self.split_headers(headers, number)?;
         }
         Ok(record)
     }
 
-    fn split_headers(&self, headers: &str, number: usize) -> Result<Vec<(String, Option<Bytes>)>, String> {
+    fn split_headers(
+        &self,
+        headers: &str,
+        number: usize,
+    ) -> Result<Vec<(String, Option<Bytes>)>, String> {
         // Java's String.split: trailing empty strings are dropped, but "" is one empty string.
         let mut pairs: Vec<&str> = headers.split(self.headers_separator.as_str()).collect();
         if !headers.is_empty() {
@@ -206,7 +259,9 @@ fn parse_acks(value: &str) -> Result<i16, String> {
         "all" | "-1" => Ok(-1),
         "0" => Ok(0),
         "1" => Ok(1),
-        other => Err(format!("Invalid value {other} for configuration acks: String must be one of: all, -1, 0, 1")),
+        other => Err(format!(
+            "Invalid value {other} for configuration acks: String must be one of: all, -1, 0, 1"
+        )),
     }
 }
 
@@ -218,7 +273,9 @@ fn parse_codec(value: &str) -> Result<Compression, String> {
 
 /// How a record's key or value is described in Kafka's error line.
 fn describe(field: &Option<Bytes>) -> String {
-    field.as_ref().map_or_else(|| "null".to_string(), |b| format!("{} bytes", b.len()))
+    field
+        .as_ref()
+        .map_or_else(|| "null".to_string(), |b| format!("{} bytes", b.len()))
 }
 
 /// The partitions of `topic`, asking the server to create it when Metadata does not know it.
@@ -228,22 +285,40 @@ async fn partitions_creating(client: &Client, topic: &str) -> Result<Vec<i32>, S
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
         }
-        let response = client.metadata_allowing_auto_create(vec![topic.to_string()]).await.map_err(|e| e.to_string())?;
-        let Some(entry) = response.topics.into_iter().find(|t| t.name.as_deref() == Some(topic)) else {
+        let response = client
+            .metadata_allowing_auto_create(vec![topic.to_string()])
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(entry) = response
+            .topics
+            .into_iter()
+            .find(|t| t.name.as_deref() == Some(topic))
+        else {
             last = "Metadata did not answer for it".to_string();
             continue;
         };
         match ErrorCode::from_code(entry.error_code) {
             Some(ErrorCode::NONE) if !entry.partitions.is_empty() => {
-                let mut partitions: Vec<i32> = entry.partitions.iter().map(|p| p.partition_index).collect();
+                let mut partitions: Vec<i32> =
+                    entry.partitions.iter().map(|p| p.partition_index).collect();
                 partitions.sort_unstable();
                 return Ok(partitions);
             }
-            Some(ErrorCode::NONE | ErrorCode::UNKNOWN_TOPIC_OR_PARTITION | ErrorCode::LEADER_NOT_AVAILABLE) => {
-                last = ErrorCode::from_code(entry.error_code).map_or("", ErrorCode::name).to_string();
+            Some(
+                ErrorCode::NONE
+                | ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                | ErrorCode::LEADER_NOT_AVAILABLE,
+            ) => {
+                last = ErrorCode::from_code(entry.error_code)
+                    .map_or("", ErrorCode::name)
+                    .to_string();
             }
             _ => {
-                let e = ClientError::Kafka { api: kcoord_wire::api::ApiKey::Metadata.key(), code: entry.error_code, message: None };
+                let e = ClientError::Kafka {
+                    api: kcoord_wire::api::ApiKey::Metadata.key(),
+                    code: entry.error_code,
+                    message: None,
+                };
                 return Err(format!("Topic {topic} cannot be produced to: {e}"));
             }
         }
@@ -271,8 +346,11 @@ async fn produce(
     if args.request_timeout_ms == 0 {
         return Err("Invalid value 0 for configuration request.timeout.ms: Value must be non-negative and non-zero".into());
     }
-    let config = ClientConfig::new("console-producer").with_request_timeout(Duration::from_millis(args.request_timeout_ms));
-    let client = Client::connect(&args.bootstrap_server, config).await.map_err(|e| e.to_string())?;
+    let config = ClientConfig::new("console-producer")
+        .with_request_timeout(Duration::from_millis(args.request_timeout_ms));
+    let client = Client::connect(&args.bootstrap_server, config)
+        .await
+        .map_err(|e| e.to_string())?;
     let producer_config = ProducerConfig {
         acks,
         compression,
@@ -293,7 +371,10 @@ async fn produce(
             let _ = out.flush();
         }
         line.clear();
-        let read = input.read_until(b'\n', &mut line).await.map_err(|e| format!("cannot read standard input: {e}"))?;
+        let read = input
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
         if read == 0 {
             return Ok(());
         }
@@ -320,7 +401,10 @@ async fn produce(
             }
         };
         let partition = partitions.get(index).copied().unwrap_or(0);
-        if let Err(e) = producer.send(topic, partition, std::slice::from_ref(&record)).await {
+        if let Err(e) = producer
+            .send(topic, partition, std::slice::from_ref(&record))
+            .await
+        {
             let line =
                 format!("Error when sending message to topic {topic} with key: {}, value: {} with error: {e}", describe(&record.key), describe(&record.value));
             if args.sync {
@@ -333,7 +417,13 @@ async fn produce(
 
 /// Runs the tool with `args` (program name first), reading records from `input`, and returns
 /// the exit status. `prompt` prints Kafka's `>` before each line (for a terminal).
-pub fn run<I, T>(args: I, input: &mut (dyn AsyncBufRead + Unpin), prompt: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32
+pub fn run<I, T>(
+    args: I,
+    input: &mut (dyn AsyncBufRead + Unpin),
+    prompt: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -342,7 +432,11 @@ where
         Ok(args) => args,
         Err(code) => return code,
     };
-    let props = properties(if args.reader_property.is_empty() { &args.property } else { &args.reader_property });
+    let props = properties(if args.reader_property.is_empty() {
+        &args.property
+    } else {
+        &args.reader_property
+    });
     let reader = match LineReader::configure(&props) {
         Ok(reader) => reader,
         Err(message) => {
@@ -375,7 +469,9 @@ mod tests {
     use super::*;
 
     fn reader(props: &[&str]) -> Result<LineReader, String> {
-        LineReader::configure(&properties(&props.iter().map(|s| s.to_string()).collect::<Vec<_>>()))
+        LineReader::configure(&properties(
+            &props.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ))
     }
 
     fn b(s: &str) -> Option<Bytes> {
@@ -385,30 +481,77 @@ mod tests {
     #[test]
     fn lines_are_read_as_kafkas_line_message_reader_reads_them() {
         let plain = reader(&[]).unwrap();
-        assert_eq!(plain.record("a\tb", 1).unwrap(), ProducedRecord { value: b("a\tb"), ..Default::default() });
+        assert_eq!(
+            plain.record("a\tb", 1).unwrap(),
+            ProducedRecord {
+                value: b("a\tb"),
+                ..Default::default()
+            }
+        );
 
         let keyed = reader(&["parse.key=true", "key.separator=:"]).unwrap();
-        assert_eq!(keyed.record("k:v:w", 1).unwrap(), ProducedRecord { key: b("k"), value: b("v:w"), ..Default::default() });
+        assert_eq!(
+            keyed.record("k:v:w", 1).unwrap(),
+            ProducedRecord {
+                key: b("k"),
+                value: b("v:w"),
+                ..Default::default()
+            }
+        );
         assert_eq!(keyed.record(":v", 1).unwrap().key, b(""));
-        assert_eq!(keyed.record("novalue", 3).unwrap_err(), "No key separator found on line number 3: 'novalue'");
+        assert_eq!(
+            keyed.record("novalue", 3).unwrap_err(),
+            "No key separator found on line number 3: 'novalue'"
+        );
 
         let lenient = reader(&["parse.key=true", "ignore.error=true"]).unwrap();
-        assert_eq!(lenient.record("novalue", 1).unwrap(), ProducedRecord { value: b("novalue"), ..Default::default() });
+        assert_eq!(
+            lenient.record("novalue", 1).unwrap(),
+            ProducedRecord {
+                value: b("novalue"),
+                ..Default::default()
+            }
+        );
 
         let all = reader(&["parse.key=true", "parse.headers=true", "null.marker=<null>"]).unwrap();
         let r = all.record("h1:v1,h2:<null>,h3:\tkey\t<null>", 1).unwrap();
         assert_eq!(r.key, b("key"));
         assert_eq!(r.value, None);
-        assert_eq!(r.headers, vec![("h1".into(), b("v1")), ("h2".into(), None), ("h3".into(), b(""))]);
-        assert_eq!(all.record("<null>\t<null>\tv", 1).unwrap(), ProducedRecord { value: b("v"), ..Default::default() });
-        assert_eq!(all.record("bad\tk\tv", 4).unwrap_err(), "No header key separator found in pair 'bad' on line number 4");
-        assert!(all.record("<null>:x\tk\tv", 1).unwrap_err().starts_with("Header keys should not be equal to the null marker '<null>'"));
+        assert_eq!(
+            r.headers,
+            vec![
+                ("h1".into(), b("v1")),
+                ("h2".into(), None),
+                ("h3".into(), b(""))
+            ]
+        );
+        assert_eq!(
+            all.record("<null>\t<null>\tv", 1).unwrap(),
+            ProducedRecord {
+                value: b("v"),
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            all.record("bad\tk\tv", 4).unwrap_err(),
+            "No header key separator found in pair 'bad' on line number 4"
+        );
+        assert!(all
+            .record("<null>:x\tk\tv", 1)
+            .unwrap_err()
+            .starts_with("Header keys should not be equal to the null marker '<null>'"));
     }
 
     #[test]
     fn conflicting_separators_are_refused() {
-        assert_eq!(reader(&["headers.separator=\t"]).unwrap_err(), "headers.delimiter and headers.separator may not be equal");
-        assert_eq!(reader(&["null.marker=\t"]).unwrap_err(), "null.marker and key.separator may not be equal");
+        assert_eq!(
+            reader(&["headers.separator=\t"]).unwrap_err(),
+            "headers.delimiter and headers.separator may not be equal"
+        );
+        assert_eq!(
+            reader(&["null.marker=\t"]).unwrap_err(),
+            "null.marker and key.separator may not be equal"
+        );
         assert!(reader(&["headers.key.separator=,"]).is_err());
     }
 
@@ -417,7 +560,9 @@ mod tests {
         assert_eq!(parse_acks("all"), Ok(-1));
         assert_eq!(parse_acks("-1"), Ok(-1));
         assert_eq!(parse_acks("0"), Ok(0));
-        assert!(parse_acks("2").unwrap_err().contains("String must be one of: all, -1, 0, 1"));
+        assert!(parse_acks("2")
+            .unwrap_err()
+            .contains("String must be one of: all, -1, 0, 1"));
         assert_eq!(parse_codec(""), Ok(Compression::Gzip));
         assert_eq!(parse_codec("zstd"), Ok(Compression::Zstd));
         assert!(parse_codec("brotli").is_err());

@@ -20,7 +20,11 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
                 line.push_str("  ");
             }
             line.push_str(cell);
-            let pad = widths.get(i).copied().unwrap_or(0).saturating_sub(cell.chars().count());
+            let pad = widths
+                .get(i)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(cell.chars().count());
             line.extend(std::iter::repeat_n(' ', pad));
         }
         out.push_str(line.trim_end());
@@ -35,7 +39,13 @@ mod tests {
 
     #[test]
     fn columns_are_padded_to_the_widest_cell() {
-        let rows = vec![vec!["1".to_string(), "localhost".to_string(), "x".to_string()], vec!["10".to_string(), "h".to_string(), String::new()]];
-        assert_eq!(render(&["ID", "HOST", "RACK"], &rows), "ID  HOST       RACK\n1   localhost  x\n10  h\n");
+        let rows = vec![
+            vec!["1".to_string(), "localhost".to_string(), "x".to_string()],
+            vec!["10".to_string(), "h".to_string(), String::new()],
+        ];
+        assert_eq!(
+            render(&["ID", "HOST", "RACK"], &rows),
+            "ID  HOST       RACK\n1   localhost  x\n10  h\n"
+        );
     }
 }

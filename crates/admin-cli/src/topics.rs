@@ -107,7 +107,10 @@ impl Parsed {
 
     /// The first value of `name` (joptsimple's `valueOf`).
     fn value(&self, name: &str) -> Option<&str> {
-        self.options.iter().find(|(n, _)| *n == name).and_then(|(_, v)| v.as_deref())
+        self.options
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.as_deref())
     }
 }
 
@@ -139,7 +142,9 @@ fn parse(args: &[String]) -> Result<Parsed, Failure> {
             None => (body, None),
         };
         let Some(option) = resolve(name) else {
-            return Err(Failure::Execution(format!("{name} is not a recognized option")));
+            return Err(Failure::Execution(format!(
+                "{name} is not a recognized option"
+            )));
         };
         if WITH_ARGUMENT.contains(&option) {
             let value = match inline {
@@ -149,13 +154,19 @@ fn parse(args: &[String]) -> Result<Parsed, Failure> {
                         i += 1;
                         value.clone()
                     }
-                    None => return Err(Failure::Execution(format!("Option {option} requires an argument"))),
+                    None => {
+                        return Err(Failure::Execution(format!(
+                            "Option {option} requires an argument"
+                        )))
+                    }
                 },
             };
             parsed.options.push((option, Some(value)));
         } else {
             if inline.is_some() {
-                return Err(Failure::Execution(format!("Option {option} does not take an argument")));
+                return Err(Failure::Execution(format!(
+                    "Option {option} does not take an argument"
+                )));
             }
             parsed.options.push((option, None));
         }
@@ -168,12 +179,19 @@ fn parse(args: &[String]) -> Result<Parsed, Failure> {
 enum Checked {
     Help,
     Version,
-    List { bootstrap: String, command_config: Option<String>, topic: Option<String>, exclude_internal: bool },
+    List {
+        bootstrap: String,
+        command_config: Option<String>,
+        topic: Option<String>,
+        exclude_internal: bool,
+    },
 }
 
 fn check(args: &[String]) -> Result<Checked, Failure> {
     if args.is_empty() {
-        return Err(Failure::Usage("Create, delete, describe, or change a topic.".into()));
+        return Err(Failure::Usage(
+            "Create, delete, describe, or change a topic.".into(),
+        ));
     }
     let parsed = parse(args)?;
     if parsed.has("help") {
@@ -187,15 +205,26 @@ fn check(args: &[String]) -> Result<Checked, Failure> {
         return Err(Failure::Usage("Command must include exactly one action: --list, --describe, --create, --alter or --delete".into()));
     }
     let Some(bootstrap) = parsed.value("bootstrap-server") else {
-        return Err(Failure::Argument("--bootstrap-server must be specified".into()));
+        return Err(Failure::Argument(
+            "--bootstrap-server must be specified".into(),
+        ));
     };
-    for (option, allowed) in [("exclude-internal", &["list", "describe"][..]), ("if-exists", &["alter", "delete", "describe"][..])] {
+    for (option, allowed) in [
+        ("exclude-internal", &["list", "describe"][..]),
+        ("if-exists", &["alter", "delete", "describe"][..]),
+    ] {
         if parsed.has(option) && !allowed.contains(&actions[0]) {
-            return Err(Failure::Usage(format!("Option \"[{option}]\" can't be used with option \"[{}]\"", actions[0])));
+            return Err(Failure::Usage(format!(
+                "Option \"[{option}]\" can't be used with option \"[{}]\"",
+                actions[0]
+            )));
         }
     }
     if actions[0] != "list" {
-        return Err(Failure::Execution(format!("--{} is not implemented by kcoord's kafka-topics; only --list is", actions[0])));
+        return Err(Failure::Execution(format!(
+            "--{} is not implemented by kcoord's kafka-topics; only --list is",
+            actions[0]
+        )));
     }
     Ok(Checked::List {
         bootstrap: bootstrap.to_string(),
@@ -207,19 +236,29 @@ fn check(args: &[String]) -> Result<Checked, Failure> {
 
 /// Kafka's `Topic.isInternal`.
 fn is_internal(topic: &str) -> bool {
-    matches!(topic, "__consumer_offsets" | "__transaction_state" | "__share_group_state")
+    matches!(
+        topic,
+        "__consumer_offsets" | "__transaction_state" | "__share_group_state"
+    )
 }
 
 /// Kafka's `IncludeList`: commas mean `|`, blanks and surrounding quotes are dropped, and the
 /// expression must match the whole name.
 fn include_list(raw: &str) -> Result<Regex, Failure> {
     let cleaned: String = raw.trim().replace(',', "|").replace(' ', "");
-    let cleaned = cleaned.trim_start_matches(['"', '\'']).trim_end_matches(['"', '\'']);
-    Regex::new(&format!("^(?:{cleaned})$")).map_err(|e| Failure::Execution(format!("{cleaned} is an invalid regex: {e}")))
+    let cleaned = cleaned
+        .trim_start_matches(['"', '\''])
+        .trim_end_matches(['"', '\'']);
+    Regex::new(&format!("^(?:{cleaned})$"))
+        .map_err(|e| Failure::Execution(format!("{cleaned} is an invalid regex: {e}")))
 }
 
 /// Kafka's `doGetTopics` over names already sorted.
-fn select(sorted: Vec<String>, topic: Option<&str>, exclude_internal: bool) -> Result<Vec<String>, Failure> {
+fn select(
+    sorted: Vec<String>,
+    topic: Option<&str>,
+    exclude_internal: bool,
+) -> Result<Vec<String>, Failure> {
     let filter = topic.map(include_list).transpose()?;
     Ok(sorted
         .into_iter()
@@ -240,7 +279,16 @@ fn client_config(path: Option<&str>) -> Result<(ClientConfig, Duration), Failure
     let millis = |key: &str| -> Result<Option<Duration>, Failure> {
         properties
             .get(key)
-            .map(|v| v.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| Failure::Execution(format!("Invalid value {v} for configuration {key}: Not a number of type LONG"))))
+            .map(|v| {
+                v.trim()
+                    .parse::<u64>()
+                    .map(Duration::from_millis)
+                    .map_err(|_| {
+                        Failure::Execution(format!(
+                            "Invalid value {v} for configuration {key}: Not a number of type LONG"
+                        ))
+                    })
+            })
             .transpose()
     };
     if let Some(id) = properties.get("client.id") {
@@ -255,16 +303,31 @@ fn client_config(path: Option<&str>) -> Result<(ClientConfig, Duration), Failure
     Ok((config, api_timeout))
 }
 
-async fn list(bootstrap: &str, config: ClientConfig, include_internal: bool) -> Result<Vec<String>, Failure> {
-    let client = Client::connect(bootstrap, config).await.map_err(|e| Failure::Execution(e.to_string()))?;
-    let listings = client.list_topics(include_internal).await.map_err(|e| Failure::Execution(e.to_string()))?;
+async fn list(
+    bootstrap: &str,
+    config: ClientConfig,
+    include_internal: bool,
+) -> Result<Vec<String>, Failure> {
+    let client = Client::connect(bootstrap, config)
+        .await
+        .map_err(|e| Failure::Execution(e.to_string()))?;
+    let listings = client
+        .list_topics(include_internal)
+        .await
+        .map_err(|e| Failure::Execution(e.to_string()))?;
     let mut names: Vec<String> = listings.into_iter().map(|t| t.name).collect();
     names.sort();
     Ok(names)
 }
 
 fn execute(checked: Checked, out: &mut dyn Write) -> Result<(), Failure> {
-    let Checked::List { bootstrap, command_config, topic, exclude_internal } = checked else {
+    let Checked::List {
+        bootstrap,
+        command_config,
+        topic,
+        exclude_internal,
+    } = checked
+    else {
         return Ok(());
     };
     let (config, api_timeout) = client_config(command_config.as_deref())?;
@@ -272,7 +335,9 @@ fn execute(checked: Checked, out: &mut dyn Write) -> Result<(), Failure> {
     let names = runtime.block_on(async {
         match tokio::time::timeout(api_timeout, list(&bootstrap, config, !exclude_internal)).await {
             Ok(names) => names,
-            Err(_) => Err(Failure::Execution("Timed out waiting for a node assignment. Call: listTopics".into())),
+            Err(_) => Err(Failure::Execution(
+                "Timed out waiting for a node assignment. Call: listTopics".into(),
+            )),
         }
     })?;
     let selected = select(names, topic.as_deref(), exclude_internal)?;
@@ -280,11 +345,16 @@ fn execute(checked: Checked, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 /// Runs the tool with `args` (without the program name) and returns the exit status.
-pub fn run(args: impl IntoIterator<Item = String>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub fn run(
+    args: impl IntoIterator<Item = String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let args: Vec<String> = args.into_iter().collect();
     let outcome = check(&args).and_then(|checked| match checked {
         Checked::Help => write!(out, "{USAGE}").map_err(|e| Failure::Execution(e.to_string())),
-        Checked::Version => writeln!(out, "{} (kcoord)", env!("CARGO_PKG_VERSION")).map_err(|e| Failure::Execution(e.to_string())),
+        Checked::Version => writeln!(out, "{} (kcoord)", env!("CARGO_PKG_VERSION"))
+            .map_err(|e| Failure::Execution(e.to_string())),
         list @ Checked::List { .. } => execute(list, out),
     });
     let code = match outcome {
@@ -316,43 +386,113 @@ mod tests {
 
     #[test]
     fn options_parse_as_joptsimple_does() {
-        let checked = check(&args(&["--bootstrap-server=h:1", "--list", "--exclude", "--topic", "a.*"])).unwrap();
+        let checked = check(&args(&[
+            "--bootstrap-server=h:1",
+            "--list",
+            "--exclude",
+            "--topic",
+            "a.*",
+        ]))
+        .unwrap();
         assert_eq!(
             checked,
-            Checked::List { bootstrap: "h:1".into(), command_config: None, topic: Some("a.*".into()), exclude_internal: true }
+            Checked::List {
+                bootstrap: "h:1".into(),
+                command_config: None,
+                topic: Some("a.*".into()),
+                exclude_internal: true
+            }
         );
-        assert_eq!(check(&args(&["--bogus"])), Err(Failure::Execution("bogus is not a recognized option".into())));
+        assert_eq!(
+            check(&args(&["--bogus"])),
+            Err(Failure::Execution(
+                "bogus is not a recognized option".into()
+            ))
+        );
         // "de" is a prefix of delete, delete-config, describe.
-        assert_eq!(check(&args(&["--de"])), Err(Failure::Execution("de is not a recognized option".into())));
+        assert_eq!(
+            check(&args(&["--de"])),
+            Err(Failure::Execution("de is not a recognized option".into()))
+        );
         assert_eq!(
             check(&args(&["--list", "--bootstrap-server"])),
-            Err(Failure::Execution("Option bootstrap-server requires an argument".into()))
+            Err(Failure::Execution(
+                "Option bootstrap-server requires an argument".into()
+            ))
         );
         assert_eq!(check(&args(&["--help"])), Ok(Checked::Help));
     }
 
     #[test]
     fn kafkas_checks_and_messages() {
-        assert_eq!(check(&[]), Err(Failure::Usage("Create, delete, describe, or change a topic.".into())));
-        let exactly_one = Failure::Usage("Command must include exactly one action: --list, --describe, --create, --alter or --delete".into());
-        assert_eq!(check(&args(&["--bootstrap-server", "h:1"])), Err(exactly_one));
-        assert!(matches!(check(&args(&["--list", "--describe", "--bootstrap-server", "h:1"])), Err(Failure::Usage(_))));
-        assert_eq!(check(&args(&["--list"])), Err(Failure::Argument("--bootstrap-server must be specified".into())));
         assert_eq!(
-            check(&args(&["--create", "--exclude-internal", "--bootstrap-server", "h:1"])),
-            Err(Failure::Usage("Option \"[exclude-internal]\" can't be used with option \"[create]\"".into()))
+            check(&[]),
+            Err(Failure::Usage(
+                "Create, delete, describe, or change a topic.".into()
+            ))
         );
-        assert!(matches!(check(&args(&["--describe", "--bootstrap-server", "h:1"])), Err(Failure::Execution(m)) if m.contains("only --list")));
+        let exactly_one = Failure::Usage("Command must include exactly one action: --list, --describe, --create, --alter or --delete".into());
+        assert_eq!(
+            check(&args(&["--bootstrap-server", "h:1"])),
+            Err(exactly_one)
+        );
+        assert!(matches!(
+            check(&args(&[
+                "--list",
+                "--describe",
+                "--bootstrap-server",
+                "h:1"
+            ])),
+            Err(Failure::Usage(_))
+        ));
+        assert_eq!(
+            check(&args(&["--list"])),
+            Err(Failure::Argument(
+                "--bootstrap-server must be specified".into()
+            ))
+        );
+        assert_eq!(
+            check(&args(&[
+                "--create",
+                "--exclude-internal",
+                "--bootstrap-server",
+                "h:1"
+            ])),
+            Err(Failure::Usage(
+                "Option \"[exclude-internal]\" can't be used with option \"[create]\"".into()
+            ))
+        );
+        assert!(
+            matches!(check(&args(&["--describe", "--bootstrap-server", "h:1"])), Err(Failure::Execution(m)) if m.contains("only --list"))
+        );
     }
 
     #[test]
     fn include_lists_match_whole_names_and_commas_mean_or() {
         let names = || args(&["__consumer_offsets", "audit", "orders", "orders-v2"]);
-        assert_eq!(select(names(), Some("orders"), false).unwrap(), args(&["orders"]));
-        assert_eq!(select(names(), Some("orders.*"), false).unwrap(), args(&["orders", "orders-v2"]));
-        assert_eq!(select(names(), Some("'audit, orders'"), false).unwrap(), args(&["audit", "orders"]));
-        assert_eq!(select(names(), Some("__.*"), true).unwrap(), Vec::<String>::new());
-        assert_eq!(select(names(), None, true).unwrap(), args(&["audit", "orders", "orders-v2"]));
-        assert!(matches!(select(names(), Some("("), false), Err(Failure::Execution(_))));
+        assert_eq!(
+            select(names(), Some("orders"), false).unwrap(),
+            args(&["orders"])
+        );
+        assert_eq!(
+            select(names(), Some("orders.*"), false).unwrap(),
+            args(&["orders", "orders-v2"])
+        );
+        assert_eq!(
+            select(names(), Some("'audit, orders'"), false).unwrap(),
+            args(&["audit", "orders"])
+        );
+        assert_eq!(
+            select(names(), Some("__.*"), true).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            select(names(), None, true).unwrap(),
+            args(&["audit", "orders", "orders-v2"])
+        );
+        assert!(matches!(
+            select(names(), Some("("), false),
+            Err(Failure::Execution(_))
+        ));
     }
 }

@@ -22,16 +22,27 @@ struct Node {
 
 async fn start(extra: &str) -> Node {
     let text = format!("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n{extra}");
-    let config = kcoord_server::Config::parse("console-test", &text).unwrap_or_else(|e| panic!("{e}"));
-    let handle = kcoord_server::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let config =
+        kcoord_server::Config::parse("console-test", &text).unwrap_or_else(|e| panic!("{e}"));
+    let handle = kcoord_server::start(config)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let broker = handle.broker_addr().expect("broker listener").to_string();
     Node { handle, broker }
 }
 
 async fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
-    let client = Client::connect(bootstrap, ClientConfig::new("console-test")).await.unwrap();
-    for result in client.create_topics(&[NewTopic::new(name, partitions, 1)], false).await.unwrap() {
-        result.result.unwrap_or_else(|e| panic!("{}: {e}", result.name));
+    let client = Client::connect(bootstrap, ClientConfig::new("console-test"))
+        .await
+        .unwrap();
+    for result in client
+        .create_topics(&[NewTopic::new(name, partitions, 1)], false)
+        .await
+        .unwrap()
+    {
+        result
+            .result
+            .unwrap_or_else(|e| panic!("{}: {e}", result.name));
     }
 }
 
@@ -48,17 +59,28 @@ async fn producer(args: &[&str], input: &str) -> Output {
     // A producer that fails before reading (a bad flag) closes its stdin early.
     let _ = stdin.write_all(input.as_bytes()).await;
     drop(stdin);
-    tokio::time::timeout(WAIT, child.wait_with_output()).await.expect("the producer finished").unwrap()
+    tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("the producer finished")
+        .unwrap()
 }
 
 fn consumer_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-console-consumer"));
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     command
 }
 
 async fn consumer(args: &[&str]) -> Output {
-    tokio::time::timeout(WAIT, consumer_command(args).output()).await.expect("the consumer finished").expect("run kafka-console-consumer")
+    tokio::time::timeout(WAIT, consumer_command(args).output())
+        .await
+        .expect("the consumer finished")
+        .expect("run kafka-console-consumer")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -67,7 +89,11 @@ fn text(bytes: &[u8]) -> String {
 
 /// (exit status, stdout, stderr)
 fn outcome(output: &Output) -> (Option<i32>, String, String) {
-    (output.status.code(), text(&output.stdout), text(&output.stderr))
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,24 +101,77 @@ async fn lines_produced_come_back_from_the_beginning() {
     let node = start("auto.create.topics.enable=true\n").await;
     let b = node.broker.as_str();
     // The topic does not exist: the producer has it created.
-    let (code, out, err) = outcome(&producer(&["--bootstrap-server", b, "--topic", "lines"], "one\ntwo\r\n\nthree\n").await);
+    let (code, out, err) = outcome(
+        &producer(
+            &["--bootstrap-server", b, "--topic", "lines"],
+            "one\ntwo\r\n\nthree\n",
+        )
+        .await,
+    );
     assert_eq!((code, out.as_str(), err.as_str()), (Some(0), "", ""));
 
-    let (code, out, err) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "lines", "--from-beginning", "--max-messages", "4"]).await);
-    assert_eq!((code, out.as_str()), (Some(0), "one\ntwo\n\nthree\n"), "{err}");
+    let (code, out, err) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "lines",
+            "--from-beginning",
+            "--max-messages",
+            "4",
+        ])
+        .await,
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "one\ntwo\n\nthree\n"),
+        "{err}"
+    );
     assert_eq!(err, "Processed a total of 4 messages\n");
 
     // --max-messages stops early; timestamps print as Kafka prints them.
     let (code, out, _) = outcome(
-        &consumer(&["--bootstrap-server", b, "--topic", "lines", "--from-beginning", "--max-messages", "1", "--property", "print.timestamp=true"]).await,
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "lines",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--property",
+            "print.timestamp=true",
+        ])
+        .await,
     );
     assert_eq!(code, Some(0));
-    let (timestamp, value) = out.trim_end().split_once('\t').expect("timestamp, tab, value");
-    assert!(timestamp.starts_with("CreateTime:") && timestamp["CreateTime:".len()..].parse::<i64>().is_ok(), "{out}");
+    let (timestamp, value) = out
+        .trim_end()
+        .split_once('\t')
+        .expect("timestamp, tab, value");
+    assert!(
+        timestamp.starts_with("CreateTime:")
+            && timestamp["CreateTime:".len()..].parse::<i64>().is_ok(),
+        "{out}"
+    );
     assert_eq!(value, "one");
 
     // A partition from an offset.
-    let (code, out, _) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "lines", "--partition", "0", "--offset", "2", "--max-messages", "2"]).await);
+    let (code, out, _) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "lines",
+            "--partition",
+            "0",
+            "--offset",
+            "2",
+            "--max-messages",
+            "2",
+        ])
+        .await,
+    );
     assert_eq!((code, out.as_str()), (Some(0), "\nthree\n"));
     node.handle.shutdown().await;
 }
@@ -103,16 +182,47 @@ async fn keyed_lines_go_to_the_default_partitioners_partition() {
     let b = node.broker.as_str();
     create_topic(b, "keyed", 3).await;
     let keys = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
-    let input: String = keys.iter().enumerate().map(|(i, k)| format!("{k}:value {i}\n")).collect();
-    let (code, _, err) =
-        outcome(&producer(&["--bootstrap-server", b, "--topic", "keyed", "--property", "parse.key=true", "--property", "key.separator=:"], &input).await);
+    let input: String = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k}:value {i}\n"))
+        .collect();
+    let (code, _, err) = outcome(
+        &producer(
+            &[
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "keyed",
+                "--property",
+                "parse.key=true",
+                "--property",
+                "key.separator=:",
+            ],
+            &input,
+        )
+        .await,
+    );
     assert_eq!((code, err.as_str()), (Some(0), ""));
 
     // Each key is in the partition murmur2 picks.
-    let client = Client::connect(b, ClientConfig::new("console-test")).await.unwrap();
+    let client = Client::connect(b, ClientConfig::new("console-test"))
+        .await
+        .unwrap();
     let reader = Consumer::new(client);
     for partition in 0..3 {
-        let fetched = reader.fetch("keyed", partition, 0, &FetchOptions { max_wait_ms: 10, ..FetchOptions::default() }).await.unwrap();
+        let fetched = reader
+            .fetch(
+                "keyed",
+                partition,
+                0,
+                &FetchOptions {
+                    max_wait_ms: 10,
+                    ..FetchOptions::default()
+                },
+            )
+            .await
+            .unwrap();
         for record in fetched.records {
             let key = record.key.expect("a key");
             assert_eq!(partition_for_key(&key, 3), partition, "{}", text(&key));
@@ -138,13 +248,36 @@ async fn keyed_lines_go_to_the_default_partitioners_partition() {
     assert_eq!(code, Some(0), "{err}");
     let mut lines: Vec<&str> = out.lines().collect();
     lines.sort_unstable();
-    let mut expected: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("{k}|value {i}")).collect();
+    let mut expected: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k}|value {i}"))
+        .collect();
     expected.sort();
     assert_eq!(lines, expected);
 
     // A line without the separator stops the producer, as Kafka's reader does.
-    let (code, _, err) = outcome(&producer(&["--bootstrap-server", b, "--topic", "keyed", "--property", "parse.key=true"], "k\tv\nno separator\n").await);
-    assert_eq!((code, err.as_str()), (Some(1), "No key separator found on line number 2: 'no separator'\n"));
+    let (code, _, err) = outcome(
+        &producer(
+            &[
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "keyed",
+                "--property",
+                "parse.key=true",
+            ],
+            "k\tv\nno separator\n",
+        )
+        .await,
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            Some(1),
+            "No key separator found on line number 2: 'no separator'\n"
+        )
+    );
     node.handle.shutdown().await;
 }
 
@@ -156,8 +289,24 @@ async fn compression_and_acks_flags_are_honoured() {
     // --compression-codec without a value is gzip.
     let runs: [(&[&str], &str); 4] = [
         (&["--compression-codec"], "gzip\n"),
-        (&["--compression-codec", "zstd", "--request-required-acks", "1"], "zstd\n"),
-        (&["--compression-codec", "lz4", "--request-required-acks", "all"], "lz4\n"),
+        (
+            &[
+                "--compression-codec",
+                "zstd",
+                "--request-required-acks",
+                "1",
+            ],
+            "zstd\n",
+        ),
+        (
+            &[
+                "--compression-codec",
+                "lz4",
+                "--request-required-acks",
+                "all",
+            ],
+            "lz4\n",
+        ),
         (&["--request-required-acks", "0"], "acks0\n"),
     ];
     for (flags, line) in runs {
@@ -166,11 +315,24 @@ async fn compression_and_acks_flags_are_honoured() {
         let (code, _, err) = outcome(&producer(&args, line).await);
         assert_eq!((code, err.as_str()), (Some(0), ""), "{flags:?}");
     }
-    let (code, out, _) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "flags", "--from-beginning", "--max-messages", "4"]).await);
+    let (code, out, _) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "flags",
+            "--from-beginning",
+            "--max-messages",
+            "4",
+        ])
+        .await,
+    );
     assert_eq!((code, out.as_str()), (Some(0), "gzip\nzstd\nlz4\nacks0\n"));
 
     // The codecs were used on the wire: each batch says so in its header.
-    let client = Client::connect(b, ClientConfig::new("console-test")).await.unwrap();
+    let client = Client::connect(b, ClientConfig::new("console-test"))
+        .await
+        .unwrap();
     let conn = client.bootstrap_connection().await.unwrap();
     let metadata = client.metadata(Some(vec!["flags".into()])).await.unwrap();
     let topic_id = metadata.topics[0].topic_id;
@@ -191,16 +353,62 @@ async fn compression_and_acks_flags_are_honoured() {
         ..Default::default()
     };
     let response = conn.send_negotiated(request).await.unwrap();
-    let records = response.responses[0].partitions[0].records.as_ref().unwrap().to_bytes();
-    let codecs: Vec<Compression> = kcoord_records::split_batches(records).map(|b| b.unwrap().0.compression().unwrap()).collect();
-    assert_eq!(codecs, vec![Compression::Gzip, Compression::Zstd, Compression::Lz4, Compression::None]);
+    let records = response.responses[0].partitions[0]
+        .records
+        .as_ref()
+        .unwrap()
+        .to_bytes();
+    let codecs: Vec<Compression> = kcoord_records::split_batches(records)
+        .map(|b| b.unwrap().0.compression().unwrap())
+        .collect();
+    assert_eq!(
+        codecs,
+        vec![
+            Compression::Gzip,
+            Compression::Zstd,
+            Compression::Lz4,
+            Compression::None
+        ]
+    );
 
-    let (code, _, err) = outcome(&producer(&["--bootstrap-server", b, "--topic", "flags", "--compression-codec", "brotli"], "x\n").await);
+    let (code, _, err) = outcome(
+        &producer(
+            &[
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "flags",
+                "--compression-codec",
+                "brotli",
+            ],
+            "x\n",
+        )
+        .await,
+    );
     assert_eq!(code, Some(1));
-    assert!(err.contains("Invalid value brotli for configuration compression.type"), "{err}");
-    let (code, _, err) = outcome(&producer(&["--bootstrap-server", b, "--topic", "flags", "--request-required-acks", "2"], "x\n").await);
+    assert!(
+        err.contains("Invalid value brotli for configuration compression.type"),
+        "{err}"
+    );
+    let (code, _, err) = outcome(
+        &producer(
+            &[
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "flags",
+                "--request-required-acks",
+                "2",
+            ],
+            "x\n",
+        )
+        .await,
+    );
     assert_eq!(code, Some(1));
-    assert!(err.contains("Invalid value 2 for configuration acks"), "{err}");
+    assert!(
+        err.contains("Invalid value 2 for configuration acks"),
+        "{err}"
+    );
     node.handle.shutdown().await;
 }
 
@@ -208,14 +416,32 @@ async fn compression_and_acks_flags_are_honoured() {
 async fn an_unknown_topic_stops_the_producer_when_the_server_does_not_create_it() {
     let node = start("").await;
     let b = node.broker.as_str();
-    let (code, out, err) = outcome(&producer(&["--bootstrap-server", b, "--topic", "missing"], "x\n").await);
+    let (code, out, err) =
+        outcome(&producer(&["--bootstrap-server", b, "--topic", "missing"], "x\n").await);
     assert_eq!((code, out.as_str()), (Some(1), ""));
-    assert!(err.starts_with("Topic missing does not exist and the server did not create it") && err.contains("auto.create.topics.enable"), "{err}");
+    assert!(
+        err.starts_with("Topic missing does not exist and the server did not create it")
+            && err.contains("auto.create.topics.enable"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 
-    let (code, _, err) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "missing", "--timeout-ms", "100"]).await);
+    let (code, _, err) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "missing",
+            "--timeout-ms",
+            "100",
+        ])
+        .await,
+    );
     assert_eq!(code, Some(1));
-    assert!(err.contains("UNKNOWN_TOPIC_OR_PARTITION") && err.contains("missing"), "{err}");
+    assert!(
+        err.contains("UNKNOWN_TOPIC_OR_PARTITION") && err.contains("missing"),
+        "{err}"
+    );
     node.handle.shutdown().await;
 }
 
@@ -225,16 +451,41 @@ async fn the_consumer_exits_after_timeout_ms_without_a_record() {
     let b = node.broker.as_str();
     create_topic(b, "quiet", 2).await;
     let started = Instant::now();
-    let (code, out, err) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "quiet", "--timeout-ms", "300"]).await);
+    let (code, out, err) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "quiet",
+            "--timeout-ms",
+            "300",
+        ])
+        .await,
+    );
     let took = started.elapsed();
     assert_eq!((code, out.as_str()), (Some(0), ""));
     assert_eq!(err, "Error processing message, terminating consumer process: TimeoutException: no message for 300 ms\nProcessed a total of 0 messages\n");
-    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(10), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
 
     // Records, then silence: the timeout counts from the last record.
-    let (code, _, _) = outcome(&producer(&["--bootstrap-server", b, "--topic", "quiet"], "a\nb\n").await);
+    let (code, _, _) =
+        outcome(&producer(&["--bootstrap-server", b, "--topic", "quiet"], "a\nb\n").await);
     assert_eq!(code, Some(0));
-    let (code, out, err) = outcome(&consumer(&["--bootstrap-server", b, "--topic", "quiet", "--from-beginning", "--timeout-ms", "300"]).await);
+    let (code, out, err) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            b,
+            "--topic",
+            "quiet",
+            "--from-beginning",
+            "--timeout-ms",
+            "300",
+        ])
+        .await,
+    );
     assert_eq!(code, Some(0));
     let mut lines: Vec<&str> = out.lines().collect();
     lines.sort_unstable();
@@ -248,9 +499,21 @@ async fn without_from_beginning_the_consumer_starts_at_the_end() {
     let node = start("").await;
     let b = node.broker.as_str();
     create_topic(b, "tail", 1).await;
-    let (code, _, _) = outcome(&producer(&["--bootstrap-server", b, "--topic", "tail"], "early\n").await);
+    let (code, _, _) =
+        outcome(&producer(&["--bootstrap-server", b, "--topic", "tail"], "early\n").await);
     assert_eq!(code, Some(0));
-    let running = consumer_command(&["--bootstrap-server", b, "--topic", "tail", "--max-messages", "1", "--timeout-ms", "20000"]).spawn().unwrap();
+    let running = consumer_command(&[
+        "--bootstrap-server",
+        b,
+        "--topic",
+        "tail",
+        "--max-messages",
+        "1",
+        "--timeout-ms",
+        "20000",
+    ])
+    .spawn()
+    .unwrap();
     let output = running.wait_with_output();
     tokio::pin!(output);
     // Keep producing until the consumer, once at the end, sees one.
@@ -265,14 +528,37 @@ async fn without_from_beginning_the_consumer_starts_at_the_end() {
             }
         }
     };
-    assert_eq!(outcome(&output), (Some(0), "late\n".into(), "Processed a total of 1 messages\n".into()));
+    assert_eq!(
+        outcome(&output),
+        (
+            Some(0),
+            "late\n".into(),
+            "Processed a total of 1 messages\n".into()
+        )
+    );
     node.handle.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_errors_exit_1() {
-    let (code, _, err) = outcome(&consumer(&["--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5"]).await);
-    assert_eq!((code, err.as_str()), (Some(1), "The partition is required when offset is specified.\n"));
+    let (code, _, err) = outcome(
+        &consumer(&[
+            "--bootstrap-server",
+            "127.0.0.1:1",
+            "--topic",
+            "t",
+            "--offset",
+            "5",
+        ])
+        .await,
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            Some(1),
+            "The partition is required when offset is specified.\n"
+        )
+    );
     let (code, _, err) = outcome(&consumer(&["--topic", "t"]).await);
     assert_eq!(code, Some(1));
     assert!(err.contains("--bootstrap-server"), "{err}");
@@ -281,7 +567,10 @@ async fn usage_errors_exit_1() {
     assert!(err.contains("--topic"), "{err}");
     let (code, out, _) = outcome(&producer(&["--help"], "").await);
     assert_eq!(code, Some(0));
-    assert!(out.contains("--request-required-acks") && out.contains("--compression-codec"), "{out}");
+    assert!(
+        out.contains("--request-required-acks") && out.contains("--compression-codec"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -289,14 +578,33 @@ async fn a_closed_stdout_ends_the_consumer_as_kafkas() {
     let node = start("").await;
     let b = node.broker.as_str();
     create_topic(b, "piped", 1).await;
-    let (code, _, _) = outcome(&producer(&["--bootstrap-server", b, "--topic", "piped"], "a\nb\n").await);
+    let (code, _, _) =
+        outcome(&producer(&["--bootstrap-server", b, "--topic", "piped"], "a\nb\n").await);
     assert_eq!(code, Some(0));
-    let mut child = consumer_command(&["--bootstrap-server", b, "--topic", "piped", "--from-beginning", "--timeout-ms", "20000"]).spawn().unwrap();
+    let mut child = consumer_command(&[
+        "--bootstrap-server",
+        b,
+        "--topic",
+        "piped",
+        "--from-beginning",
+        "--timeout-ms",
+        "20000",
+    ])
+    .spawn()
+    .unwrap();
     // Nobody reads what it prints (`kafka-console-consumer ... | head -0`).
     drop(child.stdout.take());
-    let output = tokio::time::timeout(WAIT, child.wait_with_output()).await.expect("the consumer finished").unwrap();
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("the consumer finished")
+        .unwrap();
     let (code, _, err) = outcome(&output);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.starts_with("Unable to write to standard out, closing consumer.\nProcessed a total of "), "{err}");
+    assert!(
+        err.starts_with(
+            "Unable to write to standard out, closing consumer.\nProcessed a total of "
+        ),
+        "{err}"
+    );
     node.handle.shutdown().await;
 }

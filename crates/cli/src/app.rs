@@ -24,13 +24,20 @@ where
         Ok(options) => options,
         Err(e) => return clap_exit(&e, out, err),
     };
-    let result = options.check().and_then(|command| connect_and_execute(&command, out, err));
+    let result = options
+        .check()
+        .and_then(|command| connect_and_execute(&command, out, err));
     finish(result, out, err)
 }
 
 /// Runs a checked action against `admin` and returns the exit code, reporting a failure as
 /// [`run`] does. This is the program after connecting; tests drive it with a fake admin.
-pub async fn run_with_admin<A: StreamsAdmin + ?Sized>(action: &Action, admin: &A, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub async fn run_with_admin<A: StreamsAdmin + ?Sized>(
+    action: &Action,
+    admin: &A,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let result = execute(action, admin, out, err).await;
     finish(result, out, err)
 }
@@ -50,7 +57,11 @@ fn finish(result: Result<i32, CliError>, out: &mut dyn Write, err: &mut dyn Writ
     code
 }
 
-fn connect_and_execute(command: &Command, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, CliError> {
+fn connect_and_execute(
+    command: &Command,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, CliError> {
     let config = client_config(command.command_config.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -60,7 +71,10 @@ fn connect_and_execute(command: &Command, out: &mut dyn Write, err: &mut dyn Wri
         let connect = Client::connect(&command.bootstrap_server, config);
         let client = tokio::time::timeout(command.timeout, connect)
             .await
-            .map_err(|_| AdminError::Timeout { operation: "a connection to the bootstrap server", after: command.timeout })?
+            .map_err(|_| AdminError::Timeout {
+                operation: "a connection to the bootstrap server",
+                after: command.timeout,
+            })?
             .map_err(AdminError::from)?;
         let admin = ClientAdmin::new(client, command.timeout);
         execute(&command.action, &admin, out, err).await
@@ -69,7 +83,10 @@ fn connect_and_execute(command: &Command, out: &mut dyn Write, err: &mut dyn Wri
 
 /// Help and version go to stdout with exit 0; any other parse error is one line on stderr.
 fn clap_exit(e: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) {
+    if matches!(
+        e.kind(),
+        ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion
+    ) {
         let _ = write!(out, "{e}");
         return 0;
     }
@@ -78,7 +95,10 @@ fn clap_exit(e: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let first = lines.next().unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // clap lists the accepted values on a line of its own; keep them on the one line.
-    let values = lines.find(|l| l.starts_with("[possible values:")).map(|l| format!(" {l}")).unwrap_or_default();
+    let values = lines
+        .find(|l| l.starts_with("[possible values:"))
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
     let _ = writeln!(err, "Error: {first}{values} (see --help)");
     1
 }

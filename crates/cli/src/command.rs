@@ -23,19 +23,35 @@ pub async fn execute<A: StreamsAdmin + ?Sized>(
 ) -> Result<i32, CliError> {
     match action {
         Action::List { states } => list(admin, states.as_deref(), out).await,
-        Action::Describe { groups, what, verbose } => describe(admin, groups, *what, *verbose, out, err).await,
+        Action::Describe {
+            groups,
+            what,
+            verbose,
+        } => describe(admin, groups, *what, *verbose, out, err).await,
         Action::Delete { groups } => delete(admin, groups, out).await,
     }
 }
 
-async fn group_ids<A: StreamsAdmin + ?Sized>(admin: &A, groups: &Groups) -> Result<Vec<String>, CliError> {
+async fn group_ids<A: StreamsAdmin + ?Sized>(
+    admin: &A,
+    groups: &Groups,
+) -> Result<Vec<String>, CliError> {
     Ok(match groups {
         Groups::Named(ids) => ids.clone(),
-        Groups::All => admin.list_streams_groups(&[]).await?.into_iter().map(|g| g.group_id).collect(),
+        Groups::All => admin
+            .list_streams_groups(&[])
+            .await?
+            .into_iter()
+            .map(|g| g.group_id)
+            .collect(),
     })
 }
 
-async fn list<A: StreamsAdmin + ?Sized>(admin: &A, states: Option<&[GroupState]>, out: &mut dyn Write) -> Result<i32, CliError> {
+async fn list<A: StreamsAdmin + ?Sized>(
+    admin: &A,
+    states: Option<&[GroupState]>,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
     let text = match states {
         None => tables::format_group_ids(&admin.list_streams_groups(&[]).await?),
         Some(states) => tables::format_group_states(&admin.list_streams_groups(states).await?),
@@ -75,13 +91,16 @@ async fn describe<A: StreamsAdmin + ?Sized>(
             Describe::Members => tables::format_members(&description, verbose),
             Describe::State => tables::format_state(&description, verbose),
             Describe::Offsets => {
-                let partitions = tables::partitions_of_active_tasks(&description).map_err(AdminError::InvalidResponse)?;
+                let partitions = tables::partitions_of_active_tasks(&description)
+                    .map_err(AdminError::InvalidResponse)?;
                 // No rows means nothing to look up (and nothing printed); this also spares a
                 // coordinator without OffsetFetch for members-less groups.
                 let offsets = if partitions.is_empty() {
                     BTreeMap::new()
                 } else {
-                    let earliest = admin.list_offsets(&partitions, OffsetSpec::Earliest).await?;
+                    let earliest = admin
+                        .list_offsets(&partitions, OffsetSpec::Earliest)
+                        .await?;
                     let latest = admin.list_offsets(&partitions, OffsetSpec::Latest).await?;
                     let committed = admin.list_streams_group_offsets(&group_id).await?;
                     tables::offsets_info(&partitions, &committed, &earliest, &latest)
@@ -96,7 +115,10 @@ async fn describe<A: StreamsAdmin + ?Sized>(
 
 /// The rendered topology, or the message for why there is none (the specification's wording
 /// for NOT_STORED and ERROR; Kafka's for the status that cannot occur here).
-fn topology_output(description: &crate::model::StreamsGroupDescription, format: OutputFormat) -> Result<String, String> {
+fn topology_output(
+    description: &crate::model::StreamsGroupDescription,
+    format: OutputFormat,
+) -> Result<String, String> {
     let group_id = &description.group_id;
     match (description.topology_description_status, &description.topology_description) {
         (TopologyDescriptionStatus::Available, Some(topology)) => Ok(format.render(group_id, topology)),
@@ -110,14 +132,22 @@ fn topology_output(description: &crate::model::StreamsGroupDescription, format: 
     }
 }
 
-async fn delete<A: StreamsAdmin + ?Sized>(admin: &A, groups: &Groups, out: &mut dyn Write) -> Result<i32, CliError> {
+async fn delete<A: StreamsAdmin + ?Sized>(
+    admin: &A,
+    groups: &Groups,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
     let mut requested = group_ids(admin, groups).await?;
     let mut seen = BTreeSet::new();
     requested.retain(|g| seen.insert(g.clone()));
 
     // Kafka's `preAdminCallChecks`: only existing, empty streams groups are sent for deletion.
-    let listings: HashMap<String, Option<GroupState>> =
-        admin.list_streams_groups(&[]).await?.into_iter().map(|g| (g.group_id, g.state)).collect();
+    let listings: HashMap<String, Option<GroupState>> = admin
+        .list_streams_groups(&[])
+        .await?
+        .into_iter()
+        .map(|g| (g.group_id, g.state))
+        .collect();
     let mut failures: HashMap<String, String> = HashMap::new();
     for group_id in &requested {
         let failure = match listings.get(group_id) {
@@ -130,7 +160,11 @@ async fn delete<A: StreamsAdmin + ?Sized>(admin: &A, groups: &Groups, out: &mut 
             failures.insert(group_id.clone(), failure);
         }
     }
-    let to_delete: Vec<String> = requested.iter().filter(|g| !failures.contains_key(*g)).cloned().collect();
+    let to_delete: Vec<String> = requested
+        .iter()
+        .filter(|g| !failures.contains_key(*g))
+        .cloned()
+        .collect();
     let mut deleted = Vec::new();
     if !to_delete.is_empty() {
         for (group_id, result) in admin.delete_streams_groups(&to_delete).await? {
@@ -142,8 +176,10 @@ async fn delete<A: StreamsAdmin + ?Sized>(admin: &A, groups: &Groups, out: &mut 
             }
         }
     }
-    let failed: Vec<(String, String)> =
-        requested.iter().filter_map(|g| failures.get(g).map(|f| (g.clone(), f.clone()))).collect();
+    let failed: Vec<(String, String)> = requested
+        .iter()
+        .filter_map(|g| failures.get(g).map(|f| (g.clone(), f.clone())))
+        .collect();
     out.write_all(tables::format_delete_outcome(&deleted, &failed).as_bytes())?;
     // Kafka's tool exits 0 even when some deletions failed; the messages say which.
     Ok(0)

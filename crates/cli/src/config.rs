@@ -24,8 +24,10 @@ pub fn client_config(path: Option<&Path>) -> Result<ClientConfig, CliError> {
         return Ok(config);
     };
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::Config(format!("cannot read command config file {shown}: {e}")))?;
-    let properties = parse_properties(&text).map_err(|e| CliError::Config(format!("command config file {shown}: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Config(format!("cannot read command config file {shown}: {e}")))?;
+    let properties = parse_properties(&text)
+        .map_err(|e| CliError::Config(format!("command config file {shown}: {e}")))?;
     let millis = |key: &str, value: &str| {
         value
             .trim()
@@ -55,14 +57,20 @@ mod tests {
     use super::*;
 
     fn write(name: &str, text: &str) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!("kcoord-cli-{}-{name}.properties", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "kcoord-cli-{}-{name}.properties",
+            std::process::id()
+        ));
         std::fs::write(&path, text).unwrap();
         path
     }
 
     #[test]
     fn reads_client_id_and_timeouts() {
-        let path = write("ok", "client.id=ops\nrequest.timeout.ms=1500\nssl.truststore.location=/ignored\nretries=3\n");
+        let path = write(
+            "ok",
+            "client.id=ops\nrequest.timeout.ms=1500\nssl.truststore.location=/ignored\nretries=3\n",
+        );
         let config = client_config(Some(&path)).unwrap();
         assert_eq!(config.client_id, "ops");
         assert_eq!(config.request_timeout, Duration::from_millis(1500));
@@ -74,15 +82,26 @@ mod tests {
     fn security_and_bad_values_are_clear_errors() {
         let path = write("ssl", "security.protocol=SASL_SSL\n");
         let err = client_config(Some(&path)).unwrap_err().to_string();
-        assert!(err.ends_with("security.protocol=SASL_SSL is not supported yet (only PLAINTEXT)"), "{err}");
+        assert!(
+            err.ends_with("security.protocol=SASL_SSL is not supported yet (only PLAINTEXT)"),
+            "{err}"
+        );
         std::fs::remove_file(path).ok();
 
         let path = write("bad", "request.timeout.ms=soon\n");
         let err = client_config(Some(&path)).unwrap_err().to_string();
-        assert!(err.contains("request.timeout.ms must be a non-negative number of milliseconds"), "{err}");
+        assert!(
+            err.contains("request.timeout.ms must be a non-negative number of milliseconds"),
+            "{err}"
+        );
         std::fs::remove_file(path).ok();
 
-        let err = client_config(Some(Path::new("/nonexistent/kcoord.properties"))).unwrap_err().to_string();
-        assert!(err.starts_with("cannot read command config file /nonexistent/kcoord.properties: "), "{err}");
+        let err = client_config(Some(Path::new("/nonexistent/kcoord.properties")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cannot read command config file /nonexistent/kcoord.properties: "),
+            "{err}"
+        );
     }
 }

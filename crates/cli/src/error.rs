@@ -18,7 +18,11 @@ pub enum AdminError {
     /// (`org.apache.kafka.common.errors.GroupIdNotFoundException: ...`), because that is the
     /// text Kafka's tool prints.
     #[error("{}", kafka_exception_text(*code, message.as_deref()))]
-    Group { group_id: String, code: i16, message: Option<String> },
+    Group {
+        group_id: String,
+        code: i16,
+        message: Option<String>,
+    },
 
     /// `--describe --topology` against a coordinator without StreamsGroupDescribe v1.
     #[error("The coordinator does not support topology descriptions (StreamsGroupDescribe v1 required).")]
@@ -34,7 +38,10 @@ pub enum AdminError {
 
     /// The call did not finish within `--timeout`.
     #[error("org.apache.kafka.common.errors.TimeoutException: Timed out waiting for {operation} after {} ms.", after.as_millis())]
-    Timeout { operation: &'static str, after: Duration },
+    Timeout {
+        operation: &'static str,
+        after: Duration,
+    },
 }
 
 impl AdminError {

@@ -72,7 +72,10 @@ pub fn kafka_exception_text(code: i16, message: Option<&str>) -> String {
     let known = ErrorCode::from_code(code);
     let message = match message {
         Some(m) if !m.is_empty() => m,
-        _ => known.map_or(ErrorCode::UNKNOWN_SERVER_ERROR.message(), ErrorCode::message),
+        _ => known.map_or(
+            ErrorCode::UNKNOWN_SERVER_ERROR.message(),
+            ErrorCode::message,
+        ),
     };
     match known {
         None => format!("org.apache.kafka.common.errors.UnknownServerException: {message}"),
@@ -99,10 +102,19 @@ mod tests {
     #[test]
     fn sorting_follows_java_string_compare_to() {
         // In UTF-8 byte order U+FF01 sorts before U+1F600; in UTF-16 the surrogate 0xD83D comes first.
-        let values = ["\u{FF01}".to_string(), "\u{1F600}".to_string(), "b".to_string(), "a".to_string(), "b".to_string()];
+        let values = [
+            "\u{FF01}".to_string(),
+            "\u{1F600}".to_string(),
+            "b".to_string(),
+            "a".to_string(),
+            "b".to_string(),
+        ];
         assert_eq!(tree_set(&values), vec!["a", "b", "\u{1F600}", "\u{FF01}"]);
         assert_eq!(tree_set_string(&[] as &[String]), "[]");
-        assert_eq!(tree_set_string(&["t2".to_string(), "t1".to_string()]), "[t1, t2]");
+        assert_eq!(
+            tree_set_string(&["t2".to_string(), "t1".to_string()]),
+            "[t1, t2]"
+        );
     }
 
     #[test]
@@ -115,6 +127,7 @@ mod tests {
             kafka_exception_text(30, Some("Not allowed.")),
             "org.apache.kafka.common.errors.GroupAuthorizationException: Not allowed."
         );
-        assert!(kafka_exception_text(-999, None).starts_with("org.apache.kafka.common.errors.UnknownServerException: "));
+        assert!(kafka_exception_text(-999, None)
+            .starts_with("org.apache.kafka.common.errors.UnknownServerException: "));
     }
 }

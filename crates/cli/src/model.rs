@@ -21,13 +21,22 @@ pub enum GroupState {
 
 impl GroupState {
     /// The states a streams group can be in, in the order this tool lists them.
-    pub const STREAMS: [GroupState; 6] =
-        [GroupState::Empty, GroupState::NotReady, GroupState::Assigning, GroupState::Reconciling, GroupState::Stable, GroupState::Dead];
+    pub const STREAMS: [GroupState; 6] = [
+        GroupState::Empty,
+        GroupState::NotReady,
+        GroupState::Assigning,
+        GroupState::Reconciling,
+        GroupState::Stable,
+        GroupState::Dead,
+    ];
 
     /// Kafka's `GroupState.parse`: case-insensitive, `Unknown` for anything unrecognised. (The
     /// classic-group states also parse to `Unknown` here; they never describe a streams group.)
     pub fn parse(name: &str) -> GroupState {
-        GroupState::STREAMS.into_iter().find(|s| s.as_str().eq_ignore_ascii_case(name)).unwrap_or(GroupState::Unknown)
+        GroupState::STREAMS
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name))
+            .unwrap_or(GroupState::Unknown)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -73,7 +82,10 @@ pub struct TopicPartition {
 
 impl TopicPartition {
     pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        TopicPartition { topic: topic.into(), partition }
+        TopicPartition {
+            topic: topic.into(),
+            partition,
+        }
     }
 }
 
@@ -147,7 +159,12 @@ impl StreamsGroupDescription {
         self.subtopologies
             .iter()
             .map(|s| {
-                let topics = s.source_topics.iter().chain(&s.repartition_source_topics).map(String::as_str).collect();
+                let topics = s
+                    .source_topics
+                    .iter()
+                    .chain(&s.repartition_source_topics)
+                    .map(String::as_str)
+                    .collect();
                 (s.subtopology_id.as_str(), topics)
             })
             .collect()

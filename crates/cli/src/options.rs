@@ -105,9 +105,17 @@ pub enum Groups {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// `--list`; `Some(states)` with `--state` (empty = all states, shown with their state).
-    List { states: Option<Vec<GroupState>> },
-    Describe { groups: Groups, what: Describe, verbose: bool },
-    Delete { groups: Groups },
+    List {
+        states: Option<Vec<GroupState>>,
+    },
+    Describe {
+        groups: Groups,
+        what: Describe,
+        verbose: bool,
+    },
+    Delete {
+        groups: Groups,
+    },
 }
 
 /// A checked command line.
@@ -133,7 +141,12 @@ impl Options {
             if !has_groups {
                 return usage(format!("Option [describe] {scope}"));
             }
-            let sub_actions = [self.members, self.offsets, self.state.is_some(), self.topology];
+            let sub_actions = [
+                self.members,
+                self.offsets,
+                self.state.is_some(),
+                self.topology,
+            ];
             if sub_actions.iter().filter(|s| **s).count() > 1 {
                 return usage("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]".into());
             }
@@ -145,21 +158,36 @@ impl Options {
             return usage(format!("Option [delete] {scope}"));
         }
         // joptsimple's `availableIf`: these only make sense with their action.
-        for (flag, set) in [("members", self.members), ("offsets", self.offsets), ("topology", self.topology), ("verbose", self.verbose)] {
+        for (flag, set) in [
+            ("members", self.members),
+            ("offsets", self.offsets),
+            ("topology", self.topology),
+            ("verbose", self.verbose),
+        ] {
             if set && !self.describe {
-                return usage(format!("Option [{flag}] may be used with the --describe option only"));
+                return usage(format!(
+                    "Option [{flag}] may be used with the --describe option only"
+                ));
             }
         }
         if self.state.is_some() && !self.list && !self.describe {
-            return usage("Option [state] may be used with the --list or --describe option only".into());
+            return usage(
+                "Option [state] may be used with the --list or --describe option only".into(),
+            );
         }
         if self.output.is_some() && !(self.describe && self.topology) {
             return usage("Option [output] may be used with --describe --topology only".into());
         }
         if self.list {
-            for (flag, set) in [("members", self.members), ("offsets", self.offsets), ("topology", self.topology)] {
+            for (flag, set) in [
+                ("members", self.members),
+                ("offsets", self.offsets),
+                ("topology", self.topology),
+            ] {
                 if set {
-                    return usage(format!("Option \"[list]\" can't be used with option \"[{flag}]\""));
+                    return usage(format!(
+                        "Option \"[list]\" can't be used with option \"[{flag}]\""
+                    ));
                 }
             }
         }
@@ -169,12 +197,21 @@ impl Options {
         if !self.group.is_empty() && self.list {
             return usage("Option \"[group]\" can't be used with option \"[list]\"".into());
         }
-        let actions = [self.list, self.describe, self.delete].iter().filter(|a| **a).count();
+        let actions = [self.list, self.describe, self.delete]
+            .iter()
+            .filter(|a| **a)
+            .count();
         if actions != 1 {
-            return usage("Command must include exactly one action: --list, --describe, or --delete.".into());
+            return usage(
+                "Command must include exactly one action: --list, --describe, or --delete.".into(),
+            );
         }
 
-        let groups = if self.all_groups { Groups::All } else { Groups::Named(self.group.clone()) };
+        let groups = if self.all_groups {
+            Groups::All
+        } else {
+            Groups::Named(self.group.clone())
+        };
         let action = if self.list {
             let states = match &self.state {
                 None => None,
@@ -192,7 +229,11 @@ impl Options {
             } else {
                 Describe::Offsets
             };
-            Action::Describe { groups, what, verbose: self.verbose }
+            Action::Describe {
+                groups,
+                what,
+                verbose: self.verbose,
+            }
         } else {
             Action::Delete { groups }
         };
@@ -216,7 +257,10 @@ fn parse_states(input: &str) -> Result<Vec<GroupState>, CliError> {
         let state = GroupState::parse(name.trim());
         if state == GroupState::Unknown {
             let valid: Vec<&str> = GroupState::STREAMS.iter().map(|s| s.as_str()).collect();
-            return Err(CliError::Usage(format!("Invalid state list '{input}'. Valid states are: {}", valid.join(", "))));
+            return Err(CliError::Usage(format!(
+                "Invalid state list '{input}'. Valid states are: {}",
+                valid.join(", ")
+            )));
         }
         if !states.contains(&state) {
             states.push(state);
@@ -245,51 +289,138 @@ mod tests {
             [&["--bootstrap-server", "localhost:9092"][..], rest].concat()
         }
         assert_eq!(action(&with(&["--list"])), Action::List { states: None });
-        assert_eq!(action(&with(&["--list", "--state"])), Action::List { states: Some(vec![]) });
+        assert_eq!(
+            action(&with(&["--list", "--state"])),
+            Action::List {
+                states: Some(vec![])
+            }
+        );
         assert_eq!(
             action(&with(&["--list", "--state", "stable,EMPTY"])),
-            Action::List { states: Some(vec![GroupState::Stable, GroupState::Empty]) }
+            Action::List {
+                states: Some(vec![GroupState::Stable, GroupState::Empty])
+            }
         );
         assert_eq!(
             action(&with(&["--describe", "--group", "a", "--group", "b"])),
-            Action::Describe { groups: Groups::Named(vec!["a".into(), "b".into()]), what: Describe::Offsets, verbose: false }
+            Action::Describe {
+                groups: Groups::Named(vec!["a".into(), "b".into()]),
+                what: Describe::Offsets,
+                verbose: false
+            }
         );
         assert_eq!(
-            action(&with(&["--describe", "--all-groups", "--state", "--verbose"])),
-            Action::Describe { groups: Groups::All, what: Describe::State, verbose: true }
+            action(&with(&[
+                "--describe",
+                "--all-groups",
+                "--state",
+                "--verbose"
+            ])),
+            Action::Describe {
+                groups: Groups::All,
+                what: Describe::State,
+                verbose: true
+            }
         );
         assert_eq!(
-            action(&with(&["--describe", "--group", "g", "--topology", "--output", "mermaid"])),
-            Action::Describe { groups: Groups::Named(vec!["g".into()]), what: Describe::Topology(OutputFormat::Mermaid), verbose: false }
+            action(&with(&[
+                "--describe",
+                "--group",
+                "g",
+                "--topology",
+                "--output",
+                "mermaid"
+            ])),
+            Action::Describe {
+                groups: Groups::Named(vec!["g".into()]),
+                what: Describe::Topology(OutputFormat::Mermaid),
+                verbose: false
+            }
         );
-        assert_eq!(action(&with(&["--delete", "--group", "g"])), Action::Delete { groups: Groups::Named(vec!["g".into()]) });
-        assert_eq!(check(&with(&["--list", "--timeout", "1500"])).unwrap().timeout, Duration::from_millis(1500));
-        assert_eq!(check(&with(&["--list", "--list"])).unwrap().action, Action::List { states: None });
+        assert_eq!(
+            action(&with(&["--delete", "--group", "g"])),
+            Action::Delete {
+                groups: Groups::Named(vec!["g".into()])
+            }
+        );
+        assert_eq!(
+            check(&with(&["--list", "--timeout", "1500"]))
+                .unwrap()
+                .timeout,
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            check(&with(&["--list", "--list"])).unwrap().action,
+            Action::List { states: None }
+        );
     }
 
     #[test]
     fn kafka_messages_for_bad_combinations() {
         let b = ["--bootstrap-server", "localhost:9092"];
         let err = |rest: &[&str]| check(&[&b[..], rest].concat()).unwrap_err();
-        assert_eq!(check(&["--list"]).unwrap_err(), "Missing required argument \"[bootstrap-server]\"");
-        assert_eq!(err(&["--describe"]), "Option [describe] takes one of these options: [all-groups], [group]");
-        assert_eq!(err(&["--delete"]), "Option [delete] takes one of these options: [all-groups], [group]");
+        assert_eq!(
+            check(&["--list"]).unwrap_err(),
+            "Missing required argument \"[bootstrap-server]\""
+        );
+        assert_eq!(
+            err(&["--describe"]),
+            "Option [describe] takes one of these options: [all-groups], [group]"
+        );
+        assert_eq!(
+            err(&["--delete"]),
+            "Option [delete] takes one of these options: [all-groups], [group]"
+        );
         assert_eq!(
             err(&["--describe", "--group", "g", "--members", "--topology"]),
             "Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]"
         );
-        assert_eq!(err(&["--describe", "--group", "g", "--state", "Stable"]), "Option [describe] does not take a value for [state]");
-        assert_eq!(err(&["--list", "--members"]), "Option [members] may be used with the --describe option only");
-        assert_eq!(err(&["--list", "--group", "g"]), "Option \"[group]\" can't be used with option \"[list]\"");
-        assert_eq!(err(&["--describe", "--group", "g", "--all-groups"]), "Option \"[group]\" can't be used with option \"[all-groups]\"");
-        assert_eq!(err(&["--describe", "--group", "g", "--output", "json"]), "Option [output] may be used with --describe --topology only");
-        assert_eq!(err(&[]), "Command must include exactly one action: --list, --describe, or --delete.");
+        assert_eq!(
+            err(&["--describe", "--group", "g", "--state", "Stable"]),
+            "Option [describe] does not take a value for [state]"
+        );
+        assert_eq!(
+            err(&["--list", "--members"]),
+            "Option [members] may be used with the --describe option only"
+        );
+        assert_eq!(
+            err(&["--list", "--group", "g"]),
+            "Option \"[group]\" can't be used with option \"[list]\""
+        );
+        assert_eq!(
+            err(&["--describe", "--group", "g", "--all-groups"]),
+            "Option \"[group]\" can't be used with option \"[all-groups]\""
+        );
+        assert_eq!(
+            err(&["--describe", "--group", "g", "--output", "json"]),
+            "Option [output] may be used with --describe --topology only"
+        );
+        assert_eq!(
+            err(&[]),
+            "Command must include exactly one action: --list, --describe, or --delete."
+        );
         assert!(err(&["--list", "--delete", "--group", "g"]).contains("can't be used with"));
         assert_eq!(
             err(&["--list", "--state", "Stable,Running"]),
             "Invalid state list 'Stable,Running'. Valid states are: Empty, NotReady, Assigning, Reconciling, Stable, Dead"
         );
-        assert!(check(&[&b[..], &["--list", "--bogus"]].concat()).unwrap_err().contains("unexpected argument '--bogus'"));
-        assert!(check(&[&b[..], &["--describe", "--group", "g", "--topology", "--output", "svg"]].concat()).is_err());
+        assert!(check(&[&b[..], &["--list", "--bogus"]].concat())
+            .unwrap_err()
+            .contains("unexpected argument '--bogus'"));
+        assert!(check(
+            &[
+                &b[..],
+                &[
+                    "--describe",
+                    "--group",
+                    "g",
+                    "--topology",
+                    "--output",
+                    "svg"
+                ]
+            ]
+            .concat()
+        )
+        .is_err());
     }
 }

@@ -34,12 +34,18 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     for (i, raw) in natural {
         let continuing = current.is_some();
         let trimmed = raw.trim_start_matches([' ', '\t', '\x0c']);
-        if !continuing && (trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!')) {
+        if !continuing
+            && (trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!'))
+        {
             continue;
         }
         let trailing_backslashes = trimmed.chars().rev().take_while(|c| *c == '\\').count();
         let continues = trailing_backslashes % 2 == 1;
-        let content = if continues { &trimmed[..trimmed.len() - 1] } else { trimmed };
+        let content = if continues {
+            &trimmed[..trimmed.len() - 1]
+        } else {
+            trimmed
+        };
         let entry = current.get_or_insert_with(|| (i + 1, String::new()));
         entry.1.push_str(content);
         if !continues {
@@ -99,9 +105,13 @@ fn unescape(s: &str) -> Option<String> {
                 let unit = u16::from_str_radix(&hex, 16).ok()?;
                 // Java strings are UTF-16, so a pair of \u escapes can spell one character.
                 match (pending_high.take(), unit) {
-                    (Some(high), 0xDC00..=0xDFFF) => out.extend(char::decode_utf16([high, unit]).map_while(Result::ok)),
+                    (Some(high), 0xDC00..=0xDFFF) => {
+                        out.extend(char::decode_utf16([high, unit]).map_while(Result::ok))
+                    }
                     (_, 0xD800..=0xDBFF) => pending_high = Some(unit),
-                    (_, unit) => out.push(char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER)),
+                    (_, unit) => out.push(
+                        char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER),
+                    ),
                 }
             }
             Some(other) => out.push(other),
@@ -119,7 +129,10 @@ mod tests {
     }
 
     fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -127,18 +140,37 @@ mod tests {
         let text = "# comment\n! also\n\n  client.id = tool\nrequest.timeout.ms:5000\nkey value with spaces\nempty=\nbare\n";
         assert_eq!(
             parsed(text),
-            pairs(&[("bare", ""), ("client.id", "tool"), ("empty", ""), ("key", "value with spaces"), ("request.timeout.ms", "5000")])
+            pairs(&[
+                ("bare", ""),
+                ("client.id", "tool"),
+                ("empty", ""),
+                ("key", "value with spaces"),
+                ("request.timeout.ms", "5000")
+            ])
         );
     }
 
     #[test]
     fn continuations_escapes_and_overrides() {
-        let text = "a=one\\\n    two\r\nb\\=c=d\\te\nx=1\nx=2\nu=\\u0041\\ud83d\\ude00\nodd=ends\\\\\n";
+        let text =
+            "a=one\\\n    two\r\nb\\=c=d\\te\nx=1\nx=2\nu=\\u0041\\ud83d\\ude00\nodd=ends\\\\\n";
         assert_eq!(
             parsed(text),
-            pairs(&[("a", "onetwo"), ("b=c", "d\te"), ("odd", "ends\\"), ("u", "A\u{1F600}"), ("x", "2")])
+            pairs(&[
+                ("a", "onetwo"),
+                ("b=c", "d\te"),
+                ("odd", "ends\\"),
+                ("u", "A\u{1F600}"),
+                ("x", "2")
+            ])
         );
-        assert_eq!(parse_properties("k=\\u12\n"), Err(PropertiesError { line: 1 }));
-        assert_eq!(parse_properties("\n\nk=\\uzzzz\n"), Err(PropertiesError { line: 3 }));
+        assert_eq!(
+            parse_properties("k=\\u12\n"),
+            Err(PropertiesError { line: 1 })
+        );
+        assert_eq!(
+            parse_properties("\n\nk=\\uzzzz\n"),
+            Err(PropertiesError { line: 3 })
+        );
     }
 }

@@ -19,7 +19,11 @@ async fn r58_available_prints_the_topology_and_exits_0() {
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     assert_golden("orders.topology.txt", &run.stdout);
 
-    let json = common::run(&orders_with(Status::Available, true), &[&DESCRIBE[..], &["--output", "json"]].concat()).await;
+    let json = common::run(
+        &orders_with(Status::Available, true),
+        &[&DESCRIBE[..], &["--output", "json"]].concat(),
+    )
+    .await;
     assert_eq!((json.code, json.stderr.as_str()), (0, ""));
     assert_golden("orders.topology.json", &json.stdout);
 }
@@ -28,7 +32,10 @@ async fn r58_available_prints_the_topology_and_exits_0() {
 async fn r59_not_stored_prints_the_spec_message_and_exits_1() {
     let run = run(&orders_with(Status::NotStored, false), &DESCRIBE).await;
     assert_eq!(run.code, 1);
-    assert_eq!(run.stdout, "\nError: No topology description has been recorded for group 'orders-app'.\n");
+    assert_eq!(
+        run.stdout,
+        "\nError: No topology description has been recorded for group 'orders-app'.\n"
+    );
     assert_eq!(run.stderr, "");
 }
 
@@ -46,16 +53,27 @@ async fn r60_error_prints_the_spec_message_and_exits_1() {
 #[tokio::test]
 async fn machine_formats_keep_stdout_clean_on_failure() {
     for format in ["json", "dot", "mermaid"] {
-        let run = run(&orders_with(Status::NotStored, false), &[&DESCRIBE[..], &["--output", format]].concat()).await;
+        let run = run(
+            &orders_with(Status::NotStored, false),
+            &[&DESCRIBE[..], &["--output", format]].concat(),
+        )
+        .await;
         assert_eq!(run.code, 1, "{format}");
         assert_eq!(run.stdout, "", "{format}");
-        assert_eq!(run.stderr, "Error: No topology description has been recorded for group 'orders-app'.\n", "{format}");
+        assert_eq!(
+            run.stderr,
+            "Error: No topology description has been recorded for group 'orders-app'.\n",
+            "{format}"
+        );
     }
 }
 
 #[tokio::test]
 async fn r61_group_errors_print_kafkas_error_text_and_exit_1() {
-    let not_found = FakeAdmin::default().with_group(Described::GroupError(69, Some("Group orders-app not found.".into())));
+    let not_found = FakeAdmin::default().with_group(Described::GroupError(
+        69,
+        Some("Group orders-app not found.".into()),
+    ));
     let run = run(&not_found, &DESCRIBE).await;
     assert_eq!((run.code, run.stdout.as_str()), (1, ""));
     assert_eq!(
@@ -83,11 +101,26 @@ async fn a_coordinator_without_describe_v1_is_a_clear_error() {
 
 #[tokio::test]
 async fn every_group_is_described_and_any_missing_topology_fails_the_run() {
-    let admin = orders_with(Status::Available, true)
-        .with_group(Described::Ok(with_topology(empty_group("idle"), Status::NotStored, None)));
-    let run = run(&admin, &["--describe", "--topology", "--group", "idle", "--group", "orders-app"]).await;
+    let admin = orders_with(Status::Available, true).with_group(Described::Ok(with_topology(
+        empty_group("idle"),
+        Status::NotStored,
+        None,
+    )));
+    let run = run(
+        &admin,
+        &[
+            "--describe",
+            "--topology",
+            "--group",
+            "idle",
+            "--group",
+            "orders-app",
+        ],
+    )
+    .await;
     assert_eq!(run.code, 1);
-    let expected = "\nError: No topology description has been recorded for group 'idle'.\n".to_string()
+    let expected = "\nError: No topology description has been recorded for group 'idle'.\n"
+        .to_string()
         + &std::fs::read_to_string(fixture_path("orders.topology.txt")).expect("fixture");
     assert_eq!(run.stdout, expected);
 }

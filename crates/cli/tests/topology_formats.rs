@@ -17,7 +17,10 @@ fn orders_example_in_every_format() {
     assert_golden("orders.topology.txt", &render(OutputFormat::Text, &wire));
     assert_golden("orders.topology.json", &render(OutputFormat::Json, &wire));
     assert_golden("orders.topology.dot", &render(OutputFormat::Dot, &wire));
-    assert_golden("orders.topology.mermaid", &render(OutputFormat::Mermaid, &wire));
+    assert_golden(
+        "orders.topology.mermaid",
+        &render(OutputFormat::Mermaid, &wire),
+    );
 }
 
 #[test]
@@ -26,7 +29,10 @@ fn subtopologies_and_global_stores_in_every_format() {
     assert_golden("complex.topology.txt", &render(OutputFormat::Text, &wire));
     assert_golden("complex.topology.json", &render(OutputFormat::Json, &wire));
     assert_golden("complex.topology.dot", &render(OutputFormat::Dot, &wire));
-    assert_golden("complex.topology.mermaid", &render(OutputFormat::Mermaid, &wire));
+    assert_golden(
+        "complex.topology.mermaid",
+        &render(OutputFormat::Mermaid, &wire),
+    );
 }
 
 /// Names with characters DOT and Mermaid give meaning to stay inside their labels.
@@ -44,15 +50,24 @@ fn odd_names_are_escaped_in_graph_formats() {
         ..Default::default()
     };
     assert_golden("odd-names.topology.dot", &render(OutputFormat::Dot, &wire));
-    assert_golden("odd-names.topology.mermaid", &render(OutputFormat::Mermaid, &wire));
+    assert_golden(
+        "odd-names.topology.mermaid",
+        &render(OutputFormat::Mermaid, &wire),
+    );
 }
 
 #[test]
 fn text_is_kafkas_formatter_output_plus_println() {
     let topology = model(&orders_wire());
-    assert_eq!(OutputFormat::Text.render("g", &topology), format_topology(&topology) + "\n");
+    assert_eq!(
+        OutputFormat::Text.render("g", &topology),
+        format_topology(&topology) + "\n"
+    );
     // Nothing to show still prints the header (and the println).
-    assert_eq!(OutputFormat::Text.render("g", &StreamsGroupTopologyDescription::default()), "Topologies:\n\n");
+    assert_eq!(
+        OutputFormat::Text.render("g", &StreamsGroupTopologyDescription::default()),
+        "Topologies:\n\n"
+    );
 }
 
 #[test]
@@ -78,6 +93,7 @@ fn nodes_keep_wire_order_and_lists_are_sorted() {
 fn json_round_trips_to_the_model() {
     let topology = model(&complex_wire());
     let json = OutputFormat::Json.render("g", &topology);
-    let back: StreamsGroupTopologyDescription = serde_json::from_str(&json).expect("valid JSON of the model");
+    let back: StreamsGroupTopologyDescription =
+        serde_json::from_str(&json).expect("valid JSON of the model");
     assert_eq!(back, topology);
 }

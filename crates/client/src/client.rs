@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
 use kcoord_wire::messages::{
-    DescribeClusterRequest, DescribeClusterResponse, FindCoordinatorRequest, MetadataRequest, MetadataResponse,
+    DescribeClusterRequest, DescribeClusterResponse, FindCoordinatorRequest, MetadataRequest,
+    MetadataResponse,
 };
 use kcoord_wire::Request;
 use tracing::debug;
@@ -65,7 +66,9 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("bootstrap", &self.bootstrap()).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("bootstrap", &self.bootstrap())
+            .finish_non_exhaustive()
     }
 }
 
@@ -114,7 +117,10 @@ impl Client {
     /// A negotiated connection to `host:port`, reused while it stays open.
     pub async fn connection_to(&self, host: &str, port: i32) -> Result<Connection, ClientError> {
         let addr = node_address(host, port);
-        if let Some(conn) = locked(&self.inner.nodes).get(&addr).filter(|c| !c.is_closed()) {
+        if let Some(conn) = locked(&self.inner.nodes)
+            .get(&addr)
+            .filter(|c| !c.is_closed())
+        {
             return Ok(conn.clone());
         }
         let conn = Connection::connect(&addr, self.inner.config.clone()).await?;
@@ -144,16 +150,33 @@ impl Client {
                 ..Default::default()
             };
             let response = conn.send(request, version).await?;
-            let Some(found) = response.coordinators.into_iter().find(|c| c.key == group_id) else {
-                return Err(ClientError::Protocol(format!("FindCoordinator v{version} response has no entry for group {group_id:?}")));
+            let Some(found) = response
+                .coordinators
+                .into_iter()
+                .find(|c| c.key == group_id)
+            else {
+                return Err(ClientError::Protocol(format!(
+                    "FindCoordinator v{version} response has no entry for group {group_id:?}"
+                )));
             };
             ClientError::check(api, found.error_code, found.error_message.as_deref())?;
-            Coordinator { node_id: found.node_id, host: found.host, port: found.port }
+            Coordinator {
+                node_id: found.node_id,
+                host: found.host,
+                port: found.port,
+            }
         } else {
-            let request = FindCoordinatorRequest { key: group_id.to_string(), ..Default::default() };
+            let request = FindCoordinatorRequest {
+                key: group_id.to_string(),
+                ..Default::default()
+            };
             let response = conn.send(request, version).await?;
             ClientError::check(api, response.error_code, response.error_message.as_deref())?;
-            Coordinator { node_id: response.node_id, host: response.host, port: response.port }
+            Coordinator {
+                node_id: response.node_id,
+                host: response.host,
+                port: response.port,
+            }
         };
         debug!(group = group_id, node_id = coordinator.node_id, host = %coordinator.host, port = coordinator.port, "found coordinator");
         locked(&self.inner.coordinators).insert(group_id.to_string(), coordinator.clone());
@@ -166,13 +189,18 @@ impl Client {
     }
 
     /// The coordinator of `group_id` and a connection to it, as [`Client::coordinator`].
-    pub async fn coordinator_for(&self, group_id: &str) -> Result<(Coordinator, Connection), ClientError> {
+    pub async fn coordinator_for(
+        &self,
+        group_id: &str,
+    ) -> Result<(Coordinator, Connection), ClientError> {
         let known = locked(&self.inner.coordinators).get(group_id).cloned();
         let coordinator = match known {
             Some(c) => c,
             None => self.find_coordinator(group_id).await?,
         };
-        let conn = self.connection_to(&coordinator.host, coordinator.port).await?;
+        let conn = self
+            .connection_to(&coordinator.host, coordinator.port)
+            .await?;
         Ok((coordinator, conn))
     }
 
@@ -185,7 +213,10 @@ impl Client {
     /// Metadata for `topics`, or for every topic when `None`. Never asks the server to create
     /// topics (from v4; before v4 every Metadata request allows it). Per-topic errors are left in
     /// the response for the caller.
-    pub async fn metadata(&self, topics: Option<Vec<String>>) -> Result<MetadataResponse, ClientError> {
+    pub async fn metadata(
+        &self,
+        topics: Option<Vec<String>>,
+    ) -> Result<MetadataResponse, ClientError> {
         self.metadata_request(topics, false).await
     }
 
@@ -193,18 +224,33 @@ impl Client {
     /// (AllowAutoTopicCreation), as a Kafka producer asks. A server creates them only when its
     /// `auto.create.topics.enable` is true, and, like Kafka 4.4, still answers
     /// UNKNOWN_TOPIC_OR_PARTITION for them in this response: the next Metadata shows them.
-    pub async fn metadata_allowing_auto_create(&self, topics: Vec<String>) -> Result<MetadataResponse, ClientError> {
+    pub async fn metadata_allowing_auto_create(
+        &self,
+        topics: Vec<String>,
+    ) -> Result<MetadataResponse, ClientError> {
         self.metadata_request(Some(topics), true).await
     }
 
-    async fn metadata_request(&self, topics: Option<Vec<String>>, allow_auto_topic_creation: bool) -> Result<MetadataResponse, ClientError> {
+    async fn metadata_request(
+        &self,
+        topics: Option<Vec<String>>,
+        allow_auto_topic_creation: bool,
+    ) -> Result<MetadataResponse, ClientError> {
         let conn = &self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<MetadataRequest>().await?;
         let topics = match topics {
             // v0 has no null array: there an empty list means all topics.
             None if version == 0 => Some(Vec::new()),
             None => None,
-            Some(names) => Some(names.into_iter().map(|name| MetadataRequestTopic { name: Some(name), ..Default::default() }).collect()),
+            Some(names) => Some(
+                names
+                    .into_iter()
+                    .map(|name| MetadataRequestTopic {
+                        name: Some(name),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
         };
         let request = MetadataRequest {
             topics,
@@ -219,16 +265,31 @@ impl Client {
 
     /// DescribeCluster for the brokers of the cluster.
     pub async fn describe_cluster(&self) -> Result<DescribeClusterResponse, ClientError> {
-        let response = self.bootstrap_connection().await?.send_negotiated(DescribeClusterRequest::default()).await?;
-        ClientError::check(DescribeClusterRequest::KEY, response.error_code, response.error_message.as_deref())?;
+        let response = self
+            .bootstrap_connection()
+            .await?
+            .send_negotiated(DescribeClusterRequest::default())
+            .await?;
+        ClientError::check(
+            DescribeClusterRequest::KEY,
+            response.error_code,
+            response.error_message.as_deref(),
+        )?;
         Ok(response)
     }
 }
 
 /// Connects to the first address of `bootstrap` that answers ApiVersions.
-async fn connect_any(bootstrap: &str, config: &ClientConfig) -> Result<(String, Connection), ClientError> {
+async fn connect_any(
+    bootstrap: &str,
+    config: &ClientConfig,
+) -> Result<(String, Connection), ClientError> {
     let mut errors = Vec::new();
-    for addr in bootstrap.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+    for addr in bootstrap
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
         let attempt = async {
             let conn = Connection::connect(addr, config.clone()).await?;
             conn.negotiate().await?;
@@ -248,7 +309,10 @@ async fn connect_any(bootstrap: &str, config: &ClientConfig) -> Result<(String, 
     if errors.is_empty() {
         errors.push("no address given".to_string());
     }
-    Err(ClientError::NoBrokerAvailable { bootstrap: bootstrap.to_string(), errors })
+    Err(ClientError::NoBrokerAvailable {
+        bootstrap: bootstrap.to_string(),
+        errors,
+    })
 }
 
 #[cfg(test)]
@@ -257,7 +321,23 @@ mod tests {
 
     #[test]
     fn addresses_bracket_ipv6_hosts() {
-        assert_eq!(Coordinator { node_id: 1, host: "localhost".into(), port: 9092 }.address(), "localhost:9092");
-        assert_eq!(Coordinator { node_id: 1, host: "::1".into(), port: 9092 }.address(), "[::1]:9092");
+        assert_eq!(
+            Coordinator {
+                node_id: 1,
+                host: "localhost".into(),
+                port: 9092
+            }
+            .address(),
+            "localhost:9092"
+        );
+        assert_eq!(
+            Coordinator {
+                node_id: 1,
+                host: "::1".into(),
+                port: 9092
+            }
+            .address(),
+            "[::1]:9092"
+        );
     }
 }

@@ -21,7 +21,10 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     pub fn new(client_id: impl Into<String>) -> Self {
-        ClientConfig { client_id: client_id.into(), ..ClientConfig::default() }
+        ClientConfig {
+            client_id: client_id.into(),
+            ..ClientConfig::default()
+        }
     }
 
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {

@@ -69,23 +69,36 @@ impl Connection {
     /// Opens a connection to `addr` (`host:port`). Versions are not negotiated yet; call
     /// [`Connection::negotiate`] or let [`Connection::send_negotiated`] do it.
     pub async fn connect(addr: &str, config: ClientConfig) -> Result<Connection, ClientError> {
-        let stream = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => return Err(ClientError::Io { addr: addr.to_string(), source }),
-            Err(_) => {
-                return Err(ClientError::Timeout {
-                    addr: addr.to_string(),
-                    operation: "the TCP connection".to_string(),
-                    after: config.connect_timeout,
-                })
-            }
-        };
+        let stream =
+            match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(source)) => {
+                    return Err(ClientError::Io {
+                        addr: addr.to_string(),
+                        source,
+                    })
+                }
+                Err(_) => {
+                    return Err(ClientError::Timeout {
+                        addr: addr.to_string(),
+                        operation: "the TCP connection".to_string(),
+                        after: config.connect_timeout,
+                    })
+                }
+            };
         // Requests are small and latency matters more than packet count.
-        stream.set_nodelay(true).map_err(|source| ClientError::Io { addr: addr.to_string(), source })?;
+        stream.set_nodelay(true).map_err(|source| ClientError::Io {
+            addr: addr.to_string(),
+            source,
+        })?;
         let (read, write) = stream.into_split();
         let inflight = Arc::new(InFlight::new(addr.to_string()));
         let (queue, queued) = mpsc::channel(WRITE_QUEUE);
-        let reader = tokio::spawn(read_responses(read, inflight.clone(), config.max_response_size));
+        let reader = tokio::spawn(read_responses(
+            read,
+            inflight.clone(),
+            config.max_response_size,
+        ));
         let writer = tokio::spawn(write_requests(write, queued, inflight.clone()));
         debug!(addr, client_id = %config.client_id, "connected");
         Ok(Connection {
@@ -117,11 +130,17 @@ impl Connection {
 
     /// Sends `req` at `version` and waits for its response, up to the configured request timeout.
     pub async fn send<R: Request>(&self, req: R, version: i16) -> Result<R::Response, ClientError> {
-        self.send_with_timeout(req, version, self.inner.config.request_timeout).await
+        self.send_with_timeout(req, version, self.inner.config.request_timeout)
+            .await
     }
 
     /// [`Connection::send`] with a timeout for this one request.
-    pub async fn send_with_timeout<R: Request>(&self, req: R, version: i16, timeout: Duration) -> Result<R::Response, ClientError> {
+    pub async fn send_with_timeout<R: Request>(
+        &self,
+        req: R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response, ClientError> {
         let body = self.send_for_body(req, version, timeout).await?;
         decode_exact(R::KEY, version, body)
     }
@@ -135,16 +154,31 @@ impl Connection {
     /// Sends a hand-built request body and returns the response body (after the response
     /// header). Header versions come from the ApiKey table; for a key it does not know, request
     /// header v1 and response header v0 are used, so tests can probe unknown keys.
-    pub async fn send_raw(&self, api_key: i16, version: i16, body: Bytes) -> Result<Bytes, ClientError> {
+    pub async fn send_raw(
+        &self,
+        api_key: i16,
+        version: i16,
+        body: Bytes,
+    ) -> Result<Bytes, ClientError> {
         let (request_header, response_header) = match ApiKey::from_i16(api_key) {
-            Some(api) => (api.request_header_version(version), api.response_header_version(version)),
+            Some(api) => (
+                api.request_header_version(version),
+                api.response_header_version(version),
+            ),
             None => (1, 0),
         };
         let append = |buf: &mut BytesMut| {
             buf.extend_from_slice(&body);
             Ok::<(), Infallible>(())
         };
-        self.round_trip(api_key, version, (request_header, response_header), append, self.inner.config.request_timeout).await
+        self.round_trip(
+            api_key,
+            version,
+            (request_header, response_header),
+            append,
+            self.inner.config.request_timeout,
+        )
+        .await
     }
 
     /// Asks the server for its API versions with ApiVersions, starting at the newest version
@@ -158,7 +192,9 @@ impl Connection {
                 client_software_version: SOFTWARE_VERSION.to_string(),
                 ..Default::default()
             };
-            let body = self.send_for_body(request, version, self.inner.config.request_timeout).await?;
+            let body = self
+                .send_for_body(request, version, self.inner.config.request_timeout)
+                .await?;
             let (response, decoded_at) = decode_api_versions(body, version)?;
             match next_step(&response, version)? {
                 Negotiation::RetryAt(lower) => {
@@ -168,7 +204,11 @@ impl Connection {
                 Negotiation::Done => {
                     let versions = Arc::new(ServerVersions::new(response, decoded_at));
                     debug!(addr = %self.inner.addr, api_versions_version = decoded_at, apis = versions.ranges().count(), "negotiated versions");
-                    *self.inner.server_versions.write().unwrap_or_else(PoisonError::into_inner) = Some(versions.clone());
+                    *self
+                        .inner
+                        .server_versions
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(versions.clone());
                     return Ok(versions);
                 }
             }
@@ -177,7 +217,11 @@ impl Connection {
 
     /// The last ApiVersions answer, if versions were negotiated.
     pub fn server_versions(&self) -> Option<Arc<ServerVersions>> {
-        self.inner.server_versions.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.inner
+            .server_versions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The highest version of `R` both client and server support; `None` before negotiation
@@ -188,7 +232,9 @@ impl Connection {
 
     /// Whether client and server share a version of `api`; false before negotiation.
     pub fn supports(&self, api: ApiKey) -> bool {
-        self.server_versions().and_then(|v| v.common_version(api.key(), api.valid_versions())).is_some()
+        self.server_versions()
+            .and_then(|v| v.common_version(api.key(), api.valid_versions()))
+            .is_some()
     }
 
     /// Like [`Connection::version_for`], but negotiates first if needed and explains a miss.
@@ -197,18 +243,35 @@ impl Connection {
             Some(versions) => versions,
             None => self.negotiate().await?,
         };
-        versions.common_version(R::KEY, R::VERSIONS).ok_or(ClientError::UnsupportedVersion {
-            api: R::KEY,
-            requested: None,
-            client: R::VERSIONS,
-            server: versions.range(R::KEY),
-        })
+        versions
+            .common_version(R::KEY, R::VERSIONS)
+            .ok_or(ClientError::UnsupportedVersion {
+                api: R::KEY,
+                requested: None,
+                client: R::VERSIONS,
+                server: versions.range(R::KEY),
+            })
     }
 
-    async fn send_for_body<R: Request>(&self, req: R, version: i16, timeout: Duration) -> Result<Bytes, ClientError> {
+    async fn send_for_body<R: Request>(
+        &self,
+        req: R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<Bytes, ClientError> {
         self.check_version::<R>(version)?;
-        let headers = (R::header_version(version), <R::Response as HeaderVersion>::header_version(version));
-        self.round_trip(R::KEY, version, headers, |buf| req.encode(buf, version), timeout).await
+        let headers = (
+            R::header_version(version),
+            <R::Response as HeaderVersion>::header_version(version),
+        );
+        self.round_trip(
+            R::KEY,
+            version,
+            headers,
+            |buf| req.encode(buf, version),
+            timeout,
+        )
+        .await
     }
 
     /// Sends `req` at `version` without waiting for a response, for the one request Kafka
@@ -218,28 +281,47 @@ impl Connection {
     /// one come, is dropped.
     /// A server that refuses such a request closes the connection, which fails later requests
     /// on it with [`ClientError::ConnectionClosed`].
-    pub async fn send_no_response<R: Request>(&self, req: R, version: i16) -> Result<(), ClientError> {
+    pub async fn send_no_response<R: Request>(
+        &self,
+        req: R,
+        version: i16,
+    ) -> Result<(), ClientError> {
         self.check_version::<R>(version)?;
         let inner = &*self.inner;
         let request_header_version = R::header_version(version);
-        let (correlation_id, frame) = self.frame(R::KEY, version, request_header_version, |buf| req.encode(buf, version))?;
+        let (correlation_id, frame) =
+            self.frame(R::KEY, version, request_header_version, |buf| {
+                req.encode(buf, version)
+            })?;
         if inner.inflight.is_closed() {
             return Err(inner.inflight.closed());
         }
         debug!(addr = %inner.addr, api = %api_name(R::KEY), version, correlation_id, size = frame.len(), "sending request without a response");
         let (notice, written) = oneshot::channel();
         let exchange = async {
-            inner.queue.send(Outgoing { frame, written: Some(notice) }).await.map_err(|_| inner.inflight.closed())?;
+            inner
+                .queue
+                .send(Outgoing {
+                    frame,
+                    written: Some(notice),
+                })
+                .await
+                .map_err(|_| inner.inflight.closed())?;
             written.await.map_err(|_| inner.inflight.closed())
         };
         let timeout = inner.config.request_timeout;
-        tokio::time::timeout(timeout, exchange).await.unwrap_or_else(|_| {
-            Err(ClientError::Timeout {
-                addr: inner.addr.clone(),
-                operation: format!("writing the {} v{version} request (correlation id {correlation_id})", api_name(R::KEY)),
-                after: timeout,
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Timeout {
+                    addr: inner.addr.clone(),
+                    operation: format!(
+                        "writing the {} v{version} request (correlation id {correlation_id})",
+                        api_name(R::KEY)
+                    ),
+                    after: timeout,
+                })
             })
-        })
     }
 
     fn check_version<R: Request>(&self, version: i16) -> Result<(), ClientError> {
@@ -269,15 +351,25 @@ impl Connection {
             request_api_version: version,
             correlation_id,
             // Request header v0 has no client id field.
-            client_id: Some(if request_header_version == 0 { String::new() } else { inner.config.client_id.clone() }),
+            client_id: Some(if request_header_version == 0 {
+                String::new()
+            } else {
+                inner.config.client_id.clone()
+            }),
             ..Default::default()
         };
         let mut frame = BytesMut::new();
         write_frame(&mut frame, |buf| {
-            header.encode(buf, request_header_version).map_err(|e| format!("request header: {e:#}"))?;
+            header
+                .encode(buf, request_header_version)
+                .map_err(|e| format!("request header: {e:#}"))?;
             encode_body(buf).map_err(|e| e.to_string())
         })
-        .map_err(|e| ClientError::Encode { api: api_key, version, reason: e.to_string() })?;
+        .map_err(|e| ClientError::Encode {
+            api: api_key,
+            version,
+            reason: e.to_string(),
+        })?;
         Ok((correlation_id, frame.freeze()))
     }
 
@@ -294,14 +386,33 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Bytes, ClientError> {
         let inner = &*self.inner;
-        let (correlation_id, frame) = self.frame(api_key, version, request_header_version, encode_body)?;
+        let (correlation_id, frame) =
+            self.frame(api_key, version, request_header_version, encode_body)?;
         let (reply, response) = oneshot::channel();
-        inner.inflight.register(correlation_id, Waiter { api_key, version, response_header_version, reply })?;
+        inner.inflight.register(
+            correlation_id,
+            Waiter {
+                api_key,
+                version,
+                response_header_version,
+                reply,
+            },
+        )?;
         // Forgets the request however this future ends: answered, timed out or dropped.
-        let _forget = Forget { inflight: &inner.inflight, correlation_id };
+        let _forget = Forget {
+            inflight: &inner.inflight,
+            correlation_id,
+        };
         debug!(addr = %inner.addr, api = %api_name(api_key), version, correlation_id, size = frame.len(), "sending request");
         let exchange = async {
-            inner.queue.send(Outgoing { frame, written: None }).await.map_err(|_| inner.inflight.closed())?;
+            inner
+                .queue
+                .send(Outgoing {
+                    frame,
+                    written: None,
+                })
+                .await
+                .map_err(|_| inner.inflight.closed())?;
             response.await.map_err(|_| inner.inflight.closed())?
         };
         match tokio::time::timeout(timeout, exchange).await {
@@ -310,7 +421,10 @@ impl Connection {
                 debug!(addr = %inner.addr, api = %api_name(api_key), version, correlation_id, "request timed out");
                 Err(ClientError::Timeout {
                     addr: inner.addr.clone(),
-                    operation: format!("the {} v{version} response (correlation id {correlation_id})", api_name(api_key)),
+                    operation: format!(
+                        "the {} v{version} response (correlation id {correlation_id})",
+                        api_name(api_key)
+                    ),
                     after: timeout,
                 })
             }

@@ -99,7 +99,13 @@ pub struct FetchOptions {
 
 impl Default for FetchOptions {
     fn default() -> Self {
-        FetchOptions { max_wait_ms: 500, min_bytes: 1, max_bytes: 52_428_800, partition_max_bytes: 1_048_576, isolation_level: IsolationLevel::ReadUncommitted }
+        FetchOptions {
+            max_wait_ms: 500,
+            min_bytes: 1,
+            max_bytes: 52_428_800,
+            partition_max_bytes: 1_048_576,
+            isolation_level: IsolationLevel::ReadUncommitted,
+        }
     }
 }
 
@@ -142,7 +148,11 @@ pub struct Consumer {
 impl Consumer {
     pub fn new(client: Client) -> Consumer {
         let max_uncompressed = client.config().max_response_size;
-        Consumer { client, topics: TopicCache::default(), max_uncompressed }
+        Consumer {
+            client,
+            topics: TopicCache::default(),
+            max_uncompressed,
+        }
     }
 
     pub fn client(&self) -> &Client {
@@ -160,7 +170,12 @@ impl Consumer {
     /// [`EARLIEST_TIMESTAMP`], [`MAX_TIMESTAMP`] or milliseconds since the epoch): the
     /// `(offset, timestamp)` the leader answers, `(-1, -1)` when no record is at or after a
     /// timestamp.
-    pub async fn list_offsets(&self, topic: &str, partition: i32, timestamp: i64) -> Result<(i64, i64), ClientError> {
+    pub async fn list_offsets(
+        &self,
+        topic: &str,
+        partition: i32,
+        timestamp: i64,
+    ) -> Result<(i64, i64), ClientError> {
         let result = self.list_offsets_once(topic, partition, timestamp).await;
         if let Err(e) = &result {
             if is_stale_metadata(e) {
@@ -170,19 +185,40 @@ impl Consumer {
         result
     }
 
-    async fn list_offsets_once(&self, topic: &str, partition: i32, timestamp: i64) -> Result<(i64, i64), ClientError> {
-        let meta = self.topics.get_with(&self.client, topic, &[partition]).await?;
+    async fn list_offsets_once(
+        &self,
+        topic: &str,
+        partition: i32,
+        timestamp: i64,
+    ) -> Result<(i64, i64), ClientError> {
+        let meta = self
+            .topics
+            .get_with(&self.client, topic, &[partition])
+            .await?;
         let conn = meta.leader_connection(&self.client, partition).await?;
         let version = conn.negotiated_version::<ListOffsetsRequest>().await?;
         let request = ListOffsetsRequest {
             replica_id: -1,
-            isolation_level: if version >= LIST_OFFSETS_ISOLATION_VERSION { IsolationLevel::ReadUncommitted.id() } else { 0 },
+            isolation_level: if version >= LIST_OFFSETS_ISOLATION_VERSION {
+                IsolationLevel::ReadUncommitted.id()
+            } else {
+                0
+            },
             topics: vec![ListOffsetsTopic {
                 name: topic.to_string(),
-                partitions: vec![ListOffsetsPartition { partition_index: partition, current_leader_epoch: -1, timestamp, ..Default::default() }],
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: partition,
+                    current_leader_epoch: -1,
+                    timestamp,
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
-            timeout_ms: if version >= LIST_OFFSETS_TIMEOUT_VERSION { millis_i32(conn.config().request_timeout) } else { 0 },
+            timeout_ms: if version >= LIST_OFFSETS_TIMEOUT_VERSION {
+                millis_i32(conn.config().request_timeout)
+            } else {
+                0
+            },
             ..Default::default()
         };
         let response = conn.send(request, version).await?;
@@ -192,7 +228,11 @@ impl Consumer {
             .filter(|t| t.name == topic)
             .flat_map(|t| t.partitions)
             .find(|p| p.partition_index == partition)
-            .ok_or_else(|| ClientError::Protocol(format!("ListOffsets v{version} response has no entry for {topic}-{partition}")))?;
+            .ok_or_else(|| {
+                ClientError::Protocol(format!(
+                    "ListOffsets v{version} response has no entry for {topic}-{partition}"
+                ))
+            })?;
         ClientError::check(ListOffsetsRequest::KEY, answer.error_code, None)?;
         Ok((answer.offset, answer.timestamp))
     }
@@ -200,11 +240,21 @@ impl Consumer {
     /// Fetches `topic`-`partition` from `offset`. A partition error (OFFSET_OUT_OF_RANGE,
     /// NOT_LEADER_OR_FOLLOWER, ...) is a [`ClientError::Kafka`] of Fetch; undecodable or
     /// corrupt batches are a [`ClientError::Protocol`].
-    pub async fn fetch(&self, topic: &str, partition: i32, offset: i64, options: &FetchOptions) -> Result<Fetched, ClientError> {
-        let mut results = self.fetch_partitions(topic, &[(partition, offset)], options).await?;
+    pub async fn fetch(
+        &self,
+        topic: &str,
+        partition: i32,
+        offset: i64,
+        options: &FetchOptions,
+    ) -> Result<Fetched, ClientError> {
+        let mut results = self
+            .fetch_partitions(topic, &[(partition, offset)], options)
+            .await?;
         match results.pop() {
             Some((_, result)) => result,
-            None => Err(ClientError::Protocol(format!("no Fetch result for {topic}-{partition}"))),
+            None => Err(ClientError::Protocol(format!(
+                "no Fetch result for {topic}-{partition}"
+            ))),
         }
     }
 
@@ -225,7 +275,10 @@ impl Consumer {
         let mut by_leader: BTreeMap<i32, Vec<(i32, i64)>> = BTreeMap::new();
         for &(partition, offset) in positions {
             match meta.leader(partition) {
-                Ok((leader, _, _)) => by_leader.entry(leader).or_default().push((partition, offset)),
+                Ok((leader, _, _)) => by_leader
+                    .entry(leader)
+                    .or_default()
+                    .push((partition, offset)),
                 Err(e) => {
                     results.insert(partition, Err(e));
                 }
@@ -233,7 +286,9 @@ impl Consumer {
         }
         let mut requests = JoinSet::new();
         for (_, partitions) in by_leader {
-            let Some(&(first, _)) = partitions.first() else { continue };
+            let Some(&(first, _)) = partitions.first() else {
+                continue;
+            };
             let conn = match meta.leader_connection(&self.client, first).await {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -245,12 +300,14 @@ impl Consumer {
             };
             let (meta, options, max_uncompressed) = (meta.clone(), *options, self.max_uncompressed);
             requests.spawn(async move {
-                let outcome = fetch_from(&conn, &meta, &partitions, &options, max_uncompressed).await;
+                let outcome =
+                    fetch_from(&conn, &meta, &partitions, &options, max_uncompressed).await;
                 (partitions, outcome)
             });
         }
         while let Some(joined) = requests.join_next().await {
-            let (partitions, outcome) = joined.map_err(|e| ClientError::Protocol(format!("fetch task failed: {e}")))?;
+            let (partitions, outcome) =
+                joined.map_err(|e| ClientError::Protocol(format!("fetch task failed: {e}")))?;
             match outcome {
                 Ok(answers) => results.extend(answers),
                 Err(e) => {
@@ -260,13 +317,20 @@ impl Consumer {
                 }
             }
         }
-        if results.values().any(|r| r.as_ref().is_err_and(is_stale_metadata)) {
+        if results
+            .values()
+            .any(|r| r.as_ref().is_err_and(is_stale_metadata))
+        {
             self.topics.invalidate(topic);
         }
         Ok(positions
             .iter()
             .map(|&(p, _)| {
-                let result = results.remove(&p).unwrap_or_else(|| Err(ClientError::Protocol(format!("partition {p} was named twice"))));
+                let result = results.remove(&p).unwrap_or_else(|| {
+                    Err(ClientError::Protocol(format!(
+                        "partition {p} was named twice"
+                    )))
+                });
                 (p, result)
             })
             .collect())
@@ -294,7 +358,11 @@ async fn fetch_from(
         session_id: 0,
         session_epoch: -1,
         topics: vec![FetchTopic {
-            topic: if by_id { String::new() } else { meta.name.clone() },
+            topic: if by_id {
+                String::new()
+            } else {
+                meta.name.clone()
+            },
             topic_id: if by_id { meta.id } else { Uuid::nil() },
             partitions: partitions
                 .iter()
@@ -310,12 +378,24 @@ async fn fetch_from(
         ..Default::default()
     };
     let wait = Duration::from_millis(u64::try_from(options.max_wait_ms).unwrap_or(0));
-    let response = conn.send_with_timeout(request, version, conn.config().request_timeout.saturating_add(wait)).await?;
+    let response = conn
+        .send_with_timeout(
+            request,
+            version,
+            conn.config().request_timeout.saturating_add(wait),
+        )
+        .await?;
     ClientError::check(FetchRequest::KEY, response.error_code, None)?;
     let mut answers: HashMap<i32, _> = response
         .responses
         .into_iter()
-        .filter(|t| if by_id { t.topic_id == meta.id } else { t.topic == meta.name })
+        .filter(|t| {
+            if by_id {
+                t.topic_id == meta.id
+            } else {
+                t.topic == meta.name
+            }
+        })
         .flat_map(|t| t.partitions)
         .map(|p| (p.partition_index, p))
         .collect();
@@ -324,20 +404,36 @@ async fn fetch_from(
         .iter()
         .map(|&(partition, offset)| {
             let result = match answers.remove(&partition) {
-                None => Err(ClientError::Protocol(format!("Fetch v{version} response has no entry for {}-{partition}", meta.name))),
-                Some(p) => ClientError::check(FetchRequest::KEY, p.error_code, None).and_then(|()| {
-                    let data = p.records.map(|r| r.to_bytes()).unwrap_or_default();
-                    let aborted = if read_committed { p.aborted_transactions.unwrap_or_default() } else { Vec::new() };
-                    let label = format!("{}-{partition}", meta.name);
-                    let (records, next_offset) = decode_records(data, offset, &aborted, read_committed, max_uncompressed, &label)?;
-                    Ok(Fetched {
-                        records,
-                        high_watermark: p.high_watermark,
-                        last_stable_offset: p.last_stable_offset,
-                        log_start_offset: p.log_start_offset,
-                        next_offset,
+                None => Err(ClientError::Protocol(format!(
+                    "Fetch v{version} response has no entry for {}-{partition}",
+                    meta.name
+                ))),
+                Some(p) => {
+                    ClientError::check(FetchRequest::KEY, p.error_code, None).and_then(|()| {
+                        let data = p.records.map(|r| r.to_bytes()).unwrap_or_default();
+                        let aborted = if read_committed {
+                            p.aborted_transactions.unwrap_or_default()
+                        } else {
+                            Vec::new()
+                        };
+                        let label = format!("{}-{partition}", meta.name);
+                        let (records, next_offset) = decode_records(
+                            data,
+                            offset,
+                            &aborted,
+                            read_committed,
+                            max_uncompressed,
+                            &label,
+                        )?;
+                        Ok(Fetched {
+                            records,
+                            high_watermark: p.high_watermark,
+                            last_stable_offset: p.last_stable_offset,
+                            log_start_offset: p.log_start_offset,
+                            next_offset,
+                        })
                     })
-                }),
+                }
             };
             (partition, result)
         })
@@ -354,14 +450,19 @@ fn decode_records(
     max_uncompressed: usize,
     label: &str,
 ) -> Result<(Vec<ConsumedRecord>, i64), ClientError> {
-    let corrupt = |what: String| ClientError::Protocol(format!("Fetch of {label} at offset {fetch_offset}: {what}"));
+    let corrupt = |what: String| {
+        ClientError::Protocol(format!("Fetch of {label} at offset {fetch_offset}: {what}"))
+    };
     let had_bytes = !data.is_empty();
     let mut records = Vec::new();
     let mut next_offset = fetch_offset;
     let mut whole_batches = 0usize;
     // Kafka's CompletedFetch: aborted transactions by first offset, and the producers whose
     // aborted transaction has begun and not yet ended with its ABORT marker.
-    let mut pending: Vec<(i64, i64)> = aborted.iter().map(|a| (a.first_offset, a.producer_id)).collect();
+    let mut pending: Vec<(i64, i64)> = aborted
+        .iter()
+        .map(|a| (a.first_offset, a.producer_id))
+        .collect();
     pending.sort_unstable();
     let mut pending = pending.into_iter().peekable();
     let mut aborted_producers: HashSet<i64> = HashSet::new();
@@ -374,7 +475,9 @@ fn decode_records(
         };
         whole_batches += 1;
         let batch = RecordBatch::from_parts(header, bytes);
-        batch.verify_crc().map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
+        batch
+            .verify_crc()
+            .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
         next_offset = next_offset.max(header.next_offset());
         if read_committed && header.has_producer_id() {
             while let Some(&(first, producer)) = pending.peek() {
@@ -396,9 +499,12 @@ fn decode_records(
             continue;
         }
         let timestamp_type = header.timestamp_type();
-        let iter = batch.records(max_uncompressed).map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
+        let iter = batch
+            .records(max_uncompressed)
+            .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
         for record in iter {
-            let record = record.map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
+            let record = record
+                .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
             let offset = record.offset(&header);
             if offset < fetch_offset {
                 continue;
@@ -407,7 +513,11 @@ fn decode_records(
                 offset,
                 timestamp: record.timestamp(&header),
                 timestamp_type,
-                headers: record.headers.into_iter().map(|h| (String::from_utf8_lossy(&h.key).into_owned(), h.value)).collect(),
+                headers: record
+                    .headers
+                    .into_iter()
+                    .map(|h| (String::from_utf8_lossy(&h.key).into_owned(), h.value))
+                    .collect(),
                 key: record.key,
                 value: record.value,
             });
@@ -423,8 +533,14 @@ fn decode_records(
 
 /// Whether a control batch holds an ABORT marker (its first record's key says so).
 fn is_abort_marker(batch: &RecordBatch, max_uncompressed: usize) -> bool {
-    let first = batch.records(max_uncompressed).ok().and_then(|mut records| records.next()).and_then(Result::ok);
-    first.and_then(|r| r.key).is_some_and(|key| ControlRecordType::parse_key(&key) == Ok(ControlRecordType::Abort))
+    let first = batch
+        .records(max_uncompressed)
+        .ok()
+        .and_then(|mut records| records.next())
+        .and_then(Result::ok);
+    first
+        .and_then(|r| r.key)
+        .is_some_and(|key| ControlRecordType::parse_key(&key) == Ok(ControlRecordType::Abort))
 }
 
 fn millis_i32(d: Duration) -> i32 {
@@ -437,33 +553,76 @@ mod tests {
     use kcoord_records::{BatchBuilder, BatchOptions, Compression, RecordHeader, NO_TIMESTAMP};
 
     fn batch(base_offset: i64, values: &[&str]) -> Bytes {
-        let mut b = BatchBuilder::new(BatchOptions { base_offset, ..Default::default() });
+        let mut b = BatchBuilder::new(BatchOptions {
+            base_offset,
+            ..Default::default()
+        });
         for (i, v) in values.iter().enumerate() {
-            let headers = [RecordHeader::new(Bytes::from_static(b"h"), Some(Bytes::from(format!("{i}"))))];
-            b.push(1_000 + i as i64, Some(v.as_bytes()), Some(v.as_bytes()), &headers).unwrap();
+            let headers = [RecordHeader::new(
+                Bytes::from_static(b"h"),
+                Some(Bytes::from(format!("{i}"))),
+            )];
+            b.push(
+                1_000 + i as i64,
+                Some(v.as_bytes()),
+                Some(v.as_bytes()),
+                &headers,
+            )
+            .unwrap();
         }
         b.build().unwrap()
     }
 
     fn control(base_offset: i64, producer_id: i64, kind: ControlRecordType) -> Bytes {
-        let mut b = BatchBuilder::new(BatchOptions { base_offset, control: true, transactional: true, producer_id, producer_epoch: 0, ..Default::default() });
-        b.push(NO_TIMESTAMP, Some(&kind.key()), Some(&[0, 0, 0, 0, 0, 0]), &[]).unwrap();
+        let mut b = BatchBuilder::new(BatchOptions {
+            base_offset,
+            control: true,
+            transactional: true,
+            producer_id,
+            producer_epoch: 0,
+            ..Default::default()
+        });
+        b.push(
+            NO_TIMESTAMP,
+            Some(&kind.key()),
+            Some(&[0, 0, 0, 0, 0, 0]),
+            &[],
+        )
+        .unwrap();
         b.build().unwrap()
     }
 
     fn transactional(base_offset: i64, producer_id: i64, value: &str) -> Bytes {
-        let mut b =
-            BatchBuilder::new(BatchOptions { base_offset, transactional: true, producer_id, producer_epoch: 0, base_sequence: 0, ..Default::default() });
+        let mut b = BatchBuilder::new(BatchOptions {
+            base_offset,
+            transactional: true,
+            producer_id,
+            producer_epoch: 0,
+            base_sequence: 0,
+            ..Default::default()
+        });
         b.push(5, None, Some(value.as_bytes()), &[]).unwrap();
         b.build().unwrap()
     }
 
     fn concat(parts: &[Bytes]) -> Bytes {
-        parts.iter().flat_map(|p| p.iter().copied()).collect::<Vec<u8>>().into()
+        parts
+            .iter()
+            .flat_map(|p| p.iter().copied())
+            .collect::<Vec<u8>>()
+            .into()
     }
 
     fn values(records: &[ConsumedRecord]) -> Vec<(i64, String)> {
-        records.iter().map(|r| (r.offset, String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())).collect()
+        records
+            .iter()
+            .map(|r| {
+                (
+                    r.offset,
+                    String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned(),
+                )
+            })
+            .collect()
     }
 
     #[test]
@@ -473,20 +632,34 @@ mod tests {
         let third = batch(4, &["e"]);
         let data = concat(&[first, second, third.slice(..third.len() - 1)]);
         let (records, next) = decode_records(data, 1, &[], false, 1 << 20, "t-0").unwrap();
-        assert_eq!(values(&records), vec![(1, "b".into()), (2, "c".into()), (3, "d".into())]);
+        assert_eq!(
+            values(&records),
+            vec![(1, "b".into()), (2, "c".into()), (3, "d".into())]
+        );
         assert_eq!(next, 4);
         assert_eq!(records[0].timestamp, 1_001);
         assert_eq!(records[0].timestamp_type, TimestampType::CreateTime);
-        assert_eq!(records[0].headers, vec![("h".to_string(), Some(Bytes::from_static(b"1")))]);
+        assert_eq!(
+            records[0].headers,
+            vec![("h".to_string(), Some(Bytes::from_static(b"1")))]
+        );
         assert_eq!(records[0].key.as_deref(), Some(&b"b"[..]));
     }
 
     #[test]
     fn nothing_but_a_partial_batch_is_an_error_and_nothing_is_nothing() {
         let only = batch(0, &["a"]);
-        let e = decode_records(only.slice(..only.len() - 3), 0, &[], false, 1 << 20, "t-0").unwrap_err();
-        assert!(e.to_string().contains("Failed to make progress reading messages at t-0=0"), "{e}");
-        assert_eq!(decode_records(Bytes::new(), 7, &[], false, 1 << 20, "t-0").unwrap(), (vec![], 7));
+        let e = decode_records(only.slice(..only.len() - 3), 0, &[], false, 1 << 20, "t-0")
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("Failed to make progress reading messages at t-0=0"),
+            "{e}"
+        );
+        assert_eq!(
+            decode_records(Bytes::new(), 7, &[], false, 1 << 20, "t-0").unwrap(),
+            (vec![], 7)
+        );
     }
 
     #[test]
@@ -498,28 +671,60 @@ mod tests {
             control(3, 9, ControlRecordType::Commit),
             batch(4, &["plain"]),
         ]);
-        let aborted = [AbortedTransaction { producer_id: 9, first_offset: 0, ..Default::default() }];
-        let (records, next) = decode_records(data.clone(), 0, &aborted, true, 1 << 20, "t-0").unwrap();
-        assert_eq!(values(&records), vec![(2, "committed".into()), (4, "plain".into())]);
+        let aborted = [AbortedTransaction {
+            producer_id: 9,
+            first_offset: 0,
+            ..Default::default()
+        }];
+        let (records, next) =
+            decode_records(data.clone(), 0, &aborted, true, 1 << 20, "t-0").unwrap();
+        assert_eq!(
+            values(&records),
+            vec![(2, "committed".into()), (4, "plain".into())]
+        );
         assert_eq!(next, 5);
         let (records, _) = decode_records(data, 0, &[], false, 1 << 20, "t-0").unwrap();
-        assert_eq!(values(&records), vec![(0, "aborted".into()), (2, "committed".into()), (4, "plain".into())]);
+        assert_eq!(
+            values(&records),
+            vec![
+                (0, "aborted".into()),
+                (2, "committed".into()),
+                (4, "plain".into())
+            ]
+        );
     }
 
     #[test]
     fn compressed_batches_decode_and_corrupt_ones_do_not() {
-        for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
-            let mut b = BatchBuilder::new(BatchOptions { base_offset: 10, compression: codec, ..Default::default() });
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let mut b = BatchBuilder::new(BatchOptions {
+                base_offset: 10,
+                compression: codec,
+                ..Default::default()
+            });
             b.push(1, None, Some(b"x"), &[]).unwrap();
             b.push(2, None, Some(b"y"), &[]).unwrap();
-            let (records, next) = decode_records(b.build().unwrap(), 10, &[], false, 1 << 20, "t-0").unwrap();
-            assert_eq!(values(&records), vec![(10, "x".into()), (11, "y".into())], "{codec}");
+            let (records, next) =
+                decode_records(b.build().unwrap(), 10, &[], false, 1 << 20, "t-0").unwrap();
+            assert_eq!(
+                values(&records),
+                vec![(10, "x".into()), (11, "y".into())],
+                "{codec}"
+            );
             assert_eq!(next, 12);
         }
         let mut bad = batch(0, &["a"]).to_vec();
         let last = bad.len() - 1;
         bad[last] ^= 0xff;
         let e = decode_records(bad.into(), 0, &[], false, 1 << 20, "t-0").unwrap_err();
-        assert!(matches!(e, ClientError::Protocol(_)) && e.to_string().contains("corrupt"), "{e}");
+        assert!(
+            matches!(e, ClientError::Protocol(_)) && e.to_string().contains("corrupt"),
+            "{e}"
+        );
     }
 }

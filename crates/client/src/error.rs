@@ -19,7 +19,11 @@ pub enum ClientError {
     },
 
     #[error("timed out after {after:?} waiting for {operation} ({addr})")]
-    Timeout { addr: String, operation: String, after: Duration },
+    Timeout {
+        addr: String,
+        operation: String,
+        after: Duration,
+    },
 
     #[error("connection to {addr} closed: {reason}")]
     ConnectionClosed { addr: String, reason: String },
@@ -31,7 +35,11 @@ pub enum ClientError {
     /// The request could not be encoded at the chosen version (a client-side bug or a field
     /// the version cannot carry).
     #[error("cannot encode {} v{version} request: {reason}", api_name(*api))]
-    Encode { api: i16, version: i16, reason: String },
+    Encode {
+        api: i16,
+        version: i16,
+        reason: String,
+    },
 
     /// Client and server share no version of the API, or the caller asked for a version the
     /// client cannot encode.
@@ -41,14 +49,26 @@ pub enum ClientError {
         requested.map_or_else(|| "the highest common one".to_string(), |v| format!("v{v}")),
         server.map_or_else(|| "none".to_string(), |r| r.to_string())
     )]
-    UnsupportedVersion { api: i16, requested: Option<i16>, client: VersionRange, server: Option<VersionRange> },
+    UnsupportedVersion {
+        api: i16,
+        requested: Option<i16>,
+        client: VersionRange,
+        server: Option<VersionRange>,
+    },
 
     /// The server answered with a non-zero Kafka error code.
     #[error("{} failed: {}", api_name(*api), kafka_error_text(*code, message.as_deref()))]
-    Kafka { api: i16, code: i16, message: Option<String> },
+    Kafka {
+        api: i16,
+        code: i16,
+        message: Option<String>,
+    },
 
     #[error("no broker in {bootstrap:?} could be reached: {}", errors.join("; "))]
-    NoBrokerAvailable { bootstrap: String, errors: Vec<String> },
+    NoBrokerAvailable {
+        bootstrap: String,
+        errors: Vec<String>,
+    },
 
     /// A streams member was asked to do something after it left, failed or was stopped.
     #[error("streams member {member_id} is not active: {reason}")]
@@ -73,21 +93,67 @@ pub enum ClientError {
 impl Clone for ClientError {
     fn clone(&self) -> Self {
         match self {
-            ClientError::Io { addr, source } => {
-                ClientError::Io { addr: addr.clone(), source: std::io::Error::new(source.kind(), source.to_string()) }
-            }
-            ClientError::Timeout { addr, operation, after } => ClientError::Timeout { addr: addr.clone(), operation: operation.clone(), after: *after },
-            ClientError::ConnectionClosed { addr, reason } => ClientError::ConnectionClosed { addr: addr.clone(), reason: reason.clone() },
+            ClientError::Io { addr, source } => ClientError::Io {
+                addr: addr.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            ClientError::Timeout {
+                addr,
+                operation,
+                after,
+            } => ClientError::Timeout {
+                addr: addr.clone(),
+                operation: operation.clone(),
+                after: *after,
+            },
+            ClientError::ConnectionClosed { addr, reason } => ClientError::ConnectionClosed {
+                addr: addr.clone(),
+                reason: reason.clone(),
+            },
             ClientError::Protocol(reason) => ClientError::Protocol(reason.clone()),
-            ClientError::Encode { api, version, reason } => ClientError::Encode { api: *api, version: *version, reason: reason.clone() },
-            ClientError::UnsupportedVersion { api, requested, client, server } => {
-                ClientError::UnsupportedVersion { api: *api, requested: *requested, client: *client, server: *server }
+            ClientError::Encode {
+                api,
+                version,
+                reason,
+            } => ClientError::Encode {
+                api: *api,
+                version: *version,
+                reason: reason.clone(),
+            },
+            ClientError::UnsupportedVersion {
+                api,
+                requested,
+                client,
+                server,
+            } => ClientError::UnsupportedVersion {
+                api: *api,
+                requested: *requested,
+                client: *client,
+                server: *server,
+            },
+            ClientError::Kafka { api, code, message } => ClientError::Kafka {
+                api: *api,
+                code: *code,
+                message: message.clone(),
+            },
+            ClientError::NoBrokerAvailable { bootstrap, errors } => {
+                ClientError::NoBrokerAvailable {
+                    bootstrap: bootstrap.clone(),
+                    errors: errors.clone(),
+                }
             }
-            ClientError::Kafka { api, code, message } => ClientError::Kafka { api: *api, code: *code, message: message.clone() },
-            ClientError::NoBrokerAvailable { bootstrap, errors } => ClientError::NoBrokerAvailable { bootstrap: bootstrap.clone(), errors: errors.clone() },
-            ClientError::MemberNotActive { member_id, reason } => ClientError::MemberNotActive { member_id: member_id.clone(), reason: reason.clone() },
-            ClientError::WaitTimeout { what, after } => ClientError::WaitTimeout { what: what.clone(), after: *after },
-            ClientError::Unsupported { api, reason } => ClientError::Unsupported { api: *api, reason: reason.clone() },
+            ClientError::MemberNotActive { member_id, reason } => ClientError::MemberNotActive {
+                member_id: member_id.clone(),
+                reason: reason.clone(),
+            },
+            ClientError::WaitTimeout { what, after } => ClientError::WaitTimeout {
+                what: what.clone(),
+                after: *after,
+            },
+            ClientError::Unsupported { api, reason } => ClientError::Unsupported {
+                api: *api,
+                reason: reason.clone(),
+            },
             ClientError::InvalidArgument(reason) => ClientError::InvalidArgument(reason.clone()),
         }
     }
@@ -106,7 +172,9 @@ impl ClientError {
     /// [`ClientError::Kafka`]; `UNKNOWN_ERROR_CODE` for a code this client does not know.
     pub fn error_name(&self) -> Option<&'static str> {
         match self {
-            ClientError::Kafka { code, .. } => Some(ErrorCode::from_code(*code).map_or("UNKNOWN_ERROR_CODE", ErrorCode::name)),
+            ClientError::Kafka { code, .. } => {
+                Some(ErrorCode::from_code(*code).map_or("UNKNOWN_ERROR_CODE", ErrorCode::name))
+            }
             _ => None,
         }
     }
@@ -114,12 +182,20 @@ impl ClientError {
     /// True for the errors after which a group-scoped request should go to a freshly looked-up
     /// coordinator: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE.
     pub fn is_coordinator_moved(&self) -> bool {
-        matches!(self.error_code(), Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE))
+        matches!(
+            self.error_code(),
+            Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE)
+        )
     }
 
     /// True when the request never got an answer: the connection failed, closed or timed out.
     pub fn is_transport(&self) -> bool {
-        matches!(self, ClientError::Io { .. } | ClientError::Timeout { .. } | ClientError::ConnectionClosed { .. })
+        matches!(
+            self,
+            ClientError::Io { .. }
+                | ClientError::Timeout { .. }
+                | ClientError::ConnectionClosed { .. }
+        )
     }
 
     /// True for the errors after which the same request may succeed when sent again: a
@@ -158,7 +234,11 @@ impl ClientError {
         if code == ErrorCode::NONE.code() {
             Ok(())
         } else {
-            Err(ClientError::Kafka { api, code, message: message.map(str::to_string) })
+            Err(ClientError::Kafka {
+                api,
+                code,
+                message: message.map(str::to_string),
+            })
         }
     }
 }
@@ -195,7 +275,10 @@ mod tests {
             "FindCoordinator failed: COORDINATOR_NOT_AVAILABLE (15): The coordinator is not available."
         );
         let e = ClientError::check(1234, -77, Some("odd")).unwrap_err();
-        assert_eq!(e.to_string(), "ApiKey(1234) failed: UNKNOWN_ERROR_CODE (-77): odd");
+        assert_eq!(
+            e.to_string(),
+            "ApiKey(1234) failed: UNKNOWN_ERROR_CODE (-77): odd"
+        );
         assert!(ClientError::check(3, 0, Some("ignored")).is_ok());
     }
 

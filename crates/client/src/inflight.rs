@@ -48,7 +48,10 @@ pub(crate) struct InFlight {
 
 impl InFlight {
     pub fn new(addr: String) -> Self {
-        InFlight { addr, state: Mutex::new(State::default()) }
+        InFlight {
+            addr,
+            state: Mutex::new(State::default()),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -83,7 +86,10 @@ impl InFlight {
     }
 
     fn closed_error(&self, reason: &str) -> ClientError {
-        ClientError::ConnectionClosed { addr: self.addr.clone(), reason: reason.to_string() }
+        ClientError::ConnectionClosed {
+            addr: self.addr.clone(),
+            reason: reason.to_string(),
+        }
     }
 
     /// Marks the connection dead and fails every waiting request with `reason`.
@@ -114,7 +120,11 @@ pub(crate) struct Outgoing {
 /// queued by the time a write completes goes out in the next single write; the frames that
 /// asked are told once their write completed (a failed write drops the notices, which their
 /// waiters see as the connection closing).
-pub(crate) async fn write_requests(mut write: OwnedWriteHalf, mut queue: mpsc::Receiver<Outgoing>, inflight: std::sync::Arc<InFlight>) {
+pub(crate) async fn write_requests(
+    mut write: OwnedWriteHalf,
+    mut queue: mpsc::Receiver<Outgoing>,
+    inflight: std::sync::Arc<InFlight>,
+) {
     let mut batch = BytesMut::new();
     let mut notices = Vec::new();
     while let Some(first) = queue.recv().await {
@@ -139,7 +149,11 @@ pub(crate) async fn write_requests(mut write: OwnedWriteHalf, mut queue: mpsc::R
 
 /// Reads response frames until the server closes the connection or sends something that
 /// cannot be matched to a request, then closes the table.
-pub(crate) async fn read_responses(mut read: OwnedReadHalf, inflight: std::sync::Arc<InFlight>, max_response_size: usize) {
+pub(crate) async fn read_responses(
+    mut read: OwnedReadHalf,
+    inflight: std::sync::Arc<InFlight>,
+    max_response_size: usize,
+) {
     let reason = match read_loop(&mut read, &inflight, max_response_size).await {
         Ok(()) => "closed by the server".to_string(),
         Err(reason) => {
@@ -150,7 +164,11 @@ pub(crate) async fn read_responses(mut read: OwnedReadHalf, inflight: std::sync:
     inflight.close(reason);
 }
 
-async fn read_loop(read: &mut OwnedReadHalf, inflight: &InFlight, max_response_size: usize) -> Result<(), String> {
+async fn read_loop(
+    read: &mut OwnedReadHalf,
+    inflight: &InFlight,
+    max_response_size: usize,
+) -> Result<(), String> {
     let decoder = FrameDecoder::new(max_response_size);
     let mut buf = BytesMut::with_capacity(MIN_READ_SPACE);
     loop {
@@ -162,7 +180,12 @@ async fn read_loop(read: &mut OwnedReadHalf, inflight: &InFlight, max_response_s
         }
         match read.read_buf(&mut buf).await {
             Ok(0) if buf.is_empty() => return Ok(()),
-            Ok(0) => return Err(format!("server closed the connection in the middle of a frame ({} bytes buffered)", buf.len())),
+            Ok(0) => {
+                return Err(format!(
+                    "server closed the connection in the middle of a frame ({} bytes buffered)",
+                    buf.len()
+                ))
+            }
             Ok(_) => {}
             Err(e) => return Err(format!("read failed: {e}")),
         }
@@ -173,7 +196,10 @@ async fn read_loop(read: &mut OwnedReadHalf, inflight: &InFlight, max_response_s
 /// request it answers would otherwise wait for its timeout.
 fn deliver(inflight: &InFlight, mut frame: Bytes) -> Result<(), String> {
     let Some(id_bytes) = frame.get(..4) else {
-        return Err(format!("response frame of {} bytes has no correlation id", frame.len()));
+        return Err(format!(
+            "response frame of {} bytes has no correlation id",
+            frame.len()
+        ));
     };
     let correlation_id = i32::from_be_bytes([id_bytes[0], id_bytes[1], id_bytes[2], id_bytes[3]]);
     let Some(waiter) = inflight.take(correlation_id) else {

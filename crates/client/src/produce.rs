@@ -30,7 +30,9 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use kcoord_records::{increment_sequence, BatchBuilder, BatchOptions, Compression, RecordHeader, NO_SEQUENCE};
+use kcoord_records::{
+    increment_sequence, BatchBuilder, BatchOptions, Compression, RecordHeader, NO_SEQUENCE,
+};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{InitProducerIdRequest, MetadataRequest, ProduceRequest};
 use kcoord_wire::{ErrorCode, Request};
@@ -96,12 +98,19 @@ pub struct ProducedRecord {
 impl ProducedRecord {
     /// A record with a value and no key.
     pub fn value(value: impl Into<Bytes>) -> Self {
-        ProducedRecord { value: Some(value.into()), ..Default::default() }
+        ProducedRecord {
+            value: Some(value.into()),
+            ..Default::default()
+        }
     }
 
     /// A record with a key and a value.
     pub fn keyed(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
-        ProducedRecord { key: Some(key.into()), value: Some(value.into()), ..Default::default() }
+        ProducedRecord {
+            key: Some(key.into()),
+            value: Some(value.into()),
+            ..Default::default()
+        }
     }
 
     pub fn with_header(mut self, key: impl Into<String>, value: Option<Bytes>) -> Self {
@@ -129,7 +138,11 @@ pub struct SendResult {
 
 impl SendResult {
     /// What a send with acks=0 reports: nothing is known.
-    const UNKNOWN: SendResult = SendResult { base_offset: -1, log_append_time: -1, log_start_offset: -1 };
+    const UNKNOWN: SendResult = SendResult {
+        base_offset: -1,
+        log_append_time: -1,
+        log_start_offset: -1,
+    };
 }
 
 /// The idempotent producer's identity (InitProducerId's answer, with epochs bumped since).
@@ -167,7 +180,12 @@ impl Producer {
                 "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence.".to_string(),
             ));
         }
-        Ok(Producer { client, config, topics: TopicCache::default(), state: Mutex::new(State::default()) })
+        Ok(Producer {
+            client,
+            config,
+            topics: TopicCache::default(),
+            state: Mutex::new(State::default()),
+        })
     }
 
     pub fn config(&self) -> &ProducerConfig {
@@ -195,13 +213,29 @@ impl Producer {
     /// know is reported at once (UNKNOWN_TOPIC_OR_PARTITION, as a [`ClientError::Kafka`] of
     /// Metadata). A Produce error is a [`ClientError::Kafka`] of Produce with the partition's
     /// code and Kafka's ErrorMessage (or its record errors).
-    pub async fn send(&self, topic: &str, partition: i32, records: &[ProducedRecord]) -> Result<SendResult, ClientError> {
+    pub async fn send(
+        &self,
+        topic: &str,
+        partition: i32,
+        records: &[ProducedRecord],
+    ) -> Result<SendResult, ClientError> {
         if records.is_empty() {
-            return Err(ClientError::InvalidArgument("a batch needs at least one record".to_string()));
+            return Err(ClientError::InvalidArgument(
+                "a batch needs at least one record".to_string(),
+            ));
         }
-        let count = i32::try_from(records.len()).map_err(|_| ClientError::InvalidArgument(format!("{} records do not fit in one batch", records.len())))?;
+        let count = i32::try_from(records.len()).map_err(|_| {
+            ClientError::InvalidArgument(format!(
+                "{} records do not fit in one batch",
+                records.len()
+            ))
+        })?;
         let mut state = self.state.lock().await;
-        let identity = if self.config.idempotent { Some(self.current_identity(&mut state).await?) } else { None };
+        let identity = if self.config.idempotent {
+            Some(self.current_identity(&mut state).await?)
+        } else {
+            None
+        };
         let key = (topic.to_string(), partition);
         let sequence = identity.map(|_| state.sequences.get(&key).copied().unwrap_or(0));
         let batch = self.build_batch(records, identity, sequence)?;
@@ -212,7 +246,9 @@ impl Producer {
             let error = match self.attempt(topic, partition, batch.clone()).await {
                 Ok(result) => {
                     if let Some(sequence) = sequence {
-                        state.sequences.insert(key, increment_sequence(sequence, count));
+                        state
+                            .sequences
+                            .insert(key, increment_sequence(sequence, count));
                     }
                     return Ok(result);
                 }
@@ -237,8 +273,16 @@ impl Producer {
     }
 
     /// One Produce of `batch` to the partition's leader.
-    async fn attempt(&self, topic: &str, partition: i32, batch: Bytes) -> Result<SendResult, ClientError> {
-        let meta = self.topics.get_with(&self.client, topic, &[partition]).await?;
+    async fn attempt(
+        &self,
+        topic: &str,
+        partition: i32,
+        batch: Bytes,
+    ) -> Result<SendResult, ClientError> {
+        let meta = self
+            .topics
+            .get_with(&self.client, topic, &[partition])
+            .await?;
         let conn = meta.leader_connection(&self.client, partition).await?;
         let mut version = conn.negotiated_version::<ProduceRequest>().await?;
         if meta.id.is_nil() {
@@ -252,9 +296,17 @@ impl Producer {
             acks: self.config.acks,
             timeout_ms: i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX),
             topic_data: vec![TopicProduceData {
-                name: if by_id { String::new() } else { topic.to_string() },
+                name: if by_id {
+                    String::new()
+                } else {
+                    topic.to_string()
+                },
                 topic_id: if by_id { meta.id } else { Uuid::nil() },
-                partition_data: vec![PartitionProduceData { index: partition, records: Some(batch.into()), ..Default::default() }],
+                partition_data: vec![PartitionProduceData {
+                    index: partition,
+                    records: Some(batch.into()),
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
             ..Default::default()
@@ -267,10 +319,20 @@ impl Producer {
         let answer = response
             .responses
             .into_iter()
-            .filter(|t| if by_id { t.topic_id == meta.id } else { t.name == topic })
+            .filter(|t| {
+                if by_id {
+                    t.topic_id == meta.id
+                } else {
+                    t.name == topic
+                }
+            })
             .flat_map(|t| t.partition_responses)
             .find(|p| p.index == partition)
-            .ok_or_else(|| ClientError::Protocol(format!("Produce v{version} response has no entry for {topic}-{partition}")))?;
+            .ok_or_else(|| {
+                ClientError::Protocol(format!(
+                    "Produce v{version} response has no entry for {topic}-{partition}"
+                ))
+            })?;
         let code = answer.error_code;
         // Brokers before Kafka 2.x answered a duplicate with DUPLICATE_SEQUENCE_NUMBER; the Java
         // producer takes it as success.
@@ -279,17 +341,40 @@ impl Producer {
                 let errors: Vec<String> = answer
                     .record_errors
                     .iter()
-                    .map(|e| format!("record {}: {}", e.batch_index, e.batch_index_error_message.as_deref().unwrap_or("invalid")))
+                    .map(|e| {
+                        format!(
+                            "record {}: {}",
+                            e.batch_index,
+                            e.batch_index_error_message.as_deref().unwrap_or("invalid")
+                        )
+                    })
                     .collect();
                 (!errors.is_empty()).then(|| errors.join("; "))
             });
-            return Err(ClientError::Kafka { api: ProduceRequest::KEY, code, message });
+            return Err(ClientError::Kafka {
+                api: ProduceRequest::KEY,
+                code,
+                message,
+            });
         }
-        Ok(SendResult { base_offset: answer.base_offset, log_append_time: answer.log_append_time_ms, log_start_offset: answer.log_start_offset })
+        Ok(SendResult {
+            base_offset: answer.base_offset,
+            log_append_time: answer.log_append_time_ms,
+            log_start_offset: answer.log_start_offset,
+        })
     }
 
-    fn build_batch(&self, records: &[ProducedRecord], identity: Option<ProducerIdentity>, sequence: Option<i32>) -> Result<Bytes, ClientError> {
-        let mut options = BatchOptions { compression: self.config.compression, compression_level: self.config.compression_level, ..Default::default() };
+    fn build_batch(
+        &self,
+        records: &[ProducedRecord],
+        identity: Option<ProducerIdentity>,
+        sequence: Option<i32>,
+    ) -> Result<Bytes, ClientError> {
+        let mut options = BatchOptions {
+            compression: self.config.compression,
+            compression_level: self.config.compression_level,
+            ..Default::default()
+        };
         if let (Some(identity), Some(sequence)) = (identity, sequence) {
             options.producer_id = identity.producer_id;
             options.producer_epoch = identity.producer_epoch;
@@ -301,8 +386,19 @@ impl Producer {
         let mut builder = BatchBuilder::new(options);
         let invalid = |e: kcoord_records::RecordsError| ClientError::InvalidArgument(e.to_string());
         for record in records {
-            let headers: Vec<RecordHeader> = record.headers.iter().map(|(k, v)| RecordHeader::new(Bytes::copy_from_slice(k.as_bytes()), v.clone())).collect();
-            builder.push(record.timestamp.unwrap_or(now), record.key.as_deref(), record.value.as_deref(), &headers).map_err(invalid)?;
+            let headers: Vec<RecordHeader> = record
+                .headers
+                .iter()
+                .map(|(k, v)| RecordHeader::new(Bytes::copy_from_slice(k.as_bytes()), v.clone()))
+                .collect();
+            builder
+                .push(
+                    record.timestamp.unwrap_or(now),
+                    record.key.as_deref(),
+                    record.value.as_deref(),
+                    &headers,
+                )
+                .map_err(invalid)?;
         }
         builder.build().map_err(invalid)
     }
@@ -313,8 +409,15 @@ impl Producer {
         match state.identity {
             Some(identity) if !state.bump_epoch => Ok(identity),
             Some(identity) if identity.producer_epoch < i16::MAX => {
-                let bumped = ProducerIdentity { producer_epoch: identity.producer_epoch + 1, ..identity };
-                debug!(producer_id = bumped.producer_id, epoch = bumped.producer_epoch, "bumped the producer epoch");
+                let bumped = ProducerIdentity {
+                    producer_epoch: identity.producer_epoch + 1,
+                    ..identity
+                };
+                debug!(
+                    producer_id = bumped.producer_id,
+                    epoch = bumped.producer_epoch,
+                    "bumped the producer epoch"
+                );
                 state.identity = Some(bumped);
                 state.bump_epoch = false;
                 state.sequences.clear();
@@ -352,15 +455,24 @@ impl Producer {
                         response.producer_id, response.producer_epoch
                     )));
                 }
-                Ok(ProducerIdentity { producer_id: response.producer_id, producer_epoch: response.producer_epoch })
+                Ok(ProducerIdentity {
+                    producer_id: response.producer_id,
+                    producer_epoch: response.producer_epoch,
+                })
             }
             .await;
             match outcome {
                 Ok(identity) => {
-                    debug!(producer_id = identity.producer_id, epoch = identity.producer_epoch, "got a producer id");
+                    debug!(
+                        producer_id = identity.producer_id,
+                        epoch = identity.producer_epoch,
+                        "got a producer id"
+                    );
                     return Ok(identity);
                 }
-                Err(e) if e.is_retriable() && retries < self.config.retries.max(MIN_INIT_RETRIES) => {
+                Err(e)
+                    if e.is_retriable() && retries < self.config.retries.max(MIN_INIT_RETRIES) =>
+                {
                     retries += 1;
                     debug!(error = %e, retries, "retrying InitProducerId");
                     tokio::time::sleep(self.backoff(retries)).await;
@@ -378,8 +490,13 @@ impl Producer {
 /// The wait before retry number `retry` (1-based): doubling from `retry_backoff` up to
 /// `retry_backoff_max`.
 fn backoff(config: &ProducerConfig, retry: u32) -> Duration {
-    let factor = 1u32.checked_shl(retry.saturating_sub(1)).unwrap_or(u32::MAX);
-    config.retry_backoff.saturating_mul(factor).min(config.retry_backoff_max.max(config.retry_backoff))
+    let factor = 1u32
+        .checked_shl(retry.saturating_sub(1))
+        .unwrap_or(u32::MAX);
+    config
+        .retry_backoff
+        .saturating_mul(factor)
+        .min(config.retry_backoff_max.max(config.retry_backoff))
 }
 
 /// Retriable, except that a topic Metadata does not know is the caller's problem, reported at
@@ -392,11 +509,20 @@ fn is_retriable_send_error(error: &ClientError) -> bool {
 
 /// Errors after which the broker's idea of this producer's sequences no longer matches ours.
 fn breaks_sequence(error: &ClientError) -> bool {
-    matches!(error.error_code(), Some(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER | ErrorCode::INVALID_PRODUCER_EPOCH | ErrorCode::UNKNOWN_PRODUCER_ID))
+    matches!(
+        error.error_code(),
+        Some(
+            ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
+                | ErrorCode::INVALID_PRODUCER_EPOCH
+                | ErrorCode::UNKNOWN_PRODUCER_ID
+        )
+    )
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Kafka's `Utils.murmur2`, the hash of its default partitioner.
@@ -447,7 +573,10 @@ mod tests {
             (b"foobar", -790332482),
             (b"a-little-bit-long-string", -985981536),
             (b"a-little-bit-longer-string", -1486304829),
-            (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+            (
+                b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58897971,
+            ),
             (b"abc", 479470107),
         ];
         for (data, hash) in cases {
@@ -473,13 +602,33 @@ mod tests {
 
     #[test]
     fn unknown_topics_in_metadata_are_not_retried() {
-        let metadata = ClientError::Kafka { api: MetadataRequest::KEY, code: 3, message: None };
+        let metadata = ClientError::Kafka {
+            api: MetadataRequest::KEY,
+            code: 3,
+            message: None,
+        };
         assert!(!is_retriable_send_error(&metadata));
-        let produce = ClientError::Kafka { api: ProduceRequest::KEY, code: 3, message: None };
+        let produce = ClientError::Kafka {
+            api: ProduceRequest::KEY,
+            code: 3,
+            message: None,
+        };
         assert!(is_retriable_send_error(&produce));
-        let leader = ClientError::Kafka { api: MetadataRequest::KEY, code: 5, message: None };
+        let leader = ClientError::Kafka {
+            api: MetadataRequest::KEY,
+            code: 5,
+            message: None,
+        };
         assert!(is_retriable_send_error(&leader));
-        assert!(!is_retriable_send_error(&ClientError::Kafka { api: ProduceRequest::KEY, code: 87, message: None }));
-        assert!(breaks_sequence(&ClientError::Kafka { api: ProduceRequest::KEY, code: 45, message: None }));
+        assert!(!is_retriable_send_error(&ClientError::Kafka {
+            api: ProduceRequest::KEY,
+            code: 87,
+            message: None
+        }));
+        assert!(breaks_sequence(&ClientError::Kafka {
+            api: ProduceRequest::KEY,
+            code: 45,
+            message: None
+        }));
     }
 }

@@ -28,25 +28,62 @@ impl TopicMeta {
     /// Looks `topic` up with Metadata. A topic error (UNKNOWN_TOPIC_OR_PARTITION,
     /// INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED, ...) is a [`ClientError::Kafka`] of
     /// Metadata naming the topic.
-    pub async fn fetch(client: &Client, topic: &str, allow_auto_create: bool) -> Result<TopicMeta, ClientError> {
+    pub async fn fetch(
+        client: &Client,
+        topic: &str,
+        allow_auto_create: bool,
+    ) -> Result<TopicMeta, ClientError> {
         let response = if allow_auto_create {
-            client.metadata_allowing_auto_create(vec![topic.to_string()]).await?
+            client
+                .metadata_allowing_auto_create(vec![topic.to_string()])
+                .await?
         } else {
             client.metadata(Some(vec![topic.to_string()])).await?
         };
         TopicMeta::from_response(response, topic)
     }
 
-    pub fn from_response(response: MetadataResponse, topic: &str) -> Result<TopicMeta, ClientError> {
-        let Some(t) = response.topics.into_iter().find(|t| t.name.as_deref() == Some(topic)) else {
-            return Err(ClientError::Protocol(format!("Metadata response has no entry for topic {topic:?}")));
+    pub fn from_response(
+        response: MetadataResponse,
+        topic: &str,
+    ) -> Result<TopicMeta, ClientError> {
+        let Some(t) = response
+            .topics
+            .into_iter()
+            .find(|t| t.name.as_deref() == Some(topic))
+        else {
+            return Err(ClientError::Protocol(format!(
+                "Metadata response has no entry for topic {topic:?}"
+            )));
         };
         if t.error_code != ErrorCode::NONE.code() {
-            return Err(ClientError::Kafka { api: MetadataRequest::KEY, code: t.error_code, message: Some(topic_error_text(t.error_code, topic)) });
+            return Err(ClientError::Kafka {
+                api: MetadataRequest::KEY,
+                code: t.error_code,
+                message: Some(topic_error_text(t.error_code, topic)),
+            });
         }
-        let brokers = response.brokers.into_iter().map(|b| (b.node_id, (b.host, b.port))).collect();
-        let partitions = t.partitions.into_iter().map(|p| (p.partition_index, if p.error_code == 0 { p.leader_id } else { -1 })).collect();
-        Ok(TopicMeta { name: topic.to_string(), id: t.topic_id, partitions, brokers })
+        let brokers = response
+            .brokers
+            .into_iter()
+            .map(|b| (b.node_id, (b.host, b.port)))
+            .collect();
+        let partitions = t
+            .partitions
+            .into_iter()
+            .map(|p| {
+                (
+                    p.partition_index,
+                    if p.error_code == 0 { p.leader_id } else { -1 },
+                )
+            })
+            .collect();
+        Ok(TopicMeta {
+            name: topic.to_string(),
+            id: t.topic_id,
+            partitions,
+            brokers,
+        })
     }
 
     /// The partition indexes, in order.
@@ -60,7 +97,11 @@ impl TopicMeta {
             return Err(ClientError::Kafka {
                 api: MetadataRequest::KEY,
                 code: ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
-                message: Some(format!("Partition {}-{partition} does not exist: the topic has {} partitions", self.name, self.partitions.len())),
+                message: Some(format!(
+                    "Partition {}-{partition} does not exist: the topic has {} partitions",
+                    self.name,
+                    self.partitions.len()
+                )),
             });
         };
         match self.brokers.get(&leader) {
@@ -74,7 +115,11 @@ impl TopicMeta {
     }
 
     /// A connection to the leader of `partition`.
-    pub async fn leader_connection(&self, client: &Client, partition: i32) -> Result<Connection, ClientError> {
+    pub async fn leader_connection(
+        &self,
+        client: &Client,
+        partition: i32,
+    ) -> Result<Connection, ClientError> {
         let (_, host, port) = self.leader(partition)?;
         client.connection_to(host, port).await
     }
@@ -106,18 +151,36 @@ impl TopicCache {
 
     /// [`TopicCache::get`], looked up again when the cached description lacks one of
     /// `partitions` (the topic may have grown since).
-    pub async fn get_with(&self, client: &Client, topic: &str, partitions: &[i32]) -> Result<Arc<TopicMeta>, ClientError> {
-        let cached = self.topics.lock().unwrap_or_else(PoisonError::into_inner).get(topic).cloned();
-        if let Some(meta) = cached.filter(|m| partitions.iter().all(|p| m.partitions.contains_key(p))) {
+    pub async fn get_with(
+        &self,
+        client: &Client,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<Arc<TopicMeta>, ClientError> {
+        let cached = self
+            .topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(topic)
+            .cloned();
+        if let Some(meta) =
+            cached.filter(|m| partitions.iter().all(|p| m.partitions.contains_key(p)))
+        {
             return Ok(meta);
         }
         let meta = Arc::new(TopicMeta::fetch(client, topic, false).await?);
-        self.topics.lock().unwrap_or_else(PoisonError::into_inner).insert(topic.to_string(), meta.clone());
+        self.topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(topic.to_string(), meta.clone());
         Ok(meta)
     }
 
     pub fn invalidate(&self, topic: &str) {
-        self.topics.lock().unwrap_or_else(PoisonError::into_inner).remove(topic);
+        self.topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(topic);
     }
 }
 

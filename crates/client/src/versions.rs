@@ -22,9 +22,21 @@ impl ServerVersions {
         let ranges = response
             .api_keys
             .iter()
-            .map(|k| (k.api_key, VersionRange { min: k.min_version, max: k.max_version }))
+            .map(|k| {
+                (
+                    k.api_key,
+                    VersionRange {
+                        min: k.min_version,
+                        max: k.max_version,
+                    },
+                )
+            })
             .collect();
-        ServerVersions { api_versions_version: version, ranges, response }
+        ServerVersions {
+            api_versions_version: version,
+            ranges,
+            response,
+        }
     }
 
     /// The server's range for an API key, if it advertised the key.
@@ -56,9 +68,16 @@ impl ServerVersions {
 
 /// Decodes `body` as `T` at `version`; bytes left over mean client and server disagree on
 /// the format, which is reported rather than ignored.
-pub(crate) fn decode_exact<T: Decodable>(api_key: i16, version: i16, mut body: Bytes) -> Result<T, ClientError> {
+pub(crate) fn decode_exact<T: Decodable>(
+    api_key: i16,
+    version: i16,
+    mut body: Bytes,
+) -> Result<T, ClientError> {
     let value = T::decode(&mut body, version).map_err(|e| {
-        ClientError::Protocol(format!("{} v{version} response does not decode: {e:#}", api_name(api_key)))
+        ClientError::Protocol(format!(
+            "{} v{version} response does not decode: {e:#}",
+            api_name(api_key)
+        ))
     })?;
     if !body.is_empty() {
         return Err(ClientError::Protocol(format!(
@@ -73,11 +92,16 @@ pub(crate) fn decode_exact<T: Decodable>(api_key: i16, version: i16, mut body: B
 /// Decodes an ApiVersions response sent for a request at `version`. A server that does not
 /// know `version` answers with a v0 body, so when the body is not a valid `version` body it is
 /// read as v0 (what Kafka's `ApiVersionsResponse.parse` does).
-pub(crate) fn decode_api_versions(body: Bytes, version: i16) -> Result<(ApiVersionsResponse, i16), ClientError> {
+pub(crate) fn decode_api_versions(
+    body: Bytes,
+    version: i16,
+) -> Result<(ApiVersionsResponse, i16), ClientError> {
     let key = ApiVersionsRequest::KEY;
     match decode_exact(key, version, body.clone()) {
         Ok(response) => Ok((response, version)),
-        Err(first) if version > 0 => decode_exact(key, 0, body).map(|r| (r, 0)).map_err(|_| first),
+        Err(first) if version > 0 => decode_exact(key, 0, body)
+            .map(|r| (r, 0))
+            .map_err(|_| first),
         Err(e) => Err(e),
     }
 }
@@ -91,7 +115,10 @@ pub(crate) enum Negotiation {
 
 /// Kafka's rule: on UNSUPPORTED_VERSION, retry at the highest ApiVersions version both sides
 /// know, taken from the server's own ApiVersions entry (v0 if it sent none).
-pub(crate) fn next_step(response: &ApiVersionsResponse, tried: i16) -> Result<Negotiation, ClientError> {
+pub(crate) fn next_step(
+    response: &ApiVersionsResponse,
+    tried: i16,
+) -> Result<Negotiation, ClientError> {
     let key = ApiVersionsRequest::KEY;
     match ErrorCode::from_code(response.error_code) {
         Some(ErrorCode::NONE) => Ok(Negotiation::Done),
@@ -101,15 +128,27 @@ pub(crate) fn next_step(response: &ApiVersionsResponse, tried: i16) -> Result<Ne
                 .api_keys
                 .iter()
                 .find(|k| k.api_key == key)
-                .map(|k| VersionRange { min: k.min_version, max: k.max_version });
+                .map(|k| VersionRange {
+                    min: k.min_version,
+                    max: k.max_version,
+                });
             let next = offered.map_or(0, |r| r.max).min(client.max);
             // Only ever step down, so negotiation ends.
             if next >= tried || next < client.min {
-                return Err(ClientError::UnsupportedVersion { api: key, requested: Some(tried), client, server: offered });
+                return Err(ClientError::UnsupportedVersion {
+                    api: key,
+                    requested: Some(tried),
+                    client,
+                    server: offered,
+                });
             }
             Ok(Negotiation::RetryAt(next))
         }
-        _ => Err(ClientError::Kafka { api: key, code: response.error_code, message: None }),
+        _ => Err(ClientError::Kafka {
+            api: key,
+            code: response.error_code,
+            message: None,
+        }),
     }
 }
 
@@ -121,11 +160,20 @@ mod tests {
     use kcoord_wire::Encodable;
 
     fn entry(api_key: i16, min_version: i16, max_version: i16) -> ApiVersion {
-        ApiVersion { api_key, min_version, max_version, ..Default::default() }
+        ApiVersion {
+            api_key,
+            min_version,
+            max_version,
+            ..Default::default()
+        }
     }
 
     fn response(error_code: i16, api_keys: Vec<ApiVersion>) -> ApiVersionsResponse {
-        ApiVersionsResponse { error_code, api_keys, ..Default::default() }
+        ApiVersionsResponse {
+            error_code,
+            api_keys,
+            ..Default::default()
+        }
     }
 
     fn encode(r: &ApiVersionsResponse, version: i16) -> Bytes {
@@ -137,7 +185,10 @@ mod tests {
     #[test]
     fn common_version_is_the_top_of_the_overlap() {
         let v = ServerVersions::new(response(0, vec![entry(3, 1, 12), entry(10, 0, 3)]), 5);
-        assert_eq!(v.common_version(3, VersionRange { min: 0, max: 13 }), Some(12));
+        assert_eq!(
+            v.common_version(3, VersionRange { min: 0, max: 13 }),
+            Some(12)
+        );
         assert_eq!(v.common_version(10, VersionRange { min: 4, max: 6 }), None);
         assert_eq!(v.common_version(88, VersionRange { min: 0, max: 2 }), None);
         assert_eq!(v.range(10), Some(VersionRange { min: 0, max: 3 }));
@@ -159,11 +210,29 @@ mod tests {
     fn unsupported_version_steps_down_to_what_the_server_offers() {
         let offer = |max| response(35, vec![entry(18, 0, max)]);
         assert_eq!(next_step(&offer(3), 5).unwrap(), Negotiation::RetryAt(3));
-        assert!(matches!(next_step(&offer(9), 5), Err(ClientError::UnsupportedVersion { .. })), "a server offering more than it just refused");
-        assert_eq!(next_step(&response(35, vec![]), 5).unwrap(), Negotiation::RetryAt(0));
-        assert!(next_step(&response(35, vec![]), 0).is_err(), "v0 rejected leaves nothing to try");
-        assert_eq!(next_step(&response(0, vec![]), 5).unwrap(), Negotiation::Done);
+        assert!(
+            matches!(
+                next_step(&offer(9), 5),
+                Err(ClientError::UnsupportedVersion { .. })
+            ),
+            "a server offering more than it just refused"
+        );
+        assert_eq!(
+            next_step(&response(35, vec![]), 5).unwrap(),
+            Negotiation::RetryAt(0)
+        );
+        assert!(
+            next_step(&response(35, vec![]), 0).is_err(),
+            "v0 rejected leaves nothing to try"
+        );
+        assert_eq!(
+            next_step(&response(0, vec![]), 5).unwrap(),
+            Negotiation::Done
+        );
         let e = next_step(&response(31, vec![]), 5).unwrap_err();
-        assert_eq!(e.error_code(), Some(ErrorCode::CLUSTER_AUTHORIZATION_FAILED));
+        assert_eq!(
+            e.error_code(),
+            Some(ErrorCode::CLUSTER_AUTHORIZATION_FAILED)
+        );
     }
 }

@@ -9,24 +9,32 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcoord_client::streams::{
-    HeartbeatOutcome, MemberState, OwnedTasksReporting, StatusCode, StreamsMember, StreamsMemberConfig, TopologyBuilder, TopologyDescriptionRequest,
+    HeartbeatOutcome, MemberState, OwnedTasksReporting, StatusCode, StreamsMember,
+    StreamsMemberConfig, TopologyBuilder, TopologyDescriptionRequest,
 };
 use kcoord_client::{Client, ClientConfig, ClientError};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use kcoord_wire::ErrorCode;
-use support::streams::{reported, streams_handler, tasks, CoordinatorSequence, FakeStreamsCoordinator, Tasks};
+use support::streams::{
+    reported, streams_handler, tasks, CoordinatorSequence, FakeStreamsCoordinator, Tasks,
+};
 use support::{every_api, every_api_but, FakeServer, Log, Reply};
 
 const WAIT: Duration = Duration::from_secs(10);
 
 /// One fake server that is bootstrap and coordinator at once.
-async fn cluster(apis: Vec<(ApiKey, i16, i16)>, interval_ms: i32) -> (Client, Log, FakeStreamsCoordinator) {
+async fn cluster(
+    apis: Vec<(ApiKey, i16, i16)>,
+    interval_ms: i32,
+) -> (Client, Log, FakeStreamsCoordinator) {
     let server = FakeServer::bind().await;
     let fake = FakeStreamsCoordinator::new(interval_ms);
     let coordinators = CoordinatorSequence::new(vec![server.port()]);
     let (addr, log, _) = server.serve(streams_handler(apis, coordinators, fake.clone()));
-    let client = Client::connect(&addr, ClientConfig::new("streams-test")).await.unwrap();
+    let client = Client::connect(&addr, ClientConfig::new("streams-test"))
+        .await
+        .unwrap();
     (client, log, fake)
 }
 
@@ -36,7 +44,10 @@ fn config() -> StreamsMemberConfig {
 }
 
 fn heartbeats(log: &Log) -> Vec<StreamsGroupHeartbeatRequest> {
-    log.of(ApiKey::StreamsGroupHeartbeat).iter().map(|r| r.decode()).collect()
+    log.of(ApiKey::StreamsGroupHeartbeat)
+        .iter()
+        .map(|r| r.decode())
+        .collect()
 }
 
 fn last_heartbeat(log: &Log) -> StreamsGroupHeartbeatRequest {
@@ -47,7 +58,10 @@ fn last_heartbeat(log: &Log) -> StreamsGroupHeartbeatRequest {
 async fn eventually(condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "condition not met within {WAIT:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not met within {WAIT:?}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -62,7 +76,10 @@ fn accepted(outcome: HeartbeatOutcome) -> bool {
 #[tokio::test]
 async fn the_member_joins_with_its_topology_and_adopts_the_assignment() {
     let (client, log, fake) = cluster(every_api(), 5000).await;
-    let config = config().with_rack_id("rack-1").with_user_endpoint("app-host", 8080).with_client_tag("zone", "a");
+    let config = config()
+        .with_rack_id("rack-1")
+        .with_user_endpoint("app-host", 8080)
+        .with_client_tag("zone", "a");
     fake.set_target(&config.member_id, tasks(&[("0", &[0, 1])]));
     let mut member = StreamsMember::new(&client, config);
     let base64url = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
@@ -72,29 +89,70 @@ async fn the_member_joins_with_its_topology_and_adopts_the_assignment() {
         member.member_id()
     );
 
-    assert!(accepted(member.heartbeat_once().await.unwrap()), "the join brings tasks");
+    assert!(
+        accepted(member.heartbeat_once().await.unwrap()),
+        "the join brings tasks"
+    );
     let join = last_heartbeat(&log);
-    assert_eq!(log.of(ApiKey::StreamsGroupHeartbeat)[0].version(), 2, "the highest negotiated version");
-    assert_eq!((join.group_id.as_str(), join.member_epoch), ("orders-app", 0));
-    assert_eq!(join.topology.as_ref().map(|t| t.subtopologies[0].source_topics.clone()), Some(vec!["orders".to_string()]));
-    assert_eq!(reported(&join.active_tasks), Some(Tasks::new()), "a join owns nothing, as empty lists");
-    assert_eq!((join.rebalance_timeout_ms, join.rack_id.as_deref()), (300_000, Some("rack-1")));
-    assert_eq!(join.process_id.as_deref(), Some(member.config().process_id.as_str()));
-    assert_eq!(join.user_endpoint.as_ref().map(|e| (e.host.as_str(), e.port)), Some(("app-host", 8080)));
+    assert_eq!(
+        log.of(ApiKey::StreamsGroupHeartbeat)[0].version(),
+        2,
+        "the highest negotiated version"
+    );
+    assert_eq!(
+        (join.group_id.as_str(), join.member_epoch),
+        ("orders-app", 0)
+    );
+    assert_eq!(
+        join.topology
+            .as_ref()
+            .map(|t| t.subtopologies[0].source_topics.clone()),
+        Some(vec!["orders".to_string()])
+    );
+    assert_eq!(
+        reported(&join.active_tasks),
+        Some(Tasks::new()),
+        "a join owns nothing, as empty lists"
+    );
+    assert_eq!(
+        (join.rebalance_timeout_ms, join.rack_id.as_deref()),
+        (300_000, Some("rack-1"))
+    );
+    assert_eq!(
+        join.process_id.as_deref(),
+        Some(member.config().process_id.as_str())
+    );
+    assert_eq!(
+        join.user_endpoint
+            .as_ref()
+            .map(|e| (e.host.as_str(), e.port)),
+        Some(("app-host", 8080))
+    );
     assert_eq!(join.client_tags.as_ref().map(Vec::len), Some(1));
 
     assert_eq!(member.member_epoch(), 2);
     assert_eq!(member.assignment().active, tasks(&[("0", &[0, 1])]));
     assert_eq!(member.state(), MemberState::Acknowledging);
-    assert_eq!(member.next_heartbeat_delay(), Duration::ZERO, "new tasks are reported at once");
+    assert_eq!(
+        member.next_heartbeat_delay(),
+        Duration::ZERO,
+        "new tasks are reported at once"
+    );
 
     assert!(!accepted(member.heartbeat_once().await.unwrap()));
     let next = last_heartbeat(&log);
     assert_eq!(next.member_epoch, 2);
-    assert!(next.topology.is_none() && next.process_id.is_none() && next.rebalance_timeout_ms == -1, "only the join carries the metadata");
+    assert!(
+        next.topology.is_none() && next.process_id.is_none() && next.rebalance_timeout_ms == -1,
+        "only the join carries the metadata"
+    );
     assert_eq!(reported(&next.active_tasks), Some(tasks(&[("0", &[0, 1])])));
     assert_eq!(member.state(), MemberState::Stable);
-    assert_eq!(member.next_heartbeat_delay(), Duration::from_millis(5000), "the coordinator's interval");
+    assert_eq!(
+        member.next_heartbeat_delay(),
+        Duration::from_millis(5000),
+        "the coordinator's interval"
+    );
 }
 
 #[tokio::test]
@@ -110,38 +168,67 @@ async fn a_revocation_is_acknowledged_by_reporting_the_reduced_owned_set() {
     // Task 0-1 and 0-2 move away, 0-3 comes: the coordinator revokes first, at the same epoch.
     fake.set_target(&id, tasks(&[("0", &[0, 3])]));
     assert!(accepted(member.heartbeat_once().await.unwrap()));
-    assert_eq!(member.assignment().active, tasks(&[("0", &[0])]), "revoked tasks are dropped");
+    assert_eq!(
+        member.assignment().active,
+        tasks(&[("0", &[0])]),
+        "revoked tasks are dropped"
+    );
     assert_eq!(member.member_epoch(), 2);
     assert_eq!(member.next_heartbeat_delay(), Duration::ZERO);
 
-    assert!(accepted(member.heartbeat_once().await.unwrap()), "the acknowledgement brings the new task");
+    assert!(
+        accepted(member.heartbeat_once().await.unwrap()),
+        "the acknowledgement brings the new task"
+    );
     let ack = last_heartbeat(&log);
-    assert_eq!(reported(&ack.active_tasks), Some(tasks(&[("0", &[0])])), "the reduced set acknowledges the revocation");
+    assert_eq!(
+        reported(&ack.active_tasks),
+        Some(tasks(&[("0", &[0])])),
+        "the reduced set acknowledges the revocation"
+    );
     assert_eq!(member.member_epoch(), 3);
     assert_eq!(member.assignment().active, tasks(&[("0", &[0, 3])]));
 
     member.heartbeat_once().await.unwrap();
-    assert_eq!(reported(&last_heartbeat(&log).active_tasks), Some(tasks(&[("0", &[0, 3])])));
+    assert_eq!(
+        reported(&last_heartbeat(&log).active_tasks),
+        Some(tasks(&[("0", &[0, 3])]))
+    );
     assert_eq!(member.state(), MemberState::Stable);
 }
 
 #[tokio::test]
 async fn owned_tasks_can_be_reported_only_when_they_change() {
     let (client, log, fake) = cluster(every_api(), 5000).await;
-    let mut member = StreamsMember::new(&client, config().with_owned_tasks(OwnedTasksReporting::WhenChanged));
+    let mut member = StreamsMember::new(
+        &client,
+        config().with_owned_tasks(OwnedTasksReporting::WhenChanged),
+    );
     fake.set_target(member.member_id(), tasks(&[("0", &[0])]));
     member.heartbeat_once().await.unwrap();
     member.heartbeat_once().await.unwrap();
-    assert_eq!(reported(&last_heartbeat(&log).active_tasks), Some(tasks(&[("0", &[0])])), "changed: reported");
+    assert_eq!(
+        reported(&last_heartbeat(&log).active_tasks),
+        Some(tasks(&[("0", &[0])])),
+        "changed: reported"
+    );
     member.heartbeat_once().await.unwrap();
     let steady = last_heartbeat(&log);
-    assert!(steady.active_tasks.is_none() && steady.standby_tasks.is_none() && steady.warmup_tasks.is_none(), "unchanged: null");
+    assert!(
+        steady.active_tasks.is_none()
+            && steady.standby_tasks.is_none()
+            && steady.warmup_tasks.is_none(),
+        "unchanged: null"
+    );
 
     // After a failed heartbeat everything is sent again.
     fake.fail_next(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code());
     member.heartbeat_once().await.unwrap();
     member.heartbeat_once().await.unwrap();
-    assert_eq!(reported(&last_heartbeat(&log).active_tasks), Some(tasks(&[("0", &[0])])));
+    assert_eq!(
+        reported(&last_heartbeat(&log).active_tasks),
+        Some(tasks(&[("0", &[0])]))
+    );
 }
 
 #[tokio::test]
@@ -159,14 +246,25 @@ async fn a_fenced_member_drops_its_tasks_and_rejoins_with_epoch_zero() {
             other => panic!("{error:?}: {other:?}"),
         }
         assert!(member.assignment().is_empty(), "{error:?}: tasks dropped");
-        assert_eq!((member.state(), member.member_epoch()), (MemberState::Joining, 0));
-        assert_eq!(member.next_heartbeat_delay(), Duration::ZERO, "rejoins at once");
+        assert_eq!(
+            (member.state(), member.member_epoch()),
+            (MemberState::Joining, 0)
+        );
+        assert_eq!(
+            member.next_heartbeat_delay(),
+            Duration::ZERO,
+            "rejoins at once"
+        );
 
         assert!(accepted(member.heartbeat_once().await.unwrap()));
         let rejoin = last_heartbeat(&log);
         assert_eq!(rejoin.member_epoch, 0);
         assert!(rejoin.topology.is_some());
-        assert_eq!(rejoin.member_id, member.member_id(), "the member id is kept");
+        assert_eq!(
+            rejoin.member_id,
+            member.member_id(),
+            "the member id is kept"
+        );
         assert_eq!(member.assignment().active, tasks(&[("0", &[0, 1])]));
         assert_eq!(member.snapshot().joins, 2);
     }
@@ -177,17 +275,29 @@ async fn not_coordinator_sends_the_member_to_the_new_coordinator() {
     let old = FakeServer::bind().await;
     let new = FakeServer::bind().await;
     let coordinators = CoordinatorSequence::new(vec![old.port(), new.port()]);
-    let (old_fake, new_fake) = (FakeStreamsCoordinator::new(5000), FakeStreamsCoordinator::new(5000));
+    let (old_fake, new_fake) = (
+        FakeStreamsCoordinator::new(5000),
+        FakeStreamsCoordinator::new(5000),
+    );
     old_fake.fail_next(ErrorCode::NOT_COORDINATOR.code());
-    let (addr, old_log, _) = old.serve(streams_handler(every_api(), coordinators.clone(), old_fake));
+    let (addr, old_log, _) =
+        old.serve(streams_handler(every_api(), coordinators.clone(), old_fake));
     let (_, new_log, _) = new.serve(streams_handler(every_api(), coordinators, new_fake));
-    let client = Client::connect(&addr, ClientConfig::new("streams-test")).await.unwrap();
-    let mut member = StreamsMember::new(&client, config().with_retry_backoff(Duration::from_millis(10), Duration::from_millis(50)));
+    let client = Client::connect(&addr, ClientConfig::new("streams-test"))
+        .await
+        .unwrap();
+    let mut member = StreamsMember::new(
+        &client,
+        config().with_retry_backoff(Duration::from_millis(10), Duration::from_millis(50)),
+    );
 
     match member.heartbeat_once().await.unwrap() {
         HeartbeatOutcome::Retry { error, after } => {
             assert_eq!(error.error_code(), Some(ErrorCode::NOT_COORDINATOR));
-            assert!(after >= Duration::from_millis(8) && after <= Duration::from_millis(12), "{after:?}");
+            assert!(
+                after >= Duration::from_millis(8) && after <= Duration::from_millis(12),
+                "{after:?}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -195,11 +305,23 @@ async fn not_coordinator_sends_the_member_to_the_new_coordinator() {
     assert!(member.next_heartbeat_delay() > Duration::ZERO, "backs off");
 
     accepted(member.heartbeat_once().await.unwrap());
-    assert_eq!(old_log.of(ApiKey::FindCoordinator).len(), 2, "looked up again");
+    assert_eq!(
+        old_log.of(ApiKey::FindCoordinator).len(),
+        2,
+        "looked up again"
+    );
     assert_eq!(old_log.of(ApiKey::StreamsGroupHeartbeat).len(), 1);
-    assert_eq!(heartbeats(&new_log).len(), 1, "the join went to the new coordinator");
+    assert_eq!(
+        heartbeats(&new_log).len(),
+        1,
+        "the join went to the new coordinator"
+    );
     assert_eq!(member.state(), MemberState::Stable);
-    assert_eq!(member.next_heartbeat_delay(), Duration::from_millis(5000), "a success ends the back-off");
+    assert_eq!(
+        member.next_heartbeat_delay(),
+        Duration::from_millis(5000),
+        "a success ends the back-off"
+    );
 }
 
 #[tokio::test]
@@ -212,13 +334,20 @@ async fn retriable_errors_back_off_and_a_broken_connection_is_replaced() {
     let seen = heartbeats_seen.clone();
     let (addr, log, accepted_conns) = server.serve(move |request| {
         // The second heartbeat gets no answer: the connection is closed instead.
-        if request.api_key() == ApiKey::StreamsGroupHeartbeat.key() && seen.fetch_add(1, Ordering::SeqCst) == 1 {
+        if request.api_key() == ApiKey::StreamsGroupHeartbeat.key()
+            && seen.fetch_add(1, Ordering::SeqCst) == 1
+        {
             return Reply::Close;
         }
         handler(request)
     });
-    let client = Client::connect(&addr, ClientConfig::new("streams-test")).await.unwrap();
-    let mut member = StreamsMember::new(&client, config().with_retry_backoff(Duration::from_millis(100), Duration::from_millis(250)));
+    let client = Client::connect(&addr, ClientConfig::new("streams-test"))
+        .await
+        .unwrap();
+    let mut member = StreamsMember::new(
+        &client,
+        config().with_retry_backoff(Duration::from_millis(100), Duration::from_millis(250)),
+    );
     member.heartbeat_once().await.unwrap();
 
     match member.heartbeat_once().await.unwrap() {
@@ -237,11 +366,24 @@ async fn retriable_errors_back_off_and_a_broken_connection_is_replaced() {
         }
     }
     // 100 ms then doubled, capped at 250 ms, each ±20 %.
-    assert!(delays[0] >= Duration::from_millis(160) && delays[0] <= Duration::from_millis(240), "{delays:?}");
-    assert!(delays[2] >= Duration::from_millis(200) && delays[2] <= Duration::from_millis(300), "{delays:?}");
+    assert!(
+        delays[0] >= Duration::from_millis(160) && delays[0] <= Duration::from_millis(240),
+        "{delays:?}"
+    );
+    assert!(
+        delays[2] >= Duration::from_millis(200) && delays[2] <= Duration::from_millis(300),
+        "{delays:?}"
+    );
     accepted(member.heartbeat_once().await.unwrap());
-    assert!(accepted_conns.count() >= 2, "a new connection after the old one broke");
-    assert_eq!(log.of(ApiKey::FindCoordinator).len(), 2, "and the coordinator looked up again");
+    assert!(
+        accepted_conns.count() >= 2,
+        "a new connection after the old one broke"
+    );
+    assert_eq!(
+        log.of(ApiKey::FindCoordinator).len(),
+        2,
+        "and the coordinator looked up again"
+    );
 }
 
 #[tokio::test]
@@ -253,13 +395,20 @@ async fn errors_that_retrying_cannot_fix_stop_the_member() {
     assert_eq!(err.error_code(), Some(ErrorCode::GROUP_MAX_SIZE_REACHED));
     assert_eq!(member.state(), MemberState::Failed);
     let again = member.heartbeat_once().await.unwrap_err();
-    assert!(matches!(again, ClientError::MemberNotActive { .. }), "{again}");
+    assert!(
+        matches!(again, ClientError::MemberNotActive { .. }),
+        "{again}"
+    );
     member.leave().await.unwrap();
 }
 
 #[tokio::test]
 async fn leaving_sends_minus_one_or_minus_two_for_a_static_member() {
-    for (instance, permanently, epoch) in [(None, false, -1), (Some("instance-1"), false, -2), (Some("instance-1"), true, -1)] {
+    for (instance, permanently, epoch) in [
+        (None, false, -1),
+        (Some("instance-1"), false, -2),
+        (Some("instance-1"), true, -1),
+    ] {
         let (client, log, fake) = cluster(every_api(), 5000).await;
         let mut config = config();
         if let Some(instance) = instance {
@@ -269,16 +418,29 @@ async fn leaving_sends_minus_one_or_minus_two_for_a_static_member() {
         let mut member = StreamsMember::new(&client, config);
         member.heartbeat_once().await.unwrap();
         member.shutdown_application();
-        if permanently { member.leave_permanently().await.unwrap() } else { member.leave().await.unwrap() }
+        if permanently {
+            member.leave_permanently().await.unwrap()
+        } else {
+            member.leave().await.unwrap()
+        }
 
         let leave = last_heartbeat(&log);
-        assert_eq!(leave.member_epoch, epoch, "{instance:?} permanently={permanently}");
+        assert_eq!(
+            leave.member_epoch, epoch,
+            "{instance:?} permanently={permanently}"
+        );
         assert_eq!(leave.instance_id.as_deref(), instance);
         assert!(leave.topology.is_none() && leave.active_tasks.is_none());
-        assert!(leave.shutdown_application, "a requested shutdown rides on the leave too");
+        assert!(
+            leave.shutdown_application,
+            "a requested shutdown rides on the leave too"
+        );
         assert_eq!(member.state(), MemberState::Left);
         assert!(member.assignment().is_empty());
-        assert!(matches!(member.heartbeat_once().await, Err(ClientError::MemberNotActive { .. })));
+        assert!(matches!(
+            member.heartbeat_once().await,
+            Err(ClientError::MemberNotActive { .. })
+        ));
         let sent = heartbeats(&log).len();
         member.leave().await.unwrap();
         assert_eq!(heartbeats(&log).len(), sent, "leaving twice sends nothing");
@@ -297,7 +459,11 @@ async fn a_member_that_never_joined_leaves_without_a_word() {
 #[tokio::test]
 async fn statuses_and_topology_description_requests_are_kept() {
     let id = uuid::Uuid::new_v4();
-    for (version, expected) in [(2, Some(TopologyDescriptionRequest::Id(id))), (1, Some(TopologyDescriptionRequest::Required)), (0, None)] {
+    for (version, expected) in [
+        (2, Some(TopologyDescriptionRequest::Id(id))),
+        (1, Some(TopologyDescriptionRequest::Required)),
+        (0, None),
+    ] {
         let (client, log, fake) = cluster(every_api(), 5000).await;
         fake.set_statuses(&[(1, "Source topics orders are missing."), (5, "delayed")]);
         fake.set_topology_description(Some(id), true);
@@ -305,10 +471,26 @@ async fn statuses_and_topology_description_requests_are_kept() {
         member.heartbeat_once().await.unwrap();
         assert_eq!(log.of(ApiKey::StreamsGroupHeartbeat)[0].version(), version);
         let codes: Vec<StatusCode> = member.statuses().iter().map(|s| s.code).collect();
-        assert_eq!(codes, vec![StatusCode::MissingSourceTopics, StatusCode::AssignmentDelayed]);
-        assert_eq!(member.statuses()[0].detail, "Source topics orders are missing.");
-        assert_eq!(member.pending_topology_description(), expected, "v{version}");
-        assert_eq!(member.topology_description_id(), (version >= 2).then_some(id));
+        assert_eq!(
+            codes,
+            vec![
+                StatusCode::MissingSourceTopics,
+                StatusCode::AssignmentDelayed
+            ]
+        );
+        assert_eq!(
+            member.statuses()[0].detail,
+            "Source topics orders are missing."
+        );
+        assert_eq!(
+            member.pending_topology_description(),
+            expected,
+            "v{version}"
+        );
+        assert_eq!(
+            member.topology_description_id(),
+            (version >= 2).then_some(id)
+        );
         assert_eq!(member.topology_description_required(), version == 1);
 
         // A response asking for nothing leaves the request pending until taken.
@@ -322,15 +504,26 @@ async fn statuses_and_topology_description_requests_are_kept() {
 
 #[tokio::test]
 async fn the_preferred_version_is_lowered_to_what_the_server_has() {
-    let (client, log, _) = cluster(every_api_but(ApiKey::StreamsGroupHeartbeat, Some((0, 1))), 5000).await;
+    let (client, log, _) = cluster(
+        every_api_but(ApiKey::StreamsGroupHeartbeat, Some((0, 1))),
+        5000,
+    )
+    .await;
     let mut member = StreamsMember::new(&client, config().with_heartbeat_version(2));
     member.heartbeat_once().await.unwrap();
     assert_eq!(log.of(ApiKey::StreamsGroupHeartbeat)[0].version(), 1);
 
-    let (client, _, _) = cluster(every_api_but(ApiKey::StreamsGroupHeartbeat, Some((1, 2))), 5000).await;
+    let (client, _, _) = cluster(
+        every_api_but(ApiKey::StreamsGroupHeartbeat, Some((1, 2))),
+        5000,
+    )
+    .await;
     let mut member = StreamsMember::new(&client, config().with_heartbeat_version(0));
     let err = member.heartbeat_once().await.unwrap_err();
-    assert!(matches!(err, ClientError::UnsupportedVersion { .. }), "{err}");
+    assert!(
+        matches!(err, ClientError::UnsupportedVersion { .. }),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -338,9 +531,13 @@ async fn the_response_hook_sees_every_response() {
     let (client, _, fake) = cluster(every_api(), 5000).await;
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let hook_seen = seen.clone();
-    let config = config().with_on_response(move |response: &StreamsGroupHeartbeatResponse, version| {
-        hook_seen.lock().unwrap().push((response.error_code, version));
-    });
+    let config =
+        config().with_on_response(move |response: &StreamsGroupHeartbeatResponse, version| {
+            hook_seen
+                .lock()
+                .unwrap()
+                .push((response.error_code, version));
+        });
     let mut member = StreamsMember::new(&client, config);
     member.heartbeat_once().await.unwrap();
     fake.fail_next(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code());
@@ -358,16 +555,30 @@ async fn a_running_member_follows_its_target_and_leaves() {
     assert_eq!(handle.member_id(), id);
 
     let want = tasks(&[("0", &[0, 1, 2])]);
-    let snapshot = handle.wait_for(|s| s.assignment.active == want && s.state == MemberState::Stable, WAIT).await.unwrap();
+    let snapshot = handle
+        .wait_for(
+            |s| s.assignment.active == want && s.state == MemberState::Stable,
+            WAIT,
+        )
+        .await
+        .unwrap();
     assert_eq!(snapshot.member_epoch, 2);
     assert_eq!(handle.member_epoch(), 2);
 
     fake.set_target(&id, tasks(&[("0", &[2]), ("1", &[0])]));
     let want = tasks(&[("0", &[2]), ("1", &[0])]);
-    handle.wait_for(|s| s.assignment.active == want && s.state == MemberState::Stable, WAIT).await.unwrap();
+    handle
+        .wait_for(
+            |s| s.assignment.active == want && s.state == MemberState::Stable,
+            WAIT,
+        )
+        .await
+        .unwrap();
     assert_eq!(handle.assignment().active, want);
     assert!(
-        heartbeats(&log).iter().any(|h| reported(&h.active_tasks) == Some(tasks(&[("0", &[2])]))),
+        heartbeats(&log)
+            .iter()
+            .any(|h| reported(&h.active_tasks) == Some(tasks(&[("0", &[2])]))),
         "the revocation was acknowledged on the way"
     );
 
@@ -391,19 +602,37 @@ async fn a_killed_member_sends_nothing_more() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let sent = heartbeats(&log).len();
     assert!(sent <= at_kill + 1, "{at_kill} at kill, {sent} after");
-    assert!(heartbeats(&log).iter().all(|h| h.member_epoch >= 0), "no leave");
+    assert!(
+        heartbeats(&log).iter().all(|h| h.member_epoch >= 0),
+        "no leave"
+    );
 }
 
 #[tokio::test]
 async fn waiting_reports_the_last_state_on_timeout_and_failure() {
     let (client, _, fake) = cluster(every_api(), 20).await;
     let handle = StreamsMember::start(&client, config());
-    let err = handle.wait_for(|s| s.member_epoch == 99, Duration::from_millis(100)).await.unwrap_err();
+    let err = handle
+        .wait_for(|s| s.member_epoch == 99, Duration::from_millis(100))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ClientError::WaitTimeout { .. }), "{err}");
 
     fake.fail_next(ErrorCode::GROUP_AUTHORIZATION_FAILED.code());
-    let err = handle.wait_for(|s| s.member_epoch == 99, WAIT).await.unwrap_err();
-    assert!(err.to_string().contains("GROUP_AUTHORIZATION_FAILED"), "{err}");
+    let err = handle
+        .wait_for(|s| s.member_epoch == 99, WAIT)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("GROUP_AUTHORIZATION_FAILED"),
+        "{err}"
+    );
     assert_eq!(handle.state(), MemberState::Failed);
-    assert!(handle.is_finished() || handle.wait_for(|_| false, Duration::from_millis(10)).await.is_err());
+    assert!(
+        handle.is_finished()
+            || handle
+                .wait_for(|_| false, Duration::from_millis(10))
+                .await
+                .is_err()
+    );
 }

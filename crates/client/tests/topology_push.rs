@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kcoord_client::streams::{
-    MemberState, PushOutcome, PushResult, StreamsMember, StreamsMemberConfig, TopologyBuilder, TopologyDescriptionRequest,
+    MemberState, PushOutcome, PushResult, StreamsMember, StreamsMemberConfig, TopologyBuilder,
+    TopologyDescriptionRequest,
 };
 use kcoord_client::topology::streams::{Node, Subtopology, TopologyDescription};
 use kcoord_client::topology::WireTopology;
@@ -33,11 +34,26 @@ struct Cluster {
 /// One fake server that is bootstrap and coordinator at once.
 async fn cluster(apis: Vec<(ApiKey, i16, i16)>, interval_ms: i32) -> Cluster {
     let server = FakeServer::bind().await;
-    let (streams, pushes) = (FakeStreamsCoordinator::new(interval_ms), FakePushCoordinator::default());
+    let (streams, pushes) = (
+        FakeStreamsCoordinator::new(interval_ms),
+        FakePushCoordinator::default(),
+    );
     let coordinators = CoordinatorSequence::new(vec![server.port()]);
-    let (addr, log, _) = server.serve(push_handler(apis, coordinators, streams.clone(), pushes.clone()));
-    let client = Client::connect(&addr, ClientConfig::new("push-test")).await.unwrap();
-    Cluster { client, log, streams, pushes }
+    let (addr, log, _) = server.serve(push_handler(
+        apis,
+        coordinators,
+        streams.clone(),
+        pushes.clone(),
+    ));
+    let client = Client::connect(&addr, ClientConfig::new("push-test"))
+        .await
+        .unwrap();
+    Cluster {
+        client,
+        log,
+        streams,
+        pushes,
+    }
 }
 
 /// The specification's example: orders -> filter -> valid-orders.
@@ -46,8 +62,16 @@ fn orders() -> TopologyDescription {
         subtopologies: vec![Subtopology {
             id: 0,
             nodes: vec![
-                Node::source("KSTREAM-SOURCE-0000000000", &["orders"], &["KSTREAM-FILTER-0000000001"]),
-                Node::processor("KSTREAM-FILTER-0000000001", &[], &["KSTREAM-SINK-0000000002"]),
+                Node::source(
+                    "KSTREAM-SOURCE-0000000000",
+                    &["orders"],
+                    &["KSTREAM-FILTER-0000000001"],
+                ),
+                Node::processor(
+                    "KSTREAM-FILTER-0000000001",
+                    &[],
+                    &["KSTREAM-SINK-0000000002"],
+                ),
                 Node::sink("KSTREAM-SINK-0000000002", Some("valid-orders")),
             ],
         }],
@@ -83,7 +107,10 @@ fn stored(outcome: Option<PushOutcome>) {
 async fn eventually(what: &str, condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "{what}: not within {WAIT:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {WAIT:?}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -106,7 +133,11 @@ impl Write for Captured {
 impl Captured {
     fn install(&self) -> tracing::subscriber::DefaultGuard {
         let writer = self.clone();
-        let subscriber = tracing_subscriber::fmt().with_ansi(false).with_max_level(tracing::Level::INFO).with_writer(move || writer.clone()).finish();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || writer.clone())
+            .finish();
         tracing::subscriber::set_default(subscriber)
     }
 
@@ -121,10 +152,21 @@ async fn r50_push_disabled_never_pushes() {
     let id = Uuid::new_v4();
     c.streams.set_topology_description(Some(id), true);
     let mut member = StreamsMember::new(&c.client, config().with_topology_description_push(false));
-    assert!(!member.has_topology_description(), "no description is stored when the push is disabled");
+    assert!(
+        !member.has_topology_description(),
+        "no description is stored when the push is disabled"
+    );
     member.heartbeat_once().await.unwrap();
-    assert_eq!(member.topology_description_id(), Some(id), "the coordinator asked");
-    assert_eq!(member.pending_topology_description(), None, "and was ignored");
+    assert_eq!(
+        member.topology_description_id(),
+        Some(id),
+        "the coordinator asked"
+    );
+    assert_eq!(
+        member.pending_topology_description(),
+        None,
+        "and was ignored"
+    );
     assert!(member.maybe_push().is_none());
     assert_eq!(member.next_push_delay(), None);
 
@@ -134,7 +176,10 @@ async fn r50_push_disabled_never_pushes() {
     assert_eq!(handle.snapshot().topology_pushes_sent, 0);
     handle.leave().await.unwrap();
     assert_eq!(c.pushes.count(), 0);
-    assert!(c.log.of(ApiKey::UpdateStreamsGroupTopologyDescription).is_empty());
+    assert!(c
+        .log
+        .of(ApiKey::UpdateStreamsGroupTopologyDescription)
+        .is_empty());
 }
 
 #[tokio::test]
@@ -144,7 +189,10 @@ async fn r51_pushes_only_when_coordinator_known_id_set_description_stored_and_no
     assert!(member.has_topology_description());
     let id = Uuid::new_v4();
     c.streams.set_topology_description(Some(id), false);
-    assert!(member.maybe_push().is_none(), "no coordinator known, no id yet");
+    assert!(
+        member.maybe_push().is_none(),
+        "no coordinator known, no id yet"
+    );
 
     // No id in the response: nothing to push.
     c.streams.set_topology_description(None, false);
@@ -157,17 +205,34 @@ async fn r51_pushes_only_when_coordinator_known_id_set_description_stored_and_no
     member.heartbeat_once().await.unwrap();
     let push = member.maybe_push().expect("a push");
     assert_eq!(push.id(), TopologyDescriptionRequest::Id(id));
-    assert_eq!(push.api_key(), ApiKey::UpdateStreamsGroupTopologyDescription.key());
-    assert_eq!(member.topology_push_in_flight(), Some(TopologyDescriptionRequest::Id(id)));
+    assert_eq!(
+        push.api_key(),
+        ApiKey::UpdateStreamsGroupTopologyDescription.key()
+    );
+    assert_eq!(
+        member.topology_push_in_flight(),
+        Some(TopologyDescriptionRequest::Id(id))
+    );
     assert!(member.maybe_push().is_none(), "one push at a time");
     assert_eq!(member.next_push_delay(), None);
     let completion = push.send().await;
-    assert!(matches!(member.handle_push_completion(completion), PushOutcome::Stored));
+    assert!(matches!(
+        member.handle_push_completion(completion),
+        PushOutcome::Stored
+    ));
 
     let pushed = c.pushes.pushed();
-    let [Pushed::Spec(request)] = pushed.as_slice() else { panic!("{pushed:?}") };
-    assert_eq!((request.group_id.as_str(), request.topology_description_id), ("orders-app", id));
-    assert_eq!(WireTopology::from(&request.topology_description), wire_orders());
+    let [Pushed::Spec(request)] = pushed.as_slice() else {
+        panic!("{pushed:?}")
+    };
+    assert_eq!(
+        (request.group_id.as_str(), request.topology_description_id),
+        ("orders-app", id)
+    );
+    assert_eq!(
+        WireTopology::from(&request.topology_description),
+        wire_orders()
+    );
 
     // Done: the id is cleared, the next responses (still asking under the same id, as a
     // plugin might) bring it back, responses without it do not.
@@ -182,7 +247,10 @@ async fn r51_pushes_only_when_coordinator_known_id_set_description_stored_and_no
     let mut bare = StreamsMember::new(&c.client, StreamsMemberConfig::new("orders-app", topology));
     c.streams.set_topology_description(Some(id), false);
     bare.heartbeat_once().await.unwrap();
-    assert_eq!(bare.pending_topology_description(), Some(TopologyDescriptionRequest::Id(id)));
+    assert_eq!(
+        bare.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Id(id))
+    );
     assert!(bare.maybe_push().is_none());
     assert_eq!(c.pushes.count(), 1);
 }
@@ -194,13 +262,17 @@ async fn r51_a_push_that_is_never_answered_does_not_hold_up_heartbeats() {
     let c = cluster(every_api(), 5000).await;
     c.pushes.script(PushReply::Silence);
     let mut member = StreamsMember::new(&c.client, config());
-    c.streams.set_topology_description(Some(Uuid::new_v4()), false);
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), false);
     member.heartbeat_once().await.unwrap();
     let push = member.maybe_push().expect("a push");
     let sending = tokio::spawn(push.send());
     eventually("the push reaches the coordinator", || c.pushes.count() == 1).await;
     for _ in 0..3 {
-        tokio::time::timeout(Duration::from_secs(2), member.heartbeat_once()).await.expect("a heartbeat in time").unwrap();
+        tokio::time::timeout(Duration::from_secs(2), member.heartbeat_once())
+            .await
+            .expect("a heartbeat in time")
+            .unwrap();
         assert!(member.maybe_push().is_none(), "still in flight");
     }
     assert!(!sending.is_finished());
@@ -209,14 +281,25 @@ async fn r51_a_push_that_is_never_answered_does_not_hold_up_heartbeats() {
     // Running: 20 ms heartbeats go on while the push waits for its answer.
     let c = cluster(every_api(), 20).await;
     c.pushes.script(PushReply::Silence);
-    c.streams.set_topology_description(Some(Uuid::new_v4()), false);
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), false);
     let handle = StreamsMember::start(&c.client, config());
-    let snapshot = handle.wait_for(|s| s.topology_push_in_flight.is_some(), WAIT).await.unwrap();
+    let snapshot = handle
+        .wait_for(|s| s.topology_push_in_flight.is_some(), WAIT)
+        .await
+        .unwrap();
     let responses = snapshot.responses;
-    handle.wait_for(|s| s.responses >= responses + 10, WAIT).await.expect("heartbeats go on");
+    handle
+        .wait_for(|s| s.responses >= responses + 10, WAIT)
+        .await
+        .expect("heartbeats go on");
     let snapshot = handle.snapshot();
     assert!(snapshot.topology_push_in_flight.is_some() && snapshot.last_topology_push.is_none());
-    assert_eq!((snapshot.topology_pushes_sent, c.pushes.count()), (1, 1), "no second push while one is in flight");
+    assert_eq!(
+        (snapshot.topology_pushes_sent, c.pushes.count()),
+        (1, 1),
+        "no second push while one is in flight"
+    );
     assert_eq!(snapshot.state, MemberState::Stable);
     handle.leave().await.unwrap();
 }
@@ -229,31 +312,65 @@ async fn a_running_member_pushes_when_asked_and_reports_it() {
     assert_eq!(c.pushes.count(), 0, "not asked yet");
     let id = Uuid::new_v4();
     c.streams.set_topology_description(Some(id), false);
-    let snapshot = handle.wait_for(|s| s.last_topology_push.is_some(), WAIT).await.unwrap();
+    let snapshot = handle
+        .wait_for(|s| s.last_topology_push.is_some(), WAIT)
+        .await
+        .unwrap();
     let report = snapshot.last_topology_push.unwrap();
-    assert_eq!((report.id, report.result), (TopologyDescriptionRequest::Id(id), PushResult::Stored));
+    assert_eq!(
+        (report.id, report.result),
+        (TopologyDescriptionRequest::Id(id), PushResult::Stored)
+    );
     // The fake keeps asking under the same id (a plugin would not): each ask is one push.
     c.streams.set_topology_description(None, false);
-    handle.wait_for(|s| s.pending_topology_description.is_none() && s.topology_push_in_flight.is_none(), WAIT).await.unwrap();
+    handle
+        .wait_for(
+            |s| s.pending_topology_description.is_none() && s.topology_push_in_flight.is_none(),
+            WAIT,
+        )
+        .await
+        .unwrap();
     let pushed = c.pushes.count();
     let responses = handle.snapshot().responses;
-    handle.wait_for(|s| s.responses >= responses + 5, WAIT).await.unwrap();
+    handle
+        .wait_for(|s| s.responses >= responses + 5, WAIT)
+        .await
+        .unwrap();
     assert_eq!(c.pushes.count(), pushed, "nothing more once nobody asks");
     handle.leave().await.unwrap();
 }
 
 #[tokio::test]
 async fn r52_not_coordinator_and_coordinator_not_available_rediscover_and_keep_the_id() {
-    for error in [ErrorCode::NOT_COORDINATOR, ErrorCode::COORDINATOR_NOT_AVAILABLE] {
+    for error in [
+        ErrorCode::NOT_COORDINATOR,
+        ErrorCode::COORDINATOR_NOT_AVAILABLE,
+    ] {
         let (old, new) = (FakeServer::bind().await, FakeServer::bind().await);
         let coordinators = CoordinatorSequence::new(vec![old.port(), new.port()]);
-        let (streams, old_pushes, new_pushes) = (FakeStreamsCoordinator::new(5000), FakePushCoordinator::default(), FakePushCoordinator::default());
+        let (streams, old_pushes, new_pushes) = (
+            FakeStreamsCoordinator::new(5000),
+            FakePushCoordinator::default(),
+            FakePushCoordinator::default(),
+        );
         let id = Uuid::new_v4();
         streams.set_topology_description(Some(id), false);
         old_pushes.script(PushReply::error(error.code()));
-        let (addr, old_log, _) = old.serve(push_handler(every_api(), coordinators.clone(), streams.clone(), old_pushes.clone()));
-        new.serve(push_handler(every_api(), coordinators, streams.clone(), new_pushes.clone()));
-        let client = Client::connect(&addr, ClientConfig::new("push-test")).await.unwrap();
+        let (addr, old_log, _) = old.serve(push_handler(
+            every_api(),
+            coordinators.clone(),
+            streams.clone(),
+            old_pushes.clone(),
+        ));
+        new.serve(push_handler(
+            every_api(),
+            coordinators,
+            streams.clone(),
+            new_pushes.clone(),
+        ));
+        let client = Client::connect(&addr, ClientConfig::new("push-test"))
+            .await
+            .unwrap();
         let mut member = StreamsMember::new(&client, config());
         member.heartbeat_once().await.unwrap();
         streams.set_topology_description(None, false);
@@ -262,17 +379,33 @@ async fn r52_not_coordinator_and_coordinator_not_available_rediscover_and_keep_t
             Some(PushOutcome::Retry { error: e, .. }) => assert_eq!(e.error_code(), Some(error)),
             other => panic!("{error:?}: {other:?}"),
         }
-        assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Id(id)), "{error:?}: the id is kept");
-        assert!(member.coordinator_connection().is_none(), "{error:?}: the coordinator is forgotten");
+        assert_eq!(
+            member.pending_topology_description(),
+            Some(TopologyDescriptionRequest::Id(id)),
+            "{error:?}: the id is kept"
+        );
+        assert!(
+            member.coordinator_connection().is_none(),
+            "{error:?}: the coordinator is forgotten"
+        );
         wait_for_push_window(&member).await;
-        assert!(member.maybe_push().is_none(), "{error:?}: no push before a coordinator is known again");
+        assert!(
+            member.maybe_push().is_none(),
+            "{error:?}: no push before a coordinator is known again"
+        );
 
         // The heartbeat finds the new coordinator; the push follows it with the same id.
         member.heartbeat_once().await.unwrap();
-        assert_eq!(old_log.of(ApiKey::FindCoordinator).len(), 2, "{error:?}: looked up again");
+        assert_eq!(
+            old_log.of(ApiKey::FindCoordinator).len(),
+            2,
+            "{error:?}: looked up again"
+        );
         stored(member.push_once().await);
         let pushed = new_pushes.pushed();
-        let [Pushed::Spec(request)] = pushed.as_slice() else { panic!("{error:?}: {pushed:?}") };
+        let [Pushed::Spec(request)] = pushed.as_slice() else {
+            panic!("{error:?}: {pushed:?}")
+        };
         assert_eq!(request.topology_description_id, id);
         assert_eq!(old_pushes.count(), 1);
     }
@@ -283,20 +416,34 @@ async fn r53_load_in_progress_keeps_the_id() {
     let c = cluster(every_api(), 5000).await;
     let id = Uuid::new_v4();
     c.streams.set_topology_description(Some(id), false);
-    c.pushes.script(PushReply::error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code()));
+    c.pushes.script(PushReply::error(
+        ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code(),
+    ));
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     c.streams.set_topology_description(None, false);
 
     match member.push_once().await {
         Some(PushOutcome::Retry { error, after }) => {
-            assert_eq!(error.error_code(), Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS));
-            assert!(after >= Duration::from_millis(8) && after <= Duration::from_millis(12), "the retry back-off: {after:?}");
+            assert_eq!(
+                error.error_code(),
+                Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS)
+            );
+            assert!(
+                after >= Duration::from_millis(8) && after <= Duration::from_millis(12),
+                "the retry back-off: {after:?}"
+            );
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Id(id)));
-    assert!(member.coordinator_connection().is_some(), "the coordinator stays");
+    assert_eq!(
+        member.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Id(id))
+    );
+    assert!(
+        member.coordinator_connection().is_some(),
+        "the coordinator stays"
+    );
     wait_for_push_window(&member).await;
     stored(member.push_once().await);
     assert_eq!(c.pushes.count(), 2);
@@ -317,7 +464,10 @@ async fn r53_network_errors_keep_the_id() {
         Some(PushOutcome::Retry { error, .. }) => assert!(error.is_transport(), "{error}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Id(id)));
+    assert_eq!(
+        member.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Id(id))
+    );
     // The next heartbeat connects again; the push goes out again with the same id.
     member.heartbeat_once().await.unwrap();
     wait_for_push_window(&member).await;
@@ -328,16 +478,25 @@ async fn r53_network_errors_keep_the_id() {
     let c = cluster(every_api(), 5000).await;
     c.streams.set_topology_description(Some(id), false);
     c.pushes.script(PushReply::Silence);
-    let client = Client::connect(c.client.bootstrap().addr(), ClientConfig::new("push-test").with_request_timeout(Duration::from_millis(200)))
-        .await
-        .unwrap();
+    let client = Client::connect(
+        c.client.bootstrap().addr(),
+        ClientConfig::new("push-test").with_request_timeout(Duration::from_millis(200)),
+    )
+    .await
+    .unwrap();
     let mut member = StreamsMember::new(&client, config());
     member.heartbeat_once().await.unwrap();
     match member.push_once().await {
-        Some(PushOutcome::Retry { error: ClientError::Timeout { .. }, .. }) => {}
+        Some(PushOutcome::Retry {
+            error: ClientError::Timeout { .. },
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
-    assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Id(id)));
+    assert_eq!(
+        member.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Id(id))
+    );
 }
 
 #[tokio::test]
@@ -366,13 +525,28 @@ async fn r54_every_other_error_clears_the_id_warns_and_waits_for_a_new_request()
         let outcome = member.push_once().await;
         drop(guard);
         match outcome {
-            Some(PushOutcome::Dropped { error }) => assert!(error.to_string().contains(&format!("({code})")), "{code}: {error}"),
+            Some(PushOutcome::Dropped { error }) => assert!(
+                error.to_string().contains(&format!("({code})")),
+                "{code}: {error}"
+            ),
             other => panic!("{code}: {other:?}"),
         }
         let logged = captured.text();
-        assert!(logged.lines().any(|l| l.contains("WARN") && l.contains("topology description push failed") && l.contains(&format!("({code})"))), "{code}: {logged}");
-        assert_eq!(member.pending_topology_description(), None, "{code}: the id is cleared");
-        assert!(member.coordinator_connection().is_some(), "{code}: the coordinator stays");
+        assert!(
+            logged.lines().any(|l| l.contains("WARN")
+                && l.contains("topology description push failed")
+                && l.contains(&format!("({code})"))),
+            "{code}: {logged}"
+        );
+        assert_eq!(
+            member.pending_topology_description(),
+            None,
+            "{code}: the id is cleared"
+        );
+        assert!(
+            member.coordinator_connection().is_some(),
+            "{code}: the coordinator stays"
+        );
 
         // No retry of its own, whatever the time and however many heartbeats without an id.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -397,7 +571,10 @@ async fn r55_throttle_time_delays_the_next_push() {
     let c = cluster(every_api(), 5000).await;
     let first = Uuid::new_v4();
     c.streams.set_topology_description(Some(first), false);
-    c.pushes.script(PushReply::Answer { error_code: 0, throttle_time_ms: 300 });
+    c.pushes.script(PushReply::Answer {
+        error_code: 0,
+        throttle_time_ms: 300,
+    });
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     stored(member.push_once().await);
@@ -408,13 +585,19 @@ async fn r55_throttle_time_delays_the_next_push() {
     member.heartbeat_once().await.unwrap();
     let delay = member.next_push_delay().expect("a push is due");
     // 300 ms from the answer, less the heartbeat since (slow on a busy machine).
-    assert!(delay > Duration::from_millis(100) && delay <= Duration::from_millis(300), "{delay:?}");
+    assert!(
+        delay > Duration::from_millis(100) && delay <= Duration::from_millis(300),
+        "{delay:?}"
+    );
     assert!(member.maybe_push().is_none(), "throttled");
     tokio::time::sleep(delay + Duration::from_millis(5)).await;
     assert_eq!(member.next_push_delay(), Some(Duration::ZERO));
 
     // A throttled retriable error waits for the longer of throttle and back-off (10 ms).
-    c.pushes.script(PushReply::Answer { error_code: ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code(), throttle_time_ms: 250 });
+    c.pushes.script(PushReply::Answer {
+        error_code: ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code(),
+        throttle_time_ms: 250,
+    });
     match member.push_once().await {
         Some(PushOutcome::Retry { after, .. }) => assert_eq!(after, Duration::from_millis(250)),
         other => panic!("{other:?}"),
@@ -428,21 +611,46 @@ async fn r55_throttle_time_delays_the_next_push() {
 #[tokio::test]
 async fn r67_heartbeat_v1_pushes_with_key_93_and_the_topology_epoch() {
     let c = cluster(every_api(), 5000).await;
-    c.streams.set_topology_description(Some(Uuid::new_v4()), true);
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), true);
     let mut member = StreamsMember::new(&c.client, config().with_heartbeat_version(1));
     member.heartbeat_once().await.unwrap();
-    assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Required));
+    assert_eq!(
+        member.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Required)
+    );
     let push = member.maybe_push().expect("a push");
-    assert_eq!(push.api_key(), ApiKey::StreamsGroupTopologyDescriptionUpdate.key());
+    assert_eq!(
+        push.api_key(),
+        ApiKey::StreamsGroupTopologyDescriptionUpdate.key()
+    );
     let outcome = member.handle_push_completion(push.send().await);
     assert!(matches!(outcome, PushOutcome::Stored), "{outcome:?}");
 
     let pushed = c.pushes.pushed();
-    let [Pushed::Kafka(request)] = pushed.as_slice() else { panic!("{pushed:?}") };
-    assert_eq!((request.group_id.as_str(), request.member_id.as_str(), request.topology_epoch), ("orders-app", member.member_id(), 3));
-    assert_eq!(WireTopology::from(&request.topology_description), wire_orders());
-    assert_eq!(c.log.of(ApiKey::StreamsGroupTopologyDescriptionUpdate)[0].version(), 0);
-    assert!(c.log.of(ApiKey::UpdateStreamsGroupTopologyDescription).is_empty());
+    let [Pushed::Kafka(request)] = pushed.as_slice() else {
+        panic!("{pushed:?}")
+    };
+    assert_eq!(
+        (
+            request.group_id.as_str(),
+            request.member_id.as_str(),
+            request.topology_epoch
+        ),
+        ("orders-app", member.member_id(), 3)
+    );
+    assert_eq!(
+        WireTopology::from(&request.topology_description),
+        wire_orders()
+    );
+    assert_eq!(
+        c.log.of(ApiKey::StreamsGroupTopologyDescriptionUpdate)[0].version(),
+        0
+    );
+    assert!(c
+        .log
+        .of(ApiKey::UpdateStreamsGroupTopologyDescription)
+        .is_empty());
     assert_eq!(member.pending_topology_description(), None);
 }
 
@@ -454,14 +662,27 @@ async fn r67_heartbeat_v2_pushes_with_key_95() {
     let mut member = StreamsMember::new(&c.client, config().with_heartbeat_version(2));
     member.heartbeat_once().await.unwrap();
     stored(member.push_once().await);
-    assert_eq!(c.log.of(ApiKey::UpdateStreamsGroupTopologyDescription).len(), 1);
-    assert!(c.log.of(ApiKey::StreamsGroupTopologyDescriptionUpdate).is_empty());
+    assert_eq!(
+        c.log
+            .of(ApiKey::UpdateStreamsGroupTopologyDescription)
+            .len(),
+        1
+    );
+    assert!(c
+        .log
+        .of(ApiKey::StreamsGroupTopologyDescriptionUpdate)
+        .is_empty());
 }
 
 #[tokio::test]
 async fn r65_heartbeat_v0_never_pushes() {
-    let c = cluster(every_api_but(ApiKey::StreamsGroupHeartbeat, Some((0, 0))), 20).await;
-    c.streams.set_topology_description(Some(Uuid::new_v4()), true);
+    let c = cluster(
+        every_api_but(ApiKey::StreamsGroupHeartbeat, Some((0, 0))),
+        20,
+    )
+    .await;
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), true);
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     assert_eq!(c.log.of(ApiKey::StreamsGroupHeartbeat)[0].version(), 0);
@@ -477,17 +698,26 @@ async fn r65_heartbeat_v0_never_pushes() {
 #[tokio::test]
 async fn r66_a_coordinator_without_the_push_rpc_gets_no_retry_until_asked_again() {
     // The coordinator does not advertise key 95: the push is not even sent, and dropped.
-    let c = cluster(every_api_but(ApiKey::UpdateStreamsGroupTopologyDescription, None), 5000).await;
+    let c = cluster(
+        every_api_but(ApiKey::UpdateStreamsGroupTopologyDescription, None),
+        5000,
+    )
+    .await;
     let id = Uuid::new_v4();
     c.streams.set_topology_description(Some(id), false);
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     c.streams.set_topology_description(None, false);
     match member.push_once().await {
-        Some(PushOutcome::Dropped { error: ClientError::UnsupportedVersion { api, .. } }) => assert_eq!(api, 95),
+        Some(PushOutcome::Dropped {
+            error: ClientError::UnsupportedVersion { api, .. },
+        }) => assert_eq!(api, 95),
         other => panic!("{other:?}"),
     }
-    assert!(c.log.of(ApiKey::UpdateStreamsGroupTopologyDescription).is_empty());
+    assert!(c
+        .log
+        .of(ApiKey::UpdateStreamsGroupTopologyDescription)
+        .is_empty());
     assert_eq!(member.pending_topology_description(), None);
     member.heartbeat_once().await.unwrap();
     assert!(member.maybe_push().is_none());
@@ -496,14 +726,19 @@ async fn r66_a_coordinator_without_the_push_rpc_gets_no_retry_until_asked_again(
     // a plugin-equipped one asking again gets the push.
     let c = cluster(every_api(), 5000).await;
     c.streams.set_topology_description(Some(id), false);
-    c.pushes.script(PushReply::error(ErrorCode::UNSUPPORTED_VERSION.code()));
+    c.pushes
+        .script(PushReply::error(ErrorCode::UNSUPPORTED_VERSION.code()));
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     c.streams.set_topology_description(None, false);
-    assert!(matches!(member.push_once().await, Some(PushOutcome::Dropped { .. })));
+    assert!(matches!(
+        member.push_once().await,
+        Some(PushOutcome::Dropped { .. })
+    ));
     member.heartbeat_once().await.unwrap();
     assert!(member.push_once().await.is_none(), "no retry");
-    c.streams.set_topology_description(Some(Uuid::new_v4()), false);
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), false);
     member.heartbeat_once().await.unwrap();
     stored(member.push_once().await);
 }
@@ -518,8 +753,15 @@ async fn a_newer_id_that_arrives_during_a_push_is_pushed_next() {
     let push = member.maybe_push().expect("a push");
     c.streams.set_topology_description(Some(second), false);
     member.heartbeat_once().await.unwrap();
-    assert!(matches!(member.handle_push_completion(push.send().await), PushOutcome::Stored));
-    assert_eq!(member.pending_topology_description(), Some(TopologyDescriptionRequest::Id(second)), "the newer request survives");
+    assert!(matches!(
+        member.handle_push_completion(push.send().await),
+        PushOutcome::Stored
+    ));
+    assert_eq!(
+        member.pending_topology_description(),
+        Some(TopologyDescriptionRequest::Id(second)),
+        "the newer request survives"
+    );
     stored(member.push_once().await);
     let ids: Vec<Uuid> = c
         .pushes
@@ -536,7 +778,8 @@ async fn a_newer_id_that_arrives_during_a_push_is_pushed_next() {
 #[tokio::test]
 async fn fencing_drops_the_pending_request() {
     let c = cluster(every_api(), 5000).await;
-    c.streams.set_topology_description(Some(Uuid::new_v4()), false);
+    c.streams
+        .set_topology_description(Some(Uuid::new_v4()), false);
     let mut member = StreamsMember::new(&c.client, config());
     member.heartbeat_once().await.unwrap();
     c.streams.set_topology_description(None, false);

@@ -20,7 +20,12 @@ pub fn module(spec: &MessageSpec) -> Result<String, CodegenError> {
             let _ = writeln!(out, "/// {line}");
         }
     }
-    let _ = writeln!(out, "/// Generated from `schemas/{}`; valid versions {}.", spec.file, range_text(&spec.valid_versions));
+    let _ = writeln!(
+        out,
+        "/// Generated from `schemas/{}`; valid versions {}.",
+        spec.file,
+        range_text(&spec.valid_versions)
+    );
     let _ = writeln!(out, "pub mod {module} {{");
     out.push_str("    #[allow(unused_imports)]\n    use ::kafka_protocol::protocol::{Encodable as _, Decodable as _};\n\n");
     for s in &spec.structs {
@@ -87,7 +92,11 @@ fn emit_top_traits(spec: &MessageSpec, out: &mut String) {
         Kind::Response => {
             // KIP-511: the ApiVersions response header is always v0 so that a client that sent a
             // too-new request can still read the error.
-            let body = if name == "ApiVersionsResponse" { "0".to_string() } else { format!("if {flex} {{ 1 }} else {{ 0 }}") };
+            let body = if name == "ApiVersionsResponse" {
+                "0".to_string()
+            } else {
+                format!("if {flex} {{ 1 }} else {{ 0 }}")
+            };
             let _ = writeln!(
                 out,
                 "    impl {KP}::HeaderVersion for {name} {{\n        fn header_version(version: i16) -> i16 {{ {body} }}\n    }}\n"
@@ -113,7 +122,10 @@ impl Ctx<'_> {
     }
 
     fn err(&self, f: &Field, msg: impl std::fmt::Display) -> CodegenError {
-        CodegenError::Schema { file: self.spec.file.clone(), msg: format!("{}.{}: {msg}", self.strukt.name, f.name) }
+        CodegenError::Schema {
+            file: self.spec.file.clone(),
+            msg: format!("{}.{}: {msg}", self.strukt.name, f.name),
+        }
     }
 
     fn flexible_test(&self) -> String {
@@ -130,7 +142,11 @@ impl Ctx<'_> {
 
     fn emit_struct(&self, out: &mut String) {
         let s = self.strukt;
-        let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq)]\n    pub struct {} {{", s.name);
+        let _ = writeln!(
+            out,
+            "    #[derive(Debug, Clone, PartialEq)]\n    pub struct {} {{",
+            s.name
+        );
         for f in &s.fields {
             if let Some(about) = &f.about {
                 for line in about.lines() {
@@ -154,7 +170,12 @@ impl Ctx<'_> {
                 notes.push(format!("entity {e}"));
             }
             let _ = writeln!(out, "        ///\n        /// Wire: {}.", notes.join(", "));
-            let _ = writeln!(out, "        pub {}: {},", field_ident(&f.name), rust_type(f));
+            let _ = writeln!(
+                out,
+                "        pub {}: {},",
+                field_ident(&f.name),
+                rust_type(f)
+            );
         }
         out.push_str("        /// Tagged fields this version of the schema does not know; kept for round trips.\n");
         out.push_str("        pub unknown_tagged_fields: ::std::collections::BTreeMap<i32, ::bytes::Bytes>,\n    }\n\n");
@@ -164,7 +185,12 @@ impl Ctx<'_> {
         let s = self.strukt;
         let _ = writeln!(out, "    impl ::std::default::Default for {} {{\n        fn default() -> Self {{\n            Self {{", s.name);
         for f in &s.fields {
-            let _ = writeln!(out, "                {}: {},", field_ident(&f.name), self.default_value(f)?);
+            let _ = writeln!(
+                out,
+                "                {}: {},",
+                field_ident(&f.name),
+                self.default_value(f)?
+            );
         }
         out.push_str("                unknown_tagged_fields: ::std::collections::BTreeMap::new(),\n            }\n        }\n    }\n\n");
         Ok(())
@@ -192,8 +218,16 @@ impl Ctx<'_> {
                 continue;
             }
             let fx = self.field_flex(f);
-            let _ = writeln!(enc, "        if {present} {{\n{}        }}", self.write_field(f, &fx, "            "));
-            let _ = writeln!(size, "        if {present} {{\n            total += {};\n        }}", self.size_field(f, &fx));
+            let _ = writeln!(
+                enc,
+                "        if {present} {{\n{}        }}",
+                self.write_field(f, &fx, "            ")
+            );
+            let _ = writeln!(
+                size,
+                "        if {present} {{\n            total += {};\n        }}",
+                self.size_field(f, &fx)
+            );
         }
         let tagged: Vec<&Field> = {
             let mut t: Vec<&Field> = s.fields.iter().filter(|f| f.tagged.is_some()).collect();
@@ -201,13 +235,29 @@ impl Ctx<'_> {
             t
         };
         // Tagged section: known tags and unknown ones interleaved in tag order.
-        let _ = writeln!(enc, "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();");
-        let _ = writeln!(size, "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();");
+        let _ = writeln!(
+            enc,
+            "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();"
+        );
+        let _ = writeln!(
+            size,
+            "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();"
+        );
         for f in &tagged {
             let id = field_ident(&f.name);
-            let cond = format!("({}) && !({})", f.versions.test("version"), self.is_default(f, &format!("self.{id}"))?);
-            let _ = writeln!(enc, "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}");
-            let _ = writeln!(size, "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}");
+            let cond = format!(
+                "({}) && !({})",
+                f.versions.test("version"),
+                self.is_default(f, &format!("self.{id}"))?
+            );
+            let _ = writeln!(
+                enc,
+                "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}"
+            );
+            let _ = writeln!(
+                size,
+                "            let has_{id} = {cond};\n            if has_{id} {{ count += 1; }}"
+            );
         }
         enc.push_str("            crate::codec::write_uvarint(buf, count as u32);\n");
         size.push_str("            total += crate::codec::uvarint_size(count as u32) + crate::codec::unknown_tagged_size(&self.unknown_tagged_fields);\n");
@@ -266,7 +316,9 @@ impl Ctx<'_> {
                 self.read_field(f, &fx, "buf")
             );
         }
-        body.push_str("        let mut unknown_tagged_fields = ::std::collections::BTreeMap::new();\n");
+        body.push_str(
+            "        let mut unknown_tagged_fields = ::std::collections::BTreeMap::new();\n",
+        );
         body.push_str("        if flexible {\n            let count = crate::codec::read_uvarint(buf)?;\n            for _ in 0..count {\n");
         body.push_str("                let tag = crate::codec::read_uvarint(buf)?;\n                let size = crate::codec::read_uvarint(buf)? as usize;\n                let mut data = crate::codec::take(buf, size)?;\n                match tag {\n");
         for f in s.fields.iter().filter(|f| f.tagged.is_some()) {
@@ -301,9 +353,19 @@ impl Ctx<'_> {
         let mut body = String::new();
         for f in &s.fields {
             let id = field_ident(&f.name);
-            let _ = writeln!(body, "            if {} {{ v.{id} = {}; }}", f.versions.test("version"), self.arbitrary_field(f));
+            let _ = writeln!(
+                body,
+                "            if {} {{ v.{id} = {}; }}",
+                f.versions.test("version"),
+                self.arbitrary_field(f)
+            );
         }
-        let next_tag = s.fields.iter().filter_map(|f| f.tagged.map(|(t, _)| t)).max().map_or(0, |t| t + 1);
+        let next_tag = s
+            .fields
+            .iter()
+            .filter_map(|f| f.tagged.map(|(t, _)| t))
+            .max()
+            .map_or(0, |t| t + 1);
         let _ = writeln!(
             out,
             "    #[cfg(any(test, feature = \"arbitrary\"))]\n    impl {name} {{\n        /// A random value that version `version` can carry, for property tests.\n        pub fn arbitrary<R: ::rand::Rng + ?Sized>(rng: &mut R, version: i16) -> Self {{\n            let flexible = {flex};\n            let mut v = Self::default();\n{body}            if flexible && rng.random_ratio(1, 4) {{\n                v.unknown_tagged_fields.insert({next_tag} + rng.random_range(0..3), crate::codec::arbitrary_bytes(rng));\n            }}\n            v\n        }}\n    }}\n",
@@ -355,14 +417,20 @@ impl Ctx<'_> {
         }
         match &f.ty {
             FieldType::Uuid => "16".into(),
-            FieldType::String => format!("crate::codec::nullable_string_size({e}.as_deref(), {fx})"),
+            FieldType::String => {
+                format!("crate::codec::nullable_string_size({e}.as_deref(), {fx})")
+            }
             FieldType::Bytes => format!("crate::codec::nullable_bytes_size({e}.as_ref(), {fx})"),
-            FieldType::Records => format!("crate::codec::nullable_records_size({e}.as_ref(), {fx})"),
+            FieldType::Records => {
+                format!("crate::codec::nullable_records_size({e}.as_ref(), {fx})")
+            }
             FieldType::Array(_) => format!(
                 "match &{e} {{ None => crate::codec::array_len_size(None, {fx}), Some(x) => {} }}",
                 size_value(&f.ty, "x", fx)
             ),
-            FieldType::Struct(_) => format!("1 + match &{e} {{ None => 0, Some(x) => x.compute_size(version)? }}"),
+            FieldType::Struct(_) => {
+                format!("1 + match &{e} {{ None => 0, Some(x) => x.compute_size(version)? }}")
+            }
             _ => unreachable_type(),
         }
     }
@@ -402,8 +470,15 @@ impl Ctx<'_> {
         if !self.nullable(f) {
             return value;
         }
-        let value = if f.ty == FieldType::Uuid { "::uuid::Uuid::from_u128(rng.random::<u128>() | 1)".to_string() } else { value };
-        format!("if ({}) && rng.random_ratio(1, 4) {{ None }} else {{ Some({value}) }}", f.nullable_versions.test("version"))
+        let value = if f.ty == FieldType::Uuid {
+            "::uuid::Uuid::from_u128(rng.random::<u128>() | 1)".to_string()
+        } else {
+            value
+        };
+        format!(
+            "if ({}) && rng.random_ratio(1, 4) {{ None }} else {{ Some({value}) }}",
+            f.nullable_versions.test("version")
+        )
     }
 
     fn default_value(&self, f: &Field) -> Result<String, CodegenError> {
@@ -411,7 +486,11 @@ impl Ctx<'_> {
         let is_null = raw.as_deref() == Some("null");
         if self.nullable(f) {
             // Kafka's generator gives a records field no default but null (FieldSpec.fieldDefault).
-            let null_default = is_null || matches!(f.ty, FieldType::Struct(_) | FieldType::Uuid | FieldType::Records);
+            let null_default = is_null
+                || matches!(
+                    f.ty,
+                    FieldType::Struct(_) | FieldType::Uuid | FieldType::Records
+                );
             if null_default {
                 return Ok("None".into());
             }
@@ -424,23 +503,40 @@ impl Ctx<'_> {
                 Some("true") => "true".into(),
                 Some(o) => return Err(self.err(f, format!("bad bool default {o:?}"))),
             },
-            FieldType::Int8 => int_default(raw.as_deref(), i8::MIN as i64, i8::MAX as i64).map_err(|m| self.err(f, m))?,
-            FieldType::Int16 => int_default(raw.as_deref(), i16::MIN as i64, i16::MAX as i64).map_err(|m| self.err(f, m))?,
-            FieldType::Int32 => int_default(raw.as_deref(), i32::MIN as i64, i32::MAX as i64).map_err(|m| self.err(f, m))?,
-            FieldType::Int64 => int_default(raw.as_deref(), i64::MIN, i64::MAX).map_err(|m| self.err(f, m))?,
-            FieldType::Uint16 => int_default(raw.as_deref(), 0, u16::MAX as i64).map_err(|m| self.err(f, m))?,
+            FieldType::Int8 => int_default(raw.as_deref(), i8::MIN as i64, i8::MAX as i64)
+                .map_err(|m| self.err(f, m))?,
+            FieldType::Int16 => int_default(raw.as_deref(), i16::MIN as i64, i16::MAX as i64)
+                .map_err(|m| self.err(f, m))?,
+            FieldType::Int32 => int_default(raw.as_deref(), i32::MIN as i64, i32::MAX as i64)
+                .map_err(|m| self.err(f, m))?,
+            FieldType::Int64 => {
+                int_default(raw.as_deref(), i64::MIN, i64::MAX).map_err(|m| self.err(f, m))?
+            }
+            FieldType::Uint16 => {
+                int_default(raw.as_deref(), 0, u16::MAX as i64).map_err(|m| self.err(f, m))?
+            }
             FieldType::Float64 => match raw.as_deref() {
                 None => "0.0".into(),
-                Some(t) => format!("{:?}", t.parse::<f64>().map_err(|_| self.err(f, "bad float default"))?),
+                Some(t) => format!(
+                    "{:?}",
+                    t.parse::<f64>()
+                        .map_err(|_| self.err(f, "bad float default"))?
+                ),
             },
-            FieldType::String => format!("::std::string::String::from({:?})", raw.unwrap_or_default()),
+            FieldType::String => {
+                format!("::std::string::String::from({:?})", raw.unwrap_or_default())
+            }
             FieldType::Bytes => "::bytes::Bytes::new()".into(),
             FieldType::Records => "crate::RecordSet::default()".into(),
             FieldType::Uuid => "::uuid::Uuid::nil()".into(),
             FieldType::Struct(name) => format!("<{name} as ::std::default::Default>::default()"),
             FieldType::Array(_) => "::std::vec::Vec::new()".into(),
         };
-        Ok(if self.nullable(f) { format!("Some({value})") } else { value })
+        Ok(if self.nullable(f) {
+            format!("Some({value})")
+        } else {
+            value
+        })
     }
 
     /// A cheap test that `e` holds the field's default (used for version and tag checks).
@@ -453,10 +549,17 @@ impl Ctx<'_> {
         Ok(match (&f.ty, some) {
             (FieldType::Array(_), false) => format!("{e}.is_empty()"),
             (FieldType::Array(_), true) => format!("{e}.as_ref().is_some_and(|x| x.is_empty())"),
-            (FieldType::String, false) => format!("{e} == {:?}", default_text(f).unwrap_or_default()),
-            (FieldType::String, true) => format!("{e}.as_deref() == Some({:?})", default_text(f).unwrap_or_default()),
+            (FieldType::String, false) => {
+                format!("{e} == {:?}", default_text(f).unwrap_or_default())
+            }
+            (FieldType::String, true) => format!(
+                "{e}.as_deref() == Some({:?})",
+                default_text(f).unwrap_or_default()
+            ),
             (FieldType::Bytes | FieldType::Records, false) => format!("{e}.is_empty()"),
-            (FieldType::Bytes | FieldType::Records, true) => format!("{e}.as_ref().is_some_and(|x| x.is_empty())"),
+            (FieldType::Bytes | FieldType::Records, true) => {
+                format!("{e}.as_ref().is_some_and(|x| x.is_empty())")
+            }
             (FieldType::Uuid, false) => format!("{e}.is_nil()"),
             _ => format!("{e} == {d}"),
         })
@@ -479,7 +582,8 @@ fn int_default(raw: Option<&str>, min: i64, max: i64) -> Result<String, String> 
     let v = if let Some(hex) = t.strip_prefix("0x") {
         i64::from_str_radix(hex, 16).map_err(|_| format!("bad integer default {t:?}"))?
     } else {
-        t.parse::<i64>().map_err(|_| format!("bad integer default {t:?}"))?
+        t.parse::<i64>()
+            .map_err(|_| format!("bad integer default {t:?}"))?
     };
     if v < min || v > max {
         return Err(format!("default {v} out of range"));
@@ -622,5 +726,13 @@ fn strip_raw(id: &str) -> &str {
 
 fn indent(s: &str, n: usize) -> String {
     let pad = " ".repeat(n);
-    s.lines().map(|l| if l.is_empty() { "\n".to_string() } else { format!("{pad}{l}\n") }).collect()
+    s.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("{pad}{l}\n")
+            }
+        })
+        .collect()
 }

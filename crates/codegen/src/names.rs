@@ -26,10 +26,11 @@ pub fn snake_case(name: &str) -> String {
 }
 
 const KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
-    "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static", "struct", "super", "trait",
-    "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do",
-    "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
 ];
 
 /// A field name that is a valid Rust identifier.
@@ -50,7 +51,10 @@ mod tests {
     fn converts_kafka_names() {
         assert_eq!(snake_case("ThrottleTimeMs"), "throttle_time_ms");
         assert_eq!(snake_case("IsrNodes"), "isr_nodes");
-        assert_eq!(snake_case("StreamsGroupHeartbeatRequest"), "streams_group_heartbeat_request");
+        assert_eq!(
+            snake_case("StreamsGroupHeartbeatRequest"),
+            "streams_group_heartbeat_request"
+        );
         assert_eq!(snake_case("TopicId"), "topic_id");
         assert_eq!(snake_case("ZkMigrationReady"), "zk_migration_ready");
         assert_eq!(snake_case("IPAddress"), "ip_address");

@@ -32,7 +32,10 @@ impl Kind {
     }
 
     pub fn is_record(self) -> bool {
-        matches!(self, Kind::Metadata | Kind::CoordinatorKey | Kind::CoordinatorValue)
+        matches!(
+            self,
+            Kind::Metadata | Kind::CoordinatorKey | Kind::CoordinatorValue
+        )
     }
 }
 
@@ -141,7 +144,12 @@ impl FieldType {
     pub fn can_be_nullable(&self) -> bool {
         matches!(
             self,
-            FieldType::String | FieldType::Bytes | FieldType::Records | FieldType::Uuid | FieldType::Struct(_) | FieldType::Array(_)
+            FieldType::String
+                | FieldType::Bytes
+                | FieldType::Records
+                | FieldType::Uuid
+                | FieldType::Struct(_)
+                | FieldType::Array(_)
         )
     }
 }
@@ -189,22 +197,36 @@ impl MessageSpec {
 }
 
 pub fn parse(file: &str, text: &str) -> Result<MessageSpec, CodegenError> {
-    let err = |msg: String| CodegenError::Schema { file: file.to_string(), msg };
+    let err = |msg: String| CodegenError::Schema {
+        file: file.to_string(),
+        msg,
+    };
     let raw: RawMessage = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
     let _ = raw.latest_version_unstable;
-    let kind = Kind::parse(&raw.kind).ok_or_else(|| err(format!("unknown message type {:?}", raw.kind)))?;
+    let kind = Kind::parse(&raw.kind)
+        .ok_or_else(|| err(format!("unknown message type {:?}", raw.kind)))?;
     let valid_versions = Versions::parse(&raw.valid_versions).map_err(&err)?;
-    let flexible_versions = Versions::parse(raw.flexible_versions.as_deref().unwrap_or("none")).map_err(&err)?;
+    let flexible_versions =
+        Versions::parse(raw.flexible_versions.as_deref().unwrap_or("none")).map_err(&err)?;
     if matches!(kind, Kind::Request | Kind::Response) && raw.api_key.is_none() {
         return Err(err("requests and responses need an apiKey".into()));
     }
     let mut structs = Vec::new();
     let top_fields = convert_fields(raw.fields, &mut structs).map_err(&err)?;
-    structs.insert(0, Struct { name: raw.name.clone(), fields: top_fields });
+    structs.insert(
+        0,
+        Struct {
+            name: raw.name.clone(),
+            fields: top_fields,
+        },
+    );
     for common in raw.common_structs {
         let _ = common.versions;
         let fields = convert_fields(common.fields, &mut structs).map_err(&err)?;
-        structs.push(Struct { name: common.name, fields });
+        structs.push(Struct {
+            name: common.name,
+            fields,
+        });
     }
     let spec = MessageSpec {
         file: file.to_string(),
@@ -230,9 +252,19 @@ fn convert_fields(raw: Vec<RawField>, structs: &mut Vec<Struct>) -> Result<Vec<F
                 FieldType::Struct(n) => n.clone(),
                 FieldType::Array(inner) => match inner.as_ref() {
                     FieldType::Struct(n) => n.clone(),
-                    _ => return Err(format!("field {} has nested fields but type {}", f.name, f.ty)),
+                    _ => {
+                        return Err(format!(
+                            "field {} has nested fields but type {}",
+                            f.name, f.ty
+                        ))
+                    }
                 },
-                _ => return Err(format!("field {} has nested fields but type {}", f.name, f.ty)),
+                _ => {
+                    return Err(format!(
+                        "field {} has nested fields but type {}",
+                        f.name, f.ty
+                    ))
+                }
             };
             let fields = convert_fields(nested, structs)?;
             structs.push(Struct { name, fields });
@@ -254,7 +286,12 @@ fn convert_fields(raw: Vec<RawField>, structs: &mut Vec<Struct>) -> Result<Vec<F
                 .ok_or_else(|| format!("field {}: bad tag {tag}", f.name))?;
                 Some((tag, Versions::parse(tv)?))
             }
-            _ => return Err(format!("field {}: tag and taggedVersions go together", f.name)),
+            _ => {
+                return Err(format!(
+                    "field {}: tag and taggedVersions go together",
+                    f.name
+                ))
+            }
         };
         let flexible_versions = match &f.flexible_versions {
             Some(v) => Some(Versions::parse(v)?),
@@ -289,20 +326,35 @@ fn validate(spec: &MessageSpec) -> Result<(), String> {
         let mut tags = std::collections::HashSet::new();
         for f in &s.fields {
             if !f.nullable_versions.is_empty() && !f.ty.can_be_nullable() {
-                return Err(format!("{}.{}: type {:?} cannot be nullable", s.name, f.name, f.ty));
+                return Err(format!(
+                    "{}.{}: type {:?} cannot be nullable",
+                    s.name, f.name, f.ty
+                ));
             }
-            if !f.nullable_versions.is_empty() && !f.versions.contains_all(&f.nullable_versions) && !f.versions.overlaps(&f.nullable_versions) {
-                return Err(format!("{}.{}: nullableVersions outside versions", s.name, f.name));
+            if !f.nullable_versions.is_empty()
+                && !f.versions.contains_all(&f.nullable_versions)
+                && !f.versions.overlaps(&f.nullable_versions)
+            {
+                return Err(format!(
+                    "{}.{}: nullableVersions outside versions",
+                    s.name, f.name
+                ));
             }
             if let Some((tag, tv)) = &f.tagged {
                 if !tags.insert(*tag) {
                     return Err(format!("{}: tag {tag} used twice", s.name));
                 }
                 if *tv != f.versions {
-                    return Err(format!("{}.{}: taggedVersions must equal versions", s.name, f.name));
+                    return Err(format!(
+                        "{}.{}: taggedVersions must equal versions",
+                        s.name, f.name
+                    ));
                 }
                 if !spec.flexible_versions.contains_all(tv) {
-                    return Err(format!("{}.{}: tagged outside flexible versions", s.name, f.name));
+                    return Err(format!(
+                        "{}.{}: tagged outside flexible versions",
+                        s.name, f.name
+                    ));
                 }
             }
             let inner = match &f.ty {
@@ -316,7 +368,10 @@ fn validate(spec: &MessageSpec) -> Result<(), String> {
             }
             if let FieldType::Array(inner) = &f.ty {
                 if matches!(inner.as_ref(), FieldType::Array(_)) {
-                    return Err(format!("{}.{}: arrays of arrays are not supported", s.name, f.name));
+                    return Err(format!(
+                        "{}.{}: arrays of arrays are not supported",
+                        s.name, f.name
+                    ));
                 }
             }
         }

@@ -11,13 +11,23 @@ impl Versions {
 
     pub fn parse(s: &str) -> Result<Versions, String> {
         let s = s.trim();
-        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| format!("bad version range {s:?}"));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<i16>()
+                .map_err(|_| format!("bad version range {s:?}"))
+        };
         if s == "none" {
             Ok(Versions::NONE)
         } else if let Some(min) = s.strip_suffix('+') {
-            Ok(Versions { min: num(min)?, max: i16::MAX })
+            Ok(Versions {
+                min: num(min)?,
+                max: i16::MAX,
+            })
         } else if let Some((a, b)) = s.split_once('-') {
-            let v = Versions { min: num(a)?, max: num(b)? };
+            let v = Versions {
+                min: num(a)?,
+                max: num(b)?,
+            };
             if v.is_empty() {
                 return Err(format!("empty version range {s:?}"));
             }
@@ -45,7 +55,10 @@ impl Versions {
     }
 
     pub fn intersect(&self, other: &Versions) -> Versions {
-        Versions { min: self.min.max(other.min), max: self.max.min(other.max) }
+        Versions {
+            min: self.min.max(other.min),
+            max: self.max.min(other.max),
+        }
     }
 
     /// A Rust boolean expression testing `var` against this range.
@@ -74,7 +87,13 @@ mod tests {
 
     #[test]
     fn parses_every_form() {
-        assert_eq!(Versions::parse("0+").unwrap(), Versions { min: 0, max: i16::MAX });
+        assert_eq!(
+            Versions::parse("0+").unwrap(),
+            Versions {
+                min: 0,
+                max: i16::MAX
+            }
+        );
         assert_eq!(Versions::parse("1-3").unwrap(), Versions { min: 1, max: 3 });
         assert_eq!(Versions::parse("3").unwrap(), Versions { min: 3, max: 3 });
         assert!(Versions::parse("none").unwrap().is_empty());
@@ -86,7 +105,10 @@ mod tests {
     fn tests_render_as_rust() {
         assert_eq!(Versions::parse("0+").unwrap().test("v"), "true");
         assert_eq!(Versions::parse("2+").unwrap().test("v"), "v >= 2");
-        assert_eq!(Versions::parse("1-3").unwrap().test("v"), "(v >= 1 && v <= 3)");
+        assert_eq!(
+            Versions::parse("1-3").unwrap().test("v"),
+            "(v >= 1 && v <= 3)"
+        );
         assert_eq!(Versions::parse("0-3").unwrap().test("v"), "v <= 3");
         assert_eq!(Versions::NONE.test("v"), "false");
     }

@@ -4,9 +4,13 @@ use std::collections::BTreeMap;
 
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
-    BrokerRegistration, BrokersImage, MetadataLog, MetadataVersion, Record, RecordAndVersion, State, Store,
+    BrokerRegistration, BrokersImage, MetadataLog, MetadataVersion, Record, RecordAndVersion,
+    State, Store,
 };
-use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest, BrokerRegistrationResponse};
+use kcoord_wire::messages::{
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+};
 use kcoord_wire::records::{FeatureLevelRecord, ProducerIdsRecord, UnregisterBrokerRecord};
 use kcoord_wire::ErrorCode;
 
@@ -62,8 +66,18 @@ impl Controller {
     /// broker starts a fresh session at `now`, as Kafka's controller does when it becomes
     /// active.
     pub fn with_store(config: ControllerConfig, store: Store, now: i64) -> Result<Controller> {
-        let mut controller = Controller { sessions: Sessions::new(config.session_timeout_ms), config, store };
-        if controller.store.state().features.metadata_version().is_none() {
+        let mut controller = Controller {
+            sessions: Sessions::new(config.session_timeout_ms),
+            config,
+            store,
+        };
+        if controller
+            .store
+            .state()
+            .features
+            .metadata_version()
+            .is_none()
+        {
             controller.bootstrap()?;
         }
         controller.activate(now);
@@ -73,23 +87,45 @@ impl Controller {
     /// A restarted controller: replays `log` (every record decoded from its bytes) and carries on
     /// from there.
     pub fn from_log(config: ControllerConfig, log: &MetadataLog, now: i64) -> Result<Controller> {
-        let store = Store::replay_log(log).map_err(|e| ControllerError::new(ErrorCode::UNKNOWN_SERVER_ERROR, format!("the log does not replay: {e}")))?;
+        let store = Store::replay_log(log).map_err(|e| {
+            ControllerError::new(
+                ErrorCode::UNKNOWN_SERVER_ERROR,
+                format!("the log does not replay: {e}"),
+            )
+        })?;
         Controller::with_store(config, store, now)
     }
 
     /// FeatureLevelRecords for `metadata.version` and the other bootstrap features, in one batch.
     fn bootstrap(&mut self) -> Result<()> {
-        let mut features = vec![(FEATURE_NAME.to_string(), self.config.metadata_version.feature_level())];
-        features.extend(self.config.bootstrap_features.iter().filter(|(name, _)| *name != FEATURE_NAME).map(|(n, l)| (n.clone(), *l)));
+        let mut features = vec![(
+            FEATURE_NAME.to_string(),
+            self.config.metadata_version.feature_level(),
+        )];
+        features.extend(
+            self.config
+                .bootstrap_features
+                .iter()
+                .filter(|(name, _)| *name != FEATURE_NAME)
+                .map(|(n, l)| (n.clone(), *l)),
+        );
         let records = features
             .into_iter()
-            .map(|(name, feature_level)| Record::FeatureLevel(FeatureLevelRecord { name, feature_level, ..Default::default() }).at_version(0))
+            .map(|(name, feature_level)| {
+                Record::FeatureLevel(FeatureLevelRecord {
+                    name,
+                    feature_level,
+                    ..Default::default()
+                })
+                .at_version(0)
+            })
             .collect();
         self.append_versioned(records).map(|_| ())
     }
 
     fn activate(&mut self, now: i64) {
-        let unfenced: Vec<(i32, i64)> = self.brokers().unfenced().map(|b| (b.id, b.epoch)).collect();
+        let unfenced: Vec<(i32, i64)> =
+            self.brokers().unfenced().map(|b| (b.id, b.epoch)).collect();
         for (id, epoch) in unfenced {
             self.sessions.touch(id, epoch, now);
         }
@@ -119,13 +155,18 @@ impl Controller {
     }
 
     fn append_versioned(&mut self, records: Vec<RecordAndVersion>) -> Result<u64> {
-        self.store.append_versioned(records).map_err(ControllerError::internal)
+        self.store
+            .append_versioned(records)
+            .map_err(ControllerError::internal)
     }
 
     /// The finalized `metadata.version`.
     pub fn metadata_version(&self) -> MetadataVersion {
         // Bootstrapping guarantees one; the configured level is the fallback of last resort.
-        self.state().features.metadata_version().unwrap_or(self.config.metadata_version)
+        self.state()
+            .features
+            .metadata_version()
+            .unwrap_or(self.config.metadata_version)
     }
 
     /// Every finalized feature, `metadata.version` included (ApiVersions' FinalizedFeatures).
@@ -154,19 +195,37 @@ impl Controller {
     }
 
     /// BrokerRegistration at request version `api_version`, answered as Kafka answers it.
-    pub fn register_broker(&mut self, request: &BrokerRegistrationRequest, api_version: i16, now: i64) -> BrokerRegistrationResponse {
+    pub fn register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> BrokerRegistrationResponse {
         match self.try_register_broker(request, api_version, now) {
-            Ok(reply) => BrokerRegistrationResponse { broker_epoch: reply.epoch, ..Default::default() },
-            Err(e) => BrokerRegistrationResponse { error_code: e.code.code(), broker_epoch: -1, ..Default::default() },
+            Ok(reply) => BrokerRegistrationResponse {
+                broker_epoch: reply.epoch,
+                ..Default::default()
+            },
+            Err(e) => BrokerRegistrationResponse {
+                error_code: e.code.code(),
+                broker_epoch: -1,
+                ..Default::default()
+            },
         }
     }
 
     /// [`Controller::register_broker`] with Kafka's error message.
-    pub fn try_register_broker(&mut self, request: &BrokerRegistrationRequest, api_version: i16, now: i64) -> Result<BrokerRegistrationReply> {
+    pub fn try_register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> Result<BrokerRegistrationReply> {
         let finalized = self.finalized_features();
-        let has_live_session = self
-            .broker(request.broker_id)
-            .is_some_and(|existing| self.sessions.has_valid_session(existing.id, existing.epoch, now));
+        let has_live_session = self.broker(request.broker_id).is_some_and(|existing| {
+            self.sessions
+                .has_valid_session(existing.id, existing.epoch, now)
+        });
         let decision = registration::decide(
             &RegistrationContext {
                 cluster_id: &self.config.cluster_id,
@@ -183,11 +242,17 @@ impl Controller {
             self.sessions.remove(request.broker_id);
         }
         self.append_versioned(vec![decision.record])?;
-        Ok(BrokerRegistrationReply { epoch: decision.epoch })
+        Ok(BrokerRegistrationReply {
+            epoch: decision.epoch,
+        })
     }
 
     /// BrokerHeartbeat (any version), answered as Kafka answers it.
-    pub fn broker_heartbeat(&mut self, request: &BrokerHeartbeatRequest, now: i64) -> BrokerHeartbeatResponse {
+    pub fn broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> BrokerHeartbeatResponse {
         match self.try_broker_heartbeat(request, now) {
             Ok(reply) => BrokerHeartbeatResponse {
                 is_caught_up: reply.is_caught_up,
@@ -196,15 +261,24 @@ impl Controller {
                 ..Default::default()
             },
             // Kafka's error response keeps the defaults: not caught up, fenced, no shutdown.
-            Err(e) => BrokerHeartbeatResponse { error_code: e.code.code(), ..Default::default() },
+            Err(e) => BrokerHeartbeatResponse {
+                error_code: e.code.code(),
+                ..Default::default()
+            },
         }
     }
 
     /// [`Controller::broker_heartbeat`] with Kafka's error message.
-    pub fn try_broker_heartbeat(&mut self, request: &BrokerHeartbeatRequest, now: i64) -> Result<BrokerHeartbeatReply> {
+    pub fn try_broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> Result<BrokerHeartbeatReply> {
         let broker_id = request.broker_id;
         let Some(registration) = self.broker(broker_id).cloned() else {
-            return Err(ControllerError::stale_broker_epoch(format!("Receive a heartbeat from broker {broker_id} before registration")));
+            return Err(ControllerError::stale_broker_epoch(format!(
+                "Receive a heartbeat from broker {broker_id} before registration"
+            )));
         };
         if registration.epoch != request.broker_epoch {
             return Err(ControllerError::stale_broker_epoch(format!(
@@ -234,7 +308,8 @@ impl Controller {
             self.append_versioned(records)?;
         }
         // A fenced broker leaves controlled shutdown (Kafka's `touch`).
-        self.sessions.set_controlled_shutdown(broker_id, next.in_controlled_shutdown());
+        self.sessions
+            .set_controlled_shutdown(broker_id, next.in_controlled_shutdown());
         Ok(BrokerHeartbeatReply {
             is_caught_up: heartbeat::caught_up(request, registration.registration_offset),
             is_fenced: next.fenced(),
@@ -251,7 +326,11 @@ impl Controller {
                 format!("Broker ID {broker_id} is not currently registered"),
             ));
         };
-        let record = Record::UnregisterBroker(UnregisterBrokerRecord { broker_id, broker_epoch: registration.epoch, ..Default::default() });
+        let record = Record::UnregisterBroker(UnregisterBrokerRecord {
+            broker_id,
+            broker_epoch: registration.epoch,
+            ..Default::default()
+        });
         self.append_versioned(vec![record.at_version(0)])?;
         self.sessions.remove(broker_id);
         Ok(())
@@ -264,10 +343,17 @@ impl Controller {
     pub fn tick(&mut self, now: i64) -> Result<Vec<TickEvent>> {
         let mut events = Vec::new();
         for (broker_id, epoch) in self.sessions.take_expired(now) {
-            let Some(registration) = self.broker(broker_id).filter(|r| r.epoch == epoch && !r.fenced).cloned() else {
+            let Some(registration) = self
+                .broker(broker_id)
+                .filter(|r| r.epoch == epoch && !r.fenced)
+                .cloned()
+            else {
                 continue;
             };
-            self.append_versioned(heartbeat::state_change_records(&registration, BrokerControlState::Fenced))?;
+            self.append_versioned(heartbeat::state_change_records(
+                &registration,
+                BrokerControlState::Fenced,
+            ))?;
             self.sessions.set_controlled_shutdown(broker_id, false);
             events.push(TickEvent::SessionExpired { broker_id, epoch });
         }
@@ -277,14 +363,26 @@ impl Controller {
     /// Kafka's `ProducerIdControlManager.generateNextProducerId`: the next block of
     /// [`PRODUCER_ID_BLOCK_SIZE`] producer ids for `broker_id`, recorded in the log before it is
     /// handed out, so that no id is ever handed out twice, across restarts too.
-    pub fn allocate_producer_ids(&mut self, broker_id: i32, broker_epoch: i64) -> Result<ProducerIdBlock> {
+    pub fn allocate_producer_ids(
+        &mut self,
+        broker_id: i32,
+        broker_epoch: i64,
+    ) -> Result<ProducerIdBlock> {
         let first = self.state().producer_ids.next_producer_id();
         let next = first.checked_add(PRODUCER_ID_BLOCK_SIZE).ok_or_else(|| {
             ControllerError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "Exhausted all producerIds as the next block's end producerId is has exceeded the int64 type limit".to_owned())
         })?;
-        let record = Record::ProducerIds(ProducerIdsRecord { broker_id, broker_epoch, next_producer_id: next, ..Default::default() });
+        let record = Record::ProducerIds(ProducerIdsRecord {
+            broker_id,
+            broker_epoch,
+            next_producer_id: next,
+            ..Default::default()
+        });
         self.append_versioned(vec![record.at_version(0)])?;
-        Ok(ProducerIdBlock { first, size: PRODUCER_ID_BLOCK_SIZE })
+        Ok(ProducerIdBlock {
+            first,
+            size: PRODUCER_ID_BLOCK_SIZE,
+        })
     }
 
     /// The next time `tick` has work to do.

@@ -11,7 +11,10 @@ pub struct ControllerError {
 
 impl ControllerError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ControllerError { code, message: message.into() }
+        ControllerError {
+            code,
+            message: message.into(),
+        }
     }
 
     pub(crate) fn invalid_registration(message: impl Into<String>) -> Self {
@@ -24,7 +27,10 @@ impl ControllerError {
 
     /// Records the controller built did not apply: a bug, reported rather than panicking.
     pub(crate) fn internal(what: impl std::fmt::Display) -> Self {
-        Self::new(ErrorCode::UNKNOWN_SERVER_ERROR, format!("records did not apply: {what}"))
+        Self::new(
+            ErrorCode::UNKNOWN_SERVER_ERROR,
+            format!("records did not apply: {what}"),
+        )
     }
 }
 
@@ -36,7 +42,11 @@ pub fn kafka_uuid(id: &Uuid) -> String {
     let bytes = id.as_bytes();
     let mut out = String::with_capacity(22);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = chunk.len() + 1;
         for i in 0..chars {
@@ -55,12 +65,19 @@ mod tests {
         assert_eq!(kafka_uuid(&Uuid::nil()), "AAAAAAAAAAAAAAAAAAAAAA");
         assert_eq!(kafka_uuid(&Uuid::from_u128(1)), "AAAAAAAAAAAAAAAAAAAAAQ");
         // The dev cluster id of config/server.properties is the base64url of "kcoord-dev-clust".
-        assert_eq!(kafka_uuid(&Uuid::from_bytes(*b"kcoord-dev-clust")), "a2Nvb3JkLWRldi1jbHVzdA");
+        assert_eq!(
+            kafka_uuid(&Uuid::from_bytes(*b"kcoord-dev-clust")),
+            "a2Nvb3JkLWRldi1jbHVzdA"
+        );
     }
 
     #[test]
     fn errors_show_the_code_name_and_message() {
-        let e = ControllerError::stale_broker_epoch("Expected broker epoch 3, but got broker epoch 2");
-        assert_eq!(e.to_string(), "STALE_BROKER_EPOCH: Expected broker epoch 3, but got broker epoch 2");
+        let e =
+            ControllerError::stale_broker_epoch("Expected broker epoch 3, but got broker epoch 2");
+        assert_eq!(
+            e.to_string(),
+            "STALE_BROKER_EPOCH: Expected broker epoch 3, but got broker epoch 2"
+        );
     }
 }

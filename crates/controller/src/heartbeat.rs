@@ -22,7 +22,10 @@ pub enum BrokerControlState {
 
 impl BrokerControlState {
     pub fn fenced(self) -> bool {
-        matches!(self, BrokerControlState::Fenced | BrokerControlState::ShutdownNow)
+        matches!(
+            self,
+            BrokerControlState::Fenced | BrokerControlState::ShutdownNow
+        )
     }
 
     pub fn should_shut_down(self) -> bool {
@@ -71,11 +74,15 @@ pub fn next_state(
 
 /// Kafka: the broker's metadata offset has reached the offset of its RegisterBrokerRecord.
 pub fn caught_up(request: &BrokerHeartbeatRequest, registration_offset: u64) -> bool {
-    request.current_metadata_offset >= 0 && request.current_metadata_offset as u64 >= registration_offset
+    request.current_metadata_offset >= 0
+        && request.current_metadata_offset as u64 >= registration_offset
 }
 
 /// The records Kafka writes for a state change, at the versions it writes them.
-pub(crate) fn state_change_records(registration: &BrokerRegistration, next: BrokerControlState) -> Vec<RecordAndVersion> {
+pub(crate) fn state_change_records(
+    registration: &BrokerRegistration,
+    next: BrokerControlState,
+) -> Vec<RecordAndVersion> {
     let change = |fenced: i8, in_controlled_shutdown: i8, version: i16| {
         Record::BrokerRegistrationChange(BrokerRegistrationChangeRecord {
             broker_id: registration.id,
@@ -90,29 +97,52 @@ pub(crate) fn state_change_records(registration: &BrokerRegistration, next: Brok
         BrokerControlState::Fenced | BrokerControlState::ShutdownNow => vec![change(FENCE, 0, 0)],
         BrokerControlState::Unfenced => vec![change(UNFENCE, 0, 0)],
         // Written only on entering controlled shutdown.
-        BrokerControlState::ControlledShutdown if !registration.in_controlled_shutdown => vec![change(0, IN_CONTROLLED_SHUTDOWN, 1)],
+        BrokerControlState::ControlledShutdown if !registration.in_controlled_shutdown => {
+            vec![change(0, IN_CONTROLLED_SHUTDOWN, 1)]
+        }
         BrokerControlState::ControlledShutdown => vec![],
     }
 }
 
 /// `handleDirectoriesOffline` (metadata.version 3.7-IV2 and later): when a directory the
 /// registration lists goes offline, the remaining ones become the registration's directories.
-pub(crate) fn offline_dirs_record(registration: &BrokerRegistration, request: &BrokerHeartbeatRequest, mv: MetadataVersion) -> Option<RecordAndVersion> {
+pub(crate) fn offline_dirs_record(
+    registration: &BrokerRegistration,
+    request: &BrokerHeartbeatRequest,
+    mv: MetadataVersion,
+) -> Option<RecordAndVersion> {
     if !mv.is_directory_assignment_supported() {
         return None;
     }
-    let newly_offline = registration.directories.iter().any(|d| request.offline_log_dirs.contains(d));
+    let newly_offline = registration
+        .directories
+        .iter()
+        .any(|d| request.offline_log_dirs.contains(d));
     if !newly_offline {
         return None;
     }
-    let online: Vec<_> = registration.directories.iter().filter(|d| !request.offline_log_dirs.contains(d)).copied().collect();
-    let record = BrokerRegistrationChangeRecord { broker_id: registration.id, broker_epoch: registration.epoch, log_dirs: online, ..Default::default() };
+    let online: Vec<_> = registration
+        .directories
+        .iter()
+        .filter(|d| !request.offline_log_dirs.contains(d))
+        .copied()
+        .collect();
+    let record = BrokerRegistrationChangeRecord {
+        broker_id: registration.id,
+        broker_epoch: registration.epoch,
+        log_dirs: online,
+        ..Default::default()
+    };
     Some(Record::BrokerRegistrationChange(record).at_version(2))
 }
 
 /// `handleDirectoriesCordoned` (metadata.version 4.3-IV0 and later): a changed set of cordoned
 /// directories is recorded; null means the broker does not know yet.
-pub(crate) fn cordoned_dirs_record(registration: &BrokerRegistration, request: &BrokerHeartbeatRequest, mv: MetadataVersion) -> Option<RecordAndVersion> {
+pub(crate) fn cordoned_dirs_record(
+    registration: &BrokerRegistration,
+    request: &BrokerHeartbeatRequest,
+    mv: MetadataVersion,
+) -> Option<RecordAndVersion> {
     if !mv.is_cordoned_log_dirs_supported() {
         return None;
     }
@@ -120,7 +150,11 @@ pub(crate) fn cordoned_dirs_record(registration: &BrokerRegistration, request: &
     let changed = match &registration.cordoned_directories {
         None => true,
         Some(current) => {
-            let as_set = |dirs: &[uuid::Uuid]| dirs.iter().copied().collect::<std::collections::BTreeSet<_>>();
+            let as_set = |dirs: &[uuid::Uuid]| {
+                dirs.iter()
+                    .copied()
+                    .collect::<std::collections::BTreeSet<_>>()
+            };
             as_set(current) != as_set(reported)
         }
     };
@@ -142,27 +176,71 @@ mod tests {
     use BrokerControlState::*;
 
     fn request(want_fence: bool, want_shut_down: bool, offset: i64) -> BrokerHeartbeatRequest {
-        BrokerHeartbeatRequest { want_fence, want_shut_down, current_metadata_offset: offset, ..Default::default() }
+        BrokerHeartbeatRequest {
+            want_fence,
+            want_shut_down,
+            current_metadata_offset: offset,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn a_fenced_broker_is_unfenced_once_caught_up_unless_it_wants_to_stay_fenced() {
-        assert_eq!(next_state(Fenced, &request(false, false, 9), 10, false), Fenced);
-        assert_eq!(next_state(Fenced, &request(false, false, 10), 10, false), Unfenced);
-        assert_eq!(next_state(Fenced, &request(true, false, 10), 10, false), Fenced);
-        assert_eq!(next_state(Fenced, &request(false, false, -1), 0, false), Fenced, "-1 means nothing applied");
-        assert_eq!(next_state(Fenced, &request(false, true, 0), 10, false), ShutdownNow);
+        assert_eq!(
+            next_state(Fenced, &request(false, false, 9), 10, false),
+            Fenced
+        );
+        assert_eq!(
+            next_state(Fenced, &request(false, false, 10), 10, false),
+            Unfenced
+        );
+        assert_eq!(
+            next_state(Fenced, &request(true, false, 10), 10, false),
+            Fenced
+        );
+        assert_eq!(
+            next_state(Fenced, &request(false, false, -1), 0, false),
+            Fenced,
+            "-1 means nothing applied"
+        );
+        assert_eq!(
+            next_state(Fenced, &request(false, true, 0), 10, false),
+            ShutdownNow
+        );
     }
 
     #[test]
     fn an_unfenced_broker_asks_to_be_fenced_or_to_shut_down() {
-        assert_eq!(next_state(Unfenced, &request(false, false, 0), 10, false), Unfenced);
-        assert_eq!(next_state(Unfenced, &request(true, false, 0), 10, false), Fenced);
-        assert_eq!(next_state(Unfenced, &request(true, true, 0), 10, false), ShutdownNow);
-        assert_eq!(next_state(Unfenced, &request(false, true, 0), 10, false), ShutdownNow, "no leaderships: shut down now");
-        assert_eq!(next_state(Unfenced, &request(false, true, 0), 10, true), ControlledShutdown, "leaders move first");
-        assert_eq!(next_state(ControlledShutdown, &request(false, true, 0), 10, true), ControlledShutdown);
-        assert_eq!(next_state(ControlledShutdown, &request(false, true, 0), 10, false), ShutdownNow);
+        assert_eq!(
+            next_state(Unfenced, &request(false, false, 0), 10, false),
+            Unfenced
+        );
+        assert_eq!(
+            next_state(Unfenced, &request(true, false, 0), 10, false),
+            Fenced
+        );
+        assert_eq!(
+            next_state(Unfenced, &request(true, true, 0), 10, false),
+            ShutdownNow
+        );
+        assert_eq!(
+            next_state(Unfenced, &request(false, true, 0), 10, false),
+            ShutdownNow,
+            "no leaderships: shut down now"
+        );
+        assert_eq!(
+            next_state(Unfenced, &request(false, true, 0), 10, true),
+            ControlledShutdown,
+            "leaders move first"
+        );
+        assert_eq!(
+            next_state(ControlledShutdown, &request(false, true, 0), 10, true),
+            ControlledShutdown
+        );
+        assert_eq!(
+            next_state(ControlledShutdown, &request(false, true, 0), 10, false),
+            ShutdownNow
+        );
     }
 
     #[test]

@@ -43,5 +43,7 @@ pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use controller::{Controller, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE};
 pub use error::{kafka_uuid, ControllerError};
 pub use heartbeat::{BrokerControlState, BrokerHeartbeatReply};
-pub use kcoord_metadata::{BrokerRegistration, BrokersImage, MetadataVersion, MetadataVersionError};
+pub use kcoord_metadata::{
+    BrokerRegistration, BrokersImage, MetadataVersion, MetadataVersionError,
+};
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};

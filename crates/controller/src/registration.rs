@@ -7,7 +7,9 @@ use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{BrokersImage, FeatureRange, MetadataVersion, Record, RecordAndVersion};
 use kcoord_wire::messages::broker_registration_request::Feature;
 use kcoord_wire::messages::BrokerRegistrationRequest;
-use kcoord_wire::records::register_broker_record::{BrokerEndpoint, BrokerFeature, BrokerStaticConfig};
+use kcoord_wire::records::register_broker_record::{
+    BrokerEndpoint, BrokerFeature, BrokerStaticConfig,
+};
 use kcoord_wire::records::RegisterBrokerRecord;
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
@@ -56,11 +58,18 @@ pub fn is_reserved_directory(id: &Uuid) -> bool {
     (value >> 64) == 0 && (value as u64 as i64) < 100
 }
 
-pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistrationRequest, api_version: i16) -> Result<RegistrationDecision> {
+pub(crate) fn decide(
+    ctx: &RegistrationContext<'_>,
+    request: &BrokerRegistrationRequest,
+    api_version: i16,
+) -> Result<RegistrationDecision> {
     if request.cluster_id != ctx.cluster_id {
         return Err(ControllerError::new(
             ErrorCode::INCONSISTENT_CLUSTER_ID,
-            format!("Expected cluster ID {}, but got cluster ID {}", ctx.cluster_id, request.cluster_id),
+            format!(
+                "Expected cluster ID {}, but got cluster ID {}",
+                ctx.cluster_id, request.cluster_id
+            ),
         ));
     }
     let broker_id = request.broker_id;
@@ -75,7 +84,10 @@ pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistration
         }
     }
     if request.is_migrating_zk_broker {
-        return Err(ControllerError::new(ErrorCode::BROKER_ID_NOT_REGISTERED, "Controller does not support registering ZK brokers."));
+        return Err(ControllerError::new(
+            ErrorCode::BROKER_ID_NOT_REGISTERED,
+            "Controller does not support registering ZK brokers.",
+        ));
     }
     if ctx.metadata_version.is_directory_assignment_supported() {
         check_log_dirs(ctx.brokers, broker_id, &request.log_dirs)?;
@@ -90,7 +102,13 @@ pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistration
         end_points: request
             .listeners
             .iter()
-            .map(|l| BrokerEndpoint { name: l.name.clone(), host: l.host.clone(), port: l.port, security_protocol: l.security_protocol, ..Default::default() })
+            .map(|l| BrokerEndpoint {
+                name: l.name.clone(),
+                host: l.host.clone(),
+                port: l.port,
+                security_protocol: l.security_protocol,
+                ..Default::default()
+            })
             .collect(),
         features,
         ..Default::default()
@@ -98,7 +116,9 @@ pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistration
     if ctx.metadata_version.is_directory_assignment_supported() {
         record.log_dirs = request.log_dirs.clone();
     }
-    if ctx.metadata_version.is_cordoned_log_dirs_supported() && api_version >= CORDONED_LOG_DIRS_VERSION {
+    if ctx.metadata_version.is_cordoned_log_dirs_supported()
+        && api_version >= CORDONED_LOG_DIRS_VERSION
+    {
         record.cordoned_log_dirs = Some(request.cordoned_log_dirs.clone());
     }
     // KIP-1326: copied only when the finalized metadata.version can persist them; at older
@@ -107,7 +127,11 @@ pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistration
         record.static_configs = request
             .static_configs
             .iter()
-            .map(|c| BrokerStaticConfig { name: c.name.clone(), value: c.value.clone(), ..Default::default() })
+            .map(|c| BrokerStaticConfig {
+                name: c.name.clone(),
+                value: c.value.clone(),
+                ..Default::default()
+            })
             .collect();
     }
 
@@ -132,22 +156,35 @@ pub(crate) fn decide(ctx: &RegistrationContext<'_>, request: &BrokerRegistration
     }
     let epoch = record.broker_epoch;
     let version = ctx.metadata_version.register_broker_record_version();
-    Ok(RegistrationDecision { record: Record::RegisterBroker(record).at_version(version), epoch, new_incarnation })
+    Ok(RegistrationDecision {
+        record: Record::RegisterBroker(record).at_version(version),
+        epoch,
+        new_incarnation,
+    })
 }
 
 /// INVALID_REGISTRATION for log directory problems (metadata.version 3.7-IV2 and later).
 fn check_log_dirs(brokers: &BrokersImage, broker_id: i32, log_dirs: &[Uuid]) -> Result<()> {
     if log_dirs.is_empty() {
-        return Err(ControllerError::invalid_registration("No directories specified in request"));
+        return Err(ControllerError::invalid_registration(
+            "No directories specified in request",
+        ));
     }
     if log_dirs.iter().any(is_reserved_directory) {
-        return Err(ControllerError::invalid_registration("Reserved directory ID in request"));
+        return Err(ControllerError::invalid_registration(
+            "Reserved directory ID in request",
+        ));
     }
     if log_dirs.iter().collect::<HashSet<_>>().len() != log_dirs.len() {
-        return Err(ControllerError::invalid_registration("Duplicate directory ID in request"));
+        return Err(ControllerError::invalid_registration(
+            "Duplicate directory ID in request",
+        ));
     }
     for dir in log_dirs {
-        if let Some(owner) = brokers.directory_owner(dir).filter(|owner| *owner != broker_id) {
+        if let Some(owner) = brokers
+            .directory_owner(dir)
+            .filter(|owner| *owner != broker_id)
+        {
             return Err(ControllerError::invalid_registration(format!(
                 "Broker {owner} is already registered with directory {}",
                 kafka_uuid(dir)
@@ -160,10 +197,20 @@ fn check_log_dirs(brokers: &BrokersImage, broker_id: i32, log_dirs: &[Uuid]) -> 
 /// Every feature range the broker sent must contain the finalized level (0 for a feature that
 /// is not finalized); `metadata.version` must be among them; and every finalized feature the
 /// broker left out is checked as the range [0, 0].
-fn check_features(ctx: &RegistrationContext<'_>, features: &[Feature]) -> Result<Vec<BrokerFeature>> {
+fn check_features(
+    ctx: &RegistrationContext<'_>,
+    features: &[Feature],
+) -> Result<Vec<BrokerFeature>> {
     let mut record_features = Vec::with_capacity(features.len());
     for feature in features {
-        check_feature(ctx, &feature.name, FeatureRange { min: feature.min_supported_version, max: feature.max_supported_version })?;
+        check_feature(
+            ctx,
+            &feature.name,
+            FeatureRange {
+                min: feature.min_supported_version,
+                max: feature.max_supported_version,
+            },
+        )?;
         record_features.push(BrokerFeature {
             name: feature.name.clone(),
             min_supported_version: feature.min_supported_version,
@@ -172,7 +219,9 @@ fn check_features(ctx: &RegistrationContext<'_>, features: &[Feature]) -> Result
         });
     }
     if !features.iter().any(|f| f.name == FEATURE_NAME) {
-        return Err(ControllerError::invalid_registration(format!("Request features do not contain '{FEATURE_NAME}'")));
+        return Err(ControllerError::invalid_registration(format!(
+            "Request features do not contain '{FEATURE_NAME}'"
+        )));
     }
     for (name, level) in ctx.finalized {
         if *level != 0 && !features.iter().any(|f| &f.name == name) {

@@ -15,7 +15,10 @@ pub(crate) struct Sessions {
 
 impl Sessions {
     pub(crate) fn new(timeout_ms: i64) -> Self {
-        Sessions { timeout_ms, ..Default::default() }
+        Sessions {
+            timeout_ms,
+            ..Default::default()
+        }
     }
 
     /// Kafka's `isExpired`: strictly more than the timeout has passed.
@@ -29,7 +32,9 @@ impl Sessions {
 
     /// Kafka's `hasValidSession`: a heartbeat for this epoch within the timeout.
     pub(crate) fn has_valid_session(&self, broker_id: i32, epoch: i64, now: i64) -> bool {
-        self.contacts.get(&(broker_id, epoch)).is_some_and(|contact| !self.is_expired(*contact, now))
+        self.contacts
+            .get(&(broker_id, epoch))
+            .is_some_and(|contact| !self.is_expired(*contact, now))
     }
 
     /// Forgets every session of `broker_id` (a new incarnation registered, or it was
@@ -41,8 +46,12 @@ impl Sessions {
 
     /// Removes and returns the sessions that expired at `now`, oldest contact first.
     pub(crate) fn take_expired(&mut self, now: i64) -> Vec<(i32, i64)> {
-        let mut expired: Vec<((i32, i64), i64)> =
-            self.contacts.iter().filter(|(_, contact)| self.is_expired(**contact, now)).map(|(k, v)| (*k, *v)).collect();
+        let mut expired: Vec<((i32, i64), i64)> = self
+            .contacts
+            .iter()
+            .filter(|(_, contact)| self.is_expired(**contact, now))
+            .map(|(k, v)| (*k, *v))
+            .collect();
         expired.sort_by_key(|(key, contact)| (*contact, *key));
         for (key, _) in &expired {
             self.contacts.remove(key);
@@ -52,7 +61,10 @@ impl Sessions {
 
     /// The first time at which some session will have expired.
     pub(crate) fn next_deadline(&self) -> Option<i64> {
-        self.contacts.values().min().map(|contact| contact.saturating_add(self.timeout_ms).saturating_add(1))
+        self.contacts
+            .values()
+            .min()
+            .map(|contact| contact.saturating_add(self.timeout_ms).saturating_add(1))
     }
 
     pub(crate) fn in_controlled_shutdown(&self, broker_id: i32) -> bool {
@@ -76,9 +88,15 @@ mod tests {
     fn a_session_lasts_exactly_the_timeout() {
         let mut s = Sessions::new(9_000);
         s.touch(1, 5, 1_000);
-        assert!(s.has_valid_session(1, 5, 10_000), "9000 ms later it is still live (Kafka: expired only after more than the timeout)");
+        assert!(
+            s.has_valid_session(1, 5, 10_000),
+            "9000 ms later it is still live (Kafka: expired only after more than the timeout)"
+        );
         assert!(!s.has_valid_session(1, 5, 10_001));
-        assert!(!s.has_valid_session(1, 4, 1_000), "another epoch has no session");
+        assert!(
+            !s.has_valid_session(1, 4, 1_000),
+            "another epoch has no session"
+        );
         assert_eq!(s.next_deadline(), Some(10_001));
         assert!(s.take_expired(10_000).is_empty());
         assert_eq!(s.take_expired(10_001), vec![(1, 5)]);

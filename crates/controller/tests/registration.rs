@@ -25,10 +25,16 @@ fn a_wrong_cluster_id_is_inconsistent_cluster_id() {
     request.cluster_id = "other".into();
     assert_eq!(
         error(&mut h, &request),
-        (ErrorCode::INCONSISTENT_CLUSTER_ID, format!("Expected cluster ID {CLUSTER}, but got cluster ID other"))
+        (
+            ErrorCode::INCONSISTENT_CLUSTER_ID,
+            format!("Expected cluster ID {CLUSTER}, but got cluster ID other")
+        )
     );
     let response = h.controller.register_broker(&request, 6, h.now);
-    assert_eq!((response.error_code, response.broker_epoch), (ErrorCode::INCONSISTENT_CLUSTER_ID.code(), -1));
+    assert_eq!(
+        (response.error_code, response.broker_epoch),
+        (ErrorCode::INCONSISTENT_CLUSTER_ID.code(), -1)
+    );
     assert!(h.controller.brokers().is_empty());
 }
 
@@ -39,7 +45,10 @@ fn another_incarnation_during_a_live_session_is_a_duplicate_registration() {
     h.now += 9_000;
     let (code, message) = error(&mut h, &registration(1, 1));
     assert_eq!(code, ErrorCode::DUPLICATE_BROKER_REGISTRATION);
-    assert!(message.starts_with("Another broker is registered with that broker id."), "{message}");
+    assert!(
+        message.starts_with("Another broker is registered with that broker id."),
+        "{message}"
+    );
     // The same incarnation may always register again (an amendment).
     assert!(h.register(&registration(1, 0)).is_ok());
 }
@@ -49,9 +58,14 @@ fn another_incarnation_registers_once_the_session_expired() {
     let mut h = Harness::new();
     let first = h.register_unfenced(&registration(1, 0));
     h.now += 9_001;
-    let second = h.register(&registration(1, 1)).expect("the old session is gone");
+    let second = h
+        .register(&registration(1, 1))
+        .expect("the old session is gone");
     assert!(second > first);
-    assert_eq!(h.controller.broker(1).unwrap().incarnation_id, incarnation(1, 1));
+    assert_eq!(
+        h.controller.broker(1).unwrap().incarnation_id,
+        incarnation(1, 1)
+    );
 }
 
 #[test]
@@ -67,7 +81,13 @@ fn a_migrating_zk_broker_is_broker_id_not_registered() {
     let mut h = Harness::new();
     let mut request = registration(1, 0);
     request.is_migrating_zk_broker = true;
-    assert_eq!(error(&mut h, &request), (ErrorCode::BROKER_ID_NOT_REGISTERED, "Controller does not support registering ZK brokers.".into()));
+    assert_eq!(
+        error(&mut h, &request),
+        (
+            ErrorCode::BROKER_ID_NOT_REGISTERED,
+            "Controller does not support registering ZK brokers.".into()
+        )
+    );
 }
 
 #[test]
@@ -80,16 +100,36 @@ fn checks_run_in_kafkas_order() {
     request.is_migrating_zk_broker = true;
     request.log_dirs.clear();
     request.features.clear();
-    assert_eq!(error(&mut h, &request).0, ErrorCode::INCONSISTENT_CLUSTER_ID);
+    assert_eq!(
+        error(&mut h, &request).0,
+        ErrorCode::INCONSISTENT_CLUSTER_ID
+    );
     request.cluster_id = CLUSTER.into();
-    assert_eq!(error(&mut h, &request).0, ErrorCode::DUPLICATE_BROKER_REGISTRATION);
+    assert_eq!(
+        error(&mut h, &request).0,
+        ErrorCode::DUPLICATE_BROKER_REGISTRATION
+    );
     request.incarnation_id = incarnation(1, 0);
-    assert_eq!(error(&mut h, &request).0, ErrorCode::BROKER_ID_NOT_REGISTERED);
+    assert_eq!(
+        error(&mut h, &request).0,
+        ErrorCode::BROKER_ID_NOT_REGISTERED
+    );
     request.is_migrating_zk_broker = false;
-    assert_eq!(error(&mut h, &request), (ErrorCode::INVALID_REGISTRATION, "No directories specified in request".into()));
+    assert_eq!(
+        error(&mut h, &request),
+        (
+            ErrorCode::INVALID_REGISTRATION,
+            "No directories specified in request".into()
+        )
+    );
     request.log_dirs = vec![dir(1, 1)];
     // A feature that does not fit is found before the missing metadata.version.
-    request.features = vec![Feature { name: "group.version".into(), min_supported_version: 1, max_supported_version: 1, ..Default::default() }];
+    request.features = vec![Feature {
+        name: "group.version".into(),
+        min_supported_version: 1,
+        max_supported_version: 1,
+        ..Default::default()
+    }];
     assert_eq!(error(&mut h, &request).0, ErrorCode::UNSUPPORTED_VERSION);
     request.features.clear();
     assert_eq!(error(&mut h, &request).0, ErrorCode::INVALID_REGISTRATION);
@@ -99,43 +139,98 @@ fn checks_run_in_kafkas_order() {
 fn log_dirs_must_be_present_unreserved_unique_and_not_another_brokers() {
     let mut h = Harness::new();
     h.register(&registration(1, 0)).unwrap();
-    let with_dirs = |dirs: Vec<Uuid>| BrokerRegistrationRequest { log_dirs: dirs, ..registration(2, 0) };
+    let with_dirs = |dirs: Vec<Uuid>| BrokerRegistrationRequest {
+        log_dirs: dirs,
+        ..registration(2, 0)
+    };
     let cases = [
         (vec![], "No directories specified in request".to_string()),
-        (vec![dir(2, 1), Uuid::from_u128(2)], "Reserved directory ID in request".to_string()),
-        (vec![dir(2, 1), dir(2, 1)], "Duplicate directory ID in request".to_string()),
-        (vec![dir(2, 1), dir(1, 1)], format!("Broker 1 is already registered with directory {}", kcoord_controller::kafka_uuid(&dir(1, 1)))),
+        (
+            vec![dir(2, 1), Uuid::from_u128(2)],
+            "Reserved directory ID in request".to_string(),
+        ),
+        (
+            vec![dir(2, 1), dir(2, 1)],
+            "Duplicate directory ID in request".to_string(),
+        ),
+        (
+            vec![dir(2, 1), dir(1, 1)],
+            format!(
+                "Broker 1 is already registered with directory {}",
+                kcoord_controller::kafka_uuid(&dir(1, 1))
+            ),
+        ),
     ];
     for (dirs, message) in cases {
-        assert_eq!(error(&mut h, &with_dirs(dirs)), (ErrorCode::INVALID_REGISTRATION, message));
+        assert_eq!(
+            error(&mut h, &with_dirs(dirs)),
+            (ErrorCode::INVALID_REGISTRATION, message)
+        );
     }
     // A broker may register its own directories again.
-    assert!(h.register(&BrokerRegistrationRequest { log_dirs: vec![dir(1, 1), dir(1, 2)], ..registration(1, 0) }).is_ok());
+    assert!(h
+        .register(&BrokerRegistrationRequest {
+            log_dirs: vec![dir(1, 1), dir(1, 2)],
+            ..registration(1, 0)
+        })
+        .is_ok());
     assert!(h.register(&with_dirs(vec![dir(2, 1)])).is_ok());
 }
 
 #[test]
 fn log_dirs_are_neither_checked_nor_recorded_before_3_7_iv2() {
     let mut h = Harness::at_level(16);
-    let epoch = h.register(&BrokerRegistrationRequest { log_dirs: vec![], ..registration(1, 0) }).unwrap();
-    assert!(h.register(&BrokerRegistrationRequest { log_dirs: vec![dir(1, 1), dir(1, 1)], ..registration(1, 0) }).is_ok());
+    let epoch = h
+        .register(&BrokerRegistrationRequest {
+            log_dirs: vec![],
+            ..registration(1, 0)
+        })
+        .unwrap();
+    assert!(h
+        .register(&BrokerRegistrationRequest {
+            log_dirs: vec![dir(1, 1), dir(1, 1)],
+            ..registration(1, 0)
+        })
+        .is_ok());
     assert!(h.controller.broker(1).unwrap().directories.is_empty());
     assert_eq!(h.controller.broker(1).unwrap().epoch, epoch);
     let mut h = Harness::at_level(17);
-    assert_eq!(error(&mut h, &BrokerRegistrationRequest { log_dirs: vec![], ..registration(1, 0) }).0, ErrorCode::INVALID_REGISTRATION);
+    assert_eq!(
+        error(
+            &mut h,
+            &BrokerRegistrationRequest {
+                log_dirs: vec![],
+                ..registration(1, 0)
+            }
+        )
+        .0,
+        ErrorCode::INVALID_REGISTRATION
+    );
 }
 
 #[test]
 fn a_registration_without_metadata_version_is_invalid() {
     let mut h = Harness::new();
-    let request = BrokerRegistrationRequest { features: vec![], ..registration(1, 0) };
-    assert_eq!(error(&mut h, &request), (ErrorCode::INVALID_REGISTRATION, "Request features do not contain 'metadata.version'".into()));
+    let request = BrokerRegistrationRequest {
+        features: vec![],
+        ..registration(1, 0)
+    };
+    assert_eq!(
+        error(&mut h, &request),
+        (
+            ErrorCode::INVALID_REGISTRATION,
+            "Request features do not contain 'metadata.version'".into()
+        )
+    );
 }
 
 #[test]
 fn a_feature_range_without_the_finalized_level_is_unsupported_version() {
     let mut h = Harness::at_level(34);
-    let request = BrokerRegistrationRequest { features: vec![metadata_version_feature(7, 33)], ..registration(1, 0) };
+    let request = BrokerRegistrationRequest {
+        features: vec![metadata_version_feature(7, 33)],
+        ..registration(1, 0)
+    };
     assert_eq!(
         error(&mut h, &request),
         (
@@ -154,17 +249,26 @@ fn a_feature_range_without_the_finalized_level_is_unsupported_version() {
 fn a_feature_the_controller_has_not_finalized_is_checked_at_level_0() {
     let mut h = Harness::new();
     let mut request = registration(1, 0);
-    request.features.push(Feature { name: "share.version".into(), min_supported_version: 1, max_supported_version: 1, ..Default::default() });
+    request.features.push(Feature {
+        name: "share.version".into(),
+        min_supported_version: 1,
+        max_supported_version: 1,
+        ..Default::default()
+    });
     assert_eq!(error(&mut h, &request).0, ErrorCode::UNSUPPORTED_VERSION);
     request.features[1].min_supported_version = 0;
     assert!(h.register(&request).is_ok());
     let features = &h.controller.broker(1).unwrap().supported_features;
-    assert_eq!(features.keys().collect::<Vec<_>>(), vec!["metadata.version", "share.version"]);
+    assert_eq!(
+        features.keys().collect::<Vec<_>>(),
+        vec!["metadata.version", "share.version"]
+    );
 }
 
 #[test]
 fn a_finalized_feature_the_broker_omits_is_checked_as_0_to_0() {
-    let mut h = Harness::with_config(ControllerConfig::new(CLUSTER).with_feature("group.version", 1));
+    let mut h =
+        Harness::with_config(ControllerConfig::new(CLUSTER).with_feature("group.version", 1));
     assert_eq!(
         error(&mut h, &registration(1, 0)),
         (
@@ -175,10 +279,16 @@ fn a_finalized_feature_the_broker_omits_is_checked_as_0_to_0() {
         )
     );
     let mut request = registration(1, 0);
-    request.features.push(Feature { name: "group.version".into(), min_supported_version: 0, max_supported_version: 1, ..Default::default() });
+    request.features.push(Feature {
+        name: "group.version".into(),
+        min_supported_version: 0,
+        max_supported_version: 1,
+        ..Default::default()
+    });
     assert!(h.register(&request).is_ok());
     // A feature finalized at 0 is disabled: nothing to support.
-    let mut h = Harness::with_config(ControllerConfig::new(CLUSTER).with_feature("group.version", 0));
+    let mut h =
+        Harness::with_config(ControllerConfig::new(CLUSTER).with_feature("group.version", 0));
     assert!(h.register(&registration(1, 0)).is_ok());
 }
 
@@ -210,8 +320,14 @@ fn the_same_incarnation_amends_and_keeps_epoch_fencing_and_controlled_shutdown()
     assert_eq!(b.epoch, epoch);
     assert_eq!(b.rack.as_deref(), Some("rack-b"));
     assert_eq!(b.listeners[0].port, 19092);
-    assert_eq!(b.static_configs, BTreeMap::from([("num.io.threads".to_string(), Some("16".to_string()))]));
-    assert!(b.registration_offset > epoch as u64, "the amendment is a new record");
+    assert_eq!(
+        b.static_configs,
+        BTreeMap::from([("num.io.threads".to_string(), Some("16".to_string()))])
+    );
+    assert!(
+        b.registration_offset > epoch as u64,
+        "the amendment is a new record"
+    );
     h.assert_replay_matches();
 }
 
@@ -224,7 +340,10 @@ fn a_new_incarnation_replaces_an_unfenced_one_fenced_with_a_new_epoch() {
     assert!(next > epoch);
     assert!(h.controller.broker(1).unwrap().fenced);
     // The old epoch is stale now.
-    let stale = h.controller.try_broker_heartbeat(&heartbeat(1, epoch, 100), h.now).unwrap_err();
+    let stale = h
+        .controller
+        .try_broker_heartbeat(&heartbeat(1, epoch, 100), h.now)
+        .unwrap_err();
     assert_eq!(stale.code, ErrorCode::STALE_BROKER_EPOCH);
 }
 
@@ -236,11 +355,21 @@ fn r70_v6_static_configs_arrive_and_v0_to_v5_are_still_accepted() {
         if version < 6 {
             request.static_configs.clear();
         }
-        let epoch = h.register_v(&request, version).unwrap_or_else(|e| panic!("v{version}: {e}"));
+        let epoch = h
+            .register_v(&request, version)
+            .unwrap_or_else(|e| panic!("v{version}: {e}"));
         let b = h.controller.broker(1).unwrap();
         assert_eq!(b.epoch, epoch);
-        assert_eq!(b.static_configs.len(), if version == 6 { 2 } else { 0 }, "v{version}");
-        assert_eq!(b.cordoned_directories.is_some(), version >= 5, "CordonedLogDirs exist from v5");
+        assert_eq!(
+            b.static_configs.len(),
+            if version == 6 { 2 } else { 0 },
+            "v{version}"
+        );
+        assert_eq!(
+            b.cordoned_directories.is_some(),
+            version >= 5,
+            "CordonedLogDirs exist from v5"
+        );
     }
 }
 
@@ -250,32 +379,68 @@ fn r73_static_configs_are_copied_into_register_broker_record_v5_at_level_34() {
     h.register(&registration(1, 0)).unwrap();
     let (entry, record) = h.last_record();
     assert_eq!((entry.record_type, entry.version), (0, 5));
-    let Record::RegisterBroker(r) = record else { panic!("a RegisterBrokerRecord") };
-    let configs: Vec<(String, Option<String>)> = r.static_configs.into_iter().map(|c| (c.name, c.value)).collect();
-    assert_eq!(configs, vec![("num.io.threads".into(), Some("8".into())), ("broker.rack".into(), None)]);
+    let Record::RegisterBroker(r) = record else {
+        panic!("a RegisterBrokerRecord")
+    };
+    let configs: Vec<(String, Option<String>)> = r
+        .static_configs
+        .into_iter()
+        .map(|c| (c.name, c.value))
+        .collect();
+    assert_eq!(
+        configs,
+        vec![
+            ("num.io.threads".into(), Some("8".into())),
+            ("broker.rack".into(), None)
+        ]
+    );
     // StaticConfigs are tagged field 2: a v4 reader keeps them as an unknown tag.
     let mut bytes = entry.value.clone().unwrap();
     let as_v4 = RegisterBrokerRecord::decode(&mut bytes, 4).unwrap();
     assert!(as_v4.unknown_tagged_fields.contains_key(&2));
     assert!(as_v4.static_configs.is_empty());
     let b = h.controller.broker(1).unwrap();
-    assert_eq!(b.static_configs.get("num.io.threads"), Some(&Some("8".to_string())));
-    assert_eq!(b.static_configs.get("broker.rack"), Some(&None), "null stays null");
+    assert_eq!(
+        b.static_configs.get("num.io.threads"),
+        Some(&Some("8".to_string()))
+    );
+    assert_eq!(
+        b.static_configs.get("broker.rack"),
+        Some(&None),
+        "null stays null"
+    );
 }
 
 #[test]
 fn r74_static_configs_are_dropped_and_the_record_version_follows_older_levels() {
     for (level, version) in [(33, 4), (30, 4), (29, 3), (17, 3), (16, 2), (8, 2), (7, 1)] {
         let mut h = Harness::at_level(level);
-        let request = BrokerRegistrationRequest { features: vec![metadata_version_feature(7, 34)], ..registration(1, 0) };
-        h.register(&request).unwrap_or_else(|e| panic!("level {level}: {e}"));
+        let request = BrokerRegistrationRequest {
+            features: vec![metadata_version_feature(7, 34)],
+            ..registration(1, 0)
+        };
+        h.register(&request)
+            .unwrap_or_else(|e| panic!("level {level}: {e}"));
         let (entry, record) = h.last_record();
-        assert_eq!((entry.record_type, entry.version), (0, version), "level {level}");
-        let Record::RegisterBroker(r) = record else { panic!("a RegisterBrokerRecord") };
+        assert_eq!(
+            (entry.record_type, entry.version),
+            (0, version),
+            "level {level}"
+        );
+        let Record::RegisterBroker(r) = record else {
+            panic!("a RegisterBrokerRecord")
+        };
         assert!(r.static_configs.is_empty(), "level {level}");
-        assert!(h.controller.static_configs(1).unwrap().is_empty(), "level {level}");
+        assert!(
+            h.controller.static_configs(1).unwrap().is_empty(),
+            "level {level}"
+        );
         assert_eq!(r.log_dirs.is_empty(), level < 17, "LogDirs from 3.7-IV2");
-        assert_eq!(r.cordoned_log_dirs.is_some(), level >= 30, "CordonedLogDirs from 4.3-IV0");
+        assert_eq!(
+            r.cordoned_log_dirs.is_some(),
+            level >= 30,
+            "CordonedLogDirs from 4.3-IV0"
+        );
         h.assert_replay_matches();
     }
 }
@@ -286,20 +451,45 @@ fn r75_a_controller_restarted_from_the_same_log_has_the_same_static_configs() {
     h.register_unfenced(&registration(1, 0));
     h.register(&registration(2, 0)).unwrap();
     let mut third = registration(3, 0);
-    third.static_configs.push(static_config("log.dirs", Some("/var/kafka")));
+    third
+        .static_configs
+        .push(static_config("log.dirs", Some("/var/kafka")));
     h.register(&third).unwrap();
     h.now += 10_000;
-    h.register(&BrokerRegistrationRequest { static_configs: vec![static_config("num.io.threads", Some("32"))], ..registration(2, 1) }).unwrap();
+    h.register(&BrokerRegistrationRequest {
+        static_configs: vec![static_config("num.io.threads", Some("32"))],
+        ..registration(2, 1)
+    })
+    .unwrap();
 
-    let restarted = Controller::from_log(h.controller.config().clone(), h.controller.store().log(), h.now).unwrap();
+    let restarted = Controller::from_log(
+        h.controller.config().clone(),
+        h.controller.store().log(),
+        h.now,
+    )
+    .unwrap();
     assert_eq!(restarted.brokers(), h.controller.brokers());
     for id in 1..=3 {
-        assert_eq!(restarted.static_configs(id), h.controller.static_configs(id), "broker {id}");
+        assert_eq!(
+            restarted.static_configs(id),
+            h.controller.static_configs(id),
+            "broker {id}"
+        );
     }
-    assert_eq!(restarted.static_configs(2).unwrap().get("num.io.threads"), Some(&Some("32".to_string())));
+    assert_eq!(
+        restarted.static_configs(2).unwrap().get("num.io.threads"),
+        Some(&Some("32".to_string()))
+    );
     assert_eq!(restarted.static_configs(3).unwrap().len(), 3);
-    assert_eq!(restarted.metadata_version(), h.controller.metadata_version());
-    assert_eq!(restarted.store().log().len(), h.controller.store().log().len(), "a restart writes nothing");
+    assert_eq!(
+        restarted.metadata_version(),
+        h.controller.metadata_version()
+    );
+    assert_eq!(
+        restarted.store().log().len(),
+        h.controller.store().log().len(),
+        "a restart writes nothing"
+    );
 }
 
 #[test]
@@ -325,7 +515,10 @@ fn r76_old_register_broker_record_versions_are_still_read() {
         let (record_type, v, key, value) = entry.record.encode_version(entry.version).unwrap();
         store.append([(record_type, v, key, value)]);
         h.controller = Controller::from_log(h.controller.config().clone(), &store, h.now).unwrap();
-        let b = h.controller.broker(10 + version as i32).unwrap_or_else(|| panic!("v{version} replays"));
+        let b = h
+            .controller
+            .broker(10 + version as i32)
+            .unwrap_or_else(|| panic!("v{version} replays"));
         assert!(!b.fenced);
         assert_eq!(b.in_controlled_shutdown, version >= 1);
         assert!(b.static_configs.is_empty());

@@ -13,7 +13,9 @@ use support::*;
 fn run(seed: u64, steps: usize, level: i16) -> Result<(), TestCaseError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mv = MetadataVersion::from_feature_level(level).expect("a known level");
-    let config = ControllerConfig::new(CLUSTER).with_metadata_version(mv).with_session_timeout_ms(1_000);
+    let config = ControllerConfig::new(CLUSTER)
+        .with_metadata_version(mv)
+        .with_session_timeout_ms(1_000);
     let mut controller = Controller::new(config.clone()).expect("bootstrap");
     let mut now = 0i64;
     // The incarnation each broker id last tried.
@@ -26,7 +28,9 @@ fn run(seed: u64, steps: usize, level: i16) -> Result<(), TestCaseError> {
                     incarnations[broker as usize] += 1;
                 }
                 let mut request = registration(broker, incarnations[broker as usize]);
-                request.log_dirs = (0..rng.random_range(0..3)).map(|n| dir(broker, n)).collect();
+                request.log_dirs = (0..rng.random_range(0..3))
+                    .map(|n| dir(broker, n))
+                    .collect();
                 request.static_configs.truncate(rng.random_range(0..3));
                 let version = rng.random_range(0..=6);
                 if version < 6 {
@@ -39,8 +43,16 @@ fn run(seed: u64, steps: usize, level: i16) -> Result<(), TestCaseError> {
                 let request = BrokerHeartbeatRequest {
                     want_fence: rng.random_ratio(1, 6),
                     want_shut_down: rng.random_ratio(1, 10),
-                    offline_log_dirs: if rng.random_ratio(1, 5) { vec![dir(broker, 1)] } else { vec![] },
-                    cordoned_log_dirs: if rng.random_ratio(1, 5) { Some(vec![dir(broker, 0)]) } else { None },
+                    offline_log_dirs: if rng.random_ratio(1, 5) {
+                        vec![dir(broker, 1)]
+                    } else {
+                        vec![]
+                    },
+                    cordoned_log_dirs: if rng.random_ratio(1, 5) {
+                        Some(vec![dir(broker, 0)])
+                    } else {
+                        None
+                    },
                     ..heartbeat(broker, epoch, epoch + rng.random_range(-1..3))
                 };
                 let _ = controller.try_broker_heartbeat(&request, now);
@@ -50,13 +62,17 @@ fn run(seed: u64, steps: usize, level: i16) -> Result<(), TestCaseError> {
             }
             _ => {
                 now += rng.random_range(0..1_500);
-                controller.tick(now).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                controller
+                    .tick(now)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
         }
     }
-    let replayed = Store::replay_log(controller.store().log()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let replayed = Store::replay_log(controller.store().log())
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(replayed.state(), controller.state());
-    let restarted = Controller::from_log(config, controller.store().log(), now).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let restarted = Controller::from_log(config, controller.store().log(), now)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(restarted.brokers(), controller.brokers());
     prop_assert_eq!(restarted.metadata_version(), mv);
     Ok(())

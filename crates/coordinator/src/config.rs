@@ -40,9 +40,15 @@ impl StreamsGroupConfig {
     /// metadata record as `LastAssignmentConfigs`.
     pub fn assignment_configs(&self) -> BTreeMap<String, String> {
         let mut configs = BTreeMap::new();
-        configs.insert(NUM_STANDBY_REPLICAS_CONFIG.to_string(), self.num_standby_replicas.to_string());
+        configs.insert(
+            NUM_STANDBY_REPLICAS_CONFIG.to_string(),
+            self.num_standby_replicas.to_string(),
+        );
         if !self.rack_aware_assignment_tags.is_empty() {
-            configs.insert(RACK_AWARE_ASSIGNMENT_TAGS_CONFIG.to_string(), self.rack_aware_assignment_tags.join(","));
+            configs.insert(
+                RACK_AWARE_ASSIGNMENT_TAGS_CONFIG.to_string(),
+                self.rack_aware_assignment_tags.join(","),
+            );
         }
         configs
     }

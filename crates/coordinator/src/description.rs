@@ -12,7 +12,9 @@
 //! 6. a global store is not made of a SOURCE and a PROCESSOR.
 use std::collections::HashSet;
 
-use kcoord_plugin_api::{GlobalStore, Node, NodeKind, StreamsGroupTopologyDescription, Subtopology};
+use kcoord_plugin_api::{
+    GlobalStore, Node, NodeKind, StreamsGroupTopologyDescription, Subtopology,
+};
 use kcoord_wire::messages::streams_group_describe_response as describe;
 use kcoord_wire::messages::streams_group_topology_description_update_request as kafka_push;
 use kcoord_wire::messages::update_streams_group_topology_description_request as spec_push;
@@ -35,20 +37,33 @@ fn node(w: WireNode<'_>) -> Result<Node> {
         return bad("A topology node has an empty name.".into());
     }
     if w.node_type != 3 && w.sink_topic.is_some() {
-        return bad(format!("Node {} is not a sink but has a sink topic.", w.name));
+        return bad(format!(
+            "Node {} is not a sink but has a sink topic.",
+            w.name
+        ));
     }
     let kind = match w.node_type {
-        1 => NodeKind::Source { topics: w.source_topics.to_vec() },
-        2 => NodeKind::Processor { stores: w.stores.to_vec() },
+        1 => NodeKind::Source {
+            topics: w.source_topics.to_vec(),
+        },
+        2 => NodeKind::Processor {
+            stores: w.stores.to_vec(),
+        },
         3 => {
             if w.sink_topic == Some("") {
                 return bad(format!("Sink node {} has an empty sink topic.", w.name));
             }
-            NodeKind::Sink { topic: w.sink_topic.map(String::from) }
+            NodeKind::Sink {
+                topic: w.sink_topic.map(String::from),
+            }
         }
         other => return bad(format!("Unknown topology node type: {other}")),
     };
-    Ok(Node { name: w.name.to_string(), kind, successors: w.successors.to_vec() })
+    Ok(Node {
+        name: w.name.to_string(),
+        kind,
+        successors: w.successors.to_vec(),
+    })
 }
 
 /// Rules 2 and 5 over one group of nodes that may only point at each other.
@@ -56,32 +71,52 @@ fn check_graph(scope: &str, nodes: &[&Node]) -> Result<()> {
     let mut names = HashSet::new();
     for n in nodes {
         if !names.insert(n.name.as_str()) {
-            return Err(CoordinatorError::invalid_request(format!("Duplicate node name {} in {scope}.", n.name)));
+            return Err(CoordinatorError::invalid_request(format!(
+                "Duplicate node name {} in {scope}.",
+                n.name
+            )));
         }
     }
     for n in nodes {
         if let Some(s) = n.successors.iter().find(|s| !names.contains(s.as_str())) {
-            return Err(CoordinatorError::invalid_request(format!("Node {} names unknown successor {s} in {scope}.", n.name)));
+            return Err(CoordinatorError::invalid_request(format!(
+                "Node {} names unknown successor {s} in {scope}.",
+                n.name
+            )));
         }
     }
     Ok(())
 }
 
-fn assemble(subtopologies: Vec<Subtopology>, global_stores: Vec<GlobalStore>) -> Result<StreamsGroupTopologyDescription> {
+fn assemble(
+    subtopologies: Vec<Subtopology>,
+    global_stores: Vec<GlobalStore>,
+) -> Result<StreamsGroupTopologyDescription> {
     let mut ids = HashSet::new();
     for s in &subtopologies {
         if !ids.insert(s.id.as_str()) {
-            return Err(CoordinatorError::invalid_request(format!("Duplicate sub-topology id {}.", s.id)));
+            return Err(CoordinatorError::invalid_request(format!(
+                "Duplicate sub-topology id {}.",
+                s.id
+            )));
         }
-        check_graph(&format!("sub-topology {}", s.id), &s.nodes.iter().collect::<Vec<_>>())?;
+        check_graph(
+            &format!("sub-topology {}", s.id),
+            &s.nodes.iter().collect::<Vec<_>>(),
+        )?;
     }
     for (i, g) in global_stores.iter().enumerate() {
         if g.source.node_type() != 1 || g.processor.node_type() != 2 {
-            return Err(CoordinatorError::invalid_request("Global store must be composed of a source and a processor node."));
+            return Err(CoordinatorError::invalid_request(
+                "Global store must be composed of a source and a processor node.",
+            ));
         }
         check_graph(&format!("global store {i}"), &[&g.source, &g.processor])?;
     }
-    Ok(StreamsGroupTopologyDescription { subtopologies, global_stores })
+    Ok(StreamsGroupTopologyDescription {
+        subtopologies,
+        global_stores,
+    })
 }
 
 macro_rules! from_push {
@@ -103,31 +138,55 @@ from_push!(spec_node, spec_push, TopologyNode);
 from_push!(kafka_node, kafka_push, TopologyDescriptionNode);
 
 /// The specification's push (UpdateStreamsGroupTopologyDescription, key 95).
-pub fn from_spec_push(d: &spec_push::TopologyDescription) -> Result<StreamsGroupTopologyDescription> {
+pub fn from_spec_push(
+    d: &spec_push::TopologyDescription,
+) -> Result<StreamsGroupTopologyDescription> {
     let subtopologies = d
         .subtopologies
         .iter()
-        .map(|s| Ok(Subtopology { id: s.subtopology_id.clone(), nodes: s.nodes.iter().map(spec_node).collect::<Result<_>>()? }))
+        .map(|s| {
+            Ok(Subtopology {
+                id: s.subtopology_id.clone(),
+                nodes: s.nodes.iter().map(spec_node).collect::<Result<_>>()?,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let stores = d
         .global_stores
         .iter()
-        .map(|g| Ok(GlobalStore { source: spec_node(&g.source)?, processor: spec_node(&g.processor)? }))
+        .map(|g| {
+            Ok(GlobalStore {
+                source: spec_node(&g.source)?,
+                processor: spec_node(&g.processor)?,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     assemble(subtopologies, stores)
 }
 
 /// Kafka 4.4's push (StreamsGroupTopologyDescriptionUpdate, key 93).
-pub fn from_kafka_push(d: &kafka_push::TopologyDescription) -> Result<StreamsGroupTopologyDescription> {
+pub fn from_kafka_push(
+    d: &kafka_push::TopologyDescription,
+) -> Result<StreamsGroupTopologyDescription> {
     let subtopologies = d
         .subtopologies
         .iter()
-        .map(|s| Ok(Subtopology { id: s.subtopology_id.clone(), nodes: s.nodes.iter().map(kafka_node).collect::<Result<_>>()? }))
+        .map(|s| {
+            Ok(Subtopology {
+                id: s.subtopology_id.clone(),
+                nodes: s.nodes.iter().map(kafka_node).collect::<Result<_>>()?,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let stores = d
         .global_stores
         .iter()
-        .map(|g| Ok(GlobalStore { source: kafka_node(&g.source)?, processor: kafka_node(&g.processor)? }))
+        .map(|g| {
+            Ok(GlobalStore {
+                source: kafka_node(&g.source)?,
+                processor: kafka_node(&g.processor)?,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     assemble(subtopologies, stores)
 }
@@ -190,7 +249,11 @@ mod tests {
 
     fn one(nodes: Vec<spec_push::TopologyNode>) -> spec_push::TopologyDescription {
         spec_push::TopologyDescription {
-            subtopologies: vec![spec_push::Subtopology { subtopology_id: "0".into(), nodes, ..Default::default() }],
+            subtopologies: vec![spec_push::Subtopology {
+                subtopology_id: "0".into(),
+                nodes,
+                ..Default::default()
+            }],
             ..Default::default()
         }
     }
@@ -203,33 +266,78 @@ mod tests {
 
     #[test]
     fn a_well_formed_description_converts_and_round_trips_to_describe() {
-        let d = one(vec![wnode("src", 1, None, &["p"]), wnode("p", 2, None, &["sink", "dyn"]), wnode("sink", 3, Some("out"), &[]), wnode("dyn", 3, None, &[])]);
+        let d = one(vec![
+            wnode("src", 1, None, &["p"]),
+            wnode("p", 2, None, &["sink", "dyn"]),
+            wnode("sink", 3, Some("out"), &[]),
+            wnode("dyn", 3, None, &[]),
+        ]);
         let model = from_spec_push(&d).unwrap();
         assert_eq!(model.subtopologies[0].nodes.len(), 4);
-        assert_eq!(model.subtopologies[0].nodes[3].kind, NodeKind::Sink { topic: None });
+        assert_eq!(
+            model.subtopologies[0].nodes[3].kind,
+            NodeKind::Sink { topic: None }
+        );
         let back = to_describe(&model);
-        assert_eq!(back.subtopologies[0].nodes[2].sink_topic.as_deref(), Some("out"));
-        assert_eq!(back.subtopologies[0].nodes[0].source_topics, vec!["in".to_string()]);
-        assert_eq!(back.subtopologies[0].nodes[1].successors, vec!["sink".to_string(), "dyn".to_string()]);
+        assert_eq!(
+            back.subtopologies[0].nodes[2].sink_topic.as_deref(),
+            Some("out")
+        );
+        assert_eq!(
+            back.subtopologies[0].nodes[0].source_topics,
+            vec!["in".to_string()]
+        );
+        assert_eq!(
+            back.subtopologies[0].nodes[1].successors,
+            vec!["sink".to_string(), "dyn".to_string()]
+        );
     }
 
     #[test]
     fn r14_each_malformation_is_an_invalid_request() {
-        rejected(one(vec![wnode("a", 4, None, &[])]), "Unknown topology node type: 4");
-        rejected(one(vec![wnode("a", 0, None, &[])]), "Unknown topology node type: 0");
-        rejected(one(vec![wnode("a", 3, Some(""), &[])]), "Sink node a has an empty sink topic.");
-        rejected(one(vec![wnode("a", 2, Some("t"), &[])]), "Node a is not a sink but has a sink topic.");
-        rejected(one(vec![wnode("a", 2, None, &[]), wnode("a", 2, None, &[])]), "Duplicate node name a in sub-topology 0.");
-        rejected(one(vec![wnode("a", 2, None, &["ghost"])]), "Node a names unknown successor ghost in sub-topology 0.");
-        rejected(one(vec![wnode("", 2, None, &[])]), "A topology node has an empty name.");
+        rejected(
+            one(vec![wnode("a", 4, None, &[])]),
+            "Unknown topology node type: 4",
+        );
+        rejected(
+            one(vec![wnode("a", 0, None, &[])]),
+            "Unknown topology node type: 0",
+        );
+        rejected(
+            one(vec![wnode("a", 3, Some(""), &[])]),
+            "Sink node a has an empty sink topic.",
+        );
+        rejected(
+            one(vec![wnode("a", 2, Some("t"), &[])]),
+            "Node a is not a sink but has a sink topic.",
+        );
+        rejected(
+            one(vec![wnode("a", 2, None, &[]), wnode("a", 2, None, &[])]),
+            "Duplicate node name a in sub-topology 0.",
+        );
+        rejected(
+            one(vec![wnode("a", 2, None, &["ghost"])]),
+            "Node a names unknown successor ghost in sub-topology 0.",
+        );
+        rejected(
+            one(vec![wnode("", 2, None, &[])]),
+            "A topology node has an empty name.",
+        );
         let mut twice = one(vec![wnode("a", 2, None, &[])]);
         twice.subtopologies.push(twice.subtopologies[0].clone());
         rejected(twice, "Duplicate sub-topology id 0.");
         let store = spec_push::TopologyDescription {
-            global_stores: vec![spec_push::GlobalStore { source: wnode("s", 2, None, &[]), processor: wnode("p", 2, None, &[]), ..Default::default() }],
+            global_stores: vec![spec_push::GlobalStore {
+                source: wnode("s", 2, None, &[]),
+                processor: wnode("p", 2, None, &[]),
+                ..Default::default()
+            }],
             ..Default::default()
         };
-        rejected(store, "Global store must be composed of a source and a processor node.");
+        rejected(
+            store,
+            "Global store must be composed of a source and a processor node.",
+        );
     }
 
     #[test]
@@ -237,11 +345,18 @@ mod tests {
         let d = kafka_push::TopologyDescription {
             subtopologies: vec![kafka_push::TopologyDescriptionSubtopology {
                 subtopology_id: "0".into(),
-                nodes: vec![kafka_push::TopologyDescriptionNode { name: "a".into(), node_type: 9, ..Default::default() }],
+                nodes: vec![kafka_push::TopologyDescriptionNode {
+                    name: "a".into(),
+                    node_type: 9,
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
             ..Default::default()
         };
-        assert_eq!(from_kafka_push(&d).unwrap_err().message.as_deref(), Some("Unknown topology node type: 9"));
+        assert_eq!(
+            from_kafka_push(&d).unwrap_err().message.as_deref(),
+            Some("Unknown topology node type: 9")
+        );
     }
 }

@@ -7,12 +7,21 @@ use kcoord_wire::messages::streams_group_heartbeat_response as resp;
 
 use crate::topology::ConfiguredTopology;
 
-fn topic_partitions(tasks: &[&Tasks], configured: &ConfiguredTopology, topics: &TopicsImage) -> Vec<resp::TopicPartition> {
+fn topic_partitions(
+    tasks: &[&Tasks],
+    configured: &ConfiguredTopology,
+    topics: &TopicsImage,
+) -> Vec<resp::TopicPartition> {
     let mut by_topic: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     for t in tasks {
         for (sub_id, partitions) in t.iter() {
-            let Some(sub) = configured.subtopologies.get(sub_id) else { continue };
-            let sources = sub.source_topics.iter().chain(sub.repartition_source_topics.keys());
+            let Some(sub) = configured.subtopologies.get(sub_id) else {
+                continue;
+            };
+            let sources = sub
+                .source_topics
+                .iter()
+                .chain(sub.repartition_source_topics.keys());
             for topic in sources {
                 let count = topics.get(topic).map_or(0, |t| t.partition_count());
                 let entry = by_topic.entry(topic.clone()).or_default();
@@ -23,21 +32,37 @@ fn topic_partitions(tasks: &[&Tasks], configured: &ConfiguredTopology, topics: &
     by_topic
         .into_iter()
         .filter(|(_, p)| !p.is_empty())
-        .map(|(topic, p)| resp::TopicPartition { topic, partitions: p.into_iter().collect(), ..Default::default() })
+        .map(|(topic, p)| resp::TopicPartition {
+            topic,
+            partitions: p.into_iter().collect(),
+            ..Default::default()
+        })
         .collect()
 }
 
 /// One entry per member that has a user endpoint; standby partitions include warm-ups.
-pub fn partitions_by_user_endpoint(group: &StreamsGroup, configured: &ConfiguredTopology, topics: &TopicsImage) -> Vec<resp::EndpointToPartitions> {
+pub fn partitions_by_user_endpoint(
+    group: &StreamsGroup,
+    configured: &ConfiguredTopology,
+    topics: &TopicsImage,
+) -> Vec<resp::EndpointToPartitions> {
     group
         .members
         .values()
         .filter_map(|m| {
             let endpoint = m.user_endpoint.as_ref()?;
             Some(resp::EndpointToPartitions {
-                user_endpoint: resp::Endpoint { host: endpoint.host.clone(), port: endpoint.port, ..Default::default() },
+                user_endpoint: resp::Endpoint {
+                    host: endpoint.host.clone(),
+                    port: endpoint.port,
+                    ..Default::default()
+                },
                 active_partitions: topic_partitions(&[&m.assigned.active], configured, topics),
-                standby_partitions: topic_partitions(&[&m.assigned.standby, &m.assigned.warmup], configured, topics),
+                standby_partitions: topic_partitions(
+                    &[&m.assigned.standby, &m.assigned.warmup],
+                    configured,
+                    topics,
+                ),
                 ..Default::default()
             })
         })

@@ -10,7 +10,10 @@ pub struct CoordinatorError {
 
 impl CoordinatorError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        CoordinatorError { code, message: Some(message.into()) }
+        CoordinatorError {
+            code,
+            message: Some(message.into()),
+        }
     }
 
     pub fn invalid_request(message: impl Into<String>) -> Self {
@@ -18,11 +21,17 @@ impl CoordinatorError {
     }
 
     pub fn unknown_member(group_id: &str, member_id: &str) -> Self {
-        Self::new(ErrorCode::UNKNOWN_MEMBER_ID, format!("Member {member_id} is not a member of group {group_id}."))
+        Self::new(
+            ErrorCode::UNKNOWN_MEMBER_ID,
+            format!("Member {member_id} is not a member of group {group_id}."),
+        )
     }
 
     pub fn group_not_found(group_id: &str) -> Self {
-        Self::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Streams group {group_id} not found."))
+        Self::new(
+            ErrorCode::GROUP_ID_NOT_FOUND,
+            format!("Streams group {group_id} not found."),
+        )
     }
 
     pub fn fenced(message: impl Into<String>) -> Self {

@@ -51,14 +51,25 @@ impl CoordinatorShard {
                 ..Default::default()
             };
         };
-        let configured = self.soft.get(group_id).and_then(|s| s.configured.as_ref()).map(|(_, _, c)| c.clone());
+        let configured = self
+            .soft
+            .get(group_id)
+            .and_then(|s| s.configured.as_ref())
+            .map(|(_, _, c)| c.clone());
         d::DescribedGroup {
             group_id: group_id.to_string(),
             group_state: group_state(group).as_str().to_string(),
             group_epoch: group.group_epoch,
             assignment_epoch: group.target_assignment_epoch,
-            topology: group.topology.as_ref().map(|t| describe_topology(t, configured.as_deref())),
-            members: group.members.values().map(|m| describe_member(m, group.target_assignment.get(m.member_id.as_str()))).collect(),
+            topology: group
+                .topology
+                .as_ref()
+                .map(|t| describe_topology(t, configured.as_deref())),
+            members: group
+                .members
+                .values()
+                .map(|m| describe_member(m, group.target_assignment.get(m.member_id.as_str())))
+                .collect(),
             assignor_name: Some(crate::assignor::STICKY_ASSIGNOR_NAME.to_string()),
             ..Default::default()
         }
@@ -100,18 +111,29 @@ impl CoordinatorShard {
         let mut records: Vec<Record> = Vec::new();
         match state.streams_groups.get(group_id) {
             Some(g) if group_state(g) != GroupState::Empty => {
-                return Err(CoordinatorError { code: ErrorCode::NON_EMPTY_GROUP, message: None })
+                return Err(CoordinatorError {
+                    code: ErrorCode::NON_EMPTY_GROUP,
+                    message: None,
+                })
             }
             Some(g) => records.extend(records::delete_group(g)),
             None if state.offsets.group(group_id).is_none() => {
-                return Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} not found.")))
+                return Err(CoordinatorError::new(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Group {group_id} not found."),
+                ))
             }
             None => {}
         }
         if let Some(offsets) = state.offsets.group(group_id) {
             for (topic, partition) in offsets.keys() {
                 records.push(Record::OffsetCommit(
-                    OffsetCommitKey { group: group_id.into(), topic: topic.clone(), partition: *partition, ..Default::default() },
+                    OffsetCommitKey {
+                        group: group_id.into(),
+                        topic: topic.clone(),
+                        partition: *partition,
+                        ..Default::default()
+                    },
                     None,
                 ));
             }
@@ -122,15 +144,24 @@ impl CoordinatorShard {
     }
 
     /// DescribeGroups (the classic API): a streams group is not a classic group.
-    pub fn describe_classic_group(&self, group_id: &str) -> std::result::Result<&'static str, CoordinatorError> {
+    pub fn describe_classic_group(
+        &self,
+        group_id: &str,
+    ) -> std::result::Result<&'static str, CoordinatorError> {
         let state = self.store.state();
         if state.streams_groups.get(group_id).is_some() {
-            return Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} is not a classic group.")));
+            return Err(CoordinatorError::new(
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Group {group_id} is not a classic group."),
+            ));
         }
         if state.offsets.group(group_id).is_some() {
             return Ok("Empty");
         }
-        Err(CoordinatorError::new(ErrorCode::GROUP_ID_NOT_FOUND, format!("Group {group_id} not found.")))
+        Err(CoordinatorError::new(
+            ErrorCode::GROUP_ID_NOT_FOUND,
+            format!("Group {group_id} not found."),
+        ))
     }
 
     /// OffsetCommit (`OffsetMetadataManager.commitOffset` with `StreamsGroup.validateOffsetCommit`).
@@ -150,19 +181,32 @@ impl CoordinatorShard {
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {}
             None if api_version >= 9 => return Err(CoordinatorError::group_not_found(group_id)),
-            None => return Err(CoordinatorError { code: ErrorCode::ILLEGAL_GENERATION, message: None }),
+            None => {
+                return Err(CoordinatorError {
+                    code: ErrorCode::ILLEGAL_GENERATION,
+                    message: None,
+                })
+            }
             Some(g) => validate_commit(g, member_id, member_epoch, api_version, offsets)?,
         }
         let mut codes = Vec::with_capacity(offsets.len());
         let mut records = Vec::new();
         for o in offsets {
-            if o.metadata.as_ref().is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES) {
+            if o.metadata
+                .as_ref()
+                .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
+            {
                 codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
                 continue;
             }
             codes.push(ErrorCode::NONE);
             records.push(Record::OffsetCommit(
-                OffsetCommitKey { group: group_id.into(), topic: o.topic.clone(), partition: o.partition, ..Default::default() },
+                OffsetCommitKey {
+                    group: group_id.into(),
+                    topic: o.topic.clone(),
+                    partition: o.partition,
+                    ..Default::default()
+                },
                 Some(OffsetCommitValue {
                     offset: o.offset,
                     leader_epoch: o.leader_epoch,
@@ -178,13 +222,23 @@ impl CoordinatorShard {
     }
 
     /// `StreamsGroup.validateOffsetFetch`: admin fetches (no member id, epoch < 0) always pass.
-    pub fn validate_offset_fetch(&self, group_id: &str, member_id: Option<&str>, member_epoch: i32) -> Result<()> {
-        let Some(group) = self.group(group_id) else { return Ok(()) };
+    pub fn validate_offset_fetch(
+        &self,
+        group_id: &str,
+        member_id: Option<&str>,
+        member_epoch: i32,
+    ) -> Result<()> {
+        let Some(group) = self.group(group_id) else {
+            return Ok(());
+        };
         if member_id.is_none() && member_epoch < 0 {
             return Ok(());
         }
         let member_id = member_id.unwrap_or_default();
-        let member = group.members.get(member_id).ok_or_else(|| CoordinatorError::unknown_member(group_id, member_id))?;
+        let member = group
+            .members
+            .get(member_id)
+            .ok_or_else(|| CoordinatorError::unknown_member(group_id, member_id))?;
         if member_epoch != member.member_epoch {
             return Err(CoordinatorError::new(
                 ErrorCode::STALE_MEMBER_EPOCH,
@@ -194,22 +248,37 @@ impl CoordinatorShard {
         Ok(())
     }
 
-    pub fn committed_offsets(&self, group_id: &str) -> Vec<(String, i32, kcoord_metadata::CommittedOffset)> {
+    pub fn committed_offsets(
+        &self,
+        group_id: &str,
+    ) -> Vec<(String, i32, kcoord_metadata::CommittedOffset)> {
         self.store
             .state()
             .offsets
             .group(group_id)
-            .map(|g| g.iter().map(|((t, p), o)| (t.clone(), *p, o.clone())).collect())
+            .map(|g| {
+                g.iter()
+                    .map(|((t, p), o)| (t.clone(), *p, o.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
-
 }
 
-fn validate_commit(group: &StreamsGroup, member_id: &str, member_epoch: i32, api_version: i16, offsets: &[OffsetToCommit]) -> Result<()> {
+fn validate_commit(
+    group: &StreamsGroup,
+    member_id: &str,
+    member_epoch: i32,
+    api_version: i16,
+    offsets: &[OffsetToCommit],
+) -> Result<()> {
     if member_epoch < 0 && group.members.is_empty() {
         return Ok(());
     }
-    let member = group.members.get(member_id).ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, member_id))?;
+    let member = group
+        .members
+        .get(member_id)
+        .ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, member_id))?;
     if api_version < 9 {
         return Err(CoordinatorError::new(
             ErrorCode::UNSUPPORTED_VERSION,
@@ -221,16 +290,32 @@ fn validate_commit(group: &StreamsGroup, member_id: &str, member_epoch: i32, api
     }
     let stale = |msg: String| CoordinatorError::new(ErrorCode::STALE_MEMBER_EPOCH, msg);
     if member_epoch > member.member_epoch {
-        return Err(stale(format!("Received member epoch {member_epoch} is newer than current member epoch {}.", member.member_epoch)));
+        return Err(stale(format!(
+            "Received member epoch {member_epoch} is newer than current member epoch {}.",
+            member.member_epoch
+        )));
     }
     // An older epoch is checked per partition against the epoch each task was assigned at.
-    let topology = group.topology.as_ref().ok_or_else(|| stale("Topology is not available for offset commit validation.".into()))?;
+    let topology = group
+        .topology
+        .as_ref()
+        .ok_or_else(|| stale("Topology is not available for offset commit validation.".into()))?;
     for o in offsets {
-        let Some(sub) = topology.subtopologies.iter().find(|s| s.source_topics.contains(&o.topic)) else {
+        let Some(sub) = topology
+            .subtopologies
+            .iter()
+            .find(|s| s.source_topics.contains(&o.topic))
+        else {
             return Err(stale(format!("Topic {} is not in the topology.", o.topic)));
         };
-        let Some(epoch) = member.active_task_epochs.get(&(sub.subtopology_id.clone(), o.partition)) else {
-            return Err(stale(format!("Task {}-{} is not assigned or pending revocation for member.", sub.subtopology_id, o.partition)));
+        let Some(epoch) = member
+            .active_task_epochs
+            .get(&(sub.subtopology_id.clone(), o.partition))
+        else {
+            return Err(stale(format!(
+                "Task {}-{} is not assigned or pending revocation for member.",
+                sub.subtopology_id, o.partition
+            )));
         };
         if member_epoch < *epoch {
             return Err(stale(format!(
@@ -243,11 +328,23 @@ fn validate_commit(group: &StreamsGroup, member_id: &str, member_epoch: i32, api
 }
 
 fn task_ids(tasks: &Tasks) -> Vec<d::TaskIds> {
-    tasks.iter().map(|(s, p)| d::TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() }).collect()
+    tasks
+        .iter()
+        .map(|(s, p)| d::TaskIds {
+            subtopology_id: s.clone(),
+            partitions: p.iter().copied().collect(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 fn assignment(t: &TasksTuple) -> d::Assignment {
-    d::Assignment { active_tasks: task_ids(&t.active), standby_tasks: task_ids(&t.standby), warmup_tasks: task_ids(&t.warmup), ..Default::default() }
+    d::Assignment {
+        active_tasks: task_ids(&t.active),
+        standby_tasks: task_ids(&t.standby),
+        warmup_tasks: task_ids(&t.warmup),
+        ..Default::default()
+    }
 }
 
 fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Member {
@@ -260,8 +357,20 @@ fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Me
         client_host: m.client_host.to_string(),
         topology_epoch: m.topology_epoch,
         process_id: m.process_id.clone(),
-        user_endpoint: m.user_endpoint.as_ref().map(|e| d::Endpoint { host: e.host.clone(), port: e.port, ..Default::default() }),
-        client_tags: m.client_tags.iter().map(|(k, v)| d::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() }).collect(),
+        user_endpoint: m.user_endpoint.as_ref().map(|e| d::Endpoint {
+            host: e.host.clone(),
+            port: e.port,
+            ..Default::default()
+        }),
+        client_tags: m
+            .client_tags
+            .iter()
+            .map(|(k, v)| d::KeyValue {
+                key: k.clone(),
+                value: v.clone(),
+                ..Default::default()
+            })
+            .collect(),
         assignment: assignment(&m.assigned),
         target_assignment: target.map(assignment).unwrap_or_default(),
         is_classic: false,
@@ -271,12 +380,23 @@ fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Me
 
 /// The topology as described: the configured one when ready (with computed partition counts),
 /// else the one members sent.
-fn describe_topology(t: &kcoord_wire::records::StreamsGroupTopologyValue, configured: Option<&crate::topology::ConfiguredTopology>) -> d::Topology {
+fn describe_topology(
+    t: &kcoord_wire::records::StreamsGroupTopologyValue,
+    configured: Option<&crate::topology::ConfiguredTopology>,
+) -> d::Topology {
     let info = |i: &kcoord_wire::records::streams_group_topology_value::TopicInfo| d::TopicInfo {
         name: i.name.clone(),
         partitions: i.partitions,
         replication_factor: i.replication_factor,
-        topic_configs: i.topic_configs.iter().map(|c| d::KeyValue { key: c.key.clone(), value: c.value.clone(), ..Default::default() }).collect(),
+        topic_configs: i
+            .topic_configs
+            .iter()
+            .map(|c| d::KeyValue {
+                key: c.key.clone(),
+                value: c.value.clone(),
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
     };
     let ready = configured.filter(|c| c.status.is_none() && c.epoch == t.epoch);
@@ -289,15 +409,31 @@ fn describe_topology(t: &kcoord_wire::records::StreamsGroupTopologyValue, config
                     name: i.name.clone(),
                     partitions: i.partitions,
                     replication_factor: i.replication_factor,
-                    topic_configs: i.configs.iter().map(|(k, v)| d::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() }).collect(),
+                    topic_configs: i
+                        .configs
+                        .iter()
+                        .map(|(k, v)| d::KeyValue {
+                            key: k.clone(),
+                            value: v.clone(),
+                            ..Default::default()
+                        })
+                        .collect(),
                     ..Default::default()
                 };
                 d::Subtopology {
                     subtopology_id: s.id.clone(),
                     source_topics: s.source_topics.iter().cloned().collect(),
                     repartition_sink_topics: s.repartition_sink_topics.iter().cloned().collect(),
-                    state_changelog_topics: s.state_changelog_topics.values().map(internal).collect(),
-                    repartition_source_topics: s.repartition_source_topics.values().map(internal).collect(),
+                    state_changelog_topics: s
+                        .state_changelog_topics
+                        .values()
+                        .map(internal)
+                        .collect(),
+                    repartition_source_topics: s
+                        .repartition_source_topics
+                        .values()
+                        .map(internal)
+                        .collect(),
                     ..Default::default()
                 }
             })
@@ -315,5 +451,9 @@ fn describe_topology(t: &kcoord_wire::records::StreamsGroupTopologyValue, config
             })
             .collect(),
     };
-    d::Topology { epoch: t.epoch, subtopologies: Some(subtopologies), ..Default::default() }
+    d::Topology {
+        epoch: t.epoch,
+        subtopologies: Some(subtopologies),
+        ..Default::default()
+    }
 }

@@ -3,15 +3,21 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{Endpoint, MemberState, Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple, TopicsImage};
-use kcoord_wire::messages::streams_group_heartbeat_request::{self as req, StreamsGroupHeartbeatRequest};
-use kcoord_wire::messages::streams_group_heartbeat_response::{self as resp, StreamsGroupHeartbeatResponse};
+use kcoord_metadata::{
+    Endpoint, MemberState, Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple, TopicsImage,
+};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    self as req, StreamsGroupHeartbeatRequest,
+};
+use kcoord_wire::messages::streams_group_heartbeat_response::{
+    self as resp, StreamsGroupHeartbeatResponse,
+};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use crate::error::{CoordinatorError, Result};
-use crate::records;
 use crate::reconcile::{reconcile, TaskOwners};
+use crate::records;
 use crate::shard::CoordinatorShard;
 use crate::target;
 use crate::topology::{ConfiguredTopology, CreatableTopic};
@@ -69,7 +75,8 @@ impl CoordinatorShard {
     }
 
     fn existing_group(&self, group_id: &str) -> Result<&StreamsGroup> {
-        self.group(group_id).ok_or_else(|| CoordinatorError::group_not_found(group_id))
+        self.group(group_id)
+            .ok_or_else(|| CoordinatorError::group_not_found(group_id))
     }
 
     fn leave(&mut self, request: &StreamsGroupHeartbeatRequest) -> Result<HeartbeatResult> {
@@ -78,10 +85,15 @@ impl CoordinatorShard {
             None => group
                 .members
                 .get(request.member_id.as_str())
-                .ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, &request.member_id))?,
+                .ok_or_else(|| {
+                    CoordinatorError::unknown_member(&group.group_id, &request.member_id)
+                })?,
             Some(instance) => {
                 let m = static_member(group, instance).ok_or_else(|| {
-                    CoordinatorError::new(ErrorCode::UNKNOWN_MEMBER_ID, format!("Instance id {instance} is unknown."))
+                    CoordinatorError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Instance id {instance} is unknown."),
+                    )
                 })?;
                 if m.member_id != request.member_id {
                     return Err(fenced_instance(&request.member_id, instance, &m.member_id));
@@ -107,7 +119,9 @@ impl CoordinatorShard {
             self.timers.cancel_member(&group_id, &member_id);
         }
         if request.shutdown_application {
-            self.soft_mut(&group_id).shutdown_requested_by.get_or_insert_with(|| request.member_id.clone());
+            self.soft_mut(&group_id)
+                .shutdown_requested_by
+                .get_or_insert_with(|| request.member_id.clone());
         }
         self.append(records)?;
         self.forget_if_empty(&group_id);
@@ -143,7 +157,11 @@ impl CoordinatorShard {
         let new_id = if created { Some(self.mint_id()) } else { None };
         let upgrade_id = self.mint_id_if_upgrade(group_id, request);
         // Stands in for the group until it exists; allocates only when the group is new.
-        let empty = if created { new_group(group_id) } else { StreamsGroup::default() };
+        let empty = if created {
+            new_group(group_id)
+        } else {
+            StreamsGroup::default()
+        };
         let group_ref = self.group(group_id).unwrap_or(&empty);
         if joining {
             check_group_size(group_ref, request, self.config.max_size)?;
@@ -163,7 +181,9 @@ impl CoordinatorShard {
         let mut bump = false;
         if is_new_member || !metadata_equal(&member, &updated) {
             records.push(records::member_metadata(group_id, &updated));
-            bump = is_new_member || request.instance_id.is_none() || epoch_relevant_change(&member, &updated);
+            bump = is_new_member
+                || request.instance_id.is_none()
+                || epoch_relevant_change(&member, &updated);
         }
 
         // 2. Topology: initialised by the first joiner; a higher epoch replaces it (extension).
@@ -187,7 +207,9 @@ impl CoordinatorShard {
                     bump = true;
                 }
                 Some(current) if !records::same_topology(current, &from_request) => {
-                    return Err(CoordinatorError::invalid_request("Topology updates are not supported yet."));
+                    return Err(CoordinatorError::invalid_request(
+                        "Topology updates are not supported yet.",
+                    ));
                 }
                 Some(_) => {}
             }
@@ -195,7 +217,10 @@ impl CoordinatorShard {
         let topology_epoch = match (&new_topology, &group_ref.topology) {
             (Some(t), _) | (None, Some(t)) => t.epoch,
             (None, None) => {
-                return Err(CoordinatorError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "The group has no topology."));
+                return Err(CoordinatorError::new(
+                    ErrorCode::UNKNOWN_SERVER_ERROR,
+                    "The group has no topology.",
+                ));
             }
         };
         let stale = updated.topology_epoch < topology_epoch;
@@ -214,7 +239,8 @@ impl CoordinatorShard {
         let group_epoch_before = group_ref.group_epoch;
         let metadata_hash_before = group_ref.metadata_hash;
         let validated_before = group_ref.validated_topology_epoch;
-        let configs_changed = group_ref.last_assignment_configs.as_ref() != Some(&self.assignment_configs);
+        let configs_changed =
+            group_ref.last_assignment_configs.as_ref() != Some(&self.assignment_configs);
         let target_epoch_before = group_ref.target_assignment_epoch;
         let target_timestamp = group_ref.target_assignment_timestamp;
         if topology_replaced {
@@ -231,7 +257,12 @@ impl CoordinatorShard {
                     .streams_groups
                     .get(group_id)
                     .and_then(|g| g.topology.as_ref())
-                    .ok_or_else(|| CoordinatorError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "The group has no topology."))?,
+                    .ok_or_else(|| {
+                        CoordinatorError::new(
+                            ErrorCode::UNKNOWN_SERVER_ERROR,
+                            "The group has no topology.",
+                        )
+                    })?,
             };
             crate::shard::configured_topology_in(&mut self.soft, group_id, topology, topics)?
         };
@@ -240,9 +271,20 @@ impl CoordinatorShard {
         if metadata_hash != metadata_hash_before {
             bump = true;
         }
-        let validated_epoch = if configured.status.is_none() { topology_epoch } else { -1 };
+        let validated_epoch = if configured.status.is_none() {
+            topology_epoch
+        } else {
+            -1
+        };
         if configured.status.is_none() {
-            for tasks in [&request.active_tasks, &request.standby_tasks, &request.warmup_tasks].into_iter().flatten() {
+            for tasks in [
+                &request.active_tasks,
+                &request.standby_tasks,
+                &request.warmup_tasks,
+            ]
+            .into_iter()
+            .flatten()
+            {
                 invalid_tasks(&configured, tasks)?;
             }
         }
@@ -252,7 +294,11 @@ impl CoordinatorShard {
         if configs_changed {
             bump = true;
         }
-        let group_epoch = if bump { group_epoch_before + 1 } else { group_epoch_before };
+        let group_epoch = if bump {
+            group_epoch_before + 1
+        } else {
+            group_epoch_before
+        };
         if bump || created || topology_replaced {
             records.push(records::group_metadata(
                 group_id,
@@ -270,26 +316,46 @@ impl CoordinatorShard {
             let deadline = now + i64::from(self.config.initial_rebalance_delay_ms);
             Some(self.arm_initial_delay(group_id, deadline))
         } else {
-            self.soft.get(group_id).and_then(|s| s.initial_delay_deadline)
+            self.soft
+                .get(group_id)
+                .and_then(|s| s.initial_delay_deadline)
         }
         .filter(|d| *d > now);
         let group_ref = self.group(group_id).unwrap_or(&empty);
         // The member's slice of the target: `None` = the group's current one, looked up only if
         // the member has to be reconciled (the group does not change before that).
         let (target_epoch, computed_target) = if delay.is_some() {
-            statuses.push(delayed("Assignment delayed due to the configured initial rebalance delay."));
+            statuses.push(delayed(
+                "Assignment delayed due to the configured initial rebalance delay.",
+            ));
             (target_epoch_before, None)
         } else if target_epoch_before >= group_epoch {
             (target_epoch_before, None)
         } else if !target::can_compute(target_timestamp, self.config.assignment_interval_ms, now) {
-            statuses.push(delayed("Assignment delayed due to the configured assignment interval."));
+            statuses.push(delayed(
+                "Assignment delayed due to the configured assignment interval.",
+            ));
             (target_epoch_before, None)
         } else {
             let members = members_view(group_ref, &updated, replaced.as_ref());
             let previous = target_view(group_ref, replaced.as_ref(), &updated.member_id);
             let computed = target::compute(&members, &configured, self.config.num_standby_replicas);
-            records.extend(target::records(group_id, &previous, &computed, group_epoch, now));
-            (group_epoch, Some(computed.get(updated.member_id.as_str()).cloned().unwrap_or_default()))
+            records.extend(target::records(
+                group_id,
+                &previous,
+                &computed,
+                group_epoch,
+                now,
+            ));
+            (
+                group_epoch,
+                Some(
+                    computed
+                        .get(updated.member_id.as_str())
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+            )
         };
 
         // 5. Reconcile the member towards its target.
@@ -298,11 +364,23 @@ impl CoordinatorShard {
             updated
         } else {
             let member_target = computed_target.unwrap_or_else(|| {
-                let id = replaced.as_ref().map_or(updated.member_id.as_str(), |old| old.member_id.as_str());
-                group_ref.target_assignment.get(id).cloned().unwrap_or_default()
+                let id = replaced
+                    .as_ref()
+                    .map_or(updated.member_id.as_str(), |old| old.member_id.as_str());
+                group_ref
+                    .target_assignment
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_default()
             });
             let owners = TaskOwners::of(group_ref, &updated.member_id);
-            Cow::Owned(reconcile(&updated, target_epoch, &member_target, &owners, owned_tasks(request).as_ref())?)
+            Cow::Owned(reconcile(
+                &updated,
+                target_epoch,
+                &member_target,
+                &owners,
+                owned_tasks(request).as_ref(),
+            )?)
         };
         if !assignment_state_equal(&reconciled, &member) {
             records.push(records::current_assignment(group_id, &reconciled));
@@ -311,7 +389,9 @@ impl CoordinatorShard {
         self.append(records)?;
         self.update_timers(group_id, &member, &reconciled, replaced.as_ref(), now);
         if request.shutdown_application {
-            self.soft_mut(group_id).shutdown_requested_by.get_or_insert_with(|| reconciled.member_id.to_string());
+            self.soft_mut(group_id)
+                .shutdown_requested_by
+                .get_or_insert_with(|| reconciled.member_id.to_string());
         }
 
         // 6. The response.
@@ -323,7 +403,11 @@ impl CoordinatorShard {
         }
         let endpoint_epoch = soft.endpoint_information_epoch;
         if let Some(s) = &configured.status {
-            statuses.push(resp::Status { status_code: s.code(), status_detail: s.detail().to_string(), ..Default::default() });
+            statuses.push(resp::Status {
+                status_code: s.code(),
+                status_detail: s.detail().to_string(),
+                ..Default::default()
+            });
         }
         if let Some(by) = &soft.shutdown_requested_by {
             statuses.push(resp::Status {
@@ -334,7 +418,11 @@ impl CoordinatorShard {
                 ..Default::default()
             });
         }
-        if let Some(s) = missing_client_tags(&self.config.rack_aware_assignment_tags, &reconciled, ctx.api_version) {
+        if let Some(s) = missing_client_tags(
+            &self.config.rack_aware_assignment_tags,
+            &reconciled,
+            ctx.api_version,
+        ) {
             statuses.push(s);
         }
 
@@ -354,19 +442,28 @@ impl CoordinatorShard {
         }
         let group_now = self.existing_group(group_id)?;
         if request.endpoint_information_epoch != endpoint_epoch {
-            response.partitions_by_user_endpoint =
-                Some(crate::endpoints::partitions_by_user_endpoint(group_now, &configured, topics));
+            response.partitions_by_user_endpoint = Some(
+                crate::endpoints::partitions_by_user_endpoint(group_now, &configured, topics),
+            );
         }
         response.status = Some(statuses);
         Ok(HeartbeatResult {
             response,
             internal_topics_to_create: configured.internal_topics_to_create.clone(),
-            topology_description_id: if stale { None } else { group_now.topology_description_id },
+            topology_description_id: if stale {
+                None
+            } else {
+                group_now.topology_description_id
+            },
         })
     }
 
     /// A join with a higher topology epoch than the group's gets a new TopologyDescriptionId.
-    fn mint_id_if_upgrade(&mut self, group_id: &str, request: &StreamsGroupHeartbeatRequest) -> Option<Uuid> {
+    fn mint_id_if_upgrade(
+        &mut self,
+        group_id: &str,
+        request: &StreamsGroupHeartbeatRequest,
+    ) -> Option<Uuid> {
         let request_epoch = request.topology.as_ref()?.epoch;
         let group_epoch = self.group(group_id)?.topology_epoch()?;
         (request_epoch > group_epoch).then(|| self.mint_id())
@@ -381,14 +478,22 @@ impl CoordinatorShard {
         now: i64,
     ) {
         let session = now + i64::from(self.config.session_timeout_ms);
-        self.timers.schedule_session(group_id, &after.member_id, session);
+        self.timers
+            .schedule_session(group_id, &after.member_id, session);
         if let Some(old) = replaced {
             self.timers.cancel_member(group_id, &old.member_id);
         }
         if after.state == MemberState::UnrevokedTasks {
-            if before.state != MemberState::UnrevokedTasks || before.member_epoch != after.member_epoch {
+            if before.state != MemberState::UnrevokedTasks
+                || before.member_epoch != after.member_epoch
+            {
                 let deadline = now + i64::from(after.rebalance_timeout_ms.max(0));
-                self.timers.schedule_rebalance(group_id, &after.member_id, deadline, after.member_epoch);
+                self.timers.schedule_rebalance(
+                    group_id,
+                    &after.member_id,
+                    deadline,
+                    after.member_epoch,
+                );
             }
         } else if before.state == MemberState::UnrevokedTasks {
             self.timers.cancel_rebalance(group_id, &after.member_id);
@@ -407,15 +512,27 @@ pub(crate) fn new_group(group_id: &str) -> StreamsGroup {
 }
 
 fn delayed(detail: &str) -> resp::Status {
-    resp::Status { status_code: status::ASSIGNMENT_DELAYED, status_detail: detail.to_string(), ..Default::default() }
+    resp::Status {
+        status_code: status::ASSIGNMENT_DELAYED,
+        status_detail: detail.to_string(),
+        ..Default::default()
+    }
 }
 
 /// MISSING_CLIENT_TAGS is only sent to clients that know it (request version 1+).
-pub(crate) fn missing_client_tags(required: &[String], member: &StreamsGroupMember, api_version: i16) -> Option<resp::Status> {
+pub(crate) fn missing_client_tags(
+    required: &[String],
+    member: &StreamsGroupMember,
+    api_version: i16,
+) -> Option<resp::Status> {
     if api_version < 1 {
         return None;
     }
-    let missing: Vec<&str> = required.iter().map(String::as_str).filter(|t| !member.client_tags.contains_key(*t)).collect();
+    let missing: Vec<&str> = required
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !member.client_tags.contains_key(*t))
+        .collect();
     if missing.is_empty() {
         return None;
     }
@@ -432,21 +549,35 @@ pub(crate) fn missing_client_tags(required: &[String], member: &StreamsGroupMemb
 fn fenced_instance(member_id: &str, instance: &str, owner: &str) -> CoordinatorError {
     CoordinatorError::new(
         ErrorCode::FENCED_INSTANCE_ID,
-        format!("Static member {member_id} with instance id {instance} was fenced by member {owner}."),
+        format!(
+            "Static member {member_id} with instance id {instance} was fenced by member {owner}."
+        ),
     )
 }
 
-pub(crate) fn static_member<'a>(group: &'a StreamsGroup, instance_id: &str) -> Option<&'a StreamsGroupMember> {
-    group.members.values().find(|m| m.instance_id.as_deref() == Some(instance_id))
+pub(crate) fn static_member<'a>(
+    group: &'a StreamsGroup,
+    instance_id: &str,
+) -> Option<&'a StreamsGroupMember> {
+    group
+        .members
+        .values()
+        .find(|m| m.instance_id.as_deref() == Some(instance_id))
 }
 
-fn check_group_size(group: &StreamsGroup, request: &StreamsGroupHeartbeatRequest, max_size: i32) -> Result<()> {
+fn check_group_size(
+    group: &StreamsGroup,
+    request: &StreamsGroupHeartbeatRequest,
+    max_size: i32,
+) -> Result<()> {
     if let Some(instance) = &request.instance_id {
         if static_member(group, instance).is_some() {
             return Ok(());
         }
     }
-    if group.members.len() >= max_size.max(0) as usize && !group.members.contains_key(request.member_id.as_str()) {
+    if group.members.len() >= max_size.max(0) as usize
+        && !group.members.contains_key(request.member_id.as_str())
+    {
         return Err(CoordinatorError::new(
             ErrorCode::GROUP_MAX_SIZE_REACHED,
             format!("The streams group has reached its maximum capacity of {max_size} members."),
@@ -461,12 +592,21 @@ fn resolve_member(
     request: &StreamsGroupHeartbeatRequest,
     joining: bool,
 ) -> Result<(StreamsGroupMember, Option<StreamsGroupMember>)> {
-    let new_member = || StreamsGroupMember { member_id: request.member_id.as_str().into(), rebalance_timeout_ms: -1, ..Default::default() };
+    let new_member = || StreamsGroupMember {
+        member_id: request.member_id.as_str().into(),
+        rebalance_timeout_ms: -1,
+        ..Default::default()
+    };
     let Some(instance) = &request.instance_id else {
         let member = match group.members.get(request.member_id.as_str()) {
             Some(m) => m.clone(),
             None if joining => new_member(),
-            None => return Err(CoordinatorError::unknown_member(&group.group_id, &request.member_id)),
+            None => {
+                return Err(CoordinatorError::unknown_member(
+                    &group.group_id,
+                    &request.member_id,
+                ))
+            }
         };
         check_epoch(&member, request)?;
         return Ok((member, None));
@@ -474,7 +614,10 @@ fn resolve_member(
     let existing = static_member(group, instance);
     if !joining {
         let Some(m) = existing else {
-            return Err(CoordinatorError::new(ErrorCode::UNKNOWN_MEMBER_ID, format!("Instance id {instance} is unknown.")));
+            return Err(CoordinatorError::new(
+                ErrorCode::UNKNOWN_MEMBER_ID,
+                format!("Instance id {instance} is unknown."),
+            ));
         };
         if m.member_id != request.member_id {
             return Err(fenced_instance(&request.member_id, instance, &m.member_id));
@@ -515,7 +658,11 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         )));
     }
     if epoch < member.member_epoch {
-        let contained = |owned: &Tasks, assigned: &Tasks| owned.iter().all(|(s, ps)| assigned.get(s).is_some_and(|a| ps.is_subset(a)));
+        let contained = |owned: &Tasks, assigned: &Tasks| {
+            owned
+                .iter()
+                .all(|(s, ps)| assigned.get(s).is_some_and(|a| ps.is_subset(a)))
+        };
         let lost_response = epoch == member.previous_member_epoch
             && owned_tasks(request).is_none_or(|o| {
                 contained(&o.active, &member.assigned.active)
@@ -552,7 +699,8 @@ fn updated_member<'a>(
             m.to_mut().rack_id = Some(r.clone());
         }
     }
-    if request.rebalance_timeout_ms != -1 && m.rebalance_timeout_ms != request.rebalance_timeout_ms {
+    if request.rebalance_timeout_ms != -1 && m.rebalance_timeout_ms != request.rebalance_timeout_ms
+    {
         m.to_mut().rebalance_timeout_ms = request.rebalance_timeout_ms;
     }
     if let Some(t) = &request.topology {
@@ -572,13 +720,19 @@ fn updated_member<'a>(
         }
     }
     if let Some(tags) = &request.client_tags {
-        let tags: BTreeMap<String, String> = tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+        let tags: BTreeMap<String, String> = tags
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.value.clone()))
+            .collect();
         if m.client_tags != tags {
             m.to_mut().client_tags = tags;
         }
     }
     if joining || request.user_endpoint.is_some() {
-        let endpoint = request.user_endpoint.as_ref().map(|e| Endpoint { host: e.host.clone(), port: e.port });
+        let endpoint = request.user_endpoint.as_ref().map(|e| Endpoint {
+            host: e.host.clone(),
+            port: e.port,
+        });
         if m.user_endpoint != endpoint {
             m.to_mut().user_endpoint = endpoint;
         }
@@ -611,21 +765,34 @@ fn assignment_state_equal(a: &StreamsGroupMember, b: &StreamsGroupMember) -> boo
 
 /// KIP-1071: a static member's rejoin bumps the epoch only for these changes.
 fn epoch_relevant_change(a: &StreamsGroupMember, b: &StreamsGroupMember) -> bool {
-    a.topology_epoch != b.topology_epoch || a.rack_id != b.rack_id || a.client_tags != b.client_tags || a.process_id != b.process_id
+    a.topology_epoch != b.topology_epoch
+        || a.rack_id != b.rack_id
+        || a.client_tags != b.client_tags
+        || a.process_id != b.process_id
 }
 
 fn to_tasks(ids: &[req::TaskIds]) -> Tasks {
     let mut out = Tasks::new();
     for t in ids {
-        out.entry(t.subtopology_id.clone()).or_default().extend(t.partitions.iter().copied());
+        out.entry(t.subtopology_id.clone())
+            .or_default()
+            .extend(t.partitions.iter().copied());
     }
     out.retain(|_, p| !p.is_empty());
     out
 }
 
 fn owned_tasks(request: &StreamsGroupHeartbeatRequest) -> Option<TasksTuple> {
-    match (&request.active_tasks, &request.standby_tasks, &request.warmup_tasks) {
-        (Some(a), Some(s), Some(w)) => Some(TasksTuple { active: to_tasks(a), standby: to_tasks(s), warmup: to_tasks(w) }),
+    match (
+        &request.active_tasks,
+        &request.standby_tasks,
+        &request.warmup_tasks,
+    ) {
+        (Some(a), Some(s), Some(w)) => Some(TasksTuple {
+            active: to_tasks(a),
+            standby: to_tasks(s),
+            warmup: to_tasks(w),
+        }),
         _ => None,
     }
 }
@@ -639,7 +806,11 @@ pub(crate) fn invalid_tasks(configured: &ConfiguredTopology, tasks: &[req::TaskI
                 t.subtopology_id
             )));
         };
-        if let Some(p) = t.partitions.iter().find(|p| **p < 0 || **p >= sub.num_tasks) {
+        if let Some(p) = t
+            .partitions
+            .iter()
+            .find(|p| **p < 0 || **p >= sub.num_tasks)
+        {
             return Err(CoordinatorError::invalid_request(format!(
                 "Task {p} is invalid for subtopology {}.",
                 t.subtopology_id
@@ -665,7 +836,11 @@ fn members_view(
 }
 
 /// The current target assignment, with a replaced static member's entry moved to its new id.
-fn target_view(group: &StreamsGroup, replaced: Option<&StreamsGroupMember>, new_id: &str) -> BTreeMap<String, TasksTuple> {
+fn target_view(
+    group: &StreamsGroup,
+    replaced: Option<&StreamsGroupMember>,
+    new_id: &str,
+) -> BTreeMap<String, TasksTuple> {
     let mut target = group.target_assignment.clone();
     if let Some(old) = replaced {
         if let Some(t) = target.remove(old.member_id.as_str()) {
@@ -678,6 +853,10 @@ fn target_view(group: &StreamsGroup, replaced: Option<&StreamsGroupMember>, new_
 fn response_tasks(tasks: &Tasks) -> Vec<resp::TaskIds> {
     tasks
         .iter()
-        .map(|(s, p)| resp::TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() })
+        .map(|(s, p)| resp::TaskIds {
+            subtopology_id: s.clone(),
+            partitions: p.iter().copied().collect(),
+            ..Default::default()
+        })
         .collect()
 }

@@ -3,7 +3,10 @@
 //! only granted once every other holder that would conflict with it has released it.
 use std::collections::{BTreeSet, HashMap};
 
-use kcoord_metadata::{MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks, TasksTuple, VecSet};
+use kcoord_metadata::{
+    MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks, TasksTuple,
+    VecSet,
+};
 
 use crate::error::{CoordinatorError, Result};
 
@@ -28,10 +31,18 @@ impl TaskOwners {
                     owners.active.insert(task, m.process_id.clone());
                 }
                 for task in tasks_of(&tuple.standby) {
-                    owners.standby.entry(task).or_default().insert(m.process_id.clone());
+                    owners
+                        .standby
+                        .entry(task)
+                        .or_default()
+                        .insert(m.process_id.clone());
                 }
                 for task in tasks_of(&tuple.warmup) {
-                    owners.warmup.entry(task).or_default().insert(m.process_id.clone());
+                    owners
+                        .warmup
+                        .entry(task)
+                        .or_default()
+                        .insert(m.process_id.clone());
                 }
             }
         }
@@ -44,7 +55,9 @@ impl TaskOwners {
 
     /// An active task has one owner group-wide, and a process never runs a task twice.
     fn active_unreleased(&self, task: &Task, process: &str) -> bool {
-        self.active.contains_key(task) || Self::in_process(&self.standby, task, process) || Self::in_process(&self.warmup, task, process)
+        self.active.contains_key(task)
+            || Self::in_process(&self.standby, task, process)
+            || Self::in_process(&self.warmup, task, process)
     }
 
     /// Replicas only conflict within a process.
@@ -56,18 +69,28 @@ impl TaskOwners {
 }
 
 fn tasks_of(tasks: &Tasks) -> impl Iterator<Item = Task> + '_ {
-    tasks.iter().flat_map(|(s, parts)| parts.iter().map(move |p| (s.clone(), *p)))
+    tasks
+        .iter()
+        .flat_map(|(s, parts)| parts.iter().map(move |p| (s.clone(), *p)))
 }
 
 fn contains_any(owned: &Tasks, pending: &Tasks) -> bool {
-    pending.iter().any(|(s, parts)| owned.get(s).is_some_and(|o| parts.iter().any(|p| o.contains(p))))
+    pending.iter().any(|(s, parts)| {
+        owned
+            .get(s)
+            .is_some_and(|o| parts.iter().any(|p| o.contains(p)))
+    })
 }
 
 /// The member still reports (or did not report) a task it was asked to revoke.
 fn has_not_released(pending: &TasksTuple, owned: Option<&TasksTuple>) -> bool {
     match owned {
         None => true,
-        Some(o) => contains_any(&o.active, &pending.active) || contains_any(&o.standby, &pending.standby) || contains_any(&o.warmup, &pending.warmup),
+        Some(o) => {
+            contains_any(&o.active, &pending.active)
+                || contains_any(&o.standby, &pending.standby)
+                || contains_any(&o.warmup, &pending.warmup)
+        }
     }
 }
 
@@ -80,7 +103,12 @@ struct Difference {
 }
 
 fn difference(current: &Tasks, target: &Tasks, unreleased: impl Fn(&Task) -> bool) -> Difference {
-    let mut d = Difference { kept: Tasks::new(), revoke: Tasks::new(), grant: Tasks::new(), unreleased: false };
+    let mut d = Difference {
+        kept: Tasks::new(),
+        revoke: Tasks::new(),
+        grant: Tasks::new(),
+        unreleased: false,
+    };
     let empty = VecSet::new();
     let subtopologies: BTreeSet<&String> = current.keys().chain(target.keys()).collect();
     for s in subtopologies {
@@ -96,7 +124,11 @@ fn difference(current: &Tasks, target: &Tasks, unreleased: impl Fn(&Task) -> boo
                 grant.insert(*p);
             }
         }
-        for (set, out) in [(kept, &mut d.kept), (revoke, &mut d.revoke), (grant, &mut d.grant)] {
+        for (set, out) in [
+            (kept, &mut d.kept),
+            (revoke, &mut d.revoke),
+            (grant, &mut d.grant),
+        ] {
             if !set.is_empty() {
                 out.insert(s.clone(), set);
             }
@@ -108,7 +140,9 @@ fn difference(current: &Tasks, target: &Tasks, unreleased: impl Fn(&Task) -> boo
 fn union(a: &Tasks, b: &Tasks) -> Tasks {
     let mut out = a.clone();
     for (s, parts) in b {
-        out.entry(s.clone()).or_default().extend(parts.iter().copied());
+        out.entry(s.clone())
+            .or_default()
+            .extend(parts.iter().copied());
     }
     out
 }
@@ -125,12 +159,24 @@ pub fn reconcile(
 ) -> Result<StreamsGroupMember> {
     match member.state {
         MemberState::Stable if member.member_epoch == target_epoch => Ok(member.clone()),
-        MemberState::Stable | MemberState::UnreleasedTasks => Ok(next_assignment(member, member.member_epoch, target_epoch, target, owners)),
+        MemberState::Stable | MemberState::UnreleasedTasks => Ok(next_assignment(
+            member,
+            member.member_epoch,
+            target_epoch,
+            target,
+            owners,
+        )),
         MemberState::UnrevokedTasks => {
             if has_not_released(&member.pending_revocation, owned) {
                 Ok(member.clone())
             } else {
-                Ok(next_assignment(member, member.member_epoch + 1, target_epoch, target, owners))
+                Ok(next_assignment(
+                    member,
+                    member.member_epoch + 1,
+                    target_epoch,
+                    target,
+                    owners,
+                ))
             }
         }
         MemberState::Unknown => {
@@ -139,16 +185,34 @@ pub fn reconcile(
                     "The streams group member is in a unknown state. The member must abandon all its tasks and rejoin.",
                 ));
             }
-            Ok(next_assignment(member, target_epoch, target_epoch, target, owners))
+            Ok(next_assignment(
+                member,
+                target_epoch,
+                target_epoch,
+                target,
+                owners,
+            ))
         }
     }
 }
 
-fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_epoch: i32, target: &TasksTuple, owners: &TaskOwners) -> StreamsGroupMember {
+fn next_assignment(
+    member: &StreamsGroupMember,
+    epoch_if_revoking: i32,
+    target_epoch: i32,
+    target: &TasksTuple,
+    owners: &TaskOwners,
+) -> StreamsGroupMember {
     let process = member.process_id.as_str();
-    let active = difference(&member.assigned.active, &target.active, |t| owners.active_unreleased(t, process));
-    let standby = difference(&member.assigned.standby, &target.standby, |t| owners.replica_unreleased(t, process));
-    let warmup = difference(&member.assigned.warmup, &target.warmup, |t| owners.replica_unreleased(t, process));
+    let active = difference(&member.assigned.active, &target.active, |t| {
+        owners.active_unreleased(t, process)
+    });
+    let standby = difference(&member.assigned.standby, &target.standby, |t| {
+        owners.replica_unreleased(t, process)
+    });
+    let warmup = difference(&member.assigned.warmup, &target.warmup, |t| {
+        owners.replica_unreleased(t, process)
+    });
     let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
     let mut next = member.clone();
     // Epochs cover assigned and pending-revocation active tasks (offset commits check both).
@@ -163,15 +227,28 @@ fn next_assignment(member: &StreamsGroupMember, epoch_if_revoking: i32, target_e
         // Revoke first; the member stays in its epoch until it confirms.
         next.state = MemberState::UnrevokedTasks;
         set_epoch(&mut next, epoch_if_revoking);
-        next.assigned = TasksTuple { active: active.kept, standby: standby.kept, warmup: warmup.kept };
-        next.pending_revocation = TasksTuple { active: active.revoke, standby: standby.revoke, warmup: warmup.revoke }.into();
+        next.assigned = TasksTuple {
+            active: active.kept,
+            standby: standby.kept,
+            warmup: warmup.kept,
+        };
+        next.pending_revocation = TasksTuple {
+            active: active.revoke,
+            standby: standby.revoke,
+            warmup: warmup.revoke,
+        }
+        .into();
         return next;
     }
     let mut epochs = kept_epochs;
     for task in tasks_of(&active.grant) {
         epochs.insert(task, target_epoch);
     }
-    next.state = if unreleased { MemberState::UnreleasedTasks } else { MemberState::Stable };
+    next.state = if unreleased {
+        MemberState::UnreleasedTasks
+    } else {
+        MemberState::Stable
+    };
     set_epoch(&mut next, target_epoch);
     next.assigned = TasksTuple {
         active: union(&active.kept, &active.grant),
@@ -196,7 +273,9 @@ mod tests {
     use super::*;
 
     fn tasks(spec: &[(&str, &[i32])]) -> Tasks {
-        spec.iter().map(|(s, p)| (s.to_string(), p.iter().copied().collect())).collect()
+        spec.iter()
+            .map(|(s, p)| (s.to_string(), p.iter().copied().collect()))
+            .collect()
     }
 
     fn member(id: &str, process: &str, epoch: i32, active: Tasks) -> StreamsGroupMember {
@@ -204,19 +283,31 @@ mod tests {
             member_id: id.into(),
             process_id: process.into(),
             member_epoch: epoch,
-            assigned: TasksTuple { active, ..Default::default() },
+            assigned: TasksTuple {
+                active,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
 
     fn group(members: Vec<StreamsGroupMember>) -> StreamsGroup {
-        StreamsGroup { members: members.into_iter().map(|m| (m.member_id.as_str().into(), m)).collect(), ..Default::default() }
+        StreamsGroup {
+            members: members
+                .into_iter()
+                .map(|m| (m.member_id.as_str().into(), m))
+                .collect(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn a_stable_member_at_the_target_epoch_is_unchanged() {
         let m = member("a", "p1", 3, tasks(&[("0", &[0])]));
-        let target = TasksTuple { active: tasks(&[("0", &[0])]), ..Default::default() };
+        let target = TasksTuple {
+            active: tasks(&[("0", &[0])]),
+            ..Default::default()
+        };
         let next = reconcile(&m, 3, &target, &TaskOwners::default(), None).unwrap();
         assert_eq!(next, m);
     }
@@ -224,7 +315,10 @@ mod tests {
     #[test]
     fn free_tasks_are_granted_at_the_target_epoch() {
         let m = member("a", "p1", 1, Tasks::new());
-        let target = TasksTuple { active: tasks(&[("0", &[0, 1])]), ..Default::default() };
+        let target = TasksTuple {
+            active: tasks(&[("0", &[0, 1])]),
+            ..Default::default()
+        };
         let next = reconcile(&m, 2, &target, &TaskOwners::default(), None).unwrap();
         assert_eq!(next.member_epoch, 2);
         assert_eq!(next.previous_member_epoch, 1);
@@ -236,19 +330,34 @@ mod tests {
     #[test]
     fn tasks_to_give_up_are_revoked_before_anything_is_granted() {
         let m = member("a", "p1", 1, tasks(&[("0", &[0, 1])]));
-        let target = TasksTuple { active: tasks(&[("0", &[1, 2])]), ..Default::default() };
+        let target = TasksTuple {
+            active: tasks(&[("0", &[1, 2])]),
+            ..Default::default()
+        };
         let next = reconcile(&m, 2, &target, &TaskOwners::default(), None).unwrap();
         assert_eq!(next.state, MemberState::UnrevokedTasks);
         assert_eq!(next.member_epoch, 1, "the epoch waits for the revocation");
         assert_eq!(next.assigned.active, tasks(&[("0", &[1])]));
         assert_eq!(next.pending_revocation.active, tasks(&[("0", &[0])]));
         // Still reporting task 0: no progress.
-        let still = TasksTuple { active: tasks(&[("0", &[0, 1])]), ..Default::default() };
-        assert_eq!(reconcile(&next, 2, &target, &TaskOwners::default(), Some(&still)).unwrap(), next);
+        let still = TasksTuple {
+            active: tasks(&[("0", &[0, 1])]),
+            ..Default::default()
+        };
+        assert_eq!(
+            reconcile(&next, 2, &target, &TaskOwners::default(), Some(&still)).unwrap(),
+            next
+        );
         // Not reporting at all: no progress either.
-        assert_eq!(reconcile(&next, 2, &target, &TaskOwners::default(), None).unwrap(), next);
+        assert_eq!(
+            reconcile(&next, 2, &target, &TaskOwners::default(), None).unwrap(),
+            next
+        );
         // Revoked: task 2 is granted and the member reaches the target epoch.
-        let revoked = TasksTuple { active: tasks(&[("0", &[1])]), ..Default::default() };
+        let revoked = TasksTuple {
+            active: tasks(&[("0", &[1])]),
+            ..Default::default()
+        };
         let done = reconcile(&next, 2, &target, &TaskOwners::default(), Some(&revoked)).unwrap();
         assert_eq!(done.state, MemberState::Stable);
         assert_eq!(done.member_epoch, 2);
@@ -262,7 +371,10 @@ mod tests {
         let m = member("a", "p1", 1, Tasks::new());
         let g = group(vec![holder, m.clone()]);
         let owners = TaskOwners::of(&g, "a");
-        let target = TasksTuple { active: tasks(&[("0", &[0, 1])]), ..Default::default() };
+        let target = TasksTuple {
+            active: tasks(&[("0", &[0, 1])]),
+            ..Default::default()
+        };
         let next = reconcile(&m, 2, &target, &owners, None).unwrap();
         assert_eq!(next.state, MemberState::UnreleasedTasks);
         assert_eq!(next.assigned.active, tasks(&[("0", &[1])]));
@@ -279,13 +391,19 @@ mod tests {
         let holder = member("b", "p1", 1, tasks(&[("0", &[0])]));
         let m = member("a", "p1", 1, Tasks::new());
         let g = group(vec![holder, m.clone()]);
-        let target = TasksTuple { standby: tasks(&[("0", &[0])]), ..Default::default() };
+        let target = TasksTuple {
+            standby: tasks(&[("0", &[0])]),
+            ..Default::default()
+        };
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g, "a"), None).unwrap();
         assert!(next.assigned.standby.is_empty());
         assert_eq!(next.state, MemberState::UnreleasedTasks);
         // Another process is fine.
         let other = member("c", "p2", 1, Tasks::new());
-        let g = group(vec![member("b", "p1", 1, tasks(&[("0", &[0])])), other.clone()]);
+        let g = group(vec![
+            member("b", "p1", 1, tasks(&[("0", &[0])])),
+            other.clone(),
+        ]);
         let next = reconcile(&other, 2, &target, &TaskOwners::of(&g, "c"), None).unwrap();
         assert_eq!(next.assigned.standby, tasks(&[("0", &[0])]));
     }

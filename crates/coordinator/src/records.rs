@@ -6,10 +6,12 @@ use kcoord_metadata::image::streams::{to_current_task_ids, to_target_task_ids};
 use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, TasksTuple};
 use kcoord_wire::messages::streams_group_heartbeat_request as req;
 use kcoord_wire::records::{
-    streams_group_member_metadata_value as member_value, streams_group_metadata_value as group_value,
-    streams_group_topology_value as topo, StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue,
-    StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue, StreamsGroupMetadataKey, StreamsGroupMetadataValue,
-    StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue, StreamsGroupTargetAssignmentMetadataKey,
+    streams_group_member_metadata_value as member_value,
+    streams_group_metadata_value as group_value, streams_group_topology_value as topo,
+    StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue,
+    StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue, StreamsGroupMetadataKey,
+    StreamsGroupMetadataValue, StreamsGroupTargetAssignmentMemberKey,
+    StreamsGroupTargetAssignmentMemberValue, StreamsGroupTargetAssignmentMetadataKey,
     StreamsGroupTargetAssignmentMetadataValue, StreamsGroupTopologyKey, StreamsGroupTopologyValue,
 };
 use uuid::Uuid;
@@ -24,7 +26,10 @@ pub fn group_metadata(
     topology_description_id: Option<Uuid>,
 ) -> Record {
     Record::StreamsGroupMetadata(
-        StreamsGroupMetadataKey { group_id: group_id.to_string(), ..Default::default() },
+        StreamsGroupMetadataKey {
+            group_id: group_id.to_string(),
+            ..Default::default()
+        },
         Some(StreamsGroupMetadataValue {
             epoch,
             metadata_hash,
@@ -32,7 +37,11 @@ pub fn group_metadata(
             last_assignment_configs: Some(
                 assignment_configs
                     .iter()
-                    .map(|(k, v)| group_value::LastAssignmentConfig { key: k.clone(), value: v.clone(), ..Default::default() })
+                    .map(|(k, v)| group_value::LastAssignmentConfig {
+                        key: k.clone(),
+                        value: v.clone(),
+                        ..Default::default()
+                    })
                     .collect(),
             ),
             stored_description_topology_epoch: group.stored_description_topology_epoch,
@@ -46,12 +55,24 @@ pub fn group_metadata(
 /// The group metadata record with only the epoch changed (fencing a member).
 pub fn bumped_group_metadata(group: &StreamsGroup, epoch: i32) -> Record {
     let configs = group.last_assignment_configs.clone().unwrap_or_default();
-    group_metadata(&group.group_id, epoch, group.metadata_hash, group.validated_topology_epoch, &configs, group, group.topology_description_id)
+    group_metadata(
+        &group.group_id,
+        epoch,
+        group.metadata_hash,
+        group.validated_topology_epoch,
+        &configs,
+        group,
+        group.topology_description_id,
+    )
 }
 
 pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
     Record::StreamsGroupMemberMetadata(
-        StreamsGroupMemberMetadataKey { group_id: group_id.to_string(), member_id: m.member_id.to_string(), ..Default::default() },
+        StreamsGroupMemberMetadataKey {
+            group_id: group_id.to_string(),
+            member_id: m.member_id.to_string(),
+            ..Default::default()
+        },
         Some(StreamsGroupMemberMetadataValue {
             instance_id: m.instance_id.clone(),
             rack_id: m.rack_id.clone(),
@@ -60,11 +81,19 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             topology_epoch: m.topology_epoch,
             process_id: m.process_id.clone(),
-            user_endpoint: m.user_endpoint.as_ref().map(|e| member_value::Endpoint { host: e.host.clone(), port: e.port, ..Default::default() }),
+            user_endpoint: m.user_endpoint.as_ref().map(|e| member_value::Endpoint {
+                host: e.host.clone(),
+                port: e.port,
+                ..Default::default()
+            }),
             client_tags: m
                 .client_tags
                 .iter()
-                .map(|(k, v)| member_value::KeyValue { key: k.clone(), value: v.clone(), ..Default::default() })
+                .map(|(k, v)| member_value::KeyValue {
+                    key: k.clone(),
+                    value: v.clone(),
+                    ..Default::default()
+                })
                 .collect(),
             ..Default::default()
         }),
@@ -73,7 +102,11 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
 
 pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
     Record::StreamsGroupCurrentMemberAssignment(
-        StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.to_string(), member_id: m.member_id.to_string(), ..Default::default() },
+        StreamsGroupCurrentMemberAssignmentKey {
+            group_id: group_id.to_string(),
+            member_id: m.member_id.to_string(),
+            ..Default::default()
+        },
         Some(StreamsGroupCurrentMemberAssignmentValue {
             member_epoch: m.member_epoch,
             previous_member_epoch: m.previous_member_epoch,
@@ -81,9 +114,18 @@ pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
             active_tasks: to_current_task_ids(&m.assigned.active, Some(&m.active_task_epochs)),
             standby_tasks: to_current_task_ids(&m.assigned.standby, None),
             warmup_tasks: to_current_task_ids(&m.assigned.warmup, None),
-            active_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.active, Some(&m.active_task_epochs)),
-            standby_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.standby, None),
-            warmup_tasks_pending_revocation: to_current_task_ids(&m.pending_revocation.warmup, None),
+            active_tasks_pending_revocation: to_current_task_ids(
+                &m.pending_revocation.active,
+                Some(&m.active_task_epochs),
+            ),
+            standby_tasks_pending_revocation: to_current_task_ids(
+                &m.pending_revocation.standby,
+                None,
+            ),
+            warmup_tasks_pending_revocation: to_current_task_ids(
+                &m.pending_revocation.warmup,
+                None,
+            ),
             ..Default::default()
         }),
     )
@@ -91,7 +133,11 @@ pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
 
 pub fn target_member(group_id: &str, member_id: &str, tasks: &TasksTuple) -> Record {
     Record::StreamsGroupTargetAssignmentMember(
-        StreamsGroupTargetAssignmentMemberKey { group_id: group_id.to_string(), member_id: member_id.to_string(), ..Default::default() },
+        StreamsGroupTargetAssignmentMemberKey {
+            group_id: group_id.to_string(),
+            member_id: member_id.to_string(),
+            ..Default::default()
+        },
         Some(StreamsGroupTargetAssignmentMemberValue {
             active_tasks: to_target_task_ids(&tasks.active),
             standby_tasks: to_target_task_ids(&tasks.standby),
@@ -103,28 +149,53 @@ pub fn target_member(group_id: &str, member_id: &str, tasks: &TasksTuple) -> Rec
 
 pub fn target_metadata(group_id: &str, epoch: i32, timestamp: i64) -> Record {
     Record::StreamsGroupTargetAssignmentMetadata(
-        StreamsGroupTargetAssignmentMetadataKey { group_id: group_id.to_string(), ..Default::default() },
-        Some(StreamsGroupTargetAssignmentMetadataValue { assignment_epoch: epoch, assignment_timestamp: timestamp, ..Default::default() }),
+        StreamsGroupTargetAssignmentMetadataKey {
+            group_id: group_id.to_string(),
+            ..Default::default()
+        },
+        Some(StreamsGroupTargetAssignmentMetadataValue {
+            assignment_epoch: epoch,
+            assignment_timestamp: timestamp,
+            ..Default::default()
+        }),
     )
 }
 
 pub fn topology(group_id: &str, value: &StreamsGroupTopologyValue) -> Record {
-    Record::StreamsGroupTopology(StreamsGroupTopologyKey { group_id: group_id.to_string(), ..Default::default() }, Some(value.clone()))
+    Record::StreamsGroupTopology(
+        StreamsGroupTopologyKey {
+            group_id: group_id.to_string(),
+            ..Default::default()
+        },
+        Some(value.clone()),
+    )
 }
 
 /// The tombstones that remove a member, in Kafka's order (22, 21, 19).
 pub fn member_tombstones(group_id: &str, member_id: &str) -> Vec<Record> {
     vec![
         Record::StreamsGroupCurrentMemberAssignment(
-            StreamsGroupCurrentMemberAssignmentKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            StreamsGroupCurrentMemberAssignmentKey {
+                group_id: group_id.into(),
+                member_id: member_id.into(),
+                ..Default::default()
+            },
             None,
         ),
         Record::StreamsGroupTargetAssignmentMember(
-            StreamsGroupTargetAssignmentMemberKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            StreamsGroupTargetAssignmentMemberKey {
+                group_id: group_id.into(),
+                member_id: member_id.into(),
+                ..Default::default()
+            },
             None,
         ),
         Record::StreamsGroupMemberMetadata(
-            StreamsGroupMemberMetadataKey { group_id: group_id.into(), member_id: member_id.into(), ..Default::default() },
+            StreamsGroupMemberMetadataKey {
+                group_id: group_id.into(),
+                member_id: member_id.into(),
+                ..Default::default()
+            },
             None,
         ),
     ]
@@ -144,10 +215,18 @@ pub fn fence_member(group: &StreamsGroup, member_id: &str) -> Vec<Record> {
 }
 
 /// `replaceStreamsMember`: the old static member's records move to the new member id.
-pub fn replace_member(group: &StreamsGroup, old: &StreamsGroupMember, new: &StreamsGroupMember) -> Vec<Record> {
+pub fn replace_member(
+    group: &StreamsGroup,
+    old: &StreamsGroupMember,
+    new: &StreamsGroupMember,
+) -> Vec<Record> {
     let mut records = member_tombstones(&group.group_id, &old.member_id);
     records.push(member_metadata(&group.group_id, new));
-    let target = group.target_assignment.get(old.member_id.as_str()).cloned().unwrap_or_default();
+    let target = group
+        .target_assignment
+        .get(old.member_id.as_str())
+        .cloned()
+        .unwrap_or_default();
     records.push(target_member(&group.group_id, &new.member_id, &target));
     records.push(current_assignment(&group.group_id, new));
     records
@@ -160,28 +239,55 @@ pub fn delete_group(group: &StreamsGroup) -> Vec<Record> {
     let mut records = Vec::new();
     for m in &members {
         records.push(Record::StreamsGroupCurrentMemberAssignment(
-            StreamsGroupCurrentMemberAssignmentKey { group_id: g.into(), member_id: m.to_string(), ..Default::default() },
+            StreamsGroupCurrentMemberAssignmentKey {
+                group_id: g.into(),
+                member_id: m.to_string(),
+                ..Default::default()
+            },
             None,
         ));
     }
     for m in group.target_assignment.keys() {
         records.push(Record::StreamsGroupTargetAssignmentMember(
-            StreamsGroupTargetAssignmentMemberKey { group_id: g.into(), member_id: m.clone(), ..Default::default() },
+            StreamsGroupTargetAssignmentMemberKey {
+                group_id: g.into(),
+                member_id: m.clone(),
+                ..Default::default()
+            },
             None,
         ));
     }
     records.push(Record::StreamsGroupTargetAssignmentMetadata(
-        StreamsGroupTargetAssignmentMetadataKey { group_id: g.into(), ..Default::default() },
+        StreamsGroupTargetAssignmentMetadataKey {
+            group_id: g.into(),
+            ..Default::default()
+        },
         None,
     ));
     for m in &members {
         records.push(Record::StreamsGroupMemberMetadata(
-            StreamsGroupMemberMetadataKey { group_id: g.into(), member_id: m.to_string(), ..Default::default() },
+            StreamsGroupMemberMetadataKey {
+                group_id: g.into(),
+                member_id: m.to_string(),
+                ..Default::default()
+            },
             None,
         ));
     }
-    records.push(Record::StreamsGroupMetadata(StreamsGroupMetadataKey { group_id: g.into(), ..Default::default() }, None));
-    records.push(Record::StreamsGroupTopology(StreamsGroupTopologyKey { group_id: g.into(), ..Default::default() }, None));
+    records.push(Record::StreamsGroupMetadata(
+        StreamsGroupMetadataKey {
+            group_id: g.into(),
+            ..Default::default()
+        },
+        None,
+    ));
+    records.push(Record::StreamsGroupTopology(
+        StreamsGroupTopologyKey {
+            group_id: g.into(),
+            ..Default::default()
+        },
+        None,
+    ));
     records
 }
 
@@ -194,7 +300,11 @@ pub fn topology_value(t: &req::Topology) -> StreamsGroupTopologyValue {
         topic_configs: i
             .topic_configs
             .iter()
-            .map(|kv| topo::TopicConfig { key: kv.key.clone(), value: kv.value.clone(), ..Default::default() })
+            .map(|kv| topo::TopicConfig {
+                key: kv.key.clone(),
+                value: kv.value.clone(),
+                ..Default::default()
+            })
             .collect(),
         ..Default::default()
     };
@@ -239,7 +349,8 @@ pub fn same_topology(a: &StreamsGroupTopologyValue, b: &StreamsGroupTopologyValu
                 s.source_topics.sort();
                 s.repartition_sink_topics.sort();
                 s.state_changelog_topics.sort_by(|x, y| x.name.cmp(&y.name));
-                s.repartition_source_topics.sort_by(|x, y| x.name.cmp(&y.name));
+                s.repartition_source_topics
+                    .sort_by(|x, y| x.name.cmp(&y.name));
                 s
             })
             .collect();

@@ -40,7 +40,9 @@ pub fn group_state(group: &StreamsGroup) -> GroupState {
     if group.members.is_empty() {
         return GroupState::Empty;
     }
-    let ready = group.topology_epoch().is_some_and(|e| e == group.validated_topology_epoch);
+    let ready = group
+        .topology_epoch()
+        .is_some_and(|e| e == group.validated_topology_epoch);
     if !ready {
         return GroupState::NotReady;
     }
@@ -48,7 +50,8 @@ pub fn group_state(group: &StreamsGroup) -> GroupState {
         return GroupState::Assigning;
     }
     let reconciled = group.members.values().all(|m| {
-        m.member_epoch == group.target_assignment_epoch && m.state == kcoord_metadata::MemberState::Stable
+        m.member_epoch == group.target_assignment_epoch
+            && m.state == kcoord_metadata::MemberState::Stable
     });
     if reconciled {
         GroupState::Stable
@@ -106,7 +109,10 @@ pub(crate) struct Timers {
 }
 
 /// `map[key]`, inserted with its default when missing (without building the key otherwise).
-pub(crate) fn entry_or_default<'a, V: Default>(map: &'a mut FastMap<Id, V>, key: &str) -> &'a mut V {
+pub(crate) fn entry_or_default<'a, V: Default>(
+    map: &'a mut FastMap<Id, V>,
+    key: &str,
+) -> &'a mut V {
     kcoord_metadata::entry_by_str(map, key, V::default)
 }
 
@@ -123,8 +129,15 @@ impl Timers {
     pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
         // Almost every heartbeat: the entry in the queue is no later than the new deadline and
         // will be re-queued when it comes due. (A lookup by `&str`: no key is built.)
-        if let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) {
-            if entry.session_queued.is_some_and(|queued| queued <= deadline) {
+        if let Some(entry) = self
+            .by_member
+            .get_mut(group)
+            .and_then(|m| m.get_mut(member))
+        {
+            if entry
+                .session_queued
+                .is_some_and(|queued| queued <= deadline)
+            {
                 entry.session = Some(deadline);
                 return;
             }
@@ -132,37 +145,72 @@ impl Timers {
         let entry = member_entry(&mut self.by_member, group, member);
         entry.session = Some(deadline);
         if let Some(queued) = entry.session_queued.replace(deadline) {
-            self.queue.remove(&(queued, group.into(), member.into(), TimerKind::Session));
+            self.queue
+                .remove(&(queued, group.into(), member.into(), TimerKind::Session));
         }
-        self.queue.insert((deadline, group.into(), member.into(), TimerKind::Session));
+        self.queue
+            .insert((deadline, group.into(), member.into(), TimerKind::Session));
     }
 
-    pub(crate) fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
+    pub(crate) fn schedule_rebalance(
+        &mut self,
+        group: &str,
+        member: &str,
+        deadline: i64,
+        epoch: i32,
+    ) {
         let entry = member_entry(&mut self.by_member, group, member);
         if let Some((old, old_epoch)) = entry.rebalance.replace((deadline, epoch)) {
-            self.queue.remove(&(old, group.into(), member.into(), TimerKind::Rebalance(old_epoch)));
+            self.queue.remove(&(
+                old,
+                group.into(),
+                member.into(),
+                TimerKind::Rebalance(old_epoch),
+            ));
         }
-        self.queue.insert((deadline, group.into(), member.into(), TimerKind::Rebalance(epoch)));
+        self.queue.insert((
+            deadline,
+            group.into(),
+            member.into(),
+            TimerKind::Rebalance(epoch),
+        ));
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        let Some(entry) = self.by_member.get_mut(group).and_then(|m| m.get_mut(member)) else { return };
+        let Some(entry) = self
+            .by_member
+            .get_mut(group)
+            .and_then(|m| m.get_mut(member))
+        else {
+            return;
+        };
         if let Some((old, epoch)) = entry.rebalance.take() {
-            self.queue.remove(&(old, group.into(), member.into(), TimerKind::Rebalance(epoch)));
+            self.queue.remove(&(
+                old,
+                group.into(),
+                member.into(),
+                TimerKind::Rebalance(epoch),
+            ));
         }
     }
 
     pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        let Some(members) = self.by_member.get_mut(group) else { return };
-        let Some(entry) = members.remove(member) else { return };
+        let Some(members) = self.by_member.get_mut(group) else {
+            return;
+        };
+        let Some(entry) = members.remove(member) else {
+            return;
+        };
         if members.is_empty() {
             self.by_member.remove(group);
         }
         if let Some(d) = entry.session_queued {
-            self.queue.remove(&(d, group.into(), member.into(), TimerKind::Session));
+            self.queue
+                .remove(&(d, group.into(), member.into(), TimerKind::Session));
         }
         if let Some((d, e)) = entry.rebalance {
-            self.queue.remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
+            self.queue
+                .remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
         }
     }
 
@@ -171,8 +219,16 @@ impl Timers {
     pub(crate) fn take_due(&mut self, now: i64) -> Vec<(String, String, TimerKind)> {
         let mut due = Vec::new();
         while self.queue.first().is_some_and(|first| first.0 <= now) {
-            let Some((queued, group, member, kind)) = self.queue.pop_first() else { break };
-            let Some(entry) = self.by_member.get_mut(&*group).and_then(|m| m.get_mut(&*member)) else { continue };
+            let Some((queued, group, member, kind)) = self.queue.pop_first() else {
+                break;
+            };
+            let Some(entry) = self
+                .by_member
+                .get_mut(&*group)
+                .and_then(|m| m.get_mut(&*member))
+            else {
+                continue;
+            };
             let deadline = match kind {
                 TimerKind::Session => match entry.session {
                     Some(deadline) if deadline > now => {
@@ -193,7 +249,9 @@ impl Timers {
             due.push((deadline, group, member, kind));
         }
         due.sort();
-        due.into_iter().map(|(_, group, member, kind)| (group.to_string(), member.to_string(), kind)).collect()
+        due.into_iter()
+            .map(|(_, group, member, kind)| (group.to_string(), member.to_string(), kind))
+            .collect()
     }
 
     /// No later than the earliest pending deadline (a session timer may sit in the queue under
@@ -266,9 +324,15 @@ impl CoordinatorShard {
         if records.is_empty() {
             return Ok(());
         }
-        self.store.append(records).map(|_| ()).map_err(|e: ReplayError| {
-            CoordinatorError::new(kcoord_wire::ErrorCode::UNKNOWN_SERVER_ERROR, format!("records did not apply: {e}"))
-        })
+        self.store
+            .append(records)
+            .map(|_| ())
+            .map_err(|e: ReplayError| {
+                CoordinatorError::new(
+                    kcoord_wire::ErrorCode::UNKNOWN_SERVER_ERROR,
+                    format!("records did not apply: {e}"),
+                )
+            })
     }
 
     /// Turns the steady-state heartbeat path off (or on again), so that tests can compare its
@@ -292,7 +356,13 @@ impl CoordinatorShard {
 
     /// All group ids this shard knows, sorted.
     pub fn group_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.store.state().streams_groups.iter().map(|g| g.group_id.clone()).collect();
+        let mut ids: Vec<String> = self
+            .store
+            .state()
+            .streams_groups
+            .iter()
+            .map(|g| g.group_id.clone())
+            .collect();
         ids.sort_unstable();
         ids
     }
@@ -400,7 +470,10 @@ mod tests {
         t.schedule_rebalance("g1", "a", 7, 4);
         assert_eq!(t.next_deadline(), Some(7));
         let due = t.take_due(10);
-        let due: Vec<(&str, &str, TimerKind)> = due.iter().map(|(g, m, k)| (g.as_str(), m.as_str(), k.clone())).collect();
+        let due: Vec<(&str, &str, TimerKind)> = due
+            .iter()
+            .map(|(g, m, k)| (g.as_str(), m.as_str(), k.clone()))
+            .collect();
         assert_eq!(
             due,
             vec![
@@ -420,7 +493,10 @@ mod tests {
         assert_eq!(t.next_deadline(), Some(30));
         t.cancel_member("g3", "z");
         assert_eq!(t.next_deadline(), None);
-        assert!(!t.by_member.contains_key("g3"), "a group without timers is forgotten");
+        assert!(
+            !t.by_member.contains_key("g3"),
+            "a group without timers is forgotten"
+        );
     }
 
     #[test]
@@ -437,7 +513,9 @@ mod tests {
         t.schedule_session("g", "early", 11);
         assert_eq!(t.next_deadline(), Some(10));
         assert!(t.take_due(10).is_empty());
-        let fired = |due: Vec<(String, String, TimerKind)>| due.into_iter().map(|(_, m, _)| m).collect::<Vec<_>>();
+        let fired = |due: Vec<(String, String, TimerKind)>| {
+            due.into_iter().map(|(_, m, _)| m).collect::<Vec<_>>()
+        };
         assert_eq!(fired(t.take_due(39)), vec!["early"]);
         assert_eq!(t.next_deadline(), Some(40));
         // Two timers due in one tick come out by real deadline, whatever their queue order.
@@ -448,7 +526,9 @@ mod tests {
         t.schedule_session("g", "c", 49);
         assert_eq!(fired(t.take_due(60)), vec!["b", "c", "a"]);
         assert_eq!(t.next_deadline(), None);
-        assert!(t.by_member.get("g").is_some_and(|m| m.values().all(|e| e.session.is_none() && e.session_queued.is_none())));
+        assert!(t.by_member.get("g").is_some_and(|m| m
+            .values()
+            .all(|e| e.session.is_none() && e.session_queued.is_none())));
     }
 
     #[test]
@@ -462,7 +542,10 @@ mod tests {
         shard.timers.schedule_session("g1", "m", 45);
         assert_eq!(shard.next_deadline(), Some(40));
         shard.clear_initial_delay("g2");
-        assert_eq!(shard.soft.get("g2").and_then(|s| s.initial_delay_deadline), None);
+        assert_eq!(
+            shard.soft.get("g2").and_then(|s| s.initial_delay_deadline),
+            None
+        );
         assert_eq!(shard.next_deadline(), Some(45));
         shard.forget_soft_state("g1");
         assert!(shard.delays.is_empty());

@@ -35,7 +35,12 @@ impl CoordinatorShard {
         if !(member_settled(group, member, request, ctx)
             && owned_tasks_valid(request, configured)
             && soft.endpoint_information_epoch == request.endpoint_information_epoch
-            && missing_client_tags(&self.config.rack_aware_assignment_tags, member, ctx.api_version).is_none())
+            && missing_client_tags(
+                &self.config.rack_aware_assignment_tags,
+                member,
+                ctx.api_version,
+            )
+            .is_none())
         {
             return None;
         }
@@ -51,9 +56,14 @@ impl CoordinatorShard {
         };
         let topology_description_id = group.topology_description_id;
         let deadline = now + i64::from(self.config.session_timeout_ms);
-        self.timers.schedule_session(&request.group_id, &request.member_id, deadline);
+        self.timers
+            .schedule_session(&request.group_id, &request.member_id, deadline);
         self.steady_hits += 1;
-        Some(HeartbeatResult { response, internal_topics_to_create: Vec::new(), topology_description_id })
+        Some(HeartbeatResult {
+            response,
+            internal_topics_to_create: Vec::new(),
+            topology_description_id,
+        })
     }
 }
 
@@ -68,11 +78,18 @@ fn plain_request(request: &StreamsGroupHeartbeatRequest) -> bool {
 
 /// A settled member's owned tasks are not reconciled, only validated against the topology as
 /// the full path does; an invalid list declines, so that the full path reports it.
-fn owned_tasks_valid(request: &StreamsGroupHeartbeatRequest, configured: &ConfiguredTopology) -> bool {
-    [&request.active_tasks, &request.standby_tasks, &request.warmup_tasks]
-        .into_iter()
-        .flatten()
-        .all(|tasks| invalid_tasks(configured, tasks).is_ok())
+fn owned_tasks_valid(
+    request: &StreamsGroupHeartbeatRequest,
+    configured: &ConfiguredTopology,
+) -> bool {
+    [
+        &request.active_tasks,
+        &request.standby_tasks,
+        &request.warmup_tasks,
+    ]
+    .into_iter()
+    .flatten()
+    .all(|tasks| invalid_tasks(configured, tasks).is_ok())
 }
 
 /// The group's configured topology, when nothing about the group would change: its topology
@@ -108,7 +125,10 @@ fn member_settled(
     ctx: &HeartbeatContext,
 ) -> bool {
     let unchanged_endpoint = request.user_endpoint.as_ref().is_none_or(|e| {
-        member.user_endpoint.as_ref().is_some_and(|m| m.host == e.host && m.port == e.port)
+        member
+            .user_endpoint
+            .as_ref()
+            .is_some_and(|m| m.host == e.host && m.port == e.port)
     });
     member.member_epoch == request.member_epoch
         && member.state == MemberState::Stable
@@ -116,8 +136,15 @@ fn member_settled(
         && group.topology_epoch() == Some(member.topology_epoch)
         && member.client_id == ctx.client_id
         && member.client_host == ctx.client_host
-        && (request.rebalance_timeout_ms == -1 || request.rebalance_timeout_ms == member.rebalance_timeout_ms)
-        && request.rack_id.as_ref().is_none_or(|r| member.rack_id.as_ref() == Some(r))
-        && request.process_id.as_ref().is_none_or(|p| *p == member.process_id)
+        && (request.rebalance_timeout_ms == -1
+            || request.rebalance_timeout_ms == member.rebalance_timeout_ms)
+        && request
+            .rack_id
+            .as_ref()
+            .is_none_or(|r| member.rack_id.as_ref() == Some(r))
+        && request
+            .process_id
+            .as_ref()
+            .is_none_or(|p| *p == member.process_id)
         && unchanged_endpoint
 }

@@ -12,17 +12,25 @@ use crate::topology::ConfiguredTopology;
 /// `canComputeNextTargetAssignment`: no previous assignment (timestamp 0), a zero interval,
 /// a clock that went backwards, or the interval has passed.
 pub fn can_compute(last_timestamp: i64, interval_ms: i32, now: i64) -> bool {
-    last_timestamp == 0 || interval_ms == 0 || now < last_timestamp || now >= last_timestamp + i64::from(interval_ms)
+    last_timestamp == 0
+        || interval_ms == 0
+        || now < last_timestamp
+        || now >= last_timestamp + i64::from(interval_ms)
 }
 
 fn task_set(tasks: &Tasks) -> std::collections::BTreeSet<TaskId> {
-    tasks.iter().flat_map(|(s, ps)| ps.iter().map(move |p| TaskId::new(s.clone(), *p))).collect()
+    tasks
+        .iter()
+        .flat_map(|(s, ps)| ps.iter().map(move |p| TaskId::new(s.clone(), *p)))
+        .collect()
 }
 
 fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
     let mut out = Tasks::new();
     for t in set {
-        out.entry(t.subtopology.clone()).or_default().insert(t.partition);
+        out.entry(t.subtopology.clone())
+            .or_default()
+            .insert(t.partition);
     }
     out
 }
@@ -37,7 +45,11 @@ pub fn compute(
         subtopologies: configured
             .subtopologies
             .values()
-            .map(|s| AssignorSubtopology { id: s.id.clone(), num_tasks: s.num_tasks, stateful: s.stateful })
+            .map(|s| AssignorSubtopology {
+                id: s.id.clone(),
+                num_tasks: s.num_tasks,
+                stateful: s.stateful,
+            })
             .collect(),
         members: members
             .values()
@@ -56,7 +68,16 @@ pub fn compute(
     };
     assign(&input)
         .into_iter()
-        .map(|(member, a)| (member, TasksTuple { active: to_tasks(&a.active), standby: to_tasks(&a.standby), warmup: to_tasks(&a.warmup) }))
+        .map(|(member, a)| {
+            (
+                member,
+                TasksTuple {
+                    active: to_tasks(&a.active),
+                    standby: to_tasks(&a.standby),
+                    warmup: to_tasks(&a.warmup),
+                },
+            )
+        })
         .collect()
 }
 
@@ -87,6 +108,9 @@ mod tests {
         assert!(can_compute(100, 0, 101));
         assert!(!can_compute(100, 1000, 500));
         assert!(can_compute(100, 1000, 1100));
-        assert!(can_compute(100, 1000, 50), "a clock that went backwards does not block");
+        assert!(
+            can_compute(100, 1000, 50),
+            "a clock that went backwards does not block"
+        );
     }
 }

@@ -9,6 +9,9 @@ pub struct TaskId {
 
 impl TaskId {
     pub fn new(subtopology: impl Into<String>, partition: i32) -> Self {
-        TaskId { subtopology: subtopology.into(), partition }
+        TaskId {
+            subtopology: subtopology.into(),
+            partition,
+        }
     }
 }

@@ -20,11 +20,17 @@ impl CoordinatorShard {
     pub fn tick(&mut self, topics: &TopicsImage, now: i64) -> Result<Vec<TickEvent>> {
         let mut events = Vec::new();
         for (group_id, member_id, kind) in self.timers.take_due(now) {
-            let Some(group) = self.group(&group_id) else { continue };
-            let Some(member) = group.members.get(member_id.as_str()) else { continue };
+            let Some(group) = self.group(&group_id) else {
+                continue;
+            };
+            let Some(member) = group.members.get(member_id.as_str()) else {
+                continue;
+            };
             let expired = match kind {
                 TimerKind::Session => true,
-                TimerKind::Rebalance(epoch) => member.state == MemberState::UnrevokedTasks && member.member_epoch == epoch,
+                TimerKind::Rebalance(epoch) => {
+                    member.state == MemberState::UnrevokedTasks && member.member_epoch == epoch
+                }
             };
             if !expired {
                 continue;
@@ -34,8 +40,14 @@ impl CoordinatorShard {
             self.append(records)?;
             self.forget_if_empty(&group_id);
             events.push(match kind {
-                TimerKind::Session => TickEvent::SessionExpired { group_id, member_id },
-                TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut { group_id, member_id },
+                TimerKind::Session => TickEvent::SessionExpired {
+                    group_id,
+                    member_id,
+                },
+                TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut {
+                    group_id,
+                    member_id,
+                },
             });
         }
         // Groups are visited only when some initial delay is due.
@@ -59,16 +71,31 @@ impl CoordinatorShard {
     }
 
     /// `computeDelayedTargetAssignment`: the assignment the initial delay held back.
-    fn compute_delayed_assignment(&mut self, group_id: &str, topics: &TopicsImage, now: i64) -> Result<Option<i32>> {
-        let Some(group) = self.group(group_id) else { return Ok(None) };
+    fn compute_delayed_assignment(
+        &mut self,
+        group_id: &str,
+        topics: &TopicsImage,
+        now: i64,
+    ) -> Result<Option<i32>> {
+        let Some(group) = self.group(group_id) else {
+            return Ok(None);
+        };
         if group.members.is_empty() || group.target_assignment_epoch >= group.group_epoch {
             return Ok(None);
         }
-        let Some(topology) = group.topology.clone() else { return Ok(None) };
+        let Some(topology) = group.topology.clone() else {
+            return Ok(None);
+        };
         let (_, configured) = self.configured_topology(group_id, &topology, topics)?;
-        let Some(group) = self.group(group_id) else { return Ok(None) };
+        let Some(group) = self.group(group_id) else {
+            return Ok(None);
+        };
         let epoch = group.group_epoch;
-        let computed = target::compute(&group.members, &configured, self.config.num_standby_replicas);
+        let computed = target::compute(
+            &group.members,
+            &configured,
+            self.config.num_standby_replicas,
+        );
         let records = target::records(group_id, &group.target_assignment, &computed, epoch, now);
         self.append(records)?;
         Ok(Some(epoch))

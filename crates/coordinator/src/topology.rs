@@ -170,7 +170,9 @@ pub struct InvalidTopology {
 
 impl InvalidTopology {
     fn new(message: impl Into<String>) -> Self {
-        InvalidTopology { message: message.into() }
+        InvalidTopology {
+            message: message.into(),
+        }
     }
 
     /// Always STREAMS_INVALID_TOPOLOGY (130).
@@ -206,7 +208,9 @@ impl ConfiguredTopology {
 
     /// Whether the task exists in this (ready) topology.
     pub fn contains_task(&self, subtopology: &str, partition: i32) -> bool {
-        self.subtopologies.get(subtopology).is_some_and(|s| partition >= 0 && partition < s.num_tasks)
+        self.subtopologies
+            .get(subtopology)
+            .is_some_and(|s| partition >= 0 && partition < s.num_tasks)
     }
 }
 
@@ -242,7 +246,9 @@ pub fn metadata_hash(topology: &StreamsGroupTopologyValue, topics: &impl TopicPa
     let mut any = false;
     hasher.write(&[1]); // version of this hash layout
     for name in required_topics(topology) {
-        let Some(partitions) = topics.partitions(&name) else { continue };
+        let Some(partitions) = topics.partitions(&name) else {
+            continue;
+        };
         any = true;
         hasher.write(&(name.len() as u32).to_be_bytes());
         hasher.write(name.as_bytes());
@@ -312,8 +318,14 @@ pub fn configure(
             status: None,
         }),
         Ok((_, to_create)) => {
-            let detail = format!("Internal topics are missing: {}", summarize_topics(to_create.iter().map(|t| &t.name)));
-            Ok(not_ready(TopologyStatus::MissingInternalTopics(detail), to_create))
+            let detail = format!(
+                "Internal topics are missing: {}",
+                summarize_topics(to_create.iter().map(|t| &t.name))
+            );
+            Ok(not_ready(
+                TopologyStatus::MissingInternalTopics(detail),
+                to_create,
+            ))
         }
         Err(Failure::Status(status)) => Ok(not_ready(status, Vec::new())),
         Err(Failure::Invalid(e)) => Err(e),
@@ -344,16 +356,20 @@ struct Counts<'a, T: TopicPartitions> {
 
 impl<T: TopicPartitions> Counts<'_, T> {
     fn get(&self, topic: &str) -> Option<i32> {
-        self.topics.partitions(topic).or_else(|| self.decided.get(topic).copied())
+        self.topics
+            .partitions(topic)
+            .or_else(|| self.decided.get(topic).copied())
     }
 
     /// Max over the sub-topology's source and repartition-source topics; `None` if it has none.
     fn max_input(&self, sub: &Subtopology) -> Result<Option<i32>, InvalidTopology> {
         let mut max = None;
         for topic in inputs(sub) {
-            let count = self
-                .get(topic)
-                .ok_or_else(|| InvalidTopology::new(format!("Number of partitions must be set for topic {topic}")))?;
+            let count = self.get(topic).ok_or_else(|| {
+                InvalidTopology::new(format!(
+                    "Number of partitions must be set for topic {topic}"
+                ))
+            })?;
             max = max.max(Some(count));
         }
         Ok(max)
@@ -361,17 +377,28 @@ impl<T: TopicPartitions> Counts<'_, T> {
 }
 
 fn inputs(sub: &Subtopology) -> impl Iterator<Item = &str> {
-    sub.source_topics.iter().map(String::as_str).chain(sub.repartition_source_topics.iter().map(|t| t.name.as_str()))
+    sub.source_topics.iter().map(String::as_str).chain(
+        sub.repartition_source_topics
+            .iter()
+            .map(|t| t.name.as_str()),
+    )
 }
 
 type Configured = (VecMap<String, ConfiguredSubtopology>, Vec<CreatableTopic>);
 
-fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl TopicPartitions) -> Result<Configured, Failure> {
+fn configure_subtopologies(
+    topology: &StreamsGroupTopologyValue,
+    topics: &impl TopicPartitions,
+) -> Result<Configured, Failure> {
     // Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
     let mut by_id: BTreeMap<&str, &Subtopology> = BTreeMap::new();
     for sub in &topology.subtopologies {
         if by_id.insert(&sub.subtopology_id, sub).is_some() {
-            return Err(InvalidTopology::new(format!("Duplicate subtopology id {}", sub.subtopology_id)).into());
+            return Err(InvalidTopology::new(format!(
+                "Duplicate subtopology id {}",
+                sub.subtopology_id
+            ))
+            .into());
         }
     }
 
@@ -389,7 +416,10 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
     }
 
     // 2. Repartition topics.
-    let mut counts = Counts { topics, decided: repartition_partition_counts(topology, topics)? };
+    let mut counts = Counts {
+        topics,
+        decided: repartition_partition_counts(topology, topics)?,
+    };
 
     // 3. Copartition groups.
     enforce_copartitioning(&by_id, &mut counts)?;
@@ -397,9 +427,12 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
     // 4. Changelog topics.
     let mut changelogs = BTreeMap::new();
     for sub in &topology.subtopologies {
-        let max = counts
-            .max_input(sub)?
-            .ok_or_else(|| InvalidTopology::new(format!("No source topics found for subtopology {}", sub.subtopology_id)))?;
+        let max = counts.max_input(sub)?.ok_or_else(|| {
+            InvalidTopology::new(format!(
+                "No source topics found for subtopology {}",
+                sub.subtopology_id
+            ))
+        })?;
         for changelog in &sub.state_changelog_topics {
             changelogs.insert(changelog.name.clone(), max);
         }
@@ -410,12 +443,23 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
     let configured: VecMap<String, ConfiguredSubtopology> = by_id
         .iter()
         .map(|(&id, sub)| -> Result<_, InvalidTopology> {
-            let num_tasks = counts
-                .max_input(sub)?
-                .ok_or_else(|| InvalidTopology::new("Subtopology does not contain any source topics"))?;
-            let internal = |infos: &[TopicInfo]| -> Result<VecMap<String, ConfiguredInternalTopic>, InvalidTopology> {
-                infos.iter().map(|info| Ok((info.name.clone(), configured_internal_topic(info, &counts.decided)?))).collect()
-            };
+            let num_tasks = counts.max_input(sub)?.ok_or_else(|| {
+                InvalidTopology::new("Subtopology does not contain any source topics")
+            })?;
+            let internal = |infos: &[TopicInfo]| -> Result<
+                    VecMap<String, ConfiguredInternalTopic>,
+                    InvalidTopology,
+                > {
+                    infos
+                        .iter()
+                        .map(|info| {
+                            Ok((
+                                info.name.clone(),
+                                configured_internal_topic(info, &counts.decided)?,
+                            ))
+                        })
+                        .collect()
+                };
             let state_changelog_topics = internal(&sub.state_changelog_topics)?;
             let configured = ConfiguredSubtopology {
                 id: id.to_string(),
@@ -433,12 +477,18 @@ fn configure_subtopologies(topology: &StreamsGroupTopologyValue, topics: &impl T
     // 6. Existing and missing internal topics.
     let mut to_create: BTreeMap<String, CreatableTopic> = BTreeMap::new();
     for sub in configured.values() {
-        for topic in sub.repartition_source_topics.values().chain(sub.state_changelog_topics.values()) {
+        for topic in sub
+            .repartition_source_topics
+            .values()
+            .chain(sub.state_changelog_topics.values())
+        {
             to_create.insert(topic.name.clone(), creatable_topic(topic));
         }
     }
     for topic in required_topics(topology) {
-        let Some(found) = topics.partitions(&topic) else { continue };
+        let Some(found) = topics.partitions(&topic) else {
+            continue;
+        };
         if let Some(expected) = to_create.remove(&topic) {
             if found != expected.partitions {
                 return Err(incorrectly_partitioned(format!(
@@ -473,30 +523,35 @@ fn repartition_partition_counts(
         }
     }
 
-    let writer_count = |sub: &Subtopology, counts: &BTreeMap<String, i32>, strict: bool| -> Option<i32> {
-        let mut max = None;
-        let mut all_known = true;
-        for info in &sub.repartition_source_topics {
-            match counts.get(&info.name) {
-                Some(&c) => max = max.max(Some(c)),
-                None => all_known = false,
+    let writer_count =
+        |sub: &Subtopology, counts: &BTreeMap<String, i32>, strict: bool| -> Option<i32> {
+            let mut max = None;
+            let mut all_known = true;
+            for info in &sub.repartition_source_topics {
+                match counts.get(&info.name) {
+                    Some(&c) => max = max.max(Some(c)),
+                    None => all_known = false,
+                }
             }
-        }
-        for topic in &sub.source_topics {
-            match topics.partitions(topic) {
-                Some(c) => max = max.max(Some(c)),
-                None => all_known = false,
+            for topic in &sub.source_topics {
+                match topics.partitions(topic) {
+                    Some(c) => max = max.max(Some(c)),
+                    None => all_known = false,
+                }
             }
-        }
-        if strict && !all_known {
-            None
-        } else {
-            max
-        }
-    };
+            if strict && !all_known {
+                None
+            } else {
+                max
+            }
+        };
 
     loop {
-        let needed = topology.subtopologies.iter().flat_map(|s| s.repartition_sink_topics.iter()).any(|t| !counts.contains_key(t));
+        let needed = topology
+            .subtopologies
+            .iter()
+            .flat_map(|s| s.repartition_sink_topics.iter())
+            .any(|t| !counts.contains_key(t));
         if !needed {
             break;
         }
@@ -524,7 +579,11 @@ fn repartition_partition_counts(
         }
     }
 
-    let unresolved = topology.subtopologies.iter().flat_map(|s| s.repartition_source_topics.iter()).any(|t| !counts.contains_key(&t.name));
+    let unresolved = topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| s.repartition_source_topics.iter())
+        .any(|t| !counts.contains_key(&t.name));
     if unresolved {
         return Err(InvalidTopology::new(
             "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.",
@@ -535,10 +594,23 @@ fn repartition_partition_counts(
 
 /// Kafka's `enforceCopartitioning` / `CopartitionedTopicsEnforcer.enforce`, groups taken in
 /// sub-topology id order, topics within a group in name order.
-fn enforce_copartitioning<T: TopicPartitions>(by_id: &BTreeMap<&str, &Subtopology>, counts: &mut Counts<'_, T>) -> Result<(), Failure> {
-    let repartition_topics = || by_id.values().flat_map(|s| s.repartition_source_topics.iter());
-    let fixed: BTreeSet<&str> = repartition_topics().filter(|t| t.partitions != 0).map(|t| t.name.as_str()).collect();
-    let flexible: BTreeSet<&str> = repartition_topics().filter(|t| t.partitions == 0).map(|t| t.name.as_str()).collect();
+fn enforce_copartitioning<T: TopicPartitions>(
+    by_id: &BTreeMap<&str, &Subtopology>,
+    counts: &mut Counts<'_, T>,
+) -> Result<(), Failure> {
+    let repartition_topics = || {
+        by_id
+            .values()
+            .flat_map(|s| s.repartition_source_topics.iter())
+    };
+    let fixed: BTreeSet<&str> = repartition_topics()
+        .filter(|t| t.partitions != 0)
+        .map(|t| t.name.as_str())
+        .collect();
+    let flexible: BTreeSet<&str> = repartition_topics()
+        .filter(|t| t.partitions == 0)
+        .map(|t| t.name.as_str())
+        .collect();
 
     for sub in by_id.values() {
         for group in &sub.copartition_groups {
@@ -566,9 +638,11 @@ fn enforce_copartitioning<T: TopicPartitions>(by_id: &BTreeMap<&str, &Subtopolog
             }
 
             let count = |topic: &str| {
-                counts
-                    .get(topic)
-                    .ok_or_else(|| InvalidTopology::new(format!("Number of partitions is not set for topic: {topic}")))
+                counts.get(topic).ok_or_else(|| {
+                    InvalidTopology::new(format!(
+                        "Number of partitions is not set for topic: {topic}"
+                    ))
+                })
             };
             let mut repartition: BTreeMap<&str, i32> = BTreeMap::new();
             let mut others: BTreeMap<&str, i32> = BTreeMap::new();
@@ -581,8 +655,11 @@ fn enforce_copartitioning<T: TopicPartitions>(by_id: &BTreeMap<&str, &Subtopolog
             }
 
             let target = if others.is_empty() {
-                let fixed_counts: BTreeSet<i32> =
-                    repartition.iter().filter(|(t, _)| fixed.contains(**t)).map(|(_, &c)| c).collect();
+                let fixed_counts: BTreeSet<i32> = repartition
+                    .iter()
+                    .filter(|(t, _)| fixed.contains(**t))
+                    .map(|(_, &c)| c)
+                    .collect();
                 match fixed_counts.len() {
                     // Only flexible repartition topics: they all take the largest count.
                     0 => match repartition.values().copied().max() {
@@ -631,19 +708,29 @@ fn enforce_copartitioning<T: TopicPartitions>(by_id: &BTreeMap<&str, &Subtopolog
     Ok(())
 }
 
-fn configured_internal_topic(info: &TopicInfo, decided: &BTreeMap<String, i32>) -> Result<ConfiguredInternalTopic, InvalidTopology> {
+fn configured_internal_topic(
+    info: &TopicInfo,
+    decided: &BTreeMap<String, i32>,
+) -> Result<ConfiguredInternalTopic, InvalidTopology> {
     let partitions = if info.partitions != 0 {
         info.partitions
     } else {
-        *decided
-            .get(&info.name)
-            .ok_or_else(|| InvalidTopology::new(format!("Number of partitions must be set for topic {}", info.name)))?
+        *decided.get(&info.name).ok_or_else(|| {
+            InvalidTopology::new(format!(
+                "Number of partitions must be set for topic {}",
+                info.name
+            ))
+        })?
     };
     Ok(ConfiguredInternalTopic {
         name: info.name.clone(),
         partitions,
         replication_factor: info.replication_factor,
-        configs: info.topic_configs.iter().map(|c| (c.key.clone(), c.value.clone())).collect(),
+        configs: info
+            .topic_configs
+            .iter()
+            .map(|c| (c.key.clone(), c.value.clone()))
+            .collect(),
     })
 }
 
@@ -651,8 +738,16 @@ fn creatable_topic(topic: &ConfiguredInternalTopic) -> CreatableTopic {
     CreatableTopic {
         name: topic.name.clone(),
         partitions: topic.partitions,
-        replication_factor: if topic.replication_factor == 0 { -1 } else { topic.replication_factor },
-        configs: topic.configs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        replication_factor: if topic.replication_factor == 0 {
+            -1
+        } else {
+            topic.replication_factor
+        },
+        configs: topic
+            .configs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     }
 }
 
@@ -683,14 +778,24 @@ mod tests {
     use kcoord_wire::records::streams_group_topology_value::{CopartitionGroup, TopicConfig};
 
     fn info(name: &str, partitions: i32) -> TopicInfo {
-        TopicInfo { name: name.to_string(), partitions, ..Default::default() }
+        TopicInfo {
+            name: name.to_string(),
+            partitions,
+            ..Default::default()
+        }
     }
 
     fn strings(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
     }
 
-    fn sub(id: &str, sources: &[&str], rep_sources: Vec<TopicInfo>, sinks: &[&str], changelogs: Vec<TopicInfo>) -> Subtopology {
+    fn sub(
+        id: &str,
+        sources: &[&str],
+        rep_sources: Vec<TopicInfo>,
+        sinks: &[&str],
+        changelogs: Vec<TopicInfo>,
+    ) -> Subtopology {
         Subtopology {
             subtopology_id: id.to_string(),
             source_topics: strings(sources),
@@ -702,11 +807,19 @@ mod tests {
     }
 
     fn copartition(sources: &[i16], rep_sources: &[i16]) -> CopartitionGroup {
-        CopartitionGroup { source_topics: sources.to_vec(), repartition_source_topics: rep_sources.to_vec(), ..Default::default() }
+        CopartitionGroup {
+            source_topics: sources.to_vec(),
+            repartition_source_topics: rep_sources.to_vec(),
+            ..Default::default()
+        }
     }
 
     fn topo(subs: Vec<Subtopology>) -> StreamsGroupTopologyValue {
-        StreamsGroupTopologyValue { epoch: 1, subtopologies: subs, ..Default::default() }
+        StreamsGroupTopologyValue {
+            epoch: 1,
+            subtopologies: subs,
+            ..Default::default()
+        }
     }
 
     fn catalog(topics: &[(&str, i32)]) -> BTreeMap<String, i32> {
@@ -724,7 +837,10 @@ mod tests {
     }
 
     /// Catalog with every internal topic the configuration asks for, created as asked.
-    fn with_created(t: &StreamsGroupTopologyValue, c: &BTreeMap<String, i32>) -> BTreeMap<String, i32> {
+    fn with_created(
+        t: &StreamsGroupTopologyValue,
+        c: &BTreeMap<String, i32>,
+    ) -> BTreeMap<String, i32> {
         let mut created = c.clone();
         for topic in ok(t, c).internal_topics_to_create {
             created.insert(topic.name, topic.partitions);
@@ -734,9 +850,17 @@ mod tests {
 
     #[test]
     fn missing_source_topics_give_status_naming_them_and_no_configuration() {
-        let t = topo(vec![sub("0", &["a", "c"], vec![], &[], vec![info("cl", 0)]), sub("1", &["b"], vec![], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a", "c"], vec![], &[], vec![info("cl", 0)]),
+            sub("1", &["b"], vec![], &[], vec![]),
+        ]);
         let r = ok(&t, &catalog(&[("a", 3)]));
-        assert_eq!(r.status, Some(TopologyStatus::MissingSourceTopics("Source topics b, c are missing.".into())));
+        assert_eq!(
+            r.status,
+            Some(TopologyStatus::MissingSourceTopics(
+                "Source topics b, c are missing.".into()
+            ))
+        );
         assert_eq!(r.status.as_ref().map(|s| s.code()), Some(1));
         assert!(r.subtopologies.is_empty());
         assert!(r.internal_topics_to_create.is_empty());
@@ -744,9 +868,18 @@ mod tests {
 
     #[test]
     fn missing_source_topics_detail_summarizes_more_than_three() {
-        let t = topo(vec![sub("0", &["e", "d", "c", "b", "a"], vec![], &[], vec![])]);
+        let t = topo(vec![sub(
+            "0",
+            &["e", "d", "c", "b", "a"],
+            vec![],
+            &[],
+            vec![],
+        )]);
         let r = ok(&t, &catalog(&[]));
-        assert_eq!(r.status.unwrap().detail(), "Source topics a, b, c and 2 additional topics are missing.");
+        assert_eq!(
+            r.status.unwrap().detail(),
+            "Source topics a, b, c and 2 additional topics are missing."
+        );
     }
 
     #[test]
@@ -756,12 +889,18 @@ mod tests {
             sub("1", &[], vec![info("r1", 0)], &["r2"], vec![]),
         ]);
         let r = ok(&t, &catalog(&[]));
-        assert_eq!(r.status.unwrap().code(), TopologyStatus::MISSING_SOURCE_TOPICS);
+        assert_eq!(
+            r.status.unwrap().code(),
+            TopologyStatus::MISSING_SOURCE_TOPICS
+        );
     }
 
     #[test]
     fn all_sources_present_gives_tasks_equal_to_max_partitions() {
-        let t = topo(vec![sub("0", &["a", "b"], vec![], &[], vec![]), sub("1", &["c"], vec![], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a", "b"], vec![], &[], vec![]),
+            sub("1", &["c"], vec![], &[], vec![]),
+        ]);
         let r = ready(&t, &catalog(&[("a", 3), ("b", 5), ("c", 2)]));
         assert_eq!(r.subtopologies.get("0").unwrap().num_tasks, 5);
         assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 2);
@@ -787,7 +926,16 @@ mod tests {
 
         let r = ready(&t, &with_created(&t, &c));
         assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 6);
-        assert_eq!(r.subtopologies.get("1").unwrap().repartition_source_topics.get("r").unwrap().partitions, 6);
+        assert_eq!(
+            r.subtopologies
+                .get("1")
+                .unwrap()
+                .repartition_source_topics
+                .get("r")
+                .unwrap()
+                .partitions,
+            6
+        );
     }
 
     #[test]
@@ -802,7 +950,11 @@ mod tests {
         ]);
         let c = catalog(&[("a", 8), ("b", 2)]);
         let r = ok(&t, &c);
-        let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
+        let created: BTreeMap<_, _> = r
+            .internal_topics_to_create
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
         assert_eq!(created, BTreeMap::from([("r1", 8), ("r2", 8)]));
         let r = ready(&t, &with_created(&t, &c));
         assert_eq!(r.subtopologies.get("2").unwrap().num_tasks, 8);
@@ -816,7 +968,11 @@ mod tests {
             sub("2", &[], vec![info("r2", 0)], &[], vec![]),
         ]);
         let r = ok(&t, &catalog(&[("a", 10)]));
-        let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
+        let created: BTreeMap<_, _> = r
+            .internal_topics_to_create
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
         assert_eq!(created, BTreeMap::from([("r1", 3), ("r2", 3)]));
     }
 
@@ -841,7 +997,11 @@ mod tests {
             sub("1", &[], vec![info("r1", 0)], &["r2"], vec![]),
         ]);
         let r = ok(&t, &catalog(&[("a", 5)]));
-        let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
+        let created: BTreeMap<_, _> = r
+            .internal_topics_to_create
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
         assert_eq!(created, BTreeMap::from([("r1", 5), ("r2", 5)]));
     }
 
@@ -857,7 +1017,10 @@ mod tests {
 
     #[test]
     fn subtopology_without_inputs_is_invalid_topology() {
-        let t = topo(vec![sub("0", &["a"], vec![], &[], vec![]), sub("7", &[], vec![], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a"], vec![], &[], vec![]),
+            sub("7", &[], vec![], &[], vec![]),
+        ]);
         let e = configure(&t, &catalog(&[("a", 1)])).unwrap_err();
         assert_eq!(e.message, "No source topics found for subtopology 7");
     }
@@ -879,12 +1042,22 @@ mod tests {
     #[test]
     fn flexible_repartition_topic_in_copartition_group_takes_group_count() {
         // r is written from x (8 partitions) but is co-partitioned with a (3 partitions).
-        let mut joiner = sub("1", &["a"], vec![info("r", 0)], &[], vec![info("store-changelog", 0)]);
+        let mut joiner = sub(
+            "1",
+            &["a"],
+            vec![info("r", 0)],
+            &[],
+            vec![info("store-changelog", 0)],
+        );
         joiner.copartition_groups = vec![copartition(&[0], &[0])];
         let t = topo(vec![sub("0", &["x"], vec![], &["r"], vec![]), joiner]);
         let c = catalog(&[("a", 3), ("x", 8)]);
         let r = ok(&t, &c);
-        let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
+        let created: BTreeMap<_, _> = r
+            .internal_topics_to_create
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
         assert_eq!(created, BTreeMap::from([("r", 3), ("store-changelog", 3)]));
         let r = ready(&t, &with_created(&t, &c));
         assert_eq!(r.subtopologies.get("1").unwrap().num_tasks, 3);
@@ -911,14 +1084,28 @@ mod tests {
         let writer = sub("0", &["x", "y"], vec![], &["r1", "r2"], vec![]);
         let mut joiner = sub("1", &[], vec![info("r1", 0), info("r2", 0)], &[], vec![]);
         joiner.copartition_groups = vec![copartition(&[], &[0, 1])];
-        let r = ok(&topo(vec![writer.clone(), joiner]), &catalog(&[("x", 2), ("y", 6)]));
-        assert!(r.internal_topics_to_create.iter().all(|t| t.partitions == 6));
+        let r = ok(
+            &topo(vec![writer.clone(), joiner]),
+            &catalog(&[("x", 2), ("y", 6)]),
+        );
+        assert!(r
+            .internal_topics_to_create
+            .iter()
+            .all(|t| t.partitions == 6));
 
         // One fixed: everybody takes its count.
         let mut joiner = sub("1", &[], vec![info("r1", 4), info("r2", 0)], &[], vec![]);
         joiner.copartition_groups = vec![copartition(&[], &[0, 1])];
-        let r = ok(&topo(vec![writer.clone(), joiner]), &catalog(&[("x", 2), ("y", 6)]));
-        assert!(r.internal_topics_to_create.iter().all(|t| t.partitions == 4), "{r:?}");
+        let r = ok(
+            &topo(vec![writer.clone(), joiner]),
+            &catalog(&[("x", 2), ("y", 6)]),
+        );
+        assert!(
+            r.internal_topics_to_create
+                .iter()
+                .all(|t| t.partitions == 4),
+            "{r:?}"
+        );
 
         // Two fixed that differ: incorrectly partitioned.
         let mut joiner = sub("1", &[], vec![info("r1", 4), info("r2", 2)], &[], vec![]);
@@ -941,9 +1128,18 @@ mod tests {
     fn existing_internal_topic_with_wrong_partitions_is_incorrectly_partitioned() {
         let t = topo(vec![
             sub("0", &["a"], vec![], &["r"], vec![]),
-            sub("1", &[], vec![info("r", 0)], &[], vec![info("app-store-changelog", 0)]),
+            sub(
+                "1",
+                &[],
+                vec![info("r", 0)],
+                &[],
+                vec![info("app-store-changelog", 0)],
+            ),
         ]);
-        let r = ok(&t, &catalog(&[("a", 4), ("r", 4), ("app-store-changelog", 2)]));
+        let r = ok(
+            &t,
+            &catalog(&[("a", 4), ("r", 4), ("app-store-changelog", 2)]),
+        );
         assert_eq!(
             r.status,
             Some(TopologyStatus::IncorrectlyPartitionedTopics(
@@ -954,21 +1150,42 @@ mod tests {
 
         // A wrongly partitioned internal topic wins over missing ones.
         let r = ok(&t, &catalog(&[("a", 4), ("app-store-changelog", 2)]));
-        assert_eq!(r.status.unwrap().code(), TopologyStatus::INCORRECTLY_PARTITIONED_TOPICS);
+        assert_eq!(
+            r.status.unwrap().code(),
+            TopologyStatus::INCORRECTLY_PARTITIONED_TOPICS
+        );
     }
 
     #[test]
     fn missing_internal_topics_status_with_creatable_topics() {
         let mut changelog = info("app-store-changelog", 0);
         changelog.replication_factor = 3;
-        changelog.topic_configs = vec![TopicConfig { key: "cleanup.policy".into(), value: "compact".into(), ..Default::default() }];
+        changelog.topic_configs = vec![TopicConfig {
+            key: "cleanup.policy".into(),
+            value: "compact".into(),
+            ..Default::default()
+        }];
         let mut repartition = info("app-rep-repartition", 0);
         repartition.topic_configs = vec![
-            TopicConfig { key: "cleanup.policy".into(), value: "delete".into(), ..Default::default() },
-            TopicConfig { key: "retention.ms".into(), value: "-1".into(), ..Default::default() },
+            TopicConfig {
+                key: "cleanup.policy".into(),
+                value: "delete".into(),
+                ..Default::default()
+            },
+            TopicConfig {
+                key: "retention.ms".into(),
+                value: "-1".into(),
+                ..Default::default()
+            },
         ];
         let t = topo(vec![
-            sub("0", &["a"], vec![], &["app-rep-repartition"], vec![info("existing-changelog", 0)]),
+            sub(
+                "0",
+                &["a"],
+                vec![],
+                &["app-rep-repartition"],
+                vec![info("existing-changelog", 0)],
+            ),
             sub("1", &[], vec![repartition], &[], vec![changelog]),
         ]);
         let r = ok(&t, &catalog(&[("a", 6), ("existing-changelog", 6)]));
@@ -1004,9 +1221,18 @@ mod tests {
 
     #[test]
     fn missing_internal_topics_detail_summarizes_more_than_three() {
-        let cls: Vec<TopicInfo> = ["c1", "c2", "c3", "c4", "c5"].iter().map(|n| info(n, 0)).collect();
-        let r = ok(&topo(vec![sub("0", &["a"], vec![], &[], cls)]), &catalog(&[("a", 1)]));
-        assert_eq!(r.status.unwrap().detail(), "Internal topics are missing: c1, c2, c3 and 2 additional topics");
+        let cls: Vec<TopicInfo> = ["c1", "c2", "c3", "c4", "c5"]
+            .iter()
+            .map(|n| info(n, 0))
+            .collect();
+        let r = ok(
+            &topo(vec![sub("0", &["a"], vec![], &[], cls)]),
+            &catalog(&[("a", 1)]),
+        );
+        assert_eq!(
+            r.status.unwrap().detail(),
+            "Internal topics are missing: c1, c2, c3 and 2 additional topics"
+        );
         assert_eq!(r.internal_topics_to_create.len(), 5);
     }
 
@@ -1014,21 +1240,55 @@ mod tests {
     fn changelog_partitions_are_max_of_sources_and_repartition_sources() {
         let t = topo(vec![
             sub("0", &["big"], vec![], &["r"], vec![]),
-            sub("1", &["small"], vec![info("r", 0)], &[], vec![info("cl1", 0), info("cl2", 0)]),
+            sub(
+                "1",
+                &["small"],
+                vec![info("r", 0)],
+                &[],
+                vec![info("cl1", 0), info("cl2", 0)],
+            ),
             sub("2", &["small"], vec![], &[], vec![info("cl3", 0)]),
         ]);
         let c = catalog(&[("big", 9), ("small", 2)]);
         let r = ok(&t, &c);
-        let created: BTreeMap<_, _> = r.internal_topics_to_create.iter().map(|t| (t.name.as_str(), t.partitions)).collect();
-        assert_eq!(created, BTreeMap::from([("cl1", 9), ("cl2", 9), ("cl3", 2), ("r", 9)]));
+        let created: BTreeMap<_, _> = r
+            .internal_topics_to_create
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
+        assert_eq!(
+            created,
+            BTreeMap::from([("cl1", 9), ("cl2", 9), ("cl3", 2), ("r", 9)])
+        );
         let r = ready(&t, &with_created(&t, &c));
-        assert_eq!(r.subtopologies.get("1").unwrap().state_changelog_topics.get("cl2").unwrap().partitions, 9);
-        assert_eq!(r.subtopologies.get("2").unwrap().state_changelog_topics.get("cl3").unwrap().partitions, 2);
+        assert_eq!(
+            r.subtopologies
+                .get("1")
+                .unwrap()
+                .state_changelog_topics
+                .get("cl2")
+                .unwrap()
+                .partitions,
+            9
+        );
+        assert_eq!(
+            r.subtopologies
+                .get("2")
+                .unwrap()
+                .state_changelog_topics
+                .get("cl3")
+                .unwrap()
+                .partitions,
+            2
+        );
     }
 
     #[test]
     fn stateful_iff_subtopology_has_changelog_topics() {
-        let t = topo(vec![sub("0", &["a"], vec![], &[], vec![]), sub("1", &["a"], vec![], &[], vec![info("cl", 0)])]);
+        let t = topo(vec![
+            sub("0", &["a"], vec![], &[], vec![]),
+            sub("1", &["a"], vec![], &[], vec![info("cl", 0)]),
+        ]);
         let r = ready(&t, &catalog(&[("a", 2), ("cl", 2)]));
         assert!(!r.subtopologies.get("0").unwrap().stateful);
         assert!(r.subtopologies.get("1").unwrap().stateful);
@@ -1038,17 +1298,38 @@ mod tests {
     fn configured_subtopology_keeps_topology_details() {
         let mut rep = info("r", 0);
         rep.replication_factor = 0;
-        let t = topo(vec![sub("0", &["a"], vec![], &["r"], vec![]), sub("1", &[], vec![rep], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a"], vec![], &["r"], vec![]),
+            sub("1", &[], vec![rep], &[], vec![]),
+        ]);
         let r = ready(&t, &catalog(&[("a", 2), ("r", 2)]));
         assert_eq!(r.epoch, 1);
-        assert_eq!(r.subtopologies.get("0").unwrap().repartition_sink_topics, VecSet::from(["r".to_string()]));
-        assert_eq!(r.subtopologies.get("0").unwrap().source_topics, VecSet::from(["a".to_string()]));
-        assert_eq!(r.subtopologies.get("1").unwrap().repartition_source_topics.get("r").unwrap().replication_factor, 0);
+        assert_eq!(
+            r.subtopologies.get("0").unwrap().repartition_sink_topics,
+            VecSet::from(["r".to_string()])
+        );
+        assert_eq!(
+            r.subtopologies.get("0").unwrap().source_topics,
+            VecSet::from(["a".to_string()])
+        );
+        assert_eq!(
+            r.subtopologies
+                .get("1")
+                .unwrap()
+                .repartition_source_topics
+                .get("r")
+                .unwrap()
+                .replication_factor,
+            0
+        );
     }
 
     #[test]
     fn duplicate_subtopology_ids_are_invalid_topology() {
-        let t = topo(vec![sub("0", &["a"], vec![], &[], vec![]), sub("0", &["b"], vec![], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a"], vec![], &[], vec![]),
+            sub("0", &["b"], vec![], &[], vec![]),
+        ]);
         assert!(configure(&t, &catalog(&[("a", 1), ("b", 1)])).is_err());
     }
 
@@ -1064,15 +1345,34 @@ mod tests {
 
     #[test]
     fn metadata_hash_tracks_referenced_topic_partitions() {
-        let t = topo(vec![sub("0", &["a"], vec![], &["r"], vec![]), sub("1", &[], vec![info("r", 0)], &[], vec![])]);
+        let t = topo(vec![
+            sub("0", &["a"], vec![], &["r"], vec![]),
+            sub("1", &[], vec![info("r", 0)], &[], vec![]),
+        ]);
         let reversed = topo(t.subtopologies.iter().rev().cloned().collect());
         let c = catalog(&[("a", 4), ("unrelated", 1)]);
         let h = metadata_hash(&t, &c);
         assert_ne!(h, 0);
-        assert_eq!(h, metadata_hash(&reversed, &c), "independent of sub-topology order");
-        assert_eq!(h, metadata_hash(&t, &catalog(&[("a", 4), ("unrelated", 7)])), "unrelated topics do not count");
-        assert_ne!(h, metadata_hash(&t, &catalog(&[("a", 5)])), "partition count counts");
-        assert_ne!(h, metadata_hash(&t, &catalog(&[("a", 4), ("r", 4)])), "creating an internal topic counts");
+        assert_eq!(
+            h,
+            metadata_hash(&reversed, &c),
+            "independent of sub-topology order"
+        );
+        assert_eq!(
+            h,
+            metadata_hash(&t, &catalog(&[("a", 4), ("unrelated", 7)])),
+            "unrelated topics do not count"
+        );
+        assert_ne!(
+            h,
+            metadata_hash(&t, &catalog(&[("a", 5)])),
+            "partition count counts"
+        );
+        assert_ne!(
+            h,
+            metadata_hash(&t, &catalog(&[("a", 4), ("r", 4)])),
+            "creating an internal topic counts"
+        );
         assert_eq!(metadata_hash(&t, &catalog(&[])), 0);
         assert_eq!(ok(&t, &c).metadata_hash, h);
     }
@@ -1100,6 +1400,9 @@ mod tests {
         let r = configure(&t, &|name: &str| (name == "a").then_some(7)).unwrap();
         assert_eq!(r.subtopologies.get("0").unwrap().num_tasks, 7);
         let r = configure(&t, &TopicsImage::default()).unwrap();
-        assert_eq!(r.status.unwrap().code(), TopologyStatus::MISSING_SOURCE_TOPICS);
+        assert_eq!(
+            r.status.unwrap().code(),
+            TopologyStatus::MISSING_SOURCE_TOPICS
+        );
     }
 }

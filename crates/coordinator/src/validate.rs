@@ -1,7 +1,9 @@
 //! Request checks made before the group is touched (kafka-wire-facts.md §4.1): the service-level
 //! INVALID_REQUEST rules and the topology checks Kafka makes in `KafkaApis`.
 use kcoord_metadata::{is_internal_topic, validate_topic_name};
-use kcoord_wire::messages::streams_group_heartbeat_request::{StreamsGroupHeartbeatRequest, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    StreamsGroupHeartbeatRequest, Topology,
+};
 use kcoord_wire::ErrorCode;
 
 use crate::error::{CoordinatorError, Result};
@@ -28,8 +30,14 @@ fn non_empty<T>(tasks: &Option<Vec<T>>, message: &str) -> Result<()> {
 /// not-yet-supported features check, in Kafka's order.
 pub fn heartbeat_request(req: &StreamsGroupHeartbeatRequest) -> Result<()> {
     if let Some(topology) = &req.topology {
-        if topology.subtopologies.iter().any(|s| !s.source_topic_regex.is_empty()) {
-            return Err(CoordinatorError::invalid_request("Regular expressions for source topics are not supported yet."));
+        if topology
+            .subtopologies
+            .iter()
+            .any(|s| !s.source_topic_regex.is_empty())
+        {
+            return Err(CoordinatorError::invalid_request(
+                "Regular expressions for source topics are not supported yet.",
+            ));
         }
     }
     empty_string(Some(&req.member_id), "MemberId can't be empty.")?;
@@ -39,18 +47,33 @@ pub fn heartbeat_request(req: &StreamsGroupHeartbeatRequest) -> Result<()> {
     match req.member_epoch {
         JOIN_EPOCH => {
             if req.rebalance_timeout_ms == -1 {
-                return Err(CoordinatorError::invalid_request("RebalanceTimeoutMs must be provided in first request."));
+                return Err(CoordinatorError::invalid_request(
+                    "RebalanceTimeoutMs must be provided in first request.",
+                ));
             }
-            non_empty(&req.active_tasks, "ActiveTasks must be empty when (re-)joining.")?;
-            non_empty(&req.standby_tasks, "StandbyTasks must be empty when (re-)joining.")?;
-            non_empty(&req.warmup_tasks, "WarmupTasks must be empty when (re-)joining.")?;
+            non_empty(
+                &req.active_tasks,
+                "ActiveTasks must be empty when (re-)joining.",
+            )?;
+            non_empty(
+                &req.standby_tasks,
+                "StandbyTasks must be empty when (re-)joining.",
+            )?;
+            non_empty(
+                &req.warmup_tasks,
+                "WarmupTasks must be empty when (re-)joining.",
+            )?;
             let Some(topology) = &req.topology else {
-                return Err(CoordinatorError::invalid_request("Topology must be non-null when (re-)joining."));
+                return Err(CoordinatorError::invalid_request(
+                    "Topology must be non-null when (re-)joining.",
+                ));
             };
             changelog_partitions(topology)?;
         }
         STATIC_LEAVE_EPOCH if req.instance_id.is_none() => {
-            return Err(CoordinatorError::invalid_request("InstanceId can't be null."));
+            return Err(CoordinatorError::invalid_request(
+                "InstanceId can't be null.",
+            ));
         }
         e if e < STATIC_LEAVE_EPOCH => {
             return Err(CoordinatorError::invalid_request(format!(
@@ -59,12 +82,20 @@ pub fn heartbeat_request(req: &StreamsGroupHeartbeatRequest) -> Result<()> {
         }
         _ => {}
     }
-    let nulls = [req.active_tasks.is_none(), req.standby_tasks.is_none(), req.warmup_tasks.is_none()];
+    let nulls = [
+        req.active_tasks.is_none(),
+        req.standby_tasks.is_none(),
+        req.warmup_tasks.is_none(),
+    ];
     if nulls.contains(&true) && nulls.contains(&false) {
-        return Err(CoordinatorError::invalid_request("If one task-type is non-null, all must be non-null."));
+        return Err(CoordinatorError::invalid_request(
+            "If one task-type is non-null, all must be non-null.",
+        ));
     }
     if req.member_epoch != JOIN_EPOCH && req.topology.is_some() {
-        return Err(CoordinatorError::invalid_request("Topology can only be provided when (re-)joining."));
+        return Err(CoordinatorError::invalid_request(
+            "Topology can only be provided when (re-)joining.",
+        ));
     }
     Ok(())
 }
@@ -94,7 +125,9 @@ pub fn topology_topics(topology: &Topology) -> Vec<String> {
     for s in &topology.subtopologies {
         s.source_topics.iter().for_each(|t| push(t));
         s.repartition_sink_topics.iter().for_each(|t| push(t));
-        s.repartition_source_topics.iter().for_each(|t| push(&t.name));
+        s.repartition_source_topics
+            .iter()
+            .for_each(|t| push(&t.name));
         s.state_changelog_topics.iter().for_each(|t| push(&t.name));
     }
     out
@@ -103,18 +136,32 @@ pub fn topology_topics(topology: &Topology) -> Vec<String> {
 /// `KafkaApis.handleStreamsGroupHeartbeat`: no Kafka-internal topics, only valid topic names.
 pub fn topology_topic_names(topology: &Topology) -> Result<()> {
     let topics = topology_topics(topology);
-    let prohibited: Vec<&str> = topics.iter().map(String::as_str).filter(|t| is_internal_topic(t)).collect();
+    let prohibited: Vec<&str> = topics
+        .iter()
+        .map(String::as_str)
+        .filter(|t| is_internal_topic(t))
+        .collect();
     if !prohibited.is_empty() {
         return Err(CoordinatorError::new(
             ErrorCode::STREAMS_INVALID_TOPOLOGY,
-            format!("Use of Kafka internal topics {} in a Kafka Streams topology is prohibited.", prohibited.join(",")),
+            format!(
+                "Use of Kafka internal topics {} in a Kafka Streams topology is prohibited.",
+                prohibited.join(",")
+            ),
         ));
     }
-    let invalid: Vec<&str> = topics.iter().map(String::as_str).filter(|t| validate_topic_name(t).is_err()).collect();
+    let invalid: Vec<&str> = topics
+        .iter()
+        .map(String::as_str)
+        .filter(|t| validate_topic_name(t).is_err())
+        .collect();
     if !invalid.is_empty() {
         return Err(CoordinatorError::new(
             ErrorCode::STREAMS_INVALID_TOPOLOGY,
-            format!("Topic names {} are not valid topic names.", invalid.join(",")),
+            format!(
+                "Topic names {} are not valid topic names.",
+                invalid.join(",")
+            ),
         ));
     }
     Ok(())
@@ -131,7 +178,10 @@ mod tests {
             member_id: "m".into(),
             member_epoch: 0,
             rebalance_timeout_ms: 1000,
-            topology: Some(Topology { epoch: 1, ..Default::default() }),
+            topology: Some(Topology {
+                epoch: 1,
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }
@@ -150,22 +200,141 @@ mod tests {
     #[test]
     fn each_invalid_request_case_is_rejected() {
         let bad = ErrorCode::INVALID_REQUEST;
-        rejects(StreamsGroupHeartbeatRequest { member_id: "".into(), ..join() }, bad, "MemberId can't be empty.");
-        rejects(StreamsGroupHeartbeatRequest { group_id: "".into(), ..join() }, bad, "GroupId can't be empty.");
-        rejects(StreamsGroupHeartbeatRequest { instance_id: Some("".into()), ..join() }, bad, "InstanceId can't be empty.");
-        rejects(StreamsGroupHeartbeatRequest { rack_id: Some("".into()), ..join() }, bad, "RackId can't be empty.");
-        rejects(StreamsGroupHeartbeatRequest { rebalance_timeout_ms: -1, ..join() }, bad, "RebalanceTimeoutMs must be provided in first request.");
-        let task = || Some(vec![TaskIds { subtopology_id: "0".into(), partitions: vec![0], ..Default::default() }]);
-        rejects(StreamsGroupHeartbeatRequest { active_tasks: task(), standby_tasks: Some(vec![]), warmup_tasks: Some(vec![]), ..join() }, bad, "ActiveTasks must be empty when (re-)joining.");
-        rejects(StreamsGroupHeartbeatRequest { active_tasks: Some(vec![]), standby_tasks: task(), warmup_tasks: Some(vec![]), ..join() }, bad, "StandbyTasks must be empty when (re-)joining.");
-        rejects(StreamsGroupHeartbeatRequest { active_tasks: Some(vec![]), standby_tasks: Some(vec![]), warmup_tasks: task(), ..join() }, bad, "WarmupTasks must be empty when (re-)joining.");
-        rejects(StreamsGroupHeartbeatRequest { topology: None, ..join() }, bad, "Topology must be non-null when (re-)joining.");
-        rejects(StreamsGroupHeartbeatRequest { member_epoch: -2, topology: None, ..join() }, bad, "InstanceId can't be null.");
-        rejects(StreamsGroupHeartbeatRequest { member_epoch: -3, topology: None, ..join() }, bad, "MemberEpoch is -3, but must be greater than or equal to -2.");
-        rejects(StreamsGroupHeartbeatRequest { active_tasks: Some(vec![]), ..join() }, bad, "If one task-type is non-null, all must be non-null.");
-        rejects(StreamsGroupHeartbeatRequest { member_epoch: 3, ..join() }, bad, "Topology can only be provided when (re-)joining.");
-        let regex = Topology { epoch: 1, subtopologies: vec![Subtopology { source_topic_regex: vec!["a.*".into()], ..Default::default() }], ..Default::default() };
-        rejects(StreamsGroupHeartbeatRequest { topology: Some(regex), ..join() }, bad, "Regular expressions for source topics are not supported yet.");
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                member_id: "".into(),
+                ..join()
+            },
+            bad,
+            "MemberId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                group_id: "".into(),
+                ..join()
+            },
+            bad,
+            "GroupId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                instance_id: Some("".into()),
+                ..join()
+            },
+            bad,
+            "InstanceId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                rack_id: Some("".into()),
+                ..join()
+            },
+            bad,
+            "RackId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                rebalance_timeout_ms: -1,
+                ..join()
+            },
+            bad,
+            "RebalanceTimeoutMs must be provided in first request.",
+        );
+        let task = || {
+            Some(vec![TaskIds {
+                subtopology_id: "0".into(),
+                partitions: vec![0],
+                ..Default::default()
+            }])
+        };
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                active_tasks: task(),
+                standby_tasks: Some(vec![]),
+                warmup_tasks: Some(vec![]),
+                ..join()
+            },
+            bad,
+            "ActiveTasks must be empty when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                active_tasks: Some(vec![]),
+                standby_tasks: task(),
+                warmup_tasks: Some(vec![]),
+                ..join()
+            },
+            bad,
+            "StandbyTasks must be empty when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                active_tasks: Some(vec![]),
+                standby_tasks: Some(vec![]),
+                warmup_tasks: task(),
+                ..join()
+            },
+            bad,
+            "WarmupTasks must be empty when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                topology: None,
+                ..join()
+            },
+            bad,
+            "Topology must be non-null when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                member_epoch: -2,
+                topology: None,
+                ..join()
+            },
+            bad,
+            "InstanceId can't be null.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                member_epoch: -3,
+                topology: None,
+                ..join()
+            },
+            bad,
+            "MemberEpoch is -3, but must be greater than or equal to -2.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                active_tasks: Some(vec![]),
+                ..join()
+            },
+            bad,
+            "If one task-type is non-null, all must be non-null.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                member_epoch: 3,
+                ..join()
+            },
+            bad,
+            "Topology can only be provided when (re-)joining.",
+        );
+        let regex = Topology {
+            epoch: 1,
+            subtopologies: vec![Subtopology {
+                source_topic_regex: vec!["a.*".into()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                topology: Some(regex),
+                ..join()
+            },
+            bad,
+            "Regular expressions for source topics are not supported yet.",
+        );
     }
 
     #[test]
@@ -173,26 +342,43 @@ mod tests {
         let t = Topology {
             epoch: 1,
             subtopologies: vec![Subtopology {
-                state_changelog_topics: vec![TopicInfo { name: "c".into(), partitions: 3, ..Default::default() }],
+                state_changelog_topics: vec![TopicInfo {
+                    name: "c".into(),
+                    partitions: 3,
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
             ..Default::default()
         };
-        rejects(StreamsGroupHeartbeatRequest { topology: Some(t), ..join() }, ErrorCode::STREAMS_INVALID_TOPOLOGY, "Changelog topic c must have an undefined partition count, but it is set to 3.");
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                topology: Some(t),
+                ..join()
+            },
+            ErrorCode::STREAMS_INVALID_TOPOLOGY,
+            "Changelog topic c must have an undefined partition count, but it is set to 3.",
+        );
     }
 
     #[test]
     fn internal_and_invalid_topic_names_are_rejected() {
         let with = |name: &str| Topology {
             epoch: 1,
-            subtopologies: vec![Subtopology { source_topics: vec!["ok".into(), name.into()], ..Default::default() }],
+            subtopologies: vec![Subtopology {
+                source_topics: vec!["ok".into(), name.into()],
+                ..Default::default()
+            }],
             ..Default::default()
         };
         let err = topology_topic_names(&with("__consumer_offsets")).unwrap_err();
         assert_eq!(err.code, ErrorCode::STREAMS_INVALID_TOPOLOGY);
         assert_eq!(err.message.as_deref(), Some("Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited."));
         let err = topology_topic_names(&with("bad name")).unwrap_err();
-        assert_eq!(err.message.as_deref(), Some("Topic names bad name are not valid topic names."));
+        assert_eq!(
+            err.message.as_deref(),
+            Some("Topic names bad name are not valid topic names.")
+        );
         assert!(topology_topic_names(&with("fine")).is_ok());
     }
 }

@@ -19,7 +19,14 @@ fn group_of(member: usize) -> &'static str {
 }
 
 fn commit(partition: i32, offset: i64) -> OffsetToCommit {
-    OffsetToCommit { topic: "input".into(), topic_id: uuid::Uuid::nil(), partition, offset, leader_epoch: -1, metadata: Some("m".into()) }
+    OffsetToCommit {
+        topic: "input".into(),
+        topic_id: uuid::Uuid::nil(),
+        partition,
+        offset,
+        leader_epoch: -1,
+        metadata: Some("m".into()),
+    }
 }
 
 /// Compacts a copy of the shard's log and checks it: every survivor is the latest record of its
@@ -42,14 +49,26 @@ fn check_compacted(h: &Harness) -> Result<MetadataLog, TestCaseError> {
         previous = Some(r.offset);
         prop_assert!(r.value.is_some(), "a tombstone survived at {}", r.offset);
         if let Some(key) = r.key {
-            prop_assert!(seen.insert((r.record_type, key.to_vec())), "two records of one key");
-            prop_assert_eq!(latest.get(&(r.record_type, key.to_vec())), Some(&r.offset), "not the latest record of its key");
+            prop_assert!(
+                seen.insert((r.record_type, key.to_vec())),
+                "two records of one key"
+            );
+            prop_assert_eq!(
+                latest.get(&(r.record_type, key.to_vec())),
+                Some(&r.offset),
+                "not the latest record of its key"
+            );
         }
         let original = live.records_from(r.offset).next().map(|o| o.to_record());
         prop_assert_eq!(original, Some(r.to_record()), "a survivor changed");
     }
-    let replayed = Store::replay_log(&log).map_err(|e| TestCaseError::fail(format!("the compacted log does not replay: {e}")))?;
-    prop_assert_eq!(replayed.state(), h.shard.state(), "replaying the compacted log must rebuild the live state");
+    let replayed = Store::replay_log(&log)
+        .map_err(|e| TestCaseError::fail(format!("the compacted log does not replay: {e}")))?;
+    prop_assert_eq!(
+        replayed.state(),
+        h.shard.state(),
+        "replaying the compacted log must rebuild the live state"
+    );
     Ok(log)
 }
 
@@ -157,7 +176,9 @@ proptest! {
 fn a_busy_shard_compacts_its_own_log_and_replays_to_the_live_state() {
     let mut h = Harness::new(config());
     h.create_topic("input", 6);
-    let mut members: Vec<Member> = (0..4).map(|i| Member::new(&format!("m{i}"), &format!("p{i}"), simple_topology(1))).collect();
+    let mut members: Vec<Member> = (0..4)
+        .map(|i| Member::new(&format!("m{i}"), &format!("p{i}"), simple_topology(1)))
+        .collect();
     converge(&mut h, &mut members);
     for round in 0..150 {
         // One member leaves and comes back: two rebalances, each rewriting every member's target
@@ -170,7 +191,11 @@ fn a_busy_shard_compacts_its_own_log_and_replays_to_the_live_state() {
         converge(&mut h, &mut members);
     }
     let log = h.shard.store().log();
-    assert!(log.next_offset() > 2_000, "{} records written", log.next_offset());
+    assert!(
+        log.next_offset() > 2_000,
+        "{} records written",
+        log.next_offset()
+    );
     assert!(log.len() < 1_200, "{} records held", log.len());
     h.assert_replay_matches();
     let mut compacted = log.clone();

@@ -7,12 +7,22 @@ use kcoord_wire::ErrorCode;
 use support::*;
 
 fn commit(topic: &str, partition: i32, offset: i64) -> OffsetToCommit {
-    OffsetToCommit { topic: topic.into(), topic_id: uuid::Uuid::nil(), partition, offset, leader_epoch: -1, metadata: Some("m".into()) }
+    OffsetToCommit {
+        topic: topic.into(),
+        topic_id: uuid::Uuid::nil(),
+        partition,
+        offset,
+        leader_epoch: -1,
+        metadata: Some("m".into()),
+    }
 }
 
 fn stable_pair(h: &mut Harness) -> Vec<Member> {
     h.create_topic("input", 4);
-    let mut members = vec![Member::new("a", "p1", simple_topology(1)), Member::new("b", "p2", simple_topology(1))];
+    let mut members = vec![
+        Member::new("a", "p1", simple_topology(1)),
+        Member::new("b", "p2", simple_topology(1)),
+    ];
     converge(h, &mut members);
     members
 }
@@ -21,45 +31,90 @@ fn stable_pair(h: &mut Harness) -> Vec<Member> {
 fn describe_reports_state_epochs_topology_and_members() {
     let mut h = Harness::new(config());
     let members = stable_pair(&mut h);
-    let described = h.shard.describe_streams_groups(&["app".into(), "nope".into()]);
+    let described = h
+        .shard
+        .describe_streams_groups(&["app".into(), "nope".into()]);
     let g = &described[0];
     assert_eq!(g.error_code, 0);
     assert_eq!(g.group_state, "Stable");
     assert_eq!(g.group_epoch, h.shard.group("app").unwrap().group_epoch);
     assert_eq!(g.assignment_epoch, g.group_epoch);
-    assert_eq!(g.topology.as_ref().unwrap().subtopologies.as_ref().unwrap()[0].source_topics, vec!["input".to_string()]);
+    assert_eq!(
+        g.topology.as_ref().unwrap().subtopologies.as_ref().unwrap()[0].source_topics,
+        vec!["input".to_string()]
+    );
     assert_eq!(g.members.len(), 2);
     let a = g.members.iter().find(|m| m.member_id == "a").unwrap();
     assert_eq!(a.process_id, "p1");
     assert_eq!(a.client_id, "client");
-    let active: usize = a.assignment.active_tasks.iter().map(|t| t.partitions.len()).sum();
+    let active: usize = a
+        .assignment
+        .active_tasks
+        .iter()
+        .map(|t| t.partitions.len())
+        .sum();
     assert_eq!(active, members[0].active_count());
     assert_eq!(a.assignment, a.target_assignment);
     assert_eq!(g.assignor_name.as_deref(), Some("sticky"));
     let missing = &described[1];
     assert_eq!(missing.error_code, ErrorCode::GROUP_ID_NOT_FOUND.code());
-    assert_eq!(missing.error_message.as_deref(), Some("Streams group nope not found."));
+    assert_eq!(
+        missing.error_message.as_deref(),
+        Some("Streams group nope not found.")
+    );
 }
 
 #[test]
 fn list_groups_reports_streams_groups_and_offset_only_groups() {
     let mut h = Harness::new(config());
     stable_pair(&mut h);
-    h.shard.commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], h.now).unwrap();
+    h.shard
+        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], h.now)
+        .unwrap();
     let mut listed = h.shard.list_groups();
     listed.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     assert_eq!(listed.len(), 2);
-    assert_eq!((listed[0].group_id.as_str(), listed[0].group_type.as_str(), listed[0].protocol_type.as_str(), listed[0].group_state.as_str()), ("app", "streams", "streams", "Stable"));
-    assert_eq!((listed[1].group_id.as_str(), listed[1].group_type.as_str(), listed[1].group_state.as_str()), ("simple", "classic", "Empty"));
+    assert_eq!(
+        (
+            listed[0].group_id.as_str(),
+            listed[0].group_type.as_str(),
+            listed[0].protocol_type.as_str(),
+            listed[0].group_state.as_str()
+        ),
+        ("app", "streams", "streams", "Stable")
+    );
+    assert_eq!(
+        (
+            listed[1].group_id.as_str(),
+            listed[1].group_type.as_str(),
+            listed[1].group_state.as_str()
+        ),
+        ("simple", "classic", "Empty")
+    );
 }
 
 #[test]
 fn only_empty_groups_can_be_deleted_and_tombstones_follow_kafka_order() {
     let mut h = Harness::new(config());
     let mut members = stable_pair(&mut h);
-    assert_eq!(h.shard.delete_group("app").unwrap_err().code, ErrorCode::NON_EMPTY_GROUP);
-    assert_eq!(h.shard.delete_group("nope").unwrap_err().code, ErrorCode::GROUP_ID_NOT_FOUND);
-    h.shard.commit_offsets("app", "a", members[0].epoch, 9, &[commit("input", 0, 1)], h.now).unwrap_or_default();
+    assert_eq!(
+        h.shard.delete_group("app").unwrap_err().code,
+        ErrorCode::NON_EMPTY_GROUP
+    );
+    assert_eq!(
+        h.shard.delete_group("nope").unwrap_err().code,
+        ErrorCode::GROUP_ID_NOT_FOUND
+    );
+    h.shard
+        .commit_offsets(
+            "app",
+            "a",
+            members[0].epoch,
+            9,
+            &[commit("input", 0, 1)],
+            h.now,
+        )
+        .unwrap_or_default();
     for m in members.iter_mut() {
         let mut req = m.request();
         req.member_epoch = -1;
@@ -68,7 +123,13 @@ fn only_empty_groups_can_be_deleted_and_tombstones_follow_kafka_order() {
     let before = h.shard.store().log().next_offset();
     h.shard.delete_group("app").unwrap();
     assert!(h.shard.group("app").is_none());
-    let types: Vec<(i16, bool)> = h.shard.store().log().records_from(before).map(|r| (r.record_type, r.value.is_none())).collect();
+    let types: Vec<(i16, bool)> = h
+        .shard
+        .store()
+        .log()
+        .records_from(before)
+        .map(|r| (r.record_type, r.value.is_none()))
+        .collect();
     let only_types: Vec<i16> = types.iter().map(|t| t.0).collect();
     // No members are left, so: target metadata (20), group (17), topology (23), then offsets (1).
     assert_eq!(only_types, vec![20, 17, 23, 1]);
@@ -84,11 +145,21 @@ fn group_deletion_writes_member_tombstones_in_kafka_order() {
     // with -2 and never came back keeps its records): 22, 21, 20, 19, 17, 23.
     let group = kcoord_metadata::StreamsGroup {
         group_id: "g".into(),
-        members: [("m".into(), kcoord_metadata::StreamsGroupMember { member_id: "m".into(), ..Default::default() })].into(),
+        members: [(
+            "m".into(),
+            kcoord_metadata::StreamsGroupMember {
+                member_id: "m".into(),
+                ..Default::default()
+            },
+        )]
+        .into(),
         target_assignment: [("m".to_string(), Default::default())].into(),
         ..Default::default()
     };
-    let types: Vec<i16> = kcoord_coordinator::records::delete_group(&group).iter().map(Record::record_type).collect();
+    let types: Vec<i16> = kcoord_coordinator::records::delete_group(&group)
+        .iter()
+        .map(Record::record_type)
+        .collect();
     assert_eq!(types, vec![22, 21, 20, 19, 17, 23]);
 }
 
@@ -99,28 +170,65 @@ fn offset_commits_follow_the_member_epoch_rules() {
     let a = &members[0];
     let p = *a.active["0"].iter().next().unwrap();
     // A streams member must use OffsetCommit v9+.
-    let err = h.shard.commit_offsets("app", "a", a.epoch, 8, &[commit("input", p, 1)], h.now).unwrap_err();
+    let err = h
+        .shard
+        .commit_offsets("app", "a", a.epoch, 8, &[commit("input", p, 1)], h.now)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::UNSUPPORTED_VERSION);
     // The current epoch is accepted.
-    assert_eq!(h.shard.commit_offsets("app", "a", a.epoch, 9, &[commit("input", p, 10)], h.now).unwrap(), vec![ErrorCode::NONE]);
+    assert_eq!(
+        h.shard
+            .commit_offsets("app", "a", a.epoch, 9, &[commit("input", p, 10)], h.now)
+            .unwrap(),
+        vec![ErrorCode::NONE]
+    );
     assert_eq!(h.shard.committed_offsets("app")[0].2.offset, 10);
     // A newer epoch is stale.
-    let err = h.shard.commit_offsets("app", "a", a.epoch + 1, 9, &[commit("input", p, 11)], h.now).unwrap_err();
+    let err = h
+        .shard
+        .commit_offsets("app", "a", a.epoch + 1, 9, &[commit("input", p, 11)], h.now)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
     // An unknown member.
-    let err = h.shard.commit_offsets("app", "zz", a.epoch, 9, &[commit("input", p, 11)], h.now).unwrap_err();
+    let err = h
+        .shard
+        .commit_offsets("app", "zz", a.epoch, 9, &[commit("input", p, 11)], h.now)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::UNKNOWN_MEMBER_ID);
     // An older epoch is checked per task: a task assigned at a later epoch is stale.
-    let err = h.shard.commit_offsets("app", "a", 0, 9, &[commit("input", p, 12)], h.now).unwrap_err();
+    let err = h
+        .shard
+        .commit_offsets("app", "a", 0, 9, &[commit("input", p, 12)], h.now)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
     // Oversized metadata is refused per partition.
     let mut big = commit("input", p, 13);
     big.metadata = Some("x".repeat(4097));
-    assert_eq!(h.shard.commit_offsets("app", "a", a.epoch, 9, &[big], h.now).unwrap(), vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]);
+    assert_eq!(
+        h.shard
+            .commit_offsets("app", "a", a.epoch, 9, &[big], h.now)
+            .unwrap(),
+        vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]
+    );
     // Unknown group: admin commits create offsets, member commits are refused.
-    assert!(h.shard.commit_offsets("other", "", -1, 9, &[commit("input", 0, 1)], h.now).is_ok());
-    assert_eq!(h.shard.commit_offsets("ghost", "m", 3, 9, &[commit("input", 0, 1)], h.now).unwrap_err().code, ErrorCode::GROUP_ID_NOT_FOUND);
-    assert_eq!(h.shard.commit_offsets("ghost", "m", 3, 8, &[commit("input", 0, 1)], h.now).unwrap_err().code, ErrorCode::ILLEGAL_GENERATION);
+    assert!(h
+        .shard
+        .commit_offsets("other", "", -1, 9, &[commit("input", 0, 1)], h.now)
+        .is_ok());
+    assert_eq!(
+        h.shard
+            .commit_offsets("ghost", "m", 3, 9, &[commit("input", 0, 1)], h.now)
+            .unwrap_err()
+            .code,
+        ErrorCode::GROUP_ID_NOT_FOUND
+    );
+    assert_eq!(
+        h.shard
+            .commit_offsets("ghost", "m", 3, 8, &[commit("input", 0, 1)], h.now)
+            .unwrap_err()
+            .code,
+        ErrorCode::ILLEGAL_GENERATION
+    );
 }
 
 #[test]
@@ -128,9 +236,24 @@ fn offset_fetches_check_member_and_epoch_unless_from_an_admin() {
     let mut h = Harness::new(config());
     let members = stable_pair(&mut h);
     assert!(h.shard.validate_offset_fetch("app", None, -1).is_ok());
-    assert!(h.shard.validate_offset_fetch("app", Some("a"), members[0].epoch).is_ok());
-    assert_eq!(h.shard.validate_offset_fetch("app", Some("a"), members[0].epoch + 1).unwrap_err().code, ErrorCode::STALE_MEMBER_EPOCH);
-    assert_eq!(h.shard.validate_offset_fetch("app", Some("x"), 1).unwrap_err().code, ErrorCode::UNKNOWN_MEMBER_ID);
+    assert!(h
+        .shard
+        .validate_offset_fetch("app", Some("a"), members[0].epoch)
+        .is_ok());
+    assert_eq!(
+        h.shard
+            .validate_offset_fetch("app", Some("a"), members[0].epoch + 1)
+            .unwrap_err()
+            .code,
+        ErrorCode::STALE_MEMBER_EPOCH
+    );
+    assert_eq!(
+        h.shard
+            .validate_offset_fetch("app", Some("x"), 1)
+            .unwrap_err()
+            .code,
+        ErrorCode::UNKNOWN_MEMBER_ID
+    );
 }
 
 #[test]
@@ -139,5 +262,8 @@ fn describe_groups_says_a_streams_group_is_not_classic() {
     stable_pair(&mut h);
     let err = h.shard.describe_classic_group("app").unwrap_err();
     assert_eq!(err.code, ErrorCode::GROUP_ID_NOT_FOUND);
-    assert_eq!(err.message.as_deref(), Some("Group app is not a classic group."));
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Group app is not a classic group.")
+    );
 }

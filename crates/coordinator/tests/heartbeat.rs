@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use kcoord_coordinator::heartbeat::status;
 use kcoord_coordinator::{group_state, GroupState, StreamsGroupConfig};
 use kcoord_metadata::Store;
-use kcoord_wire::messages::streams_group_heartbeat_request::{CopartitionGroup, Subtopology, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    CopartitionGroup, Subtopology, Topology,
+};
 use kcoord_wire::ErrorCode;
 use support::*;
 
@@ -19,7 +21,10 @@ fn r1_join_creates_the_group_with_a_fresh_topology_description_id() {
     let result = a.beat(&mut h);
     let group = h.shard.group(GROUP).unwrap();
     assert!(group.topology_description_id.is_some());
-    assert_eq!(result.topology_description_id, group.topology_description_id);
+    assert_eq!(
+        result.topology_description_id,
+        group.topology_description_id
+    );
     assert_eq!(group.topology.as_ref().unwrap().epoch, 1);
     assert_eq!(group.group_epoch, 1);
     assert_eq!(a.epoch, 1);
@@ -30,7 +35,10 @@ fn r1_join_creates_the_group_with_a_fresh_topology_description_id() {
     req.group_id = "other".into();
     let r = h.heartbeat(&req).unwrap();
     other.adopt(&r.response);
-    assert_ne!(h.shard.group("other").unwrap().topology_description_id, group_topology_id(&h));
+    assert_ne!(
+        h.shard.group("other").unwrap().topology_description_id,
+        group_topology_id(&h)
+    );
     h.assert_replay_matches();
 }
 
@@ -42,7 +50,11 @@ fn group_topology_id(h: &Harness) -> Option<uuid::Uuid> {
 fn three_members_share_twelve_tasks_evenly() {
     let mut h = Harness::new(config());
     h.create_topic("input", 12);
-    let mut members: Vec<Member> = ["a", "b", "c"].iter().enumerate().map(|(i, id)| Member::new(id, &format!("p{i}"), simple_topology(1))).collect();
+    let mut members: Vec<Member> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Member::new(id, &format!("p{i}"), simple_topology(1)))
+        .collect();
     converge(&mut h, &mut members);
     for m in &members {
         assert_eq!(m.active_count(), 4, "{} has {:?}", m.id, m.active);
@@ -63,14 +75,20 @@ fn tasks_are_revoked_before_they_are_reassigned() {
     // b's tasks are still owned by a: nothing can be granted yet.
     assert_eq!(b.active_count(), 0, "b must not get tasks a still owns");
     let g = h.shard.group(GROUP).unwrap();
-    assert_eq!(g.members["b"].state, kcoord_metadata::MemberState::UnreleasedTasks);
+    assert_eq!(
+        g.members["b"].state,
+        kcoord_metadata::MemberState::UnreleasedTasks
+    );
     // a is told to keep only its share; it stays in its epoch until it confirms.
     let old_epoch = a.epoch;
     let before = a.active.clone();
     let mut req = a.request();
     let r = h.heartbeat(&req).unwrap();
     assert_eq!(r.response.member_epoch, old_epoch);
-    assert_eq!(h.shard.group(GROUP).unwrap().members["a"].state, kcoord_metadata::MemberState::UnrevokedTasks);
+    assert_eq!(
+        h.shard.group(GROUP).unwrap().members["a"].state,
+        kcoord_metadata::MemberState::UnrevokedTasks
+    );
     a.adopt(&r.response);
     assert_eq!(a.active_count(), 3);
     // Still reporting the revoked tasks (a's view before adopting): b gets nothing.
@@ -109,14 +127,23 @@ fn a_lost_response_is_tolerated_but_older_epochs_are_fenced() {
     let mut older = a.clone();
     older.epoch = member.previous_member_epoch - 1;
     if older.epoch > 0 {
-        assert_eq!(h.heartbeat(&older.request()).unwrap_err().code, ErrorCode::FENCED_MEMBER_EPOCH);
+        assert_eq!(
+            h.heartbeat(&older.request()).unwrap_err().code,
+            ErrorCode::FENCED_MEMBER_EPOCH
+        );
     }
     // A greater epoch is fenced too.
     let mut ahead = a.clone();
     ahead.epoch += 5;
-    assert_eq!(h.heartbeat(&ahead.request()).unwrap_err().code, ErrorCode::FENCED_MEMBER_EPOCH);
+    assert_eq!(
+        h.heartbeat(&ahead.request()).unwrap_err().code,
+        ErrorCode::FENCED_MEMBER_EPOCH
+    );
     b.epoch = 99;
-    assert_eq!(h.heartbeat(&b.request()).unwrap_err().code, ErrorCode::FENCED_MEMBER_EPOCH);
+    assert_eq!(
+        h.heartbeat(&b.request()).unwrap_err().code,
+        ErrorCode::FENCED_MEMBER_EPOCH
+    );
 }
 
 #[test]
@@ -130,7 +157,10 @@ fn a_static_member_rejoins_under_a_new_member_id() {
     // A second member with the same instance id is refused while a1 holds it.
     let mut intruder = Member::new("a2", "p1", simple_topology(1));
     intruder.instance = Some("instance-a".into());
-    assert_eq!(h.heartbeat(&intruder.request()).unwrap_err().code, ErrorCode::UNRELEASED_INSTANCE_ID);
+    assert_eq!(
+        h.heartbeat(&intruder.request()).unwrap_err().code,
+        ErrorCode::UNRELEASED_INSTANCE_ID
+    );
     // Temporary leave (-2): the assignment is kept.
     let mut leave = a.request();
     leave.member_epoch = -2;
@@ -149,9 +179,15 @@ fn a_static_member_rejoins_under_a_new_member_id() {
 
 #[test]
 fn an_expired_session_fences_the_member_and_its_tasks_move() {
-    let mut h = Harness::new(StreamsGroupConfig { session_timeout_ms: 45_000, ..config() });
+    let mut h = Harness::new(StreamsGroupConfig {
+        session_timeout_ms: 45_000,
+        ..config()
+    });
     h.create_topic("input", 4);
-    let mut members = vec![Member::new("a", "p1", simple_topology(1)), Member::new("b", "p2", simple_topology(1))];
+    let mut members = vec![
+        Member::new("a", "p1", simple_topology(1)),
+        Member::new("b", "p2", simple_topology(1)),
+    ];
     converge(&mut h, &mut members);
     let epoch_before = h.shard.group(GROUP).unwrap().group_epoch;
     // b keeps heartbeating; a goes silent.
@@ -178,12 +214,18 @@ fn a_member_that_does_not_revoke_within_the_rebalance_timeout_is_fenced() {
     // a is asked to revoke but never confirms (keeps reporting all four tasks).
     let stubborn = a.request();
     h.heartbeat(&stubborn).unwrap();
-    assert_eq!(h.shard.group(GROUP).unwrap().members["a"].state, kcoord_metadata::MemberState::UnrevokedTasks);
+    assert_eq!(
+        h.shard.group(GROUP).unwrap().members["a"].state,
+        kcoord_metadata::MemberState::UnrevokedTasks
+    );
     h.advance(29_000);
     h.heartbeat(&stubborn).unwrap();
     assert!(h.shard.group(GROUP).unwrap().members.contains_key("a"));
     h.advance(2_000);
-    assert!(!h.shard.group(GROUP).unwrap().members.contains_key("a"), "rebalance timeout (30 s) fenced a");
+    assert!(
+        !h.shard.group(GROUP).unwrap().members.contains_key("a"),
+        "rebalance timeout (30 s) fenced a"
+    );
     b.beat(&mut h);
     assert_eq!(b.active_count(), 4);
 }
@@ -195,14 +237,23 @@ fn missing_source_topics_hold_the_group_until_the_topic_is_created() {
     let r = a.beat(&mut h);
     let statuses = r.response.status.clone().unwrap();
     assert_eq!(statuses[0].status_code, status::MISSING_SOURCE_TOPICS);
-    assert_eq!(statuses[0].status_detail, "Source topics input are missing.");
-    assert_eq!(group_state(h.shard.group(GROUP).unwrap()), GroupState::NotReady);
+    assert_eq!(
+        statuses[0].status_detail,
+        "Source topics input are missing."
+    );
+    assert_eq!(
+        group_state(h.shard.group(GROUP).unwrap()),
+        GroupState::NotReady
+    );
     assert_eq!(a.active_count(), 0);
     h.create_topic("input", 3);
     a.beat(&mut h);
     assert_eq!(a.active_count(), 3);
     assert!(a.statuses().is_empty());
-    assert_eq!(group_state(h.shard.group(GROUP).unwrap()), GroupState::Stable);
+    assert_eq!(
+        group_state(h.shard.group(GROUP).unwrap()),
+        GroupState::Stable
+    );
 }
 
 #[test]
@@ -234,7 +285,10 @@ fn incorrectly_partitioned_topics_are_reported() {
         subtopologies: vec![Subtopology {
             subtopology_id: "0".into(),
             source_topics: vec!["left".into(), "right".into()],
-            copartition_groups: vec![CopartitionGroup { source_topics: vec![0, 1], ..Default::default() }],
+            copartition_groups: vec![CopartitionGroup {
+                source_topics: vec![0, 1],
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -249,7 +303,10 @@ fn incorrectly_partitioned_topics_are_reported() {
 fn a_shutdown_request_reaches_every_member() {
     let mut h = Harness::new(config());
     h.create_topic("input", 2);
-    let mut members = vec![Member::new("a", "p1", simple_topology(1)), Member::new("b", "p2", simple_topology(1))];
+    let mut members = vec![
+        Member::new("a", "p1", simple_topology(1)),
+        Member::new("b", "p2", simple_topology(1)),
+    ];
     converge(&mut h, &mut members);
     let mut req = members[0].request();
     req.shutdown_application = true;
@@ -258,7 +315,9 @@ fn a_shutdown_request_reaches_every_member() {
     assert!(s.iter().any(|s| s.status_code == status::SHUTDOWN_APPLICATION
         && s.status_detail == "Streams group member a encountered a fatal error and requested a shutdown for the entire application."));
     members[1].beat(&mut h);
-    assert!(members[1].statuses().contains(&status::SHUTDOWN_APPLICATION));
+    assert!(members[1]
+        .statuses()
+        .contains(&status::SHUTDOWN_APPLICATION));
 }
 
 #[test]
@@ -286,15 +345,29 @@ fn r2_r5_a_topology_upgrade_mints_a_new_id_and_marks_old_members_stale() {
     assert!(a.statuses().contains(&status::STALE_TOPOLOGY));
     assert_eq!(r.topology_description_id, None);
     // A different topology at the same epoch is still invalid.
-    let mut c = Member::new("c", "p3", Topology { epoch: 2, subtopologies: vec![], ..Default::default() });
+    let mut c = Member::new(
+        "c",
+        "p3",
+        Topology {
+            epoch: 2,
+            subtopologies: vec![],
+            ..Default::default()
+        },
+    );
     let err = h.heartbeat(&c.request()).unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
-    assert_eq!(err.message.as_deref(), Some("Topology updates are not supported yet."));
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Topology updates are not supported yet.")
+    );
     // A lower epoch joiner keeps the group topology and is stale.
     c.topology = simple_topology(1);
     c.beat(&mut h);
     assert!(c.statuses().contains(&status::STALE_TOPOLOGY));
-    assert_eq!(h.shard.group(GROUP).unwrap().topology_description_id, Some(second_id));
+    assert_eq!(
+        h.shard.group(GROUP).unwrap().topology_description_id,
+        Some(second_id)
+    );
     h.assert_replay_matches();
 }
 
@@ -306,12 +379,28 @@ fn r3_the_topology_description_id_survives_replay() {
     a.beat(&mut h);
     let id = group_topology_id(&h);
     let replayed = Store::replay_log(h.shard.store().log()).unwrap();
-    assert_eq!(replayed.state().streams_groups.get(GROUP).unwrap().topology_description_id, id);
+    assert_eq!(
+        replayed
+            .state()
+            .streams_groups
+            .get(GROUP)
+            .unwrap()
+            .topology_description_id,
+        id
+    );
     // Fencing a member rewrites the group metadata record and must keep the id.
     a.epoch = -1;
     h.heartbeat(&a.request()).unwrap();
     let replayed = Store::replay_log(h.shard.store().log()).unwrap();
-    assert_eq!(replayed.state().streams_groups.get(GROUP).unwrap().topology_description_id, id);
+    assert_eq!(
+        replayed
+            .state()
+            .streams_groups
+            .get(GROUP)
+            .unwrap()
+            .topology_description_id,
+        id
+    );
 }
 
 #[test]
@@ -329,14 +418,21 @@ fn leaving_removes_the_member_and_bumps_the_group_epoch() {
     let g = h.shard.group(GROUP).unwrap();
     assert!(g.members.is_empty());
     assert_eq!(g.group_epoch, epoch + 1);
-    assert_eq!(g.target_assignment_epoch, epoch + 1, "the last member leaving moves the assignment epoch");
+    assert_eq!(
+        g.target_assignment_epoch,
+        epoch + 1,
+        "the last member leaving moves the assignment epoch"
+    );
     assert_eq!(group_state(g), GroupState::Empty);
     h.assert_replay_matches();
 }
 
 #[test]
 fn unknown_groups_members_and_full_groups_are_refused() {
-    let mut h = Harness::new(StreamsGroupConfig { max_size: 1, ..config() });
+    let mut h = Harness::new(StreamsGroupConfig {
+        max_size: 1,
+        ..config()
+    });
     h.create_topic("input", 2);
     let mut ghost = Member::new("ghost", "p", simple_topology(1));
     ghost.epoch = 3;
@@ -345,9 +441,15 @@ fn unknown_groups_members_and_full_groups_are_refused() {
     assert_eq!(err.message.as_deref(), Some("Streams group app not found."));
     let mut a = Member::new("a", "p1", simple_topology(1));
     a.beat(&mut h);
-    assert_eq!(h.heartbeat(&ghost.request()).unwrap_err().code, ErrorCode::UNKNOWN_MEMBER_ID);
+    assert_eq!(
+        h.heartbeat(&ghost.request()).unwrap_err().code,
+        ErrorCode::UNKNOWN_MEMBER_ID
+    );
     let b = Member::new("b", "p2", simple_topology(1));
-    assert_eq!(h.heartbeat(&b.request()).unwrap_err().code, ErrorCode::GROUP_MAX_SIZE_REACHED);
+    assert_eq!(
+        h.heartbeat(&b.request()).unwrap_err().code,
+        ErrorCode::GROUP_MAX_SIZE_REACHED
+    );
     // A member already in the group is not counted twice when it rejoins.
     a.epoch = 0;
     a.active.clear();
@@ -356,11 +458,19 @@ fn unknown_groups_members_and_full_groups_are_refused() {
 
 #[test]
 fn missing_client_tags_are_only_reported_from_version_1() {
-    let mut h = Harness::new(StreamsGroupConfig { rack_aware_assignment_tags: vec!["zone".into()], ..config() });
+    let mut h = Harness::new(StreamsGroupConfig {
+        rack_aware_assignment_tags: vec!["zone".into()],
+        ..config()
+    });
     h.create_topic("input", 2);
     let a = Member::new("a", "p1", simple_topology(1));
     let r0 = h.heartbeat_v(&a.request(), 0).unwrap();
-    assert!(!r0.response.status.unwrap().iter().any(|s| s.status_code == status::MISSING_CLIENT_TAGS));
+    assert!(!r0
+        .response
+        .status
+        .unwrap()
+        .iter()
+        .any(|s| s.status_code == status::MISSING_CLIENT_TAGS));
     let mut b = Member::new("b", "p2", simple_topology(1));
     let r1 = h.heartbeat_v(&b.request(), 1).unwrap();
     b.adopt(&r1.response);
@@ -369,7 +479,10 @@ fn missing_client_tags_are_only_reported_from_version_1() {
 
 #[test]
 fn the_initial_rebalance_delay_coalesces_the_first_joins() {
-    let mut h = Harness::new(StreamsGroupConfig { initial_rebalance_delay_ms: 3_000, ..config() });
+    let mut h = Harness::new(StreamsGroupConfig {
+        initial_rebalance_delay_ms: 3_000,
+        ..config()
+    });
     h.create_topic("input", 4);
     let mut a = Member::new("a", "p1", simple_topology(1));
     a.beat(&mut h);
@@ -389,13 +502,19 @@ fn the_initial_rebalance_delay_coalesces_the_first_joins() {
 fn a_steady_heartbeat_writes_nothing() {
     let mut h = Harness::new(config());
     h.create_topic("input", 4);
-    let mut members = vec![Member::new("a", "p1", simple_topology(1)), Member::new("b", "p2", simple_topology(1))];
+    let mut members = vec![
+        Member::new("a", "p1", simple_topology(1)),
+        Member::new("b", "p2", simple_topology(1)),
+    ];
     converge(&mut h, &mut members);
     let before = h.shard.store().log().len();
     for _ in 0..5 {
         for m in members.iter_mut() {
             let r = m.beat(&mut h);
-            assert!(r.response.active_tasks.is_none(), "an unchanged assignment is not resent");
+            assert!(
+                r.response.active_tasks.is_none(),
+                "an unchanged assignment is not resent"
+            );
         }
     }
     assert_eq!(h.shard.store().log().len(), before);
@@ -492,7 +611,10 @@ mod random_operations {
 
 #[test]
 fn members_of_a_new_group_stay_at_epoch_0_during_the_initial_delay_and_rejoins_write_nothing() {
-    let mut h = Harness::new(StreamsGroupConfig { initial_rebalance_delay_ms: 3_000, ..config() });
+    let mut h = Harness::new(StreamsGroupConfig {
+        initial_rebalance_delay_ms: 3_000,
+        ..config()
+    });
     h.create_topic("input", 2);
     let mut a = Member::new("a", "p1", simple_topology(1));
     a.beat(&mut h);

@@ -4,7 +4,9 @@
 mod support;
 
 use kcoord_coordinator::{HeartbeatContext, StreamsGroupConfig};
-use kcoord_wire::messages::streams_group_heartbeat_request::{Endpoint, StreamsGroupHeartbeatRequest, TaskIds};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    Endpoint, StreamsGroupHeartbeatRequest, TaskIds,
+};
 use proptest::prelude::*;
 use support::*;
 
@@ -33,17 +35,41 @@ impl Twins {
     }
 
     /// Sends `req` to both and checks that answers, state and next deadline agree.
-    fn heartbeat(&mut self, req: &StreamsGroupHeartbeatRequest, client_id: &str) -> Result<kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse, String> {
-        let ctx = HeartbeatContext { client_id, client_host: "/127.0.0.1", api_version: 2 };
+    fn heartbeat(
+        &mut self,
+        req: &StreamsGroupHeartbeatRequest,
+        client_id: &str,
+    ) -> Result<
+        kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse,
+        String,
+    > {
+        let ctx = HeartbeatContext {
+            client_id,
+            client_host: "/127.0.0.1",
+            api_version: 2,
+        };
         let mut answers = [&mut self.fast, &mut self.full].map(|h| {
             let topics = h.catalog.state().topics.clone();
-            h.shard.streams_group_heartbeat(&ctx, req, &topics, h.now).map_err(|e| format!("{e:?}")).map(|r| {
-                (format!("{:?}", r.internal_topics_to_create), r.topology_description_id, r.response)
-            })
+            h.shard
+                .streams_group_heartbeat(&ctx, req, &topics, h.now)
+                .map_err(|e| format!("{e:?}"))
+                .map(|r| {
+                    (
+                        format!("{:?}", r.internal_topics_to_create),
+                        r.topology_description_id,
+                        r.response,
+                    )
+                })
         });
-        assert_eq!(answers[0], answers[1], "the steady path answered differently for {req:?}");
+        assert_eq!(
+            answers[0], answers[1],
+            "the steady path answered differently for {req:?}"
+        );
         assert_eq!(self.fast.shard.state(), self.full.shard.state());
-        assert_eq!(self.fast.shard.next_deadline(), self.full.shard.next_deadline());
+        assert_eq!(
+            self.fast.shard.next_deadline(),
+            self.full.shard.next_deadline()
+        );
         let [fast, _] = &mut answers;
         std::mem::replace(fast, Err(String::new())).map(|(_, _, response)| response)
     }
@@ -60,7 +86,9 @@ fn without_owned_tasks(mut req: StreamsGroupHeartbeatRequest) -> StreamsGroupHea
 fn steady_heartbeats_take_the_short_path_and_answer_as_the_full_path() {
     let mut t = Twins::new(config());
     t.create_topic("input", 6);
-    let mut members: Vec<Member> = (0..3).map(|i| Member::new(&format!("m{i}"), "p", simple_topology(1))).collect();
+    let mut members: Vec<Member> = (0..3)
+        .map(|i| Member::new(&format!("m{i}"), "p", simple_topology(1)))
+        .collect();
     for _ in 0..4 {
         for m in members.iter_mut() {
             let response = t.heartbeat(&m.request(), "client").unwrap();
@@ -72,7 +100,11 @@ fn steady_heartbeats_take_the_short_path_and_answer_as_the_full_path() {
     for round in 0..10 {
         for m in members.iter_mut() {
             // As Kafka's Java client sends it: owned tasks only when they changed.
-            let req = if round % 2 == 0 { without_owned_tasks(m.request()) } else { m.request() };
+            let req = if round % 2 == 0 {
+                without_owned_tasks(m.request())
+            } else {
+                m.request()
+            };
             let response = t.heartbeat(&req, "client").unwrap();
             assert_eq!(response.active_tasks, None);
             m.adopt(&response);
@@ -83,12 +115,21 @@ fn steady_heartbeats_take_the_short_path_and_answer_as_the_full_path() {
     assert_eq!(t.full.shard.steady_hits(), 0);
     // Anything that changes the member goes the full way (and is answered alike).
     let mut req = without_owned_tasks(members[0].request());
-    req.user_endpoint = Some(Endpoint { host: "h".into(), port: 1, ..Default::default() });
+    req.user_endpoint = Some(Endpoint {
+        host: "h".into(),
+        port: 1,
+        ..Default::default()
+    });
     t.heartbeat(&req, "client").unwrap();
     let hits = t.fast.shard.steady_hits();
-    t.heartbeat(&without_owned_tasks(members[1].request()), "another-client").unwrap();
+    t.heartbeat(&without_owned_tasks(members[1].request()), "another-client")
+        .unwrap();
     let mut bad = members[2].request();
-    bad.active_tasks = Some(vec![TaskIds { subtopology_id: "nope".into(), partitions: vec![0], ..Default::default() }]);
+    bad.active_tasks = Some(vec![TaskIds {
+        subtopology_id: "nope".into(),
+        partitions: vec![0],
+        ..Default::default()
+    }]);
     assert!(t.heartbeat(&bad, "client").is_err());
     assert_eq!(t.fast.shard.steady_hits(), hits);
 }
@@ -213,4 +254,3 @@ proptest! {
         }
     }
 }
-

@@ -52,11 +52,24 @@ pub enum FileLogError {
     #[error("{path}: not a kcoord metadata log (the file does not start with {magic:?})", magic = String::from_utf8_lossy(MAGIC))]
     BadHeader { path: String },
     #[error("{path}: the entry at byte {position} (record offset {offset}) is corrupt: {reason}")]
-    Corrupt { path: String, position: u64, offset: u64, reason: String },
+    Corrupt {
+        path: String,
+        position: u64,
+        offset: u64,
+        reason: String,
+    },
     #[error("{path}: cannot append record offset {got}: the file's next offset is {expected}")]
-    OutOfOrder { path: String, expected: u64, got: u64 },
+    OutOfOrder {
+        path: String,
+        expected: u64,
+        got: u64,
+    },
     #[error("{path}: record offset {offset} is {size} bytes, more than the {max} an entry may hold", max = MAX_ENTRY_BYTES)]
-    TooLarge { path: String, offset: u64, size: usize },
+    TooLarge {
+        path: String,
+        offset: u64,
+        size: usize,
+    },
 }
 
 /// What [`open`] found.
@@ -83,19 +96,37 @@ pub struct LogWriter {
 /// Opens (creating it and the directory if needed) the log file in `dir` and reads it back.
 pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
     let path = dir.join(FILE_NAME);
-    let io = |source| FileLogError::Io { path: path.display().to_string(), source };
+    let io = |source| FileLogError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     std::fs::create_dir_all(dir).map_err(io)?;
-    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(io)?;
 
     let shown = path.display().to_string();
     let parsed = parse(&bytes, &shown)?;
-    let mut writer = LogWriter { file, path, len: parsed.valid_len, next_offset: parsed.log.next_offset() };
+    let mut writer = LogWriter {
+        file,
+        path,
+        len: parsed.valid_len,
+        next_offset: parsed.log.next_offset(),
+    };
     if parsed.needs_header || parsed.valid_len < bytes.len() as u64 {
         writer.reset_to(parsed.valid_len, parsed.needs_header)?;
     }
-    Ok(LoadedLog { log: parsed.log, writer, torn_bytes: parsed.torn_bytes })
+    Ok(LoadedLog {
+        log: parsed.log,
+        writer,
+        torn_bytes: parsed.torn_bytes,
+    })
 }
 
 #[derive(Debug)]
@@ -113,23 +144,47 @@ fn parse(bytes: &[u8], path: &str) -> Result<Parsed, FileLogError> {
     if bytes.len() < MAGIC.len() {
         // A crash while the header itself was written leaves a prefix of it.
         if MAGIC.starts_with(bytes) {
-            return Ok(Parsed { log: MetadataLog::new(), valid_len: 0, torn_bytes: bytes.len() as u64, needs_header: true });
+            return Ok(Parsed {
+                log: MetadataLog::new(),
+                valid_len: 0,
+                torn_bytes: bytes.len() as u64,
+                needs_header: true,
+            });
         }
-        return Err(FileLogError::BadHeader { path: path.to_string() });
+        return Err(FileLogError::BadHeader {
+            path: path.to_string(),
+        });
     }
     if &bytes[..MAGIC.len()] != MAGIC {
-        return Err(FileLogError::BadHeader { path: path.to_string() });
+        return Err(FileLogError::BadHeader {
+            path: path.to_string(),
+        });
     }
     let mut log = MetadataLog::new();
     let mut position = MAGIC.len();
     loop {
         let rest = &bytes[position..];
         if rest.is_empty() {
-            return Ok(Parsed { log, valid_len: position as u64, torn_bytes: 0, needs_header: false });
+            return Ok(Parsed {
+                log,
+                valid_len: position as u64,
+                torn_bytes: 0,
+                needs_header: false,
+            });
         }
         let offset = log.next_offset();
-        let corrupt = |reason: String| FileLogError::Corrupt { path: path.to_string(), position: position as u64, offset, reason };
-        let torn = Parsed { log: MetadataLog::new(), valid_len: position as u64, torn_bytes: rest.len() as u64, needs_header: false };
+        let corrupt = |reason: String| FileLogError::Corrupt {
+            path: path.to_string(),
+            position: position as u64,
+            offset,
+            reason,
+        };
+        let torn = Parsed {
+            log: MetadataLog::new(),
+            valid_len: position as u64,
+            torn_bytes: rest.len() as u64,
+            needs_header: false,
+        };
         if rest.len() < ENTRY_HEADER {
             return Ok(Parsed { log, ..torn });
         }
@@ -144,7 +199,9 @@ fn parse(bytes: &[u8], path: &str) -> Result<Parsed, FileLogError> {
         let body = &rest[ENTRY_HEADER..4 + length];
         let actual = crc32c::crc32c(body);
         if actual != crc {
-            return Err(corrupt(format!("checksum {actual:#010x} does not match the stored {crc:#010x}")));
+            return Err(corrupt(format!(
+                "checksum {actual:#010x} does not match the stored {crc:#010x}"
+            )));
         }
         let record = decode_body(body, offset).map_err(corrupt)?;
         // No compaction while loading: the file does not mark batch boundaries, and a
@@ -172,7 +229,13 @@ fn decode_body(body: &[u8], expected_offset: u64) -> Result<LogRecord, String> {
     if cursor.at != body.len() {
         return Err(format!("{} bytes after the value", body.len() - cursor.at));
     }
-    Ok(LogRecord { offset: expected_offset, record_type, version, key, value })
+    Ok(LogRecord {
+        offset: expected_offset,
+        record_type,
+        version,
+        key,
+        value,
+    })
 }
 
 struct Cursor<'a> {
@@ -182,7 +245,11 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], String> {
-        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len()).ok_or("the body ends early")?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|end| *end <= self.bytes.len())
+            .ok_or("the body ends early")?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
@@ -215,7 +282,11 @@ impl Cursor<'_> {
 }
 
 fn encode_entry(record: &LogRecord, out: &mut BytesMut) -> Result<(), usize> {
-    let mut body = BytesMut::with_capacity(MIN_BODY + record.key.as_ref().map_or(0, Bytes::len) + record.value.as_ref().map_or(0, Bytes::len));
+    let mut body = BytesMut::with_capacity(
+        MIN_BODY
+            + record.key.as_ref().map_or(0, Bytes::len)
+            + record.value.as_ref().map_or(0, Bytes::len),
+    );
     body.put_i64(record.offset as i64);
     body.put_i16(record.record_type);
     body.put_i16(record.version);
@@ -250,18 +321,27 @@ impl LogWriter {
     }
 
     fn io(&self, source: std::io::Error) -> FileLogError {
-        FileLogError::Io { path: self.path.display().to_string(), source }
+        FileLogError::Io {
+            path: self.path.display().to_string(),
+            source,
+        }
     }
 
     /// Cuts the file back to `len` bytes (rewriting the header when asked) and syncs it.
     fn reset_to(&mut self, len: u64, write_header: bool) -> Result<(), FileLogError> {
         self.file.set_len(len).map_err(|e| self.io(e))?;
-        self.file.seek(SeekFrom::Start(len)).map_err(|e| self.io(e))?;
+        self.file
+            .seek(SeekFrom::Start(len))
+            .map_err(|e| self.io(e))?;
         if write_header {
             self.file.write_all(MAGIC).map_err(|e| self.io(e))?;
         }
         self.file.sync_all().map_err(|e| self.io(e))?;
-        self.len = if write_header { MAGIC.len() as u64 } else { len };
+        self.len = if write_header {
+            MAGIC.len() as u64
+        } else {
+            len
+        };
         Ok(())
     }
 
@@ -275,7 +355,11 @@ impl LogWriter {
         let mut expected = self.next_offset;
         for record in records {
             if record.offset != expected {
-                return Err(FileLogError::OutOfOrder { path: self.path.display().to_string(), expected, got: record.offset });
+                return Err(FileLogError::OutOfOrder {
+                    path: self.path.display().to_string(),
+                    expected,
+                    got: record.offset,
+                });
             }
             encode_entry(record, &mut out).map_err(|size| FileLogError::TooLarge {
                 path: self.path.display().to_string(),
@@ -284,7 +368,10 @@ impl LogWriter {
             })?;
             expected += 1;
         }
-        let written = self.file.write_all(&out).and_then(|()| self.file.sync_data());
+        let written = self
+            .file
+            .write_all(&out)
+            .and_then(|()| self.file.sync_data());
         if let Err(e) = written {
             // Best effort: the torn tail would be dropped at the next load anyway.
             let _ = self.file.set_len(self.len);
@@ -310,7 +397,10 @@ impl LogWriter {
                 got: log.next_offset(),
             });
         }
-        let tail: Vec<LogRecord> = log.records_from(self.next_offset).map(|r| r.to_record()).collect();
+        let tail: Vec<LogRecord> = log
+            .records_from(self.next_offset)
+            .map(|r| r.to_record())
+            .collect();
         self.append(&tail)?;
         Ok(tail.len())
     }
@@ -321,13 +411,22 @@ mod tests {
     use super::*;
 
     fn record(offset: u64, record_type: i16, value: &'static [u8]) -> LogRecord {
-        LogRecord { offset, record_type, version: 1, key: None, value: Some(Bytes::from_static(value)) }
+        LogRecord {
+            offset,
+            record_type,
+            version: 1,
+            key: None,
+            value: Some(Bytes::from_static(value)),
+        }
     }
 
     fn sample() -> MetadataLog {
         let mut log = MetadataLog::new();
         log.append([(2, 0, None, Some(Bytes::from_static(b"topic")))]);
-        log.append([(3, 1, None, Some(Bytes::from_static(b"partition"))), (17, 0, Some(Bytes::from_static(b"k")), None)]);
+        log.append([
+            (3, 1, None, Some(Bytes::from_static(b"partition"))),
+            (17, 0, Some(Bytes::from_static(b"k")), None),
+        ]);
         log
     }
 
@@ -361,7 +460,17 @@ mod tests {
         written(dir.path());
         let mut loaded = open(dir.path()).unwrap();
         let err = loaded.writer.append(&[record(5, 2, b"x")]).unwrap_err();
-        assert!(matches!(err, FileLogError::OutOfOrder { expected: 3, got: 5, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                FileLogError::OutOfOrder {
+                    expected: 3,
+                    got: 5,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         loaded.writer.append(&[record(3, 2, b"x")]).unwrap();
         // Nothing new to write.
         let mut log = loaded.log.clone();
@@ -381,8 +490,16 @@ mod tests {
             std::fs::write(&path, &bytes[..bytes.len() - cut]).unwrap();
             let mut loaded = open(dir.path()).unwrap();
             assert_eq!(loaded.log.records(), &sample().records()[..2], "cut {cut}");
-            assert_eq!(loaded.torn_bytes, (last_entry_len - cut) as u64, "cut {cut}");
-            assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, bytes.len() - last_entry_len, "the file is cut back");
+            assert_eq!(
+                loaded.torn_bytes,
+                (last_entry_len - cut) as u64,
+                "cut {cut}"
+            );
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().len() as usize,
+                bytes.len() - last_entry_len,
+                "the file is cut back"
+            );
             // The next append lands where the torn one was.
             loaded.writer.sync_from(&sample()).unwrap();
             assert_eq!(std::fs::read(&path).unwrap(), bytes);
@@ -408,7 +525,17 @@ mod tests {
         flipped[MAGIC.len() + ENTRY_HEADER + 9] ^= 0x40;
         std::fs::write(&path, &flipped).unwrap();
         let err = open(dir.path()).unwrap_err();
-        assert!(matches!(err, FileLogError::Corrupt { position: 8, offset: 0, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                FileLogError::Corrupt {
+                    position: 8,
+                    offset: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("checksum"), "{err}");
         // The file is left alone for a look.
         assert_eq!(std::fs::read(&path).unwrap(), flipped);
@@ -417,11 +544,17 @@ mod tests {
         let mut bad_length = bytes.clone();
         bad_length[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&2u32.to_be_bytes());
         std::fs::write(&path, &bad_length).unwrap();
-        assert!(matches!(open(dir.path()), Err(FileLogError::Corrupt { .. })));
+        assert!(matches!(
+            open(dir.path()),
+            Err(FileLogError::Corrupt { .. })
+        ));
 
         // A file that is not a log at all.
         std::fs::write(&path, b"hello, world").unwrap();
-        assert!(matches!(open(dir.path()), Err(FileLogError::BadHeader { .. })));
+        assert!(matches!(
+            open(dir.path()),
+            Err(FileLogError::BadHeader { .. })
+        ));
     }
 
     #[test]
@@ -430,7 +563,10 @@ mod tests {
         encode_entry(&record(0, 2, b"a"), &mut out).unwrap();
         encode_entry(&record(7, 2, b"b"), &mut out).unwrap();
         let err = parse(&out, "x").unwrap_err();
-        assert!(matches!(err, FileLogError::Corrupt { offset: 1, .. }), "{err}");
+        assert!(
+            matches!(err, FileLogError::Corrupt { offset: 1, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("record offset 7"), "{err}");
     }
 
@@ -447,6 +583,9 @@ mod tests {
         out.put_u32(4 + body.len() as u32);
         out.put_u32(crc32c::crc32c(&body));
         out.put_slice(&body);
-        assert!(matches!(parse(&out, "x"), Err(FileLogError::Corrupt { .. })));
+        assert!(matches!(
+            parse(&out, "x"),
+            Err(FileLogError::Corrupt { .. })
+        ));
     }
 }

@@ -11,14 +11,19 @@ pub mod log;
 pub mod metadata_version;
 pub mod record;
 
+pub use file_log::{FileLogError, LoadedLog, LogWriter};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::producer_ids::ProducerIdsImage;
-pub use image::streams::{entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple};
-pub use image::topics::{is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage};
+pub use image::streams::{
+    entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember,
+    StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple,
+};
+pub use image::topics::{
+    is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage,
+};
 pub use image::vec_map::{VecMap, VecSet};
-pub use file_log::{FileLogError, LoadedLog, LogWriter};
 pub use log::{LogRecord, LogRecordRef, MetadataLog};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
 pub use record::{Record, RecordAndVersion, RecordError};
@@ -53,28 +58,40 @@ impl State {
             Record::Partition(r) => self.topics.replay_partition(r).map_err(inconsistent)?,
             Record::RemoveTopic(r) => self.topics.replay_remove(r).map_err(inconsistent)?,
             Record::Config(r) => self.topics.replay_config(r),
-            Record::RegisterBroker(r) => self.brokers.replay_register(r, offset).map_err(inconsistent)?,
-            Record::UnregisterBroker(r) => self.brokers.replay_unregister(r).map_err(inconsistent)?,
+            Record::RegisterBroker(r) => self
+                .brokers
+                .replay_register(r, offset)
+                .map_err(inconsistent)?,
+            Record::UnregisterBroker(r) => {
+                self.brokers.replay_unregister(r).map_err(inconsistent)?
+            }
             Record::FenceBroker(r) => self.brokers.replay_fence(r).map_err(inconsistent)?,
             Record::UnfenceBroker(r) => self.brokers.replay_unfence(r).map_err(inconsistent)?,
-            Record::BrokerRegistrationChange(r) => self.brokers.replay_change(r).map_err(inconsistent)?,
+            Record::BrokerRegistrationChange(r) => {
+                self.brokers.replay_change(r).map_err(inconsistent)?
+            }
             Record::FeatureLevel(r) => self.features.replay(r, offset).map_err(inconsistent)?,
             Record::ProducerIds(r) => self.producer_ids.replay(r).map_err(inconsistent)?,
             Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
-            Record::StreamsGroupMetadata(k, v) => self.streams_groups.replay_metadata(&k.group_id, v.as_ref()),
+            Record::StreamsGroupMetadata(k, v) => {
+                self.streams_groups.replay_metadata(&k.group_id, v.as_ref())
+            }
             Record::StreamsGroupMemberMetadata(k, v) => {
-                self.streams_groups.replay_member_metadata(&k.group_id, &k.member_id, v.as_ref())
+                self.streams_groups
+                    .replay_member_metadata(&k.group_id, &k.member_id, v.as_ref())
             }
-            Record::StreamsGroupTargetAssignmentMetadata(k, v) => {
-                self.streams_groups.replay_target_metadata(&k.group_id, v.as_ref())
+            Record::StreamsGroupTargetAssignmentMetadata(k, v) => self
+                .streams_groups
+                .replay_target_metadata(&k.group_id, v.as_ref()),
+            Record::StreamsGroupTargetAssignmentMember(k, v) => self
+                .streams_groups
+                .replay_target_member(&k.group_id, &k.member_id, v.as_ref()),
+            Record::StreamsGroupCurrentMemberAssignment(k, v) => self
+                .streams_groups
+                .replay_current_assignment(&k.group_id, &k.member_id, v.as_ref()),
+            Record::StreamsGroupTopology(k, v) => {
+                self.streams_groups.replay_topology(&k.group_id, v.as_ref())
             }
-            Record::StreamsGroupTargetAssignmentMember(k, v) => {
-                self.streams_groups.replay_target_member(&k.group_id, &k.member_id, v.as_ref())
-            }
-            Record::StreamsGroupCurrentMemberAssignment(k, v) => {
-                self.streams_groups.replay_current_assignment(&k.group_id, &k.member_id, v.as_ref())
-            }
-            Record::StreamsGroupTopology(k, v) => self.streams_groups.replay_topology(&k.group_id, v.as_ref()),
         }
         Ok(())
     }
@@ -111,7 +128,10 @@ impl Store {
     /// [`Store::append`] with the version of each record chosen by the caller, as Kafka's
     /// controller chooses them from the finalized `metadata.version`.
     pub fn append_versioned(&mut self, batch: Vec<RecordAndVersion>) -> Result<u64, ReplayError> {
-        let encoded = batch.iter().map(|r| r.record.encode_version(r.version)).collect::<Result<Vec<_>, _>>()?;
+        let encoded = batch
+            .iter()
+            .map(|r| r.record.encode_version(r.version))
+            .collect::<Result<Vec<_>, _>>()?;
         let first = self.log.next_offset();
         for (entry, (record_type, version, key, value)) in batch.iter().zip(encoded) {
             self.state.replay(&entry.record, self.log.next_offset())?;
@@ -129,7 +149,10 @@ impl Store {
         for entry in log.iter() {
             state.replay(&Record::decode(&entry.to_record())?, entry.offset)?;
         }
-        Ok(Store { log: log.clone(), state })
+        Ok(Store {
+            log: log.clone(),
+            state,
+        })
     }
 }
 
@@ -141,10 +164,22 @@ mod tests {
     #[test]
     fn a_rejected_record_leaves_log_and_state_in_step() {
         let mut store = Store::new();
-        let topic = TopicRecord { name: "t".into(), topic_id: uuid::Uuid::from_u128(1), ..Default::default() };
-        let orphan = PartitionRecord { topic_id: uuid::Uuid::from_u128(2), ..Default::default() };
-        assert!(store.append(vec![Record::Topic(topic), Record::Partition(orphan)]).is_err());
+        let topic = TopicRecord {
+            name: "t".into(),
+            topic_id: uuid::Uuid::from_u128(1),
+            ..Default::default()
+        };
+        let orphan = PartitionRecord {
+            topic_id: uuid::Uuid::from_u128(2),
+            ..Default::default()
+        };
+        assert!(store
+            .append(vec![Record::Topic(topic), Record::Partition(orphan)])
+            .is_err());
         assert_eq!(store.log().len(), 1);
-        assert_eq!(Store::replay_log(store.log()).unwrap().state(), store.state());
+        assert_eq!(
+            Store::replay_log(store.log()).unwrap().state(),
+            store.state()
+        );
     }
 }

@@ -137,8 +137,19 @@ impl fmt::Debug for LogRecordRef<'_> {
 
 impl PartialEq for LogRecordRef<'_> {
     fn eq(&self, other: &Self) -> bool {
-        (self.offset, self.record_type, self.version, self.key, self.value)
-            == (other.offset, other.record_type, other.version, other.key, other.value)
+        (
+            self.offset,
+            self.record_type,
+            self.version,
+            self.key,
+            self.value,
+        ) == (
+            other.offset,
+            other.record_type,
+            other.version,
+            other.key,
+            other.value,
+        )
     }
 }
 
@@ -274,7 +285,9 @@ impl Arena {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.sealed_bytes + self.open.capacity() + self.chunks.capacity() * std::mem::size_of::<Bytes>()
+        self.sealed_bytes
+            + self.open.capacity()
+            + self.chunks.capacity() * std::mem::size_of::<Bytes>()
     }
 }
 
@@ -315,7 +328,10 @@ impl Default for MetadataLog {
 
 impl fmt::Debug for MetadataLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MetadataLog").field("records", &self.len()).field("next_offset", &self.next_offset).finish()
+        f.debug_struct("MetadataLog")
+            .field("records", &self.len())
+            .field("next_offset", &self.next_offset)
+            .finish()
     }
 }
 
@@ -348,7 +364,10 @@ impl MetadataLog {
     /// the coordinator's records are compaction-safe at batch boundaries only (deleting a
     /// group writes the topology tombstone after the group tombstone; a compaction between the
     /// two would keep the topology, which would bring the group back).
-    pub fn append(&mut self, batch: impl IntoIterator<Item = (i16, i16, Option<Bytes>, Option<Bytes>)>) -> u64 {
+    pub fn append(
+        &mut self,
+        batch: impl IntoIterator<Item = (i16, i16, Option<Bytes>, Option<Bytes>)>,
+    ) -> u64 {
         let first = self.next_offset;
         for (record_type, version, key, value) in batch {
             self.push(record_type, version, key, value);
@@ -359,7 +378,13 @@ impl MetadataLog {
 
     /// Appends one record without compacting: for a batch appended record by record, which
     /// calls [`MetadataLog::compact_if_due`] at its end.
-    pub(crate) fn push(&mut self, record_type: i16, version: i16, key: Option<Bytes>, value: Option<Bytes>) {
+    pub(crate) fn push(
+        &mut self,
+        record_type: i16,
+        version: i16,
+        key: Option<Bytes>,
+        value: Option<Bytes>,
+    ) {
         let (chunk, start) = self.arena.push(key.as_deref(), value.as_deref());
         self.entries.push(Entry {
             offset: self.next_offset,
@@ -380,7 +405,11 @@ impl MetadataLog {
     /// Compacts once enough keyed records were appended since the last compaction. Call it at
     /// batch boundaries only.
     pub(crate) fn compact_if_due(&mut self) {
-        if self.keyed_since_compaction >= self.floor.max(self.len_after_compaction / COMPACT_AFTER_FRACTION) {
+        if self.keyed_since_compaction
+            >= self
+                .floor
+                .max(self.len_after_compaction / COMPACT_AFTER_FRACTION)
+        {
             self.compact();
         }
     }
@@ -398,18 +427,31 @@ impl MetadataLog {
         let mut last_use: Vec<Option<usize>> = vec![None; self.arena.chunks.len()];
         for &(i, _) in &plan.survivors {
             let e = self.entries[i as usize];
-            let key_holder = self.entries.get(e.key_at as usize).filter(|_| e.key_at != INLINE);
-            for chunk in [Some(e.chunk), key_holder.map(|h| h.chunk)].into_iter().flatten() {
+            let key_holder = self
+                .entries
+                .get(e.key_at as usize)
+                .filter(|_| e.key_at != INLINE);
+            for chunk in [Some(e.chunk), key_holder.map(|h| h.chunk)]
+                .into_iter()
+                .flatten()
+            {
                 if let Some(last) = last_use.get_mut(chunk as usize) {
                     *last = Some(i as usize);
                 }
             }
         }
-        for (chunk, _) in last_use.iter().enumerate().filter(|(_, last)| last.is_none()) {
+        for (chunk, _) in last_use
+            .iter()
+            .enumerate()
+            .filter(|(_, last)| last.is_none())
+        {
             self.arena.release(len32(chunk));
         }
-        let mut release: Vec<(usize, u32)> =
-            last_use.iter().enumerate().filter_map(|(chunk, last)| Some(((*last)?, len32(chunk)))).collect();
+        let mut release: Vec<(usize, u32)> = last_use
+            .iter()
+            .enumerate()
+            .filter_map(|(chunk, last)| Some(((*last)?, len32(chunk))))
+            .collect();
         release.sort_unstable();
         let mut release = release.into_iter().peekable();
 
@@ -422,12 +464,20 @@ impl MetadataLog {
             let entry = self.entries[i as usize];
             let view = self.view(i as usize);
             // The key's first survivor stores it; the later ones point at that one.
-            let shared = key.and_then(|k| holders.get(k as usize)).and_then(|h| (h.first != i).then_some(h.new_index));
-            let (chunk, start) = arena.push(if shared.is_some() { None } else { view.key }, view.value);
+            let shared = key
+                .and_then(|k| holders.get(k as usize))
+                .and_then(|h| (h.first != i).then_some(h.new_index));
+            let (chunk, start) =
+                arena.push(if shared.is_some() { None } else { view.key }, view.value);
             if let (Some(holder), None) = (key.and_then(|k| holders.get_mut(k as usize)), shared) {
                 holder.new_index = len32(entries.len());
             }
-            entries.push(Entry { chunk, start, key_at: shared.unwrap_or(INLINE), ..entry });
+            entries.push(Entry {
+                chunk,
+                start,
+                key_at: shared.unwrap_or(INLINE),
+                ..entry
+            });
             while let Some((_, chunk)) = release.next_if(|(last, _)| *last == i as usize) {
                 self.arena.release(chunk);
             }
@@ -455,7 +505,11 @@ impl MetadataLog {
                 continue;
             };
             let k = *keys.entry(key).or_insert_with(|| {
-                holders.push(KeyHolder { types: 0, first: INLINE, new_index: INLINE });
+                holders.push(KeyHolder {
+                    types: 0,
+                    first: INLINE,
+                    new_index: INLINE,
+                });
                 len32(holders.len() - 1)
             });
             let holder = &mut holders[k as usize];
@@ -489,7 +543,10 @@ impl MetadataLog {
         let (key, key_chunk) = match self.entries.get(e.key_at as usize) {
             Some(holder) if e.key_at != INLINE => {
                 let (key_bytes, key_shared) = self.arena.chunk(holder.chunk);
-                (part(key_bytes, holder.start as usize, e.key_len), key_shared)
+                (
+                    part(key_bytes, holder.start as usize, e.key_len),
+                    key_shared,
+                )
             }
             _ => (part(bytes, start, e.key_len), shared),
         };
@@ -505,12 +562,17 @@ impl MetadataLog {
     }
 
     /// Every record, oldest first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = LogRecordRef<'_>> + ExactSizeIterator + '_ {
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = LogRecordRef<'_>> + ExactSizeIterator + '_ {
         (0..self.entries.len()).map(|i| self.view(i))
     }
 
     /// The records from `offset` on (all of them from the first one at or after it).
-    pub fn records_from(&self, offset: u64) -> impl DoubleEndedIterator<Item = LogRecordRef<'_>> + ExactSizeIterator + '_ {
+    pub fn records_from(
+        &self,
+        offset: u64,
+    ) -> impl DoubleEndedIterator<Item = LogRecordRef<'_>> + ExactSizeIterator + '_ {
         let at = self.entries.partition_point(|e| e.offset < offset);
         (at..self.entries.len()).map(|i| self.view(i))
     }
@@ -577,23 +639,69 @@ mod tests {
             (23, 0, b(b"big"), Some(big.clone())),
         ]);
         let expected = vec![
-            LogRecord { offset: 0, record_type: 2, version: 1, key: None, value: b(b"topic") },
-            LogRecord { offset: 1, record_type: 1, version: 3, key: b(b"key"), value: b(b"value") },
-            LogRecord { offset: 2, record_type: 1, version: 3, key: b(b"gone"), value: None },
-            LogRecord { offset: 3, record_type: 17, version: 0, key: b(b""), value: b(b"") },
-            LogRecord { offset: 4, record_type: 23, version: 0, key: b(b"big"), value: Some(big) },
+            LogRecord {
+                offset: 0,
+                record_type: 2,
+                version: 1,
+                key: None,
+                value: b(b"topic"),
+            },
+            LogRecord {
+                offset: 1,
+                record_type: 1,
+                version: 3,
+                key: b(b"key"),
+                value: b(b"value"),
+            },
+            LogRecord {
+                offset: 2,
+                record_type: 1,
+                version: 3,
+                key: b(b"gone"),
+                value: None,
+            },
+            LogRecord {
+                offset: 3,
+                record_type: 17,
+                version: 0,
+                key: b(b""),
+                value: b(b""),
+            },
+            LogRecord {
+                offset: 4,
+                record_type: 23,
+                version: 0,
+                key: b(b"big"),
+                value: Some(big),
+            },
         ];
         assert_eq!(log.records(), expected);
         assert_eq!(log.last().map(|r| r.to_record()), expected.last().cloned());
-        assert_eq!(log.records_from(3).map(|r| r.offset).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(
+            log.records_from(3).map(|r| r.offset).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
         assert_eq!(log.records_from(9).count(), 0);
         // Many records over many chunks, sealed ones shared, the open one copied.
         let mut many = MetadataLog::new();
-        let values: Vec<Bytes> = (0..5_000u32).map(|i| Bytes::from(format!("value-{i}").repeat(1 + i as usize % 7))).collect();
+        let values: Vec<Bytes> = (0..5_000u32)
+            .map(|i| Bytes::from(format!("value-{i}").repeat(1 + i as usize % 7)))
+            .collect();
         many.append(values.iter().map(|v| (2, 0, None, Some(v.clone()))));
         assert!(many.arena.chunks.len() > 3);
-        assert_eq!(many.iter().map(|r| r.value.map(<[u8]>::to_vec)).collect::<Vec<_>>(), values.iter().map(|v| Some(v.to_vec())).collect::<Vec<_>>());
-        assert_eq!(many.records().into_iter().map(|r| r.value).collect::<Vec<_>>(), values.into_iter().map(Some).collect::<Vec<_>>());
+        assert_eq!(
+            many.iter()
+                .map(|r| r.value.map(<[u8]>::to_vec))
+                .collect::<Vec<_>>(),
+            values.iter().map(|v| Some(v.to_vec())).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            many.records()
+                .into_iter()
+                .map(|r| r.value)
+                .collect::<Vec<_>>(),
+            values.into_iter().map(Some).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -612,10 +720,34 @@ mod tests {
         assert_eq!(
             log.records(),
             vec![
-                LogRecord { offset: 3, record_type: 22, version: 1, key: b(b"g/m1"), value: b(b"a2") },
-                LogRecord { offset: 4, record_type: 21, version: 0, key: b(b"g/m1"), value: b(b"t1") },
-                LogRecord { offset: 5, record_type: 22, version: 2, key: b(b"g/m2"), value: b(b"b2") },
-                LogRecord { offset: 6, record_type: 17, version: 0, key: b(b"g"), value: b(b"e2") },
+                LogRecord {
+                    offset: 3,
+                    record_type: 22,
+                    version: 1,
+                    key: b(b"g/m1"),
+                    value: b(b"a2")
+                },
+                LogRecord {
+                    offset: 4,
+                    record_type: 21,
+                    version: 0,
+                    key: b(b"g/m1"),
+                    value: b(b"t1")
+                },
+                LogRecord {
+                    offset: 5,
+                    record_type: 22,
+                    version: 2,
+                    key: b(b"g/m2"),
+                    value: b(b"b2")
+                },
+                LogRecord {
+                    offset: 6,
+                    record_type: 17,
+                    version: 0,
+                    key: b(b"g"),
+                    value: b(b"e2")
+                },
             ]
         );
         assert_eq!(log.next_offset(), 7, "offsets stay as assigned");
@@ -634,7 +766,16 @@ mod tests {
             (1, 3, b(b"g/t/1"), b(b"o2")), // written again after its tombstone
         ]);
         log.compact();
-        assert_eq!(log.records(), vec![LogRecord { offset: 4, record_type: 1, version: 3, key: b(b"g/t/1"), value: b(b"o2") }]);
+        assert_eq!(
+            log.records(),
+            vec![LogRecord {
+                offset: 4,
+                record_type: 1,
+                version: 3,
+                key: b(b"g/t/1"),
+                value: b(b"o2")
+            }]
+        );
         log.append([(1, 3, b(b"g/t/1"), None)]);
         log.compact();
         assert!(log.is_empty());
@@ -646,11 +787,17 @@ mod tests {
         let mut log = MetadataLog::with_compaction_floor(2);
         for i in 0..100u8 {
             // The same type and body every time: still never "superseded".
-            log.append([(2, 0, None, b(b"topic")), (3, 0, None, None), (17, 0, b(b"g"), Some(Bytes::from(vec![i])))]);
+            log.append([
+                (2, 0, None, b(b"topic")),
+                (3, 0, None, None),
+                (17, 0, b(b"g"), Some(Bytes::from(vec![i]))),
+            ]);
         }
         log.compact();
         let kept: Vec<(u64, i16)> = log.iter().map(|r| (r.offset, r.record_type)).collect();
-        let mut expected: Vec<(u64, i16)> = (0..100u64).flat_map(|i| [(3 * i, 2), (3 * i + 1, 3)]).collect();
+        let mut expected: Vec<(u64, i16)> = (0..100u64)
+            .flat_map(|i| [(3 * i, 2), (3 * i + 1, 3)])
+            .collect();
         expected.push((299, 17));
         assert_eq!(kept, expected);
         assert_eq!(log.last().and_then(|r| r.value), Some(&[99u8][..]));
@@ -659,10 +806,17 @@ mod tests {
     #[test]
     fn appends_compact_once_dead_records_pass_the_floor_and_stay_bounded() {
         let mut log = MetadataLog::with_compaction_floor(8);
-        let keys: Vec<Bytes> = (0..100u32).map(|i| Bytes::from(format!("g/member-{i}"))).collect();
+        let keys: Vec<Bytes> = (0..100u32)
+            .map(|i| Bytes::from(format!("g/member-{i}")))
+            .collect();
         for round in 0..50u32 {
             for key in &keys {
-                log.append([(22, 0, Some(key.clone()), Some(Bytes::from(round.to_be_bytes().to_vec())))]);
+                log.append([(
+                    22,
+                    0,
+                    Some(key.clone()),
+                    Some(Bytes::from(round.to_be_bytes().to_vec())),
+                )]);
                 // At most 1.25 times the 100 live records (plus the floor), never all 5,000.
                 assert!(log.len() <= 125 + 8, "{} records held", log.len());
             }
@@ -670,7 +824,9 @@ mod tests {
         assert_eq!(log.next_offset(), 5_000);
         log.compact();
         assert_eq!(log.len(), 100);
-        assert!(log.iter().all(|r| r.value == Some(&49u32.to_be_bytes()[..])));
+        assert!(log
+            .iter()
+            .all(|r| r.value == Some(&49u32.to_be_bytes()[..])));
         assert_eq!(offsets(&log), (4_900..5_000).collect::<Vec<_>>());
     }
 
@@ -688,20 +844,31 @@ mod tests {
     #[test]
     fn records_handed_out_outlive_a_compaction() {
         let mut log = MetadataLog::with_compaction_floor(1);
-        let values: Vec<Bytes> = (0..2_000u32).map(|i| Bytes::from(format!("{i:0>40}"))).collect();
+        let values: Vec<Bytes> = (0..2_000u32)
+            .map(|i| Bytes::from(format!("{i:0>40}")))
+            .collect();
         log.append(values.iter().map(|v| (2, 0, None, Some(v.clone()))));
         let before = log.records();
         log.append([(17, 0, b(b"g"), b(b"e")), (17, 0, b(b"g"), b(b"f"))]);
         assert_eq!(log.len(), 2_001);
-        assert_eq!(before.into_iter().map(|r| r.value).collect::<Vec<_>>(), values.into_iter().map(Some).collect::<Vec<_>>());
+        assert_eq!(
+            before.into_iter().map(|r| r.value).collect::<Vec<_>>(),
+            values.into_iter().map(Some).collect::<Vec<_>>()
+        );
     }
 
     /// What compaction must leave of `records`, computed the obvious way.
     fn naive_compaction(records: &[LogRecord]) -> Vec<LogRecord> {
-        let latest: HashMap<(i16, Option<Bytes>), u64> = records.iter().map(|r| ((r.record_type, r.key.clone()), r.offset)).collect();
+        let latest: HashMap<(i16, Option<Bytes>), u64> = records
+            .iter()
+            .map(|r| ((r.record_type, r.key.clone()), r.offset))
+            .collect();
         records
             .iter()
-            .filter(|r| r.key.is_none() || (r.value.is_some() && latest[&(r.record_type, r.key.clone())] == r.offset))
+            .filter(|r| {
+                r.key.is_none()
+                    || (r.value.is_some() && latest[&(r.record_type, r.key.clone())] == r.offset)
+            })
             .cloned()
             .collect()
     }
@@ -753,9 +920,24 @@ mod tests {
         let key = b"\0\x01g\0\x24member-with-a-long-id-0000000000000000";
         for round in 0..3u8 {
             log.append([
-                (19, 0, Some(Bytes::from_static(key)), Some(Bytes::from(vec![19, round]))),
-                (21, 0, Some(Bytes::from_static(key)), Some(Bytes::from(vec![21, round]))),
-                (22, 0, Some(Bytes::from_static(key)), Some(Bytes::from(vec![22, round]))),
+                (
+                    19,
+                    0,
+                    Some(Bytes::from_static(key)),
+                    Some(Bytes::from(vec![19, round])),
+                ),
+                (
+                    21,
+                    0,
+                    Some(Bytes::from_static(key)),
+                    Some(Bytes::from(vec![21, round])),
+                ),
+                (
+                    22,
+                    0,
+                    Some(Bytes::from_static(key)),
+                    Some(Bytes::from(vec![22, round])),
+                ),
                 (22, 0, Some(Bytes::from_static(b"other")), None),
             ]);
         }
@@ -773,12 +955,24 @@ mod tests {
             })
             .collect();
         assert_eq!(kept, expected);
-        assert_eq!(log.arena.sealed_bytes + log.arena.open.len(), key.len() + 3 * 2, "the key is stored once");
+        assert_eq!(
+            log.arena.sealed_bytes + log.arena.open.len(),
+            key.len() + 3 * 2,
+            "the key is stored once"
+        );
         // Borrowed and owned forms agree, and later appends and compactions keep working.
-        assert_eq!(log.iter().map(|r| r.key).collect::<Vec<_>>(), vec![Some(&key[..]); 3]);
+        assert_eq!(
+            log.iter().map(|r| r.key).collect::<Vec<_>>(),
+            vec![Some(&key[..]); 3]
+        );
         log.append([(21, 0, Some(Bytes::from_static(key)), None)]);
         log.compact();
-        assert_eq!(log.iter().map(|r| (r.offset, r.record_type)).collect::<Vec<_>>(), vec![(8, 19), (10, 22)]);
+        assert_eq!(
+            log.iter()
+                .map(|r| (r.offset, r.record_type))
+                .collect::<Vec<_>>(),
+            vec![(8, 19), (10, 22)]
+        );
         assert_eq!(log.records()[1].key.as_deref(), Some(&key[..]));
     }
 }

@@ -92,8 +92,14 @@ impl MetadataVersion {
     /// first two segments count) meaning its latest internal version.
     pub fn from_version_string(text: &str) -> Result<MetadataVersion, MetadataVersionError> {
         let segments: Vec<&str> = text.split('.').collect();
-        let key = if segments.len() <= 2 { text.to_string() } else { segments[..2].join(".") };
-        let exact = TABLE.iter().find(|(_, release, iv, _)| format!("{release}-{iv}") == key);
+        let key = if segments.len() <= 2 {
+            text.to_string()
+        } else {
+            segments[..2].join(".")
+        };
+        let exact = TABLE
+            .iter()
+            .find(|(_, release, iv, _)| format!("{release}-{iv}") == key);
         let latest_of_release = TABLE.iter().rev().find(|(_, release, ..)| *release == key);
         exact
             .or(latest_of_release)
@@ -117,7 +123,11 @@ impl MetadataVersion {
 
     fn entry(self) -> (i16, &'static str, &'static str, bool) {
         // Only levels from the table are ever constructed.
-        TABLE.iter().copied().find(|(l, ..)| *l == self.0).unwrap_or((self.0, "?", "?", true))
+        TABLE
+            .iter()
+            .copied()
+            .find(|(l, ..)| *l == self.0)
+            .unwrap_or((self.0, "?", "?", true))
     }
 
     /// The release, e.g. `4.4`.
@@ -190,7 +200,9 @@ mod tests {
         assert_eq!(MetadataVersion::LATEST.to_string(), "4.5-IV0");
         assert_eq!(MetadataVersion::LATEST.feature_level(), 34);
         assert_eq!(MetadataVersion::all().count(), 28);
-        let levels: Vec<i16> = MetadataVersion::all().map(MetadataVersion::feature_level).collect();
+        let levels: Vec<i16> = MetadataVersion::all()
+            .map(MetadataVersion::feature_level)
+            .collect();
         assert_eq!(levels, (7..=34).collect::<Vec<_>>());
     }
 
@@ -224,7 +236,11 @@ mod tests {
 
     #[test]
     fn register_broker_record_version_follows_the_level() {
-        let version = |level| MetadataVersion::from_feature_level(level).unwrap().register_broker_record_version();
+        let version = |level| {
+            MetadataVersion::from_feature_level(level)
+                .unwrap()
+                .register_broker_record_version()
+        };
         assert_eq!(version(7), 1);
         assert_eq!(version(8), 2);
         assert_eq!(version(16), 2);

@@ -11,9 +11,15 @@ pub enum RecordError {
     #[error("record type {0} is unknown")]
     UnknownType(i16),
     #[error("record type {record_type} has no {part}")]
-    Missing { record_type: i16, part: &'static str },
+    Missing {
+        record_type: i16,
+        part: &'static str,
+    },
     #[error("record type {record_type}: {source}")]
-    Codec { record_type: i16, source: anyhow_error::Error },
+    Codec {
+        record_type: i16,
+        source: anyhow_error::Error,
+    },
     #[error("record type {record_type} has no version {version}")]
     UnsupportedVersion { record_type: i16, version: i16 },
 }
@@ -141,25 +147,39 @@ pub struct RecordAndVersion {
 impl Record {
     /// This record, to be written at `version`.
     pub fn at_version(self, version: i16) -> RecordAndVersion {
-        RecordAndVersion { record: self, version }
+        RecordAndVersion {
+            record: self,
+            version,
+        }
     }
 
     /// This record, to be written at its schema's latest version.
     pub fn at_latest_version(self) -> RecordAndVersion {
         let version = self.versions().max;
-        RecordAndVersion { record: self, version }
+        RecordAndVersion {
+            record: self,
+            version,
+        }
     }
 }
 
 fn encode<T: Encodable>(value: &T, version: i16, record_type: i16) -> Result<Bytes, RecordError> {
     let mut buf = BytesMut::new();
-    value.encode(&mut buf, version).map_err(|e| RecordError::Codec { record_type, source: e.into() })?;
+    value
+        .encode(&mut buf, version)
+        .map_err(|e| RecordError::Codec {
+            record_type,
+            source: e.into(),
+        })?;
     Ok(buf.freeze())
 }
 
 fn decode<T: Decodable>(bytes: &Bytes, version: i16, record_type: i16) -> Result<T, RecordError> {
     let mut input = bytes.clone();
-    T::decode(&mut input, version).map_err(|e| RecordError::Codec { record_type, source: e.into() })
+    T::decode(&mut input, version).map_err(|e| RecordError::Codec {
+        record_type,
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]
@@ -168,58 +188,154 @@ mod tests {
 
     #[test]
     fn keyed_records_and_tombstones_survive_the_log_format() {
-        let key = r::StreamsGroupMetadataKey { group_id: "g".into(), ..Default::default() };
+        let key = r::StreamsGroupMetadataKey {
+            group_id: "g".into(),
+            ..Default::default()
+        };
         let id = uuid::Uuid::from_u128(42);
-        let value = r::StreamsGroupMetadataValue { epoch: 3, topology_description_id: Some(id), ..Default::default() };
-        for record in [Record::StreamsGroupMetadata(key.clone(), Some(value)), Record::StreamsGroupMetadata(key, None)] {
+        let value = r::StreamsGroupMetadataValue {
+            epoch: 3,
+            topology_description_id: Some(id),
+            ..Default::default()
+        };
+        for record in [
+            Record::StreamsGroupMetadata(key.clone(), Some(value)),
+            Record::StreamsGroupMetadata(key, None),
+        ] {
             let (record_type, version, k, v) = record.encode().unwrap();
-            let log = LogRecord { offset: 0, record_type, version, key: k, value: v };
+            let log = LogRecord {
+                offset: 0,
+                record_type,
+                version,
+                key: k,
+                value: v,
+            };
             assert_eq!(Record::decode(&log).unwrap(), record);
         }
     }
 
     #[test]
     fn versions_a_record_cannot_carry_are_errors() {
-        let mut register = r::RegisterBrokerRecord { broker_id: 1, ..Default::default() };
-        register.static_configs.push(r::register_broker_record::BrokerStaticConfig { name: "a".into(), value: None, ..Default::default() });
+        let mut register = r::RegisterBrokerRecord {
+            broker_id: 1,
+            ..Default::default()
+        };
+        register
+            .static_configs
+            .push(r::register_broker_record::BrokerStaticConfig {
+                name: "a".into(),
+                value: None,
+                ..Default::default()
+            });
         let record = Record::RegisterBroker(register);
         assert!(record.encode_version(5).is_ok());
         for version in 0..5 {
-            assert!(matches!(record.encode_version(version), Err(RecordError::Codec { record_type: 0, .. })), "v{version} cannot hold StaticConfigs");
+            assert!(
+                matches!(
+                    record.encode_version(version),
+                    Err(RecordError::Codec { record_type: 0, .. })
+                ),
+                "v{version} cannot hold StaticConfigs"
+            );
         }
-        assert!(matches!(record.encode_version(6), Err(RecordError::UnsupportedVersion { record_type: 0, version: 6 })));
-        assert!(matches!(record.encode_version(-1), Err(RecordError::UnsupportedVersion { .. })));
+        assert!(matches!(
+            record.encode_version(6),
+            Err(RecordError::UnsupportedVersion {
+                record_type: 0,
+                version: 6
+            })
+        ));
+        assert!(matches!(
+            record.encode_version(-1),
+            Err(RecordError::UnsupportedVersion { .. })
+        ));
     }
 
     #[test]
     fn older_versions_round_trip_what_they_can_carry() {
-        let register = r::RegisterBrokerRecord { broker_id: 3, broker_epoch: 9, fenced: false, ..Default::default() };
+        let register = r::RegisterBrokerRecord {
+            broker_id: 3,
+            broker_epoch: 9,
+            fenced: false,
+            ..Default::default()
+        };
         for version in 0..=5 {
             let record = Record::RegisterBroker(register.clone());
             let (record_type, v, k, value) = record.encode_version(version).unwrap();
-            let log = LogRecord { offset: 0, record_type, version: v, key: k, value };
+            let log = LogRecord {
+                offset: 0,
+                record_type,
+                version: v,
+                key: k,
+                value,
+            };
             assert_eq!(Record::decode(&log).unwrap(), record, "v{version}");
         }
     }
 
     #[test]
     fn overlapping_record_types_are_told_apart_by_the_key() {
-        let change = Record::BrokerRegistrationChange(r::BrokerRegistrationChangeRecord { broker_id: 4, ..Default::default() });
-        let group = Record::StreamsGroupMetadata(r::StreamsGroupMetadataKey { group_id: "g".into(), ..Default::default() }, None);
-        let unregister = Record::UnregisterBroker(r::UnregisterBrokerRecord { broker_id: 2, broker_epoch: 7, ..Default::default() });
-        let commit = Record::OffsetCommit(r::OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 0, ..Default::default() }, None);
+        let change = Record::BrokerRegistrationChange(r::BrokerRegistrationChangeRecord {
+            broker_id: 4,
+            ..Default::default()
+        });
+        let group = Record::StreamsGroupMetadata(
+            r::StreamsGroupMetadataKey {
+                group_id: "g".into(),
+                ..Default::default()
+            },
+            None,
+        );
+        let unregister = Record::UnregisterBroker(r::UnregisterBrokerRecord {
+            broker_id: 2,
+            broker_epoch: 7,
+            ..Default::default()
+        });
+        let commit = Record::OffsetCommit(
+            r::OffsetCommitKey {
+                group: "g".into(),
+                topic: "t".into(),
+                partition: 0,
+                ..Default::default()
+            },
+            None,
+        );
         for record in [change, group, unregister, commit] {
             let (record_type, version, key, value) = record.encode().unwrap();
-            let log = LogRecord { offset: 0, record_type, version, key, value };
+            let log = LogRecord {
+                offset: 0,
+                record_type,
+                version,
+                key,
+                value,
+            };
             assert_eq!(Record::decode(&log).unwrap(), record);
         }
     }
 
     #[test]
     fn unknown_types_are_errors_not_panics() {
-        let log = LogRecord { offset: 0, record_type: 999, version: 0, key: None, value: None };
-        assert!(matches!(Record::decode(&log), Err(RecordError::UnknownType(999))));
-        let log = LogRecord { offset: 0, record_type: 2, version: 0, key: None, value: Some(Bytes::from_static(&[1])) };
-        assert!(matches!(Record::decode(&log), Err(RecordError::Codec { .. })));
+        let log = LogRecord {
+            offset: 0,
+            record_type: 999,
+            version: 0,
+            key: None,
+            value: None,
+        };
+        assert!(matches!(
+            Record::decode(&log),
+            Err(RecordError::UnknownType(999))
+        ));
+        let log = LogRecord {
+            offset: 0,
+            record_type: 2,
+            version: 0,
+            key: None,
+            value: Some(Bytes::from_static(&[1])),
+        };
+        assert!(matches!(
+            Record::decode(&log),
+            Err(RecordError::Codec { .. })
+        ));
     }
 }

@@ -15,36 +15,71 @@ fn pick<'a, R: Rng>(rng: &mut R, from: &[&'a str]) -> &'a str {
 /// changes name a registered broker with its epoch, directories are random (so never another
 /// broker's), fencing values are the ones Kafka defines.
 fn random_broker_record<R: Rng>(rng: &mut R, store: &Store) -> RecordAndVersion {
-    let registered: Vec<(i32, i64)> = store.state().brokers.iter().map(|b| (b.id, b.epoch)).collect();
+    let registered: Vec<(i32, i64)> = store
+        .state()
+        .brokers
+        .iter()
+        .map(|b| (b.id, b.epoch))
+        .collect();
     let pick_broker = |rng: &mut R| registered[rng.random_range(0..registered.len())];
     match rng.random_range(0..7) {
         0 if !registered.is_empty() => {
             let (broker_id, broker_epoch) = pick_broker(rng);
-            Record::UnregisterBroker(r::UnregisterBrokerRecord { broker_id, broker_epoch, ..Default::default() }).at_version(0)
+            Record::UnregisterBroker(r::UnregisterBrokerRecord {
+                broker_id,
+                broker_epoch,
+                ..Default::default()
+            })
+            .at_version(0)
         }
         1 if !registered.is_empty() => {
             let (id, epoch) = pick_broker(rng);
-            Record::FenceBroker(r::FenceBrokerRecord { id, epoch, ..Default::default() }).at_version(0)
+            Record::FenceBroker(r::FenceBrokerRecord {
+                id,
+                epoch,
+                ..Default::default()
+            })
+            .at_version(0)
         }
         2 if !registered.is_empty() => {
             let (id, epoch) = pick_broker(rng);
-            Record::UnfenceBroker(r::UnfenceBrokerRecord { id, epoch, ..Default::default() }).at_version(0)
+            Record::UnfenceBroker(r::UnfenceBrokerRecord {
+                id,
+                epoch,
+                ..Default::default()
+            })
+            .at_version(0)
         }
         3 if !registered.is_empty() => {
             let version = rng.random_range(0..=3);
             let mut change = r::BrokerRegistrationChangeRecord::arbitrary(rng, version);
             (change.broker_id, change.broker_epoch) = pick_broker(rng);
             change.fenced = rng.random_range(-1..=1);
-            change.in_controlled_shutdown = if version >= 1 { rng.random_range(0..=1) } else { 0 };
+            change.in_controlled_shutdown = if version >= 1 {
+                rng.random_range(0..=1)
+            } else {
+                0
+            };
             Record::BrokerRegistrationChange(change).at_version(version)
         }
         4 => {
             let (name, level) = match rng.random_range(0..3) {
-                0 => ("metadata.version", rng.random_range(MetadataVersion::MINIMUM.feature_level()..=MetadataVersion::LATEST.feature_level())),
+                0 => (
+                    "metadata.version",
+                    rng.random_range(
+                        MetadataVersion::MINIMUM.feature_level()
+                            ..=MetadataVersion::LATEST.feature_level(),
+                    ),
+                ),
                 1 => ("group.version", rng.random_range(0..=1)),
                 _ => ("streams.version", rng.random_range(0..=1)),
             };
-            Record::FeatureLevel(r::FeatureLevelRecord { name: name.into(), feature_level: level, ..Default::default() }).at_version(0)
+            Record::FeatureLevel(r::FeatureLevelRecord {
+                name: name.into(),
+                feature_level: level,
+                ..Default::default()
+            })
+            .at_version(0)
         }
         _ => {
             let version = rng.random_range(0..=5);
@@ -80,14 +115,71 @@ fn random_record<R: Rng>(rng: &mut R, store: &Store) -> Record {
             p.topic_id = topic_ids[rng.random_range(0..topic_ids.len())];
             Record::Partition(p)
         }
-        2 if !topic_ids.is_empty() => Record::RemoveTopic(r::RemoveTopicRecord { topic_id: topic_ids[rng.random_range(0..topic_ids.len())], ..Default::default() }),
-        3 => keyed!(OffsetCommit, r::OffsetCommitKey { group: group_key(&group), topic: "t".into(), partition: rng.random_range(0..3), ..Default::default() }, r::OffsetCommitValue),
-        4 => keyed!(StreamsGroupMetadata, r::StreamsGroupMetadataKey { group_id: group, ..Default::default() }, r::StreamsGroupMetadataValue),
-        5 => keyed!(StreamsGroupMemberMetadata, r::StreamsGroupMemberMetadataKey { group_id: group, member_id: member, ..Default::default() }, r::StreamsGroupMemberMetadataValue),
-        6 => keyed!(StreamsGroupTargetAssignmentMetadata, r::StreamsGroupTargetAssignmentMetadataKey { group_id: group, ..Default::default() }, r::StreamsGroupTargetAssignmentMetadataValue),
-        7 => keyed!(StreamsGroupTargetAssignmentMember, r::StreamsGroupTargetAssignmentMemberKey { group_id: group, member_id: member, ..Default::default() }, r::StreamsGroupTargetAssignmentMemberValue),
-        8 => keyed!(StreamsGroupCurrentMemberAssignment, r::StreamsGroupCurrentMemberAssignmentKey { group_id: group, member_id: member, ..Default::default() }, r::StreamsGroupCurrentMemberAssignmentValue),
-        9 => keyed!(StreamsGroupTopology, r::StreamsGroupTopologyKey { group_id: group, ..Default::default() }, r::StreamsGroupTopologyValue),
+        2 if !topic_ids.is_empty() => Record::RemoveTopic(r::RemoveTopicRecord {
+            topic_id: topic_ids[rng.random_range(0..topic_ids.len())],
+            ..Default::default()
+        }),
+        3 => keyed!(
+            OffsetCommit,
+            r::OffsetCommitKey {
+                group: group_key(&group),
+                topic: "t".into(),
+                partition: rng.random_range(0..3),
+                ..Default::default()
+            },
+            r::OffsetCommitValue
+        ),
+        4 => keyed!(
+            StreamsGroupMetadata,
+            r::StreamsGroupMetadataKey {
+                group_id: group,
+                ..Default::default()
+            },
+            r::StreamsGroupMetadataValue
+        ),
+        5 => keyed!(
+            StreamsGroupMemberMetadata,
+            r::StreamsGroupMemberMetadataKey {
+                group_id: group,
+                member_id: member,
+                ..Default::default()
+            },
+            r::StreamsGroupMemberMetadataValue
+        ),
+        6 => keyed!(
+            StreamsGroupTargetAssignmentMetadata,
+            r::StreamsGroupTargetAssignmentMetadataKey {
+                group_id: group,
+                ..Default::default()
+            },
+            r::StreamsGroupTargetAssignmentMetadataValue
+        ),
+        7 => keyed!(
+            StreamsGroupTargetAssignmentMember,
+            r::StreamsGroupTargetAssignmentMemberKey {
+                group_id: group,
+                member_id: member,
+                ..Default::default()
+            },
+            r::StreamsGroupTargetAssignmentMemberValue
+        ),
+        8 => keyed!(
+            StreamsGroupCurrentMemberAssignment,
+            r::StreamsGroupCurrentMemberAssignmentKey {
+                group_id: group,
+                member_id: member,
+                ..Default::default()
+            },
+            r::StreamsGroupCurrentMemberAssignmentValue
+        ),
+        9 => keyed!(
+            StreamsGroupTopology,
+            r::StreamsGroupTopologyKey {
+                group_id: group,
+                ..Default::default()
+            },
+            r::StreamsGroupTopologyValue
+        ),
         _ => {
             let mut c = r::ConfigRecord::arbitrary(rng, 0);
             c.resource_type = 2;

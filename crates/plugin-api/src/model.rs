@@ -99,11 +99,22 @@ impl StreamsGroupTopologyDescription {
             .subtopologies
             .iter()
             .map(|s| {
-                string_size(&s.id) + uvarint_size(s.nodes.len() + 1) + s.nodes.iter().map(Node::encoded_size).sum::<usize>() + 1
+                string_size(&s.id)
+                    + uvarint_size(s.nodes.len() + 1)
+                    + s.nodes.iter().map(Node::encoded_size).sum::<usize>()
+                    + 1
             })
             .sum();
-        let global_stores: usize = self.global_stores.iter().map(|g| g.source.encoded_size() + g.processor.encoded_size() + 1).sum();
-        uvarint_size(self.subtopologies.len() + 1) + subtopologies + uvarint_size(self.global_stores.len() + 1) + global_stores + 1
+        let global_stores: usize = self
+            .global_stores
+            .iter()
+            .map(|g| g.source.encoded_size() + g.processor.encoded_size() + 1)
+            .sum();
+        uvarint_size(self.subtopologies.len() + 1)
+            + subtopologies
+            + uvarint_size(self.global_stores.len() + 1)
+            + global_stores
+            + 1
     }
 
     /// Every node, sub-topologies first, then each global store's source and processor.
@@ -111,7 +122,11 @@ impl StreamsGroupTopologyDescription {
         self.subtopologies
             .iter()
             .flat_map(|s| s.nodes.iter())
-            .chain(self.global_stores.iter().flat_map(|g| [&g.source, &g.processor]))
+            .chain(
+                self.global_stores
+                    .iter()
+                    .flat_map(|g| [&g.source, &g.processor]),
+            )
     }
 }
 
@@ -132,9 +147,25 @@ mod tests {
             subtopologies: vec![Subtopology {
                 id: "0".into(),
                 nodes: vec![
-                    node("KSTREAM-SOURCE-0000000000", NodeKind::Source { topics: vec!["orders".into()] }, &["KSTREAM-FILTER-0000000001"]),
-                    node("KSTREAM-FILTER-0000000001", NodeKind::Processor { stores: vec![] }, &["KSTREAM-SINK-0000000002"]),
-                    node("KSTREAM-SINK-0000000002", NodeKind::Sink { topic: Some("valid-orders".into()) }, &[]),
+                    node(
+                        "KSTREAM-SOURCE-0000000000",
+                        NodeKind::Source {
+                            topics: vec!["orders".into()],
+                        },
+                        &["KSTREAM-FILTER-0000000001"],
+                    ),
+                    node(
+                        "KSTREAM-FILTER-0000000001",
+                        NodeKind::Processor { stores: vec![] },
+                        &["KSTREAM-SINK-0000000002"],
+                    ),
+                    node(
+                        "KSTREAM-SINK-0000000002",
+                        NodeKind::Sink {
+                            topic: Some("valid-orders".into()),
+                        },
+                        &[],
+                    ),
                 ],
             }],
             global_stores: vec![],

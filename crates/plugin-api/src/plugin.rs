@@ -39,7 +39,11 @@ pub trait StreamsGroupTopologyDescriptionPlugin: Send + Sync {
     ) -> Result<(), PluginError>;
 
     /// Removes what is stored for a group that was deleted with DeleteGroups.
-    async fn delete_topology(&self, ctx: &RequestContext, group_id: &str) -> Result<(), PluginError>;
+    async fn delete_topology(
+        &self,
+        ctx: &RequestContext,
+        group_id: &str,
+    ) -> Result<(), PluginError>;
 
     /// The description stored for `(group_id, id)`, or `None` if nothing is stored under that
     /// id (never pushed, expired, or stored under another id).

@@ -22,7 +22,9 @@ impl Clock for SystemClock {
     #[cfg(not(target_os = "linux"))]
     fn now_ms(&self) -> u64 {
         use std::time::{SystemTime, UNIX_EPOCH};
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
     }
 }
 
@@ -59,6 +61,9 @@ mod tests {
         let after = precise(SystemTime::now());
         // The coarse clock lags by at most a scheduler tick; a second is far more than that,
         // and far less than a wrong unit (seconds, microseconds) or epoch would be off by.
-        assert!(ours + 1000 >= before && ours <= after, "{before} <= {ours} <= {after}");
+        assert!(
+            ours + 1000 >= before && ours <= after,
+            "{before} <= {ours} <= {after}"
+        );
     }
 }

@@ -55,11 +55,19 @@ impl PushState {
     /// [`should_request`](Self::should_request) with the jitter's random number drawn only
     /// when a back-off actually starts: this runs on every heartbeat, and almost every call
     /// ends in a state that needs none.
-    pub fn should_request_with(&mut self, now: u64, backoff: &Backoff, unit: impl FnOnce() -> f64) -> bool {
+    pub fn should_request_with(
+        &mut self,
+        now: u64,
+        backoff: &Backoff,
+        unit: impl FnOnce() -> f64,
+    ) -> bool {
         match *self {
             PushState::Stored | PushState::Disabled => false,
             PushState::Idle => {
-                *self = PushState::InFlight { since: now, failures: 0 };
+                *self = PushState::InFlight {
+                    since: now,
+                    failures: 0,
+                };
                 true
             }
             PushState::InFlight { since, failures } => {
@@ -68,14 +76,20 @@ impl PushState {
                 }
                 // The push never arrived: that counts as a transient failure.
                 let failures = failures + 1;
-                *self = PushState::BackingOff { until: now + backoff.jittered(failures, unit()), failures };
+                *self = PushState::BackingOff {
+                    until: now + backoff.jittered(failures, unit()),
+                    failures,
+                };
                 false
             }
             PushState::BackingOff { until, failures } => {
                 if now < until {
                     return false;
                 }
-                *self = PushState::InFlight { since: now, failures };
+                *self = PushState::InFlight {
+                    since: now,
+                    failures,
+                };
                 true
             }
         }
@@ -83,10 +97,15 @@ impl PushState {
 
     pub fn transient_failure(&mut self, now: u64, backoff: &Backoff, unit: f64) {
         let failures = match *self {
-            PushState::InFlight { failures, .. } | PushState::BackingOff { failures, .. } => failures + 1,
+            PushState::InFlight { failures, .. } | PushState::BackingOff { failures, .. } => {
+                failures + 1
+            }
             _ => 1,
         };
-        *self = PushState::BackingOff { until: now + backoff.jittered(failures, unit), failures };
+        *self = PushState::BackingOff {
+            until: now + backoff.jittered(failures, unit),
+            failures,
+        };
     }
 }
 
@@ -94,7 +113,12 @@ impl PushState {
 mod tests {
     use super::*;
 
-    const B: Backoff = Backoff { base_ms: 1_000, max_ms: 8_000, jitter: 0.2, in_flight_timeout_ms: 5_000 };
+    const B: Backoff = Backoff {
+        base_ms: 1_000,
+        max_ms: 8_000,
+        jitter: 0.2,
+        in_flight_timeout_ms: 5_000,
+    };
 
     #[test]
     fn asks_once_then_waits_while_in_flight() {
@@ -108,21 +132,45 @@ mod tests {
     fn a_push_that_never_arrives_backs_off_then_asks_again() {
         let mut s = PushState::Idle;
         assert!(s.should_request(0, &B, 0.5));
-        assert!(!s.should_request(5_000, &B, 0.5), "timed out: back off first");
-        assert!(matches!(s, PushState::BackingOff { until: 6_000, failures: 1 }));
+        assert!(
+            !s.should_request(5_000, &B, 0.5),
+            "timed out: back off first"
+        );
+        assert!(matches!(
+            s,
+            PushState::BackingOff {
+                until: 6_000,
+                failures: 1
+            }
+        ));
         assert!(!s.should_request(5_999, &B, 0.5));
         assert!(s.should_request(6_000, &B, 0.5));
     }
 
     #[test]
     fn back_off_grows_exponentially_up_to_the_maximum() {
-        assert_eq!([1, 2, 3, 4, 5, 6].map(|f| B.delay_ms(f)), [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+        assert_eq!(
+            [1, 2, 3, 4, 5, 6].map(|f| B.delay_ms(f)),
+            [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]
+        );
         let mut s = PushState::Idle;
         s.should_request(0, &B, 0.5);
         s.transient_failure(10, &B, 0.5);
-        assert_eq!(s, PushState::BackingOff { until: 1_010, failures: 1 });
+        assert_eq!(
+            s,
+            PushState::BackingOff {
+                until: 1_010,
+                failures: 1
+            }
+        );
         s.transient_failure(20, &B, 0.5);
-        assert_eq!(s, PushState::BackingOff { until: 2_020, failures: 2 });
+        assert_eq!(
+            s,
+            PushState::BackingOff {
+                until: 2_020,
+                failures: 2
+            }
+        );
     }
 
     #[test]
@@ -136,14 +184,38 @@ mod tests {
     fn the_random_number_is_drawn_only_when_a_back_off_starts() {
         let mut draws = 0;
         let mut s = PushState::Idle;
-        assert!(s.should_request_with(0, &B, || { draws += 1; 0.5 }));
-        assert!(!s.should_request_with(4_999, &B, || { draws += 1; 0.5 }));
+        assert!(s.should_request_with(0, &B, || {
+            draws += 1;
+            0.5
+        }));
+        assert!(!s.should_request_with(4_999, &B, || {
+            draws += 1;
+            0.5
+        }));
         assert_eq!(draws, 0, "asking and waiting in flight need no jitter");
-        assert!(!s.should_request_with(5_000, &B, || { draws += 1; 0.5 }));
-        assert_eq!((draws, s), (1, PushState::BackingOff { until: 6_000, failures: 1 }));
-        assert!(s.should_request_with(6_000, &B, || { draws += 1; 0.5 }));
+        assert!(!s.should_request_with(5_000, &B, || {
+            draws += 1;
+            0.5
+        }));
+        assert_eq!(
+            (draws, s),
+            (
+                1,
+                PushState::BackingOff {
+                    until: 6_000,
+                    failures: 1
+                }
+            )
+        );
+        assert!(s.should_request_with(6_000, &B, || {
+            draws += 1;
+            0.5
+        }));
         for mut s in [PushState::Stored, PushState::Disabled] {
-            assert!(!s.should_request_with(u64::MAX / 2, &B, || { draws += 1; 0.5 }));
+            assert!(!s.should_request_with(u64::MAX / 2, &B, || {
+                draws += 1;
+                0.5
+            }));
         }
         assert_eq!(draws, 1);
     }

@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use kcoord_plugin_api::{
-    PluginConfigs, PluginError, RequestContext, StreamsGroupTopologyDescription, StreamsGroupTopologyDescriptionPlugin, Uuid,
+    PluginConfigs, PluginError, RequestContext, StreamsGroupTopologyDescription,
+    StreamsGroupTopologyDescriptionPlugin, Uuid,
 };
 
 use crate::clock::{Clock, SystemClock};
@@ -48,7 +49,12 @@ impl Default for MemoryPluginConfig {
             ttl_ms: 24 * 60 * 60 * 1000,
             max_bytes: 4 * 1024 * 1024,
             // Kafka 4.4's broker-side back-off: 30 s doubling to 1 h, ±20%.
-            backoff: Backoff { base_ms: 30_000, max_ms: 3_600_000, jitter: 0.2, in_flight_timeout_ms: 60_000 },
+            backoff: Backoff {
+                base_ms: 30_000,
+                max_ms: 3_600_000,
+                jitter: 0.2,
+                in_flight_timeout_ms: 60_000,
+            },
         }
     }
 }
@@ -59,7 +65,11 @@ impl MemoryPluginConfig {
         let mut c = MemoryPluginConfig::default();
         let get = |key: &str| configs.get(&format!("{PREFIX}{key}"));
         let number = |key: &str, v: &String| {
-            v.trim().parse::<u64>().map_err(|_| PluginError::InvalidRequest(format!("{PREFIX}{key}: expected a non-negative integer, got {v:?}")))
+            v.trim().parse::<u64>().map_err(|_| {
+                PluginError::InvalidRequest(format!(
+                    "{PREFIX}{key}: expected a non-negative integer, got {v:?}"
+                ))
+            })
         };
         if let Some(v) = get("ttl.ms") {
             c.ttl_ms = number("ttl.ms", v)?.max(1);
@@ -77,11 +87,21 @@ impl MemoryPluginConfig {
             c.backoff.in_flight_timeout_ms = number("inflight.timeout.ms", v)?;
         }
         if let Some(v) = get("backoff.jitter") {
-            let j = v.trim().parse::<f64>().ok().filter(|j| (0.0..=1.0).contains(j));
-            c.backoff.jitter = j.ok_or_else(|| PluginError::InvalidRequest(format!("{PREFIX}backoff.jitter: expected a number in [0, 1], got {v:?}")))?;
+            let j = v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|j| (0.0..=1.0).contains(j));
+            c.backoff.jitter = j.ok_or_else(|| {
+                PluginError::InvalidRequest(format!(
+                    "{PREFIX}backoff.jitter: expected a number in [0, 1], got {v:?}"
+                ))
+            })?;
         }
         if c.backoff.max_ms < c.backoff.base_ms {
-            return Err(PluginError::InvalidRequest(format!("{PREFIX}backoff.max.ms must be at least {PREFIX}backoff.base.ms")));
+            return Err(PluginError::InvalidRequest(format!(
+                "{PREFIX}backoff.max.ms must be at least {PREFIX}backoff.base.ms"
+            )));
         }
         Ok(c)
     }
@@ -106,7 +126,12 @@ struct GroupEntry {
 
 impl GroupEntry {
     fn new(id: Uuid, now: u64) -> Self {
-        GroupEntry { current_id: id, state: PushState::Idle, stored: None, last_seen: now }
+        GroupEntry {
+            current_id: id,
+            state: PushState::Idle,
+            stored: None,
+            last_seen: now,
+        }
     }
 
     /// The id that is never asked for again (stored or refused), if the current one is.
@@ -183,8 +208,9 @@ struct Settled {
 impl Settled {
     fn new(groups: Vec<(compact_str::CompactString, Uuid, u64)>) -> Self {
         let hasher = hashbrown::DefaultHashBuilder::default();
-        let mut slots: Box<[Option<SettledGroup>]> =
-            (0..(groups.len() * 2).next_power_of_two()).map(|_| None).collect();
+        let mut slots: Box<[Option<SettledGroup>]> = (0..(groups.len() * 2).next_power_of_two())
+            .map(|_| None)
+            .collect();
         let mask = slots.len().wrapping_sub(1);
         for (group_id, id, last_seen) in groups {
             let hash = hasher.hash_one(group_id.as_str());
@@ -192,7 +218,12 @@ impl Settled {
             while slots[at].is_some() {
                 at = (at + 1) & mask;
             }
-            slots[at] = Some(SettledGroup { hash, group_id, id, last_seen: AtomicU64::new(last_seen) });
+            slots[at] = Some(SettledGroup {
+                hash,
+                group_id,
+                id,
+                last_seen: AtomicU64::new(last_seen),
+            });
         }
         Settled { hasher, slots }
     }
@@ -242,7 +273,11 @@ impl Shard {
     /// When the group was last heard from: its entry's stamp or, if later, the one calls
     /// without the lock left in the snapshot. Call it holding the lock.
     fn last_seen(&self, group_id: &str, entry: &GroupEntry) -> u64 {
-        let settled = self.settled.load().get(group_id).map_or(0, SettledGroup::last_seen);
+        let settled = self
+            .settled
+            .load()
+            .get(group_id)
+            .map_or(0, SettledGroup::last_seen);
         entry.last_seen.max(settled)
     }
 
@@ -259,7 +294,11 @@ impl Shard {
     /// first, so none is lost.
     fn republish_all(&self, map: &mut ShardMap) {
         self.collect_keepalives(map);
-        let settled = map.groups.iter().filter_map(|(g, e)| Some((g.clone(), e.settled_id()?, e.last_seen))).collect();
+        let settled = map
+            .groups
+            .iter()
+            .filter_map(|(g, e)| Some((g.clone(), e.settled_id()?, e.last_seen)))
+            .collect();
         self.settled.store(Arc::new(Settled::new(settled)));
     }
 
@@ -343,7 +382,8 @@ impl MemoryPlugin {
             let mut map = shard.lock();
             shard.collect_keepalives(&mut map);
             let before = map.groups.len();
-            map.groups.retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
+            map.groups
+                .retain(|_, e| now.saturating_sub(e.last_seen) < self.config.ttl_ms);
             if map.groups.len() != before {
                 shard.republish_all(&mut map);
             }
@@ -357,7 +397,10 @@ impl MemoryPlugin {
 
     #[cfg(test)]
     fn entries_visited(&self) -> u64 {
-        self.shards.iter().map(|s| s.lock().visited + s.settled_visits.load(Ordering::Relaxed)).sum()
+        self.shards
+            .iter()
+            .map(|s| s.lock().visited + s.settled_visits.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Records a transient failure for the current id (for storage backends built on this one):
@@ -368,7 +411,8 @@ impl MemoryPlugin {
         let shard = self.shard(group_id);
         let mut map = shard.lock();
         if let Some(e) = map.groups.get_mut(group_id) {
-            e.state.transient_failure(now, &self.config.backoff, rand::random::<f64>());
+            e.state
+                .transient_failure(now, &self.config.backoff, rand::random::<f64>());
             if e.stored.as_ref().is_some_and(|s| s.id == e.current_id) {
                 e.stored = None;
             }
@@ -398,7 +442,9 @@ impl MemoryPlugin {
         }
         entry.last_seen = now;
         entry.move_to(id);
-        entry.state.should_request_with(now, &self.config.backoff, rand::random::<f64>)
+        entry
+            .state
+            .should_request_with(now, &self.config.backoff, rand::random::<f64>)
     }
 
     /// `set_topology` on the group's entry.
@@ -428,7 +474,10 @@ impl MemoryPlugin {
             entry.state = PushState::Disabled;
             return Err(e);
         }
-        entry.stored = Some(Stored { id, description: Arc::new(description) });
+        entry.stored = Some(Stored {
+            id,
+            description: Arc::new(description),
+        });
         entry.state = PushState::Stored;
         Ok(())
     }
@@ -437,7 +486,10 @@ impl MemoryPlugin {
         let mut ids = HashSet::new();
         for s in &description.subtopologies {
             if !ids.insert(s.id.as_str()) {
-                return Err(PluginError::InvalidRequest(format!("sub-topology {} appears twice", s.id)));
+                return Err(PluginError::InvalidRequest(format!(
+                    "sub-topology {} appears twice",
+                    s.id
+                )));
             }
         }
         Ok(())
@@ -470,7 +522,10 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
                 self.heartbeat(entry, last_seen, id, now)
             }
             None => {
-                let entry = map.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
+                let entry = map
+                    .groups
+                    .entry(group_id.into())
+                    .or_insert_with(|| GroupEntry::new(id, now));
                 self.heartbeat(entry, now, id, now)
             }
         };
@@ -491,13 +546,20 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
         self.maybe_sweep(now);
         let shard = self.shard(group_id);
         let mut map = shard.lock();
-        let entry = map.groups.entry(group_id.into()).or_insert_with(|| GroupEntry::new(id, now));
+        let entry = map
+            .groups
+            .entry(group_id.into())
+            .or_insert_with(|| GroupEntry::new(id, now));
         let result = self.store(entry, id, description, size, valid, now);
         shard.republish(&mut map, group_id);
         result
     }
 
-    async fn delete_topology(&self, _ctx: &RequestContext, group_id: &str) -> Result<(), PluginError> {
+    async fn delete_topology(
+        &self,
+        _ctx: &RequestContext,
+        group_id: &str,
+    ) -> Result<(), PluginError> {
         let shard = self.shard(group_id);
         let mut map = shard.lock();
         map.groups.remove(group_id);
@@ -515,13 +577,19 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
         self.maybe_sweep(now);
         let shard = self.shard(group_id);
         let mut map = shard.lock();
-        let Some(entry) = map.groups.get(group_id) else { return Ok(None) };
+        let Some(entry) = map.groups.get(group_id) else {
+            return Ok(None);
+        };
         if self.expired_since(shard.last_seen(group_id, entry), now) {
             map.groups.remove(group_id);
             shard.republish(&mut map, group_id);
             return Ok(None);
         }
-        Ok(entry.stored.as_ref().filter(|s| s.id == id).map(|s| (*s.description).clone()))
+        Ok(entry
+            .stored
+            .as_ref()
+            .filter(|s| s.id == id)
+            .map(|s| (*s.description).clone()))
     }
 }
 

@@ -9,7 +9,10 @@ use crate::memory::MemoryPlugin;
 /// (short name, aliases) of every built-in plugin.
 pub const BUILT_IN: &[(&str, &[&str])] = &[(
     "memory",
-    &["org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin", "io.kcoord.plugins.MemoryTopologyDescriptionPlugin"],
+    &[
+        "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
+        "io.kcoord.plugins.MemoryTopologyDescriptionPlugin",
+    ],
 )];
 
 #[derive(Debug, thiserror::Error)]
@@ -30,18 +33,34 @@ pub fn known_names() -> String {
 }
 
 /// Builds and configures the plugin `name` (short name or alias).
-pub fn create(name: &str, configs: &PluginConfigs) -> Result<Arc<dyn StreamsGroupTopologyDescriptionPlugin>, RegistryError> {
+pub fn create(
+    name: &str,
+    configs: &PluginConfigs,
+) -> Result<Arc<dyn StreamsGroupTopologyDescriptionPlugin>, RegistryError> {
     let name = name.trim();
     let short = BUILT_IN
         .iter()
         .find(|(short, aliases)| *short == name || aliases.contains(&name))
         .map(|(short, _)| *short)
-        .ok_or_else(|| RegistryError::Unknown { name: name.to_string(), known: known_names() })?;
+        .ok_or_else(|| RegistryError::Unknown {
+            name: name.to_string(),
+            known: known_names(),
+        })?;
     let mut plugin = match short {
         "memory" => MemoryPlugin::default(),
-        _ => return Err(RegistryError::Unknown { name: name.to_string(), known: known_names() }),
+        _ => {
+            return Err(RegistryError::Unknown {
+                name: name.to_string(),
+                known: known_names(),
+            })
+        }
     };
-    plugin.configure(configs).map_err(|source| RegistryError::Configure { name: short.to_string(), source })?;
+    plugin
+        .configure(configs)
+        .map_err(|source| RegistryError::Configure {
+            name: short.to_string(),
+            source,
+        })?;
     Ok(Arc::new(plugin))
 }
 
@@ -52,18 +71,32 @@ mod tests {
     #[test]
     fn finds_plugins_by_name_and_alias() {
         assert!(create("memory", &PluginConfigs::new()).is_ok());
-        assert!(create("org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin", &PluginConfigs::new()).is_ok());
+        assert!(create(
+            "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
+            &PluginConfigs::new()
+        )
+        .is_ok());
     }
 
     #[test]
     fn an_unknown_name_lists_the_known_ones() {
-        let err = create("nope", &PluginConfigs::new()).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = create("nope", &PluginConfigs::new())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("\"nope\"") && err.contains("memory"), "{err}");
     }
 
     #[test]
     fn bad_plugin_settings_are_reported() {
-        let configs: PluginConfigs = [("group.streams.topology.description.memory.max.bytes".to_string(), "lots".to_string())].into();
-        assert!(matches!(create("memory", &configs), Err(RegistryError::Configure { .. })));
+        let configs: PluginConfigs = [(
+            "group.streams.topology.description.memory.max.bytes".to_string(),
+            "lots".to_string(),
+        )]
+        .into();
+        assert!(matches!(
+            create("memory", &configs),
+            Err(RegistryError::Configure { .. })
+        ));
     }
 }

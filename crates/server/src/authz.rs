@@ -67,11 +67,7 @@ pub fn authorize(
 /// Kafka's `AuthHelper.authorizedOperations`: the operations the resource type supports that
 /// the principal may perform, as a bit field of operation codes. Without an authorizer that
 /// is every supported operation (`AclEntry.supportedOperations`).
-pub fn authorized_operations(
-    ctx: &RequestContext<'_>,
-    resource: ResourceType,
-    name: &str,
-) -> i32 {
+pub fn authorized_operations(ctx: &RequestContext<'_>, resource: ResourceType, name: &str) -> i32 {
     use AclOperation::*;
     let supported: &[AclOperation] = match resource {
         ResourceType::Topic => &[

@@ -94,7 +94,10 @@ fn raise_open_file_limit() {
         use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
         let limit = getrlimit(Resource::Nofile);
         if limit.current < limit.maximum {
-            let raised = Rlimit { current: limit.maximum, maximum: limit.maximum };
+            let raised = Rlimit {
+                current: limit.maximum,
+                maximum: limit.maximum,
+            };
             match setrlimit(Resource::Nofile, raised) {
                 Ok(()) => debug!(open_files = ?limit.maximum, "raised the open file limit"),
                 Err(e) => warn!(error = %e, "could not raise the open file limit"),
@@ -208,7 +211,9 @@ fn idle_at_most_every_second(on_idle: fn()) {
 
 /// Whether a second has passed since `last` (or nothing ran yet); if so, `last` becomes `now`.
 fn due(last: &Cell<Option<Instant>>, now: Instant) -> bool {
-    let due = last.get().is_none_or(|t| now.saturating_duration_since(t) >= Duration::from_secs(1));
+    let due = last
+        .get()
+        .is_none_or(|t| now.saturating_duration_since(t) >= Duration::from_secs(1));
     if due {
         last.set(Some(now));
     }
@@ -226,7 +231,10 @@ mod idle_tests {
         assert!(due(&last, t0), "the first idle moment runs it");
         assert!(!due(&last, t0 + Duration::from_millis(999)));
         assert!(due(&last, t0 + Duration::from_secs(1)));
-        assert!(!due(&last, t0 + Duration::from_millis(1500)), "counted from the last run");
+        assert!(
+            !due(&last, t0 + Duration::from_millis(1500)),
+            "counted from the last run"
+        );
         assert!(due(&last, t0 + Duration::from_secs(2)));
     }
 }

@@ -48,9 +48,18 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(server: Arc<ServerState>, listener: Arc<ListenerInfo>, peer: SocketAddr) -> Connection {
+    pub fn new(
+        server: Arc<ServerState>,
+        listener: Arc<ListenerInfo>,
+        peer: SocketAddr,
+    ) -> Connection {
         let client_host = crate::state::client_host(peer).into();
-        Connection { server, listener, peer, client_host }
+        Connection {
+            server,
+            listener,
+            peer,
+            client_host,
+        }
     }
 }
 
@@ -157,7 +166,12 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         // The data plane.
         ApiKey::Produce => produce(&ctx, api, version, body),
         ApiKey::Fetch => match decode(&ctx, api, version, body) {
-            Ok(request) => respond_shared(&ctx, api, version, &fetch::handle(&ctx, request, version).await),
+            Ok(request) => respond_shared(
+                &ctx,
+                api,
+                version,
+                &fetch::handle(&ctx, request, version).await,
+            ),
             Err(outcome) => outcome,
         },
         ApiKey::ListOffsets => sync_call!(ctx, api, version, body, list_offsets::handle),
@@ -165,8 +179,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         ApiKey::InitProducerId => async_call!(ctx, api, version, body, init_producer_id::handle),
         ApiKey::OffsetForLeaderEpoch => {
             sync_call!(ctx, api, version, body, offset_for_leader_epoch::handle)
-        }
-        // Every ApiKey has an arm: a new schema must decide here how it is served.
+        } // Every ApiKey has an arm: a new schema must decide here how it is served.
     }
 }
 
@@ -201,7 +214,12 @@ fn produce(ctx: &RequestContext<'_>, api: ApiKey, version: i16, body: Bytes) -> 
 }
 
 /// Like [`respond`], for a response whose record batches go out by reference.
-fn respond_shared(ctx: &RequestContext<'_>, api: ApiKey, version: i16, response: &kcoord_wire::messages::FetchResponse) -> Outcome {
+fn respond_shared(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    response: &kcoord_wire::messages::FetchResponse,
+) -> Outcome {
     let mut frame = SharedFrame::new();
     for part in response
         .responses

@@ -65,7 +65,10 @@ pub enum SessionFetch {
     /// A full fetch of the request's partitions; answer with this session id (0: none).
     Full { session_id: i32 },
     /// An incremental fetch: the session's partitions, with the request's changes applied.
-    Incremental { session_id: i32, partitions: Vec<FetchPartition> },
+    Incremental {
+        session_id: i32,
+        partitions: Vec<FetchPartition>,
+    },
     /// Answer with this top-level error and no partitions.
     Error(ErrorCode),
 }
@@ -143,7 +146,11 @@ impl FetchSessions {
                     .partitions
                     .retain(|c| !forgotten.contains(&c.partition.key()));
                 for p in partitions {
-                    match session.partitions.iter_mut().find(|c| c.partition.key() == p.key()) {
+                    match session
+                        .partitions
+                        .iter_mut()
+                        .find(|c| c.partition.key() == p.key())
+                    {
                         Some(c) => c.partition = p.clone(),
                         None => session.partitions.push(Cached {
                             partition: p.clone(),
@@ -159,7 +166,11 @@ impl FetchSessions {
                 }
                 SessionFetch::Incremental {
                     session_id,
-                    partitions: session.partitions.iter().map(|c| c.partition.clone()).collect(),
+                    partitions: session
+                        .partitions
+                        .iter()
+                        .map(|c| c.partition.clone())
+                        .collect(),
                 }
             }
         }
@@ -168,7 +179,13 @@ impl FetchSessions {
     /// A new session, evicting one if the cache is full (Kafka's `tryEvict`): the least
     /// recently used if idle for [`EVICTION_IDLE_MS`], else the smallest session older than
     /// that with strictly fewer partitions than the new one; when none can go, no session.
-    fn create(&self, sessions: &mut HashMap<i32, Session>, partitions: &[FetchPartition], uses_topic_ids: bool, now_ms: i64) -> i32 {
+    fn create(
+        &self,
+        sessions: &mut HashMap<i32, Session>,
+        partitions: &[FetchPartition],
+        uses_topic_ids: bool,
+        now_ms: i64,
+    ) -> i32 {
         if self.max_sessions == 0 || partitions.is_empty() {
             return 0;
         }
@@ -181,7 +198,10 @@ impl FetchSessions {
             let smaller = || {
                 sessions
                     .iter()
-                    .filter(|(_, s)| now_ms - s.created_ms >= EVICTION_IDLE_MS && s.partitions.len() < partitions.len())
+                    .filter(|(_, s)| {
+                        now_ms - s.created_ms >= EVICTION_IDLE_MS
+                            && s.partitions.len() < partitions.len()
+                    })
                     .min_by_key(|(id, s)| (s.partitions.len(), **id))
                     .map(|(id, _)| *id)
             };
@@ -223,7 +243,12 @@ impl FetchSessions {
     /// error, or a high watermark or log start offset other than last sent (Kafka's
     /// `CachedPartition.maybeUpdateResponseData`). `outcomes` follow the partitions given to the
     /// fetch, in order.
-    pub fn finish(&self, session_id: i32, incremental: bool, outcomes: &[PartitionOutcome]) -> Vec<bool> {
+    pub fn finish(
+        &self,
+        session_id: i32,
+        incremental: bool,
+        outcomes: &[PartitionOutcome],
+    ) -> Vec<bool> {
         let mut sessions = self.lock();
         let Some(session) = sessions.get_mut(&session_id) else {
             return vec![true; outcomes.len()];
@@ -297,51 +322,112 @@ mod tests {
     #[test]
     fn a_session_answers_only_what_changed() {
         let s = FetchSessions::new(10);
-        let SessionFetch::Full { session_id } = s.begin(0, 0, true, &[p(0, 0), p(1, 0)], &[], 0) else { panic!() };
+        let SessionFetch::Full { session_id } = s.begin(0, 0, true, &[p(0, 0), p(1, 0)], &[], 0)
+        else {
+            panic!()
+        };
         assert_ne!(session_id, 0);
-        assert_eq!(s.finish(session_id, false, &[outcome(0, false), outcome(5, true)]), vec![true, true]);
+        assert_eq!(
+            s.finish(session_id, false, &[outcome(0, false), outcome(5, true)]),
+            vec![true, true]
+        );
 
         // Epoch 1: partition 1 returned records, so it is now read last; nothing new anywhere.
-        let SessionFetch::Incremental { partitions, .. } = s.begin(session_id, 1, true, &[p(1, 5)], &[], 1) else { panic!() };
+        let SessionFetch::Incremental { partitions, .. } =
+            s.begin(session_id, 1, true, &[p(1, 5)], &[], 1)
+        else {
+            panic!()
+        };
         assert_eq!(partitions, vec![p(0, 0), p(1, 5)]);
-        assert_eq!(s.finish(session_id, true, &[outcome(0, false), outcome(5, false)]), vec![false, false]);
+        assert_eq!(
+            s.finish(session_id, true, &[outcome(0, false), outcome(5, false)]),
+            vec![false, false]
+        );
 
         // Epoch 2: partition 0 got data; partition 1 is forgotten.
-        let SessionFetch::Incremental { partitions, .. } = s.begin(session_id, 2, true, &[], &[(Uuid::from_u128(1), "t".into(), 1)], 2) else { panic!() };
+        let SessionFetch::Incremental { partitions, .. } = s.begin(
+            session_id,
+            2,
+            true,
+            &[],
+            &[(Uuid::from_u128(1), "t".into(), 1)],
+            2,
+        ) else {
+            panic!()
+        };
         assert_eq!(partitions, vec![p(0, 0)]);
         assert_eq!(s.finish(session_id, true, &[outcome(3, true)]), vec![true]);
 
-        assert_eq!(s.begin(session_id, 2, true, &[], &[], 3), SessionFetch::Error(ErrorCode::INVALID_FETCH_SESSION_EPOCH));
-        assert_eq!(s.begin(session_id, 3, false, &[], &[], 3), SessionFetch::Error(ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR));
-        assert_eq!(s.begin(7, 1, true, &[], &[], 3), SessionFetch::Error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND));
-        assert_eq!(s.begin(session_id, FINAL_EPOCH, true, &[], &[], 3), SessionFetch::Full { session_id: 0 });
+        assert_eq!(
+            s.begin(session_id, 2, true, &[], &[], 3),
+            SessionFetch::Error(ErrorCode::INVALID_FETCH_SESSION_EPOCH)
+        );
+        assert_eq!(
+            s.begin(session_id, 3, false, &[], &[], 3),
+            SessionFetch::Error(ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR)
+        );
+        assert_eq!(
+            s.begin(7, 1, true, &[], &[], 3),
+            SessionFetch::Error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND)
+        );
+        assert_eq!(
+            s.begin(session_id, FINAL_EPOCH, true, &[], &[], 3),
+            SessionFetch::Full { session_id: 0 }
+        );
         assert!(s.is_empty(), "epoch -1 closes the session");
     }
 
     #[test]
     fn a_full_cache_evicts_only_idle_sessions() {
         let s = FetchSessions::new(1);
-        let SessionFetch::Full { session_id: first } = s.begin(0, 0, true, &[p(0, 0)], &[], 0) else { panic!() };
-        assert_eq!(s.begin(0, 0, true, &[p(0, 0)], &[], 1_000), SessionFetch::Full { session_id: 0 }, "no room");
-        let SessionFetch::Full { session_id: second } = s.begin(0, 0, true, &[p(0, 0)], &[], EVICTION_IDLE_MS) else { panic!() };
+        let SessionFetch::Full { session_id: first } = s.begin(0, 0, true, &[p(0, 0)], &[], 0)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            s.begin(0, 0, true, &[p(0, 0)], &[], 1_000),
+            SessionFetch::Full { session_id: 0 },
+            "no room"
+        );
+        let SessionFetch::Full { session_id: second } =
+            s.begin(0, 0, true, &[p(0, 0)], &[], EVICTION_IDLE_MS)
+        else {
+            panic!()
+        };
         assert!(second != 0 && second != first);
         assert_eq!(s.len(), 1);
         // A busy but old session with fewer partitions makes room for a bigger one.
         s.begin(second, 1, true, &[], &[], 2 * EVICTION_IDLE_MS - 1);
-        let SessionFetch::Full { session_id: third } = s.begin(0, 0, true, &[p(0, 0), p(1, 0)], &[], 2 * EVICTION_IDLE_MS) else { panic!() };
+        let SessionFetch::Full { session_id: third } =
+            s.begin(0, 0, true, &[p(0, 0), p(1, 0)], &[], 2 * EVICTION_IDLE_MS)
+        else {
+            panic!()
+        };
         assert!(third != 0 && third != second);
-        assert_eq!(FetchSessions::new(0).begin(0, 0, true, &[p(0, 0)], &[], 0), SessionFetch::Full { session_id: 0 });
+        assert_eq!(
+            FetchSessions::new(0).begin(0, 0, true, &[p(0, 0)], &[], 0),
+            SessionFetch::Full { session_id: 0 }
+        );
     }
 
     #[test]
     fn errors_are_always_sent_and_sent_again_once_gone() {
         let s = FetchSessions::new(10);
-        let SessionFetch::Full { session_id } = s.begin(0, 0, true, &[p(0, 0)], &[], 0) else { panic!() };
+        let SessionFetch::Full { session_id } = s.begin(0, 0, true, &[p(0, 0)], &[], 0) else {
+            panic!()
+        };
         s.finish(session_id, false, &[outcome(5, false)]);
         s.begin(session_id, 1, true, &[], &[], 0);
-        let err = PartitionOutcome { error: true, ..outcome(5, false) };
+        let err = PartitionOutcome {
+            error: true,
+            ..outcome(5, false)
+        };
         assert_eq!(s.finish(session_id, true, &[err]), vec![true]);
         s.begin(session_id, 2, true, &[], &[], 0);
-        assert_eq!(s.finish(session_id, true, &[outcome(5, false)]), vec![true], "the recovered partition is sent");
+        assert_eq!(
+            s.finish(session_id, true, &[outcome(5, false)]),
+            vec![true],
+            "the recovered partition is sent"
+        );
     }
 }

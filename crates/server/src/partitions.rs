@@ -71,15 +71,34 @@ impl Partitions {
     /// topic of the catalog are opened (and recovered); the others (left by a topic deleted
     /// while the daemon was down, or by another metadata log) are renamed `...-stray` and kept,
     /// as Kafka keeps stray logs; missing ones are created.
-    pub fn open(settings: LogSettings, topics: &TopicsImage, now_ms: i64) -> Result<Partitions, StorageError> {
+    pub fn open(
+        settings: LogSettings,
+        topics: &TopicsImage,
+        now_ms: i64,
+    ) -> Result<Partitions, StorageError> {
         let partitions = Partitions::new(settings);
         let found = dirs::find_logs(&partitions.settings.log_dirs)?;
         let mut logs = HashMap::new();
         for f in found {
             match partitions.belongs(&f, topics) {
                 Some((topic_id, leader_epoch, config)) => {
-                    let log = Log::open(format!("{}-{}", f.topic, f.partition), &f.dir, config, now_ms, partitions.settings.producer_id_expiration_ms)?;
-                    logs.insert((topic_id, f.partition), Arc::new(partition(&f.topic, topic_id, f.partition, leader_epoch, log)));
+                    let log = Log::open(
+                        format!("{}-{}", f.topic, f.partition),
+                        &f.dir,
+                        config,
+                        now_ms,
+                        partitions.settings.producer_id_expiration_ms,
+                    )?;
+                    logs.insert(
+                        (topic_id, f.partition),
+                        Arc::new(partition(
+                            &f.topic,
+                            topic_id,
+                            f.partition,
+                            leader_epoch,
+                            log,
+                        )),
+                    );
                 }
                 None => {
                     // Kafka marks such a log as stray and keeps it: the metadata log may be the
@@ -111,7 +130,10 @@ impl Partitions {
     }
 
     /// A topic's settings: the broker defaults overridden by its configs.
-    pub fn log_config(&self, configs: &std::collections::BTreeMap<String, String>) -> Result<LogConfig, kcoord_storage::config::InvalidConfig> {
+    pub fn log_config(
+        &self,
+        configs: &std::collections::BTreeMap<String, String>,
+    ) -> Result<LogConfig, kcoord_storage::config::InvalidConfig> {
         self.settings.defaults.with_topic_configs(configs)
     }
 
@@ -153,7 +175,11 @@ impl Partitions {
             .iter()
             .flat_map(|t| t.partitions.keys().map(move |p| (t.id, *p)))
             .collect();
-        let removed: Vec<(Uuid, i32)> = logs.keys().filter(|k| !wanted.contains(k)).copied().collect();
+        let removed: Vec<(Uuid, i32)> = logs
+            .keys()
+            .filter(|k| !wanted.contains(k))
+            .copied()
+            .collect();
         for key in removed {
             if let Some(p) = logs.remove(&key) {
                 // Fetches still holding it finish on their copy; the files go now.
@@ -185,11 +211,29 @@ impl Partitions {
                     }
                     continue;
                 }
-                match self.create_log(&topic.name, topic.id, *index, config.clone(), &mut per_dir, now_ms) {
+                match self.create_log(
+                    &topic.name,
+                    topic.id,
+                    *index,
+                    config.clone(),
+                    &mut per_dir,
+                    now_ms,
+                ) {
                     Ok(log) => {
-                        logs.insert((topic.id, *index), Arc::new(partition(&topic.name, topic.id, *index, p.leader_epoch, log)));
+                        logs.insert(
+                            (topic.id, *index),
+                            Arc::new(partition(
+                                &topic.name,
+                                topic.id,
+                                *index,
+                                p.leader_epoch,
+                                log,
+                            )),
+                        );
                     }
-                    Err(e) => error!(topic = %topic.name, partition = index, error = %e, "could not create the partition log"),
+                    Err(e) => {
+                        error!(topic = %topic.name, partition = index, error = %e, "could not create the partition log")
+                    }
                 }
             }
         }
@@ -199,7 +243,12 @@ impl Partitions {
         let mut counts = vec![0; self.settings.log_dirs.len()];
         for p in logs.values() {
             if let Some(dir) = p.log().dir() {
-                if let Some(i) = self.settings.log_dirs.iter().position(|root| dir.starts_with(root)) {
+                if let Some(i) = self
+                    .settings
+                    .log_dirs
+                    .iter()
+                    .position(|root| dir.starts_with(root))
+                {
                     counts[i] += 1;
                 }
             }
@@ -207,16 +256,41 @@ impl Partitions {
         counts
     }
 
-    fn create_log(&self, topic: &str, topic_id: Uuid, index: i32, config: LogConfig, per_dir: &mut [usize], now_ms: i64) -> Result<Log, StorageError> {
+    fn create_log(
+        &self,
+        topic: &str,
+        topic_id: Uuid,
+        index: i32,
+        config: LogConfig,
+        per_dir: &mut [usize],
+        now_ms: i64,
+    ) -> Result<Log, StorageError> {
         let name = format!("{topic}-{index}");
         if self.settings.in_memory() {
             return Ok(Log::in_memory(name, config, now_ms));
         }
-        let dir = dirs::create_log_dir(&self.settings.log_dirs, per_dir, topic, index, &kcoord_controller::kafka_uuid(&topic_id))?;
-        if let Some(i) = self.settings.log_dirs.iter().position(|root| dir.starts_with(root)) {
+        let dir = dirs::create_log_dir(
+            &self.settings.log_dirs,
+            per_dir,
+            topic,
+            index,
+            &kcoord_controller::kafka_uuid(&topic_id),
+        )?;
+        if let Some(i) = self
+            .settings
+            .log_dirs
+            .iter()
+            .position(|root| dir.starts_with(root))
+        {
             per_dir[i] += 1;
         }
-        Log::open(name, &dir, config, now_ms, self.settings.producer_id_expiration_ms)
+        Log::open(
+            name,
+            &dir,
+            config,
+            now_ms,
+            self.settings.producer_id_expiration_ms,
+        )
     }
 
     /// Flushes every log (at shutdown).
@@ -231,7 +305,10 @@ impl Partitions {
 
 /// Kafka's name for a stray log: `<topic>-<partition>.<unique id>-stray`, beside it.
 fn stray_name(dir: &std::path::Path) -> PathBuf {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     dir.with_file_name(format!("{name}.{}-stray", Uuid::new_v4().simple()))
 }
 
@@ -253,16 +330,39 @@ mod tests {
     #[test]
     fn logs_of_unknown_topics_are_kept_aside_not_deleted() {
         let dir = tempfile::tempdir().unwrap();
-        let settings = LogSettings { log_dirs: vec![dir.path().to_path_buf()], ..LogSettings::default() };
-        let ghost = dirs::create_log_dir(&settings.log_dirs, &[0], "ghost", 0, "AAAAAAAAAAAAAAAAAAAAAQ").unwrap();
+        let settings = LogSettings {
+            log_dirs: vec![dir.path().to_path_buf()],
+            ..LogSettings::default()
+        };
+        let ghost = dirs::create_log_dir(
+            &settings.log_dirs,
+            &[0],
+            "ghost",
+            0,
+            "AAAAAAAAAAAAAAAAAAAAAQ",
+        )
+        .unwrap();
         std::fs::write(ghost.join("00000000000000000000.log"), b"data").unwrap();
         let partitions = Partitions::open(settings, &TopicsImage::default(), 0).unwrap();
         assert!(partitions.is_empty());
         assert!(!ghost.exists());
-        let strays: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        let strays: Vec<PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         assert_eq!(strays.len(), 1);
-        let name = strays[0].file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("ghost-0.") && name.ends_with("-stray"), "{name}");
-        assert_eq!(std::fs::read(strays[0].join("00000000000000000000.log")).unwrap(), b"data");
+        let name = strays[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with("ghost-0.") && name.ends_with("-stray"),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read(strays[0].join("00000000000000000000.log")).unwrap(),
+            b"data"
+        );
     }
 }

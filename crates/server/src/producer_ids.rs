@@ -47,7 +47,9 @@ impl ProducerIds {
                 warn!(error = %e, "the controller could not allocate producer ids");
                 NoProducerId(e)
             })?;
-        *self.block.lock().unwrap_or_else(PoisonError::into_inner) = (block.first, block.first + block.size);
-        self.take().ok_or_else(|| NoProducerId("the controller returned an empty block".into()))
+        *self.block.lock().unwrap_or_else(PoisonError::into_inner) =
+            (block.first, block.first + block.size);
+        self.take()
+            .ok_or_else(|| NoProducerId("the controller returned an empty block".into()))
     }
 }

@@ -80,7 +80,10 @@ pub async fn start(config: Config) -> Result<ServerHandle, StartError> {
 /// [`start`] with parts supplied by the embedding program instead of the configuration: a
 /// topology description plugin instance, an authorizer, a gate that holds the coordinator
 /// shards in their loading state (see [`Extensions`]).
-pub async fn start_with(config: Config, extensions: Extensions) -> Result<ServerHandle, StartError> {
+pub async fn start_with(
+    config: Config,
+    extensions: Extensions,
+) -> Result<ServerHandle, StartError> {
     // Before binding, and before the plugin (nothing to close yet): a log that does not
     // replay must not leave a half-started node.
     let controller = crate::controller::ControllerBoot::open(&config, crate::clock::now_ms())?;
@@ -121,7 +124,12 @@ pub async fn start_with(config: Config, extensions: Extensions) -> Result<Server
     }
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
-    let (mut state, background) = ServerState::build_with(Arc::clone(&config), infos, controller, Arc::clone(&partitions));
+    let (mut state, background) = ServerState::build_with(
+        Arc::clone(&config),
+        infos,
+        controller,
+        Arc::clone(&partitions),
+    );
     state.topology = topology;
     state.authorizer = extensions.authorizer;
     let background = match extensions.load_gate {

@@ -84,7 +84,9 @@ pub struct ShardHandle {
 
 impl std::fmt::Debug for ShardHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShardHandle").field("index", &self.shared.index).finish_non_exhaustive()
+        f.debug_struct("ShardHandle")
+            .field("index", &self.shared.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -125,7 +127,9 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Locked> {
         // Jobs run under `catch_unwind` inside the lock, so a poisoned lock would mean a panic
         // in this module's own bookkeeping; the state is still the shard's last consistent one.
-        self.locked.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.locked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -158,7 +162,11 @@ impl ShardHandle {
         }
         let mut locked = self.shared.lock();
         let now = clock::now_ms();
-        let Locked { shard, topics, armed } = &mut *locked;
+        let Locked {
+            shard,
+            topics,
+            armed,
+        } = &mut *locked;
         // A bug must not take every group of the shard down with it: the caller gets
         // UNKNOWN_SERVER_ERROR and the shard keeps serving.
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(shard, topics, now)));
@@ -167,7 +175,10 @@ impl ShardHandle {
         }
         drop(locked);
         result.map_err(|_| {
-            error!(shard = self.index(), "a coordinator request panicked; answered UNKNOWN_SERVER_ERROR");
+            error!(
+                shard = self.index(),
+                "a coordinator request panicked; answered UNKNOWN_SERVER_ERROR"
+            );
             ShardError::Failed
         })
     }
@@ -309,7 +320,8 @@ impl ShardTask {
         loop {
             let now = clock::now_ms();
             let next = self.tick_if_due(now);
-            let wait = next.map(|d| Duration::from_millis(u64::try_from(d - now).unwrap_or(0).max(1)));
+            let wait =
+                next.map(|d| Duration::from_millis(u64::try_from(d - now).unwrap_or(0).max(1)));
             if let Some(wait) = wait {
                 sleep.as_mut().reset(tokio::time::Instant::now() + wait);
             }
@@ -324,7 +336,11 @@ impl ShardTask {
     /// Ticks when a deadline has passed; returns the next deadline, which it arms.
     fn tick_if_due(&self, now: i64) -> Option<i64> {
         let mut locked = self.shared.lock();
-        let Locked { shard, topics, armed } = &mut *locked;
+        let Locked {
+            shard,
+            topics,
+            armed,
+        } = &mut *locked;
         if shard.next_deadline().is_some_and(|d| d <= now) {
             let ticked = std::panic::catch_unwind(AssertUnwindSafe(|| shard.tick(topics, now)));
             match ticked {
@@ -333,7 +349,9 @@ impl ShardTask {
                         log_tick_event(self.shared.index, &event);
                     }
                 }
-                Ok(Err(e)) => error!(shard = self.shared.index, error = %e, "coordinator timers failed"),
+                Ok(Err(e)) => {
+                    error!(shard = self.shared.index, error = %e, "coordinator timers failed")
+                }
                 Err(_) => error!(shard = self.shared.index, "coordinator timers panicked"),
             }
         }

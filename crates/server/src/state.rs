@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use kcoord_wire::messages::RequestHeader;
 
+use crate::authz::Authorizer;
 use crate::auto_topics::AutoTopicCreation;
 use crate::catalog::TopicCatalog;
 use crate::cluster::ClusterCatalog;
@@ -15,7 +16,6 @@ use crate::features::Features;
 use crate::fetch_sessions::FetchSessions;
 use crate::partitions::Partitions;
 use crate::producer_ids::ProducerIds;
-use crate::authz::Authorizer;
 use crate::shards::{Coordinators, LoadGate, ShardTasks};
 use crate::topology_plugin::TopologyDescriptions;
 
@@ -90,8 +90,12 @@ impl ServerState {
     /// (a log dir that cannot be read panics: this is for tests, [`crate::start`] reports it).
     pub fn build(config: Arc<Config>, listeners: Vec<ListenerInfo>) -> (Self, Background) {
         let boot = ControllerBoot::in_memory(&config);
-        let partitions = Partitions::open(config.log.clone(), &boot.topics_image(), crate::clock::now_ms())
-            .unwrap_or_else(|e| panic!("log.dirs: {e}"));
+        let partitions = Partitions::open(
+            config.log.clone(),
+            &boot.topics_image(),
+            crate::clock::now_ms(),
+        )
+        .unwrap_or_else(|e| panic!("log.dirs: {e}"));
         Self::build_with(config, listeners, boot, Arc::new(partitions))
     }
 

@@ -69,7 +69,13 @@ pub fn needs_topology_plugin(api: ApiKey) -> bool {
 pub fn advertised_apis(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
     let mut apis: Vec<(ApiKey, VersionRange)> = served_apis(kind)
         .map(|(api, range)| match api {
-            ApiKey::Produce => (api, VersionRange { min: PRODUCE_ADVERTISED_MIN, max: range.max }),
+            ApiKey::Produce => (
+                api,
+                VersionRange {
+                    min: PRODUCE_ADVERTISED_MIN,
+                    max: range.max,
+                },
+            ),
             _ => (api, range),
         })
         .collect();

@@ -26,11 +26,17 @@ const REPARTITION_SUFFIX: &str = "-repartition";
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyFileError {
     #[error("cannot read topology file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("topology file {path} is not a topology description: {reason}")]
     Parse { path: String, reason: String },
     #[error("topology file {path}: {source}")]
-    Invalid { path: String, source: InvalidTopologyDescription },
+    Invalid {
+        path: String,
+        source: InvalidTopologyDescription,
+    },
     #[error("topology file {path}: {source}")]
     Assignment { path: String, source: TopologyError },
 }
@@ -38,10 +44,21 @@ pub enum TopologyFileError {
 /// Reads and checks a topology description file.
 pub fn load(path: &Path) -> Result<TopologyDescription, TopologyFileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TopologyFileError::Read { path: shown.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| TopologyFileError::Read {
+        path: shown.clone(),
+        source,
+    })?;
     let description: TopologyDescription =
-        serde_json::from_str(&text).map_err(|e| TopologyFileError::Parse { path: shown.clone(), reason: e.to_string() })?;
-    description.validate().map_err(|source| TopologyFileError::Invalid { path: shown, source })?;
+        serde_json::from_str(&text).map_err(|e| TopologyFileError::Parse {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+    description
+        .validate()
+        .map_err(|source| TopologyFileError::Invalid {
+            path: shown,
+            source,
+        })?;
     Ok(description)
 }
 
@@ -50,7 +67,11 @@ fn is_repartition(topic: &str) -> bool {
 }
 
 /// The assignment topology the members join with.
-pub fn assignment_topology(description: &TopologyDescription, application_id: &str, epoch: i32) -> Result<Topology, TopologyError> {
+pub fn assignment_topology(
+    description: &TopologyDescription,
+    application_id: &str,
+    epoch: i32,
+) -> Result<Topology, TopologyError> {
     let mut subtopologies: Vec<_> = description.subtopologies.iter().collect();
     subtopologies.sort_by_key(|s| s.id);
     let mut builder = TopologyBuilder::new(epoch);
@@ -63,7 +84,12 @@ pub fn assignment_topology(description: &TopologyDescription, application_id: &s
             match &node.kind {
                 NodeKind::Source { topics } => {
                     for topic in topics {
-                        if is_repartition(topic) { &mut repartition_sources } else { &mut sources }.insert(topic.clone());
+                        if is_repartition(topic) {
+                            &mut repartition_sources
+                        } else {
+                            &mut sources
+                        }
+                        .insert(topic.clone());
                     }
                 }
                 NodeKind::Processor { stores: used } => stores.extend(used.iter().cloned()),
@@ -125,21 +151,42 @@ mod tests {
                 },
                 Subtopology {
                     id: 0,
-                    nodes: vec![Node::source("src", &["orders"], &["key"]), Node::processor("key", &[], &["rsink"]), Node::sink("rsink", Some("app-agg-repartition"))],
+                    nodes: vec![
+                        Node::source("src", &["orders"], &["key"]),
+                        Node::processor("key", &[], &["rsink"]),
+                        Node::sink("rsink", Some("app-agg-repartition")),
+                    ],
                 },
             ],
-            global_stores: vec![GlobalStore { id: 2, source: Node::source("g", &["products"], &["gp"]), processor: Node::processor("gp", &["products-store"], &[]) }],
+            global_stores: vec![GlobalStore {
+                id: 2,
+                source: Node::source("g", &["products"], &["gp"]),
+                processor: Node::processor("gp", &["products-store"], &[]),
+            }],
         };
         let topology = assignment_topology(&description, "app", 4).unwrap();
         assert_eq!(topology.epoch, 4);
-        let ids: Vec<&str> = topology.subtopologies.iter().map(|s| s.subtopology_id.as_str()).collect();
+        let ids: Vec<&str> = topology
+            .subtopologies
+            .iter()
+            .map(|s| s.subtopology_id.as_str())
+            .collect();
         assert_eq!(ids, ["0", "1"], "by id, global stores left out");
         let (first, second) = (&topology.subtopologies[0], &topology.subtopologies[1]);
         assert_eq!(first.source_topics, ["orders"]);
         assert_eq!(first.repartition_sink_topics, ["app-agg-repartition"]);
         assert!(second.source_topics.is_empty());
-        assert_eq!(second.repartition_source_topics[0].name, "app-agg-repartition");
-        assert_eq!(second.state_changelog_topics[0].name, "app-counts-changelog");
-        assert_eq!(source_topics(&description).into_iter().collect::<Vec<_>>(), ["orders", "products"]);
+        assert_eq!(
+            second.repartition_source_topics[0].name,
+            "app-agg-repartition"
+        );
+        assert_eq!(
+            second.state_changelog_topics[0].name,
+            "app-counts-changelog"
+        );
+        assert_eq!(
+            source_topics(&description).into_iter().collect::<Vec<_>>(),
+            ["orders", "products"]
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! One line per thing that happened to a member, from two consecutive snapshots of it.
 
-use kcoord_client::streams::{MemberSnapshot, MemberState, PushResult, Tasks, TopologyDescriptionRequest};
 use kcoord_client::api_name;
+use kcoord_client::streams::{
+    MemberSnapshot, MemberState, PushResult, Tasks, TopologyDescriptionRequest,
+};
 
 /// The lines for what changed between `before` and `after` of member `name`.
 pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> Vec<String> {
@@ -13,7 +15,11 @@ pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> V
     }
     if after.last_error != before.last_error {
         if let Some(error) = &after.last_error {
-            let what = if after.state == MemberState::Failed { "failed" } else { "heartbeat failed, retrying" };
+            let what = if after.state == MemberState::Failed {
+                "failed"
+            } else {
+                "heartbeat failed, retrying"
+            };
             lines.push(format!("{name}: {what}: {error}"));
         }
     }
@@ -30,7 +36,14 @@ pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> V
     }
     if after.statuses != before.statuses {
         let statuses: Vec<String> = after.statuses.iter().map(ToString::to_string).collect();
-        lines.push(format!("{name}: status: {}", if statuses.is_empty() { "none".to_string() } else { statuses.join("; ") }));
+        lines.push(format!(
+            "{name}: status: {}",
+            if statuses.is_empty() {
+                "none".to_string()
+            } else {
+                statuses.join("; ")
+            }
+        ));
     }
     let asked = |s: &MemberSnapshot| (s.topology_description_id, s.topology_description_required);
     if asked(after) != asked(before) {
@@ -41,8 +54,14 @@ pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> V
         }
     }
     if after.topology_pushes_sent > before.topology_pushes_sent {
-        if let Some(id) = after.topology_push_in_flight.or(after.last_topology_push.as_ref().map(|r| r.id)) {
-            lines.push(format!("{name}: pushed the topology description ({})", request(id)));
+        if let Some(id) = after
+            .topology_push_in_flight
+            .or(after.last_topology_push.as_ref().map(|r| r.id))
+        {
+            lines.push(format!(
+                "{name}: pushed the topology description ({})",
+                request(id)
+            ));
         }
     }
     let report_seq = |s: &MemberSnapshot| s.last_topology_push.as_ref().map(|r| r.seq);
@@ -52,7 +71,10 @@ pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> V
                 PushResult::Stored => "stored by the coordinator".to_string(),
                 other => other.to_string(),
             };
-            lines.push(format!("{name}: push result ({}): {verdict}", api_name(report.api_key)));
+            lines.push(format!(
+                "{name}: push result ({}): {verdict}",
+                api_name(report.api_key)
+            ));
         }
     }
     if after.state == MemberState::Left && before.state != MemberState::Left {
@@ -65,15 +87,21 @@ pub fn changes(name: &str, before: &MemberSnapshot, after: &MemberSnapshot) -> V
 /// a real epoch. (A member kept at epoch 0 by the initial rebalance delay sends a join with
 /// every heartbeat; that is no fencing.)
 fn fenced(before: &MemberSnapshot, after: &MemberSnapshot) -> bool {
-    let seen_fenced = before.responses > 0 && before.state != MemberState::Joining && after.state == MemberState::Joining;
+    let seen_fenced = before.responses > 0
+        && before.state != MemberState::Joining
+        && after.state == MemberState::Joining;
     let rejoined = after.joins > before.joins && before.member_epoch > 0;
     seen_fenced || rejoined
 }
 
 fn request(id: TopologyDescriptionRequest) -> String {
     match id {
-        TopologyDescriptionRequest::Id(id) => format!("UpdateStreamsGroupTopologyDescription, TopologyDescriptionId {id}"),
-        TopologyDescriptionRequest::Required => "StreamsGroupTopologyDescriptionUpdate, by topology epoch".to_string(),
+        TopologyDescriptionRequest::Id(id) => {
+            format!("UpdateStreamsGroupTopologyDescription, TopologyDescriptionId {id}")
+        }
+        TopologyDescriptionRequest::Required => {
+            "StreamsGroupTopologyDescriptionUpdate, by topology epoch".to_string()
+        }
     }
 }
 
@@ -127,7 +155,10 @@ mod tests {
             member_epoch: 2,
             responses: 1,
             joins: 1,
-            assignment: Assignment { active: tasks_from([("0", &[0, 1])]), ..Default::default() },
+            assignment: Assignment {
+                active: tasks_from([("0", &[0, 1])]),
+                ..Default::default()
+            },
             topology_description_id: Some(id),
             ..snapshot()
         };
@@ -146,20 +177,62 @@ mod tests {
         assert_eq!(changes("m", &asked, &after), ["m: pushed the topology description (StreamsGroupTopologyDescriptionUpdate, by topology epoch)"]);
         let sent = after.clone();
         after.topology_push_in_flight = None;
-        after.last_topology_push = Some(PushReport { seq: 1, id: TopologyDescriptionRequest::Required, api_key: 93, result: PushResult::Stored });
-        assert_eq!(changes("m", &sent, &after), ["m: push result (StreamsGroupTopologyDescriptionUpdate): stored by the coordinator"]);
+        after.last_topology_push = Some(PushReport {
+            seq: 1,
+            id: TopologyDescriptionRequest::Required,
+            api_key: 93,
+            result: PushResult::Stored,
+        });
+        assert_eq!(
+            changes("m", &sent, &after),
+            ["m: push result (StreamsGroupTopologyDescriptionUpdate): stored by the coordinator"]
+        );
     }
 
     #[test]
     fn joins_at_epoch_zero_are_no_fencing_but_a_rejoin_is() {
-        let waiting = MemberSnapshot { state: MemberState::Stable, responses: 1, joins: 1, ..snapshot() };
-        let still_waiting = MemberSnapshot { responses: 2, joins: 2, ..waiting.clone() };
-        assert!(changes("m", &waiting, &still_waiting).is_empty(), "the initial rebalance delay keeps epoch 0");
-        let member = MemberSnapshot { member_epoch: 3, ..still_waiting.clone() };
-        let fenced = MemberSnapshot { state: MemberState::Joining, member_epoch: 0, ..member.clone() };
+        let waiting = MemberSnapshot {
+            state: MemberState::Stable,
+            responses: 1,
+            joins: 1,
+            ..snapshot()
+        };
+        let still_waiting = MemberSnapshot {
+            responses: 2,
+            joins: 2,
+            ..waiting.clone()
+        };
+        assert!(
+            changes("m", &waiting, &still_waiting).is_empty(),
+            "the initial rebalance delay keeps epoch 0"
+        );
+        let member = MemberSnapshot {
+            member_epoch: 3,
+            ..still_waiting.clone()
+        };
+        let fenced = MemberSnapshot {
+            state: MemberState::Joining,
+            member_epoch: 0,
+            ..member.clone()
+        };
         assert_eq!(changes("m", &member, &fenced), ["m: fenced; rejoining"]);
-        let rejoined = MemberSnapshot { member_epoch: 4, joins: 3, responses: 3, ..member.clone() };
+        let rejoined = MemberSnapshot {
+            member_epoch: 4,
+            joins: 3,
+            responses: 3,
+            ..member.clone()
+        };
         assert_eq!(changes("m", &member, &rejoined), ["m: fenced; rejoining"]);
-        assert!(changes("m", &fenced, &MemberSnapshot { state: MemberState::Stable, member_epoch: 4, joins: 3, ..fenced.clone() }).is_empty());
+        assert!(changes(
+            "m",
+            &fenced,
+            &MemberSnapshot {
+                state: MemberState::Stable,
+                member_epoch: 4,
+                joins: 3,
+                ..fenced.clone()
+            }
+        )
+        .is_empty());
     }
 }

@@ -41,7 +41,11 @@ where
             return USAGE_EXIT;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             let _ = writeln!(err, "Error: cannot start the async runtime: {e}");

@@ -56,7 +56,9 @@ pub struct Options {
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
     if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
         return Err(format!("{text} is not a positive number of seconds"));
     }
@@ -80,7 +82,9 @@ where
 {
     match Options::try_parse_from(args) {
         Ok(options) => Parsed::Run(options),
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Parsed::Print(e.to_string()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            Parsed::Print(e.to_string())
+        }
         Err(e) => Parsed::Usage(one_line(&e)),
     }
 }
@@ -92,7 +96,10 @@ fn one_line(e: &clap::Error) -> String {
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let values = lines.find(|l| l.starts_with("[possible values:")).map(|l| format!(" {l}")).unwrap_or_default();
+    let values = lines
+        .find(|l| l.starts_with("[possible values:"))
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
     format!("Error: {first}{values} (see --help)")
 }
 
@@ -109,23 +116,58 @@ mod tests {
 
     #[test]
     fn the_readme_command_line_parses_with_defaults() {
-        let args = ["kcoord-streams-sim", "--bootstrap-server", "127.0.0.1:9092", "--group", "orders-app", "--topology", "examples/orders.json"];
-        let Parsed::Run(options) = parse(args) else { panic!() };
-        assert_eq!((options.members, options.heartbeat_version, options.no_push, options.run_for), (1, None, false, None));
+        let args = [
+            "kcoord-streams-sim",
+            "--bootstrap-server",
+            "127.0.0.1:9092",
+            "--group",
+            "orders-app",
+            "--topology",
+            "examples/orders.json",
+        ];
+        let Parsed::Run(options) = parse(args) else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                options.members,
+                options.heartbeat_version,
+                options.no_push,
+                options.run_for
+            ),
+            (1, None, false, None)
+        );
         assert_eq!(options.partitions, 3);
     }
 
     #[test]
     fn bad_values_are_one_line_each() {
-        let base = ["--bootstrap-server", "b:1", "--group", "g", "--topology", "t.json"];
+        let base = [
+            "--bootstrap-server",
+            "b:1",
+            "--group",
+            "g",
+            "--topology",
+            "t.json",
+        ];
         let with = |extra: &[&str]| usage(&[&base[..], extra].concat());
-        assert!(with(&["--members", "0"]).starts_with("Error: invalid value '0' for '--members <N>'"), "{}", with(&["--members", "0"]));
-        assert!(with(&["--heartbeat-version", "3"]).starts_with("Error: invalid value '3' for '--heartbeat-version <VERSION>'"));
-        assert!(with(&["--run-for", "0"]).contains("not a positive number of seconds"), "{}", with(&["--run-for", "0"]));
+        assert!(
+            with(&["--members", "0"]).starts_with("Error: invalid value '0' for '--members <N>'"),
+            "{}",
+            with(&["--members", "0"])
+        );
+        assert!(with(&["--heartbeat-version", "3"])
+            .starts_with("Error: invalid value '3' for '--heartbeat-version <VERSION>'"));
+        assert!(
+            with(&["--run-for", "0"]).contains("not a positive number of seconds"),
+            "{}",
+            with(&["--run-for", "0"])
+        );
         assert!(with(&["--run-for=-1"]).contains("not a positive number of seconds"));
         assert!(with(&["--run-for", "soon"]).contains("not a number of seconds"));
         assert!(with(&["--bogus"]).starts_with("Error: unexpected argument '--bogus' found"));
-        assert!(usage(&["--group", "g"]).starts_with("Error: the following required arguments were not provided"));
+        assert!(usage(&["--group", "g"])
+            .starts_with("Error: the following required arguments were not provided"));
         for line in [with(&["--members", "x"]), usage(&[])] {
             assert_eq!(line.lines().count(), 1, "{line}");
         }

@@ -34,30 +34,58 @@ pub enum SimError {
 
 /// Runs the simulation described by `options`, printing event lines to `out`. `stop` ends it
 /// (the binary passes Ctrl-C; `--run-for` ends it too).
-pub async fn run(options: &Options, out: &mut (dyn Write + Send), stop: impl std::future::Future<Output = ()>) -> Result<(), SimError> {
+pub async fn run(
+    options: &Options,
+    out: &mut (dyn Write + Send),
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), SimError> {
     let description = app_topology::load(&options.topology)?;
-    let topology = app_topology::assignment_topology(&description, &options.group, options.topology_epoch)
-        .map_err(|source| TopologyFileError::Assignment { path: options.topology.display().to_string(), source })?;
-    let client = Client::connect(&options.bootstrap_server, ClientConfig::new("kcoord-streams-sim")).await?;
+    let topology =
+        app_topology::assignment_topology(&description, &options.group, options.topology_epoch)
+            .map_err(|source| TopologyFileError::Assignment {
+                path: options.topology.display().to_string(),
+                source,
+            })?;
+    let client = Client::connect(
+        &options.bootstrap_server,
+        ClientConfig::new("kcoord-streams-sim"),
+    )
+    .await?;
     writeln!(out, "connected to {}", options.bootstrap_server)?;
-    create_source_topics(&client, &app_topology::source_topics(&description), options.partitions, out).await?;
+    create_source_topics(
+        &client,
+        &app_topology::source_topics(&description),
+        options.partitions,
+        out,
+    )
+    .await?;
 
     // Converted to the wire form once, here, and shared by every member.
     let base = StreamsMemberConfig::new(options.group.clone(), topology)
         .with_topology_description(&description)
-        .map_err(|source| TopologyFileError::Invalid { path: options.topology.display().to_string(), source })?
+        .map_err(|source| TopologyFileError::Invalid {
+            path: options.topology.display().to_string(),
+            source,
+        })?
         .with_topology_description_push(!options.no_push);
     let base = match options.heartbeat_version {
         Some(version) => base.with_heartbeat_version(version),
         None => base,
     };
     let push = if options.no_push { "off" } else { "on" };
-    writeln!(out, "starting {} member(s) of group {} (topology description push {push})", options.members, options.group)?;
+    writeln!(
+        out,
+        "starting {} member(s) of group {} (topology description push {push})",
+        options.members, options.group
+    )?;
 
     let (lines, mut printed) = mpsc::unbounded_channel::<String>();
     let mut members = Vec::new();
     for i in 1..=options.members {
-        let config = base.clone().with_member_id(uuid::Uuid::new_v4().to_string()).with_process_id(uuid::Uuid::new_v4().to_string());
+        let config = base
+            .clone()
+            .with_member_id(uuid::Uuid::new_v4().to_string())
+            .with_process_id(uuid::Uuid::new_v4().to_string());
         let name = format!("member-{i}");
         writeln!(out, "{name}: member id {}", config.member_id)?;
         let handle = StreamsMember::start(&client, config);
@@ -88,7 +116,12 @@ pub async fn run(options: &Options, out: &mut (dyn Write + Send), stop: impl std
     let failed = members
         .iter()
         .all(|(_, h)| h.state() == MemberState::Failed)
-        .then(|| members.first().and_then(|(_, h)| h.snapshot().last_error).unwrap_or_else(|| "no error reported".to_string()));
+        .then(|| {
+            members
+                .first()
+                .and_then(|(_, h)| h.snapshot().last_error)
+                .unwrap_or_else(|| "no error reported".to_string())
+        });
     // Members still running leave; the watchers print what is left, then stop.
     let mut leaves = Vec::new();
     for (name, handle) in members {
@@ -103,7 +136,9 @@ pub async fn run(options: &Options, out: &mut (dyn Write + Send), stop: impl std
             Err(e) => writeln!(out, "{name}: leave failed: {e}")?,
         }
     }
-    while let Ok(Some(line)) = tokio::time::timeout(Duration::from_millis(200), printed.recv()).await {
+    while let Ok(Some(line)) =
+        tokio::time::timeout(Duration::from_millis(200), printed.recv()).await
+    {
         writeln!(out, "{line}")?;
     }
     out.flush()?;
@@ -115,8 +150,16 @@ pub async fn run(options: &Options, out: &mut (dyn Write + Send), stop: impl std
 
 /// Creates the topics the sources read (TOPIC_ALREADY_EXISTS is fine). A failure is printed
 /// and the run goes on: the members then report MISSING_SOURCE_TOPICS.
-async fn create_source_topics(client: &Client, topics: &std::collections::BTreeSet<String>, partitions: i32, out: &mut (dyn Write + Send)) -> Result<(), SimError> {
-    let new: Vec<NewTopic> = topics.iter().map(|t| NewTopic::new(t.clone(), partitions, DEFAULT_REPLICATION_FACTOR)).collect();
+async fn create_source_topics(
+    client: &Client,
+    topics: &std::collections::BTreeSet<String>,
+    partitions: i32,
+    out: &mut (dyn Write + Send),
+) -> Result<(), SimError> {
+    let new: Vec<NewTopic> = topics
+        .iter()
+        .map(|t| NewTopic::new(t.clone(), partitions, DEFAULT_REPLICATION_FACTOR))
+        .collect();
     if new.is_empty() {
         return Ok(());
     }
@@ -124,8 +167,14 @@ async fn create_source_topics(client: &Client, topics: &std::collections::BTreeS
         Ok(results) => {
             for result in results {
                 match result.result {
-                    Ok(_) => writeln!(out, "created topic {} ({partitions} partitions)", result.name)?,
-                    Err(e) if e.error_code() == Some(ErrorCode::TOPIC_ALREADY_EXISTS) => writeln!(out, "topic {} exists", result.name)?,
+                    Ok(_) => writeln!(
+                        out,
+                        "created topic {} ({partitions} partitions)",
+                        result.name
+                    )?,
+                    Err(e) if e.error_code() == Some(ErrorCode::TOPIC_ALREADY_EXISTS) => {
+                        writeln!(out, "topic {} exists", result.name)?
+                    }
                     Err(e) => writeln!(out, "could not create topic {}: {e}", result.name)?,
                 }
             }
@@ -136,7 +185,11 @@ async fn create_source_topics(client: &Client, topics: &std::collections::BTreeS
 }
 
 /// Turns one member's snapshots into event lines, until the member stops.
-async fn watch(name: String, mut snapshots: tokio::sync::watch::Receiver<MemberSnapshot>, lines: mpsc::UnboundedSender<String>) {
+async fn watch(
+    name: String,
+    mut snapshots: tokio::sync::watch::Receiver<MemberSnapshot>,
+    lines: mpsc::UnboundedSender<String>,
+) {
     let mut before = snapshots.borrow().clone();
     let name = Arc::<str>::from(name);
     loop {

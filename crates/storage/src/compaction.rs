@@ -45,7 +45,10 @@ pub(crate) struct Pass<'a> {
 }
 
 /// The latest offset of each key at or after `first_dirty`, and where the map ends.
-pub(crate) fn key_map(segments: &[Segment], first_dirty: i64) -> Result<(HashMap<Bytes, i64>, i64), StorageError> {
+pub(crate) fn key_map(
+    segments: &[Segment],
+    first_dirty: i64,
+) -> Result<(HashMap<Bytes, i64>, i64), StorageError> {
     let mut map = HashMap::new();
     let mut end = first_dirty;
     for s in segments {
@@ -70,7 +73,9 @@ pub(crate) fn key_map(segments: &[Segment], first_dirty: i64) -> Result<(HashMap
 }
 
 fn parse(s: &Segment, i: usize) -> Result<RecordBatch, StorageError> {
-    let bytes = s.batch_bytes(i).map_err(|e| StorageError::io(s.path().unwrap_or(std::path::Path::new("memory")), e))?;
+    let bytes = s
+        .batch_bytes(i)
+        .map_err(|e| StorageError::io(s.path().unwrap_or(std::path::Path::new("memory")), e))?;
     RecordBatch::parse(bytes).map_err(corrupt)
 }
 
@@ -97,7 +102,13 @@ pub(crate) enum Rewritten {
 
 /// Decides one batch: which records stay, whether it must be rebuilt, and the earliest
 /// tombstone deadline it then carries. Returns also how many records went.
-pub(crate) fn rewrite_batch(batch: &RecordBatch, entry: &BatchEntry, keys: &HashMap<Bytes, i64>, map_end: i64, pass: &Pass<'_>) -> Result<(Rewritten, u64, Option<i64>), StorageError> {
+pub(crate) fn rewrite_batch(
+    batch: &RecordBatch,
+    entry: &BatchEntry,
+    keys: &HashMap<Bytes, i64>,
+    map_end: i64,
+    pass: &Pass<'_>,
+) -> Result<(Rewritten, u64, Option<i64>), StorageError> {
     let header = *batch.header();
     if header.is_control() {
         return Ok((Rewritten::Same, 0, None));
@@ -126,13 +137,20 @@ pub(crate) fn rewrite_batch(batch: &RecordBatch, entry: &BatchEntry, keys: &Hash
     }
     let removed = (all.len() - kept.len()) as u64;
     let needs_horizon = has_tombstone && horizon.is_none();
-    let new_horizon = if needs_horizon { Some(pass.now_ms.saturating_add(pass.delete_retention_ms)) } else { horizon.filter(|_| has_tombstone) };
+    let new_horizon = if needs_horizon {
+        Some(pass.now_ms.saturating_add(pass.delete_retention_ms))
+    } else {
+        horizon.filter(|_| has_tombstone)
+    };
     if removed == 0 && !needs_horizon {
         return Ok((Rewritten::Same, 0, new_horizon));
     }
     if kept.is_empty() {
-        let producer_last = (header.producer_id >= 0).then(|| (pass.producer_last_offsets)(header.producer_id)).flatten();
-        let keep_header = producer_last == Some(entry.last_offset) || entry.next_offset() == pass.high_watermark;
+        let producer_last = (header.producer_id >= 0)
+            .then(|| (pass.producer_last_offsets)(header.producer_id))
+            .flatten();
+        let keep_header =
+            producer_last == Some(entry.last_offset) || entry.next_offset() == pass.high_watermark;
         if !keep_header {
             return Ok((Rewritten::Dropped, removed, None));
         }
@@ -160,5 +178,9 @@ pub(crate) fn rewrite_batch(batch: &RecordBatch, entry: &BatchEntry, keys: &Hash
     if header.timestamp_type() == TimestampType::LogAppendTime || builder.record_count() == 0 {
         builder.override_max_timestamp(header.max_timestamp);
     }
-    Ok((Rewritten::New(builder.build().map_err(corrupt)?), removed, new_horizon))
+    Ok((
+        Rewritten::New(builder.build().map_err(corrupt)?),
+        removed,
+        new_horizon,
+    ))
 }

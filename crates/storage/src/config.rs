@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 pub use crate::validate::TopicCompression;
-pub use kcoord_records::TimestampType;
 use kcoord_records::Compression;
+pub use kcoord_records::TimestampType;
 
 /// Kafka's defaults for a topic without overrides, on a broker without overrides.
 pub mod defaults {
@@ -115,10 +115,19 @@ pub const TOPIC_CONFIGS: &[(&str, &str)] = &[
     ("flush.ms", "log.flush.interval.ms"),
     ("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"),
     ("max.message.bytes", "message.max.bytes"),
-    ("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"),
-    ("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"),
+    (
+        "message.timestamp.after.max.ms",
+        "log.message.timestamp.after.max.ms",
+    ),
+    (
+        "message.timestamp.before.max.ms",
+        "log.message.timestamp.before.max.ms",
+    ),
     ("message.timestamp.type", "log.message.timestamp.type"),
-    ("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"),
+    (
+        "min.cleanable.dirty.ratio",
+        "log.cleaner.min.cleanable.ratio",
+    ),
     ("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"),
     ("retention.bytes", "log.retention.bytes"),
     ("retention.ms", "log.retention.ms"),
@@ -151,7 +160,10 @@ pub const OTHER_TOPIC_CONFIGS: &[(&str, &str)] = &[
 
 /// Whether Kafka knows `name` as a topic config.
 pub fn is_topic_config(name: &str) -> bool {
-    TOPIC_CONFIGS.iter().chain(OTHER_TOPIC_CONFIGS).any(|(k, _)| *k == name)
+    TOPIC_CONFIGS
+        .iter()
+        .chain(OTHER_TOPIC_CONFIGS)
+        .any(|(k, _)| *k == name)
 }
 
 /// Kafka's check of one topic config at CreateTopics: a known name and a value of its type.
@@ -159,7 +171,9 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
     if !is_topic_config(name) {
         return Err(format!("Unknown topic config name: {name}"));
     }
-    LogConfig::default().set(name, value).map_err(|e| e.to_string())
+    LogConfig::default()
+        .set(name, value)
+        .map_err(|e| e.to_string())
 }
 
 impl LogConfig {
@@ -184,7 +198,10 @@ impl LogConfig {
             reason: reason.to_owned(),
         };
         let long = |min: i64| -> Result<i64, InvalidConfig> {
-            let v: i64 = value.trim().parse().map_err(|_| bad("Not a number of type LONG"))?;
+            let v: i64 = value
+                .trim()
+                .parse()
+                .map_err(|_| bad("Not a number of type LONG"))?;
             if v < min {
                 return Err(bad(&format!("Value must be at least {min}")));
             }
@@ -192,9 +209,15 @@ impl LogConfig {
         };
         match key {
             "segment.bytes" => {
-                let v: i32 = value.trim().parse().map_err(|_| bad("Not a number of type INT"))?;
+                let v: i32 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad("Not a number of type INT"))?;
                 if i64::from(v) < defaults::MIN_SEGMENT_BYTES {
-                    return Err(bad(&format!("Value must be at least {}", defaults::MIN_SEGMENT_BYTES)));
+                    return Err(bad(&format!(
+                        "Value must be at least {}",
+                        defaults::MIN_SEGMENT_BYTES
+                    )));
                 }
                 self.segment_bytes = i64::from(v);
             }
@@ -209,14 +232,20 @@ impl LogConfig {
             "flush.messages" => self.flush_messages = long(1)?,
             "flush.ms" => self.flush_ms = long(0)?,
             "max.message.bytes" => {
-                let v: i32 = value.trim().parse().map_err(|_| bad("Not a number of type INT"))?;
+                let v: i32 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad("Not a number of type INT"))?;
                 if v < 0 {
                     return Err(bad("Value must be at least 0"));
                 }
                 self.max_message_bytes = v;
             }
             "min.cleanable.dirty.ratio" => {
-                let v: f64 = value.trim().parse().map_err(|_| bad("Not a number of type DOUBLE"))?;
+                let v: f64 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad("Not a number of type DOUBLE"))?;
                 if !(0.0..=1.0).contains(&v) {
                     return Err(bad("Value must be between 0 and 1"));
                 }
@@ -229,16 +258,19 @@ impl LogConfig {
                     _ => return Err(bad("String must be one of: CreateTime, LogAppendTime")),
                 }
             }
-            "compression.type" => {
-                self.compression = match value.trim() {
-                    "producer" => TopicCompression::Producer,
-                    "uncompressed" => TopicCompression::Codec { codec: Compression::None, level: None },
-                    name => match Compression::from_name(name).filter(|c| *c != Compression::None) {
-                        Some(codec) => TopicCompression::Codec { codec, level: None },
-                        None => return Err(bad("String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer")),
-                    },
-                }
-            }
+            "compression.type" => self.compression = match value.trim() {
+                "producer" => TopicCompression::Producer,
+                "uncompressed" => TopicCompression::Codec {
+                    codec: Compression::None,
+                    level: None,
+                },
+                name => match Compression::from_name(name).filter(|c| *c != Compression::None) {
+                    Some(codec) => TopicCompression::Codec { codec, level: None },
+                    None => return Err(bad(
+                        "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer",
+                    )),
+                },
+            },
             "cleanup.policy" => {
                 let (mut delete, mut compact) = (false, false);
                 for policy in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -275,7 +307,10 @@ impl LogConfig {
             "message.timestamp.type" => self.timestamp_type.name().to_owned(),
             "compression.type" => match self.compression {
                 TopicCompression::Producer => "producer".to_owned(),
-                TopicCompression::Codec { codec: Compression::None, .. } => "uncompressed".to_owned(),
+                TopicCompression::Codec {
+                    codec: Compression::None,
+                    ..
+                } => "uncompressed".to_owned(),
                 TopicCompression::Codec { codec, .. } => codec.name().to_owned(),
             },
             "cleanup.policy" => match (self.cleanup_delete, self.cleanup_compact) {
@@ -318,7 +353,10 @@ mod tests {
     use super::*;
 
     fn configs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -339,7 +377,11 @@ mod tests {
         assert_eq!(c.segment_bytes, 1_048_576);
         assert_eq!(c.retention_ms, 1000);
         assert_eq!(c.timestamp_type, TimestampType::LogAppendTime);
-        assert_eq!(c.time_retention(), None, "no time retention without the delete policy");
+        assert_eq!(
+            c.time_retention(),
+            None,
+            "no time retention without the delete policy"
+        );
         assert_eq!(c.value_of("cleanup.policy").as_deref(), Some("compact"));
         assert_eq!(LogConfig::default().max_message_bytes, 1_048_588);
     }
@@ -347,8 +389,15 @@ mod tests {
     #[test]
     fn create_topics_checks_names_and_values() {
         assert_eq!(validate_topic_config("retention.ms", "-1"), Ok(()));
-        assert_eq!(validate_topic_config("min.insync.replicas", "2"), Ok(()), "known, without effect here");
-        assert_eq!(validate_topic_config("retention.mss", "1").unwrap_err(), "Unknown topic config name: retention.mss");
+        assert_eq!(
+            validate_topic_config("min.insync.replicas", "2"),
+            Ok(()),
+            "known, without effect here"
+        );
+        assert_eq!(
+            validate_topic_config("retention.mss", "1").unwrap_err(),
+            "Unknown topic config name: retention.mss"
+        );
         assert!(validate_topic_config("segment.ms", "0").is_err());
     }
 
@@ -357,7 +406,10 @@ mod tests {
         let e = LogConfig::default()
             .with_topic_configs(&configs(&[("segment.bytes", "10")]))
             .unwrap_err();
-        assert_eq!(e.to_string(), "Invalid value 10 for configuration segment.bytes: Value must be at least 1048576");
+        assert_eq!(
+            e.to_string(),
+            "Invalid value 10 for configuration segment.bytes: Value must be at least 1048576"
+        );
         let e = LogConfig::default()
             .with_topic_configs(&configs(&[("cleanup.policy", "keep")]))
             .unwrap_err();

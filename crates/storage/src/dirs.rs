@@ -39,9 +39,15 @@ pub fn find_logs(log_dirs: &[PathBuf]) -> Result<Vec<FoundLog>, StorageError> {
             if !dir.is_dir() {
                 continue;
             }
-            let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
-            let Some((topic, partition)) = name.rsplit_once('-') else { continue };
-            let Ok(partition) = partition.parse::<i32>() else { continue };
+            let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+                continue;
+            };
+            let Some((topic, partition)) = name.rsplit_once('-') else {
+                continue;
+            };
+            let Ok(partition) = partition.parse::<i32>() else {
+                continue;
+            };
             // The metadata log lives beside the partitions, as in Kafka (`__cluster_metadata-0`).
             if topic.is_empty() || partition < 0 || topic == METADATA_TOPIC {
                 continue;
@@ -71,13 +77,24 @@ fn read_topic_id(dir: &Path) -> Result<Option<String>, StorageError> {
 
 /// Creates the directory of a new partition in the log dir holding the fewest partitions (as
 /// Kafka picks one), with its `partition.metadata`.
-pub fn create_log_dir(log_dirs: &[PathBuf], counts: &[usize], topic: &str, partition: i32, topic_id: &str) -> Result<PathBuf, StorageError> {
+pub fn create_log_dir(
+    log_dirs: &[PathBuf],
+    counts: &[usize],
+    topic: &str,
+    partition: i32,
+    topic_id: &str,
+) -> Result<PathBuf, StorageError> {
     let root = log_dirs
         .iter()
         .zip(counts.iter().chain(std::iter::repeat(&0)))
         .min_by_key(|(_, n)| **n)
         .map(|(root, _)| root)
-        .ok_or_else(|| StorageError::io(Path::new("log.dirs"), std::io::Error::other("no log directory configured")))?;
+        .ok_or_else(|| {
+            StorageError::io(
+                Path::new("log.dirs"),
+                std::io::Error::other("no log directory configured"),
+            )
+        })?;
     let dir = root.join(partition_dir_name(topic, partition));
     if dir.exists() {
         // A leftover of a topic deleted while the daemon was down.
@@ -85,7 +102,8 @@ pub fn create_log_dir(log_dirs: &[PathBuf], counts: &[usize], topic: &str, parti
     }
     std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
     let path = dir.join(PARTITION_METADATA);
-    segment::write_small_file(&path, &format!("version: 0\ntopic_id: {topic_id}\n")).map_err(|e| StorageError::io(&path, e))?;
+    segment::write_small_file(&path, &format!("version: 0\ntopic_id: {topic_id}\n"))
+        .map_err(|e| StorageError::io(&path, e))?;
     Ok(dir)
 }
 
@@ -104,12 +122,23 @@ mod tests {
         std::fs::create_dir(a.path().join("not a partition")).unwrap();
         std::fs::create_dir(a.path().join("x-1.delete")).unwrap();
         let found = find_logs(&roots).unwrap();
-        let names: Vec<(String, i32, Option<String>)> = found.into_iter().map(|f| (f.topic, f.partition, f.topic_id)).collect();
+        let names: Vec<(String, i32, Option<String>)> = found
+            .into_iter()
+            .map(|f| (f.topic, f.partition, f.topic_id))
+            .collect();
         assert_eq!(
             names,
             vec![
-                ("orders-v2".to_owned(), 0, Some("AAAAAAAAAAAAAAAAAAAAAQ".to_owned())),
-                ("orders-v2".to_owned(), 3, Some("AAAAAAAAAAAAAAAAAAAAAQ".to_owned())),
+                (
+                    "orders-v2".to_owned(),
+                    0,
+                    Some("AAAAAAAAAAAAAAAAAAAAAQ".to_owned())
+                ),
+                (
+                    "orders-v2".to_owned(),
+                    3,
+                    Some("AAAAAAAAAAAAAAAAAAAAAQ".to_owned())
+                ),
             ]
         );
     }

@@ -21,8 +21,15 @@ pub(crate) fn assign_offsets(batch: &mut [u8], base_offset: i64, leader_epoch: i
 
 /// Rewrites a header's timestamp type and max timestamp, and its CRC over `header` + `body`
 /// (Kafka's `setMaxTimestamp`), without copying the body.
-pub(crate) fn set_timestamps(header: &mut [u8], body: &[u8], timestamp_type: TimestampType, max_timestamp: i64) {
-    let Ok(h) = kcoord_records::BatchHeader::parse(header) else { return };
+pub(crate) fn set_timestamps(
+    header: &mut [u8],
+    body: &[u8],
+    timestamp_type: TimestampType,
+    max_timestamp: i64,
+) {
+    let Ok(h) = kcoord_records::BatchHeader::parse(header) else {
+        return;
+    };
     let attributes = kcoord_records::rewritten_attributes(h.attributes, timestamp_type);
     if let Some(a) = header.get_mut(21..23) {
         a.copy_from_slice(&attributes.to_be_bytes());
@@ -39,14 +46,21 @@ pub(crate) fn set_timestamps(header: &mut [u8], body: &[u8], timestamp_type: Tim
 
 /// The first record of `batch` at or after `min_offset` whose timestamp is at least
 /// `timestamp`.
-pub(crate) fn first_record_at_or_after(batch: &Bytes, timestamp: i64, min_offset: i64) -> Result<Option<TimestampOffset>, String> {
+pub(crate) fn first_record_at_or_after(
+    batch: &Bytes,
+    timestamp: i64,
+    min_offset: i64,
+) -> Result<Option<TimestampOffset>, String> {
     let batch = RecordBatch::parse(batch.clone()).map_err(|e| e.to_string())?;
     let header = *batch.header();
     for record in batch.records(MAX_UNCOMPRESSED).map_err(|e| e.to_string())? {
         let record = record.map_err(|e| e.to_string())?;
         let (offset, ts) = (record.offset(&header), record.timestamp(&header));
         if ts >= timestamp && offset >= min_offset {
-            return Ok(Some(TimestampOffset { offset, timestamp: ts }));
+            return Ok(Some(TimestampOffset {
+                offset,
+                timestamp: ts,
+            }));
         }
     }
     Ok(None)

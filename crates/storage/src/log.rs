@@ -153,15 +153,27 @@ impl Log {
 
     /// Opens (or creates) the log in `dir`: every segment file, recovering the last ones, and
     /// the producer state rebuilt from the batch entries.
-    pub fn open(name: impl Into<String>, dir: &Path, config: LogConfig, now_ms: i64, producer_expiration_ms: i64) -> Result<Log, StorageError> {
+    pub fn open(
+        name: impl Into<String>,
+        dir: &Path,
+        config: LogConfig,
+        now_ms: i64,
+        producer_expiration_ms: i64,
+    ) -> Result<Log, StorageError> {
         let name = name.into();
         let io = |e: std::io::Error| StorageError::io(dir, e);
         std::fs::create_dir_all(dir).map_err(io)?;
         let mut bases = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(io)? {
             let path = entry.map_err(io)?.path();
-            let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if let Some(base) = file.strip_suffix(".log").and_then(|b| b.parse::<i64>().ok()) {
+            let file = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if let Some(base) = file
+                .strip_suffix(".log")
+                .and_then(|b| b.parse::<i64>().ok())
+            {
                 bases.push(base);
             } else if file.ends_with(".tmp") || file.ends_with(".cleaned") {
                 segment::remove_if_exists(&path).map_err(io)?;
@@ -171,11 +183,14 @@ impl Log {
         let mut segments: Vec<Segment> = Vec::with_capacity(bases.len() + 1);
         for (i, base) in bases.iter().enumerate() {
             let path = dir.join(segment::file_name(*base, "log"));
-            let (seg, dropped) = Segment::open_file(&path, *base, now_ms).map_err(|e| StorageError::io(&path, e))?;
+            let (seg, dropped) =
+                Segment::open_file(&path, *base, now_ms).map_err(|e| StorageError::io(&path, e))?;
             if dropped > 0 {
                 warn!(log = %name, segment = %path.display(), dropped_bytes = dropped, "cut a torn or corrupt tail at recovery");
             }
-            let after_gap = segments.last().is_some_and(|prev| prev.next_offset() > seg.base_offset);
+            let after_gap = segments
+                .last()
+                .is_some_and(|prev| prev.next_offset() > seg.base_offset);
             if after_gap {
                 warn!(log = %name, segment = %path.display(), "segment overlaps the one before it; deleting it and every later one");
             }
@@ -198,7 +213,9 @@ impl Log {
             .map_err(io)?
             .and_then(|s| s.trim().parse::<i64>().ok());
         let end = segments.last().map_or(0, Segment::next_offset);
-        let needs_active = segments.last().is_none_or(|s| matches!(&s.store, segment::Store::File(f) if f.sealed));
+        let needs_active = segments
+            .last()
+            .is_none_or(|s| matches!(&s.store, segment::Store::File(f) if f.sealed));
         if needs_active {
             segments.push(Segment::create_file(dir, end, now_ms).map_err(io)?);
         }
@@ -298,7 +315,12 @@ impl Log {
     }
 
     /// Appends one validated batch at the log end, unless it is a retry of one already there.
-    pub fn append(&mut self, batch: &IncomingBatch, leader_epoch: i32, now_ms: i64) -> Result<Appended, AppendError> {
+    pub fn append(
+        &mut self,
+        batch: &IncomingBatch,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<Appended, AppendError> {
         if let Some(reason) = &self.failed {
             return Err(AppendError::Storage(reason.clone()));
         }
@@ -352,19 +374,23 @@ impl Log {
                 return Err(AppendError::Storage(e.to_string()));
             }
             Err(AppendIoError::Damaged { write, cut }) => {
-                let reason = format!("write failed ({write}) and the partial batch could not be cut ({cut})");
+                let reason = format!(
+                    "write failed ({write}) and the partial batch could not be cut ({cut})"
+                );
                 warn!(log = %self.name, %reason, "log refuses appends until restart");
                 self.failed = Some(reason.clone());
                 return Err(AppendError::Storage(reason));
             }
         }
         if let Some(p) = &producer {
-            self.producers.update(p, base_offset, last_offset, max_timestamp);
+            self.producers
+                .update(p, base_offset, last_offset, max_timestamp);
         }
         self.unflushed_messages += i64::from(batch.record_count.max(1));
         self.oldest_unflushed_ms.get_or_insert(now_ms);
         if self.unflushed_messages >= self.config.flush_messages {
-            self.flush().map_err(|e| AppendError::Storage(e.to_string()))?;
+            self.flush()
+                .map_err(|e| AppendError::Storage(e.to_string()))?;
         }
         Ok(Appended {
             base_offset,
@@ -377,7 +403,12 @@ impl Log {
 
     /// Kafka's `LogSegment.shouldRoll`: the active segment is full, old enough (by the first
     /// batch's timestamp, else its creation), or would overflow 32-bit relative offsets.
-    fn maybe_roll(&mut self, incoming: usize, incoming_max_timestamp: i64, now_ms: i64) -> Result<(), AppendError> {
+    fn maybe_roll(
+        &mut self,
+        incoming: usize,
+        incoming_max_timestamp: i64,
+        now_ms: i64,
+    ) -> Result<(), AppendError> {
         let active = self.active();
         if active.is_empty() {
             return Ok(());
@@ -390,7 +421,8 @@ impl Log {
         let old = waited > self.config.segment_ms;
         let overflow = self.log_end_offset() - active.base_offset > i64::from(i32::MAX) - 1_000_000;
         if full || old || overflow {
-            self.roll(now_ms).map_err(|e| AppendError::Storage(e.to_string()))?;
+            self.roll(now_ms)
+                .map_err(|e| AppendError::Storage(e.to_string()))?;
         }
         Ok(())
     }
@@ -400,11 +432,16 @@ impl Log {
         let base = self.log_end_offset();
         let next = match &self.dir {
             None => Segment::in_memory(base, now_ms),
-            Some(dir) => Segment::create_file(dir, base, now_ms).map_err(|e| StorageError::io(dir, e))?,
+            Some(dir) => {
+                Segment::create_file(dir, base, now_ms).map_err(|e| StorageError::io(dir, e))?
+            }
         };
         if let Err(e) = self.active_mut().seal() {
             segment::remove_if_exists(next.path().unwrap_or(Path::new(""))).ok();
-            return Err(StorageError::io(self.dir.as_deref().unwrap_or(Path::new("")), e));
+            return Err(StorageError::io(
+                self.dir.as_deref().unwrap_or(Path::new("")),
+                e,
+            ));
         }
         self.segments.push(next);
         self.unflushed_messages = 0;
@@ -436,7 +473,12 @@ impl Log {
     /// Batches from the one holding `offset` on, up to `max_bytes`; with `min_one_batch` the
     /// first batch is returned whole even if it alone is larger (Kafka's "at least one
     /// batch", so a consumer can always make progress).
-    pub fn read(&self, offset: i64, max_bytes: usize, min_one_batch: bool) -> Result<ReadResult, ReadError> {
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+    ) -> Result<ReadResult, ReadError> {
         let end = self.log_end_offset();
         if offset < self.log_start_offset || offset > end {
             return Err(ReadError::OffsetOutOfRange {
@@ -486,15 +528,22 @@ impl Log {
 
     /// The first record at or after the log start whose timestamp is at least `timestamp`
     /// (Kafka's `fetchOffsetByTimestamp`); `None` when there is none.
-    pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<TimestampOffset>, StorageError> {
+    pub fn offset_for_timestamp(
+        &self,
+        timestamp: i64,
+    ) -> Result<Option<TimestampOffset>, StorageError> {
         for s in &self.segments {
             for (i, e) in s.entries.iter().enumerate() {
                 if e.max_timestamp < timestamp || e.last_offset < self.log_start_offset {
                     continue;
                 }
                 let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-                let found = format::first_record_at_or_after(&bytes, timestamp, self.log_start_offset)
-                    .map_err(|reason| StorageError::Corrupt { log: self.name.clone(), reason })?;
+                let found =
+                    format::first_record_at_or_after(&bytes, timestamp, self.log_start_offset)
+                        .map_err(|reason| StorageError::Corrupt {
+                            log: self.name.clone(),
+                            reason,
+                        })?;
                 if found.is_some() {
                     return Ok(found);
                 }
@@ -508,15 +557,25 @@ impl Log {
         let mut best: Option<(usize, usize, i64)> = None;
         for (si, s) in self.segments.iter().enumerate() {
             for (i, e) in s.entries.iter().enumerate() {
-                if e.last_offset >= self.log_start_offset && best.is_none_or(|(_, _, ts)| e.max_timestamp > ts) {
+                if e.last_offset >= self.log_start_offset
+                    && best.is_none_or(|(_, _, ts)| e.max_timestamp > ts)
+                {
                     best = Some((si, i, e.max_timestamp));
                 }
             }
         }
-        let Some((si, i, ts)) = best else { return Ok(None) };
-        let bytes = self.segments[si].batch_bytes(i).map_err(|err| self.io_error(err))?;
-        format::first_record_at_or_after(&bytes, ts, self.log_start_offset)
-            .map_err(|reason| StorageError::Corrupt { log: self.name.clone(), reason })
+        let Some((si, i, ts)) = best else {
+            return Ok(None);
+        };
+        let bytes = self.segments[si]
+            .batch_bytes(i)
+            .map_err(|err| self.io_error(err))?;
+        format::first_record_at_or_after(&bytes, ts, self.log_start_offset).map_err(|reason| {
+            StorageError::Corrupt {
+                log: self.name.clone(),
+                reason,
+            }
+        })
     }
 
     fn io_error(&self, e: std::io::Error) -> StorageError {
@@ -537,7 +596,9 @@ impl Log {
         if offset > self.log_start_offset {
             self.log_start_offset = offset;
             if let Some(dir) = &self.dir {
-                if let Err(e) = segment::write_small_file(&dir.join(LOG_START_FILE), &offset.to_string()) {
+                if let Err(e) =
+                    segment::write_small_file(&dir.join(LOG_START_FILE), &offset.to_string())
+                {
                     warn!(log = %self.name, error = %e, "could not record the new log start offset");
                 }
             }
@@ -548,13 +609,23 @@ impl Log {
 
     fn delete_segments_below_log_start(&mut self) {
         let start = self.log_start_offset;
-        self.delete_oldest_while(|s, next| next.is_some_and(|n| n.base_offset <= start) || (next.is_none() && !s.is_empty() && s.next_offset() <= start), "log start offset");
+        self.delete_oldest_while(
+            |s, next| {
+                next.is_some_and(|n| n.base_offset <= start)
+                    || (next.is_none() && !s.is_empty() && s.next_offset() <= start)
+            },
+            "log start offset",
+        );
     }
 
     /// Deletes segments from the oldest on while `doomed(segment, next)` holds. The active
     /// segment is deleted only when non-empty; a new empty one at the log end replaces it.
     /// Returns how many were deleted.
-    fn delete_oldest_while(&mut self, mut doomed: impl FnMut(&Segment, Option<&Segment>) -> bool, reason: &str) -> usize {
+    fn delete_oldest_while(
+        &mut self,
+        mut doomed: impl FnMut(&Segment, Option<&Segment>) -> bool,
+        reason: &str,
+    ) -> usize {
         let mut count = 0;
         while count < self.segments.len() {
             let s = &self.segments[count];
@@ -594,7 +665,10 @@ impl Log {
     pub fn apply_retention(&mut self, now_ms: i64) -> usize {
         let mut deleted = 0;
         if let Some(ms) = self.config.time_retention() {
-            deleted += self.delete_oldest_while(|s, _| now_ms.saturating_sub(s.max_timestamp()) > ms, "retention.ms");
+            deleted += self.delete_oldest_while(
+                |s, _| now_ms.saturating_sub(s.max_timestamp()) > ms,
+                "retention.ms",
+            );
         }
         if let Some(limit) = self.config.size_retention() {
             let mut excess = self.size() as i64 - limit;
@@ -621,7 +695,10 @@ impl Log {
     /// than `min.compaction.lag.ms` are cleanable, and the pass runs when their dirty part is
     /// more than `min.cleanable.dirty.ratio` of them, when `max.compaction.lag.ms` is overdue,
     /// or when a tombstone deadline has passed.
-    pub fn compact(&mut self, now_ms: i64) -> Result<crate::compaction::CompactionStats, StorageError> {
+    pub fn compact(
+        &mut self,
+        now_ms: i64,
+    ) -> Result<crate::compaction::CompactionStats, StorageError> {
         use crate::compaction::{self, CompactionStats, Pass, Rewritten};
         let mut stats = CompactionStats::default();
         if !self.config.cleanup_compact || self.failed.is_some() {
@@ -645,14 +722,23 @@ impl Log {
                 dirty += s.size;
             }
         }
-        let ratio = if clean + dirty == 0 { 0.0 } else { dirty as f64 / (clean + dirty) as f64 };
+        let ratio = if clean + dirty == 0 {
+            0.0
+        } else {
+            dirty as f64 / (clean + dirty) as f64
+        };
         let overdue = self.segments[..end]
             .iter()
             .find(|s| s.next_offset() > first_dirty)
             .and_then(|s| s.entries.first())
-            .is_some_and(|e| e.max_timestamp >= 0 && now_ms.saturating_sub(e.max_timestamp) > self.config.max_compaction_lag_ms);
+            .is_some_and(|e| {
+                e.max_timestamp >= 0
+                    && now_ms.saturating_sub(e.max_timestamp) > self.config.max_compaction_lag_ms
+            });
         let deadline_passed = self.next_tombstone_deadline.is_some_and(|d| now_ms >= d);
-        if !(dirty > 0 && (ratio > self.config.min_cleanable_dirty_ratio || overdue)) && !deadline_passed {
+        if !(dirty > 0 && (ratio > self.config.min_cleanable_dirty_ratio || overdue))
+            && !deadline_passed
+        {
             return Ok(stats);
         }
         let (keys, map_end) = compaction::key_map(&self.segments[..end], first_dirty)?;
@@ -671,9 +757,14 @@ impl Log {
             let mut changed = false;
             for (i, e) in s.entries.iter().enumerate() {
                 let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-                let batch = kcoord_records::RecordBatch::parse(bytes.clone())
-                    .map_err(|err| StorageError::Corrupt { log: self.name.clone(), reason: err.to_string() })?;
-                let (fate, removed, horizon) = compaction::rewrite_batch(&batch, e, &keys, map_end, &pass)?;
+                let batch = kcoord_records::RecordBatch::parse(bytes.clone()).map_err(|err| {
+                    StorageError::Corrupt {
+                        log: self.name.clone(),
+                        reason: err.to_string(),
+                    }
+                })?;
+                let (fate, removed, horizon) =
+                    compaction::rewrite_batch(&batch, e, &keys, map_end, &pass)?;
                 stats.removed_records += removed;
                 if let Some(h) = horizon {
                     deadline = Some(deadline.map_or(h, |d| d.min(h)));
@@ -682,8 +773,12 @@ impl Log {
                     Rewritten::Same => kept.push((bytes, *e)),
                     Rewritten::New(b) => {
                         changed = true;
-                        let h = kcoord_records::BatchHeader::parse(&b)
-                            .map_err(|err| StorageError::Corrupt { log: self.name.clone(), reason: err.to_string() })?;
+                        let h = kcoord_records::BatchHeader::parse(&b).map_err(|err| {
+                            StorageError::Corrupt {
+                                log: self.name.clone(),
+                                reason: err.to_string(),
+                            }
+                        })?;
                         kept.push((b, crate::scan::entry_of(&h, 0, 0)));
                     }
                     Rewritten::Dropped => changed = true,
@@ -699,7 +794,8 @@ impl Log {
         self.first_dirty = map_end;
         self.next_tombstone_deadline = deadline;
         if let Some(dir) = &self.dir {
-            if let Err(e) = segment::write_small_file(&dir.join(CLEANER_FILE), &map_end.to_string()) {
+            if let Err(e) = segment::write_small_file(&dir.join(CLEANER_FILE), &map_end.to_string())
+            {
                 warn!(log = %self.name, error = %e, "could not record how far compaction got");
             }
         }
@@ -710,24 +806,32 @@ impl Log {
     }
 
     /// Replaces sealed segment `index` by these batches (same base offset); returns its size.
-    fn replace_segment(&mut self, index: usize, batches: Vec<(Bytes, BatchEntry)>) -> Result<u64, StorageError> {
+    fn replace_segment(
+        &mut self,
+        index: usize,
+        batches: Vec<(Bytes, BatchEntry)>,
+    ) -> Result<u64, StorageError> {
         let old = &self.segments[index];
         let base = old.base_offset;
         let created_ms = old.created_ms;
         let mut next = match (&self.dir, &old.store) {
             (Some(dir), segment::Store::File(_)) => {
                 let tmp = dir.join(segment::file_name(base, "cleaned"));
-                Segment::create_file_at(&tmp, base, created_ms).map_err(|e| StorageError::io(&tmp, e))?
+                Segment::create_file_at(&tmp, base, created_ms)
+                    .map_err(|e| StorageError::io(&tmp, e))?
             }
             _ => Segment::in_memory(base, created_ms),
         };
         for (bytes, entry) in &batches {
             next.append(bytes, &[], *entry).map_err(|e| match e {
-                AppendIoError::Undone(e) | AppendIoError::Damaged { write: e, .. } => self.io_error(e),
+                AppendIoError::Undone(e) | AppendIoError::Damaged { write: e, .. } => {
+                    self.io_error(e)
+                }
             })?;
         }
         if let Some(old_path) = self.segments[index].path().map(Path::to_path_buf) {
-            next.install_as(&old_path).map_err(|e| StorageError::io(&old_path, e))?;
+            next.install_as(&old_path)
+                .map_err(|e| StorageError::io(&old_path, e))?;
         }
         let size = next.size;
         self.segments[index] = next;

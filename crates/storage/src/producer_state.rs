@@ -101,7 +101,12 @@ impl ProducerStates {
 
     /// Whether the batch may be appended (Kafka's `checkProducerEpoch` and `checkSequence`);
     /// `offset` is where it would go, for the message.
-    pub fn check(&self, batch: &ProducerBatch, offset: i64, partition: &str) -> Result<(), ProducerError> {
+    pub fn check(
+        &self,
+        batch: &ProducerBatch,
+        offset: i64,
+        partition: &str,
+    ) -> Result<(), ProducerError> {
         let Some(entry) = self.producers.get(&batch.producer_id) else {
             // No state (new producer, or its batches expired): any sequence is accepted.
             return Ok(());
@@ -132,7 +137,13 @@ impl ProducerStates {
     }
 
     /// Records an appended batch.
-    pub fn update(&mut self, batch: &ProducerBatch, first_offset: i64, last_offset: i64, timestamp: i64) {
+    pub fn update(
+        &mut self,
+        batch: &ProducerBatch,
+        first_offset: i64,
+        last_offset: i64,
+        timestamp: i64,
+    ) {
         let entry = self.producers.entry(batch.producer_id).or_default();
         if entry.epoch != batch.epoch {
             entry.epoch = batch.epoch;
@@ -161,7 +172,10 @@ impl ProducerStates {
 
     /// The last offset of a producer's last batch, if it has state here.
     pub fn last_offset_of(&self, producer_id: i64) -> Option<i64> {
-        self.producers.get(&producer_id).and_then(|p| p.batches.back()).map(|b| b.last_offset)
+        self.producers
+            .get(&producer_id)
+            .and_then(|p| p.batches.back())
+            .map(|b| b.last_offset)
     }
 
     /// The current epoch of a producer, if it has state here.
@@ -200,13 +214,26 @@ mod tests {
         for i in 0..7 {
             let b = batch(0, i * 10, i * 10 + 9);
             assert_eq!(s.check(&b, i64::from(i) * 10, "t-0"), Ok(()));
-            s.update(&b, i64::from(i) * 10, i64::from(i) * 10 + 9, 100 + i64::from(i));
+            s.update(
+                &b,
+                i64::from(i) * 10,
+                i64::from(i) * 10 + 9,
+                100 + i64::from(i),
+            );
         }
-        assert_eq!(s.duplicate_of(&batch(0, 0, 9)), None, "pushed out of the window");
+        assert_eq!(
+            s.duplicate_of(&batch(0, 0, 9)),
+            None,
+            "pushed out of the window"
+        );
         assert_eq!(s.duplicate_of(&batch(0, 10, 19)), None);
         let d = s.duplicate_of(&batch(0, 20, 29)).unwrap();
         assert_eq!((d.first_offset, d.last_offset, d.timestamp), (20, 29, 102));
-        assert_eq!(s.duplicate_of(&batch(1, 60, 69)), None, "another epoch is no duplicate");
+        assert_eq!(
+            s.duplicate_of(&batch(1, 60, 69)),
+            None,
+            "another epoch is no duplicate"
+        );
     }
 
     #[test]
@@ -220,10 +247,28 @@ mod tests {
             gap.to_string(),
             "Out of order sequence number for producer 7 at offset 5 in partition t-0: 7 (incoming seq. number), 4 (current end sequence number)"
         );
-        assert_eq!(s.check(&batch(1, 5, 9), 5, "t-0").unwrap_err().error_code(), 47);
-        assert_eq!(s.check(&batch(3, 3, 9), 5, "t-0").unwrap_err().error_code(), 45, "a new epoch starts at 0");
+        assert_eq!(
+            s.check(&batch(1, 5, 9), 5, "t-0").unwrap_err().error_code(),
+            47
+        );
+        assert_eq!(
+            s.check(&batch(3, 3, 9), 5, "t-0").unwrap_err().error_code(),
+            45,
+            "a new epoch starts at 0"
+        );
         assert_eq!(s.check(&batch(3, 0, 9), 5, "t-0"), Ok(()));
-        assert_eq!(s.check(&ProducerBatch { producer_id: 8, ..batch(0, 42, 50) }, 5, "t-0"), Ok(()), "unknown producers start anywhere");
+        assert_eq!(
+            s.check(
+                &ProducerBatch {
+                    producer_id: 8,
+                    ..batch(0, 42, 50)
+                },
+                5,
+                "t-0"
+            ),
+            Ok(()),
+            "unknown producers start anywhere"
+        );
     }
 
     #[test]
@@ -239,7 +284,15 @@ mod tests {
     fn idle_producers_expire() {
         let mut s = ProducerStates::default();
         s.update(&batch(0, 0, 0), 0, 0, 1_000);
-        s.update(&ProducerBatch { producer_id: 9, ..batch(0, 0, 0) }, 1, 1, 5_000);
+        s.update(
+            &ProducerBatch {
+                producer_id: 9,
+                ..batch(0, 0, 0)
+            },
+            1,
+            1,
+            5_000,
+        );
         assert_eq!(s.expire(10_000, 6_000), 1);
         assert_eq!(s.epoch_of(7), None);
         assert_eq!(s.epoch_of(9), Some(0));

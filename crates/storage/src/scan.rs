@@ -27,7 +27,9 @@ pub(crate) fn scan(reader: &mut impl Read, len: u64) -> io::Result<Scanned> {
         }
         batch.resize(kcoord_records::HEADER_LEN, 0);
         reader.read_exact(&mut batch)?;
-        let Ok(header) = BatchHeader::parse(&batch) else { break };
+        let Ok(header) = BatchHeader::parse(&batch) else {
+            break;
+        };
         let size = header.total_size() as u64;
         if size > remaining || size < kcoord_records::HEADER_LEN as u64 {
             break;
@@ -37,7 +39,10 @@ pub(crate) fn scan(reader: &mut impl Read, len: u64) -> io::Result<Scanned> {
         if !kcoord_records::crc_is_valid(&batch) {
             break;
         }
-        if entries.last().is_some_and(|e: &BatchEntry| header.base_offset < e.next_offset()) {
+        if entries
+            .last()
+            .is_some_and(|e: &BatchEntry| header.base_offset < e.next_offset())
+        {
             break;
         }
         entries.push(entry_of(&header, position as u32, size as u32));

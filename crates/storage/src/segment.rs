@@ -104,7 +104,11 @@ impl Segment {
         let path = dir.join(file_name(base_offset, "log"));
         // Anything left with this name is not a segment of the log as it stands.
         remove_if_exists(&path)?;
-        let file = OpenOptions::new().create(true).read(true).append(true).open(&path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)?;
         // A leftover index of an earlier segment with this base offset must not be trusted.
         remove_if_exists(&path.with_extension("index"))?;
         Ok(Segment {
@@ -123,7 +127,11 @@ impl Segment {
     /// A new, empty segment file at `path` (compaction writes `.cleaned` files).
     pub fn create_file_at(path: &Path, base_offset: i64, created_ms: i64) -> io::Result<Segment> {
         remove_if_exists(path)?;
-        let file = OpenOptions::new().create(true).read(true).append(true).open(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
         Ok(Segment {
             base_offset,
             entries: Vec::new(),
@@ -141,7 +149,9 @@ impl Segment {
     /// index removed, renamed over it, then sealed with its own index. A crash in between
     /// leaves either file whole, and without an index it is scanned at the next start.
     pub fn install_as(&mut self, target: &Path) -> io::Result<()> {
-        let Store::File(f) = &mut self.store else { return Ok(()) };
+        let Store::File(f) = &mut self.store else {
+            return Ok(());
+        };
         f.file.sync_all()?;
         remove_if_exists(&target.with_extension("index"))?;
         std::fs::rename(&f.path, target)?;
@@ -165,7 +175,8 @@ impl Segment {
             Some(entries) => (entries, true, 0),
             None => {
                 file.seek(SeekFrom::Start(0))?;
-                let scanned = scan::scan(&mut io::BufReader::with_capacity(1 << 20, &mut file), len)?;
+                let scanned =
+                    scan::scan(&mut io::BufReader::with_capacity(1 << 20, &mut file), len)?;
                 let dropped = len - scanned.valid_len;
                 if dropped > 0 {
                     file.set_len(scanned.valid_len)?;
@@ -203,19 +214,32 @@ impl Segment {
 
     /// The offset after the last batch, or the base offset of an empty segment.
     pub fn next_offset(&self) -> i64 {
-        self.entries.last().map_or(self.base_offset, BatchEntry::next_offset)
+        self.entries
+            .last()
+            .map_or(self.base_offset, BatchEntry::next_offset)
     }
 
     pub fn max_timestamp(&self) -> i64 {
-        self.entries.iter().map(|e| e.max_timestamp).max().unwrap_or(-1)
+        self.entries
+            .iter()
+            .map(|e| e.max_timestamp)
+            .max()
+            .unwrap_or(-1)
     }
 
     /// Appends one batch given as its (patched) header and the rest of its bytes. On an error
     /// the segment is as before, or the error says it could not be restored.
-    pub fn append(&mut self, header: &[u8], body: &[u8], mut entry: BatchEntry) -> Result<(), AppendIoError> {
+    pub fn append(
+        &mut self,
+        header: &[u8],
+        body: &[u8],
+        mut entry: BatchEntry,
+    ) -> Result<(), AppendIoError> {
         let len = header.len() + body.len();
-        entry.position = u32::try_from(self.size).map_err(|_| AppendIoError::Undone(io::Error::other("segment exceeds 4 GiB")))?;
-        entry.size = u32::try_from(len).map_err(|_| AppendIoError::Undone(io::Error::other("batch exceeds 4 GiB")))?;
+        entry.position = u32::try_from(self.size)
+            .map_err(|_| AppendIoError::Undone(io::Error::other("segment exceeds 4 GiB")))?;
+        entry.size = u32::try_from(len)
+            .map_err(|_| AppendIoError::Undone(io::Error::other("batch exceeds 4 GiB")))?;
         match &mut self.store {
             Store::Memory(batches) => {
                 let mut b = BytesMut::with_capacity(len);
@@ -224,7 +248,9 @@ impl Segment {
                 batches.push(b.freeze());
             }
             Store::File(f) => {
-                if let Err(e) = write_all_vectored(&f.file, &mut [IoSlice::new(header), IoSlice::new(body)]) {
+                if let Err(e) =
+                    write_all_vectored(&f.file, &mut [IoSlice::new(header), IoSlice::new(body)])
+                {
                     // Cut whatever part reached the file, so the segment stays whole.
                     return match f.file.set_len(self.size) {
                         Ok(()) => Err(AppendIoError::Undone(e)),
@@ -318,7 +344,12 @@ fn write_all_vectored(mut file: &File, mut slices: &mut [IoSlice<'_>]) -> io::Re
     IoSlice::advance_slices(&mut slices, 0);
     while !slices.is_empty() {
         match file.write_vectored(slices) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "failed to write the whole batch")),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "failed to write the whole batch",
+                ))
+            }
             Ok(n) => IoSlice::advance_slices(&mut slices, n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

@@ -18,9 +18,18 @@ fn config() -> LogConfig {
 }
 
 fn put(log: &mut Log, key: &str, value: Option<&str>, compression: Compression) {
-    let mut b = BatchBuilder::new(BatchOptions { compression, ..BatchOptions::default() });
-    b.push(NOW, Some(key.as_bytes()), value.map(str::as_bytes), &[]).unwrap();
-    log.append(&IncomingBatch::from_batch(b.build().unwrap()).unwrap(), 0, NOW).unwrap();
+    let mut b = BatchBuilder::new(BatchOptions {
+        compression,
+        ..BatchOptions::default()
+    });
+    b.push(NOW, Some(key.as_bytes()), value.map(str::as_bytes), &[])
+        .unwrap();
+    log.append(
+        &IncomingBatch::from_batch(b.build().unwrap()).unwrap(),
+        0,
+        NOW,
+    )
+    .unwrap();
 }
 
 /// (offset, key, value) of every record from the log start.
@@ -35,7 +44,11 @@ fn contents(log: &Log) -> Vec<(i64, String, Option<String>)> {
             assert!(batch.is_crc_valid());
             for r in batch.decode_records(1 << 20).unwrap() {
                 let s = |b: Option<bytes::Bytes>| b.map(|b| String::from_utf8(b.to_vec()).unwrap());
-                out.push((r.offset(batch.header()), s(r.key.clone()).unwrap(), s(r.value)));
+                out.push((
+                    r.offset(batch.header()),
+                    s(r.key.clone()).unwrap(),
+                    s(r.value),
+                ));
             }
         }
     }
@@ -56,7 +69,16 @@ fn the_latest_value_of_each_key_survives_with_its_offset() {
         for round in 0..5 {
             for key in ["a", "b", "c"] {
                 let v = format!("{key}{round}");
-                put(log, key, Some(&v), if round % 2 == 0 { Compression::None } else { Compression::Lz4 });
+                put(
+                    log,
+                    key,
+                    Some(&v),
+                    if round % 2 == 0 {
+                        Compression::None
+                    } else {
+                        Compression::Lz4
+                    },
+                );
             }
         }
         log.roll(NOW).unwrap();
@@ -66,11 +88,23 @@ fn the_latest_value_of_each_key_survives_with_its_offset() {
         assert_eq!(stats.removed_records, 12, "{stats:?}");
         let kept = contents(log);
         let sealed: Vec<_> = kept.iter().filter(|(_, k, _)| k != "z").collect();
-        assert!(sealed.iter().all(|(_, _, v)| v.as_deref().is_some_and(|v| v.ends_with('4'))), "{kept:?}");
+        assert!(
+            sealed
+                .iter()
+                .all(|(_, _, v)| v.as_deref().is_some_and(|v| v.ends_with('4'))),
+            "{kept:?}"
+        );
         for key in ["a", "b", "c"] {
-            assert_eq!(kept.iter().filter(|(_, k, _)| k == key).count(), 1, "one value of {key}: {kept:?}");
+            assert_eq!(
+                kept.iter().filter(|(_, k, _)| k == key).count(),
+                1,
+                "one value of {key}: {kept:?}"
+            );
         }
-        assert!(kept.windows(2).all(|w| w[0].0 < w[1].0), "offsets keep their order");
+        assert!(
+            kept.windows(2).all(|w| w[0].0 < w[1].0),
+            "offsets keep their order"
+        );
         assert_eq!(log.log_end_offset(), 16, "the log end does not move");
         if let Some(dir) = dir {
             let reopened = Log::open("c-0", dir, config(), NOW, 86_400_000).unwrap();
@@ -90,11 +124,16 @@ fn tombstones_stay_for_delete_retention_ms_then_go() {
         }
         log.compact(NOW).unwrap();
         let first = contents(log);
-        assert!(first.iter().any(|(_, k, v)| k == "k" && v.is_none()), "the tombstone is still readable: {first:?}");
+        assert!(
+            first.iter().any(|(_, k, v)| k == "k" && v.is_none()),
+            "the tombstone is still readable: {first:?}"
+        );
         assert!(!first.iter().any(|(_, k, v)| k == "k" && v.is_some()));
         // Before the deadline a pass keeps it; after, it is gone.
         log.compact(NOW + 500).unwrap();
-        assert!(contents(log).iter().any(|(_, k, v)| k == "k" && v.is_none()));
+        assert!(contents(log)
+            .iter()
+            .any(|(_, k, v)| k == "k" && v.is_none()));
         log.compact(NOW + 1_001).unwrap();
         let after = contents(log);
         assert!(!after.iter().any(|(_, k, _)| k == "k"), "{after:?}");
@@ -104,7 +143,14 @@ fn tombstones_stay_for_delete_retention_ms_then_go() {
 
 #[test]
 fn logs_without_the_compact_policy_are_never_compacted() {
-    let mut log = Log::in_memory("d-0", LogConfig { segment_bytes: 256, ..LogConfig::default() }, NOW);
+    let mut log = Log::in_memory(
+        "d-0",
+        LogConfig {
+            segment_bytes: 256,
+            ..LogConfig::default()
+        },
+        NOW,
+    );
     for i in 0..10 {
         put(&mut log, "k", Some(&format!("v{i}")), Compression::None);
     }

@@ -12,7 +12,10 @@ use uuid::Uuid;
 
 fn need<B: ByteBuf>(buf: &B, n: usize, what: &str) -> Result<()> {
     if buf.remaining() < n {
-        bail!("truncated input: {what} needs {n} bytes, {} remain", buf.remaining());
+        bail!(
+            "truncated input: {what} needs {n} bytes, {} remain",
+            buf.remaining()
+        );
     }
     Ok(())
 }
@@ -106,12 +109,20 @@ pub fn uvarint_size(v: u32) -> usize {
 }
 
 /// Reads a length prefix: classic int16/int32 (-1 = null) or compact uvarint (0 = null).
-fn read_len<B: ByteBuf>(buf: &mut B, flexible: bool, classic_is_i16: bool) -> Result<Option<usize>> {
+fn read_len<B: ByteBuf>(
+    buf: &mut B,
+    flexible: bool,
+    classic_is_i16: bool,
+) -> Result<Option<usize>> {
     if flexible {
         let n = read_uvarint(buf)?;
         Ok(if n == 0 { None } else { Some((n - 1) as usize) })
     } else {
-        let n = if classic_is_i16 { i32::from(read_i16(buf)?) } else { read_i32(buf)? };
+        let n = if classic_is_i16 {
+            i32::from(read_i16(buf)?)
+        } else {
+            read_i32(buf)?
+        };
         match n {
             -1 => Ok(None),
             n if n < 0 => bail!("negative length {n}"),
@@ -120,13 +131,20 @@ fn read_len<B: ByteBuf>(buf: &mut B, flexible: bool, classic_is_i16: bool) -> Re
     }
 }
 
-fn write_len<B: ByteBufMut>(buf: &mut B, len: Option<usize>, flexible: bool, classic_is_i16: bool) -> Result<()> {
+fn write_len<B: ByteBufMut>(
+    buf: &mut B,
+    len: Option<usize>,
+    flexible: bool,
+    classic_is_i16: bool,
+) -> Result<()> {
     if flexible {
         match len {
             None => write_uvarint(buf, 0),
             Some(n) => {
                 let n = u32::try_from(n).ok().filter(|n| *n < u32::MAX);
-                let Some(n) = n else { bail!("length too large for a compact encoding") };
+                let Some(n) = n else {
+                    bail!("length too large for a compact encoding")
+                };
                 write_uvarint(buf, n + 1)
             }
         }
@@ -159,7 +177,9 @@ fn len_size(len: Option<usize>, flexible: bool, classic: usize) -> usize {
 }
 
 pub fn read_nullable_string<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Option<String>> {
-    let Some(n) = read_len(buf, flexible, true)? else { return Ok(None) };
+    let Some(n) = read_len(buf, flexible, true)? else {
+        return Ok(None);
+    };
     need(buf, n, "string")?;
     let bytes = buf.get_bytes(n);
     match String::from_utf8(bytes.to_vec()) {
@@ -175,7 +195,11 @@ pub fn read_string<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<String> {
     }
 }
 
-pub fn write_nullable_string<B: ByteBufMut>(buf: &mut B, v: Option<&str>, flexible: bool) -> Result<()> {
+pub fn write_nullable_string<B: ByteBufMut>(
+    buf: &mut B,
+    v: Option<&str>,
+    flexible: bool,
+) -> Result<()> {
     write_len(buf, v.map(str::len), flexible, true)?;
     if let Some(s) = v {
         buf.put_slice(s.as_bytes());
@@ -196,7 +220,9 @@ pub fn string_size(v: &str, flexible: bool) -> usize {
 }
 
 pub fn read_nullable_bytes<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Option<Bytes>> {
-    let Some(n) = read_len(buf, flexible, false)? else { return Ok(None) };
+    let Some(n) = read_len(buf, flexible, false)? else {
+        return Ok(None);
+    };
     need(buf, n, "bytes")?;
     Ok(Some(buf.get_bytes(n)))
 }
@@ -208,7 +234,11 @@ pub fn read_bytes<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Bytes> {
     }
 }
 
-pub fn write_nullable_bytes<B: ByteBufMut>(buf: &mut B, v: Option<&Bytes>, flexible: bool) -> Result<()> {
+pub fn write_nullable_bytes<B: ByteBufMut>(
+    buf: &mut B,
+    v: Option<&Bytes>,
+    flexible: bool,
+) -> Result<()> {
     write_len(buf, v.map(Bytes::len), flexible, false)?;
     if let Some(b) = v {
         buf.put_slice(b);
@@ -228,7 +258,11 @@ pub fn bytes_size(v: &Bytes, flexible: bool) -> usize {
     nullable_bytes_size(Some(v), flexible)
 }
 
-pub fn write_nullable_records<B: ByteBufMut>(buf: &mut B, v: Option<&crate::RecordSet>, flexible: bool) -> Result<()> {
+pub fn write_nullable_records<B: ByteBufMut>(
+    buf: &mut B,
+    v: Option<&crate::RecordSet>,
+    flexible: bool,
+) -> Result<()> {
     write_len(buf, v.map(crate::RecordSet::len), flexible, false)?;
     for part in v.map_or(&[][..], crate::RecordSet::parts) {
         buf.put_slice(part);
@@ -236,7 +270,11 @@ pub fn write_nullable_records<B: ByteBufMut>(buf: &mut B, v: Option<&crate::Reco
     Ok(())
 }
 
-pub fn write_records<B: ByteBufMut>(buf: &mut B, v: &crate::RecordSet, flexible: bool) -> Result<()> {
+pub fn write_records<B: ByteBufMut>(
+    buf: &mut B,
+    v: &crate::RecordSet,
+    flexible: bool,
+) -> Result<()> {
     write_nullable_records(buf, Some(v), flexible)
 }
 
@@ -253,7 +291,11 @@ pub fn read_array_len<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Option<
     read_len(buf, flexible, false)
 }
 
-pub fn write_array_len<B: ByteBufMut>(buf: &mut B, len: Option<usize>, flexible: bool) -> Result<()> {
+pub fn write_array_len<B: ByteBufMut>(
+    buf: &mut B,
+    len: Option<usize>,
+    flexible: bool,
+) -> Result<()> {
     write_len(buf, len, flexible, false)
 }
 
@@ -283,8 +325,12 @@ pub fn write_unknown_tagged<B: ByteBufMut, R: RangeBounds<i32>>(
     range: R,
 ) -> Result<()> {
     for (tag, data) in fields.range(range) {
-        let Ok(tag) = u32::try_from(*tag) else { bail!("negative tag {tag}") };
-        let Ok(len) = u32::try_from(data.len()) else { bail!("tagged field too large") };
+        let Ok(tag) = u32::try_from(*tag) else {
+            bail!("negative tag {tag}")
+        };
+        let Ok(len) = u32::try_from(data.len()) else {
+            bail!("tagged field too large")
+        };
         write_uvarint(buf, tag);
         write_uvarint(buf, len);
         buf.put_slice(data);
@@ -301,14 +347,15 @@ pub fn unknown_tagged_size(fields: &BTreeMap<i32, Bytes>) -> usize {
 
 /// The error for a value that the negotiated version cannot carry.
 pub fn unsupported_field(type_name: &str, field: &str, version: i16) -> anyhow::Error {
-    anyhow::anyhow!("{type_name}.{field} has a non-default value but version {version} does not support it")
+    anyhow::anyhow!(
+        "{type_name}.{field} has a non-default value but version {version} does not support it"
+    )
 }
 
 /// The error for a null in a version where the field is not nullable.
 pub fn null_not_allowed(type_name: &str, field: &str, version: i16) -> anyhow::Error {
     anyhow::anyhow!("{type_name}.{field} is null but not nullable in version {version}")
 }
-
 
 /// One generated type and the check that a random value of it survives encode/decode.
 #[cfg(any(test, feature = "arbitrary"))]
@@ -322,7 +369,9 @@ pub struct RoundTripCase {
 pub fn arbitrary_string<R: rand::Rng + ?Sized>(rng: &mut R) -> String {
     const CHARS: &[char] = &['a', 'z', 'A', '0', '-', '.', '_', ' ', 'é', '流', '🦀'];
     let len = rng.random_range(0..12usize);
-    (0..len).map(|_| CHARS[rng.random_range(0..CHARS.len())]).collect()
+    (0..len)
+        .map(|_| CHARS[rng.random_range(0..CHARS.len())])
+        .collect()
 }
 
 #[cfg(any(test, feature = "arbitrary"))]
@@ -336,26 +385,43 @@ pub fn arbitrary_bytes<R: rand::Rng + ?Sized>(rng: &mut R) -> Bytes {
 #[cfg(any(test, feature = "arbitrary"))]
 pub fn check_round_trip<T>(value: &T, version: i16) -> Result<(), String>
 where
-    T: kafka_protocol::protocol::Encodable + kafka_protocol::protocol::Decodable + PartialEq + std::fmt::Debug,
+    T: kafka_protocol::protocol::Encodable
+        + kafka_protocol::protocol::Decodable
+        + PartialEq
+        + std::fmt::Debug,
 {
     let mut buf = bytes::BytesMut::new();
-    value.encode(&mut buf, version).map_err(|e| format!("encode v{version}: {e}"))?;
-    let size = value.compute_size(version).map_err(|e| format!("size v{version}: {e}"))?;
+    value
+        .encode(&mut buf, version)
+        .map_err(|e| format!("encode v{version}: {e}"))?;
+    let size = value
+        .compute_size(version)
+        .map_err(|e| format!("size v{version}: {e}"))?;
     if size != buf.len() {
-        return Err(format!("v{version}: compute_size {size} but encoded {} bytes", buf.len()));
+        return Err(format!(
+            "v{version}: compute_size {size} but encoded {} bytes",
+            buf.len()
+        ));
     }
     let first = buf.clone().freeze();
     use bytes::Buf as _;
     let mut input = buf.freeze();
     let decoded = T::decode(&mut input, version).map_err(|e| format!("decode v{version}: {e}"))?;
     if input.has_remaining() {
-        return Err(format!("v{version}: {} bytes left after decode", input.remaining()));
+        return Err(format!(
+            "v{version}: {} bytes left after decode",
+            input.remaining()
+        ));
     }
     if &decoded != value {
-        return Err(format!("v{version}: decoded value differs\n  sent: {value:?}\n  got:  {decoded:?}"));
+        return Err(format!(
+            "v{version}: decoded value differs\n  sent: {value:?}\n  got:  {decoded:?}"
+        ));
     }
     let mut again = bytes::BytesMut::new();
-    decoded.encode(&mut again, version).map_err(|e| format!("re-encode v{version}: {e}"))?;
+    decoded
+        .encode(&mut again, version)
+        .map_err(|e| format!("re-encode v{version}: {e}"))?;
     if again.freeze() != first {
         return Err(format!("v{version}: re-encoding gave different bytes"));
     }
@@ -369,7 +435,17 @@ mod tests {
 
     #[test]
     fn uvarint_round_trips_and_sizes_match() {
-        for v in [0u32, 1, 127, 128, 16383, 16384, 2_097_151, 2_097_152, u32::MAX] {
+        for v in [
+            0u32,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            2_097_151,
+            2_097_152,
+            u32::MAX,
+        ] {
             let mut b = BytesMut::new();
             write_uvarint(&mut b, v);
             assert_eq!(b.len(), uvarint_size(v));
@@ -392,7 +468,10 @@ mod tests {
         let mut r = Bytes::from_static(&[0x7f, 0xff, b'a']);
         assert!(read_string(&mut r, false).is_err());
         let mut r = Bytes::from_static(&[0xff, 0xfe]);
-        assert!(read_nullable_string(&mut r, false).is_err(), "-2 is not a valid length");
+        assert!(
+            read_nullable_string(&mut r, false).is_err(),
+            "-2 is not a valid length"
+        );
     }
 
     #[test]

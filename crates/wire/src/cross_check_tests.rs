@@ -9,8 +9,11 @@ use rand::SeedableRng;
 
 use crate::messages as ours;
 
-fn check<O, T>(name: &str, versions: std::ops::RangeInclusive<i16>, make: fn(&mut rand::rngs::StdRng, i16) -> O)
-where
+fn check<O, T>(
+    name: &str,
+    versions: std::ops::RangeInclusive<i16>,
+    make: fn(&mut rand::rngs::StdRng, i16) -> O,
+) where
     O: Encodable,
     T: Encodable + Decodable,
 {
@@ -22,12 +25,21 @@ where
             value.encode(&mut ours_bytes, version).unwrap();
             let ours_bytes = ours_bytes.freeze();
             let mut input = ours_bytes.clone();
-            let theirs = T::decode(&mut input, version)
-                .unwrap_or_else(|e| panic!("{name} v{version}: kafka-protocol cannot decode our bytes: {e}"));
-            assert!(input.is_empty(), "{name} v{version}: kafka-protocol left {} bytes", input.len());
+            let theirs = T::decode(&mut input, version).unwrap_or_else(|e| {
+                panic!("{name} v{version}: kafka-protocol cannot decode our bytes: {e}")
+            });
+            assert!(
+                input.is_empty(),
+                "{name} v{version}: kafka-protocol left {} bytes",
+                input.len()
+            );
             let mut theirs_bytes = BytesMut::new();
             theirs.encode(&mut theirs_bytes, version).unwrap();
-            assert_eq!(theirs_bytes.freeze(), ours_bytes, "{name} v{version}: bytes differ after kafka-protocol round trip");
+            assert_eq!(
+                theirs_bytes.freeze(),
+                ours_bytes,
+                "{name} v{version}: bytes differ after kafka-protocol round trip"
+            );
         }
     }
 }
@@ -36,52 +48,239 @@ macro_rules! cross_check {
     ($test:ident, $ours:ident, $theirs:path, $versions:expr) => {
         #[test]
         fn $test() {
-            check::<ours::$ours, $theirs>(stringify!($ours), $versions, |rng, v| ours::$ours::arbitrary(rng, v));
+            check::<ours::$ours, $theirs>(stringify!($ours), $versions, |rng, v| {
+                ours::$ours::arbitrary(rng, v)
+            });
         }
     };
 }
 
 cross_check!(request_header, RequestHeader, kp::RequestHeader, 1..=2);
 cross_check!(response_header, ResponseHeader, kp::ResponseHeader, 0..=1);
-cross_check!(api_versions_request, ApiVersionsRequest, kp::ApiVersionsRequest, 0..=4);
-cross_check!(api_versions_response, ApiVersionsResponse, kp::ApiVersionsResponse, 0..=4);
-cross_check!(metadata_request, MetadataRequest, kp::MetadataRequest, 0..=13);
-cross_check!(metadata_response, MetadataResponse, kp::MetadataResponse, 0..=13);
-cross_check!(find_coordinator_request, FindCoordinatorRequest, kp::FindCoordinatorRequest, 0..=6);
-cross_check!(find_coordinator_response, FindCoordinatorResponse, kp::FindCoordinatorResponse, 0..=6);
-cross_check!(describe_cluster_request, DescribeClusterRequest, kp::DescribeClusterRequest, 0..=2);
-cross_check!(describe_cluster_response, DescribeClusterResponse, kp::DescribeClusterResponse, 0..=2);
-cross_check!(broker_registration_request, BrokerRegistrationRequest, kp::BrokerRegistrationRequest, 0..=4);
-cross_check!(broker_registration_response, BrokerRegistrationResponse, kp::BrokerRegistrationResponse, 0..=4);
-cross_check!(broker_heartbeat_request, BrokerHeartbeatRequest, kp::BrokerHeartbeatRequest, 0..=1);
-cross_check!(broker_heartbeat_response, BrokerHeartbeatResponse, kp::BrokerHeartbeatResponse, 0..=1);
-cross_check!(create_topics_request, CreateTopicsRequest, kp::CreateTopicsRequest, 2..=7);
-cross_check!(create_topics_response, CreateTopicsResponse, kp::CreateTopicsResponse, 2..=7);
-cross_check!(delete_topics_request, DeleteTopicsRequest, kp::DeleteTopicsRequest, 1..=6);
-cross_check!(delete_topics_response, DeleteTopicsResponse, kp::DeleteTopicsResponse, 1..=6);
-cross_check!(list_groups_request, ListGroupsRequest, kp::ListGroupsRequest, 0..=5);
-cross_check!(list_groups_response, ListGroupsResponse, kp::ListGroupsResponse, 0..=5);
-cross_check!(delete_groups_request, DeleteGroupsRequest, kp::DeleteGroupsRequest, 0..=2);
-cross_check!(delete_groups_response, DeleteGroupsResponse, kp::DeleteGroupsResponse, 0..=2);
-cross_check!(describe_groups_request, DescribeGroupsRequest, kp::DescribeGroupsRequest, 0..=5);
-cross_check!(describe_groups_response, DescribeGroupsResponse, kp::DescribeGroupsResponse, 0..=5);
-cross_check!(offset_commit_request, OffsetCommitRequest, kp::OffsetCommitRequest, 2..=9);
-cross_check!(offset_commit_response, OffsetCommitResponse, kp::OffsetCommitResponse, 2..=9);
-cross_check!(offset_fetch_request, OffsetFetchRequest, kp::OffsetFetchRequest, 1..=9);
-cross_check!(offset_fetch_response, OffsetFetchResponse, kp::OffsetFetchResponse, 1..=9);
-cross_check!(describe_configs_request, DescribeConfigsRequest, kp::DescribeConfigsRequest, 1..=4);
-cross_check!(describe_configs_response, DescribeConfigsResponse, kp::DescribeConfigsResponse, 1..=4);
+cross_check!(
+    api_versions_request,
+    ApiVersionsRequest,
+    kp::ApiVersionsRequest,
+    0..=4
+);
+cross_check!(
+    api_versions_response,
+    ApiVersionsResponse,
+    kp::ApiVersionsResponse,
+    0..=4
+);
+cross_check!(
+    metadata_request,
+    MetadataRequest,
+    kp::MetadataRequest,
+    0..=13
+);
+cross_check!(
+    metadata_response,
+    MetadataResponse,
+    kp::MetadataResponse,
+    0..=13
+);
+cross_check!(
+    find_coordinator_request,
+    FindCoordinatorRequest,
+    kp::FindCoordinatorRequest,
+    0..=6
+);
+cross_check!(
+    find_coordinator_response,
+    FindCoordinatorResponse,
+    kp::FindCoordinatorResponse,
+    0..=6
+);
+cross_check!(
+    describe_cluster_request,
+    DescribeClusterRequest,
+    kp::DescribeClusterRequest,
+    0..=2
+);
+cross_check!(
+    describe_cluster_response,
+    DescribeClusterResponse,
+    kp::DescribeClusterResponse,
+    0..=2
+);
+cross_check!(
+    broker_registration_request,
+    BrokerRegistrationRequest,
+    kp::BrokerRegistrationRequest,
+    0..=4
+);
+cross_check!(
+    broker_registration_response,
+    BrokerRegistrationResponse,
+    kp::BrokerRegistrationResponse,
+    0..=4
+);
+cross_check!(
+    broker_heartbeat_request,
+    BrokerHeartbeatRequest,
+    kp::BrokerHeartbeatRequest,
+    0..=1
+);
+cross_check!(
+    broker_heartbeat_response,
+    BrokerHeartbeatResponse,
+    kp::BrokerHeartbeatResponse,
+    0..=1
+);
+cross_check!(
+    create_topics_request,
+    CreateTopicsRequest,
+    kp::CreateTopicsRequest,
+    2..=7
+);
+cross_check!(
+    create_topics_response,
+    CreateTopicsResponse,
+    kp::CreateTopicsResponse,
+    2..=7
+);
+cross_check!(
+    delete_topics_request,
+    DeleteTopicsRequest,
+    kp::DeleteTopicsRequest,
+    1..=6
+);
+cross_check!(
+    delete_topics_response,
+    DeleteTopicsResponse,
+    kp::DeleteTopicsResponse,
+    1..=6
+);
+cross_check!(
+    list_groups_request,
+    ListGroupsRequest,
+    kp::ListGroupsRequest,
+    0..=5
+);
+cross_check!(
+    list_groups_response,
+    ListGroupsResponse,
+    kp::ListGroupsResponse,
+    0..=5
+);
+cross_check!(
+    delete_groups_request,
+    DeleteGroupsRequest,
+    kp::DeleteGroupsRequest,
+    0..=2
+);
+cross_check!(
+    delete_groups_response,
+    DeleteGroupsResponse,
+    kp::DeleteGroupsResponse,
+    0..=2
+);
+cross_check!(
+    describe_groups_request,
+    DescribeGroupsRequest,
+    kp::DescribeGroupsRequest,
+    0..=5
+);
+cross_check!(
+    describe_groups_response,
+    DescribeGroupsResponse,
+    kp::DescribeGroupsResponse,
+    0..=5
+);
+cross_check!(
+    offset_commit_request,
+    OffsetCommitRequest,
+    kp::OffsetCommitRequest,
+    2..=9
+);
+cross_check!(
+    offset_commit_response,
+    OffsetCommitResponse,
+    kp::OffsetCommitResponse,
+    2..=9
+);
+cross_check!(
+    offset_fetch_request,
+    OffsetFetchRequest,
+    kp::OffsetFetchRequest,
+    1..=9
+);
+cross_check!(
+    offset_fetch_response,
+    OffsetFetchResponse,
+    kp::OffsetFetchResponse,
+    1..=9
+);
+cross_check!(
+    describe_configs_request,
+    DescribeConfigsRequest,
+    kp::DescribeConfigsRequest,
+    1..=4
+);
+cross_check!(
+    describe_configs_response,
+    DescribeConfigsResponse,
+    kp::DescribeConfigsResponse,
+    1..=4
+);
 cross_check!(produce_request, ProduceRequest, kp::ProduceRequest, 3..=13);
-cross_check!(produce_response, ProduceResponse, kp::ProduceResponse, 3..=13);
+cross_check!(
+    produce_response,
+    ProduceResponse,
+    kp::ProduceResponse,
+    3..=13
+);
 cross_check!(fetch_request, FetchRequest, kp::FetchRequest, 4..=18);
 cross_check!(fetch_response, FetchResponse, kp::FetchResponse, 4..=18);
 // kafka-protocol 0.18 stops ListOffsets at v10; our v11 (same body as v10) is not cross-checked.
-cross_check!(list_offsets_request, ListOffsetsRequest, kp::ListOffsetsRequest, 1..=10);
-cross_check!(list_offsets_response, ListOffsetsResponse, kp::ListOffsetsResponse, 1..=10);
-cross_check!(offset_for_leader_epoch_request, OffsetForLeaderEpochRequest, kp::OffsetForLeaderEpochRequest, 2..=4);
-cross_check!(offset_for_leader_epoch_response, OffsetForLeaderEpochResponse, kp::OffsetForLeaderEpochResponse, 2..=4);
-cross_check!(delete_records_request, DeleteRecordsRequest, kp::DeleteRecordsRequest, 0..=2);
-cross_check!(delete_records_response, DeleteRecordsResponse, kp::DeleteRecordsResponse, 0..=2);
-cross_check!(init_producer_id_request, InitProducerIdRequest, kp::InitProducerIdRequest, 0..=5);
+cross_check!(
+    list_offsets_request,
+    ListOffsetsRequest,
+    kp::ListOffsetsRequest,
+    1..=10
+);
+cross_check!(
+    list_offsets_response,
+    ListOffsetsResponse,
+    kp::ListOffsetsResponse,
+    1..=10
+);
+cross_check!(
+    offset_for_leader_epoch_request,
+    OffsetForLeaderEpochRequest,
+    kp::OffsetForLeaderEpochRequest,
+    2..=4
+);
+cross_check!(
+    offset_for_leader_epoch_response,
+    OffsetForLeaderEpochResponse,
+    kp::OffsetForLeaderEpochResponse,
+    2..=4
+);
+cross_check!(
+    delete_records_request,
+    DeleteRecordsRequest,
+    kp::DeleteRecordsRequest,
+    0..=2
+);
+cross_check!(
+    delete_records_response,
+    DeleteRecordsResponse,
+    kp::DeleteRecordsResponse,
+    0..=2
+);
+cross_check!(
+    init_producer_id_request,
+    InitProducerIdRequest,
+    kp::InitProducerIdRequest,
+    0..=5
+);
 // kafka-protocol 0.18 also has the unstable v6 of the response; our schema stops at v5.
-cross_check!(init_producer_id_response, InitProducerIdResponse, kp::InitProducerIdResponse, 0..=5);
+cross_check!(
+    init_producer_id_response,
+    InitProducerIdResponse,
+    kp::InitProducerIdResponse,
+    0..=5
+);

@@ -155,6 +155,9 @@ mod tests {
         assert_eq!(ErrorCode::GROUP_DELETION_FAILED.code(), 134);
         assert_eq!(ErrorCode::TOPOLOGY_DESCRIPTION_UPDATE_FAILED.code(), 135);
         assert_eq!(ErrorCode::TOPOLOGY_DESCRIPTION_TOO_LARGE.code(), 137);
-        assert_eq!(ErrorCode::UNKNOWN_MEMBER_ID.message(), "The coordinator is not aware of this member.");
+        assert_eq!(
+            ErrorCode::UNKNOWN_MEMBER_ID.message(),
+            "The coordinator is not aware of this member."
+        );
     }
 }

@@ -162,7 +162,8 @@ impl SharedFrame {
     /// Lets `b` go out by reference when the encoder writes its bytes.
     pub fn share(&mut self, b: &Bytes) {
         if b.len() >= MIN_SHARED {
-            self.shared.insert((b.as_ptr() as usize, b.len()), b.clone());
+            self.shared
+                .insert((b.as_ptr() as usize, b.len()), b.clone());
         }
     }
 

@@ -17,13 +17,27 @@ mod record_set;
 pub use record_set::RecordSet;
 
 /// Generated request/response types, one module per schema file.
-#[allow(clippy::all, unused_mut, unused_variables, unused_parens, non_snake_case, dead_code)]
+#[allow(
+    clippy::all,
+    unused_mut,
+    unused_variables,
+    unused_parens,
+    non_snake_case,
+    dead_code
+)]
 pub mod messages {
     include!(concat!(env!("OUT_DIR"), "/messages.rs"));
 }
 
 /// Generated metadata-log and coordinator record types.
-#[allow(clippy::all, unused_mut, unused_variables, unused_parens, non_snake_case, dead_code)]
+#[allow(
+    clippy::all,
+    unused_mut,
+    unused_variables,
+    unused_parens,
+    non_snake_case,
+    dead_code
+)]
 pub mod records {
     include!(concat!(env!("OUT_DIR"), "/records.rs"));
 }
@@ -35,7 +49,9 @@ pub mod api {
 }
 
 pub use error::ErrorCode;
-pub use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, Request, VersionRange};
+pub use kafka_protocol::protocol::{
+    Decodable, Encodable, HeaderVersion, Message, Request, VersionRange,
+};
 
 #[cfg(test)]
 mod round_trip_tests;

@@ -78,7 +78,11 @@ mod tests {
     #[test]
     fn pieces_compare_by_content() {
         let one = RecordSet::from(Bytes::from_static(b"abcdef"));
-        let parts = RecordSet::from(vec![Bytes::from_static(b"abc"), Bytes::new(), Bytes::from_static(b"def")]);
+        let parts = RecordSet::from(vec![
+            Bytes::from_static(b"abc"),
+            Bytes::new(),
+            Bytes::from_static(b"def"),
+        ]);
         assert_eq!(one, parts);
         assert_eq!(parts.len(), 6);
         assert!(RecordSet::default().is_empty());

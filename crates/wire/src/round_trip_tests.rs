@@ -5,7 +5,9 @@ use rand::SeedableRng;
 
 fn check_all(seed: u64) -> Result<(), String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let cases = crate::messages::round_trip_cases().into_iter().chain(crate::records::round_trip_cases());
+    let cases = crate::messages::round_trip_cases()
+        .into_iter()
+        .chain(crate::records::round_trip_cases());
     for case in cases {
         for version in case.versions.0..=case.versions.1 {
             (case.check)(&mut rng, version).map_err(|e| format!("{}: {e}", case.name))?;
@@ -36,7 +38,10 @@ fn every_schema_is_covered() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "json") {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            assert!(names.contains(&stem.as_str()), "{stem} has no round-trip case");
+            assert!(
+                names.contains(&stem.as_str()),
+                "{stem} has no round-trip case"
+            );
         }
     }
 }
@@ -51,17 +56,28 @@ fn records_decode_without_copying() {
     use bytes::{Bytes, BytesMut};
 
     fn within(inner: &Bytes, outer: &Bytes) -> bool {
-        let (start, end) = (outer.as_ptr() as usize, outer.as_ptr() as usize + outer.len());
+        let (start, end) = (
+            outer.as_ptr() as usize,
+            outer.as_ptr() as usize + outer.len(),
+        );
         let p = inner.as_ptr() as usize;
         p >= start && p + inner.len() <= end
     }
     let batch = Bytes::from_static(b"record batch bytes");
-    assert_eq!(PartitionProduceData::default().records, None, "Kafka's default for records is null");
+    assert_eq!(
+        PartitionProduceData::default().records,
+        None,
+        "Kafka's default for records is null"
+    );
 
     let produce = ProduceRequest {
         topic_data: vec![TopicProduceData {
             name: "t".into(),
-            partition_data: vec![PartitionProduceData { index: 0, records: Some(batch.clone().into()), ..Default::default() }],
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch.clone().into()),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -71,15 +87,25 @@ fn records_decode_without_copying() {
         produce.encode(&mut buf, version).unwrap();
         let frame = buf.freeze();
         let decoded = ProduceRequest::decode(&mut frame.clone(), version).unwrap();
-        let records = decoded.topic_data[0].partition_data[0].records.as_ref().unwrap().to_bytes();
+        let records = decoded.topic_data[0].partition_data[0]
+            .records
+            .as_ref()
+            .unwrap()
+            .to_bytes();
         assert_eq!(records, batch);
-        assert!(within(&records, &frame), "ProduceRequest v{version}: records were copied");
+        assert!(
+            within(&records, &frame),
+            "ProduceRequest v{version}: records were copied"
+        );
     }
 
     let fetch = FetchResponse {
         responses: vec![FetchableTopicResponse {
             topic: "t".into(),
-            partitions: vec![PartitionData { records: Some(batch.clone().into()), ..Default::default() }],
+            partitions: vec![PartitionData {
+                records: Some(batch.clone().into()),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -89,9 +115,16 @@ fn records_decode_without_copying() {
         fetch.encode(&mut buf, version).unwrap();
         let frame = buf.freeze();
         let decoded = FetchResponse::decode(&mut frame.clone(), version).unwrap();
-        let records = decoded.responses[0].partitions[0].records.as_ref().unwrap().to_bytes();
+        let records = decoded.responses[0].partitions[0]
+            .records
+            .as_ref()
+            .unwrap()
+            .to_bytes();
         assert_eq!(records, batch);
-        assert!(within(&records, &frame), "FetchResponse v{version}: records were copied");
+        assert!(
+            within(&records, &frame),
+            "FetchResponse v{version}: records were copied"
+        );
     }
 
     // Encoding into a SharedFrame references shared stored batches instead of copying them.
@@ -112,7 +145,10 @@ fn records_decode_without_copying() {
     shared.share(&stored.slice(..1024));
     pieces.encode(&mut shared, 12).unwrap();
     let frame = shared.finish().unwrap();
-    assert!(frame.parts().iter().any(|p| p.as_ptr() == stored.as_ptr() && p.len() == 4096));
+    assert!(frame
+        .parts()
+        .iter()
+        .any(|p| p.as_ptr() == stored.as_ptr() && p.len() == 4096));
     let mut copied = BytesMut::new();
     pieces.encode(&mut copied, 12).unwrap();
     assert_eq!(&frame.to_bytes()[4..], &copied[..], "same bytes either way");

@@ -1,7 +1,9 @@
 //! Golden byte tests: encodings checked against bytes written out by hand from the
 //! specification and from kafka-wire-facts.md, not against our own encoder.
 use bytes::{Bytes, BytesMut};
-use kcoord_wire::messages::streams_group_heartbeat_response::{StreamsGroupHeartbeatResponse, TaskIds};
+use kcoord_wire::messages::streams_group_heartbeat_response::{
+    StreamsGroupHeartbeatResponse, TaskIds,
+};
 use kcoord_wire::messages::update_streams_group_topology_description_request::{
     Subtopology, TopologyDescription, TopologyNode, UpdateStreamsGroupTopologyDescriptionRequest,
 };
@@ -17,10 +19,19 @@ fn encode<T: Encodable>(value: &T, version: i16) -> Vec<u8> {
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
-fn node(name: &str, node_type: i8, sources: &[&str], sink: Option<&str>, successors: &[&str]) -> TopologyNode {
+fn node(
+    name: &str,
+    node_type: i8,
+    sources: &[&str],
+    sink: Option<&str>,
+    successors: &[&str],
+) -> TopologyNode {
     TopologyNode {
         name: name.into(),
         node_type,
@@ -37,13 +48,26 @@ fn node(name: &str, node_type: i8, sources: &[&str], sink: Option<&str>, success
 fn orders_app() -> UpdateStreamsGroupTopologyDescriptionRequest {
     UpdateStreamsGroupTopologyDescriptionRequest {
         group_id: "orders-app".into(),
-        topology_description_id: Uuid::parse_str("8d7e3c2a-4f6b-4d9a-9c1b-7e5f3a8d2c4e").expect("uuid"),
+        topology_description_id: Uuid::parse_str("8d7e3c2a-4f6b-4d9a-9c1b-7e5f3a8d2c4e")
+            .expect("uuid"),
         topology_description: TopologyDescription {
             subtopologies: vec![Subtopology {
                 subtopology_id: "0".into(),
                 nodes: vec![
-                    node("KSTREAM-SOURCE-0000000000", 1, &["orders"], None, &["KSTREAM-FILTER-0000000001"]),
-                    node("KSTREAM-FILTER-0000000001", 2, &[], None, &["KSTREAM-SINK-0000000002"]),
+                    node(
+                        "KSTREAM-SOURCE-0000000000",
+                        1,
+                        &["orders"],
+                        None,
+                        &["KSTREAM-FILTER-0000000001"],
+                    ),
+                    node(
+                        "KSTREAM-FILTER-0000000001",
+                        2,
+                        &[],
+                        None,
+                        &["KSTREAM-SINK-0000000002"],
+                    ),
                     node("KSTREAM-SINK-0000000002", 3, &[], Some("valid-orders"), &[]),
                 ],
                 ..Default::default()
@@ -85,7 +109,11 @@ const ORDERS_APP_BYTES: &str = "
 fn strip_comments(annotated: &str) -> String {
     annotated
         .lines()
-        .map(|l| l.split_whitespace().take_while(|t| t.chars().all(|c| c.is_ascii_hexdigit())).collect::<String>())
+        .map(|l| {
+            l.split_whitespace()
+                .take_while(|t| t.chars().all(|c| c.is_ascii_hexdigit()))
+                .collect::<String>()
+        })
         .collect()
 }
 
@@ -94,7 +122,9 @@ fn spec_appendix_orders_app_push_is_byte_exact() {
     let expected = hex(&strip_comments(ORDERS_APP_BYTES));
     assert_eq!(expected.len(), 198);
     assert_eq!(encode(&orders_app(), 0), expected);
-    let decoded = UpdateStreamsGroupTopologyDescriptionRequest::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    let decoded =
+        UpdateStreamsGroupTopologyDescriptionRequest::decode(&mut Bytes::from(expected), 0)
+            .expect("decodes");
     assert_eq!(decoded, orders_app());
 }
 
@@ -114,7 +144,11 @@ fn heartbeat_response() -> StreamsGroupHeartbeatResponse {
         task_offset_interval_ms: 60000,
         acceptable_recovery_lag: 10000,
         status: Some(vec![]),
-        active_tasks: Some(vec![TaskIds { subtopology_id: "0".into(), partitions: vec![0, 1], ..Default::default() }]),
+        active_tasks: Some(vec![TaskIds {
+            subtopology_id: "0".into(),
+            partitions: vec![0, 1],
+            ..Default::default()
+        }]),
         standby_tasks: Some(vec![]),
         warmup_tasks: Some(vec![]),
         topology_description_required: false,
@@ -146,7 +180,9 @@ fn heartbeat_response_v1_layout() {
     // TopologyDescriptionRequired bool after WarmupTasks.
     let mut r = heartbeat_response();
     r.topology_description_required = true;
-    let expected = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 01 {TAIL}"));
+    let expected = hex(&format!(
+        "{HEAD} 0000ea60 0000000000002710 {TASKS} 01 {TAIL}"
+    ));
     assert_eq!(encode(&r, 1), expected);
 }
 
@@ -156,12 +192,17 @@ fn heartbeat_response_v2_layout() {
     // bool was (after WarmupTasks, before EndpointInformationEpoch).
     let mut r = heartbeat_response();
     r.topology_description_id = Some(Uuid::parse_str(ID).expect("uuid"));
-    let expected = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 8d7e3c2a4f6b4d9a9c1b7e5f3a8d2c4e {TAIL}"));
+    let expected = hex(&format!(
+        "{HEAD} 0000ea60 0000000000002710 {TASKS} 8d7e3c2a4f6b4d9a9c1b7e5f3a8d2c4e {TAIL}"
+    ));
     assert_eq!(encode(&r, 2), expected);
     // A null id is the all-zero uuid on the wire.
-    let expected_null = hex(&format!("{HEAD} 0000ea60 0000000000002710 {TASKS} 00000000000000000000000000000000 {TAIL}"));
+    let expected_null = hex(&format!(
+        "{HEAD} 0000ea60 0000000000002710 {TASKS} 00000000000000000000000000000000 {TAIL}"
+    ));
     assert_eq!(encode(&heartbeat_response(), 2), expected_null);
-    let decoded = StreamsGroupHeartbeatResponse::decode(&mut Bytes::from(expected_null), 2).expect("decodes");
+    let decoded =
+        StreamsGroupHeartbeatResponse::decode(&mut Bytes::from(expected_null), 2).expect("decodes");
     assert_eq!(decoded.topology_description_id, None);
 }
 

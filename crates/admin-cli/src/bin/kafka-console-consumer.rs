@@ -6,7 +6,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     kcoord_admin_cli::init_logging();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let code = kcoord_admin_cli::console_consumer::run(std::env::args_os(), &mut out, &mut std::io::stderr());
+    let code = kcoord_admin_cli::console_consumer::run(
+        std::env::args_os(),
+        &mut out,
+        &mut std::io::stderr(),
+    );
     let _ = out.flush();
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

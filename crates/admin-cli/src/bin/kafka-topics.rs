@@ -3,6 +3,10 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = kcoord_admin_cli::topics::run(std::env::args().skip(1), &mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    let code = kcoord_admin_cli::topics::run(
+        std::env::args().skip(1),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

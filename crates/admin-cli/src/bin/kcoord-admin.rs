@@ -4,6 +4,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     kcoord_admin_cli::init_logging();
-    let code = kcoord_admin_cli::admin::run(std::env::args_os(), &mut std::io::stdout(), &mut std::io::stderr());
+    let code = kcoord_admin_cli::admin::run(
+        std::env::args_os(),
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    );
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::time::Duration;
 
-use kcoord_client::admin::{DescribeStreamsGroupsOptions, StreamsGroupDescription as ClientDescription};
+use kcoord_client::admin::{
+    DescribeStreamsGroupsOptions, StreamsGroupDescription as ClientDescription,
+};
 use kcoord_client::streams::Tasks;
 use kcoord_client::{Client, ClientError};
 use kcoord_wire::messages::StreamsGroupDescribeRequest;
@@ -18,8 +20,8 @@ use kcoord_wire::Request;
 use super::{OffsetSpec, StreamsAdmin};
 use crate::error::AdminError;
 use crate::model::{
-    CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment, MemberDescription, StreamsGroupDescription, SubtopologyDescription,
-    TaskIds, TopicPartition,
+    CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment,
+    MemberDescription, StreamsGroupDescription, SubtopologyDescription, TaskIds, TopicPartition,
 };
 
 /// Pause between retries of a retriable error (Kafka's `retry.backoff.ms` default).
@@ -38,7 +40,11 @@ impl ClientAdmin {
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or `timeout` passes.
-    async fn retrying<T, F, Fut>(&self, operation: &'static str, mut attempt: F) -> Result<T, AdminError>
+    async fn retrying<T, F, Fut>(
+        &self,
+        operation: &'static str,
+        mut attempt: F,
+    ) -> Result<T, AdminError>
     where
         F: FnMut() -> Fut + Send,
         Fut: Future<Output = Result<T, AdminError>> + Send,
@@ -54,45 +60,82 @@ impl ClientAdmin {
         };
         tokio::time::timeout(self.timeout, run)
             .await
-            .unwrap_or(Err(AdminError::Timeout { operation, after: self.timeout }))
+            .unwrap_or(Err(AdminError::Timeout {
+                operation,
+                after: self.timeout,
+            }))
     }
 
-    async fn list_groups_once(&self, states: &[GroupState]) -> Result<Vec<GroupListing>, AdminError> {
+    async fn list_groups_once(
+        &self,
+        states: &[GroupState],
+    ) -> Result<Vec<GroupListing>, AdminError> {
         let states: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
         let listings = self.client.list_groups(&["streams"], &states).await?;
         Ok(listings
             .into_iter()
-            .map(|g| GroupListing { state: g.group_state.as_deref().map(GroupState::parse), group_id: g.group_id })
+            .map(|g| GroupListing {
+                state: g.group_state.as_deref().map(GroupState::parse),
+                group_id: g.group_id,
+            })
             .collect())
     }
 
-    async fn describe_once(&self, group_id: &str, include_topology: bool) -> Result<StreamsGroupDescription, AdminError> {
-        let options = DescribeStreamsGroupsOptions { include_topology_description: include_topology, include_authorized_operations: false };
-        let result = self.client.describe_streams_groups(&[group_id], options).await.into_iter().find(|r| r.group_id == group_id);
+    async fn describe_once(
+        &self,
+        group_id: &str,
+        include_topology: bool,
+    ) -> Result<StreamsGroupDescription, AdminError> {
+        let options = DescribeStreamsGroupsOptions {
+            include_topology_description: include_topology,
+            include_authorized_operations: false,
+        };
+        let result = self
+            .client
+            .describe_streams_groups(&[group_id], options)
+            .await
+            .into_iter()
+            .find(|r| r.group_id == group_id);
         let Some(result) = result else {
-            return Err(AdminError::InvalidResponse(format!("StreamsGroupDescribe response has no entry for group '{group_id}'")));
+            return Err(AdminError::InvalidResponse(format!(
+                "StreamsGroupDescribe response has no entry for group '{group_id}'"
+            )));
         };
         match result.result {
             Ok(description) => Ok(from_client(description)),
             // The library refuses (without sending) a topology request a v0 coordinator cannot
             // carry, or one without StreamsGroupDescribe at all.
-            Err(ClientError::Unsupported { api, .. }) if include_topology && api == StreamsGroupDescribeRequest::KEY => Err(AdminError::TopologyUnsupported),
-            Err(ClientError::Protocol(reason)) => {
-                Err(AdminError::InvalidResponse(format!("StreamsGroupDescribe response for group '{group_id}' is invalid: {reason}")))
+            Err(ClientError::Unsupported { api, .. })
+                if include_topology && api == StreamsGroupDescribeRequest::KEY =>
+            {
+                Err(AdminError::TopologyUnsupported)
             }
+            Err(ClientError::Protocol(reason)) => Err(AdminError::InvalidResponse(format!(
+                "StreamsGroupDescribe response for group '{group_id}' is invalid: {reason}"
+            ))),
             Err(e) => Err(group_error(group_id, e)),
         }
     }
 
-    async fn offsets_once(&self, group_id: &str) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
-        let fetched = self.client.fetch_offsets(group_id, None, false).await.map_err(|e| group_error(group_id, e))?;
+    async fn offsets_once(
+        &self,
+        group_id: &str,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
+        let fetched = self
+            .client
+            .fetch_offsets(group_id, None, false)
+            .await
+            .map_err(|e| group_error(group_id, e))?;
         // Partitions without a committed offset, or with a partition-level error, are left
         // out, as Kafka's Admin does.
         Ok(fetched
             .into_iter()
             .filter_map(|(tp, result)| {
                 let committed = result.ok().flatten()?;
-                let offset = CommittedOffset { offset: committed.offset, leader_epoch: committed.leader_epoch };
+                let offset = CommittedOffset {
+                    offset: committed.offset,
+                    leader_epoch: committed.leader_epoch,
+                };
                 Some((TopicPartition::new(tp.topic, tp.partition), offset))
             })
             .collect())
@@ -103,7 +146,13 @@ impl ClientAdmin {
 /// partition (the library keeps them as sets).
 fn from_client(d: ClientDescription) -> StreamsGroupDescription {
     let tasks = |tasks: &Tasks| -> Vec<TaskIds> {
-        tasks.iter().map(|(s, p)| TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect() }).collect()
+        tasks
+            .iter()
+            .map(|(s, p)| TaskIds {
+                subtopology_id: s.clone(),
+                partitions: p.iter().copied().collect(),
+            })
+            .collect()
     };
     let assignment = |a: &kcoord_client::streams::Assignment| MemberAssignment {
         active_tasks: tasks(&a.active),
@@ -112,7 +161,11 @@ fn from_client(d: ClientDescription) -> StreamsGroupDescription {
     };
     StreamsGroupDescription {
         state: GroupState::parse(&d.group_state),
-        coordinator: CoordinatorNode { id: d.coordinator.node_id, host: d.coordinator.host.clone(), port: d.coordinator.port },
+        coordinator: CoordinatorNode {
+            id: d.coordinator.node_id,
+            host: d.coordinator.host.clone(),
+            port: d.coordinator.port,
+        },
         subtopologies: d
             .subtopologies
             .iter()
@@ -120,8 +173,16 @@ fn from_client(d: ClientDescription) -> StreamsGroupDescription {
                 subtopology_id: s.subtopology_id.clone(),
                 source_topics: s.source_topics.clone(),
                 repartition_sink_topics: s.repartition_sink_topics.clone(),
-                state_changelog_topics: s.state_changelog_topics.iter().map(|t| t.name.clone()).collect(),
-                repartition_source_topics: s.repartition_source_topics.iter().map(|t| t.name.clone()).collect(),
+                state_changelog_topics: s
+                    .state_changelog_topics
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect(),
+                repartition_source_topics: s
+                    .repartition_source_topics
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect(),
             })
             .collect(),
         members: d
@@ -153,28 +214,51 @@ fn from_client(d: ClientDescription) -> StreamsGroupDescription {
 /// prints it; anything else stays a client error.
 fn group_error(group_id: &str, e: ClientError) -> AdminError {
     match e {
-        ClientError::Kafka { code, message, .. } => AdminError::Group { group_id: group_id.to_string(), code, message },
+        ClientError::Kafka { code, message, .. } => AdminError::Group {
+            group_id: group_id.to_string(),
+            code,
+            message,
+        },
         other => AdminError::Client(other),
     }
 }
 
 #[async_trait::async_trait]
 impl StreamsAdmin for ClientAdmin {
-    async fn list_streams_groups(&self, states: &[GroupState]) -> Result<Vec<GroupListing>, AdminError> {
-        self.retrying("listGroups", || self.list_groups_once(states)).await
+    async fn list_streams_groups(
+        &self,
+        states: &[GroupState],
+    ) -> Result<Vec<GroupListing>, AdminError> {
+        self.retrying("listGroups", || self.list_groups_once(states))
+            .await
     }
 
-    async fn describe_streams_group(&self, group_id: &str, include_topology_description: bool) -> Result<StreamsGroupDescription, AdminError> {
-        self.retrying("describeStreamsGroups", || self.describe_once(group_id, include_topology_description)).await
+    async fn describe_streams_group(
+        &self,
+        group_id: &str,
+        include_topology_description: bool,
+    ) -> Result<StreamsGroupDescription, AdminError> {
+        self.retrying("describeStreamsGroups", || {
+            self.describe_once(group_id, include_topology_description)
+        })
+        .await
     }
 
-    async fn list_streams_group_offsets(&self, group_id: &str) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
-        self.retrying("listStreamsGroupOffsets", || self.offsets_once(group_id)).await
+    async fn list_streams_group_offsets(
+        &self,
+        group_id: &str,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
+        self.retrying("listStreamsGroupOffsets", || self.offsets_once(group_id))
+            .await
     }
 
     /// ListOffsets per partition, at the partition's leader. A partition whose offset cannot be
     /// read (unknown topic, an error) is left out, so its end offset and lag print as `-`.
-    async fn list_offsets(&self, partitions: &BTreeSet<TopicPartition>, spec: OffsetSpec) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
+    async fn list_offsets(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+        spec: OffsetSpec,
+    ) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
         let timestamp = match spec {
             OffsetSpec::Earliest => kcoord_client::consume::EARLIEST_TIMESTAMP,
             OffsetSpec::Latest => kcoord_client::consume::LATEST_TIMESTAMP,
@@ -183,7 +267,10 @@ impl StreamsAdmin for ClientAdmin {
         let mut offsets = BTreeMap::new();
         let lookups = async {
             for tp in partitions {
-                if let Ok((offset, _)) = consumer.list_offsets(&tp.topic, tp.partition, timestamp).await {
+                if let Ok((offset, _)) = consumer
+                    .list_offsets(&tp.topic, tp.partition, timestamp)
+                    .await
+                {
                     if offset >= 0 {
                         offsets.insert(tp.clone(), offset);
                     }
@@ -195,7 +282,10 @@ impl StreamsAdmin for ClientAdmin {
         Ok(offsets)
     }
 
-    async fn delete_streams_groups(&self, group_ids: &[String]) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError> {
+    async fn delete_streams_groups(
+        &self,
+        group_ids: &[String],
+    ) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError> {
         let mut settled: HashMap<String, Result<(), AdminError>> = HashMap::new();
         let mut pending: Vec<&str> = group_ids.iter().map(String::as_str).collect();
         let run = async {
@@ -229,11 +319,18 @@ impl StreamsAdmin for ClientAdmin {
         };
         tokio::time::timeout(self.timeout, run)
             .await
-            .unwrap_or(Err(AdminError::Timeout { operation: "deleteStreamsGroups", after: self.timeout }))?;
+            .unwrap_or(Err(AdminError::Timeout {
+                operation: "deleteStreamsGroups",
+                after: self.timeout,
+            }))?;
         Ok(group_ids
             .iter()
             .map(|g| {
-                let result = settled.remove(g).unwrap_or_else(|| Err(AdminError::InvalidResponse(format!("no DeleteGroups result for group '{g}'"))));
+                let result = settled.remove(g).unwrap_or_else(|| {
+                    Err(AdminError::InvalidResponse(format!(
+                        "no DeleteGroups result for group '{g}'"
+                    )))
+                });
                 (g.clone(), result)
             })
             .collect())

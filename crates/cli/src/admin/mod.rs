@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use client::ClientAdmin;
 
 use crate::error::AdminError;
-use crate::model::{CommittedOffset, GroupListing, GroupState, StreamsGroupDescription, TopicPartition};
+use crate::model::{
+    CommittedOffset, GroupListing, GroupState, StreamsGroupDescription, TopicPartition,
+};
 
 /// Which offset ListOffsets is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +23,10 @@ pub enum OffsetSpec {
 #[async_trait::async_trait]
 pub trait StreamsAdmin: Send + Sync {
     /// ListGroups with types `["streams"]` (and the given states, when any), from every broker.
-    async fn list_streams_groups(&self, states: &[GroupState]) -> Result<Vec<GroupListing>, AdminError>;
+    async fn list_streams_groups(
+        &self,
+        states: &[GroupState],
+    ) -> Result<Vec<GroupListing>, AdminError>;
 
     /// StreamsGroupDescribe for one group. With `include_topology_description` the request is
     /// sent at v1 with IncludeTopologyDescription set, or fails with
@@ -34,11 +39,21 @@ pub trait StreamsAdmin: Send + Sync {
     ) -> Result<StreamsGroupDescription, AdminError>;
 
     /// The group's committed offsets (OffsetFetch for all topics).
-    async fn list_streams_group_offsets(&self, group_id: &str) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError>;
+    async fn list_streams_group_offsets(
+        &self,
+        group_id: &str,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError>;
 
     /// Earliest or latest offsets of partitions. Partitions whose offset is unknown are left out.
-    async fn list_offsets(&self, partitions: &BTreeSet<TopicPartition>, spec: OffsetSpec) -> Result<BTreeMap<TopicPartition, i64>, AdminError>;
+    async fn list_offsets(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+        spec: OffsetSpec,
+    ) -> Result<BTreeMap<TopicPartition, i64>, AdminError>;
 
     /// DeleteGroups, one result per requested group, in the order given.
-    async fn delete_streams_groups(&self, group_ids: &[String]) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError>;
+    async fn delete_streams_groups(
+        &self,
+        group_ids: &[String],
+    ) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError>;
 }

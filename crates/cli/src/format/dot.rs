@@ -14,7 +14,10 @@ pub fn format_dot(group_id: &str, topology: &StreamsGroupTopologyDescription) ->
     out.push_str("  graph [fontname=\"Helvetica\"];\n");
     out.push_str("  node [fontname=\"Helvetica\"];\n");
     for cluster in &graph.clusters {
-        out.push_str(&format!("  subgraph {} {{\n", quoted(&format!("cluster_{}", cluster.id))));
+        out.push_str(&format!(
+            "  subgraph {} {{\n",
+            quoted(&format!("cluster_{}", cluster.id))
+        ));
         out.push_str(&format!("    label={};\n", quoted(&cluster.label)));
         for node in &cluster.nodes {
             out.push_str(&format!("    {}\n", node_statement(node)));
@@ -39,7 +42,11 @@ fn node_statement(node: &GraphNode) -> String {
         Shape::Topic => "ellipse",
         Shape::Store => "cylinder",
     };
-    format!("{} [label={}, shape={shape}];", node.id, quoted(&node.label))
+    format!(
+        "{} [label={}, shape={shape}];",
+        node.id,
+        quoted(&node.label)
+    )
 }
 
 /// A DOT double-quoted string. Backslashes are doubled too, because Graphviz reads `\n`, `\l`

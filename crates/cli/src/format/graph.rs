@@ -62,34 +62,74 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
     let blocks = topology
         .subtopologies
         .iter()
-        .map(|s| (format!("Sub-topology: {}", s.id), s.nodes.iter().collect::<Vec<_>>()))
+        .map(|s| {
+            (
+                format!("Sub-topology: {}", s.id),
+                s.nodes.iter().collect::<Vec<_>>(),
+            )
+        })
         .chain(topology.global_stores.iter().enumerate().map(|(i, g)| {
             let id = topology.subtopologies.len() + i;
-            (format!("Sub-topology: {id} for global store"), vec![&g.source, &g.processor])
+            (
+                format!("Sub-topology: {id} for global store"),
+                vec![&g.source, &g.processor],
+            )
         }));
     for (block, (label, nodes)) in blocks.enumerate() {
-        let ids: BTreeMap<&str, String> =
-            nodes.iter().enumerate().rev().map(|(i, n)| (n.name.as_str(), format!("s{block}_n{i}"))).collect();
-        let mut cluster = Cluster { id: format!("s{block}"), label, nodes: Vec::new() };
+        let ids: BTreeMap<&str, String> = nodes
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, n)| (n.name.as_str(), format!("s{block}_n{i}")))
+            .collect();
+        let mut cluster = Cluster {
+            id: format!("s{block}"),
+            label,
+            nodes: Vec::new(),
+        };
         for (i, node) in nodes.iter().enumerate() {
             let id = format!("s{block}_n{i}");
             let shape = match &node.kind {
                 NodeKind::Source { topics: names } => {
-                    graph.edges.extend(tree_set(names).into_iter().filter_map(|t| topics.get(t)).map(|t| (t.clone(), id.clone())));
+                    graph.edges.extend(
+                        tree_set(names)
+                            .into_iter()
+                            .filter_map(|t| topics.get(t))
+                            .map(|t| (t.clone(), id.clone())),
+                    );
                     Shape::Source
                 }
                 NodeKind::Processor { stores: names } => {
-                    graph.edges.extend(tree_set(names).into_iter().filter_map(|s| stores.get(s)).map(|s| (id.clone(), s.clone())));
+                    graph.edges.extend(
+                        tree_set(names)
+                            .into_iter()
+                            .filter_map(|s| stores.get(s))
+                            .map(|s| (id.clone(), s.clone())),
+                    );
                     Shape::Processor
                 }
                 NodeKind::Sink { topic } => {
-                    graph.edges.extend(topic.iter().filter_map(|t| topics.get(t.as_str())).map(|t| (id.clone(), t.clone())));
+                    graph.edges.extend(
+                        topic
+                            .iter()
+                            .filter_map(|t| topics.get(t.as_str()))
+                            .map(|t| (id.clone(), t.clone())),
+                    );
                     Shape::Sink
                 }
             };
             let successors = tree_set(&node.successors);
-            graph.edges.extend(successors.into_iter().filter_map(|s| ids.get(s)).map(|to| (id.clone(), to.clone())));
-            cluster.nodes.push(GraphNode { id, label: node.name.clone(), shape });
+            graph.edges.extend(
+                successors
+                    .into_iter()
+                    .filter_map(|s| ids.get(s))
+                    .map(|to| (id.clone(), to.clone())),
+            );
+            cluster.nodes.push(GraphNode {
+                id,
+                label: node.name.clone(),
+                shape,
+            });
         }
         graph.clusters.push(cluster);
     }
@@ -109,14 +149,29 @@ fn resource_ids<'a>(
         .subtopologies
         .iter()
         .flat_map(|s| s.nodes.iter())
-        .chain(topology.global_stores.iter().flat_map(|g| [&g.source, &g.processor]));
+        .chain(
+            topology
+                .global_stores
+                .iter()
+                .flat_map(|g| [&g.source, &g.processor]),
+        );
     let names = tree_set(nodes.flat_map(names_of));
-    names.into_iter().enumerate().map(|(i, name)| (name, format!("{prefix}{i}"))).collect()
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| (name, format!("{prefix}{i}")))
+        .collect()
 }
 
 fn sorted_nodes(ids: &BTreeMap<&str, String>, shape: Shape) -> Vec<GraphNode> {
-    let mut nodes: Vec<GraphNode> =
-        ids.iter().map(|(name, id)| GraphNode { id: id.clone(), label: name.to_string(), shape }).collect();
+    let mut nodes: Vec<GraphNode> = ids
+        .iter()
+        .map(|(name, id)| GraphNode {
+            id: id.clone(),
+            label: name.to_string(),
+            shape,
+        })
+        .collect();
     nodes.sort_by(|a, b| java_cmp(&a.label, &b.label));
     nodes
 }

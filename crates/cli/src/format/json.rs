@@ -11,7 +11,8 @@ use crate::topology::StreamsGroupTopologyDescription;
 pub fn format_json(topology: &StreamsGroupTopologyDescription) -> String {
     // Serializing plain structs of strings and sets into a String cannot fail; the fallback
     // keeps the signature simple without an unwrap.
-    let mut out = serde_json::to_string_pretty(topology).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
+    let mut out = serde_json::to_string_pretty(topology)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
     out.push('\n');
     out
 }

@@ -14,7 +14,11 @@ pub fn format_mermaid(group_id: &str, topology: &StreamsGroupTopologyDescription
     let title = serde_json::Value::String(group_id.to_string()).to_string();
     let mut out = format!("---\ntitle: {title}\n---\nflowchart LR\n");
     for cluster in &graph.clusters {
-        out.push_str(&format!("  subgraph {}[\"{}\"]\n", cluster.id, escaped(&cluster.label)));
+        out.push_str(&format!(
+            "  subgraph {}[\"{}\"]\n",
+            cluster.id,
+            escaped(&cluster.label)
+        ));
         for node in &cluster.nodes {
             out.push_str(&format!("    {}\n", node_statement(node)));
         }

@@ -29,7 +29,11 @@ pub enum OutputFormat {
 impl OutputFormat {
     /// Everything the tool prints for one group's topology in this format. For text that is the
     /// formatter's string plus the newline of Kafka's `println`.
-    pub fn render(self, group_id: &str, topology: &crate::topology::StreamsGroupTopologyDescription) -> String {
+    pub fn render(
+        self,
+        group_id: &str,
+        topology: &crate::topology::StreamsGroupTopologyDescription,
+    ) -> String {
         match self {
             OutputFormat::Text => format_topology(topology) + "\n",
             OutputFormat::Json => format_json(topology),

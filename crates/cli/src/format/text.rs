@@ -53,7 +53,9 @@ fn append_subtopology(out: &mut String, subtopology: &Subtopology) {
 }
 
 fn append_global_store(out: &mut String, global_store: &GlobalStore, id: usize) {
-    out.push_str(&format!("Sub-topology: {id} for global store (will not generate tasks)\n"));
+    out.push_str(&format!(
+        "Sub-topology: {id} for global store (will not generate tasks)\n"
+    ));
     for node in [&global_store.source, &global_store.processor] {
         out.push_str(NODE_INDENT);
         append_node(out, node);
@@ -65,12 +67,20 @@ fn append_global_store(out: &mut String, global_store: &GlobalStore, id: usize) 
 fn append_node(out: &mut String, node: &Node) {
     match &node.kind {
         NodeKind::Source { topics } => {
-            out.push_str(&format!("Source: {} (topics: {})", node.name, tree_set_string(topics)));
+            out.push_str(&format!(
+                "Source: {} (topics: {})",
+                node.name,
+                tree_set_string(topics)
+            ));
             out.push_str(ARROW_INDENT);
             out.push_str(&format!("--> {}", node_names(node.successors.iter())));
         }
         NodeKind::Processor { stores } => {
-            out.push_str(&format!("Processor: {} (stores: {})", node.name, tree_set_string(stores)));
+            out.push_str(&format!(
+                "Processor: {} (stores: {})",
+                node.name,
+                tree_set_string(stores)
+            ));
             out.push_str(ARROW_INDENT);
             out.push_str(&format!("--> {}", node_names(node.successors.iter())));
             out.push_str(ARROW_INDENT);
@@ -78,7 +88,11 @@ fn append_node(out: &mut String, node: &Node) {
         }
         NodeKind::Sink { topic } => {
             // Java's `Optional.orElse(null)` appended to a StringBuilder prints "null".
-            out.push_str(&format!("Sink: {} (topic: {})", node.name, topic.as_deref().unwrap_or("null")));
+            out.push_str(&format!(
+                "Sink: {} (topic: {})",
+                node.name,
+                topic.as_deref().unwrap_or("null")
+            ));
             out.push_str(ARROW_INDENT);
             out.push_str(&format!("<-- {}", node_names(node.predecessors.iter())));
         }

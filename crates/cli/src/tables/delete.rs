@@ -8,14 +8,22 @@ use super::error_line;
 pub fn format_delete_outcome(deleted: &[String], failed: &[(String, String)]) -> String {
     let quoted = |groups: &[String]| format!("'{}'", groups.join("', '"));
     if failed.is_empty() {
-        return format!("Deletion of requested streams groups ({}) was successful.\n", quoted(deleted));
+        return format!(
+            "Deletion of requested streams groups ({}) was successful.\n",
+            quoted(deleted)
+        );
     }
     let mut out = error_line("Deletion of some streams groups failed:");
     for (group, error) in failed {
-        out.push_str(&format!("* Group '{group}' could not be deleted due to: {error}\n"));
+        out.push_str(&format!(
+            "* Group '{group}' could not be deleted due to: {error}\n"
+        ));
     }
     if !deleted.is_empty() {
-        out.push_str(&format!("\nThese streams groups were deleted successfully: {}.\n", quoted(deleted)));
+        out.push_str(&format!(
+            "\nThese streams groups were deleted successfully: {}.\n",
+            quoted(deleted)
+        ));
     }
     out
 }

@@ -15,7 +15,11 @@ pub fn format_group_states(groups: &[GroupListing]) -> String {
     let mut out = format!("{} {}\n", pad("GROUP", group_width), "STATE");
     for group in groups {
         let state = group.state.unwrap_or(GroupState::Unknown);
-        out.push_str(&format!("{} {}\n", pad(&group.group_id, group_width), state));
+        out.push_str(&format!(
+            "{} {}\n",
+            pad(&group.group_id, group_width),
+            state
+        ));
     }
     out
 }

@@ -28,9 +28,21 @@ pub fn format_members(description: &StreamsGroupDescription, verbose: bool) -> S
                 pad(client, client_width)
             )
         };
-        out.push_str(&row("GROUP", "MEMBER", "PROCESS", "CLIENT-ID", "ASSIGNMENTS"));
+        out.push_str(&row(
+            "GROUP",
+            "MEMBER",
+            "PROCESS",
+            "CLIENT-ID",
+            "ASSIGNMENTS",
+        ));
         for m in members {
-            out.push_str(&row(&description.group_id, &m.member_id, &m.process_id, &m.client_id, &tasks(&m.assignment, None)));
+            out.push_str(&row(
+                &description.group_id,
+                &m.member_id,
+                &m.process_id,
+                &m.client_id,
+                &tasks(&m.assignment, None),
+            ));
         }
     } else {
         let row = |cells: [&str; 8], assignments: &str| {
@@ -47,7 +59,16 @@ pub fn format_members(description: &StreamsGroupDescription, verbose: bool) -> S
             )
         };
         out.push_str(&row(
-            ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH", "PROCESS", "CLIENT-ID"],
+            [
+                "GROUP",
+                "TARGET-ASSIGNMENT-EPOCH",
+                "TOPOLOGY-EPOCH",
+                "MEMBER",
+                "MEMBER-PROTOCOL",
+                "MEMBER-EPOCH",
+                "PROCESS",
+                "CLIENT-ID",
+            ],
             "ASSIGNMENTS",
         ));
         let target_epoch = description.target_assignment_epoch.to_string();
@@ -56,7 +77,16 @@ pub fn format_members(description: &StreamsGroupDescription, verbose: bool) -> S
             let protocol = if m.is_classic { "classic" } else { "streams" };
             let member_epoch = m.member_epoch.to_string();
             out.push_str(&row(
-                [&description.group_id, &target_epoch, &topology_epoch, &m.member_id, protocol, &member_epoch, &m.process_id, &m.client_id],
+                [
+                    &description.group_id,
+                    &target_epoch,
+                    &topology_epoch,
+                    &m.member_id,
+                    protocol,
+                    &member_epoch,
+                    &m.process_id,
+                    &m.client_id,
+                ],
                 &tasks(&m.assignment, Some(&m.target_assignment)),
             ));
         }
@@ -67,7 +97,9 @@ pub fn format_members(description: &StreamsGroupDescription, verbose: bool) -> S
 /// Kafka's `getTasksForPrinting`: `ACTIVE: 0:[0,1]; 1:[0]; STANDBY: ...`, empty sections left
 /// out, target sections appended in verbose mode.
 fn tasks(assignment: &MemberAssignment, target: Option<&MemberAssignment>) -> String {
-    let mut out = section(&assignment.active_tasks, "ACTIVE") + &section(&assignment.standby_tasks, "STANDBY") + &section(&assignment.warmup_tasks, "WARMUP");
+    let mut out = section(&assignment.active_tasks, "ACTIVE")
+        + &section(&assignment.standby_tasks, "STANDBY")
+        + &section(&assignment.warmup_tasks, "WARMUP");
     if let Some(target) = target {
         out += &section(&target.active_tasks, "TARGET-ACTIVE");
         out += &section(&target.standby_tasks, "TARGET-STANDBY");
@@ -83,7 +115,11 @@ fn section(tasks: &[TaskIds], kind: &str) -> String {
     let mut out = format!("{kind}: ");
     for t in tasks {
         let partitions: Vec<String> = t.partitions.iter().map(i32::to_string).collect();
-        out.push_str(&format!("{}:[{}]; ", t.subtopology_id, partitions.join(",")));
+        out.push_str(&format!(
+            "{}:[{}]; ",
+            t.subtopology_id,
+            partitions.join(",")
+        ));
     }
     out
 }

@@ -26,7 +26,9 @@ pub fn error_line(message: &str) -> String {
 fn empty_group_notice(group_id: &str, state: GroupState) -> String {
     match state {
         GroupState::Dead => error_line(&format!("Streams group '{group_id}' does not exist.")),
-        GroupState::Empty => error_line(&format!("Streams group '{group_id}' has no active members.")),
+        GroupState::Empty => error_line(&format!(
+            "Streams group '{group_id}' has no active members."
+        )),
         _ => String::new(),
     }
 }
@@ -38,5 +40,8 @@ fn has_rows(state: GroupState, rows: usize) -> bool {
 
 /// The width of a column: `minimum`, or the longest value (in Java `String.length()`).
 fn width<'a>(minimum: usize, values: impl IntoIterator<Item = &'a str>) -> usize {
-    values.into_iter().map(crate::java::java_len).fold(minimum, usize::max)
+    values
+        .into_iter()
+        .map(crate::java::java_len)
+        .fold(minimum, usize::max)
 }

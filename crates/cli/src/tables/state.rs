@@ -25,19 +25,36 @@ pub fn format_state(description: &StreamsGroupDescription, verbose: bool) -> Str
             pad(cells[3], 25)
         ));
         if let Some([group_epoch, target_epoch]) = epochs {
-            out.push_str(&format!("{} {} ", pad(group_epoch, 15), pad(target_epoch, 25)));
+            out.push_str(&format!(
+                "{} {} ",
+                pad(group_epoch, 15),
+                pad(target_epoch, 25)
+            ));
         }
         out.push_str(last);
         out.push('\n');
     };
-    let cells = [description.group_id.as_str(), coordinator.as_str(), assignor, state.as_str()];
+    let cells = [
+        description.group_id.as_str(),
+        coordinator.as_str(),
+        assignor,
+        state.as_str(),
+    ];
     if verbose {
         let group_epoch = description.group_epoch.to_string();
         let target_epoch = description.target_assignment_epoch.to_string();
-        row(["GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE"], Some(["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]), "#MEMBERS");
+        row(
+            ["GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE"],
+            Some(["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]),
+            "#MEMBERS",
+        );
         row(cells, Some([&group_epoch, &target_epoch]), &members);
     } else {
-        row(["GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE"], None, "#MEMBERS");
+        row(
+            ["GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE"],
+            None,
+            "#MEMBERS",
+        );
         row(cells, None, &members);
     }
     out

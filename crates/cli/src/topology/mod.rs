@@ -7,4 +7,7 @@
 //! used.
 
 pub use kcoord_client::topology::TopologyDescriptionError as TopologyError;
-pub use kcoord_client::topology::{from_wire, invert, GlobalStore, Node, NodeKind, StreamsGroupTopologyDescription, Subtopology, TopologyDescriptionStatus};
+pub use kcoord_client::topology::{
+    from_wire, invert, GlobalStore, Node, NodeKind, StreamsGroupTopologyDescription, Subtopology,
+    TopologyDescriptionStatus,
+};

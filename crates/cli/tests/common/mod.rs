@@ -10,14 +10,15 @@ use std::path::PathBuf;
 
 use kcoord_cli::admin::{OffsetSpec, StreamsAdmin};
 use kcoord_cli::model::{
-    CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment, MemberDescription, StreamsGroupDescription,
-    SubtopologyDescription, TaskIds, TopicPartition,
+    CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment,
+    MemberDescription, StreamsGroupDescription, SubtopologyDescription, TaskIds, TopicPartition,
 };
 use kcoord_cli::options::Options;
 use kcoord_cli::topology::{StreamsGroupTopologyDescription, TopologyDescriptionStatus};
 use kcoord_cli::AdminError;
 use kcoord_wire::messages::streams_group_describe_response::{
-    TopologyDescription, TopologyDescriptionGlobalStore, TopologyDescriptionNode, TopologyDescriptionSubtopology,
+    TopologyDescription, TopologyDescriptionGlobalStore, TopologyDescriptionNode,
+    TopologyDescriptionSubtopology,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -44,15 +45,34 @@ pub fn processor(name: &str, stores: &[&str], successors: &[&str]) -> TopologyDe
 }
 
 pub fn sink(name: &str, topic: Option<&str>) -> TopologyDescriptionNode {
-    TopologyDescriptionNode { name: name.into(), node_type: 3, sink_topic: topic.map(str::to_string), ..Default::default() }
+    TopologyDescriptionNode {
+        name: name.into(),
+        node_type: 3,
+        sink_topic: topic.map(str::to_string),
+        ..Default::default()
+    }
 }
 
-pub fn subtopology(id: &str, nodes: Vec<TopologyDescriptionNode>) -> TopologyDescriptionSubtopology {
-    TopologyDescriptionSubtopology { subtopology_id: id.into(), nodes, ..Default::default() }
+pub fn subtopology(
+    id: &str,
+    nodes: Vec<TopologyDescriptionNode>,
+) -> TopologyDescriptionSubtopology {
+    TopologyDescriptionSubtopology {
+        subtopology_id: id.into(),
+        nodes,
+        ..Default::default()
+    }
 }
 
-pub fn global_store(source: TopologyDescriptionNode, processor: TopologyDescriptionNode) -> TopologyDescriptionGlobalStore {
-    TopologyDescriptionGlobalStore { source, processor, ..Default::default() }
+pub fn global_store(
+    source: TopologyDescriptionNode,
+    processor: TopologyDescriptionNode,
+) -> TopologyDescriptionGlobalStore {
+    TopologyDescriptionGlobalStore {
+        source,
+        processor,
+        ..Default::default()
+    }
 }
 
 /// The specification's example: orders → filter → valid-orders.
@@ -61,9 +81,17 @@ pub fn orders_wire() -> TopologyDescription {
         subtopologies: vec![subtopology(
             "0",
             vec![
-                processor("KSTREAM-FILTER-0000000001", &[], &["KSTREAM-SINK-0000000002"]),
+                processor(
+                    "KSTREAM-FILTER-0000000001",
+                    &[],
+                    &["KSTREAM-SINK-0000000002"],
+                ),
                 sink("KSTREAM-SINK-0000000002", Some("valid-orders")),
-                source("KSTREAM-SOURCE-0000000000", &["orders"], &["KSTREAM-FILTER-0000000001"]),
+                source(
+                    "KSTREAM-SOURCE-0000000000",
+                    &["orders"],
+                    &["KSTREAM-FILTER-0000000001"],
+                ),
             ],
         )],
         ..Default::default()
@@ -81,42 +109,100 @@ pub fn complex_wire() -> TopologyDescription {
             subtopology(
                 "0",
                 vec![
-                    processor("KSTREAM-BRANCH-0000000006", &[], &["KSTREAM-BRANCH-0000000006-express", "KSTREAM-BRANCH-0000000006-standard"]),
-                    processor("KSTREAM-BRANCH-0000000006-express", &[], &["KSTREAM-SINK-0000000007"]),
-                    processor("KSTREAM-BRANCH-0000000006-standard", &[], &["KSTREAM-KEY-SELECT-0000000008"]),
-                    processor("KSTREAM-KEY-SELECT-0000000008", &[], &["KSTREAM-SINK-0000000009"]),
-                    processor("KSTREAM-LEFTJOIN-0000000005", &[], &["KSTREAM-BRANCH-0000000006"]),
+                    processor(
+                        "KSTREAM-BRANCH-0000000006",
+                        &[],
+                        &[
+                            "KSTREAM-BRANCH-0000000006-express",
+                            "KSTREAM-BRANCH-0000000006-standard",
+                        ],
+                    ),
+                    processor(
+                        "KSTREAM-BRANCH-0000000006-express",
+                        &[],
+                        &["KSTREAM-SINK-0000000007"],
+                    ),
+                    processor(
+                        "KSTREAM-BRANCH-0000000006-standard",
+                        &[],
+                        &["KSTREAM-KEY-SELECT-0000000008"],
+                    ),
+                    processor(
+                        "KSTREAM-KEY-SELECT-0000000008",
+                        &[],
+                        &["KSTREAM-SINK-0000000009"],
+                    ),
+                    processor(
+                        "KSTREAM-LEFTJOIN-0000000005",
+                        &[],
+                        &["KSTREAM-BRANCH-0000000006"],
+                    ),
                     sink("KSTREAM-SINK-0000000007", None),
-                    sink("KSTREAM-SINK-0000000009", Some("orders-app-by-region-repartition")),
-                    source("KSTREAM-SOURCE-0000000000", &["orders"], &["KSTREAM-LEFTJOIN-0000000005"]),
+                    sink(
+                        "KSTREAM-SINK-0000000009",
+                        Some("orders-app-by-region-repartition"),
+                    ),
+                    source(
+                        "KSTREAM-SOURCE-0000000000",
+                        &["orders"],
+                        &["KSTREAM-LEFTJOIN-0000000005"],
+                    ),
                 ],
             ),
             subtopology(
                 "2",
                 vec![
-                    processor("KSTREAM-AGGREGATE-0000000011", &["region-totals", "region-counts"], &["KTABLE-TOSTREAM-0000000012"]),
+                    processor(
+                        "KSTREAM-AGGREGATE-0000000011",
+                        &["region-totals", "region-counts"],
+                        &["KTABLE-TOSTREAM-0000000012"],
+                    ),
                     processor("KSTREAM-PEEK-0000000014", &["region-counts"], &[]),
-                    source("KSTREAM-SOURCE-0000000010", &["orders-app-by-region-repartition"], &["KSTREAM-AGGREGATE-0000000011", "KSTREAM-PEEK-0000000014"]),
-                    processor("KTABLE-TOSTREAM-0000000012", &[], &["KSTREAM-SINK-0000000013"]),
+                    source(
+                        "KSTREAM-SOURCE-0000000010",
+                        &["orders-app-by-region-repartition"],
+                        &["KSTREAM-AGGREGATE-0000000011", "KSTREAM-PEEK-0000000014"],
+                    ),
+                    processor(
+                        "KTABLE-TOSTREAM-0000000012",
+                        &[],
+                        &["KSTREAM-SINK-0000000013"],
+                    ),
                     sink("KSTREAM-SINK-0000000013", Some("region-totals")),
                 ],
             ),
             subtopology(
                 "3",
                 vec![
-                    processor("KSTREAM-MAPVALUES-0000000016", &[], &["KSTREAM-SINK-0000000017"]),
+                    processor(
+                        "KSTREAM-MAPVALUES-0000000016",
+                        &[],
+                        &["KSTREAM-SINK-0000000017"],
+                    ),
                     sink("KSTREAM-SINK-0000000017", Some("adjustments")),
-                    source("KSTREAM-SOURCE-0000000015", &["returns", "refunds"], &["KSTREAM-MAPVALUES-0000000016"]),
+                    source(
+                        "KSTREAM-SOURCE-0000000015",
+                        &["returns", "refunds"],
+                        &["KSTREAM-MAPVALUES-0000000016"],
+                    ),
                 ],
             ),
         ],
         global_stores: vec![
             global_store(
-                source("KSTREAM-SOURCE-0000000001", &["customers"], &["KTABLE-SOURCE-0000000002"]),
+                source(
+                    "KSTREAM-SOURCE-0000000001",
+                    &["customers"],
+                    &["KTABLE-SOURCE-0000000002"],
+                ),
                 processor("KTABLE-SOURCE-0000000002", &["customers-store"], &[]),
             ),
             global_store(
-                source("KSTREAM-SOURCE-0000000003", &["products"], &["KTABLE-SOURCE-0000000004"]),
+                source(
+                    "KSTREAM-SOURCE-0000000003",
+                    &["products"],
+                    &["KTABLE-SOURCE-0000000004"],
+                ),
                 processor("KTABLE-SOURCE-0000000004", &["products-store"], &[]),
             ),
         ],
@@ -132,11 +218,18 @@ pub fn model(wire: &TopologyDescription) -> StreamsGroupTopologyDescription {
 // Group fixtures.
 
 pub fn tasks(subtopology_id: &str, partitions: &[i32]) -> TaskIds {
-    TaskIds { subtopology_id: subtopology_id.into(), partitions: partitions.to_vec() }
+    TaskIds {
+        subtopology_id: subtopology_id.into(),
+        partitions: partitions.to_vec(),
+    }
 }
 
 pub fn coordinator() -> CoordinatorNode {
-    CoordinatorNode { id: 1, host: "localhost".into(), port: 9092 }
+    CoordinatorNode {
+        id: 1,
+        host: "localhost".into(),
+        port: 9092,
+    }
 }
 
 /// A stable two-member group running the complex topology's sub-topologies 0 and 2.
@@ -272,7 +365,10 @@ impl FakeAdmin {
 
 #[async_trait::async_trait]
 impl StreamsAdmin for FakeAdmin {
-    async fn list_streams_groups(&self, states: &[GroupState]) -> Result<Vec<GroupListing>, AdminError> {
+    async fn list_streams_groups(
+        &self,
+        states: &[GroupState],
+    ) -> Result<Vec<GroupListing>, AdminError> {
         Ok(self
             .listings
             .iter()
@@ -281,7 +377,11 @@ impl StreamsAdmin for FakeAdmin {
             .collect())
     }
 
-    async fn describe_streams_group(&self, group_id: &str, include_topology_description: bool) -> Result<StreamsGroupDescription, AdminError> {
+    async fn describe_streams_group(
+        &self,
+        group_id: &str,
+        include_topology_description: bool,
+    ) -> Result<StreamsGroupDescription, AdminError> {
         match self.groups.get(group_id) {
             Some(Described::Ok(d)) => {
                 let mut d = d.clone();
@@ -291,32 +391,56 @@ impl StreamsAdmin for FakeAdmin {
                 }
                 Ok(d)
             }
-            Some(Described::GroupError(code, message)) => {
-                Err(AdminError::Group { group_id: group_id.into(), code: *code, message: message.clone() })
-            }
+            Some(Described::GroupError(code, message)) => Err(AdminError::Group {
+                group_id: group_id.into(),
+                code: *code,
+                message: message.clone(),
+            }),
             Some(Described::TopologyUnsupported) => Err(AdminError::TopologyUnsupported),
-            None => Err(AdminError::Group { group_id: group_id.into(), code: 69, message: Some(format!("Group {group_id} not found.")) }),
+            None => Err(AdminError::Group {
+                group_id: group_id.into(),
+                code: 69,
+                message: Some(format!("Group {group_id} not found.")),
+            }),
         }
     }
 
-    async fn list_streams_group_offsets(&self, _group_id: &str) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
+    async fn list_streams_group_offsets(
+        &self,
+        _group_id: &str,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, AdminError> {
         Ok(self.committed.clone())
     }
 
-    async fn list_offsets(&self, partitions: &BTreeSet<TopicPartition>, spec: OffsetSpec) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
+    async fn list_offsets(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+        spec: OffsetSpec,
+    ) -> Result<BTreeMap<TopicPartition, i64>, AdminError> {
         let source = match spec {
             OffsetSpec::Earliest => &self.earliest,
             OffsetSpec::Latest => &self.latest,
         };
-        Ok(source.iter().filter(|(tp, _)| partitions.contains(*tp)).map(|(tp, o)| (tp.clone(), *o)).collect())
+        Ok(source
+            .iter()
+            .filter(|(tp, _)| partitions.contains(*tp))
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect())
     }
 
-    async fn delete_streams_groups(&self, group_ids: &[String]) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError> {
+    async fn delete_streams_groups(
+        &self,
+        group_ids: &[String],
+    ) -> Result<Vec<(String, Result<(), AdminError>)>, AdminError> {
         Ok(group_ids
             .iter()
             .map(|g| {
                 let result = match self.delete_errors.get(g) {
-                    Some(code) => Err(AdminError::Group { group_id: g.clone(), code: *code, message: None }),
+                    Some(code) => Err(AdminError::Group {
+                        group_id: g.clone(),
+                        code: *code,
+                        message: None,
+                    }),
                     None => Ok(()),
                 };
                 (g.clone(), result)
@@ -337,15 +461,30 @@ pub struct Run {
 /// Parses `args` (without the program name) like the binary and runs them against `admin`.
 pub async fn run(admin: &FakeAdmin, args: &[&str]) -> Run {
     use clap::Parser;
-    let argv = ["kafka-streams-groups", "--bootstrap-server", "localhost:9092"].into_iter().chain(args.iter().copied());
-    let command = Options::try_parse_from(argv).expect("arguments parse").check().expect("arguments check");
+    let argv = [
+        "kafka-streams-groups",
+        "--bootstrap-server",
+        "localhost:9092",
+    ]
+    .into_iter()
+    .chain(args.iter().copied());
+    let command = Options::try_parse_from(argv)
+        .expect("arguments parse")
+        .check()
+        .expect("arguments check");
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = kcoord_cli::run_with_admin(&command.action, admin, &mut out, &mut err).await;
-    Run { code, stdout: String::from_utf8(out).expect("utf-8 stdout"), stderr: String::from_utf8(err).expect("utf-8 stderr") }
+    Run {
+        code,
+        stdout: String::from_utf8(out).expect("utf-8 stdout"),
+        stderr: String::from_utf8(err).expect("utf-8 stderr"),
+    }
 }
 
 pub fn fixture_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// Compares `actual` with the fixture byte for byte. `UPDATE_GOLDEN=1` rewrites the fixture
@@ -356,7 +495,8 @@ pub fn assert_golden(name: &str, actual: &str) {
         std::fs::write(&path, actual).expect("write fixture");
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     if expected != actual {
         panic!("{name} differs from the fixture\n--- expected ---\n{expected:?}\n--- actual ---\n{actual:?}\n--- actual (plain) ---\n{actual}");
     }

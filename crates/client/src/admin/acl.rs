@@ -42,7 +42,10 @@ impl AclOperation {
     ];
 
     pub fn from_code(code: u8) -> AclOperation {
-        Self::BY_CODE.get(usize::from(code)).copied().unwrap_or(AclOperation::Unknown)
+        Self::BY_CODE
+            .get(usize::from(code))
+            .copied()
+            .unwrap_or(AclOperation::Unknown)
     }
 
     /// Kafka's name, e.g. `DESCRIBE_CONFIGS`.
@@ -73,7 +76,13 @@ impl AclOperation {
         if bits == i32::MIN {
             return None;
         }
-        Some((0u8..31).filter(|code| bits & (1 << code) != 0).map(AclOperation::from_code).filter(|op| *op != AclOperation::Unknown).collect())
+        Some(
+            (0u8..31)
+                .filter(|code| bits & (1 << code) != 0)
+                .map(AclOperation::from_code)
+                .filter(|op| *op != AclOperation::Unknown)
+                .collect(),
+        )
     }
 }
 
@@ -85,7 +94,14 @@ mod tests {
     fn bit_fields_decode_as_kafka_encodes_them() {
         assert_eq!(AclOperation::from_bit_field(i32::MIN), None);
         let ops = AclOperation::from_bit_field((1 << 3) | (1 << 6) | (1 << 8)).unwrap();
-        assert_eq!(ops, vec![AclOperation::Read, AclOperation::Delete, AclOperation::Describe]);
+        assert_eq!(
+            ops,
+            vec![
+                AclOperation::Read,
+                AclOperation::Delete,
+                AclOperation::Describe
+            ]
+        );
         assert_eq!(AclOperation::from_code(10).name(), "DESCRIBE_CONFIGS");
         assert_eq!(AclOperation::from_code(99), AclOperation::Unknown);
     }

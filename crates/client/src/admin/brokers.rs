@@ -34,7 +34,10 @@ pub struct ClusterDescription {
 impl Client {
     /// The brokers of the cluster at the bootstrap listener, the fenced ones too when
     /// `include_fenced` and the server speaks DescribeCluster v2.
-    pub async fn describe_brokers(&self, include_fenced: bool) -> Result<ClusterDescription, ClientError> {
+    pub async fn describe_brokers(
+        &self,
+        include_fenced: bool,
+    ) -> Result<ClusterDescription, ClientError> {
         let conn = self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<DescribeClusterRequest>().await?;
         let request = DescribeClusterRequest {
@@ -42,13 +45,27 @@ impl Client {
             ..Default::default()
         };
         let response = conn.send(request, version).await?;
-        ClientError::check(DescribeClusterRequest::KEY, response.error_code, response.error_message.as_deref())?;
+        ClientError::check(
+            DescribeClusterRequest::KEY,
+            response.error_code,
+            response.error_message.as_deref(),
+        )?;
         let mut brokers: Vec<BrokerDescription> = response
             .brokers
             .into_iter()
-            .map(|b| BrokerDescription { id: b.broker_id, host: b.host, port: b.port, rack: b.rack, fenced: b.is_fenced })
+            .map(|b| BrokerDescription {
+                id: b.broker_id,
+                host: b.host,
+                port: b.port,
+                rack: b.rack,
+                fenced: b.is_fenced,
+            })
             .collect();
         brokers.sort_by_key(|b| b.id);
-        Ok(ClusterDescription { cluster_id: response.cluster_id, controller_id: response.controller_id, brokers })
+        Ok(ClusterDescription {
+            cluster_id: response.cluster_id,
+            controller_id: response.controller_id,
+            brokers,
+        })
     }
 }

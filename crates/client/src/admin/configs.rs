@@ -68,12 +68,21 @@ pub struct ConfigEntry {
 
 impl Client {
     /// The static configs broker `broker_id` registered with, by name.
-    pub async fn describe_broker_configs(&self, broker_id: i32) -> Result<Vec<ConfigEntry>, ClientError> {
-        self.describe_configs(ConfigResourceType::Broker, &broker_id.to_string(), None).await
+    pub async fn describe_broker_configs(
+        &self,
+        broker_id: i32,
+    ) -> Result<Vec<ConfigEntry>, ClientError> {
+        self.describe_configs(ConfigResourceType::Broker, &broker_id.to_string(), None)
+            .await
     }
 
     /// The configs of one resource, all of them or only `keys`, by name.
-    pub async fn describe_configs(&self, resource: ConfigResourceType, name: &str, keys: Option<&[&str]>) -> Result<Vec<ConfigEntry>, ClientError> {
+    pub async fn describe_configs(
+        &self,
+        resource: ConfigResourceType,
+        name: &str,
+        keys: Option<&[&str]>,
+    ) -> Result<Vec<ConfigEntry>, ClientError> {
         let conn = self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<DescribeConfigsRequest>().await?;
         let request = DescribeConfigsRequest {
@@ -86,10 +95,20 @@ impl Client {
             ..Default::default()
         };
         let response = conn.send(request, version).await?;
-        let Some(result) = response.results.into_iter().find(|r| r.resource_type == resource.id() && r.resource_name == name) else {
-            return Err(ClientError::Protocol(format!("the DescribeConfigs response has no result for resource {name:?}")));
+        let Some(result) = response
+            .results
+            .into_iter()
+            .find(|r| r.resource_type == resource.id() && r.resource_name == name)
+        else {
+            return Err(ClientError::Protocol(format!(
+                "the DescribeConfigs response has no result for resource {name:?}"
+            )));
         };
-        kafka_result(DescribeConfigsRequest::KEY, result.error_code, result.error_message)?;
+        kafka_result(
+            DescribeConfigsRequest::KEY,
+            result.error_code,
+            result.error_message,
+        )?;
         let mut entries: Vec<ConfigEntry> = result
             .configs
             .into_iter()

@@ -2,7 +2,9 @@
 //! description (KIP-1331) when asked for: IncludeTopologyDescription exists from v1, so it is
 //! set only when v1 is negotiated, and asking for it from an older coordinator fails.
 
-use kcoord_wire::messages::streams_group_describe_response::{DescribedGroup, Member, Subtopology, TopicInfo as WireTopicInfo};
+use kcoord_wire::messages::streams_group_describe_response::{
+    DescribedGroup, Member, Subtopology, TopicInfo as WireTopicInfo,
+};
 use kcoord_wire::messages::StreamsGroupDescribeRequest;
 use kcoord_wire::Request;
 
@@ -116,7 +118,11 @@ impl Client {
     /// Describes streams groups at their coordinators, one result per group in request
     /// order. A group error (e.g. GROUP_ID_NOT_FOUND, or a group that is not a streams group)
     /// is that group's [`ClientError::Kafka`].
-    pub async fn describe_streams_groups(&self, group_ids: &[&str], options: DescribeStreamsGroupsOptions) -> Vec<GroupResult<StreamsGroupDescription>> {
+    pub async fn describe_streams_groups(
+        &self,
+        group_ids: &[&str],
+        options: DescribeStreamsGroupsOptions,
+    ) -> Vec<GroupResult<StreamsGroupDescription>> {
         self.per_coordinator(group_ids, |coordinator, conn, groups| async move {
             let version = describe_version(&conn, options).await?;
             let request = StreamsGroupDescribeRequest {
@@ -141,8 +147,13 @@ impl Client {
 
 /// The StreamsGroupDescribe version to use; with `include_topology_description`, v1 or a clear
 /// refusal (the flag cannot be sent at v0, and dropping it would silently answer NOT_REQUESTED).
-async fn describe_version(conn: &crate::Connection, options: DescribeStreamsGroupsOptions) -> Result<i16, ClientError> {
-    let negotiated = conn.negotiated_version::<StreamsGroupDescribeRequest>().await;
+async fn describe_version(
+    conn: &crate::Connection,
+    options: DescribeStreamsGroupsOptions,
+) -> Result<i16, ClientError> {
+    let negotiated = conn
+        .negotiated_version::<StreamsGroupDescribeRequest>()
+        .await;
     if !options.include_topology_description {
         return negotiated;
     }
@@ -162,14 +173,35 @@ async fn describe_version(conn: &crate::Connection, options: DescribeStreamsGrou
     }
 }
 
-fn description(group: DescribedGroup, coordinator: &Coordinator, options: DescribeStreamsGroupsOptions) -> Result<StreamsGroupDescription, ClientError> {
-    ClientError::check(StreamsGroupDescribeRequest::KEY, group.error_code, group.error_message.as_deref())?;
-    let (topology_description_status, topology_description) =
-        topology::from_wire(group.topology_description_status, group.topology_description.as_ref()).map_err(|e| {
-            ClientError::Protocol(format!("StreamsGroupDescribe: the topology description of group {:?} is invalid: {e}", group.group_id))
-        })?;
+fn description(
+    group: DescribedGroup,
+    coordinator: &Coordinator,
+    options: DescribeStreamsGroupsOptions,
+) -> Result<StreamsGroupDescription, ClientError> {
+    ClientError::check(
+        StreamsGroupDescribeRequest::KEY,
+        group.error_code,
+        group.error_message.as_deref(),
+    )?;
+    let (topology_description_status, topology_description) = topology::from_wire(
+        group.topology_description_status,
+        group.topology_description.as_ref(),
+    )
+    .map_err(|e| {
+        ClientError::Protocol(format!(
+            "StreamsGroupDescribe: the topology description of group {:?} is invalid: {e}",
+            group.group_id
+        ))
+    })?;
     let (topology_epoch, subtopologies) = match group.topology {
-        Some(t) => (t.epoch, t.subtopologies.unwrap_or_default().into_iter().map(subtopology).collect()),
+        Some(t) => (
+            t.epoch,
+            t.subtopologies
+                .unwrap_or_default()
+                .into_iter()
+                .map(subtopology)
+                .collect(),
+        ),
         None => (-1, Vec::new()),
     };
     Ok(StreamsGroupDescription {
@@ -181,7 +213,11 @@ fn description(group: DescribedGroup, coordinator: &Coordinator, options: Descri
         subtopologies,
         members: group.members.into_iter().map(member).collect(),
         coordinator: coordinator.clone(),
-        authorized_operations: if options.include_authorized_operations { AclOperation::from_bit_field(group.authorized_operations) } else { None },
+        authorized_operations: if options.include_authorized_operations {
+            AclOperation::from_bit_field(group.authorized_operations)
+        } else {
+            None
+        },
         assignor_name: group.assignor_name,
         topology_description_status,
         topology_description,
@@ -193,8 +229,16 @@ fn subtopology(s: Subtopology) -> StreamsGroupSubtopologyDescription {
         subtopology_id: s.subtopology_id,
         source_topics: s.source_topics,
         repartition_sink_topics: s.repartition_sink_topics,
-        state_changelog_topics: s.state_changelog_topics.into_iter().map(topic_info).collect(),
-        repartition_source_topics: s.repartition_source_topics.into_iter().map(topic_info).collect(),
+        state_changelog_topics: s
+            .state_changelog_topics
+            .into_iter()
+            .map(topic_info)
+            .collect(),
+        repartition_source_topics: s
+            .repartition_source_topics
+            .into_iter()
+            .map(topic_info)
+            .collect(),
     }
 }
 
@@ -203,14 +247,26 @@ fn topic_info(t: WireTopicInfo) -> TopicInfo {
         name: t.name,
         partitions: t.partitions,
         replication_factor: t.replication_factor,
-        topic_configs: t.topic_configs.into_iter().map(|kv| (kv.key, kv.value)).collect(),
+        topic_configs: t
+            .topic_configs
+            .into_iter()
+            .map(|kv| (kv.key, kv.value))
+            .collect(),
     }
 }
 
 fn member(m: Member) -> StreamsGroupMemberDescription {
-    let offsets = |offsets: Vec<kcoord_wire::messages::streams_group_describe_response::TaskOffset>| {
-        offsets.into_iter().map(|o| TaskOffset { subtopology_id: o.subtopology_id, partition: o.partition, offset: o.offset }).collect()
-    };
+    let offsets =
+        |offsets: Vec<kcoord_wire::messages::streams_group_describe_response::TaskOffset>| {
+            offsets
+                .into_iter()
+                .map(|o| TaskOffset {
+                    subtopology_id: o.subtopology_id,
+                    partition: o.partition,
+                    offset: o.offset,
+                })
+                .collect()
+        };
     StreamsGroupMemberDescription {
         assignment: Assignment::from_describe(&m.assignment),
         target_assignment: Assignment::from_describe(&m.target_assignment),
@@ -222,8 +278,15 @@ fn member(m: Member) -> StreamsGroupMemberDescription {
         client_host: m.client_host,
         topology_epoch: m.topology_epoch,
         process_id: m.process_id,
-        user_endpoint: m.user_endpoint.map(|e| Endpoint { host: e.host, port: e.port }),
-        client_tags: m.client_tags.into_iter().map(|kv| (kv.key, kv.value)).collect(),
+        user_endpoint: m.user_endpoint.map(|e| Endpoint {
+            host: e.host,
+            port: e.port,
+        }),
+        client_tags: m
+            .client_tags
+            .into_iter()
+            .map(|kv| (kv.key, kv.value))
+            .collect(),
         task_offsets: offsets(m.task_offsets),
         task_end_offsets: offsets(m.task_end_offsets),
         is_classic: m.is_classic,

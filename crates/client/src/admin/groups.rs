@@ -38,7 +38,11 @@ impl Client {
     /// (`consumer` included: servers without v5 predate KIP-848 consumer groups) and
     /// `consumer` matches protocol type `consumer`. Below v4 groups carry no state, so a state
     /// filter is an [`ClientError::Unsupported`] error.
-    pub async fn list_groups(&self, types_filter: &[&str], states_filter: &[&str]) -> Result<Vec<GroupListing>, ClientError> {
+    pub async fn list_groups(
+        &self,
+        types_filter: &[&str],
+        states_filter: &[&str],
+    ) -> Result<Vec<GroupListing>, ClientError> {
         let mut listings = BTreeMap::new();
         for conn in self.brokers().await? {
             for listing in list_groups_on(&conn, types_filter, states_filter).await? {
@@ -54,12 +58,20 @@ impl Client {
     pub async fn delete_groups(&self, group_ids: &[&str]) -> Vec<GroupResult<()>> {
         self.per_coordinator(group_ids, |_, conn, groups| async move {
             let version = conn.negotiated_version::<DeleteGroupsRequest>().await?;
-            let request = DeleteGroupsRequest { groups_names: groups, ..Default::default() };
+            let request = DeleteGroupsRequest {
+                groups_names: groups,
+                ..Default::default()
+            };
             let response = conn.send(request, version).await?;
             Ok(response
                 .results
                 .into_iter()
-                .map(|r| (r.group_id, kafka_result(DeleteGroupsRequest::KEY, r.error_code, r.error_message)))
+                .map(|r| {
+                    (
+                        r.group_id,
+                        kafka_result(DeleteGroupsRequest::KEY, r.error_code, r.error_message),
+                    )
+                })
                 .collect())
         })
         .await
@@ -79,7 +91,11 @@ impl Client {
     }
 }
 
-async fn list_groups_on(conn: &Connection, types_filter: &[&str], states_filter: &[&str]) -> Result<Vec<GroupListing>, ClientError> {
+async fn list_groups_on(
+    conn: &Connection,
+    types_filter: &[&str],
+    states_filter: &[&str],
+) -> Result<Vec<GroupListing>, ClientError> {
     let version = conn.negotiated_version::<ListGroupsRequest>().await?;
     if !states_filter.is_empty() && version < LIST_GROUPS_STATES {
         return Err(ClientError::Unsupported {
@@ -89,8 +105,16 @@ async fn list_groups_on(conn: &Connection, types_filter: &[&str], states_filter:
     }
     let owned = |filter: &[&str]| filter.iter().map(|s| s.to_string()).collect();
     let request = ListGroupsRequest {
-        states_filter: if version >= LIST_GROUPS_STATES { owned(states_filter) } else { Vec::new() },
-        types_filter: if version >= LIST_GROUPS_TYPES { owned(types_filter) } else { Vec::new() },
+        states_filter: if version >= LIST_GROUPS_STATES {
+            owned(states_filter)
+        } else {
+            Vec::new()
+        },
+        types_filter: if version >= LIST_GROUPS_TYPES {
+            owned(types_filter)
+        } else {
+            Vec::new()
+        },
         ..Default::default()
     };
     let response = conn.send(request, version).await?;
@@ -104,16 +128,29 @@ async fn list_groups_on(conn: &Connection, types_filter: &[&str], states_filter:
             group_state: (version >= LIST_GROUPS_STATES).then_some(g.group_state),
             group_type: (version >= LIST_GROUPS_TYPES).then_some(g.group_type),
         })
-        .filter(|g| version >= LIST_GROUPS_TYPES || types_filter.is_empty() || types_filter.iter().any(|t| type_matches_protocol(t, &g.protocol_type)))
+        .filter(|g| {
+            version >= LIST_GROUPS_TYPES
+                || types_filter.is_empty()
+                || types_filter
+                    .iter()
+                    .any(|t| type_matches_protocol(t, &g.protocol_type))
+        })
         .collect();
-    debug!(addr = conn.addr(), version, groups = listings.len(), "listed groups");
+    debug!(
+        addr = conn.addr(),
+        version,
+        groups = listings.len(),
+        "listed groups"
+    );
     Ok(listings)
 }
 
 /// The client-side type filter for servers without GroupType (see `list_groups`).
 fn type_matches_protocol(group_type: &str, protocol_type: &str) -> bool {
     if group_type.eq_ignore_ascii_case("classic") {
-        return !["streams", "share"].iter().any(|p| p.eq_ignore_ascii_case(protocol_type));
+        return !["streams", "share"]
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(protocol_type));
     }
     group_type.eq_ignore_ascii_case(protocol_type)
 }

@@ -25,19 +25,41 @@ pub enum ListTopicsSource {
 impl Client {
     /// Every topic the caller may describe, by name; internal ones only when
     /// `include_internal`.
-    pub async fn list_topics(&self, include_internal: bool) -> Result<Vec<TopicListing>, ClientError> {
-        self.list_topics_via(include_internal).await.map(|(topics, _)| topics)
+    pub async fn list_topics(
+        &self,
+        include_internal: bool,
+    ) -> Result<Vec<TopicListing>, ClientError> {
+        self.list_topics_via(include_internal)
+            .await
+            .map(|(topics, _)| topics)
     }
 
     /// [`Client::list_topics`], also saying which request was used.
-    pub async fn list_topics_via(&self, include_internal: bool) -> Result<(Vec<TopicListing>, ListTopicsSource), ClientError> {
+    pub async fn list_topics_via(
+        &self,
+        include_internal: bool,
+    ) -> Result<(Vec<TopicListing>, ListTopicsSource), ClientError> {
         let conn = self.bootstrap_connection().await?;
         let (mut topics, source) = match conn.version_for::<ListTopicsRequest>() {
             Some(version) => {
-                let response = conn.send(ListTopicsRequest { list_internal: include_internal, ..Default::default() }, version).await?;
+                let response = conn
+                    .send(
+                        ListTopicsRequest {
+                            list_internal: include_internal,
+                            ..Default::default()
+                        },
+                        version,
+                    )
+                    .await?;
                 ClientError::check(ListTopicsRequest::KEY, response.error_code, None)?;
-                let topics: Vec<TopicListing> =
-                    response.topics.into_iter().map(|t| TopicListing { name: t.name, internal: t.internal }).collect();
+                let topics: Vec<TopicListing> = response
+                    .topics
+                    .into_iter()
+                    .map(|t| TopicListing {
+                        name: t.name,
+                        internal: t.internal,
+                    })
+                    .collect();
                 (topics, ListTopicsSource::ListTopics { version })
             }
             None => {
@@ -49,7 +71,12 @@ impl Client {
                     .topics
                     .into_iter()
                     .filter(|t| t.error_code == 0)
-                    .filter_map(|t| t.name.map(|name| TopicListing { name, internal: t.is_internal }))
+                    .filter_map(|t| {
+                        t.name.map(|name| TopicListing {
+                            name,
+                            internal: t.is_internal,
+                        })
+                    })
                     .collect();
                 (topics, ListTopicsSource::Metadata { version })
             }

@@ -24,12 +24,14 @@ pub use acl::AclOperation;
 pub use brokers::{BrokerDescription, ClusterDescription};
 pub use configs::{ConfigEntry, ConfigResourceType, ConfigSource};
 pub use describe::{
-    DescribeStreamsGroupsOptions, StreamsGroupDescription, StreamsGroupMemberDescription, StreamsGroupSubtopologyDescription, TaskOffset,
-    TopicInfo,
+    DescribeStreamsGroupsOptions, StreamsGroupDescription, StreamsGroupMemberDescription,
+    StreamsGroupSubtopologyDescription, TaskOffset, TopicInfo,
 };
 pub use groups::GroupListing;
 pub use list_topics::{ListTopicsSource, TopicListing};
-pub use offsets::{GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults, TopicPartition};
+pub use offsets::{
+    GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults, TopicPartition,
+};
 pub use topics::{CreatedTopic, NewTopic};
 
 use crate::client::{Client, Coordinator};
@@ -55,11 +57,19 @@ type Answers<T> = Vec<(String, Result<T, ClientError>)>;
 
 /// Whether a group-scoped request should be retried at a freshly looked-up coordinator.
 fn should_rediscover(error: &ClientError) -> bool {
-    error.is_coordinator_moved() || matches!(error, ClientError::ConnectionClosed { .. } | ClientError::Io { .. })
+    error.is_coordinator_moved()
+        || matches!(
+            error,
+            ClientError::ConnectionClosed { .. } | ClientError::Io { .. }
+        )
 }
 
 /// `Ok(())` for code 0, else the Kafka error of `api`.
-pub(crate) fn kafka_result(api: i16, code: i16, message: Option<String>) -> Result<(), ClientError> {
+pub(crate) fn kafka_result(
+    api: i16,
+    code: i16,
+    message: Option<String>,
+) -> Result<(), ClientError> {
     if code == 0 {
         Ok(())
     } else {
@@ -70,14 +80,23 @@ pub(crate) fn kafka_result(api: i16, code: i16, message: Option<String>) -> Resu
 /// Request order with repeats removed.
 fn unique(names: &[&str]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    names.iter().filter(|n| seen.insert(**n)).map(|n| n.to_string()).collect()
+    names
+        .iter()
+        .filter(|n| seen.insert(**n))
+        .map(|n| n.to_string())
+        .collect()
 }
 
 impl Client {
     /// Runs `call` on the coordinator of `group_id`. After an error that says the coordinator
     /// moved (returned by `call`, by the lookup, or an answer for which `moved` holds), the
     /// coordinator is looked up again and `call` runs once more; its second answer stands.
-    pub(crate) async fn with_coordinator<T, F, Fut>(&self, group_id: &str, moved: impl Fn(&T) -> bool, mut call: F) -> Result<T, ClientError>
+    pub(crate) async fn with_coordinator<T, F, Fut>(
+        &self,
+        group_id: &str,
+        moved: impl Fn(&T) -> bool,
+        mut call: F,
+    ) -> Result<T, ClientError>
     where
         F: FnMut(Connection) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
@@ -101,7 +120,11 @@ impl Client {
     /// Sends one request per coordinator for `group_ids` (`call` gets the coordinator, its
     /// connection and its groups) and gathers one result per group, in request order. Groups
     /// whose coordinator moved are looked up again and retried once.
-    pub(crate) async fn per_coordinator<T, F, Fut>(&self, group_ids: &[&str], mut call: F) -> Vec<GroupResult<T>>
+    pub(crate) async fn per_coordinator<T, F, Fut>(
+        &self,
+        group_ids: &[&str],
+        mut call: F,
+    ) -> Vec<GroupResult<T>>
     where
         F: FnMut(Coordinator, Connection, Vec<String>) -> Fut,
         Fut: Future<Output = Result<Answers<T>, ClientError>>,
@@ -112,7 +135,9 @@ impl Client {
         for attempt in 0..2 {
             let last = attempt == 1;
             let mut retry = Vec::new();
-            let mut settle = |group: String, result: Result<T, ClientError>, retry: &mut Vec<String>| match result {
+            let mut settle = |group: String,
+                              result: Result<T, ClientError>,
+                              retry: &mut Vec<String>| match result {
                 Err(e) if !last && should_rediscover(&e) => {
                     debug!(group = %group, error = %e, "coordinator moved; looking it up again");
                     self.forget_coordinator(&group);
@@ -125,21 +150,26 @@ impl Client {
             let mut batches: Vec<(Coordinator, Connection, Vec<String>)> = Vec::new();
             for group in pending {
                 match self.coordinator_for(&group).await {
-                    Ok((coordinator, conn)) => match batches.iter_mut().find(|(c, _, _)| *c == coordinator) {
-                        Some((_, _, groups)) => groups.push(group),
-                        None => batches.push((coordinator, conn, vec![group])),
-                    },
+                    Ok((coordinator, conn)) => {
+                        match batches.iter_mut().find(|(c, _, _)| *c == coordinator) {
+                            Some((_, _, groups)) => groups.push(group),
+                            None => batches.push((coordinator, conn, vec![group])),
+                        }
+                    }
                     Err(e) => settle(group, Err(e), &mut retry),
                 }
             }
             for (coordinator, conn, groups) in batches {
                 match call(coordinator, conn, groups.clone()).await {
                     Ok(answers) => {
-                        let mut answers: HashMap<String, Result<T, ClientError>> = answers.into_iter().collect();
+                        let mut answers: HashMap<String, Result<T, ClientError>> =
+                            answers.into_iter().collect();
                         for group in groups {
-                            let result = answers
-                                .remove(&group)
-                                .unwrap_or_else(|| Err(ClientError::Protocol(format!("the response has no result for group {group:?}"))));
+                            let result = answers.remove(&group).unwrap_or_else(|| {
+                                Err(ClientError::Protocol(format!(
+                                    "the response has no result for group {group:?}"
+                                )))
+                            });
                             settle(group, result, &mut retry);
                         }
                     }
@@ -158,7 +188,11 @@ impl Client {
         order
             .into_iter()
             .map(|group_id| {
-                let result = results.remove(&group_id).unwrap_or_else(|| Err(ClientError::Protocol(format!("no result for group {group_id:?}"))));
+                let result = results.remove(&group_id).unwrap_or_else(|| {
+                    Err(ClientError::Protocol(format!(
+                        "no result for group {group_id:?}"
+                    )))
+                });
                 GroupResult { group_id, result }
             })
             .collect()

@@ -30,7 +30,12 @@ pub struct NewTopic {
 
 impl NewTopic {
     pub fn new(name: impl Into<String>, num_partitions: i32, replication_factor: i16) -> Self {
-        NewTopic { name: name.into(), num_partitions, replication_factor, configs: Vec::new() }
+        NewTopic {
+            name: name.into(),
+            num_partitions,
+            replication_factor,
+            configs: Vec::new(),
+        }
     }
 
     /// A topic with the broker's default partition count and replication factor.
@@ -61,11 +66,18 @@ impl Client {
     /// Creates topics; one result per topic in request order, the failures as
     /// [`ClientError::Kafka`] (e.g. TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS). `Err` when the
     /// request itself failed.
-    pub async fn create_topics(&self, topics: &[NewTopic], validate_only: bool) -> Result<Vec<TopicResult<CreatedTopic>>, ClientError> {
+    pub async fn create_topics(
+        &self,
+        topics: &[NewTopic],
+        validate_only: bool,
+    ) -> Result<Vec<TopicResult<CreatedTopic>>, ClientError> {
         let conn = self.bootstrap_connection().await?;
         let version = conn.negotiated_version::<CreateTopicsRequest>().await?;
         if version < CREATE_TOPICS_DEFAULTS {
-            if let Some(t) = topics.iter().find(|t| t.num_partitions == -1 || t.replication_factor == -1) {
+            if let Some(t) = topics
+                .iter()
+                .find(|t| t.num_partitions == -1 || t.replication_factor == -1)
+            {
                 return Err(ClientError::Unsupported {
                     api: CreateTopicsRequest::KEY,
                     reason: format!(
@@ -85,7 +97,11 @@ impl Client {
                     configs: t
                         .configs
                         .iter()
-                        .map(|(name, value)| CreatableTopicConfig { name: name.clone(), value: Some(value.clone()), ..Default::default() })
+                        .map(|(name, value)| CreatableTopicConfig {
+                            name: name.clone(),
+                            value: Some(value.clone()),
+                            ..Default::default()
+                        })
                         .collect(),
                     ..Default::default()
                 })
@@ -101,15 +117,31 @@ impl Client {
                 // A name given twice gets the one answer the server gives it (Kafka refuses
                 // duplicates with INVALID_REQUEST).
                 let result = match response.topics.iter().find(|a| a.name == t.name) {
-                    None => Err(ClientError::Protocol(format!("the CreateTopics response has no result for topic {:?}", t.name))),
-                    Some(a) => kafka_result(CreateTopicsRequest::KEY, a.error_code, a.error_message.clone()).map(|()| CreatedTopic {
+                    None => Err(ClientError::Protocol(format!(
+                        "the CreateTopics response has no result for topic {:?}",
+                        t.name
+                    ))),
+                    Some(a) => kafka_result(
+                        CreateTopicsRequest::KEY,
+                        a.error_code,
+                        a.error_message.clone(),
+                    )
+                    .map(|()| CreatedTopic {
                         topic_id: Some(a.topic_id).filter(|id| !id.is_nil()),
                         num_partitions: a.num_partitions,
                         replication_factor: a.replication_factor,
-                        configs: a.configs.iter().flatten().map(|c| (c.name.clone(), c.value.clone())).collect(),
+                        configs: a
+                            .configs
+                            .iter()
+                            .flatten()
+                            .map(|c| (c.name.clone(), c.value.clone()))
+                            .collect(),
                     }),
                 };
-                TopicResult { name: t.name.clone(), result }
+                TopicResult {
+                    name: t.name.clone(),
+                    result,
+                }
             })
             .collect())
     }
@@ -123,20 +155,41 @@ impl Client {
         let owned: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let request = if version >= DELETE_TOPICS_BY_STATE {
             DeleteTopicsRequest {
-                topics: owned.iter().map(|n| DeleteTopicState { name: Some(n.clone()), topic_id: Uuid::nil(), ..Default::default() }).collect(),
+                topics: owned
+                    .iter()
+                    .map(|n| DeleteTopicState {
+                        name: Some(n.clone()),
+                        topic_id: Uuid::nil(),
+                        ..Default::default()
+                    })
+                    .collect(),
                 timeout_ms: timeout_ms(self),
                 ..Default::default()
             }
         } else {
-            DeleteTopicsRequest { topic_names: owned.clone(), timeout_ms: timeout_ms(self), ..Default::default() }
+            DeleteTopicsRequest {
+                topic_names: owned.clone(),
+                timeout_ms: timeout_ms(self),
+                ..Default::default()
+            }
         };
         let response = conn.send(request, version).await?;
         Ok(owned
             .into_iter()
             .map(|name| {
-                let result = match response.responses.iter().find(|r| r.name.as_deref() == Some(name.as_str())) {
-                    None => Err(ClientError::Protocol(format!("the DeleteTopics response has no result for topic {name:?}"))),
-                    Some(r) => kafka_result(DeleteTopicsRequest::KEY, r.error_code, r.error_message.clone()),
+                let result = match response
+                    .responses
+                    .iter()
+                    .find(|r| r.name.as_deref() == Some(name.as_str()))
+                {
+                    None => Err(ClientError::Protocol(format!(
+                        "the DeleteTopics response has no result for topic {name:?}"
+                    ))),
+                    Some(r) => kafka_result(
+                        DeleteTopicsRequest::KEY,
+                        r.error_code,
+                        r.error_message.clone(),
+                    ),
                 };
                 TopicResult { name, result }
             })

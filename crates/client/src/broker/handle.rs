@@ -41,19 +41,40 @@ pub struct BrokerHandle {
 }
 
 pub(crate) fn start(broker: RegisteredBroker) -> BrokerHandle {
-    let initial = BrokerStatus { fenced: true, caught_up: false, shut_down: false, heartbeats: 0, last_error: None, stopped: false };
+    let initial = BrokerStatus {
+        fenced: true,
+        caught_up: false,
+        shut_down: false,
+        heartbeats: 0,
+        last_error: None,
+        stopped: false,
+    };
     let (publish, status) = watch::channel(initial);
     let (commands, queue) = mpsc::unbounded_channel();
     let (broker_id, epoch) = (broker.broker_id, broker.epoch);
     let task = tokio::spawn(run(broker, queue, publish));
-    BrokerHandle { broker_id, epoch, status, commands, task }
+    BrokerHandle {
+        broker_id,
+        epoch,
+        status,
+        commands,
+        task,
+    }
 }
 
-async fn run(broker: RegisteredBroker, mut commands: mpsc::UnboundedReceiver<Command>, publish: watch::Sender<BrokerStatus>) {
+async fn run(
+    broker: RegisteredBroker,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    publish: watch::Sender<BrokerStatus>,
+) {
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
     let mut first = true;
     loop {
-        let delay = if first { Duration::ZERO } else { broker.heartbeat_interval };
+        let delay = if first {
+            Duration::ZERO
+        } else {
+            broker.heartbeat_interval
+        };
         first = false;
         tokio::select! {
             biased;
@@ -64,8 +85,11 @@ async fn run(broker: RegisteredBroker, mut commands: mpsc::UnboundedReceiver<Com
             },
             () = tokio::time::sleep(delay) => {}
         }
-        let outcome = broker.heartbeat_once(broker.metadata_offset(), false, shutting_down.is_some()).await;
-        let stale = matches!(&outcome, Err(e) if e.error_code() == Some(ErrorCode::STALE_BROKER_EPOCH));
+        let outcome = broker
+            .heartbeat_once(broker.metadata_offset(), false, shutting_down.is_some())
+            .await;
+        let stale =
+            matches!(&outcome, Err(e) if e.error_code() == Some(ErrorCode::STALE_BROKER_EPOCH));
         let granted = matches!(&outcome, Ok(r) if r.should_shut_down);
         publish.send_modify(|status| match &outcome {
             Ok(response) => {
@@ -111,9 +135,19 @@ impl BrokerHandle {
     }
 
     /// Waits until `predicate` holds for the status, for at most `timeout`.
-    pub async fn wait_for(&self, mut predicate: impl FnMut(&BrokerStatus) -> bool, timeout: Duration) -> Result<BrokerStatus, ClientError> {
+    pub async fn wait_for(
+        &self,
+        mut predicate: impl FnMut(&BrokerStatus) -> bool,
+        timeout: Duration,
+    ) -> Result<BrokerStatus, ClientError> {
         let mut receiver = self.status.clone();
-        let waited = tokio::time::timeout(timeout, async { receiver.wait_for(|s| predicate(s) || s.stopped).await.map(|s| s.clone()) }).await;
+        let waited = tokio::time::timeout(timeout, async {
+            receiver
+                .wait_for(|s| predicate(s) || s.stopped)
+                .await
+                .map(|s| s.clone())
+        })
+        .await;
         let last = self.status();
         match waited {
             Ok(Ok(status)) if predicate(&status) => Ok(status),
@@ -134,7 +168,8 @@ impl BrokerHandle {
 
     /// Waits until the controller unfenced the broker.
     pub async fn wait_unfenced(&self, timeout: Duration) -> Result<BrokerStatus, ClientError> {
-        self.wait_for(|s| !s.fenced && s.heartbeats > 0, timeout).await
+        self.wait_for(|s| !s.fenced && s.heartbeats > 0, timeout)
+            .await
     }
 
     /// Heartbeats with WantShutDown until the controller answers ShouldShutDown, for at most
@@ -149,7 +184,11 @@ impl BrokerHandle {
             Ok(status)
         } else {
             Err(ClientError::WaitTimeout {
-                what: format!("the controller to let broker {} shut down (last error: {})", self.broker_id, status.last_error.as_deref().unwrap_or("none")),
+                what: format!(
+                    "the controller to let broker {} shut down (last error: {})",
+                    self.broker_id,
+                    status.last_error.as_deref().unwrap_or("none")
+                ),
                 after: timeout,
             })
         }

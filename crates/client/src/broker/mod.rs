@@ -33,7 +33,8 @@ use std::time::Duration;
 
 use kcoord_wire::messages::broker_registration_request::{Feature, StaticConfig};
 use kcoord_wire::messages::{
-    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest, DescribeClusterRequest,
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    DescribeClusterRequest,
 };
 use kcoord_wire::{Message, Request};
 use tracing::debug;
@@ -46,7 +47,9 @@ use crate::error::ClientError;
 pub use handle::{BrokerHandle, BrokerStatus};
 pub use listeners::{parse_listeners, BrokerListenerConfig};
 pub use properties::BrokerProperties;
-pub use static_configs::{collect_static_configs, is_sensitive_config, DEFAULT_CONFIGS, PASSWORD_CONFIGS};
+pub use static_configs::{
+    collect_static_configs, is_sensitive_config, DEFAULT_CONFIGS, PASSWORD_CONFIGS,
+};
 
 /// The first BrokerRegistration version with StaticConfigs.
 pub const STATIC_CONFIGS_VERSION: i16 = 6;
@@ -64,7 +67,11 @@ pub enum BrokerError {
         source: std::io::Error,
     },
     #[error("{}line {line}: {reason}", path.as_ref().map(|p| format!("{p}: ")).unwrap_or_default())]
-    Properties { path: Option<String>, line: usize, reason: String },
+    Properties {
+        path: Option<String>,
+        line: usize,
+        reason: String,
+    },
     #[error("invalid {key}: {reason}")]
     Config { key: String, reason: String },
     #[error(transparent)]
@@ -73,7 +80,10 @@ pub enum BrokerError {
 
 impl BrokerError {
     fn config(key: &str, reason: impl Into<String>) -> Self {
-        BrokerError::Config { key: key.to_string(), reason: reason.into() }
+        BrokerError::Config {
+            key: key.to_string(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -140,46 +150,80 @@ fn random_directory_id() -> Uuid {
     }
 }
 
-fn parse_number<T: std::str::FromStr>(properties: &BrokerProperties, key: &str) -> Result<Option<T>, BrokerError> {
+fn parse_number<T: std::str::FromStr>(
+    properties: &BrokerProperties,
+    key: &str,
+) -> Result<Option<T>, BrokerError> {
     match properties.get(key).map(str::trim) {
         None | Some("") => Ok(None),
-        Some(text) => text.parse().map(Some).map_err(|_| BrokerError::config(key, format!("{text:?} is not a number"))),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| BrokerError::config(key, format!("{text:?} is not a number"))),
     }
 }
 
 /// Registers the broker `properties` describe with the controller at `controller_addr`.
-pub async fn register_broker(properties: &BrokerProperties, controller_addr: &str, options: RegistrationOptions) -> Result<RegisteredBroker, BrokerError> {
+pub async fn register_broker(
+    properties: &BrokerProperties,
+    controller_addr: &str,
+    options: RegistrationOptions,
+) -> Result<RegisteredBroker, BrokerError> {
     let broker_id = match parse_number::<i32>(properties, "node.id")? {
         Some(id) => id,
-        None => parse_number::<i32>(properties, "broker.id")?.ok_or_else(|| BrokerError::config("node.id", "missing"))?,
+        None => parse_number::<i32>(properties, "broker.id")?
+            .ok_or_else(|| BrokerError::config("node.id", "missing"))?,
     };
     let listeners = listeners::broker_listeners(properties)?;
     let heartbeat_interval = match options.heartbeat_interval {
         Some(interval) => interval,
-        None => Duration::from_millis(parse_number::<u64>(properties, "broker.heartbeat.interval.ms")?.unwrap_or(2_000)),
+        None => Duration::from_millis(
+            parse_number::<u64>(properties, "broker.heartbeat.interval.ms")?.unwrap_or(2_000),
+        ),
     };
 
     let connection = Connection::connect(controller_addr, options.client.clone()).await?;
     connection.negotiate().await?;
-    let mut version = connection.negotiated_version::<BrokerRegistrationRequest>().await?;
+    let mut version = connection
+        .negotiated_version::<BrokerRegistrationRequest>()
+        .await?;
     if let Some(max) = options.max_registration_version {
         if max < BrokerRegistrationRequest::VERSIONS.min {
-            return Err(BrokerError::config("max_registration_version", format!("v{max} does not exist")));
+            return Err(BrokerError::config(
+                "max_registration_version",
+                format!("v{max} does not exist"),
+            ));
         }
         version = version.min(max);
     }
-    let cluster_id = match options.cluster_id.clone().or_else(|| properties.get("cluster.id").map(str::to_string)) {
+    let cluster_id = match options
+        .cluster_id
+        .clone()
+        .or_else(|| properties.get("cluster.id").map(str::to_string))
+    {
         Some(id) => id,
         None => describe_cluster_id(&connection).await?,
     };
 
     let (min, max) = options.metadata_version_range;
-    let mut features = vec![Feature { name: "metadata.version".into(), min_supported_version: min, max_supported_version: max, ..Default::default() }];
+    let mut features = vec![Feature {
+        name: "metadata.version".into(),
+        min_supported_version: min,
+        max_supported_version: max,
+        ..Default::default()
+    }];
     if version < MIN_ZERO_FEATURES_VERSION {
         features.retain(|f| f.min_supported_version != 0);
     }
     let static_configs = if version >= STATIC_CONFIGS_VERSION {
-        collect_static_configs(properties).into_iter().map(|(name, value)| StaticConfig { name, value, ..Default::default() }).collect()
+        collect_static_configs(properties)
+            .into_iter()
+            .map(|(name, value)| StaticConfig {
+                name,
+                value,
+                ..Default::default()
+            })
+            .collect()
     } else {
         Vec::new()
     };
@@ -188,14 +232,26 @@ pub async fn register_broker(properties: &BrokerProperties, controller_addr: &st
         broker_id,
         cluster_id: cluster_id.clone(),
         incarnation_id,
-        listeners: listeners.into_iter().map(BrokerListenerConfig::into_request).collect(),
+        listeners: listeners
+            .into_iter()
+            .map(BrokerListenerConfig::into_request)
+            .collect(),
         features,
         rack: properties.get("broker.rack").map(str::to_string),
-        log_dirs: options.log_dirs.clone().unwrap_or_else(|| vec![random_directory_id()]),
+        log_dirs: options
+            .log_dirs
+            .clone()
+            .unwrap_or_else(|| vec![random_directory_id()]),
         static_configs,
         ..Default::default()
     };
-    debug!(broker_id, version, static_configs = request.static_configs.len(), controller = controller_addr, "registering broker");
+    debug!(
+        broker_id,
+        version,
+        static_configs = request.static_configs.len(),
+        controller = controller_addr,
+        "registering broker"
+    );
     let response = connection.send(request.clone(), version).await?;
     ClientError::check(BrokerRegistrationRequest::KEY, response.error_code, None)?;
     Ok(RegisteredBroker {
@@ -212,15 +268,29 @@ pub async fn register_broker(properties: &BrokerProperties, controller_addr: &st
 
 /// The cluster id a controller reports in DescribeCluster (controller endpoints from v1).
 async fn describe_cluster_id(connection: &Connection) -> Result<String, BrokerError> {
-    let version = connection.negotiated_version::<DescribeClusterRequest>().await.map_err(|e| {
-        BrokerError::config("cluster.id", format!("not set, and the controller cannot tell it ({e})"))
-    })?;
+    let version = connection
+        .negotiated_version::<DescribeClusterRequest>()
+        .await
+        .map_err(|e| {
+            BrokerError::config(
+                "cluster.id",
+                format!("not set, and the controller cannot tell it ({e})"),
+            )
+        })?;
     let request = DescribeClusterRequest {
-        endpoint_type: if version >= 1 { ENDPOINT_TYPE_CONTROLLER } else { 1 },
+        endpoint_type: if version >= 1 {
+            ENDPOINT_TYPE_CONTROLLER
+        } else {
+            1
+        },
         ..Default::default()
     };
     let response = connection.send(request, version).await?;
-    ClientError::check(DescribeClusterRequest::KEY, response.error_code, response.error_message.as_deref())?;
+    ClientError::check(
+        DescribeClusterRequest::KEY,
+        response.error_code,
+        response.error_message.as_deref(),
+    )?;
     Ok(response.cluster_id)
 }
 
@@ -237,7 +307,12 @@ impl RegisteredBroker {
 
     /// One BrokerHeartbeat. `metadata_offset` is what the broker reports as applied; see
     /// [`RegisteredBroker::metadata_offset`]. A non-zero error code is an error.
-    pub async fn heartbeat_once(&self, metadata_offset: i64, want_fence: bool, want_shut_down: bool) -> Result<BrokerHeartbeatResponse, ClientError> {
+    pub async fn heartbeat_once(
+        &self,
+        metadata_offset: i64,
+        want_fence: bool,
+        want_shut_down: bool,
+    ) -> Result<BrokerHeartbeatResponse, ClientError> {
         let request = BrokerHeartbeatRequest {
             broker_id: self.broker_id,
             broker_epoch: self.epoch,

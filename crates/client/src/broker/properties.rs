@@ -21,13 +21,20 @@ impl BrokerProperties {
     /// Reads a file; bytes that are not UTF-8 are read as ISO-8859-1, as Java does.
     pub fn load(path: impl AsRef<Path>) -> Result<BrokerProperties, BrokerError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| BrokerError::Read { path: path.display().to_string(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| BrokerError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => e.into_bytes().iter().map(|b| char::from(*b)).collect(),
         };
         BrokerProperties::parse(&text).map_err(|e| match e {
-            BrokerError::Properties { line, reason, .. } => BrokerError::Properties { path: Some(path.display().to_string()), line, reason },
+            BrokerError::Properties { line, reason, .. } => BrokerError::Properties {
+                path: Some(path.display().to_string()),
+                line,
+                reason,
+            },
             other => other,
         })
     }
@@ -36,7 +43,11 @@ impl BrokerProperties {
         let mut entries = BTreeMap::new();
         for (line, logical) in logical_lines(text) {
             let (key, value) = split(&logical);
-            let error = |reason: &str| BrokerError::Properties { path: None, line, reason: reason.to_string() };
+            let error = |reason: &str| BrokerError::Properties {
+                path: None,
+                line,
+                reason: reason.to_string(),
+            };
             let key = unescape(key).ok_or_else(|| error("malformed \\uxxxx escape"))?;
             let value = unescape(value).ok_or_else(|| error("malformed \\uxxxx escape"))?;
             if key.is_empty() {
@@ -63,7 +74,12 @@ impl BrokerProperties {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for BrokerProperties {
     fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
-        BrokerProperties { entries: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+        BrokerProperties {
+            entries: iter
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
     }
 }
 
@@ -88,7 +104,9 @@ fn logical_lines(text: &str) -> Vec<(usize, Vec<char>)> {
                 }
                 continued
             }
-            None if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!') => continue,
+            None if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!') => {
+                continue
+            }
             None => (index + 1, Vec::new()),
         };
         chars.extend(trimmed.chars());
@@ -167,17 +185,33 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Vec<(String, String)> {
-        BrokerProperties::parse(text).unwrap().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        BrokerProperties::parse(text)
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn separators_comments_and_blanks() {
         let text = "# comment\n! also a comment\n\na=1\nb : 2\nc 3\n  d=  4 \ne\nf=\n";
-        assert_eq!(parse(text), pairs(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4 "), ("e", ""), ("f", "")]));
+        assert_eq!(
+            parse(text),
+            pairs(&[
+                ("a", "1"),
+                ("b", "2"),
+                ("c", "3"),
+                ("d", "4 "),
+                ("e", ""),
+                ("f", "")
+            ])
+        );
     }
 
     #[test]
@@ -185,7 +219,13 @@ mod tests {
         let text = "list=a,\\\n    b,\\\r\n    c\nkey\\=with\\:sep=v\\tx\nu=\\u00e9t\\u00e9\nlist2=x\\\\\nx=1\nx=2\r";
         assert_eq!(
             parse(text),
-            pairs(&[("key=with:sep", "v\tx"), ("list", "a,b,c"), ("list2", "x\\"), ("u", "été"), ("x", "2")])
+            pairs(&[
+                ("key=with:sep", "v\tx"),
+                ("list", "a,b,c"),
+                ("list2", "x\\"),
+                ("u", "été"),
+                ("x", "2")
+            ])
         );
     }
 

@@ -53,12 +53,17 @@ pub const PASSWORD_CONFIGS: &[&str] = &[
 /// Whether a config must never leave the broker (see the module documentation for the rules).
 pub fn is_sensitive_config(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    if PASSWORD_CONFIGS.iter().any(|p| name == *p || name.ends_with(&format!(".{p}"))) {
+    if PASSWORD_CONFIGS
+        .iter()
+        .any(|p| name == *p || name.ends_with(&format!(".{p}")))
+    {
         return true;
     }
     let last = name.rsplit('.').next().unwrap_or(&name);
     last.ends_with("password")
-        || name.split('.').any(|segment| segment.contains("secret") || segment.contains("passphrase"))
+        || name
+            .split('.')
+            .any(|segment| segment.contains("secret") || segment.contains("passphrase"))
         || name.ends_with("jaas.config")
 }
 
@@ -82,7 +87,10 @@ pub const DEFAULT_CONFIGS: &[(&str, Option<&str>)] = &[
     ("group.max.session.timeout.ms", Some("1800000")),
     ("group.min.session.timeout.ms", Some("6000")),
     ("inter.broker.listener.name", None),
-    ("listener.security.protocol.map", Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL")),
+    (
+        "listener.security.protocol.map",
+        Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"),
+    ),
     ("listeners", Some("PLAINTEXT://:9092")),
     ("log.cleaner.enable", Some("true")),
     ("log.cleanup.policy", Some("delete")),
@@ -124,8 +132,10 @@ pub const DEFAULT_CONFIGS: &[(&str, Option<&str>)] = &[
 /// The broker's static configs as KIP-1326 reports them: the file's keys and values, Kafka's
 /// defaults for the [`DEFAULT_CONFIGS`] it leaves out, and nothing sensitive.
 pub fn collect_static_configs(properties: &BrokerProperties) -> BTreeMap<String, Option<String>> {
-    let mut configs: BTreeMap<String, Option<String>> =
-        DEFAULT_CONFIGS.iter().map(|(name, value)| (name.to_string(), value.map(str::to_string))).collect();
+    let mut configs: BTreeMap<String, Option<String>> = DEFAULT_CONFIGS
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.map(str::to_string)))
+        .collect();
     for (name, value) in properties.iter() {
         configs.insert(name.to_string(), Some(value.to_string()));
     }
@@ -141,9 +151,18 @@ mod tests {
     fn every_password_typed_config_is_sensitive_with_any_prefix() {
         for name in PASSWORD_CONFIGS {
             assert!(is_sensitive_config(name), "{name}");
-            assert!(is_sensitive_config(&format!("listener.name.internal.{name}")), "listener-prefixed {name}");
-            assert!(is_sensitive_config(&format!("listener.name.sasl_ssl.plain.{name}")), "mechanism-prefixed {name}");
-            assert!(is_sensitive_config(&name.to_ascii_uppercase()), "upper-case {name}");
+            assert!(
+                is_sensitive_config(&format!("listener.name.internal.{name}")),
+                "listener-prefixed {name}"
+            );
+            assert!(
+                is_sensitive_config(&format!("listener.name.sasl_ssl.plain.{name}")),
+                "mechanism-prefixed {name}"
+            );
+            assert!(
+                is_sensitive_config(&name.to_ascii_uppercase()),
+                "upper-case {name}"
+            );
         }
     }
 
@@ -190,16 +209,26 @@ mod tests {
             ("my.custom.setting", "x"),
             ("ssl.keystore.password", "hunter2"),
             ("listener.name.internal.ssl.key.password", "hunter2"),
-            ("listener.name.client.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required;"),
+            (
+                "listener.name.client.plain.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required;",
+            ),
             ("password.encoder.secret", "hunter2"),
         ]
         .into_iter()
         .collect();
         let configs = collect_static_configs(&props);
         assert_eq!(configs.get("num.io.threads"), Some(&Some("16".to_string())));
-        assert_eq!(configs.get("num.network.threads"), Some(&Some("3".to_string())), "a default");
+        assert_eq!(
+            configs.get("num.network.threads"),
+            Some(&Some("3".to_string())),
+            "a default"
+        );
         assert_eq!(configs.get("broker.rack"), Some(&None), "a null default");
-        assert_eq!(configs.get("my.custom.setting"), Some(&Some("x".to_string())));
+        assert_eq!(
+            configs.get("my.custom.setting"),
+            Some(&Some("x".to_string()))
+        );
         assert!(configs.keys().all(|k| !is_sensitive_config(k)));
         assert!(configs.values().flatten().all(|v| !v.contains("hunter2")));
         assert_eq!(configs.len(), DEFAULT_CONFIGS.len() + 2);

@@ -3,7 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kcoord_wire::messages::{streams_group_describe_response as describe, streams_group_heartbeat_request as req, streams_group_heartbeat_response as resp};
+use kcoord_wire::messages::{
+    streams_group_describe_response as describe, streams_group_heartbeat_request as req,
+    streams_group_heartbeat_response as resp,
+};
 
 /// Task ids by subtopology: `subtopology id -> partitions`. A subtopology with no partition is
 /// never stored, so two equal sets of tasks always compare equal.
@@ -44,8 +47,14 @@ impl Assignment {
     }
 
     pub(crate) fn from_describe(a: &describe::Assignment) -> Assignment {
-        let tasks = |ids: &[describe::TaskIds]| tasks_from(ids.iter().map(|t| (&t.subtopology_id, &t.partitions)));
-        Assignment { active: tasks(&a.active_tasks), standby: tasks(&a.standby_tasks), warmup: tasks(&a.warmup_tasks) }
+        let tasks = |ids: &[describe::TaskIds]| {
+            tasks_from(ids.iter().map(|t| (&t.subtopology_id, &t.partitions)))
+        };
+        Assignment {
+            active: tasks(&a.active_tasks),
+            standby: tasks(&a.standby_tasks),
+            warmup: tasks(&a.warmup_tasks),
+        }
     }
 }
 
@@ -54,7 +63,9 @@ fn count(tasks: &Tasks) -> usize {
 }
 
 fn iter(tasks: &Tasks) -> impl Iterator<Item = (&str, i32)> + '_ {
-    tasks.iter().flat_map(|(s, parts)| parts.iter().map(move |p| (s.as_str(), *p)))
+    tasks
+        .iter()
+        .flat_map(|(s, parts)| parts.iter().map(move |p| (s.as_str(), *p)))
 }
 
 /// Builds [`Tasks`] from `(subtopology, partitions)` pairs, merging repeated subtopologies.
@@ -67,7 +78,10 @@ where
     for (subtopology, partitions) in pairs {
         let partitions: BTreeSet<i32> = partitions.into_iter().copied().collect();
         if !partitions.is_empty() {
-            tasks.entry(subtopology.as_ref().to_string()).or_default().extend(partitions);
+            tasks
+                .entry(subtopology.as_ref().to_string())
+                .or_default()
+                .extend(partitions);
         }
     }
     tasks
@@ -80,7 +94,11 @@ pub(crate) fn from_response(ids: &[resp::TaskIds]) -> Tasks {
 pub(crate) fn to_request(tasks: &Tasks) -> Vec<req::TaskIds> {
     tasks
         .iter()
-        .map(|(s, parts)| req::TaskIds { subtopology_id: s.clone(), partitions: parts.iter().copied().collect(), ..Default::default() })
+        .map(|(s, parts)| req::TaskIds {
+            subtopology_id: s.clone(),
+            partitions: parts.iter().copied().collect(),
+            ..Default::default()
+        })
         .collect()
 }
 
@@ -91,15 +109,33 @@ mod tests {
     #[test]
     fn equal_task_sets_compare_equal_whatever_the_wire_shape() {
         let a = from_response(&[
-            resp::TaskIds { subtopology_id: "0".into(), partitions: vec![2, 0], ..Default::default() },
-            resp::TaskIds { subtopology_id: "1".into(), partitions: vec![], ..Default::default() },
-            resp::TaskIds { subtopology_id: "0".into(), partitions: vec![1], ..Default::default() },
+            resp::TaskIds {
+                subtopology_id: "0".into(),
+                partitions: vec![2, 0],
+                ..Default::default()
+            },
+            resp::TaskIds {
+                subtopology_id: "1".into(),
+                partitions: vec![],
+                ..Default::default()
+            },
+            resp::TaskIds {
+                subtopology_id: "0".into(),
+                partitions: vec![1],
+                ..Default::default()
+            },
         ]);
         let b = tasks_from([("0", &[0, 1, 2])]);
         assert_eq!(a, b);
-        let assignment = Assignment { active: a, ..Default::default() };
+        let assignment = Assignment {
+            active: a,
+            ..Default::default()
+        };
         assert_eq!(assignment.active_count(), 3);
-        assert_eq!(assignment.active_tasks().collect::<Vec<_>>(), vec![("0", 0), ("0", 1), ("0", 2)]);
+        assert_eq!(
+            assignment.active_tasks().collect::<Vec<_>>(),
+            vec![("0", 0), ("0", 1), ("0", 2)]
+        );
         assert_eq!(to_request(&assignment.active)[0].partitions, vec![0, 1, 2]);
     }
 }

@@ -83,7 +83,10 @@ impl std::fmt::Debug for StreamsMemberConfig {
             .field("topology_epoch", &self.topology.epoch)
             .field("heartbeat_version", &self.heartbeat_version)
             .field("owned_tasks", &self.owned_tasks)
-            .field("topology_description_push_enabled", &self.topology_description_push_enabled)
+            .field(
+                "topology_description_push_enabled",
+                &self.topology_description_push_enabled,
+            )
             .field("topology_description", &self.topology_description.is_some())
             .finish_non_exhaustive()
     }
@@ -132,7 +135,10 @@ impl StreamsMemberConfig {
     }
 
     pub fn with_user_endpoint(mut self, host: impl Into<String>, port: u16) -> Self {
-        self.user_endpoint = Some(Endpoint { host: host.into(), port });
+        self.user_endpoint = Some(Endpoint {
+            host: host.into(),
+            port,
+        });
         self
     }
 
@@ -164,13 +170,19 @@ impl StreamsMemberConfig {
 
     /// The topology description to push, converted here, once, to the wire form (sorted as
     /// Kafka Streams' converter sorts it). Fails when the description is not a valid graph.
-    pub fn with_topology_description(mut self, description: &TopologyDescription) -> Result<Self, InvalidTopologyDescription> {
+    pub fn with_topology_description(
+        mut self,
+        description: &TopologyDescription,
+    ) -> Result<Self, InvalidTopologyDescription> {
         self.topology_description = Some(Arc::new(description.to_wire()?));
         Ok(self)
     }
 
     /// A description already in wire form (for tests, or several configs sharing one).
-    pub fn with_wire_topology_description(mut self, description: impl Into<Arc<WireTopology>>) -> Self {
+    pub fn with_wire_topology_description(
+        mut self,
+        description: impl Into<Arc<WireTopology>>,
+    ) -> Self {
         self.topology_description = Some(description.into());
         self
     }
@@ -181,7 +193,10 @@ impl StreamsMemberConfig {
         self
     }
 
-    pub fn with_on_response(mut self, hook: impl Fn(&StreamsGroupHeartbeatResponse, i16) + Send + Sync + 'static) -> Self {
+    pub fn with_on_response(
+        mut self,
+        hook: impl Fn(&StreamsGroupHeartbeatResponse, i16) + Send + Sync + 'static,
+    ) -> Self {
         self.on_response = Some(Arc::new(hook));
         self
     }
@@ -194,7 +209,10 @@ pub fn kafka_uuid_string(uuid: uuid::Uuid) -> String {
     let bytes = uuid.as_bytes();
     let mut out = String::with_capacity(22);
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
         // 3 bytes give 4 characters; the last chunk (1 byte) gives 2.
         for k in 0..=chunk.len() {
             out.push(char::from(ALPHABET[(n >> (18 - 6 * k) & 63) as usize]));
@@ -210,8 +228,17 @@ mod uuid_string_tests {
     #[test]
     fn member_ids_are_written_as_kafka_writes_uuids() {
         let id = |s: &str| kafka_uuid_string(s.parse().unwrap());
-        assert_eq!(id("5f3b1c2a-9d4e-4b7a-8c1d-0e2f3a4b5c6d"), "XzscKp1OS3qMHQ4vOktcbQ");
-        assert_eq!(id("ffffffff-ffff-ffff-ffff-fffffffffffe"), "_____________________g");
-        assert_eq!(id("00000000-0000-0000-0000-000000000000"), "AAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(
+            id("5f3b1c2a-9d4e-4b7a-8c1d-0e2f3a4b5c6d"),
+            "XzscKp1OS3qMHQ4vOktcbQ"
+        );
+        assert_eq!(
+            id("ffffffff-ffff-ffff-ffff-fffffffffffe"),
+            "_____________________g"
+        );
+        assert_eq!(
+            id("00000000-0000-0000-0000-000000000000"),
+            "AAAAAAAAAAAAAAAAAAAAAA"
+        );
     }
 }

@@ -18,7 +18,10 @@ use crate::streams::push::PushCompletion;
 use crate::streams::status::StreamsGroupStatus;
 
 enum Command {
-    Leave { permanently: bool, done: oneshot::Sender<Result<(), ClientError>> },
+    Leave {
+        permanently: bool,
+        done: oneshot::Sender<Result<(), ClientError>>,
+    },
     ShutdownApplication,
     HeartbeatNow,
 }
@@ -48,11 +51,21 @@ impl StreamsMember {
         let (publish, snapshot) = watch::channel(self.snapshot());
         let (group_id, member_id) = (self.group_id().to_string(), self.member_id().to_string());
         let task = tokio::spawn(run(self, queue, publish));
-        StreamsMemberHandle { group_id, member_id, commands, snapshot, task }
+        StreamsMemberHandle {
+            group_id,
+            member_id,
+            commands,
+            snapshot,
+            task,
+        }
     }
 }
 
-async fn run(mut member: StreamsMember, mut commands: mpsc::UnboundedReceiver<Command>, publish: watch::Sender<MemberSnapshot>) {
+async fn run(
+    mut member: StreamsMember,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    publish: watch::Sender<MemberSnapshot>,
+) {
     // Delays count from the end of the previous heartbeat: a back-off then starts when the
     // error is known, and an interval is longer by one round trip, which no timer minds.
     let mut last_done: Option<Instant> = None;
@@ -69,7 +82,14 @@ async fn run(mut member: StreamsMember, mut commands: mpsc::UnboundedReceiver<Co
         let due = last_done.map_or_else(Instant::now, |done| done + member.next_heartbeat_delay());
         // A push held back by throttling or back-off wakes the loop when it may go. (One that
         // could go now but did not is waiting for a coordinator, which the heartbeat finds.)
-        let push_due = if push.is_none() { member.next_push_delay().filter(|d| !d.is_zero()).map(|d| Instant::now() + d) } else { None };
+        let push_due = if push.is_none() {
+            member
+                .next_push_delay()
+                .filter(|d| !d.is_zero())
+                .map(|d| Instant::now() + d)
+        } else {
+            None
+        };
         tokio::select! {
             // Commands first: a leave must not wait behind a heartbeat that is already due.
             biased;
@@ -157,16 +177,27 @@ impl StreamsMemberHandle {
 
     /// Waits until `predicate` holds for the member's snapshot, for at most `timeout`.
     /// Fails early when the member stops without the predicate holding.
-    pub async fn wait_for(&self, mut predicate: impl FnMut(&MemberSnapshot) -> bool, timeout: Duration) -> Result<MemberSnapshot, ClientError> {
+    pub async fn wait_for(
+        &self,
+        mut predicate: impl FnMut(&MemberSnapshot) -> bool,
+        timeout: Duration,
+    ) -> Result<MemberSnapshot, ClientError> {
         let mut receiver = self.snapshot.clone();
-        let waited = tokio::time::timeout(timeout, async { receiver.wait_for(|s| predicate(s)).await.map(|s| s.clone()) }).await;
+        let waited = tokio::time::timeout(timeout, async {
+            receiver.wait_for(|s| predicate(s)).await.map(|s| s.clone())
+        })
+        .await;
         match waited {
             Ok(Ok(snapshot)) => Ok(snapshot),
             Ok(Err(_)) => {
                 let last = receiver.borrow().clone();
                 Err(ClientError::MemberNotActive {
                     member_id: self.member_id.clone(),
-                    reason: format!("it stopped in state {:?} (last error: {})", last.state, last.last_error.as_deref().unwrap_or("none")),
+                    reason: format!(
+                        "it stopped in state {:?} (last error: {})",
+                        last.state,
+                        last.last_error.as_deref().unwrap_or("none")
+                    ),
                 })
             }
             Err(_) => {
@@ -209,8 +240,15 @@ impl StreamsMemberHandle {
 
     async fn leave_inner(self, permanently: bool) -> Result<(), ClientError> {
         let (done, result) = oneshot::channel();
-        let stopped = || ClientError::MemberNotActive { member_id: self.member_id.clone(), reason: "its task has stopped".to_string() };
-        if self.commands.send(Command::Leave { permanently, done }).is_err() {
+        let stopped = || ClientError::MemberNotActive {
+            member_id: self.member_id.clone(),
+            reason: "its task has stopped".to_string(),
+        };
+        if self
+            .commands
+            .send(Command::Leave { permanently, done })
+            .is_err()
+        {
             return Err(stopped());
         }
         result.await.unwrap_or_else(|_| Err(stopped()))

@@ -17,7 +17,9 @@
 
 use std::time::Duration;
 
-use kcoord_wire::messages::streams_group_heartbeat_request::{Endpoint as WireEndpoint, KeyValue, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    Endpoint as WireEndpoint, KeyValue, Topology,
+};
 use kcoord_wire::messages::streams_group_heartbeat_response::EndpointToPartitions;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use kcoord_wire::{ErrorCode, Request};
@@ -29,7 +31,9 @@ use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::streams::assignment::{from_response, to_request, Assignment, Tasks};
 use crate::streams::config::{OwnedTasksReporting, StreamsMemberConfig};
-use crate::streams::push::{PushCompletion, PushContext, PushOutcome, PushReport, PushState, TopologyPush};
+use crate::streams::push::{
+    PushCompletion, PushContext, PushOutcome, PushReport, PushState, TopologyPush,
+};
 use crate::streams::status::StreamsGroupStatus;
 
 /// MemberEpoch of a join.
@@ -158,7 +162,10 @@ impl StreamsMember {
     /// A member that has not sent anything yet; drive it with [`StreamsMember::heartbeat_once`]
     /// or run it with [`StreamsMember::spawn`].
     pub fn new(client: &Client, config: StreamsMemberConfig) -> StreamsMember {
-        let push = PushState::new(config.topology_description_push_enabled, config.topology_description.clone());
+        let push = PushState::new(
+            config.topology_description_push_enabled,
+            config.topology_description.clone(),
+        );
         StreamsMember {
             client: client.clone(),
             config,
@@ -292,8 +299,15 @@ impl StreamsMember {
     /// Applies the answer to a push from [`StreamsMember::maybe_push`].
     pub fn handle_push_completion(&mut self, completion: PushCompletion) -> PushOutcome {
         let (first, max) = (self.config.retry_backoff, self.config.retry_backoff_max);
-        let log = (self.config.group_id.as_str(), self.config.member_id.as_str());
-        let (outcome, rediscover) = self.push.complete(completion, tokio::time::Instant::now(), log, |failures| backoff(first, max, failures));
+        let log = (
+            self.config.group_id.as_str(),
+            self.config.member_id.as_str(),
+        );
+        let (outcome, rediscover) =
+            self.push
+                .complete(completion, tokio::time::Instant::now(), log, |failures| {
+                    backoff(first, max, failures)
+                });
         if rediscover {
             self.forget_coordinator();
         }
@@ -389,31 +403,64 @@ impl StreamsMember {
         let joining = self.state == MemberState::Joining || self.member_epoch == JOIN_EPOCH;
         let full = joining || self.send_full_state;
         let config = &self.config;
-        let report_owned = full || self.owned_unreported || config.owned_tasks == OwnedTasksReporting::Always;
+        let report_owned =
+            full || self.owned_unreported || config.owned_tasks == OwnedTasksReporting::Always;
         let owned = |tasks: &Tasks| report_owned.then(|| to_request(tasks));
         let request = StreamsGroupHeartbeatRequest {
             group_id: config.group_id.clone(),
             member_id: config.member_id.clone(),
-            member_epoch: if joining { JOIN_EPOCH } else { self.member_epoch },
+            member_epoch: if joining {
+                JOIN_EPOCH
+            } else {
+                self.member_epoch
+            },
             endpoint_information_epoch: self.endpoint_information_epoch,
             // Kafka sends the instance id in every heartbeat of a static member.
             instance_id: config.instance_id.clone(),
             rack_id: if full { config.rack_id.clone() } else { None },
-            rebalance_timeout_ms: if full { millis(config.rebalance_timeout) } else { -1 },
+            rebalance_timeout_ms: if full {
+                millis(config.rebalance_timeout)
+            } else {
+                -1
+            },
             // The topology goes with the join only; the coordinator refuses it otherwise.
             topology: joining.then(|| Topology::clone(&config.topology)),
             // A join owns nothing: Kafka requires empty (or null) lists with epoch 0.
-            active_tasks: if joining { Some(Vec::new()) } else { owned(&self.owned.active) },
-            standby_tasks: if joining { Some(Vec::new()) } else { owned(&self.owned.standby) },
-            warmup_tasks: if joining { Some(Vec::new()) } else { owned(&self.owned.warmup) },
+            active_tasks: if joining {
+                Some(Vec::new())
+            } else {
+                owned(&self.owned.active)
+            },
+            standby_tasks: if joining {
+                Some(Vec::new())
+            } else {
+                owned(&self.owned.standby)
+            },
+            warmup_tasks: if joining {
+                Some(Vec::new())
+            } else {
+                owned(&self.owned.warmup)
+            },
             process_id: full.then(|| config.process_id.clone()),
             user_endpoint: if full {
-                config.user_endpoint.as_ref().map(|e| WireEndpoint { host: e.host.clone(), port: e.port, ..Default::default() })
+                config.user_endpoint.as_ref().map(|e| WireEndpoint {
+                    host: e.host.clone(),
+                    port: e.port,
+                    ..Default::default()
+                })
             } else {
                 None
             },
             client_tags: full.then(|| {
-                config.client_tags.iter().map(|(key, value)| KeyValue { key: key.clone(), value: value.clone(), ..Default::default() }).collect()
+                config
+                    .client_tags
+                    .iter()
+                    .map(|(key, value)| KeyValue {
+                        key: key.clone(),
+                        value: value.clone(),
+                        ..Default::default()
+                    })
+                    .collect()
             }),
             // Task offsets are not simulated; null means "not reported" (as Java's v0 builder).
             task_offsets: None,
@@ -433,12 +480,20 @@ impl StreamsMember {
     }
 
     /// Applies the response to the last prepared heartbeat, decoded at `version`.
-    pub fn handle_response(&mut self, response: StreamsGroupHeartbeatResponse, version: i16) -> Result<HeartbeatOutcome, ClientError> {
+    pub fn handle_response(
+        &mut self,
+        response: StreamsGroupHeartbeatResponse,
+        version: i16,
+    ) -> Result<HeartbeatOutcome, ClientError> {
         if let Some(hook) = &self.config.on_response {
             hook(&response, version);
         }
         if response.error_code != ErrorCode::NONE.code() {
-            let error = ClientError::Kafka { api: StreamsGroupHeartbeatRequest::KEY, code: response.error_code, message: response.error_message };
+            let error = ClientError::Kafka {
+                api: StreamsGroupHeartbeatRequest::KEY,
+                code: response.error_code,
+                message: response.error_message,
+            };
             return self.handle_error(error);
         }
         self.consecutive_errors = 0;
@@ -450,17 +505,31 @@ impl StreamsMember {
                 self.heartbeat_interval = Duration::from_millis(ms);
             }
         }
-        self.statuses = response.status.iter().flatten().map(StreamsGroupStatus::from_wire).collect();
+        self.statuses = response
+            .status
+            .iter()
+            .flatten()
+            .map(StreamsGroupStatus::from_wire)
+            .collect();
         self.endpoint_information_epoch = response.endpoint_information_epoch;
         if response.partitions_by_user_endpoint.is_some() {
             self.partitions_by_user_endpoint = response.partitions_by_user_endpoint;
         }
-        self.note_topology_description(response.topology_description_id, response.topology_description_required, version);
+        self.note_topology_description(
+            response.topology_description_id,
+            response.topology_description_required,
+            version,
+        );
 
         // Null task lists mean "unchanged"; Kafka sends all three or none.
         let mut assignment_changed = false;
-        if response.active_tasks.is_some() || response.standby_tasks.is_some() || response.warmup_tasks.is_some() {
-            let adopt = |wire: Option<Vec<_>>, owned: &Tasks| wire.map_or_else(|| owned.clone(), |ids| from_response(&ids));
+        if response.active_tasks.is_some()
+            || response.standby_tasks.is_some()
+            || response.warmup_tasks.is_some()
+        {
+            let adopt = |wire: Option<Vec<_>>, owned: &Tasks| {
+                wire.map_or_else(|| owned.clone(), |ids| from_response(&ids))
+            };
             let target = Assignment {
                 active: adopt(response.active_tasks, &self.owned.active),
                 standby: adopt(response.standby_tasks, &self.owned.standby),
@@ -480,7 +549,11 @@ impl StreamsMember {
                 assignment_changed = true;
             }
         }
-        self.state = if self.owned_unreported { MemberState::Acknowledging } else { MemberState::Stable };
+        self.state = if self.owned_unreported {
+            MemberState::Acknowledging
+        } else {
+            MemberState::Stable
+        };
         Ok(HeartbeatOutcome::Accepted { assignment_changed })
     }
 
@@ -496,7 +569,9 @@ impl StreamsMember {
                 self.fence();
                 return Ok(HeartbeatOutcome::Fenced { error });
             }
-            Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE) => self.forget_coordinator(),
+            Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE) => {
+                self.forget_coordinator()
+            }
             Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS) => {}
             _ if error.is_transport() => self.forget_coordinator(),
             _ => return Err(self.fail(error)),
@@ -511,7 +586,11 @@ impl StreamsMember {
     /// epoch -2 (it may come back under its instance id), a dynamic one with -1. The member
     /// is [`MemberState::Left`] afterwards whatever the answer.
     pub async fn leave(&mut self) -> Result<(), ClientError> {
-        let epoch = if self.config.instance_id.is_some() { STATIC_LEAVE_EPOCH } else { LEAVE_EPOCH };
+        let epoch = if self.config.instance_id.is_some() {
+            STATIC_LEAVE_EPOCH
+        } else {
+            LEAVE_EPOCH
+        };
         self.leave_with_epoch(epoch).await
     }
 
@@ -533,7 +612,12 @@ impl StreamsMember {
         for attempt in 1..=LEAVE_ATTEMPTS {
             result = self.send_leave(epoch).await;
             match &result {
-                Err(e) if attempt < LEAVE_ATTEMPTS && (e.is_coordinator_moved() || e.is_transport() || e.error_code() == Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS)) => {
+                Err(e)
+                    if attempt < LEAVE_ATTEMPTS
+                        && (e.is_coordinator_moved()
+                            || e.is_transport()
+                            || e.error_code() == Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS)) =>
+                {
                     if e.error_code() != Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS) {
                         self.forget_coordinator();
                     }
@@ -569,7 +653,11 @@ impl StreamsMember {
         if let Some(hook) = &self.config.on_response {
             hook(&response, version);
         }
-        ClientError::check(StreamsGroupHeartbeatRequest::KEY, response.error_code, response.error_message.as_deref())
+        ClientError::check(
+            StreamsGroupHeartbeatRequest::KEY,
+            response.error_code,
+            response.error_message.as_deref(),
+        )
     }
 
     /// The coordinator's connection and the heartbeat version to use on it, looked up when
@@ -642,7 +730,11 @@ impl StreamsMember {
     /// with ±20 % jitter.
     fn backoff(&mut self) -> Duration {
         self.consecutive_errors = self.consecutive_errors.saturating_add(1);
-        backoff(self.config.retry_backoff, self.config.retry_backoff_max, self.consecutive_errors)
+        backoff(
+            self.config.retry_backoff,
+            self.config.retry_backoff_max,
+            self.consecutive_errors,
+        )
     }
 }
 
@@ -656,15 +748,24 @@ fn backoff(first: Duration, max: Duration, failures: u32) -> Duration {
 
 /// The heartbeat version for `conn`: the highest common one, lowered to `preferred`.
 async fn heartbeat_version(conn: &Connection, preferred: Option<i16>) -> Result<i16, ClientError> {
-    let highest = conn.negotiated_version::<StreamsGroupHeartbeatRequest>().await?;
+    let highest = conn
+        .negotiated_version::<StreamsGroupHeartbeatRequest>()
+        .await?;
     let Some(preferred) = preferred else {
         return Ok(highest);
     };
-    let server = conn.server_versions().and_then(|v| v.range(StreamsGroupHeartbeatRequest::KEY));
+    let server = conn
+        .server_versions()
+        .and_then(|v| v.range(StreamsGroupHeartbeatRequest::KEY));
     let client = <StreamsGroupHeartbeatRequest as kcoord_wire::Message>::VERSIONS;
     let lowest = server.map_or(client.min, |s| s.min.max(client.min));
     if preferred < lowest {
-        return Err(ClientError::UnsupportedVersion { api: StreamsGroupHeartbeatRequest::KEY, requested: Some(preferred), client, server });
+        return Err(ClientError::UnsupportedVersion {
+            api: StreamsGroupHeartbeatRequest::KEY,
+            requested: Some(preferred),
+            client,
+            server,
+        });
     }
     Ok(preferred.min(highest))
 }

@@ -54,9 +54,12 @@ pub use assignment::{tasks_from, Assignment, Tasks};
 pub use config::{Endpoint, OwnedTasksReporting, ResponseHook, StreamsMemberConfig};
 pub use handle::StreamsMemberHandle;
 pub use member::{
-    HeartbeatOutcome, MemberSnapshot, MemberState, StreamsMember, TopologyDescriptionRequest, JOIN_EPOCH, LEAVE_EPOCH,
-    STATIC_LEAVE_EPOCH,
+    HeartbeatOutcome, MemberSnapshot, MemberState, StreamsMember, TopologyDescriptionRequest,
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
-pub use push::{PushCompletion, PushOutcome, PushReport, PushResponse, PushResult, TopologyPush, TOPOLOGY_DESCRIPTION_PUSH_ENABLED_CONFIG};
+pub use push::{
+    PushCompletion, PushOutcome, PushReport, PushResponse, PushResult, TopologyPush,
+    TOPOLOGY_DESCRIPTION_PUSH_ENABLED_CONFIG,
+};
 pub use status::{StatusCode, StreamsGroupStatus};
 pub use topology::{InternalTopic, SubtopologyBuilder, TopologyBuilder, TopologyError};

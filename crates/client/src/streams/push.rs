@@ -32,7 +32,9 @@ use std::time::Duration;
 
 use kcoord_wire::messages::streams_group_topology_description_update_request::TopologyDescription as KafkaTopologyDescription;
 use kcoord_wire::messages::update_streams_group_topology_description_request::TopologyDescription as SpecTopologyDescription;
-use kcoord_wire::messages::{StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest};
+use kcoord_wire::messages::{
+    StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest,
+};
 use kcoord_wire::{ErrorCode, Request};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
@@ -114,8 +116,12 @@ impl std::fmt::Display for PushResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PushResult::Stored => f.write_str("stored"),
-            PushResult::Retrying { error, after } => write!(f, "failed, retrying in {after:?}: {error}"),
-            PushResult::Dropped { error } => write!(f, "dropped until the coordinator asks again: {error}"),
+            PushResult::Retrying { error, after } => {
+                write!(f, "failed, retrying in {after:?}: {error}")
+            }
+            PushResult::Dropped { error } => {
+                write!(f, "dropped until the coordinator asks again: {error}")
+            }
         }
     }
 }
@@ -145,10 +151,24 @@ impl TopologyPush {
     pub async fn send(self) -> PushCompletion {
         let (id, api_key) = (self.id, self.api_key());
         let result = match self.request {
-            PushRequest::Spec(request) => send_one(&self.conn, request, |r| (r.throttle_time_ms, r.error_code, r.error_message)).await,
-            PushRequest::Kafka(request) => send_one(&self.conn, request, |r| (r.throttle_time_ms, r.error_code, r.error_message)).await,
+            PushRequest::Spec(request) => {
+                send_one(&self.conn, request, |r| {
+                    (r.throttle_time_ms, r.error_code, r.error_message)
+                })
+                .await
+            }
+            PushRequest::Kafka(request) => {
+                send_one(&self.conn, request, |r| {
+                    (r.throttle_time_ms, r.error_code, r.error_message)
+                })
+                .await
+            }
         };
-        PushCompletion { id, api_key, result }
+        PushCompletion {
+            id,
+            api_key,
+            result,
+        }
     }
 }
 
@@ -159,10 +179,19 @@ async fn send_one<R: Request>(
 ) -> Result<PushResponse, ClientError> {
     let Some(version) = conn.version_for::<R>() else {
         let server = conn.server_versions().and_then(|v| v.range(R::KEY));
-        return Err(ClientError::UnsupportedVersion { api: R::KEY, requested: None, client: R::VERSIONS, server });
+        return Err(ClientError::UnsupportedVersion {
+            api: R::KEY,
+            requested: None,
+            client: R::VERSIONS,
+            server,
+        });
     };
     let (throttle_time_ms, error_code, error_message) = fields(conn.send(request, version).await?);
-    Ok(PushResponse { throttle_time_ms, error_code, error_message })
+    Ok(PushResponse {
+        throttle_time_ms,
+        error_code,
+        error_message,
+    })
 }
 
 /// What the member needs to prepare a push.
@@ -190,12 +219,16 @@ fn disposition(result: &Result<PushResponse, ClientError>) -> Disposition {
     match result {
         Ok(response) => match ErrorCode::from_code(response.error_code) {
             Some(ErrorCode::NONE) => Disposition::Stored,
-            Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE) => Disposition::Rediscover,
+            Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE) => {
+                Disposition::Rediscover
+            }
             Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS) => Disposition::Retry,
             _ => Disposition::Drop,
         },
         // A broken connection: the coordinator may have moved; a timeout: it may be busy.
-        Err(ClientError::Io { .. } | ClientError::ConnectionClosed { .. }) => Disposition::Rediscover,
+        Err(ClientError::Io { .. } | ClientError::ConnectionClosed { .. }) => {
+            Disposition::Rediscover
+        }
         Err(ClientError::Timeout { .. }) => Disposition::Retry,
         Err(_) => Disposition::Drop,
     }
@@ -274,7 +307,10 @@ impl PushState {
         if self.in_flight.is_some() || self.pending.is_none() || self.description.is_none() {
             return None;
         }
-        Some(self.not_before.map_or(Duration::ZERO, |at| at.saturating_duration_since(now)))
+        Some(
+            self.not_before
+                .map_or(Duration::ZERO, |at| at.saturating_duration_since(now)),
+        )
     }
 
     /// The push to send now, if every condition holds; it is then in flight.
@@ -285,23 +321,31 @@ impl PushState {
         let conn = ctx.coordinator.filter(|c| !c.is_closed())?;
         let (id, description) = (self.pending?, self.description.as_deref()?);
         let request = match id {
-            TopologyDescriptionRequest::Id(uuid) => PushRequest::Spec(UpdateStreamsGroupTopologyDescriptionRequest {
-                group_id: ctx.group_id.to_string(),
-                topology_description_id: uuid,
-                topology_description: SpecTopologyDescription::from(description),
-                ..Default::default()
-            }),
-            TopologyDescriptionRequest::Required => PushRequest::Kafka(StreamsGroupTopologyDescriptionUpdateRequest {
-                group_id: ctx.group_id.to_string(),
-                member_id: ctx.member_id.to_string(),
-                topology_epoch: ctx.topology_epoch,
-                topology_description: KafkaTopologyDescription::from(description),
-                ..Default::default()
-            }),
+            TopologyDescriptionRequest::Id(uuid) => {
+                PushRequest::Spec(UpdateStreamsGroupTopologyDescriptionRequest {
+                    group_id: ctx.group_id.to_string(),
+                    topology_description_id: uuid,
+                    topology_description: SpecTopologyDescription::from(description),
+                    ..Default::default()
+                })
+            }
+            TopologyDescriptionRequest::Required => {
+                PushRequest::Kafka(StreamsGroupTopologyDescriptionUpdateRequest {
+                    group_id: ctx.group_id.to_string(),
+                    member_id: ctx.member_id.to_string(),
+                    topology_epoch: ctx.topology_epoch,
+                    topology_description: KafkaTopologyDescription::from(description),
+                    ..Default::default()
+                })
+            }
         };
         self.in_flight = Some(id);
         self.sent += 1;
-        let push = TopologyPush { conn: conn.clone(), id, request };
+        let push = TopologyPush {
+            conn: conn.clone(),
+            id,
+            request,
+        };
         info!(group = ctx.group_id, member = ctx.member_id, ?id, api = %api_name(push.api_key()), coordinator = conn.addr(), "pushing the topology description");
         Some(push)
     }
@@ -317,7 +361,11 @@ impl PushState {
         backoff: impl FnOnce(u32) -> Duration,
     ) -> (PushOutcome, bool) {
         let (group, member) = log;
-        let PushCompletion { id, api_key, result } = completion;
+        let PushCompletion {
+            id,
+            api_key,
+            result,
+        } = completion;
         if self.in_flight == Some(id) {
             self.in_flight = None;
         }
@@ -326,7 +374,8 @@ impl PushState {
             Err(_) => Duration::ZERO,
         };
         let disposition = disposition(&result);
-        let error = result.and_then(|r| ClientError::check(api_key, r.error_code, r.error_message.as_deref()));
+        let error = result
+            .and_then(|r| ClientError::check(api_key, r.error_code, r.error_message.as_deref()));
         let mut hold = throttle;
         let outcome = match (disposition, error) {
             (Disposition::Stored, _) => {
@@ -354,10 +403,20 @@ impl PushState {
         self.not_before = (hold > Duration::ZERO).then(|| now + hold);
         let result = match &outcome {
             PushOutcome::Stored => PushResult::Stored,
-            PushOutcome::Retry { error, after } => PushResult::Retrying { error: error.to_string(), after: *after },
-            PushOutcome::Dropped { error } => PushResult::Dropped { error: error.to_string() },
+            PushOutcome::Retry { error, after } => PushResult::Retrying {
+                error: error.to_string(),
+                after: *after,
+            },
+            PushOutcome::Dropped { error } => PushResult::Dropped {
+                error: error.to_string(),
+            },
         };
-        self.last = Some(PushReport { seq: self.sent, id, api_key, result });
+        self.last = Some(PushReport {
+            seq: self.sent,
+            id,
+            api_key,
+            result,
+        });
         (outcome, disposition == Disposition::Rediscover)
     }
 
@@ -377,7 +436,11 @@ mod tests {
     use kcoord_wire::Message;
 
     fn response(error_code: i16) -> Result<PushResponse, ClientError> {
-        Ok(PushResponse { throttle_time_ms: 0, error_code, error_message: None })
+        Ok(PushResponse {
+            throttle_time_ms: 0,
+            error_code,
+            error_message: None,
+        })
     }
 
     #[test]
@@ -401,11 +464,23 @@ mod tests {
         for (code, expected) in cases {
             assert_eq!(disposition(&response(code)), expected, "error code {code}");
         }
-        let closed = ClientError::ConnectionClosed { addr: "a".into(), reason: "gone".into() };
+        let closed = ClientError::ConnectionClosed {
+            addr: "a".into(),
+            reason: "gone".into(),
+        };
         assert_eq!(disposition(&Err(closed)), Rediscover);
-        let timeout = ClientError::Timeout { addr: "a".into(), operation: "x".into(), after: Duration::from_secs(1) };
+        let timeout = ClientError::Timeout {
+            addr: "a".into(),
+            operation: "x".into(),
+            after: Duration::from_secs(1),
+        };
         assert_eq!(disposition(&Err(timeout)), Retry);
-        let unsupported = ClientError::UnsupportedVersion { api: 95, requested: None, client: UpdateStreamsGroupTopologyDescriptionRequest::VERSIONS, server: None };
+        let unsupported = ClientError::UnsupportedVersion {
+            api: 95,
+            requested: None,
+            client: UpdateStreamsGroupTopologyDescriptionRequest::VERSIONS,
+            server: None,
+        };
         assert_eq!(disposition(&Err(unsupported)), Drop);
     }
 
@@ -413,7 +488,10 @@ mod tests {
     fn nothing_is_pushed_when_disabled_or_without_a_description() {
         let mut disabled = PushState::new(false, Some(Arc::new(WireTopology::default())));
         disabled.requested(TopologyDescriptionRequest::Required);
-        assert_eq!((disabled.pending(), disabled.has_description()), (None, false));
+        assert_eq!(
+            (disabled.pending(), disabled.has_description()),
+            (None, false)
+        );
         let mut empty = PushState::new(true, None);
         empty.requested(TopologyDescriptionRequest::Required);
         assert_eq!(empty.delay(Instant::now()), None);

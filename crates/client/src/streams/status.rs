@@ -67,13 +67,22 @@ pub struct StreamsGroupStatus {
 
 impl StreamsGroupStatus {
     pub(crate) fn from_wire(status: &resp::Status) -> StreamsGroupStatus {
-        StreamsGroupStatus { code: StatusCode::from_code(status.status_code), detail: status.status_detail.clone() }
+        StreamsGroupStatus {
+            code: StatusCode::from_code(status.status_code),
+            detail: status.status_detail.clone(),
+        }
     }
 }
 
 impl std::fmt::Display for StreamsGroupStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({}): {}", self.code.name(), self.code.code(), self.detail)
+        write!(
+            f,
+            "{} ({}): {}",
+            self.code.name(),
+            self.code.code(),
+            self.detail
+        )
     }
 }
 

@@ -1,7 +1,9 @@
 //! A builder for the `Topology` a streams member sends when it joins (the heartbeat's wire
 //! struct, which is what the coordinator computes tasks and internal topics from).
 
-use kcoord_wire::messages::streams_group_heartbeat_request::{CopartitionGroup, KeyValue, Subtopology, TopicInfo, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    CopartitionGroup, KeyValue, Subtopology, TopicInfo, Topology,
+};
 
 /// Why a topology could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,12 +36,19 @@ pub struct TopologyBuilder {
 impl TopologyBuilder {
     /// A topology at `epoch` (Kafka Streams starts at 0; a higher epoch is an upgrade).
     pub fn new(epoch: i32) -> Self {
-        TopologyBuilder { epoch, subtopologies: Vec::new() }
+        TopologyBuilder {
+            epoch,
+            subtopologies: Vec::new(),
+        }
     }
 
     /// One stateless subtopology `"0"` reading `source_topics`: the smallest useful topology.
-    pub fn stateless(epoch: i32, source_topics: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        TopologyBuilder::new(epoch).subtopology(SubtopologyBuilder::new("0").source_topics(source_topics))
+    pub fn stateless(
+        epoch: i32,
+        source_topics: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        TopologyBuilder::new(epoch)
+            .subtopology(SubtopologyBuilder::new("0").source_topics(source_topics))
     }
 
     pub fn subtopology(mut self, subtopology: SubtopologyBuilder) -> Self {
@@ -51,12 +60,21 @@ impl TopologyBuilder {
         let mut subtopologies: Vec<Subtopology> = Vec::with_capacity(self.subtopologies.len());
         for builder in self.subtopologies {
             let subtopology = builder.build()?;
-            if subtopologies.iter().any(|s| s.subtopology_id == subtopology.subtopology_id) {
-                return Err(TopologyError::DuplicateSubtopology(subtopology.subtopology_id));
+            if subtopologies
+                .iter()
+                .any(|s| s.subtopology_id == subtopology.subtopology_id)
+            {
+                return Err(TopologyError::DuplicateSubtopology(
+                    subtopology.subtopology_id,
+                ));
             }
             subtopologies.push(subtopology);
         }
-        Ok(Topology { epoch: self.epoch, subtopologies, ..Default::default() })
+        Ok(Topology {
+            epoch: self.epoch,
+            subtopologies,
+            ..Default::default()
+        })
     }
 }
 
@@ -71,13 +89,18 @@ pub struct SubtopologyBuilder {
 impl SubtopologyBuilder {
     pub fn new(subtopology_id: impl Into<String>) -> Self {
         SubtopologyBuilder {
-            subtopology: Subtopology { subtopology_id: subtopology_id.into(), ..Default::default() },
+            subtopology: Subtopology {
+                subtopology_id: subtopology_id.into(),
+                ..Default::default()
+            },
             copartition_groups: Vec::new(),
         }
     }
 
     pub fn source_topics(mut self, topics: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.subtopology.source_topics.extend(topics.into_iter().map(Into::into));
+        self.subtopology
+            .source_topics
+            .extend(topics.into_iter().map(Into::into));
         self
     }
 
@@ -87,7 +110,9 @@ impl SubtopologyBuilder {
     }
 
     pub fn state_changelog_topic_with(mut self, topic: InternalTopic) -> Self {
-        self.subtopology.state_changelog_topics.push(topic.into_wire());
+        self.subtopology
+            .state_changelog_topics
+            .push(topic.into_wire());
         self
     }
 
@@ -103,30 +128,55 @@ impl SubtopologyBuilder {
     }
 
     pub fn repartition_source_topic_with(mut self, topic: InternalTopic) -> Self {
-        self.subtopology.repartition_source_topics.push(topic.into_wire());
+        self.subtopology
+            .repartition_source_topics
+            .push(topic.into_wire());
         self
     }
 
     /// Topics (source or repartition source, by name) that must have the same partition count.
-    pub fn copartition_group(mut self, topics: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.copartition_groups.push(topics.into_iter().map(Into::into).collect());
+    pub fn copartition_group(
+        mut self,
+        topics: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.copartition_groups
+            .push(topics.into_iter().map(Into::into).collect());
         self
     }
 
     fn build(mut self) -> Result<Subtopology, TopologyError> {
         let id = self.subtopology.subtopology_id.clone();
         let index = |found: Option<usize>| -> Result<Option<i16>, TopologyError> {
-            found.map(|i| i16::try_from(i).map_err(|_| TopologyError::TooManyTopics { subtopology: id.clone() })).transpose()
+            found
+                .map(|i| {
+                    i16::try_from(i).map_err(|_| TopologyError::TooManyTopics {
+                        subtopology: id.clone(),
+                    })
+                })
+                .transpose()
         };
         for names in &self.copartition_groups {
             let mut group = CopartitionGroup::default();
             for name in names {
-                if let Some(i) = index(self.subtopology.source_topics.iter().position(|t| t == name))? {
+                if let Some(i) = index(
+                    self.subtopology
+                        .source_topics
+                        .iter()
+                        .position(|t| t == name),
+                )? {
                     group.source_topics.push(i);
-                } else if let Some(i) = index(self.subtopology.repartition_source_topics.iter().position(|t| &t.name == name))? {
+                } else if let Some(i) = index(
+                    self.subtopology
+                        .repartition_source_topics
+                        .iter()
+                        .position(|t| &t.name == name),
+                )? {
                     group.repartition_source_topics.push(i);
                 } else {
-                    return Err(TopologyError::UnknownCopartitionTopic { subtopology: id.clone(), topic: name.clone() });
+                    return Err(TopologyError::UnknownCopartitionTopic {
+                        subtopology: id.clone(),
+                        topic: name.clone(),
+                    });
                 }
             }
             self.subtopology.copartition_groups.push(group);
@@ -148,7 +198,11 @@ pub struct InternalTopic {
 
 impl InternalTopic {
     pub fn new(name: impl Into<String>, partitions: i32) -> Self {
-        InternalTopic { name: name.into(), partitions, ..Default::default() }
+        InternalTopic {
+            name: name.into(),
+            partitions,
+            ..Default::default()
+        }
     }
 
     pub fn replication_factor(mut self, replication_factor: i16) -> Self {
@@ -166,7 +220,15 @@ impl InternalTopic {
             name: self.name,
             partitions: self.partitions,
             replication_factor: self.replication_factor,
-            topic_configs: self.configs.into_iter().map(|(key, value)| KeyValue { key, value, ..Default::default() }).collect(),
+            topic_configs: self
+                .configs
+                .into_iter()
+                .map(|(key, value)| KeyValue {
+                    key,
+                    value,
+                    ..Default::default()
+                })
+                .collect(),
             ..Default::default()
         }
     }
@@ -184,7 +246,11 @@ mod tests {
                     .source_topics(["a", "b"])
                     .repartition_source_topic("r", 4)
                     .copartition_group(["b", "r"])
-                    .state_changelog_topic_with(InternalTopic::new("c", 0).replication_factor(3).config("cleanup.policy", "compact")),
+                    .state_changelog_topic_with(
+                        InternalTopic::new("c", 0)
+                            .replication_factor(3)
+                            .config("cleanup.policy", "compact"),
+                    ),
             )
             .build()
             .unwrap();
@@ -193,14 +259,30 @@ mod tests {
         assert_eq!(s.copartition_groups[0].source_topics, vec![1]);
         assert_eq!(s.copartition_groups[0].repartition_source_topics, vec![0]);
         assert_eq!(s.repartition_source_topics[0].partitions, 4);
-        assert_eq!((s.state_changelog_topics[0].replication_factor, s.state_changelog_topics[0].topic_configs.len()), (3, 1));
+        assert_eq!(
+            (
+                s.state_changelog_topics[0].replication_factor,
+                s.state_changelog_topics[0].topic_configs.len()
+            ),
+            (3, 1)
+        );
     }
 
     #[test]
     fn bad_topologies_are_refused() {
-        let unknown = TopologyBuilder::stateless(0, ["a"]).subtopology(SubtopologyBuilder::new("1").copartition_group(["x"])).build();
-        assert!(matches!(unknown, Err(TopologyError::UnknownCopartitionTopic { .. })), "{unknown:?}");
-        let twice = TopologyBuilder::stateless(0, ["a"]).subtopology(SubtopologyBuilder::new("0")).build();
-        assert_eq!(twice.unwrap_err(), TopologyError::DuplicateSubtopology("0".into()));
+        let unknown = TopologyBuilder::stateless(0, ["a"])
+            .subtopology(SubtopologyBuilder::new("1").copartition_group(["x"]))
+            .build();
+        assert!(
+            matches!(unknown, Err(TopologyError::UnknownCopartitionTopic { .. })),
+            "{unknown:?}"
+        );
+        let twice = TopologyBuilder::stateless(0, ["a"])
+            .subtopology(SubtopologyBuilder::new("0"))
+            .build();
+        assert_eq!(
+            twice.unwrap_err(),
+            TopologyError::DuplicateSubtopology("0".into())
+        );
     }
 }

@@ -24,4 +24,7 @@ mod wire;
 pub use convert::{from_wire, invert, TopologyDescriptionError};
 pub use model::{GlobalStore, Node, NodeKind, StreamsGroupTopologyDescription, Subtopology};
 pub use status::TopologyDescriptionStatus;
-pub use wire::{WireGlobalStore, WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK, NODE_TYPE_SOURCE};
+pub use wire::{
+    WireGlobalStore, WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK,
+    NODE_TYPE_SOURCE,
+};

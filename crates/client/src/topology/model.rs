@@ -48,10 +48,16 @@ pub struct Node {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum NodeKind {
-    Source { topics: BTreeSet<String> },
-    Processor { stores: BTreeSet<String> },
+    Source {
+        topics: BTreeSet<String>,
+    },
+    Processor {
+        stores: BTreeSet<String>,
+    },
     /// `topic` is `None` for a sink whose topic is chosen per record (a `TopicNameExtractor`).
-    Sink { topic: Option<String> },
+    Sink {
+        topic: Option<String>,
+    },
 }
 
 impl Node {

@@ -32,7 +32,10 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{WireGlobalStore, WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK, NODE_TYPE_SOURCE};
+use super::wire::{
+    WireGlobalStore, WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK,
+    NODE_TYPE_SOURCE,
+};
 
 /// A Kafka Streams application's topology, as `Topology#describe()` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -73,23 +76,47 @@ pub struct Node {
 /// Kafka Streams' `Source`, `Processor` and `Sink` nodes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeKind {
-    Source { topics: Vec<String> },
-    Processor { stores: Vec<String> },
+    Source {
+        topics: Vec<String>,
+    },
+    Processor {
+        stores: Vec<String>,
+    },
     /// `None`: the topic is chosen per record by a `TopicNameExtractor`.
-    Sink { topic: Option<String> },
+    Sink {
+        topic: Option<String>,
+    },
 }
 
 impl Node {
     pub fn source(name: impl Into<String>, topics: &[&str], successors: &[&str]) -> Node {
-        Node { name: name.into(), kind: NodeKind::Source { topics: strings(topics) }, successors: strings(successors) }
+        Node {
+            name: name.into(),
+            kind: NodeKind::Source {
+                topics: strings(topics),
+            },
+            successors: strings(successors),
+        }
     }
 
     pub fn processor(name: impl Into<String>, stores: &[&str], successors: &[&str]) -> Node {
-        Node { name: name.into(), kind: NodeKind::Processor { stores: strings(stores) }, successors: strings(successors) }
+        Node {
+            name: name.into(),
+            kind: NodeKind::Processor {
+                stores: strings(stores),
+            },
+            successors: strings(successors),
+        }
     }
 
     pub fn sink(name: impl Into<String>, topic: Option<&str>) -> Node {
-        Node { name: name.into(), kind: NodeKind::Sink { topic: topic.map(str::to_string) }, successors: Vec::new() }
+        Node {
+            name: name.into(),
+            kind: NodeKind::Sink {
+                topic: topic.map(str::to_string),
+            },
+            successors: Vec::new(),
+        }
     }
 }
 
@@ -132,9 +159,36 @@ enum JsonNode {
 impl From<JsonNode> for Node {
     fn from(json: JsonNode) -> Node {
         match json {
-            JsonNode::Source { name, topics, successors, .. } => Node { name, kind: NodeKind::Source { topics }, successors },
-            JsonNode::Processor { name, stores, successors, .. } => Node { name, kind: NodeKind::Processor { stores }, successors },
-            JsonNode::Sink { name, topic, successors, .. } => Node { name, kind: NodeKind::Sink { topic }, successors },
+            JsonNode::Source {
+                name,
+                topics,
+                successors,
+                ..
+            } => Node {
+                name,
+                kind: NodeKind::Source { topics },
+                successors,
+            },
+            JsonNode::Processor {
+                name,
+                stores,
+                successors,
+                ..
+            } => Node {
+                name,
+                kind: NodeKind::Processor { stores },
+                successors,
+            },
+            JsonNode::Sink {
+                name,
+                topic,
+                successors,
+                ..
+            } => Node {
+                name,
+                kind: NodeKind::Sink { topic },
+                successors,
+            },
         }
     }
 }
@@ -143,9 +197,24 @@ impl From<Node> for JsonNode {
     fn from(node: Node) -> JsonNode {
         let (name, successors, predecessors) = (node.name, node.successors, Vec::new());
         match node.kind {
-            NodeKind::Source { topics } => JsonNode::Source { name, topics, successors, predecessors },
-            NodeKind::Processor { stores } => JsonNode::Processor { name, stores, successors, predecessors },
-            NodeKind::Sink { topic } => JsonNode::Sink { name, topic, successors, predecessors },
+            NodeKind::Source { topics } => JsonNode::Source {
+                name,
+                topics,
+                successors,
+                predecessors,
+            },
+            NodeKind::Processor { stores } => JsonNode::Processor {
+                name,
+                stores,
+                successors,
+                predecessors,
+            },
+            NodeKind::Sink { topic } => JsonNode::Sink {
+                name,
+                topic,
+                successors,
+                predecessors,
+            },
         }
     }
 }
@@ -183,7 +252,11 @@ impl TopologyDescription {
         }
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
-        let ids_in_order = self.subtopologies.iter().map(|s| s.id).chain(self.global_stores.iter().map(|g| g.id));
+        let ids_in_order = self
+            .subtopologies
+            .iter()
+            .map(|s| s.id)
+            .chain(self.global_stores.iter().map(|g| g.id));
         for id in ids_in_order {
             if id < 0 {
                 return Err(InvalidTopologyDescription::NegativeId(id));
@@ -202,7 +275,11 @@ impl TopologyDescription {
             let shape_ok = matches!(store.source.kind, NodeKind::Source { .. })
                 && matches!(store.processor.kind, NodeKind::Processor { .. })
                 && store.processor.successors.is_empty()
-                && store.source.successors.iter().all(|s| *s == store.processor.name);
+                && store
+                    .source
+                    .successors
+                    .iter()
+                    .all(|s| *s == store.processor.name);
             if !shape_ok {
                 return Err(InvalidTopologyDescription::GlobalStoreShape(store.id));
             }
@@ -228,19 +305,28 @@ impl TopologyDescription {
                 .map(|s| {
                     let mut nodes: Vec<WireNode> = s.nodes.iter().map(wire_node).collect();
                     nodes.sort_by(|a, b| java_cmp(&a.name, &b.name));
-                    WireSubtopology { subtopology_id: s.id.to_string(), nodes }
+                    WireSubtopology {
+                        subtopology_id: s.id.to_string(),
+                        nodes,
+                    }
                 })
                 .collect(),
             global_stores: global_stores
                 .into_iter()
-                .map(|g| WireGlobalStore { source: wire_node(&g.source), processor: wire_node(&g.processor) })
+                .map(|g| WireGlobalStore {
+                    source: wire_node(&g.source),
+                    processor: wire_node(&g.processor),
+                })
                 .collect(),
         })
     }
 }
 
 /// Checks the nodes of one sub-topology or global store: names, successors within the block.
-fn check_block(nodes: &[&Node], names: &mut HashSet<String>) -> Result<(), InvalidTopologyDescription> {
+fn check_block(
+    nodes: &[&Node],
+    names: &mut HashSet<String>,
+) -> Result<(), InvalidTopologyDescription> {
     let block: HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     for node in nodes {
         if node.name.is_empty() {
@@ -250,11 +336,22 @@ fn check_block(nodes: &[&Node], names: &mut HashSet<String>) -> Result<(), Inval
             return Err(InvalidTopologyDescription::DuplicateNode(node.name.clone()));
         }
         if let Some(successor) = node.successors.iter().find(|s| !block.contains(s.as_str())) {
-            return Err(InvalidTopologyDescription::UnknownSuccessor { node: node.name.clone(), successor: successor.clone() });
+            return Err(InvalidTopologyDescription::UnknownSuccessor {
+                node: node.name.clone(),
+                successor: successor.clone(),
+            });
         }
         match &node.kind {
-            NodeKind::Source { topics } if topics.is_empty() => return Err(InvalidTopologyDescription::SourceWithoutTopics(node.name.clone())),
-            NodeKind::Sink { .. } if !node.successors.is_empty() => return Err(InvalidTopologyDescription::SinkWithSuccessors(node.name.clone())),
+            NodeKind::Source { topics } if topics.is_empty() => {
+                return Err(InvalidTopologyDescription::SourceWithoutTopics(
+                    node.name.clone(),
+                ))
+            }
+            NodeKind::Sink { .. } if !node.successors.is_empty() => {
+                return Err(InvalidTopologyDescription::SinkWithSuccessors(
+                    node.name.clone(),
+                ))
+            }
             _ => {}
         }
     }
@@ -262,7 +359,11 @@ fn check_block(nodes: &[&Node], names: &mut HashSet<String>) -> Result<(), Inval
 }
 
 fn wire_node(node: &Node) -> WireNode {
-    let mut wire = WireNode { name: node.name.clone(), successors: java_sorted(&node.successors), ..Default::default() };
+    let mut wire = WireNode {
+        name: node.name.clone(),
+        successors: java_sorted(&node.successors),
+        ..Default::default()
+    };
     match &node.kind {
         NodeKind::Source { topics } => {
             wire.node_type = NODE_TYPE_SOURCE;
@@ -288,7 +389,12 @@ fn java_cmp(a: &str, b: &str) -> Ordering {
 
 /// The distinct items (Kafka Streams holds them in sets) in Java's order.
 fn java_sorted(items: &[String]) -> Vec<String> {
-    let mut sorted: Vec<String> = items.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let mut sorted: Vec<String> = items
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     sorted.sort_by(|a, b| java_cmp(a, b));
     sorted
 }
@@ -301,7 +407,10 @@ mod tests {
     fn the_wire_form_is_sorted_as_kafka_streams_sorts_it() {
         let description = TopologyDescription {
             subtopologies: vec![
-                Subtopology { id: 10, nodes: vec![Node::source("z-src", &["t"], &[])] },
+                Subtopology {
+                    id: 10,
+                    nodes: vec![Node::source("z-src", &["t"], &[])],
+                },
                 Subtopology {
                     id: 2,
                     nodes: vec![
@@ -312,18 +421,41 @@ mod tests {
                 },
             ],
             global_stores: vec![
-                GlobalStore { id: 5, source: Node::source("g5", &["gt5"], &["p5"]), processor: Node::processor("p5", &["gs5"], &[]) },
-                GlobalStore { id: 3, source: Node::source("g3", &["gt3"], &["p3"]), processor: Node::processor("p3", &["gs3"], &[]) },
+                GlobalStore {
+                    id: 5,
+                    source: Node::source("g5", &["gt5"], &["p5"]),
+                    processor: Node::processor("p5", &["gs5"], &[]),
+                },
+                GlobalStore {
+                    id: 3,
+                    source: Node::source("g3", &["gt3"], &["p3"]),
+                    processor: Node::processor("p3", &["gs3"], &[]),
+                },
             ],
         };
         let wire = description.to_wire().unwrap();
-        let ids: Vec<&str> = wire.subtopologies.iter().map(|s| s.subtopology_id.as_str()).collect();
+        let ids: Vec<&str> = wire
+            .subtopologies
+            .iter()
+            .map(|s| s.subtopology_id.as_str())
+            .collect();
         assert_eq!(ids, ["2", "10"], "numeric order, decimal strings");
-        let names: Vec<&str> = wire.subtopologies[0].nodes.iter().map(|n| n.name.as_str()).collect();
+        let names: Vec<&str> = wire.subtopologies[0]
+            .nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect();
         assert_eq!(names, ["a-src", "b-proc", "c-sink"]);
         assert_eq!(wire.subtopologies[0].nodes[0].source_topics, ["x", "y"]);
-        assert_eq!(wire.subtopologies[0].nodes[1].stores, ["s1", "s2"], "sorted, no repeats");
-        assert_eq!(wire.subtopologies[0].nodes[2].sink_topic.as_deref(), Some("out"));
+        assert_eq!(
+            wire.subtopologies[0].nodes[1].stores,
+            ["s1", "s2"],
+            "sorted, no repeats"
+        );
+        assert_eq!(
+            wire.subtopologies[0].nodes[2].sink_topic.as_deref(),
+            Some("out")
+        );
         assert_eq!(wire.global_stores[0].source.name, "g3");
     }
 
@@ -337,18 +469,42 @@ mod tests {
 
     #[test]
     fn invalid_graphs_are_refused() {
-        let base = |nodes: Vec<Node>| TopologyDescription { subtopologies: vec![Subtopology { id: 0, nodes }], global_stores: vec![] };
+        let base = |nodes: Vec<Node>| TopologyDescription {
+            subtopologies: vec![Subtopology { id: 0, nodes }],
+            global_stores: vec![],
+        };
         let cases = [
-            (TopologyDescription::default(), InvalidTopologyDescription::NoSubtopology),
-            (base(vec![]), InvalidTopologyDescription::EmptySubtopology(0)),
-            (base(vec![Node::source("a", &[], &[])]), InvalidTopologyDescription::SourceWithoutTopics("a".into())),
+            (
+                TopologyDescription::default(),
+                InvalidTopologyDescription::NoSubtopology,
+            ),
+            (
+                base(vec![]),
+                InvalidTopologyDescription::EmptySubtopology(0),
+            ),
+            (
+                base(vec![Node::source("a", &[], &[])]),
+                InvalidTopologyDescription::SourceWithoutTopics("a".into()),
+            ),
             (
                 base(vec![Node::source("a", &["t"], &["b"])]),
-                InvalidTopologyDescription::UnknownSuccessor { node: "a".into(), successor: "b".into() },
+                InvalidTopologyDescription::UnknownSuccessor {
+                    node: "a".into(),
+                    successor: "b".into(),
+                },
             ),
-            (base(vec![Node::source("a", &["t"], &[]), Node::sink("a", None)]), InvalidTopologyDescription::DuplicateNode("a".into())),
             (
-                base(vec![Node { successors: vec!["a".into()], ..Node::sink("b", None) }, Node::source("a", &["t"], &[])]),
+                base(vec![Node::source("a", &["t"], &[]), Node::sink("a", None)]),
+                InvalidTopologyDescription::DuplicateNode("a".into()),
+            ),
+            (
+                base(vec![
+                    Node {
+                        successors: vec!["a".into()],
+                        ..Node::sink("b", None)
+                    },
+                    Node::source("a", &["t"], &[]),
+                ]),
                 InvalidTopologyDescription::SinkWithSuccessors("b".into()),
             ),
         ];
@@ -356,11 +512,24 @@ mod tests {
             assert_eq!(description.validate(), Err(expected));
         }
         let mut twice = base(vec![Node::source("a", &["t"], &[])]);
-        twice.subtopologies.push(Subtopology { id: 0, nodes: vec![Node::source("b", &["t"], &[])] });
-        assert_eq!(twice.validate(), Err(InvalidTopologyDescription::DuplicateId(0)));
+        twice.subtopologies.push(Subtopology {
+            id: 0,
+            nodes: vec![Node::source("b", &["t"], &[])],
+        });
+        assert_eq!(
+            twice.validate(),
+            Err(InvalidTopologyDescription::DuplicateId(0))
+        );
         let mut bad_store = base(vec![Node::source("a", &["t"], &[])]);
-        bad_store.global_stores.push(GlobalStore { id: 1, source: Node::processor("g", &[], &[]), processor: Node::processor("p", &[], &[]) });
-        assert_eq!(bad_store.validate(), Err(InvalidTopologyDescription::GlobalStoreShape(1)));
+        bad_store.global_stores.push(GlobalStore {
+            id: 1,
+            source: Node::processor("g", &[], &[]),
+            processor: Node::processor("p", &[], &[]),
+        });
+        assert_eq!(
+            bad_store.validate(),
+            Err(InvalidTopologyDescription::GlobalStoreShape(1))
+        );
     }
 
     #[test]
@@ -370,10 +539,13 @@ mod tests {
             {"type": "sink", "name": "k", "topic": null}]}]}"#;
         let description: TopologyDescription = serde_json::from_str(json).unwrap();
         assert_eq!(description.subtopologies[0].nodes[1], Node::sink("k", None));
-        let again: TopologyDescription = serde_json::from_str(&serde_json::to_string(&description).unwrap()).unwrap();
+        let again: TopologyDescription =
+            serde_json::from_str(&serde_json::to_string(&description).unwrap()).unwrap();
         assert_eq!(again, description);
         let typo = r#"{"subtopologies": [{"id": 0, "nodes": [{"type": "source", "name": "s", "topic": ["in"]}]}]}"#;
-        let err = serde_json::from_str::<TopologyDescription>(typo).unwrap_err().to_string();
+        let err = serde_json::from_str::<TopologyDescription>(typo)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("topic"), "{err}");
     }
 }

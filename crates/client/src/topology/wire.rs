@@ -6,7 +6,8 @@
 //! and from each of them, so the rest of the client deals with one shape.
 
 use kcoord_wire::messages::{
-    streams_group_describe_response as describe, streams_group_topology_description_update_request as push93,
+    streams_group_describe_response as describe,
+    streams_group_topology_description_update_request as push93,
     update_streams_group_topology_description_request as push95,
 };
 use serde::{Deserialize, Serialize};
@@ -72,12 +73,20 @@ macro_rules! wire_family {
                     subtopologies: t
                         .subtopologies
                         .iter()
-                        .map(|s| $m::$sub { subtopology_id: s.subtopology_id.clone(), nodes: s.nodes.iter().map(node).collect(), ..Default::default() })
+                        .map(|s| $m::$sub {
+                            subtopology_id: s.subtopology_id.clone(),
+                            nodes: s.nodes.iter().map(node).collect(),
+                            ..Default::default()
+                        })
                         .collect(),
                     global_stores: t
                         .global_stores
                         .iter()
-                        .map(|g| $m::$global { source: node(&g.source), processor: node(&g.processor), ..Default::default() })
+                        .map(|g| $m::$global {
+                            source: node(&g.source),
+                            processor: node(&g.processor),
+                            ..Default::default()
+                        })
                         .collect(),
                     ..Default::default()
                 }
@@ -98,9 +107,19 @@ macro_rules! wire_family {
                     subtopologies: d
                         .subtopologies
                         .iter()
-                        .map(|s| WireSubtopology { subtopology_id: s.subtopology_id.clone(), nodes: s.nodes.iter().map(node).collect() })
+                        .map(|s| WireSubtopology {
+                            subtopology_id: s.subtopology_id.clone(),
+                            nodes: s.nodes.iter().map(node).collect(),
+                        })
                         .collect(),
-                    global_stores: d.global_stores.iter().map(|g| WireGlobalStore { source: node(&g.source), processor: node(&g.processor) }).collect(),
+                    global_stores: d
+                        .global_stores
+                        .iter()
+                        .map(|g| WireGlobalStore {
+                            source: node(&g.source),
+                            processor: node(&g.processor),
+                        })
+                        .collect(),
                 }
             }
         }
@@ -119,26 +138,50 @@ mod tests {
         let node = |name: &str, node_type, successors: &[&str]| WireNode {
             name: name.into(),
             node_type,
-            source_topics: if node_type == NODE_TYPE_SOURCE { vec!["in".into()] } else { vec![] },
+            source_topics: if node_type == NODE_TYPE_SOURCE {
+                vec!["in".into()]
+            } else {
+                vec![]
+            },
             sink_topic: (node_type == NODE_TYPE_SINK).then(|| "out".into()),
-            stores: if node_type == NODE_TYPE_PROCESSOR { vec!["s".into()] } else { vec![] },
+            stores: if node_type == NODE_TYPE_PROCESSOR {
+                vec!["s".into()]
+            } else {
+                vec![]
+            },
             successors: successors.iter().map(|s| s.to_string()).collect(),
         };
         WireTopology {
             subtopologies: vec![WireSubtopology {
                 subtopology_id: "0".into(),
-                nodes: vec![node("a", NODE_TYPE_SOURCE, &["b"]), node("b", NODE_TYPE_PROCESSOR, &["c"]), node("c", NODE_TYPE_SINK, &[])],
+                nodes: vec![
+                    node("a", NODE_TYPE_SOURCE, &["b"]),
+                    node("b", NODE_TYPE_PROCESSOR, &["c"]),
+                    node("c", NODE_TYPE_SINK, &[]),
+                ],
             }],
-            global_stores: vec![WireGlobalStore { source: node("g", NODE_TYPE_SOURCE, &["h"]), processor: node("h", NODE_TYPE_PROCESSOR, &[]) }],
+            global_stores: vec![WireGlobalStore {
+                source: node("g", NODE_TYPE_SOURCE, &["h"]),
+                processor: node("h", NODE_TYPE_PROCESSOR, &[]),
+            }],
         }
     }
 
     #[test]
     fn every_generated_family_round_trips() {
         let t = sample();
-        assert_eq!(WireTopology::from(&push95::TopologyDescription::from(&t)), t);
-        assert_eq!(WireTopology::from(&push93::TopologyDescription::from(&t)), t);
-        assert_eq!(WireTopology::from(&describe::TopologyDescription::from(&t)), t);
+        assert_eq!(
+            WireTopology::from(&push95::TopologyDescription::from(&t)),
+            t
+        );
+        assert_eq!(
+            WireTopology::from(&push93::TopologyDescription::from(&t)),
+            t
+        );
+        assert_eq!(
+            WireTopology::from(&describe::TopologyDescription::from(&t)),
+            t
+        );
     }
 
     #[test]
@@ -148,7 +191,10 @@ mod tests {
         assert_eq!(node["Name"], "c");
         assert_eq!(node["NodeType"], 3);
         assert_eq!(node["SinkTopic"], "out");
-        assert_eq!(json["Subtopologies"][0]["Nodes"][0]["SinkTopic"], serde_json::Value::Null);
+        assert_eq!(
+            json["Subtopologies"][0]["Nodes"][0]["SinkTopic"],
+            serde_json::Value::Null
+        );
         assert_eq!(json["GlobalStores"][0]["Processor"]["Stores"][0], "s");
     }
 }

@@ -60,12 +60,27 @@ pub enum Reply {
 
 /// Encodes `body` at the request's version with the response header that version needs.
 pub fn response<M: Encodable + HeaderVersion>(to: &Received, body: &M) -> Reply {
-    Reply::Frame(encode_response(to.header.correlation_id, M::header_version(to.version()), body, to.version()))
+    Reply::Frame(encode_response(
+        to.header.correlation_id,
+        M::header_version(to.version()),
+        body,
+        to.version(),
+    ))
 }
 
-pub fn encode_response<M: Encodable>(correlation_id: i32, header_version: i16, body: &M, version: i16) -> Bytes {
+pub fn encode_response<M: Encodable>(
+    correlation_id: i32,
+    header_version: i16,
+    body: &M,
+    version: i16,
+) -> Bytes {
     let mut payload = BytesMut::new();
-    ResponseHeader { correlation_id, ..Default::default() }.encode(&mut payload, header_version).unwrap();
+    ResponseHeader {
+        correlation_id,
+        ..Default::default()
+    }
+    .encode(&mut payload, header_version)
+    .unwrap();
     body.encode(&mut payload, version).unwrap();
     payload.freeze()
 }
@@ -80,7 +95,10 @@ impl Log {
     }
 
     pub fn of(&self, api: ApiKey) -> Vec<Received> {
-        self.all().into_iter().filter(|r| r.api_key() == api.key()).collect()
+        self.all()
+            .into_iter()
+            .filter(|r| r.api_key() == api.key())
+            .collect()
     }
 
     fn push(&self, r: Received) {
@@ -111,11 +129,17 @@ impl FakeServer {
 
     pub async fn accept(&self) -> FakeConn {
         let (stream, _) = self.listener.accept().await.unwrap();
-        FakeConn { stream, buf: BytesMut::new() }
+        FakeConn {
+            stream,
+            buf: BytesMut::new(),
+        }
     }
 
     /// Answers every request on every connection with `handler`, in request order.
-    pub fn serve(self, handler: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> (String, Log, Accepted) {
+    pub fn serve(
+        self,
+        handler: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+    ) -> (String, Log, Accepted) {
         let handler = Arc::new(handler);
         let (log, accepted) = (Log::default(), Accepted::default());
         let addr = self.addr.clone();
@@ -164,9 +188,13 @@ impl FakeConn {
             if let Some(mut frame) = decoder.decode(&mut self.buf).unwrap() {
                 let key = i16::from_be_bytes([frame[0], frame[1]]);
                 let version = i16::from_be_bytes([frame[2], frame[3]]);
-                let header_version = ApiKey::from_i16(key).map_or(1, |k| k.request_header_version(version));
+                let header_version =
+                    ApiKey::from_i16(key).map_or(1, |k| k.request_header_version(version));
                 let header = RequestHeader::decode(&mut frame, header_version).unwrap();
-                return Some(Received { header, body: frame });
+                return Some(Received {
+                    header,
+                    body: frame,
+                });
             }
             if self.stream.read_buf(&mut self.buf).await.unwrap_or(0) == 0 {
                 return None;
@@ -215,12 +243,18 @@ pub fn api_versions(apis: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
             ..Default::default()
         })
         .collect();
-    ApiVersionsResponse { api_keys, ..Default::default() }
+    ApiVersionsResponse {
+        api_keys,
+        ..Default::default()
+    }
 }
 
 /// Every API the wire crate knows, at every version it knows.
 pub fn every_api() -> Vec<(ApiKey, i16, i16)> {
-    ApiKey::ALL.iter().map(|api| (*api, api.valid_versions().min, api.valid_versions().max)).collect()
+    ApiKey::ALL
+        .iter()
+        .map(|api| (*api, api.valid_versions().min, api.valid_versions().max))
+        .collect()
 }
 
 /// [`every_api`] with the range of `api` replaced (or `api` left out for `None`).

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{
-    StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse, UpdateStreamsGroupTopologyDescriptionRequest,
-    UpdateStreamsGroupTopologyDescriptionResponse,
+    StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse,
+    UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse,
 };
 
 use super::streams::{CoordinatorSequence, FakeStreamsCoordinator};
@@ -16,7 +16,10 @@ use super::{api_versions, response, Received, Reply};
 /// How the fake answers one push.
 #[derive(Debug, Clone)]
 pub enum PushReply {
-    Answer { error_code: i16, throttle_time_ms: i32 },
+    Answer {
+        error_code: i16,
+        throttle_time_ms: i32,
+    },
     /// Never answer; the connection stays open.
     Silence,
     /// Close the connection instead of answering.
@@ -25,7 +28,10 @@ pub enum PushReply {
 
 impl PushReply {
     pub fn error(error_code: i16) -> PushReply {
-        PushReply::Answer { error_code, throttle_time_ms: 0 }
+        PushReply::Answer {
+            error_code,
+            throttle_time_ms: 0,
+        }
     }
 }
 
@@ -63,23 +69,46 @@ impl FakePushCoordinator {
     pub fn answer(&self, request: &Received) -> Reply {
         let reply = {
             let mut state = self.0.lock().unwrap();
-            let pushed = if request.api_key() == ApiKey::UpdateStreamsGroupTopologyDescription.key() {
+            let pushed = if request.api_key() == ApiKey::UpdateStreamsGroupTopologyDescription.key()
+            {
                 Pushed::Spec(request.decode())
             } else {
                 Pushed::Kafka(request.decode())
             };
             state.pushed.push(pushed);
-            state.script.pop_front().unwrap_or(PushReply::Answer { error_code: 0, throttle_time_ms: 0 })
+            state.script.pop_front().unwrap_or(PushReply::Answer {
+                error_code: 0,
+                throttle_time_ms: 0,
+            })
         };
         match reply {
             PushReply::Silence => Reply::Nothing,
             PushReply::Close => Reply::Close,
-            PushReply::Answer { error_code, throttle_time_ms } => {
+            PushReply::Answer {
+                error_code,
+                throttle_time_ms,
+            } => {
                 let error_message = (error_code != 0).then(|| "scripted".to_string());
                 if request.api_key() == ApiKey::UpdateStreamsGroupTopologyDescription.key() {
-                    response(request, &UpdateStreamsGroupTopologyDescriptionResponse { throttle_time_ms, error_code, error_message, ..Default::default() })
+                    response(
+                        request,
+                        &UpdateStreamsGroupTopologyDescriptionResponse {
+                            throttle_time_ms,
+                            error_code,
+                            error_message,
+                            ..Default::default()
+                        },
+                    )
                 } else {
-                    response(request, &StreamsGroupTopologyDescriptionUpdateResponse { throttle_time_ms, error_code, error_message, ..Default::default() })
+                    response(
+                        request,
+                        &StreamsGroupTopologyDescriptionUpdateResponse {
+                            throttle_time_ms,
+                            error_code,
+                            error_message,
+                            ..Default::default()
+                        },
+                    )
                 }
             }
         }
@@ -97,8 +126,14 @@ pub fn push_handler(
     move |request| match ApiKey::from_i16(request.api_key()) {
         Some(ApiKey::ApiVersions) => response(request, &api_versions(&apis)),
         Some(ApiKey::FindCoordinator) => coordinators.answer(request),
-        Some(ApiKey::StreamsGroupHeartbeat) => response(request, &streams.heartbeat(&request.decode(), request.version())),
-        Some(ApiKey::UpdateStreamsGroupTopologyDescription | ApiKey::StreamsGroupTopologyDescriptionUpdate) => pushes.answer(request),
+        Some(ApiKey::StreamsGroupHeartbeat) => response(
+            request,
+            &streams.heartbeat(&request.decode(), request.version()),
+        ),
+        Some(
+            ApiKey::UpdateStreamsGroupTopologyDescription
+            | ApiKey::StreamsGroupTopologyDescriptionUpdate,
+        ) => pushes.answer(request),
         _ => Reply::Close,
     }
 }

@@ -11,7 +11,10 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::find_coordinator_response::Coordinator as CoordinatorResult;
 use kcoord_wire::messages::streams_group_heartbeat_request::TaskIds as RequestTaskIds;
 use kcoord_wire::messages::streams_group_heartbeat_response::{Status, TaskIds};
-use kcoord_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
+use kcoord_wire::messages::{
+    FindCoordinatorRequest, FindCoordinatorResponse, StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse,
+};
 use uuid::Uuid;
 
 use super::{api_versions, response, Received, Reply};
@@ -20,25 +23,49 @@ pub type Tasks = BTreeMap<String, BTreeSet<i32>>;
 
 /// `[("0", &[0, 1])]` as [`Tasks`].
 pub fn tasks(spec: &[(&str, &[i32])]) -> Tasks {
-    spec.iter().filter(|(_, p)| !p.is_empty()).map(|(s, p)| (s.to_string(), p.iter().copied().collect())).collect()
+    spec.iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(s, p)| (s.to_string(), p.iter().copied().collect()))
+        .collect()
 }
 
 pub fn reported(ids: &Option<Vec<RequestTaskIds>>) -> Option<Tasks> {
-    ids.as_ref().map(|ids| ids.iter().filter(|t| !t.partitions.is_empty()).map(|t| (t.subtopology_id.clone(), t.partitions.iter().copied().collect())).collect())
+    ids.as_ref().map(|ids| {
+        ids.iter()
+            .filter(|t| !t.partitions.is_empty())
+            .map(|t| {
+                (
+                    t.subtopology_id.clone(),
+                    t.partitions.iter().copied().collect(),
+                )
+            })
+            .collect()
+    })
 }
 
 fn wire(tasks: &Tasks) -> Vec<TaskIds> {
-    tasks.iter().map(|(s, p)| TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() }).collect()
+    tasks
+        .iter()
+        .map(|(s, p)| TaskIds {
+            subtopology_id: s.clone(),
+            partitions: p.iter().copied().collect(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 fn subset(a: &Tasks, b: &Tasks) -> bool {
-    a.iter().all(|(s, ps)| b.get(s).is_some_and(|bs| ps.is_subset(bs)))
+    a.iter()
+        .all(|(s, ps)| b.get(s).is_some_and(|bs| ps.is_subset(bs)))
 }
 
 fn intersection(a: &Tasks, b: &Tasks) -> Tasks {
     a.iter()
         .filter_map(|(s, ps)| {
-            let kept: BTreeSet<i32> = b.get(s).map(|bs| ps.intersection(bs).copied().collect()).unwrap_or_default();
+            let kept: BTreeSet<i32> = b
+                .get(s)
+                .map(|bs| ps.intersection(bs).copied().collect())
+                .unwrap_or_default();
             (!kept.is_empty()).then(|| (s.clone(), kept))
         })
         .collect()
@@ -89,7 +116,11 @@ impl FakeStreamsCoordinator {
 
     /// Answers the next heartbeat with `error` (as the only change to a default response).
     pub fn fail_next(&self, error: i16) {
-        self.script(StreamsGroupHeartbeatResponse { error_code: error, error_message: Some("scripted".into()), ..Default::default() });
+        self.script(StreamsGroupHeartbeatResponse {
+            error_code: error,
+            error_message: Some("scripted".into()),
+            ..Default::default()
+        });
     }
 
     /// Answers the next heartbeat with `response` as it is.
@@ -98,8 +129,14 @@ impl FakeStreamsCoordinator {
     }
 
     pub fn set_statuses(&self, statuses: &[(i8, &str)]) {
-        self.0.lock().unwrap().statuses =
-            statuses.iter().map(|(code, detail)| Status { status_code: *code, status_detail: detail.to_string(), ..Default::default() }).collect();
+        self.0.lock().unwrap().statuses = statuses
+            .iter()
+            .map(|(code, detail)| Status {
+                status_code: *code,
+                status_detail: detail.to_string(),
+                ..Default::default()
+            })
+            .collect();
     }
 
     pub fn set_topology_description(&self, id: Option<Uuid>, required: bool) {
@@ -109,11 +146,20 @@ impl FakeStreamsCoordinator {
     }
 
     pub fn member_epoch(&self, member_id: &str) -> Option<i32> {
-        self.0.lock().unwrap().members.get(member_id).map(|m| m.epoch)
+        self.0
+            .lock()
+            .unwrap()
+            .members
+            .get(member_id)
+            .map(|m| m.epoch)
     }
 
     /// The answer to `request`, to be encoded at `version` (fields it lacks are left out).
-    pub fn heartbeat(&self, request: &StreamsGroupHeartbeatRequest, version: i16) -> StreamsGroupHeartbeatResponse {
+    pub fn heartbeat(
+        &self,
+        request: &StreamsGroupHeartbeatRequest,
+        version: i16,
+    ) -> StreamsGroupHeartbeatResponse {
         let mut guard = self.0.lock().unwrap();
         let state = &mut *guard;
         if let Some(scripted) = state.scripted.pop_front() {
@@ -123,11 +169,19 @@ impl FakeStreamsCoordinator {
             member_id: request.member_id.clone(),
             heartbeat_interval_ms: state.heartbeat_interval_ms,
             status: Some(state.statuses.clone()),
-            topology_description_id: if version >= 2 { state.topology_description_id } else { None },
+            topology_description_id: if version >= 2 {
+                state.topology_description_id
+            } else {
+                None
+            },
             topology_description_required: version == 1 && state.topology_description_required,
             ..Default::default()
         };
-        let target = state.targets.get(&request.member_id).cloned().unwrap_or_default();
+        let target = state
+            .targets
+            .get(&request.member_id)
+            .cloned()
+            .unwrap_or_default();
         match request.member_epoch {
             -1 | -2 => {
                 state.members.remove(&request.member_id);
@@ -136,7 +190,11 @@ impl FakeStreamsCoordinator {
                 return response;
             }
             0 => {
-                let member = Member { epoch: state.group_epoch, assigned: target.clone(), revoking: false };
+                let member = Member {
+                    epoch: state.group_epoch,
+                    assigned: target.clone(),
+                    revoking: false,
+                };
                 response.member_epoch = member.epoch;
                 response.active_tasks = Some(wire(&target));
                 response.standby_tasks = Some(Vec::new());
@@ -206,11 +264,25 @@ impl CoordinatorSequence {
             let coordinators = find
                 .coordinator_keys
                 .into_iter()
-                .map(|key| CoordinatorResult { key, node_id, host: "127.0.0.1".into(), port, ..Default::default() })
+                .map(|key| CoordinatorResult {
+                    key,
+                    node_id,
+                    host: "127.0.0.1".into(),
+                    port,
+                    ..Default::default()
+                })
                 .collect();
-            FindCoordinatorResponse { coordinators, ..Default::default() }
+            FindCoordinatorResponse {
+                coordinators,
+                ..Default::default()
+            }
         } else {
-            FindCoordinatorResponse { node_id, host: "127.0.0.1".into(), port, ..Default::default() }
+            FindCoordinatorResponse {
+                node_id,
+                host: "127.0.0.1".into(),
+                port,
+                ..Default::default()
+            }
         };
         response(request, &answer)
     }
@@ -226,7 +298,10 @@ pub fn streams_handler(
     move |request| match ApiKey::from_i16(request.api_key()) {
         Some(ApiKey::ApiVersions) => response(request, &api_versions(&apis)),
         Some(ApiKey::FindCoordinator) => coordinators.answer(request),
-        Some(ApiKey::StreamsGroupHeartbeat) => response(request, &fake.heartbeat(&request.decode(), request.version())),
+        Some(ApiKey::StreamsGroupHeartbeat) => response(
+            request,
+            &fake.heartbeat(&request.decode(), request.version()),
+        ),
         _ => Reply::Close,
     }
 }

@@ -3,16 +3,25 @@
 #![allow(dead_code)]
 use std::collections::{BTreeMap, BTreeSet};
 
-use kcoord_coordinator::{group_state, CoordinatorShard, GroupState, HeartbeatContext, HeartbeatResult, StreamsGroupConfig};
+use kcoord_coordinator::{
+    group_state, CoordinatorShard, GroupState, HeartbeatContext, HeartbeatResult,
+    StreamsGroupConfig,
+};
 use kcoord_metadata::{Record, Store};
-use kcoord_wire::messages::streams_group_heartbeat_request::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology};
+use kcoord_wire::messages::streams_group_heartbeat_request::{
+    StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology,
+};
 use kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
 use kcoord_wire::records::{PartitionRecord, TopicRecord};
 
 pub const GROUP: &str = "app";
 
 pub fn config() -> StreamsGroupConfig {
-    StreamsGroupConfig { initial_rebalance_delay_ms: 0, assignment_interval_ms: 0, ..Default::default() }
+    StreamsGroupConfig {
+        initial_rebalance_delay_ms: 0,
+        assignment_interval_ms: 0,
+        ..Default::default()
+    }
 }
 
 /// A coordinator shard, a topic catalog and a clock.
@@ -25,27 +34,55 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(config: StreamsGroupConfig) -> Harness {
-        Harness { shard: CoordinatorShard::new(config, 7), catalog: Store::new(), now: 1_000_000, next_topic: 1 }
+        Harness {
+            shard: CoordinatorShard::new(config, 7),
+            catalog: Store::new(),
+            now: 1_000_000,
+            next_topic: 1,
+        }
     }
 
     pub fn create_topic(&mut self, name: &str, partitions: i32) {
         let id = uuid::Uuid::from_u128(self.next_topic);
         self.next_topic += 1;
-        let mut records = vec![Record::Topic(TopicRecord { name: name.into(), topic_id: id, ..Default::default() })];
+        let mut records = vec![Record::Topic(TopicRecord {
+            name: name.into(),
+            topic_id: id,
+            ..Default::default()
+        })];
         for p in 0..partitions {
-            records.push(Record::Partition(PartitionRecord { partition_id: p, topic_id: id, leader: 1, replicas: vec![1], isr: vec![1], ..Default::default() }));
+            records.push(Record::Partition(PartitionRecord {
+                partition_id: p,
+                topic_id: id,
+                leader: 1,
+                replicas: vec![1],
+                isr: vec![1],
+                ..Default::default()
+            }));
         }
         self.catalog.append(records).unwrap();
         self.shard.topics_changed();
     }
 
-    pub fn heartbeat_v(&mut self, req: &StreamsGroupHeartbeatRequest, version: i16) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
-        let ctx = HeartbeatContext { client_id: "client", client_host: "/127.0.0.1", api_version: version };
+    pub fn heartbeat_v(
+        &mut self,
+        req: &StreamsGroupHeartbeatRequest,
+        version: i16,
+    ) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
+        let ctx = HeartbeatContext {
+            client_id: "client",
+            client_host: "/127.0.0.1",
+            api_version: version,
+        };
         let topics = self.catalog.state().topics.clone();
-        self.shard.streams_group_heartbeat(&ctx, req, &topics, self.now)
+        self.shard
+            .streams_group_heartbeat(&ctx, req, &topics, self.now)
     }
 
-    pub fn heartbeat(&mut self, req: &StreamsGroupHeartbeatRequest) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
+    pub fn heartbeat(
+        &mut self,
+        req: &StreamsGroupHeartbeatRequest,
+    ) -> Result<HeartbeatResult, kcoord_coordinator::CoordinatorError> {
         self.heartbeat_v(req, 1)
     }
 
@@ -57,14 +94,22 @@ impl Harness {
 
     pub fn assert_replay_matches(&self) {
         let replayed = Store::replay_log(self.shard.store().log()).unwrap();
-        assert_eq!(replayed.state(), self.shard.state(), "replaying the log must rebuild the live state");
+        assert_eq!(
+            replayed.state(),
+            self.shard.state(),
+            "replaying the log must rebuild the live state"
+        );
     }
 }
 
 pub fn simple_topology(epoch: i32) -> Topology {
     Topology {
         epoch,
-        subtopologies: vec![Subtopology { subtopology_id: "0".into(), source_topics: vec!["input".into()], ..Default::default() }],
+        subtopologies: vec![Subtopology {
+            subtopology_id: "0".into(),
+            source_topics: vec!["input".into()],
+            ..Default::default()
+        }],
         ..Default::default()
     }
 }
@@ -75,7 +120,10 @@ pub fn stateful_topology(epoch: i32) -> Topology {
         subtopologies: vec![Subtopology {
             subtopology_id: "0".into(),
             source_topics: vec!["input".into()],
-            state_changelog_topics: vec![TopicInfo { name: "app-store-changelog".into(), ..Default::default() }],
+            state_changelog_topics: vec![TopicInfo {
+                name: "app-store-changelog".into(),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -97,12 +145,27 @@ pub struct Member {
 
 impl Member {
     pub fn new(id: &str, process: &str, topology: Topology) -> Member {
-        Member { id: id.into(), process: process.into(), instance: None, epoch: 0, active: BTreeMap::new(), standby: BTreeMap::new(), topology, last: None }
+        Member {
+            id: id.into(),
+            process: process.into(),
+            instance: None,
+            epoch: 0,
+            active: BTreeMap::new(),
+            standby: BTreeMap::new(),
+            topology,
+            last: None,
+        }
     }
 
     pub fn request(&self) -> StreamsGroupHeartbeatRequest {
         let ids = |t: &BTreeMap<String, BTreeSet<i32>>| {
-            t.iter().map(|(s, p)| TaskIds { subtopology_id: s.clone(), partitions: p.iter().copied().collect(), ..Default::default() }).collect::<Vec<_>>()
+            t.iter()
+                .map(|(s, p)| TaskIds {
+                    subtopology_id: s.clone(),
+                    partitions: p.iter().copied().collect(),
+                    ..Default::default()
+                })
+                .collect::<Vec<_>>()
         };
         let joining = self.epoch == 0;
         StreamsGroupHeartbeatRequest {
@@ -123,7 +186,15 @@ impl Member {
     pub fn adopt(&mut self, r: &StreamsGroupHeartbeatResponse) {
         self.epoch = r.member_epoch;
         let to_map = |t: &Vec<kcoord_wire::messages::streams_group_heartbeat_response::TaskIds>| {
-            t.iter().filter(|x| !x.partitions.is_empty()).map(|x| (x.subtopology_id.clone(), x.partitions.iter().copied().collect())).collect()
+            t.iter()
+                .filter(|x| !x.partitions.is_empty())
+                .map(|x| {
+                    (
+                        x.subtopology_id.clone(),
+                        x.partitions.iter().copied().collect(),
+                    )
+                })
+                .collect()
         };
         if let Some(a) = &r.active_tasks {
             self.active = to_map(a);
@@ -135,7 +206,9 @@ impl Member {
     }
 
     pub fn beat(&mut self, h: &mut Harness) -> HeartbeatResult {
-        let result = h.heartbeat(&self.request()).unwrap_or_else(|e| panic!("{} heartbeat failed: {e}", self.id));
+        let result = h
+            .heartbeat(&self.request())
+            .unwrap_or_else(|e| panic!("{} heartbeat failed: {e}", self.id));
         self.adopt(&result.response);
         result
     }
@@ -145,7 +218,11 @@ impl Member {
     }
 
     pub fn statuses(&self) -> Vec<i8> {
-        self.last.as_ref().and_then(|r| r.status.as_ref()).map(|s| s.iter().map(|x| x.status_code).collect()).unwrap_or_default()
+        self.last
+            .as_ref()
+            .and_then(|r| r.status.as_ref())
+            .map(|s| s.iter().map(|x| x.status_code).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -156,20 +233,27 @@ pub fn converge(h: &mut Harness, members: &mut [Member]) {
             m.beat(h);
         }
         let g = h.shard.group(GROUP).unwrap();
-        if group_state(g) == GroupState::Stable && members.iter().all(|m| m.epoch == g.target_assignment_epoch) {
+        if group_state(g) == GroupState::Stable
+            && members.iter().all(|m| m.epoch == g.target_assignment_epoch)
+        {
             return;
         }
     }
-    panic!("the group did not become stable: {:?}", group_state(h.shard.group(GROUP).unwrap()));
+    panic!(
+        "the group did not become stable: {:?}",
+        group_state(h.shard.group(GROUP).unwrap())
+    );
 }
 
 pub fn assert_complete_and_disjoint(members: &[Member], subtopology: &str, tasks: i32) {
     let mut seen = BTreeSet::new();
     for m in members {
         for p in m.active.get(subtopology).into_iter().flatten() {
-            assert!(seen.insert(*p), "task {subtopology}:{p} is active on two members");
+            assert!(
+                seen.insert(*p),
+                "task {subtopology}:{p} is active on two members"
+            );
         }
     }
     assert_eq!(seen, (0..tasks).collect::<BTreeSet<_>>());
 }
-

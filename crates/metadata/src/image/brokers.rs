@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use kcoord_wire::records::{
-    BrokerRegistrationChangeRecord, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord, UnregisterBrokerRecord,
+    BrokerRegistrationChangeRecord, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
 };
 use uuid::Uuid;
 
@@ -98,20 +99,32 @@ impl BrokersImage {
 
     /// The broker that registered `directory`, if any.
     pub fn directory_owner(&self, directory: &Uuid) -> Option<i32> {
-        self.by_id.values().find(|b| b.directories.contains(directory)).map(|b| b.id)
+        self.by_id
+            .values()
+            .find(|b| b.directories.contains(directory))
+            .map(|b| b.id)
     }
 
     /// Kafka's `updateDirectories` invariant: a directory belongs to at most one broker.
     fn check_directories(&self, broker_id: i32, directories: &[Uuid]) -> Result<(), String> {
         for dir in directories {
-            if let Some(owner) = self.directory_owner(dir).filter(|owner| *owner != broker_id) {
-                return Err(format!("directory {dir} already assigned to broker {owner}"));
+            if let Some(owner) = self
+                .directory_owner(dir)
+                .filter(|owner| *owner != broker_id)
+            {
+                return Err(format!(
+                    "directory {dir} already assigned to broker {owner}"
+                ));
             }
         }
         Ok(())
     }
 
-    pub(crate) fn replay_register(&mut self, r: &RegisterBrokerRecord, offset: u64) -> Result<(), String> {
+    pub(crate) fn replay_register(
+        &mut self,
+        r: &RegisterBrokerRecord,
+        offset: u64,
+    ) -> Result<(), String> {
         self.check_directories(r.broker_id, &r.log_dirs)?;
         let mut directories = r.log_dirs.clone();
         directories.sort();
@@ -122,12 +135,25 @@ impl BrokersImage {
             listeners: r
                 .end_points
                 .iter()
-                .map(|e| BrokerListener { name: e.name.clone(), host: e.host.clone(), port: e.port, security_protocol: e.security_protocol })
+                .map(|e| BrokerListener {
+                    name: e.name.clone(),
+                    host: e.host.clone(),
+                    port: e.port,
+                    security_protocol: e.security_protocol,
+                })
                 .collect(),
             supported_features: r
                 .features
                 .iter()
-                .map(|f| (f.name.clone(), FeatureRange { min: f.min_supported_version, max: f.max_supported_version }))
+                .map(|f| {
+                    (
+                        f.name.clone(),
+                        FeatureRange {
+                            min: f.min_supported_version,
+                            max: f.max_supported_version,
+                        },
+                    )
+                })
                 .collect(),
             rack: r.rack.clone(),
             fenced: r.fenced,
@@ -135,7 +161,11 @@ impl BrokersImage {
             is_migrating_zk_broker: r.is_migrating_zk_broker,
             directories,
             cordoned_directories: r.cordoned_log_dirs.clone(),
-            static_configs: r.static_configs.iter().map(|c| (c.name.clone(), c.value.clone())).collect(),
+            static_configs: r
+                .static_configs
+                .iter()
+                .map(|c| (c.name.clone(), c.value.clone()))
+                .collect(),
             registration_offset: offset,
         };
         self.by_id.insert(r.broker_id, registration);
@@ -143,7 +173,12 @@ impl BrokersImage {
     }
 
     /// The registration `record` changes: it must exist with that epoch.
-    fn registration_mut(&mut self, id: i32, epoch: i64, record: &str) -> Result<&mut BrokerRegistration, String> {
+    fn registration_mut(
+        &mut self,
+        id: i32,
+        epoch: i64,
+        record: &str,
+    ) -> Result<&mut BrokerRegistration, String> {
         let registration = self
             .by_id
             .get_mut(&id)
@@ -161,16 +196,21 @@ impl BrokersImage {
     }
 
     pub(crate) fn replay_fence(&mut self, r: &FenceBrokerRecord) -> Result<(), String> {
-        self.registration_mut(r.id, r.epoch, "FenceBrokerRecord")?.fenced = true;
+        self.registration_mut(r.id, r.epoch, "FenceBrokerRecord")?
+            .fenced = true;
         Ok(())
     }
 
     pub(crate) fn replay_unfence(&mut self, r: &UnfenceBrokerRecord) -> Result<(), String> {
-        self.registration_mut(r.id, r.epoch, "UnfenceBrokerRecord")?.fenced = false;
+        self.registration_mut(r.id, r.epoch, "UnfenceBrokerRecord")?
+            .fenced = false;
         Ok(())
     }
 
-    pub(crate) fn replay_change(&mut self, r: &BrokerRegistrationChangeRecord) -> Result<(), String> {
+    pub(crate) fn replay_change(
+        &mut self,
+        r: &BrokerRegistrationChangeRecord,
+    ) -> Result<(), String> {
         // BrokerRegistrationFencingChange: 1 fence, 0 none, -1 unfence.
         let fenced = match r.fenced {
             1 => Some(true),
@@ -192,7 +232,11 @@ impl BrokersImage {
         if !r.log_dirs.is_empty() {
             self.check_directories(r.broker_id, &r.log_dirs)?;
         }
-        let registration = self.registration_mut(r.broker_id, r.broker_epoch, "BrokerRegistrationChangeRecord")?;
+        let registration = self.registration_mut(
+            r.broker_id,
+            r.broker_epoch,
+            "BrokerRegistrationChangeRecord",
+        )?;
         if let Some(fenced) = fenced {
             registration.fenced = fenced;
         }
@@ -217,7 +261,12 @@ mod tests {
     use kcoord_wire::records::register_broker_record::BrokerStaticConfig;
 
     fn register(id: i32, epoch: i64, dirs: Vec<Uuid>) -> RegisterBrokerRecord {
-        RegisterBrokerRecord { broker_id: id, broker_epoch: epoch, log_dirs: dirs, ..Default::default() }
+        RegisterBrokerRecord {
+            broker_id: id,
+            broker_epoch: epoch,
+            log_dirs: dirs,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -225,12 +274,23 @@ mod tests {
         let mut image = BrokersImage::default();
         let mut r = register(1, 5, vec![]);
         r.static_configs = vec![
-            BrokerStaticConfig { name: "num.io.threads".into(), value: Some("8".into()), ..Default::default() },
-            BrokerStaticConfig { name: "broker.rack".into(), value: None, ..Default::default() },
+            BrokerStaticConfig {
+                name: "num.io.threads".into(),
+                value: Some("8".into()),
+                ..Default::default()
+            },
+            BrokerStaticConfig {
+                name: "broker.rack".into(),
+                value: None,
+                ..Default::default()
+            },
         ];
         image.replay_register(&r, 5).unwrap();
         let b = image.get(1).unwrap();
-        assert_eq!(b.static_configs.get("num.io.threads"), Some(&Some("8".to_string())));
+        assert_eq!(
+            b.static_configs.get("num.io.threads"),
+            Some(&Some("8".to_string()))
+        );
         assert_eq!(b.static_configs.get("broker.rack"), Some(&None));
         assert_eq!(b.registration_offset, 5);
         assert!(b.fenced, "RegisterBrokerRecord.Fenced defaults to true");
@@ -240,21 +300,69 @@ mod tests {
     fn changes_need_the_registered_epoch_and_known_values() {
         let mut image = BrokersImage::default();
         image.replay_register(&register(1, 5, vec![]), 5).unwrap();
-        let change = |fenced, ics, epoch| BrokerRegistrationChangeRecord { broker_id: 1, broker_epoch: epoch, fenced, in_controlled_shutdown: ics, ..Default::default() };
-        assert!(image.replay_change(&change(-1, 0, 4)).is_err(), "wrong epoch");
-        assert!(image.replay_change(&change(2, 0, 5)).is_err(), "unknown fencing value");
-        assert!(image.replay_change(&change(0, 2, 5)).is_err(), "unknown controlled shutdown value");
+        let change = |fenced, ics, epoch| BrokerRegistrationChangeRecord {
+            broker_id: 1,
+            broker_epoch: epoch,
+            fenced,
+            in_controlled_shutdown: ics,
+            ..Default::default()
+        };
+        assert!(
+            image.replay_change(&change(-1, 0, 4)).is_err(),
+            "wrong epoch"
+        );
+        assert!(
+            image.replay_change(&change(2, 0, 5)).is_err(),
+            "unknown fencing value"
+        );
+        assert!(
+            image.replay_change(&change(0, 2, 5)).is_err(),
+            "unknown controlled shutdown value"
+        );
         image.replay_change(&change(-1, 0, 5)).unwrap();
         assert!(!image.get(1).unwrap().fenced);
         image.replay_change(&change(0, 1, 5)).unwrap();
         assert!(image.get(1).unwrap().in_controlled_shutdown);
-        image.replay_fence(&FenceBrokerRecord { id: 1, epoch: 5, ..Default::default() }).unwrap();
+        image
+            .replay_fence(&FenceBrokerRecord {
+                id: 1,
+                epoch: 5,
+                ..Default::default()
+            })
+            .unwrap();
         assert!(image.get(1).unwrap().fenced);
-        image.replay_unfence(&UnfenceBrokerRecord { id: 1, epoch: 5, ..Default::default() }).unwrap();
+        image
+            .replay_unfence(&UnfenceBrokerRecord {
+                id: 1,
+                epoch: 5,
+                ..Default::default()
+            })
+            .unwrap();
         assert!(!image.get(1).unwrap().fenced);
-        assert!(image.replay_fence(&FenceBrokerRecord { id: 2, epoch: 5, ..Default::default() }).is_err(), "unknown broker");
-        assert!(image.replay_unregister(&UnregisterBrokerRecord { broker_id: 1, broker_epoch: 4, ..Default::default() }).is_err());
-        image.replay_unregister(&UnregisterBrokerRecord { broker_id: 1, broker_epoch: 5, ..Default::default() }).unwrap();
+        assert!(
+            image
+                .replay_fence(&FenceBrokerRecord {
+                    id: 2,
+                    epoch: 5,
+                    ..Default::default()
+                })
+                .is_err(),
+            "unknown broker"
+        );
+        assert!(image
+            .replay_unregister(&UnregisterBrokerRecord {
+                broker_id: 1,
+                broker_epoch: 4,
+                ..Default::default()
+            })
+            .is_err());
+        image
+            .replay_unregister(&UnregisterBrokerRecord {
+                broker_id: 1,
+                broker_epoch: 5,
+                ..Default::default()
+            })
+            .unwrap();
         assert!(image.is_empty());
     }
 
@@ -262,7 +370,9 @@ mod tests {
     fn a_directory_belongs_to_one_broker() {
         let mut image = BrokersImage::default();
         let (a, b) = (Uuid::from_u128(1000), Uuid::from_u128(2000));
-        image.replay_register(&register(1, 0, vec![b, a]), 0).unwrap();
+        image
+            .replay_register(&register(1, 0, vec![b, a]), 0)
+            .unwrap();
         assert_eq!(image.get(1).unwrap().directories, vec![a, b], "sorted");
         assert_eq!(image.directory_owner(&a), Some(1));
         assert!(image.replay_register(&register(2, 1, vec![a]), 1).is_err());

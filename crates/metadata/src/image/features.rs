@@ -38,7 +38,9 @@ impl FeaturesImage {
     /// The finalized level of `name`; 0 (disabled) when it is not finalized.
     pub fn level(&self, name: &str) -> i16 {
         if name == FEATURE_NAME {
-            return self.metadata_version.map_or(0, MetadataVersion::feature_level);
+            return self
+                .metadata_version
+                .map_or(0, MetadataVersion::feature_level);
         }
         self.others.get(name).copied().unwrap_or(0)
     }
@@ -50,12 +52,16 @@ impl FeaturesImage {
 
     pub(crate) fn replay(&mut self, r: &FeatureLevelRecord, offset: u64) -> Result<(), String> {
         if r.name == FEATURE_NAME {
-            let mv = MetadataVersion::from_feature_level(r.feature_level).map_err(|e| e.to_string())?;
+            let mv =
+                MetadataVersion::from_feature_level(r.feature_level).map_err(|e| e.to_string())?;
             self.metadata_version = Some(mv);
         } else if r.name == KRAFT_VERSION {
             return Ok(());
         } else if r.feature_level < 0 {
-            return Err(format!("Tried to apply FeatureLevelRecord for {} with negative level {}", r.name, r.feature_level));
+            return Err(format!(
+                "Tried to apply FeatureLevelRecord for {} with negative level {}",
+                r.name, r.feature_level
+            ));
         } else if r.feature_level == 0 {
             self.others.remove(&r.name);
         } else {
@@ -71,7 +77,11 @@ mod tests {
     use super::*;
 
     fn record(name: &str, level: i16) -> FeatureLevelRecord {
-        FeatureLevelRecord { name: name.into(), feature_level: level, ..Default::default() }
+        FeatureLevelRecord {
+            name: name.into(),
+            feature_level: level,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -81,8 +91,17 @@ mod tests {
         assert_eq!(image.epoch(), -1);
         image.replay(&record("metadata.version", 33), 0).unwrap();
         image.replay(&record("group.version", 1), 1).unwrap();
-        assert_eq!(image.metadata_version().map(|v| v.to_string()).as_deref(), Some("4.4-IV2"));
-        assert_eq!(image.finalized(), BTreeMap::from([("group.version".to_string(), 1), ("metadata.version".to_string(), 33)]));
+        assert_eq!(
+            image.metadata_version().map(|v| v.to_string()).as_deref(),
+            Some("4.4-IV2")
+        );
+        assert_eq!(
+            image.finalized(),
+            BTreeMap::from([
+                ("group.version".to_string(), 1),
+                ("metadata.version".to_string(), 33)
+            ])
+        );
         assert_eq!(image.epoch(), 1);
         // Level 0 disables a feature.
         image.replay(&record("group.version", 0), 2).unwrap();

@@ -40,7 +40,10 @@ impl OffsetsImage {
                     metadata: v.metadata.clone(),
                     commit_timestamp: v.commit_timestamp,
                 };
-                self.groups.entry(key.group.clone()).or_default().insert(tp, committed);
+                self.groups
+                    .entry(key.group.clone())
+                    .or_default()
+                    .insert(tp, committed);
             }
             None => {
                 if let Some(g) = self.groups.get_mut(&key.group) {

@@ -33,7 +33,12 @@ mod tests {
     #[test]
     fn blocks_only_move_forward() {
         let mut image = ProducerIdsImage::default();
-        let record = |next| ProducerIdsRecord { broker_id: 1, broker_epoch: -1, next_producer_id: next, ..Default::default() };
+        let record = |next| ProducerIdsRecord {
+            broker_id: 1,
+            broker_epoch: -1,
+            next_producer_id: next,
+            ..Default::default()
+        };
         image.replay(&record(1000)).unwrap();
         assert_eq!(image.next_producer_id(), 1000);
         assert!(image.replay(&record(1000)).is_err());

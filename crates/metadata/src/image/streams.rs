@@ -2,9 +2,11 @@
 use std::collections::BTreeMap;
 
 use kcoord_wire::records::{
-    streams_group_current_member_assignment_value as current, streams_group_target_assignment_member_value as target,
-    StreamsGroupCurrentMemberAssignmentValue, StreamsGroupMemberMetadataValue, StreamsGroupMetadataValue,
-    StreamsGroupTargetAssignmentMemberValue, StreamsGroupTargetAssignmentMetadataValue, StreamsGroupTopologyValue,
+    streams_group_current_member_assignment_value as current,
+    streams_group_target_assignment_member_value as target,
+    StreamsGroupCurrentMemberAssignmentValue, StreamsGroupMemberMetadataValue,
+    StreamsGroupMetadataValue, StreamsGroupTargetAssignmentMemberValue,
+    StreamsGroupTargetAssignmentMetadataValue, StreamsGroupTopologyValue,
 };
 use uuid::Uuid;
 
@@ -20,7 +22,11 @@ pub type Id = compact_str::CompactString;
 /// `map[key]`, inserted with `make()` when missing. Looked up by `&str` first: the key is built
 /// (for an id longer than 24 bytes, allocated) only when the entry is created, not on every
 /// call as `entry(key.into())` would.
-pub fn entry_by_str<'a, V>(map: &'a mut hashbrown::HashMap<Id, V>, key: &str, make: impl FnOnce() -> V) -> &'a mut V {
+pub fn entry_by_str<'a, V>(
+    map: &'a mut hashbrown::HashMap<Id, V>,
+    key: &str,
+    make: impl FnOnce() -> V,
+) -> &'a mut V {
     if !map.contains_key(key) {
         map.insert(key.into(), make());
     }
@@ -58,7 +64,11 @@ impl TasksTuple {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct PendingTasks(Option<Box<TasksTuple>>);
 
-static NO_TASKS: TasksTuple = TasksTuple { active: VecMap::new(), standby: VecMap::new(), warmup: VecMap::new() };
+static NO_TASKS: TasksTuple = TasksTuple {
+    active: VecMap::new(),
+    standby: VecMap::new(),
+    warmup: VecMap::new(),
+};
 
 impl std::ops::Deref for PendingTasks {
     type Target = TasksTuple;
@@ -204,14 +214,21 @@ impl StreamsGroupsImage {
     }
 
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {
-        self.group_mut(group_id).members.entry(member_id.into()).or_insert_with(|| StreamsGroupMember {
-            member_id: member_id.into(),
-            rebalance_timeout_ms: -1,
-            ..Default::default()
-        })
+        self.group_mut(group_id)
+            .members
+            .entry(member_id.into())
+            .or_insert_with(|| StreamsGroupMember {
+                member_id: member_id.into(),
+                rebalance_timeout_ms: -1,
+                ..Default::default()
+            })
     }
 
-    pub(crate) fn replay_metadata(&mut self, group_id: &str, value: Option<&StreamsGroupMetadataValue>) {
+    pub(crate) fn replay_metadata(
+        &mut self,
+        group_id: &str,
+        value: Option<&StreamsGroupMetadataValue>,
+    ) {
         let Some(v) = value else {
             // The group's own tombstone ends it; Kafka writes it after every member's.
             self.groups.remove(group_id);
@@ -221,14 +238,22 @@ impl StreamsGroupsImage {
         g.group_epoch = v.epoch;
         g.metadata_hash = v.metadata_hash;
         g.validated_topology_epoch = v.validated_topology_epoch;
-        g.last_assignment_configs =
-            v.last_assignment_configs.as_ref().map(|c| c.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect());
+        g.last_assignment_configs = v.last_assignment_configs.as_ref().map(|c| {
+            c.iter()
+                .map(|kv| (kv.key.clone(), kv.value.clone()))
+                .collect()
+        });
         g.stored_description_topology_epoch = v.stored_description_topology_epoch;
         g.failed_description_topology_epoch = v.failed_description_topology_epoch;
         g.topology_description_id = v.topology_description_id;
     }
 
-    pub(crate) fn replay_member_metadata(&mut self, group_id: &str, member_id: &str, value: Option<&StreamsGroupMemberMetadataValue>) {
+    pub(crate) fn replay_member_metadata(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        value: Option<&StreamsGroupMemberMetadataValue>,
+    ) {
         let Some(v) = value else {
             if let Some(g) = self.groups.get_mut(group_id) {
                 g.members.remove(member_id);
@@ -243,11 +268,22 @@ impl StreamsGroupsImage {
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.topology_epoch = v.topology_epoch;
         m.process_id = v.process_id.clone();
-        m.user_endpoint = v.user_endpoint.as_ref().map(|e| Endpoint { host: e.host.clone(), port: e.port });
-        m.client_tags = v.client_tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+        m.user_endpoint = v.user_endpoint.as_ref().map(|e| Endpoint {
+            host: e.host.clone(),
+            port: e.port,
+        });
+        m.client_tags = v
+            .client_tags
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.value.clone()))
+            .collect();
     }
 
-    pub(crate) fn replay_topology(&mut self, group_id: &str, value: Option<&StreamsGroupTopologyValue>) {
+    pub(crate) fn replay_topology(
+        &mut self,
+        group_id: &str,
+        value: Option<&StreamsGroupTopologyValue>,
+    ) {
         match value {
             Some(v) => self.group_mut(group_id).topology = Some(v.clone()),
             None => {
@@ -258,7 +294,11 @@ impl StreamsGroupsImage {
         }
     }
 
-    pub(crate) fn replay_target_metadata(&mut self, group_id: &str, value: Option<&StreamsGroupTargetAssignmentMetadataValue>) {
+    pub(crate) fn replay_target_metadata(
+        &mut self,
+        group_id: &str,
+        value: Option<&StreamsGroupTargetAssignmentMetadataValue>,
+    ) {
         match value {
             Some(v) => {
                 let g = self.group_mut(group_id);
@@ -274,7 +314,12 @@ impl StreamsGroupsImage {
         }
     }
 
-    pub(crate) fn replay_target_member(&mut self, group_id: &str, member_id: &str, value: Option<&StreamsGroupTargetAssignmentMemberValue>) {
+    pub(crate) fn replay_target_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        value: Option<&StreamsGroupTargetAssignmentMemberValue>,
+    ) {
         match value {
             Some(v) => {
                 let tasks = TasksTuple {
@@ -282,7 +327,9 @@ impl StreamsGroupsImage {
                     standby: target_tasks(&v.standby_tasks),
                     warmup: target_tasks(&v.warmup_tasks),
                 };
-                self.group_mut(group_id).target_assignment.insert(member_id.to_string(), tasks);
+                self.group_mut(group_id)
+                    .target_assignment
+                    .insert(member_id.to_string(), tasks);
             }
             None => {
                 if let Some(g) = self.groups.get_mut(group_id) {
@@ -292,9 +339,18 @@ impl StreamsGroupsImage {
         }
     }
 
-    pub(crate) fn replay_current_assignment(&mut self, group_id: &str, member_id: &str, value: Option<&StreamsGroupCurrentMemberAssignmentValue>) {
+    pub(crate) fn replay_current_assignment(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        value: Option<&StreamsGroupCurrentMemberAssignmentValue>,
+    ) {
         let Some(v) = value else {
-            if let Some(m) = self.groups.get_mut(group_id).and_then(|g| g.members.get_mut(member_id)) {
+            if let Some(m) = self
+                .groups
+                .get_mut(group_id)
+                .and_then(|g| g.members.get_mut(member_id))
+            {
                 m.member_epoch = 0;
                 m.previous_member_epoch = 0;
                 m.state = MemberState::Stable;
@@ -324,11 +380,25 @@ impl StreamsGroupsImage {
 }
 
 fn target_tasks(ids: &[target::TaskIds]) -> Tasks {
-    ids.iter().map(|t| (t.subtopology_id.clone(), t.partitions.iter().copied().collect())).collect()
+    ids.iter()
+        .map(|t| {
+            (
+                t.subtopology_id.clone(),
+                t.partitions.iter().copied().collect(),
+            )
+        })
+        .collect()
 }
 
 fn current_tasks(ids: &[current::TaskIds]) -> Tasks {
-    ids.iter().map(|t| (t.subtopology_id.clone(), t.partitions.iter().copied().collect())).collect()
+    ids.iter()
+        .map(|t| {
+            (
+                t.subtopology_id.clone(),
+                t.partitions.iter().copied().collect(),
+            )
+        })
+        .collect()
 }
 
 /// Epochs of the assigned and then the pending-revocation active tasks; for a task in both,
@@ -338,7 +408,12 @@ fn task_epochs(assigned: &[current::TaskIds], pending: &[current::TaskIds]) -> T
         .iter()
         .chain(pending)
         .filter_map(|t| Some((t, t.assignment_epochs.as_ref()?)))
-        .flat_map(|(t, epochs)| t.partitions.iter().zip(epochs).map(|(p, e)| ((t.subtopology_id.clone(), *p), *e)))
+        .flat_map(|(t, epochs)| {
+            t.partitions
+                .iter()
+                .zip(epochs)
+                .map(|(p, e)| ((t.subtopology_id.clone(), *p), *e))
+        })
         .collect()
 }
 
@@ -349,7 +424,12 @@ pub fn to_current_task_ids(tasks: &Tasks, epochs: Option<&TaskEpochs>) -> Vec<cu
         .map(|(s, parts)| current::TaskIds {
             subtopology_id: s.clone(),
             partitions: parts.iter().copied().collect(),
-            assignment_epochs: epochs.map(|e| parts.iter().map(|p| e.get(&(s.clone(), *p)).copied().unwrap_or(0)).collect()),
+            assignment_epochs: epochs.map(|e| {
+                parts
+                    .iter()
+                    .map(|p| e.get(&(s.clone(), *p)).copied().unwrap_or(0))
+                    .collect()
+            }),
             ..Default::default()
         })
         .collect()
@@ -358,7 +438,11 @@ pub fn to_current_task_ids(tasks: &Tasks, epochs: Option<&TaskEpochs>) -> Vec<cu
 pub fn to_target_task_ids(tasks: &Tasks) -> Vec<target::TaskIds> {
     tasks
         .iter()
-        .map(|(s, parts)| target::TaskIds { subtopology_id: s.clone(), partitions: parts.iter().copied().collect(), ..Default::default() })
+        .map(|(s, parts)| target::TaskIds {
+            subtopology_id: s.clone(),
+            partitions: parts.iter().copied().collect(),
+            ..Default::default()
+        })
         .collect()
 }
 
@@ -367,7 +451,13 @@ mod tests {
     use super::*;
 
     fn tuple(active: &[(&str, &[i32])]) -> TasksTuple {
-        TasksTuple { active: active.iter().map(|(s, p)| (s.to_string(), p.iter().copied().collect())).collect(), ..Default::default() }
+        TasksTuple {
+            active: active
+                .iter()
+                .map(|(s, p)| (s.to_string(), p.iter().copied().collect()))
+                .collect(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -383,7 +473,10 @@ mod tests {
     fn pending_tasks_read_and_compare_as_their_tuple() {
         let pending = PendingTasks::from(tuple(&[("0", &[2, 1])]));
         assert_eq!(*pending, tuple(&[("0", &[1, 2])]));
-        assert_eq!(pending.active.get("0").map(|p| p.as_slice()), Some(&[1, 2][..]));
+        assert_eq!(
+            pending.active.get("0").map(|p| p.as_slice()),
+            Some(&[1, 2][..])
+        );
         assert_eq!(pending, PendingTasks::from(tuple(&[("0", &[1, 2])])));
         assert_ne!(pending, PendingTasks::from(tuple(&[("0", &[1])])));
         assert_ne!(pending, PendingTasks::default());
@@ -406,10 +499,25 @@ mod tests {
         };
         image.replay_current_assignment("g", "m", Some(&value));
         let m = &image.get("g").unwrap().members["m"];
-        let active: Vec<(&str, Vec<i32>)> = m.assigned.active.iter().map(|(s, p)| (s.as_str(), p.iter().copied().collect())).collect();
+        let active: Vec<(&str, Vec<i32>)> = m
+            .assigned
+            .active
+            .iter()
+            .map(|(s, p)| (s.as_str(), p.iter().copied().collect()))
+            .collect();
         assert_eq!(active, [("a", vec![1]), ("b", vec![0, 4])]);
-        let epochs: Vec<((&str, i32), i32)> = m.active_task_epochs.iter().map(|((s, p), e)| ((s.as_str(), *p), *e)).collect();
-        assert_eq!(epochs, [(("a", 1), 1), (("a", 5), 1), (("b", 0), 3), (("b", 4), 3)]);
-        assert_eq!(m.pending_revocation.active, [("a".to_string(), VecSet::from([1, 5]))].into());
+        let epochs: Vec<((&str, i32), i32)> = m
+            .active_task_epochs
+            .iter()
+            .map(|((s, p), e)| ((s.as_str(), *p), *e))
+            .collect();
+        assert_eq!(
+            epochs,
+            [(("a", 1), 1), (("a", 5), 1), (("b", 0), 3), (("b", 4), 3)]
+        );
+        assert_eq!(
+            m.pending_revocation.active,
+            [("a".to_string(), VecSet::from([1, 5]))].into()
+        );
     }
 }

@@ -8,7 +8,11 @@ use uuid::Uuid;
 pub const TOPIC_RESOURCE: i8 = 2;
 
 /// Kafka's internal topics (`Topic.INTERNAL_TOPICS`): reported with IsInternal = true.
-pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
+pub const INTERNAL_TOPICS: &[&str] = &[
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionImage {
@@ -44,7 +48,10 @@ impl TopicImage {
         if self.requested_replication_factor > 0 {
             return self.requested_replication_factor;
         }
-        self.partitions.values().next().map_or(0, |p| p.replicas.len() as i16)
+        self.partitions
+            .values()
+            .next()
+            .map_or(0, |p| p.replicas.len() as i16)
     }
 }
 
@@ -90,8 +97,14 @@ impl TopicsImage {
     }
 
     pub(crate) fn replay_partition(&mut self, r: &PartitionRecord) -> Result<(), String> {
-        let name = self.names_by_id.get(&r.topic_id).ok_or_else(|| format!("partition of unknown topic id {}", r.topic_id))?;
-        let topic = self.by_name.get_mut(name).ok_or_else(|| format!("topic {name} missing from the catalog"))?;
+        let name = self
+            .names_by_id
+            .get(&r.topic_id)
+            .ok_or_else(|| format!("partition of unknown topic id {}", r.topic_id))?;
+        let topic = self
+            .by_name
+            .get_mut(name)
+            .ok_or_else(|| format!("topic {name} missing from the catalog"))?;
         topic.partitions.insert(
             r.partition_id,
             PartitionImage {
@@ -106,7 +119,10 @@ impl TopicsImage {
     }
 
     pub(crate) fn replay_remove(&mut self, r: &RemoveTopicRecord) -> Result<(), String> {
-        let name = self.names_by_id.remove(&r.topic_id).ok_or_else(|| format!("removal of unknown topic id {}", r.topic_id))?;
+        let name = self
+            .names_by_id
+            .remove(&r.topic_id)
+            .ok_or_else(|| format!("removal of unknown topic id {}", r.topic_id))?;
         self.by_name.remove(&name);
         Ok(())
     }
@@ -138,7 +154,10 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
             "Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
         ));
     }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-') {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
         return Err(format!(
             "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
         ));

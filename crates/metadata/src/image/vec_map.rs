@@ -19,13 +19,17 @@ pub struct VecMap<K, V> {
 
 impl<K, V> Default for VecMap<K, V> {
     fn default() -> Self {
-        VecMap { entries: Vec::new() }
+        VecMap {
+            entries: Vec::new(),
+        }
     }
 }
 
 impl<K, V> VecMap<K, V> {
     pub const fn new() -> Self {
-        VecMap { entries: Vec::new() }
+        VecMap {
+            entries: Vec::new(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -46,11 +50,15 @@ impl<K, V> VecMap<K, V> {
     }
 
     pub fn iter(&self) -> Iter<'_, K, V> {
-        Iter { inner: self.entries.iter() }
+        Iter {
+            inner: self.entries.iter(),
+        }
     }
 
     pub fn iter_mut(&mut self) -> IterMut<'_, K, V> {
-        IterMut { inner: self.entries.iter_mut() }
+        IterMut {
+            inner: self.entries.iter_mut(),
+        }
     }
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + ExactSizeIterator + Clone + '_ {
@@ -61,7 +69,9 @@ impl<K, V> VecMap<K, V> {
         self.entries.iter().map(|(_, v)| v)
     }
 
-    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator + '_ {
+    pub fn values_mut(
+        &mut self,
+    ) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator + '_ {
         self.entries.iter_mut().map(|(_, v)| v)
     }
 
@@ -164,7 +174,11 @@ impl<K: Ord, V> VecMap<K, V> {
     pub fn entry(&mut self, key: K) -> Entry<'_, K, V> {
         match self.find(&key) {
             Ok(index) => Entry::Occupied(OccupiedEntry { map: self, index }),
-            Err(index) => Entry::Vacant(VacantEntry { map: self, key, index }),
+            Err(index) => Entry::Vacant(VacantEntry {
+                map: self,
+                key,
+                index,
+            }),
         }
     }
 
@@ -339,7 +353,9 @@ pub struct Iter<'a, K, V> {
 
 impl<K, V> Clone for Iter<'_, K, V> {
     fn clone(&self) -> Self {
-        Iter { inner: self.inner.clone() }
+        Iter {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -504,18 +520,27 @@ impl<T: Ord> VecSet<T> {
     }
 
     /// Values in both, in order.
-    pub fn intersection<'a>(&'a self, other: &'a VecSet<T>) -> impl Iterator<Item = &'a T> + Clone + 'a {
+    pub fn intersection<'a>(
+        &'a self,
+        other: &'a VecSet<T>,
+    ) -> impl Iterator<Item = &'a T> + Clone + 'a {
         self.iter().filter(move |x| other.contains(*x))
     }
 
     /// Values in `self` but not in `other`, in order.
-    pub fn difference<'a>(&'a self, other: &'a VecSet<T>) -> impl Iterator<Item = &'a T> + Clone + 'a {
+    pub fn difference<'a>(
+        &'a self,
+        other: &'a VecSet<T>,
+    ) -> impl Iterator<Item = &'a T> + Clone + 'a {
         self.iter().filter(move |x| !other.contains(*x))
     }
 
     /// Values in either, in order, each once.
     pub fn union<'a>(&'a self, other: &'a VecSet<T>) -> impl Iterator<Item = &'a T> + Clone + 'a {
-        Union { a: self.as_slice(), b: other.as_slice() }
+        Union {
+            a: self.as_slice(),
+            b: other.as_slice(),
+        }
     }
 
     fn from_vec(mut items: Vec<T>) -> Self {
@@ -536,7 +561,10 @@ struct Union<'a, T> {
 
 impl<T> Clone for Union<'_, T> {
     fn clone(&self) -> Self {
-        Union { a: self.a, b: self.b }
+        Union {
+            a: self.a,
+            b: self.b,
+        }
     }
 }
 
@@ -644,7 +672,10 @@ mod tests {
         for k in ["b", "d", "a", "c"] {
             assert_eq!(m.insert(k.to_string(), k.len()), None);
         }
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+        assert_eq!(
+            m.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["a", "b", "c", "d"]
+        );
         assert_eq!(m.iter().next_back().map(|(k, _)| k.as_str()), Some("d"));
         assert_eq!(m.len(), 4);
     }
@@ -660,7 +691,12 @@ mod tests {
 
     #[test]
     fn map_remove_and_lookup_by_borrowed_key() {
-        let mut m: VecMap<String, i32> = [("a".to_string(), 1), ("b".to_string(), 2), ("c".to_string(), 3)].into();
+        let mut m: VecMap<String, i32> = [
+            ("a".to_string(), 1),
+            ("b".to_string(), 2),
+            ("c".to_string(), 3),
+        ]
+        .into();
         assert!(m.contains_key("b"));
         assert_eq!(m.remove("b"), Some(2));
         assert_eq!(m.remove("b"), None);
@@ -673,9 +709,17 @@ mod tests {
 
     #[test]
     fn map_tuple_keys_look_up_like_a_btree_map() {
-        let m: VecMap<(String, i32), i32> = [(("1".to_string(), 2), 7), (("0".to_string(), 5), 3), (("0".to_string(), 1), 4)].into();
+        let m: VecMap<(String, i32), i32> = [
+            (("1".to_string(), 2), 7),
+            (("0".to_string(), 5), 3),
+            (("0".to_string(), 1), 4),
+        ]
+        .into();
         assert_eq!(m.get(&("0".to_string(), 5)), Some(&3));
-        assert_eq!(m.keys().map(|(s, p)| (s.as_str(), *p)).collect::<Vec<_>>(), [("0", 1), ("0", 5), ("1", 2)]);
+        assert_eq!(
+            m.keys().map(|(s, p)| (s.as_str(), *p)).collect::<Vec<_>>(),
+            [("0", 1), ("0", 5), ("1", 2)]
+        );
     }
 
     #[test]
@@ -685,8 +729,14 @@ mod tests {
         m.entry("a".into()).or_default().insert(1);
         m.entry("b".into()).or_default().insert(0);
         assert_eq!(m.len(), 2);
-        assert_eq!(m.get("b").map(|s| s.iter().copied().collect::<Vec<_>>()), Some(vec![0, 2]));
-        assert_eq!(*m.entry("c".into()).or_insert(VecSet::from([9])), VecSet::from([9]));
+        assert_eq!(
+            m.get("b").map(|s| s.iter().copied().collect::<Vec<_>>()),
+            Some(vec![0, 2])
+        );
+        assert_eq!(
+            *m.entry("c".into()).or_insert(VecSet::from([9])),
+            VecSet::from([9])
+        );
         assert_eq!(m.keys().cloned().collect::<Vec<_>>(), ["a", "b", "c"]);
     }
 
@@ -695,14 +745,20 @@ mod tests {
         let pairs = [("b", 1), ("a", 2), ("b", 3), ("a", 4), ("c", 5)];
         let v: VecMap<&str, i32> = pairs.iter().copied().collect();
         let b: BTreeMap<&str, i32> = pairs.iter().copied().collect();
-        assert_eq!(v.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), b.into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            v.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(),
+            b.into_iter().collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn map_extend_overwrites_like_insert() {
         let mut m: VecMap<i32, &str> = [(1, "a"), (3, "c")].into();
         m.extend([(2, "b"), (3, "C")]);
-        assert_eq!(m.into_iter().collect::<Vec<_>>(), [(1, "a"), (2, "b"), (3, "C")]);
+        assert_eq!(
+            m.into_iter().collect::<Vec<_>>(),
+            [(1, "a"), (2, "b"), (3, "C")]
+        );
     }
 
     #[test]
@@ -726,7 +782,10 @@ mod tests {
         for v in m.values_mut() {
             *v *= 2;
         }
-        assert_eq!(m.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), [(0, 2), (2, 42), (4, 82)]);
+        assert_eq!(
+            m.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(),
+            [(0, 2), (2, 42), (4, 82)]
+        );
     }
 
     #[test]
@@ -807,7 +866,10 @@ mod tests {
         let b: VecSet<i32> = [1, 2].into();
         assert_eq!(a, b);
         assert!(VecSet::from([1, 2]) < VecSet::from([1, 3]));
-        assert_eq!(BTreeSet::from([1, 2]) < BTreeSet::from([1, 3]), VecSet::from([1, 2]) < VecSet::from([1, 3]));
+        assert_eq!(
+            BTreeSet::from([1, 2]) < BTreeSet::from([1, 3]),
+            VecSet::from([1, 2]) < VecSet::from([1, 3])
+        );
         assert_eq!(format!("{a:?}"), format!("{:?}", BTreeSet::from([1, 2])));
     }
 }

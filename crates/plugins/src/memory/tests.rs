@@ -1,7 +1,10 @@
 //! One test per Plugin Implementation Guideline (requirements R40-R46, R21).
 use std::sync::Arc;
 
-use kcoord_plugin_api::{Node, NodeKind, PluginError, RequestContext, StreamsGroupTopologyDescription, StreamsGroupTopologyDescriptionPlugin, Subtopology, Uuid};
+use kcoord_plugin_api::{
+    Node, NodeKind, PluginError, RequestContext, StreamsGroupTopologyDescription,
+    StreamsGroupTopologyDescriptionPlugin, Subtopology, Uuid,
+};
 
 use super::{MemoryPlugin, MemoryPluginConfig};
 use crate::clock::ManualClock;
@@ -52,13 +55,21 @@ fn config() -> MemoryPluginConfig {
     MemoryPluginConfig {
         ttl_ms: 60_000,
         max_bytes: 10_000,
-        backoff: Backoff { base_ms: 1_000, max_ms: 8_000, jitter: 0.2, in_flight_timeout_ms: 5_000 },
+        backoff: Backoff {
+            base_ms: 1_000,
+            max_ms: 8_000,
+            jitter: 0.2,
+            in_flight_timeout_ms: 5_000,
+        },
     }
 }
 
 fn plugin() -> (MemoryPlugin, ManualClock) {
     let clock = ManualClock::new(1_000_000);
-    (MemoryPlugin::with_clock(config(), Arc::new(clock.clone())), clock)
+    (
+        MemoryPlugin::with_clock(config(), Arc::new(clock.clone())),
+        clock,
+    )
 }
 
 fn description(nodes: usize) -> StreamsGroupTopologyDescription {
@@ -66,7 +77,11 @@ fn description(nodes: usize) -> StreamsGroupTopologyDescription {
         subtopologies: vec![Subtopology {
             id: "0".into(),
             nodes: (0..nodes)
-                .map(|i| Node { name: format!("node-{i:05}"), kind: NodeKind::Processor { stores: vec![] }, successors: vec![] })
+                .map(|i| Node {
+                    name: format!("node-{i:05}"),
+                    kind: NodeKind::Processor { stores: vec![] },
+                    successors: vec![],
+                })
                 .collect(),
         }],
         global_stores: vec![],
@@ -85,7 +100,11 @@ fn r40_requires_topology_push_touches_one_entry_whatever_the_number_of_groups() 
     }
     let before = p.entries_visited();
     p.requires_topology_push(&ctx(), "g42", id(1));
-    assert_eq!(p.entries_visited() - before, 1, "one call looks at one entry: O(1), no sweep on the heartbeat path");
+    assert_eq!(
+        p.entries_visited() - before,
+        1,
+        "one call looks at one entry: O(1), no sweep on the heartbeat path"
+    );
 }
 
 #[tokio::test]
@@ -93,7 +112,9 @@ async fn r40_the_steady_state_call_allocates_nothing() {
     let (p, clock) = plugin();
     let ctx = ctx();
     assert!(p.requires_topology_push(&ctx, "g", id(1)));
-    p.set_topology(&ctx, "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx, "g", id(1), description(3))
+        .await
+        .unwrap();
     let before = counting::allocations();
     for _ in 0..1_000 {
         clock.advance(10);
@@ -101,14 +122,19 @@ async fn r40_the_steady_state_call_allocates_nothing() {
     }
     assert_eq!(counting::allocations() - before, 0);
     p.requires_topology_push(&ctx, "new", id(1));
-    assert!(counting::allocations() > before, "a new group's key is allocated once");
+    assert!(
+        counting::allocations() > before,
+        "a new group's key is allocated once"
+    );
 }
 
 #[tokio::test]
 async fn r41_inactive_groups_expire_and_heartbeats_keep_them_alive() {
     let (p, clock) = plugin();
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     // Kept alive by heartbeats past the TTL.
     for _ in 0..5 {
         clock.advance(30_000);
@@ -128,12 +154,19 @@ async fn r41_inactive_groups_expire_and_heartbeats_keep_them_alive() {
 async fn r41_a_superseded_id_drops_the_old_description() {
     let (p, _) = plugin();
     p.requires_topology_push(&ctx(), "g", id(1));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
-    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "a new id is requested");
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
+    assert!(
+        p.requires_topology_push(&ctx(), "g", id(2)),
+        "a new id is requested"
+    );
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
     assert!(p.get_topology(&ctx(), "g", id(2)).await.unwrap().is_none());
     // A late push for the old id does not come back.
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
 }
 
@@ -149,17 +182,32 @@ async fn r42_size_limit_rejects_above_and_accepts_at_the_limit() {
     };
     assert!(at_limit.encoded_size() <= 10_000);
     let mut above = at_limit.clone();
-    above.subtopologies[0].nodes.push(Node { name: "x".repeat(40), kind: NodeKind::Sink { topic: None }, successors: vec![] });
+    above.subtopologies[0].nodes.push(Node {
+        name: "x".repeat(40),
+        kind: NodeKind::Sink { topic: None },
+        successors: vec![],
+    });
     assert!(above.encoded_size() > 10_000);
 
     p.requires_topology_push(&ctx(), "big", id(1));
-    let err = p.set_topology(&ctx(), "big", id(1), above).await.unwrap_err();
+    let err = p
+        .set_topology(&ctx(), "big", id(1), above)
+        .await
+        .unwrap_err();
     assert!(matches!(err, PluginError::TooLarge(_)), "{err:?}");
-    assert!(!p.requires_topology_push(&ctx(), "big", id(1)), "no further requests for a too-large id");
+    assert!(
+        !p.requires_topology_push(&ctx(), "big", id(1)),
+        "no further requests for a too-large id"
+    );
 
     p.requires_topology_push(&ctx(), "fits", id(1));
-    p.set_topology(&ctx(), "fits", id(1), at_limit.clone()).await.unwrap();
-    assert_eq!(p.get_topology(&ctx(), "fits", id(1)).await.unwrap(), Some(at_limit));
+    p.set_topology(&ctx(), "fits", id(1), at_limit.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        p.get_topology(&ctx(), "fits", id(1)).await.unwrap(),
+        Some(at_limit)
+    );
 }
 
 #[test]
@@ -168,7 +216,10 @@ fn r43_one_request_per_id_while_a_push_is_in_flight() {
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
     for _ in 0..10 {
         clock.advance(400);
-        assert!(!p.requires_topology_push(&ctx(), "g", id(1)), "still in flight");
+        assert!(
+            !p.requires_topology_push(&ctx(), "g", id(1)),
+            "still in flight"
+        );
     }
     // After the in-flight timeout (5 s) and the first back-off (1 s ± 20%), it asks again.
     clock.advance(1_000);
@@ -194,7 +245,11 @@ fn r44_transient_failures_back_off_exponentially_with_jitter() {
     }
     // Base 1 s doubling, capped at 8 s, each within ±20%.
     for (wait, nominal) in waits.iter().zip([1_000u64, 2_000, 4_000, 8_000]) {
-        assert!(*wait as f64 >= nominal as f64 * 0.8 - 50.0 && *wait as f64 <= nominal as f64 * 1.2 + 50.0, "{waits:?}");
+        assert!(
+            *wait as f64 >= nominal as f64 * 0.8 - 50.0
+                && *wait as f64 <= nominal as f64 * 1.2 + 50.0,
+            "{waits:?}"
+        );
     }
 }
 
@@ -211,14 +266,19 @@ async fn r45_an_invalid_description_disables_the_id_for_good() {
         clock.advance(30_000);
         assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
     }
-    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "a new topology is asked for again");
+    assert!(
+        p.requires_topology_push(&ctx(), "g", id(2)),
+        "a new topology is asked for again"
+    );
 }
 
 #[tokio::test]
 async fn r46_a_stored_id_is_never_requested_again() {
     let (p, clock) = plugin();
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     for _ in 0..100 {
         clock.advance(1_000);
         assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
@@ -239,7 +299,10 @@ async fn r21_concurrent_pushes_of_the_same_id_are_idempotent() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
-    assert_eq!(p.get_topology(&ctx(), "g", id(1)).await.unwrap(), Some(description(5)));
+    assert_eq!(
+        p.get_topology(&ctx(), "g", id(1)).await.unwrap(),
+        Some(description(5))
+    );
     assert_eq!(p.group_count(), 1);
 }
 
@@ -247,7 +310,9 @@ async fn r21_concurrent_pushes_of_the_same_id_are_idempotent() {
 async fn delete_removes_the_group() {
     let (p, _) = plugin();
     p.requires_topology_push(&ctx(), "g", id(1));
-    p.set_topology(&ctx(), "g", id(1), description(1)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(1))
+        .await
+        .unwrap();
     p.delete_topology(&ctx(), "g").await.unwrap();
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
 }
@@ -257,18 +322,42 @@ fn settings_are_read_from_the_memory_keys() {
     let configs = [
         ("group.streams.topology.description.memory.ttl.ms", "5000"),
         ("group.streams.topology.description.memory.max.bytes", "123"),
-        ("group.streams.topology.description.memory.backoff.base.ms", "10"),
-        ("group.streams.topology.description.memory.backoff.max.ms", "20"),
-        ("group.streams.topology.description.memory.inflight.timeout.ms", "30"),
-        ("group.streams.topology.description.memory.backoff.jitter", "0.1"),
+        (
+            "group.streams.topology.description.memory.backoff.base.ms",
+            "10",
+        ),
+        (
+            "group.streams.topology.description.memory.backoff.max.ms",
+            "20",
+        ),
+        (
+            "group.streams.topology.description.memory.inflight.timeout.ms",
+            "30",
+        ),
+        (
+            "group.streams.topology.description.memory.backoff.jitter",
+            "0.1",
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let c = MemoryPluginConfig::from_configs(&configs).unwrap();
     assert_eq!((c.ttl_ms, c.max_bytes), (5000, 123));
-    assert_eq!(c.backoff, Backoff { base_ms: 10, max_ms: 20, jitter: 0.1, in_flight_timeout_ms: 30 });
-    let bad = [("group.streams.topology.description.memory.backoff.max.ms".to_string(), "1".to_string())].into();
+    assert_eq!(
+        c.backoff,
+        Backoff {
+            base_ms: 10,
+            max_ms: 20,
+            jitter: 0.1,
+            in_flight_timeout_ms: 30
+        }
+    );
+    let bad = [(
+        "group.streams.topology.description.memory.backoff.max.ms".to_string(),
+        "1".to_string(),
+    )]
+    .into();
     assert!(MemoryPluginConfig::from_configs(&bad).is_err());
 }
 
@@ -278,29 +367,43 @@ async fn r40_a_settled_group_is_answered_without_the_shard_lock() {
     let p = Arc::new(p);
     for g in 0..10_000 {
         p.requires_topology_push(&ctx(), &format!("g{g}"), id(1));
-        p.set_topology(&ctx(), &format!("g{g}"), id(1), description(1)).await.unwrap();
+        p.set_topology(&ctx(), &format!("g{g}"), id(1), description(1))
+            .await
+            .unwrap();
     }
     let before = p.entries_visited();
     assert!(!p.requires_topology_push(&ctx(), "g42", id(1)));
-    assert_eq!(p.entries_visited() - before, 1, "one settled group looked at, whatever the number of groups");
+    assert_eq!(
+        p.entries_visited() - before,
+        1,
+        "one settled group looked at, whatever the number of groups"
+    );
     // With g42's shard locked, the steady-state call still answers (it would block otherwise).
     let _held = p.shard("g42").lock();
     let (tx, rx) = std::sync::mpsc::channel();
     let asker = Arc::clone(&p);
     std::thread::spawn(move || tx.send(asker.requires_topology_push(&ctx(), "g42", id(1))));
-    assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(30)), Ok(false));
+    assert_eq!(
+        rx.recv_timeout(std::time::Duration::from_secs(30)),
+        Ok(false)
+    );
 }
 
 #[tokio::test]
 async fn r41_settled_groups_leave_the_lock_free_path_when_their_state_changes() {
     let (p, clock) = plugin();
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     assert!(!p.requires_topology_push(&ctx(), "g", id(1)));
     // A transient failure reported for the stored id makes it pending again.
     p.transient_failure("g");
     clock.advance(config().backoff.max_ms * 2);
-    assert!(p.requires_topology_push(&ctx(), "g", id(1)), "asked again after the back-off");
+    assert!(
+        p.requires_topology_push(&ctx(), "g", id(1)),
+        "asked again after the back-off"
+    );
     // A new id is asked for at once, and the old one is no longer settled.
     assert!(p.requires_topology_push(&ctx(), "g", id(2)));
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none());
@@ -308,9 +411,14 @@ async fn r41_settled_groups_leave_the_lock_free_path_when_their_state_changes() 
     p.delete_topology(&ctx(), "g").await.unwrap();
     assert!(p.requires_topology_push(&ctx(), "g", id(2)));
     // Expired while settled: the next call starts over too.
-    p.set_topology(&ctx(), "g", id(2), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(2), description(3))
+        .await
+        .unwrap();
     clock.advance(config().ttl_ms);
-    assert!(p.requires_topology_push(&ctx(), "g", id(2)), "an expired group is asked again");
+    assert!(
+        p.requires_topology_push(&ctx(), "g", id(2)),
+        "an expired group is asked again"
+    );
 }
 
 #[tokio::test]
@@ -318,7 +426,9 @@ async fn r41_keep_alives_on_the_lock_free_path_are_recorded_to_within_a_64th_of_
     let (p, clock) = plugin();
     let step = config().ttl_ms / 64;
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     // Calls every step/2 for three TTLs: the group stays.
     for _ in 0..(3 * 64 * 2) {
         clock.advance(step / 2);
@@ -334,13 +444,23 @@ async fn r41_keep_alives_on_the_lock_free_path_are_recorded_to_within_a_64th_of_
 #[test]
 fn r40_the_settled_table_finds_every_group_and_nothing_else() {
     use super::Settled;
-    assert!(Settled::default().get("g").is_none(), "an empty snapshot holds nothing");
+    assert!(
+        Settled::default().get("g").is_none(),
+        "an empty snapshot holds nothing"
+    );
     for n in [1, 2, 3, 7, 8, 100, 1_000] {
-        let groups = (0..n).map(|g| (format!("g{g}").into(), id(g as u128), g as u64)).collect();
+        let groups = (0..n)
+            .map(|g| (format!("g{g}").into(), id(g as u128), g as u64))
+            .collect();
         let table = Settled::new(groups);
-        assert!(table.slots.len() >= 2 * n, "at most half full, so every probe ends");
+        assert!(
+            table.slots.len() >= 2 * n,
+            "at most half full, so every probe ends"
+        );
         for g in 0..n {
-            let found = table.get(&format!("g{g}")).expect("a settled group is found");
+            let found = table
+                .get(&format!("g{g}"))
+                .expect("a settled group is found");
             assert_eq!((found.id, found.last_seen()), (id(g as u128), g as u64));
         }
         assert!(table.get("absent").is_none() && table.get(&format!("g{n}")).is_none());
@@ -352,12 +472,25 @@ fn r40_the_settled_table_finds_every_group_and_nothing_else() {
 async fn r44_a_transient_failure_after_storing_asks_again_and_stores_the_next_push() {
     let (p, clock) = plugin();
     assert!(p.requires_topology_push(&ctx(), "g", id(1)));
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
     p.transient_failure("g");
-    assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none(), "what the backend failed to store is not served");
+    assert!(
+        p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_none(),
+        "what the backend failed to store is not served"
+    );
     clock.advance(config().backoff.max_ms * 2);
-    assert!(p.requires_topology_push(&ctx(), "g", id(1)), "asked again after the back-off");
-    p.set_topology(&ctx(), "g", id(1), description(3)).await.unwrap();
-    assert!(!p.requires_topology_push(&ctx(), "g", id(1)), "the next push is stored");
+    assert!(
+        p.requires_topology_push(&ctx(), "g", id(1)),
+        "asked again after the back-off"
+    );
+    p.set_topology(&ctx(), "g", id(1), description(3))
+        .await
+        .unwrap();
+    assert!(
+        !p.requires_topology_push(&ctx(), "g", id(1)),
+        "the next push is stored"
+    );
     assert!(p.get_topology(&ctx(), "g", id(1)).await.unwrap().is_some());
 }

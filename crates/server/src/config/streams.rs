@@ -186,11 +186,8 @@ pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
             None,
             |v| Ok(optional_string(v)),
         )?,
-        topology_description_class: r.get(
-            TOPOLOGY_DESCRIPTION_CLASS,
-            None,
-            |v| Ok(optional_string(v)),
-        )?,
+        topology_description_class: r
+            .get(TOPOLOGY_DESCRIPTION_CLASS, None, |v| Ok(optional_string(v)))?,
         topology_description_timeout_ms: int(
             "group.streams.topology.description.timeout.ms",
             d.topology_description_timeout_ms,
@@ -243,7 +240,10 @@ fn topology_description_plugin(
         .iter()
         .map(|(k, e)| (k.clone(), e.value.clone()))
         .collect();
-    for k in all.keys().filter(|k| k.starts_with(TOPOLOGY_DESCRIPTION_PREFIX)) {
+    for k in all
+        .keys()
+        .filter(|k| k.starts_with(TOPOLOGY_DESCRIPTION_PREFIX))
+    {
         r.entry(k);
     }
     Ok(all)

@@ -241,12 +241,19 @@ fn topic_defaults_and_coordinator_shards() {
     let c = ok(MINIMAL);
     assert_eq!(c.num_partitions, 1);
     assert_eq!(c.default_replication_factor, 1);
-    assert_eq!(c.coordinator_shards, 50, "Kafka's default partition count of __consumer_offsets");
+    assert_eq!(
+        c.coordinator_shards, 50,
+        "Kafka's default partition count of __consumer_offsets"
+    );
     let c = ok(
         "node.id=1\nnum.partitions=6\ndefault.replication.factor=3\noffsets.topic.num.partitions=5\n",
     );
     assert_eq!(
-        (c.num_partitions, c.default_replication_factor, c.coordinator_shards),
+        (
+            c.num_partitions,
+            c.default_replication_factor,
+            c.coordinator_shards
+        ),
         (6, 3, 5)
     );
     assert_eq!(
@@ -267,7 +274,11 @@ fn topic_defaults_and_coordinator_shards() {
 fn group_coordinator_threads_is_validated_and_changes_no_shard_count() {
     let c = ok("node.id=1\ngroup.coordinator.threads=8\n");
     assert_eq!(c.coordinator_shards, 50);
-    assert!(c.warnings.is_empty(), "a key Kafka knows is not reported as unknown: {:?}", c.warnings);
+    assert!(
+        c.warnings.is_empty(),
+        "a key Kafka knows is not reported as unknown: {:?}",
+        c.warnings
+    );
     assert_eq!(
         err("node.id=1\ngroup.coordinator.threads=0\n"),
         "test.properties:2: group.coordinator.threads: expected a positive integer, got 0"

@@ -132,7 +132,9 @@ impl ControllerHandle {
 
     /// A block of producer ids for this node's InitProducerId, on disk (with
     /// `metadata.log.dir`) before it is answered.
-    pub async fn allocate_producer_ids(&self) -> Result<Result<ProducerIdBlock, String>, ControllerUnavailable> {
+    pub async fn allocate_producer_ids(
+        &self,
+    ) -> Result<Result<ProducerIdBlock, String>, ControllerUnavailable> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::AllocateProducerIds { reply }).await?;
         answer.await.map_err(|_| ControllerUnavailable)
@@ -392,7 +394,11 @@ impl Controller {
         // Not on disk: a restart could hand the same ids out again.
         self.after_change(before).await?;
         if let Ok(b) = &block {
-            info!(first = b.first, size = b.size, "allocated a producer id block");
+            info!(
+                first = b.first,
+                size = b.size,
+                "allocated a producer id block"
+            );
         }
         block
     }

@@ -6,7 +6,9 @@
 //! offset. Segments wholly below it are dropped at once (Kafka waits for its retention pass).
 //! Kafka Streams purges repartition topics with it.
 
-use kcoord_wire::messages::delete_records_response::{DeleteRecordsPartitionResult, DeleteRecordsTopicResult};
+use kcoord_wire::messages::delete_records_response::{
+    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+};
 use kcoord_wire::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use kcoord_wire::ErrorCode;
 use tracing::info;
@@ -17,7 +19,11 @@ use crate::state::RequestContext;
 /// Kafka's `DeleteRecordsRequest.HIGH_WATERMARK`.
 const HIGH_WATERMARK: i64 = -1;
 
-pub fn handle(ctx: &RequestContext<'_>, req: DeleteRecordsRequest, _version: i16) -> DeleteRecordsResponse {
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: DeleteRecordsRequest,
+    _version: i16,
+) -> DeleteRecordsResponse {
     let image = ctx.server.topics.snapshot();
     let topics = req
         .topics

@@ -147,7 +147,12 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
                 e.synonyms = c
                     .synonyms
                     .into_iter()
-                    .map(|(name, value, source)| DescribeConfigsSynonym { name, value: Some(value), source, ..Default::default() })
+                    .map(|(name, value, source)| DescribeConfigsSynonym {
+                        name,
+                        value: Some(value),
+                        source,
+                        ..Default::default()
+                    })
                     .collect();
             }
             e
@@ -167,17 +172,31 @@ struct TopicConfigEntry {
 /// Every topic config Kafka 4.4 lists, by name: the topic's own value (DYNAMIC_TOPIC_CONFIG),
 /// else the broker's (STATIC_BROKER_CONFIG when the config file changed Kafka's default),
 /// else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them, topic first.
-fn topic_configs(ctx: &RequestContext<'_>, set: &std::collections::BTreeMap<String, String>) -> Vec<TopicConfigEntry> {
+fn topic_configs(
+    ctx: &RequestContext<'_>,
+    set: &std::collections::BTreeMap<String, String>,
+) -> Vec<TopicConfigEntry> {
     use kcoord_storage::config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
     let broker = &ctx.server.config.log.defaults;
     let kafka = kcoord_storage::LogConfig::default();
     let mut out: Vec<TopicConfigEntry> = Vec::new();
     let ours = TOPIC_CONFIGS.iter().map(|(name, broker_key)| {
         let broker_value = broker.value_of(name).unwrap_or_default();
-        let source = if broker.value_of(name) == kafka.value_of(name) { DEFAULT_CONFIG } else { STATIC_BROKER_CONFIG };
+        let source = if broker.value_of(name) == kafka.value_of(name) {
+            DEFAULT_CONFIG
+        } else {
+            STATIC_BROKER_CONFIG
+        };
         (*name, broker_key.to_string(), broker_value, source)
     });
-    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| (*name, (*name).to_owned(), (*default).to_owned(), DEFAULT_CONFIG));
+    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| {
+        (
+            *name,
+            (*name).to_owned(),
+            (*default).to_owned(),
+            DEFAULT_CONFIG,
+        )
+    });
     for (name, broker_key, broker_value, broker_source) in ours.chain(others) {
         let mut synonyms = Vec::new();
         if let Some(v) = set.get(name) {
@@ -188,7 +207,13 @@ fn topic_configs(ctx: &RequestContext<'_>, set: &std::collections::BTreeMap<Stri
             Some(v) => (v.clone(), DYNAMIC_TOPIC_CONFIG),
             None => (broker_value, broker_source),
         };
-        out.push(TopicConfigEntry { name: name.to_owned(), value, source, config_type: config_type(name), synonyms });
+        out.push(TopicConfigEntry {
+            name: name.to_owned(),
+            value,
+            source,
+            config_type: config_type(name),
+            synonyms,
+        });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
@@ -197,11 +222,25 @@ fn topic_configs(ctx: &RequestContext<'_>, set: &std::collections::BTreeMap<Stri
 /// Kafka's `ConfigDef.Type` ids: BOOLEAN 1, STRING 2, INT 3, LONG 5, DOUBLE 6, LIST 7.
 fn config_type(name: &str) -> i8 {
     match name {
-        "preallocate" | "unclean.leader.election.enable" | "remote.storage.enable" | "remote.log.copy.disable" | "remote.log.delete.on.disable" | "message.downconversion.enable" => 1,
+        "preallocate"
+        | "unclean.leader.election.enable"
+        | "remote.storage.enable"
+        | "remote.log.copy.disable"
+        | "remote.log.delete.on.disable"
+        | "message.downconversion.enable" => 1,
         "compression.type" | "message.timestamp.type" => 2,
-        "segment.bytes" | "max.message.bytes" | "index.interval.bytes" | "segment.index.bytes" | "min.insync.replicas" | "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level" => 3,
+        "segment.bytes"
+        | "max.message.bytes"
+        | "index.interval.bytes"
+        | "segment.index.bytes"
+        | "min.insync.replicas"
+        | "compression.gzip.level"
+        | "compression.lz4.level"
+        | "compression.zstd.level" => 3,
         "min.cleanable.dirty.ratio" => 6,
-        "cleanup.policy" | "follower.replication.throttled.replicas" | "leader.replication.throttled.replicas" => 7,
+        "cleanup.policy"
+        | "follower.replication.throttled.replicas"
+        | "leader.replication.throttled.replicas" => 7,
         _ => 5,
     }
 }
@@ -452,7 +491,10 @@ mod tests {
         assert_eq!(c.synonyms[1].name, "log.retention.ms");
         // Every other config comes with its default, as Kafka lists them.
         let segment = configs.iter().find(|c| c.name == "segment.bytes").unwrap();
-        assert_eq!((segment.value.as_deref(), segment.config_source), (Some("1073741824"), DEFAULT_CONFIG));
+        assert_eq!(
+            (segment.value.as_deref(), segment.config_source),
+            (Some("1073741824"), DEFAULT_CONFIG)
+        );
         assert!(configs.iter().any(|c| c.name == "min.insync.replicas"));
         assert!(configs.len() > 30, "{}", configs.len());
     }

@@ -60,20 +60,33 @@ struct Read {
 pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -> FetchResponse {
     let now = crate::clock::now_ms();
     let uses_ids = version >= TOPIC_ID_VERSION;
-    let replica_id = if version >= REPLICA_STATE_VERSION { req.replica_state.replica_id } else { req.replica_id };
+    let replica_id = if version >= REPLICA_STATE_VERSION {
+        req.replica_state.replica_id
+    } else {
+        req.replica_id
+    };
     let (requested, forgotten) = requested_partitions(ctx, &req, uses_ids);
-    let (session_id, incremental, partitions) =
-        match ctx.server.fetch_sessions.begin(req.session_id, req.session_epoch, uses_ids, &requested, &forgotten, now) {
-            SessionFetch::Full { session_id } => (session_id, false, requested),
-            SessionFetch::Incremental { session_id, partitions } => (session_id, true, partitions),
-            SessionFetch::Error(code) => {
-                return FetchResponse {
-                    error_code: code.code(),
-                    session_id: 0,
-                    ..Default::default()
-                }
+    let (session_id, incremental, partitions) = match ctx.server.fetch_sessions.begin(
+        req.session_id,
+        req.session_epoch,
+        uses_ids,
+        &requested,
+        &forgotten,
+        now,
+    ) {
+        SessionFetch::Full { session_id } => (session_id, false, requested),
+        SessionFetch::Incremental {
+            session_id,
+            partitions,
+        } => (session_id, true, partitions),
+        SessionFetch::Error(code) => {
+            return FetchResponse {
+                error_code: code.code(),
+                session_id: 0,
+                ..Default::default()
             }
-        };
+        }
+    };
     let targets: Vec<Target> = partitions
         .into_iter()
         .map(|request| {
@@ -81,12 +94,21 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
             Target { request, log }
         })
         .collect();
-    let max_bytes = usize::try_from(req.max_bytes.min(ctx.server.config.log.fetch_max_bytes)).unwrap_or(0);
+    let max_bytes =
+        usize::try_from(req.max_bytes.min(ctx.server.config.log.fetch_max_bytes)).unwrap_or(0);
     let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0).min(max_bytes);
     let wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0));
     let reads = read_until(&targets, max_bytes, min_bytes, wait).await;
-    let on_disk = reads.iter().any(|r| r.chunks.iter().any(|c| matches!(c, kcoord_storage::Chunk::File { .. })));
-    let reads = if on_disk { crate::blocking::run(|| load_chunks(reads)) } else { reads };
+    let on_disk = reads.iter().any(|r| {
+        r.chunks
+            .iter()
+            .any(|c| matches!(c, kcoord_storage::Chunk::File { .. }))
+    });
+    let reads = if on_disk {
+        crate::blocking::run(|| load_chunks(reads))
+    } else {
+        reads
+    };
     let outcomes: Vec<PartitionOutcome> = reads
         .iter()
         .map(|r| PartitionOutcome {
@@ -97,7 +119,9 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
         })
         .collect();
     let included = if session_id != 0 {
-        ctx.server.fetch_sessions.finish(session_id, incremental, &outcomes)
+        ctx.server
+            .fetch_sessions
+            .finish(session_id, incremental, &outcomes)
     } else {
         vec![true; reads.len()]
     };
@@ -110,7 +134,13 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
     let read_committed = req.isolation_level == READ_COMMITTED;
     for ((target, read), include) in targets.iter().zip(reads).zip(included) {
         if include {
-            push_partition(&mut response, &target.request, read, uses_ids, read_committed);
+            push_partition(
+                &mut response,
+                &target.request,
+                read,
+                uses_ids,
+                read_committed,
+            );
         }
     }
     response
@@ -118,13 +148,26 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
 
 /// The request's partitions and forgotten partitions, with names and ids both filled in as
 /// far as the catalog knows them.
-fn requested_partitions(ctx: &RequestContext<'_>, req: &FetchRequest, uses_ids: bool) -> (Vec<FetchPartition>, Vec<(Uuid, String, i32)>) {
+fn requested_partitions(
+    ctx: &RequestContext<'_>,
+    req: &FetchRequest,
+    uses_ids: bool,
+) -> (Vec<FetchPartition>, Vec<(Uuid, String, i32)>) {
     let image = ctx.server.topics.snapshot();
     let name_and_id = |name: &str, id: Uuid| -> (String, Uuid) {
         if uses_ids {
-            (image.get_by_id(&id).map(|t| t.name.clone()).unwrap_or_default(), id)
+            (
+                image
+                    .get_by_id(&id)
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default(),
+                id,
+            )
         } else {
-            (name.to_owned(), image.get(name).map_or(Uuid::nil(), |t| t.id))
+            (
+                name.to_owned(),
+                image.get(name).map_or(Uuid::nil(), |t| t.id),
+            )
         }
     };
     let mut requested = Vec::new();
@@ -150,7 +193,12 @@ fn requested_partitions(ctx: &RequestContext<'_>, req: &FetchRequest, uses_ids: 
     (requested, forgotten)
 }
 
-fn resolve(ctx: &RequestContext<'_>, p: &FetchPartition, uses_ids: bool, replica_id: i32) -> Result<Arc<Partition>, ErrorCode> {
+fn resolve(
+    ctx: &RequestContext<'_>,
+    p: &FetchPartition,
+    uses_ids: bool,
+    replica_id: i32,
+) -> Result<Arc<Partition>, ErrorCode> {
     if p.topic.is_empty() && uses_ids {
         return Err(ErrorCode::UNKNOWN_TOPIC_ID);
     }
@@ -159,7 +207,11 @@ fn resolve(ctx: &RequestContext<'_>, p: &FetchPartition, uses_ids: bool, replica
     }
     let image = ctx.server.topics.snapshot();
     let Some(topic) = image.get(&p.topic) else {
-        return Err(if uses_ids { ErrorCode::UNKNOWN_TOPIC_ID } else { ErrorCode::UNKNOWN_TOPIC_OR_PARTITION });
+        return Err(if uses_ids {
+            ErrorCode::UNKNOWN_TOPIC_ID
+        } else {
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+        });
     };
     if uses_ids && topic.id != p.topic_id {
         return Err(ErrorCode::INCONSISTENT_TOPIC_ID);
@@ -168,11 +220,19 @@ fn resolve(ctx: &RequestContext<'_>, p: &FetchPartition, uses_ids: bool, replica
         // No follower replicates from this node.
         return Err(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
-    ctx.server.partitions.get(topic.id, p.partition).ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+    ctx.server
+        .partitions
+        .get(topic.id, p.partition)
+        .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
 }
 
 /// Reads until `min_bytes` are there, an error shows, or `wait` has passed.
-async fn read_until(targets: &[Target], max_bytes: usize, min_bytes: usize, wait: Duration) -> Vec<Read> {
+async fn read_until(
+    targets: &[Target],
+    max_bytes: usize,
+    min_bytes: usize,
+    wait: Duration,
+) -> Vec<Read> {
     let reads = read_all(targets, max_bytes);
     if done(&reads, min_bytes) || wait.is_zero() || targets.is_empty() {
         return reads;
@@ -206,7 +266,8 @@ async fn read_until(targets: &[Target], max_bytes: usize, min_bytes: usize, wait
 }
 
 fn done(reads: &[Read], min_bytes: usize) -> bool {
-    reads.iter().any(|r| r.error.is_some()) || reads.iter().map(|r| r.bytes).sum::<usize>() >= min_bytes
+    reads.iter().any(|r| r.error.is_some())
+        || reads.iter().map(|r| r.bytes).sum::<usize>() >= min_bytes
 }
 
 /// One pass over the partitions, in order, within the byte limits.
@@ -245,7 +306,9 @@ fn read_one(t: &Target, remaining: usize, min_one: bool) -> Read {
             ErrorCode::UNKNOWN_LEADER_EPOCH
         });
     }
-    let limit = usize::try_from(t.request.max_bytes).unwrap_or(0).min(remaining);
+    let limit = usize::try_from(t.request.max_bytes)
+        .unwrap_or(0)
+        .min(remaining);
     let log = partition.log();
     match log.read(t.request.fetch_offset, limit, min_one) {
         Ok(r) => Read {
@@ -273,7 +336,9 @@ fn load_chunks(reads: Vec<Read>) -> Vec<Read> {
                 .iter()
                 .map(|c| match c {
                     kcoord_storage::Chunk::Memory(_) => Ok(c.clone()),
-                    kcoord_storage::Chunk::File { .. } => c.load().map(kcoord_storage::Chunk::Memory),
+                    kcoord_storage::Chunk::File { .. } => {
+                        c.load().map(kcoord_storage::Chunk::Memory)
+                    }
                 })
                 .collect();
             match loaded {
@@ -293,14 +358,27 @@ fn load_chunks(reads: Vec<Read>) -> Vec<Read> {
         .collect()
 }
 
-fn push_partition(response: &mut FetchResponse, p: &FetchPartition, read: Read, uses_ids: bool, read_committed: bool) {
-    let same_topic = response
-        .responses
-        .last()
-        .is_some_and(|t| if uses_ids { t.topic_id == p.topic_id } else { t.topic == p.topic });
+fn push_partition(
+    response: &mut FetchResponse,
+    p: &FetchPartition,
+    read: Read,
+    uses_ids: bool,
+    read_committed: bool,
+) {
+    let same_topic = response.responses.last().is_some_and(|t| {
+        if uses_ids {
+            t.topic_id == p.topic_id
+        } else {
+            t.topic == p.topic
+        }
+    });
     if !same_topic {
         response.responses.push(FetchableTopicResponse {
-            topic: if uses_ids { String::new() } else { p.topic.clone() },
+            topic: if uses_ids {
+                String::new()
+            } else {
+                p.topic.clone()
+            },
             topic_id: if uses_ids { p.topic_id } else { Uuid::nil() },
             ..Default::default()
         });

@@ -53,7 +53,8 @@ pub fn handle(
                 Ok(node) => (ErrorCode::NONE, node),
                 Err(error) => (error, Node::none()),
             };
-            let error_message = (unknown_type || req.key_type == TRANSACTION).then(|| message(error, req.key_type, &key));
+            let error_message = (unknown_type || req.key_type == TRANSACTION)
+                .then(|| message(error, req.key_type, &key));
             Coordinator {
                 key,
                 node_id: node.id,
@@ -191,11 +192,17 @@ mod tests {
             (31, -1, "", -1)
         );
         let message = resp.error_message.unwrap();
-        assert!(message.contains("does not support transactions"), "{message}");
+        assert!(
+            message.contains("does not support transactions"),
+            "{message}"
+        );
         let resp = call(batched(TRANSACTION, &["tx"]), 4);
         let c = &resp.coordinators[0];
         assert_eq!((c.error_code, c.node_id), (31, -1));
-        assert!(c.error_message.as_deref().is_some_and(|m| m.contains("'tx'")));
+        assert!(c
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("'tx'")));
     }
 
     #[test]

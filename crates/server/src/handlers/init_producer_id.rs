@@ -15,7 +15,11 @@ use tracing::{info, warn};
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
 
-pub async fn handle(ctx: &RequestContext<'_>, req: InitProducerIdRequest, _version: i16) -> InitProducerIdResponse {
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: InitProducerIdRequest,
+    _version: i16,
+) -> InitProducerIdResponse {
     let refuse = |code: ErrorCode| InitProducerIdResponse {
         throttle_time_ms: 0,
         error_code: code.code(),
@@ -35,7 +39,12 @@ pub async fn handle(ctx: &RequestContext<'_>, req: InitProducerIdRequest, _versi
         None => {}
     }
     // Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic.
-    if !authorize(ctx, AclOperation::IdempotentWrite, ResourceType::Cluster, crate::handlers::broker_registration::KAFKA_CLUSTER) {
+    if !authorize(
+        ctx,
+        AclOperation::IdempotentWrite,
+        ResourceType::Cluster,
+        crate::handlers::broker_registration::KAFKA_CLUSTER,
+    ) {
         return refuse(ErrorCode::CLUSTER_AUTHORIZATION_FAILED);
     }
     match ctx.server.producer_ids.next(&ctx.server.controller).await {

@@ -9,7 +9,9 @@
 
 use std::collections::HashSet;
 
-use kcoord_wire::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kcoord_wire::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kcoord_wire::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kcoord_wire::ErrorCode;
 use tracing::warn;
@@ -38,13 +40,21 @@ fn min_version(timestamp: i64) -> Option<i16> {
     }
 }
 
-pub fn handle(ctx: &RequestContext<'_>, req: ListOffsetsRequest, version: i16) -> ListOffsetsResponse {
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: ListOffsetsRequest,
+    version: i16,
+) -> ListOffsetsResponse {
     let image = ctx.server.topics.snapshot();
     let mut seen = HashSet::new();
     let duplicates: HashSet<(String, i32)> = req
         .topics
         .iter()
-        .flat_map(|t| t.partitions.iter().map(move |p| (t.name.clone(), p.partition_index)))
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (t.name.clone(), p.partition_index))
+        })
         .filter(|k| !seen.insert(k.clone()))
         .collect();
     let mut answered = HashSet::new();
@@ -72,9 +82,13 @@ pub fn handle(ctx: &RequestContext<'_>, req: ListOffsetsRequest, version: i16) -
                         Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
                     } else {
                         topic
-                            .and_then(|topic| ctx.server.partitions.get(topic.id, p.partition_index))
+                            .and_then(|topic| {
+                                ctx.server.partitions.get(topic.id, p.partition_index)
+                            })
                             .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-                            .and_then(|partition| lookup(&partition, p.timestamp, p.current_leader_epoch, version))
+                            .and_then(|partition| {
+                                lookup(&partition, p.timestamp, p.current_leader_epoch, version)
+                            })
                     };
                     match result {
                         Ok(found) => {
@@ -115,7 +129,12 @@ const NOTHING: Found = Found {
     leader_epoch: -1,
 };
 
-fn lookup(partition: &Partition, timestamp: i64, current_leader_epoch: i32, version: i16) -> Result<Found, ErrorCode> {
+fn lookup(
+    partition: &Partition,
+    timestamp: i64,
+    current_leader_epoch: i32,
+    version: i16,
+) -> Result<Found, ErrorCode> {
     match min_version(timestamp) {
         Some(min) if version >= min => {}
         _ => return Err(ErrorCode::UNSUPPORTED_VERSION),
@@ -150,7 +169,10 @@ fn lookup(partition: &Partition, timestamp: i64, current_leader_epoch: i32, vers
     Ok(found)
 }
 
-fn record(partition: &Partition, found: Result<Option<kcoord_storage::TimestampOffset>, kcoord_storage::StorageError>) -> Result<Found, ErrorCode> {
+fn record(
+    partition: &Partition,
+    found: Result<Option<kcoord_storage::TimestampOffset>, kcoord_storage::StorageError>,
+) -> Result<Found, ErrorCode> {
     match found {
         Ok(Some(t)) => Ok(Found {
             offset: t.offset,

@@ -4,14 +4,20 @@
 //! epoch, or -1, has no end (-1, -1, no error); an epoch below -1 ends where the current one
 //! starts, the log start offset. The replica id is ignored, as Kafka ignores it.
 
-use kcoord_wire::messages::offset_for_leader_epoch_response::{EpochEndOffset, OffsetForLeaderTopicResult};
+use kcoord_wire::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
 use kcoord_wire::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 use kcoord_wire::ErrorCode;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
 
-pub fn handle(ctx: &RequestContext<'_>, req: OffsetForLeaderEpochRequest, _version: i16) -> OffsetForLeaderEpochResponse {
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: OffsetForLeaderEpochRequest,
+    _version: i16,
+) -> OffsetForLeaderEpochResponse {
     let image = ctx.server.topics.snapshot();
     let topics = req
         .topics
@@ -29,10 +35,15 @@ pub fn handle(ctx: &RequestContext<'_>, req: OffsetForLeaderEpochRequest, _versi
                         end_offset: -1,
                         ..Default::default()
                     };
-                    let partition = topic.and_then(|topic| ctx.server.partitions.get(topic.id, p.partition));
+                    let partition =
+                        topic.and_then(|topic| ctx.server.partitions.get(topic.id, p.partition));
                     match (allowed, partition) {
-                        (false, _) => answer.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
-                        (true, None) => answer.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+                        (false, _) => {
+                            answer.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
+                        }
+                        (true, None) => {
+                            answer.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+                        }
                         (true, Some(part)) => {
                             let current = p.current_leader_epoch;
                             if current >= 0 && current < part.leader_epoch {

@@ -40,7 +40,12 @@ pub fn handle(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16) -> Pr
 }
 
 /// The response to `req`, whatever its acks.
-pub fn produce(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16, now_ms: i64) -> ProduceResponse {
+pub fn produce(
+    ctx: &RequestContext<'_>,
+    req: ProduceRequest,
+    version: i16,
+    now_ms: i64,
+) -> ProduceResponse {
     let use_ids = version >= TOPIC_ID_VERSION;
     let whole = whole_request_refusal(&req);
     let image = ctx.server.topics.snapshot();
@@ -48,10 +53,18 @@ pub fn produce(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16, now_
     // The entries of each partition, to validate together: (topic slot, partition slot, records).
     let mut by_partition: HashMap<(Uuid, i32), (Arc<Partition>, Vec<Entry>)> = HashMap::new();
     for t in req.topic_data {
-        let topic = if use_ids { image.get_by_id(&t.topic_id) } else { image.get(&t.name) };
+        let topic = if use_ids {
+            image.get_by_id(&t.topic_id)
+        } else {
+            image.get(&t.name)
+        };
         let ti = responses.len();
         responses.push(TopicProduceResponse {
-            name: if use_ids { String::new() } else { t.name.clone() },
+            name: if use_ids {
+                String::new()
+            } else {
+                t.name.clone()
+            },
             topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
             partition_responses: Vec::with_capacity(t.partition_data.len()),
             ..Default::default()
@@ -64,28 +77,43 @@ pub fn produce(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16, now_
             } else {
                 // Kafka asks the authorizer first, by the name the request gives (or resolves).
                 let name = topic.map_or(t.name.as_str(), |t| t.name.as_str());
-                let allowed = (use_ids && topic.is_none()) || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
+                let allowed = (use_ids && topic.is_none())
+                    || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
                 match (topic, &partition) {
                     _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
                     (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
-                    (None, _) | (_, None) => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)),
+                    (None, _) | (_, None) => {
+                        Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION))
+                    }
                     // Kafka checks acks once the topics are known.
-                    _ if !matches!(req.acks, -1..=1) => Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS)),
-                    (Some(t), _) if t.is_internal() => Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION)),
+                    _ if !matches!(req.acks, -1..=1) => {
+                        Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS))
+                    }
+                    (Some(t), _) if t.is_internal() => {
+                        Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION))
+                    }
                     _ => None,
                 }
             };
-            responses[ti].partition_responses.push(PartitionProduceResponse {
-                index: p.index,
-                ..failed(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-            });
+            responses[ti]
+                .partition_responses
+                .push(PartitionProduceResponse {
+                    index: p.index,
+                    ..failed(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+                });
             match (error, partition) {
-                (Some(refusal), _) => responses[ti].partition_responses[pi] = refusal.answer(p.index, -1),
+                (Some(refusal), _) => {
+                    responses[ti].partition_responses[pi] = refusal.answer(p.index, -1)
+                }
                 (None, Some(partition)) => by_partition
                     .entry((partition.topic_id, partition.index))
                     .or_insert_with(|| (partition, Vec::new()))
                     .1
-                    .push(Entry { ti, pi, records: p.records.map(|r| r.to_bytes()) }),
+                    .push(Entry {
+                        ti,
+                        pi,
+                        records: p.records.map(|r| r.to_bytes()),
+                    }),
                 (None, None) => {}
             }
         }
@@ -152,7 +180,11 @@ impl Refusal {
             index,
             error_message: self.message,
             record_errors: self.record_errors,
-            log_start_offset: if keeps_log_start { log_start_offset } else { -1 },
+            log_start_offset: if keeps_log_start {
+                log_start_offset
+            } else {
+                -1
+            },
             ..failed(self.code)
         }
     }
@@ -172,11 +204,17 @@ fn whole_request_refusal(req: &ProduceRequest) -> Option<Refusal> {
         Ok(true) => Some(match &req.transactional_id {
             None => Refusal::with_message(
                 ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.message().to_owned(),
+                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    .message()
+                    .to_owned(),
             ),
-            Some(id) => Refusal::with_message(ErrorCode::INVALID_TXN_STATE, transactions_unsupported(id)),
+            Some(id) => {
+                Refusal::with_message(ErrorCode::INVALID_TXN_STATE, transactions_unsupported(id))
+            }
         }),
-        Err(e) => Some(Refusal::code(ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE))),
+        Err(e) => Some(Refusal::code(
+            ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE),
+        )),
     }
 }
 
@@ -207,7 +245,12 @@ fn validation_refusal(e: &validate::ValidationError) -> Refusal {
 }
 
 /// Validates every batch given for one partition, then appends them all, or none.
-fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, now_ms: i64) -> Vec<(usize, usize, PartitionProduceResponse)> {
+fn append_partition(
+    partition: &Partition,
+    entries: Vec<Entry>,
+    version: i16,
+    now_ms: i64,
+) -> Vec<(usize, usize, PartitionProduceResponse)> {
     let (validation, log_start, fsyncs_every_append) = {
         let log = partition.log();
         let fsyncs = log.dir().is_some() && log.config().flush_messages < i64::MAX;
@@ -223,10 +266,12 @@ fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, no
         .map(|e| {
             let result = match e.records {
                 None => Err(Refusal::code(ErrorCode::INVALID_RECORD)),
-                Some(bytes) => validate::validate_produce(&bytes, &validation, &context, now_ms).map(IncomingBatch::from).map_err(|err| {
-                    debug!(partition = %partition.name(), error = %err, "produce refused");
-                    validation_refusal(&err)
-                }),
+                Some(bytes) => validate::validate_produce(&bytes, &validation, &context, now_ms)
+                    .map(IncomingBatch::from)
+                    .map_err(|err| {
+                        debug!(partition = %partition.name(), error = %err, "produce refused");
+                        validation_refusal(&err)
+                    }),
             };
             (e.ti, e.pi, result)
         })
@@ -236,7 +281,10 @@ fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, no
             .into_iter()
             .map(|(ti, pi, r)| {
                 let refusal = r.err().unwrap_or_else(|| {
-                    Refusal::with_message(ErrorCode::INVALID_RECORD, "Another batch for this partition in the request was rejected".into())
+                    Refusal::with_message(
+                        ErrorCode::INVALID_RECORD,
+                        "Another batch for this partition in the request was rejected".into(),
+                    )
                 });
                 (ti, pi, refusal.answer(0, log_start))
             })
@@ -252,7 +300,8 @@ fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, no
                     Ok(a) => appended(&a),
                     Err(e) => {
                         debug!(partition = %partition.name(), error = %e, "append refused");
-                        let code = ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
+                        let code = ErrorCode::from_code(e.error_code())
+                            .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
                         Refusal::code(code).answer(0, log.log_start_offset())
                     }
                 };
@@ -261,7 +310,11 @@ fn append_partition(partition: &Partition, entries: Vec<Entry>, version: i16, no
             .collect::<Vec<_>>()
     };
     // An fsync (flush.messages) must not stall the worker's other connections.
-    let answers = if fsyncs_every_append { crate::blocking::run(append) } else { append() };
+    let answers = if fsyncs_every_append {
+        crate::blocking::run(append)
+    } else {
+        append()
+    };
     partition.appended.notify_waiters();
     answers
 }
@@ -275,7 +328,6 @@ fn appended(a: &Appended) -> PartitionProduceResponse {
         ..Default::default()
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -298,7 +350,14 @@ mod tests {
             timeout_ms: 1000,
             topic_data: vec![TopicProduceData {
                 name: topic.into(),
-                partition_data: partitions.iter().map(|p| PartitionProduceData { index: *p, records: Some(batch.clone().into()), ..Default::default() }).collect(),
+                partition_data: partitions
+                    .iter()
+                    .map(|p| PartitionProduceData {
+                        index: *p,
+                        records: Some(batch.clone().into()),
+                        ..Default::default()
+                    })
+                    .collect(),
                 ..Default::default()
             }],
             ..Default::default()
@@ -306,27 +365,46 @@ mod tests {
     }
 
     fn codes(state: &ServerState, req: ProduceRequest, version: i16) -> Vec<(i16, i64, i64)> {
-        let resp = with_ctx(state, ListenerKind::Broker, |ctx| produce(ctx, req, version, 1_700_000_000_000));
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| {
+            produce(ctx, req, version, 1_700_000_000_000)
+        });
         encodes(&resp, version);
-        resp.responses[0].partition_responses.iter().map(|p| (p.error_code, p.base_offset, p.log_start_offset)).collect()
+        resp.responses[0]
+            .partition_responses
+            .iter()
+            .map(|p| (p.error_code, p.base_offset, p.log_start_offset))
+            .collect()
     }
 
     #[tokio::test]
     async fn appends_answer_offsets_and_unknown_partitions_are_refused() {
         let node = running("");
         create_topic(&node.state, "t", 2).await;
-        assert_eq!(codes(&node.state, request("t", &[0, 1, 7]), 12), vec![(0, 0, 0), (0, 0, 0), (3, -1, -1)]);
-        assert_eq!(codes(&node.state, request("t", &[0]), 3), vec![(0, 1, 0)], "v3 is served");
+        assert_eq!(
+            codes(&node.state, request("t", &[0, 1, 7]), 12),
+            vec![(0, 0, 0), (0, 0, 0), (3, -1, -1)]
+        );
+        assert_eq!(
+            codes(&node.state, request("t", &[0]), 3),
+            vec![(0, 1, 0)],
+            "v3 is served"
+        );
     }
 
     #[tokio::test]
     async fn the_authorizer_is_asked_before_the_topic_is_looked_up() {
         let node = running("");
         create_topic(&node.state, "t", 1).await;
-        let (mut state, _) = ServerState::build(Arc::clone(&node.state.config), node.state.listeners.iter().map(|l| (**l).clone()).collect());
+        let (mut state, _) = ServerState::build(
+            Arc::clone(&node.state.config),
+            node.state.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
         state.authorizer = Some(Arc::new(crate::authz::DenyAll));
         // A node whose catalog does not know the topic: denied all the same, as Kafka answers.
         assert_eq!(codes(&state, request("t", &[0]), 12), vec![(29, -1, -1)]);
-        assert_eq!(codes(&state, request("unknown", &[0]), 12), vec![(29, -1, -1)]);
+        assert_eq!(
+            codes(&state, request("unknown", &[0]), 12),
+            vec![(29, -1, -1)]
+        );
     }
 }

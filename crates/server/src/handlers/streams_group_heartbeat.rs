@@ -88,11 +88,7 @@ pub async fn handle(
     let id = result.topology_description_id;
     let push = version >= 1
         && ctx.server.topology.is_enabled()
-        && id.is_some_and(|id| {
-            ctx.server
-                .topology
-                .requires_push_for(ctx, group, id)
-        });
+        && id.is_some_and(|id| ctx.server.topology.requires_push_for(ctx, group, id));
     // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
     response.topology_description_required = push && version == 1;
     response.topology_description_id = id.filter(|_| push && version >= 2);
@@ -106,7 +102,6 @@ fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeart
         ..Default::default()
     }
 }
-
 
 #[cfg(test)]
 mod tests;

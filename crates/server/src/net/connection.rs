@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
-use tokio::sync::Notify;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, warn};
 
@@ -63,7 +63,14 @@ pub(crate) async fn serve(stream: TcpStream, conn: Connection, shutdown: watch::
     let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
     let queued = Arc::new(Queued::default());
     tokio::join!(
-        read_requests(reader, &conn, FrameDecoder::new(max_frame), tx, &queued, shutdown),
+        read_requests(
+            reader,
+            &conn,
+            FrameDecoder::new(max_frame),
+            tx,
+            &queued,
+            shutdown
+        ),
         write_responses(writer, rx, &conn, &queued)
     );
     debug!(%peer, listener = %conn.listener.name, "connection closed");
@@ -154,7 +161,10 @@ async fn write_responses(
                     batch.extend_from_slice(&first.to_bytes());
                     let mut pending = Some(second);
                     while let Some(f) = pending.take() {
-                        if f.len() > BATCH_COPY_LIMIT || !matches!(f, OutFrame::One(_)) || batch.len() >= MAX_WRITE_BATCH {
+                        if f.len() > BATCH_COPY_LIMIT
+                            || !matches!(f, OutFrame::One(_))
+                            || batch.len() >= MAX_WRITE_BATCH
+                        {
                             next = Some(f);
                             break;
                         }
@@ -215,7 +225,9 @@ mod tests {
     #[tokio::test]
     async fn a_reader_waits_while_too_many_response_bytes_are_unwritten() {
         let queued = Arc::new(Queued::default());
-        queued.bytes.fetch_add(MAX_QUEUED_RESPONSE_BYTES, Ordering::AcqRel);
+        queued
+            .bytes
+            .fetch_add(MAX_QUEUED_RESPONSE_BYTES, Ordering::AcqRel);
         let waiting = tokio::spawn({
             let queued = Arc::clone(&queued);
             async move { queued.wait_for_room().await }
@@ -242,9 +254,13 @@ mod tests {
         let (stream, _) = listener.accept().await.unwrap();
         let (_, mut writer) = stream.into_split();
         // More pieces than one writev takes, of several sizes.
-        let parts: Vec<bytes::Bytes> = (0..3000u32).map(|i| bytes::Bytes::from(vec![(i % 251) as u8; (i % 7) as usize * 100])).collect();
+        let parts: Vec<bytes::Bytes> = (0..3000u32)
+            .map(|i| bytes::Bytes::from(vec![(i % 251) as u8; (i % 7) as usize * 100]))
+            .collect();
         let expected: Vec<u8> = parts.iter().flat_map(|p| p.iter().copied()).collect();
-        write_frame(&mut writer, &OutFrame::Parts(parts)).await.unwrap();
+        write_frame(&mut writer, &OutFrame::Parts(parts))
+            .await
+            .unwrap();
         writer.shutdown().await.unwrap();
         drop(writer);
         assert_eq!(client.await.unwrap(), expected);

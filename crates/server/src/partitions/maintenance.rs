@@ -16,7 +16,10 @@ use crate::clock::now_ms;
 /// Kafka's `log.initial.task.delay.ms`: the first retention pass waits this long after start.
 const INITIAL_DELAY_MS: i64 = 30_000;
 
-pub fn spawn(partitions: Arc<Partitions>, stop: &watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(
+    partitions: Arc<Partitions>,
+    stop: &watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(run(partitions, stop.clone()))
 }
 
@@ -50,7 +53,9 @@ fn one_pass(partitions: &Partitions, due: Due, now: i64, expiration_ms: i64) {
         }
         if due.clean && log.config().cleanup_compact {
             match log.compact(now) {
-                Ok(stats) if stats.removed_records > 0 => debug!(partition = %p.name(), removed = stats.removed_records, "compacted"),
+                Ok(stats) if stats.removed_records > 0 => {
+                    debug!(partition = %p.name(), removed = stats.removed_records, "compacted")
+                }
                 Ok(_) => {}
                 Err(e) => warn!(partition = %p.name(), error = %e, "compaction failed"),
             }
@@ -66,7 +71,10 @@ struct Job {
 
 impl Job {
     fn new(every_ms: i64, first_ms: i64) -> Job {
-        Job { every_ms, next_ms: first_ms }
+        Job {
+            every_ms,
+            next_ms: first_ms,
+        }
     }
 
     fn due(&mut self, now: i64) -> bool {
@@ -81,10 +89,23 @@ impl Job {
 async fn run(partitions: Arc<Partitions>, mut stop: watch::Receiver<bool>) {
     let s = partitions.settings().clone();
     let start = now_ms();
-    let mut retention = Job::new(s.retention_check_interval_ms, start + INITIAL_DELAY_MS.min(s.retention_check_interval_ms));
-    let mut flush = Job::new(s.flush_scheduler_interval_ms, start.saturating_add(s.flush_scheduler_interval_ms));
-    let mut expiry = Job::new(s.producer_id_expiration_check_interval_ms, start + s.producer_id_expiration_check_interval_ms);
-    let cleaner_every = if s.cleaner_enable { s.cleaner_backoff_ms.max(1) } else { i64::MAX };
+    let mut retention = Job::new(
+        s.retention_check_interval_ms,
+        start + INITIAL_DELAY_MS.min(s.retention_check_interval_ms),
+    );
+    let mut flush = Job::new(
+        s.flush_scheduler_interval_ms,
+        start.saturating_add(s.flush_scheduler_interval_ms),
+    );
+    let mut expiry = Job::new(
+        s.producer_id_expiration_check_interval_ms,
+        start + s.producer_id_expiration_check_interval_ms,
+    );
+    let cleaner_every = if s.cleaner_enable {
+        s.cleaner_backoff_ms.max(1)
+    } else {
+        i64::MAX
+    };
     let mut cleaner = Job::new(cleaner_every, start.saturating_add(cleaner_every));
     loop {
         let next = [&retention, &flush, &expiry, &cleaner]
@@ -93,7 +114,11 @@ async fn run(partitions: Arc<Partitions>, mut stop: watch::Receiver<bool>) {
             .map(|j| j.next_ms)
             .min()
             .unwrap_or(i64::MAX);
-        let sleep = Duration::from_millis(u64::try_from(next.saturating_sub(now_ms())).unwrap_or(0).min(3_600_000));
+        let sleep = Duration::from_millis(
+            u64::try_from(next.saturating_sub(now_ms()))
+                .unwrap_or(0)
+                .min(3_600_000),
+        );
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
             _ = crate::net::stopped(&mut stop) => break,
