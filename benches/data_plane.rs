@@ -65,10 +65,14 @@
 //! the process fails only on an error, never on a missed goal; unknown arguments (libtest's)
 //! are ignored there.
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+
+use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
 mod produce;
 
@@ -390,33 +394,6 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         return Err("--latency-record-bytes must be at least 8 (the send time)".into());
     }
     Ok(o)
-}
-
-fn list<T>(value: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    let items = value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(parse)
-        .collect::<Result<Vec<_>, _>>()?;
-    if items.is_empty() {
-        return Err(format!("empty list {value:?}"));
-    }
-    Ok(items)
-}
-
-fn positive(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive integer, got {s:?}")),
-    }
-}
-
-fn seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if (0.0..=3600.0).contains(&x) => Ok(x),
-        _ => Err(format!("expected seconds between 0 and 3600, got {s:?}")),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

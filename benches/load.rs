@@ -104,10 +104,14 @@
 //!
 //! New workloads implement [`Generator`] and get a name in [`Workload`].
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+
+use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
 mod produce;
 
@@ -781,33 +785,6 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         }
     }
     Ok(options)
-}
-
-fn list<T>(value: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    let items = value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(parse)
-        .collect::<Result<Vec<_>, _>>()?;
-    if items.is_empty() {
-        return Err(format!("empty list {value:?}"));
-    }
-    Ok(items)
-}
-
-fn positive(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive integer, got {s:?}")),
-    }
-}
-
-fn seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if (0.0..=3600.0).contains(&x) => Ok(x),
-        _ => Err(format!("expected seconds between 0 and 3600, got {s:?}")),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
