@@ -30,6 +30,7 @@ use tracing::debug;
 use uuid::Uuid;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::catalog::TopicsImage;
 use crate::fetch_sessions::{FetchPartition, PartitionOutcome, SessionFetch};
 use crate::partitions::Partition;
 use crate::state::RequestContext;
@@ -65,7 +66,9 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
     } else {
         req.replica_id
     };
-    let (requested, forgotten) = requested_partitions(ctx, &req, uses_ids);
+    // One catalog snapshot answers the whole request.
+    let image = ctx.server.topics.snapshot();
+    let (requested, forgotten) = requested_partitions(&image, &req, uses_ids);
     let (session_id, incremental, partitions) = match ctx.server.fetch_sessions.begin(
         req.session_id,
         req.session_epoch,
@@ -90,7 +93,7 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
     let targets: Vec<Target> = partitions
         .into_iter()
         .map(|request| {
-            let log = resolve(ctx, &request, uses_ids, replica_id);
+            let log = resolve(ctx, &image, &request, uses_ids, replica_id);
             Target { request, log }
         })
         .collect();
@@ -149,11 +152,10 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
 /// The request's partitions and forgotten partitions, with names and ids both filled in as
 /// far as the catalog knows them.
 fn requested_partitions(
-    ctx: &RequestContext<'_>,
+    image: &TopicsImage,
     req: &FetchRequest,
     uses_ids: bool,
 ) -> (Vec<FetchPartition>, Vec<(Uuid, String, i32)>) {
-    let image = ctx.server.topics.snapshot();
     let name_and_id = |name: &str, id: Uuid| -> (String, Uuid) {
         if uses_ids {
             (
@@ -195,6 +197,7 @@ fn requested_partitions(
 
 fn resolve(
     ctx: &RequestContext<'_>,
+    image: &TopicsImage,
     p: &FetchPartition,
     uses_ids: bool,
     replica_id: i32,
@@ -205,7 +208,6 @@ fn resolve(
     if !authorize(ctx, AclOperation::Read, ResourceType::Topic, &p.topic) {
         return Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     }
-    let image = ctx.server.topics.snapshot();
     let Some(topic) = image.get(&p.topic) else {
         return Err(if uses_ids {
             ErrorCode::UNKNOWN_TOPIC_ID
