@@ -324,11 +324,14 @@ impl CoordinatorShard {
         let group_ref = self.group(group_id).unwrap_or(&empty);
         // The member's slice of the target: `None` = the group's current one, looked up only if
         // the member has to be reconciled (the group does not change before that).
+        // During the initial delay Kafka reconciles the member towards the group's current
+        // assignment epoch with an empty target (`maybeUpdateStreamsTargetAssignment` returns
+        // `Map.of()`): a member of a new group gets epoch 1 and no tasks.
         let (target_epoch, computed_target) = if delay.is_some() {
             statuses.push(delayed(
                 "Assignment delayed due to the configured initial rebalance delay.",
             ));
-            (target_epoch_before, None)
+            (target_epoch_before, Some(TasksTuple::default()))
         } else if target_epoch_before >= group_epoch {
             (target_epoch_before, None)
         } else if !target::can_compute(target_timestamp, self.config.assignment_interval_ms, now) {
@@ -501,14 +504,9 @@ impl CoordinatorShard {
     }
 }
 
+/// A group as Kafka creates it (group and assignment epoch 1, `StreamsGroup::new`).
 pub(crate) fn new_group(group_id: &str) -> StreamsGroup {
-    StreamsGroup {
-        group_id: group_id.to_string(),
-        validated_topology_epoch: -1,
-        stored_description_topology_epoch: -1,
-        failed_description_topology_epoch: -1,
-        ..Default::default()
-    }
+    StreamsGroup::new(group_id)
 }
 
 fn delayed(detail: &str) -> resp::Status {
