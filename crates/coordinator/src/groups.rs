@@ -44,10 +44,12 @@ impl CoordinatorShard {
 
     fn describe_one(&self, group_id: &str) -> d::DescribedGroup {
         let Some(group) = self.group(group_id) else {
+            // `streamsGroupDescribe` looks the group up with `group()`: "Group X not found.".
+            let e = self.missing_streams_group(group_id, true);
             return d::DescribedGroup {
                 group_id: group_id.to_string(),
-                error_code: ErrorCode::GROUP_ID_NOT_FOUND.code(),
-                error_message: Some(format!("Streams group {group_id} not found.")),
+                error_code: e.code.code(),
+                error_message: e.message,
                 ..Default::default()
             };
         };
@@ -180,7 +182,9 @@ impl CoordinatorShard {
         let state = self.store.state();
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {}
-            None if api_version >= 9 => return Err(CoordinatorError::group_not_found(group_id)),
+            None if api_version >= 9 => {
+                return Err(CoordinatorError::any_group_not_found(group_id))
+            }
             None => {
                 return Err(CoordinatorError {
                     code: ErrorCode::ILLEGAL_GENERATION,

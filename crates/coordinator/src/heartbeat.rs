@@ -76,10 +76,33 @@ impl CoordinatorShard {
 
     fn existing_group(&self, group_id: &str) -> Result<&StreamsGroup> {
         self.group(group_id)
-            .ok_or_else(|| CoordinatorError::group_not_found(group_id))
+            .ok_or_else(|| self.missing_streams_group(group_id, false))
+    }
+
+    /// The error for a streams group that does not exist: another type of group (offsets
+    /// only) is "not a streams group"; else `getStreamsGroupOrThrow`'s words for a heartbeat,
+    /// `group()`'s for the other paths (`any`).
+    pub(crate) fn missing_streams_group(&self, group_id: &str, any: bool) -> CoordinatorError {
+        if self.state().offsets.group(group_id).is_some() {
+            CoordinatorError::not_a_streams_group(group_id)
+        } else if any {
+            CoordinatorError::any_group_not_found(group_id)
+        } else {
+            CoordinatorError::group_not_found(group_id)
+        }
     }
 
     fn leave(&mut self, request: &StreamsGroupHeartbeatRequest) -> Result<HeartbeatResult> {
+        if self.group(&request.group_id).is_none() {
+            return Err(self.missing_streams_group(&request.group_id, true));
+        }
+        if request.shutdown_application {
+            // Kafka records the request before it looks the member up (`streamsGroupLeave`).
+            let member_id = request.member_id.clone();
+            self.soft_mut(&request.group_id)
+                .shutdown_requested_by
+                .get_or_insert(member_id);
+        }
         let group = self.existing_group(&request.group_id)?;
         let member = match &request.instance_id {
             None => group
@@ -118,11 +141,6 @@ impl CoordinatorShard {
         if request.member_epoch == LEAVE_EPOCH {
             self.timers.cancel_member(&group_id, &member_id);
         }
-        if request.shutdown_application {
-            self.soft_mut(&group_id)
-                .shutdown_requested_by
-                .get_or_insert_with(|| request.member_id.clone());
-        }
         self.append(records)?;
         self.forget_if_empty(&group_id);
         Ok(HeartbeatResult {
@@ -152,7 +170,7 @@ impl CoordinatorShard {
         // The group: created on join (with a fresh TopologyDescriptionId), else it must exist.
         let created = self.group(group_id).is_none();
         if !joining && created {
-            return Err(CoordinatorError::group_not_found(group_id));
+            return Err(self.missing_streams_group(group_id, false));
         }
         let new_id = if created { Some(self.mint_id()) } else { None };
         let upgrade_id = self.mint_id_if_upgrade(group_id, request);
@@ -629,7 +647,7 @@ fn resolve_member(
         Some(old) if old.member_epoch != STATIC_LEAVE_EPOCH => Err(CoordinatorError::new(
             ErrorCode::UNRELEASED_INSTANCE_ID,
             format!(
-                "Static member {} with instance id {instance} cannot join the group because the instance id is owned by member {}.",
+                "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
                 request.member_id, old.member_id
             ),
         )),
@@ -656,17 +674,12 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         )));
     }
     if epoch < member.member_epoch {
-        let contained = |owned: &Tasks, assigned: &Tasks| {
-            owned
-                .iter()
-                .all(|(s, ps)| assigned.get(s).is_some_and(|a| ps.is_subset(a)))
-        };
+        // Kafka accepts the previous epoch only with all three owned lists reported and each
+        // contained in the current assignment (a lost response); a null list fences.
         let lost_response = epoch == member.previous_member_epoch
-            && owned_tasks(request).is_none_or(|o| {
-                contained(&o.active, &member.assigned.active)
-                    && contained(&o.standby, &member.assigned.standby)
-                    && contained(&o.warmup, &member.assigned.warmup)
-            });
+            && owned_contained(request.active_tasks.as_deref(), &member.assigned.active)
+            && owned_contained(request.standby_tasks.as_deref(), &member.assigned.standby)
+            && owned_contained(request.warmup_tasks.as_deref(), &member.assigned.warmup);
         if !lost_response {
             return Err(CoordinatorError::fenced(format!(
                 "The streams group member has a smaller member epoch ({epoch}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
@@ -675,6 +688,19 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         }
     }
     Ok(())
+}
+
+/// `areOwnedTasksContainedInAssignedTasks`: not reported (null) is not contained, and neither
+/// is an entry for a sub-topology the member holds nothing of, even with no partitions.
+fn owned_contained(owned: Option<&[req::TaskIds]>, assigned: &Tasks) -> bool {
+    let Some(owned) = owned else {
+        return false;
+    };
+    owned.iter().all(|t| {
+        assigned
+            .get(&t.subtopology_id)
+            .is_some_and(|a| t.partitions.iter().all(|p| a.contains(p)))
+    })
 }
 
 /// The member with the request's metadata applied (null = unchanged, as Kafka's builder does).
@@ -810,8 +836,8 @@ pub(crate) fn invalid_tasks(configured: &ConfiguredTopology, tasks: &[req::TaskI
             .find(|p| **p < 0 || **p >= sub.num_tasks)
         {
             return Err(CoordinatorError::invalid_request(format!(
-                "Task {p} is invalid for subtopology {}.",
-                t.subtopology_id
+                "Task {p} for subtopology {} is invalid. Number of tasks for this subtopology: {}",
+                t.subtopology_id, sub.num_tasks
             )));
         }
     }

@@ -1,0 +1,193 @@
+//! Behaviour that follows Apache Kafka 4.4's streams group coordinator where kcoord used to
+//! differ (issue 11); the facts are in docs/kafka-coordinator-facts.md.
+mod support;
+
+use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, TaskIds, Topology};
+use kcoord_wire::ErrorCode;
+use support::*;
+
+fn two_sources(first: &str, second: &str) -> Topology {
+    Topology {
+        epoch: 1,
+        subtopologies: vec![
+            Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec![first.into(), second.into()],
+                ..Default::default()
+            },
+            Subtopology {
+                subtopology_id: "1".into(),
+                source_topics: vec!["other".into()],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+fn stable_member(h: &mut Harness) -> Member {
+    let mut a = Member::new("a", "p1", simple_topology(1));
+    a.beat(h);
+    a.beat(h);
+    a
+}
+
+#[test]
+fn a_heartbeat_at_the_previous_epoch_without_owned_task_lists_is_fenced() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 4);
+    let a = stable_member(&mut h);
+    let b = Member::new("b", "p2", simple_topology(1));
+    let mut members = vec![a, b];
+    converge(&mut h, &mut members);
+    let a = members[0].clone();
+    let member = h.shard.group(GROUP).unwrap().members["a"].clone();
+    assert!(member.previous_member_epoch > 0, "{member:?}");
+    let mut lost = a.clone();
+    lost.epoch = member.previous_member_epoch;
+    // With its owned tasks (a subset of the assignment) the lost response is tolerated...
+    assert!(h.heartbeat(&lost.request()).is_ok());
+    // ... but without them Kafka cannot tell, and fences.
+    let mut req = lost.request();
+    req.active_tasks = None;
+    req.standby_tasks = None;
+    req.warmup_tasks = None;
+    let err = h.heartbeat(&req).unwrap_err();
+    assert_eq!(err.code, ErrorCode::FENCED_MEMBER_EPOCH);
+    assert_eq!(
+        err.message.as_deref(),
+        Some(&*format!(
+            "The streams group member has a smaller member epoch ({}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
+            member.previous_member_epoch, member.member_epoch
+        ))
+    );
+    // An owned entry for a sub-topology the member holds nothing of is not contained either.
+    let mut req = lost.request();
+    req.standby_tasks = Some(vec![TaskIds {
+        subtopology_id: "0".into(),
+        partitions: vec![],
+        ..Default::default()
+    }]);
+    assert_eq!(
+        h.heartbeat(&req).unwrap_err().code,
+        ErrorCode::FENCED_MEMBER_EPOCH
+    );
+}
+
+#[test]
+fn a_rejoin_with_the_source_topics_in_another_order_is_a_topology_update() {
+    let mut h = Harness::new(config());
+    for t in ["x", "y", "other"] {
+        h.create_topic(t, 1);
+    }
+    let mut a = Member::new("a", "p1", two_sources("x", "y"));
+    a.beat(&mut h);
+    let swapped = Member::new("b", "p2", two_sources("y", "x"));
+    let err = h.heartbeat(&swapped.request()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Topology updates are not supported yet.")
+    );
+}
+
+#[test]
+fn a_rejoin_with_the_subtopologies_in_another_order_is_the_same_topology() {
+    let mut h = Harness::new(config());
+    for t in ["x", "y", "other"] {
+        h.create_topic(t, 1);
+    }
+    let mut a = Member::new("a", "p1", two_sources("x", "y"));
+    a.beat(&mut h);
+    let mut reordered = two_sources("x", "y");
+    reordered.subtopologies.reverse();
+    let mut b = Member::new("b", "p2", reordered);
+    assert!(h.heartbeat(&b.request()).is_ok());
+    b.beat(&mut h);
+}
+
+#[test]
+fn an_owned_task_out_of_range_gets_kafkas_invalid_task_message() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 4);
+    let a = stable_member(&mut h);
+    let mut req = a.request();
+    req.active_tasks = Some(vec![TaskIds {
+        subtopology_id: "0".into(),
+        partitions: vec![7],
+        ..Default::default()
+    }]);
+    let err = h.heartbeat(&req).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Task 7 for subtopology 0 is invalid. Number of tasks for this subtopology: 4")
+    );
+    req.active_tasks = Some(vec![TaskIds {
+        subtopology_id: "9".into(),
+        partitions: vec![0],
+        ..Default::default()
+    }]);
+    assert_eq!(
+        h.heartbeat(&req).unwrap_err().message.as_deref(),
+        Some("Subtopology 9 does not exist in the topology.")
+    );
+}
+
+#[test]
+fn leaving_an_unknown_group_is_group_not_found_in_kafkas_words() {
+    let mut h = Harness::new(config());
+    let mut leave = Member::new("a", "p1", simple_topology(1)).request();
+    leave.member_epoch = -1;
+    leave.topology = None;
+    let err = h.heartbeat(&leave).unwrap_err();
+    assert_eq!(err.code, ErrorCode::GROUP_ID_NOT_FOUND);
+    assert_eq!(err.message.as_deref(), Some("Group app not found."));
+    // A heartbeat that is not a join uses getStreamsGroupOrThrow's words.
+    let mut beat = Member::new("a", "p1", simple_topology(1));
+    beat.epoch = 4;
+    assert_eq!(
+        h.heartbeat(&beat.request()).unwrap_err().message.as_deref(),
+        Some("Streams group app not found.")
+    );
+}
+
+#[test]
+fn a_group_with_only_committed_offsets_is_not_a_streams_group() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 1);
+    h.shard
+        .commit_offsets(
+            GROUP,
+            "",
+            -1,
+            9,
+            &[kcoord_coordinator::groups::OffsetToCommit {
+                topic: "input".into(),
+                topic_id: uuid::Uuid::nil(),
+                partition: 0,
+                offset: 5,
+                leader_epoch: -1,
+                metadata: None,
+            }],
+            h.now,
+        )
+        .unwrap();
+    let mut beat = Member::new("a", "p1", simple_topology(1));
+    beat.epoch = 4;
+    let err = h.heartbeat(&beat.request()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::GROUP_ID_NOT_FOUND);
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Group app is not a streams group.")
+    );
+    let described = h.shard.describe_streams_groups(&[GROUP.to_string()]);
+    assert_eq!(
+        described[0].error_message.as_deref(),
+        Some("Group app is not a streams group.")
+    );
+    // A join turns it into a streams group, keeping the offsets.
+    let mut a = Member::new("a", "p1", simple_topology(1));
+    a.beat(&mut h);
+    assert_eq!(h.shard.committed_offsets(GROUP).len(), 1);
+}
