@@ -185,7 +185,10 @@ impl CoordinatorShard {
             check_group_size(group_ref, request, self.config.max_size)?;
         }
         let (member, replaced) = resolve_member(group_ref, request, joining)?;
-        let is_new_member = !group_ref.members.contains_key(member.member_id.as_str());
+        // A static replacement is not a new member: it copies the old one (Kafka compares the
+        // copy with the updated member, so an unchanged rejoin bumps nothing).
+        let is_new_member =
+            replaced.is_none() && !group_ref.members.contains_key(member.member_id.as_str());
         let was_empty = group_ref.members.is_empty();
         let mut description_id = new_id.or(group_ref.topology_description_id);
 
@@ -501,7 +504,7 @@ impl CoordinatorShard {
         let session = now + i64::from(self.config.session_timeout_ms);
         self.timers
             .schedule_session(group_id, &after.member_id, session);
-        if let Some(old) = replaced {
+        if let Some(old) = replaced.filter(|old| old.member_id != after.member_id) {
             self.timers.cancel_member(group_id, &old.member_id);
         }
         if after.state == MemberState::UnrevokedTasks {
@@ -641,9 +644,11 @@ fn resolve_member(
         check_epoch(m, request)?;
         return Ok((m.clone(), None));
     }
+    // `getOrMaybeCreateStaticStreamsGroupMember`: a held instance id is refused even to its own
+    // member id; only after a static leave (-2) does the joiner replace the old member (with
+    // the same or a new member id), taking over its assignment at epoch 0.
     match existing {
         None => Ok((group.members.get(request.member_id.as_str()).cloned().unwrap_or_else(new_member), None)),
-        Some(old) if old.member_id == request.member_id => Ok((old.clone(), None)),
         Some(old) if old.member_epoch != STATIC_LEAVE_EPOCH => Err(CoordinatorError::new(
             ErrorCode::UNRELEASED_INSTANCE_ID,
             format!(

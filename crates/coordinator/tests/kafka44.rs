@@ -191,3 +191,76 @@ fn a_group_with_only_committed_offsets_is_not_a_streams_group() {
     a.beat(&mut h);
     assert_eq!(h.shard.committed_offsets(GROUP).len(), 1);
 }
+
+fn static_member(id: &str, instance: &str) -> Member {
+    let mut m = Member::new(id, "p1", simple_topology(1));
+    m.instance = Some(instance.into());
+    m
+}
+
+#[test]
+fn a_static_member_rejoining_with_its_own_member_id_is_unreleased_unless_it_left_with_minus_2() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 4);
+    let mut a = static_member("a1", "instance-a");
+    a.beat(&mut h);
+    a.beat(&mut h);
+    let tasks = a.active.clone();
+    assert_eq!(tasks.values().map(|p| p.len()).sum::<usize>(), 4);
+    // Rejoining at epoch 0 while the instance id is held: refused, even for the same member id.
+    let mut rejoin = a.clone();
+    rejoin.epoch = 0;
+    rejoin.active.clear();
+    let err = h.heartbeat(&rejoin.request()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UNRELEASED_INSTANCE_ID);
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Static member a1 with instance id instance-a cannot join the group because the instance id is owned by a1 member.")
+    );
+    // After a static leave (-2) the same member id rejoins and gets its tasks back, without a
+    // rebalance (the group epoch does not move).
+    let mut leave = a.request();
+    leave.member_epoch = -2;
+    h.heartbeat(&leave).unwrap();
+    let epoch_before = h.shard.group(GROUP).unwrap().group_epoch;
+    let r = rejoin.beat(&mut h);
+    assert_eq!(r.response.member_id, "a1");
+    assert_eq!(rejoin.active, tasks);
+    let g = h.shard.group(GROUP).unwrap();
+    assert_eq!(g.group_epoch, epoch_before);
+    assert_eq!(rejoin.epoch, g.target_assignment_epoch);
+    assert_eq!(g.members["a1"].member_epoch, g.target_assignment_epoch);
+    // Its session timer survives the replacement of itself.
+    h.advance(30_000);
+    assert!(h.shard.group(GROUP).unwrap().members.contains_key("a1"));
+    h.advance(20_000);
+    assert!(!h.shard.group(GROUP).unwrap().members.contains_key("a1"));
+    h.assert_replay_matches();
+}
+
+#[test]
+fn a_static_member_replaced_under_a_new_member_id_keeps_the_group_epoch() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 4);
+    let mut a = static_member("a1", "instance-a");
+    a.beat(&mut h);
+    a.beat(&mut h);
+    let tasks = a.active.clone();
+    let mut leave = a.request();
+    leave.member_epoch = -2;
+    let r = h.heartbeat(&leave).unwrap();
+    assert_eq!(r.response.member_epoch, -2);
+    let epoch_before = h.shard.group(GROUP).unwrap().group_epoch;
+    let mut b = static_member("a2", "instance-a");
+    let r = b.beat(&mut h);
+    assert_eq!(r.response.member_id, "a2");
+    assert_eq!(b.active, tasks);
+    let g = h.shard.group(GROUP).unwrap();
+    assert_eq!(g.group_epoch, epoch_before);
+    assert!(!g.members.contains_key("a1"));
+    assert_eq!(
+        g.target_assignment.get("a2").map(|t| &t.active),
+        Some(&g.members["a2"].assigned.active)
+    );
+    h.assert_replay_matches();
+}
