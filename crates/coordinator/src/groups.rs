@@ -191,15 +191,18 @@ impl CoordinatorShard {
                     message: None,
                 })
             }
-            Some(g) => validate_commit(g, member_id, member_epoch, api_version, offsets)?,
+            // Kafka validates only the partitions whose metadata fits: a too-large one is
+            // answered OFFSET_METADATA_TOO_LARGE without looking at its task.
+            Some(g) => {
+                let checked: Vec<&OffsetToCommit> =
+                    offsets.iter().filter(|o| !metadata_too_large(o)).collect();
+                validate_commit(g, member_id, member_epoch, api_version, &checked)?
+            }
         }
         let mut codes = Vec::with_capacity(offsets.len());
         let mut records = Vec::new();
         for o in offsets {
-            if o.metadata
-                .as_ref()
-                .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
-            {
+            if metadata_too_large(o) {
                 codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
                 continue;
             }
@@ -269,12 +272,18 @@ impl CoordinatorShard {
     }
 }
 
+fn metadata_too_large(o: &OffsetToCommit) -> bool {
+    o.metadata
+        .as_ref()
+        .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
+}
+
 fn validate_commit(
     group: &StreamsGroup,
     member_id: &str,
     member_epoch: i32,
     api_version: i16,
-    offsets: &[OffsetToCommit],
+    offsets: &[&OffsetToCommit],
 ) -> Result<()> {
     if member_epoch < 0 && group.members.is_empty() {
         return Ok(());
@@ -305,11 +314,13 @@ fn validate_commit(
         .as_ref()
         .ok_or_else(|| stale("Topology is not available for offset commit validation.".into()))?;
     for o in offsets {
-        let Some(sub) = topology
-            .subtopologies
-            .iter()
-            .find(|s| s.source_topics.contains(&o.topic))
-        else {
+        // Kafka's `StreamsTopology.sourceTopicMap`: source and repartition source topics.
+        let Some(sub) = topology.subtopologies.iter().find(|s| {
+            s.source_topics.contains(&o.topic)
+                || s.repartition_source_topics
+                    .iter()
+                    .any(|r| r.name == o.topic)
+        }) else {
             return Err(stale(format!("Topic {} is not in the topology.", o.topic)));
         };
         let Some(epoch) = member

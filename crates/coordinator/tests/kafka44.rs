@@ -264,3 +264,120 @@ fn a_static_member_replaced_under_a_new_member_id_keeps_the_group_epoch() {
     );
     h.assert_replay_matches();
 }
+
+/// Sub-topology 0 reads `input` and writes the repartition topic `app-rep`, which
+/// sub-topology 1 reads.
+fn repartition_topology() -> Topology {
+    use kcoord_wire::messages::streams_group_heartbeat_request::TopicInfo;
+    Topology {
+        epoch: 1,
+        subtopologies: vec![
+            Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec!["input".into()],
+                repartition_sink_topics: vec!["app-rep".into()],
+                ..Default::default()
+            },
+            Subtopology {
+                subtopology_id: "1".into(),
+                repartition_source_topics: vec![TopicInfo {
+                    name: "app-rep".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+fn commit(topic: &str, partition: i32) -> kcoord_coordinator::groups::OffsetToCommit {
+    kcoord_coordinator::groups::OffsetToCommit {
+        topic: topic.into(),
+        topic_id: uuid::Uuid::nil(),
+        partition,
+        offset: 1,
+        leader_epoch: -1,
+        metadata: None,
+    }
+}
+
+#[test]
+fn an_older_epoch_commit_to_a_repartition_source_topic_passes_the_per_task_check() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 2);
+    h.create_topic("app-rep", 2);
+    let mut a = Member::new("a", "p1", repartition_topology());
+    a.beat(&mut h);
+    a.beat(&mut h);
+    let first_epoch = a.epoch;
+    assert_eq!(
+        a.active.get("1").map(|p| p.len()),
+        Some(2),
+        "{:?}",
+        a.active
+    );
+    // b joins: a keeps some tasks (still assigned at the first epoch) and moves on.
+    let b = Member::new("b", "p2", repartition_topology());
+    let mut members = vec![a, b];
+    converge(&mut h, &mut members);
+    let a = &members[0];
+    assert!(a.epoch > first_epoch);
+    let kept = *a.active["1"]
+        .iter()
+        .next()
+        .expect("a keeps a task of sub-topology 1");
+    // A commit at the first epoch for the kept repartition-source task is accepted.
+    assert_eq!(
+        h.shard
+            .commit_offsets(
+                GROUP,
+                "a",
+                first_epoch,
+                9,
+                &[commit("app-rep", kept)],
+                h.now
+            )
+            .unwrap(),
+        vec![ErrorCode::NONE]
+    );
+    // One for a task a no longer holds is stale, in Kafka's words.
+    let gone = 1 - kept;
+    let err = h
+        .shard
+        .commit_offsets(
+            GROUP,
+            "a",
+            first_epoch,
+            9,
+            &[commit("app-rep", gone)],
+            h.now,
+        )
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
+    assert_eq!(
+        err.message.as_deref(),
+        Some(&*format!(
+            "Task 1-{gone} is not assigned or pending revocation for member."
+        ))
+    );
+    // A topic outside the topology (the repartition *sink* of sub-topology 0 is a source of 1,
+    // so use another one).
+    let err = h
+        .shard
+        .commit_offsets(GROUP, "a", first_epoch, 9, &[commit("elsewhere", 0)], h.now)
+        .unwrap_err();
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Topic elsewhere is not in the topology.")
+    );
+    // A partition with too large metadata is answered without the task check.
+    let mut big = commit("elsewhere", 0);
+    big.metadata = Some("x".repeat(4097));
+    assert_eq!(
+        h.shard
+            .commit_offsets(GROUP, "a", first_epoch, 9, &[big], h.now)
+            .unwrap(),
+        vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]
+    );
+}
