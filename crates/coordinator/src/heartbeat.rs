@@ -397,7 +397,7 @@ impl CoordinatorShard {
                     .cloned()
                     .unwrap_or_default()
             });
-            let owners = TaskOwners::of(group_ref, &updated.member_id);
+            let owners = TaskOwners::of(group_ref);
             Cow::Owned(reconcile(
                 &updated,
                 target_epoch,
