@@ -70,7 +70,17 @@ impl CoordinatorShard {
             members: group
                 .members
                 .values()
-                .map(|m| describe_member(m, group.target_assignment.get(m.member_id.as_str())))
+                .map(|m| {
+                    let offsets = self
+                        .soft
+                        .get(group_id)
+                        .and_then(|s| s.task_offsets.get(m.member_id.as_str()));
+                    describe_member(
+                        m,
+                        group.target_assignment.get(m.member_id.as_str()),
+                        offsets,
+                    )
+                })
                 .collect(),
             assignor_name: Some(crate::assignor::STICKY_ASSIGNOR_NAME.to_string()),
             ..Default::default()
@@ -362,7 +372,25 @@ fn assignment(t: &TasksTuple) -> d::Assignment {
     }
 }
 
-fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Member {
+/// `taskOffsetsFromMap`: by sub-topology id, then partition.
+fn task_offsets(offsets: Option<&crate::shard::TaskOffsets>) -> Vec<d::TaskOffset> {
+    offsets
+        .into_iter()
+        .flatten()
+        .map(|(task, offset)| d::TaskOffset {
+            subtopology_id: task.subtopology.clone(),
+            partition: task.partition,
+            offset: *offset,
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn describe_member(
+    m: &StreamsGroupMember,
+    target: Option<&TasksTuple>,
+    offsets: Option<&crate::shard::MemberTaskOffsets>,
+) -> d::Member {
     d::Member {
         member_id: m.member_id.to_string(),
         member_epoch: m.member_epoch,
@@ -388,6 +416,8 @@ fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Me
             .collect(),
         assignment: assignment(&m.assigned),
         target_assignment: target.map(assignment).unwrap_or_default(),
+        task_offsets: task_offsets(offsets.map(|o| &o.offsets)),
+        task_end_offsets: task_offsets(offsets.map(|o| &o.end_offsets)),
         is_classic: false,
         ..Default::default()
     }

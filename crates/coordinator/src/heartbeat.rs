@@ -140,6 +140,7 @@ impl CoordinatorShard {
         };
         if request.member_epoch == LEAVE_EPOCH {
             self.timers.cancel_member(&group_id, &member_id);
+            self.forget_member_offsets(&group_id, &member_id);
         }
         self.append(records)?;
         self.forget_if_empty(&group_id);
@@ -309,6 +310,23 @@ impl CoordinatorShard {
                 invalid_tasks(&configured, tasks)?;
             }
         }
+        // TaskOffsets / TaskEndOffsets: kept in memory after the task checks (Kafka updates
+        // them only when at least one list is reported; a null list keeps the last one).
+        let reported_offsets =
+            if request.task_offsets.is_some() || request.task_end_offsets.is_some() {
+                let previous = self
+                    .soft
+                    .get(group_id)
+                    .and_then(|s| s.task_offsets.get(updated.member_id.as_str()))
+                    .cloned()
+                    .unwrap_or_default();
+                Some(previous.update(
+                    request.task_offsets.as_deref(),
+                    request.task_end_offsets.as_deref(),
+                )?)
+            } else {
+                None
+            };
         if validated_epoch != validated_before {
             bump = true;
         }
@@ -363,7 +381,19 @@ impl CoordinatorShard {
         } else {
             let members = members_view(group_ref, &updated, replaced.as_ref());
             let previous = target_view(group_ref, replaced.as_ref(), &updated.member_id);
-            let computed = target::compute(&members, &configured, self.config.num_standby_replicas);
+            let mut offsets = self.task_offsets(group_id);
+            if let Some(old) = &replaced {
+                offsets.remove(old.member_id.as_str());
+            }
+            if let Some(reported) = &reported_offsets {
+                offsets.insert(updated.member_id.to_string(), reported.clone());
+            }
+            let computed = target::compute(
+                &members,
+                &configured,
+                self.config.num_standby_replicas,
+                &offsets,
+            );
             records.extend(target::records(
                 group_id,
                 &previous,
@@ -412,6 +442,14 @@ impl CoordinatorShard {
 
         self.append(records)?;
         self.update_timers(group_id, &member, &reconciled, replaced.as_ref(), now);
+        if let Some(old) = &replaced {
+            self.forget_member_offsets(group_id, &old.member_id);
+        }
+        if let Some(reported) = reported_offsets {
+            self.soft_mut(group_id)
+                .task_offsets
+                .insert(reconciled.member_id.to_string(), reported);
+        }
         if request.shutdown_application {
             self.soft_mut(group_id)
                 .shutdown_requested_by

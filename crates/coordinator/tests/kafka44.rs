@@ -381,3 +381,120 @@ fn an_older_epoch_commit_to_a_repartition_source_topic_passes_the_per_task_check
         vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]
     );
 }
+
+fn offsets(
+    list: &[(&str, i32, i64)],
+) -> Option<Vec<kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset>> {
+    Some(
+        list.iter()
+            .map(
+                |(s, p, o)| kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset {
+                    subtopology_id: (*s).into(),
+                    partition: *p,
+                    offset: *o,
+                    ..Default::default()
+                },
+            )
+            .collect(),
+    )
+}
+
+type Reported = Vec<(String, i32, i64)>;
+
+fn described_offsets(h: &Harness, member: &str) -> (Reported, Reported) {
+    let g = &h.shard.describe_streams_groups(&[GROUP.to_string()])[0];
+    let m = g.members.iter().find(|m| m.member_id == member).unwrap();
+    let flat = |l: &Vec<kcoord_wire::messages::streams_group_describe_response::TaskOffset>| {
+        l.iter()
+            .map(|t| (t.subtopology_id.clone(), t.partition, t.offset))
+            .collect::<Vec<_>>()
+    };
+    (flat(&m.task_offsets), flat(&m.task_end_offsets))
+}
+
+#[test]
+fn reported_task_offsets_are_described_and_a_null_list_keeps_the_last_report() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 2);
+    let mut a = Member::new("a", "p1", stateful_topology(1));
+    let mut join = a.request();
+    join.task_offsets = offsets(&[("0", 1, 100), ("0", 0, 7)]);
+    join.task_end_offsets = offsets(&[("0", 1, 150)]);
+    let r = h.heartbeat(&join).unwrap();
+    a.adopt(&r.response);
+    assert_eq!(
+        described_offsets(&h, "a"),
+        (
+            vec![("0".into(), 0, 7), ("0".into(), 1, 100)],
+            vec![("0".into(), 1, 150)]
+        )
+    );
+    // Only the offsets reported: the end offsets stay.
+    let mut beat = a.request();
+    beat.task_offsets = offsets(&[("0", 0, 9)]);
+    a.adopt(&h.heartbeat(&beat).unwrap().response);
+    assert_eq!(
+        described_offsets(&h, "a"),
+        (vec![("0".into(), 0, 9)], vec![("0".into(), 1, 150)])
+    );
+    // Nothing reported: nothing changes.
+    a.beat(&mut h);
+    assert_eq!(described_offsets(&h, "a").0, vec![("0".into(), 0, 9)]);
+    // A task reported twice is refused.
+    let mut dup = a.request();
+    dup.task_end_offsets = offsets(&[("0", 1, 1), ("0", 1, 2)]);
+    let err = h.heartbeat(&dup).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(
+        err.message.as_deref(),
+        Some("Task offsets contain a duplicate entry for subtopology 0 and partition 1.")
+    );
+    assert_eq!(described_offsets(&h, "a").1, vec![("0".into(), 1, 150)]);
+    // Offsets are not records: replay does not need them, and a rejoin of a new member with
+    // the same id after leaving starts empty.
+    let mut leave = a.request();
+    leave.member_epoch = -1;
+    h.heartbeat(&leave).unwrap();
+    let b = Member::new("b", "p2", stateful_topology(1));
+    let mut b2 = b.clone();
+    b2.beat(&mut h);
+    let mut again = Member::new("a", "p1", stateful_topology(1));
+    again.beat(&mut h);
+    assert_eq!(described_offsets(&h, "a"), (vec![], vec![]));
+    h.assert_replay_matches();
+}
+
+fn cold_start_with_reports(a_reports: i32, b_reports: i32) -> (Vec<i32>, Vec<i32>) {
+    let mut h = Harness::new(kcoord_coordinator::StreamsGroupConfig {
+        initial_rebalance_delay_ms: 3_000,
+        ..config()
+    });
+    h.create_topic("input", 2);
+    h.create_topic("app-store-changelog", 2);
+    let mut a = Member::new("a", "p1", stateful_topology(1));
+    let mut b = Member::new("b", "p2", stateful_topology(1));
+    for (m, task) in [(&mut a, a_reports), (&mut b, b_reports)] {
+        let mut join = m.request();
+        join.task_offsets = offsets(&[("0", task, 1_000)]);
+        let r = h.heartbeat(&join).unwrap();
+        m.adopt(&r.response);
+    }
+    h.advance(3_000);
+    let g = h.shard.group(GROUP).unwrap();
+    let active = |id: &str| -> Vec<i32> {
+        g.target_assignment[id]
+            .active
+            .get("0")
+            .map(|p| p.iter().copied().collect())
+            .unwrap_or_default()
+    };
+    (active("a"), active("b"))
+}
+
+#[test]
+fn the_assignor_gives_a_task_to_the_member_that_reports_its_state() {
+    // Kafka's sticky assignor counts reported task offsets as previous standby ownership, so on
+    // a cold start each member gets the task whose state it has, whichever way round.
+    assert_eq!(cold_start_with_reports(1, 0), (vec![1], vec![0]));
+    assert_eq!(cold_start_with_reports(0, 1), (vec![0], vec![1]));
+}
