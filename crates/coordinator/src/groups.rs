@@ -238,6 +238,49 @@ impl CoordinatorShard {
         Ok(codes)
     }
 
+    /// OffsetDelete (`OffsetMetadataManager.deleteOffsets`) for the partitions that passed the
+    /// network layer's topic checks: one code per partition, in the order given. A topic the
+    /// group still consumes (a source or repartition source topic of a non-empty streams
+    /// group) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The
+    /// group must exist (streams or offsets-only): else GROUP_ID_NOT_FOUND for the request.
+    pub fn delete_offsets(
+        &mut self,
+        group_id: &str,
+        topics: &[(String, Vec<i32>)],
+    ) -> Result<Vec<Vec<ErrorCode>>> {
+        let state = self.store.state();
+        let group = state.streams_groups.get(group_id);
+        if group.is_none() && state.offsets.group(group_id).is_none() {
+            return Err(CoordinatorError::any_group_not_found(group_id));
+        }
+        let committed = state.offsets.group(group_id);
+        let mut records = Vec::new();
+        let mut codes = Vec::with_capacity(topics.len());
+        for (topic, partitions) in topics {
+            if group.is_some_and(|g| subscribed_to(g, topic)) {
+                codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
+                continue;
+            }
+            for p in partitions {
+                let present = committed.is_some_and(|c| c.contains_key(&(topic.clone(), *p)));
+                if present {
+                    records.push(Record::OffsetCommit(
+                        OffsetCommitKey {
+                            group: group_id.into(),
+                            topic: topic.clone(),
+                            partition: *p,
+                            ..Default::default()
+                        },
+                        None,
+                    ));
+                }
+            }
+            codes.push(vec![ErrorCode::NONE; partitions.len()]);
+        }
+        self.append(records)?;
+        Ok(codes)
+    }
+
     /// `StreamsGroup.validateOffsetFetch`: admin fetches (no member id, epoch < 0) always pass.
     pub fn validate_offset_fetch(
         &self,
@@ -280,6 +323,20 @@ impl CoordinatorShard {
             })
             .unwrap_or_default()
     }
+}
+
+/// `StreamsGroup.isSubscribedToTopic`: an empty group subscribes to nothing (so its offsets can
+/// be deleted and expire); otherwise the source and repartition source topics.
+pub(crate) fn subscribed_to(group: &StreamsGroup, topic: &str) -> bool {
+    if group.members.is_empty() {
+        return false;
+    }
+    group.topology.as_ref().is_some_and(|t| {
+        t.subtopologies.iter().any(|s| {
+            s.source_topics.iter().any(|x| x == topic)
+                || s.repartition_source_topics.iter().any(|r| r.name == topic)
+        })
+    })
 }
 
 fn metadata_too_large(o: &OffsetToCommit) -> bool {
