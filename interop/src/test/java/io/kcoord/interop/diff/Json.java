@@ -96,7 +96,33 @@ final class Json {
     static JsonNode countTasks(JsonNode node) {
         JsonNode copy = node.deepCopy();
         countInPlace(copy);
+        anonymiseMembers(copy);
         return copy;
+    }
+
+    /**
+     * Described members become a sorted list of member states without their identity, so that
+     * "which member got two tasks" (a tie) does not count, but the multiset of per-member counts
+     * and epochs does.
+     */
+    private static void anonymiseMembers(JsonNode node) {
+        if (node instanceof ObjectNode obj) {
+            JsonNode members = obj.get("members");
+            if (members instanceof ArrayNode arr && arr.size() > 0 && arr.get(0).has("memberId")) {
+                List<JsonNode> items = new ArrayList<>();
+                for (JsonNode m : arr) {
+                    ObjectNode c = (ObjectNode) m.deepCopy();
+                    c.remove(List.of("memberId", "processId", "clientId", "instanceId", "userEndpoint"));
+                    items.add(c);
+                }
+                items.sort(Comparator.comparing(JsonNode::toString));
+                arr.removeAll();
+                items.forEach(arr::add);
+            }
+            obj.forEach(Json::anonymiseMembers);
+        } else if (node instanceof ArrayNode arr) {
+            arr.forEach(Json::anonymiseMembers);
+        }
     }
 
     private static void countInPlace(JsonNode node) {

@@ -230,9 +230,16 @@ final class Scenarios {
         Member a = new Member(s, g, "member-a", Topo.simple("fenced-epochs-in"));
         a.join("join");
         a.hb("ack");
+        Member b = new Member(s, g, "member-b", Topo.simple("fenced-epochs-in")).ties();
+        b.join("b joins");
+        a.ties = true;
+        Member.settleAll("settled", a, b);
+        b.leave("b leaves", -1);
+        Member.settleAll("settled after b left", a);
+        a.ties = false;
         int epoch = a.epoch;
         a.hb("epoch ahead", d -> d.setMemberEpoch(epoch + 5));
-        a.hb("epoch far behind", d -> d.setMemberEpoch(1));
+        a.hb("epoch two behind", d -> d.setMemberEpoch(epoch - 2));
         a.hb("current epoch after fencing", d -> d.setMemberEpoch(epoch));
         a.join("rejoin after fencing");
         a.hb("ack after rejoin");
@@ -276,22 +283,23 @@ final class Scenarios {
 
     static void invalidHeartbeats(Side s) throws Exception {
         String g = "invalid-heartbeats";
-        fresh(s, g).hb("empty member id", d -> d.setMemberId(""));
-        fresh(s, g).hb("blank member id", d -> d.setMemberId("  "));
-        fresh(s, g).hb("empty group id", d -> d.setGroupId(""));
-        fresh(s, g).hb("empty instance id", d -> d.setInstanceId(""));
-        fresh(s, g).hb("empty rack id", d -> d.setRackId(""));
-        fresh(s, g).hb("epoch -3", d -> d.setMemberEpoch(-3));
-        fresh(s, g).hb("join without rebalance timeout", d -> d.setRebalanceTimeoutMs(-1));
-        fresh(s, g).hb("join without topology", d -> d.setTopology(null));
-        fresh(s, g).hb("join with null task lists", d -> d.setActiveTasks(null).setStandbyTasks(null).setWarmupTasks(null));
-        fresh(s, g).hb("join with one null task list", d -> d.setStandbyTasks(null));
-        fresh(s, g).hb("join owning tasks", d -> d.setActiveTasks(List.of(
+        int n = 0; // each invalid join goes to its own group, so one accepted by mistake changes nothing else
+        fresh(s, g, ++n).hb("empty member id", d -> d.setMemberId(""));
+        fresh(s, g, ++n).hb("blank member id", d -> d.setMemberId("  "));
+        fresh(s, g, ++n).hb("empty group id", d -> d.setGroupId(""));
+        fresh(s, g, ++n).hb("empty instance id", d -> d.setInstanceId(""));
+        fresh(s, g, ++n).hb("empty rack id", d -> d.setRackId(""));
+        fresh(s, g, ++n).hb("epoch -3", d -> d.setMemberEpoch(-3));
+        fresh(s, g, ++n).hb("join without rebalance timeout", d -> d.setRebalanceTimeoutMs(-1));
+        fresh(s, g, ++n).hb("join without topology", d -> d.setTopology(null));
+        fresh(s, g, ++n).hb("join with null task lists", d -> d.setActiveTasks(null).setStandbyTasks(null).setWarmupTasks(null));
+        fresh(s, g, ++n).hb("join with one null task list", d -> d.setStandbyTasks(null));
+        fresh(s, g, ++n).hb("join owning tasks", d -> d.setActiveTasks(List.of(
                 new org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData.TaskIds().setSubtopologyId("0")
                         .setPartitions(List.of(0)))));
-        fresh(s, g).hb("join with a source topic regex", d -> d.topology().subtopologies().get(0).setSourceTopicRegex(List.of("x.*")));
-        fresh(s, g).hb("static leave without instance id", d -> d.setMemberEpoch(-2).setTopology(null));
-        Member a = fresh(s, g);
+        fresh(s, g, ++n).hb("join with a source topic regex", d -> d.topology().subtopologies().get(0).setSourceTopicRegex(List.of("x.*")));
+        fresh(s, g, ++n).hb("static leave without instance id", d -> d.setMemberEpoch(-2).setTopology(null));
+        Member a = new Member(s, g, "member-a", Topo.simple("invalid-heartbeats-in"));
         a.join("valid join");
         a.hb("topology after joining", d -> d.setTopology(Topo.simple("invalid-heartbeats-in")));
         a.hb("changelog with a partition count", d -> d.setMemberEpoch(0).setTopology(Topo.epoch(0)
@@ -301,8 +309,8 @@ final class Scenarios {
     }
 
     /** A new member that has not joined (each invalid join starts from scratch). */
-    private static Member fresh(Side s, String g) {
-        return new Member(s, g, "member-a", Topo.simple("invalid-heartbeats-in"));
+    private static Member fresh(Side s, String g, int n) {
+        return new Member(s, g + "-" + n, "member-a", Topo.simple("invalid-heartbeats-in"));
     }
 
     static void invalidTasks(Side s) throws Exception {
@@ -548,6 +556,8 @@ final class Scenarios {
         Member b = new Member(s, g, "member-b", topo).ties();
         Member c = new Member(s, g, "member-c", topo).ties();
         a.join("a joins");
+        a.pollUntil("a once the changelog topic exists", d -> d.errorCode() == 0
+                && !Member.hasStatus(d, Status.MISSING_INTERNAL_TOPICS) && !Member.hasStatus(d, Status.ASSIGNMENT_DELAYED), 20_000);
         b.join("b joins");
         c.join("c joins");
         Member.settleAll("settled", a, b, c);
