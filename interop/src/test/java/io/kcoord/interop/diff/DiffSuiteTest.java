@@ -90,6 +90,22 @@ class DiffSuiteTest {
                 if (System.currentTimeMillis() > deadline) throw new IllegalStateException(bootstrap + ": topics not visible");
                 Thread.sleep(100);
             }
+            // Metadata shows a topic a moment before Kafka's group coordinator has the new image:
+            // a probe group reading every topic heartbeats until no source topic is missing.
+            Member probe = new Member(s, "diff-suite-probe-" + servers.name, "probe",
+                    Topo.epoch(0).sub("0", new ArrayList<>(topics.keySet())).build());
+            while (true) {
+                var d = probe.quiet();
+                if (d != null && d.errorCode() == 0 && !Member.hasStatus(d,
+                        org.apache.kafka.common.requests.StreamsGroupHeartbeatResponse.Status.MISSING_SOURCE_TOPICS)) break;
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException(bootstrap + ": coordinator lacks the topics");
+                Thread.sleep(100);
+            }
+            probe.epoch = -1;
+            s.send(new org.apache.kafka.common.requests.StreamsGroupHeartbeatRequest.Builder(
+                    new org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData().setGroupId(probe.groupId)
+                            .setMemberId("probe").setMemberEpoch(-1)), (short) 1, "setup");
+            s.send(Req.deleteGroups(probe.groupId), (short) 2, "setup");
         }
     }
 

@@ -104,6 +104,12 @@ final class KnownDifferences {
         d("user-endpoints", ".*", "/endpointInformationEpoch",
                 "kcoord bug: Kafka answers EndpointInformationEpoch 0 to the heartbeat that creates the group (the bump is not persisted then), so its endpoint epochs stay one lower than kcoord's.");
 
+        // ---- OffsetCommit at an older member epoch
+        d("offsets-older-epoch-repartition", "a commits the repartition topic at its older epoch", ".*/errorCode",
+                "kcoord bug (issue 11 part 5): a commit at an older member epoch for a repartition source topic is checked against the task's assignment epoch and accepted by Kafka; kcoord answers STALE_MEMBER_EPOCH (source topics are fine).");
+        d("offsets-older-epoch-repartition", "fetch", ".*-rp\\]/partitions/.*/(committedOffset|metadata)",
+                "kcoord bug: follows from the refused repartition-topic commit above.");
+
         // ---- OffsetDelete
         d("offset-delete", "delete offsets .*", ".*",
                 "kcoord bug (issue 11 part 5): OffsetDelete (key 47) is not served; kcoord closes the connection.");
