@@ -96,6 +96,33 @@ public final class Clients {
         return out;
     }
 
+    /**
+     * Every record of {@code topic} up to its end offsets as they were when the read began
+     * (assign, no group), with String keys and Long values.
+     */
+    public static List<ConsumerRecord<String, Long>> readAllLongs(String bootstrap, String topic) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        List<ConsumerRecord<String, Long>> out = new ArrayList<>();
+        try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(props,
+                new StringDeserializer(), new org.apache.kafka.common.serialization.LongDeserializer())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (PartitionInfo p : consumer.partitionsFor(topic, Duration.ofSeconds(30))) {
+                partitions.add(new TopicPartition(topic, p.partition()));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.nanoTime() > deadline) throw new AssertionError("could not read " + topic);
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+
     /** Kafka Streams properties for the streams rebalance protocol against {@code bootstrap}. */
     public static Properties streamsProps(String bootstrap, String applicationId, Path stateDir) {
         Properties props = new Properties();

@@ -48,6 +48,24 @@ public final class Tools {
         return run(command);
     }
 
+    /**
+     * A main class of the test classpath started in a child JVM and left running; its stdout
+     * and stderr go to {@code log}.
+     */
+    public static Process spawnJava(java.nio.file.Path log, String mainClass, String... args)
+            throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+    }
+
     private static Run run(List<String> command) throws IOException, InterruptedException {
         File out = File.createTempFile("tool", ".out");
         File err = File.createTempFile("tool", ".err");
