@@ -80,6 +80,16 @@ final class KnownDifferences {
         d("describe|delete-groups", "describe .*", "/groups/\\[groupId=[^\\]]*\\]/errorMessage",
                 "kcoord bug (message, issue 11 part 5): StreamsGroupDescribe of an unknown group says \"Group X not found.\" in Kafka, \"Streams group X not found.\" in kcoord.");
 
+        // ---- topology comparison and upgrades
+        d("topology-mismatch", "e joins with the source topics in another order", ".*",
+                "kcoord bug (issue 11 part 5): Kafka compares topologies order-sensitively (source topics in another order is INVALID_REQUEST \"Topology updates are not supported yet.\"); kcoord accepts the member.");
+        d("topology-mismatch", "f joins with a higher topology epoch", ".*",
+                "by design (README \"Topology upgrades\"): a higher topology epoch replaces the group's topology in kcoord; Kafka 4.4 answers INVALID_REQUEST.");
+        d("topology-mismatch", "a after f", "/status/0",
+                "by design: follows from the topology upgrade above (a is now STALE_TOPOLOGY in kcoord).");
+        d("topology-mismatch", "describe", ".*",
+                "follows from the two differences above (members e and f, the upgraded topology and epochs in kcoord's group).");
+
         // ---- internal topics
         d("internal-topics", "join creates internal topics", "/status/0/statusDetail",
                 "by design: Kafka lists the missing internal topics in hash-set order, kcoord sorted; the same topics.");

@@ -382,7 +382,7 @@ final class Scenarios {
 
     static void topologyMismatch(Side s) throws Exception {
         String g = "topology-mismatch";
-        Member a = new Member(s, g, "member-a", Topo.epoch(1).sub("0", List.of("topology-mismatch-in")).build());
+        Member a = new Member(s, g, "member-a", Topo.epoch(1).sub("0", List.of("topology-mismatch-in", "topology-mismatch-other")).build());
         a.join("a joins at topology epoch 1");
         a.hb("a acks");
         Member b = new Member(s, g, "member-b", Topo.epoch(1).sub("0", List.of("topology-mismatch-other")).build());
@@ -390,11 +390,14 @@ final class Scenarios {
         Member c = new Member(s, g, "member-c", Topo.epoch(0).sub("0", List.of("topology-mismatch-other")).build());
         c.join("c joins with an older topology epoch");
         c.hb("c heartbeats at the older epoch");
-        Member d = new Member(s, g, "member-d", Topo.epoch(1).sub("0", List.of("topology-mismatch-in"))
+        Member d = new Member(s, g, "member-d", Topo.epoch(1).sub("0", List.of("topology-mismatch-in", "topology-mismatch-other"))
                 .sub("1", List.of("topology-mismatch-other")).build());
         d.join("d joins with an extra subtopology at the same epoch");
         Member e = new Member(s, g, "member-e", Topo.epoch(1).sub("0", List.of("topology-mismatch-other", "topology-mismatch-in")).build());
         e.join("e joins with the source topics in another order");
+        Member f = new Member(s, g, "member-f", Topo.epoch(2).sub("0", List.of("topology-mismatch-in")).build());
+        f.join("f joins with a higher topology epoch");
+        a.hb("a after f");
         s.call("describe", Req.describe(false, g), (short) 0);
     }
 
