@@ -27,10 +27,27 @@ impl CoordinatorError {
         )
     }
 
+    /// `getStreamsGroupOrThrow` (a heartbeat that is not a join).
     pub fn group_not_found(group_id: &str) -> Self {
         Self::new(
             ErrorCode::GROUP_ID_NOT_FOUND,
             format!("Streams group {group_id} not found."),
+        )
+    }
+
+    /// `GroupMetadataManager.group` (leave, describe, offset commit and delete).
+    pub fn any_group_not_found(group_id: &str) -> Self {
+        Self::new(
+            ErrorCode::GROUP_ID_NOT_FOUND,
+            format!("Group {group_id} not found."),
+        )
+    }
+
+    /// `castToStreamsGroup`: the id names a group of another type (here: an offsets-only group).
+    pub fn not_a_streams_group(group_id: &str) -> Self {
+        Self::new(
+            ErrorCode::GROUP_ID_NOT_FOUND,
+            format!("Group {group_id} is not a streams group."),
         )
     }
 

@@ -44,10 +44,12 @@ impl CoordinatorShard {
 
     fn describe_one(&self, group_id: &str) -> d::DescribedGroup {
         let Some(group) = self.group(group_id) else {
+            // `streamsGroupDescribe` looks the group up with `group()`: "Group X not found.".
+            let e = self.missing_streams_group(group_id, true);
             return d::DescribedGroup {
                 group_id: group_id.to_string(),
-                error_code: ErrorCode::GROUP_ID_NOT_FOUND.code(),
-                error_message: Some(format!("Streams group {group_id} not found.")),
+                error_code: e.code.code(),
+                error_message: e.message,
                 ..Default::default()
             };
         };
@@ -68,7 +70,17 @@ impl CoordinatorShard {
             members: group
                 .members
                 .values()
-                .map(|m| describe_member(m, group.target_assignment.get(m.member_id.as_str())))
+                .map(|m| {
+                    let offsets = self
+                        .soft
+                        .get(group_id)
+                        .and_then(|s| s.task_offsets.get(m.member_id.as_str()));
+                    describe_member(
+                        m,
+                        group.target_assignment.get(m.member_id.as_str()),
+                        offsets,
+                    )
+                })
                 .collect(),
             assignor_name: Some(crate::assignor::STICKY_ASSIGNOR_NAME.to_string()),
             ..Default::default()
@@ -180,22 +192,27 @@ impl CoordinatorShard {
         let state = self.store.state();
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {}
-            None if api_version >= 9 => return Err(CoordinatorError::group_not_found(group_id)),
+            None if api_version >= 9 => {
+                return Err(CoordinatorError::any_group_not_found(group_id))
+            }
             None => {
                 return Err(CoordinatorError {
                     code: ErrorCode::ILLEGAL_GENERATION,
                     message: None,
                 })
             }
-            Some(g) => validate_commit(g, member_id, member_epoch, api_version, offsets)?,
+            // Kafka validates only the partitions whose metadata fits: a too-large one is
+            // answered OFFSET_METADATA_TOO_LARGE without looking at its task.
+            Some(g) => {
+                let checked: Vec<&OffsetToCommit> =
+                    offsets.iter().filter(|o| !metadata_too_large(o)).collect();
+                validate_commit(g, member_id, member_epoch, api_version, &checked)?
+            }
         }
         let mut codes = Vec::with_capacity(offsets.len());
         let mut records = Vec::new();
         for o in offsets {
-            if o.metadata
-                .as_ref()
-                .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
-            {
+            if metadata_too_large(o) {
                 codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
                 continue;
             }
@@ -216,6 +233,49 @@ impl CoordinatorShard {
                     ..Default::default()
                 }),
             ));
+        }
+        self.append(records)?;
+        Ok(codes)
+    }
+
+    /// OffsetDelete (`OffsetMetadataManager.deleteOffsets`) for the partitions that passed the
+    /// network layer's topic checks: one code per partition, in the order given. A topic the
+    /// group still consumes (a source or repartition source topic of a non-empty streams
+    /// group) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The
+    /// group must exist (streams or offsets-only): else GROUP_ID_NOT_FOUND for the request.
+    pub fn delete_offsets(
+        &mut self,
+        group_id: &str,
+        topics: &[(String, Vec<i32>)],
+    ) -> Result<Vec<Vec<ErrorCode>>> {
+        let state = self.store.state();
+        let group = state.streams_groups.get(group_id);
+        if group.is_none() && state.offsets.group(group_id).is_none() {
+            return Err(CoordinatorError::any_group_not_found(group_id));
+        }
+        let committed = state.offsets.group(group_id);
+        let mut records = Vec::new();
+        let mut codes = Vec::with_capacity(topics.len());
+        for (topic, partitions) in topics {
+            if group.is_some_and(|g| subscribed_to(g, topic)) {
+                codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
+                continue;
+            }
+            for p in partitions {
+                let present = committed.is_some_and(|c| c.contains_key(&(topic.clone(), *p)));
+                if present {
+                    records.push(Record::OffsetCommit(
+                        OffsetCommitKey {
+                            group: group_id.into(),
+                            topic: topic.clone(),
+                            partition: *p,
+                            ..Default::default()
+                        },
+                        None,
+                    ));
+                }
+            }
+            codes.push(vec![ErrorCode::NONE; partitions.len()]);
         }
         self.append(records)?;
         Ok(codes)
@@ -265,12 +325,32 @@ impl CoordinatorShard {
     }
 }
 
+/// `StreamsGroup.isSubscribedToTopic`: an empty group subscribes to nothing (so its offsets can
+/// be deleted and expire); otherwise the source and repartition source topics.
+pub(crate) fn subscribed_to(group: &StreamsGroup, topic: &str) -> bool {
+    if group.members.is_empty() {
+        return false;
+    }
+    group.topology.as_ref().is_some_and(|t| {
+        t.subtopologies.iter().any(|s| {
+            s.source_topics.iter().any(|x| x == topic)
+                || s.repartition_source_topics.iter().any(|r| r.name == topic)
+        })
+    })
+}
+
+fn metadata_too_large(o: &OffsetToCommit) -> bool {
+    o.metadata
+        .as_ref()
+        .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
+}
+
 fn validate_commit(
     group: &StreamsGroup,
     member_id: &str,
     member_epoch: i32,
     api_version: i16,
-    offsets: &[OffsetToCommit],
+    offsets: &[&OffsetToCommit],
 ) -> Result<()> {
     if member_epoch < 0 && group.members.is_empty() {
         return Ok(());
@@ -301,11 +381,13 @@ fn validate_commit(
         .as_ref()
         .ok_or_else(|| stale("Topology is not available for offset commit validation.".into()))?;
     for o in offsets {
-        let Some(sub) = topology
-            .subtopologies
-            .iter()
-            .find(|s| s.source_topics.contains(&o.topic))
-        else {
+        // Kafka's `StreamsTopology.sourceTopicMap`: source and repartition source topics.
+        let Some(sub) = topology.subtopologies.iter().find(|s| {
+            s.source_topics.contains(&o.topic)
+                || s.repartition_source_topics
+                    .iter()
+                    .any(|r| r.name == o.topic)
+        }) else {
             return Err(stale(format!("Topic {} is not in the topology.", o.topic)));
         };
         let Some(epoch) = member
@@ -347,7 +429,25 @@ fn assignment(t: &TasksTuple) -> d::Assignment {
     }
 }
 
-fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Member {
+/// `taskOffsetsFromMap`: by sub-topology id, then partition.
+fn task_offsets(offsets: Option<&crate::shard::TaskOffsets>) -> Vec<d::TaskOffset> {
+    offsets
+        .into_iter()
+        .flatten()
+        .map(|(task, offset)| d::TaskOffset {
+            subtopology_id: task.subtopology.clone(),
+            partition: task.partition,
+            offset: *offset,
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn describe_member(
+    m: &StreamsGroupMember,
+    target: Option<&TasksTuple>,
+    offsets: Option<&crate::shard::MemberTaskOffsets>,
+) -> d::Member {
     d::Member {
         member_id: m.member_id.to_string(),
         member_epoch: m.member_epoch,
@@ -373,6 +473,8 @@ fn describe_member(m: &StreamsGroupMember, target: Option<&TasksTuple>) -> d::Me
             .collect(),
         assignment: assignment(&m.assigned),
         target_assignment: target.map(assignment).unwrap_or_default(),
+        task_offsets: task_offsets(offsets.map(|o| &o.offsets)),
+        task_end_offsets: task_offsets(offsets.map(|o| &o.end_offsets)),
         is_classic: false,
         ..Default::default()
     }

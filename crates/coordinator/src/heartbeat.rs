@@ -76,10 +76,33 @@ impl CoordinatorShard {
 
     fn existing_group(&self, group_id: &str) -> Result<&StreamsGroup> {
         self.group(group_id)
-            .ok_or_else(|| CoordinatorError::group_not_found(group_id))
+            .ok_or_else(|| self.missing_streams_group(group_id, false))
+    }
+
+    /// The error for a streams group that does not exist: another type of group (offsets
+    /// only) is "not a streams group"; else `getStreamsGroupOrThrow`'s words for a heartbeat,
+    /// `group()`'s for the other paths (`any`).
+    pub(crate) fn missing_streams_group(&self, group_id: &str, any: bool) -> CoordinatorError {
+        if self.state().offsets.group(group_id).is_some() {
+            CoordinatorError::not_a_streams_group(group_id)
+        } else if any {
+            CoordinatorError::any_group_not_found(group_id)
+        } else {
+            CoordinatorError::group_not_found(group_id)
+        }
     }
 
     fn leave(&mut self, request: &StreamsGroupHeartbeatRequest) -> Result<HeartbeatResult> {
+        if self.group(&request.group_id).is_none() {
+            return Err(self.missing_streams_group(&request.group_id, true));
+        }
+        if request.shutdown_application {
+            // Kafka records the request before it looks the member up (`streamsGroupLeave`).
+            let member_id = request.member_id.clone();
+            self.soft_mut(&request.group_id)
+                .shutdown_requested_by
+                .get_or_insert(member_id);
+        }
         let group = self.existing_group(&request.group_id)?;
         let member = match &request.instance_id {
             None => group
@@ -117,11 +140,7 @@ impl CoordinatorShard {
         };
         if request.member_epoch == LEAVE_EPOCH {
             self.timers.cancel_member(&group_id, &member_id);
-        }
-        if request.shutdown_application {
-            self.soft_mut(&group_id)
-                .shutdown_requested_by
-                .get_or_insert_with(|| request.member_id.clone());
+            self.forget_member_offsets(&group_id, &member_id);
         }
         self.append(records)?;
         self.forget_if_empty(&group_id);
@@ -152,7 +171,7 @@ impl CoordinatorShard {
         // The group: created on join (with a fresh TopologyDescriptionId), else it must exist.
         let created = self.group(group_id).is_none();
         if !joining && created {
-            return Err(CoordinatorError::group_not_found(group_id));
+            return Err(self.missing_streams_group(group_id, false));
         }
         let new_id = if created { Some(self.mint_id()) } else { None };
         let upgrade_id = self.mint_id_if_upgrade(group_id, request);
@@ -167,7 +186,10 @@ impl CoordinatorShard {
             check_group_size(group_ref, request, self.config.max_size)?;
         }
         let (member, replaced) = resolve_member(group_ref, request, joining)?;
-        let is_new_member = !group_ref.members.contains_key(member.member_id.as_str());
+        // A static replacement is not a new member: it copies the old one (Kafka compares the
+        // copy with the updated member, so an unchanged rejoin bumps nothing).
+        let is_new_member =
+            replaced.is_none() && !group_ref.members.contains_key(member.member_id.as_str());
         let was_empty = group_ref.members.is_empty();
         let mut description_id = new_id.or(group_ref.topology_description_id);
 
@@ -288,6 +310,23 @@ impl CoordinatorShard {
                 invalid_tasks(&configured, tasks)?;
             }
         }
+        // TaskOffsets / TaskEndOffsets: kept in memory after the task checks (Kafka updates
+        // them only when at least one list is reported; a null list keeps the last one).
+        let reported_offsets =
+            if request.task_offsets.is_some() || request.task_end_offsets.is_some() {
+                let previous = self
+                    .soft
+                    .get(group_id)
+                    .and_then(|s| s.task_offsets.get(updated.member_id.as_str()))
+                    .cloned()
+                    .unwrap_or_default();
+                Some(previous.update(
+                    request.task_offsets.as_deref(),
+                    request.task_end_offsets.as_deref(),
+                )?)
+            } else {
+                None
+            };
         if validated_epoch != validated_before {
             bump = true;
         }
@@ -324,11 +363,14 @@ impl CoordinatorShard {
         let group_ref = self.group(group_id).unwrap_or(&empty);
         // The member's slice of the target: `None` = the group's current one, looked up only if
         // the member has to be reconciled (the group does not change before that).
+        // During the initial delay Kafka reconciles the member towards the group's current
+        // assignment epoch with an empty target (`maybeUpdateStreamsTargetAssignment` returns
+        // `Map.of()`): a member of a new group gets epoch 1 and no tasks.
         let (target_epoch, computed_target) = if delay.is_some() {
             statuses.push(delayed(
                 "Assignment delayed due to the configured initial rebalance delay.",
             ));
-            (target_epoch_before, None)
+            (target_epoch_before, Some(TasksTuple::default()))
         } else if target_epoch_before >= group_epoch {
             (target_epoch_before, None)
         } else if !target::can_compute(target_timestamp, self.config.assignment_interval_ms, now) {
@@ -339,7 +381,19 @@ impl CoordinatorShard {
         } else {
             let members = members_view(group_ref, &updated, replaced.as_ref());
             let previous = target_view(group_ref, replaced.as_ref(), &updated.member_id);
-            let computed = target::compute(&members, &configured, self.config.num_standby_replicas);
+            let mut offsets = self.task_offsets(group_id);
+            if let Some(old) = &replaced {
+                offsets.remove(old.member_id.as_str());
+            }
+            if let Some(reported) = &reported_offsets {
+                offsets.insert(updated.member_id.to_string(), reported.clone());
+            }
+            let computed = target::compute(
+                &members,
+                &configured,
+                self.config.num_standby_replicas,
+                &offsets,
+            );
             records.extend(target::records(
                 group_id,
                 &previous,
@@ -373,7 +427,7 @@ impl CoordinatorShard {
                     .cloned()
                     .unwrap_or_default()
             });
-            let owners = TaskOwners::of(group_ref, &updated.member_id);
+            let owners = TaskOwners::of(group_ref);
             Cow::Owned(reconcile(
                 &updated,
                 target_epoch,
@@ -388,6 +442,14 @@ impl CoordinatorShard {
 
         self.append(records)?;
         self.update_timers(group_id, &member, &reconciled, replaced.as_ref(), now);
+        if let Some(old) = &replaced {
+            self.forget_member_offsets(group_id, &old.member_id);
+        }
+        if let Some(reported) = reported_offsets {
+            self.soft_mut(group_id)
+                .task_offsets
+                .insert(reconciled.member_id.to_string(), reported);
+        }
         if request.shutdown_application {
             self.soft_mut(group_id)
                 .shutdown_requested_by
@@ -480,7 +542,7 @@ impl CoordinatorShard {
         let session = now + i64::from(self.config.session_timeout_ms);
         self.timers
             .schedule_session(group_id, &after.member_id, session);
-        if let Some(old) = replaced {
+        if let Some(old) = replaced.filter(|old| old.member_id != after.member_id) {
             self.timers.cancel_member(group_id, &old.member_id);
         }
         if after.state == MemberState::UnrevokedTasks {
@@ -501,14 +563,9 @@ impl CoordinatorShard {
     }
 }
 
+/// A group as Kafka creates it (group and assignment epoch 1, `StreamsGroup::new`).
 pub(crate) fn new_group(group_id: &str) -> StreamsGroup {
-    StreamsGroup {
-        group_id: group_id.to_string(),
-        validated_topology_epoch: -1,
-        stored_description_topology_epoch: -1,
-        failed_description_topology_epoch: -1,
-        ..Default::default()
-    }
+    StreamsGroup::new(group_id)
 }
 
 fn delayed(detail: &str) -> resp::Status {
@@ -625,13 +682,15 @@ fn resolve_member(
         check_epoch(m, request)?;
         return Ok((m.clone(), None));
     }
+    // `getOrMaybeCreateStaticStreamsGroupMember`: a held instance id is refused even to its own
+    // member id; only after a static leave (-2) does the joiner replace the old member (with
+    // the same or a new member id), taking over its assignment at epoch 0.
     match existing {
         None => Ok((group.members.get(request.member_id.as_str()).cloned().unwrap_or_else(new_member), None)),
-        Some(old) if old.member_id == request.member_id => Ok((old.clone(), None)),
         Some(old) if old.member_epoch != STATIC_LEAVE_EPOCH => Err(CoordinatorError::new(
             ErrorCode::UNRELEASED_INSTANCE_ID,
             format!(
-                "Static member {} with instance id {instance} cannot join the group because the instance id is owned by member {}.",
+                "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
                 request.member_id, old.member_id
             ),
         )),
@@ -658,17 +717,12 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         )));
     }
     if epoch < member.member_epoch {
-        let contained = |owned: &Tasks, assigned: &Tasks| {
-            owned
-                .iter()
-                .all(|(s, ps)| assigned.get(s).is_some_and(|a| ps.is_subset(a)))
-        };
+        // Kafka accepts the previous epoch only with all three owned lists reported and each
+        // contained in the current assignment (a lost response); a null list fences.
         let lost_response = epoch == member.previous_member_epoch
-            && owned_tasks(request).is_none_or(|o| {
-                contained(&o.active, &member.assigned.active)
-                    && contained(&o.standby, &member.assigned.standby)
-                    && contained(&o.warmup, &member.assigned.warmup)
-            });
+            && owned_contained(request.active_tasks.as_deref(), &member.assigned.active)
+            && owned_contained(request.standby_tasks.as_deref(), &member.assigned.standby)
+            && owned_contained(request.warmup_tasks.as_deref(), &member.assigned.warmup);
         if !lost_response {
             return Err(CoordinatorError::fenced(format!(
                 "The streams group member has a smaller member epoch ({epoch}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
@@ -677,6 +731,19 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         }
     }
     Ok(())
+}
+
+/// `areOwnedTasksContainedInAssignedTasks`: not reported (null) is not contained, and neither
+/// is an entry for a sub-topology the member holds nothing of, even with no partitions.
+fn owned_contained(owned: Option<&[req::TaskIds]>, assigned: &Tasks) -> bool {
+    let Some(owned) = owned else {
+        return false;
+    };
+    owned.iter().all(|t| {
+        assigned
+            .get(&t.subtopology_id)
+            .is_some_and(|a| t.partitions.iter().all(|p| a.contains(p)))
+    })
 }
 
 /// The member with the request's metadata applied (null = unchanged, as Kafka's builder does).
@@ -812,8 +879,8 @@ pub(crate) fn invalid_tasks(configured: &ConfiguredTopology, tasks: &[req::TaskI
             .find(|p| **p < 0 || **p >= sub.num_tasks)
         {
             return Err(CoordinatorError::invalid_request(format!(
-                "Task {p} is invalid for subtopology {}.",
-                t.subtopology_id
+                "Task {p} for subtopology {} is invalid. Number of tasks for this subtopology: {}",
+                t.subtopology_id, sub.num_tasks
             )));
         }
     }

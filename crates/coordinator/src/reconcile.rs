@@ -1,6 +1,8 @@
-//! Moves one member's current assignment towards its target assignment (Kafka's streams
-//! `CurrentAssignmentBuilder`): tasks the member must give up are revoked first, and a task is
-//! only granted once every other holder that would conflict with it has released it.
+//! Moves one member's current assignment towards its target assignment, as Kafka 4.4's streams
+//! `CurrentAssignmentBuilder` does: tasks the member must give up are revoked first (unless its
+//! owned tasks show they are gone already), a task is only granted once every holder that would
+//! conflict with it has released it, and a role change that depends on no other member (active to
+//! standby, standby to warm-up and back, standby or warm-up promoted to active) happens in place.
 use std::collections::{BTreeSet, HashMap};
 
 use kcoord_metadata::{
@@ -12,8 +14,10 @@ use crate::error::{CoordinatorError, Result};
 
 type Task = (String, i32);
 
-/// Who currently holds each task (assigned or pending revocation), other than the member being
-/// reconciled: `member id -> process id` per role.
+/// Who currently holds each task, assigned or pending revocation, by process id: Kafka's
+/// `currentActiveTaskToProcessId` / `currentStandbyTaskToProcessIds` /
+/// `currentWarmupTaskToProcessIds`, which include the member being reconciled (as stored before
+/// this heartbeat).
 #[derive(Debug, Default)]
 pub struct TaskOwners {
     active: HashMap<Task, String>,
@@ -22,10 +26,10 @@ pub struct TaskOwners {
 }
 
 impl TaskOwners {
-    /// The holders in `group`, leaving out `except` (the member being reconciled).
-    pub fn of(group: &StreamsGroup, except: &str) -> TaskOwners {
+    /// The holders in `group`, every member included.
+    pub fn of(group: &StreamsGroup) -> TaskOwners {
         let mut owners = TaskOwners::default();
-        for m in group.members.values().filter(|m| m.member_id != except) {
+        for m in group.members.values() {
             for tuple in [&m.assigned, &*m.pending_revocation] {
                 for task in tasks_of(&tuple.active) {
                     owners.active.insert(task, m.process_id.clone());
@@ -52,26 +56,32 @@ impl TaskOwners {
     fn in_process(map: &HashMap<Task, BTreeSet<String>>, task: &Task, process: &str) -> bool {
         map.get(task).is_some_and(|p| p.contains(process))
     }
-
-    /// An active task has one owner group-wide, and a process never runs a task twice.
-    fn active_unreleased(&self, task: &Task, process: &str) -> bool {
-        self.active.contains_key(task)
-            || Self::in_process(&self.standby, task, process)
-            || Self::in_process(&self.warmup, task, process)
-    }
-
-    /// Replicas only conflict within a process.
-    fn replica_unreleased(&self, task: &Task, process: &str) -> bool {
-        self.active.get(task).is_some_and(|p| p == process)
-            || Self::in_process(&self.standby, task, process)
-            || Self::in_process(&self.warmup, task, process)
-    }
 }
 
 fn tasks_of(tasks: &Tasks) -> impl Iterator<Item = Task> + '_ {
     tasks
         .iter()
         .flat_map(|(s, parts)| parts.iter().map(move |p| (s.clone(), *p)))
+}
+
+fn holds(tasks: &Tasks, task: &Task) -> bool {
+    tasks.get(&task.0).is_some_and(|p| p.contains(&task.1))
+}
+
+fn insert(tasks: &mut Tasks, task: &Task) {
+    tasks.entry(task.0.clone()).or_default().insert(task.1);
+}
+
+/// Removes the task; true if it was there. An emptied sub-topology goes.
+fn remove(tasks: &mut Tasks, task: &Task) -> bool {
+    let Some(parts) = tasks.get_mut(&task.0) else {
+        return false;
+    };
+    let removed = parts.remove(&task.1);
+    if parts.is_empty() {
+        tasks.remove(&task.0);
+    }
+    removed
 }
 
 fn contains_any(owned: &Tasks, pending: &Tasks) -> bool {
@@ -82,7 +92,7 @@ fn contains_any(owned: &Tasks, pending: &Tasks) -> bool {
     })
 }
 
-/// The member still reports (or did not report) a task it was asked to revoke.
+/// `hasNotReleased`: without a report the tasks count as still held.
 fn has_not_released(pending: &TasksTuple, owned: Option<&TasksTuple>) -> bool {
     match owned {
         None => true,
@@ -165,6 +175,7 @@ pub fn reconcile(
             target_epoch,
             target,
             owners,
+            owned,
         )),
         MemberState::UnrevokedTasks => {
             if has_not_released(&member.pending_revocation, owned) {
@@ -176,6 +187,7 @@ pub fn reconcile(
                     target_epoch,
                     target,
                     owners,
+                    owned,
                 ))
             }
         }
@@ -191,40 +203,105 @@ pub fn reconcile(
                 target_epoch,
                 target,
                 owners,
+                owned,
             ))
         }
     }
 }
 
+/// `CurrentAssignmentBuilder.computeNextAssignment` and `buildNewMember`.
 fn next_assignment(
     member: &StreamsGroupMember,
     epoch_if_revoking: i32,
     target_epoch: i32,
     target: &TasksTuple,
     owners: &TaskOwners,
+    owned: Option<&TasksTuple>,
 ) -> StreamsGroupMember {
-    let process = member.process_id.as_str();
-    let active = difference(&member.assigned.active, &target.active, |t| {
-        owners.active_unreleased(t, process)
+    let me = member.process_id.as_str();
+    let cur = &member.assigned;
+    let active_here = |t: &Task| owners.active.get(t).is_some_and(|p| p == me);
+    let standby_here = |t: &Task| TaskOwners::in_process(&owners.standby, t, me);
+    let warmup_here = |t: &Task| TaskOwners::in_process(&owners.warmup, t, me);
+    // `isUnreleasedActiveTask`: an active task has one owner group-wide, and the process must
+    // not hold it as a replica through another member.
+    let active = difference(&cur.active, &target.active, |t| {
+        owners.active.contains_key(t)
+            || (standby_here(t) && !holds(&cur.standby, t))
+            || (warmup_here(t) && !holds(&cur.warmup, t))
     });
-    let standby = difference(&member.assigned.standby, &target.standby, |t| {
-        owners.replica_unreleased(t, process)
+    // `isUnreleasedStandbyTask`.
+    let mut standby = difference(&cur.standby, &target.standby, |t| {
+        (active_here(t) && !holds(&cur.active, t))
+            || standby_here(t)
+            || (warmup_here(t) && !holds(&cur.warmup, t))
     });
-    let warmup = difference(&member.assigned.warmup, &target.warmup, |t| {
-        owners.replica_unreleased(t, process)
+    // `isUnreleasedWarmupTask`: unlike a standby, a warm-up waits for the process's own active.
+    let mut warmup = difference(&cur.warmup, &target.warmup, |t| {
+        active_here(t) || (standby_here(t) && !holds(&cur.standby, t)) || warmup_here(t)
     });
     let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
-    let mut next = member.clone();
-    // Epochs cover assigned and pending-revocation active tasks (offset commits check both).
-    let kept_epochs: TaskEpochs = member
-        .active_task_epochs
-        .iter()
-        .filter(|((s, p), _)| active.kept.get(s).is_some_and(|ps| ps.contains(p)))
-        .map(|(k, v)| (k.clone(), *v))
-        .collect();
 
-    if !active.revoke.is_empty() || !standby.revoke.is_empty() || !warmup.revoke.is_empty() {
+    // Role changes that depend on no other member take effect at once. A demoted active task
+    // stays pending revocation: the group must see it released before its next owner gets it.
+    for t in tasks_of(&cur.active) {
+        if remove(&mut standby.grant, &t) {
+            insert(&mut standby.kept, &t);
+        }
+    }
+    for t in tasks_of(&cur.standby) {
+        if remove(&mut warmup.grant, &t) {
+            insert(&mut warmup.kept, &t);
+            remove(&mut standby.revoke, &t);
+        }
+    }
+    for t in tasks_of(&cur.warmup) {
+        if remove(&mut standby.grant, &t) {
+            insert(&mut standby.kept, &t);
+            remove(&mut warmup.revoke, &t);
+        }
+    }
+    // A standby or warm-up promoted to active needs no revocation by the client...
+    for t in tasks_of(&cur.standby) {
+        if holds(&target.active, &t) {
+            remove(&mut standby.revoke, &t);
+        }
+    }
+    for t in tasks_of(&cur.warmup) {
+        if holds(&target.active, &t) {
+            remove(&mut warmup.revoke, &t);
+        }
+    }
+    let revoke = TasksTuple {
+        active: active.revoke,
+        standby: standby.revoke,
+        warmup: warmup.revoke,
+    };
+    let revoking = !revoke.is_empty() && has_not_released(&revoke, owned);
+    // ... but the member keeps it as a replica until the active task is granted to it.
+    for t in tasks_of(&cur.standby) {
+        let promoted_now = !revoking && holds(&active.grant, &t);
+        if holds(&target.active, &t) && !promoted_now {
+            insert(&mut standby.kept, &t);
+        }
+    }
+    for t in tasks_of(&cur.warmup) {
+        let promoted_now = !revoking && holds(&active.grant, &t);
+        if holds(&target.active, &t) && !promoted_now {
+            insert(&mut warmup.kept, &t);
+        }
+    }
+
+    let mut next = member.clone();
+    // Assignment epochs of active tasks (assigned or pending revocation): offset commits at an
+    // older member epoch are checked against them.
+    let epoch_of = |t: &Task| member.active_task_epochs.get(t).copied();
+    if revoking {
         // Revoke first; the member stays in its epoch until it confirms.
+        let epochs: TaskEpochs = tasks_of(&active.kept)
+            .chain(tasks_of(&revoke.active))
+            .filter_map(|t| epoch_of(&t).map(|e| (t, e)))
+            .collect();
         next.state = MemberState::UnrevokedTasks;
         set_epoch(&mut next, epoch_if_revoking);
         next.assigned = TasksTuple {
@@ -232,15 +309,13 @@ fn next_assignment(
             standby: standby.kept,
             warmup: warmup.kept,
         };
-        next.pending_revocation = TasksTuple {
-            active: active.revoke,
-            standby: standby.revoke,
-            warmup: warmup.revoke,
-        }
-        .into();
+        next.active_task_epochs = epochs;
+        next.pending_revocation = revoke.into();
         return next;
     }
-    let mut epochs = kept_epochs;
+    let mut epochs: TaskEpochs = tasks_of(&active.kept)
+        .filter_map(|t| epoch_of(&t).map(|e| (t, e)))
+        .collect();
     for task in tasks_of(&active.grant) {
         epochs.insert(task, target_epoch);
     }
@@ -260,11 +335,11 @@ fn next_assignment(
     next
 }
 
-/// Kafka's `updateMemberEpoch`: the previous epoch remembers the one being replaced.
+/// Kafka's `updateMemberEpoch`: the previous epoch becomes the current one, even when the epoch
+/// does not change (a member moving from UNRELEASED_TASKS to STABLE within an epoch then has
+/// previous epoch = epoch).
 fn set_epoch(member: &mut StreamsGroupMember, epoch: i32) {
-    if member.member_epoch != epoch {
-        member.previous_member_epoch = member.member_epoch;
-    }
+    member.previous_member_epoch = member.member_epoch;
     member.member_epoch = epoch;
 }
 
@@ -370,7 +445,7 @@ mod tests {
         let holder = member("b", "p2", 1, tasks(&[("0", &[0])]));
         let m = member("a", "p1", 1, Tasks::new());
         let g = group(vec![holder, m.clone()]);
-        let owners = TaskOwners::of(&g, "a");
+        let owners = TaskOwners::of(&g);
         let target = TasksTuple {
             active: tasks(&[("0", &[0, 1])]),
             ..Default::default()
@@ -381,7 +456,7 @@ mod tests {
         assert_eq!(next.member_epoch, 2);
         // Once released, the next heartbeat grants it.
         let g = group(vec![member("b", "p2", 2, Tasks::new()), next.clone()]);
-        let done = reconcile(&next, 2, &target, &TaskOwners::of(&g, "a"), None).unwrap();
+        let done = reconcile(&next, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(done.state, MemberState::Stable);
         assert_eq!(done.assigned.active, tasks(&[("0", &[0, 1])]));
     }
@@ -395,7 +470,7 @@ mod tests {
             standby: tasks(&[("0", &[0])]),
             ..Default::default()
         };
-        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g, "a"), None).unwrap();
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert!(next.assigned.standby.is_empty());
         assert_eq!(next.state, MemberState::UnreleasedTasks);
         // Another process is fine.
@@ -404,7 +479,107 @@ mod tests {
             member("b", "p1", 1, tasks(&[("0", &[0])])),
             other.clone(),
         ]);
-        let next = reconcile(&other, 2, &target, &TaskOwners::of(&g, "c"), None).unwrap();
+        let next = reconcile(&other, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(next.assigned.standby, tasks(&[("0", &[0])]));
+    }
+
+    fn tuple(active: Tasks, standby: Tasks, warmup: Tasks) -> TasksTuple {
+        TasksTuple {
+            active,
+            standby,
+            warmup,
+        }
+    }
+
+    #[test]
+    fn owned_tasks_that_already_exclude_the_revoked_ones_skip_unrevoked_tasks() {
+        let m = member("a", "p1", 1, tasks(&[("0", &[0, 1])]));
+        let target = tuple(tasks(&[("0", &[1, 2])]), Tasks::new(), Tasks::new());
+        let owned = tuple(tasks(&[("0", &[1])]), Tasks::new(), Tasks::new());
+        let g = group(vec![m.clone()]);
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), Some(&owned)).unwrap();
+        assert_eq!(next.state, MemberState::Stable);
+        assert_eq!(next.member_epoch, 2);
+        assert_eq!(next.assigned.active, tasks(&[("0", &[1, 2])]));
+        assert!(next.pending_revocation.is_empty());
+    }
+
+    #[test]
+    fn a_standby_is_promoted_to_active_in_place() {
+        let mut m = member("a", "p1", 1, Tasks::new());
+        m.assigned.standby = tasks(&[("0", &[0])]);
+        let g = group(vec![m.clone()]);
+        let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
+        // Even without owned tasks: a promotion asks the client to revoke nothing.
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(next.state, MemberState::Stable);
+        assert_eq!(next.member_epoch, 2);
+        assert_eq!(next.assigned.active, tasks(&[("0", &[0])]));
+        assert!(next.assigned.standby.is_empty());
+        assert!(next.pending_revocation.is_empty());
+        assert_eq!(next.active_task_epochs.get(&("0".to_string(), 0)), Some(&2));
+    }
+
+    #[test]
+    fn a_promoted_warmup_stays_until_the_active_owner_releases_the_task() {
+        let holder = member("b", "p2", 1, tasks(&[("0", &[0])]));
+        let mut m = member("a", "p1", 1, Tasks::new());
+        m.assigned.warmup = tasks(&[("0", &[0])]);
+        let g = group(vec![holder, m.clone()]);
+        let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(next.state, MemberState::UnreleasedTasks);
+        assert_eq!(next.member_epoch, 2);
+        assert!(next.assigned.active.is_empty());
+        assert_eq!(
+            next.assigned.warmup,
+            tasks(&[("0", &[0])]),
+            "kept for the promotion"
+        );
+        // Released by b: promoted in place.
+        let g = group(vec![member("b", "p2", 2, Tasks::new()), next.clone()]);
+        let done = reconcile(&next, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(done.state, MemberState::Stable);
+        assert_eq!(done.assigned.active, tasks(&[("0", &[0])]));
+        assert!(done.assigned.warmup.is_empty());
+    }
+
+    #[test]
+    fn an_active_task_demoted_to_standby_becomes_standby_at_once_and_is_revoked_as_active() {
+        let m = member("a", "p1", 1, tasks(&[("0", &[0])]));
+        let g = group(vec![m.clone()]);
+        let target = tuple(Tasks::new(), tasks(&[("0", &[0])]), Tasks::new());
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(next.state, MemberState::UnrevokedTasks);
+        assert_eq!(next.member_epoch, 1);
+        assert_eq!(next.assigned.standby, tasks(&[("0", &[0])]));
+        assert!(next.assigned.active.is_empty());
+        assert_eq!(next.pending_revocation.active, tasks(&[("0", &[0])]));
+    }
+
+    #[test]
+    fn a_standby_turned_warmup_needs_no_revocation() {
+        let mut m = member("a", "p1", 1, Tasks::new());
+        m.assigned.standby = tasks(&[("0", &[3])]);
+        let g = group(vec![m.clone()]);
+        let target = tuple(Tasks::new(), Tasks::new(), tasks(&[("0", &[3])]));
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(next.state, MemberState::Stable);
+        assert_eq!(next.member_epoch, 2);
+        assert_eq!(next.assigned.warmup, tasks(&[("0", &[3])]));
+        assert!(next.assigned.standby.is_empty());
+    }
+
+    #[test]
+    fn the_previous_epoch_moves_even_when_the_epoch_does_not() {
+        let holder = member("b", "p2", 2, tasks(&[("0", &[0])]));
+        let mut m = member("a", "p1", 2, Tasks::new());
+        m.previous_member_epoch = 1;
+        m.state = MemberState::UnreleasedTasks;
+        let g = group(vec![holder, m.clone()]);
+        let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
+        let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
+        assert_eq!(next.state, MemberState::UnreleasedTasks);
+        assert_eq!((next.member_epoch, next.previous_member_epoch), (2, 2));
     }
 }

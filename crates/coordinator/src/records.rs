@@ -337,25 +337,18 @@ pub fn topology_value(t: &req::Topology) -> StreamsGroupTopologyValue {
     }
 }
 
-/// Kafka's `StreamsTopology.equals`: same epoch and the same sub-topologies, ignoring the order
-/// in which they and their topic lists were sent.
+/// Kafka's `StreamsTopology.equals`: the same epoch and, keyed by sub-topology id, equal
+/// sub-topologies. The order of the sub-topologies does not matter (Kafka keeps them in a map);
+/// the order of every list inside one does (the generated record classes compare lists).
 pub fn same_topology(a: &StreamsGroupTopologyValue, b: &StreamsGroupTopologyValue) -> bool {
-    fn canonical(t: &StreamsGroupTopologyValue) -> Vec<topo::Subtopology> {
-        let mut subs: Vec<topo::Subtopology> = t
-            .subtopologies
+    fn by_id(
+        t: &StreamsGroupTopologyValue,
+    ) -> std::collections::BTreeMap<&str, &topo::Subtopology> {
+        // A repeated id keeps its last entry (Kafka's `Collectors.toMap` throws instead).
+        t.subtopologies
             .iter()
-            .map(|s| {
-                let mut s = s.clone();
-                s.source_topics.sort();
-                s.repartition_sink_topics.sort();
-                s.state_changelog_topics.sort_by(|x, y| x.name.cmp(&y.name));
-                s.repartition_source_topics
-                    .sort_by(|x, y| x.name.cmp(&y.name));
-                s
-            })
-            .collect();
-        subs.sort_by(|x, y| x.subtopology_id.cmp(&y.subtopology_id));
-        subs
+            .map(|s| (s.subtopology_id.as_str(), s))
+            .collect()
     }
-    a.epoch == b.epoch && canonical(a) == canonical(b)
+    a.epoch == b.epoch && by_id(a) == by_id(b)
 }

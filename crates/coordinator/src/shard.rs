@@ -69,6 +69,8 @@ pub struct GroupSoftState {
     pub endpoint_information_epoch: i32,
     pub shutdown_requested_by: Option<String>,
     pub initial_delay_deadline: Option<i64>,
+    /// member id -> its last reported task offsets (`StreamsGroup.taskOffsets`).
+    pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
 }
 
 /// A timer the shard owns; `tick(now)` fires the due ones.
@@ -394,6 +396,21 @@ impl CoordinatorShard {
         }
     }
 
+    /// The members' reported task offsets (empty when none reported).
+    pub(crate) fn task_offsets(&self, group_id: &str) -> BTreeMap<String, MemberTaskOffsets> {
+        self.soft
+            .get(group_id)
+            .map(|s| s.task_offsets.clone())
+            .unwrap_or_default()
+    }
+
+    /// Forgets what a member that left the group reported (`StreamsGroup.removeMember`).
+    pub(crate) fn forget_member_offsets(&mut self, group_id: &str, member_id: &str) {
+        if let Some(soft) = self.soft.get_mut(group_id) {
+            soft.task_offsets.remove(member_id);
+        }
+    }
+
     /// Drops everything kept in memory about the group (it was deleted).
     pub(crate) fn forget_soft_state(&mut self, group_id: &str) {
         self.clear_initial_delay(group_id);
@@ -452,6 +469,50 @@ pub(crate) fn configured_topology_in(
 
 /// Reported offsets per member are transient telemetry; kept out of the log.
 pub type TaskOffsets = BTreeMap<crate::task::TaskId, i64>;
+
+/// What a member last reported in TaskOffsets and TaskEndOffsets (Kafka's `MemberTaskOffsets`):
+/// kept in memory only, dropped with the member, used by the assignor and described.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberTaskOffsets {
+    pub offsets: TaskOffsets,
+    pub end_offsets: TaskOffsets,
+}
+
+impl MemberTaskOffsets {
+    /// `MemberTaskOffsets.update`: a null list keeps what was reported before; a list given
+    /// replaces it whole. A task reported twice is INVALID_REQUEST.
+    pub fn update(
+        &self,
+        offsets: Option<&[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset]>,
+        end_offsets: Option<&[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset]>,
+    ) -> Result<MemberTaskOffsets, CoordinatorError> {
+        fn to_map(
+            list: &[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset],
+        ) -> Result<TaskOffsets, CoordinatorError> {
+            let mut map = TaskOffsets::new();
+            for t in list {
+                let task = crate::task::TaskId::new(t.subtopology_id.clone(), t.partition);
+                if map.insert(task, t.offset).is_some() {
+                    return Err(CoordinatorError::invalid_request(format!(
+                        "Task offsets contain a duplicate entry for subtopology {} and partition {}.",
+                        t.subtopology_id, t.partition
+                    )));
+                }
+            }
+            Ok(map)
+        }
+        Ok(MemberTaskOffsets {
+            offsets: match offsets {
+                Some(list) => to_map(list)?,
+                None => self.offsets.clone(),
+            },
+            end_offsets: match end_offsets {
+                Some(list) => to_map(list)?,
+                None => self.end_offsets.clone(),
+            },
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {

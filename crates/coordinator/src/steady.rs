@@ -74,6 +74,8 @@ fn plain_request(request: &StreamsGroupHeartbeatRequest) -> bool {
         && request.topology.is_none()
         && !request.shutdown_application
         && request.client_tags.is_none()
+        && request.task_offsets.is_none()
+        && request.task_end_offsets.is_none()
 }
 
 /// A settled member's owned tasks are not reconciled, only validated against the topology as

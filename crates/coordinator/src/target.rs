@@ -6,6 +6,7 @@ use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
 
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
 use crate::records;
+use crate::shard::MemberTaskOffsets;
 use crate::task::TaskId;
 use crate::topology::ConfiguredTopology;
 
@@ -36,10 +37,14 @@ fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
 }
 
 /// Runs the assignor for `members`. A topology that is not ready assigns nothing.
+///
+/// `offsets` are the members' reported task offsets: the assignor ranks standby candidates by
+/// them and counts a member reporting a task's state as a (weaker) candidate for it.
 pub fn compute(
     members: &BTreeMap<crate::shard::Id, StreamsGroupMember>,
     configured: &ConfiguredTopology,
     num_standby_replicas: i32,
+    offsets: &BTreeMap<String, MemberTaskOffsets>,
 ) -> BTreeMap<String, TasksTuple> {
     let input = AssignorInput {
         subtopologies: configured
@@ -61,7 +66,10 @@ pub fn compute(
                 previous_active: task_set(&m.assigned.active),
                 previous_standby: task_set(&m.assigned.standby),
                 previous_warmup: task_set(&m.assigned.warmup),
-                task_offsets: BTreeMap::new(),
+                task_offsets: offsets
+                    .get(m.member_id.as_str())
+                    .map(|o| o.offsets.clone())
+                    .unwrap_or_default(),
             })
             .collect(),
         num_standby_replicas,

@@ -37,6 +37,7 @@ impl CoordinatorShard {
             }
             let records = records::fence_member(group, &member_id);
             self.timers.cancel_member(&group_id, &member_id);
+            self.forget_member_offsets(&group_id, &member_id);
             self.append(records)?;
             self.forget_if_empty(&group_id);
             events.push(match kind {
@@ -91,10 +92,12 @@ impl CoordinatorShard {
             return Ok(None);
         };
         let epoch = group.group_epoch;
+        let offsets = self.task_offsets(group_id);
         let computed = target::compute(
             &group.members,
             &configured,
             self.config.num_standby_replicas,
+            &offsets,
         );
         let records = target::records(group_id, &group.target_assignment, &computed, epoch, now);
         self.append(records)?;

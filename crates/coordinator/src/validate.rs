@@ -12,17 +12,25 @@ pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
 
+/// Java's `String.trim().isEmpty()`: `trim` drops every char up to U+0020 at both ends, so a
+/// value made only of spaces, tabs, newlines or other control characters counts as empty.
+pub fn blank(value: &str) -> bool {
+    value.chars().all(|c| c <= ' ')
+}
+
+/// `Utils.throwIfEmptyString`: null passes, blank fails.
 fn empty_string(value: Option<&str>, message: &str) -> Result<()> {
     match value {
-        Some("") => Err(CoordinatorError::invalid_request(message)),
+        Some(v) if blank(v) => Err(CoordinatorError::invalid_request(message)),
         _ => Ok(()),
     }
 }
 
+/// `Utils.throwIfNotEmptyCollection`: null fails as well as a non-empty list.
 fn non_empty<T>(tasks: &Option<Vec<T>>, message: &str) -> Result<()> {
     match tasks {
-        Some(t) if !t.is_empty() => Err(CoordinatorError::invalid_request(message)),
-        _ => Ok(()),
+        Some(t) if t.is_empty() => Ok(()),
+        _ => Err(CoordinatorError::invalid_request(message)),
     }
 }
 
@@ -182,6 +190,9 @@ mod tests {
                 epoch: 1,
                 ..Default::default()
             }),
+            active_tasks: Some(vec![]),
+            standby_tasks: Some(vec![]),
+            warmup_tasks: Some(vec![]),
             ..Default::default()
         }
     }
@@ -305,7 +316,11 @@ mod tests {
         );
         rejects(
             StreamsGroupHeartbeatRequest {
+                member_epoch: 3,
+                topology: None,
                 active_tasks: Some(vec![]),
+                standby_tasks: None,
+                warmup_tasks: None,
                 ..join()
             },
             bad,
@@ -335,6 +350,89 @@ mod tests {
             bad,
             "Regular expressions for source topics are not supported yet.",
         );
+    }
+
+    #[test]
+    fn blank_ids_are_rejected_as_empty_ones() {
+        let bad = ErrorCode::INVALID_REQUEST;
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                member_id: " \t".into(),
+                ..join()
+            },
+            bad,
+            "MemberId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                group_id: "  ".into(),
+                ..join()
+            },
+            bad,
+            "GroupId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                instance_id: Some("\n".into()),
+                ..join()
+            },
+            bad,
+            "InstanceId can't be empty.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                rack_id: Some(" ".into()),
+                ..join()
+            },
+            bad,
+            "RackId can't be empty.",
+        );
+        // Only surrounding blanks are trimmed: an id with a visible character is fine.
+        assert!(heartbeat_request(&StreamsGroupHeartbeatRequest {
+            member_id: " m ".into(),
+            ..join()
+        })
+        .is_ok());
+    }
+
+    #[test]
+    fn a_join_without_task_lists_is_rejected() {
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                active_tasks: None,
+                standby_tasks: None,
+                warmup_tasks: None,
+                ..join()
+            },
+            ErrorCode::INVALID_REQUEST,
+            "ActiveTasks must be empty when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                standby_tasks: None,
+                ..join()
+            },
+            ErrorCode::INVALID_REQUEST,
+            "StandbyTasks must be empty when (re-)joining.",
+        );
+        rejects(
+            StreamsGroupHeartbeatRequest {
+                warmup_tasks: None,
+                ..join()
+            },
+            ErrorCode::INVALID_REQUEST,
+            "WarmupTasks must be empty when (re-)joining.",
+        );
+        // Not joining: null lists are fine (the member did not report them).
+        assert!(heartbeat_request(&StreamsGroupHeartbeatRequest {
+            member_epoch: 3,
+            topology: None,
+            active_tasks: None,
+            standby_tasks: None,
+            warmup_tasks: None,
+            ..join()
+        })
+        .is_ok());
     }
 
     #[test]

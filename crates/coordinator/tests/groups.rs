@@ -60,7 +60,7 @@ fn describe_reports_state_epochs_topology_and_members() {
     assert_eq!(missing.error_code, ErrorCode::GROUP_ID_NOT_FOUND.code());
     assert_eq!(
         missing.error_message.as_deref(),
-        Some("Streams group nope not found.")
+        Some("Group nope not found.")
     );
 }
 

@@ -26,8 +26,9 @@ fn r1_join_creates_the_group_with_a_fresh_topology_description_id() {
         group.topology_description_id
     );
     assert_eq!(group.topology.as_ref().unwrap().epoch, 1);
-    assert_eq!(group.group_epoch, 1);
-    assert_eq!(a.epoch, 1);
+    // Kafka 4.4 creates a group at epoch 1; the first join bumps it to 2.
+    assert_eq!(group.group_epoch, 2);
+    assert_eq!(a.epoch, 2);
     assert_eq!(a.active_count(), 4);
     // A second group gets a different id.
     let mut other = Member::new("x", "p9", simple_topology(1));
@@ -610,23 +611,35 @@ mod random_operations {
 }
 
 #[test]
-fn members_of_a_new_group_stay_at_epoch_0_during_the_initial_delay_and_rejoins_write_nothing() {
+fn a_member_joining_during_the_initial_delay_gets_epoch_1_and_no_tasks_then_the_assignment() {
     let mut h = Harness::new(StreamsGroupConfig {
         initial_rebalance_delay_ms: 3_000,
         ..config()
     });
     h.create_topic("input", 2);
     let mut a = Member::new("a", "p1", simple_topology(1));
-    a.beat(&mut h);
-    assert_eq!(a.epoch, 0, "no assignment yet");
+    let r = a.beat(&mut h);
+    // Kafka 4.4: the new group is at epoch 2 (created at 1, bumped by the join) while its
+    // assignment stays at the initial epoch 1; the member reconciles to epoch 1, empty.
+    assert_eq!(r.response.member_epoch, 1);
+    assert_eq!(r.response.active_tasks.as_deref(), Some(&[][..]));
+    assert_eq!(r.response.standby_tasks.as_deref(), Some(&[][..]));
+    assert_eq!(r.response.warmup_tasks.as_deref(), Some(&[][..]));
+    assert_eq!(a.statuses(), vec![status::ASSIGNMENT_DELAYED]);
+    let group = h.shard.group(GROUP).unwrap();
+    assert_eq!(group.group_epoch, 2);
+    assert_eq!(group.target_assignment_epoch, 1);
+    assert_eq!(group_state(group), GroupState::Assigning);
+    // Heartbeats at epoch 1 during the delay change nothing.
     let before = h.shard.store().log().len();
-    // The member is still at epoch 0, so its next heartbeat is a join again: nothing changes.
     h.advance(1_000);
-    a.beat(&mut h);
+    let r = a.beat(&mut h);
+    assert_eq!(r.response.member_epoch, 1);
     assert_eq!(h.shard.store().log().len(), before);
+    // Once the delay is over the assignment of epoch 2 is computed and handed out.
     h.advance(2_000);
     a.beat(&mut h);
-    assert_eq!(a.epoch, h.shard.group(GROUP).unwrap().group_epoch);
-    assert!(a.epoch > 0);
+    assert_eq!(a.epoch, 2);
     assert_eq!(a.active_count(), 2);
+    h.assert_replay_matches();
 }

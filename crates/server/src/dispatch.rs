@@ -20,7 +20,7 @@ use tracing::{debug, error, warn};
 use crate::handlers::{
     api_versions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,
     describe_groups, fetch, find_coordinator, init_producer_id, list_groups, list_offsets,
-    metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
+    metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     streams_group_describe, streams_group_heartbeat,
 };
 use crate::state::{ListenerInfo, RequestContext, ServerState};
@@ -118,6 +118,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         ApiKey::DescribeGroups => async_call!(ctx, api, version, body, describe_groups::handle),
         ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
         ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
+        ApiKey::OffsetDelete => async_call!(ctx, api, version, body, offset_delete::handle),
         // Issue 6: the controller role and KIP-142.
         ApiKey::BrokerRegistration => async_call!(
             ctx,

@@ -108,6 +108,7 @@ error_codes! {
     MEMBER_ID_REQUIRED = 79, "The group member needs to have a valid member id before actually entering a consumer group.";
     GROUP_MAX_SIZE_REACHED = 81, "The consumer group has reached its max size.";
     FENCED_INSTANCE_ID = 82, "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id.";
+    GROUP_SUBSCRIBED_TO_TOPIC = 86, "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
     INVALID_RECORD = 87, "This record has failed the validation on broker and hence will be rejected.";
     THROTTLING_QUOTA_EXCEEDED = 89, "The throttling quota has been exceeded.";
     UNKNOWN_TOPIC_ID = 100, "This server does not host this topic ID.";

@@ -425,7 +425,7 @@ impl StreamsMember {
             },
             // The topology goes with the join only; the coordinator refuses it otherwise.
             topology: joining.then(|| Topology::clone(&config.topology)),
-            // A join owns nothing: Kafka requires empty (or null) lists with epoch 0.
+            // A join owns nothing: Kafka requires empty lists with epoch 0 (null is refused).
             active_tasks: if joining {
                 Some(Vec::new())
             } else {

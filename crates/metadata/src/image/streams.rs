@@ -168,10 +168,19 @@ pub struct StreamsGroup {
     pub members: BTreeMap<Id, StreamsGroupMember>,
 }
 
+/// Kafka 4.4 starts a group at group epoch 1 with an (empty) target assignment of epoch 1, so
+/// that the first computed assignment has epoch 2 and a member joining before it exists (the
+/// initial rebalance delay) reconciles to epoch 1, never to the join epoch 0
+/// (`TargetAssignmentMetadata.INITIAL`, KAFKA-20268).
+pub const INITIAL_GROUP_EPOCH: i32 = 1;
+
 impl StreamsGroup {
-    fn new(group_id: &str) -> Self {
+    /// A group as Kafka creates it, before any record is applied.
+    pub fn new(group_id: &str) -> Self {
         StreamsGroup {
             group_id: group_id.to_string(),
+            group_epoch: INITIAL_GROUP_EPOCH,
+            target_assignment_epoch: INITIAL_GROUP_EPOCH,
             validated_topology_epoch: -1,
             stored_description_topology_epoch: -1,
             failed_description_topology_epoch: -1,
@@ -306,8 +315,9 @@ impl StreamsGroupsImage {
                 g.target_assignment_timestamp = v.assignment_timestamp;
             }
             None => {
+                // Kafka keeps a tombstoned assignment epoch as -1, not as the initial 1.
                 if let Some(g) = self.groups.get_mut(group_id) {
-                    g.target_assignment_epoch = 0;
+                    g.target_assignment_epoch = -1;
                     g.target_assignment_timestamp = 0;
                 }
             }

@@ -22,6 +22,7 @@ pub mod list_offsets;
 pub mod list_topics;
 pub mod metadata;
 pub mod offset_commit;
+pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;

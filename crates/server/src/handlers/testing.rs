@@ -171,6 +171,10 @@ pub async fn heartbeat(
             ..Default::default()
         }),
         process_id: joining.then(|| format!("process-{member}")),
+        // A join reports empty task lists, as the Java client does (Kafka refuses null ones).
+        active_tasks: joining.then(Vec::new),
+        standby_tasks: joining.then(Vec::new),
+        warmup_tasks: joining.then(Vec::new),
         ..Default::default()
     };
     let c = Ctx::new(state, ListenerKind::Broker);

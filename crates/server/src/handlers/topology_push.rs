@@ -18,6 +18,7 @@
 //! There is no size limit here (R15): how much it stores is the plugin's decision.
 //! `socket.request.max.bytes` still bounds the request frame, as for every request.
 
+use kcoord_coordinator::validate;
 use kcoord_coordinator::CoordinatorError;
 use kcoord_plugin_api::{PluginError, StreamsGroupTopologyDescription, Uuid};
 use kcoord_wire::ErrorCode;
@@ -124,20 +125,40 @@ pub(super) fn admit(
     if !ctx.server.topology.is_enabled() {
         return Err(Refusal::new(
             ErrorCode::UNSUPPORTED_VERSION,
-            "No topology description plugin is configured on this coordinator.",
+            match member_id {
+                // Kafka 4.4's words (`throwIfStreamsGroupTopologyDescriptionUpdateInvalid`).
+                Some(_) => {
+                    "The broker has no streams group topology description plugin configured."
+                }
+                None => "No topology description plugin is configured on this coordinator.",
+            },
         ));
     }
-    if group_id.is_empty() {
-        return Err(Refusal::new(
-            ErrorCode::INVALID_REQUEST,
-            "GroupId must not be empty.",
-        ));
-    }
-    if member_id.is_some_and(str::is_empty) {
-        return Err(Refusal::new(
-            ErrorCode::INVALID_REQUEST,
-            "MemberId must not be empty.",
-        ));
+    match member_id {
+        // Key 93 as Kafka 4.4: MemberId first, then GroupId, blank counting as empty.
+        Some(member_id) => {
+            if validate::blank(member_id) {
+                return Err(Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "MemberId can't be empty.",
+                ));
+            }
+            if validate::blank(group_id) {
+                return Err(Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "GroupId can't be empty.",
+                ));
+            }
+        }
+        // Key 95, the specification's push.
+        None => {
+            if group_id.is_empty() {
+                return Err(Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "GroupId must not be empty.",
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -55,3 +55,31 @@ async fn r67_checks_in_order_authorization_plugin_ids_loading() {
         ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code()
     );
 }
+
+async fn message(state: &ServerState, group: &str, member: &str) -> Option<String> {
+    let c = Ctx::new(state, ListenerKind::Broker);
+    let req = StreamsGroupTopologyDescriptionUpdateRequest {
+        group_id: group.into(),
+        member_id: member.into(),
+        topology_epoch: 1,
+        ..Default::default()
+    };
+    handle(&c.ctx(state), req, 0).await.error_message
+}
+
+#[tokio::test]
+async fn blank_member_then_group_ids_are_refused_in_kafkas_words() {
+    assert_eq!(
+        message(&server(), "g", "m").await.as_deref(),
+        Some("The broker has no streams group topology description plugin configured.")
+    );
+    let state = with_plugin(server());
+    assert_eq!(
+        message(&state, " ", " \t").await.as_deref(),
+        Some("MemberId can't be empty.")
+    );
+    assert_eq!(
+        message(&state, "\n", "m").await.as_deref(),
+        Some("GroupId can't be empty.")
+    );
+}
