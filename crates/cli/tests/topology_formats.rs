@@ -57,7 +57,7 @@ fn odd_names_are_escaped_in_graph_formats() {
 }
 
 #[test]
-fn text_is_kafkas_formatter_output_plus_println() {
+fn text_is_the_formatted_topology_plus_println() {
     let topology = model(&orders_wire());
     assert_eq!(
         OutputFormat::Text.render("g", &topology),
@@ -70,23 +70,68 @@ fn text_is_kafkas_formatter_output_plus_println() {
     );
 }
 
+/// `Topology#describe()` order, rebuilt: nodes (and arrow lists) by the size of the sub-tree
+/// below them, largest first, then by name; the wire's order (sorted by name) does not count.
 #[test]
-fn nodes_keep_wire_order_and_lists_are_sorted() {
-    // Source first (not name order) and successors out of order on the wire.
+fn nodes_are_ordered_by_subtree_size_then_name_as_kafka_streams_prints_them() {
     let wire = TopologyDescription {
         subtopologies: vec![subtopology(
             "7",
             vec![
-                source("src", &["t-b", "t-a"], &["z-proc", "a-proc"]),
-                processor("z-proc", &["s2", "s1"], &[]),
                 processor("a-proc", &[], &["out"]),
                 sink("out", None),
+                source("src", &["t-b", "t-a"], &["z-proc", "a-proc"]),
+                processor("z-proc", &["s2", "s1"], &[]),
             ],
         )],
         ..Default::default()
     };
-    let expected = "Topologies:\n   Sub-topology: 7\n    Source: src (topics: [t-a, t-b])\n      --> a-proc, z-proc\n    Processor: z-proc (stores: [s1, s2])\n      --> none\n      <-- src\n    Processor: a-proc (stores: [])\n      --> out\n      <-- src\n    Sink: out (topic: null)\n      <-- a-proc\n\n";
+    // Sizes: src 4 (itself, a-proc's 2, z-proc's 1), a-proc 2, out 1, z-proc 1.
+    let expected = "Topologies:\n   Sub-topology: 7\n    Source: src (topics: [t-a, t-b])\n      --> a-proc, z-proc\n    Processor: a-proc (stores: [])\n      --> out\n      <-- src\n    Sink: out (topic: null)\n      <-- a-proc\n    Processor: z-proc (stores: [s1, s2])\n      --> none\n      <-- src\n\n";
     assert_eq!(format_topology(&model(&wire)), expected);
+}
+
+/// Global stores take the ids no sub-topology has, as Kafka Streams numbers and prints them:
+/// sub-topologies 0 and 2 leave 1 for the first global store, the second gets 3.
+#[test]
+fn global_stores_fill_the_gaps_between_subtopology_ids() {
+    let block = |id: &str, topic: &str| {
+        subtopology(
+            id,
+            vec![
+                source(&format!("src-{id}"), &[topic], &[&format!("sink-{id}")]),
+                sink(&format!("sink-{id}"), Some("out")),
+            ],
+        )
+    };
+    let wire = TopologyDescription {
+        subtopologies: vec![block("0", "a"), block("2", "b")],
+        global_stores: vec![
+            global_store(
+                source("g1-src", &["g1"], &["g1-proc"]),
+                processor("g1-proc", &["g1-store"], &[]),
+            ),
+            global_store(
+                source("g2-src", &["g2"], &["g2-proc"]),
+                processor("g2-proc", &["g2-store"], &[]),
+            ),
+        ],
+        ..Default::default()
+    };
+    let blocks: Vec<String> = format_topology(&model(&wire))
+        .lines()
+        .filter(|line| line.contains("Sub-topology"))
+        .map(|line| line.trim().to_string())
+        .collect();
+    assert_eq!(
+        blocks,
+        [
+            "Sub-topology: 0",
+            "Sub-topology: 1 for global store (will not generate tasks)",
+            "Sub-topology: 2",
+            "Sub-topology: 3 for global store (will not generate tasks)",
+        ]
+    );
 }
 
 #[test]

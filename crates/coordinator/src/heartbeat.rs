@@ -460,10 +460,16 @@ impl CoordinatorShard {
         let endpoint_changed = member.user_endpoint != reconciled.user_endpoint;
         let tasks_changed = reconciled.assigned != member.assigned;
         let soft = self.soft_mut(group_id);
-        if endpoint_changed || (tasks_changed && reconciled.user_endpoint.is_some()) {
-            soft.endpoint_information_epoch += 1;
+        let endpoint_bumped =
+            endpoint_changed || (tasks_changed && reconciled.user_endpoint.is_some());
+        // Kafka bumps the epoch on the group object of this heartbeat; when the heartbeat
+        // created the group, that object is dropped for the replayed one (at 0), and the
+        // response says 0, though the endpoints are sent against the bumped epoch.
+        let endpoint_epoch = soft.endpoint_information_epoch + i32::from(endpoint_bumped);
+        if !created {
+            soft.endpoint_information_epoch = endpoint_epoch;
         }
-        let endpoint_epoch = soft.endpoint_information_epoch;
+        let answered_endpoint_epoch = if created { 0 } else { endpoint_epoch };
         if let Some(s) = &configured.status {
             statuses.push(resp::Status {
                 status_code: s.code(),
@@ -494,7 +500,7 @@ impl CoordinatorShard {
             heartbeat_interval_ms: self.config.heartbeat_interval_ms,
             task_offset_interval_ms: self.config.task_offset_interval_ms,
             acceptable_recovery_lag: self.config.acceptable_recovery_lag,
-            endpoint_information_epoch: endpoint_epoch,
+            endpoint_information_epoch: answered_endpoint_epoch,
             ..Default::default()
         };
         if joining || tasks_changed {

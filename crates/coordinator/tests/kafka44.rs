@@ -498,3 +498,31 @@ fn the_assignor_gives_a_task_to_the_member_that_reports_its_state() {
     assert_eq!(cold_start_with_reports(1, 0), (vec![1], vec![0]));
     assert_eq!(cold_start_with_reports(0, 1), (vec![0], vec![1]));
 }
+
+/// Kafka bumps the endpoint information epoch on the group object of the heartbeat; the one
+/// that creates the group is dropped for the replayed group, so its answer says 0 and the group
+/// stays at 0, while the endpoints it sends are those of the bumped epoch.
+#[test]
+fn the_heartbeat_that_creates_the_group_answers_endpoint_epoch_0() {
+    use kcoord_wire::messages::streams_group_heartbeat_request::Endpoint;
+    let mut h = Harness::new(config());
+    h.create_topic("input", 2);
+    let with_endpoint = |m: &Member| {
+        let mut req = m.request();
+        req.user_endpoint = Some(Endpoint {
+            host: format!("{}.example", m.id),
+            port: 8080,
+            ..Default::default()
+        });
+        req
+    };
+    let a = Member::new("a", "p1", simple_topology(1));
+    let first = h.heartbeat(&with_endpoint(&a)).unwrap().response;
+    assert_eq!(first.endpoint_information_epoch, 0);
+    assert!(first.partitions_by_user_endpoint.is_some());
+
+    // A second member with an endpoint bumps the persisted epoch from 0 to 1.
+    let b = Member::new("b", "p2", simple_topology(1));
+    let second = h.heartbeat(&with_endpoint(&b)).unwrap().response;
+    assert_eq!(second.endpoint_information_epoch, 1);
+}

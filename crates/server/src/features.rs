@@ -4,6 +4,12 @@
 //! controller's: `metadata.version` is bootstrapped from the config into the metadata log
 //! (a FeatureLevelRecord), and the epoch is the log offset of the last such record, read from
 //! the published [`crate::cluster::ClusterImage`].
+//!
+//! `streams.version` (KIP-1071) is supported 0-1 and always finalized at 1: kcoord serves
+//! streams groups in every cluster and has no way to turn them off, so no record decides it.
+//! The features of what kcoord does not serve (`group.version`'s consumer groups,
+//! `transaction.version`, `share.version`, `eligible.leader.replicas.version`, `kraft.version`)
+//! are neither supported nor finalized (README, "Differences from Apache Kafka 4.4").
 
 use kcoord_metadata::MetadataVersion;
 
@@ -23,15 +29,25 @@ pub struct Features {
 pub const METADATA_VERSION: &str = kcoord_metadata::metadata_version::FEATURE_NAME;
 pub const METADATA_VERSION_MIN: i16 = MetadataVersion::MINIMUM.feature_level();
 pub const METADATA_VERSION_LATEST: i16 = MetadataVersion::LATEST.feature_level();
+pub const STREAMS_VERSION: &str = "streams.version";
+/// The `streams.version` level of every kcoord cluster (Kafka 4.4's highest).
+pub const STREAMS_VERSION_LEVEL: i16 = 1;
 
 impl Default for Features {
     fn default() -> Self {
         Features {
-            supported: vec![SupportedFeature {
-                name: METADATA_VERSION,
-                min_version: METADATA_VERSION_MIN,
-                max_version: METADATA_VERSION_LATEST,
-            }],
+            supported: vec![
+                SupportedFeature {
+                    name: METADATA_VERSION,
+                    min_version: METADATA_VERSION_MIN,
+                    max_version: METADATA_VERSION_LATEST,
+                },
+                SupportedFeature {
+                    name: STREAMS_VERSION,
+                    min_version: 0,
+                    max_version: STREAMS_VERSION_LEVEL,
+                },
+            ],
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::messages::create_topics_request::CreatableTopic;
-use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{CreateTopicsRequest, DeleteTopicsRequest};
 use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
@@ -23,9 +23,6 @@ pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
 
 /// DescribeConfigs resource type of a topic (ConfigRecord.ResourceType).
 const TOPIC_RESOURCE: i8 = 2;
-
-/// `ConfigSource.DYNAMIC_TOPIC_CONFIG` in CreateTopics' `ConfigSource`.
-const DYNAMIC_TOPIC_CONFIG: i8 = 1;
 
 /// What a topic gets when CreateTopics leaves a setting at -1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,20 +255,8 @@ fn create_topic(
         topic_config_error_code: ErrorCode::NONE.code(),
         num_partitions,
         replication_factor,
-        // Kafka lists every effective config; only the ones set here are known to us.
-        configs: Some(
-            configs
-                .iter()
-                .map(|(k, v)| CreatableTopicConfigs {
-                    name: (*k).to_owned(),
-                    value: Some((*v).to_owned()),
-                    read_only: false,
-                    config_source: DYNAMIC_TOPIC_CONFIG,
-                    is_sensitive: false,
-                    ..Default::default()
-                })
-                .collect(),
-        ),
+        // Every effective config, as Kafka lists them, is added by the CreateTopics handler.
+        configs: None,
         ..Default::default()
     };
     Ok((result, records))

@@ -14,6 +14,7 @@ use kcoord_wire::messages::api_versions_response::{
 use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kcoord_wire::ErrorCode;
 
+use crate::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
 use crate::state::RequestContext;
 use crate::supported_versions::{advertised_apis, supported_versions};
 
@@ -72,11 +73,13 @@ pub fn handle(
         finalized_features: cluster
             .finalized_features
             .iter()
-            .filter(|(_, level)| **level != 0)
+            .map(|(name, level)| (name.as_str(), *level))
+            .chain([(STREAMS_VERSION, STREAMS_VERSION_LEVEL)])
+            .filter(|(_, level)| *level != 0)
             .map(|(name, level)| FinalizedFeatureKey {
-                name: name.clone(),
-                max_version_level: *level,
-                min_version_level: *level,
+                name: name.to_owned(),
+                max_version_level: level,
+                min_version_level: level,
                 ..Default::default()
             })
             .collect(),
@@ -211,22 +214,23 @@ mod tests {
             request("apache-kafka-java", "4.1.0"),
             4,
         );
-        assert_eq!(resp.supported_features.len(), 1);
-        assert_eq!(resp.supported_features[0].name, "metadata.version");
+        let supported: Vec<(&str, i16, i16)> = resp
+            .supported_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version, f.max_version))
+            .collect();
         assert_eq!(
-            (
-                resp.supported_features[0].min_version,
-                resp.supported_features[0].max_version
-            ),
-            (7, 34)
+            supported,
+            vec![("metadata.version", 7, 34), ("streams.version", 0, 1)]
         );
-        assert_eq!(resp.finalized_features.len(), 1);
+        let finalized: Vec<(&str, i16, i16)> = resp
+            .finalized_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version_level, f.max_version_level))
+            .collect();
         assert_eq!(
-            (
-                resp.finalized_features[0].min_version_level,
-                resp.finalized_features[0].max_version_level
-            ),
-            (34, 34)
+            finalized,
+            vec![("metadata.version", 34, 34), ("streams.version", 1, 1)]
         );
         assert!(resp.finalized_features_epoch >= 0);
     }
@@ -248,7 +252,10 @@ mod tests {
             .iter()
             .map(|f| (f.name.as_str(), f.min_version_level, f.max_version_level))
             .collect();
-        assert_eq!(finalized, vec![("metadata.version", 33, 33)]);
+        assert_eq!(
+            finalized,
+            vec![("metadata.version", 33, 33), ("streams.version", 1, 1)]
+        );
         // The bootstrap FeatureLevelRecord is the first record of the log.
         assert_eq!(resp.finalized_features_epoch, 0);
         // What the build supports does not move with the finalized level.
@@ -276,7 +283,10 @@ mod tests {
             .collect::<Vec<_>>()
         };
         assert_eq!(names(3), vec!["metadata.version"]);
-        assert_eq!(names(4), vec!["metadata.version", "group.version"]);
+        assert_eq!(
+            names(4),
+            vec!["metadata.version", "streams.version", "group.version"]
+        );
     }
 
     #[test]

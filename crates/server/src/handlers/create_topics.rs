@@ -3,20 +3,42 @@
 //! records (`controller::topics::create_topics` has the rules and Kafka's messages); this
 //! handler only shapes the answer for the version: NumPartitions, ReplicationFactor and
 //! Configs from v5, TopicId from v7 (older versions drop those ignorable fields).
+//!
+//! Configs (v5+) of a topic created (or that would be, with ValidateOnly) are every topic config
+//! with its effective value and source, sorted by name, as Kafka's controller answers them
+//! (`ReplicationControlManager.createTopic`): what DescribeConfigs would show.
 
-use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
+use std::collections::{BTreeMap, HashMap};
+
+use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
 use kcoord_wire::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kcoord_wire::ErrorCode;
 
+use crate::handlers::describe_configs::topic_configs;
 use crate::state::RequestContext;
+
+/// The first version whose results carry the topic's configs.
+const CONFIGS_VERSION: i16 = 5;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
     req: CreateTopicsRequest,
-    _version: i16,
+    version: i16,
 ) -> CreateTopicsResponse {
     let names: Vec<String> = req.topics.iter().map(|t| t.name.clone()).collect();
-    let topics = match ctx.server.controller.create_topics(req).await {
+    let requested: HashMap<String, BTreeMap<String, String>> = req
+        .topics
+        .iter()
+        .map(|t| {
+            let set = t
+                .configs
+                .iter()
+                .filter_map(|c| Some((c.name.clone(), c.value.clone()?)))
+                .collect();
+            (t.name.clone(), set)
+        })
+        .collect();
+    let mut topics = match ctx.server.controller.create_topics(req).await {
         Ok(results) => results,
         // Only while shutting down; NOT_CONTROLLER makes clients retry elsewhere.
         Err(e) => names
@@ -29,6 +51,24 @@ pub async fn handle(
             })
             .collect(),
     };
+    if version >= CONFIGS_VERSION {
+        for topic in topics.iter_mut().filter(|t| t.error_code == 0) {
+            let set = requested.get(&topic.name).cloned().unwrap_or_default();
+            topic.configs = Some(
+                topic_configs(ctx, &set)
+                    .into_iter()
+                    .map(|c| CreatableTopicConfigs {
+                        name: c.name,
+                        value: Some(c.value),
+                        read_only: false,
+                        config_source: c.source,
+                        is_sensitive: false,
+                        ..Default::default()
+                    })
+                    .collect(),
+            );
+        }
+    }
     CreateTopicsResponse {
         throttle_time_ms: 0,
         topics,
@@ -42,6 +82,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
+    use crate::handlers::describe_configs::{DEFAULT_CONFIG, DYNAMIC_TOPIC_CONFIG};
     use crate::handlers::testing::{encodes, running, server, Ctx};
     use crate::state::ServerState;
 
@@ -109,6 +150,25 @@ mod tests {
                 created.configs.get("retention.ms").map(String::as_str),
                 Some("5")
             );
+            let answered = t.configs.as_deref().unwrap_or_default();
+            if version >= CONFIGS_VERSION {
+                let retention = answered.iter().find(|c| c.name == "retention.ms").unwrap();
+                assert_eq!(
+                    (retention.value.as_deref(), retention.config_source),
+                    (Some("5"), DYNAMIC_TOPIC_CONFIG)
+                );
+                let cleanup = answered
+                    .iter()
+                    .find(|c| c.name == "cleanup.policy")
+                    .unwrap();
+                assert_eq!(
+                    (cleanup.value.as_deref(), cleanup.config_source),
+                    (Some("delete"), DEFAULT_CONFIG)
+                );
+                assert!(answered.windows(2).all(|w| w[0].name < w[1].name));
+            } else {
+                assert!(answered.is_empty());
+            }
         }
         let resp = call(
             &r.state,

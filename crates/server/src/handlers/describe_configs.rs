@@ -161,10 +161,10 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
 }
 
 /// One topic config as DescribeConfigs shows it.
-struct TopicConfigEntry {
-    name: String,
-    value: String,
-    source: i8,
+pub(crate) struct TopicConfigEntry {
+    pub name: String,
+    pub value: String,
+    pub source: i8,
     config_type: i8,
     synonyms: Vec<(String, String, i8)>,
 }
@@ -172,7 +172,7 @@ struct TopicConfigEntry {
 /// Every topic config Kafka 4.4 lists, by name: the topic's own value (DYNAMIC_TOPIC_CONFIG),
 /// else the broker's (STATIC_BROKER_CONFIG when the config file changed Kafka's default),
 /// else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them, topic first.
-fn topic_configs(
+pub(crate) fn topic_configs(
     ctx: &RequestContext<'_>,
     set: &std::collections::BTreeMap<String, String>,
 ) -> Vec<TopicConfigEntry> {
@@ -227,13 +227,14 @@ fn config_type(name: &str) -> i8 {
         | "remote.storage.enable"
         | "remote.log.copy.disable"
         | "remote.log.delete.on.disable"
-        | "message.downconversion.enable" => 1,
+        | "errors.deadletterqueue.group.enable" => 1,
         "compression.type" | "message.timestamp.type" => 2,
         "segment.bytes"
         | "max.message.bytes"
         | "index.interval.bytes"
         | "segment.index.bytes"
         | "min.insync.replicas"
+        | "max.decompressed.message.bytes"
         | "compression.gzip.level"
         | "compression.lz4.level"
         | "compression.zstd.level" => 3,

@@ -53,17 +53,20 @@ pub fn handle(
                 Ok(node) => (ErrorCode::NONE, node),
                 Err(error) => (error, Node::none()),
             };
-            let error_message = (unknown_type || req.key_type == TRANSACTION)
-                .then(|| message(error, req.key_type, &key));
+            let error_message = if unknown_type || req.key_type == TRANSACTION {
+                message(error, req.key_type, &key)
+            } else {
+                String::new()
+            };
             Coordinator {
                 key,
                 node_id: node.id,
                 host: node.host,
                 port: node.port,
                 error_code: error.code(),
-                // Kafka's batched path leaves the message null, except when the whole
-                // request failed (`prepareErrorResponse`).
-                error_message,
+                // Kafka's batched path leaves the message at its default, "" (not null),
+                // except when the whole request failed (`prepareErrorResponse`).
+                error_message: Some(error_message),
                 ..Default::default()
             }
         })
@@ -180,7 +183,10 @@ mod tests {
                     ("c", NODE_ID, "broker.example", 9092, 0)
                 ]
             );
-            assert!(resp.coordinators.iter().all(|c| c.error_message.is_none()));
+            assert!(resp
+                .coordinators
+                .iter()
+                .all(|c| c.error_message.as_deref() == Some("")));
         }
     }
 

@@ -51,7 +51,7 @@ async fn push(
         return Err(Refusal::new(
             ErrorCode::UNKNOWN_MEMBER_ID,
             format!(
-                "Member {} is not a member of streams group {}.",
+                "Member {} is not a member of group {}.",
                 req.member_id, req.group_id
             ),
         ));
@@ -63,8 +63,8 @@ async fn push(
         return Err(Refusal::new(
             ErrorCode::INVALID_REQUEST,
             format!(
-                "TopologyEpoch {} is not the current topology epoch ({current}) of streams group {}.",
-                req.topology_epoch, req.group_id
+                "Topology epoch {} does not match the group's current topology epoch {current}.",
+                req.topology_epoch
             ),
         ));
     }

@@ -196,7 +196,7 @@ pub(super) async fn group_facts(
     facts.ok_or_else(|| {
         Refusal::new(
             ErrorCode::GROUP_ID_NOT_FOUND,
-            format!("Streams group {group_id} not found."),
+            format!("Group {group_id} not found."),
         )
     })
 }

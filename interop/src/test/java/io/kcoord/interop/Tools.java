@@ -1,0 +1,89 @@
+package io.kcoord.interop;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Command-line tools run as child processes: kcoord's Rust CLI and Kafka 4.4's own tools. */
+public final class Tools {
+    private Tools() {}
+
+    /** What a tool printed and how it exited. */
+    public record Run(int exitCode, String stdout, String stderr) {
+        @Override
+        public String toString() {
+            return "exit " + exitCode + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr;
+        }
+    }
+
+    /** kcoord's {@code kafka-streams-groups} (crates/cli), built next to the daemon. */
+    public static Run kcoordStreamsGroups(String... args) throws Exception {
+        Path cli = Kcoord.binary().resolveSibling("kafka-streams-groups");
+        List<String> command = new ArrayList<>();
+        command.add(cli.toString());
+        command.addAll(List.of(args));
+        return run(command);
+    }
+
+    /** Apache Kafka 4.4's {@code kafka-streams-groups.sh}: its main class in a child JVM. */
+    public static Run kafkaStreamsGroups(String... args) throws Exception {
+        return java("org.apache.kafka.tools.streams.StreamsGroupCommand", args);
+    }
+
+    /** A main class of the test classpath in a child JVM (Kafka's tools call System.exit). */
+    public static Run java(String mainClass, String... args) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("-Dlog4j2.configurationFile=log4j2-tools.properties");
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        return run(command);
+    }
+
+    /**
+     * A main class of the test classpath started in a child JVM and left running; its stdout
+     * and stderr go to {@code log}.
+     */
+    public static Process spawnJava(java.nio.file.Path log, String mainClass, String... args)
+            throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+    }
+
+    private static Run run(List<String> command) throws IOException, InterruptedException {
+        File out = File.createTempFile("tool", ".out");
+        File err = File.createTempFile("tool", ".err");
+        try {
+            Process process = new ProcessBuilder(command)
+                    .redirectOutput(out)
+                    .redirectError(err)
+                    .start();
+            if (!process.waitFor(120, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new AssertionError("timed out: " + command);
+            }
+            return new Run(process.exitValue(),
+                    Files.readString(out.toPath(), StandardCharsets.UTF_8),
+                    Files.readString(err.toPath(), StandardCharsets.UTF_8));
+        } finally {
+            out.delete();
+            err.delete();
+        }
+    }
+}

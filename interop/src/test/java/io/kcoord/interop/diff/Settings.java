@@ -1,0 +1,41 @@
+package io.kcoord.interop.diff;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The group.streams.* settings of the two server pairs (both servers of a pair get the same). */
+final class Settings {
+    private Settings() {}
+
+    static final String PLUGIN = "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin";
+
+    /**
+     * Kafka's defaults (45 s sessions, 5 s heartbeats, no standbys), except: no initial
+     * rebalance delay and no assignment interval, so every assignment is computed by the
+     * heartbeat that triggers it (deterministic), and the in-memory topology description plugin.
+     */
+    static final Map<String, String> MAIN = new LinkedHashMap<>();
+
+    /**
+     * Short sessions (expiry within seconds), one standby replica, Kafka's initial rebalance
+     * delay (shortened to 2 s) and no plugin.
+     */
+    static final Map<String, String> ALT = new LinkedHashMap<>();
+
+    static {
+        MAIN.put("group.streams.session.timeout.ms", "45000");
+        MAIN.put("group.streams.heartbeat.interval.ms", "5000");
+        MAIN.put("group.streams.initial.rebalance.delay.ms", "0");
+        MAIN.put("group.streams.assignment.interval.ms", "0");
+        MAIN.put("group.streams.num.standby.replicas", "0");
+        MAIN.put("group.streams.topology.description.plugin.class", PLUGIN);
+
+        ALT.put("group.streams.min.session.timeout.ms", "1000");
+        ALT.put("group.streams.session.timeout.ms", "4000");
+        ALT.put("group.streams.min.heartbeat.interval.ms", "500");
+        ALT.put("group.streams.heartbeat.interval.ms", "1000");
+        ALT.put("group.streams.initial.rebalance.delay.ms", "2000");
+        ALT.put("group.streams.assignment.interval.ms", "0");
+        ALT.put("group.streams.num.standby.replicas", "1");
+    }
+}
