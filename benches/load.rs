@@ -21,6 +21,8 @@
 //!   `kcoord` binary Cargo built alongside it (for `cargo bench`: the optimized one) as a
 //!   separate process on free loopback ports, and stops it afterwards (the environment
 //!   variable `KCOORD_BIN` names another build to start instead)
+//! - `--daemon-pid PID` with `--addr`: the server's process id, so the run lines report its CPU
+//!   time (any Kafka-protocol server: `vs_kafka` runs this bench against Apache Kafka with it)
 //! - `--daemon-config KEY=VALUE` (repeatable) a line added to the config of the daemons the
 //!   bench starts, after its own
 //! - `--client-threads N` worker threads of the load generator's runtime (default 2)
@@ -110,6 +112,8 @@ mod args;
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/kafka.rs"]
+mod kafka;
 
 use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
@@ -576,6 +580,8 @@ struct Options {
     seconds: f64,
     warmup: f64,
     addr: Option<String>,
+    /// `--daemon-pid PID`: the process behind `--addr`, whose CPU time the runs report.
+    daemon_pid: Option<u32>,
     client_threads: usize,
     rounds: usize,
     groups: usize,
@@ -594,15 +600,22 @@ struct Options {
     background_inflight: usize,
     /// `--background-rate MBPS` in total (0: unpaced).
     background_rate: f64,
+    /// `--kafka`: every run also against an Apache Kafka 4.4 broker.
+    kafka: bool,
+    /// `--pin-servers CPUS` / `--pin-load CPUS`: `taskset` lists for the servers and the bench.
+    pin_servers: Option<String>,
+    pin_load: Option<String>,
 }
 
 const USAGE: &str =
     "usage: load [--api apiversions|metadata|heartbeat[,..]] [--connections C[,..]] \
 [--inflight P[,..]] [--seconds S] [--warmup W] [--api-version V] [--addr host:port] \
+[--daemon-pid PID] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
 [--owned changed|always[,..]] [--client replay|member[,..]] [--no-compare] \
 [--compare-plugin NAME] [--daemon-config KEY=VALUE].. [--background-produce C] \
-[--background-inflight P] [--background-rate MBPS]";
+[--background-inflight P] [--background-rate MBPS] [--kafka] [--pin-servers CPUS] \
+[--pin-load CPUS]";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -615,6 +628,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             seconds: 5.0,
             warmup: 1.0,
             addr: None,
+            daemon_pid: None,
+            kafka: false,
+            pin_servers: None,
+            pin_load: None,
             client_threads: 2,
             rounds: 1,
             groups: 1000,
@@ -639,6 +656,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             seconds: 0.2,
             warmup: 0.0,
             addr: None,
+            daemon_pid: None,
+            kafka: false,
+            pin_servers: None,
+            pin_load: None,
             client_threads: 1,
             rounds: 1,
             groups: 2,
@@ -672,6 +693,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--warmup"
                 | "--api-version"
                 | "--addr"
+                | "--daemon-pid"
                 | "--client-threads"
                 | "--rounds"
                 | "--groups"
@@ -684,11 +706,14 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--background-produce"
                 | "--background-inflight"
                 | "--background-rate"
+                | "--pin-servers"
+                | "--pin-load"
         );
         if !takes_value {
             match name {
                 "--bench" => {}
                 "--no-compare" => options.compare = false,
+                "--kafka" => options.kafka = true,
                 _ if bench => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
                 _ => eprintln!("load: ignoring argument {flag:?} (smoke mode)"),
             }
@@ -726,8 +751,17 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 )
             }
             "--addr" => options.addr = Some(value),
+            "--daemon-pid" => {
+                options.daemon_pid = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("bad --daemon-pid {value:?}"))?,
+                )
+            }
             "--compare-plugin" => options.compare_plugin = Some(value),
             "--daemon-config" => options.daemon_config.push(value),
+            "--pin-servers" => options.pin_servers = Some(value),
+            "--pin-load" => options.pin_load = Some(value),
             "--background-produce" => options.background_produce = Some(positive(&value)?),
             "--background-inflight" => options.background_inflight = positive(&value)?,
             "--background-rate" => {
@@ -783,6 +817,16 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         if !options.workloads.contains(&Workload::Heartbeat) {
             return Err("--background-produce needs --api heartbeat".into());
         }
+    }
+    if options.kafka
+        && (options.addr.is_some()
+            || options.compare_plugin.is_some()
+            || options.background_produce.is_some())
+    {
+        return Err(
+            "--kafka starts kcoord and Kafka itself; drop --addr, --compare-plugin and --background-produce"
+                .into(),
+        );
     }
     Ok(options)
 }
@@ -1487,6 +1531,82 @@ fn plugin_line(
     )
 }
 
+/// `--kafka`: a server's memory: kcoord's resident set, or the Kafka broker's Java heap in use
+/// after a full collection (`None` when it cannot be read).
+fn server_memory(target: &Target, options: &Options) -> Option<u64> {
+    if !options.kafka {
+        return None;
+    }
+    match &target.kafka {
+        Some(broker) => broker
+            .heap_used_after_gc()
+            .map_err(|e| eprintln!("load: {e}"))
+            .ok(),
+        None => fleet::proc_status_kib(target.pid?, "VmRSS").map(|kib| kib * 1024),
+    }
+}
+
+/// The `"bench":"vs_kafka_memory"` line: bytes per idle member joined, kcoord (RSS) and Kafka
+/// (heap after GC), and the goal (kcoord at most a tenth).
+fn memory_line(options: &Options, per_member: &[Option<f64>]) -> String {
+    let (ours, theirs) = (
+        per_member.first().copied().flatten(),
+        per_member.get(1).copied().flatten(),
+    );
+    let ratio = match (ours, theirs) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    format!(
+        r#"{{"bench":"vs_kafka_memory","groups":{},"members":{},"partitions":{},"kcoord_rss_bytes_per_member":{},"kafka_heap_bytes_per_member":{},"ratio":{},"goal_ratio":0.1,"goal_met":{}}}"#,
+        options.groups,
+        options.groups * options.members,
+        options.partitions,
+        opt_f64(ours, 0),
+        opt_f64(theirs, 0),
+        opt_f64(ratio, 4),
+        ratio.is_some_and(|r| r <= 0.1),
+    )
+}
+
+/// The `"bench":"vs_kafka_heartbeat"` line of one (C, P, client, owned) with `--kafka`:
+/// heartbeats per server CPU-second of each, and the goal (kcoord at least ten times Kafka's).
+fn kafka_line(
+    connections: usize,
+    client: ClientMode,
+    owned: Owned,
+    options: &Options,
+    ours: &Totals,
+    theirs: &Totals,
+) -> String {
+    let per_cpu_s = |t: &Totals| {
+        t.daemon_cpu_s
+            .filter(|s| *s > 0.0)
+            .map(|s| t.requests as f64 / s)
+    };
+    let ratio = match (per_cpu_s(ours), per_cpu_s(theirs)) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    format!(
+        r#"{{"bench":"vs_kafka_heartbeat","connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"rounds":{},"seconds_per_run":{:.1},"kcoord_hb_per_s":{:.0},"kafka_hb_per_s":{:.0},"kcoord_hb_per_server_cpu_s":{},"kafka_hb_per_server_cpu_s":{},"ratio":{},"goal_ratio":10,"goal_met":{}}}"#,
+        ours.inflight,
+        client.name(),
+        owned.name(),
+        options.groups,
+        options.groups * options.members,
+        options.partitions,
+        options.rounds,
+        options.seconds,
+        ours.rate(),
+        theirs.rate(),
+        opt_f64(per_cpu_s(ours), 0),
+        opt_f64(per_cpu_s(theirs), 0),
+        opt_f64(ratio, 2),
+        ratio.is_some_and(|r| r >= 10.0),
+    )
+}
+
 /// `--background-produce`: the topic (one partition per connection) and one idempotent
 /// producer's stream per connection.
 async fn set_up_background(
@@ -1664,6 +1784,8 @@ struct Target {
     members: Option<Members>,
     /// `--background-produce`: one stream per background connection.
     background: Vec<produce::ProduceStream>,
+    /// `--kafka`: the Apache Kafka broker this target is (stopped when dropped).
+    kafka: Option<kafka::KafkaBroker>,
 }
 
 /// Runs one configuration: its daemon(s), the setup, every run, the summary lines.
@@ -1722,12 +1844,55 @@ fn bench(options: &Options) -> ExitCode {
         };
         targets.push(Target {
             plugin,
-            pid: daemon.as_ref().and_then(common::Daemon::pid),
+            pid: daemon
+                .as_ref()
+                .and_then(common::Daemon::pid)
+                .or(options.daemon_pid),
             daemon,
             addr,
             members: None,
             background: Vec::new(),
+            kafka: None,
         });
+    }
+    if options.kafka {
+        let mut settings = vec![
+            "group.streams.initial.rebalance.delay.ms=0".to_string(),
+            "group.streams.assignment.interval.ms=0".to_string(),
+            "group.streams.session.timeout.ms=300000".to_string(),
+            "group.streams.max.session.timeout.ms=300000".to_string(),
+        ];
+        settings.extend(options.daemon_config.iter().cloned());
+        let broker = match kafka::KafkaBroker::start(&settings) {
+            Ok(broker) => broker,
+            Err(e) => {
+                eprintln!("load: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        targets.push(Target {
+            plugin: None,
+            daemon: None,
+            addr: broker.bootstrap(),
+            pid: Some(broker.pid()),
+            members: None,
+            background: Vec::new(),
+            kafka: Some(broker),
+        });
+    }
+    if let Some(cpus) = &options.pin_servers {
+        for pid in targets.iter().filter_map(|t| t.pid) {
+            if let Err(e) = kafka::pin(pid, cpus) {
+                eprintln!("load: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(cpus) = &options.pin_load {
+        if let Err(e) = kafka::pin(std::process::id(), cpus) {
+            eprintln!("load: {e}");
+            return ExitCode::FAILURE;
+        }
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.client_threads)
@@ -1741,6 +1906,10 @@ fn bench(options: &Options) -> ExitCode {
         }
     };
 
+    // --kafka: each server's memory before the members join (kcoord's RSS, Kafka's heap
+    // after a full GC), for the memory per idle member.
+    let memory_before: Vec<Option<u64>> =
+        targets.iter().map(|t| server_memory(t, options)).collect();
     if heartbeats {
         for t in &mut targets {
             match runtime.block_on(set_up_members(&t.addr, options, t.plugin.is_some())) {
@@ -1754,6 +1923,18 @@ fn bench(options: &Options) -> ExitCode {
                 }
             }
         }
+    }
+    if options.kafka && heartbeats {
+        let members = options.groups * options.members;
+        let per_member: Vec<Option<f64>> = targets
+            .iter()
+            .zip(&memory_before)
+            .map(|(t, before)| {
+                let after = server_memory(t, options)?;
+                Some(after.saturating_sub((*before)?) as f64 / members as f64)
+            })
+            .collect();
+        println!("{}", memory_line(options, &per_member));
     }
     let heartbeat_version = targets[0].members.as_ref().map_or(0, |m| m.fleet.version);
     if let Some(connections) = options.background_produce {
@@ -1843,6 +2024,13 @@ fn bench(options: &Options) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+        if options.kafka {
+            summary.labels = if target.kafka.is_some() {
+                r#","server":"kafka""#.into()
+            } else {
+                r#","server":"kcoord""#.into()
+            };
+        }
         if compare_plugin {
             summary.labels = match &target.plugin {
                 Some(name) => format!(r#","plugin":"{name}""#),
@@ -1899,7 +2087,26 @@ fn bench(options: &Options) -> ExitCode {
             }
         }
     }
-    if let Some(plugin) = &options.compare_plugin {
+    if options.kafka {
+        let (ours, theirs): (Vec<PairTotals>, Vec<PairTotals>) =
+            totals.into_iter().partition(|((t, _, _, _), _, _)| *t == 0);
+        for ((_, connections, inflight, _), _, hb) in ours {
+            let Some((_, _, other)) = theirs
+                .iter()
+                .find(|((_, c, p, _), _, _)| (*c, *p) == (connections, inflight))
+            else {
+                continue;
+            };
+            for ((client, owned), t) in &hb {
+                if let Some((_, k)) = other.iter().find(|(m, _)| *m == (*client, *owned)) {
+                    println!(
+                        "{}",
+                        kafka_line(connections, *client, *owned, options, t, k)
+                    );
+                }
+            }
+        }
+    } else if let Some(plugin) = &options.compare_plugin {
         let pushes = targets[0].members.as_ref().map_or(0, |m| m.pushes);
         let (with, mut without): (Vec<PairTotals>, Vec<PairTotals>) =
             totals.into_iter().partition(|((t, _, _, _), _, _)| *t == 0);

@@ -340,7 +340,13 @@ async fn r74_at_metadata_version_4_4_iv2_no_static_configs_are_kept_and_the_reco
         .iter()
         .map(|f| (f.name.clone(), f.max_version_level))
         .collect();
-    assert_eq!(finalized, vec![("metadata.version".to_string(), 33)]);
+    assert_eq!(
+        finalized,
+        vec![
+            ("metadata.version".to_string(), 33),
+            ("streams.version".to_string(), 1)
+        ]
+    );
     node.stop().await;
     assert_eq!(register_records(dir.path()), vec![(4, 0)]);
 

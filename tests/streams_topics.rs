@@ -44,13 +44,17 @@ async fn create_describe_delete_round_trip() {
     let (o, p) = (&created.topics[0], &created.topics[1]);
     assert_eq!((o.num_partitions, o.replication_factor), (3, 2));
     assert_eq!((p.num_partitions, p.replication_factor), (2, 3));
-    let configs: Vec<(&str, Option<&str>)> = o
+    // Every topic config with its effective value and source, as Kafka's controller answers:
+    // the one set here is DYNAMIC_TOPIC_CONFIG (1), the rest Kafka's defaults (5).
+    let configs: Vec<(&str, Option<&str>, i8)> = o
         .configs
         .iter()
         .flatten()
-        .map(|c| (c.name.as_str(), c.value.as_deref()))
+        .map(|c| (c.name.as_str(), c.value.as_deref(), c.config_source))
         .collect();
-    assert_eq!(configs, vec![("cleanup.policy", Some("compact"))]);
+    assert!(configs.contains(&("cleanup.policy", Some("compact"), 1)));
+    assert!(configs.contains(&("retention.ms", Some("604800000"), 5)));
+    assert!(configs.iter().filter(|c| c.2 == 1).count() == 1);
     assert!(!o.topic_id.is_nil() && !p.topic_id.is_nil());
 
     // Metadata: ids, this node leading every partition, not internal.
