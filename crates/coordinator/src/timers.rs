@@ -96,7 +96,7 @@ impl CoordinatorShard {
         let computed = target::compute(
             &group.members,
             &configured,
-            self.config.num_standby_replicas,
+            self.group_settings(group_id).config.num_standby_replicas,
             &offsets,
         );
         let records = target::records(group_id, &group.target_assignment, &computed, epoch, now);

@@ -268,6 +268,28 @@ impl Coordinators {
     }
 }
 
+impl Coordinators {
+    /// Gives every shard the settings of the groups it owns that have config overrides
+    /// (Kafka's `GroupConfigManager.updateGroupConfig`, run when a group's ConfigRecords are
+    /// published); returns once all of them run with them.
+    pub async fn group_configs_changed(
+        &self,
+        image: &kcoord_metadata::GroupConfigsImage,
+        rules: &crate::group_configs::GroupConfigRules,
+    ) {
+        let mut per_shard: Vec<std::collections::BTreeMap<String, StreamsGroupConfig>> =
+            vec![Default::default(); self.shards.len()];
+        for (group, overrides) in image.iter() {
+            let index = shard_index(group, self.shards.len());
+            per_shard[index].insert(group.to_owned(), rules.effective(overrides));
+        }
+        for (handle, configs) in self.shards.iter().zip(per_shard) {
+            let mut locked = handle.shared.lock();
+            locked.shard.set_group_configs(configs);
+        }
+    }
+}
+
 /// Kafka's `Utils.abs(groupId.hashCode()) % partitions`: Java's `String.hashCode` over UTF-16
 /// units, so the mapping is stable across runs and platforms.
 pub fn shard_index(group_id: &str, shards: usize) -> usize {
