@@ -296,6 +296,9 @@ pub struct CoordinatorShard {
     /// The settings of the groups that have config overrides (Kafka's `GroupConfigManager`:
     /// `streams.*` group configs set with IncrementalAlterConfigs), evaluated by the caller.
     pub(crate) overrides: FastMap<Id, Arc<GroupSettings>>,
+    /// When expired offsets are next looked for (`cleanupGroupMetadata`); none until
+    /// [`CoordinatorShard::start_offset_expiry`].
+    pub(crate) expiry_next: Option<i64>,
     pub(crate) ids: rand::rngs::StdRng,
     /// Whether steady-state heartbeats take the short path of `steady.rs` (tests turn it off
     /// to compare), and how many did.
@@ -313,6 +316,7 @@ impl CoordinatorShard {
             timers: Timers::default(),
             base: Arc::new(GroupSettings::new(config)),
             overrides: FastMap::default(),
+            expiry_next: None,
             ids: rand::rngs::StdRng::seed_from_u64(seed),
             steady_path: true,
             steady_hits: 0,
@@ -395,7 +399,20 @@ impl CoordinatorShard {
     /// No later than the next time `tick` has work to do (it may be earlier: see `Timers`).
     pub fn next_deadline(&self) -> Option<i64> {
         let delay = self.delays.first().map(|(d, _)| *d);
-        self.timers.next_deadline().into_iter().chain(delay).min()
+        self.timers
+            .next_deadline()
+            .into_iter()
+            .chain(delay)
+            .chain(self.expiry_next)
+            .min()
+    }
+
+    /// Arms the periodic search for expired offsets, first due one
+    /// `offsets.retention.check.interval.ms` after `now` (Kafka schedules it when a shard is
+    /// loaded: `scheduleGroupMetadataExpiration`).
+    pub fn start_offset_expiry(&mut self, now: i64) {
+        let interval = self.base.config.offsets_retention_check_interval_ms.max(1);
+        self.expiry_next = Some(now.saturating_add(interval));
     }
 
     /// All group ids this shard knows, sorted.

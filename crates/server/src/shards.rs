@@ -372,6 +372,10 @@ impl ShardTask {
         }
         self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
+        self.shared
+            .lock()
+            .shard
+            .start_offset_expiry(clock::now_ms());
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
         loop {
@@ -443,6 +447,17 @@ fn log_tick_event(shard: usize, event: &TickEvent) {
             group = %group_id,
             epoch,
             "streams group target assignment computed after the initial rebalance delay"
+        ),
+        TickEvent::OffsetsExpired { group_id, count } => info!(
+            shard,
+            group = %group_id,
+            count,
+            "expired committed offsets removed"
+        ),
+        TickEvent::GroupExpired { group_id } => info!(
+            shard,
+            group = %group_id,
+            "empty group without committed offsets deleted"
         ),
     }
 }
