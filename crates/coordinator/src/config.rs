@@ -17,6 +17,11 @@ pub struct StreamsGroupConfig {
     pub task_offset_interval_ms: i32,
     pub acceptable_recovery_lag: i64,
     pub rack_aware_assignment_tags: Vec<String>,
+    /// `offsets.retention.minutes` in ms: how long a committed offset is kept after its commit
+    /// once the group no longer consumes its topic.
+    pub offsets_retention_ms: i64,
+    /// `offsets.retention.check.interval.ms`: how often expired offsets are looked for.
+    pub offsets_retention_check_interval_ms: i64,
 }
 
 impl Default for StreamsGroupConfig {
@@ -31,6 +36,8 @@ impl Default for StreamsGroupConfig {
             task_offset_interval_ms: 60_000,
             acceptable_recovery_lag: 10_000,
             rack_aware_assignment_tags: Vec::new(),
+            offsets_retention_ms: 7 * 24 * 60 * 60 * 1000,
+            offsets_retention_check_interval_ms: 600_000,
         }
     }
 }

@@ -165,6 +165,7 @@ impl CoordinatorShard {
     ) -> Result<HeartbeatResult> {
         let group_id = request.group_id.as_str();
         let joining = request.member_epoch == JOIN_EPOCH;
+        let settings = self.group_settings(group_id);
         let mut records: Vec<Record> = Vec::new();
         let mut statuses: Vec<resp::Status> = Vec::new();
 
@@ -183,7 +184,7 @@ impl CoordinatorShard {
         };
         let group_ref = self.group(group_id).unwrap_or(&empty);
         if joining {
-            check_group_size(group_ref, request, self.config.max_size)?;
+            check_group_size(group_ref, request, settings.config.max_size)?;
         }
         let (member, replaced) = resolve_member(group_ref, request, joining)?;
         // A static replacement is not a new member: it copies the old one (Kafka compares the
@@ -262,7 +263,7 @@ impl CoordinatorShard {
         let metadata_hash_before = group_ref.metadata_hash;
         let validated_before = group_ref.validated_topology_epoch;
         let configs_changed =
-            group_ref.last_assignment_configs.as_ref() != Some(&self.assignment_configs);
+            group_ref.last_assignment_configs.as_ref() != Some(&settings.assignment_configs);
         let target_epoch_before = group_ref.target_assignment_epoch;
         let target_timestamp = group_ref.target_assignment_timestamp;
         if topology_replaced {
@@ -344,15 +345,15 @@ impl CoordinatorShard {
                 group_epoch,
                 metadata_hash,
                 validated_epoch,
-                &self.assignment_configs,
+                &settings.assignment_configs,
                 group_ref,
                 description_id,
             ));
         }
 
         // 4. Target assignment: only the member's own slice is needed unless it is recomputed.
-        let delay = if was_empty && self.config.initial_rebalance_delay_ms > 0 {
-            let deadline = now + i64::from(self.config.initial_rebalance_delay_ms);
+        let delay = if was_empty && settings.config.initial_rebalance_delay_ms > 0 {
+            let deadline = now + i64::from(settings.config.initial_rebalance_delay_ms);
             Some(self.arm_initial_delay(group_id, deadline))
         } else {
             self.soft
@@ -373,7 +374,11 @@ impl CoordinatorShard {
             (target_epoch_before, Some(TasksTuple::default()))
         } else if target_epoch_before >= group_epoch {
             (target_epoch_before, None)
-        } else if !target::can_compute(target_timestamp, self.config.assignment_interval_ms, now) {
+        } else if !target::can_compute(
+            target_timestamp,
+            settings.config.assignment_interval_ms,
+            now,
+        ) {
             statuses.push(delayed(
                 "Assignment delayed due to the configured assignment interval.",
             ));
@@ -391,7 +396,7 @@ impl CoordinatorShard {
             let computed = target::compute(
                 &members,
                 &configured,
-                self.config.num_standby_replicas,
+                settings.config.num_standby_replicas,
                 &offsets,
             );
             records.extend(target::records(
@@ -487,7 +492,7 @@ impl CoordinatorShard {
             });
         }
         if let Some(s) = missing_client_tags(
-            &self.config.rack_aware_assignment_tags,
+            &settings.config.rack_aware_assignment_tags,
             &reconciled,
             ctx.api_version,
         ) {
@@ -497,9 +502,9 @@ impl CoordinatorShard {
         let mut response = StreamsGroupHeartbeatResponse {
             member_id: reconciled.member_id.to_string(),
             member_epoch: reconciled.member_epoch,
-            heartbeat_interval_ms: self.config.heartbeat_interval_ms,
-            task_offset_interval_ms: self.config.task_offset_interval_ms,
-            acceptable_recovery_lag: self.config.acceptable_recovery_lag,
+            heartbeat_interval_ms: settings.config.heartbeat_interval_ms,
+            task_offset_interval_ms: settings.config.task_offset_interval_ms,
+            acceptable_recovery_lag: settings.config.acceptable_recovery_lag,
             endpoint_information_epoch: answered_endpoint_epoch,
             ..Default::default()
         };
@@ -545,7 +550,7 @@ impl CoordinatorShard {
         replaced: Option<&StreamsGroupMember>,
         now: i64,
     ) {
-        let session = now + i64::from(self.config.session_timeout_ms);
+        let session = now + i64::from(self.group_settings(group_id).config.session_timeout_ms);
         self.timers
             .schedule_session(group_id, &after.member_id, session);
         if let Some(old) = replaced.filter(|old| old.member_id != after.member_id) {

@@ -8,6 +8,7 @@ pub mod endpoints;
 pub mod error;
 pub mod groups;
 pub mod heartbeat;
+pub mod offsets;
 pub mod reconcile;
 pub mod records;
 pub mod shard;

@@ -60,6 +60,23 @@ pub fn group_state(group: &StreamsGroup) -> GroupState {
     }
 }
 
+/// The settings a group runs with, and the assignment configs derived from them that every
+/// heartbeat compares with the group's `LastAssignmentConfigs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSettings {
+    pub config: StreamsGroupConfig,
+    pub assignment_configs: BTreeMap<String, String>,
+}
+
+impl GroupSettings {
+    pub fn new(config: StreamsGroupConfig) -> GroupSettings {
+        GroupSettings {
+            assignment_configs: config.assignment_configs(),
+            config,
+        }
+    }
+}
+
 /// What Kafka keeps about a group only in memory.
 #[derive(Debug, Default)]
 pub struct GroupSoftState {
@@ -274,9 +291,14 @@ pub struct CoordinatorShard {
     /// [`CoordinatorShard::forget_soft_state`].
     pub(crate) delays: BTreeSet<(i64, String)>,
     pub(crate) timers: Timers,
-    pub(crate) config: StreamsGroupConfig,
-    /// `config.assignment_configs()`, which every heartbeat compares with the group's.
-    pub(crate) assignment_configs: BTreeMap<String, String>,
+    /// The broker's settings (`group.streams.*`), for groups without overrides.
+    pub(crate) base: Arc<GroupSettings>,
+    /// The settings of the groups that have config overrides (Kafka's `GroupConfigManager`:
+    /// `streams.*` group configs set with IncrementalAlterConfigs), evaluated by the caller.
+    pub(crate) overrides: FastMap<Id, Arc<GroupSettings>>,
+    /// When expired offsets are next looked for (`cleanupGroupMetadata`); none until
+    /// [`CoordinatorShard::start_offset_expiry`].
+    pub(crate) expiry_next: Option<i64>,
     pub(crate) ids: rand::rngs::StdRng,
     /// Whether steady-state heartbeats take the short path of `steady.rs` (tests turn it off
     /// to compare), and how many did.
@@ -292,16 +314,40 @@ impl CoordinatorShard {
             soft: FastMap::default(),
             delays: BTreeSet::new(),
             timers: Timers::default(),
-            assignment_configs: config.assignment_configs(),
-            config,
+            base: Arc::new(GroupSettings::new(config)),
+            overrides: FastMap::default(),
+            expiry_next: None,
             ids: rand::rngs::StdRng::seed_from_u64(seed),
             steady_path: true,
             steady_hits: 0,
         }
     }
 
+    /// The broker-wide settings (a group's own are [`CoordinatorShard::group_settings`]).
     pub fn config(&self) -> &StreamsGroupConfig {
-        &self.config
+        &self.base.config
+    }
+
+    /// The settings `group_id` runs with: its overrides where it has any, else the broker's
+    /// (Kafka's `GroupMetadataManager.streamsGroupSessionTimeoutMs(groupId)` and siblings).
+    pub fn group_settings(&self, group_id: &str) -> Arc<GroupSettings> {
+        Arc::clone(self.overrides.get(group_id).unwrap_or(&self.base))
+    }
+
+    /// Replaces every group's overrides: `configs` holds, for each group with overrides, the
+    /// settings it runs with (the caller applies the group's configs to the broker's and keeps
+    /// them within the broker's bounds, as Kafka's `GroupConfig.evaluate` does). A group whose
+    /// assignment configs change gets a new target assignment at its next heartbeat.
+    pub fn set_group_configs(&mut self, configs: BTreeMap<String, StreamsGroupConfig>) {
+        self.overrides = configs
+            .into_iter()
+            .map(|(group, config)| {
+                (
+                    Id::from(group.as_str()),
+                    Arc::new(GroupSettings::new(config)),
+                )
+            })
+            .collect();
     }
 
     pub fn state(&self) -> &State {
@@ -353,7 +399,20 @@ impl CoordinatorShard {
     /// No later than the next time `tick` has work to do (it may be earlier: see `Timers`).
     pub fn next_deadline(&self) -> Option<i64> {
         let delay = self.delays.first().map(|(d, _)| *d);
-        self.timers.next_deadline().into_iter().chain(delay).min()
+        self.timers
+            .next_deadline()
+            .into_iter()
+            .chain(delay)
+            .chain(self.expiry_next)
+            .min()
+    }
+
+    /// Arms the periodic search for expired offsets, first due one
+    /// `offsets.retention.check.interval.ms` after `now` (Kafka schedules it when a shard is
+    /// loaded: `scheduleGroupMetadataExpiration`).
+    pub fn start_offset_expiry(&mut self, now: i64) {
+        let interval = self.base.config.offsets_retention_check_interval_ms.max(1);
+        self.expiry_next = Some(now.saturating_add(interval));
     }
 
     /// All group ids this shard knows, sorted.

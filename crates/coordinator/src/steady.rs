@@ -31,12 +31,16 @@ impl CoordinatorShard {
         let group = self.store.state().streams_groups.get(&request.group_id)?;
         let member = group.members.get(request.member_id.as_str())?;
         let soft = self.soft.get(request.group_id.as_str())?;
-        let configured = settled_topology(group, soft, &self.assignment_configs, now)?;
+        let settings = match self.overrides.get(request.group_id.as_str()) {
+            Some(settings) => settings,
+            None => &self.base,
+        };
+        let configured = settled_topology(group, soft, &settings.assignment_configs, now)?;
         if !(member_settled(group, member, request, ctx)
             && owned_tasks_valid(request, configured)
             && soft.endpoint_information_epoch == request.endpoint_information_epoch
             && missing_client_tags(
-                &self.config.rack_aware_assignment_tags,
+                &settings.config.rack_aware_assignment_tags,
                 member,
                 ctx.api_version,
             )
@@ -47,15 +51,15 @@ impl CoordinatorShard {
         let response = StreamsGroupHeartbeatResponse {
             member_id: member.member_id.to_string(),
             member_epoch: member.member_epoch,
-            heartbeat_interval_ms: self.config.heartbeat_interval_ms,
-            task_offset_interval_ms: self.config.task_offset_interval_ms,
-            acceptable_recovery_lag: self.config.acceptable_recovery_lag,
+            heartbeat_interval_ms: settings.config.heartbeat_interval_ms,
+            task_offset_interval_ms: settings.config.task_offset_interval_ms,
+            acceptable_recovery_lag: settings.config.acceptable_recovery_lag,
             endpoint_information_epoch: soft.endpoint_information_epoch,
             status: Some(Vec::new()),
             ..Default::default()
         };
         let topology_description_id = group.topology_description_id;
-        let deadline = now + i64::from(self.config.session_timeout_ms);
+        let deadline = now + i64::from(settings.config.session_timeout_ms);
         self.timers
             .schedule_session(&request.group_id, &request.member_id, deadline);
         self.steady_hits += 1;

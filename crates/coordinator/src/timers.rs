@@ -11,9 +11,27 @@ use crate::target;
 /// Something `tick` did, for logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TickEvent {
-    SessionExpired { group_id: String, member_id: String },
-    RebalanceTimedOut { group_id: String, member_id: String },
-    AssignmentComputed { group_id: String, epoch: i32 },
+    SessionExpired {
+        group_id: String,
+        member_id: String,
+    },
+    RebalanceTimedOut {
+        group_id: String,
+        member_id: String,
+    },
+    AssignmentComputed {
+        group_id: String,
+        epoch: i32,
+    },
+    /// Committed offsets removed because they expired.
+    OffsetsExpired {
+        group_id: String,
+        count: usize,
+    },
+    /// An empty group without offsets, deleted by the expiry pass.
+    GroupExpired {
+        group_id: String,
+    },
 }
 
 impl CoordinatorShard {
@@ -68,6 +86,11 @@ impl CoordinatorShard {
                 events.push(TickEvent::AssignmentComputed { group_id, epoch });
             }
         }
+        if self.expiry_next.is_some_and(|due| due <= now) {
+            let interval = self.base.config.offsets_retention_check_interval_ms.max(1);
+            self.expiry_next = Some(now.saturating_add(interval));
+            events.extend(self.cleanup_group_metadata(now)?);
+        }
         Ok(events)
     }
 
@@ -96,7 +119,7 @@ impl CoordinatorShard {
         let computed = target::compute(
             &group.members,
             &configured,
-            self.config.num_standby_replicas,
+            self.group_settings(group_id).config.num_standby_replicas,
             &offsets,
         );
         let records = target::records(group_id, &group.target_assignment, &computed, epoch, now);

@@ -14,6 +14,7 @@ pub mod record;
 pub use file_log::{FileLogError, LoadedLog, LogWriter};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
+pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::producer_ids::ProducerIdsImage;
 pub use image::streams::{
@@ -44,6 +45,8 @@ pub struct State {
     pub offsets: OffsetsImage,
     pub brokers: BrokersImage,
     pub features: FeaturesImage,
+    /// Per-group config overrides (ConfigRecords of resource type GROUP).
+    pub group_configs: GroupConfigsImage,
     /// The producer ids handed out so far (Kafka's `ProducerIdControlManager`).
     pub producer_ids: ProducerIdsImage,
 }
@@ -57,7 +60,10 @@ impl State {
             Record::Topic(r) => self.topics.replay_topic(r),
             Record::Partition(r) => self.topics.replay_partition(r).map_err(inconsistent)?,
             Record::RemoveTopic(r) => self.topics.replay_remove(r).map_err(inconsistent)?,
-            Record::Config(r) => self.topics.replay_config(r),
+            Record::Config(r) => {
+                self.topics.replay_config(r);
+                self.group_configs.replay_config(r);
+            }
             Record::RegisterBroker(r) => self
                 .brokers
                 .replay_register(r, offset)

@@ -26,6 +26,8 @@ pub struct ClusterImage {
     pub finalized_features: BTreeMap<String, i16>,
     /// ApiVersions' FinalizedFeaturesEpoch: the log offset of the last FeatureLevelRecord.
     pub finalized_features_epoch: i64,
+    /// Per-group config overrides (DescribeConfigs GROUP).
+    pub group_configs: kcoord_metadata::GroupConfigsImage,
 }
 
 impl ClusterImage {
@@ -35,6 +37,7 @@ impl ClusterImage {
             metadata_version: controller.metadata_version(),
             finalized_features: controller.finalized_features(),
             finalized_features_epoch: controller.finalized_features_epoch(),
+            group_configs: controller.state().group_configs.clone(),
         }
     }
 

@@ -119,6 +119,13 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
         ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
         ApiKey::OffsetDelete => async_call!(ctx, api, version, body, offset_delete::handle),
+        ApiKey::IncrementalAlterConfigs => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::incremental_alter_configs::handle
+        ),
         // Issue 6: the controller role and KIP-142.
         ApiKey::BrokerRegistration => async_call!(
             ctx,

@@ -27,6 +27,7 @@ pub mod controller;
 pub mod dispatch;
 pub mod features;
 pub mod fetch_sessions;
+pub mod group_configs;
 pub mod handlers;
 mod logging;
 mod net;

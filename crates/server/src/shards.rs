@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use kcoord_coordinator::offsets::DeletedTopic;
 use kcoord_coordinator::timers::TickEvent;
 use kcoord_coordinator::{CoordinatorShard, StreamsGroupConfig};
 use kcoord_metadata::TopicsImage;
@@ -258,12 +259,68 @@ impl Coordinators {
         self.shards.iter()
     }
 
-    /// Gives every shard the new catalog; returns once all of them hold it.
+    /// Gives every shard the new catalog; returns once all of them hold it. The topics of the
+    /// shard's previous catalog that are gone (by id) are deleted topics: their committed
+    /// offsets are removed from every group (Kafka's `GroupCoordinatorService.onMetadataUpdate`
+    /// → `onTopicsDeleted` on every shard).
     pub async fn topics_changed(&self, image: &Arc<TopicsImage>) {
         for handle in self.shards.iter() {
             let mut locked = handle.shared.lock();
+            let deleted: Vec<DeletedTopic> = locked
+                .topics
+                .iter()
+                .filter(|t| image.get_by_id(&t.id).is_none())
+                .map(|t| DeletedTopic {
+                    name: t.name.clone(),
+                    id: t.id,
+                })
+                .collect();
             locked.topics = Arc::clone(image);
             locked.shard.topics_changed();
+            if deleted.is_empty() {
+                continue;
+            }
+            let Locked { shard, .. } = &mut *locked;
+            match std::panic::catch_unwind(AssertUnwindSafe(|| shard.on_topics_deleted(&deleted))) {
+                Ok(Ok(0)) => {}
+                Ok(Ok(removed)) => info!(
+                    shard = handle.index(),
+                    removed,
+                    topics = ?deleted.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+                    "removed the committed offsets of deleted topics"
+                ),
+                Ok(Err(e)) => error!(
+                    shard = handle.index(),
+                    error = %e,
+                    "removing the committed offsets of deleted topics failed"
+                ),
+                Err(_) => error!(
+                    shard = handle.index(),
+                    "removing the committed offsets of deleted topics panicked"
+                ),
+            }
+        }
+    }
+}
+
+impl Coordinators {
+    /// Gives every shard the settings of the groups it owns that have config overrides
+    /// (Kafka's `GroupConfigManager.updateGroupConfig`, run when a group's ConfigRecords are
+    /// published); returns once all of them run with them.
+    pub async fn group_configs_changed(
+        &self,
+        image: &kcoord_metadata::GroupConfigsImage,
+        rules: &crate::group_configs::GroupConfigRules,
+    ) {
+        let mut per_shard: Vec<std::collections::BTreeMap<String, StreamsGroupConfig>> =
+            vec![Default::default(); self.shards.len()];
+        for (group, overrides) in image.iter() {
+            let index = shard_index(group, self.shards.len());
+            per_shard[index].insert(group.to_owned(), rules.effective(overrides));
+        }
+        for (handle, configs) in self.shards.iter().zip(per_shard) {
+            let mut locked = handle.shared.lock();
+            locked.shard.set_group_configs(configs);
         }
     }
 }
@@ -315,6 +372,10 @@ impl ShardTask {
         }
         self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
+        self.shared
+            .lock()
+            .shard
+            .start_offset_expiry(clock::now_ms());
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
         loop {
@@ -386,6 +447,17 @@ fn log_tick_event(shard: usize, event: &TickEvent) {
             group = %group_id,
             epoch,
             "streams group target assignment computed after the initial rebalance delay"
+        ),
+        TickEvent::OffsetsExpired { group_id, count } => info!(
+            shard,
+            group = %group_id,
+            count,
+            "expired committed offsets removed"
+        ),
+        TickEvent::GroupExpired { group_id } => info!(
+            shard,
+            group = %group_id,
+            "empty group without committed offsets deleted"
         ),
     }
 }

@@ -121,6 +121,7 @@ impl ServerState {
         let (controller, controller_task) = Controller::new(
             boot,
             defaults,
+            crate::group_configs::GroupConfigRules::new(config.streams.clone()),
             Arc::clone(&topics),
             Arc::clone(&cluster),
             coordinators.clone(),

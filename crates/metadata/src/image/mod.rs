@@ -1,6 +1,7 @@
 //! Images: the state that replaying records builds. Nothing else mutates them.
 pub mod brokers;
 pub mod features;
+pub mod group_configs;
 pub mod offsets;
 pub mod producer_ids;
 pub mod streams;

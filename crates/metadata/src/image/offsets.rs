@@ -9,6 +9,8 @@ pub struct CommittedOffset {
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,
+    /// The topic's id when the commit named it (OffsetCommitValue v4+); nil otherwise.
+    pub topic_id: uuid::Uuid,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +28,11 @@ impl OffsetsImage {
         self.groups.keys().map(String::as_str)
     }
 
+    /// Every group with its committed offsets.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &BTreeMap<(String, i32), CommittedOffset>)> {
+        self.groups.iter().map(|(g, o)| (g.as_str(), o))
+    }
+
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&CommittedOffset> {
         self.groups.get(group)?.get(&(topic.to_string(), partition))
     }
@@ -39,6 +46,7 @@ impl OffsetsImage {
                     leader_epoch: v.leader_epoch,
                     metadata: v.metadata.clone(),
                     commit_timestamp: v.commit_timestamp,
+                    topic_id: v.topic_id,
                 };
                 self.groups
                     .entry(key.group.clone())

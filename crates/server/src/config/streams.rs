@@ -41,6 +41,10 @@ pub struct StreamsGroupConfig {
     /// Every key of the configuration file, handed to the plugin's `configure` (as Kafka hands
     /// a plugin all broker configs); empty when no plugin is configured.
     pub topology_description_configs: BTreeMap<String, String>,
+    /// `offsets.retention.minutes` (not a `group.streams.*` key, but the coordinator's).
+    pub offsets_retention_minutes: i32,
+    /// `offsets.retention.check.interval.ms`.
+    pub offsets_retention_check_interval_ms: i64,
 }
 
 impl Default for StreamsGroupConfig {
@@ -71,6 +75,8 @@ impl Default for StreamsGroupConfig {
             topology_description_class: None,
             topology_description_timeout_ms: crate::topology_plugin::DEFAULT_TIMEOUT_MS,
             topology_description_configs: BTreeMap::new(),
+            offsets_retention_minutes: 7 * 24 * 60,
+            offsets_retention_check_interval_ms: 600_000,
         }
     }
 }
@@ -194,6 +200,16 @@ pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
             POSITIVE,
         )?,
         topology_description_configs: BTreeMap::new(),
+        offsets_retention_minutes: int(
+            "offsets.retention.minutes",
+            d.offsets_retention_minutes,
+            POSITIVE,
+        )?,
+        offsets_retention_check_interval_ms: r.get(
+            "offsets.retention.check.interval.ms",
+            d.offsets_retention_check_interval_ms,
+            |v| int_in(v, 1, i64::MAX),
+        )?,
     };
     verify(r, &c)?;
     let topology_description_configs = topology_description_plugin(r, &c)?;
@@ -409,6 +425,8 @@ impl StreamsGroupConfig {
             task_offset_interval_ms: self.task_offset_interval_ms,
             acceptable_recovery_lag: self.acceptable_recovery_lag,
             rack_aware_assignment_tags: self.rack_aware_assignment_tags.clone(),
+            offsets_retention_ms: i64::from(self.offsets_retention_minutes) * 60_000,
+            offsets_retention_check_interval_ms: self.offsets_retention_check_interval_ms,
         }
     }
 }

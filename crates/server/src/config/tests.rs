@@ -305,6 +305,35 @@ fn streams_settings_reach_the_coordinator() {
 }
 
 #[test]
+fn offsets_retention_keys_have_kafkas_defaults_and_bounds_and_reach_the_coordinator() {
+    let k = ok(MINIMAL).streams.coordinator_config();
+    assert_eq!(
+        (
+            k.offsets_retention_ms,
+            k.offsets_retention_check_interval_ms
+        ),
+        (10_080 * 60_000, 600_000)
+    );
+    let k = ok("node.id=1\noffsets.retention.minutes=2\noffsets.retention.check.interval.ms=500\n")
+        .streams
+        .coordinator_config();
+    assert_eq!(
+        (
+            k.offsets_retention_ms,
+            k.offsets_retention_check_interval_ms
+        ),
+        (120_000, 500)
+    );
+    for bad in [
+        "offsets.retention.minutes=0",
+        "offsets.retention.check.interval.ms=0",
+    ] {
+        let e = err(&format!("node.id=1\n{bad}\n"));
+        assert!(e.contains(bad.split('=').next().unwrap_or_default()), "{e}");
+    }
+}
+
+#[test]
 fn load_reports_unreadable_files() {
     let e = Config::load(Path::new("/nonexistent/kcoord.properties")).unwrap_err();
     assert!(

@@ -12,6 +12,7 @@
 //! the controller's `next_deadline()` and calls `tick`.
 
 pub mod boot;
+pub mod group_configs;
 pub mod topics;
 
 use std::sync::Arc;
@@ -33,9 +34,11 @@ use tracing::{error, info, warn};
 use crate::catalog::TopicCatalog;
 use crate::clock::now_ms;
 use crate::cluster::{ClusterCatalog, ClusterImage};
+use crate::group_configs::GroupConfigRules;
 use crate::partitions::Partitions;
 use crate::shards::Coordinators;
 pub use boot::{ControllerBoot, MetadataLogError};
+use group_configs::{GroupConfigChange, ResourceError};
 pub use topics::TopicDefaults;
 
 const CONTROLLER_QUEUE: usize = 256;
@@ -66,6 +69,11 @@ enum Command {
     },
     AllocateProducerIds {
         reply: oneshot::Sender<Result<ProducerIdBlock, String>>,
+    },
+    AlterGroupConfigs {
+        changes: Vec<GroupConfigChange>,
+        validate_only: bool,
+        reply: oneshot::Sender<Vec<Result<(), ResourceError>>>,
     },
 }
 
@@ -140,6 +148,24 @@ impl ControllerHandle {
         answer.await.map_err(|_| ControllerUnavailable)
     }
 
+    /// IncrementalAlterConfigs of GROUP resources: one result per change, in order; answers
+    /// once the records are in the log (on disk, with `metadata.log.dir`) and every shard runs
+    /// with the new configs.
+    pub async fn alter_group_configs(
+        &self,
+        changes: Vec<GroupConfigChange>,
+        validate_only: bool,
+    ) -> Result<Vec<Result<(), ResourceError>>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::AlterGroupConfigs {
+            changes,
+            validate_only,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
     async fn send(&self, command: Command) -> Result<(), ControllerUnavailable> {
         self.tx
             .send(command)
@@ -154,6 +180,10 @@ pub struct Controller {
     /// The durable copy of the log (`metadata.log.dir`); `None` keeps it in memory only.
     writer: Option<LogWriter>,
     defaults: TopicDefaults,
+    /// How group configs are validated and turned into the settings shards run groups with.
+    group_rules: GroupConfigRules,
+    /// The group configs the shards were last given.
+    published_group_configs: kcoord_metadata::GroupConfigsImage,
     catalog: Arc<TopicCatalog>,
     cluster: Arc<ClusterCatalog>,
     coordinators: Coordinators,
@@ -167,6 +197,7 @@ impl Controller {
     pub fn new(
         boot: ControllerBoot,
         defaults: TopicDefaults,
+        group_rules: GroupConfigRules,
         catalog: Arc<TopicCatalog>,
         cluster: Arc<ClusterCatalog>,
         coordinators: Coordinators,
@@ -179,6 +210,8 @@ impl Controller {
                 inner: boot.controller,
                 writer: boot.writer,
                 defaults,
+                group_rules,
+                published_group_configs: kcoord_metadata::GroupConfigsImage::default(),
                 catalog,
                 cluster,
                 coordinators,
@@ -199,6 +232,8 @@ impl Controller {
         if !replayed.is_empty() {
             self.coordinators.topics_changed(&replayed).await;
         }
+        // Group configs replayed from the log: the shards start without overrides.
+        self.publish_group_configs().await;
         loop {
             let wake = self.inner.next_deadline().map(until);
             let command = tokio::select! {
@@ -237,6 +272,14 @@ impl Controller {
                 Some(Command::AllocateProducerIds { reply }) => {
                     let block = self.allocate_producer_ids().await;
                     let _ = reply.send(block);
+                }
+                Some(Command::AlterGroupConfigs {
+                    changes,
+                    validate_only,
+                    reply,
+                }) => {
+                    let results = self.alter_group_configs(&changes, validate_only).await;
+                    let _ = reply.send(results);
                 }
                 None => break,
             }
@@ -297,6 +340,53 @@ impl Controller {
             }
         }
         results
+    }
+
+    async fn alter_group_configs(
+        &mut self,
+        changes: &[GroupConfigChange],
+        validate_only: bool,
+    ) -> Vec<Result<(), ResourceError>> {
+        let decision = group_configs::alter_group_configs(
+            &self.inner.state().group_configs,
+            &self.group_rules,
+            changes,
+            validate_only,
+        );
+        for (change, result) in changes.iter().zip(&decision.results) {
+            let outcome = match result {
+                Ok(()) => "NONE",
+                Err((code, _)) => code.name(),
+            };
+            info!(
+                group = %change.group,
+                operations = change.ops.len(),
+                validate_only,
+                outcome,
+                message = result.as_ref().err().and_then(|(_, m)| m.as_deref()).unwrap_or(""),
+                "IncrementalAlterConfigs (group)"
+            );
+        }
+        let mut results = decision.results;
+        if let Err(message) = self.apply(decision.records).await {
+            for r in results.iter_mut().filter(|r| r.is_ok()) {
+                *r = Err((ErrorCode::UNKNOWN_SERVER_ERROR, Some(message.clone())));
+            }
+        }
+        results
+    }
+
+    /// Hands every shard the settings of the groups it owns, when the group configs differ
+    /// from what the shards were last given.
+    async fn publish_group_configs(&mut self) {
+        let image = &self.inner.state().group_configs;
+        if *image == self.published_group_configs {
+            return;
+        }
+        self.coordinators
+            .group_configs_changed(image, &self.group_rules)
+            .await;
+        self.published_group_configs = image.clone();
     }
 
     async fn register_broker(
@@ -465,6 +555,7 @@ impl Controller {
             self.catalog.publish(Arc::clone(&image));
             self.coordinators.topics_changed(&image).await;
         }
+        self.publish_group_configs().await;
         persisted
     }
 }

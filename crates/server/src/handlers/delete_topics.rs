@@ -120,4 +120,62 @@ mod tests {
         assert_eq!(got, vec![(None, 100), (Some("b"), 0)]);
         assert!(r.state.topics.snapshot().is_empty());
     }
+
+    /// Kafka's coordinators tombstone the committed offsets of a deleted topic in every group
+    /// (`onTopicsDeleted`); the groups' other offsets stay.
+    #[tokio::test]
+    async fn deleting_a_topic_drops_its_committed_offsets_in_every_group() {
+        use kcoord_coordinator::groups::OffsetToCommit;
+        let r = running("offsets.topic.num.partitions=3\n");
+        let t = crate::handlers::testing::create_topic(&r.state, "t", 2).await;
+        let u = crate::handlers::testing::create_topic(&r.state, "u", 1).await;
+        let offset = |topic: &str, topic_id, partition| OffsetToCommit {
+            topic: topic.into(),
+            topic_id,
+            partition,
+            offset: 3,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        let groups = ["g1", "g2", "g3", "g4"];
+        for g in groups {
+            let offsets = vec![offset("t", t, 0), offset("t", t, 1), offset("u", u, 0)];
+            let committed = r
+                .state
+                .coordinators
+                .for_group(g)
+                .call(move |shard, _, now| shard.commit_offsets(g, "", -1, 10, &offsets, now))
+                .await
+                .unwrap();
+            assert!(committed.is_ok());
+        }
+        let c = Ctx::new(&r.state, ListenerKind::Broker);
+        let resp = handle(
+            &c.ctx(&r.state),
+            DeleteTopicsRequest {
+                topic_names: vec!["t".into()],
+                timeout_ms: 1000,
+                ..Default::default()
+            },
+            4,
+        )
+        .await;
+        assert_eq!(resp.responses[0].error_code, 0);
+        for g in groups {
+            let left = r
+                .state
+                .coordinators
+                .for_group(g)
+                .call(move |shard, _, _| {
+                    shard
+                        .state()
+                        .offsets
+                        .group(g)
+                        .map(|o| o.keys().cloned().collect::<Vec<_>>())
+                })
+                .await
+                .unwrap();
+            assert_eq!(left, Some(vec![("u".to_owned(), 0)]), "{g}");
+        }
+    }
 }

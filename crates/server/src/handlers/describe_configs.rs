@@ -12,9 +12,17 @@
 //!   Kafka reports a topic's own configs); Kafka's defaults are not listed. DESCRIBE_CONFIGS on
 //!   the topic is needed (else TOPIC_AUTHORIZATION_FAILED); an illegal name is
 //!   INVALID_TOPIC_EXCEPTION, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
-//! - Other types (BROKER_LOGGER, CLIENT_METRICS, GROUP) are not kept by kcoord:
+//! - **GROUP (32)**: every group config Kafka 4.4 lists (`group_configs.rs`), whether or not
+//!   the group exists: the group's own value (source GROUP_CONFIG) where it set one with
+//!   IncrementalAlterConfigs, else the broker's. DESCRIBE_CONFIGS on the group is needed (else
+//!   GROUP_AUTHORIZATION_FAILED); an empty name is INVALID_REQUEST "Group name must not be
+//!   empty".
+//! - Other types (BROKER_LOGGER, CLIENT_METRICS) are not kept by kcoord:
 //!   INVALID_REQUEST `Unsupported resource type: <TYPE>`, Kafka's answer for a type its
 //!   ConfigHelper does not describe.
+//!
+//! As in Kafka (`ConfigHelper.handleDescribeConfigsRequest`), the results of the resources the
+//! principal may describe come first, in request order, then those refused by authorization.
 //!
 //! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
 //! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
@@ -48,32 +56,44 @@ pub fn handle(
     req: DescribeConfigsRequest,
     _version: i16,
 ) -> DescribeConfigsResponse {
-    let results = req
+    let mut results: Vec<(bool, DescribeConfigsResult)> = req
         .resources
         .iter()
         .map(|resource| {
             let outcome = match resource.resource_type {
                 BROKER => broker(ctx, resource, req.include_synonyms),
                 TOPIC => topic(ctx, resource, req.include_synonyms),
+                GROUP => group(ctx, resource, req.include_synonyms),
                 other => Err(unsupported(other, &resource.resource_name)),
             };
+            let refused = matches!(
+                &outcome,
+                Err((code, _)) if [
+                    ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    ErrorCode::GROUP_AUTHORIZATION_FAILED,
+                ].contains(code)
+            );
             let (error_code, error_message, configs) = match outcome {
                 Ok(configs) => (ErrorCode::NONE.code(), None, configs),
                 Err((code, message)) => (code.code(), message, Vec::new()),
             };
-            DescribeConfigsResult {
+            let result = DescribeConfigsResult {
                 error_code,
                 error_message,
                 resource_type: resource.resource_type,
                 resource_name: resource.resource_name.clone(),
                 configs,
                 ..Default::default()
-            }
+            };
+            (refused, result)
         })
         .collect();
+    // Stable: each part keeps the request's order.
+    results.sort_by_key(|(refused, _)| *refused);
     DescribeConfigsResponse {
         throttle_time_ms: 0,
-        results,
+        results: results.into_iter().map(|(_, r)| r).collect(),
         ..Default::default()
     }
 }
@@ -150,6 +170,49 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
                     .map(|(name, value, source)| DescribeConfigsSynonym {
                         name,
                         value: Some(value),
+                        source,
+                        ..Default::default()
+                    })
+                    .collect();
+            }
+            e
+        })
+        .collect())
+}
+
+fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    let name = resource.resource_name.as_str();
+    if !authorize(
+        ctx,
+        AclOperation::DescribeConfigs,
+        ResourceType::Group,
+        name,
+    ) {
+        let code = ErrorCode::GROUP_AUTHORIZATION_FAILED;
+        return Err((code, Some(code.message().to_owned())));
+    }
+    if name.is_empty() {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some("Group name must not be empty".to_owned()),
+        ));
+    }
+    let cluster = ctx.server.cluster.snapshot();
+    let rules = crate::group_configs::GroupConfigRules::new(ctx.server.config.streams.clone());
+    Ok(rules
+        .describe(cluster.group_configs.get(name))
+        .into_iter()
+        .filter(|c| is_requested(resource, &c.name))
+        .map(|c| {
+            let mut e = entry(&c.name, c.value, c.source, false, false);
+            e.config_type = c.config_type;
+            if synonyms {
+                e.synonyms = c
+                    .synonyms
+                    .into_iter()
+                    .map(|(name, value, source)| DescribeConfigsSynonym {
+                        name,
+                        value,
                         source,
                         ..Default::default()
                     })
@@ -246,11 +309,12 @@ fn config_type(name: &str) -> i8 {
     }
 }
 
+/// ConfigurationKeys: null or empty asks for every config (`ConfigHelperUtils`).
 fn is_requested(resource: &DescribeConfigsResource, key: &str) -> bool {
     resource
         .configuration_keys
         .as_ref()
-        .is_none_or(|keys| keys.iter().any(|k| k == key))
+        .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == key))
 }
 
 fn entry(
@@ -286,7 +350,6 @@ fn unsupported(resource_type: i8, name: &str) -> (ErrorCode, Option<String>) {
     let known = match resource_type {
         BROKER_LOGGER => "BROKER_LOGGER",
         CLIENT_METRICS => "CLIENT_METRICS",
-        GROUP => "GROUP",
         _ => {
             return (
                 ErrorCode::INVALID_REQUEST,
@@ -423,7 +486,7 @@ mod tests {
                 resource(BROKER, "9", None),
                 resource(BROKER, "x", None),
                 resource(BROKER, "", None),
-                resource(GROUP, "g", None),
+                resource(GROUP, "", None),
                 resource(BROKER_LOGGER, "4", None),
                 resource(77, "r", None),
                 resource(TOPIC, "missing", None),
@@ -443,7 +506,7 @@ mod tests {
                 (42, Some("Unexpected broker id, expected one of the registered broker ids [4] or empty string, but received 9")),
                 (42, Some("Broker id must be an integer, but it is: x")),
                 (0, None),
-                (42, Some("Unsupported resource type: GROUP")),
+                (42, Some("Group name must not be empty")),
                 (42, Some("Unsupported resource type: BROKER_LOGGER")),
                 (42, Some("Unexpected resource type UNKNOWN for resource r")),
                 (3, None),

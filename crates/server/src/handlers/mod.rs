@@ -16,6 +16,7 @@ pub mod describe_groups;
 pub mod fetch;
 pub mod find_coordinator;
 mod groups;
+pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod list_groups;
 pub mod list_offsets;
