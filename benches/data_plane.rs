@@ -11,7 +11,10 @@
 //!
 //! The bench starts one daemon per `--storage` (`memory`: partitions in memory, the default;
 //! `disk`: `log.dirs` in a temp dir) with `log.level=warn`, plus `--daemon-config KEY=VALUE`
-//! lines, and keeps them for all rounds; `--rounds R` (2) repeats every measurement but the
+//! lines, and keeps them for all rounds; `--storage kafka` starts an Apache Kafka 4.4 broker
+//! instead (`support/kafka.rs`: interop's `KafkaBrokerMain` in its own JVM, needs a JDK and
+//! Maven; its log in a temp dir, Kafka's default flush policy; `--daemon-config` lines go to
+//! it), so the same measurements compare kcoord with Kafka within one run; `--rounds R` (2) repeats every measurement but the
 //! RSS one, in the same order each round, so each ratio is taken within one round. Sizes: MB
 //! = 10^6 bytes, GB = 10^9, MiB = 2^20. Server CPU is user + system time of the server
 //! process from `/proc/<pid>/stat` (10 ms ticks) over the measured window.
@@ -71,6 +74,8 @@ mod args;
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/kafka.rs"]
+mod kafka;
 
 use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
@@ -117,6 +122,9 @@ enum Measure {
 enum Storage {
     Memory,
     Disk,
+    /// Not kcoord: an Apache Kafka 4.4 broker (`support/kafka.rs`), its log on disk with its
+    /// default flush policy, for the same measurements.
+    Kafka,
 }
 
 impl Storage {
@@ -124,6 +132,7 @@ impl Storage {
         match self {
             Storage::Memory => "memory",
             Storage::Disk => "disk",
+            Storage::Kafka => "kafka",
         }
     }
 }
@@ -320,7 +329,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.storages = list(&value, |s| match s {
                     "memory" => Ok(Storage::Memory),
                     "disk" => Ok(Storage::Disk),
-                    _ => Err(format!("unknown --storage {s:?} (memory, disk)")),
+                    "kafka" => Ok(Storage::Kafka),
+                    _ => Err(format!("unknown --storage {s:?} (memory, disk, kafka)")),
                 })?
             }
             "--record-bytes" => o.record_bytes = list(&value, positive)?,
@@ -402,7 +412,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
 /// A daemon under test, with its temp log dir when on disk.
 struct Running {
     storage: Storage,
-    daemon: common::Daemon,
+    /// The server (a Kafka broker stops when dropped).
+    server: Server,
     /// Kept for the daemon's life (`log.dirs`); removed on drop.
     _dir: Option<tempfile::TempDir>,
     addr: String,
@@ -412,9 +423,29 @@ struct Running {
     preloaded: Option<Preloaded>,
 }
 
+enum Server {
+    Kcoord(common::Daemon),
+    /// Held so that the broker lives as long as the bench needs it.
+    Kafka(#[allow(dead_code)] kafka::KafkaBroker),
+}
+
 async fn start_daemon(storage: Storage, options: &Options) -> Result<Running, String> {
+    if storage == Storage::Kafka {
+        let broker = kafka::KafkaBroker::start(&options.daemon_config)?;
+        let (addr, pid) = (broker.bootstrap(), broker.pid());
+        let client = fleet::connect_client(&addr).await?;
+        return Ok(Running {
+            storage,
+            server: Server::Kafka(broker),
+            _dir: None,
+            addr,
+            pid,
+            client,
+            preloaded: None,
+        });
+    }
     let dir = match storage {
-        Storage::Memory => None,
+        Storage::Memory | Storage::Kafka => None,
         Storage::Disk => Some(
             tempfile::Builder::new()
                 .prefix("kcoord-bench-logs-")
@@ -433,7 +464,7 @@ async fn start_daemon(storage: Storage, options: &Options) -> Result<Running, St
     let client = fleet::connect_client(&addr).await?;
     Ok(Running {
         storage,
-        daemon,
+        server: Server::Kcoord(daemon),
         _dir: dir,
         addr,
         pid,
@@ -1428,12 +1459,14 @@ async fn latency(running: &Running, options: &Options, round: usize) -> Result<S
 async fn rss(storage: Storage, options: &Options, round: usize) -> Result<String, String> {
     let running = start_daemon(storage, options).await?;
     let result = rss_of(&running, options, round).await;
-    let Running { daemon, client, .. } = running;
+    let Running { server, client, .. } = running;
     drop(client);
-    if !daemon.is_alive() {
-        return Err(format!("the daemon died\n{}", daemon.stderr_log()));
+    if let Server::Kcoord(daemon) = server {
+        if !daemon.is_alive() {
+            return Err(format!("the daemon died\n{}", daemon.stderr_log()));
+        }
+        daemon.stop();
     }
-    daemon.stop();
     result
 }
 
@@ -1538,8 +1571,11 @@ async fn bench(options: &Options) -> Result<(), String> {
     }
     drop(discards);
     for running in daemons {
-        let Running { daemon, client, .. } = running;
+        let Running { server, client, .. } = running;
         drop(client);
+        let Server::Kcoord(daemon) = server else {
+            continue;
+        };
         if !daemon.is_alive() {
             return Err(format!(
                 "the daemon died during the runs\n{}",
@@ -1554,7 +1590,8 @@ async fn bench(options: &Options) -> Result<(), String> {
     result?;
     if has(Measure::Rss) {
         for round in 1..=options.rounds {
-            for &storage in &options.storages {
+            // A JVM's resident set says nothing of its partitions.
+            for &storage in options.storages.iter().filter(|s| **s != Storage::Kafka) {
                 println!("{}", rss(storage, options, round).await?);
             }
         }

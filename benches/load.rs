@@ -1213,6 +1213,10 @@ async fn set_up_members(addr: &str, options: &Options, plugin: bool) -> Result<M
         options.groups,
         OwnedTasksReporting::WhenChanged,
     );
+    let ids: Vec<String> = (0..options.groups)
+        .map(|g| fleet::group_id(&prefix, g))
+        .collect();
+    fleet::find_coordinators(&client, &ids).await?;
     let setup_connections = options.connections.iter().copied().max().unwrap_or(1);
     let mut pipes = Vec::new();
     for _ in 0..setup_connections {
@@ -1222,9 +1226,6 @@ async fn set_up_members(addr: &str, options: &Options, plugin: bool) -> Result<M
     let settled = fleet
         .settle(&mut pipes, 16, 0..options.groups, deadline)
         .await?;
-    let ids: Vec<String> = (0..options.groups)
-        .map(|g| fleet::group_id(&prefix, g))
-        .collect();
     for group in fleet::describe(&client.bootstrap(), &ids).await? {
         fleet::check_stable(&group, options.members, options.partitions)?;
     }
@@ -2019,6 +2020,8 @@ fn bench(options: &Options) -> ExitCode {
             }
             summary.members = m.fleet.members.len();
             summary.groups = m.fleet.groups();
+            // Each server's own version (with --kafka, Kafka's is lower than kcoord's).
+            summary.run.version = m.fleet.version;
             if summary.members != options.groups * options.members {
                 eprintln!("load: members lost in the run (a connection task failed)");
                 return ExitCode::FAILURE;

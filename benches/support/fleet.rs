@@ -424,8 +424,23 @@ impl Fleet {
                 return Ok(stats);
             }
             if Instant::now() >= deadline {
+                let first = open.iter().next().copied().unwrap_or_default();
+                let members = &self.members[first * self.per_group..(first + 1) * self.per_group];
+                let states: Vec<String> = members
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{:?} epoch {} tasks {} statuses {:?} last error {:?}",
+                            m.state(),
+                            m.member_epoch(),
+                            m.assignment().active_tasks().count(),
+                            m.statuses(),
+                            m.snapshot().last_error
+                        )
+                    })
+                    .collect();
                 return Err(format!(
-                    "{} of {} groups did not converge in time (after {} passes)",
+                    "{} of {} groups did not converge in time (after {} passes); group {first}: {states:?}",
                     open.len(),
                     groups.len(),
                     stats.passes
@@ -484,6 +499,25 @@ pub async fn connect_client(addr: &str) -> Result<Client, String> {
     Client::connect(addr, config)
         .await
         .map_err(|e| format!("connect to {addr}: {e}"))
+}
+
+/// FindCoordinator for every group until each is answered, as a client does before its first
+/// heartbeat. Apache Kafka creates `__consumer_offsets` on the first FindCoordinator and answers
+/// NOT_COORDINATOR to group requests until then; kcoord coordinates every group at once.
+pub async fn find_coordinators(client: &Client, group_ids: &[String]) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for group in group_ids {
+        loop {
+            match client.find_coordinator(group).await {
+                Ok(_) => break,
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(format!("FindCoordinator {group}: {e}")),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The StreamsGroupHeartbeat version both sides support (the highest).

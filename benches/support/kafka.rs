@@ -5,6 +5,8 @@
 //!
 //! The JVM gets what `kafka-server-start.sh` gives a broker: a 1 GiB heap and its G1 settings.
 
+#![allow(dead_code)] // each bench uses its own part
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -23,10 +23,11 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::FrameDecoder;
 use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kcoord_wire::messages::delete_topics_request::DeleteTopicState;
+use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{
-    CreateTopicsRequest, DeleteTopicsRequest, InitProducerIdRequest, ProduceRequest,
-    ProduceResponse,
+    CreateTopicsRequest, DeleteTopicsRequest, InitProducerIdRequest, MetadataRequest,
+    ProduceRequest, ProduceResponse,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -99,7 +100,55 @@ pub async fn create_topics(
         }
         ids.push(t.topic_id);
     }
+    await_leaders(conn, topics).await?;
     Ok(ids)
+}
+
+/// Waits (up to a minute) until Metadata shows a leader for every partition of `topics`: Apache
+/// Kafka answers CreateTopics before its broker leads the new partitions (NOT_LEADER_OR_FOLLOWER
+/// until then); kcoord leads them when it answers.
+async fn await_leaders(conn: &Connection, topics: &[(String, i32)]) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let request = MetadataRequest {
+            topics: Some(
+                topics
+                    .iter()
+                    .map(|(name, _)| MetadataRequestTopic {
+                        name: Some(name.clone()),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let response = conn
+            .send_negotiated(request)
+            .await
+            .map_err(|e| format!("Metadata: {e}"))?;
+        let ready = topics.iter().all(|(name, partitions)| {
+            response.topics.iter().any(|t| {
+                t.name.as_deref() == Some(name.as_str())
+                    && t.error_code == 0
+                    && t.partitions.len() == *partitions as usize
+                    && t.partitions
+                        .iter()
+                        .all(|p| p.error_code == 0 && p.leader_id >= 0)
+            })
+        });
+        if ready {
+            // Kafka's broker can show the leader in Metadata a moment before its replica
+            // manager leads the partition; a bench is not a test, so it simply waits a second.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no leader for every partition of {topics:?} after a minute"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Deletes topics by name.
@@ -131,26 +180,35 @@ pub async fn delete_topics(conn: &Connection, names: &[String]) -> Result<(), St
     Ok(())
 }
 
-/// A new idempotent producer: (producer id, epoch).
+/// A new idempotent producer: (producer id, epoch). Retriable errors are retried for up to a
+/// minute, as a client does: Apache Kafka answers COORDINATOR_LOAD_IN_PROGRESS (14) until its
+/// producer id manager has its first block from the controller.
 pub async fn init_producer_id(conn: &Connection) -> Result<(i64, i16), String> {
-    let request = InitProducerIdRequest {
-        transactional_id: None,
-        transaction_timeout_ms: i32::MAX,
-        producer_id: -1,
-        producer_epoch: -1,
-        ..Default::default()
-    };
-    let response = conn
-        .send_negotiated(request)
-        .await
-        .map_err(|e| format!("InitProducerId: {e}"))?;
-    if response.error_code != 0 || response.producer_id < 0 {
-        return Err(format!(
-            "InitProducerId: error {}, producer id {}",
-            response.error_code, response.producer_id
-        ));
+    const RETRIABLE: [i16; 3] = [14, 15, 16]; // loading, not available, not coordinator
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let request = InitProducerIdRequest {
+            transactional_id: None,
+            transaction_timeout_ms: i32::MAX,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        let response = conn
+            .send_negotiated(request)
+            .await
+            .map_err(|e| format!("InitProducerId: {e}"))?;
+        if response.error_code == 0 && response.producer_id >= 0 {
+            return Ok((response.producer_id, response.producer_epoch));
+        }
+        if !RETRIABLE.contains(&response.error_code) || Instant::now() > deadline {
+            return Err(format!(
+                "InitProducerId: error {}, producer id {}",
+                response.error_code, response.producer_id
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    Ok((response.producer_id, response.producer_epoch))
 }
 
 // ---------------------------------------------------------------------------------------------
