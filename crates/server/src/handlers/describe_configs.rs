@@ -100,16 +100,27 @@ pub fn handle(
 
 type Outcome = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
 
+/// DESCRIBE_CONFIGS on the resource, or `denied` with Kafka's message for that code.
+fn may_describe(
+    ctx: &RequestContext<'_>,
+    resource_type: ResourceType,
+    name: &str,
+    denied: ErrorCode,
+) -> Result<(), (ErrorCode, Option<String>)> {
+    if authorize(ctx, AclOperation::DescribeConfigs, resource_type, name) {
+        Ok(())
+    } else {
+        Err((denied, Some(denied.message().to_owned())))
+    }
+}
+
 fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
-    if !authorize(
+    may_describe(
         ctx,
-        AclOperation::DescribeConfigs,
         ResourceType::Cluster,
         KAFKA_CLUSTER,
-    ) {
-        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
-        return Err((code, Some(code.message().to_owned())));
-    }
+        ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+    )?;
     let name = resource.resource_name.as_str();
     if name.is_empty() {
         return Ok(Vec::new());
@@ -141,15 +152,12 @@ fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms
 
 fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
     let name = resource.resource_name.as_str();
-    if !authorize(
+    may_describe(
         ctx,
-        AclOperation::DescribeConfigs,
         ResourceType::Topic,
         name,
-    ) {
-        let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
-        return Err((code, Some(code.message().to_owned())));
-    }
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    )?;
     if let Some(message) = invalid_topic_name(name) {
         return Err((ErrorCode::INVALID_TOPIC_EXCEPTION, Some(message)));
     }
@@ -182,15 +190,12 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
 
 fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
     let name = resource.resource_name.as_str();
-    if !authorize(
+    may_describe(
         ctx,
-        AclOperation::DescribeConfigs,
         ResourceType::Group,
         name,
-    ) {
-        let code = ErrorCode::GROUP_AUTHORIZATION_FAILED;
-        return Err((code, Some(code.message().to_owned())));
-    }
+        ErrorCode::GROUP_AUTHORIZATION_FAILED,
+    )?;
     if name.is_empty() {
         return Err((
             ErrorCode::INVALID_REQUEST,
