@@ -25,6 +25,10 @@
 //! nodes when asked, NOT_REQUESTED (0) and no description otherwise. The daemon's CPU time
 //! (`/proc/<pid>/stat`, 10 ms ticks) around each timed request is summed per mode.
 //!
+//! `--kafka`: afterwards the same set-up and measurement against an Apache Kafka 4.4 broker
+//! (`support/kafka.rs`, with Kafka's `InMemoryTopologyDescriptionPlugin`; its members push
+//! with key 93 at heartbeat v1); its lines carry `"server":"kafka"`.
+//!
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration (5
 //! groups, 1 warm-up and 2 reps per mode) and exits with status 1 on any protocol error; there
 //! is no goal to miss.
@@ -33,6 +37,8 @@
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/kafka.rs"]
+mod kafka;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -53,6 +59,8 @@ struct Settings {
     nodes: usize,
     reps: usize,
     warmup: usize,
+    /// `--kafka`: the same measurement against an Apache Kafka 4.4 broker afterwards.
+    kafka: bool,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -66,6 +74,7 @@ fn settings() -> Result<Settings, String> {
             nodes: 10,
             reps: 20,
             warmup: 2,
+            kafka: false,
         }
     } else {
         Settings {
@@ -75,6 +84,7 @@ fn settings() -> Result<Settings, String> {
             nodes: 10,
             reps: 2,
             warmup: 1,
+            kafka: false,
         }
     };
     let mut i = 0;
@@ -94,11 +104,16 @@ fn settings() -> Result<Settings, String> {
             "--nodes" => s.nodes = number(2)?,
             "--reps" => s.reps = number(1)?,
             "--warmup" => s.warmup = number(0)?,
+            "--kafka" => {
+                s.kafka = true;
+                i += 1;
+                continue;
+            }
             // libtest's and cargo's own arguments.
             _ => {
                 if bench && name != "--bench" {
                     return Err(format!(
-                        "unknown argument {name:?} (--groups, --partitions, --subtopologies, --nodes, --reps, --warmup)"
+                        "unknown argument {name:?} (--groups, --partitions, --subtopologies, --nodes, --reps, --warmup, --kafka)"
                     ));
                 }
                 i += 1;
@@ -135,7 +150,7 @@ impl Mode {
         self.sorted()[0]
     }
 
-    fn line(&self, include: bool, s: &Settings) -> String {
+    fn line(&self, include: bool, s: &Settings, server: &str) -> String {
         let sorted = self.sorted();
         let n = sorted.len() as f64;
         let bytes = self.bytes.iter().copied().max().unwrap_or(0);
@@ -144,7 +159,7 @@ impl Mode {
             .daemon_cpu_s
             .map_or_else(|| "null".into(), |c| format!("{:.2}", c * 1e3 / n));
         format!(
-            r#"{{"bench":"kip1331_describe","include_topology_description":{include},"groups":{},"subtopologies":{},"nodes_per_subtopology":{},"reps":{},"p50_ms":{:.2},"min_ms":{:.2},"mean_ms":{:.2},"max_ms":{:.2},"response_bytes":{bytes},"bytes_per_group":{:.0},"daemon_cpu_ms_per_req":{cpu},"times_ms":[{}]}}"#,
+            r#"{{"bench":"kip1331_describe","server":"{server}","include_topology_description":{include},"groups":{},"subtopologies":{},"nodes_per_subtopology":{},"reps":{},"p50_ms":{:.2},"min_ms":{:.2},"mean_ms":{:.2},"max_ms":{:.2},"response_bytes":{bytes},"bytes_per_group":{:.0},"daemon_cpu_ms_per_req":{cpu},"times_ms":[{}]}}"#,
             s.groups,
             s.subtopologies,
             s.nodes,
@@ -166,12 +181,8 @@ async fn set_up(s: &Settings, addr: &str) -> Result<Vec<String>, String> {
     let client = fleet::connect_client(addr).await?;
     let conn = client.bootstrap();
     fleet::create_topic(&conn, SOURCE_TOPIC, s.partitions as i32).await?;
+    // v2 pushes under the TopologyDescriptionId (key 95), v1 (Kafka 4.4) with key 93.
     let version = fleet::heartbeat_version(&client).await?;
-    if version < 2 {
-        return Err(format!(
-            "heartbeat v{version}: the bench pushes with v2's TopologyDescriptionId"
-        ));
-    }
     let mut fleet = fleet::Fleet::new(1, s.partitions, "describe", version);
     fleet.add_groups(
         &client,
@@ -179,6 +190,10 @@ async fn set_up(s: &Settings, addr: &str) -> Result<Vec<String>, String> {
         s.groups,
         OwnedTasksReporting::WhenChanged,
     );
+    let ids: Vec<String> = (0..s.groups)
+        .map(|g| fleet::group_id("describe", g))
+        .collect();
+    fleet::find_coordinators(&client, &ids).await?;
     let mut pipes = Vec::new();
     for _ in 0..8 {
         pipes.push(fleet::Pipe::connect(addr).await?);
@@ -188,9 +203,6 @@ async fn set_up(s: &Settings, addr: &str) -> Result<Vec<String>, String> {
     let pushes = fleet
         .push_descriptions(&mut pipes, &conn, &description, deadline)
         .await?;
-    let ids: Vec<String> = (0..s.groups)
-        .map(|g| fleet::group_id("describe", g))
-        .collect();
     for group in fleet::describe_with(&conn, &ids, true).await? {
         fleet::check_stable(&group, 1, s.partitions)?;
         if group.topology_description_status != fleet::DESCRIPTION_AVAILABLE {
@@ -262,7 +274,12 @@ fn check(
             ids.len()
         ));
     }
-    for (group, id) in response.groups.iter().zip(ids) {
+    // Kafka answers the groups in its own order; kcoord in the request's.
+    let mut groups: Vec<_> = response.groups.iter().collect();
+    groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    let mut ids: Vec<&String> = ids.iter().collect();
+    ids.sort();
+    for (group, id) in groups.into_iter().zip(ids) {
         if &group.group_id != id || group.error_code != 0 || group.group_state != "Stable" {
             return Err(format!(
                 "{id}: got group {} error {} state {}",
@@ -288,7 +305,7 @@ fn check(
     Ok(())
 }
 
-async fn run(s: &Settings, addr: &str, pid: Option<u32>) -> Result<(), String> {
+async fn run(s: &Settings, addr: &str, pid: Option<u32>, server: &str) -> Result<(), String> {
     let ids = set_up(s, addr).await?;
     let mut pipe = fleet::Pipe::connect(addr).await?;
     let request = |include: bool| StreamsGroupDescribeRequest {
@@ -315,11 +332,11 @@ async fn run(s: &Settings, addr: &str, pid: Option<u32>) -> Result<(), String> {
         }
     }
     let [with, without] = &modes;
-    println!("{}", with.line(true, s));
-    println!("{}", without.line(false, s));
+    println!("{}", with.line(true, s, server));
+    println!("{}", without.line(false, s, server));
     let (wb, ob) = (with.bytes[0] as f64, without.bytes[0] as f64);
     println!(
-        r#"{{"bench":"kip1331_describe_compare","groups":{},"subtopologies":{},"nodes_per_subtopology":{},"reps":{},"p50_ms_with":{:.2},"p50_ms_without":{:.2},"p50_ratio":{:.2},"min_ratio":{:.2},"bytes_with":{wb},"bytes_without":{ob},"bytes_ratio":{:.2},"description_bytes_per_group":{:.0}}}"#,
+        r#"{{"bench":"kip1331_describe_compare","server":"{server}","groups":{},"subtopologies":{},"nodes_per_subtopology":{},"reps":{},"p50_ms_with":{:.2},"p50_ms_without":{:.2},"p50_ratio":{:.2},"min_ratio":{:.2},"bytes_with":{wb},"bytes_without":{ob},"bytes_ratio":{:.2},"description_bytes_per_group":{:.0}}}"#,
         s.groups,
         s.subtopologies,
         s.nodes,
@@ -360,12 +377,29 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run(&s, &daemon.bootstrap(), daemon.pid()));
-    drop(runtime);
+    let result = runtime.block_on(run(&s, &daemon.bootstrap(), daemon.pid(), "kcoord"));
     if let Err(e) = result {
         eprintln!("kip1331_describe: {e}\n{}", daemon.stderr_log());
         return ExitCode::FAILURE;
     }
+    if s.kafka {
+        let settings = [
+            "group.streams.topology.description.plugin.class=org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
+            "group.streams.initial.rebalance.delay.ms=0",
+            "group.streams.assignment.interval.ms=0",
+            "group.streams.session.timeout.ms=300000",
+            "group.streams.max.session.timeout.ms=300000",
+        ]
+        .map(String::from);
+        let result = kafka::KafkaBroker::start(&settings).and_then(|broker| {
+            runtime.block_on(run(&s, &broker.bootstrap(), Some(broker.pid()), "kafka"))
+        });
+        if let Err(e) = result {
+            eprintln!("kip1331_describe (Kafka): {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    drop(runtime);
     if !daemon.is_alive() {
         eprintln!("kip1331_describe: the daemon died\n{}", daemon.stderr_log());
         return ExitCode::FAILURE;

@@ -29,7 +29,7 @@ use kcoord_wire::messages::streams_group_heartbeat_request::{TaskIds, Topology};
 use kcoord_wire::messages::{
     CreateTopicsRequest, RequestHeader, ResponseHeader, StreamsGroupDescribeRequest,
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
-    UpdateStreamsGroupTopologyDescriptionRequest,
+    StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest,
 };
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -727,12 +727,41 @@ pub async fn push_description(
     Ok(())
 }
 
+/// Kafka 4.4's push (key 93): `description` for `member_id` at `topology_epoch`.
+pub async fn push_description_93(
+    conn: &Connection,
+    group_id: &str,
+    member_id: &str,
+    topology_epoch: i32,
+    description: &WireTopology,
+) -> Result<(), String> {
+    let request = StreamsGroupTopologyDescriptionUpdateRequest {
+        group_id: group_id.into(),
+        member_id: member_id.into(),
+        topology_epoch,
+        topology_description: description.into(),
+        ..Default::default()
+    };
+    let response = conn
+        .send_negotiated(request)
+        .await
+        .map_err(|e| format!("StreamsGroupTopologyDescriptionUpdate {group_id}: {e}"))?;
+    if response.error_code != 0 {
+        return Err(format!(
+            "StreamsGroupTopologyDescriptionUpdate {group_id}: error {} {:?}",
+            response.error_code, response.error_message
+        ));
+    }
+    Ok(())
+}
+
 impl Fleet {
-    /// What a Kafka Streams member does when a heartbeat response carries a
-    /// TopologyDescriptionId: push `description` under that id, once. Pushes for every member
-    /// with such a request pending (over `conn`, one at a time), then heartbeats every member
-    /// once more, until a pass brings no new request (the plugin has them all). Returns the
-    /// number of pushes. Heartbeat v1's TopologyDescriptionRequired (key 93) is not handled.
+    /// What a Kafka Streams member does when a heartbeat response asks for its description:
+    /// push `description` once, under the TopologyDescriptionId (heartbeat v2, key 95) or for
+    /// the member at its topology epoch (v1's TopologyDescriptionRequired, key 93). Pushes for
+    /// every member with such a request pending (over `conn`, one at a time), then heartbeats
+    /// every member once more, until a pass brings no new request (the plugin has them all).
+    /// Returns the number of pushes.
     pub async fn push_descriptions(
         &mut self,
         pipes: &mut Vec<Pipe>,
@@ -750,11 +779,11 @@ impl Fleet {
                         push_description(conn, m.group_id(), id, description).await?;
                         pushed += 1;
                     }
-                    Some(other) => {
-                        return Err(format!(
-                            "{}: push request {other:?}; only heartbeat v2's id is handled",
-                            m.group_id()
-                        ))
+                    Some(TopologyDescriptionRequest::Required) => {
+                        let epoch = m.config().topology.epoch;
+                        push_description_93(conn, m.group_id(), m.member_id(), epoch, description)
+                            .await?;
+                        pushed += 1;
                     }
                 }
             }
