@@ -138,8 +138,17 @@ public final class Clients {
         return props;
     }
 
+    /** A new temp directory, removed with its contents when the test JVM exits. */
     public static Path tempDir(String prefix) throws IOException {
-        return Files.createTempDirectory(prefix);
+        Path dir = Files.createTempDirectory(prefix);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                org.apache.kafka.common.utils.Utils.delete(dir.toFile());
+            } catch (IOException ignored) {
+                // best effort: it is a temp directory
+            }
+        }));
+        return dir;
     }
 
     /** Starts {@code streams} and waits until it is RUNNING. */
