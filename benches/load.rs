@@ -1883,14 +1883,14 @@ fn bench(options: &Options) -> ExitCode {
     }
     if let Some(cpus) = &options.pin_servers {
         for pid in targets.iter().filter_map(|t| t.pid) {
-            if let Err(e) = kafka::pin(pid, cpus) {
+            if let Err(e) = fleet::pin(pid, cpus) {
                 eprintln!("load: {e}");
                 return ExitCode::FAILURE;
             }
         }
     }
     if let Some(cpus) = &options.pin_load {
-        if let Err(e) = kafka::pin(std::process::id(), cpus) {
+        if let Err(e) = fleet::pin(std::process::id(), cpus) {
             eprintln!("load: {e}");
             return ExitCode::FAILURE;
         }

@@ -826,3 +826,17 @@ pub fn cpu_seconds(pid: &str) -> Option<f64> {
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) / 100.0)
 }
+
+/// Pins every thread of `pid` to `cpus` (a `taskset` list such as `1` or `0-1`).
+pub fn pin(pid: u32, cpus: &str) -> Result<(), String> {
+    let status = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("taskset: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("taskset -c {cpus} {pid} failed"))
+    }
+}

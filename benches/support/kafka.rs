@@ -156,17 +156,3 @@ fn interop_classpath(root: &Path) -> Result<String, String> {
         deps.trim()
     ))
 }
-
-/// Pins every thread of `pid` to `cpus` (a `taskset` list such as `1` or `0-1`).
-pub fn pin(pid: u32, cpus: &str) -> Result<(), String> {
-    let status = Command::new("taskset")
-        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| format!("taskset: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("taskset -c {cpus} {pid} failed"))
-    }
-}
