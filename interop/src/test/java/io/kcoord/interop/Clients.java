@@ -82,18 +82,24 @@ public final class Clients {
         List<ConsumerRecord<String, String>> out = new ArrayList<>();
         try (KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (PartitionInfo p : consumer.partitionsFor(topic, Duration.ofSeconds(30))) {
-                partitions.add(new TopicPartition(topic, p.partition()));
-            }
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
+            assignFromBeginning(consumer, topic);
             long end = System.nanoTime() + deadline.toNanos();
             while (out.size() < expected && System.nanoTime() < end) {
                 consumer.poll(Duration.ofMillis(200)).forEach(out::add);
             }
         }
         return out;
+    }
+
+    /** Assigns every partition of {@code topic} (no group) and seeks to its beginning. */
+    private static List<TopicPartition> assignFromBeginning(KafkaConsumer<?, ?> consumer, String topic) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (PartitionInfo p : consumer.partitionsFor(topic, Duration.ofSeconds(30))) {
+            partitions.add(new TopicPartition(topic, p.partition()));
+        }
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        return partitions;
     }
 
     /**
@@ -107,12 +113,7 @@ public final class Clients {
         List<ConsumerRecord<String, Long>> out = new ArrayList<>();
         try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(props,
                 new StringDeserializer(), new org.apache.kafka.common.serialization.LongDeserializer())) {
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (PartitionInfo p : consumer.partitionsFor(topic, Duration.ofSeconds(30))) {
-                partitions.add(new TopicPartition(topic, p.partition()));
-            }
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
+            List<TopicPartition> partitions = assignFromBeginning(consumer, topic);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {

@@ -50,12 +50,8 @@ class RollingUpgradeTest {
 
     private static Process startKafka42App(Kcoord kcoord, String group) throws IOException {
         Path log = Paths.get(System.getProperty("kcoord.logs", "target/kcoord-logs"), group + ".log");
-        List<String> command = List.of(
-                Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", classpathWithKafka42(),
-                FilterAppMain.class.getName(),
+        return Tools.spawnJavaOn(classpathWithKafka42(), log, FilterAppMain.class.getName(),
                 kcoord.bootstrap(), group, Clients.tempDir(group).toString());
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
     private static StreamsGroupDescription describe(Admin admin, String group) throws Exception {

@@ -38,32 +38,39 @@ public final class Tools {
 
     /** A main class of the test classpath in a child JVM (Kafka's tools call System.exit). */
     public static Run java(String mainClass, String... args) throws Exception {
-        List<String> command = new ArrayList<>();
-        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add("-Dlog4j2.configurationFile=log4j2-tools.properties");
-        command.add(mainClass);
-        command.addAll(List.of(args));
-        return run(command);
+        List<String> jvmOptions = List.of("-Dlog4j2.configurationFile=log4j2-tools.properties");
+        return run(javaCommand(System.getProperty("java.class.path"), jvmOptions, mainClass, args));
     }
 
     /**
-     * A main class of the test classpath started in a child JVM and left running; its stdout
-     * and stderr go to {@code log}.
+     * A main class started in a child JVM on {@code classpath} and left running; its stdout and
+     * stderr go to {@code log}.
      */
-    public static Process spawnJava(java.nio.file.Path log, String mainClass, String... args)
-            throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(mainClass);
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command)
+    public static Process spawnJavaOn(String classpath, java.nio.file.Path log, String mainClass,
+            String... args) throws IOException {
+        return new ProcessBuilder(javaCommand(classpath, List.of(), mainClass, args))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
+    }
+
+    /** A main class of the test classpath started in a child JVM; see above. */
+    public static Process spawnJava(java.nio.file.Path log, String mainClass, String... args)
+            throws IOException {
+        return spawnJavaOn(System.getProperty("java.class.path"), log, mainClass, args);
+    }
+
+    /** This JVM's java with {@code jvmOptions}, running {@code mainClass} on {@code classpath}. */
+    private static List<String> javaCommand(String classpath, List<String> jvmOptions,
+            String mainClass, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(classpath);
+        command.addAll(jvmOptions);
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        return command;
     }
 
     private static Run run(List<String> command) throws IOException, InterruptedException {
