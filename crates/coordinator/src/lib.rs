@@ -11,6 +11,7 @@ pub mod heartbeat;
 pub mod offsets;
 pub mod reconcile;
 pub mod records;
+pub mod runtime;
 pub mod shard;
 mod steady;
 pub mod target;

@@ -304,6 +304,9 @@ pub struct CoordinatorShard {
     /// to compare), and how many did.
     pub(crate) steady_path: bool,
     pub(crate) steady_hits: u64,
+    /// Set when a batch was refused during the current job, which must then be undone
+    /// (see [`crate::runtime`]).
+    pub(crate) poisoned: bool,
 }
 
 impl CoordinatorShard {
@@ -320,6 +323,7 @@ impl CoordinatorShard {
             ids: rand::rngs::StdRng::seed_from_u64(seed),
             steady_path: true,
             steady_hits: 0,
+            poisoned: false,
         }
     }
 
@@ -376,6 +380,8 @@ impl CoordinatorShard {
             .append(records)
             .map(|_| ())
             .map_err(|e: ReplayError| {
+                // Earlier batches of the same job may have applied: the runtime undoes them all.
+                self.poisoned = true;
                 CoordinatorError::new(
                     kcoord_wire::ErrorCode::UNKNOWN_SERVER_ERROR,
                     format!("records did not apply: {e}"),

@@ -10,6 +10,7 @@ pub mod image;
 pub mod log;
 pub mod metadata_version;
 pub mod record;
+mod transaction;
 
 pub use file_log::{FileLogError, LoadedLog, LogWriter};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
@@ -108,6 +109,8 @@ impl State {
 pub struct Store {
     log: MetadataLog,
     state: State,
+    /// While true, appends do not compact the log (see [`Store::hold_compaction`]).
+    compaction_held: bool,
 }
 
 impl Store {
@@ -144,7 +147,9 @@ impl Store {
             self.log.push(record_type, version, key, value);
         }
         // After the whole batch: a compaction inside it could split a group's deletion.
-        self.log.compact_if_due();
+        if !self.compaction_held {
+            self.log.compact_if_due();
+        }
         Ok(first)
     }
 
@@ -158,6 +163,7 @@ impl Store {
         Ok(Store {
             log: log.clone(),
             state,
+            compaction_held: false,
         })
     }
 }

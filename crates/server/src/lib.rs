@@ -34,6 +34,7 @@ mod net;
 pub mod partitions;
 pub mod producer_ids;
 pub mod server;
+pub mod shard_log;
 pub mod shards;
 pub mod state;
 pub mod supported_versions;

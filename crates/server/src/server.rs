@@ -57,6 +57,9 @@ pub enum StartError {
     /// A partition log under `log.dirs` cannot be read.
     #[error("log.dirs: {0}")]
     Storage(#[from] kcoord_storage::StorageError),
+    /// The coordinator shards' log directory cannot be used as configured.
+    #[error("{0}")]
+    CoordinatorLog(String),
 }
 
 /// A running daemon. Dropping it without [`ServerHandle::shutdown`] also stops the
@@ -93,6 +96,8 @@ pub async fn start_with(
         &controller.topics_image(),
         crate::clock::now_ms(),
     )?);
+    crate::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
+        .map_err(StartError::CoordinatorLog)?;
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
     let config = Arc::new(config);

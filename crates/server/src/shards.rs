@@ -13,16 +13,25 @@
 //! calls `tick` with the wall clock (read here and nowhere in the coordinator crate). A request
 //! that brings the next deadline forward wakes it.
 //!
+//! Every job on a shard (a request, a timer tick, a catalog change) runs as one unit: the records
+//! it appends come out as one batch, a job that panics or has a batch refused is undone whole,
+//! and with a durable log (`group.coordinator.log.*`) the batch is queued for the shard's
+//! writer and the request is answered once it is on disk ([`crate::shard_log`]). At startup each
+//! shard replays its own log on its own task; until it has, its groups answer
+//! COORDINATOR_LOAD_IN_PROGRESS and the other shards serve.
+//!
 //! Topic catalog changes arrive from the controller through [`Coordinators::topics_changed`],
 //! which returns once every shard holds the new catalog, so a request sent after a CreateTopics
 //! answer is always handled against it.
 
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use kcoord_coordinator::offsets::DeletedTopic;
+use kcoord_coordinator::runtime::JobEnd;
 use kcoord_coordinator::timers::TickEvent;
 use kcoord_coordinator::{CoordinatorShard, StreamsGroupConfig};
 use kcoord_metadata::TopicsImage;
@@ -31,6 +40,8 @@ use tokio::sync::{watch, Notify};
 use tracing::{error, info};
 
 use crate::clock;
+use crate::config::coordinator_log::CoordinatorLogSettings;
+use crate::shard_log::{self, DurableAt, ShardLog};
 
 /// Why a shard could not answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +52,13 @@ pub enum ShardError {
     /// The job panicked; the shard logged it and goes on serving other groups.
     #[error("the coordinator shard failed while handling the request")]
     Failed,
+    /// The shard is still replaying its log.
+    #[error("the coordinator shard is loading")]
+    Loading,
+    /// The job's records (or records it read) could not be written to the shard's log, so they
+    /// were undone.
+    #[error("the coordinator shard could not write its log")]
+    NotDurable,
 }
 
 impl ShardError {
@@ -49,6 +67,11 @@ impl ShardError {
         match self {
             ShardError::Unavailable => ErrorCode::COORDINATOR_NOT_AVAILABLE,
             ShardError::Failed => ErrorCode::UNKNOWN_SERVER_ERROR,
+            ShardError::Loading => ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+            // Kafka's group coordinator answers a write its log could not take (a storage error)
+            // with NOT_COORDINATOR (`GroupCoordinatorService.normalizeException`): the client
+            // looks the coordinator up again and retries.
+            ShardError::NotDurable => ErrorCode::NOT_COORDINATOR,
         }
     }
 }
@@ -71,6 +94,8 @@ struct Shared {
     /// Set once loading has finished: read on every request, where the `loading` watch would
     /// take its read lock.
     loaded: AtomicBool,
+    /// The shard's durable log, once loaded (never, when groups are kept in memory).
+    log: OnceLock<Arc<ShardLog>>,
 }
 
 /// One shard as seen from a connection.
@@ -150,38 +175,87 @@ impl ShardHandle {
         let _ = loading.wait_for(|loading| !*loading).await;
     }
 
-    /// Runs `f` on the shard and returns what it returned.
+    /// Runs `f` on the shard as one job and returns what it returned, once every record the
+    /// job appended or read is durable. A loading shard answers [`ShardError::Loading`] at once,
+    /// as Kafka's coordinator answers COORDINATOR_LOAD_IN_PROGRESS.
     pub async fn call<R, F>(&self, f: F) -> Result<R, ShardError>
     where
         F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
     {
         if self.is_loading() {
-            self.loaded().await;
+            return Err(if self.shared.stopped.load(Ordering::Acquire) {
+                ShardError::Unavailable
+            } else {
+                ShardError::Loading
+            });
         }
         if self.shared.stopped.load(Ordering::Acquire) {
             return Err(ShardError::Unavailable);
         }
-        let mut locked = self.shared.lock();
-        let now = clock::now_ms();
-        let Locked {
-            shard,
-            topics,
-            armed,
-        } = &mut *locked;
-        // A bug must not take every group of the shard down with it: the caller gets
-        // UNKNOWN_SERVER_ERROR and the shard keeps serving.
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(shard, topics, now)));
-        if shard.next_deadline().is_some_and(|d| d < *armed) {
-            self.shared.deadline_moved.notify_one();
+        let (value, wait) = {
+            let mut locked = self.shared.lock();
+            let now = clock::now_ms();
+            let ran = self.shared.run_job(&mut locked, now, f);
+            if locked
+                .shard
+                .next_deadline()
+                .is_some_and(|d| d < locked.armed)
+            {
+                self.shared.deadline_moved.notify_one();
+            }
+            ran?
+        };
+        if let (Some(at), Some(log)) = (wait, self.shared.log.get()) {
+            log.wait(at).await.map_err(|_| ShardError::NotDurable)?;
         }
-        drop(locked);
-        result.map_err(|_| {
-            error!(
-                shard = self.index(),
-                "a coordinator request panicked; answered UNKNOWN_SERVER_ERROR"
-            );
-            ShardError::Failed
-        })
+        Ok(value)
+    }
+}
+
+impl Shared {
+    /// Runs one job under the lock: `f`'s records are one batch, queued for the durable log;
+    /// a job that panics, or had a batch refused, is undone whole. Returns `f`'s value and what
+    /// to wait for before answering.
+    fn run_job<R, F>(
+        &self,
+        locked: &mut Locked,
+        now: i64,
+        f: F,
+    ) -> Result<(R, Option<DurableAt>), ShardError>
+    where
+        F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
+    {
+        let Locked { shard, topics, .. } = locked;
+        let mark = shard.begin_job();
+        // A bug must not take every group of the shard down with it: the caller gets
+        // UNKNOWN_SERVER_ERROR, whatever the job changed is undone, and the shard keeps serving.
+        let value = match std::panic::catch_unwind(AssertUnwindSafe(|| f(shard, topics, now))) {
+            Ok(value) => value,
+            Err(_) => {
+                error!(
+                    shard = self.index,
+                    "a coordinator job panicked; its changes were undone and it was answered UNKNOWN_SERVER_ERROR"
+                );
+                if let Err(e) = shard.undo_job(mark, now) {
+                    error!(shard = self.index, error = %e, "undoing a failed coordinator job failed");
+                }
+                return Err(ShardError::Failed);
+            }
+        };
+        let records = match shard.end_job(mark, now) {
+            Ok(JobEnd::Appended(records)) => records,
+            // The job answered the refusal itself (its value says so); nothing was kept.
+            Ok(JobEnd::RolledBack) => Vec::new(),
+            Err(e) => {
+                error!(shard = self.index, error = %e, "undoing a failed coordinator job failed");
+                return Err(ShardError::Failed);
+            }
+        };
+        let wait = self
+            .log
+            .get()
+            .map(|log| log.submit(records, shard.store().log().next_offset()));
+        Ok((value, wait))
     }
 }
 
@@ -200,16 +274,31 @@ struct ShardTask {
     shared: Arc<Shared>,
     loading: watch::Sender<bool>,
     gate: Option<LoadGate>,
+    /// Where the shard's log is (`None`: in memory), and whether each group commit is fsynced.
+    log_dir: Option<PathBuf>,
+    fsync: bool,
 }
 
 impl Coordinators {
-    /// `count` shards (at least one) configured with `config`.
+    /// `count` shards (at least one) configured with `config`, in memory.
     pub fn new(count: usize, config: &StreamsGroupConfig) -> (Coordinators, ShardTasks) {
+        Self::with_logs(count, config, &CoordinatorLogSettings::default())
+    }
+
+    /// `count` shards configured with `config`, each keeping its log in `<dir>/<index>` when
+    /// `logs` names a directory.
+    pub fn with_logs(
+        count: usize,
+        config: &StreamsGroupConfig,
+        logs: &CoordinatorLogSettings,
+    ) -> (Coordinators, ShardTasks) {
         let count = count.max(1);
         let mut handles = Vec::with_capacity(count);
         let mut tasks = Vec::with_capacity(count);
         for index in 0..count {
-            let (loading, loading_rx) = watch::channel(true);
+            // Groups kept in memory have nothing to load: such a shard serves from the start.
+            let in_memory = logs.dir.is_none();
+            let (loading, loading_rx) = watch::channel(!in_memory);
             // The seed only drives the TopologyDescriptionIds a shard mints; it must differ
             // between shards and runs, not be secret.
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
@@ -222,7 +311,8 @@ impl Coordinators {
                 }),
                 deadline_moved: Notify::new(),
                 stopped: AtomicBool::new(false),
-                loaded: AtomicBool::new(false),
+                loaded: AtomicBool::new(in_memory),
+                log: OnceLock::new(),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
@@ -232,6 +322,8 @@ impl Coordinators {
                 shared,
                 loading,
                 gate: None,
+                log_dir: logs.dir.as_ref().map(|d| d.join(index.to_string())),
+                fsync: logs.fsync,
             });
         }
         (
@@ -280,24 +372,25 @@ impl Coordinators {
             if deleted.is_empty() {
                 continue;
             }
-            let Locked { shard, .. } = &mut *locked;
-            match std::panic::catch_unwind(AssertUnwindSafe(|| shard.on_topics_deleted(&deleted))) {
-                Ok(Ok(0)) => {}
-                Ok(Ok(removed)) => info!(
+            let ran = handle
+                .shared
+                .run_job(&mut locked, clock::now_ms(), |shard, _, _| {
+                    shard.on_topics_deleted(&deleted)
+                });
+            match ran {
+                Ok((Ok(0), _)) => {}
+                Ok((Ok(removed), _)) => info!(
                     shard = handle.index(),
                     removed,
                     topics = ?deleted.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
                     "removed the committed offsets of deleted topics"
                 ),
-                Ok(Err(e)) => error!(
+                Ok((Err(e), _)) => error!(
                     shard = handle.index(),
                     error = %e,
                     "removing the committed offsets of deleted topics failed"
                 ),
-                Err(_) => error!(
-                    shard = handle.index(),
-                    "removing the committed offsets of deleted topics panicked"
-                ),
+                Err(_) => {}
             }
         }
     }
@@ -339,6 +432,8 @@ impl ShardTasks {
     pub fn with_load_gate(mut self, gate: LoadGate) -> Self {
         for task in &mut self.tasks {
             task.gate = Some(gate.clone());
+            task.shared.loaded.store(false, Ordering::Release);
+            task.loading.send_replace(true);
         }
         self
     }
@@ -362,20 +457,82 @@ impl Drop for ShardTask {
 
 impl ShardTask {
     async fn run(self, mut stop: watch::Receiver<bool>) {
-        // Startup: nothing to replay yet (the shard's state is in memory), so loading ends at
-        // once unless a test holds it with a gate.
         if let Some(gate) = &self.gate {
             tokio::select! {
                 _ = gate.wait() => {}
                 _ = crate::net::stopped(&mut stop) => return,
             }
         }
+        let writer = match &self.log_dir {
+            None => None,
+            Some(dir) => match self.load(dir).await {
+                Some(writer) => Some(writer),
+                // Logged by `load`; the task ends, so the shard answers COORDINATOR_NOT_AVAILABLE.
+                None => return,
+            },
+        };
         self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
         self.shared
             .lock()
             .shard
             .start_offset_expiry(clock::now_ms());
+        let writer = writer.map(|w| {
+            let shared = Arc::clone(&self.shared);
+            let stop = stop.clone();
+            tokio::spawn(run_writer(shared, w, stop))
+        });
+        self.run_timers(&mut stop).await;
+        if let Some(writer) = writer {
+            let _ = writer.await;
+        }
+    }
+
+    /// Replays the shard's log into it; returns the writer that appends to the file, or `None`
+    /// (logged) when the file cannot be read: its groups then stay unavailable rather than
+    /// being served without what the file holds.
+    async fn load(&self, dir: &std::path::Path) -> Option<kcoord_metadata::LogWriter> {
+        let started = std::time::Instant::now();
+        let (path, fsync) = (dir.to_path_buf(), self.fsync);
+        let opened = tokio::task::spawn_blocking(move || shard_log::open(&path, fsync)).await;
+        let opened = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => {
+                error!(shard = self.shared.index, error = %e, "cannot load the coordinator shard's log; its groups are unavailable");
+                return None;
+            }
+            Err(e) => {
+                error!(shard = self.shared.index, error = %e, "loading the coordinator shard's log failed");
+                return None;
+            }
+        };
+        let mut locked = self.shared.lock();
+        if let Err(e) = locked.shard.reset_to_log(&opened.records, clock::now_ms()) {
+            error!(shard = self.shared.index, dir = %dir.display(), error = %e, "the coordinator shard's log does not replay; its groups are unavailable");
+            return None;
+        }
+        let groups = locked.shard.state().streams_groups.len();
+        let offsets = locked
+            .shard
+            .state()
+            .offsets
+            .iter()
+            .map(|(_, o)| o.len())
+            .sum::<usize>();
+        drop(locked);
+        let _ = self.shared.log.set(Arc::new(opened.log));
+        info!(
+            shard = self.shared.index,
+            records = opened.records.len(),
+            groups,
+            offsets,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "coordinator shard loaded"
+        );
+        Some(opened.writer)
+    }
+
+    async fn run_timers(&self, stop: &mut watch::Receiver<bool>) {
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
         loop {
@@ -389,7 +546,7 @@ impl ShardTask {
             tokio::select! {
                 () = &mut sleep, if wait.is_some() => {}
                 () = self.shared.deadline_moved.notified() => {}
-                _ = crate::net::stopped(&mut stop) => break,
+                _ = crate::net::stopped(stop) => break,
             }
         }
     }
@@ -397,29 +554,124 @@ impl ShardTask {
     /// Ticks when a deadline has passed; returns the next deadline, which it arms.
     fn tick_if_due(&self, now: i64) -> Option<i64> {
         let mut locked = self.shared.lock();
-        let Locked {
-            shard,
-            topics,
-            armed,
-        } = &mut *locked;
-        if shard.next_deadline().is_some_and(|d| d <= now) {
-            let ticked = std::panic::catch_unwind(AssertUnwindSafe(|| shard.tick(topics, now)));
-            match ticked {
-                Ok(Ok(events)) => {
+        if locked.shard.next_deadline().is_some_and(|d| d <= now) {
+            // The fencing records are queued like any job's; nobody waits for them.
+            match self.shared.run_job(&mut locked, now, |shard, topics, now| {
+                shard.tick(topics, now)
+            }) {
+                Ok((Ok(events), _)) => {
                     for event in events {
                         log_tick_event(self.shared.index, &event);
                     }
                 }
-                Ok(Err(e)) => {
+                Ok((Err(e), _)) => {
                     error!(shard = self.shared.index, error = %e, "coordinator timers failed")
                 }
-                Err(_) => error!(shard = self.shared.index, "coordinator timers panicked"),
+                Err(_) => {}
             }
         }
-        let next = shard.next_deadline();
-        *armed = next.unwrap_or(i64::MAX);
+        let next = locked.shard.next_deadline();
+        locked.armed = next.unwrap_or(i64::MAX);
         next
     }
+}
+
+/// Writes what the shard's jobs queue, a group commit at a time, until `stop`; then writes
+/// what is left.
+async fn run_writer(
+    shared: Arc<Shared>,
+    mut writer: kcoord_metadata::LogWriter,
+    mut stop: watch::Receiver<bool>,
+) {
+    let Some(log) = shared.log.get().cloned() else {
+        return;
+    };
+    let mut failures = shard_log::FailureLog::default();
+    loop {
+        let stopping = tokio::select! {
+            () = log.queued() => false,
+            _ = crate::net::stopped(&mut stop) => true,
+        };
+        let batch = log.take_queued();
+        if let Some(last) = batch.last().map(|r| r.offset) {
+            let log_for_write = Arc::clone(&log);
+            let written = tokio::task::spawn_blocking(move || {
+                let result = log_for_write.write(&mut writer, &batch);
+                (writer, result)
+            })
+            .await;
+            let Ok((back, result)) = written else {
+                error!(
+                    shard = shared.index,
+                    "the coordinator log writer panicked; the shard stops"
+                );
+                shared.stopped.store(true, Ordering::Release);
+                log.start_new_epoch(0);
+                return;
+            };
+            writer = back;
+            match result {
+                Ok(()) => {
+                    failures.recovered(shared.index);
+                    log.durable_up_to(last + 1);
+                }
+                Err(e) => {
+                    failures.failed(shared.index, &e);
+                    match reload_after_failure(&shared, &log, writer).await {
+                        Some(reopened) => writer = reopened,
+                        None => return,
+                    }
+                }
+            }
+        }
+        if stopping {
+            // Whatever a job queues after this is never written: its request is refused.
+            log.start_new_epoch(log.durable_offset());
+            return;
+        }
+    }
+}
+
+/// The file refused records the shard had applied: reads the file back and rebuilds the shard
+/// from it, so memory holds exactly what is on disk. `None` (logged) when even that fails: the
+/// shard stops (COORDINATOR_NOT_AVAILABLE) rather than serve groups the file may contradict.
+async fn reload_after_failure(
+    shared: &Arc<Shared>,
+    log: &Arc<ShardLog>,
+    writer: kcoord_metadata::LogWriter,
+) -> Option<kcoord_metadata::LogWriter> {
+    // The reopened file replaces this writer (and its lock on the directory).
+    drop(writer);
+    let (dir, fsync) = (log.dir().to_path_buf(), log.fsyncs());
+    let reopened = tokio::task::spawn_blocking(move || shard_log::open(&dir, fsync)).await;
+    let opened = match reopened {
+        Ok(Ok(opened)) => opened,
+        Ok(Err(e)) => {
+            error!(shard = shared.index, error = %e, "cannot read the coordinator shard's log back; the shard stops");
+            stop_shard(shared, log);
+            return None;
+        }
+        Err(_) => {
+            stop_shard(shared, log);
+            return None;
+        }
+    };
+    let mut locked = shared.lock();
+    if let Err(e) = locked.shard.reset_to_log(&opened.records, clock::now_ms()) {
+        error!(shard = shared.index, error = %e, "the coordinator shard's log does not replay; the shard stops");
+        drop(locked);
+        stop_shard(shared, log);
+        return None;
+    }
+    log.start_new_epoch(opened.writer.next_offset());
+    drop(locked);
+    shared.deadline_moved.notify_one();
+    Some(opened.writer)
+}
+
+fn stop_shard(shared: &Shared, log: &ShardLog) {
+    shared.stopped.store(true, Ordering::Release);
+    log.start_new_epoch(0);
 }
 
 fn log_tick_event(shard: usize, event: &TickEvent) {
@@ -496,6 +748,51 @@ mod tests {
             j.await.unwrap();
         }
         assert_eq!(shard.call(|_, _, _| 5).await, Err(ShardError::Unavailable));
+    }
+
+    fn commit(
+        shard: &mut CoordinatorShard,
+        group: &str,
+        offset: i64,
+        now: i64,
+    ) -> Vec<kcoord_wire::ErrorCode> {
+        let offsets = [kcoord_coordinator::groups::OffsetToCommit {
+            topic: "t".into(),
+            topic_id: uuid::Uuid::nil(),
+            partition: 0,
+            offset,
+            leader_epoch: -1,
+            metadata: None,
+        }];
+        shard
+            .commit_offsets(group, "", -1, 9, &offsets, now)
+            .expect("a simple commit")
+    }
+
+    #[tokio::test]
+    async fn a_job_that_panics_after_appending_is_undone_whole() {
+        let (coordinators, _tasks) = Coordinators::new(1, &StreamsGroupConfig::default());
+        let shard = coordinators.for_group("g");
+        assert!(shard.call(|s, _, now| commit(s, "g", 1, now)).await.is_ok());
+        let undone = shard
+            .call(|s, _, now| {
+                commit(s, "g", 2, now);
+                commit(s, "h", 5, now);
+                panic!("a bug after the records applied")
+            })
+            .await;
+        assert_eq!(undone, Err(ShardError::Failed));
+        let (g, h, records) = shard
+            .call(|s, _, _| {
+                (
+                    s.state().offsets.get("g", "t", 0).map(|c| c.offset),
+                    s.state().offsets.group("h").is_some(),
+                    s.store().log().next_offset(),
+                )
+            })
+            .await
+            .expect("the shard still serves");
+        assert_eq!((g, h, records), (Some(1), false, 1));
     }
 
     #[tokio::test]

@@ -109,9 +109,10 @@ impl ServerState {
     ) -> (Self, Background) {
         let topics = Arc::new(TopicCatalog::new(boot.topics_image()));
         let cluster = Arc::new(ClusterCatalog::new(boot.cluster_image()));
-        let (coordinators, shards) = Coordinators::new(
+        let (coordinators, shards) = Coordinators::with_logs(
             config.coordinator_shards,
             &config.streams.coordinator_config(),
+            &config.coordinator_log,
         );
         let defaults = TopicDefaults {
             node_id: config.node_id,

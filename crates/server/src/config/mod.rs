@@ -6,6 +6,7 @@
 //! is set up (which itself depends on `log.level`).
 
 pub mod controller;
+pub mod coordinator_log;
 pub mod listeners;
 pub mod log;
 pub mod properties;
@@ -83,6 +84,8 @@ pub struct Config {
     pub controller: ControllerSettings,
     /// The data plane: where partitions are stored and every topic's default settings.
     pub log: LogSettings,
+    /// Where the coordinator shards keep groups and offsets (in memory when nowhere).
+    pub coordinator_log: coordinator_log::CoordinatorLogSettings,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -221,6 +224,8 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             .first()
             .map(|d| d.join(format!("{}-0", kcoord_storage::dirs::METADATA_TOPIC)));
     }
+    let coordinator_log =
+        coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -253,6 +258,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         streams: streams::read(r)?,
         controller,
         log,
+        coordinator_log,
         warnings: Vec::new(),
     })
 }

@@ -49,6 +49,13 @@ pub fn server() -> ServerState {
     ServerState::build(Arc::new(config("")), listeners()).0
 }
 
+/// [`server`] whose coordinator shards are still loading (a closed [`crate::shards::LoadGate`]).
+pub fn loading_server() -> ServerState {
+    let (state, background) = ServerState::build(Arc::new(config("")), listeners());
+    drop(background.with_load_gate(crate::shards::LoadGate::new()));
+    state
+}
+
 /// The same node with its controller and coordinator shards running (needs a tokio runtime);
 /// `extra` is appended to the config. The tasks stop when this is dropped.
 pub struct Running {

@@ -96,9 +96,9 @@ fn value_of<'a>(
 /// The session timeout the shard owning `group` runs it with.
 async fn session_timeout(state: &ServerState, group: &str) -> i32 {
     let g = group.to_owned();
-    state
-        .coordinators
-        .for_group(group)
+    let shard = state.coordinators.for_group(group);
+    shard.loaded().await;
+    shard
         .call(move |shard, _, _| shard.group_settings(&g).config.session_timeout_ms)
         .await
         .unwrap()

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::*;
 use crate::authz::DenyAll;
 use crate::config::ListenerKind;
-use crate::handlers::testing::{encodes, server, Ctx};
+use crate::handlers::testing::{encodes, loading_server, server, Ctx};
 use crate::state::ServerState;
 use crate::topology_plugin::TopologyDescriptions;
 
@@ -41,7 +41,7 @@ async fn r67_checks_in_order_authorization_plugin_ids_loading() {
         call(&server(), "g", "m").await,
         ErrorCode::UNSUPPORTED_VERSION.code()
     );
-    let state = with_plugin(server());
+    let state = with_plugin(loading_server());
     assert_eq!(
         call(&state, "g", "").await,
         ErrorCode::INVALID_REQUEST.code()

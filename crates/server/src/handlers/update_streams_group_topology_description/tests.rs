@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::*;
 use crate::authz::DenyAll;
 use crate::config::ListenerKind;
-use crate::handlers::testing::{encodes, server, Ctx};
+use crate::handlers::testing::{encodes, loading_server, server, Ctx};
 use crate::state::ServerState;
 use crate::topology_plugin::TopologyDescriptions;
 
@@ -54,8 +54,7 @@ async fn r11_authorization_comes_first() {
 
 #[tokio::test]
 async fn r13_shards_that_have_not_loaded_answer_load_in_progress() {
-    // The shard tasks of `server()` never start, so they never finish loading.
-    let state = with_plugin(server());
+    let state = with_plugin(loading_server());
     assert_eq!(
         call(&state, "g", 1).await.0,
         ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code()

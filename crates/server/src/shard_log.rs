@@ -1,0 +1,251 @@
+//! A coordinator shard's durable log at run time: the records of every job of the shard are
+//! queued here (under the shard's lock, so in offset order), and one writer task per shard
+//! writes whatever has queued up in one write and one fsync: a group commit. A request whose
+//! job appended records (or that read records not yet durable) is answered once they are.
+//!
+//! If the file refuses a batch (a full disk, an I/O error), memory is ahead of the file: the
+//! writer takes the shard's lock, drops what is queued, rebuilds the shard from the file and
+//! starts a new *epoch*. Every request waiting for a record of the old epoch that was not yet
+//! durable gets [`NotDurable`] (answered with Kafka's retriable NOT_COORDINATOR), so a change is
+//! acknowledged only if it is on disk, and memory never keeps a change the file lacks. Within
+//! one epoch offsets only grow, so "durable up to offset N in epoch E" can never be mistaken for
+//! another epoch's record N.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
+use kcoord_metadata::{LogRecord, MetadataLog};
+use tokio::sync::{watch, Notify};
+use tracing::{error, info, warn};
+
+use crate::config::coordinator_log::CoordinatorLogSettings;
+
+/// A record a request depends on was not made durable: the log refused it, so it was undone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotDurable;
+
+/// What a request waits for: every record of `epoch` before `offset` is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurableAt {
+    pub epoch: u64,
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Progress {
+    epoch: u64,
+    /// Every record below this offset is durable.
+    durable: u64,
+}
+
+/// The shard's side of its durable log.
+#[derive(Debug)]
+pub struct ShardLog {
+    dir: PathBuf,
+    fsync: bool,
+    /// Records waiting for the writer.
+    queue: Mutex<Vec<LogRecord>>,
+    wake: Notify,
+    /// Read without a lock on every request: a request whose records are all durable (every
+    /// steady heartbeat) does not touch the watch below.
+    durable: AtomicU64,
+    epoch: AtomicU64,
+    progress: watch::Sender<Progress>,
+}
+
+/// The file as loaded at startup.
+#[derive(Debug)]
+pub struct OpenedLog {
+    pub log: ShardLog,
+    pub writer: LogWriter,
+    pub records: MetadataLog,
+}
+
+/// The file in the shards' directory that records how many shards wrote it.
+const SHARD_COUNT_FILE: &str = "shards";
+
+/// Readies the shards' log directory at startup (blocking): creates it, records the shard
+/// count, and refuses a count other than the one the logs were written with (groups hash to
+/// shards by that count; another would strand them in the wrong shard). Says once where groups
+/// are kept.
+pub fn prepare_dir(settings: &CoordinatorLogSettings, shards: usize) -> Result<(), String> {
+    let Some(dir) = &settings.dir else {
+        info!("streams groups and committed offsets are kept in memory only: set log.dirs (or metadata.log.dir) to keep them across restarts");
+        return Ok(());
+    };
+    let shown = dir.display();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{shown}: {e}"))?;
+    let path = dir.join(SHARD_COUNT_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let written = text.trim();
+            if written != shards.to_string() {
+                return Err(format!(
+                    "{}: the coordinator logs were written with offsets.topic.num.partitions={written}; it is {shards} now, and changing it would lose groups",
+                    path.display()
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::write(&path, format!("{shards}\n"))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    }
+    info!(dir = %shown, shards, fsync = settings.fsync, "streams groups and committed offsets are kept in the coordinator logs");
+    Ok(())
+}
+
+/// Opens (creating it when missing) the log in `dir` and reads it back; blocking.
+pub fn open(dir: &Path, fsync: bool) -> Result<OpenedLog, FileLogError> {
+    let loaded = file_log::open(dir)?;
+    if loaded.torn_bytes > 0 {
+        warn!(
+            dir = %dir.display(),
+            torn_bytes = loaded.torn_bytes,
+            "cut a torn record at the end of a coordinator shard log (it was never acknowledged)"
+        );
+    }
+    let next = loaded.writer.next_offset();
+    Ok(OpenedLog {
+        log: ShardLog {
+            dir: dir.to_path_buf(),
+            fsync,
+            queue: Mutex::new(Vec::new()),
+            wake: Notify::new(),
+            durable: AtomicU64::new(next),
+            epoch: AtomicU64::new(0),
+            progress: watch::channel(Progress {
+                epoch: 0,
+                durable: next,
+            })
+            .0,
+        },
+        writer: loaded.writer,
+        records: loaded.log,
+    })
+}
+
+impl ShardLog {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn fsyncs(&self) -> bool {
+        self.fsync
+    }
+
+    /// Every record below this offset (of the current epoch) is durable.
+    pub fn durable_offset(&self) -> u64 {
+        self.durable.load(Ordering::Acquire)
+    }
+
+    /// Queues a job's records (call it under the shard's lock, so that records queue in offset
+    /// order) and returns what the request must wait for: its own records, or, when it has none,
+    /// the records queued before it, which it may have read.
+    pub fn submit(&self, records: Vec<LogRecord>, next_offset: u64) -> DurableAt {
+        let at = DurableAt {
+            epoch: self.epoch.load(Ordering::Acquire),
+            offset: next_offset,
+        };
+        if !records.is_empty() {
+            self.lock_queue().extend(records);
+            self.wake.notify_one();
+        }
+        at
+    }
+
+    /// Waits until `at` is durable, or fails if its epoch ended first.
+    pub async fn wait(&self, at: DurableAt) -> Result<(), NotDurable> {
+        if self.epoch.load(Ordering::Acquire) == at.epoch
+            && self.durable.load(Ordering::Acquire) >= at.offset
+        {
+            return Ok(());
+        }
+        let mut progress = self.progress.subscribe();
+        let reached = progress
+            .wait_for(|p| p.epoch != at.epoch || p.durable >= at.offset)
+            .await
+            .map(|p| *p);
+        match reached {
+            Ok(p) if p.epoch == at.epoch => Ok(()),
+            _ => Err(NotDurable),
+        }
+    }
+
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<LogRecord>> {
+        // Only pushes and takes happen under this lock; a poisoned one still holds whole records.
+        self.queue
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits for records to write.
+    pub async fn queued(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Takes everything queued.
+    pub fn take_queued(&self) -> Vec<LogRecord> {
+        std::mem::take(&mut *self.lock_queue())
+    }
+
+    /// Writes a batch in one write and (unless configured otherwise) one fsync; blocking.
+    pub fn write(&self, writer: &mut LogWriter, batch: &[LogRecord]) -> Result<(), FileLogError> {
+        let _ = self.fsync; // TODO(group commit without fsync): needs write/sync split.
+        writer.append(batch)
+    }
+
+    /// The batch ending before `next` is durable.
+    pub fn durable_up_to(&self, next: u64) {
+        self.durable.store(next, Ordering::Release);
+        self.progress.send_modify(|p| p.durable = next);
+    }
+
+    /// The file refused records: everything queued is dropped and a new epoch starts at
+    /// `durable` (the file's next offset). Call it under the shard's lock, after rebuilding the
+    /// shard from the file, so that no job queues records of the old epoch afterwards.
+    pub fn start_new_epoch(&self, durable: u64) {
+        self.lock_queue().clear();
+        let epoch = self.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+        self.durable.store(durable, Ordering::Release);
+        self.progress.send_replace(Progress { epoch, durable });
+    }
+}
+
+/// Logs a failed write at most once a minute per shard (a full disk fails every change).
+#[derive(Debug, Default)]
+pub struct FailureLog {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl FailureLog {
+    pub fn failed(&mut self, shard: usize, error: &FileLogError) {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < Duration::from_secs(60))
+        {
+            self.suppressed += 1;
+            return;
+        }
+        error!(
+            shard,
+            error = %error,
+            suppressed = self.suppressed,
+            "a coordinator shard could not write its log: the changes were undone and refused (NOT_COORDINATOR); later ones are tried again"
+        );
+        self.last = Some(now);
+        self.suppressed = 0;
+    }
+
+    pub fn recovered(&mut self, shard: usize) {
+        if self.last.take().is_some() {
+            info!(shard, "a coordinator shard writes its log again");
+        }
+    }
+}
