@@ -25,7 +25,7 @@ pub use image::topics::{
     is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage,
 };
 pub use image::vec_map::{VecMap, VecSet};
-pub use log::{LogRecord, LogRecordRef, MetadataLog};
+pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
 pub use record::{Record, RecordAndVersion, RecordError};
 
