@@ -10,6 +10,7 @@ pub mod image;
 pub mod log;
 pub mod metadata_version;
 pub mod record;
+pub mod snapshot;
 
 pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
