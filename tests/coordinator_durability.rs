@@ -210,3 +210,76 @@ async fn r3_the_topology_description_id_survives_a_real_restart() {
     assert_eq!(pushed_id(&mut member, &conn).await, id);
     node.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_log_is_compacted_on_disk_and_replays_to_the_same_offsets() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let node = start_in(dir.path()).await;
+    let admin = node.connect().await;
+    create_topics(&admin, &[("in", 4)]).await;
+    // About 1.5 MB of commits of the same four keys: past the size at which a file is compacted.
+    let commits = 2_600;
+    for i in 0..commits {
+        let simple = OffsetCommitRequest {
+            group_id: "busy".into(),
+            generation_id_or_member_epoch: -1,
+            topics: vec![OffsetCommitRequestTopic {
+                name: "in".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: i % 4,
+                    committed_offset: i64::from(i),
+                    committed_metadata: Some(format!("{i:0>500}")),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response = admin.send(simple, 9).await.expect("OffsetCommit");
+        assert_eq!(response.topics[0].partitions[0].error_code, 0);
+    }
+    let before = committed(&admin, "busy").await;
+    let logs: u64 = shard_log_sizes(dir.path()).iter().sum();
+    assert!(
+        logs < 1 << 20,
+        "the shard logs hold {logs} bytes after {commits} commits of four keys"
+    );
+    node.stop().await;
+
+    let node = start_in(dir.path()).await;
+    let admin = node.connect().await;
+    describe_or_missing(&admin).await;
+    assert_eq!(committed(&admin, "busy").await, before);
+    node.stop().await;
+}
+
+/// The size of every shard's log file.
+fn shard_log_sizes(root: &std::path::Path) -> Vec<u64> {
+    let shards = root.join("group-coordinator");
+    std::fs::read_dir(&shards)
+        .expect("the shards' directory")
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::metadata(e.path().join("metadata.log")).ok())
+        .map(|m| m.len())
+        .collect()
+}
+
+/// Waits until every shard has loaded (a describe of an unknown group is answered
+/// GROUP_ID_NOT_FOUND by a loaded shard).
+async fn describe_or_missing(conn: &Connection) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    for group in ["a", "b", "c", "d", "e", "f"] {
+        loop {
+            let request = StreamsGroupDescribeRequest {
+                group_ids: vec![group.into()],
+                ..Default::default()
+            };
+            let response = conn.send(request, 0).await.expect("describe");
+            if response.groups[0].error_code != ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code() {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never loaded");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

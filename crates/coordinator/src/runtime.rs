@@ -76,6 +76,13 @@ impl CoordinatorShard {
         Ok(())
     }
 
+    /// The shard's log, compacted (latest record of each key, tombstones dropped with what they
+    /// delete): what its durable file is rewritten to when it has grown.
+    pub fn compacted_log(&mut self) -> MetadataLog {
+        self.store.compact_log();
+        self.store.log().clone()
+    }
+
     /// Replaces the shard's groups with those `log` describes (what the durable log holds,
     /// after it refused later records that memory had already applied).
     pub fn reset_to_log(&mut self, log: &MetadataLog, now: i64) -> Result<(), ReplayError> {

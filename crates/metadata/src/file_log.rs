@@ -1,44 +1,100 @@
 //! A durable copy of a [`MetadataLog`]: its records appended to one file, and read back at
 //! startup. The daemon's controller writes its log here when `metadata.log.dir` is set; nothing
-//! in it is controller-specific, so a coordinator shard can keep its own log the same way.
+//! in it is controller-specific, so a coordinator shard keeps its own log the same way (one
+//! directory per log: the file name is fixed).
 //!
-//! File layout (big-endian, as the Kafka wire is):
+//! # File layout (format 2; big-endian, as the Kafka wire is)
 //!
 //! ```text
-//! header:  "KCMLOG01"                                  8 bytes, once
+//! header:  "KCMLOG02"                                  8 bytes, once
+//!          next_offset  u64   the log's next offset when the file was written
+//!          crc          u32   CRC-32C of the 16 bytes above
 //! entry:   length   u32   bytes that follow this field (crc + body)
-//!          crc      u32   CRC-32C (Castagnoli, as Kafka's record batches) of body
+//!          crc      u32   CRC-32C (Castagnoli, as Kafka's record batches) of the
+//!                         length field's 4 bytes followed by the body
 //!          body     offset i64, record_type i16, version i16,
 //!                   key_len i32 (-1 = none), key bytes,
 //!                   value_len i32 (-1 = tombstone), value bytes
 //! ```
 //!
-//! Offsets are dense from 0, as in a [`MetadataLog`] of keyless records (the controller's, which
-//! never compacts); each entry repeats its offset so a file spliced from two logs is caught. Loading tells two kinds of damage apart:
+//! Offsets strictly increase from entry to entry and may have gaps: a compacted log (a
+//! coordinator shard's) keeps its survivors' offsets. The log's next offset is the larger of the
+//! header's `next_offset` and the last entry's offset + 1: a compaction can drop the newest
+//! records (tombstones go with what they delete), so after a [`LogWriter::rewrite`] the next
+//! offset may lie past the last record, and the header keeps it so no offset is handed out
+//! twice. Entries appended after a rewrite have offsets of at least the header's.
 //!
-//! - a **torn** last entry (the file ends inside it: a crash in the middle of an append) is
-//!   dropped and the file is cut back to the last whole entry, since that append was never
-//!   acknowledged;
-//! - a **corrupt** entry (whole, but its checksum, layout or offset is wrong) is an error:
-//!   silently dropping it and what follows would lose acknowledged changes.
+//! Format 1 (`KCMLOG01`, written by older kcoord) had an 8-byte header (the magic alone), dense
+//! offsets from 0 and a checksum of the body only. It is still read; [`open`] converts such a
+//! file to format 2 (the same atomic replacement as [`LogWriter::rewrite`]) before appending.
+//!
+//! # Durability
+//!
+//! A new file (and a rewritten one) is written in full to `metadata.log.tmp`, flushed, renamed
+//! over `metadata.log` and the directory is flushed, so a crash leaves the old file or the new
+//! one, whole; [`open`] deletes a temp file left behind. Appends are flushed by
+//! [`LogWriter::sync`] (fdatasync). [`open`] holds an exclusive `flock` on
+//! `metadata.log.lock` for as long as the [`LogWriter`] lives, so two daemons never write one log.
+//!
+//! # Loading: torn tails versus corruption
+//!
+//! Reading stops at the first position `p` where no valid entry starts (valid: whole, its
+//! checksum matches, its body is well formed and its offset is above the previous one). The
+//! bytes from `p` to the end of the file are then either **cut** (the file is truncated to `p`
+//! and [`LoadedLog::cut`] says how many bytes and why) or the load fails with
+//! [`FileLogError::Corrupt`]. They are cut only when all of the following hold, so that only
+//! bytes after the last valid entry are ever cut and no acknowledged (synced) entry is dropped:
+//!
+//! 1. no valid entry starts anywhere after `p` (a damaged entry followed by valid ones is
+//!    corruption: those later entries may have been acknowledged);
+//! 2. and one of:
+//!    - **zero-filled**: every byte from `p` on is zero (the file system extended the file but
+//!      the data never landed);
+//!    - **torn**: the file ends inside the entry at `p` (inside its 8-byte header, or before the
+//!      end its length gives), and the bytes that are there do not form a whole entry with a
+//!      matching checksum for their actual length (that would be a damaged length field on a
+//!      complete last entry);
+//!    - **lost sectors**: the entry at `p` fails its checksum (or has an impossible length), and
+//!      the file is zero from a 512-byte boundary inside that entry to its end: the tail of an
+//!      interrupted write whose last sectors never landed.
+//!
+//! Everything else is corruption, e.g. a bit flip in a body or length (caught by the checksum,
+//! which covers both), offsets out of order, or zeros in the middle followed by valid data.
+use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use rustix::fs::FlockOperation;
 
 use crate::log::{LogRecord, MetadataLog};
 
 /// The file inside the log directory.
 pub const FILE_NAME: &str = "metadata.log";
-/// Identifies the format (and its version) at the start of the file.
-const MAGIC: &[u8; 8] = b"KCMLOG01";
+/// A new or rewritten file is written here first, then renamed to [`FILE_NAME`].
+pub const TEMP_FILE_NAME: &str = "metadata.log.tmp";
+/// Locked (`flock`, exclusive) while a [`LogWriter`] of the directory lives.
+pub const LOCK_FILE_NAME: &str = "metadata.log.lock";
+/// Identifies format 1 (read, never written).
+const MAGIC_V1: &[u8; 8] = b"KCMLOG01";
+/// Identifies format 2.
+const MAGIC_V2: &[u8; 8] = b"KCMLOG02";
+/// Format 2's header: magic, next offset, crc.
+const HEADER_V2: usize = 8 + 8 + 4;
 /// length + crc.
 const ENTRY_HEADER: usize = 8;
 /// offset + record_type + version + key_len + value_len.
 const MIN_BODY: usize = 8 + 2 + 2 + 4 + 4;
-/// Larger entries are refused when written and reported as corrupt when read: no metadata
-/// record comes near it, and it keeps a damaged length from asking for gigabytes.
+/// The smallest whole entry.
+const MIN_ENTRY: usize = ENTRY_HEADER + MIN_BODY;
+/// Disks persist whole sectors, so a write interrupted by a power loss leaves zeros from a
+/// sector boundary on (512 bytes is the smallest sector in use).
+const SECTOR: usize = 512;
+/// Larger entries (length field, crc and body) are refused when written and reported as corrupt
+/// when read: no metadata record comes near it, and it keeps a damaged length from asking for
+/// gigabytes. [`check_entry_size`] lets a caller refuse a record before applying it.
 pub const MAX_ENTRY_BYTES: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
@@ -49,178 +105,680 @@ pub enum FileLogError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: not a kcoord metadata log (the file does not start with {magic:?})", magic = String::from_utf8_lossy(MAGIC))]
-    BadHeader { path: String },
-    #[error("{path}: the entry at byte {position} (record offset {offset}) is corrupt: {reason}")]
+    #[error("{path}: not a kcoord metadata log: {reason}")]
+    BadHeader { path: String, reason: String },
+    #[error("{path}: the entry at byte {position} ({after}) is corrupt: {reason}")]
     Corrupt {
         path: String,
         position: u64,
-        offset: u64,
+        /// Where the entry sits: after which record offset, or first.
+        after: AfterOffset,
         reason: String,
     },
-    #[error("{path}: cannot append record offset {got}: the file's next offset is {expected}")]
+    #[error("{path}: cannot write record offset {got}: offsets must increase and the file's next offset is {expected}")]
     OutOfOrder {
         path: String,
         expected: u64,
         got: u64,
     },
-    #[error("{path}: record offset {offset} is {size} bytes, more than the {max} an entry may hold", max = MAX_ENTRY_BYTES)]
+    #[error("{path}: record offset {offset}: {source}")]
     TooLarge {
         path: String,
         offset: u64,
-        size: usize,
+        #[source]
+        source: EntryTooLarge,
     },
+    #[error("{path}: another kcoord holds this metadata log (the lock file is locked); two daemons must not share a log directory")]
+    Locked { path: String },
+}
+
+/// The record offset a corrupt entry follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterOffset {
+    /// The entry is the file's first.
+    First,
+    /// The previous (valid) entry held this record offset.
+    After(u64),
+}
+
+impl fmt::Display for AfterOffset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AfterOffset::First => write!(f, "the first entry"),
+            AfterOffset::After(offset) => write!(f, "after record offset {offset}"),
+        }
+    }
+}
+
+/// A record too large for one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("its log entry would be {size} bytes, more than the {max} an entry may hold", max = MAX_ENTRY_BYTES)]
+pub struct EntryTooLarge {
+    pub size: usize,
+}
+
+/// Bytes the entry of a record with this key and value takes (length field, crc and body).
+pub fn entry_size(key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+    4 + 4 + MIN_BODY + key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len)
+}
+
+/// Refuses a record whose entry would exceed [`MAX_ENTRY_BYTES`]. Call it on every record of a
+/// batch before applying any of them: a record the file cannot take must not change memory.
+pub fn check_entry_size(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), EntryTooLarge> {
+    let size = entry_size(key, value);
+    if size > MAX_ENTRY_BYTES {
+        return Err(EntryTooLarge { size });
+    }
+    Ok(())
 }
 
 /// What [`open`] found.
 #[derive(Debug)]
 pub struct LoadedLog {
-    /// Every whole record of the file, in order.
+    /// Every whole record of the file, in order, with the file's next offset.
     pub log: MetadataLog,
     /// Appends after those records.
     pub writer: LogWriter,
-    /// Bytes of a torn last entry that were cut off (0 when the file ended cleanly).
+    /// Bytes cut off the end of the file (0 when it ended cleanly); [`LoadedLog::cut`] says
+    /// where and why.
     pub torn_bytes: u64,
+    /// What was cut off the end of the file, if anything: worth a WARN.
+    pub cut: Option<TailCut>,
+    /// The file was in format 1 and was converted to format 2.
+    pub converted_from_v1: bool,
 }
 
-/// Appends records to the file, each batch flushed to disk before it returns.
+/// Bytes [`open`] cut off the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailCut {
+    /// Where the cut bytes started: the file is now this long.
+    pub position: u64,
+    pub bytes: u64,
+    pub reason: CutReason,
+}
+
+/// Why bytes were cut; see the module docs for the rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutReason {
+    /// The file held part of a header: it was being created.
+    TornHeader,
+    /// The file ended inside an entry.
+    TornEntry,
+    /// Zero bytes after the last valid entry.
+    ZeroFilled,
+    /// An entry whose last sectors read as zeros.
+    LostSectors,
+}
+
+impl fmt::Display for TailCut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self.reason {
+            CutReason::TornHeader => "a torn file header (the file was being created)",
+            CutReason::TornEntry => "a torn last entry (the file ends inside it)",
+            CutReason::ZeroFilled => "zero bytes after the last whole entry",
+            CutReason::LostSectors => "a last entry whose final sectors never reached the disk",
+        };
+        write!(
+            f,
+            "cut {} bytes at byte {}: {why}",
+            self.bytes, self.position
+        )
+    }
+}
+
+/// Writes records to the file. [`LogWriter::write`] writes, [`LogWriter::sync`] flushes
+/// (group commit: several writes, one sync); [`LogWriter::append`] does both.
 #[derive(Debug)]
 pub struct LogWriter {
     file: File,
-    path: PathBuf,
-    /// Bytes of whole entries (and the header) in the file: where the next entry goes.
+    paths: Paths,
+    /// Holds the directory's `flock` until the writer is dropped.
+    _lock: File,
+    /// Bytes of the header and whole entries written: where the next entry goes.
     len: u64,
     next_offset: u64,
+    /// `len` and `next_offset` at the last successful sync.
+    synced_len: u64,
+    synced_next_offset: u64,
+    /// A failed write or sync may have left bytes after `len` that could not be cut yet: cut
+    /// them before anything else is written.
+    tail_to_cut: bool,
+    /// A rename's directory flush failed: retry it before a sync reports success.
+    dir_unsynced: bool,
 }
 
-/// Opens (creating it and the directory if needed) the log file in `dir` and reads it back.
-pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
-    let path = dir.join(FILE_NAME);
-    let io = |source| FileLogError::Io {
+/// The files of one log directory.
+#[derive(Debug, Clone)]
+struct Paths {
+    dir: PathBuf,
+    log: PathBuf,
+    temp: PathBuf,
+}
+
+impl Paths {
+    fn new(dir: &Path) -> Paths {
+        Paths {
+            dir: dir.to_path_buf(),
+            log: dir.join(FILE_NAME),
+            temp: dir.join(TEMP_FILE_NAME),
+        }
+    }
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> FileLogError + '_ {
+    move |source| FileLogError::Io {
         path: path.display().to_string(),
         source,
+    }
+}
+
+/// Opens (creating it and the directory if needed) the log in `dir`, locks it and reads it
+/// back. Fails with [`FileLogError::Locked`] at once if another writer holds the directory.
+pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
+    std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+    let lock = lock_dir(dir)?;
+    let paths = Paths::new(dir);
+    // A rewrite that crashed before its rename: the log file is still the old, whole one.
+    match std::fs::remove_file(&paths.temp) {
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(io_error(&paths.temp)(e)),
+        _ => {}
+    }
+    let bytes = read_if_exists(&paths.log)?;
+    let shown = paths.log.display().to_string();
+    let parsed = match &bytes {
+        Some(bytes) => parse(bytes, &shown)?,
+        None => Parsed::missing(0),
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut file = OpenOptions::new()
+    let file_len = bytes.as_ref().map_or(0, |b| b.len() as u64);
+    let cut = parsed.cut;
+    let converted_from_v1 = parsed.format == Some(Format::V1);
+    let (file, len) = if parsed.format == Some(Format::V2) {
+        let file = open_rw(&paths.log)?;
+        if parsed.valid_len < file_len {
+            file.set_len(parsed.valid_len)
+                .and_then(|()| file.sync_all())
+                .map_err(io_error(&paths.log))?;
+        }
+        (file, parsed.valid_len)
+    } else {
+        // No file, a torn header, or format 1: write a format 2 file in its place.
+        let installed = install(&paths, &parsed.log)?;
+        sync_dir(&paths.dir)?;
+        installed
+    };
+    let writer = LogWriter {
+        file,
+        paths,
+        _lock: lock,
+        len,
+        next_offset: parsed.log.next_offset(),
+        synced_len: len,
+        synced_next_offset: parsed.log.next_offset(),
+        tail_to_cut: false,
+        dir_unsynced: false,
+    };
+    Ok(LoadedLog {
+        log: parsed.log,
+        writer,
+        torn_bytes: cut.map_or(0, |c| c.bytes),
+        cut,
+        converted_from_v1,
+    })
+}
+
+/// Takes the directory's exclusive lock, or says who holds it. `flock` locks belong to the open
+/// file, so a second open in the same process is refused too, and the lock goes with the
+/// process (no stale lock after a crash).
+fn lock_dir(dir: &Path) -> Result<File, FileLogError> {
+    let path = dir.join(LOCK_FILE_NAME);
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(io)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io)?;
-
-    let shown = path.display().to_string();
-    let parsed = parse(&bytes, &shown)?;
-    let mut writer = LogWriter {
-        file,
-        path,
-        len: parsed.valid_len,
-        next_offset: parsed.log.next_offset(),
-    };
-    if parsed.needs_header || parsed.valid_len < bytes.len() as u64 {
-        writer.reset_to(parsed.valid_len, parsed.needs_header)?;
+        .map_err(io_error(&path))?;
+    match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(FileLogError::Locked {
+            path: path.display().to_string(),
+        }),
+        Err(e) => Err(io_error(&path)(e.into())),
     }
-    Ok(LoadedLog {
-        log: parsed.log,
-        writer,
-        torn_bytes: parsed.torn_bytes,
-    })
+}
+
+fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, FileLogError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(path)(e)),
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io_error(path))?;
+    Ok(Some(bytes))
+}
+
+fn open_rw(path: &Path) -> Result<File, FileLogError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_error(path))
+}
+
+/// Flushes the directory, so that a file created or renamed in it is still there after a power
+/// loss (the file's own fsync does not cover its name).
+fn sync_dir(dir: &Path) -> Result<(), FileLogError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(dir))
+}
+
+/// Writes `log` as a whole format 2 file to the temp file, flushes it and renames it over the
+/// log file; returns the renamed file, open for appends, and its length. The caller flushes the
+/// directory. On an error before the rename the temp file is removed and the log file is
+/// untouched.
+fn install(paths: &Paths, log: &MetadataLog) -> Result<(File, u64), FileLogError> {
+    let image = encode_file(log).map_err(|(offset, source)| FileLogError::TooLarge {
+        path: paths.log.display().to_string(),
+        offset,
+        source,
+    })?;
+    let written = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&paths.temp)
+        .and_then(|mut file| {
+            file.write_all(&image)?;
+            file.sync_all()?;
+            Ok(file)
+        });
+    let file =
+        match written.and_then(|file| std::fs::rename(&paths.temp, &paths.log).map(|()| file)) {
+            Ok(file) => file,
+            Err(e) => {
+                // Best effort: the next open deletes a leftover temp file anyway.
+                let _ = std::fs::remove_file(&paths.temp);
+                return Err(io_error(&paths.temp)(e));
+            }
+        };
+    Ok((file, image.len() as u64))
+}
+
+/// A whole format 2 file holding `log`'s records; the offset of a record too large.
+fn encode_file(log: &MetadataLog) -> Result<BytesMut, (u64, EntryTooLarge)> {
+    let mut out = BytesMut::with_capacity(HEADER_V2);
+    out.put_slice(MAGIC_V2);
+    out.put_u64(log.next_offset());
+    out.put_u32(crc32c::crc32c(&out[..16]));
+    for record in log.iter() {
+        encode_entry(&record.to_record(), &mut out).map_err(|e| (record.offset, e))?;
+    }
+    Ok(out)
+}
+
+/// Appends a format 2 entry for `record` to `out`.
+fn encode_entry(record: &LogRecord, out: &mut BytesMut) -> Result<(), EntryTooLarge> {
+    let (key, value) = (record.key.as_deref(), record.value.as_deref());
+    check_entry_size(key, value)?;
+    let start = out.len();
+    // The size check keeps every length below 64 MiB, so these casts do not truncate.
+    out.put_u32((entry_size(key, value) - 4) as u32);
+    out.put_u32(0); // the crc, once the body is there
+    out.put_i64(record.offset as i64);
+    out.put_i16(record.record_type);
+    out.put_i16(record.version);
+    for part in [key, value] {
+        match part {
+            None => out.put_i32(-1),
+            Some(bytes) => {
+                out.put_i32(bytes.len() as i32);
+                out.put_slice(bytes);
+            }
+        }
+    }
+    let crc = Format::V2.checksum(&out[start..start + 4], &out[start + ENTRY_HEADER..]);
+    out[start + 4..start + ENTRY_HEADER].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
+/// The two on-disk formats; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    V1,
+    V2,
+}
+
+impl Format {
+    /// The entry checksum: format 2 covers the length field too, so a damaged length fails it.
+    fn checksum(self, length_field: &[u8], body: &[u8]) -> u32 {
+        match self {
+            Format::V1 => crc32c::crc32c(body),
+            Format::V2 => crc32c::crc32c_append(crc32c::crc32c(length_field), body),
+        }
+    }
 }
 
 #[derive(Debug)]
 struct Parsed {
     log: MetadataLog,
+    /// `None`: no usable header (an empty file or a torn one): a new file is written.
+    format: Option<Format>,
     /// Header plus whole entries.
     valid_len: u64,
-    torn_bytes: u64,
-    /// The file is empty or holds only part of the header: write it (again).
-    needs_header: bool,
+    cut: Option<TailCut>,
 }
 
-/// Reads a whole file image; see the module docs for torn versus corrupt.
-fn parse(bytes: &[u8], path: &str) -> Result<Parsed, FileLogError> {
-    if bytes.len() < MAGIC.len() {
-        // A crash while the header itself was written leaves a prefix of it.
-        if MAGIC.starts_with(bytes) {
-            return Ok(Parsed {
-                log: MetadataLog::new(),
-                valid_len: 0,
-                torn_bytes: bytes.len() as u64,
-                needs_header: true,
-            });
-        }
-        return Err(FileLogError::BadHeader {
-            path: path.to_string(),
-        });
-    }
-    if &bytes[..MAGIC.len()] != MAGIC {
-        return Err(FileLogError::BadHeader {
-            path: path.to_string(),
-        });
-    }
-    let mut log = MetadataLog::new();
-    let mut position = MAGIC.len();
-    loop {
-        let rest = &bytes[position..];
-        if rest.is_empty() {
-            return Ok(Parsed {
-                log,
-                valid_len: position as u64,
-                torn_bytes: 0,
-                needs_header: false,
-            });
-        }
-        let offset = log.next_offset();
-        let corrupt = |reason: String| FileLogError::Corrupt {
-            path: path.to_string(),
-            position: position as u64,
-            offset,
-            reason,
-        };
-        let torn = Parsed {
+impl Parsed {
+    /// A file without a (whole) header, `len` bytes long.
+    fn missing(len: u64) -> Parsed {
+        Parsed {
             log: MetadataLog::new(),
-            valid_len: position as u64,
-            torn_bytes: rest.len() as u64,
-            needs_header: false,
-        };
-        if rest.len() < ENTRY_HEADER {
-            return Ok(Parsed { log, ..torn });
+            format: None,
+            valid_len: 0,
+            cut: (len > 0).then_some(TailCut {
+                position: 0,
+                bytes: len,
+                reason: CutReason::TornHeader,
+            }),
         }
-        let length = be_u32(&rest[0..4]) as usize;
-        if !(4 + MIN_BODY..=MAX_ENTRY_BYTES).contains(&length) {
-            return Err(corrupt(format!("impossible entry length {length}")));
-        }
-        if rest.len() < 4 + length {
-            return Ok(Parsed { log, ..torn });
-        }
-        let crc = be_u32(&rest[4..8]);
-        let body = &rest[ENTRY_HEADER..4 + length];
-        let actual = crc32c::crc32c(body);
-        if actual != crc {
-            return Err(corrupt(format!(
-                "checksum {actual:#010x} does not match the stored {crc:#010x}"
-            )));
-        }
-        let record = decode_body(body, offset).map_err(corrupt)?;
-        // No compaction while loading: the file does not mark batch boundaries, and a
-        // compaction may only run at one (the next append does it when due).
-        log.push(record.record_type, record.version, record.key, record.value);
-        position += 4 + length;
     }
 }
 
+/// The header's format, length and next offset; `None` when the file holds a torn header.
+fn read_header(bytes: &[u8], path: &str) -> Result<Option<(Format, usize, u64)>, FileLogError> {
+    let bad = |reason: &str| FileLogError::BadHeader {
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
+    match bytes.get(..MAGIC_V2.len()) {
+        Some(magic) if magic == MAGIC_V1 => Ok(Some((Format::V1, MAGIC_V1.len(), 0))),
+        Some(magic) if magic == MAGIC_V2 => {
+            let header = bytes
+                .get(..HEADER_V2)
+                .ok_or_else(|| bad("the KCMLOG02 header is cut short"))?;
+            if crc32c::crc32c(&header[..16]) != be_u32(&header[16..20]) {
+                return Err(bad("the KCMLOG02 header's checksum does not match"));
+            }
+            Ok(Some((Format::V2, HEADER_V2, be_u64(&header[8..16]))))
+        }
+        // A crash while an older kcoord wrote the header in place (format 2 files are renamed
+        // into place whole) leaves a prefix of it, or zeros that never landed.
+        _ if bytes.len() <= MAGIC_V1.len() && (MAGIC_V1.starts_with(bytes) || is_zero(bytes)) => {
+            Ok(None)
+        }
+        _ => Err(bad(
+            "the file does not start with \"KCMLOG02\" (nor the older \"KCMLOG01\")",
+        )),
+    }
+}
+
+/// Reads a whole file image; see the module docs for what is cut and what is corrupt.
+fn parse(bytes: &[u8], path: &str) -> Result<Parsed, FileLogError> {
+    let Some((format, header_len, header_next)) = read_header(bytes, path)? else {
+        return Ok(Parsed::missing(bytes.len() as u64));
+    };
+    let mut log = MetadataLog::new();
+    let mut previous: Option<u64> = None;
+    let mut position = header_len;
+    while position < bytes.len() {
+        let expect = match format {
+            Format::V1 => Expect::Dense(previous.map_or(0, |p| p + 1)),
+            Format::V2 => Expect::After(previous),
+        };
+        match read_entry(&bytes[position..], format, expect) {
+            EntryRead::Valid { record, len } => {
+                push_loaded(&mut log, record).map_err(|reason| FileLogError::Corrupt {
+                    path: path.to_string(),
+                    position: position as u64,
+                    after: after(previous),
+                    reason,
+                })?;
+                previous = Some(log.next_offset() - 1);
+                position += len;
+            }
+            read => {
+                let reason =
+                    tail_cut(bytes, position, format, previous, read).map_err(|reason| {
+                        FileLogError::Corrupt {
+                            path: path.to_string(),
+                            position: position as u64,
+                            after: after(previous),
+                            reason,
+                        }
+                    })?;
+                return finish(
+                    log,
+                    format,
+                    header_next,
+                    position,
+                    bytes.len(),
+                    Some(reason),
+                );
+            }
+        }
+    }
+    finish(log, format, header_next, position, bytes.len(), None)
+}
+
+fn after(previous: Option<u64>) -> AfterOffset {
+    previous.map_or(AfterOffset::First, AfterOffset::After)
+}
+
+/// No compaction while loading: the file does not mark batch boundaries, and a compaction may
+/// only run at one (the next append does it when due).
+fn push_loaded(log: &mut MetadataLog, record: LogRecord) -> Result<(), String> {
+    log.push_at(
+        record.offset,
+        record.record_type,
+        record.version,
+        record.key,
+        record.value,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn finish(
+    mut log: MetadataLog,
+    format: Format,
+    header_next: u64,
+    valid_len: usize,
+    file_len: usize,
+    reason: Option<CutReason>,
+) -> Result<Parsed, FileLogError> {
+    // The header's next offset only ever moves the log's forward; an error cannot happen.
+    let _ = log.advance_next_offset(header_next.max(log.next_offset()));
+    Ok(Parsed {
+        log,
+        format: Some(format),
+        valid_len: valid_len as u64,
+        cut: reason.map(|reason| TailCut {
+            position: valid_len as u64,
+            bytes: (file_len - valid_len) as u64,
+            reason,
+        }),
+    })
+}
+
+/// The offset an entry's body must hold.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// Format 1: exactly this one.
+    Dense(u64),
+    /// Format 2: above the previous entry's (any, for the first).
+    After(Option<u64>),
+}
+
+/// How the bytes at some position read as an entry.
+enum EntryRead {
+    /// A whole entry with a matching checksum and a sound body, `len` bytes long.
+    Valid { record: LogRecord, len: usize },
+    /// The file ends inside the entry: inside its 8-byte header, or before the end its
+    /// (possible) length gives.
+    Incomplete,
+    /// Whole, or with an impossible length, and wrong. `checksum`: it failed its checksum or
+    /// length check (so missing sectors could explain it), rather than a matching checksum over
+    /// a bad body.
+    Damaged { reason: String, checksum: bool },
+}
+
+fn read_entry(rest: &[u8], format: Format, expect: Expect) -> EntryRead {
+    let damaged = |reason: String, checksum| EntryRead::Damaged { reason, checksum };
+    let Some(length) = rest.get(..4).map(be_u32) else {
+        return EntryRead::Incomplete;
+    };
+    let length = length as usize;
+    if !(4 + MIN_BODY..=MAX_ENTRY_BYTES - 4).contains(&length) {
+        return damaged(format!("impossible entry length {length}"), true);
+    }
+    let Some(entry) = rest.get(..4 + length) else {
+        return EntryRead::Incomplete;
+    };
+    let stored = be_u32(&entry[4..8]);
+    let actual = format.checksum(&entry[..4], &entry[ENTRY_HEADER..]);
+    if actual != stored {
+        return damaged(
+            format!("checksum {actual:#010x} does not match the stored {stored:#010x}"),
+            true,
+        );
+    }
+    match decode_body(&entry[ENTRY_HEADER..], expect) {
+        Ok(record) => EntryRead::Valid {
+            record,
+            len: entry.len(),
+        },
+        Err(reason) => damaged(reason, false),
+    }
+}
+
+/// Decides about the bytes from `position` (where `read` says no valid entry starts) to the
+/// end: why they may be cut, or why they are corruption.
+fn tail_cut(
+    bytes: &[u8],
+    position: usize,
+    format: Format,
+    previous: Option<u64>,
+    read: EntryRead,
+) -> Result<CutReason, String> {
+    let rest = &bytes[position..];
+    let explain = |read: &EntryRead| match read {
+        EntryRead::Damaged { reason, .. } => reason.clone(),
+        _ => "the file ends inside it".to_string(),
+    };
+    if let Some(at) = valid_entry_after(bytes, position, format, previous) {
+        return Err(format!(
+            "{}, and a valid entry follows at byte {at}",
+            explain(&read)
+        ));
+    }
+    if is_zero(rest) {
+        return Ok(CutReason::ZeroFilled);
+    }
+    match read {
+        EntryRead::Incomplete if whole_with_actual_length(rest, format) => Err(format!(
+            "its length field is damaged: it runs past the end of the file, but the checksum matches the {} bytes that are there",
+            rest.len()
+        )),
+        EntryRead::Incomplete => Ok(CutReason::TornEntry),
+        EntryRead::Damaged {
+            checksum: true,
+            ..
+        } if zero_from_a_sector_inside(bytes, position) => Ok(CutReason::LostSectors),
+        read => Err(explain(&read)),
+    }
+}
+
+/// Whether the entry at the start of `rest`, with its length field replaced by the length it
+/// actually has (to the end of the file), matches its checksum.
+fn whole_with_actual_length(rest: &[u8], format: Format) -> bool {
+    if rest.len() < MIN_ENTRY {
+        return false;
+    }
+    let Ok(actual) = u32::try_from(rest.len() - 4) else {
+        return false;
+    };
+    format.checksum(&actual.to_be_bytes(), &rest[ENTRY_HEADER..]) == be_u32(&rest[4..8])
+}
+
+/// Whether the file is zero from a 512-byte boundary inside the entry at `position` (inside
+/// what its length says it spans, or to the end of the file) to its end.
+fn zero_from_a_sector_inside(bytes: &[u8], position: usize) -> bool {
+    let claimed_end = bytes
+        .get(position..position + 4)
+        .map(be_u32)
+        .map(|length| position + 4 + length as usize)
+        .filter(|end| *end <= bytes.len() && *end > position + 4)
+        .unwrap_or(bytes.len());
+    let zeros = bytes.iter().rev().take_while(|b| **b == 0).count();
+    let first_zero = (bytes.len() - zeros).max(position + 1);
+    let boundary = first_zero.div_ceil(SECTOR) * SECTOR;
+    boundary < claimed_end
+}
+
+/// The position of the first valid entry after `position` (one whose checksum matches and
+/// whose offset is above `previous`), if any. Only run on a suspect tail at startup; the cheap
+/// length and offset tests keep the checksums it computes few.
+fn valid_entry_after(
+    bytes: &[u8],
+    position: usize,
+    format: Format,
+    previous: Option<u64>,
+) -> Option<usize> {
+    let last_start = bytes.len().checked_sub(MIN_ENTRY)?;
+    (position + 1..=last_start).find(|&at| {
+        let rest = &bytes[at..];
+        let length = be_u32(&rest[..4]) as usize;
+        let offset = i64::from_be_bytes(be_8(&rest[ENTRY_HEADER..ENTRY_HEADER + 8]));
+        let plausible = (4 + MIN_BODY..=MAX_ENTRY_BYTES - 4).contains(&length)
+            && length + 4 <= rest.len()
+            && offset >= 0
+            && previous.is_none_or(|p| offset as u64 > p);
+        plausible
+            && matches!(
+                read_entry(rest, format, Expect::After(previous)),
+                EntryRead::Valid { .. }
+            )
+    })
+}
+
+fn is_zero(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| *b == 0)
+}
+
+/// The first four bytes, big-endian; callers pass at least four.
 fn be_u32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
 
+fn be_8(b: &[u8]) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    a
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(be_8(b))
+}
+
 /// A body whose checksum matched; its layout is still checked, never trusted.
-fn decode_body(body: &[u8], expected_offset: u64) -> Result<LogRecord, String> {
+fn decode_body(body: &[u8], expect: Expect) -> Result<LogRecord, String> {
     let mut cursor = Cursor { bytes: body, at: 0 };
     let offset = cursor.i64()?;
-    if offset != expected_offset as i64 {
-        return Err(format!("it says it is record offset {offset}"));
+    let offset = u64::try_from(offset).map_err(|_| format!("negative record offset {offset}"))?;
+    match expect {
+        Expect::Dense(expected) if offset != expected => {
+            return Err(format!(
+                "it says it is record offset {offset}, not {expected} (format 1 offsets are dense)"
+            ))
+        }
+        Expect::After(Some(previous)) if offset <= previous => {
+            return Err(format!(
+                "it says it is record offset {offset}, not above the previous entry's {previous}"
+            ))
+        }
+        _ => {}
     }
     let record_type = cursor.i16()?;
     let version = cursor.i16()?;
@@ -230,7 +788,7 @@ fn decode_body(body: &[u8], expected_offset: u64) -> Result<LogRecord, String> {
         return Err(format!("{} bytes after the value", body.len() - cursor.at));
     }
     Ok(LogRecord {
-        offset: expected_offset,
+        offset,
         record_type,
         version,
         key,
@@ -267,9 +825,7 @@ impl Cursor<'_> {
 
     fn i64(&mut self) -> Result<i64, String> {
         let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(i64::from_be_bytes(a))
+        Ok(i64::from_be_bytes(be_8(b)))
     }
 
     fn optional_bytes(&mut self) -> Result<Option<Bytes>, String> {
@@ -281,118 +837,127 @@ impl Cursor<'_> {
     }
 }
 
-fn encode_entry(record: &LogRecord, out: &mut BytesMut) -> Result<(), usize> {
-    let mut body = BytesMut::with_capacity(
-        MIN_BODY
-            + record.key.as_ref().map_or(0, Bytes::len)
-            + record.value.as_ref().map_or(0, Bytes::len),
-    );
-    body.put_i64(record.offset as i64);
-    body.put_i16(record.record_type);
-    body.put_i16(record.version);
-    for part in [&record.key, &record.value] {
-        match part {
-            None => body.put_i32(-1),
-            Some(bytes) => {
-                let len = i32::try_from(bytes.len()).map_err(|_| bytes.len())?;
-                body.put_i32(len);
-                body.put_slice(bytes);
-            }
-        }
-    }
-    let length = 4 + body.len();
-    if length > MAX_ENTRY_BYTES {
-        return Err(length);
-    }
-    out.put_u32(length as u32);
-    out.put_u32(crc32c::crc32c(&body));
-    out.put_slice(&body);
-    Ok(())
-}
-
 impl LogWriter {
-    /// The offset the next appended record must have.
+    /// The offset the next written record must have at least.
     pub fn next_offset(&self) -> u64 {
         self.next_offset
     }
 
+    /// The next offset as of the last successful [`LogWriter::sync`]: records below it are on
+    /// disk.
+    pub fn synced_next_offset(&self) -> u64 {
+        self.synced_next_offset
+    }
+
+    /// Bytes of the file that hold the header and whole entries, synced or not.
+    pub fn len_bytes(&self) -> u64 {
+        self.len
+    }
+
+    /// Bytes of the file known to be on disk (as of the last successful sync).
+    pub fn synced_len_bytes(&self) -> u64 {
+        self.synced_len
+    }
+
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.paths.log
     }
 
     fn io(&self, source: std::io::Error) -> FileLogError {
-        FileLogError::Io {
-            path: self.path.display().to_string(),
-            source,
-        }
+        io_error(&self.paths.log)(source)
     }
 
-    /// Cuts the file back to `len` bytes (rewriting the header when asked) and syncs it.
-    fn reset_to(&mut self, len: u64, write_header: bool) -> Result<(), FileLogError> {
-        self.file.set_len(len).map_err(|e| self.io(e))?;
-        self.file
-            .seek(SeekFrom::Start(len))
-            .map_err(|e| self.io(e))?;
-        if write_header {
-            self.file.write_all(MAGIC).map_err(|e| self.io(e))?;
-        }
-        self.file.sync_all().map_err(|e| self.io(e))?;
-        self.len = if write_header {
-            MAGIC.len() as u64
-        } else {
-            len
+    /// Cuts the file back to `len` after a failed write or sync, or remembers to do it before
+    /// the next write (bytes left after `len` would be read back as entries).
+    fn cut_back(&mut self, len: u64) {
+        self.len = len;
+        self.tail_to_cut = self.file.set_len(len).is_err();
+    }
+
+    /// Encodes `records` and writes them after the file's entries, without flushing them: a
+    /// [`LogWriter::sync`] does that, for any number of writes. Their offsets must increase and
+    /// start at [`LogWriter::next_offset`] or later (gaps are fine: a compacted log has them).
+    /// Nothing is written when a record is out of order or too large. On an I/O error the file
+    /// is cut back to where it was, so the same records can be written again.
+    pub fn write(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
+        let Some(last) = records.last() else {
+            return Ok(());
         };
+        let out = self.encode(records)?;
+        if self.tail_to_cut {
+            self.file.set_len(self.len).map_err(|e| self.io(e))?;
+            self.tail_to_cut = false;
+        }
+        if let Err(e) = self.file.write_all_at(&out, self.len) {
+            self.cut_back(self.len);
+            return Err(self.io(e));
+        }
+        self.len += out.len() as u64;
+        self.next_offset = last.offset + 1;
         Ok(())
     }
 
-    /// Appends `records` (their offsets must continue the file's) as one write, then syncs.
-    /// On failure the file is cut back to where it was, so a later call can try again.
-    pub fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
-        if records.is_empty() {
-            return Ok(());
-        }
+    fn encode(&self, records: &[LogRecord]) -> Result<BytesMut, FileLogError> {
         let mut out = BytesMut::new();
         let mut expected = self.next_offset;
         for record in records {
-            if record.offset != expected {
+            if record.offset < expected {
                 return Err(FileLogError::OutOfOrder {
-                    path: self.path.display().to_string(),
+                    path: self.paths.log.display().to_string(),
                     expected,
                     got: record.offset,
                 });
             }
-            encode_entry(record, &mut out).map_err(|size| FileLogError::TooLarge {
-                path: self.path.display().to_string(),
+            encode_entry(record, &mut out).map_err(|source| FileLogError::TooLarge {
+                path: self.paths.log.display().to_string(),
                 offset: record.offset,
-                size,
+                source,
             })?;
-            expected += 1;
+            expected = record.offset + 1;
         }
-        let written = self
-            .file
-            .write_all(&out)
-            .and_then(|()| self.file.sync_data());
-        if let Err(e) = written {
-            // Best effort: the torn tail would be dropped at the next load anyway.
-            let _ = self.file.set_len(self.len);
-            let _ = self.file.seek(SeekFrom::Start(self.len));
+        Ok(out)
+    }
+
+    /// Flushes what was written since the last sync (fdatasync). Only once it returns `Ok` are
+    /// those records durable. On an error every write since the last successful sync is cut
+    /// off (their durability is unknown; Linux may already have dropped the failed pages), and
+    /// [`LogWriter::next_offset`] goes back to [`LogWriter::synced_next_offset`]: the caller
+    /// writes them again, or fails the batches they came from.
+    pub fn sync(&mut self) -> Result<(), FileLogError> {
+        if self.dir_unsynced {
+            sync_dir(&self.paths.dir)?;
+            self.dir_unsynced = false;
+        }
+        if self.len == self.synced_len {
+            return Ok(());
+        }
+        if let Err(e) = self.file.sync_data() {
+            self.cut_back(self.synced_len);
+            self.next_offset = self.synced_next_offset;
             return Err(self.io(e));
         }
-        self.len += out.len() as u64;
-        self.next_offset = expected;
+        self.synced_len = self.len;
+        self.synced_next_offset = self.next_offset;
         Ok(())
     }
 
-    /// Appends every record of `log` the file does not have yet (those from
+    /// [`LogWriter::write`] then [`LogWriter::sync`].
+    pub fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
+        self.write(records)?;
+        self.sync()
+    }
+
+    /// Appends and syncs every record of `log` the file does not have yet (those from
     /// [`LogWriter::next_offset`] on). Returns how many were written.
     ///
-    /// The file holds dense offsets, so the records it lacks must all still be in `log`: true of
-    /// a log of keyless records, which never compacts. If a compaction dropped one of them, the
-    /// gap is reported as [`FileLogError::OutOfOrder`] and nothing is written.
+    /// Only for a log whose records are written before a compaction can drop them (a log of
+    /// keyless records, the controller's, never compacts): a record compacted away in memory
+    /// before it was written is missing from the file. A compacting log writes each batch's
+    /// records with [`LogWriter::write`] instead.
     pub fn sync_from(&mut self, log: &MetadataLog) -> Result<usize, FileLogError> {
         if log.next_offset() < self.next_offset {
             return Err(FileLogError::OutOfOrder {
-                path: self.path.display().to_string(),
+                path: self.paths.log.display().to_string(),
                 expected: self.next_offset,
                 got: log.next_offset(),
             });
@@ -404,188 +969,30 @@ impl LogWriter {
         self.append(&tail)?;
         Ok(tail.len())
     }
+
+    /// Replaces the file's content with `log`'s records and next offset (a shard's compacted
+    /// log, or a controller snapshot), then goes on appending after them. The new file is
+    /// written beside the old one, flushed, renamed over it and the directory flushed, so a
+    /// crash at any point leaves the old file or the new one, whole. Records written but not
+    /// synced before are dropped with the old file unless `log` holds them.
+    ///
+    /// On an error before the rename the old file stays and the writer is unchanged. If only
+    /// the directory flush fails, the writer goes on with the new file and the next
+    /// [`LogWriter::sync`] flushes the directory again before it reports success.
+    pub fn rewrite(&mut self, log: &MetadataLog) -> Result<(), FileLogError> {
+        let (file, len) = install(&self.paths, log)?;
+        self.file = file;
+        self.len = len;
+        self.synced_len = len;
+        self.next_offset = log.next_offset();
+        self.synced_next_offset = log.next_offset();
+        self.tail_to_cut = false;
+        self.dir_unsynced = true;
+        sync_dir(&self.paths.dir)?;
+        self.dir_unsynced = false;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(offset: u64, record_type: i16, value: &'static [u8]) -> LogRecord {
-        LogRecord {
-            offset,
-            record_type,
-            version: 1,
-            key: None,
-            value: Some(Bytes::from_static(value)),
-        }
-    }
-
-    fn sample() -> MetadataLog {
-        let mut log = MetadataLog::new();
-        log.append([(2, 0, None, Some(Bytes::from_static(b"topic")))]);
-        log.append([
-            (3, 1, None, Some(Bytes::from_static(b"partition"))),
-            (17, 0, Some(Bytes::from_static(b"k")), None),
-        ]);
-        log
-    }
-
-    fn written(dir: &Path) -> Vec<u8> {
-        let mut loaded = open(dir).unwrap();
-        assert_eq!(loaded.writer.sync_from(&sample()).unwrap(), 3);
-        std::fs::read(dir.join(FILE_NAME)).unwrap()
-    }
-
-    #[test]
-    fn records_written_are_read_back_byte_for_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        written(dir.path());
-        let loaded = open(dir.path()).unwrap();
-        assert_eq!(loaded.log.records(), sample().records());
-        assert_eq!((loaded.writer.next_offset(), loaded.torn_bytes), (3, 0));
-    }
-
-    #[test]
-    fn a_new_directory_gets_an_empty_log_with_a_header() {
-        let dir = tempfile::tempdir().unwrap();
-        let nested = dir.path().join("a/b");
-        let loaded = open(&nested).unwrap();
-        assert!(loaded.log.is_empty());
-        assert_eq!(std::fs::read(nested.join(FILE_NAME)).unwrap(), MAGIC);
-    }
-
-    #[test]
-    fn appends_continue_after_a_reload_and_must_be_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        written(dir.path());
-        let mut loaded = open(dir.path()).unwrap();
-        let err = loaded.writer.append(&[record(5, 2, b"x")]).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                FileLogError::OutOfOrder {
-                    expected: 3,
-                    got: 5,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        loaded.writer.append(&[record(3, 2, b"x")]).unwrap();
-        // Nothing new to write.
-        let mut log = loaded.log.clone();
-        log.append([(2, 1, None, Some(Bytes::from_static(b"x")))]);
-        assert_eq!(loaded.writer.sync_from(&log).unwrap(), 0);
-        assert_eq!(open(dir.path()).unwrap().log.records(), log.records());
-    }
-
-    #[test]
-    fn a_torn_last_record_is_dropped_and_cut_off() {
-        let dir = tempfile::tempdir().unwrap();
-        let bytes = written(dir.path());
-        let path = dir.path().join(FILE_NAME);
-        // Every cut inside the last entry (header or body) loses only that entry.
-        let last_entry_len = ENTRY_HEADER + MIN_BODY + 1;
-        for cut in 1..last_entry_len {
-            std::fs::write(&path, &bytes[..bytes.len() - cut]).unwrap();
-            let mut loaded = open(dir.path()).unwrap();
-            assert_eq!(loaded.log.records(), &sample().records()[..2], "cut {cut}");
-            assert_eq!(
-                loaded.torn_bytes,
-                (last_entry_len - cut) as u64,
-                "cut {cut}"
-            );
-            assert_eq!(
-                std::fs::metadata(&path).unwrap().len() as usize,
-                bytes.len() - last_entry_len,
-                "the file is cut back"
-            );
-            // The next append lands where the torn one was.
-            loaded.writer.sync_from(&sample()).unwrap();
-            assert_eq!(std::fs::read(&path).unwrap(), bytes);
-        }
-    }
-
-    #[test]
-    fn a_torn_header_is_written_again() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(FILE_NAME), &MAGIC[..3]).unwrap();
-        let loaded = open(dir.path()).unwrap();
-        assert!(loaded.log.is_empty());
-        assert_eq!(std::fs::read(dir.path().join(FILE_NAME)).unwrap(), MAGIC);
-    }
-
-    #[test]
-    fn a_corrupt_record_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let bytes = written(dir.path());
-        let path = dir.path().join(FILE_NAME);
-        // Flip one byte of the first entry's body: its checksum no longer matches.
-        let mut flipped = bytes.clone();
-        flipped[MAGIC.len() + ENTRY_HEADER + 9] ^= 0x40;
-        std::fs::write(&path, &flipped).unwrap();
-        let err = open(dir.path()).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                FileLogError::Corrupt {
-                    position: 8,
-                    offset: 0,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        assert!(err.to_string().contains("checksum"), "{err}");
-        // The file is left alone for a look.
-        assert_eq!(std::fs::read(&path).unwrap(), flipped);
-
-        // A damaged length is caught too, even in the last entry.
-        let mut bad_length = bytes.clone();
-        bad_length[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&2u32.to_be_bytes());
-        std::fs::write(&path, &bad_length).unwrap();
-        assert!(matches!(
-            open(dir.path()),
-            Err(FileLogError::Corrupt { .. })
-        ));
-
-        // A file that is not a log at all.
-        std::fs::write(&path, b"hello, world").unwrap();
-        assert!(matches!(
-            open(dir.path()),
-            Err(FileLogError::BadHeader { .. })
-        ));
-    }
-
-    #[test]
-    fn an_entry_with_a_valid_checksum_but_the_wrong_offset_is_corrupt() {
-        let mut out = BytesMut::from(&MAGIC[..]);
-        encode_entry(&record(0, 2, b"a"), &mut out).unwrap();
-        encode_entry(&record(7, 2, b"b"), &mut out).unwrap();
-        let err = parse(&out, "x").unwrap_err();
-        assert!(
-            matches!(err, FileLogError::Corrupt { offset: 1, .. }),
-            "{err}"
-        );
-        assert!(err.to_string().contains("record offset 7"), "{err}");
-    }
-
-    #[test]
-    fn bodies_are_checked_even_when_the_checksum_matches() {
-        // A body whose key length runs past its end.
-        let mut body = BytesMut::new();
-        body.put_i64(0);
-        body.put_i16(2);
-        body.put_i16(0);
-        body.put_i32(100);
-        body.put_i32(-1);
-        let mut out = BytesMut::from(&MAGIC[..]);
-        out.put_u32(4 + body.len() as u32);
-        out.put_u32(crc32c::crc32c(&body));
-        out.put_slice(&body);
-        assert!(matches!(
-            parse(&out, "x"),
-            Err(FileLogError::Corrupt { .. })
-        ));
-    }
-}
+mod tests;

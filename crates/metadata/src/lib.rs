@@ -10,9 +10,10 @@ pub mod image;
 pub mod log;
 pub mod metadata_version;
 pub mod record;
+pub mod snapshot;
 mod transaction;
 
-pub use file_log::{FileLogError, LoadedLog, LogWriter};
+pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
@@ -26,7 +27,7 @@ pub use image::topics::{
     is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage,
 };
 pub use image::vec_map::{VecMap, VecSet};
-pub use log::{LogRecord, LogRecordRef, MetadataLog};
+pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
 pub use record::{Record, RecordAndVersion, RecordError};
 
@@ -36,6 +37,13 @@ pub enum ReplayError {
     Record(#[from] RecordError),
     #[error("record at offset {offset} does not apply: {reason}")]
     Inconsistent { offset: u64, reason: String },
+    #[error("record {index} of the batch (type {record_type}) is too large for the log: {source}")]
+    TooLarge {
+        index: usize,
+        record_type: i16,
+        #[source]
+        source: file_log::EntryTooLarge,
+    },
 }
 
 /// Everything the records describe.
@@ -127,9 +135,9 @@ impl Store {
     }
 
     /// Encodes (each record at its latest version), replays and appends a batch. Returns the
-    /// offset of the batch's first record. The whole batch is encoded before anything changes,
-    /// and each record enters the log only once it has been applied, so log and state stay in
-    /// step even if a record is rejected.
+    /// offset of the batch's first record. All or nothing: a batch with a record that does not
+    /// encode, is too large for a durable log entry ([`file_log::MAX_ENTRY_BYTES`]) or does not
+    /// replay changes neither the log nor the state.
     pub fn append(&mut self, batch: Vec<Record>) -> Result<u64, ReplayError> {
         self.append_versioned(batch.into_iter().map(Record::at_latest_version).collect())
     }
@@ -137,20 +145,59 @@ impl Store {
     /// [`Store::append`] with the version of each record chosen by the caller, as Kafka's
     /// controller chooses them from the finalized `metadata.version`.
     pub fn append_versioned(&mut self, batch: Vec<RecordAndVersion>) -> Result<u64, ReplayError> {
-        let encoded = batch
-            .iter()
-            .map(|r| r.record.encode_version(r.version))
-            .collect::<Result<Vec<_>, _>>()?;
         let first = self.log.next_offset();
-        for (entry, (record_type, version, key, value)) in batch.iter().zip(encoded) {
-            self.state.replay(&entry.record, self.log.next_offset())?;
+        self.apply(batch, None)?;
+        Ok(first)
+    }
+
+    /// [`Store::append_versioned`], returning the batch's records as the log holds them (with
+    /// their offsets). A log that compacts may drop them at the end of this very call (a
+    /// tombstone goes with what it deletes), so a caller that keeps a durable copy writes these
+    /// with [`file_log::LogWriter::write`] rather than reading them back from [`Store::log`].
+    pub fn append_logged(
+        &mut self,
+        batch: Vec<RecordAndVersion>,
+    ) -> Result<Vec<LogRecord>, ReplayError> {
+        let mut records = Vec::with_capacity(batch.len());
+        self.apply(batch, Some(&mut records))?;
+        Ok(records)
+    }
+
+    /// Encodes and checks the whole batch, replays it (putting back what it changed if a record
+    /// fails), then appends it to the log, each record at the offset it was replayed at.
+    fn apply(
+        &mut self,
+        batch: Vec<RecordAndVersion>,
+        mut logged: Option<&mut Vec<LogRecord>>,
+    ) -> Result<(), ReplayError> {
+        let encoded = encode_batch(&batch)?;
+        let undo = Undo::before(&self.state, &batch);
+        let first = self.log.next_offset();
+        for (i, entry) in batch.iter().enumerate() {
+            if let Err(e) = self.state.replay(&entry.record, first + i as u64) {
+                if let Some(undo) = undo {
+                    undo.restore(&mut self.state);
+                }
+                return Err(e);
+            }
+        }
+        for (record_type, version, key, value) in encoded {
+            if let Some(logged) = logged.as_deref_mut() {
+                logged.push(LogRecord {
+                    offset: self.log.next_offset(),
+                    record_type,
+                    version,
+                    key: key.clone(),
+                    value: value.clone(),
+                });
+            }
             self.log.push(record_type, version, key, value);
         }
         // After the whole batch: a compaction inside it could split a group's deletion.
         if !self.compaction_held {
             self.log.compact_if_due();
         }
-        Ok(first)
+        Ok(())
     }
 
     /// Rebuilds a store from the records of `log`, decoding every one of them. A compacted log
@@ -168,30 +215,247 @@ impl Store {
     }
 }
 
+type Encoded = (i16, i16, Option<bytes::Bytes>, Option<bytes::Bytes>);
+
+/// Every record of the batch, encoded, once each is known to fit a durable log entry.
+fn encode_batch(batch: &[RecordAndVersion]) -> Result<Vec<Encoded>, ReplayError> {
+    batch
+        .iter()
+        .enumerate()
+        .map(|(index, r)| {
+            let encoded = r.record.encode_version(r.version)?;
+            file_log::check_entry_size(encoded.2.as_deref(), encoded.3.as_deref()).map_err(
+                |source| ReplayError::TooLarge {
+                    index,
+                    record_type: encoded.0,
+                    source,
+                },
+            )?;
+            Ok(encoded)
+        })
+        .collect()
+}
+
+/// The images of [`State`], as bits.
+const TOPICS: u8 = 1;
+const STREAMS_GROUPS: u8 = 1 << 1;
+const OFFSETS: u8 = 1 << 2;
+const BROKERS: u8 = 1 << 3;
+const FEATURES: u8 = 1 << 4;
+const GROUP_CONFIGS: u8 = 1 << 5;
+const PRODUCER_IDS: u8 = 1 << 6;
+
+/// The images a record's replay changes, and whether that replay can fail (see
+/// [`State::replay`]: only controller records are checked against the state).
+fn footprint(record: &Record) -> (u8, bool) {
+    match record {
+        Record::Topic(_) => (TOPICS, false),
+        Record::Partition(_) | Record::RemoveTopic(_) => (TOPICS, true),
+        Record::Config(_) => (TOPICS | GROUP_CONFIGS, false),
+        Record::RegisterBroker(_)
+        | Record::UnregisterBroker(_)
+        | Record::FenceBroker(_)
+        | Record::UnfenceBroker(_)
+        | Record::BrokerRegistrationChange(_) => (BROKERS, true),
+        Record::FeatureLevel(_) => (FEATURES, true),
+        Record::ProducerIds(_) => (PRODUCER_IDS, true),
+        Record::OffsetCommit(..) => (OFFSETS, false),
+        Record::StreamsGroupMetadata(..)
+        | Record::StreamsGroupMemberMetadata(..)
+        | Record::StreamsGroupTargetAssignmentMetadata(..)
+        | Record::StreamsGroupTargetAssignmentMember(..)
+        | Record::StreamsGroupCurrentMemberAssignment(..)
+        | Record::StreamsGroupTopology(..) => (STREAMS_GROUPS, false),
+    }
+}
+
+/// Copies of the images a batch changes, taken before it only when one of its records can
+/// fail to replay, so that a failing batch can put them back and change nothing. A
+/// coordinator batch (streams groups, offsets), whose replays cannot fail, takes no copy: it is
+/// the hot path and its images are the large ones. A controller batch copies the controller's
+/// images it touches (topics, brokers, ...), which is the cost of its all-or-nothing replay.
+#[derive(Default)]
+struct Undo {
+    topics: Option<TopicsImage>,
+    streams_groups: Option<StreamsGroupsImage>,
+    offsets: Option<OffsetsImage>,
+    brokers: Option<BrokersImage>,
+    features: Option<FeaturesImage>,
+    group_configs: Option<GroupConfigsImage>,
+    producer_ids: Option<ProducerIdsImage>,
+}
+
+fn copy_if<T: Clone>(touched: u8, image: u8, value: &T) -> Option<T> {
+    (touched & image != 0).then(|| value.clone())
+}
+
+impl Undo {
+    fn before(state: &State, batch: &[RecordAndVersion]) -> Option<Undo> {
+        let (touched, fallible) = batch.iter().fold((0, false), |(t, f), r| {
+            let (images, can_fail) = footprint(&r.record);
+            (t | images, f || can_fail)
+        });
+        fallible.then(|| Undo {
+            topics: copy_if(touched, TOPICS, &state.topics),
+            streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
+            offsets: copy_if(touched, OFFSETS, &state.offsets),
+            brokers: copy_if(touched, BROKERS, &state.brokers),
+            features: copy_if(touched, FEATURES, &state.features),
+            group_configs: copy_if(touched, GROUP_CONFIGS, &state.group_configs),
+            producer_ids: copy_if(touched, PRODUCER_IDS, &state.producer_ids),
+        })
+    }
+
+    fn restore(self, state: &mut State) {
+        let Undo {
+            topics,
+            streams_groups,
+            offsets,
+            brokers,
+            features,
+            group_configs,
+            producer_ids,
+        } = self;
+        if let Some(image) = topics {
+            state.topics = image;
+        }
+        if let Some(image) = streams_groups {
+            state.streams_groups = image;
+        }
+        if let Some(image) = offsets {
+            state.offsets = image;
+        }
+        if let Some(image) = brokers {
+            state.brokers = image;
+        }
+        if let Some(image) = features {
+            state.features = image;
+        }
+        if let Some(image) = group_configs {
+            state.group_configs = image;
+        }
+        if let Some(image) = producer_ids {
+            state.producer_ids = image;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kcoord_wire::records::{PartitionRecord, TopicRecord};
+    use kcoord_wire::records::{ConfigRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord};
+
+    fn topic(id: u128) -> Record {
+        Record::Topic(TopicRecord {
+            name: format!("t{id}"),
+            topic_id: uuid::Uuid::from_u128(id),
+            ..Default::default()
+        })
+    }
+
+    fn topic_config(topic: &str, value: String) -> Record {
+        Record::Config(ConfigRecord {
+            resource_type: image::topics::TOPIC_RESOURCE,
+            resource_name: topic.into(),
+            name: "retention.ms".into(),
+            value: Some(value),
+            ..Default::default()
+        })
+    }
+
+    /// A store holding topic t1, and a copy of its state.
+    fn store_with_a_topic() -> (Store, State) {
+        let mut store = Store::new();
+        store.append(vec![topic(1)]).unwrap();
+        let before = store.state().clone();
+        (store, before)
+    }
 
     #[test]
-    fn a_rejected_record_leaves_log_and_state_in_step() {
-        let mut store = Store::new();
-        let topic = TopicRecord {
-            name: "t".into(),
-            topic_id: uuid::Uuid::from_u128(1),
-            ..Default::default()
-        };
+    fn a_rejected_record_leaves_nothing_of_its_batch() {
+        let (mut store, before) = store_with_a_topic();
         let orphan = PartitionRecord {
-            topic_id: uuid::Uuid::from_u128(2),
+            topic_id: uuid::Uuid::from_u128(99),
             ..Default::default()
         };
-        assert!(store
-            .append(vec![Record::Topic(topic), Record::Partition(orphan)])
-            .is_err());
+        let broker = RegisterBrokerRecord {
+            broker_id: 1,
+            ..Default::default()
+        };
+        // Records before the failing one change three images: none of it stays.
+        let err = store
+            .append(vec![
+                topic(2),
+                topic_config("t1", "1000".into()),
+                Record::RegisterBroker(broker),
+                Record::Partition(orphan),
+            ])
+            .unwrap_err();
+        assert!(
+            matches!(err, ReplayError::Inconsistent { offset: 4, .. }),
+            "{err}"
+        );
+        assert_eq!(store.state(), &before);
         assert_eq!(store.log().len(), 1);
+        assert_eq!(store.log().next_offset(), 1, "no offset is used up");
         assert_eq!(
             Store::replay_log(store.log()).unwrap().state(),
             store.state()
+        );
+        // The next batch goes on as if the rejected one never came.
+        assert_eq!(store.append(vec![topic(2)]).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_record_too_large_for_the_log_is_refused_before_anything_is_replayed() {
+        let (mut store, before) = store_with_a_topic();
+        let huge = "x".repeat(file_log::MAX_ENTRY_BYTES);
+        let err = store
+            .append(vec![topic(2), topic_config("t1", huge)])
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReplayError::TooLarge {
+                    index: 1,
+                    record_type: 4,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(store.state(), &before);
+        assert_eq!(store.log().next_offset(), 1);
+    }
+
+    #[test]
+    fn only_batches_that_can_fail_copy_images_and_only_those_they_touch() {
+        let state = State::default();
+        let offset = Record::OffsetCommit(kcoord_wire::records::OffsetCommitKey::default(), None);
+        let coordinator = vec![offset.at_latest_version(), topic(1).at_latest_version()];
+        assert!(Undo::before(&state, &coordinator).is_none());
+        let controller = vec![
+            topic(1).at_latest_version(),
+            Record::RemoveTopic(Default::default()).at_latest_version(),
+        ];
+        let undo = Undo::before(&state, &controller).unwrap();
+        assert!(undo.topics.is_some());
+        assert!(undo.brokers.is_none() && undo.streams_groups.is_none() && undo.offsets.is_none());
+    }
+
+    #[test]
+    fn append_logged_returns_the_batch_as_the_log_took_it() {
+        let (mut store, _) = store_with_a_topic();
+        let records = store
+            .append_logged(vec![
+                topic(2).at_latest_version(),
+                topic_config("t2", "5".into()).at_latest_version(),
+            ])
+            .unwrap();
+        assert_eq!(records, store.log().records()[1..].to_vec());
+        assert_eq!(
+            records.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            vec![1, 2]
         );
     }
 }

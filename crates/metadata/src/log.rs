@@ -74,6 +74,14 @@ use std::fmt;
 
 use bytes::Bytes;
 
+/// An offset below the log's next offset: offsets are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("offset {offset} is below the log's next offset {next_offset}")]
+pub struct OffsetBehind {
+    pub offset: u64,
+    pub next_offset: u64,
+}
+
 /// One encoded record, owned. A tombstone has a null value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRecord {
@@ -402,6 +410,39 @@ impl MetadataLog {
         if key.is_some() {
             self.keyed_since_compaction += 1;
         }
+    }
+
+    /// Appends one record at `offset` instead of at [`MetadataLog::next_offset`], leaving a gap
+    /// of unused offsets: how a compacted log (whose surviving offsets are not dense) is read
+    /// back from a file or built from a snapshot. No compaction runs; the next
+    /// [`MetadataLog::append`] does it when due. Offsets only move forward, so an `offset`
+    /// below `next_offset` is refused and nothing changes.
+    pub fn push_at(
+        &mut self,
+        offset: u64,
+        record_type: i16,
+        version: i16,
+        key: Option<Bytes>,
+        value: Option<Bytes>,
+    ) -> Result<(), OffsetBehind> {
+        self.advance_next_offset(offset)?;
+        self.push(record_type, version, key, value);
+        Ok(())
+    }
+
+    /// Moves [`MetadataLog::next_offset`] forward to `next_offset` without a record: a
+    /// compacted log's next offset can lie past its last record (a compaction dropped the
+    /// newest records, e.g. tombstones), and a restored log must keep handing out offsets
+    /// from there, never reusing one. Moving it back is refused.
+    pub fn advance_next_offset(&mut self, next_offset: u64) -> Result<(), OffsetBehind> {
+        if next_offset < self.next_offset {
+            return Err(OffsetBehind {
+                offset: next_offset,
+                next_offset: self.next_offset,
+            });
+        }
+        self.next_offset = next_offset;
+        Ok(())
     }
 
     /// Compacts once enough keyed records were appended since the last compaction. Call it at
@@ -909,6 +950,26 @@ mod tests {
             log.compact();
             proptest::prop_assert_eq!(log.records(), naive_compaction(&all));
         }
+    }
+
+    #[test]
+    fn records_pushed_at_offsets_keep_their_gaps_and_the_next_offset() {
+        let mut log = MetadataLog::new();
+        log.push_at(3, 17, 0, b(b"g"), b(b"e")).unwrap();
+        log.push_at(7, 19, 0, b(b"g/m"), b(b"m")).unwrap();
+        assert_eq!(
+            log.push_at(7, 19, 0, b(b"g/m"), b(b"again")),
+            Err(OffsetBehind {
+                offset: 7,
+                next_offset: 8
+            })
+        );
+        log.advance_next_offset(12).unwrap();
+        assert!(log.advance_next_offset(11).is_err(), "never back");
+        assert_eq!(offsets(&log), vec![3, 7]);
+        assert_eq!(log.next_offset(), 12);
+        assert_eq!(log.append([(17, 0, b(b"g"), b(b"f"))]), 12);
+        assert_eq!(offsets(&log), vec![3, 7, 12]);
     }
 
     #[test]

@@ -16,6 +16,11 @@ impl Store {
         self.log.compact_if_due();
     }
 
+    /// Compacts the log now (before it is written out whole as a durable snapshot).
+    pub fn compact_log(&mut self) {
+        self.log.compact();
+    }
+
     /// Forgets every record at or after `offset` and rebuilds the state from the rest, as a
     /// restart from a log that ends there would. Records before `offset` must not have been
     /// compacted away by records after it (hold compaction meanwhile).

@@ -52,3 +52,50 @@ fn r75_a_store_replayed_from_its_file_has_the_same_state() {
     );
     assert_eq!(broker.static_configs.get("broker.rack"), Some(&None));
 }
+
+fn commit(partition: i32, offset: Option<i64>) -> Record {
+    Record::OffsetCommit(
+        r::OffsetCommitKey {
+            group: "g".into(),
+            topic: "orders".into(),
+            partition,
+            ..Default::default()
+        },
+        offset.map(|offset| r::OffsetCommitValue {
+            offset,
+            ..Default::default()
+        }),
+    )
+}
+
+/// A coordinator shard's way: each batch's records (from `append_logged`) are written as they
+/// are, whatever the in-memory compaction drops, and the compacted log is rewritten now and
+/// then. Reloading gives the same state and next offset.
+#[test]
+fn a_compacting_store_written_batch_by_batch_and_rewritten_reloads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = file_log::open(dir.path()).unwrap().writer;
+    let mut store = Store::new();
+    for round in 0..60i64 {
+        let batch: Vec<_> = (0..40)
+            .map(|p| commit(p, (i64::from(p) % 7 != round % 7).then_some(round)))
+            .map(Record::at_latest_version)
+            .collect();
+        let records = store.append_logged(batch).unwrap();
+        writer.write(&records).unwrap();
+        if round % 3 == 2 {
+            writer.sync().unwrap();
+        }
+        if round == 40 {
+            // The in-memory log has compacted by now: its offsets have gaps.
+            assert!(store.log().len() < store.log().next_offset() as usize);
+            writer.rewrite(store.log()).unwrap();
+        }
+    }
+    writer.sync().unwrap();
+    drop(writer);
+    let reloaded = file_log::open(dir.path()).unwrap();
+    assert_eq!(reloaded.log.next_offset(), store.log().next_offset());
+    let replayed = Store::replay_log(&reloaded.log).unwrap();
+    assert_eq!(replayed.state(), store.state());
+}

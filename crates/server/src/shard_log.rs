@@ -102,11 +102,11 @@ pub fn prepare_dir(settings: &CoordinatorLogSettings, shards: usize) -> Result<(
 /// Opens (creating it when missing) the log in `dir` and reads it back; blocking.
 pub fn open(dir: &Path, fsync: bool) -> Result<OpenedLog, FileLogError> {
     let loaded = file_log::open(dir)?;
-    if loaded.torn_bytes > 0 {
+    if let Some(cut) = &loaded.cut {
         warn!(
             dir = %dir.display(),
-            torn_bytes = loaded.torn_bytes,
-            "cut a torn record at the end of a coordinator shard log (it was never acknowledged)"
+            bytes = cut.bytes,
+            "coordinator shard log: {cut} (an append that was never acknowledged)"
         );
     }
     let next = loaded.writer.next_offset();
@@ -195,8 +195,20 @@ impl ShardLog {
 
     /// Writes a batch in one write and (unless configured otherwise) one fsync; blocking.
     pub fn write(&self, writer: &mut LogWriter, batch: &[LogRecord]) -> Result<(), FileLogError> {
-        let _ = self.fsync; // TODO(group commit without fsync): needs write/sync split.
-        writer.append(batch)
+        writer.write(batch)?;
+        if self.fsync {
+            writer.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the file with `snapshot` (the shard's compacted log); blocking.
+    pub fn rewrite(
+        &self,
+        writer: &mut LogWriter,
+        snapshot: &MetadataLog,
+    ) -> Result<(), FileLogError> {
+        writer.rewrite(snapshot)
     }
 
     /// The batch ending before `next` is durable.
@@ -214,6 +226,15 @@ impl ShardLog {
         self.durable.store(durable, Ordering::Release);
         self.progress.send_replace(Progress { epoch, durable });
     }
+}
+
+/// The smallest file worth compacting.
+const MIN_REWRITE_BYTES: u64 = 1 << 20;
+
+/// The file size at which a file of `len` bytes (just loaded or rewritten) is compacted next:
+/// twice that, so rewrites cost amortized O(1) per appended byte.
+pub fn rewrite_threshold(len: u64) -> u64 {
+    len.saturating_mul(2).max(MIN_REWRITE_BYTES)
 }
 
 /// Logs a failed write at most once a minute per shard (a full disk fails every change).

@@ -587,6 +587,7 @@ async fn run_writer(
         return;
     };
     let mut failures = shard_log::FailureLog::default();
+    let mut rewrite_at = shard_log::rewrite_threshold(writer.len_bytes());
     loop {
         let stopping = tokio::select! {
             () = log.queued() => false,
@@ -614,6 +615,13 @@ async fn run_writer(
                 Ok(()) => {
                     failures.recovered(shared.index);
                     log.durable_up_to(last + 1);
+                    if writer.len_bytes() >= rewrite_at {
+                        writer = match compact_file(&shared, &log, writer).await {
+                            Some(writer) => writer,
+                            None => return,
+                        };
+                        rewrite_at = shard_log::rewrite_threshold(writer.len_bytes());
+                    }
                 }
                 Err(e) => {
                     failures.failed(shared.index, &e);
@@ -628,6 +636,54 @@ async fn run_writer(
             // Whatever a job queues after this is never written: its request is refused.
             log.start_new_epoch(log.durable_offset());
             return;
+        }
+    }
+}
+
+/// Rewrites the shard's file as its compacted log (everything in memory, which includes what is
+/// queued), as Kafka's cleaner compacts `__consumer_offsets`, so the file and the time to load
+/// it stay in proportion to the live groups and offsets rather than to their history.
+async fn compact_file(
+    shared: &Arc<Shared>,
+    log: &Arc<ShardLog>,
+    mut writer: kcoord_metadata::LogWriter,
+) -> Option<kcoord_metadata::LogWriter> {
+    let snapshot = {
+        let mut locked = shared.lock();
+        // The snapshot holds every queued record: they are written with it.
+        log.take_queued();
+        locked.shard.compacted_log()
+    };
+    let next = snapshot.next_offset();
+    let before = writer.len_bytes();
+    let log_for_write = Arc::clone(log);
+    let rewritten = tokio::task::spawn_blocking(move || {
+        let result = log_for_write.rewrite(&mut writer, &snapshot);
+        (writer, result)
+    })
+    .await;
+    let Ok((writer, result)) = rewritten else {
+        error!(
+            shard = shared.index,
+            "rewriting the coordinator log panicked; the shard stops"
+        );
+        stop_shard(shared, log);
+        return None;
+    };
+    match result {
+        Ok(()) => {
+            log.durable_up_to(next);
+            info!(
+                shard = shared.index,
+                before_bytes = before,
+                after_bytes = writer.len_bytes(),
+                "compacted the coordinator shard's log"
+            );
+            Some(writer)
+        }
+        Err(e) => {
+            error!(shard = shared.index, error = %e, "could not rewrite the coordinator shard's log");
+            reload_after_failure(shared, log, writer).await
         }
     }
 }

@@ -1,0 +1,323 @@
+use std::collections::BTreeMap;
+
+use kcoord_wire::records::broker_registration_change_record::BrokerRegistrationChangeRecord;
+use uuid::Uuid;
+
+use super::*;
+use crate::Store;
+
+fn feature(name: &str, level: i16) -> Record {
+    Record::FeatureLevel(r::FeatureLevelRecord {
+        name: name.into(),
+        feature_level: level,
+        ..Default::default()
+    })
+}
+
+fn topic(name: &str, id: u128, replication_factor: i16) -> Record {
+    Record::Topic(r::TopicRecord {
+        name: name.into(),
+        topic_id: Uuid::from_u128(id),
+        replication_factor,
+        ..Default::default()
+    })
+}
+
+fn partition(topic: u128, partition_id: i32, leader: i32, leader_epoch: i32) -> Record {
+    Record::Partition(r::PartitionRecord {
+        partition_id,
+        topic_id: Uuid::from_u128(topic),
+        replicas: vec![1, 2],
+        isr: vec![leader],
+        leader,
+        leader_epoch,
+        ..Default::default()
+    })
+}
+
+fn set_config(resource_type: i8, resource: &str, name: &str, value: Option<&str>) -> Record {
+    Record::Config(r::ConfigRecord {
+        resource_type,
+        resource_name: resource.into(),
+        name: name.into(),
+        value: value.map(str::to_owned),
+        ..Default::default()
+    })
+}
+
+fn register(id: i32, epoch: i64, dir: u128) -> r::RegisterBrokerRecord {
+    r::RegisterBrokerRecord {
+        broker_id: id,
+        broker_epoch: epoch,
+        incarnation_id: Uuid::from_u128(100 + id as u128),
+        end_points: vec![
+            rb::BrokerEndpoint {
+                name: "PLAINTEXT".into(),
+                host: format!("b{id}"),
+                port: 9092,
+                security_protocol: 0,
+                ..Default::default()
+            },
+            rb::BrokerEndpoint {
+                name: "INTERNAL".into(),
+                host: format!("b{id}"),
+                port: 9094,
+                security_protocol: 1,
+                ..Default::default()
+            },
+        ],
+        features: vec![rb::BrokerFeature {
+            name: "metadata.version".into(),
+            min_supported_version: 7,
+            max_supported_version: 34,
+            ..Default::default()
+        }],
+        rack: Some(format!("rack-{id}")),
+        log_dirs: vec![Uuid::from_u128(dir + 1), Uuid::from_u128(dir)],
+        static_configs: vec![
+            rb::BrokerStaticConfig {
+                name: "num.io.threads".into(),
+                value: Some("8".into()),
+                ..Default::default()
+            },
+            rb::BrokerStaticConfig {
+                name: "broker.rack".into(),
+                value: None,
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+/// A controller log with topics created and deleted, configs set and removed, brokers
+/// registered, fenced, unfenced, changed and unregistered, features and producer id blocks.
+fn varied_store() -> Store {
+    let mut store = Store::new();
+    let batches: Vec<Vec<Record>> = vec![
+        vec![feature("metadata.version", 34), feature("group.version", 1)],
+        vec![
+            topic("orders", 1, 3),
+            partition(1, 0, 1, 0),
+            partition(1, 1, 2, 0),
+        ],
+        vec![
+            set_config(TOPIC_RESOURCE, "orders", "retention.ms", Some("1000")),
+            set_config(TOPIC_RESOURCE, "orders", "cleanup.policy", Some("compact")),
+            set_config(TOPIC_RESOURCE, "orders", "retention.ms", None),
+        ],
+        vec![topic("tmp", 2, -1), partition(2, 0, 1, 0)],
+        vec![Record::RemoveTopic(r::RemoveTopicRecord {
+            topic_id: Uuid::from_u128(2),
+            ..Default::default()
+        })],
+        vec![
+            topic("tmp", 3, 1),
+            partition(3, 0, 1, 0),
+            partition(3, 0, 2, 1),
+        ],
+        vec![
+            set_config(
+                GROUP_RESOURCE,
+                "g1",
+                "streams.num.standby.replicas",
+                Some("1"),
+            ),
+            set_config(
+                GROUP_RESOURCE,
+                "g1",
+                "streams.session.timeout.ms",
+                Some("50000"),
+            ),
+            set_config(GROUP_RESOURCE, "g1", "streams.session.timeout.ms", None),
+            set_config(
+                GROUP_RESOURCE,
+                "g2",
+                "streams.num.standby.replicas",
+                Some("2"),
+            ),
+            set_config(GROUP_RESOURCE, "g2", "streams.num.standby.replicas", None),
+        ],
+        vec![Record::RegisterBroker(register(1, 10, 1000))],
+        vec![Record::UnfenceBroker(r::UnfenceBrokerRecord {
+            id: 1,
+            epoch: 10,
+            ..Default::default()
+        })],
+        vec![Record::RegisterBroker(register(2, 11, 2000))],
+        vec![Record::BrokerRegistrationChange(
+            BrokerRegistrationChangeRecord {
+                broker_id: 2,
+                broker_epoch: 11,
+                fenced: -1,
+                in_controlled_shutdown: 1,
+                log_dirs: vec![Uuid::from_u128(2002)],
+                cordoned_log_dirs: Some(vec![Uuid::from_u128(2002)]),
+                ..Default::default()
+            },
+        )],
+        vec![Record::RegisterBroker(register(3, 12, 3000))],
+        vec![Record::UnregisterBroker(r::UnregisterBrokerRecord {
+            broker_id: 3,
+            broker_epoch: 12,
+            ..Default::default()
+        })],
+        // Broker 1 comes back as a new incarnation, then is fenced.
+        vec![Record::RegisterBroker(register(1, 20, 1000))],
+        vec![Record::FenceBroker(r::FenceBrokerRecord {
+            id: 1,
+            epoch: 20,
+            ..Default::default()
+        })],
+        vec![feature("streams.version", 1), feature("group.version", 0)],
+        vec![feature("kraft.version", 1)],
+        vec![Record::ProducerIds(r::ProducerIdsRecord {
+            broker_id: 1,
+            broker_epoch: 20,
+            next_producer_id: 1000,
+            ..Default::default()
+        })],
+        vec![Record::ProducerIds(r::ProducerIdsRecord {
+            broker_id: 2,
+            broker_epoch: 11,
+            next_producer_id: 2000,
+            ..Default::default()
+        })],
+    ];
+    for batch in batches {
+        store.append(batch).unwrap();
+    }
+    store
+}
+
+/// Replays `records` into an empty state from offset `base` on.
+fn replay(records: &[Record], base: u64) -> State {
+    let mut state = State::default();
+    for (i, record) in records.iter().enumerate() {
+        state.replay(record, base + i as u64).unwrap();
+    }
+    state
+}
+
+/// The registrations with the offsets a snapshot replayed from `base` gives them.
+fn registrations_as_replayed(
+    state: &State,
+    records: &[Record],
+    base: u64,
+) -> BTreeMap<i32, BrokerRegistration> {
+    let offsets: BTreeMap<i32, u64> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match r {
+            Record::RegisterBroker(b) => Some((b.broker_id, base + i as u64)),
+            _ => None,
+        })
+        .collect();
+    state
+        .brokers
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            b.registration_offset = offsets[&b.id];
+            (b.id, b)
+        })
+        .collect()
+}
+
+#[test]
+fn a_replayed_snapshot_rebuilds_the_controller_state() {
+    let store = varied_store();
+    let state = store.state();
+    // The log really is varied: every kind of image holds something.
+    assert_eq!(state.topics.len(), 2);
+    assert_eq!(state.brokers.len(), 2);
+    assert!(state
+        .brokers
+        .get(1)
+        .is_some_and(|b| b.fenced && b.epoch == 20));
+    assert_eq!(state.group_configs.iter().count(), 1);
+    assert_eq!(state.producer_ids.next_producer_id(), 2000);
+
+    let records = state.snapshot_records();
+    let base = 500;
+    let replayed = replay(&records, base);
+    assert_eq!(replayed.topics, state.topics);
+    assert_eq!(replayed.group_configs, state.group_configs);
+    assert_eq!(replayed.producer_ids, state.producer_ids);
+    assert_eq!(replayed.features.finalized(), state.features.finalized());
+    assert_eq!(
+        replayed.features.metadata_version(),
+        state.features.metadata_version()
+    );
+    assert_eq!(replayed.streams_groups, state.streams_groups);
+    assert_eq!(replayed.offsets, state.offsets);
+    // Everything of a registration but its offset, which is the snapshot record's.
+    assert_eq!(
+        replayed
+            .brokers
+            .iter()
+            .map(|b| (b.id, b.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        registrations_as_replayed(state, &records, base)
+    );
+    // The features epoch is the offset of the snapshot's last FeatureLevelRecord.
+    let last_feature = records
+        .iter()
+        .rposition(|r| matches!(r, Record::FeatureLevel(_)))
+        .unwrap();
+    assert_eq!(
+        replayed.features.epoch(),
+        (base + last_feature as u64) as i64
+    );
+
+    // A snapshot of the replayed state, replayed at the same offsets, is the same state.
+    assert_eq!(replay(&replayed.snapshot_records(), base), replayed);
+}
+
+#[test]
+fn a_snapshot_rewritten_into_the_file_log_replays_to_the_same_state() {
+    let store = varied_store();
+    let records: Vec<RecordAndVersion> = store
+        .state()
+        .snapshot_records()
+        .into_iter()
+        .map(Record::at_latest_version)
+        .collect();
+    let next = store.log().next_offset();
+    let log = snapshot_log(&records, next).unwrap();
+    assert_eq!(log.next_offset(), next);
+    assert_eq!(log.len(), records.len());
+    assert_eq!(log.iter().last().map(|r| r.offset), Some(next - 1));
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut loaded = file_log::open(dir.path()).unwrap();
+    loaded.writer.sync_from(store.log()).unwrap();
+    loaded.writer.rewrite(&log).unwrap();
+    drop(loaded);
+    let reloaded = file_log::open(dir.path()).unwrap();
+    assert_eq!(reloaded.log.next_offset(), next);
+    let from_file = Store::replay_log(&reloaded.log).unwrap();
+    let plain: Vec<Record> = records.into_iter().map(|r| r.record).collect();
+    assert_eq!(
+        from_file.state(),
+        &replay(&plain, next - plain.len() as u64)
+    );
+}
+
+#[test]
+fn a_snapshot_must_fit_below_its_next_offset() {
+    let records = vec![feature("metadata.version", 34).at_latest_version(); 3];
+    assert!(matches!(
+        snapshot_log(&records, 2),
+        Err(SnapshotError::TooManyRecords {
+            records: 3,
+            next_offset: 2
+        })
+    ));
+    assert_eq!(snapshot_log(&[], 0).unwrap().next_offset(), 0);
+}
+
+#[test]
+fn an_empty_state_has_an_empty_snapshot() {
+    assert!(State::default().snapshot_records().is_empty());
+}
