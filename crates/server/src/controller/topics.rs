@@ -16,7 +16,7 @@ use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, Top
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use crate::catalog::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
+use kcoord_metadata::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
 
 /// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
 pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
