@@ -35,15 +35,19 @@
 pub mod config;
 pub mod controller;
 pub mod error;
+pub mod group_configs;
 pub mod heartbeat;
 pub mod registration;
 mod sessions;
+pub mod topics;
 
 pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use controller::{Controller, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE};
 pub use error::{kafka_uuid, ControllerError};
+pub use group_configs::{GroupConfigChange, GroupConfigValidator, ResourceError};
 pub use heartbeat::{BrokerControlState, BrokerHeartbeatReply};
 pub use kcoord_metadata::{
     BrokerRegistration, BrokersImage, MetadataVersion, MetadataVersionError,
 };
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};
+pub use topics::{random_topic_id, Decision, TopicDefaults};

@@ -12,8 +12,6 @@
 //! the controller's `next_deadline()` and calls `tick`.
 
 pub mod boot;
-pub mod group_configs;
-pub mod topics;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,8 +36,9 @@ use crate::group_configs::GroupConfigRules;
 use crate::partitions::Partitions;
 use crate::shards::Coordinators;
 pub use boot::{ControllerBoot, MetadataLogError};
-use group_configs::{GroupConfigChange, ResourceError};
-pub use topics::TopicDefaults;
+use kcoord_controller::group_configs::{self, GroupConfigChange, ResourceError};
+use kcoord_controller::topics;
+pub use kcoord_controller::TopicDefaults;
 
 const CONTROLLER_QUEUE: usize = 256;
 

@@ -9,9 +9,9 @@ use tokio::sync::watch;
 
 use super::*;
 use crate::config::{Config, ListenerKind};
-use crate::controller::group_configs::{APPEND, SET};
 use crate::handlers::testing::{encodes, running, with_ctx, Ctx};
 use crate::state::ServerState;
+use kcoord_controller::group_configs::{APPEND, SET};
 
 fn op(name: &str, operation: i8, value: Option<&str>) -> AlterableConfig {
     AlterableConfig {
