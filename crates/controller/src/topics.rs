@@ -29,8 +29,21 @@ const TOPIC_RESOURCE: i8 = 2;
 pub struct TopicDefaults {
     /// This node: the leader and only replica of every partition.
     pub node_id: i32,
+    /// `num.partitions`.
     pub num_partitions: i32,
+    /// `default.replication.factor`.
     pub replication_factor: i16,
+}
+
+impl Default for TopicDefaults {
+    /// Node 1 with Kafka's defaults (`num.partitions` and `default.replication.factor` are 1).
+    fn default() -> Self {
+        TopicDefaults {
+            node_id: 1,
+            num_partitions: 1,
+            replication_factor: 1,
+        }
+    }
 }
 
 /// Records to append (nothing for validate-only requests) and the per-topic answers.

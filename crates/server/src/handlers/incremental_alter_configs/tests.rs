@@ -326,7 +326,7 @@ async fn group_configs_survive_a_restart_with_a_metadata_log_dir() {
         .unwrap(),
     );
     let start = || {
-        let boot = crate::controller::ControllerBoot::open(&config, 0).unwrap();
+        let boot = crate::controller_runtime::ControllerBoot::open(&config, 0).unwrap();
         let partitions = Arc::new(
             crate::partitions::Partitions::open(config.log.clone(), &boot.topics_image(), 0)
                 .unwrap(),
