@@ -1,7 +1,7 @@
 //! The topic catalog as request handlers see it: the controller's latest
 //! [`TopicsImage`], published as a whole and read without a lock held across a request, as
 //! Kafka's request handlers read the published MetadataImage. Only the controller task
-//! publishes (`controller.rs`); handlers only take snapshots.
+//! publishes (`controller_runtime/`); handlers only take snapshots.
 
 use std::sync::{Arc, RwLock};
 
