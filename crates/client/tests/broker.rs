@@ -13,7 +13,9 @@ use kcoord_client::broker::{
     DEFAULT_CONFIGS,
 };
 use kcoord_client::ClientError;
-use kcoord_controller::{Controller, ControllerConfig, MetadataVersion};
+use kcoord_controller::{
+    BrokerHeartbeatReply, BrokerRegistrationReply, Controller, ControllerConfig, MetadataVersion,
+};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
@@ -322,7 +324,8 @@ fn controller_server(
     move |request| {
         let now = started.elapsed().as_millis() as i64;
         let mut controller = controller.lock().unwrap();
-        controller.tick(now).unwrap();
+        let tick = controller.tick(now);
+        controller.apply(tick).unwrap();
         match ApiKey::from_i16(request.api_key()) {
             Some(ApiKey::ApiVersions) => response(
                 request,
@@ -334,14 +337,17 @@ fn controller_server(
             ),
             Some(ApiKey::BrokerRegistration) => {
                 let registration = request.decode::<BrokerRegistrationRequest>();
-                response(
-                    request,
-                    &controller.register_broker(&registration, request.version(), now),
-                )
+                let result = controller
+                    .register_broker(&registration, request.version(), now)
+                    .and_then(|outcome| controller.apply(outcome));
+                response(request, &BrokerRegistrationReply::response(&result))
             }
             Some(ApiKey::BrokerHeartbeat) => {
                 let heartbeat = request.decode::<BrokerHeartbeatRequest>();
-                response(request, &controller.broker_heartbeat(&heartbeat, now))
+                let result = controller
+                    .broker_heartbeat(&heartbeat, now)
+                    .and_then(|outcome| controller.apply(outcome));
+                response(request, &BrokerHeartbeatReply::response(&result))
             }
             _ => Reply::Close,
         }

@@ -3,6 +3,8 @@ use std::collections::BTreeMap;
 
 use kcoord_metadata::MetadataVersion;
 
+use crate::topics::TopicDefaults;
+
 /// Kafka's `broker.session.timeout.ms` default.
 pub const DEFAULT_SESSION_TIMEOUT_MS: i64 = 9_000;
 
@@ -19,6 +21,9 @@ pub struct ControllerConfig {
     /// Other features finalized at bootstrap, e.g. `group.version` = 1. A registering broker
     /// must support each of them (one it does not list is checked as the range [0, 0]).
     pub bootstrap_features: BTreeMap<String, i16>,
+    /// What CreateTopics gives a topic that leaves a setting at -1, and the node that leads
+    /// every partition.
+    pub topic_defaults: TopicDefaults,
 }
 
 impl ControllerConfig {
@@ -28,6 +33,7 @@ impl ControllerConfig {
             session_timeout_ms: DEFAULT_SESSION_TIMEOUT_MS,
             metadata_version: MetadataVersion::LATEST,
             bootstrap_features: BTreeMap::new(),
+            topic_defaults: TopicDefaults::default(),
         }
     }
 
@@ -38,6 +44,11 @@ impl ControllerConfig {
 
     pub fn with_session_timeout_ms(mut self, session_timeout_ms: i64) -> Self {
         self.session_timeout_ms = session_timeout_ms;
+        self
+    }
+
+    pub fn with_topic_defaults(mut self, topic_defaults: TopicDefaults) -> Self {
+        self.topic_defaults = topic_defaults;
         self
     }
 

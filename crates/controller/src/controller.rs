@@ -1,24 +1,33 @@
-//! The controller: the metadata log, the state replayed from it, and the broker sessions. All
-//! methods are synchronous and take `now` (ms) where time matters.
+//! The controller: the metadata log, the state replayed from it, and the broker sessions.
+//!
+//! Every handler is a function of (`&self`, request, `now`) returning an [`Outcome`]: the
+//! records to append as one batch, the answer, and the [`Effect`]s on the in-memory broker
+//! sessions. No handler appends. Whoever runs the controller checks the batch
+//! ([`Controller::prepare`]), makes it durable if it keeps a durable log, and then
+//! [`Controller::apply`]s it; an outcome that is never applied changes nothing.
 use std::collections::BTreeMap;
 
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
-    BrokerRegistration, BrokersImage, MetadataLog, MetadataVersion, Record, RecordAndVersion,
-    State, Store,
+    BrokerRegistration, BrokersImage, LogRecord, MetadataLog, MetadataVersion, Record,
+    RecordAndVersion, State, Store,
 };
+use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
+use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
-    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
-    BrokerRegistrationResponse,
+    BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DeleteTopicsRequest,
 };
 use kcoord_wire::records::{FeatureLevelRecord, ProducerIdsRecord, UnregisterBrokerRecord};
 use kcoord_wire::ErrorCode;
+use uuid::Uuid;
 
 use crate::config::ControllerConfig;
 use crate::error::{ControllerError, Result};
+use crate::group_configs::{self, GroupConfigChange, GroupConfigValidator, ResourceError};
 use crate::heartbeat::{self, BrokerControlState, BrokerHeartbeatReply};
 use crate::registration::{self, BrokerRegistrationReply, RegistrationContext};
 use crate::sessions::Sessions;
+use crate::topics::{self, Decision};
 
 /// Kafka's `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`.
 pub const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
@@ -35,6 +44,69 @@ pub struct ProducerIdBlock {
 pub enum TickEvent {
     /// Kafka: "Fencing broker {id} at epoch {epoch} because its session has timed out."
     SessionExpired { broker_id: i32, epoch: i64 },
+}
+
+/// What a handler decided. `records` are one batch: all of them reach the log or none does.
+/// `effects` change the broker sessions, which live in memory only (as Kafka's
+/// `BrokerHeartbeatManager` keeps them); they run once the batch is in the log.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "an outcome changes nothing until it is applied"]
+pub struct Outcome<R> {
+    pub records: Vec<RecordAndVersion>,
+    pub response: R,
+    pub effects: Vec<Effect>,
+}
+
+impl<R> Outcome<R> {
+    /// An answer that changes nothing.
+    pub fn answer(response: R) -> Outcome<R> {
+        Outcome {
+            records: Vec::new(),
+            response,
+            effects: Vec::new(),
+        }
+    }
+
+    /// The same records and effects with another answer.
+    pub fn map<S>(self, f: impl FnOnce(R) -> S) -> Outcome<S> {
+        Outcome {
+            records: self.records,
+            response: f(self.response),
+            effects: self.effects,
+        }
+    }
+}
+
+/// The topic and config decisions' records, each at its latest version, and their results.
+impl<T> From<Decision<T>> for Outcome<Vec<T>> {
+    fn from(decision: Decision<T>) -> Self {
+        Outcome {
+            records: decision
+                .records
+                .into_iter()
+                .map(Record::at_latest_version)
+                .collect(),
+            response: decision.results,
+            effects: Vec::new(),
+        }
+    }
+}
+
+/// A change to the in-memory broker sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Broker `broker_id` heartbeat at `now` with epoch `epoch`.
+    TouchSession {
+        broker_id: i32,
+        epoch: i64,
+        now: i64,
+    },
+    /// Every session of the broker ends (a new incarnation registered, or it was unregistered).
+    ForgetBroker { broker_id: i32 },
+    /// The expired session of (`broker_id`, `epoch`) was dealt with by `tick`.
+    EndSession { broker_id: i32, epoch: i64 },
+    /// The broker enters or leaves controlled shutdown.
+    ControlledShutdown { broker_id: i32, on: bool },
 }
 
 pub struct Controller {
@@ -148,16 +220,69 @@ impl Controller {
         self.store
     }
 
-    /// Appends records other parts of the daemon decided (topics, configs) to the same log,
-    /// each at its latest version. Returns the offset of the first one.
-    pub fn append(&mut self, records: Vec<Record>) -> Result<u64> {
-        self.append_versioned(records.into_iter().map(Record::at_latest_version).collect())
-    }
-
     fn append_versioned(&mut self, records: Vec<RecordAndVersion>) -> Result<u64> {
         self.store
             .append_versioned(records)
             .map_err(ControllerError::internal)
+    }
+
+    /// The batch as the log will hold it: each record encoded at the offset it will get,
+    /// after checking that the whole batch replays onto (a copy of) the current state. `Err`
+    /// means the batch must not be written anywhere: a decision that does not replay is a bug.
+    pub fn prepare(&self, records: &[RecordAndVersion]) -> Result<Vec<LogRecord>> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut state = self.state().clone();
+        let first = self.store.log().next_offset();
+        records
+            .iter()
+            .zip(first..)
+            .map(|(r, offset)| {
+                let (record_type, version, key, value) = r
+                    .record
+                    .encode_version(r.version)
+                    .map_err(ControllerError::internal)?;
+                state
+                    .replay(&r.record, offset)
+                    .map_err(ControllerError::internal)?;
+                Ok(LogRecord {
+                    offset,
+                    record_type,
+                    version,
+                    key,
+                    value,
+                })
+            })
+            .collect()
+    }
+
+    /// Appends the outcome's records to the in-memory log and state, all or nothing, then runs
+    /// its effects, and gives the answer back. On `Err` nothing changed.
+    pub fn apply<R>(&mut self, outcome: Outcome<R>) -> Result<R> {
+        if !outcome.records.is_empty() {
+            self.prepare(&outcome.records)?;
+            self.append_versioned(outcome.records)?;
+        }
+        for effect in &outcome.effects {
+            self.run_effect(*effect);
+        }
+        Ok(outcome.response)
+    }
+
+    fn run_effect(&mut self, effect: Effect) {
+        match effect {
+            Effect::TouchSession {
+                broker_id,
+                epoch,
+                now,
+            } => self.sessions.touch(broker_id, epoch, now),
+            Effect::ForgetBroker { broker_id } => self.sessions.remove(broker_id),
+            Effect::EndSession { broker_id, epoch } => self.sessions.end(broker_id, epoch),
+            Effect::ControlledShutdown { broker_id, on } => {
+                self.sessions.set_controlled_shutdown(broker_id, on)
+            }
+        }
     }
 
     /// The finalized `metadata.version`.
@@ -194,33 +319,15 @@ impl Controller {
         self.broker(broker_id).map(|b| &b.static_configs)
     }
 
-    /// BrokerRegistration at request version `api_version`, answered as Kafka answers it.
+    /// BrokerRegistration at request version `api_version`, with Kafka's error and message.
+    /// The reply's epoch is the offset the registration record will get: the batch is the
+    /// next one appended.
     pub fn register_broker(
-        &mut self,
+        &self,
         request: &BrokerRegistrationRequest,
         api_version: i16,
         now: i64,
-    ) -> BrokerRegistrationResponse {
-        match self.try_register_broker(request, api_version, now) {
-            Ok(reply) => BrokerRegistrationResponse {
-                broker_epoch: reply.epoch,
-                ..Default::default()
-            },
-            Err(e) => BrokerRegistrationResponse {
-                error_code: e.code.code(),
-                broker_epoch: -1,
-                ..Default::default()
-            },
-        }
-    }
-
-    /// [`Controller::register_broker`] with Kafka's error message.
-    pub fn try_register_broker(
-        &mut self,
-        request: &BrokerRegistrationRequest,
-        api_version: i16,
-        now: i64,
-    ) -> Result<BrokerRegistrationReply> {
+    ) -> Result<Outcome<BrokerRegistrationReply>> {
         let finalized = self.finalized_features();
         let has_live_session = self.broker(request.broker_id).is_some_and(|existing| {
             self.sessions
@@ -238,44 +345,26 @@ impl Controller {
             request,
             api_version,
         )?;
-        if decision.new_incarnation {
-            self.sessions.remove(request.broker_id);
-        }
-        self.append_versioned(vec![decision.record])?;
-        Ok(BrokerRegistrationReply {
+        let mut outcome = Outcome::answer(BrokerRegistrationReply {
             epoch: decision.epoch,
-        })
-    }
-
-    /// BrokerHeartbeat (any version), answered as Kafka answers it.
-    pub fn broker_heartbeat(
-        &mut self,
-        request: &BrokerHeartbeatRequest,
-        now: i64,
-    ) -> BrokerHeartbeatResponse {
-        match self.try_broker_heartbeat(request, now) {
-            Ok(reply) => BrokerHeartbeatResponse {
-                is_caught_up: reply.is_caught_up,
-                is_fenced: reply.is_fenced,
-                should_shut_down: reply.should_shut_down,
-                ..Default::default()
-            },
-            // Kafka's error response keeps the defaults: not caught up, fenced, no shutdown.
-            Err(e) => BrokerHeartbeatResponse {
-                error_code: e.code.code(),
-                ..Default::default()
-            },
+        });
+        outcome.records.push(decision.record);
+        if decision.new_incarnation {
+            outcome.effects.push(Effect::ForgetBroker {
+                broker_id: request.broker_id,
+            });
         }
+        Ok(outcome)
     }
 
-    /// [`Controller::broker_heartbeat`] with Kafka's error message.
-    pub fn try_broker_heartbeat(
-        &mut self,
+    /// BrokerHeartbeat (any version), with Kafka's error and message.
+    pub fn broker_heartbeat(
+        &self,
         request: &BrokerHeartbeatRequest,
         now: i64,
-    ) -> Result<BrokerHeartbeatReply> {
+    ) -> Result<Outcome<BrokerHeartbeatReply>> {
         let broker_id = request.broker_id;
-        let Some(registration) = self.broker(broker_id).cloned() else {
+        let Some(registration) = self.broker(broker_id) else {
             return Err(ControllerError::stale_broker_epoch(format!(
                 "Receive a heartbeat from broker {broker_id} before registration"
             )));
@@ -286,8 +375,6 @@ impl Controller {
                 registration.epoch, request.broker_epoch
             )));
         }
-        self.sessions.touch(broker_id, registration.epoch, now);
-
         let current = if registration.fenced {
             BrokerControlState::Fenced
         } else if self.sessions.in_controlled_shutdown(broker_id) {
@@ -299,27 +386,37 @@ impl Controller {
         let next = heartbeat::next_state(current, request, registration.registration_offset, false);
         let mut records = Vec::new();
         if next != current {
-            records.extend(heartbeat::state_change_records(&registration, next));
+            records.extend(heartbeat::state_change_records(registration, next));
         }
         let mv = self.metadata_version();
-        records.extend(heartbeat::offline_dirs_record(&registration, request, mv));
-        records.extend(heartbeat::cordoned_dirs_record(&registration, request, mv));
-        if !records.is_empty() {
-            self.append_versioned(records)?;
-        }
-        // A fenced broker leaves controlled shutdown (Kafka's `touch`).
-        self.sessions
-            .set_controlled_shutdown(broker_id, next.in_controlled_shutdown());
-        Ok(BrokerHeartbeatReply {
-            is_caught_up: heartbeat::caught_up(request, registration.registration_offset),
-            is_fenced: next.fenced(),
-            in_controlled_shutdown: next.in_controlled_shutdown(),
-            should_shut_down: next.should_shut_down(),
+        records.extend(heartbeat::offline_dirs_record(registration, request, mv));
+        records.extend(heartbeat::cordoned_dirs_record(registration, request, mv));
+        let effects = vec![
+            Effect::TouchSession {
+                broker_id,
+                epoch: registration.epoch,
+                now,
+            },
+            // A fenced broker leaves controlled shutdown (Kafka's `touch`).
+            Effect::ControlledShutdown {
+                broker_id,
+                on: next.in_controlled_shutdown(),
+            },
+        ];
+        Ok(Outcome {
+            records,
+            response: BrokerHeartbeatReply {
+                is_caught_up: heartbeat::caught_up(request, registration.registration_offset),
+                is_fenced: next.fenced(),
+                in_controlled_shutdown: next.in_controlled_shutdown(),
+                should_shut_down: next.should_shut_down(),
+            },
+            effects,
         })
     }
 
     /// Kafka's UnregisterBroker (key 64): removes a registration whatever its state.
-    pub fn unregister_broker(&mut self, broker_id: i32) -> Result<()> {
+    pub fn unregister_broker(&self, broker_id: i32) -> Result<Outcome<()>> {
         let Some(registration) = self.broker(broker_id) else {
             return Err(ControllerError::new(
                 ErrorCode::BROKER_ID_NOT_REGISTERED,
@@ -331,43 +428,51 @@ impl Controller {
             broker_epoch: registration.epoch,
             ..Default::default()
         });
-        self.append_versioned(vec![record.at_version(0)])?;
-        self.sessions.remove(broker_id);
-        Ok(())
+        let mut outcome = Outcome::answer(());
+        outcome.records.push(record.at_version(0));
+        outcome.effects.push(Effect::ForgetBroker { broker_id });
+        Ok(outcome)
     }
 
     /// Fences every broker whose session expired at `now` (Kafka's `maybeFenceOneStaleBroker`,
-    /// one batch per broker, oldest contact first). A session of a previous epoch, of a broker
+    /// oldest contact first; here in one batch). A session of a previous epoch, of a broker
     /// that is gone, or of a broker that is fenced already (Kafka looks for stale brokers among
     /// the unfenced ones only) is just forgotten.
-    pub fn tick(&mut self, now: i64) -> Result<Vec<TickEvent>> {
-        let mut events = Vec::new();
-        for (broker_id, epoch) in self.sessions.take_expired(now) {
+    pub fn tick(&self, now: i64) -> Outcome<Vec<TickEvent>> {
+        let mut outcome = Outcome::answer(Vec::new());
+        for (broker_id, epoch) in self.sessions.expired(now) {
+            outcome
+                .effects
+                .push(Effect::EndSession { broker_id, epoch });
             let Some(registration) = self
                 .broker(broker_id)
                 .filter(|r| r.epoch == epoch && !r.fenced)
-                .cloned()
             else {
                 continue;
             };
-            self.append_versioned(heartbeat::state_change_records(
-                &registration,
+            outcome.records.extend(heartbeat::state_change_records(
+                registration,
                 BrokerControlState::Fenced,
-            ))?;
-            self.sessions.set_controlled_shutdown(broker_id, false);
-            events.push(TickEvent::SessionExpired { broker_id, epoch });
+            ));
+            outcome.effects.push(Effect::ControlledShutdown {
+                broker_id,
+                on: false,
+            });
+            outcome
+                .response
+                .push(TickEvent::SessionExpired { broker_id, epoch });
         }
-        Ok(events)
+        outcome
     }
 
     /// Kafka's `ProducerIdControlManager.generateNextProducerId`: the next block of
     /// [`PRODUCER_ID_BLOCK_SIZE`] producer ids for `broker_id`, recorded in the log before it is
     /// handed out, so that no id is ever handed out twice, across restarts too.
     pub fn allocate_producer_ids(
-        &mut self,
+        &self,
         broker_id: i32,
         broker_epoch: i64,
-    ) -> Result<ProducerIdBlock> {
+    ) -> Result<Outcome<ProducerIdBlock>> {
         let first = self.state().producer_ids.next_producer_id();
         let next = first.checked_add(PRODUCER_ID_BLOCK_SIZE).ok_or_else(|| {
             ControllerError::new(ErrorCode::UNKNOWN_SERVER_ERROR, "Exhausted all producerIds as the next block's end producerId is has exceeded the int64 type limit".to_owned())
@@ -378,11 +483,52 @@ impl Controller {
             next_producer_id: next,
             ..Default::default()
         });
-        self.append_versioned(vec![record.at_version(0)])?;
-        Ok(ProducerIdBlock {
+        let mut outcome = Outcome::answer(ProducerIdBlock {
             first,
             size: PRODUCER_ID_BLOCK_SIZE,
-        })
+        });
+        outcome.records.push(record.at_version(0));
+        Ok(outcome)
+    }
+
+    /// CreateTopics (see [`topics::create_topics`]); `new_id` gives each new topic its id.
+    pub fn create_topics(
+        &self,
+        request: &CreateTopicsRequest,
+        new_id: impl FnMut() -> Uuid,
+    ) -> Outcome<Vec<CreatableTopicResult>> {
+        topics::create_topics(
+            &self.state().topics,
+            &self.config.topic_defaults,
+            request,
+            new_id,
+        )
+        .into()
+    }
+
+    /// DeleteTopics (see [`topics::delete_topics`]).
+    pub fn delete_topics(
+        &self,
+        request: &DeleteTopicsRequest,
+    ) -> Outcome<Vec<DeletableTopicResult>> {
+        topics::delete_topics(&self.state().topics, request).into()
+    }
+
+    /// IncrementalAlterConfigs of GROUP resources (see [`group_configs::alter_group_configs`]):
+    /// one result per change, in order.
+    pub fn alter_group_configs(
+        &self,
+        rules: &dyn GroupConfigValidator,
+        changes: &[GroupConfigChange],
+        validate_only: bool,
+    ) -> Outcome<Vec<std::result::Result<(), ResourceError>>> {
+        group_configs::alter_group_configs(
+            &self.state().group_configs,
+            rules,
+            changes,
+            validate_only,
+        )
+        .into()
     }
 
     /// The next time `tick` has work to do.

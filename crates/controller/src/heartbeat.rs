@@ -2,7 +2,9 @@
 //! and `ReplicationControlManager.processBrokerHeartbeat`, minus partition leadership (kcoord
 //! brokers lead no partitions).
 use kcoord_metadata::{BrokerRegistration, MetadataVersion, Record, RecordAndVersion};
-use kcoord_wire::messages::BrokerHeartbeatRequest;
+use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse};
+
+use crate::error::Result;
 use kcoord_wire::records::BrokerRegistrationChangeRecord;
 
 /// `BrokerRegistrationFencingChange` values of BrokerRegistrationChangeRecord.Fenced.
@@ -45,6 +47,25 @@ pub struct BrokerHeartbeatReply {
     pub is_fenced: bool,
     pub in_controlled_shutdown: bool,
     pub should_shut_down: bool,
+}
+
+impl BrokerHeartbeatReply {
+    /// The response Kafka answers with; an error keeps Kafka's defaults (not caught up,
+    /// fenced, no shutdown).
+    pub fn response(result: &Result<BrokerHeartbeatReply>) -> BrokerHeartbeatResponse {
+        match result {
+            Ok(reply) => BrokerHeartbeatResponse {
+                is_caught_up: reply.is_caught_up,
+                is_fenced: reply.is_fenced,
+                should_shut_down: reply.should_shut_down,
+                ..Default::default()
+            },
+            Err(e) => BrokerHeartbeatResponse {
+                error_code: e.code.code(),
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// `calculateNextBrokerState`. `has_leaderships` says whether the broker still leads

@@ -1,15 +1,22 @@
-//! The controller role of kcoord, sans-IO: broker registration (BrokerRegistration v0-v6 with
-//! KIP-1326's StaticConfigs), broker heartbeats, session fencing and `metadata.version`.
+//! The controller role of kcoord, sans-IO: every decision the controller makes. Topics
+//! (CreateTopics, DeleteTopics: [`topics`]), group configs (IncrementalAlterConfigs of GROUP
+//! resources: [`group_configs`]), broker registration (BrokerRegistration v0-v6 with KIP-1326's
+//! StaticConfigs), broker heartbeats, session fencing, producer id blocks and
+//! `metadata.version`.
 //!
-//! A [`Controller`] owns a [`kcoord_metadata::Store`]: every decision is a batch of records
-//! appended to its log and applied by replay, so a controller rebuilt from the same log
-//! ([`Controller::from_log`]) has the same registrations, static configs included. It never
-//! touches sockets, tasks or clocks; time comes in as `now` (ms) and expired sessions are fenced
-//! by [`Controller::tick`].
+//! A [`Controller`] owns a [`kcoord_metadata::Store`]. Each handler is a function of
+//! (`&self`, request, `now`) that returns an [`Outcome`]: the records to append as one batch,
+//! the answer, and the [`Effect`]s on the in-memory broker sessions. No handler appends: the
+//! caller (the daemon's controller runtime, `crates/server/src/controller_runtime/`) checks the
+//! batch with [`Controller::prepare`], writes it to its durable log, and only then
+//! [`Controller::apply`]s it, so a batch that cannot be written changes nothing. A controller
+//! rebuilt from the same log ([`Controller::from_log`]) has the same topics and registrations,
+//! static configs included. It never touches sockets, tasks or clocks; time comes in as `now`
+//! (ms) and expired sessions are fenced by what [`Controller::tick`] returns.
 //!
 //! The rules, their order and their messages are Kafka's (`ClusterControlManager`,
-//! `BrokerHeartbeatManager`, `ReplicationControlManager`); see this crate's README.md for the
-//! list.
+//! `BrokerHeartbeatManager`, `ReplicationControlManager`, `ConfigurationControlManager`); see
+//! this crate's README.md for the list.
 //!
 //! ```
 //! use kcoord_controller::{Controller, ControllerConfig};
@@ -27,7 +34,9 @@
 //!     static_configs: vec![StaticConfig { name: "num.io.threads".into(), value: Some("8".into()), ..Default::default() }],
 //!     ..Default::default()
 //! };
-//! let reply = controller.try_register_broker(&request, 6, 0).unwrap();
+//! let outcome = controller.register_broker(&request, 6, 0).unwrap();
+//! assert!(controller.broker(1).is_none(), "nothing changes until the outcome is applied");
+//! let reply = controller.apply(outcome).unwrap();
 //! assert_eq!(controller.broker(1).unwrap().epoch, reply.epoch);
 //! assert_eq!(controller.static_configs(1).unwrap()["num.io.threads"].as_deref(), Some("8"));
 //! assert_eq!(controller.metadata_version(), MetadataVersion::LATEST);
@@ -35,15 +44,21 @@
 pub mod config;
 pub mod controller;
 pub mod error;
+pub mod group_configs;
 pub mod heartbeat;
 pub mod registration;
 mod sessions;
+pub mod topics;
 
 pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
-pub use controller::{Controller, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE};
+pub use controller::{
+    Controller, Effect, Outcome, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE,
+};
 pub use error::{kafka_uuid, ControllerError};
+pub use group_configs::{GroupConfigChange, GroupConfigValidator, ResourceError};
 pub use heartbeat::{BrokerControlState, BrokerHeartbeatReply};
 pub use kcoord_metadata::{
     BrokerRegistration, BrokersImage, MetadataVersion, MetadataVersionError,
 };
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};
+pub use topics::{random_topic_id, Decision, TopicDefaults};

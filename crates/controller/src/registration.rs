@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{BrokersImage, FeatureRange, MetadataVersion, Record, RecordAndVersion};
 use kcoord_wire::messages::broker_registration_request::Feature;
-use kcoord_wire::messages::BrokerRegistrationRequest;
+use kcoord_wire::messages::{BrokerRegistrationRequest, BrokerRegistrationResponse};
 use kcoord_wire::records::register_broker_record::{
     BrokerEndpoint, BrokerFeature, BrokerStaticConfig,
 };
@@ -27,6 +27,24 @@ pub const STATIC_CONFIGS_VERSION: i16 = 6;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BrokerRegistrationReply {
     pub epoch: i64,
+}
+
+impl BrokerRegistrationReply {
+    /// The response Kafka answers with: the epoch, or the error code and epoch -1 (the
+    /// response has no room for the message).
+    pub fn response(result: &Result<BrokerRegistrationReply>) -> BrokerRegistrationResponse {
+        match result {
+            Ok(reply) => BrokerRegistrationResponse {
+                broker_epoch: reply.epoch,
+                ..Default::default()
+            },
+            Err(e) => BrokerRegistrationResponse {
+                error_code: e.code.code(),
+                broker_epoch: -1,
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// Everything `decide` reads.

@@ -44,8 +44,8 @@ impl Sessions {
         self.controlled_shutdown.remove(&broker_id);
     }
 
-    /// Removes and returns the sessions that expired at `now`, oldest contact first.
-    pub(crate) fn take_expired(&mut self, now: i64) -> Vec<(i32, i64)> {
+    /// The sessions that expired at `now`, oldest contact first.
+    pub(crate) fn expired(&self, now: i64) -> Vec<(i32, i64)> {
         let mut expired: Vec<((i32, i64), i64)> = self
             .contacts
             .iter()
@@ -53,10 +53,12 @@ impl Sessions {
             .map(|(k, v)| (*k, *v))
             .collect();
         expired.sort_by_key(|(key, contact)| (*contact, *key));
-        for (key, _) in &expired {
-            self.contacts.remove(key);
-        }
         expired.into_iter().map(|(key, _)| key).collect()
+    }
+
+    /// Forgets the session of (`broker_id`, `epoch`).
+    pub(crate) fn end(&mut self, broker_id: i32, epoch: i64) {
+        self.contacts.remove(&(broker_id, epoch));
     }
 
     /// The first time at which some session will have expired.
@@ -98,8 +100,10 @@ mod tests {
             "another epoch has no session"
         );
         assert_eq!(s.next_deadline(), Some(10_001));
-        assert!(s.take_expired(10_000).is_empty());
-        assert_eq!(s.take_expired(10_001), vec![(1, 5)]);
+        assert!(s.expired(10_000).is_empty());
+        assert_eq!(s.expired(10_001), vec![(1, 5)]);
+        assert_eq!(s.expired(10_001), vec![(1, 5)], "until it is ended");
+        s.end(1, 5);
         assert_eq!(s.next_deadline(), None);
     }
 
@@ -109,7 +113,7 @@ mod tests {
         s.touch(2, 1, 5);
         s.touch(1, 1, 3);
         s.touch(3, 1, 100);
-        assert_eq!(s.take_expired(50), vec![(1, 1), (2, 1)]);
+        assert_eq!(s.expired(50), vec![(1, 1), (2, 1)]);
         s.set_controlled_shutdown(3, true);
         assert!(s.in_controlled_shutdown(3));
         s.remove(3);

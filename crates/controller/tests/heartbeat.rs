@@ -32,7 +32,7 @@ fn a_heartbeat_before_registration_is_stale_broker_epoch() {
         )
     );
     // The response keeps Kafka's defaults: fenced, not caught up, no shutdown.
-    let response = h.controller.broker_heartbeat(&heartbeat(1, 0, 0), h.now);
+    let response = h.controller.heartbeat_response(&heartbeat(1, 0, 0), h.now);
     assert_eq!(response.error_code, ErrorCode::STALE_BROKER_EPOCH.code());
     assert!(response.is_fenced && !response.is_caught_up && !response.should_shut_down);
 }
@@ -75,7 +75,7 @@ fn a_fenced_broker_is_unfenced_once_its_metadata_offset_reaches_its_registration
 
     let caught_up = h
         .controller
-        .broker_heartbeat(&heartbeat(1, epoch, offset), h.now);
+        .heartbeat_response(&heartbeat(1, epoch, offset), h.now);
     assert_eq!(caught_up.error_code, 0);
     assert!(!caught_up.is_fenced && caught_up.is_caught_up && !caught_up.should_shut_down);
     assert!(!h.controller.broker(1).unwrap().fenced);
@@ -138,7 +138,7 @@ fn want_shut_down_shuts_a_broker_down_now_as_it_leads_no_partitions() {
         want_shut_down: true,
         ..heartbeat(1, epoch, epoch)
     };
-    let response = h.controller.broker_heartbeat(&request, h.now);
+    let response = h.controller.heartbeat_response(&request, h.now);
     assert!(response.should_shut_down && response.is_fenced);
     let (version, r) = change(&h);
     assert_eq!((version, r.fenced, r.in_controlled_shutdown), (0, 1, 0));
@@ -156,12 +156,12 @@ fn a_session_that_expires_fences_the_broker() {
     assert_eq!(h.controller.next_deadline(), Some(h.now + 9_001));
     h.now += 9_000;
     assert!(
-        h.controller.tick(h.now).unwrap().is_empty(),
+        h.controller.fence_expired(h.now).unwrap().is_empty(),
         "exactly the timeout is still live"
     );
     h.now += 1;
     assert_eq!(
-        h.controller.tick(h.now).unwrap(),
+        h.controller.fence_expired(h.now).unwrap(),
         vec![TickEvent::SessionExpired {
             broker_id: 1,
             epoch
@@ -193,7 +193,7 @@ fn an_expired_session_of_a_fenced_broker_writes_nothing() {
     );
     let records = h.controller.store().log().len();
     h.now += 9_001;
-    assert!(h.controller.tick(h.now).unwrap().is_empty());
+    assert!(h.controller.fence_expired(h.now).unwrap().is_empty());
     assert_eq!(h.controller.store().log().len(), records);
     assert_eq!(h.controller.next_deadline(), None);
 }
@@ -226,7 +226,7 @@ fn a_replaced_incarnation_leaves_no_session_behind() {
     let epoch = h.register(&registration(1, 1)).unwrap();
     let records = h.controller.store().log().len();
     assert!(
-        h.controller.tick(h.now).unwrap().is_empty(),
+        h.controller.fence_expired(h.now).unwrap().is_empty(),
         "nothing to fence for epoch {old}"
     );
     assert_eq!(h.controller.store().log().len(), records);
@@ -235,7 +235,7 @@ fn a_replaced_incarnation_leaves_no_session_behind() {
         .unwrap();
     h.now += 9_001;
     assert_eq!(
-        h.controller.tick(h.now).unwrap(),
+        h.controller.fence_expired(h.now).unwrap(),
         vec![TickEvent::SessionExpired {
             broker_id: 1,
             epoch
@@ -316,7 +316,7 @@ fn cordoned_log_dirs_are_recorded_when_they_change_from_4_3_iv0() {
 fn unregistering_removes_the_registration() {
     let mut h = Harness::new();
     let epoch = h.register_unfenced(&registration(1, 0));
-    let e = h.controller.unregister_broker(2).unwrap_err();
+    let e = h.controller.unregister(2).unwrap_err();
     assert_eq!(
         (e.code, e.message.as_str()),
         (
@@ -324,7 +324,7 @@ fn unregistering_removes_the_registration() {
             "Broker ID 2 is not currently registered"
         )
     );
-    h.controller.unregister_broker(1).unwrap();
+    h.controller.unregister(1).unwrap();
     assert!(h.controller.broker(1).is_none());
     assert_eq!(
         h.controller
@@ -360,7 +360,7 @@ fn a_restarted_controller_gives_unfenced_brokers_a_fresh_session() {
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::DUPLICATE_BROKER_REGISTRATION);
     assert!(restarted
-        .tick(restart_at + 9_001)
+        .fence_expired(restart_at + 9_001)
         .unwrap()
         .contains(&TickEvent::SessionExpired {
             broker_id: 1,

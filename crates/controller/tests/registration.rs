@@ -30,7 +30,7 @@ fn a_wrong_cluster_id_is_inconsistent_cluster_id() {
             format!("Expected cluster ID {CLUSTER}, but got cluster ID other")
         )
     );
-    let response = h.controller.register_broker(&request, 6, h.now);
+    let response = h.controller.registration_response(&request, 6, h.now);
     assert_eq!(
         (response.error_code, response.broker_epoch),
         (ErrorCode::INCONSISTENT_CLUSTER_ID.code(), -1)
@@ -301,7 +301,9 @@ fn a_new_incarnation_registers_fenced_with_the_offset_of_its_batch_as_epoch() {
     let b = h.controller.broker(1).unwrap();
     assert!(b.fenced && !b.in_controlled_shutdown);
     assert_eq!((b.epoch, b.registration_offset), (epoch, epoch as u64));
-    let response = h.controller.register_broker(&registration(2, 0), 6, h.now);
+    let response = h
+        .controller
+        .registration_response(&registration(2, 0), 6, h.now);
     assert_eq!((response.error_code, response.broker_epoch), (0, epoch + 1));
 }
 

@@ -58,12 +58,12 @@ fn run(seed: u64, steps: usize, level: i16) -> Result<(), TestCaseError> {
                 let _ = controller.try_broker_heartbeat(&request, now);
             }
             7 if rng.random_ratio(1, 4) => {
-                let _ = controller.unregister_broker(broker);
+                let _ = controller.unregister(broker);
             }
             _ => {
                 now += rng.random_range(0..1_500);
                 controller
-                    .tick(now)
+                    .fence_expired(now)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
         }

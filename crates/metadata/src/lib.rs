@@ -24,7 +24,9 @@ pub use image::streams::{
     StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple,
 };
 pub use image::topics::{
-    is_internal_topic, validate_topic_name, PartitionImage, TopicImage, TopicsImage,
+    invalid_topic_name, is_internal_topic, is_valid_topic_name, unify_collision_chars,
+    validate_topic_name, PartitionImage, TopicImage, TopicsImage, CLUSTER_METADATA_TOPIC,
+    MAX_TOPIC_NAME_LENGTH,
 };
 pub use image::vec_map::{VecMap, VecSet};
 pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};

@@ -17,7 +17,7 @@ use kcoord_wire::ErrorCode;
 use tracing::{debug, info, warn};
 
 use crate::clock;
-use crate::controller::ControllerHandle;
+use crate::controller_runtime::ControllerHandle;
 
 /// Kafka's `DEFAULT_TOPIC_ERROR_CACHE_CAPACITY`.
 pub const ERROR_CACHE_CAPACITY: usize = 1000;

@@ -165,10 +165,10 @@ mod tests {
             log_dirs: vec![uuid::Uuid::from_u128(((id as u128) << 64) | 1000)],
             ..Default::default()
         };
-        controller
-            .try_register_broker(&request, 6, 0)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .epoch
+        let outcome = controller
+            .register_broker(&request, 6, 0)
+            .unwrap_or_else(|e| panic!("{e}"));
+        controller.apply(outcome).unwrap().epoch
     }
 
     fn listener(name: &str) -> ListenerInfo {
@@ -201,12 +201,8 @@ mod tests {
                 current_metadata_offset: epoch,
                 ..Default::default()
             };
-            assert!(
-                !controller
-                    .try_broker_heartbeat(&heartbeat, 0)
-                    .unwrap()
-                    .is_fenced
-            );
+            let outcome = controller.broker_heartbeat(&heartbeat, 0).unwrap();
+            assert!(!controller.apply(outcome).unwrap().is_fenced);
         }
         let image = ClusterImage::from_controller(&controller);
         let plaintext = listener("PLAINTEXT");

@@ -635,6 +635,12 @@ impl GroupConfigRules {
     }
 }
 
+impl kcoord_controller::GroupConfigValidator for GroupConfigRules {
+    fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String> {
+        GroupConfigRules::validate(self, configs)
+    }
+}
+
 /// `ConfigEntry.ConfigSource` ids used here.
 pub const STATIC_BROKER_CONFIG: i8 = 4;
 pub const DEFAULT_CONFIG: i8 = 5;

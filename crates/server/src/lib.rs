@@ -23,7 +23,7 @@ mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;
-pub mod controller;
+pub mod controller_runtime;
 pub mod dispatch;
 pub mod features;
 pub mod fetch_sessions;

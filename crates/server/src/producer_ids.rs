@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use tracing::warn;
 
-use crate::controller::ControllerHandle;
+use crate::controller_runtime::ControllerHandle;
 
 #[derive(Debug, Default)]
 pub struct ProducerIds {

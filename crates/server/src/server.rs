@@ -53,7 +53,7 @@ pub enum StartError {
     Plugin(#[from] PluginStartError),
     /// The metadata log in `metadata.log.dir` cannot be read or does not replay.
     #[error(transparent)]
-    MetadataLog(#[from] crate::controller::MetadataLogError),
+    MetadataLog(#[from] crate::controller_runtime::MetadataLogError),
     /// A partition log under `log.dirs` cannot be read.
     #[error("log.dirs: {0}")]
     Storage(#[from] kcoord_storage::StorageError),
@@ -89,7 +89,8 @@ pub async fn start_with(
 ) -> Result<ServerHandle, StartError> {
     // Before binding, and before the plugin (nothing to close yet): a log that does not
     // replay must not leave a half-started node.
-    let controller = crate::controller::ControllerBoot::open(&config, crate::clock::now_ms())?;
+    let controller =
+        crate::controller_runtime::ControllerBoot::open(&config, crate::clock::now_ms())?;
     // Recovers every partition log before a client can reach it.
     let partitions = Arc::new(crate::partitions::Partitions::open(
         config.log.clone(),

@@ -11,7 +11,7 @@ use crate::auto_topics::AutoTopicCreation;
 use crate::catalog::TopicCatalog;
 use crate::cluster::ClusterCatalog;
 use crate::config::{Config, ListenerKind, SecurityProtocol};
-use crate::controller::{Controller, ControllerBoot, ControllerHandle, TopicDefaults};
+use crate::controller_runtime::{ControllerBoot, ControllerHandle, ControllerRuntime};
 use crate::features::Features;
 use crate::fetch_sessions::FetchSessions;
 use crate::partitions::Partitions;
@@ -61,7 +61,7 @@ pub struct ServerState {
 /// needs no runtime, so handler tests can use a state whose tasks never start (calls to them
 /// then fail as "not available").
 pub struct Background {
-    controller: Controller,
+    pub(crate) controller: ControllerRuntime,
     shards: ShardTasks,
     partitions: Arc<Partitions>,
 }
@@ -114,14 +114,8 @@ impl ServerState {
             &config.streams.coordinator_config(),
             &config.coordinator_log,
         );
-        let defaults = TopicDefaults {
-            node_id: config.node_id,
-            num_partitions: config.num_partitions,
-            replication_factor: config.default_replication_factor,
-        };
-        let (controller, controller_task) = Controller::new(
+        let (controller, controller_task) = ControllerRuntime::new(
             boot,
-            defaults,
             crate::group_configs::GroupConfigRules::new(config.streams.clone()),
             Arc::clone(&topics),
             Arc::clone(&cluster),

@@ -1,9 +1,15 @@
 //! Shared harness of the controller tests: a controller, a clock, and request builders.
 #![allow(dead_code)]
-use kcoord_controller::{Controller, ControllerConfig, ControllerError, MetadataVersion};
+use kcoord_controller::{
+    BrokerHeartbeatReply, BrokerRegistrationReply, Controller, ControllerConfig, ControllerError,
+    MetadataVersion, ProducerIdBlock, TickEvent,
+};
 use kcoord_metadata::{LogRecord, Record, Store};
 use kcoord_wire::messages::broker_registration_request::{Feature, Listener, StaticConfig};
-use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerRegistrationRequest};
+use kcoord_wire::messages::{
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+};
 use uuid::Uuid;
 
 pub const CLUSTER: &str = "a2Nvb3JkLWRldi1jbHVzdA";
@@ -68,6 +74,89 @@ pub fn heartbeat(broker: i32, epoch: i64, offset: i64) -> BrokerHeartbeatRequest
     }
 }
 
+/// Each handler followed by [`Controller::apply`] of its outcome, as the daemon's runtime
+/// runs them (minus the durable log).
+pub trait Applied {
+    fn try_register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> Result<BrokerRegistrationReply, ControllerError>;
+    fn registration_response(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> BrokerRegistrationResponse;
+    fn try_broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> Result<BrokerHeartbeatReply, ControllerError>;
+    fn heartbeat_response(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> BrokerHeartbeatResponse;
+    fn fence_expired(&mut self, now: i64) -> Result<Vec<TickEvent>, ControllerError>;
+    fn unregister(&mut self, broker_id: i32) -> Result<(), ControllerError>;
+    fn allocate(&mut self, broker_id: i32, epoch: i64) -> Result<ProducerIdBlock, ControllerError>;
+}
+
+impl Applied for Controller {
+    fn try_register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> Result<BrokerRegistrationReply, ControllerError> {
+        let outcome = self.register_broker(request, api_version, now)?;
+        self.apply(outcome)
+    }
+
+    fn registration_response(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        api_version: i16,
+        now: i64,
+    ) -> BrokerRegistrationResponse {
+        BrokerRegistrationReply::response(&self.try_register_broker(request, api_version, now))
+    }
+
+    fn try_broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> Result<BrokerHeartbeatReply, ControllerError> {
+        let outcome = self.broker_heartbeat(request, now)?;
+        self.apply(outcome)
+    }
+
+    fn heartbeat_response(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        now: i64,
+    ) -> BrokerHeartbeatResponse {
+        BrokerHeartbeatReply::response(&self.try_broker_heartbeat(request, now))
+    }
+
+    fn fence_expired(&mut self, now: i64) -> Result<Vec<TickEvent>, ControllerError> {
+        let outcome = self.tick(now);
+        self.apply(outcome)
+    }
+
+    fn unregister(&mut self, broker_id: i32) -> Result<(), ControllerError> {
+        let outcome = self.unregister_broker(broker_id)?;
+        self.apply(outcome)
+    }
+
+    fn allocate(&mut self, broker_id: i32, epoch: i64) -> Result<ProducerIdBlock, ControllerError> {
+        let outcome = self.allocate_producer_ids(broker_id, epoch)?;
+        self.apply(outcome)
+    }
+}
+
 /// A controller and a clock.
 pub struct Harness {
     pub controller: Controller,
@@ -121,7 +210,7 @@ impl Harness {
 
     pub fn advance(&mut self, ms: i64) {
         self.now += ms;
-        self.controller.tick(self.now).expect("tick");
+        self.controller.fence_expired(self.now).expect("tick");
     }
 
     /// The last log entry, decoded.

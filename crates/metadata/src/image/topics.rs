@@ -140,29 +140,52 @@ impl TopicsImage {
     }
 }
 
-/// Kafka's topic name rules (`Topic.validate`): 1-249 characters of `[a-zA-Z0-9._-]`, not `.`
-/// or `..`.
-pub fn validate_topic_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("Topic name is illegal, it can't be empty".into());
-    }
-    if name == "." || name == ".." {
-        return Err("Topic name cannot be \".\" or \"..\"".into());
-    }
-    if name.len() > 249 {
-        return Err(format!(
-            "Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
-        ));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+/// Kafka's `Topic.CLUSTER_METADATA_TOPIC_NAME`: may never be created by a client.
+pub const CLUSTER_METADATA_TOPIC: &str = "__cluster_metadata";
+
+/// Kafka's `Topic.MAX_NAME_LENGTH`.
+pub const MAX_TOPIC_NAME_LENGTH: usize = 249;
+
+/// Kafka 4.4's `Topic.validate`: why `name` is not a legal topic name, in Kafka's words
+/// (`"Topic name is invalid: ..."`), or `None` when it is legal: 1-249 characters of
+/// `[a-zA-Z0-9._-]`, not `.` or `..`.
+pub fn invalid_topic_name(name: &str) -> Option<String> {
+    // Java measures the length in UTF-16 units; an illegal character is reported only after
+    // the length, as in `Topic.detectInvalidTopic`.
+    let reason = if name.is_empty() {
+        "the empty string is not allowed".to_owned()
+    } else if name == "." {
+        "'.' is not allowed".to_owned()
+    } else if name == ".." {
+        "'..' is not allowed".to_owned()
+    } else if name.encode_utf16().count() > MAX_TOPIC_NAME_LENGTH {
+        format!(
+            "the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+        )
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
     {
-        return Err(format!(
-            "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-        ));
-    }
-    Ok(())
+        format!("'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+    } else {
+        return None;
+    };
+    Some(format!("Topic name is invalid: {reason}"))
+}
+
+/// [`invalid_topic_name`] as a `Result`: `Err` holds Kafka's message.
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    invalid_topic_name(name).map_or(Ok(()), Err)
+}
+
+/// Kafka's `Topic.isValid`.
+pub fn is_valid_topic_name(name: &str) -> bool {
+    invalid_topic_name(name).is_none()
+}
+
+/// Kafka's `Topic.unifyCollisionChars`: `.` and `_` collide in metric names.
+pub fn unify_collision_chars(name: &str) -> String {
+    name.replace('.', "_")
 }
 
 /// Whether `name` is one of Kafka's internal topics.
@@ -186,5 +209,40 @@ mod tests {
         assert!(validate_topic_name("é").is_err());
         assert!(is_internal_topic("__consumer_offsets"));
         assert!(!is_internal_topic("orders"));
+    }
+
+    #[test]
+    fn invalid_topic_names_answer_kafkas_messages() {
+        assert!(is_valid_topic_name("orders-v1.2_x"));
+        assert!(is_valid_topic_name(&"a".repeat(249)));
+        assert_eq!(
+            invalid_topic_name("").as_deref(),
+            Some("Topic name is invalid: the empty string is not allowed")
+        );
+        assert_eq!(
+            invalid_topic_name(".").as_deref(),
+            Some("Topic name is invalid: '.' is not allowed")
+        );
+        assert_eq!(
+            invalid_topic_name("..").as_deref(),
+            Some("Topic name is invalid: '..' is not allowed")
+        );
+        let long = "a".repeat(250);
+        assert_eq!(
+            invalid_topic_name(&long),
+            Some(format!(
+                "Topic name is invalid: the length of '{long}' is longer than the max allowed length 249"
+            ))
+        );
+        assert_eq!(
+            invalid_topic_name("a b").as_deref(),
+            Some("Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+        );
+        // Two UTF-8 bytes but one UTF-16 unit each: a character error, not a length error.
+        let accents = "é".repeat(200);
+        assert!(invalid_topic_name(&accents)
+            .is_some_and(|m| m.contains("contains one or more characters")));
+        assert!(!is_internal_topic("__cluster_metadata"));
+        assert_eq!(unify_collision_chars("a.b_c"), "a_b_c");
     }
 }

@@ -1,6 +1,6 @@
 //! CreateTopics (key 19), v2-7, on broker and controller listeners alike (a Kafka broker
 //! forwards it to the controller, which answers). The controller task decides and appends the
-//! records (`controller::topics::create_topics` has the rules and Kafka's messages); this
+//! records (`kcoord_controller::topics::create_topics` has the rules and Kafka's messages); this
 //! handler only shapes the answer for the version: NumPartitions, ReplicationFactor and
 //! Configs from v5, TopicId from v7 (older versions drop those ignorable fields).
 //!

@@ -1,7 +1,7 @@
 //! DeleteTopics (key 20), v1-6, on broker and controller listeners (Kafka brokers forward it to
 //! the controller). By name (`TopicNames` before v6, `Topics[].Name` from v6) or by id (v6);
 //! unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID, and the ambiguous
-//! cases INVALID_REQUEST, with Kafka's messages (`controller::topics::delete_topics`).
+//! cases INVALID_REQUEST, with Kafka's messages (`kcoord_controller::topics::delete_topics`).
 
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{DeleteTopicsRequest, DeleteTopicsResponse};

@@ -27,8 +27,8 @@ use kcoord_wire::ErrorCode;
 use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::authz::{authorize, AclOperation, ResourceType};
-use crate::controller::group_configs::{GroupConfigChange, DELETE};
 use crate::state::RequestContext;
+use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
 
 type Answer = (ErrorCode, Option<String>);
 

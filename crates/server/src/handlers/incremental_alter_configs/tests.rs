@@ -9,9 +9,9 @@ use tokio::sync::watch;
 
 use super::*;
 use crate::config::{Config, ListenerKind};
-use crate::controller::group_configs::{APPEND, SET};
 use crate::handlers::testing::{encodes, running, with_ctx, Ctx};
 use crate::state::ServerState;
+use kcoord_controller::group_configs::{APPEND, SET};
 
 fn op(name: &str, operation: i8, value: Option<&str>) -> AlterableConfig {
     AlterableConfig {
@@ -326,7 +326,7 @@ async fn group_configs_survive_a_restart_with_a_metadata_log_dir() {
         .unwrap(),
     );
     let start = || {
-        let boot = crate::controller::ControllerBoot::open(&config, 0).unwrap();
+        let boot = crate::controller_runtime::ControllerBoot::open(&config, 0).unwrap();
         let partitions = Arc::new(
             crate::partitions::Partitions::open(config.log.clone(), &boot.topics_image(), 0)
                 .unwrap(),

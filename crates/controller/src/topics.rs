@@ -16,7 +16,7 @@ use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, Top
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use crate::catalog::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
+use kcoord_metadata::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
 
 /// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
 pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
@@ -29,8 +29,21 @@ const TOPIC_RESOURCE: i8 = 2;
 pub struct TopicDefaults {
     /// This node: the leader and only replica of every partition.
     pub node_id: i32,
+    /// `num.partitions`.
     pub num_partitions: i32,
+    /// `default.replication.factor`.
     pub replication_factor: i16,
+}
+
+impl Default for TopicDefaults {
+    /// Node 1 with Kafka's defaults (`num.partitions` and `default.replication.factor` are 1).
+    fn default() -> Self {
+        TopicDefaults {
+            node_id: 1,
+            num_partitions: 1,
+            replication_factor: 1,
+        }
+    }
 }
 
 /// Records to append (nothing for validate-only requests) and the per-topic answers.

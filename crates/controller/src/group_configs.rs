@@ -11,8 +11,14 @@ use kcoord_metadata::{GroupConfigsImage, Record, GROUP_RESOURCE};
 use kcoord_wire::records::ConfigRecord;
 use kcoord_wire::ErrorCode;
 
-use super::topics::Decision;
-use crate::group_configs::GroupConfigRules;
+use crate::topics::Decision;
+
+/// The rules a group's configs must satisfy after a change (Kafka's `GroupConfig.validate`,
+/// which `ControllerConfigurationValidator` calls). The daemon implements it with the broker's
+/// `group.streams.*` bounds; the error is the message answered with INVALID_CONFIG.
+pub trait GroupConfigValidator {
+    fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String>;
+}
 
 /// `AlterConfigOp.OpType` ids.
 pub const SET: i8 = 0;
@@ -35,7 +41,7 @@ pub type ResourceError = (ErrorCode, Option<String>);
 /// The records (none when `validate_only`) and one result per change, in order.
 pub fn alter_group_configs(
     image: &GroupConfigsImage,
-    rules: &GroupConfigRules,
+    rules: &dyn GroupConfigValidator,
     changes: &[GroupConfigChange],
     validate_only: bool,
 ) -> Decision<Result<(), ResourceError>> {
@@ -57,7 +63,7 @@ pub fn alter_group_configs(
 
 fn alter_one(
     image: &GroupConfigsImage,
-    rules: &GroupConfigRules,
+    rules: &dyn GroupConfigValidator,
     change: &GroupConfigChange,
 ) -> Result<Vec<Record>, ResourceError> {
     let current = image.get(&change.group).cloned().unwrap_or_default();
@@ -125,8 +131,8 @@ fn alter_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StreamsGroupConfig;
     use kcoord_metadata::Store;
+    use std::cell::RefCell;
 
     fn change(group: &str, ops: &[(&str, i8, Option<&str>)]) -> GroupConfigChange {
         GroupConfigChange {
@@ -138,22 +144,47 @@ mod tests {
         }
     }
 
-    fn rules() -> GroupConfigRules {
-        GroupConfigRules::new(StreamsGroupConfig::default())
+    /// Knows two keys, wants the session above the heartbeat (as `GroupConfig.validate` does)
+    /// and remembers every config map it was asked about.
+    #[derive(Default)]
+    struct Rules {
+        seen: RefCell<Vec<BTreeMap<String, String>>>,
+    }
+
+    const SESSION: &str = "streams.session.timeout.ms";
+    const HEARTBEAT: &str = "streams.heartbeat.interval.ms";
+    const STANDBYS: &str = "streams.num.standby.replicas";
+
+    impl GroupConfigValidator for Rules {
+        fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String> {
+            self.seen.borrow_mut().push(configs.clone());
+            if let Some(name) = configs
+                .keys()
+                .find(|k| ![SESSION, HEARTBEAT, STANDBYS].contains(&k.as_str()))
+            {
+                return Err(format!("Unknown group config name: {name}"));
+            }
+            let int = |k: &str, default: i32| configs.get(k).map_or(Ok(default), |v| v.parse());
+            let (Ok(session), Ok(heartbeat)) = (int(SESSION, 45_000), int(HEARTBEAT, 5_000)) else {
+                return Err("not a number".to_owned());
+            };
+            if session <= heartbeat {
+                return Err(format!("{SESSION} must be greater than {HEARTBEAT}"));
+            }
+            Ok(())
+        }
     }
 
     #[test]
     fn sets_and_deletes_write_records_for_changed_keys_only_and_validate_the_whole_group() {
         let mut store = Store::new();
+        let rules = Rules::default();
         let d = alter_group_configs(
             &store.state().group_configs,
-            &rules(),
+            &rules,
             &[change(
                 "g",
-                &[
-                    ("streams.session.timeout.ms", SET, Some("50000")),
-                    ("streams.num.standby.replicas", SET, Some("1")),
-                ],
+                &[(SESSION, SET, Some("50000")), (STANDBYS, SET, Some("1"))],
             )],
             false,
         );
@@ -163,13 +194,13 @@ mod tests {
         // Setting the same value again writes nothing; deleting writes a null value.
         let d = alter_group_configs(
             &store.state().group_configs,
-            &rules(),
+            &rules,
             &[change(
                 "g",
                 &[
-                    ("streams.session.timeout.ms", SET, Some("50000")),
-                    ("streams.num.standby.replicas", DELETE, None),
-                    ("streams.heartbeat.interval.ms", DELETE, None),
+                    (SESSION, SET, Some("50000")),
+                    (STANDBYS, DELETE, None),
+                    (HEARTBEAT, DELETE, None),
                 ],
             )],
             false,
@@ -182,50 +213,50 @@ mod tests {
             store.state().group_configs.get("g").map(|c| c.len()),
             Some(1)
         );
-        // The stored session timeout is checked with the new heartbeat interval.
-        let mut broker = StreamsGroupConfig {
-            max_heartbeat_interval_ms: 60_000,
-            ..Default::default()
-        };
-        broker.max_session_timeout_ms = 60_000;
+        // The stored session timeout is checked with the new heartbeat interval: the rules see
+        // the group's configs as they would be after the change, not only the changed key.
         let d = alter_group_configs(
             &store.state().group_configs,
-            &GroupConfigRules::new(broker),
-            &[change(
-                "g",
-                &[("streams.heartbeat.interval.ms", SET, Some("50000"))],
-            )],
+            &rules,
+            &[change("g", &[(HEARTBEAT, SET, Some("50000"))])],
             false,
         );
         assert_eq!(
             d.results,
             vec![Err((
                 ErrorCode::INVALID_CONFIG,
-                Some(
-                    "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
-                        .to_owned()
-                )
+                Some(format!("{SESSION} must be greater than {HEARTBEAT}"))
             ))]
         );
         assert!(d.records.is_empty());
+        let last = rules.seen.borrow().last().cloned().unwrap();
+        assert_eq!(
+            last,
+            BTreeMap::from([
+                (SESSION.to_owned(), "50000".to_owned()),
+                (HEARTBEAT.to_owned(), "50000".to_owned())
+            ])
+        );
     }
 
     #[test]
     fn failures_leave_other_resources_and_validate_only_writes_nothing() {
         let store = Store::new();
         let image = &store.state().group_configs;
+        let rules = Rules::default();
         let d = alter_group_configs(
             image,
-            &rules(),
+            &rules,
             &[
                 change(
                     "a",
                     &[("streams.rack.aware.assignment.tags", APPEND, Some("x"))],
                 ),
-                change("b", &[("streams.num.standby.replicas", SET, Some("1"))]),
-                change("", &[("streams.num.standby.replicas", SET, Some("1"))]),
+                change("b", &[(STANDBYS, SET, Some("1"))]),
+                change("", &[(STANDBYS, SET, Some("1"))]),
                 change("c", &[("nope", SET, Some("1"))]),
-                change("d", &[("streams.num.standby.replicas", 9, Some("1"))]),
+                change("d", &[(STANDBYS, 9, Some("1"))]),
+                change("e", &[(STANDBYS, SET, Some(&"9".repeat(40_000)))]),
             ],
             false,
         );
@@ -246,16 +277,17 @@ mod tests {
                     Some("Unknown group config name: nope".to_owned())
                 )),
                 Err((ErrorCode::UNKNOWN_SERVER_ERROR, None)),
+                Err((
+                    ErrorCode::INVALID_CONFIG,
+                    Some("The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.".to_owned())
+                )),
             ]
         );
         assert_eq!(d.records.len(), 1);
         let d = alter_group_configs(
             image,
-            &rules(),
-            &[change(
-                "b",
-                &[("streams.num.standby.replicas", SET, Some("1"))],
-            )],
+            &rules,
+            &[change("b", &[(STANDBYS, SET, Some("1"))])],
             true,
         );
         assert_eq!((d.results, d.records.len()), (vec![Ok(())], 0));

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kcoord_controller::{Controller, ControllerConfig};
+use kcoord_controller::{Controller, ControllerConfig, TopicDefaults};
 use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
 use kcoord_metadata::TopicsImage;
 use tracing::{info, warn};
@@ -39,6 +39,11 @@ fn controller_config(config: &Config) -> ControllerConfig {
     ControllerConfig::new(config.cluster_id.clone())
         .with_metadata_version(config.controller.metadata_version)
         .with_session_timeout_ms(i64::from(config.controller.broker_session_timeout_ms))
+        .with_topic_defaults(TopicDefaults {
+            node_id: config.node_id,
+            num_partitions: config.num_partitions,
+            replication_factor: config.default_replication_factor,
+        })
 }
 
 impl ControllerBoot {

@@ -1,0 +1,777 @@
+//! The controller runtime: the one task that runs the controller's decisions. Every decision
+//! (topics, group configs, broker registrations and heartbeats, fencing, producer ids) is
+//! made by the sans-IO [`kcoord_controller::Controller`]; this module owns what a decision
+//! cannot: the command channel, the wall clock, the durable log, and publishing the results.
+//! It is named `controller_runtime`, not `controller`, because the controller, the thing that
+//! decides, is `crates/controller`; this is the room that runs it, as the shards' runtime runs
+//! the coordinator (a `runtime/` directory would suggest one runtime for both, and the shards'
+//! runtime lives in `shards.rs`).
+//!
+//! Commands arrive over a channel (CreateTopics, DeleteTopics, and the same CreateTopics on
+//! behalf of streams groups and Metadata auto-creation; IncrementalAlterConfigs of groups;
+//! BrokerRegistration, BrokerHeartbeat; producer id blocks). For each, the runtime:
+//!
+//! 1. calls the handler, a function of (controller, request, `now`), under a panic guard (a
+//!    panic answers UNKNOWN_SERVER_ERROR, applies nothing, and the task keeps serving);
+//! 2. checks the outcome's batch: every record encodes, fits one log entry, and the whole batch
+//!    replays onto a copy of the controller's state ([`kcoord_controller::Controller::prepare`]);
+//! 3. appends the batch to the durable log first, when `metadata.log.dir` is set;
+//! 4. only then applies it to memory ([`kcoord_controller::Controller::apply`]), publishes the
+//!    new [`TopicsImage`] and [`ClusterImage`], creates or deletes partition logs, tells every
+//!    coordinator shard about topic and group-config changes, and answers.
+//!
+//! A batch refused at step 2 or 3 changes nothing in memory; the client gets Kafka's error
+//! (NOT_CONTROLLER when the log could not be written: see [`CommitError::error_code`]).
+//! Broker sessions expire on the wall clock: the task wakes at the controller's
+//! `next_deadline()` and runs `tick`'s outcome the same way.
+
+pub mod boot;
+pub mod durable;
+#[cfg(test)]
+mod tests;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcoord_controller::group_configs::{GroupConfigChange, ResourceError};
+use kcoord_controller::{
+    random_topic_id, BrokerHeartbeatReply, BrokerRegistrationReply, Controller, ControllerError,
+    Outcome, ProducerIdBlock, TickEvent,
+};
+use kcoord_metadata::file_log::FileLogError;
+use kcoord_metadata::TopicsImage;
+use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
+use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
+use kcoord_wire::messages::{
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse, CreateTopicsRequest, DeleteTopicsRequest,
+};
+use kcoord_wire::ErrorCode;
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{error, info, warn};
+
+use crate::catalog::TopicCatalog;
+use crate::clock::now_ms;
+use crate::cluster::{ClusterCatalog, ClusterImage};
+use crate::group_configs::GroupConfigRules;
+use crate::partitions::Partitions;
+use crate::shards::Coordinators;
+pub use boot::{ControllerBoot, MetadataLogError};
+use durable::DurableLog;
+
+const CONTROLLER_QUEUE: usize = 256;
+
+/// The controller task is not running (shutting down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the controller is not available")]
+pub struct ControllerUnavailable;
+
+enum Command {
+    CreateTopics {
+        request: CreateTopicsRequest,
+        reply: oneshot::Sender<Vec<CreatableTopicResult>>,
+    },
+    DeleteTopics {
+        request: DeleteTopicsRequest,
+        reply: oneshot::Sender<Vec<DeletableTopicResult>>,
+    },
+    RegisterBroker {
+        request: BrokerRegistrationRequest,
+        version: i16,
+        reply: oneshot::Sender<BrokerRegistrationResponse>,
+    },
+    BrokerHeartbeat {
+        request: BrokerHeartbeatRequest,
+        version: i16,
+        reply: oneshot::Sender<BrokerHeartbeatResponse>,
+    },
+    AllocateProducerIds {
+        reply: oneshot::Sender<Result<ProducerIdBlock, String>>,
+    },
+    AlterGroupConfigs {
+        changes: Vec<GroupConfigChange>,
+        validate_only: bool,
+        reply: oneshot::Sender<Vec<Result<(), ResourceError>>>,
+    },
+}
+
+/// How the rest of the daemon talks to the controller.
+#[derive(Debug, Clone)]
+pub struct ControllerHandle {
+    tx: mpsc::Sender<Command>,
+}
+
+impl ControllerHandle {
+    /// CreateTopics; answers once the topics are in the published catalog and every shard has
+    /// been told.
+    pub async fn create_topics(
+        &self,
+        request: CreateTopicsRequest,
+    ) -> Result<Vec<CreatableTopicResult>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::CreateTopics { request, reply }).await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// DeleteTopics, likewise.
+    pub async fn delete_topics(
+        &self,
+        request: DeleteTopicsRequest,
+    ) -> Result<Vec<DeletableTopicResult>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::DeleteTopics { request, reply }).await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// BrokerRegistration at request version `version`; answers once the registration is in
+    /// the log (on disk, with `metadata.log.dir`) and published.
+    pub async fn register_broker(
+        &self,
+        request: BrokerRegistrationRequest,
+        version: i16,
+    ) -> Result<BrokerRegistrationResponse, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::RegisterBroker {
+            request,
+            version,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// BrokerHeartbeat at request version `version`.
+    pub async fn broker_heartbeat(
+        &self,
+        request: BrokerHeartbeatRequest,
+        version: i16,
+    ) -> Result<BrokerHeartbeatResponse, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::BrokerHeartbeat {
+            request,
+            version,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// A block of producer ids for this node's InitProducerId, on disk (with
+    /// `metadata.log.dir`) before it is answered.
+    pub async fn allocate_producer_ids(
+        &self,
+    ) -> Result<Result<ProducerIdBlock, String>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::AllocateProducerIds { reply }).await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    /// IncrementalAlterConfigs of GROUP resources: one result per change, in order; answers
+    /// once the records are in the log (on disk, with `metadata.log.dir`) and every shard runs
+    /// with the new configs.
+    pub async fn alter_group_configs(
+        &self,
+        changes: Vec<GroupConfigChange>,
+        validate_only: bool,
+    ) -> Result<Vec<Result<(), ResourceError>>, ControllerUnavailable> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::AlterGroupConfigs {
+            changes,
+            validate_only,
+            reply,
+        })
+        .await?;
+        answer.await.map_err(|_| ControllerUnavailable)
+    }
+
+    async fn send(&self, command: Command) -> Result<(), ControllerUnavailable> {
+        self.tx
+            .send(command)
+            .await
+            .map_err(|_| ControllerUnavailable)
+    }
+}
+
+/// How long a fencing batch the log refused waits before `tick` runs again.
+const TICK_RETRY_MS: i64 = 1_000;
+
+/// Why a batch was not applied. Nothing of it changed in memory.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The handler panicked: a bug.
+    #[error("the {api} handler panicked: {message}")]
+    Panicked { api: &'static str, message: String },
+    /// A record does not encode or the batch does not replay: a bug.
+    #[error("{0}")]
+    Invalid(ControllerError),
+    /// A record is larger than one entry of the log may be.
+    #[error("record offset {offset} is {size} bytes, more than a metadata log entry may hold")]
+    TooLarge { offset: u64, size: usize },
+    /// The durable log could not take the batch.
+    #[error("could not write the metadata log: {0}")]
+    Log(#[from] FileLogError),
+}
+
+impl CommitError {
+    /// What the client is answered, after Kafka 4.4's `EventHandlerExceptionInfo.fromInternal`
+    /// (metadata/src/main/java/org/apache/kafka/controller/errors/). A write the metadata log
+    /// cannot take never commits: Kafka's active controller then resigns
+    /// (`QuorumController.renounce`), which fails every pending write with
+    /// `NotControllerException("No controller appears to be active.")`: NOT_CONTROLLER, a
+    /// retriable error on which Kafka's admin client and brokers look for the controller again
+    /// and retry. An overly large batch is POLICY_VIOLATION ("Unable to perform excessively
+    /// large batch operation.", from `BoundedListTooLongException`); anything else, a bug, is
+    /// UNKNOWN_SERVER_ERROR.
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            CommitError::Log(_) => ErrorCode::NOT_CONTROLLER,
+            CommitError::TooLarge { .. } => ErrorCode::POLICY_VIOLATION,
+            CommitError::Panicked { .. } | CommitError::Invalid(_) => {
+                ErrorCode::UNKNOWN_SERVER_ERROR
+            }
+        }
+    }
+
+    /// The error (code and message) answered for it.
+    fn to_controller_error(&self) -> ControllerError {
+        let message = match self {
+            CommitError::Log(_) => {
+                "The controller could not write its metadata log; nothing was changed. Retry."
+                    .to_owned()
+            }
+            CommitError::TooLarge { .. } => {
+                "Unable to perform excessively large batch operation.".to_owned()
+            }
+            other => format!("The controller could not apply the change: {other}"),
+        };
+        ControllerError::new(self.error_code(), message)
+    }
+}
+
+/// A request the controller did not carry out: the error to answer, and what the handler had
+/// decided when the failure came after the decision (so that results refused by the decision
+/// itself keep their own errors).
+#[derive(Debug)]
+struct Refused<R> {
+    error: ControllerError,
+    decided: Option<R>,
+}
+
+impl<R> Refused<R> {
+    fn by_handler(error: ControllerError) -> Self {
+        Refused {
+            error,
+            decided: None,
+        }
+    }
+}
+
+/// The controller task, built but not yet running.
+pub struct ControllerRuntime {
+    controller: Controller,
+    /// The durable copy of the log (`metadata.log.dir`); `None` keeps it in memory only.
+    durable: Option<Box<dyn DurableLog>>,
+    /// How group configs are validated and turned into the settings shards run groups with.
+    group_rules: GroupConfigRules,
+    /// The group configs the shards were last given.
+    published_group_configs: kcoord_metadata::GroupConfigsImage,
+    catalog: Arc<TopicCatalog>,
+    cluster: Arc<ClusterCatalog>,
+    coordinators: Coordinators,
+    partitions: Arc<Partitions>,
+    rx: mpsc::Receiver<Command>,
+    /// After the log refused a fencing batch: not before this time (ms) again.
+    tick_retry_at: Option<i64>,
+}
+
+impl ControllerRuntime {
+    /// The task around `boot`'s controller. The catalogs should already hold `boot`'s images
+    /// (see `ServerState::build_with`); shards are told about the topics when the task starts.
+    pub fn new(
+        boot: ControllerBoot,
+        group_rules: GroupConfigRules,
+        catalog: Arc<TopicCatalog>,
+        cluster: Arc<ClusterCatalog>,
+        coordinators: Coordinators,
+        partitions: Arc<Partitions>,
+    ) -> (ControllerHandle, ControllerRuntime) {
+        let (tx, rx) = mpsc::channel(CONTROLLER_QUEUE);
+        let durable = boot.writer.map(|w| Box::new(w) as Box<dyn DurableLog>);
+        (
+            ControllerHandle { tx },
+            ControllerRuntime {
+                controller: boot.controller,
+                durable,
+                group_rules,
+                published_group_configs: kcoord_metadata::GroupConfigsImage::default(),
+                catalog,
+                cluster,
+                coordinators,
+                partitions,
+                rx,
+                tick_retry_at: None,
+            },
+        )
+    }
+
+    /// Starts the task; it stops when `stop` turns true (or its sender is dropped).
+    pub fn spawn(self, stop: &watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(self.run(stop.clone()))
+    }
+
+    async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        // Topics replayed from the log: the shards start with an empty catalog.
+        let replayed = self.catalog.snapshot();
+        if !replayed.is_empty() {
+            self.coordinators.topics_changed(&replayed).await;
+        }
+        // Group configs replayed from the log: the shards start without overrides.
+        self.publish_group_configs().await;
+        loop {
+            let wake = self.next_wake().map(until);
+            let command = tokio::select! {
+                command = self.rx.recv() => command,
+                () = sleep_or_never(wake) => {
+                    self.tick(now_ms()).await;
+                    continue;
+                }
+                _ = crate::net::stopped(&mut stop) => None,
+            };
+            match command {
+                Some(command) => self.serve(command).await,
+                None => break,
+            }
+        }
+    }
+
+    /// When `tick` has work to do: the next session expiry, but not before a refused fencing
+    /// batch may be retried.
+    fn next_wake(&self) -> Option<i64> {
+        let deadline = self.controller.next_deadline()?;
+        Some(self.tick_retry_at.map_or(deadline, |at| deadline.max(at)))
+    }
+
+    async fn serve(&mut self, command: Command) {
+        match command {
+            Command::CreateTopics { request, reply } => {
+                let results = self.create_topics(&request).await;
+                let _ = reply.send(results);
+            }
+            Command::DeleteTopics { request, reply } => {
+                let results = self.delete_topics(&request).await;
+                let _ = reply.send(results);
+            }
+            Command::RegisterBroker {
+                request,
+                version,
+                reply,
+            } => {
+                let response = self.register_broker(&request, version).await;
+                let _ = reply.send(response);
+            }
+            Command::BrokerHeartbeat {
+                request,
+                version,
+                reply,
+            } => {
+                let response = self.broker_heartbeat(&request, version).await;
+                let _ = reply.send(response);
+            }
+            Command::AllocateProducerIds { reply } => {
+                let block = self.allocate_producer_ids().await;
+                let _ = reply.send(block);
+            }
+            Command::AlterGroupConfigs {
+                changes,
+                validate_only,
+                reply,
+            } => {
+                let results = self.alter_group_configs(&changes, validate_only).await;
+                let _ = reply.send(results);
+            }
+        }
+    }
+
+    /// Runs one handler and commits its outcome (module docs, steps 1-4): the answer, or why
+    /// the request was not carried out.
+    async fn handle<R>(
+        &mut self,
+        api: &'static str,
+        handler: impl FnOnce(&Controller) -> Result<Outcome<R>, ControllerError>,
+    ) -> Result<R, Refused<R>> {
+        let outcome = match decide(&self.controller, api, handler) {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(refused)) => return Err(Refused::by_handler(refused)),
+            Err(panicked) => {
+                error!(api, error = %panicked, "controller handler panicked; nothing applied");
+                return Err(Refused::by_handler(panicked.to_controller_error()));
+            }
+        };
+        self.commit(api, outcome).await
+    }
+
+    /// Steps 2-4 for one outcome.
+    async fn commit<R>(&mut self, api: &'static str, outcome: Outcome<R>) -> Result<R, Refused<R>> {
+        let refuse = |error: CommitError, decided: Option<R>| {
+            error!(api, error = %error, records = 0, "controller batch not applied; nothing changed");
+            Err(Refused {
+                error: error.to_controller_error(),
+                decided,
+            })
+        };
+        let prepared = match self.controller.prepare(&outcome.records) {
+            Ok(prepared) => prepared,
+            Err(e) => return refuse(CommitError::Invalid(e), Some(outcome.response)),
+        };
+        if let Some((offset, size)) = durable::oversized(&prepared) {
+            return refuse(
+                CommitError::TooLarge { offset, size },
+                Some(outcome.response),
+            );
+        }
+        if let Some(log) = self.durable.as_mut() {
+            if let Err(e) = log.append(&prepared) {
+                return refuse(CommitError::Log(e), Some(outcome.response));
+            }
+        }
+        let topics_changed = prepared.iter().any(|r| is_topic_record(r.record_type));
+        let response = match self.controller.apply(outcome) {
+            Ok(response) => response,
+            // `prepare` replayed the same batch onto the same state: unreachable short of a
+            // bug, and then the durable log is ahead of memory (a restart replays it).
+            Err(e) => return refuse(CommitError::Invalid(e), None),
+        };
+        if !prepared.is_empty() {
+            self.publish(topics_changed).await;
+        }
+        Ok(response)
+    }
+
+    async fn create_topics(&mut self, request: &CreateTopicsRequest) -> Vec<CreatableTopicResult> {
+        let results = match self
+            .handle("CreateTopics", |c| {
+                Ok(c.create_topics(request, random_topic_id))
+            })
+            .await
+        {
+            Ok(results) => results,
+            Err(refused) => refused_topics(request, refused),
+        };
+        for r in &results {
+            let outcome = ErrorCode::from_code(r.error_code).map_or("UNKNOWN", ErrorCode::name);
+            info!(
+                topic = %r.name,
+                topic_id = %r.topic_id,
+                partitions = r.num_partitions,
+                replication_factor = r.replication_factor,
+                validate_only = request.validate_only,
+                outcome,
+                message = r.error_message.as_deref().unwrap_or(""),
+                "CreateTopics"
+            );
+        }
+        results
+    }
+
+    async fn delete_topics(&mut self, request: &DeleteTopicsRequest) -> Vec<DeletableTopicResult> {
+        let results = match self
+            .handle("DeleteTopics", |c| Ok(c.delete_topics(request)))
+            .await
+        {
+            Ok(results) => results,
+            Err(refused) => refused_deletions(request, refused),
+        };
+        for r in &results {
+            let outcome = ErrorCode::from_code(r.error_code).map_or("UNKNOWN", ErrorCode::name);
+            info!(
+                topic = r.name.as_deref().unwrap_or(""),
+                topic_id = %r.topic_id,
+                outcome,
+                "DeleteTopics"
+            );
+        }
+        results
+    }
+
+    async fn alter_group_configs(
+        &mut self,
+        changes: &[GroupConfigChange],
+        validate_only: bool,
+    ) -> Vec<Result<(), ResourceError>> {
+        let rules = self.group_rules.clone();
+        let results = match self
+            .handle("IncrementalAlterConfigs", |c| {
+                Ok(c.alter_group_configs(&rules, changes, validate_only))
+            })
+            .await
+        {
+            Ok(results) => results,
+            Err(Refused { error, decided }) => {
+                let failed = || Err((error.code, Some(error.message.clone())));
+                match decided {
+                    Some(results) => results
+                        .into_iter()
+                        .map(|r| r.and_then(|()| failed()))
+                        .collect(),
+                    None => changes.iter().map(|_| failed()).collect(),
+                }
+            }
+        };
+        for (change, result) in changes.iter().zip(&results) {
+            let outcome = match result {
+                Ok(()) => "NONE",
+                Err((code, _)) => code.name(),
+            };
+            info!(
+                group = %change.group,
+                operations = change.ops.len(),
+                validate_only,
+                outcome,
+                message = result.as_ref().err().and_then(|(_, m)| m.as_deref()).unwrap_or(""),
+                "IncrementalAlterConfigs (group)"
+            );
+        }
+        results
+    }
+
+    async fn register_broker(
+        &mut self,
+        request: &BrokerRegistrationRequest,
+        version: i16,
+    ) -> BrokerRegistrationResponse {
+        let now = now_ms();
+        let result = self
+            .handle("BrokerRegistration", |c| {
+                c.register_broker(request, version, now)
+            })
+            .await
+            .map_err(|refused| refused.error);
+        match &result {
+            Ok(reply) => info!(
+                broker_id = request.broker_id,
+                incarnation_id = %kcoord_controller::kafka_uuid(&request.incarnation_id),
+                version,
+                broker_epoch = reply.epoch,
+                static_configs = request.static_configs.len(),
+                static_configs_kept = self.controller.static_configs(request.broker_id).map_or(0, |c| c.len()),
+                metadata_version = %self.controller.metadata_version(),
+                "BrokerRegistration"
+            ),
+            Err(e) => warn!(
+                broker_id = request.broker_id,
+                incarnation_id = %kcoord_controller::kafka_uuid(&request.incarnation_id),
+                version,
+                error = e.code.name(),
+                message = %e.message,
+                "BrokerRegistration refused"
+            ),
+        }
+        BrokerRegistrationReply::response(&result)
+    }
+
+    async fn broker_heartbeat(
+        &mut self,
+        request: &BrokerHeartbeatRequest,
+        version: i16,
+    ) -> BrokerHeartbeatResponse {
+        let was_fenced = self.controller.broker(request.broker_id).map(|b| b.fenced);
+        let now = now_ms();
+        let result = self
+            .handle("BrokerHeartbeat", |c| c.broker_heartbeat(request, now))
+            .await
+            .map_err(|refused| refused.error);
+        let now_fenced = self.controller.broker(request.broker_id).map(|b| b.fenced);
+        match &result {
+            // Kafka logs these at INFO/DEBUG too: a restarted broker with an old epoch is common.
+            Err(e) => info!(
+                broker_id = request.broker_id,
+                broker_epoch = request.broker_epoch,
+                version,
+                error = e.code.name(),
+                message = %e.message,
+                "BrokerHeartbeat refused"
+            ),
+            Ok(reply) if was_fenced != now_fenced => info!(
+                broker_id = request.broker_id,
+                broker_epoch = request.broker_epoch,
+                fenced = reply.is_fenced,
+                should_shut_down = reply.should_shut_down,
+                "broker state changed"
+            ),
+            Ok(_) => {}
+        }
+        BrokerHeartbeatReply::response(&result)
+    }
+
+    async fn allocate_producer_ids(&mut self) -> Result<ProducerIdBlock, String> {
+        let node_id = self.controller.config().topic_defaults.node_id;
+        let block = self
+            .handle("AllocateProducerIds", |c| {
+                c.allocate_producer_ids(node_id, -1)
+            })
+            .await
+            .map_err(|refused| refused.error.to_string())?;
+        info!(
+            first = block.first,
+            size = block.size,
+            "allocated a producer id block"
+        );
+        Ok(block)
+    }
+
+    /// Fences the brokers whose session expired at `now`.
+    async fn tick(&mut self, now: i64) {
+        match self.handle("tick", |c| Ok(c.tick(now))).await {
+            Ok(events) => {
+                self.tick_retry_at = None;
+                for TickEvent::SessionExpired { broker_id, epoch } in events {
+                    info!(
+                        broker_id,
+                        broker_epoch = epoch,
+                        "fencing broker because its session has timed out"
+                    );
+                }
+            }
+            Err(refused) => {
+                // The sessions stay expired: the next tick fences them.
+                self.tick_retry_at = Some(now.saturating_add(TICK_RETRY_MS));
+                error!(error = %refused.error, retry_in_ms = TICK_RETRY_MS, "fencing expired broker sessions failed");
+            }
+        }
+    }
+
+    /// Hands every shard the settings of the groups it owns, when the group configs differ
+    /// from what the shards were last given.
+    async fn publish_group_configs(&mut self) {
+        let image = &self.controller.state().group_configs;
+        if *image == self.published_group_configs {
+            return;
+        }
+        self.coordinators
+            .group_configs_changed(image, &self.group_rules)
+            .await;
+        self.published_group_configs = image.clone();
+    }
+
+    /// After a batch was applied: publishes the images, and tells the partitions and shards
+    /// when topics changed.
+    async fn publish(&mut self, topics_changed: bool) {
+        self.cluster
+            .publish(Arc::new(ClusterImage::from_controller(&self.controller)));
+        if topics_changed {
+            let image: Arc<TopicsImage> = Arc::new(self.controller.state().topics.clone());
+            // Logs first: a client that sees a partition in the catalog can produce to it.
+            self.partitions.sync(&image, now_ms());
+            self.catalog.publish(Arc::clone(&image));
+            self.coordinators.topics_changed(&image).await;
+        }
+        self.publish_group_configs().await;
+    }
+}
+
+/// Step 1: runs `handler` on the controller, catching a panic. The handler only reads the
+/// controller, so a panic leaves nothing half-changed.
+fn decide<T>(
+    controller: &Controller,
+    api: &'static str,
+    handler: impl FnOnce(&Controller) -> T,
+) -> Result<T, CommitError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| handler(controller))).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        CommitError::Panicked { api, message }
+    })
+}
+
+/// CreateTopics results when the batch was not applied: topics the decision refused keep their
+/// errors, the others get the batch's.
+fn refused_topics(
+    request: &CreateTopicsRequest,
+    Refused { error, decided }: Refused<Vec<CreatableTopicResult>>,
+) -> Vec<CreatableTopicResult> {
+    let failed = |name: &str| CreatableTopicResult {
+        name: name.to_owned(),
+        error_code: error.code.code(),
+        error_message: Some(error.message.clone()),
+        ..Default::default()
+    };
+    match decided {
+        Some(results) => results
+            .into_iter()
+            .map(|r| {
+                if r.error_code == 0 {
+                    failed(&r.name)
+                } else {
+                    r
+                }
+            })
+            .collect(),
+        None => request.topics.iter().map(|t| failed(&t.name)).collect(),
+    }
+}
+
+/// DeleteTopics results when the batch was not applied, likewise.
+fn refused_deletions(
+    request: &DeleteTopicsRequest,
+    Refused { error, decided }: Refused<Vec<DeletableTopicResult>>,
+) -> Vec<DeletableTopicResult> {
+    let failed = |name: Option<String>, topic_id| DeletableTopicResult {
+        name,
+        topic_id,
+        error_code: error.code.code(),
+        error_message: Some(error.message.clone()),
+        ..Default::default()
+    };
+    match decided {
+        Some(results) => results
+            .into_iter()
+            .map(|r| {
+                if r.error_code == 0 {
+                    failed(r.name, r.topic_id)
+                } else {
+                    r
+                }
+            })
+            .collect(),
+        None => request
+            .topic_names
+            .iter()
+            .map(|n| failed(Some(n.clone()), uuid::Uuid::nil()))
+            .chain(
+                request
+                    .topics
+                    .iter()
+                    .map(|t| failed(t.name.clone(), t.topic_id)),
+            )
+            .collect(),
+    }
+}
+
+/// The records the topic catalog is built from (a ConfigRecord may also be about a broker;
+/// publishing the topics once too often costs nothing).
+fn is_topic_record(record_type: i16) -> bool {
+    use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
+    [
+        TopicRecord::API_KEY,
+        PartitionRecord::API_KEY,
+        RemoveTopicRecord::API_KEY,
+        ConfigRecord::API_KEY,
+    ]
+    .contains(&record_type)
+}
+
+/// How long until the wall-clock time `at_ms`.
+fn until(at_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(at_ms.saturating_sub(now_ms())).unwrap_or(0))
+}
+
+async fn sleep_or_never(wake: Option<Duration>) {
+    match wake {
+        Some(after) => tokio::time::sleep(after).await,
+        None => std::future::pending().await,
+    }
+}
