@@ -8,6 +8,7 @@
 //! cargo bench --bench load -- --api heartbeat --rounds 3               # issue 3's benchmark 1
 //! cargo bench --bench load -- --api heartbeat --compare-plugin memory --rounds 5   # KIP-1331
 //! cargo bench --bench load -- --api heartbeat --background-produce 4 --rounds 3  # issue 10
+//! cargo bench --bench load -- --api heartbeat --compare-durable --rounds 5       # issue 12
 //! ```
 //!
 //! Flags (lists are comma-separated; every combination of `--api`, `--connections` and
@@ -67,6 +68,12 @@
 //! counts as an error. After all runs, one `"bench":"kip1331_heartbeat"` line per (C, P,
 //! client, owned) sums the rounds: heartbeats/s and daemon CPU per heartbeat with and without
 //! the plugin, their ratios (also per round) and the goal (plugin / no plugin >= 0.95).
+//!
+//! `--compare-durable` (heartbeats only, no `--addr`): the same A/B comparison between a daemon
+//! that keeps its groups in a log directory (`log.dirs`, a temp dir; every change fsynced
+//! before it is answered) and one that keeps them in memory; one `"bench":"durable_heartbeat"`
+//! line per (C, P, client, owned) with both rates, their ratio and the goal (disk / memory >=
+//! 0.95, issue 12). Steady heartbeats change nothing, so they should write nothing.
 //!
 //! `--background-produce C` (heartbeats only, not with `--compare-plugin`): every heartbeat
 //! run is made twice in a row, without and then with C more connections producing to the
@@ -592,6 +599,8 @@ struct Options {
     compare: bool,
     /// `--compare-plugin`: the topology description plugin of the first of two daemons.
     compare_plugin: Option<String>,
+    /// `--compare-durable`: the first of two daemons keeps groups in a log directory.
+    compare_durable: bool,
     /// `--daemon-config KEY=VALUE` lines for the daemons the bench starts.
     daemon_config: Vec<String>,
     /// `--background-produce C`: producer connections during half the heartbeat runs.
@@ -641,6 +650,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             client: vec![ClientMode::Replay],
             compare: true,
             compare_plugin: None,
+            compare_durable: false,
             daemon_config: Vec::new(),
             background_produce: None,
             background_inflight: 1,
@@ -670,6 +680,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             client: vec![ClientMode::Replay, ClientMode::Member],
             compare: true,
             compare_plugin: None,
+            compare_durable: false,
             daemon_config: Vec::new(),
             background_produce: None,
             background_inflight: 1,
@@ -714,6 +725,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 "--bench" => {}
                 "--no-compare" => options.compare = false,
                 "--kafka" => options.kafka = true,
+                "--compare-durable" => options.compare_durable = true,
                 _ if bench => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
                 _ => eprintln!("load: ignoring argument {flag:?} (smoke mode)"),
             }
@@ -799,7 +811,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     if options.partitions > 100_000 {
         return Err("--partitions must be at most 100000".into());
     }
-    if options.compare_plugin.is_some() {
+    if options.compare_plugin.is_some() && options.compare_durable {
+        return Err("--compare-plugin and --compare-durable do not combine".into());
+    }
+    if options.compare_plugin.is_some() || options.compare_durable {
         if options.addr.is_some() {
             return Err("--compare-plugin starts its own two daemons; drop --addr".into());
         }
@@ -811,8 +826,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         options.compare = false;
     }
     if options.background_produce.is_some() {
-        if options.compare_plugin.is_some() {
-            return Err("--background-produce and --compare-plugin do not combine".into());
+        if options.compare_plugin.is_some() || options.compare_durable {
+            return Err("--background-produce and --compare-* do not combine".into());
         }
         if !options.workloads.contains(&Workload::Heartbeat) {
             return Err("--background-produce needs --api heartbeat".into());
@@ -821,6 +836,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     if options.kafka
         && (options.addr.is_some()
             || options.compare_plugin.is_some()
+            || options.compare_durable
             || options.background_produce.is_some())
     {
         return Err(
@@ -1470,11 +1486,43 @@ fn heartbeat_line(
     line
 }
 
-/// The `"bench":"kip1331_heartbeat"` line of one (C, P, client, owned) with
-/// `--compare-plugin`.
+/// How an A/B comparison of two daemons is labelled in its summary line.
+struct AbNames {
+    bench: &'static str,
+    /// `"plugin":"memory"`-style label of the comparison.
+    label: String,
+    /// Prefixes of the two daemons' fields.
+    with: &'static str,
+    without: &'static str,
+}
+
+impl AbNames {
+    fn plugin(plugin: &str) -> AbNames {
+        AbNames {
+            bench: "kip1331_heartbeat",
+            label: format!(r#""plugin":"{plugin}""#),
+            with: "plugin",
+            without: "no_plugin",
+        }
+    }
+
+    /// `--compare-durable`: groups in a log directory against groups in memory.
+    const DURABLE: AbNames = AbNames {
+        bench: "durable_heartbeat",
+        label: String::new(),
+        with: "disk",
+        without: "memory",
+    };
+}
+
+/// `Target::plugin` of the durable daemon of `--compare-durable`.
+const DURABLE: &str = "durable";
+
+/// The summary line of one (C, P, client, owned) of an A/B comparison: `"kip1331_heartbeat"`
+/// with `--compare-plugin`, `"durable_heartbeat"` with `--compare-durable`.
 #[allow(clippy::too_many_arguments)]
-fn plugin_line(
-    plugin: &str,
+fn ab_line(
+    names: &AbNames,
     connections: usize,
     client: ClientMode,
     owned: Owned,
@@ -1506,8 +1554,14 @@ fn plugin_line(
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
+    let (bench, a, b) = (names.bench, names.with, names.without);
+    let label = if names.label.is_empty() {
+        String::new()
+    } else {
+        format!("{},", names.label)
+    };
     format!(
-        r#"{{"bench":"kip1331_heartbeat","plugin":"{plugin}","connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"plugin_hb_per_s":{:.0},"no_plugin_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"plugin_p50_us":{:.1},"no_plugin_p50_us":{:.1},"plugin_p99_us":{:.1},"no_plugin_p99_us":{:.1},"plugin_daemon_cpu_us_per_hb":{},"no_plugin_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"plugin_client_cpu_us_per_hb":{},"no_plugin_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
+        r#"{{"bench":"{bench}",{label}"connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"{a}_hb_per_s":{:.0},"{b}_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"{a}_p50_us":{:.1},"{b}_p50_us":{:.1},"{a}_p99_us":{:.1},"{b}_p99_us":{:.1},"{a}_daemon_cpu_us_per_hb":{},"{b}_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"{a}_client_cpu_us_per_hb":{},"{b}_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
         with.inflight,
         client.name(),
         owned.name(),
@@ -1743,7 +1797,10 @@ fn main() -> ExitCode {
         }
     };
     let mut configurations = vec![options.clone()];
-    if !args.iter().any(|a| a == "--bench") && options.compare_plugin.is_none() {
+    if !args.iter().any(|a| a == "--bench")
+        && options.compare_plugin.is_none()
+        && !options.compare_durable
+    {
         // Smoke mode: the plugin comparison too, with the first client mode (replay) only:
         // the other's code does not depend on the plugin.
         configurations.push(Options {
@@ -1751,6 +1808,15 @@ fn main() -> ExitCode {
             client: options.client[..1].to_vec(),
             compare: false,
             compare_plugin: Some("memory".into()),
+            ..options.clone()
+        });
+        // And the heartbeats of a daemon keeping groups in a log directory against one in
+        // memory.
+        configurations.push(Options {
+            workloads: vec![Workload::Heartbeat],
+            client: options.client[..1].to_vec(),
+            compare: false,
+            compare_durable: true,
             ..options.clone()
         });
         // And the heartbeats with and without a background produce load, once.
@@ -1776,8 +1842,11 @@ fn main() -> ExitCode {
 
 /// A daemon the runs go to.
 struct Target {
-    /// Its topology description plugin, for `--compare-plugin` (else `None`).
+    /// Its topology description plugin, for `--compare-plugin`, or [`DURABLE`] for the daemon
+    /// with a log directory of `--compare-durable` (else `None`).
     plugin: Option<String>,
+    /// `--compare-durable`: the durable daemon's log directory (deleted when dropped).
+    _log_dir: Option<tempfile::TempDir>,
     /// Ours, unless `--addr` named it.
     daemon: Option<common::Daemon>,
     addr: String,
@@ -1805,16 +1874,24 @@ fn bench(options: &Options) -> ExitCode {
         }
     }
     let heartbeats = options.workloads.contains(&Workload::Heartbeat);
-    let compare_plugin = options.compare_plugin.is_some();
+    let compare_plugin = options.compare_plugin.is_some() || options.compare_durable;
 
     // The daemons: one given by --addr, or our own child process for all runs; with
     // --compare-plugin two of ours, the first with the plugin.
-    let plugins = match &options.compare_plugin {
-        Some(name) => vec![Some(name.clone()), None],
-        None => vec![None],
+    let plugins = match (&options.compare_plugin, options.compare_durable) {
+        (Some(name), _) => vec![Some(name.clone()), None],
+        (None, true) => vec![Some(DURABLE.to_string()), None],
+        (None, false) => vec![None],
     };
     let mut targets = Vec::new();
     for plugin in plugins {
+        // --compare-durable: the first daemon's log directory, removed after the runs.
+        let log_dir = (options.compare_durable && plugin.is_some()).then(|| {
+            tempfile::Builder::new()
+                .prefix("kcoord-bench-log-")
+                .tempdir()
+                .expect("a temp dir for the durable daemon")
+        });
         let daemon = options.addr.is_none().then(|| {
             let mut config: Vec<String> = Vec::new();
             if heartbeats {
@@ -1828,8 +1905,12 @@ fn bench(options: &Options) -> ExitCode {
                     .map(String::from),
                 );
             }
-            if let Some(name) = &plugin {
-                config.push(format!("group.streams.topology.description.class={name}"));
+            match (&log_dir, &plugin) {
+                (Some(dir), _) => config.push(format!("log.dirs={}", dir.path().display())),
+                (None, Some(name)) => {
+                    config.push(format!("group.streams.topology.description.class={name}"))
+                }
+                (None, None) => {}
             }
             if options.background_produce.is_some() {
                 // The background topic's retention, applied every second.
@@ -1845,6 +1926,7 @@ fn bench(options: &Options) -> ExitCode {
         };
         targets.push(Target {
             plugin,
+            _log_dir: log_dir,
             pid: daemon
                 .as_ref()
                 .and_then(common::Daemon::pid)
@@ -1873,6 +1955,7 @@ fn bench(options: &Options) -> ExitCode {
         };
         targets.push(Target {
             plugin: None,
+            _log_dir: None,
             daemon: None,
             addr: broker.bootstrap(),
             pid: Some(broker.pid()),
@@ -1913,7 +1996,8 @@ fn bench(options: &Options) -> ExitCode {
         targets.iter().map(|t| server_memory(t, options)).collect();
     if heartbeats {
         for t in &mut targets {
-            match runtime.block_on(set_up_members(&t.addr, options, t.plugin.is_some())) {
+            let plugin = t.plugin.is_some() && !options.compare_durable;
+            match runtime.block_on(set_up_members(&t.addr, options, plugin)) {
                 Ok(m) => t.members = Some(m),
                 Err(e) => {
                     eprintln!("load: setting up the heartbeat members failed: {e}");
@@ -2034,7 +2118,12 @@ fn bench(options: &Options) -> ExitCode {
                 r#","server":"kcoord""#.into()
             };
         }
-        if compare_plugin {
+        if options.compare_durable {
+            summary.labels = match &target.plugin {
+                Some(_) => r#","groups_log":"disk""#.into(),
+                None => r#","groups_log":"memory""#.into(),
+            };
+        } else if compare_plugin {
             summary.labels = match &target.plugin {
                 Some(name) => format!(r#","plugin":"{name}""#),
                 None => r#","plugin":null"#.into(),
@@ -2109,7 +2198,11 @@ fn bench(options: &Options) -> ExitCode {
                 }
             }
         }
-    } else if let Some(plugin) = &options.compare_plugin {
+    } else if compare_plugin {
+        let names = match &options.compare_plugin {
+            Some(plugin) => AbNames::plugin(plugin),
+            None => AbNames::DURABLE,
+        };
         let pushes = targets[0].members.as_ref().map_or(0, |m| m.pushes);
         let (with, mut without): (Vec<PairTotals>, Vec<PairTotals>) =
             totals.into_iter().partition(|((t, _, _, _), _, _)| *t == 0);
@@ -2125,8 +2218,8 @@ fn bench(options: &Options) -> ExitCode {
                 let Some((_, o)) = other.iter_mut().find(|(x, _)| *x == mode) else {
                     continue;
                 };
-                let line = plugin_line(
-                    plugin,
+                let line = ab_line(
+                    &names,
                     connections,
                     *client,
                     *owned,

@@ -283,3 +283,77 @@ async fn describe_or_missing(conn: &Connection) {
         }
     }
 }
+
+/// A loopback port nothing listens on now, so a restarted node can take the same address.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_member_of_our_client_keeps_its_tasks_across_a_coordinator_restart() {
+    use kcoord_client::streams::{StreamsMember, StreamsMemberConfig, TopologyBuilder};
+    use kcoord_client::{Client, ClientConfig};
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let port = free_port();
+    let settings = [
+        format!("log.dirs={}", dir.path().display()),
+        format!("listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:0"),
+        "group.streams.initial.rebalance.delay.ms=0".into(),
+        "group.streams.assignment.interval.ms=0".into(),
+        "group.streams.min.heartbeat.interval.ms=100".into(),
+        "group.streams.heartbeat.interval.ms=100".into(),
+    ];
+    let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+    let node = start(&settings).await;
+    let client = Client::connect(&node.broker, ClientConfig::new("restart"))
+        .await
+        .expect("connects");
+    create_topics(&node.connect().await, &[("in", 4)]).await;
+    let topology = TopologyBuilder::stateless(1, ["in"])
+        .build()
+        .expect("a topology");
+    let member = StreamsMember::start(
+        &client,
+        StreamsMemberConfig::new("kept", topology).with_process_id("p1"),
+    );
+    let settled = |s: &kcoord_client::streams::MemberSnapshot| {
+        s.assignment.active.get("0").is_some_and(|p| p.len() == 4) && s.last_error.is_none()
+    };
+    let before = wait_for(&member, settled).await;
+    node.stop().await;
+
+    let node = start(&settings).await;
+    let after = wait_for(&member, |s| {
+        s.responses >= before.responses + 5 && settled(s)
+    })
+    .await;
+    assert_eq!(after.joins, before.joins, "the member did not rejoin");
+    assert_eq!(after.member_epoch, before.member_epoch);
+    assert_eq!(after.assignment, before.assignment);
+    let group = describe_loaded(&node.connect().await, "kept").await;
+    assert_eq!(group.group_epoch, before.member_epoch, "no rebalance");
+    member.leave().await.expect("leaves");
+    node.stop().await;
+}
+
+async fn wait_for(
+    member: &kcoord_client::streams::StreamsMemberHandle,
+    done: impl Fn(&kcoord_client::streams::MemberSnapshot) -> bool,
+) -> kcoord_client::streams::MemberSnapshot {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let snapshot = member.snapshot();
+        if done(&snapshot) {
+            return snapshot;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the member never got there: {snapshot:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -97,10 +97,14 @@ pub async fn start_with(
         &controller.topics_image(),
         crate::clock::now_ms(),
     )?);
-    crate::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
-        .map_err(StartError::CoordinatorLog)?;
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
+    if let Err(e) =
+        crate::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
+    {
+        topology.close();
+        return Err(StartError::CoordinatorLog(e));
+    }
     let config = Arc::new(config);
     let mut bound = Vec::with_capacity(config.listeners.len());
     for l in &config.listeners {

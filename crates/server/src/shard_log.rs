@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
@@ -48,20 +48,13 @@ pub struct ShardLog {
     fsync: bool,
     /// Records waiting for the writer.
     queue: Mutex<Vec<LogRecord>>,
-    wake: Notify,
+    /// The writer task's (shared by every shard).
+    wake: Arc<Notify>,
     /// Read without a lock on every request: a request whose records are all durable (every
     /// steady heartbeat) does not touch the watch below.
     durable: AtomicU64,
     epoch: AtomicU64,
     progress: watch::Sender<Progress>,
-}
-
-/// The file as loaded at startup.
-#[derive(Debug)]
-pub struct OpenedLog {
-    pub log: ShardLog,
-    pub writer: LogWriter,
-    pub records: MetadataLog,
 }
 
 /// The file in the shards' directory that records how many shards wrote it.
@@ -99,8 +92,9 @@ pub fn prepare_dir(settings: &CoordinatorLogSettings, shards: usize) -> Result<(
     Ok(())
 }
 
-/// Opens (creating it when missing) the log in `dir` and reads it back; blocking.
-pub fn open(dir: &Path, fsync: bool) -> Result<OpenedLog, FileLogError> {
+/// Reads the log in `dir` back (creating it when missing), cutting a torn tail with a WARN;
+/// blocking. Returns the writer that appends after it and its records.
+pub fn open(dir: &Path) -> Result<(LogWriter, MetadataLog), FileLogError> {
     let loaded = file_log::open(dir)?;
     if let Some(cut) = &loaded.cut {
         warn!(
@@ -109,27 +103,28 @@ pub fn open(dir: &Path, fsync: bool) -> Result<OpenedLog, FileLogError> {
             "coordinator shard log: {cut} (an append that was never acknowledged)"
         );
     }
-    let next = loaded.writer.next_offset();
-    Ok(OpenedLog {
-        log: ShardLog {
-            dir: dir.to_path_buf(),
-            fsync,
-            queue: Mutex::new(Vec::new()),
-            wake: Notify::new(),
-            durable: AtomicU64::new(next),
-            epoch: AtomicU64::new(0),
-            progress: watch::channel(Progress {
-                epoch: 0,
-                durable: next,
-            })
-            .0,
-        },
-        writer: loaded.writer,
-        records: loaded.log,
-    })
+    Ok((loaded.writer, loaded.log))
 }
 
 impl ShardLog {
+    /// The runtime side of the log in `dir`, whose file continues at `next_offset`; `wake` is
+    /// the writer task's, notified whenever records are queued.
+    pub fn new(dir: &Path, fsync: bool, next_offset: u64, wake: Arc<Notify>) -> ShardLog {
+        ShardLog {
+            dir: dir.to_path_buf(),
+            fsync,
+            queue: Mutex::new(Vec::new()),
+            wake,
+            durable: AtomicU64::new(next_offset),
+            epoch: AtomicU64::new(0),
+            progress: watch::channel(Progress {
+                epoch: 0,
+                durable: next_offset,
+            })
+            .0,
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -183,23 +178,19 @@ impl ShardLog {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Waits for records to write.
-    pub async fn queued(&self) {
-        self.wake.notified().await;
-    }
-
     /// Takes everything queued.
     pub fn take_queued(&self) -> Vec<LogRecord> {
         std::mem::take(&mut *self.lock_queue())
     }
 
-    /// Writes a batch in one write and (unless configured otherwise) one fsync; blocking.
-    pub fn write(&self, writer: &mut LogWriter, batch: &[LogRecord]) -> Result<(), FileLogError> {
-        writer.write(batch)?;
-        if self.fsync {
-            writer.sync()?;
-        }
-        Ok(())
+    /// Writes a batch in one write, without syncing it (the writer syncs a round's files
+    /// after writing them all); blocking.
+    pub fn write_unsynced(
+        &self,
+        writer: &mut LogWriter,
+        batch: &[LogRecord],
+    ) -> Result<(), FileLogError> {
+        writer.write(batch)
     }
 
     /// Replaces the file with `snapshot` (the shard's compacted log); blocking.

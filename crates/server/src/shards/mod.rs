@@ -36,12 +36,14 @@ use kcoord_coordinator::timers::TickEvent;
 use kcoord_coordinator::{CoordinatorShard, StreamsGroupConfig};
 use kcoord_metadata::TopicsImage;
 use kcoord_wire::ErrorCode;
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
 
 use crate::clock;
 use crate::config::coordinator_log::CoordinatorLogSettings;
 use crate::shard_log::{self, DurableAt, ShardLog};
+
+mod writer;
 
 /// Why a shard could not answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -265,9 +267,11 @@ pub struct Coordinators {
     shards: Arc<[ShardHandle]>,
 }
 
-/// The shards' timer tasks, built but not yet running.
+/// The shards' timer tasks, built but not yet running, and the task writing their logs.
 pub struct ShardTasks {
     tasks: Vec<ShardTask>,
+    /// With a log directory: the writer's queue of loaded shards, and whether it fsyncs.
+    writer: Option<(mpsc::UnboundedReceiver<writer::Loaded>, Arc<Notify>, bool)>,
 }
 
 struct ShardTask {
@@ -277,6 +281,8 @@ struct ShardTask {
     /// Where the shard's log is (`None`: in memory), and whether each group commit is fsynced.
     log_dir: Option<PathBuf>,
     fsync: bool,
+    /// Hands the loaded shard's log to the writer task, and wakes it when records queue.
+    to_writer: Option<(mpsc::UnboundedSender<writer::Loaded>, Arc<Notify>)>,
 }
 
 impl Coordinators {
@@ -293,6 +299,8 @@ impl Coordinators {
         logs: &CoordinatorLogSettings,
     ) -> (Coordinators, ShardTasks) {
         let count = count.max(1);
+        let wake = Arc::new(Notify::new());
+        let (to_writer, loaded) = mpsc::unbounded_channel();
         let mut handles = Vec::with_capacity(count);
         let mut tasks = Vec::with_capacity(count);
         for index in 0..count {
@@ -324,13 +332,20 @@ impl Coordinators {
                 gate: None,
                 log_dir: logs.dir.as_ref().map(|d| d.join(index.to_string())),
                 fsync: logs.fsync,
+                to_writer: logs
+                    .dir
+                    .is_some()
+                    .then(|| (to_writer.clone(), Arc::clone(&wake))),
             });
         }
         (
             Coordinators {
                 shards: handles.into(),
             },
-            ShardTasks { tasks },
+            ShardTasks {
+                tasks,
+                writer: logs.dir.is_some().then_some((loaded, wake, logs.fsync)),
+            },
         )
     }
 
@@ -440,10 +455,15 @@ impl ShardTasks {
 
     /// Starts every shard task; they stop when `stop` turns true (or its sender is dropped).
     pub fn spawn(self, stop: &watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
-        self.tasks
+        let mut running: Vec<_> = self
+            .tasks
             .into_iter()
             .map(|task| tokio::spawn(task.run(stop.clone())))
-            .collect()
+            .collect();
+        if let Some((loaded, wake, fsync)) = self.writer {
+            running.push(tokio::spawn(writer::run(loaded, wake, fsync, stop.clone())));
+        }
+        running
     }
 }
 
@@ -477,15 +497,17 @@ impl ShardTask {
             .lock()
             .shard
             .start_offset_expiry(clock::now_ms());
-        let writer = writer.map(|w| {
-            let shared = Arc::clone(&self.shared);
-            let stop = stop.clone();
-            tokio::spawn(run_writer(shared, w, stop))
-        });
-        self.run_timers(&mut stop).await;
-        if let Some(writer) = writer {
-            let _ = writer.await;
+        if let (Some(writer), Some((to_writer, _))) = (writer, &self.to_writer) {
+            let loaded = writer::Loaded {
+                shared: Arc::clone(&self.shared),
+                writer,
+            };
+            if to_writer.send(loaded).is_err() {
+                // The writer task is gone (shutting down): nothing this shard queues is written.
+                return;
+            }
         }
+        self.run_timers(&mut stop).await;
     }
 
     /// Replays the shard's log into it; returns the writer that appends to the file, or `None`
@@ -493,9 +515,9 @@ impl ShardTask {
     /// being served without what the file holds.
     async fn load(&self, dir: &std::path::Path) -> Option<kcoord_metadata::LogWriter> {
         let started = std::time::Instant::now();
-        let (path, fsync) = (dir.to_path_buf(), self.fsync);
-        let opened = tokio::task::spawn_blocking(move || shard_log::open(&path, fsync)).await;
-        let opened = match opened {
+        let path = dir.to_path_buf();
+        let opened = tokio::task::spawn_blocking(move || shard_log::open(&path)).await;
+        let (writer, records) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
                 error!(shard = self.shared.index, error = %e, "cannot load the coordinator shard's log; its groups are unavailable");
@@ -507,7 +529,7 @@ impl ShardTask {
             }
         };
         let mut locked = self.shared.lock();
-        if let Err(e) = locked.shard.reset_to_log(&opened.records, clock::now_ms()) {
+        if let Err(e) = locked.shard.reset_to_log(&records, clock::now_ms()) {
             error!(shard = self.shared.index, dir = %dir.display(), error = %e, "the coordinator shard's log does not replay; its groups are unavailable");
             return None;
         }
@@ -520,16 +542,18 @@ impl ShardTask {
             .map(|(_, o)| o.len())
             .sum::<usize>();
         drop(locked);
-        let _ = self.shared.log.set(Arc::new(opened.log));
+        let wake = self.to_writer.as_ref().map(|(_, wake)| Arc::clone(wake))?;
+        let log = ShardLog::new(dir, self.fsync, writer.next_offset(), wake);
+        let _ = self.shared.log.set(Arc::new(log));
         info!(
             shard = self.shared.index,
-            records = opened.records.len(),
+            records = records.len(),
             groups,
             offsets,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "coordinator shard loaded"
         );
-        Some(opened.writer)
+        Some(writer)
     }
 
     async fn run_timers(&self, stop: &mut watch::Receiver<bool>) {
@@ -574,160 +598,6 @@ impl ShardTask {
         locked.armed = next.unwrap_or(i64::MAX);
         next
     }
-}
-
-/// Writes what the shard's jobs queue, a group commit at a time, until `stop`; then writes
-/// what is left.
-async fn run_writer(
-    shared: Arc<Shared>,
-    mut writer: kcoord_metadata::LogWriter,
-    mut stop: watch::Receiver<bool>,
-) {
-    let Some(log) = shared.log.get().cloned() else {
-        return;
-    };
-    let mut failures = shard_log::FailureLog::default();
-    let mut rewrite_at = shard_log::rewrite_threshold(writer.len_bytes());
-    loop {
-        let stopping = tokio::select! {
-            () = log.queued() => false,
-            _ = crate::net::stopped(&mut stop) => true,
-        };
-        let batch = log.take_queued();
-        if let Some(last) = batch.last().map(|r| r.offset) {
-            let log_for_write = Arc::clone(&log);
-            let written = tokio::task::spawn_blocking(move || {
-                let result = log_for_write.write(&mut writer, &batch);
-                (writer, result)
-            })
-            .await;
-            let Ok((back, result)) = written else {
-                error!(
-                    shard = shared.index,
-                    "the coordinator log writer panicked; the shard stops"
-                );
-                shared.stopped.store(true, Ordering::Release);
-                log.start_new_epoch(0);
-                return;
-            };
-            writer = back;
-            match result {
-                Ok(()) => {
-                    failures.recovered(shared.index);
-                    log.durable_up_to(last + 1);
-                    if writer.len_bytes() >= rewrite_at {
-                        writer = match compact_file(&shared, &log, writer).await {
-                            Some(writer) => writer,
-                            None => return,
-                        };
-                        rewrite_at = shard_log::rewrite_threshold(writer.len_bytes());
-                    }
-                }
-                Err(e) => {
-                    failures.failed(shared.index, &e);
-                    match reload_after_failure(&shared, &log, writer).await {
-                        Some(reopened) => writer = reopened,
-                        None => return,
-                    }
-                }
-            }
-        }
-        if stopping {
-            // Whatever a job queues after this is never written: its request is refused.
-            log.start_new_epoch(log.durable_offset());
-            return;
-        }
-    }
-}
-
-/// Rewrites the shard's file as its compacted log (everything in memory, which includes what is
-/// queued), as Kafka's cleaner compacts `__consumer_offsets`, so the file and the time to load
-/// it stay in proportion to the live groups and offsets rather than to their history.
-async fn compact_file(
-    shared: &Arc<Shared>,
-    log: &Arc<ShardLog>,
-    mut writer: kcoord_metadata::LogWriter,
-) -> Option<kcoord_metadata::LogWriter> {
-    let snapshot = {
-        let mut locked = shared.lock();
-        // The snapshot holds every queued record: they are written with it.
-        log.take_queued();
-        locked.shard.compacted_log()
-    };
-    let next = snapshot.next_offset();
-    let before = writer.len_bytes();
-    let log_for_write = Arc::clone(log);
-    let rewritten = tokio::task::spawn_blocking(move || {
-        let result = log_for_write.rewrite(&mut writer, &snapshot);
-        (writer, result)
-    })
-    .await;
-    let Ok((writer, result)) = rewritten else {
-        error!(
-            shard = shared.index,
-            "rewriting the coordinator log panicked; the shard stops"
-        );
-        stop_shard(shared, log);
-        return None;
-    };
-    match result {
-        Ok(()) => {
-            log.durable_up_to(next);
-            info!(
-                shard = shared.index,
-                before_bytes = before,
-                after_bytes = writer.len_bytes(),
-                "compacted the coordinator shard's log"
-            );
-            Some(writer)
-        }
-        Err(e) => {
-            error!(shard = shared.index, error = %e, "could not rewrite the coordinator shard's log");
-            reload_after_failure(shared, log, writer).await
-        }
-    }
-}
-
-/// The file refused records the shard had applied: reads the file back and rebuilds the shard
-/// from it, so memory holds exactly what is on disk. `None` (logged) when even that fails: the
-/// shard stops (COORDINATOR_NOT_AVAILABLE) rather than serve groups the file may contradict.
-async fn reload_after_failure(
-    shared: &Arc<Shared>,
-    log: &Arc<ShardLog>,
-    writer: kcoord_metadata::LogWriter,
-) -> Option<kcoord_metadata::LogWriter> {
-    // The reopened file replaces this writer (and its lock on the directory).
-    drop(writer);
-    let (dir, fsync) = (log.dir().to_path_buf(), log.fsyncs());
-    let reopened = tokio::task::spawn_blocking(move || shard_log::open(&dir, fsync)).await;
-    let opened = match reopened {
-        Ok(Ok(opened)) => opened,
-        Ok(Err(e)) => {
-            error!(shard = shared.index, error = %e, "cannot read the coordinator shard's log back; the shard stops");
-            stop_shard(shared, log);
-            return None;
-        }
-        Err(_) => {
-            stop_shard(shared, log);
-            return None;
-        }
-    };
-    let mut locked = shared.lock();
-    if let Err(e) = locked.shard.reset_to_log(&opened.records, clock::now_ms()) {
-        error!(shard = shared.index, error = %e, "the coordinator shard's log does not replay; the shard stops");
-        drop(locked);
-        stop_shard(shared, log);
-        return None;
-    }
-    log.start_new_epoch(opened.writer.next_offset());
-    drop(locked);
-    shared.deadline_moved.notify_one();
-    Some(opened.writer)
-}
-
-fn stop_shard(shared: &Shared, log: &ShardLog) {
-    shared.stopped.store(true, Ordering::Release);
-    log.start_new_epoch(0);
 }
 
 fn log_tick_event(shard: usize, event: &TickEvent) {
