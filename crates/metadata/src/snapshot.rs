@@ -1,29 +1,37 @@
 //! Controller snapshots: records that, replayed into an empty [`State`], rebuild the
 //! controller's part of it (Kafka's controller writes such a snapshot from its managers'
-//! `iterator`s). [`snapshot_log`] puts them in a [`MetadataLog`] that
-//! [`crate::file_log::LogWriter::rewrite`] can write in place of the whole log.
+//! `iterator`s). [`State::snapshot`] puts them in a [`MetadataLog`] that
+//! [`crate::file_log::LogWriter::rewrite`] writes in place of the whole log, so that a restart
+//! reads the snapshot plus what was appended after it, not the whole history.
 //!
-//! # What a snapshot cannot carry
+//! # Offsets a snapshot keeps
 //!
-//! Two fields of the images are log offsets, not record contents, and come from the offset a
-//! snapshot record is replayed at, as in Kafka (whose snapshot records all replay at the
-//! snapshot's offset):
+//! Two fields of the images are log offsets, not record contents: a broker's
+//! [`crate::BrokerRegistration::registration_offset`] (the offset of its RegisterBrokerRecord,
+//! which a heartbeat's `current_metadata_offset` must reach for the broker to be caught up and
+//! unfenced) and the finalized-features epoch ([`crate::FeaturesImage::epoch`], the offset of the
+//! last FeatureLevelRecord). Kafka replays every snapshot record at the snapshot's offset, which
+//! moves both; its brokers replicate the metadata log and soon report an offset past it. A
+//! kcoord broker replicates nothing and reports its own registration offset (its broker epoch),
+//! so [`State::snapshot`] keeps both offsets instead: the log may have gaps, and each
+//! RegisterBrokerRecord is placed at its broker's registration offset, the last
+//! FeatureLevelRecord at the features epoch, and every other record at the highest offsets
+//! left free below the snapshot's next offset. Replaying that log gives back the very same
+//! state (the tests check it); the broker epoch itself is a field of the record, as in Kafka.
 //!
-//! - a broker's [`crate::BrokerRegistration::registration_offset`] becomes the offset of its
-//!   RegisterBrokerRecord in the snapshot. Placed at the end of the snapshot log, it is at or
-//!   below the snapshot's last offset; a broker that fetched the whole snapshot has passed it.
-//! - the finalized-features epoch ([`crate::FeaturesImage::epoch`]) becomes the offset of the
-//!   snapshot's last FeatureLevelRecord, and -1 if no feature is finalized (a log whose only
-//!   feature records disabled features had an epoch and no level to show for it).
-//!
-//! Everything else replays to an equal image (the tests check it). Coordinator state (streams
-//! groups, offsets) is not part of a controller snapshot: a shard's log is compacted instead.
+//! [`State::snapshot_records`] and [`snapshot_log`] are the plain form: records at offsets just
+//! below the next offset, where a registration offset becomes the offset of the broker's
+//! record in the snapshot and the features epoch that of the last FeatureLevelRecord (-1 if no
+//! feature is finalized). Coordinator state (streams groups, offsets) is not part of a
+//! controller snapshot: a shard's log is compacted instead.
 use kcoord_wire::records::{self as r, register_broker_record as rb};
 
 use crate::image::group_configs::GROUP_RESOURCE;
 use crate::image::topics::{TopicImage, TOPIC_RESOURCE};
+use std::collections::BTreeSet;
+
 use crate::log::{MetadataLog, OffsetBehind};
-use crate::metadata_version::FEATURE_NAME;
+use crate::metadata_version::{MetadataVersion, FEATURE_NAME};
 use crate::record::{Record, RecordAndVersion, RecordError};
 use crate::{file_log, BrokerRegistration, State};
 
@@ -35,6 +43,109 @@ impl State {
     /// RegisterBrokerRecord each). See the module docs for the two offsets it cannot carry.
     pub fn snapshot_records(&self) -> Vec<Record> {
         let mut records = self.feature_records();
+        records.extend(self.other_records());
+        records.extend(self.brokers.iter().map(register_broker));
+        records
+    }
+
+    /// A snapshot of the controller images as a log whose next offset is `next_offset`, for
+    /// [`crate::file_log::LogWriter::rewrite`]: the records of [`State::snapshot_records`], at
+    /// the versions the finalized `metadata.version` writes them (FeatureLevelRecord and
+    /// ProducerIdsRecord 0, RegisterBrokerRecord [`MetadataVersion::register_broker_record_version`],
+    /// the others their latest, as the controller writes them), each at the offset that makes
+    /// the replayed log equal to this state (module docs): registrations at their offsets, the
+    /// last FeatureLevelRecord at the features epoch, the rest just below `next_offset`.
+    ///
+    /// Fails when the records do not fit below `next_offset` around those offsets, or a
+    /// record does not encode or is too large for an entry; then nothing is to be written. A
+    /// state replayed from a log with that next offset always fits: every record of the
+    /// snapshot stands for at least one record of the log, at an offset of its own.
+    pub fn snapshot(&self, next_offset: u64) -> Result<MetadataLog, SnapshotError> {
+        let broker_version = self
+            .features
+            .metadata_version()
+            .unwrap_or(MetadataVersion::LATEST)
+            .register_broker_record_version();
+        let mut features: Vec<RecordAndVersion> = self
+            .feature_records()
+            .into_iter()
+            .map(|r| r.at_version(0))
+            .collect();
+        let mut others: Vec<RecordAndVersion> = self
+            .other_records()
+            .into_iter()
+            .map(|r| match r {
+                Record::ProducerIds(_) => r.at_version(0),
+                r => r.at_latest_version(),
+            })
+            .collect();
+        let total = features.len() + others.len() + self.brokers.len();
+        let misplaced = |reason: String| SnapshotError::Placement {
+            records: total,
+            next_offset,
+            reason,
+        };
+        let mut placed: Vec<(u64, RecordAndVersion)> = Vec::with_capacity(total);
+        let mut taken = BTreeSet::new();
+        let mut pin = |offset: u64, record: RecordAndVersion, what: &dyn Fn() -> String| {
+            if offset >= next_offset || !taken.insert(offset) {
+                return Err(misplaced(format!(
+                    "{} at offset {offset} is taken or not below the next offset",
+                    what()
+                )));
+            }
+            placed.push((offset, record));
+            Ok(())
+        };
+        let mut brokers: Vec<&BrokerRegistration> = self.brokers.iter().collect();
+        brokers.sort_by_key(|b| b.registration_offset);
+        for b in brokers {
+            let record = register_broker(b).at_version(broker_version);
+            pin(b.registration_offset, record, &|| {
+                format!("the registration of broker {}", b.id)
+            })?;
+        }
+        let epoch = u64::try_from(self.features.epoch()).ok();
+        match (epoch, features.pop()) {
+            (Some(epoch), Some(last)) => {
+                pin(epoch, last, &|| "the last FeatureLevelRecord".to_owned())?;
+                let below = free_below(&mut taken, epoch, features.len()).ok_or_else(|| {
+                    misplaced(format!(
+                        "{} FeatureLevelRecords do not fit below the features epoch {epoch}",
+                        features.len() + 1
+                    ))
+                })?;
+                placed.extend(below.into_iter().zip(features));
+            }
+            // No epoch to keep (no feature record ever counted): they go with the others.
+            (None, last) => {
+                features.extend(last);
+                others.splice(0..0, features);
+            }
+            (Some(_), None) => {}
+        }
+        let at = free_below(&mut taken, next_offset, others.len()).ok_or_else(|| {
+            misplaced(format!(
+                "{} records do not fit below the next offset beside the {} kept offsets",
+                others.len(),
+                placed.len()
+            ))
+        })?;
+        placed.extend(at.into_iter().zip(others));
+        placed.sort_by_key(|(offset, _)| *offset);
+        let mut log = MetadataLog::new();
+        for (index, (offset, r)) in placed.into_iter().enumerate() {
+            let encoded = encode(&r, index)?;
+            let pushed = log.push_at(offset, encoded.0, encoded.1, encoded.2, encoded.3);
+            debug_assert!(pushed.is_ok(), "{pushed:?}");
+        }
+        push_next_offset(&mut log, next_offset);
+        Ok(log)
+    }
+
+    /// The producer id block, topics (with configs and partitions) and group configs.
+    fn other_records(&self) -> Vec<Record> {
+        let mut records = Vec::new();
         if self.producer_ids.next_producer_id() > 0 {
             records.push(Record::ProducerIds(r::ProducerIdsRecord {
                 // The image keeps only the next block's start, all that replay checks.
@@ -52,7 +163,6 @@ impl State {
                 records.push(config(GROUP_RESOURCE, group, name, value));
             }
         }
-        records.extend(self.brokers.iter().map(register_broker));
         records
     }
 
@@ -165,6 +275,38 @@ pub enum SnapshotError {
     },
     #[error("a snapshot of {records} records does not fit below next offset {next_offset}")]
     TooManyRecords { records: usize, next_offset: u64 },
+    #[error(
+        "a snapshot of {records} records does not fit below next offset {next_offset}: {reason}"
+    )]
+    Placement {
+        records: usize,
+        next_offset: u64,
+        reason: String,
+    },
+}
+
+/// `count` offsets below `below` that are not `taken`, the highest ones, in increasing order;
+/// they are taken. `None` when there are not that many.
+fn free_below(taken: &mut BTreeSet<u64>, below: u64, count: usize) -> Option<Vec<u64>> {
+    let mut found = Vec::with_capacity(count);
+    let mut offset = below;
+    while found.len() < count {
+        offset = offset.checked_sub(1)?;
+        if !taken.contains(&offset) {
+            found.push(offset);
+        }
+    }
+    taken.extend(found.iter().copied());
+    found.reverse();
+    Some(found)
+}
+
+/// One snapshot record, encoded, once it is known to fit an entry.
+fn encode(r: &RecordAndVersion, index: usize) -> Result<Encoded, SnapshotError> {
+    let encoded = r.record.encode_version(r.version)?;
+    file_log::check_entry_size(encoded.2.as_deref(), encoded.3.as_deref())
+        .map_err(|source| SnapshotError::TooLarge { index, source })?;
+    Ok(encoded)
 }
 
 /// A log holding `records` (encoded at their versions) at the offsets just below
@@ -185,14 +327,7 @@ pub fn snapshot_log(
             })?;
     let mut log = MetadataLog::new();
     for (index, r) in records.iter().enumerate() {
-        let (record_type, version, key, value) = r.record.encode_version(r.version)?;
-        file_log::check_entry_size(key.as_deref(), value.as_deref())
-            .map_err(|source| SnapshotError::TooLarge { index, source })?;
-        push(
-            &mut log,
-            first + index as u64,
-            (record_type, version, key, value),
-        );
+        push(&mut log, first + index as u64, encode(r, index)?);
     }
     push_next_offset(&mut log, next_offset);
     Ok(log)

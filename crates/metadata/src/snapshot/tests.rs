@@ -321,3 +321,86 @@ fn a_snapshot_must_fit_below_its_next_offset() {
 fn an_empty_state_has_an_empty_snapshot() {
     assert!(State::default().snapshot_records().is_empty());
 }
+
+#[test]
+fn a_snapshot_keeps_registration_offsets_and_the_features_epoch() {
+    let store = varied_store();
+    let state = store.state();
+    let next = store.log().next_offset();
+    let log = state.snapshot(next).unwrap();
+    assert_eq!(log.next_offset(), next);
+    assert_eq!(log.len(), state.snapshot_records().len());
+    assert!(log.len() < store.log().len(), "a snapshot is smaller");
+    // Replayed, it is the very same state: registration offsets and the features epoch too.
+    let replayed = Store::replay_log(&log).unwrap();
+    assert_eq!(replayed.state(), state);
+    // The records the brokers' offsets do not pin sit just below the next offset.
+    assert_eq!(log.last().map(|r| r.offset), Some(next - 1));
+    // A snapshot of the snapshot is the same log.
+    assert_eq!(
+        replayed.state().snapshot(next).unwrap().records(),
+        log.records()
+    );
+}
+
+#[test]
+fn snapshot_records_are_written_at_the_finalized_metadata_versions_record_versions() {
+    let mut store = Store::new();
+    store
+        .append(vec![feature("metadata.version", 21)]) // 3.9-IV0: RegisterBrokerRecord v3
+        .unwrap();
+    let mut old = register(1, 1, 1000);
+    old.static_configs.clear();
+    store.append(vec![Record::RegisterBroker(old)]).unwrap();
+    store
+        .append(vec![topic("t", 9, 1), partition(9, 0, 1, 0)])
+        .unwrap();
+    let log = store.state().snapshot(store.log().next_offset()).unwrap();
+    let versions: Vec<(i16, i16)> = log.iter().map(|r| (r.record_type, r.version)).collect();
+    let register_type = r::RegisterBrokerRecord::API_KEY;
+    assert!(versions.contains(&(register_type, 3)), "{versions:?}");
+    assert!(
+        versions.contains(&(r::FeatureLevelRecord::API_KEY, 0)),
+        "{versions:?}"
+    );
+    assert_eq!(
+        Store::replay_log(&log).unwrap().state(),
+        store.state(),
+        "{versions:?}"
+    );
+}
+
+#[test]
+fn a_snapshot_after_a_long_history_fits_and_a_wrong_next_offset_is_refused() {
+    let mut store = Store::new();
+    store.append(vec![feature("metadata.version", 34)]).unwrap();
+    store
+        .append(vec![Record::RegisterBroker(register(1, 1, 1000))])
+        .unwrap();
+    for i in 0..200u128 {
+        store
+            .append(vec![topic("loop", 10 + i, 1), partition(10 + i, 0, 1, 0)])
+            .unwrap();
+        store
+            .append(vec![Record::RemoveTopic(r::RemoveTopicRecord {
+                topic_id: Uuid::from_u128(10 + i),
+                ..Default::default()
+            })])
+            .unwrap();
+    }
+    store
+        .append(vec![topic("kept", 5, 1), partition(5, 0, 1, 0)])
+        .unwrap();
+    let next = store.log().next_offset();
+    let log = store.state().snapshot(next).unwrap();
+    assert_eq!(log.len(), 4);
+    let offsets: Vec<u64> = log.iter().map(|r| r.offset).collect();
+    // metadata.version at its epoch (0), the broker at its registration (1), the topic last.
+    assert_eq!(offsets, vec![0, 1, next - 2, next - 1]);
+    assert_eq!(Store::replay_log(&log).unwrap().state(), store.state());
+    // The registration offset must lie below the next offset.
+    assert!(matches!(
+        store.state().snapshot(1),
+        Err(SnapshotError::Placement { .. })
+    ));
+}

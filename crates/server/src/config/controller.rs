@@ -1,5 +1,5 @@
-//! The controller role's keys: `metadata.version`, `broker.session.timeout.ms` and
-//! `metadata.log.dir` (config/README.md).
+//! The controller role's keys: `metadata.version`, `broker.session.timeout.ms`,
+//! `metadata.log.dir` and when the metadata log is snapshotted (config/README.md).
 
 use std::path::PathBuf;
 
@@ -10,6 +10,10 @@ use super::{ConfigError, Reader};
 
 /// Kafka's `broker.session.timeout.ms` default.
 pub const DEFAULT_BROKER_SESSION_TIMEOUT_MS: i32 = 9_000;
+/// Kafka's `metadata.log.max.record.bytes.between.snapshots` default (20 MiB).
+pub const DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS: i64 = 20 * 1024 * 1024;
+/// Kafka's `metadata.log.max.snapshot.interval.ms` default (one hour).
+pub const DEFAULT_MAX_SNAPSHOT_INTERVAL_MS: i64 = 60 * 60 * 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerSettings {
@@ -20,6 +24,12 @@ pub struct ControllerSettings {
     pub broker_session_timeout_ms: i32,
     /// Where the controller's metadata log is kept; `None` keeps it in memory only.
     pub metadata_log_dir: Option<PathBuf>,
+    /// The log is snapshotted once this many bytes of records were appended since the last
+    /// snapshot (or as many as the last snapshot holds, when that is more).
+    pub max_record_bytes_between_snapshots: i64,
+    /// ... or once this long has passed since the last snapshot with records appended since;
+    /// 0 turns the time trigger off.
+    pub max_snapshot_interval_ms: i64,
 }
 
 impl Default for ControllerSettings {
@@ -28,6 +38,8 @@ impl Default for ControllerSettings {
             metadata_version: MetadataVersion::LATEST,
             broker_session_timeout_ms: DEFAULT_BROKER_SESSION_TIMEOUT_MS,
             metadata_log_dir: None,
+            max_record_bytes_between_snapshots: DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
+            max_snapshot_interval_ms: DEFAULT_MAX_SNAPSHOT_INTERVAL_MS,
         }
     }
 }
@@ -48,6 +60,16 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ControllerSettings, ConfigError> {
         metadata_log_dir: r.get("metadata.log.dir", None, |v| {
             Ok(optional_string(v).map(PathBuf::from))
         })?,
+        max_record_bytes_between_snapshots: r.get(
+            "metadata.log.max.record.bytes.between.snapshots",
+            d.max_record_bytes_between_snapshots,
+            |v| int_in(v, 1, i64::MAX),
+        )?,
+        max_snapshot_interval_ms: r.get(
+            "metadata.log.max.snapshot.interval.ms",
+            d.max_snapshot_interval_ms,
+            |v| int_in(v, 0, i64::MAX),
+        )?,
     })
 }
 
@@ -72,6 +94,36 @@ mod tests {
         assert_eq!(c.metadata_version.feature_level(), 34);
         assert_eq!(c.broker_session_timeout_ms, 9_000);
         assert_eq!(c.metadata_log_dir, None);
+        assert_eq!(c.max_record_bytes_between_snapshots, 20_971_520);
+        assert_eq!(c.max_snapshot_interval_ms, 3_600_000);
+    }
+
+    #[test]
+    fn snapshot_keys_are_read_with_kafkas_bounds() {
+        let c = parse(
+            "metadata.log.max.record.bytes.between.snapshots=4096
+metadata.log.max.snapshot.interval.ms=0
+",
+        )
+        .unwrap()
+        .controller;
+        assert_eq!(c.max_record_bytes_between_snapshots, 4096);
+        assert_eq!(c.max_snapshot_interval_ms, 0);
+        let e = parse(
+            "metadata.log.max.record.bytes.between.snapshots=0
+",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "c.properties:3: metadata.log.max.record.bytes.between.snapshots: expected a positive integer, got 0"
+        );
+        assert!(parse(
+            "metadata.log.max.snapshot.interval.ms=-1
+"
+        )
+        .is_err());
     }
 
     #[test]

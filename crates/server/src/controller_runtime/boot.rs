@@ -8,6 +8,7 @@ use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
 use kcoord_metadata::TopicsImage;
 use tracing::{info, warn};
 
+use super::snapshots::SnapshotPolicy;
 use crate::cluster::ClusterImage;
 use crate::config::Config;
 
@@ -24,6 +25,10 @@ pub enum MetadataLogError {
 pub struct ControllerBoot {
     pub(crate) controller: Controller,
     pub(crate) writer: Option<LogWriter>,
+    /// When the log is replaced by a snapshot.
+    pub(crate) snapshots: SnapshotPolicy,
+    /// The `now` the controller started its broker sessions at.
+    pub(crate) activated_at: i64,
 }
 
 impl std::fmt::Debug for ControllerBoot {
@@ -58,6 +63,9 @@ impl ControllerBoot {
         ControllerBoot {
             controller,
             writer: None,
+            snapshots: SnapshotPolicy::from_config(config),
+            // `Controller::new` starts no session (an empty log has no broker).
+            activated_at: 0,
         }
     }
 
@@ -69,9 +77,14 @@ impl ControllerBoot {
         };
         let loaded = file_log::open(dir)?;
         let shown = dir.display().to_string();
-        if loaded.torn_bytes > 0 {
+        if let Some(cut) = loaded.cut {
             // The last append never finished, so it was never acknowledged.
-            warn!(dir = %shown, torn_bytes = loaded.torn_bytes, "dropped a torn record at the end of the metadata log");
+            warn!(
+                file = %loaded.writer.path().display(),
+                torn_bytes = cut.bytes,
+                position = cut.position,
+                "cut the torn tail of the metadata log: {cut}"
+            );
         }
         let controller = Controller::from_log(controller_config(config), &loaded.log, now)
             .map_err(|e| MetadataLogError::Replay {
@@ -102,6 +115,8 @@ impl ControllerBoot {
         Ok(ControllerBoot {
             controller,
             writer: Some(writer),
+            snapshots: SnapshotPolicy::from_config(config),
+            activated_at: now,
         })
     }
 

@@ -4,13 +4,17 @@
 use std::path::Path;
 
 use kcoord_metadata::file_log::{FileLogError, LogWriter, MAX_ENTRY_BYTES};
-use kcoord_metadata::LogRecord;
+use kcoord_metadata::{LogRecord, MetadataLog};
 
 /// The durable copy of the controller's log.
 pub trait DurableLog: Send + std::fmt::Debug {
     /// Appends `records` (their offsets continue the log's) and syncs them, all or nothing:
     /// on `Err` nothing of the batch counts as written.
     fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError>;
+
+    /// Replaces the whole log by `log` (a snapshot), atomically: on `Err` the old log stays,
+    /// and appends go on after it.
+    fn rewrite(&mut self, log: &MetadataLog) -> Result<(), FileLogError>;
 
     /// Where the log is, for messages.
     fn path(&self) -> &Path;
@@ -19,6 +23,10 @@ pub trait DurableLog: Send + std::fmt::Debug {
 impl DurableLog for LogWriter {
     fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
         LogWriter::append(self, records)
+    }
+
+    fn rewrite(&mut self, log: &MetadataLog) -> Result<(), FileLogError> {
+        LogWriter::rewrite(self, log)
     }
 
     fn path(&self) -> &Path {

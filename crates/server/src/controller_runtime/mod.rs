@@ -24,9 +24,16 @@
 //! (NOT_CONTROLLER when the log could not be written: see [`CommitError::error_code`]).
 //! Broker sessions expire on the wall clock: the task wakes at the controller's
 //! `next_deadline()` and runs `tick`'s outcome the same way.
+//!
+//! Between commands, when the log has grown enough since the last snapshot ([`snapshots`]),
+//! the task replaces it by a snapshot of the state: the file is rewritten with it (atomically:
+//! a failed rewrite leaves the old file, is logged, and changes nothing) and the controller is
+//! rebuilt over it, with the same state, offsets and broker sessions, so that neither memory
+//! nor the next restart grows with the history.
 
 pub mod boot;
 pub mod durable;
+pub mod snapshots;
 #[cfg(test)]
 mod tests;
 
@@ -40,7 +47,7 @@ use kcoord_controller::{
     Outcome, ProducerIdBlock, TickEvent,
 };
 use kcoord_metadata::file_log::FileLogError;
-use kcoord_metadata::TopicsImage;
+use kcoord_metadata::{Store, TopicsImage};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -59,6 +66,7 @@ use crate::partitions::Partitions;
 use crate::shards::Coordinators;
 pub use boot::{ControllerBoot, MetadataLogError};
 use durable::DurableLog;
+use snapshots::{SessionMirror, SnapshotTracker};
 
 const CONTROLLER_QUEUE: usize = 256;
 
@@ -283,6 +291,11 @@ pub struct ControllerRuntime {
     rx: mpsc::Receiver<Command>,
     /// After the log refused a fencing batch: not before this time (ms) again.
     tick_retry_at: Option<i64>,
+    /// The log's growth since its last snapshot.
+    snapshots: SnapshotTracker,
+    /// The controller's broker sessions, to carry them over to the controller a snapshot
+    /// rebuilds.
+    sessions: SessionMirror,
 }
 
 impl ControllerRuntime {
@@ -298,6 +311,15 @@ impl ControllerRuntime {
     ) -> (ControllerHandle, ControllerRuntime) {
         let (tx, rx) = mpsc::channel(CONTROLLER_QUEUE);
         let durable = boot.writer.map(|w| Box::new(w) as Box<dyn DurableLog>);
+        let log = boot.controller.store().log();
+        // What a snapshot of the replayed state would hold: the rest of the log is history.
+        let snapshot_bytes = boot
+            .controller
+            .state()
+            .snapshot(log.next_offset())
+            .map_or(0, |s| snapshots::log_bytes(&s));
+        let snapshots = SnapshotTracker::new(boot.snapshots, log, snapshot_bytes, now_ms());
+        let sessions = SessionMirror::activated(&boot.controller, boot.activated_at);
         (
             ControllerHandle { tx },
             ControllerRuntime {
@@ -311,6 +333,8 @@ impl ControllerRuntime {
                 partitions,
                 rx,
                 tick_retry_at: None,
+                snapshots,
+                sessions,
             },
         )
     }
@@ -328,21 +352,110 @@ impl ControllerRuntime {
         }
         // Group configs replayed from the log: the shards start without overrides.
         self.publish_group_configs().await;
+        // A log replayed with a long history is snapshotted at once.
+        self.maybe_snapshot(now_ms());
         loop {
-            let wake = self.next_wake().map(until);
+            let tick_at = self.next_wake();
+            let wake = [tick_at, self.snapshots.next_deadline()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(until);
             let command = tokio::select! {
                 command = self.rx.recv() => command,
                 () = sleep_or_never(wake) => {
-                    self.tick(now_ms()).await;
+                    let now = now_ms();
+                    if tick_at.is_some_and(|at| at <= now) {
+                        self.tick(now).await;
+                    }
+                    self.maybe_snapshot(now_ms());
                     continue;
                 }
                 _ = crate::net::stopped(&mut stop) => None,
             };
             match command {
-                Some(command) => self.serve(command).await,
+                Some(command) => {
+                    self.serve(command).await;
+                    self.maybe_snapshot(now_ms());
+                }
                 None => break,
             }
         }
+    }
+
+    /// Replaces the log by a snapshot when one is due ([`snapshots`]).
+    fn maybe_snapshot(&mut self, now: i64) {
+        if self.snapshots.due(now) {
+            self.snapshot(now);
+        }
+    }
+
+    /// Replaces the log, in memory and on disk, by a snapshot of the controller's state at its
+    /// next offset, and rebuilds the controller over it with the same state and broker
+    /// sessions. Anything that fails leaves the log and the controller as they were (an
+    /// ERROR says why), and the next attempt waits [`snapshots::RETRY_AFTER_FAILURE_MS`].
+    /// Returns whether the snapshot was taken.
+    fn snapshot(&mut self, now: i64) -> bool {
+        let started = std::time::Instant::now();
+        let records_before = self.controller.store().log().len();
+        let bytes_before = self.snapshots.log_bytes;
+        let next_offset = self.controller.store().log().next_offset();
+        let file = self
+            .durable
+            .as_ref()
+            .map(|d| d.path().display().to_string());
+        let file = file.as_deref().unwrap_or("(in memory)");
+        let built = match self.build_snapshot(next_offset, now) {
+            Ok(built) => built,
+            Err(reason) => {
+                self.snapshots.failed(now);
+                error!(file, next_offset, reason = %reason, retry_in_ms = snapshots::RETRY_AFTER_FAILURE_MS, "could not build a snapshot of the metadata log; the log is kept as it is");
+                return false;
+            }
+        };
+        let (log, mut controller) = built;
+        if let Some(durable) = self.durable.as_mut() {
+            if let Err(e) = durable.rewrite(&log) {
+                self.snapshots.failed(now);
+                error!(file, next_offset, error = %e, retry_in_ms = snapshots::RETRY_AFTER_FAILURE_MS, "could not write a snapshot of the metadata log; the old file is kept");
+                return false;
+            }
+        }
+        self.sessions.restore(&mut controller);
+        self.controller = controller;
+        self.snapshots.taken(&log, now);
+        info!(
+            file,
+            next_offset,
+            records_before,
+            records = log.len(),
+            bytes_before,
+            bytes = self.snapshots.log_bytes,
+            took_ms = started.elapsed().as_millis() as u64,
+            "replaced the metadata log by a snapshot"
+        );
+        true
+    }
+
+    /// The snapshot log and a controller over it, once the snapshot is known to replay to the
+    /// very state the controller has.
+    fn build_snapshot(
+        &self,
+        next_offset: u64,
+        now: i64,
+    ) -> Result<(kcoord_metadata::MetadataLog, Controller), String> {
+        let log = self
+            .controller
+            .state()
+            .snapshot(next_offset)
+            .map_err(|e| e.to_string())?;
+        let store = Store::replay_log(&log).map_err(|e| format!("it does not replay: {e}"))?;
+        if store.state() != self.controller.state() {
+            return Err("it does not replay to the controller's state".to_owned());
+        }
+        let controller = Controller::with_store(self.controller.config().clone(), store, now)
+            .map_err(|e| e.to_string())?;
+        Ok((log, controller))
     }
 
     /// When `tick` has work to do: the next session expiry, but not before a refused fencing
@@ -436,8 +549,13 @@ impl ControllerRuntime {
             }
         }
         let topics_changed = prepared.iter().any(|r| is_topic_record(r.record_type));
+        let effects = outcome.effects.clone();
         let response = match self.controller.apply(outcome) {
-            Ok(response) => response,
+            Ok(response) => {
+                self.snapshots.appended(&prepared);
+                self.sessions.applied(&effects);
+                response
+            }
             // `prepare` replayed the same batch onto the same state: unreachable short of a
             // bug, and then the durable log is ahead of memory (a restart replays it).
             Err(e) => return refuse(CommitError::Invalid(e), None),

@@ -40,6 +40,17 @@ impl DurableLog for FlakyLog {
         Ok(())
     }
 
+    fn rewrite(&mut self, log: &kcoord_metadata::MetadataLog) -> Result<(), FileLogError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(FileLogError::Io {
+                path: self.path.display().to_string(),
+                source: std::io::Error::other("No space left on device"),
+            });
+        }
+        *self.written.lock().unwrap_or_else(|e| e.into_inner()) = log.records();
+        Ok(())
+    }
+
     fn path(&self) -> &Path {
         &self.path
     }
@@ -59,9 +70,13 @@ impl FlakyLog {
 }
 
 fn runtime() -> (ServerState, ControllerRuntime, FlakyLog) {
+    runtime_with("")
+}
+
+fn runtime_with(extra: &str) -> (ServerState, ControllerRuntime, FlakyLog) {
     let config = Config::parse(
         "test",
-        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n",
+        &format!("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n{extra}"),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let (state, background) = ServerState::build(Arc::new(config), Vec::new());
@@ -276,4 +291,113 @@ fn a_log_failure_answers_kafkas_not_controller() {
         source: std::io::Error::other("No space left on device"),
     });
     assert_eq!(e.error_code(), ErrorCode::NOT_CONTROLLER);
+}
+
+fn delete(name: &str) -> DeleteTopicsRequest {
+    DeleteTopicsRequest {
+        topic_names: vec![name.into()],
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_snapshot_replaces_the_log_and_keeps_state_offsets_and_sessions() {
+    let (state, mut runtime, log) =
+        runtime_with("metadata.log.max.record.bytes.between.snapshots=2048\n");
+    let epoch = runtime
+        .register_broker(&registration(&state, 2), 6)
+        .await
+        .broker_epoch;
+    let beat = runtime.broker_heartbeat(&heartbeat(2, epoch), 2).await;
+    assert_eq!((beat.error_code, beat.is_fenced), (0, false));
+    let block = runtime.allocate_producer_ids().await.unwrap();
+    assert_eq!(
+        runtime.create_topics(&create("kept")).await[0].error_code,
+        0
+    );
+    let mut snapshots = 0;
+    for _ in 0..50 {
+        assert_eq!(
+            runtime.create_topics(&create("loop")).await[0].error_code,
+            0
+        );
+        assert_eq!(
+            runtime.delete_topics(&delete("loop")).await[0].error_code,
+            0
+        );
+        let now = now_ms();
+        if runtime.snapshots.due(now) {
+            let before = (
+                runtime.controller.state().clone(),
+                runtime.controller.next_deadline(),
+                runtime.controller.store().log().next_offset(),
+            );
+            assert!(runtime.snapshot(now));
+            snapshots += 1;
+            let after = (
+                runtime.controller.state().clone(),
+                runtime.controller.next_deadline(),
+                runtime.controller.store().log().next_offset(),
+            );
+            assert_eq!(after, before, "same state, sessions and next offset");
+            // Memory holds the snapshot, and the durable log was rewritten with it.
+            let records = runtime.controller.store().log().records();
+            assert_eq!(log.written(), records);
+            assert!(records.len() <= 8, "{records:?}");
+        }
+    }
+    assert!(snapshots >= 2, "{snapshots} snapshots");
+    // The broker still heartbeats with its epoch, caught up, without registering again.
+    let beat = runtime.broker_heartbeat(&heartbeat(2, epoch), 2).await;
+    assert_eq!(
+        (beat.error_code, beat.is_fenced, beat.is_caught_up),
+        (0, false, true)
+    );
+    assert_eq!(
+        runtime.controller.broker(2).unwrap().registration_offset,
+        epoch as u64
+    );
+    let next = runtime.allocate_producer_ids().await.unwrap();
+    assert_eq!(next.first, block.first + block.size);
+    // What the durable log holds replays to the controller's state.
+    let mut replayed = kcoord_metadata::MetadataLog::new();
+    for r in log.written() {
+        replayed
+            .push_at(r.offset, r.record_type, r.version, r.key, r.value)
+            .unwrap();
+    }
+    assert_eq!(
+        kcoord_metadata::Store::replay_log(&replayed)
+            .unwrap()
+            .state(),
+        runtime.controller.state()
+    );
+    assert!(state.topics.snapshot().get("kept").is_some());
+    assert!(state.topics.snapshot().get("loop").is_none());
+}
+
+#[tokio::test]
+async fn a_snapshot_the_log_refuses_changes_nothing_and_waits_before_the_next_try() {
+    let (_state, mut runtime, log) =
+        runtime_with("metadata.log.max.record.bytes.between.snapshots=1\n");
+    assert_eq!(runtime.create_topics(&create("a")).await[0].error_code, 0);
+    assert_eq!(runtime.delete_topics(&delete("a")).await[0].error_code, 0);
+    let now = now_ms();
+    assert!(runtime.snapshots.due(now));
+    let records = runtime.controller.store().log().len();
+    let written = log.written();
+    log.fail(true);
+    assert!(!runtime.snapshot(now));
+    assert_eq!(runtime.controller.store().log().len(), records);
+    assert_eq!(log.written(), written);
+    assert!(!runtime.snapshots.due(now + 1), "no retry at once");
+    assert!(runtime
+        .snapshots
+        .due(now + snapshots::RETRY_AFTER_FAILURE_MS));
+    log.fail(false);
+    assert!(runtime.snapshot(now + snapshots::RETRY_AFTER_FAILURE_MS));
+    assert!(runtime.controller.store().log().len() < records);
+    assert!(!runtime
+        .snapshots
+        .due(now + snapshots::RETRY_AFTER_FAILURE_MS));
 }
