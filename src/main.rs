@@ -7,7 +7,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    kcoord_server::cli_main_with(collect_freed_memory)
+    kcoord_server::daemon_main_with(collect_freed_memory)
 }
 
 /// Lets mimalloc hand memory freed on this thread back to the OS. A worker thread that goes idle

@@ -54,11 +54,13 @@ pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use controller::{
     Controller, Effect, Outcome, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE,
 };
-pub use error::{kafka_uuid, ControllerError};
+pub use error::ControllerError;
 pub use group_configs::{GroupConfigChange, GroupConfigValidator, ResourceError};
 pub use heartbeat::{BrokerControlState, BrokerHeartbeatReply};
 pub use kcoord_metadata::{
     BrokerRegistration, BrokersImage, MetadataVersion, MetadataVersionError,
 };
+/// Kafka's text form of a `Uuid`; defined in kcoord-wire, re-exported for the controller's runtime.
+pub use kcoord_wire::kafka_uuid;
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};
 pub use topics::{random_topic_id, Decision, TopicDefaults};

@@ -14,7 +14,8 @@ use kcoord_wire::records::RegisterBrokerRecord;
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use crate::error::{kafka_uuid, ControllerError, Result};
+use crate::error::{ControllerError, Result};
+use kcoord_wire::kafka_uuid;
 
 /// The first request version with PreviousBrokerEpoch (clean shutdown detection).
 pub const CLEAN_SHUTDOWN_DETECTION_VERSION: i16 = 3;

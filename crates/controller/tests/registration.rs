@@ -157,7 +157,7 @@ fn log_dirs_must_be_present_unreserved_unique_and_not_another_brokers() {
             vec![dir(2, 1), dir(1, 1)],
             format!(
                 "Broker 1 is already registered with directory {}",
-                kcoord_controller::kafka_uuid(&dir(1, 1))
+                kcoord_wire::kafka_uuid(&dir(1, 1))
             ),
         ),
     ];

@@ -7,33 +7,11 @@ use kcoord_metadata::{Record, ReplayError, State, Store, StreamsGroup, TopicsIma
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
 
+pub use kcoord_wire::GroupState;
+
 use crate::config::StreamsGroupConfig;
 use crate::error::CoordinatorError;
 use crate::topology::ConfiguredTopology;
-
-/// Kafka's group states, as described and listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupState {
-    Empty,
-    NotReady,
-    Assigning,
-    Reconciling,
-    Stable,
-    Dead,
-}
-
-impl GroupState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GroupState::Empty => "Empty",
-            GroupState::NotReady => "NotReady",
-            GroupState::Assigning => "Assigning",
-            GroupState::Reconciling => "Reconciling",
-            GroupState::Stable => "Stable",
-            GroupState::Dead => "Dead",
-        }
-    }
-}
 
 /// `StreamsGroup.maybeUpdateGroupState`, derived from the persisted group.
 pub fn group_state(group: &StreamsGroup) -> GroupState {

@@ -4,20 +4,8 @@
 
 use crate::state::RequestContext;
 
-/// Kafka's `AclOperation` codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AclOperation {
-    Read = 3,
-    Write = 4,
-    Create = 5,
-    Delete = 6,
-    Alter = 7,
-    Describe = 8,
-    ClusterAction = 9,
-    DescribeConfigs = 10,
-    AlterConfigs = 11,
-    IdempotentWrite = 12,
-}
+/// Kafka's `AclOperation`, defined once in kcoord-wire.
+pub use kcoord_wire::AclOperation;
 
 /// Kafka's `ResourceType` values the handlers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

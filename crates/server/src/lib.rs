@@ -1,6 +1,6 @@
 //! The kcoord daemon: configuration, listeners, connections, dispatch and RPC handlers.
 //!
-//! Run it with [`cli_main`] (the `kcoord` binary) or in-process with [`start`]:
+//! Run it with [`daemon_main`] (the `kcoord` binary) or in-process with [`start`]:
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,9 +19,9 @@ pub mod authz;
 pub mod auto_topics;
 mod blocking;
 pub mod catalog;
-mod cli;
 pub mod clock;
 pub mod cluster;
+mod command_line;
 pub mod config;
 pub mod controller_runtime;
 pub mod dispatch;
@@ -40,7 +40,7 @@ pub mod state;
 pub mod supported_versions;
 pub mod topology_plugin;
 
-pub use cli::{cli_main, cli_main_with};
+pub use command_line::{daemon_main, daemon_main_with};
 pub use config::{Config, ConfigError};
 pub use server::{start, start_with, Extensions, ServerHandle, StartError};
 

@@ -121,7 +121,7 @@ impl Partitions {
     fn belongs(&self, f: &FoundLog, topics: &TopicsImage) -> Option<(Uuid, i32, LogConfig)> {
         let topic = topics.get(&f.topic)?;
         let p = topic.partitions.get(&f.partition)?;
-        let id = kcoord_controller::kafka_uuid(&topic.id);
+        let id = kcoord_wire::kafka_uuid(&topic.id);
         if f.topic_id.as_deref() != Some(id.as_str()) {
             return None;
         }
@@ -274,7 +274,7 @@ impl Partitions {
             per_dir,
             topic,
             index,
-            &kcoord_controller::kafka_uuid(&topic_id),
+            &kcoord_wire::kafka_uuid(&topic_id),
         )?;
         if let Some(i) = self
             .settings

@@ -6,7 +6,9 @@ use kcoord_wire::VersionRange;
 
 use crate::config::ListenerKind;
 
-/// `(api, min, max)`. Which listeners serve an API comes from its schema (`ApiKey::listeners`).
+/// `(api, min, max)`: the one table of supported versions. Which listeners serve an API comes
+/// from its schema (`ApiKey::listeners`). Tests derive their expectations from it, and a test
+/// checks the README's "Supported APIs" table against it (with [`TOPOLOGY_PUSH_APIS`]).
 const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Produce, 3, 13),
     (ApiKey::Fetch, 4, 18),
@@ -128,50 +130,43 @@ pub fn served_apis(kind: ListenerKind) -> impl Iterator<Item = (ApiKey, VersionR
 mod tests {
     use super::*;
 
+    /// The table's range for `api` (push RPCs included).
+    fn table(api: ApiKey) -> VersionRange {
+        SUPPORTED
+            .iter()
+            .chain(TOPOLOGY_PUSH_APIS)
+            .find(|(a, _, _)| *a == api)
+            .map(|(_, min, max)| VersionRange {
+                min: *min,
+                max: *max,
+            })
+            .unwrap_or_else(|| panic!("{} is not in the table", api.name()))
+    }
+
     #[test]
-    fn broker_listeners_serve_the_client_apis() {
-        let apis: Vec<(i16, i16, i16)> = served_apis(ListenerKind::Broker)
-            .map(|(a, r)| (a.key(), r.min, r.max))
+    fn broker_listeners_serve_every_api_but_the_broker_to_controller_rpcs() {
+        let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Broker).collect();
+        let mut expected: Vec<ApiKey> = SUPPORTED
+            .iter()
+            .map(|(api, _, _)| *api)
+            .filter(|api| !matches!(api, ApiKey::BrokerRegistration | ApiKey::BrokerHeartbeat))
             .collect();
-        assert_eq!(
-            apis,
-            vec![
-                (0, 3, 13),
-                (1, 4, 18),
-                (2, 1, 11),
-                (3, 0, 13),
-                (8, 2, 10),
-                (9, 1, 10),
-                (10, 0, 6),
-                (15, 0, 6),
-                (16, 0, 5),
-                (18, 0, 5),
-                (19, 2, 7),
-                (20, 1, 6),
-                (21, 0, 2),
-                (22, 0, 5),
-                (23, 2, 4),
-                (32, 1, 4),
-                (42, 0, 3),
-                (44, 0, 1),
-                (47, 0, 0),
-                (60, 0, 2),
-                (88, 0, 2),
-                (89, 0, 1),
-                (96, 0, 1)
-            ]
-        );
+        expected.sort_by_key(|api| api.key());
+        let apis: Vec<ApiKey> = served.iter().map(|(api, _)| *api).collect();
+        assert_eq!(apis, expected);
+        for (api, range) in served {
+            assert_eq!(range, table(api), "{}", api.name());
+        }
     }
 
     #[test]
     fn controller_listeners_serve_exactly_the_controller_apis() {
-        let apis: Vec<(i16, i16, i16)> = served_apis(ListenerKind::Controller)
-            .map(|(a, r)| (a.key(), r.min, r.max))
-            .collect();
-        assert_eq!(
-            apis,
-            vec![(18, 0, 5), (19, 2, 7), (60, 0, 2), (62, 0, 6), (63, 0, 2)]
-        );
+        let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Controller).collect();
+        let keys: Vec<i16> = served.iter().map(|(api, _)| api.key()).collect();
+        assert_eq!(keys, vec![18, 19, 60, 62, 63]);
+        for (api, range) in served {
+            assert_eq!(range, table(api), "{}", api.name());
+        }
         for api in [
             ApiKey::Metadata,
             ApiKey::DeleteTopics,
@@ -184,6 +179,44 @@ mod tests {
         for api in [ApiKey::BrokerRegistration, ApiKey::BrokerHeartbeat] {
             assert_eq!(supported_versions(api, ListenerKind::Broker), None);
         }
+    }
+
+    /// The README's "Supported APIs" table lists exactly this table: every API once, by key,
+    /// with its name and versions (`min-max`, or one number).
+    #[test]
+    fn the_readme_lists_this_table() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
+        let section = readme
+            .split("\n## Supported APIs\n")
+            .nth(1)
+            .expect("README.md has a Supported APIs section");
+        let section = section.split("\n#").next().unwrap_or(section);
+        let listed: Vec<(String, i16, String)> = section
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                let key = cells.get(2)?.parse::<i16>().ok()?;
+                Some((cells[1].to_owned(), key, cells[3].to_owned()))
+            })
+            .collect();
+        let mut expected: Vec<(String, i16, String)> = SUPPORTED
+            .iter()
+            .chain(TOPOLOGY_PUSH_APIS)
+            .map(|(api, min, max)| {
+                let versions = if min == max {
+                    min.to_string()
+                } else {
+                    format!("{min}-{max}")
+                };
+                (api.name().to_owned(), api.key(), versions)
+            })
+            .collect();
+        expected.sort_by_key(|(_, key, _)| *key);
+        assert_eq!(
+            listed, expected,
+            "README.md's Supported APIs table differs from SUPPORTED"
+        );
     }
 
     #[test]

@@ -260,7 +260,7 @@ async fn cli(args: &[&str]) -> (i32, String, String) {
         .collect();
     tokio::task::spawn_blocking(move || {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = kcoord_cli::run(args, &mut out, &mut err);
+        let code = kcoord_streams_groups::run(args, &mut out, &mut err);
         (
             code,
             String::from_utf8_lossy(&out).into_owned(),
@@ -298,7 +298,10 @@ async fn describe_topology_until_available(broker: &str, group: &str) -> String 
 }
 
 fn kip_example_text() -> String {
-    std::fs::read_to_string(repo_file("crates/cli/tests/fixtures/orders.topology.txt")).unwrap()
+    std::fs::read_to_string(repo_file(
+        "crates/streams-groups-tool/tests/fixtures/orders.topology.txt",
+    ))
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

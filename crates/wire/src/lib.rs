@@ -13,6 +13,7 @@ pub mod codec;
 pub mod error;
 pub mod frame;
 mod record_set;
+pub mod types;
 
 pub use record_set::RecordSet;
 
@@ -52,6 +53,7 @@ pub use error::ErrorCode;
 pub use kafka_protocol::protocol::{
     Decodable, Encodable, HeaderVersion, Message, Request, VersionRange,
 };
+pub use types::{kafka_uuid, AclOperation, GroupState, TopicPartition};
 
 #[cfg(test)]
 mod round_trip_tests;

@@ -8,7 +8,7 @@ use kcoord_wire::messages::streams_group_describe_response::{
 use kcoord_wire::messages::StreamsGroupDescribeRequest;
 use kcoord_wire::Request;
 
-use crate::admin::{acl::AclOperation, GroupResult};
+use crate::admin::{AclOperation, GroupResult};
 use crate::client::{Client, Coordinator};
 use crate::error::ClientError;
 use crate::streams::{Assignment, Endpoint};

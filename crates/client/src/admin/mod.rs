@@ -6,7 +6,6 @@
 //! NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE, or its connection breaks, the coordinator is
 //! looked up again and the call is retried once.
 
-mod acl;
 mod brokers;
 mod configs;
 mod describe;
@@ -20,7 +19,6 @@ use std::future::Future;
 
 use tracing::debug;
 
-pub use acl::AclOperation;
 pub use brokers::{BrokerDescription, ClusterDescription};
 pub use configs::{ConfigEntry, ConfigResourceType, ConfigSource};
 pub use describe::{
@@ -28,10 +26,9 @@ pub use describe::{
     StreamsGroupSubtopologyDescription, TaskOffset, TopicInfo,
 };
 pub use groups::GroupListing;
+pub use kcoord_wire::{AclOperation, TopicPartition};
 pub use list_topics::{ListTopicsSource, TopicListing};
-pub use offsets::{
-    GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults, TopicPartition,
-};
+pub use offsets::{GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults};
 pub use topics::{CreatedTopic, NewTopic};
 
 use crate::client::{Client, Coordinator};

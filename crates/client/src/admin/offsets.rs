@@ -17,7 +17,7 @@ use kcoord_wire::{Request, VersionRange};
 use tracing::debug;
 use uuid::Uuid;
 
-use crate::admin::{kafka_result, GroupResult};
+use crate::admin::{kafka_result, GroupResult, TopicPartition};
 use crate::client::Client;
 use crate::connection::Connection;
 use crate::error::ClientError;
@@ -28,22 +28,6 @@ const TOPIC_IDS: i16 = 10;
 const FETCH_NULL_TOPICS: i16 = 2;
 const FETCH_REQUIRE_STABLE: i16 = 7;
 const FETCH_BATCHED: i16 = 8;
-
-/// A partition of a topic.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TopicPartition {
-    pub topic: String,
-    pub partition: i32,
-}
-
-impl TopicPartition {
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        TopicPartition {
-            topic: topic.into(),
-            partition,
-        }
-    }
-}
 
 /// A committed offset (Kafka's `OffsetAndMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -96,7 +96,7 @@ impl StreamsMemberConfig {
     pub fn new(group_id: impl Into<String>, topology: impl Into<Arc<Topology>>) -> Self {
         StreamsMemberConfig {
             group_id: group_id.into(),
-            member_id: kafka_uuid_string(uuid::Uuid::new_v4()),
+            member_id: kcoord_wire::kafka_uuid(&uuid::Uuid::new_v4()),
             instance_id: None,
             process_id: uuid::Uuid::new_v4().to_string(),
             rack_id: None,
@@ -199,46 +199,5 @@ impl StreamsMemberConfig {
     ) -> Self {
         self.on_response = Some(Arc::new(hook));
         self
-    }
-}
-
-/// A UUID as Kafka's `Uuid.toString()` writes it: base64url of its 16 bytes without padding
-/// (22 characters). Kafka's streams client makes its member id this way.
-pub fn kafka_uuid_string(uuid: uuid::Uuid) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let bytes = uuid.as_bytes();
-    let mut out = String::with_capacity(22);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        // 3 bytes give 4 characters; the last chunk (1 byte) gives 2.
-        for k in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[(n >> (18 - 6 * k) & 63) as usize]));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod uuid_string_tests {
-    use super::kafka_uuid_string;
-
-    #[test]
-    fn member_ids_are_written_as_kafka_writes_uuids() {
-        let id = |s: &str| kafka_uuid_string(s.parse().unwrap());
-        assert_eq!(
-            id("5f3b1c2a-9d4e-4b7a-8c1d-0e2f3a4b5c6d"),
-            "XzscKp1OS3qMHQ4vOktcbQ"
-        );
-        assert_eq!(
-            id("ffffffff-ffff-ffff-ffff-fffffffffffe"),
-            "_____________________g"
-        );
-        assert_eq!(
-            id("00000000-0000-0000-0000-000000000000"),
-            "AAAAAAAAAAAAAAAAAAAAAA"
-        );
     }
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use common::broker::{described, BrokerSpec, FakeBroker};
 use common::*;
-use kcoord_cli::admin::{ClientAdmin, StreamsAdmin};
-use kcoord_cli::topology::TopologyDescriptionStatus;
-use kcoord_cli::AdminError;
 use kcoord_client::{Client, ClientConfig};
+use kcoord_streams_groups::admin::{ClientAdmin, StreamsAdmin};
+use kcoord_streams_groups::topology::TopologyDescriptionStatus;
+use kcoord_streams_groups::AdminError;
 use kcoord_wire::messages::list_groups_response::ListedGroup;
 
 async fn admin(broker: &FakeBroker) -> ClientAdmin {
@@ -138,14 +138,17 @@ async fn list_groups_asks_for_streams_groups() {
     let all = admin.list_streams_groups(&[]).await.expect("list");
     // The client library lists groups sorted by id.
     assert_eq!(
-        kcoord_cli::tables::format_group_states(&all),
+        kcoord_streams_groups::tables::format_group_states(&all),
         "GROUP           STATE\nidle            Empty\norders-app      Stable\n"
     );
     let empty = admin
-        .list_streams_groups(&[kcoord_cli::model::GroupState::Empty])
+        .list_streams_groups(&[kcoord_streams_groups::model::GroupState::Empty])
         .await
         .expect("list");
-    assert_eq!(kcoord_cli::tables::format_group_ids(&empty), "idle\n");
+    assert_eq!(
+        kcoord_streams_groups::tables::format_group_ids(&empty),
+        "idle\n"
+    );
     admin
         .delete_streams_groups(&["idle".to_string()])
         .await

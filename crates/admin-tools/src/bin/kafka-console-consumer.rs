@@ -1,12 +1,12 @@
-//! `kafka-console-consumer`: see `kcoord_admin_cli::console_consumer`.
+//! `kafka-console-consumer`: see `kcoord_admin_tools::console_consumer`.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    kcoord_admin_cli::init_logging();
+    kcoord_admin_tools::init_logging();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let code = kcoord_admin_cli::console_consumer::run(
+    let code = kcoord_admin_tools::console_consumer::run(
         std::env::args_os(),
         &mut out,
         &mut std::io::stderr(),

@@ -30,14 +30,14 @@ struct Args {
     config: PathBuf,
 }
 
-pub fn cli_main() -> ExitCode {
-    cli_main_with(|| {})
+pub fn daemon_main() -> ExitCode {
+    daemon_main_with(|| {})
 }
 
-/// [`cli_main`] with `on_idle`, which each runtime worker thread calls when it has nothing to
+/// [`daemon_main`] with `on_idle`, which each runtime worker thread calls when it has nothing to
 /// do (tokio's `on_thread_park`); the binary hands its allocator's collection in, at most one
 /// per thread per second.
-pub fn cli_main_with(on_idle: fn()) -> ExitCode {
+pub fn daemon_main_with(on_idle: fn()) -> ExitCode {
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

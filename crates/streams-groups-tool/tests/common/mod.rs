@@ -8,14 +8,14 @@ pub mod broker;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
-use kcoord_cli::admin::{OffsetSpec, StreamsAdmin};
-use kcoord_cli::model::{
+use kcoord_streams_groups::admin::{OffsetSpec, StreamsAdmin};
+use kcoord_streams_groups::model::{
     CommittedOffset, CoordinatorNode, GroupListing, GroupState, MemberAssignment,
     MemberDescription, StreamsGroupDescription, SubtopologyDescription, TaskIds, TopicPartition,
 };
-use kcoord_cli::options::Options;
-use kcoord_cli::topology::{StreamsGroupTopologyDescription, TopologyDescriptionStatus};
-use kcoord_cli::AdminError;
+use kcoord_streams_groups::options::Options;
+use kcoord_streams_groups::topology::{StreamsGroupTopologyDescription, TopologyDescriptionStatus};
+use kcoord_streams_groups::AdminError;
 use kcoord_wire::messages::streams_group_describe_response::{
     TopologyDescription, TopologyDescriptionGlobalStore, TopologyDescriptionNode,
     TopologyDescriptionSubtopology,
@@ -473,7 +473,8 @@ pub async fn run(admin: &FakeAdmin, args: &[&str]) -> Run {
         .check()
         .expect("arguments check");
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = kcoord_cli::run_with_admin(&command.action, admin, &mut out, &mut err).await;
+    let code =
+        kcoord_streams_groups::run_with_admin(&command.action, admin, &mut out, &mut err).await;
     Run {
         code,
         stdout: String::from_utf8(out).expect("utf-8 stdout"),

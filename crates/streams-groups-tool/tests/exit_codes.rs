@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use kcoord_cli::topology::TopologyDescriptionStatus as Status;
+use kcoord_streams_groups::topology::TopologyDescriptionStatus as Status;
 
 fn orders_with(status: Status, topology: bool) -> FakeAdmin {
     let topology = topology.then(|| model(&orders_wire()));

@@ -1,10 +1,10 @@
-//! `kcoord-admin`: see `kcoord_admin_cli::admin`.
+//! `kcoord-admin`: see `kcoord_admin_tools::admin`.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    kcoord_admin_cli::init_logging();
-    let code = kcoord_admin_cli::admin::run(
+    kcoord_admin_tools::init_logging();
+    let code = kcoord_admin_tools::admin::run(
         std::env::args_os(),
         &mut std::io::stdout(),
         &mut std::io::stderr(),

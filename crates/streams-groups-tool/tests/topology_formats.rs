@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use kcoord_cli::format::{format_topology, OutputFormat};
-use kcoord_cli::topology::StreamsGroupTopologyDescription;
+use kcoord_streams_groups::format::{format_topology, OutputFormat};
+use kcoord_streams_groups::topology::StreamsGroupTopologyDescription;
 use kcoord_wire::messages::streams_group_describe_response::TopologyDescription;
 
 fn render(format: OutputFormat, wire: &TopologyDescription) -> String {

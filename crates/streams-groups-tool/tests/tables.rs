@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use kcoord_cli::model::{CommittedOffset, GroupListing, GroupState, TopicPartition};
+use kcoord_streams_groups::model::{CommittedOffset, GroupListing, GroupState, TopicPartition};
 
 fn listings() -> Vec<GroupListing> {
     let listing = |id: &str, state| GroupListing {

@@ -58,7 +58,7 @@ mod tests {
 
     fn write(name: &str, text: &str) -> std::path::PathBuf {
         let path = std::env::temp_dir().join(format!(
-            "kcoord-cli-{}-{name}.properties",
+            "kcoord-streams-groups-{}-{name}.properties",
             std::process::id()
         ));
         std::fs::write(&path, text).unwrap();

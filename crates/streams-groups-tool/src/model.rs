@@ -2,61 +2,10 @@
 //! (`StreamsGroupDescription`, `GroupListing`, ...) that `kafka-streams-groups` prints.
 
 use std::collections::BTreeMap;
-use std::fmt;
+
+pub use kcoord_wire::{GroupState, TopicPartition};
 
 use crate::topology::{StreamsGroupTopologyDescription, TopologyDescriptionStatus};
-
-/// Kafka's `GroupState` (the values a streams group can be in, plus `Unknown`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GroupState {
-    Empty,
-    NotReady,
-    Assigning,
-    Reconciling,
-    Stable,
-    Dead,
-    /// Anything else, or no state reported (ListGroups before v4).
-    Unknown,
-}
-
-impl GroupState {
-    /// The states a streams group can be in, in the order this tool lists them.
-    pub const STREAMS: [GroupState; 6] = [
-        GroupState::Empty,
-        GroupState::NotReady,
-        GroupState::Assigning,
-        GroupState::Reconciling,
-        GroupState::Stable,
-        GroupState::Dead,
-    ];
-
-    /// Kafka's `GroupState.parse`: case-insensitive, `Unknown` for anything unrecognised. (The
-    /// classic-group states also parse to `Unknown` here; they never describe a streams group.)
-    pub fn parse(name: &str) -> GroupState {
-        GroupState::STREAMS
-            .into_iter()
-            .find(|s| s.as_str().eq_ignore_ascii_case(name))
-            .unwrap_or(GroupState::Unknown)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GroupState::Empty => "Empty",
-            GroupState::NotReady => "NotReady",
-            GroupState::Assigning => "Assigning",
-            GroupState::Reconciling => "Reconciling",
-            GroupState::Stable => "Stable",
-            GroupState::Dead => "Dead",
-            GroupState::Unknown => "Unknown",
-        }
-    }
-}
-
-impl fmt::Display for GroupState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,21 +21,6 @@ pub struct CoordinatorNode {
     pub id: i32,
     pub host: String,
     pub port: i32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TopicPartition {
-    pub topic: String,
-    pub partition: i32,
-}
-
-impl TopicPartition {
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        TopicPartition {
-            topic: topic.into(),
-            partition,
-        }
-    }
 }
 
 /// A committed offset (Kafka's `OffsetAndMetadata`, without the metadata string).
@@ -168,18 +102,5 @@ impl StreamsGroupDescription {
                 (s.subtopology_id.as_str(), topics)
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn group_states_parse_like_kafka() {
-        assert_eq!(GroupState::parse("stable"), GroupState::Stable);
-        assert_eq!(GroupState::parse("NOTREADY"), GroupState::NotReady);
-        assert_eq!(GroupState::parse("PreparingRebalance"), GroupState::Unknown);
-        assert_eq!(GroupState::parse(""), GroupState::Unknown);
     }
 }

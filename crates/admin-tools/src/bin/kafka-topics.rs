@@ -1,10 +1,10 @@
-//! `kafka-streams-groups`: see the `kcoord_cli` library for everything it does.
+//! `kafka-topics`: see `kcoord_admin_tools::topics`.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = kcoord_cli::run(
-        std::env::args_os(),
+    let code = kcoord_admin_tools::topics::run(
+        std::env::args().skip(1),
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
     );

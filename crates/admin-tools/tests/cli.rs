@@ -22,7 +22,7 @@ struct Node {
 async fn start(extra: &str) -> Node {
     let text = format!("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n{extra}");
     let config =
-        kcoord_server::Config::parse("admin-cli-test", &text).unwrap_or_else(|e| panic!("{e}"));
+        kcoord_server::Config::parse("admin-tools-test", &text).unwrap_or_else(|e| panic!("{e}"));
     let handle = kcoord_server::start(config)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -39,7 +39,7 @@ async fn start(extra: &str) -> Node {
 }
 
 async fn create_topics(bootstrap: &str, names: &[&str]) {
-    let client = Client::connect(bootstrap, ClientConfig::new("admin-cli-test"))
+    let client = Client::connect(bootstrap, ClientConfig::new("admin-tools-test"))
         .await
         .unwrap();
     let topics: Vec<NewTopic> = names.iter().map(|n| NewTopic::new(*n, 1, 1)).collect();

@@ -1,10 +1,10 @@
-//! `kafka-topics`: see `kcoord_admin_cli::topics`.
+//! `kafka-streams-groups`: see the `kcoord_streams_groups` library for everything it does.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = kcoord_admin_cli::topics::run(
-        std::env::args().skip(1),
+    let code = kcoord_streams_groups::run(
+        std::env::args_os(),
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
     );
