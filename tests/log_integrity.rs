@@ -89,7 +89,7 @@ fn a_second_daemon_on_the_same_log_dirs_fails_and_the_first_serves_on() {
     let (code, stderr) = start_to_exit(scratch.path(), &config_text(&[&line]));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("another kcoord holds this metadata log")
+        stderr.contains("another kcoord holds this log directory")
             && stderr.contains(
                 &data
                     .path()
@@ -113,11 +113,29 @@ fn a_second_daemon_on_the_same_log_dirs_fails_and_the_first_serves_on() {
     let (code, stderr) = start_to_exit(scratch.path(), &config_text(&[&line]));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("another kcoord holds this metadata log"),
+        stderr.contains("another kcoord holds this log directory"),
         "{stderr}"
     );
     first.assert_alive();
     create_topic(&first, "still-served");
+    first.stop();
+
+    // The same log.dirs with metadata logs of their own: the coordinator logs' lock stops the
+    // second before it touches a partition.
+    let first_metadata = tempfile::tempdir().unwrap();
+    let own = format!("metadata.log.dir={}", first_metadata.path().display());
+    let line = log_dirs_line(data.path());
+    let first = Daemon::start(&[&line, &own]);
+    let second_metadata = tempfile::tempdir().unwrap();
+    let other = format!("metadata.log.dir={}", second_metadata.path().display());
+    let (code, stderr) = start_to_exit(scratch.path(), &config_text(&[&line, &other]));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another kcoord holds this log directory")
+            && stderr.contains(&data.path().join("group-coordinator").display().to_string()),
+        "{stderr}"
+    );
+    first.assert_alive();
     first.stop();
 }
 

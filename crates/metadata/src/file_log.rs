@@ -128,7 +128,7 @@ pub enum FileLogError {
         #[source]
         source: EntryTooLarge,
     },
-    #[error("{path}: another kcoord holds this metadata log (the lock file is locked); two daemons must not share a log directory")]
+    #[error("{path}: another kcoord holds this log directory (the lock file is locked); two daemons must not share a log directory")]
     Locked { path: String },
 }
 
@@ -329,7 +329,7 @@ pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
 /// Takes the directory's exclusive lock, or says who holds it. `flock` locks belong to the open
 /// file, so a second open in the same process is refused too, and the lock goes with the
 /// process (no stale lock after a crash).
-fn lock_dir(dir: &Path) -> Result<File, FileLogError> {
+pub fn lock_dir(dir: &Path) -> Result<File, FileLogError> {
     let path = dir.join(LOCK_FILE_NAME);
     let file = OpenOptions::new()
         .read(true)

@@ -72,6 +72,8 @@ pub struct ServerHandle {
     /// The controller and coordinator shards; stopped after the connections are done.
     stop_background: watch::Sender<bool>,
     background: Vec<JoinHandle<()>>,
+    /// Holds the coordinator logs' directory lock for the daemon's life.
+    _coordinator_lock: Option<std::fs::File>,
 }
 
 /// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
@@ -91,6 +93,10 @@ pub async fn start_with(
     // replay must not leave a half-started node.
     let controller =
         crate::controller_runtime::ControllerBoot::open(&config, crate::clock::now_ms())?;
+    // Before the partitions are recovered: a second daemon on the same log.dirs stops here.
+    let coordinator_lock =
+        crate::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
+            .map_err(StartError::CoordinatorLog)?;
     // Recovers every partition log before a client can reach it.
     let partitions = Arc::new(crate::partitions::Partitions::open(
         config.log.clone(),
@@ -99,12 +105,7 @@ pub async fn start_with(
     )?);
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
-    if let Err(e) =
-        crate::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
-    {
-        topology.close();
-        return Err(StartError::CoordinatorLog(e));
-    }
+    crate::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
     let mut bound = Vec::with_capacity(config.listeners.len());
     for l in &config.listeners {
@@ -181,6 +182,7 @@ pub async fn start_with(
         acceptors,
         stop_background,
         background,
+        _coordinator_lock: coordinator_lock,
     })
 }
 

@@ -60,17 +60,21 @@ pub struct ShardLog {
 /// The file in the shards' directory that records how many shards wrote it.
 const SHARD_COUNT_FILE: &str = "shards";
 
-/// Readies the shards' log directory at startup (blocking): creates it, records the shard
-/// count, and refuses a count other than the one the logs were written with (groups hash to
-/// shards by that count; another would strand them in the wrong shard). Says once where groups
-/// are kept.
-pub fn prepare_dir(settings: &CoordinatorLogSettings, shards: usize) -> Result<(), String> {
+/// Readies the shards' log directory at startup (blocking): creates it, locks it for this
+/// process (a second daemon on the same `log.dirs` must not start: the lock is held as long as
+/// the returned file is open), records the shard count, and refuses a count other than the one
+/// the logs were written with (groups hash to shards by that count; another would strand them
+/// in the wrong shard). `None` when groups are kept in memory.
+pub fn prepare_dir(
+    settings: &CoordinatorLogSettings,
+    shards: usize,
+) -> Result<Option<std::fs::File>, String> {
     let Some(dir) = &settings.dir else {
-        info!("streams groups and committed offsets are kept in memory only: set log.dirs (or metadata.log.dir) to keep them across restarts");
-        return Ok(());
+        return Ok(None);
     };
     let shown = dir.display();
     std::fs::create_dir_all(dir).map_err(|e| format!("{shown}: {e}"))?;
+    let lock = file_log::lock_dir(dir).map_err(|e| e.to_string())?;
     let path = dir.join(SHARD_COUNT_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -88,8 +92,15 @@ pub fn prepare_dir(settings: &CoordinatorLogSettings, shards: usize) -> Result<(
         }
         Err(e) => return Err(format!("{}: {e}", path.display())),
     }
-    info!(dir = %shown, shards, fsync = settings.fsync, "streams groups and committed offsets are kept in the coordinator logs");
-    Ok(())
+    Ok(Some(lock))
+}
+
+/// Says once, at startup, where groups and offsets are kept.
+pub fn log_where(settings: &CoordinatorLogSettings, shards: usize) {
+    match &settings.dir {
+        None => info!("streams groups and committed offsets are kept in memory only: set log.dirs (or metadata.log.dir) to keep them across restarts"),
+        Some(dir) => info!(dir = %dir.display(), shards, fsync = settings.fsync, "streams groups and committed offsets are kept in the coordinator logs"),
+    }
 }
 
 /// Reads the log in `dir` back (creating it when missing), cutting a torn tail with a WARN;
