@@ -230,6 +230,19 @@ fn check_commit(response: &kcoord_wire::messages::OffsetCommitResponse) -> Resul
     Ok(())
 }
 
+type CommitAnswer = tokio::task::JoinHandle<
+    Result<kcoord_wire::messages::OffsetCommitResponse, kcoord_client::ClientError>,
+>;
+
+/// Waits for a commit sent on its own task and checks it was accepted.
+async fn committed(answer: CommitAnswer) -> Result<(), String> {
+    let response = answer
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    check_commit(&response)
+}
+
 /// One connection's commits until `end`: P in flight; latencies of those sent after `measure`.
 async fn commit_loop(
     conn: Connection,
@@ -411,22 +424,12 @@ async fn fill(s: &Settings, daemon: &common::Daemon) -> Result<(), String> {
                 pending.push_back(tokio::spawn(async move { conn.send(request, 9).await }));
                 if pending.len() >= inflight {
                     if let Some(answer) = pending.pop_front() {
-                        check_commit(
-                            &answer
-                                .await
-                                .map_err(|e| e.to_string())?
-                                .map_err(|e| e.to_string())?,
-                        )?;
+                        committed(answer).await?;
                     }
                 }
             }
             for answer in pending {
-                check_commit(
-                    &answer
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.to_string())?,
-                )?;
+                committed(answer).await?;
             }
             Ok::<(), String>(())
         }));

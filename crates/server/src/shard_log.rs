@@ -3,14 +3,18 @@
 //! writes whatever has queued up in one write and one fsync: a group commit. A request whose
 //! job appended records (or that read records not yet durable) is answered once they are.
 //!
+//! A request that must wait registers, under the shard's lock, for the offset it needs; waiters
+//! therefore queue in offset order, and a synced batch wakes exactly those it covers (not every
+//! waiter of the shard at every sync).
+//!
 //! If the file refuses a batch (a full disk, an I/O error), memory is ahead of the file: the
 //! writer takes the shard's lock, drops what is queued, rebuilds the shard from the file and
-//! starts a new *epoch*. Every request waiting for a record of the old epoch that was not yet
-//! durable gets [`NotDurable`] (answered with Kafka's retriable NOT_COORDINATOR), so a change is
-//! acknowledged only if it is on disk, and memory never keeps a change the file lacks. Within
-//! one epoch offsets only grow, so "durable up to offset N in epoch E" can never be mistaken for
-//! another epoch's record N.
+//! fails every waiter ([`NotDurable`], answered with Kafka's retriable NOT_COORDINATOR), so a
+//! change is acknowledged only if it is on disk, and memory never keeps a change the file lacks.
+//! Offsets are then given out again from the file's end; no waiter of the old ones is left to
+//! mistake a new record for its own.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
 use kcoord_metadata::{LogRecord, MetadataLog};
-use tokio::sync::{watch, Notify};
+use tokio::sync::{oneshot, Notify};
 use tracing::{error, info, warn};
 
 use crate::config::coordinator_log::CoordinatorLogSettings;
@@ -27,18 +31,22 @@ use crate::config::coordinator_log::CoordinatorLogSettings;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotDurable;
 
-/// What a request waits for: every record of `epoch` before `offset` is durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DurableAt {
-    pub epoch: u64,
-    pub offset: u64,
+/// What a request waits for before it is answered.
+#[derive(Debug)]
+pub enum DurableWait {
+    /// Everything it wrote or read is durable already.
+    Ready,
+    /// Woken once the offset it needs is durable; dropped (an error) if that never happens.
+    Pending(oneshot::Receiver<()>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Progress {
-    epoch: u64,
-    /// Every record below this offset is durable.
-    durable: u64,
+impl DurableWait {
+    pub async fn wait(self) -> Result<(), NotDurable> {
+        match self {
+            DurableWait::Ready => Ok(()),
+            DurableWait::Pending(durable) => durable.await.map_err(|_| NotDurable),
+        }
+    }
 }
 
 /// The shard's side of its durable log.
@@ -50,11 +58,11 @@ pub struct ShardLog {
     queue: Mutex<Vec<LogRecord>>,
     /// The writer task's (shared by every shard).
     wake: Arc<Notify>,
-    /// Read without a lock on every request: a request whose records are all durable (every
-    /// steady heartbeat) does not touch the watch below.
+    /// Every record below this offset is durable. Read without a lock on every request: a
+    /// request whose records are all durable (every steady heartbeat) takes no lock here.
     durable: AtomicU64,
-    epoch: AtomicU64,
-    progress: watch::Sender<Progress>,
+    /// (offset needed, wake-up), in offset order.
+    waiters: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
 }
 
 /// The file in the shards' directory that records how many shards wrote it.
@@ -127,12 +135,7 @@ impl ShardLog {
             queue: Mutex::new(Vec::new()),
             wake,
             durable: AtomicU64::new(next_offset),
-            epoch: AtomicU64::new(0),
-            progress: watch::channel(Progress {
-                epoch: 0,
-                durable: next_offset,
-            })
-            .0,
+            waiters: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -149,44 +152,31 @@ impl ShardLog {
         self.durable.load(Ordering::Acquire)
     }
 
-    /// Queues a job's records (call it under the shard's lock, so that records queue in offset
-    /// order) and returns what the request must wait for: its own records, or, when it has none,
-    /// the records queued before it, which it may have read.
-    pub fn submit(&self, records: Vec<LogRecord>, next_offset: u64) -> DurableAt {
-        let at = DurableAt {
-            epoch: self.epoch.load(Ordering::Acquire),
-            offset: next_offset,
-        };
+    /// Queues a job's records (call it under the shard's lock, so that records and waiters
+    /// queue in offset order) and says what the request must wait for: its own records, or,
+    /// when it has none, the records queued before it, which it may have read.
+    pub fn submit(&self, records: Vec<LogRecord>, next_offset: u64) -> DurableWait {
+        if records.is_empty() && self.durable.load(Ordering::Acquire) >= next_offset {
+            return DurableWait::Ready;
+        }
+        let (durable, wait) = oneshot::channel();
+        {
+            let mut waiters = lock(&self.waiters);
+            // Under the waiters' lock: `durable_up_to` stores before it drains.
+            if records.is_empty() && self.durable.load(Ordering::Acquire) >= next_offset {
+                return DurableWait::Ready;
+            }
+            waiters.push_back((next_offset, durable));
+        }
         if !records.is_empty() {
             self.lock_queue().extend(records);
             self.wake.notify_one();
         }
-        at
-    }
-
-    /// Waits until `at` is durable, or fails if its epoch ended first.
-    pub async fn wait(&self, at: DurableAt) -> Result<(), NotDurable> {
-        if self.epoch.load(Ordering::Acquire) == at.epoch
-            && self.durable.load(Ordering::Acquire) >= at.offset
-        {
-            return Ok(());
-        }
-        let mut progress = self.progress.subscribe();
-        let reached = progress
-            .wait_for(|p| p.epoch != at.epoch || p.durable >= at.offset)
-            .await
-            .map(|p| *p);
-        match reached {
-            Ok(p) if p.epoch == at.epoch => Ok(()),
-            _ => Err(NotDurable),
-        }
+        DurableWait::Pending(wait)
     }
 
     fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<LogRecord>> {
-        // Only pushes and takes happen under this lock; a poisoned one still holds whole records.
-        self.queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.queue)
     }
 
     /// Takes everything queued.
@@ -213,21 +203,36 @@ impl ShardLog {
         writer.rewrite(snapshot)
     }
 
-    /// The batch ending before `next` is durable.
+    /// Every record before `next` is durable: wakes the requests that waited for them.
     pub fn durable_up_to(&self, next: u64) {
         self.durable.store(next, Ordering::Release);
-        self.progress.send_modify(|p| p.durable = next);
+        let mut waiters = lock(&self.waiters);
+        while waiters.front().is_some_and(|(offset, _)| *offset <= next) {
+            if let Some((_, wake)) = waiters.pop_front() {
+                // The request may have gone (its connection closed): nothing to wake then.
+                let _ = wake.send(());
+            }
+        }
     }
 
-    /// The file refused records: everything queued is dropped and a new epoch starts at
-    /// `durable` (the file's next offset). Call it under the shard's lock, after rebuilding the
-    /// shard from the file, so that no job queues records of the old epoch afterwards.
+    /// The file refused records (or the writer stopped): everything queued is dropped, every
+    /// waiter fails, and offsets go on from `durable` (the file's next offset). Call it under
+    /// the shard's lock, after rebuilding the shard from the file, so that no job queues
+    /// records of the dropped ones afterwards.
     pub fn start_new_epoch(&self, durable: u64) {
         self.lock_queue().clear();
-        let epoch = self.epoch.fetch_add(1, Ordering::AcqRel) + 1;
         self.durable.store(durable, Ordering::Release);
-        self.progress.send_replace(Progress { epoch, durable });
+        // Dropping the senders fails the waits.
+        lock(&self.waiters).clear();
     }
+}
+
+/// Locks a mutex that only ever holds whole values (pushes and takes), so a poisoned one is
+/// still consistent.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The smallest file worth compacting.

@@ -41,7 +41,7 @@ use tracing::{error, info};
 
 use crate::clock;
 use crate::config::coordinator_log::CoordinatorLogSettings;
-use crate::shard_log::{self, DurableAt, ShardLog};
+use crate::shard_log::{self, DurableWait, ShardLog};
 
 mod writer;
 
@@ -207,8 +207,8 @@ impl ShardHandle {
             }
             ran?
         };
-        if let (Some(at), Some(log)) = (wait, self.shared.log.get()) {
-            log.wait(at).await.map_err(|_| ShardError::NotDurable)?;
+        if let Some(wait) = wait {
+            wait.wait().await.map_err(|_| ShardError::NotDurable)?;
         }
         Ok(value)
     }
@@ -223,7 +223,7 @@ impl Shared {
         locked: &mut Locked,
         now: i64,
         f: F,
-    ) -> Result<(R, Option<DurableAt>), ShardError>
+    ) -> Result<(R, Option<DurableWait>), ShardError>
     where
         F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
     {
