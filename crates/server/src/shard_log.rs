@@ -1,7 +1,8 @@
 //! A coordinator shard's durable log at run time: the records of every job of the shard are
-//! queued here (under the shard's lock, so in offset order), and one writer task per shard
-//! writes whatever has queued up in one write and one fsync: a group commit. A request whose
-//! job appended records (or that read records not yet durable) is answered once they are.
+//! queued here (under the shard's lock, so in offset order), and the writer task
+//! (`shards/writer.rs`, one for all shards) writes whatever has queued up in one write and one
+//! fsync: a group commit. A request whose job appended records (or that read records not yet
+//! durable) is answered once they are.
 //!
 //! A request that must wait registers, under the shard's lock, for the offset it needs; waiters
 //! therefore queue in offset order, and a synced batch wakes exactly those it covers (not every
@@ -53,7 +54,6 @@ impl DurableWait {
 #[derive(Debug)]
 pub struct ShardLog {
     dir: PathBuf,
-    fsync: bool,
     /// Records waiting for the writer.
     queue: Mutex<Vec<LogRecord>>,
     /// The writer task's (shared by every shard).
@@ -128,10 +128,9 @@ pub fn open(dir: &Path) -> Result<(LogWriter, MetadataLog), FileLogError> {
 impl ShardLog {
     /// The runtime side of the log in `dir`, whose file continues at `next_offset`; `wake` is
     /// the writer task's, notified whenever records are queued.
-    pub fn new(dir: &Path, fsync: bool, next_offset: u64, wake: Arc<Notify>) -> ShardLog {
+    pub fn new(dir: &Path, next_offset: u64, wake: Arc<Notify>) -> ShardLog {
         ShardLog {
             dir: dir.to_path_buf(),
-            fsync,
             queue: Mutex::new(Vec::new()),
             wake,
             durable: AtomicU64::new(next_offset),
@@ -141,10 +140,6 @@ impl ShardLog {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn fsyncs(&self) -> bool {
-        self.fsync
     }
 
     /// Every record below this offset (of the current epoch) is durable.

@@ -278,9 +278,8 @@ struct ShardTask {
     shared: Arc<Shared>,
     loading: watch::Sender<bool>,
     gate: Option<LoadGate>,
-    /// Where the shard's log is (`None`: in memory), and whether each group commit is fsynced.
+    /// Where the shard's log is (`None`: in memory).
     log_dir: Option<PathBuf>,
-    fsync: bool,
     /// Hands the loaded shard's log to the writer task, and wakes it when records queue.
     to_writer: Option<(mpsc::UnboundedSender<writer::Loaded>, Arc<Notify>)>,
 }
@@ -331,7 +330,6 @@ impl Coordinators {
                 loading,
                 gate: None,
                 log_dir: logs.dir.as_ref().map(|d| d.join(index.to_string())),
-                fsync: logs.fsync,
                 to_writer: logs
                     .dir
                     .is_some()
@@ -543,7 +541,7 @@ impl ShardTask {
             .sum::<usize>();
         drop(locked);
         let wake = self.to_writer.as_ref().map(|(_, wake)| Arc::clone(wake))?;
-        let log = ShardLog::new(dir, self.fsync, writer.next_offset(), wake);
+        let log = ShardLog::new(dir, writer.next_offset(), wake);
         let _ = self.shared.log.set(Arc::new(log));
         info!(
             shard = self.shared.index,

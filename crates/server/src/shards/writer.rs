@@ -106,12 +106,15 @@ async fn write_round(shards: &mut [Shard], fsync: bool, totals: &mut Totals) {
         if batch.is_empty() {
             continue;
         }
-        if let Some(writer) = shard.writer.take() {
-            round.push(Write {
+        match shard.writer.take() {
+            Some(writer) => round.push(Write {
                 index,
                 batch,
                 writer,
-            });
+            }),
+            // The shard stopped (its file could not be read back): whoever waits for these
+            // records is refused rather than left waiting.
+            None => shard.log.start_new_epoch(shard.log.durable_offset()),
         }
     }
     if round.is_empty() {
