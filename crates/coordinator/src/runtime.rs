@@ -86,9 +86,15 @@ impl CoordinatorShard {
     /// Replaces the shard's groups with those `log` describes (what the durable log holds,
     /// after it refused later records that memory had already applied).
     pub fn reset_to_log(&mut self, log: &MetadataLog, now: i64) -> Result<(), ReplayError> {
-        self.store = Store::replay_log(log)?;
-        self.forget_memory_state(now);
+        self.reset_to_store(Store::replay_log(log)?, now);
         Ok(())
+    }
+
+    /// [`CoordinatorShard::reset_to_log`] with the log already replayed (by the caller, off
+    /// the shard's lock: replaying a large log takes a while).
+    pub fn reset_to_store(&mut self, store: Store, now: i64) {
+        self.store = store;
+        self.forget_memory_state(now);
     }
 
     /// Drops what is kept only in memory and re-arms the timers from the groups.

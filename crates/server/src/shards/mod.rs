@@ -514,8 +514,16 @@ impl ShardTask {
     async fn load(&self, dir: &std::path::Path) -> Option<kcoord_metadata::LogWriter> {
         let started = std::time::Instant::now();
         let path = dir.to_path_buf();
-        let opened = tokio::task::spawn_blocking(move || shard_log::open(&path)).await;
-        let (writer, records) = match opened {
+        // Reading and replaying a large log takes a while: off the runtime's workers, and off
+        // the shard's lock.
+        let opened = tokio::task::spawn_blocking(move || {
+            let (writer, records) = shard_log::open(&path).map_err(|e| e.to_string())?;
+            let store = kcoord_metadata::Store::replay_log(&records)
+                .map_err(|e| format!("{}: the log does not replay: {e}", path.display()))?;
+            Ok::<_, String>((writer, records.len(), store))
+        })
+        .await;
+        let (writer, records, store) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
                 error!(shard = self.shared.index, error = %e, "cannot load the coordinator shard's log; its groups are unavailable");
@@ -527,10 +535,7 @@ impl ShardTask {
             }
         };
         let mut locked = self.shared.lock();
-        if let Err(e) = locked.shard.reset_to_log(&records, clock::now_ms()) {
-            error!(shard = self.shared.index, dir = %dir.display(), error = %e, "the coordinator shard's log does not replay; its groups are unavailable");
-            return None;
-        }
+        locked.shard.reset_to_store(store, clock::now_ms());
         let groups = locked.shard.state().streams_groups.len();
         let offsets = locked
             .shard
@@ -545,7 +550,7 @@ impl ShardTask {
         let _ = self.shared.log.set(Arc::new(log));
         info!(
             shard = self.shared.index,
-            records = records.len(),
+            records,
             groups,
             offsets,
             elapsed_ms = started.elapsed().as_millis() as u64,

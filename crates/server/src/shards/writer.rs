@@ -227,8 +227,16 @@ async fn reload_after_failure(
     // The reopened file replaces this writer (and its lock on the directory).
     drop(writer);
     let dir = log.dir().to_path_buf();
-    let reopened = tokio::task::spawn_blocking(move || shard_log::open(&dir)).await;
-    let (writer, records) = match reopened {
+    // Only this task writes the file, so what it reads back is what the shard must become;
+    // reading and replaying it happen off the runtime's workers and off the shard's lock.
+    let reopened = tokio::task::spawn_blocking(move || {
+        let (writer, records) = shard_log::open(&dir).map_err(|e| e.to_string())?;
+        let store = kcoord_metadata::Store::replay_log(&records)
+            .map_err(|e| format!("{}: the log does not replay: {e}", dir.display()))?;
+        Ok::<_, String>((writer, store))
+    })
+    .await;
+    let (writer, store) = match reopened {
         Ok(Ok(opened)) => opened,
         Ok(Err(e)) => {
             error!(shard = shared.index, error = %e, "cannot read the coordinator shard's log back; the shard stops");
@@ -241,12 +249,7 @@ async fn reload_after_failure(
         }
     };
     let mut locked = shared.lock();
-    if let Err(e) = locked.shard.reset_to_log(&records, clock::now_ms()) {
-        error!(shard = shared.index, error = %e, "the coordinator shard's log does not replay; the shard stops");
-        drop(locked);
-        stop_shard(shared, log);
-        return None;
-    }
+    locked.shard.reset_to_store(store, clock::now_ms());
     log.start_new_epoch(writer.next_offset());
     drop(locked);
     shared.deadline_moved.notify_one();
