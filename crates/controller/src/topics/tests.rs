@@ -479,10 +479,10 @@ fn delete_topics_answers_a_huge_list_of_duplicates_as_kafka_in_order() {
         ..Default::default()
     };
     let mut topics = Vec::new();
-    for i in 0..40_000 {
+    for (i, &id) in ids.iter().enumerate() {
         topics.push(match i % 4 {
             0 | 1 => by_name(name(i)),
-            _ => by_id(ids[i]),
+            _ => by_id(id),
         });
     }
     topics.extend((0..10_000).map(|j| by_id(unknown_id(j))));
