@@ -5,7 +5,8 @@
 //! every partition and is its only replica; a requested replication factor is recorded, not
 //! enforced).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::Hash;
 
 use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::messages::create_topics_request::CreatableTopic;
@@ -79,20 +80,8 @@ pub fn create_topics(
     mut new_id: impl FnMut() -> Uuid,
 ) -> Decision<CreatableTopicResult> {
     // ControllerApis: names given twice are refused outright, in every occurrence.
-    let mut unique: Vec<&str> = Vec::new();
-    let mut duplicates: Vec<&str> = Vec::new();
-    for t in &request.topics {
-        let name = t.name.as_str();
-        if duplicates.contains(&name) {
-            continue;
-        }
-        if let Some(i) = unique.iter().position(|n| *n == name) {
-            unique.remove(i);
-            duplicates.push(name);
-        } else {
-            unique.push(name);
-        }
-    }
+    let (unique, duplicates) = split_duplicates(request.topics.iter().map(|t| t.name.as_str()));
+    let unique: HashSet<&str> = unique.into_iter().collect();
     let effective: Vec<&CreatableTopic> = request
         .topics
         .iter()
@@ -377,24 +366,6 @@ pub fn delete_topics(
             });
         };
 
-    let mut names: Vec<String> = Vec::new();
-    let mut duplicate_names: Vec<String> = Vec::new();
-    let mut add_name = |name: &str, names: &mut Vec<String>| {
-        if duplicate_names.iter().any(|n| n == name) {
-            return;
-        }
-        if let Some(i) = names.iter().position(|n| n == name) {
-            names.remove(i);
-            duplicate_names.push(name.to_owned());
-        } else {
-            names.push(name.to_owned());
-        }
-    };
-    let mut ids: Vec<Uuid> = Vec::new();
-    let mut duplicate_ids: Vec<Uuid> = Vec::new();
-    for name in &request.topic_names {
-        add_name(name, &mut names);
-    }
     for t in &request.topics {
         match (&t.name, t.topic_id.is_nil()) {
             (None, true) => respond(
@@ -406,18 +377,6 @@ pub fn delete_topics(
                     "Neither topic name nor id were specified.",
                 ),
             ),
-            (None, false) => {
-                if duplicate_ids.contains(&t.topic_id) {
-                    continue;
-                }
-                if let Some(i) = ids.iter().position(|id| *id == t.topic_id) {
-                    ids.remove(i);
-                    duplicate_ids.push(t.topic_id);
-                } else {
-                    ids.push(t.topic_id);
-                }
-            }
-            (Some(name), true) => add_name(name, &mut names),
             (Some(name), false) => respond(
                 &mut results,
                 Some(name),
@@ -427,9 +386,26 @@ pub fn delete_topics(
                     "You may not specify both topic name and topic id.",
                 ),
             ),
+            _ => {}
         }
     }
-    for name in &duplicate_names {
+    let (names, duplicate_names) = split_duplicates(
+        request.topic_names.iter().map(String::as_str).chain(
+            request
+                .topics
+                .iter()
+                .filter(|t| t.topic_id.is_nil())
+                .filter_map(|t| t.name.as_deref()),
+        ),
+    );
+    let (ids, duplicate_ids) = split_duplicates(
+        request
+            .topics
+            .iter()
+            .filter(|t| t.name.is_none() && !t.topic_id.is_nil())
+            .map(|t| t.topic_id),
+    );
+    for name in duplicate_names {
         respond(
             &mut results,
             Some(name),
@@ -446,11 +422,18 @@ pub fn delete_topics(
         );
     }
 
-    // (id, name) of every topic to delete, in the order they were resolved.
+    let mut duplicate_ids: HashSet<Uuid> = duplicate_ids.into_iter().collect();
+
+    // (id, name) of every topic to delete, in the order they were resolved; `deleting` holds the
+    // ids still to delete (an id later found under a name too is taken out of it).
     let mut to_delete: Vec<(Uuid, String)> = Vec::new();
+    let mut deleting: HashSet<Uuid> = HashSet::new();
     for id in ids {
         match image.get_by_id(&id) {
-            Some(t) => to_delete.push((id, t.name.clone())),
+            Some(t) => {
+                deleting.insert(id);
+                to_delete.push((id, t.name.clone()));
+            }
             None => respond(
                 &mut results,
                 None,
@@ -463,24 +446,23 @@ pub fn delete_topics(
         }
     }
     for name in names {
-        let Some(topic) = image.get(&name) else {
+        let Some(topic) = image.get(name) else {
             let code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
             respond(
                 &mut results,
-                Some(&name),
+                Some(name),
                 Uuid::nil(),
                 (code, Some(code.message().to_owned())),
             );
             continue;
         };
         let id = topic.id;
-        if duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
+        if duplicate_ids.contains(&id) || deleting.remove(&id) {
             // A name and an id of the same topic: neither is deleted.
-            to_delete.retain(|(i, _)| *i != id);
-            duplicate_ids.push(id);
+            duplicate_ids.insert(id);
             respond(
                 &mut results,
-                Some(&name),
+                Some(name),
                 id,
                 error(
                     ErrorCode::INVALID_REQUEST,
@@ -488,9 +470,11 @@ pub fn delete_topics(
                 ),
             );
         } else {
-            to_delete.push((id, name));
+            deleting.insert(id);
+            to_delete.push((id, name.to_owned()));
         }
     }
+    to_delete.retain(|(id, _)| deleting.contains(id));
     let mut records = Vec::with_capacity(to_delete.len());
     for (id, name) in to_delete {
         records.push(Record::RemoveTopic(RemoveTopicRecord {
@@ -506,6 +490,26 @@ pub fn delete_topics(
         });
     }
     Decision { records, results }
+}
+
+/// Kafka's duplicate check on a request's list: the items given exactly once, in the order
+/// given, and the items given more than once, each once, in the order of their second
+/// occurrence. Linear in the list (hashing), where a scan per item would be quadratic.
+fn split_duplicates<T: Hash + Eq + Copy>(items: impl IntoIterator<Item = T>) -> (Vec<T>, Vec<T>) {
+    let mut counts: HashMap<T, u8> = HashMap::new();
+    let mut first_seen = Vec::new();
+    let mut duplicates = Vec::new();
+    for item in items {
+        let count = counts.entry(item).or_insert(0);
+        match *count {
+            0 => first_seen.push(item),
+            1 => duplicates.push(item),
+            _ => continue,
+        }
+        *count += 1;
+    }
+    first_seen.retain(|item| counts[item] == 1);
+    (first_seen, duplicates)
 }
 
 #[cfg(test)]

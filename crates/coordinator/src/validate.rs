@@ -7,6 +7,7 @@ use kcoord_wire::messages::streams_group_heartbeat_request::{
 use kcoord_wire::ErrorCode;
 
 use crate::error::{CoordinatorError, Result};
+use std::collections::HashSet;
 
 pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
@@ -124,21 +125,20 @@ fn changelog_partitions(topology: &Topology) -> Result<()> {
 
 /// Every topic a topology names, without duplicates, in first-seen order.
 pub fn topology_topics(topology: &Topology) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |t: &str| {
-        if !out.iter().any(|o| o == t) {
-            out.push(t.to_string());
-        }
-    };
-    for s in &topology.subtopologies {
-        s.source_topics.iter().for_each(|t| push(t));
-        s.repartition_sink_topics.iter().for_each(|t| push(t));
-        s.repartition_source_topics
-            .iter()
-            .for_each(|t| push(&t.name));
-        s.state_changelog_topics.iter().for_each(|t| push(&t.name));
-    }
-    out
+    let mut seen: HashSet<&str> = HashSet::new();
+    topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| {
+            let sources = s.source_topics.iter().map(String::as_str);
+            let sinks = s.repartition_sink_topics.iter().map(String::as_str);
+            let repartition = s.repartition_source_topics.iter().map(|t| t.name.as_str());
+            let changelogs = s.state_changelog_topics.iter().map(|t| t.name.as_str());
+            sources.chain(sinks).chain(repartition).chain(changelogs)
+        })
+        .filter(|t| seen.insert(t))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `KafkaApis.handleStreamsGroupHeartbeat`: no Kafka-internal topics, only valid topic names.
@@ -478,5 +478,47 @@ mod tests {
             Some("Topic names bad name are not valid topic names.")
         );
         assert!(topology_topic_names(&with("fine")).is_ok());
+    }
+
+    #[test]
+    fn a_huge_topology_names_each_topic_once_in_first_seen_order() {
+        let t = |i: usize| format!("t-{i}");
+        let c = |i: usize| format!("c-{i}");
+        let info = |name: String| TopicInfo {
+            name,
+            ..Default::default()
+        };
+        let mut changelogs: Vec<TopicInfo> = (0..50_000).map(|i| info(c(i))).collect();
+        changelogs.push(info("bad name".into()));
+        let mut repartition: Vec<TopicInfo> = (0..50_000).rev().map(|i| info(c(i))).collect();
+        repartition.push(info("bad name".into()));
+        let topology = Topology {
+            epoch: 1,
+            subtopologies: vec![
+                Subtopology {
+                    subtopology_id: "0".into(),
+                    source_topics: (0..100_000).map(t).collect(),
+                    repartition_sink_topics: (0..100_000).rev().map(t).collect(),
+                    ..Default::default()
+                },
+                Subtopology {
+                    subtopology_id: "1".into(),
+                    source_topics: (0..100_000).step_by(2).map(t).collect(),
+                    repartition_source_topics: repartition,
+                    state_changelog_topics: changelogs,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let mut expected: Vec<String> = (0..100_000).map(t).collect();
+        expected.extend((0..50_000).rev().map(c));
+        expected.push("bad name".into());
+        assert!(topology_topics(&topology) == expected, "topics differ");
+        let err = topology_topic_names(&topology).unwrap_err();
+        assert_eq!(
+            err.message.as_deref(),
+            Some("Topic names bad name are not valid topic names.")
+        );
     }
 }

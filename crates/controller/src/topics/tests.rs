@@ -405,3 +405,143 @@ fn random_topic_ids_follow_kafka_rules() {
         assert_ne!(id.as_bytes()[0] >> 2, 62);
     }
 }
+
+#[test]
+fn create_topics_answers_a_huge_list_of_duplicates_once_per_name_in_order() {
+    // 200,000 names: 5,000 given once, 95,000 given twice (the second time in reverse order),
+    // 5,000 of those a third time.
+    let name = |i: usize| format!("n-{i}");
+    let mut topics: Vec<CreatableTopic> = (0..100_000).map(|i| topic(&name(i), 1, 1)).collect();
+    topics.extend(
+        (0..100_000)
+            .rev()
+            .filter(|i| i % 20 != 0)
+            .map(|i| topic(&name(i), 1, 1)),
+    );
+    topics.extend(
+        (0..100_000)
+            .filter(|i| i % 20 == 1)
+            .map(|i| topic(&name(i), 1, 1)),
+    );
+    assert_eq!(topics.len(), 200_000);
+    let mut store = Store::new();
+    let results = create(&mut store, topics, false);
+
+    let mut expected: Vec<(String, i16, Option<&str>)> = (0..100_000)
+        .filter(|i| i % 20 == 0)
+        .map(|i| (name(i), 0, None))
+        .collect();
+    expected.extend(
+        (0..100_000)
+            .rev()
+            .filter(|i| i % 20 != 0)
+            .map(|i| (name(i), 42, Some("Duplicate topic name."))),
+    );
+    let got: Vec<(String, i16, Option<&str>)> = codes(&results)
+        .into_iter()
+        .map(|(n, c, m)| (n.to_owned(), c, m))
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(store.state().topics.len(), 5_000);
+}
+
+#[test]
+fn delete_topics_answers_a_huge_list_of_duplicates_as_kafka_in_order() {
+    // 40,000 topics; by i % 4: 0 named once (deleted), 1 named twice, 2 named once and given
+    // by id once (neither deleted), 3 given by id twice. Plus 10,000 unknown ids and names.
+    let name = |i: usize| format!("t-{i}");
+    let mut store = Store::new();
+    let mut next = 100u128;
+    for chunk in (0..40_000).collect::<Vec<usize>>().chunks(5_000) {
+        let request = CreateTopicsRequest {
+            topics: chunk.iter().map(|&i| topic(&name(i), 1, 1)).collect(),
+            ..Default::default()
+        };
+        let decision = create_topics(&store.state().topics, &DEFAULTS, &request, || {
+            next += 1;
+            Uuid::from_u128(next)
+        });
+        store.append(decision.records).unwrap();
+    }
+    let ids: Vec<Uuid> = (0..40_000)
+        .map(|i| store.state().topics.get(&name(i)).unwrap().id)
+        .collect();
+    let unknown_id = |j: usize| Uuid::from_u128(10_000_000 + j as u128);
+    let unknown_name = |j: usize| format!("zz-{j}");
+    let by_name = |n: String| DeleteTopicState {
+        name: Some(n),
+        topic_id: Uuid::nil(),
+        ..Default::default()
+    };
+    let by_id = |id: Uuid| DeleteTopicState {
+        name: None,
+        topic_id: id,
+        ..Default::default()
+    };
+    let mut topics = Vec::new();
+    for (i, &id) in ids.iter().enumerate() {
+        topics.push(match i % 4 {
+            0 | 1 => by_name(name(i)),
+            _ => by_id(id),
+        });
+    }
+    topics.extend((0..10_000).map(|j| by_id(unknown_id(j))));
+    topics.extend((0..10_000).map(|j| by_name(unknown_name(j))));
+    for i in (0..40_000).rev() {
+        topics.push(match i % 4 {
+            1 | 2 => by_name(name(i)),
+            3 => by_id(ids[i]),
+            _ => continue,
+        });
+    }
+    assert_eq!(topics.len(), 90_000);
+    let got = delete(
+        &mut store,
+        DeleteTopicsRequest {
+            topics,
+            ..Default::default()
+        },
+    );
+
+    let msg = |s: &str| Some(s.to_owned());
+    let mut expected = Vec::new();
+    for i in (0..40_000).rev().filter(|i| i % 4 == 1) {
+        expected.push((Some(name(i)), Uuid::nil(), 42, msg("Duplicate topic name.")));
+    }
+    for i in (0..40_000).rev().filter(|i| i % 4 == 3) {
+        expected.push((None, ids[i], 42, msg("Duplicate topic id.")));
+    }
+    for j in 0..10_000 {
+        expected.push((
+            None,
+            unknown_id(j),
+            100,
+            msg("This server does not host this topic ID."),
+        ));
+    }
+    for j in 0..10_000 {
+        expected.push((
+            Some(unknown_name(j)),
+            Uuid::nil(),
+            3,
+            msg("This server does not host this topic-partition."),
+        ));
+    }
+    for i in (0..40_000).rev().filter(|i| i % 4 == 2) {
+        expected.push((
+            Some(name(i)),
+            ids[i],
+            42,
+            msg("The provided topic name maps to an ID that was already supplied."),
+        ));
+    }
+    for i in (0..40_000).filter(|i| i % 4 == 0) {
+        expected.push((Some(name(i)), ids[i], 0, None));
+    }
+    if let Some(k) = (0..got.len().min(expected.len())).find(|&k| got[k] != expected[k]) {
+        panic!("answer {k}: {:?} != {:?}", got[k], expected[k]);
+    }
+    assert_eq!(got.len(), expected.len());
+    assert!(got == expected, "answers differ from Kafka's");
+    assert_eq!(store.state().topics.len(), 30_000);
+}

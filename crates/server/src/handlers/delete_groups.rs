@@ -19,6 +19,7 @@ use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use kcoord_wire::ErrorCode;
 
+use super::first_occurrences;
 use super::groups::per_group;
 use crate::state::RequestContext;
 use crate::topology_plugin::plugin_context;
@@ -29,12 +30,7 @@ pub async fn handle(
     req: DeleteGroupsRequest,
     version: i16,
 ) -> DeleteGroupsResponse {
-    let mut group_ids: Vec<String> = Vec::with_capacity(req.groups_names.len());
-    for id in req.groups_names {
-        if !group_ids.contains(&id) {
-            group_ids.push(id);
-        }
-    }
+    let group_ids: Vec<String> = first_occurrences(req.groups_names);
     let answers = per_group(&ctx.server.coordinators, &group_ids, |shard, _, _, ids| {
         ids.iter()
             .map(|id| match shard.delete_group(id) {
@@ -167,6 +163,28 @@ mod tests {
             ErrorCode::GROUP_ID_NOT_FOUND.code()
         );
         assert!(joined.member_epoch > 0);
+    }
+
+    #[tokio::test]
+    async fn a_huge_list_of_repeated_group_ids_is_answered_once_each_in_first_seen_order() {
+        let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=3\n"));
+        create_topic(&r.state, "input", 1).await;
+        heartbeat(&r.state, "idle", "m", 0, "input").await;
+        let left = heartbeat(&r.state, "idle", "m", -1, "input").await;
+        assert_eq!(left.member_epoch, -1);
+        let unknown = |i: usize| format!("g-{i}");
+        let mut ids: Vec<String> = (0..100_000).map(unknown).collect();
+        ids.insert(50_000, "idle".into());
+        ids.extend((0..100_000).rev().map(unknown));
+        ids.push("idle".into());
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let got = call(&r.state, &refs, 3).await;
+        let mut expected: Vec<(String, i16, Option<String>)> = ids[..100_001]
+            .iter()
+            .map(|id| (id.clone(), ErrorCode::GROUP_ID_NOT_FOUND.code(), None))
+            .collect();
+        expected[50_000].1 = ErrorCode::NONE.code();
+        assert!(got == expected, "answers differ");
     }
 
     #[test]

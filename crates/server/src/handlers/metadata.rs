@@ -25,7 +25,8 @@ use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use super::{
-    AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS,
+    first_occurrences, AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS,
+    TOPIC_AUTHORIZED_OPERATIONS,
 };
 use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicImage};
 use crate::cluster::broker_nodes;
@@ -57,7 +58,7 @@ pub async fn handle(
     // auto-created below.
     let image = ctx.server.topics.snapshot();
     let with_topic_ops = version >= 8 && req.include_topic_authorized_operations;
-    let ids: Vec<Uuid> = dedup(
+    let ids: Vec<Uuid> = first_occurrences(
         requested
             .iter()
             .map(|t| t.topic_id)
@@ -80,7 +81,7 @@ pub async fn handle(
             }
         }
     } else {
-        let names = dedup(requested.iter().filter_map(|t| t.name.clone()));
+        let names = first_occurrences(requested.iter().filter_map(|t| t.name.clone()));
         let auto_create = ctx.server.config.auto_create_topics_enable
             && (version < 4 || req.allow_auto_topic_creation);
         if auto_create {
@@ -199,17 +200,6 @@ fn error_response(req: &MetadataRequest, error: ErrorCode) -> MetadataResponse {
     }
 }
 
-/// Keeps the first occurrence of each item, in order (Kafka uses sets).
-fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::new();
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +278,68 @@ mod tests {
             assert!(resp.topics.is_empty());
             assert_eq!(resp.error_code, 0);
         }
+    }
+
+    #[tokio::test]
+    async fn a_huge_list_of_repeated_names_and_ids_is_answered_once_each_in_first_seen_order() {
+        let state = server();
+        publish_orders(&state);
+        let unknown = |i: usize| format!("nope-{i}");
+        let mut names: Vec<String> = (0..100_000).map(unknown).collect();
+        names.insert(50_000, "orders".into());
+        names.extend((0..100_000).rev().map(unknown));
+        names.push("orders".into());
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let resp = call(
+            &state,
+            MetadataRequest {
+                topics: named(&refs),
+                ..Default::default()
+            },
+            12,
+        )
+        .await;
+        let got: Vec<(Option<&str>, i16)> = resp
+            .topics
+            .iter()
+            .map(|t| (t.name.as_deref(), t.error_code))
+            .collect();
+        let mut expected: Vec<(Option<&str>, i16)> =
+            refs[..100_001].iter().map(|n| (Some(*n), 3)).collect();
+        expected[50_000].1 = 0;
+        assert!(got == expected, "names answered differently");
+
+        let id = |i: u128| Uuid::from_u128(0x10_0000 + i);
+        let mut ids: Vec<Uuid> = (0..100_000).map(id).collect();
+        ids.insert(50_000, Uuid::from_u128(0x1234));
+        ids.extend((0..100_000).rev().map(id));
+        let resp = call(
+            &state,
+            MetadataRequest {
+                topics: Some(
+                    ids.iter()
+                        .map(|&topic_id| MetadataRequestTopic {
+                            topic_id,
+                            ..Default::default()
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            12,
+        )
+        .await;
+        let got: Vec<(Uuid, i16)> = resp
+            .topics
+            .iter()
+            .map(|t| (t.topic_id, t.error_code))
+            .collect();
+        let mut expected: Vec<(Uuid, i16)> = ids[..100_001]
+            .iter()
+            .map(|&i| (i, ErrorCode::UNKNOWN_TOPIC_ID.code()))
+            .collect();
+        expected[50_000].1 = 0;
+        assert!(got == expected, "ids answered differently");
     }
 
     #[tokio::test]

@@ -16,6 +16,7 @@ use kcoord_wire::messages::offset_delete_response::{
 };
 use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use kcoord_wire::ErrorCode;
+use std::collections::HashMap;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
@@ -35,6 +36,8 @@ pub async fn handle(
     }
     let image = ctx.server.topics.snapshot();
     let mut answers: Vec<OffsetDeleteResponseTopic> = Vec::new();
+    // Where each topic's answer is in `answers`.
+    let mut index: HashMap<String, usize> = HashMap::new();
     let mut to_delete: Vec<(String, Vec<i32>)> = Vec::new();
     for t in &req.topics {
         let refused = if !authorize(ctx, AclOperation::Read, ResourceType::Topic, &t.name) {
@@ -53,7 +56,7 @@ pub async fn handle(
                 (!exists).then_some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
             });
             match code {
-                Some(code) => add(&mut answers, &t.name, p.partition_index, code),
+                Some(code) => add(&mut answers, &mut index, &t.name, p.partition_index, code),
                 None => valid.push(p.partition_index),
             }
         }
@@ -82,7 +85,7 @@ pub async fn handle(
             continue;
         }
         for (p, code) in partitions.iter().zip(codes) {
-            add(&mut answers, topic, *p, code);
+            add(&mut answers, &mut index, topic, *p, code);
         }
     }
     OffsetDeleteResponse {
@@ -93,14 +96,21 @@ pub async fn handle(
 
 /// Adds a partition answer under its topic (kept in first-seen order), like Kafka's
 /// `OffsetDeleteResponse.Builder.addPartition`.
-fn add(answers: &mut Vec<OffsetDeleteResponseTopic>, topic: &str, partition: i32, code: ErrorCode) {
-    let i = match answers.iter().position(|t| t.name == topic) {
-        Some(i) => i,
+fn add(
+    answers: &mut Vec<OffsetDeleteResponseTopic>,
+    index: &mut HashMap<String, usize>,
+    topic: &str,
+    partition: i32,
+    code: ErrorCode,
+) {
+    let i = match index.get(topic) {
+        Some(&i) => i,
         None => {
             answers.push(OffsetDeleteResponseTopic {
                 name: topic.to_string(),
                 ..Default::default()
             });
+            index.insert(topic.to_string(), answers.len() - 1);
             answers.len() - 1
         }
     };

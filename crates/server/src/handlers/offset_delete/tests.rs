@@ -189,3 +189,26 @@ async fn group_level_refusals_answer_the_request() {
         (ErrorCode::GROUP_AUTHORIZATION_FAILED.code(), vec![])
     );
 }
+
+#[tokio::test]
+async fn a_huge_list_of_repeated_topics_is_answered_under_one_entry_per_topic_in_order() {
+    let r = running(FAST_GROUPS);
+    create_topic(&r.state, "input", 2).await;
+    commit(&r.state, "simple", "", -1, "input", 0).await;
+    commit(&r.state, "simple", "", -1, "input", 1).await;
+    let names: Vec<String> = (0..100_000).map(|i| format!("nope-{i}")).collect();
+    let mut topics: Vec<(&str, &[i32])> = names.iter().map(|n| (n.as_str(), &[0][..])).collect();
+    topics.insert(50_000, ("input", &[0]));
+    topics.extend(names.iter().rev().map(|n| (n.as_str(), &[1][..])));
+    topics.push(("input", &[1]));
+    let got = call(&r.state, request("simple", &topics)).await;
+    let unknown = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+    let mut expected: Vec<(String, i32, i16)> = names
+        .iter()
+        .flat_map(|n| [(n.clone(), 0, unknown), (n.clone(), 1, unknown)])
+        .collect();
+    expected.push(("input".into(), 0, NONE));
+    expected.push(("input".into(), 1, NONE));
+    assert!(got == (NONE, expected), "answers differ");
+    assert!(committed(&r.state, "simple").await.is_empty());
+}
