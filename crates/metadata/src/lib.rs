@@ -68,7 +68,7 @@ impl State {
     pub fn replay(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
         let inconsistent = |reason: String| ReplayError::Inconsistent { offset, reason };
         match record {
-            Record::Topic(r) => self.topics.replay_topic(r),
+            Record::Topic(r) => self.topics.replay_topic(r).map_err(inconsistent)?,
             Record::Partition(r) => self.topics.replay_partition(r).map_err(inconsistent)?,
             Record::RemoveTopic(r) => self.topics.replay_remove(r).map_err(inconsistent)?,
             Record::Config(r) => {
@@ -251,8 +251,7 @@ const PRODUCER_IDS: u8 = 1 << 6;
 /// [`State::replay`]: only controller records are checked against the state).
 fn footprint(record: &Record) -> (u8, bool) {
     match record {
-        Record::Topic(_) => (TOPICS, false),
-        Record::Partition(_) | Record::RemoveTopic(_) => (TOPICS, true),
+        Record::Topic(_) | Record::Partition(_) | Record::RemoveTopic(_) => (TOPICS, true),
         Record::Config(_) => (TOPICS | GROUP_CONFIGS, false),
         Record::RegisterBroker(_)
         | Record::UnregisterBroker(_)
@@ -434,7 +433,8 @@ mod tests {
     fn only_batches_that_can_fail_copy_images_and_only_those_they_touch() {
         let state = State::default();
         let offset = Record::OffsetCommit(kcoord_wire::records::OffsetCommitKey::default(), None);
-        let coordinator = vec![offset.at_latest_version(), topic(1).at_latest_version()];
+        let config = Record::Config(Default::default());
+        let coordinator = vec![offset.at_latest_version(), config.at_latest_version()];
         assert!(Undo::before(&state, &coordinator).is_none());
         let controller = vec![
             topic(1).at_latest_version(),

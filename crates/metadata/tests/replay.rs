@@ -105,10 +105,23 @@ fn random_record<R: Rng>(rng: &mut R, store: &Store) -> Record {
     let group_key = |g: &str| g.to_string();
     match rng.random_range(0..11) {
         0 => {
-            let mut t = r::TopicRecord::arbitrary(rng, 0);
-            t.topic_id = uuid::Uuid::from_u128(rng.random_range(1..6));
-            t.name = format!("topic-{}", t.topic_id.as_u128());
-            Record::Topic(t)
+            // A topic id (and name) not in use: the controller never reuses a live one, and
+            // replay refuses it.
+            let free: Vec<u128> = (1..6)
+                .filter(|i| !topic_ids.contains(&uuid::Uuid::from_u128(*i)))
+                .collect();
+            match free.get(rng.random_range(0..free.len().max(1))) {
+                Some(id) => {
+                    let mut t = r::TopicRecord::arbitrary(rng, 0);
+                    t.topic_id = uuid::Uuid::from_u128(*id);
+                    t.name = format!("topic-{id}");
+                    Record::Topic(t)
+                }
+                None => Record::RemoveTopic(r::RemoveTopicRecord {
+                    topic_id: topic_ids[rng.random_range(0..topic_ids.len())],
+                    ..Default::default()
+                }),
+            }
         }
         1 if !topic_ids.is_empty() => {
             let mut p = r::PartitionRecord::arbitrary(rng, 2);

@@ -27,7 +27,8 @@ fn create(
     topics: Vec<CreatableTopic>,
     validate_only: bool,
 ) -> Vec<CreatableTopicResult> {
-    let mut next = 100u128;
+    // Ids never handed out before in this store, as the controller's random ids are.
+    let mut next = 100 + 1_000 * u128::from(store.log().next_offset());
     let request = CreateTopicsRequest {
         topics,
         validate_only,

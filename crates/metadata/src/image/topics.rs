@@ -82,7 +82,23 @@ impl TopicsImage {
         self.by_name.is_empty()
     }
 
-    pub(crate) fn replay_topic(&mut self, r: &TopicRecord) {
+    /// A new topic. A name or an id the catalog already has is refused: the controller never
+    /// writes one (a topic is removed before its name is used again), so such a record would
+    /// mean a damaged or spliced log, and applying it would drop the existing topic's
+    /// partitions or leave its id pointing at another topic.
+    pub(crate) fn replay_topic(&mut self, r: &TopicRecord) -> Result<(), String> {
+        if let Some(name) = self.names_by_id.get(&r.topic_id) {
+            return Err(format!(
+                "topic id {} already belongs to topic {name}",
+                r.topic_id
+            ));
+        }
+        if let Some(existing) = self.by_name.get(&r.name) {
+            return Err(format!(
+                "topic {} already exists with id {}",
+                r.name, existing.id
+            ));
+        }
         self.names_by_id.insert(r.topic_id, r.name.clone());
         self.by_name.insert(
             r.name.clone(),
@@ -94,6 +110,7 @@ impl TopicsImage {
                 configs: BTreeMap::new(),
             },
         );
+        Ok(())
     }
 
     pub(crate) fn replay_partition(&mut self, r: &PartitionRecord) -> Result<(), String> {
