@@ -373,6 +373,23 @@ mod tests {
     }
 
     #[test]
+    fn a_topic_record_for_a_name_or_id_in_use_is_refused_and_changes_nothing() {
+        let (mut store, before) = store_with_a_topic();
+        let named = |name: &str, id: u128| {
+            Record::Topic(TopicRecord {
+                name: name.into(),
+                topic_id: uuid::Uuid::from_u128(id),
+                ..Default::default()
+            })
+        };
+        // t1's name again would drop its partitions; its id again would point it elsewhere.
+        assert!(store.append(vec![named("t1", 2)]).is_err());
+        assert!(store.append(vec![named("another", 1)]).is_err());
+        assert_eq!(store.state(), &before);
+        assert_eq!(store.log().len(), 1);
+    }
+
+    #[test]
     fn a_rejected_record_leaves_nothing_of_its_batch() {
         let (mut store, before) = store_with_a_topic();
         let orphan = PartitionRecord {
