@@ -83,15 +83,9 @@ impl CoordinatorShard {
         self.store.log().clone()
     }
 
-    /// Replaces the shard's groups with those `log` describes (what the durable log holds,
-    /// after it refused later records that memory had already applied).
-    pub fn reset_to_log(&mut self, log: &MetadataLog, now: i64) -> Result<(), ReplayError> {
-        self.reset_to_store(Store::replay_log(log)?, now);
-        Ok(())
-    }
-
-    /// [`CoordinatorShard::reset_to_log`] with the log already replayed (by the caller, off
-    /// the shard's lock: replaying a large log takes a while).
+    /// Replaces the shard's groups with those of `store`: its durable log, replayed by the
+    /// caller off the shard's lock (replaying a large log takes a while), at startup or after
+    /// the file refused later records that memory had already applied.
     pub fn reset_to_store(&mut self, store: Store, now: i64) {
         self.store = store;
         self.forget_memory_state(now);
