@@ -34,6 +34,8 @@
 mod args;
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/fleet.rs"]
+mod fleet;
 
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -41,7 +43,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kcoord_client::{ClientConfig, Connection};
+use kcoord_client::Connection;
 use kcoord_wire::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -170,12 +172,9 @@ fn start(s: &Settings, log_dir: Option<&std::path::Path>) -> common::Daemon {
 }
 
 async fn connect(daemon: &common::Daemon) -> Result<Connection, String> {
-    let config = ClientConfig::new("coordinator-log-bench")
-        .with_request_timeout(Duration::from_secs(60))
-        .with_connect_timeout(Duration::from_secs(10));
-    Connection::connect(&daemon.bootstrap(), config)
-        .await
-        .map_err(|e| format!("connect: {e}"))
+    Ok(daemon
+        .client_connection("coordinator-log-bench", Duration::from_secs(60))
+        .await)
 }
 
 async fn create_topic(conn: &Connection, partitions: usize) -> Result<(), String> {
@@ -516,16 +515,9 @@ async fn restart(s: &Settings) -> Result<(), String> {
             return Err(format!("group restart-{g} came back with {offsets:?}"));
         }
     }
-    let rss_kib = daemon.pid().and_then(|pid| {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))?
-            .trim()
-            .trim_end_matches(" kB")
-            .parse::<u64>()
-            .ok()
-    });
+    let rss_kib = daemon
+        .pid()
+        .and_then(|pid| fleet::proc_status_kib(pid, "VmRSS"));
     daemon.stop();
     println!(
         r#"{{"bench":"coordinator_restart","groups":{},"offsets":{},"shards":{},"fill_s":{fill_s:.1},"log_bytes":{bytes},"restart_to_all_shards_loaded_s":{load_s:.2},"rss_kib_after_load":{},"goal_s":{GOAL_RESTART_S},"goal_met":{}}}"#,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::Daemon;
-use kcoord_client::{ClientConfig, Connection};
+use kcoord_client::Connection;
 use kcoord_wire::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -32,12 +32,7 @@ const WAIT: Duration = Duration::from_secs(20);
 type Acked = Arc<Mutex<BTreeMap<(String, i32), i64>>>;
 
 async fn connect(daemon: &Daemon) -> Connection {
-    let config = ClientConfig::new("crash-test")
-        .with_request_timeout(WAIT)
-        .with_connect_timeout(WAIT);
-    Connection::connect(&daemon.bootstrap(), config)
-        .await
-        .expect("connects")
+    daemon.client_connection("crash-test", WAIT).await
 }
 
 fn commit_request(group: &str, partition: i32, offset: i64) -> OffsetCommitRequest {

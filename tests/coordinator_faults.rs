@@ -9,7 +9,7 @@ mod streams_support;
 use std::time::Duration;
 
 use common::Daemon;
-use kcoord_client::{ClientConfig, Connection};
+use kcoord_client::Connection;
 use kcoord_wire::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -23,12 +23,7 @@ use streams_support::{converge, create_topics, simple_topology, Member};
 const WAIT: Duration = Duration::from_secs(20);
 
 async fn connect(daemon: &Daemon) -> Connection {
-    let config = ClientConfig::new("faults")
-        .with_request_timeout(WAIT)
-        .with_connect_timeout(WAIT);
-    Connection::connect(&daemon.bootstrap(), config)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"))
+    daemon.client_connection("faults", WAIT).await
 }
 
 /// Commits `offset` (with a 500-byte metadata string, so the log grows quickly) for group

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::Daemon;
-use kcoord_client::{ClientConfig, Connection};
+use kcoord_client::Connection;
 use kcoord_records::{BatchBuilder, BatchOptions};
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -18,12 +18,7 @@ use kcoord_wire::messages::{CreateTopicsRequest, FetchRequest, ProduceRequest};
 const WAIT: Duration = Duration::from_secs(20);
 
 async fn connect(daemon: &Daemon) -> Connection {
-    let config = ClientConfig::new("faults")
-        .with_request_timeout(WAIT)
-        .with_connect_timeout(WAIT);
-    Connection::connect(&daemon.bootstrap(), config)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"))
+    daemon.client_connection("faults", WAIT).await
 }
 
 fn batch(value: &[u8]) -> Bytes {

@@ -196,6 +196,21 @@ impl Daemon {
         self.broker_addr().to_string()
     }
 
+    /// A client connection to the broker listener, with `timeout` for connecting and for each
+    /// request; panics if it cannot connect.
+    pub async fn client_connection(
+        &self,
+        client_id: &str,
+        timeout: Duration,
+    ) -> kcoord_client::Connection {
+        let config = kcoord_client::ClientConfig::new(client_id)
+            .with_request_timeout(timeout)
+            .with_connect_timeout(timeout);
+        kcoord_client::Connection::connect(&self.bootstrap(), config)
+            .await
+            .unwrap_or_else(|e| panic!("connect to {}: {e}", self.bootstrap()))
+    }
+
     pub fn config_path(&self) -> &Path {
         &self.config_path
     }
