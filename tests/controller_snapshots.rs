@@ -5,6 +5,8 @@
 //! brokers (which heartbeat on with their epochs, without registering again), features and
 //! producer id blocks. The daemon runs in process on 127.0.0.1 port 0; every wait is bounded.
 
+mod streams_support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -15,51 +17,24 @@ use kcoord_client::broker::{
 use kcoord_client::{Client, ClientConfig, Connection};
 use kcoord_metadata::file_log;
 use kcoord_wire::messages::{ApiVersionsRequest, BrokerHeartbeatRequest, InitProducerIdRequest};
+use streams_support::Node;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Node {
-    handle: kcoord_server::ServerHandle,
-    broker: String,
-    controller: String,
-}
-
+/// A node in process on free loopback ports with one coordinator shard and `extra` config lines.
 async fn start(extra: &[String]) -> Node {
-    let mut text = String::from("node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\noffsets.topic.num.partitions=1\n");
-    for line in extra {
-        text.push_str(line);
-        text.push('\n');
-    }
-    let config = kcoord_server::Config::parse("controller-snapshots", &text)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let handle = kcoord_server::start(config)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    Node {
-        broker: handle.broker_addr().expect("broker listener").to_string(),
-        controller: handle
-            .controller_addr()
-            .expect("controller listener")
-            .to_string(),
-        handle,
-    }
+    let mut lines = vec!["offsets.topic.num.partitions=1"];
+    lines.extend(extra.iter().map(String::as_str));
+    streams_support::start(&lines).await
 }
 
-impl Node {
-    async fn stop(self) {
-        tokio::time::timeout(WAIT, self.handle.shutdown())
-            .await
-            .expect("the node stops in time");
-    }
-
-    async fn client(&self) -> Client {
-        Client::connect(
-            &self.broker,
-            ClientConfig::new("controller-snapshots").with_request_timeout(WAIT),
-        )
-        .await
-        .unwrap()
-    }
+async fn admin(node: &Node) -> Client {
+    Client::connect(
+        &node.broker,
+        ClientConfig::new("controller-snapshots").with_request_timeout(WAIT),
+    )
+    .await
+    .unwrap()
 }
 
 fn properties(id: i32) -> BrokerProperties {
@@ -188,7 +163,7 @@ async fn a_log_of_many_changes_is_snapshotted_and_restarts_with_the_same_state()
         "broker.session.timeout.ms=600000".to_owned(),
     ];
     let node = start(&config).await;
-    let client = node.client().await;
+    let client = admin(&node).await;
 
     // Broker 2 heartbeats and is unfenced; broker 3 registers and stays fenced.
     let two = register(&node, 2).await;
@@ -247,7 +222,7 @@ async fn a_log_of_many_changes_is_snapshotted_and_restarts_with_the_same_state()
     drop(loaded);
 
     let node = start(&config).await;
-    let client = node.client().await;
+    let client = admin(&node).await;
     assert_eq!((topics(&client).await, features(&client).await), before);
     // Broker 2 heartbeats on with its epoch, unfenced and caught up, without registering again;
     // fenced broker 3 is caught up with its registration offset and is unfenced.
@@ -276,7 +251,7 @@ async fn the_interval_snapshots_a_log_that_grew_less_than_the_byte_threshold() {
         "metadata.log.max.snapshot.interval.ms=300".to_owned(),
     ];
     let node = start(&config).await;
-    let client = node.client().await;
+    let client = admin(&node).await;
     for round in 0..5 {
         let name = format!("short-lived-{round}");
         create(&client, &[NewTopic::new(&name, 4, 1)]).await;
