@@ -15,7 +15,7 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{write_frame, OutFrame, SharedFrame};
 use kcoord_wire::messages::{RequestHeader, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
-use tracing::{debug, error, warn};
+use tracing::{debug, error};
 
 use crate::handlers::{
     api_versions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,
@@ -23,6 +23,7 @@ use crate::handlers::{
     metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     streams_group_describe, streams_group_heartbeat,
 };
+use crate::logging::{log_per_peer, Capped};
 use crate::state::{ListenerInfo, RequestContext, ServerState};
 use crate::supported_versions::supported_versions;
 
@@ -211,7 +212,8 @@ fn produce(ctx: &RequestContext<'_>, api: ApiKey, version: i16, body: Bytes) -> 
     match failed {
         None => Outcome::NoResponse,
         Some(p) => {
-            warn!(
+            log_per_peer!(
+                warn, ctx.peer, "acks=0 produce failed",
                 peer = %ctx.peer, listener = %ctx.listener.name, partition = p.index,
                 error = ErrorCode::from_code(p.error_code).map_or("UNKNOWN", ErrorCode::name),
                 "closing connection due to an error in a produce request with acks=0"
@@ -266,15 +268,15 @@ fn parse(
     let listener = conn.listener.name.as_str();
     // The header version depends on the API and its version, which come first in every header.
     let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
-        warn!(%peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
+        log_per_peer!(warn, peer, "short request", %peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
         return Err(Outcome::Close);
     };
     let Some(api) = ApiKey::from_i16(key) else {
-        warn!(%peer, listener, api_key = key, "request for an unknown API key; closing connection");
+        log_per_peer!(warn, peer, "unknown api key", %peer, listener, api_key = key, "request for an unknown API key; closing connection");
         return Err(Outcome::Close);
     };
     let Some(supported) = supported_versions(api, conn.listener.kind) else {
-        warn!(%peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
+        log_per_peer!(warn, peer, "api not served", %peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
         return Err(Outcome::Close);
     };
     // A too-new ApiVersions still has a well-defined header: that of the newest version.
@@ -283,20 +285,21 @@ fn parse(
     let header = match RequestHeader::decode(&mut frame, header_version) {
         Ok(header) => header,
         Err(e) => {
-            warn!(%peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
+            log_per_peer!(warn, peer, "malformed header", %peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
             return Err(Outcome::Close);
         }
     };
-    let client_id = header.client_id.as_deref().unwrap_or("");
-    debug!(api = api.name(), version, correlation_id = header.correlation_id, client_id, %peer, listener, "request");
+    let client_id = Capped(header.client_id.as_deref().unwrap_or(""));
+    debug!(api = api.name(), version, correlation_id = header.correlation_id, %client_id, %peer, listener, "request");
 
     if version < supported.min || version > supported.max {
         if api == ApiKey::ApiVersions {
             let response = api_versions::unsupported_version_response();
             return Err(encode(peer, listener, api, &header, 0, 0, &response));
         }
-        warn!(
-            %peer, listener, api = api.name(), version, supported = %supported, client_id,
+        log_per_peer!(
+            warn, peer, "unsupported version",
+            %peer, listener, api = api.name(), version, supported = %supported, %client_id,
             "request for an unsupported version; closing connection"
         );
         return Err(Outcome::Close);
@@ -317,7 +320,8 @@ fn decode<Req: Decodable>(
     mut body: Bytes,
 ) -> Result<Req, Outcome> {
     Req::decode(&mut body, version).map_err(|e| {
-        warn!(
+        log_per_peer!(
+            warn, ctx.peer, "malformed body",
             peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,
             correlation_id = ctx.header.correlation_id, error = %e,
             "malformed request body; closing connection"

@@ -1,7 +1,8 @@
 //! Starting and stopping the daemon in-process: [`start`] binds every listener and returns a
 //! [`ServerHandle`]; the CLI and the tests both go through it.
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -11,7 +12,7 @@ use tracing::info;
 
 use crate::config::listeners::bracket_ipv6;
 use crate::config::{Config, ListenerConfig, ListenerKind};
-use crate::net::{acceptor, limiter::ConnectionLimiter};
+use crate::net::{acceptor, limiter::ConnectionQuotas};
 use crate::state::{ListenerInfo, ServerState};
 use crate::topology_plugin::{PluginStartError, TopologyDescriptions};
 
@@ -60,6 +61,13 @@ pub enum StartError {
     /// The coordinator shards' log directory cannot be used as configured.
     #[error("{0}")]
     CoordinatorLog(String),
+    /// A host of `max.connections.per.ip.overrides` does not resolve (Kafka fails likewise).
+    #[error("max.connections.per.ip.overrides: cannot resolve {host}: {source}")]
+    UnknownHost {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A running daemon. Dropping it without [`ServerHandle::shutdown`] also stops the
@@ -103,6 +111,8 @@ pub async fn start_with(
         &controller.topics_image(),
         crate::clock::now_ms(),
     )?);
+    let per_ip_overrides =
+        resolve_overrides(&config.connections.max_connections_per_ip_overrides).await?;
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
     crate::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
@@ -151,16 +161,18 @@ pub async fn start_with(
     let (stop_background, stop_background_rx) = watch::channel(false);
     let background = background.spawn(&stop_background_rx);
     let (shutdown, shutdown_rx) = watch::channel(false);
-    let limiter = ConnectionLimiter::new(usize::try_from(config.max_connections).unwrap_or(0));
+    let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
     let acceptors = bound
         .into_iter()
         .zip(state.listeners.iter())
-        .map(|((listener, _), info)| {
+        .enumerate()
+        .map(|(index, ((listener, _), info))| {
             tokio::spawn(acceptor::run(
                 listener,
                 Arc::clone(&state),
                 Arc::clone(info),
-                limiter.clone(),
+                index,
+                quotas.clone(),
                 shutdown_rx.clone(),
             ))
         })
@@ -184,6 +196,31 @@ pub async fn start_with(
         background,
         _coordinator_lock: coordinator_lock,
     })
+}
+
+/// `max.connections.per.ip.overrides` by address. Kafka resolves each host once, at startup; a
+/// name here applies to every address it resolves to.
+async fn resolve_overrides(
+    overrides: &[(String, i32)],
+) -> Result<HashMap<IpAddr, usize>, StartError> {
+    let mut out = HashMap::new();
+    for (host, max) in overrides {
+        let max = usize::try_from(*max).unwrap_or(0);
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            out.insert(ip, max);
+            continue;
+        }
+        let addresses = tokio::net::lookup_host((host.as_str(), 0))
+            .await
+            .map_err(|source| StartError::UnknownHost {
+                host: host.clone(),
+                source,
+            })?;
+        for address in addresses {
+            out.insert(address.ip(), max);
+        }
+    }
+    Ok(out)
 }
 
 async fn bind(l: &ListenerConfig) -> Result<TcpListener, StartError> {

@@ -5,6 +5,7 @@
 //! Kafka `server.properties` with extra keys still starts; the caller logs them once logging
 //! is set up (which itself depends on `log.level`).
 
+pub mod connections;
 pub mod controller;
 pub mod coordinator_log;
 pub mod listeners;
@@ -17,6 +18,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+pub use connections::{ConnectionSettings, ListenerLimits};
 pub use controller::ControllerSettings;
 pub use listeners::{ListenerConfig, ListenerKind, SecurityProtocol};
 pub use log::LogSettings;
@@ -67,7 +69,8 @@ pub struct Config {
     pub controller_listener_names: Vec<String>,
     pub cluster_id: String,
     pub socket_request_max_bytes: i32,
-    pub max_connections: i32,
+    /// How many connections, how fast, and how long they may idle or take to send a request.
+    pub connections: ConnectionSettings,
     /// A `tracing` filter directive; `RUST_LOG` overrides it.
     pub log_level: String,
     pub auto_create_topics_enable: bool,
@@ -226,6 +229,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     }
     let coordinator_log =
         coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
+    let connections = connections::read(r, &listeners)?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -239,7 +243,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             DEFAULT_SOCKET_REQUEST_MAX_BYTES,
             |v| int_in(v, 1, i32::MAX),
         )?,
-        max_connections: r.get("max.connections", i32::MAX, |v| int_in(v, 0, i32::MAX))?,
+        connections,
         log_level: r.get("log.level", DEFAULT_LOG_LEVEL.to_owned(), log_level)?,
         auto_create_topics_enable: r.get("auto.create.topics.enable", false, boolean)?,
         num_partitions: r.get("num.partitions", DEFAULT_NUM_PARTITIONS, |v| {

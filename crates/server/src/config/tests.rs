@@ -26,7 +26,7 @@ fn minimal_file_gets_the_defaults() {
     );
     assert_eq!(c.cluster_id, DEFAULT_CLUSTER_ID);
     assert_eq!(c.socket_request_max_bytes, 104_857_600);
-    assert_eq!(c.max_connections, i32::MAX);
+    assert_eq!(c.connections.max_connections, i32::MAX);
     assert_eq!(c.log_level, "info");
     assert!(!c.auto_create_topics_enable);
     assert_eq!(c.controller_listener_names, vec!["CONTROLLER".to_owned()]);
@@ -117,7 +117,7 @@ fn values_are_trimmed_and_typed() {
     let c = ok("node.id = 7 \nsocket.request.max.bytes: 1024\nmax.connections 10\nauto.create.topics.enable=TRUE\nlog.level=debug,kcoord_server=trace\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n");
     assert_eq!(c.node_id, 7);
     assert_eq!(c.socket_request_max_bytes, 1024);
-    assert_eq!(c.max_connections, 10);
+    assert_eq!(c.connections.max_connections, 10);
     assert!(c.auto_create_topics_enable);
     assert_eq!(c.log_level, "debug,kcoord_server=trace");
     assert_eq!(c.cluster_id, "MkU3OEVBNTcwNTJENDM2Qg");
@@ -340,5 +340,142 @@ fn load_reports_unreadable_files() {
         e.to_string()
             .starts_with("/nonexistent/kcoord.properties: cannot read the file"),
         "{e}"
+    );
+}
+
+#[test]
+fn connection_limits_default_to_kafkas() {
+    let c = ok(MINIMAL).connections;
+    assert_eq!(
+        c,
+        ConnectionSettings {
+            listeners: c.listeners.clone(),
+            ..ConnectionSettings::default()
+        }
+    );
+    assert_eq!(c.max_connections_per_ip, i32::MAX);
+    assert_eq!(c.max_connection_creation_rate, i32::MAX);
+    assert_eq!(
+        c.connections_max_idle,
+        Some(std::time::Duration::from_millis(600_000))
+    );
+    assert_eq!(
+        c.request_receive_timeout,
+        std::time::Duration::from_millis(30_000)
+    );
+    // Each listener's limits default to the broker-wide ones; the controller listener of a
+    // node with broker listeners is the protected one.
+    assert_eq!(
+        c.listeners,
+        vec![
+            ListenerLimits {
+                name: "PLAINTEXT".to_owned(),
+                max_connections: i32::MAX,
+                max_connection_creation_rate: i32::MAX,
+                protected: false,
+            },
+            ListenerLimits {
+                name: "CONTROLLER".to_owned(),
+                max_connections: i32::MAX,
+                max_connection_creation_rate: i32::MAX,
+                protected: true,
+            },
+        ]
+    );
+}
+
+#[test]
+fn connection_limits_are_read() {
+    let c = ok("node.id=1
+max.connections=100
+max.connection.creation.rate=50
+listener.name.plaintext.max.connections=10
+listener.name.controller.max.connection.creation.rate=5
+max.connections.per.ip=0
+max.connections.per.ip.overrides=127.0.0.1:3, localhost:4
+connections.max.idle.ms=-1
+socket.request.receive.timeout.ms=250
+")
+    .connections;
+    assert_eq!(c.max_connections, 100);
+    assert_eq!(c.max_connection_creation_rate, 50);
+    assert_eq!(c.max_connections_per_ip, 0);
+    assert_eq!(
+        c.max_connections_per_ip_overrides,
+        vec![("127.0.0.1".to_owned(), 3), ("localhost".to_owned(), 4)]
+    );
+    assert_eq!(c.connections_max_idle, None, "negative: never idle-closed");
+    assert_eq!(
+        c.request_receive_timeout,
+        std::time::Duration::from_millis(250)
+    );
+    let limits: Vec<(i32, i32)> = c
+        .listeners
+        .iter()
+        .map(|l| (l.max_connections, l.max_connection_creation_rate))
+        .collect();
+    assert_eq!(limits, vec![(10, 50), (100, 5)]);
+    // A controller-only node has nothing to protect its listener from.
+    let c = ok("node.id=1\nprocess.roles=controller\nlisteners=CONTROLLER://:9093\n").connections;
+    assert!(!c.listeners[0].protected);
+    // Zero idle time is Kafka's too: close as soon as idle.
+    assert_eq!(
+        ok("node.id=1\nconnections.max.idle.ms=0\n")
+            .connections
+            .connections_max_idle,
+        Some(std::time::Duration::ZERO)
+    );
+}
+
+#[test]
+fn bad_connection_limits_are_refused() {
+    for (line, message) in [
+        (
+            "max.connections.per.ip=-1",
+            "expected a non-negative integer, got -1",
+        ),
+        (
+            "max.connection.creation.rate=x",
+            "expected a non-negative integer, got \"x\"",
+        ),
+        (
+            "listener.name.plaintext.max.connections=-2",
+            "expected a non-negative integer, got -2",
+        ),
+        (
+            "connections.max.idle.ms=soon",
+            "expected an integer, got \"soon\"",
+        ),
+        (
+            "socket.request.receive.timeout.ms=0",
+            "expected a positive integer, got 0",
+        ),
+        (
+            "max.connections.per.ip.overrides=a/b:1",
+            "max.connections.per.ip.overrides contains invalid addresses : a/b",
+        ),
+        (
+            "max.connections.per.ip.overrides=host",
+            "expected host:count, got \"host\"",
+        ),
+    ] {
+        let key = line.split('=').next().unwrap_or_default();
+        assert_eq!(
+            err(&format!("node.id=1\n{line}\n")),
+            format!("test.properties:2: {key}: {message}")
+        );
+    }
+    assert_eq!(
+        err("node.id=1\nmax.connections.per.ip=0\n"),
+        "test.properties:2: max.connections.per.ip: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set."
+    );
+    // A listener prefix for a listener that does not exist is an unknown key, as in Kafka.
+    let c = ok("node.id=1\nlistener.name.internal.max.connections=5\n");
+    assert_eq!(
+        c.warnings,
+        vec![ConfigWarning::UnknownKey {
+            key: "listener.name.internal.max.connections".to_owned(),
+            line: 2
+        }]
     );
 }

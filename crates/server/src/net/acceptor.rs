@@ -1,16 +1,21 @@
-//! The accept loop of one listener.
+//! The accept loop of one listener: waits for room under the connection quotas, accepts,
+//! holds the new connection for the creation rate, then admits it or closes it (too many from
+//! its address).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
 use tracing::{debug, error, warn};
 
-use super::connection;
-use super::limiter::ConnectionLimiter;
+use super::connection::{self, Timeouts};
+use super::limiter::{ConnectionPermit, ConnectionQuotas, Refusal};
 use crate::dispatch::Connection;
+use crate::logging::{log_per_peer, LogLimiter};
 use crate::state::{ListenerInfo, ServerState};
 
 /// How long shutdown waits for busy connections before cutting them off.
@@ -18,43 +23,64 @@ pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Pause after a failed accept (e.g. out of file descriptors) so we do not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// What one turn of [`accept_next`] got.
+enum Accepted {
+    Admitted(TcpStream, SocketAddr, ConnectionPermit),
+    Refused(SocketAddr, Refusal),
+    Failed,
+}
+
 pub(crate) async fn run(
     listener: TcpListener,
     server: Arc<ServerState>,
     info: Arc<ListenerInfo>,
-    limiter: ConnectionLimiter,
+    index: usize,
+    quotas: ConnectionQuotas,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
     let for_connections = shutdown.clone();
+    let timeouts = Timeouts::from_settings(&server.config.connections);
+    let accept_errors = LogLimiter::new(crate::logging::PEER_LINE_INTERVAL, 1);
+    // Kept across turns of the loop: a connection finishing must not drop one half accepted.
+    let mut accepting = Box::pin(accept_next(
+        &listener,
+        &quotas,
+        index,
+        &info,
+        &accept_errors,
+    ));
     loop {
         tokio::select! {
             biased;
             _ = super::stopped(&mut shutdown) => break,
             Some(done) = connections.join_next(), if !connections.is_empty() => report(done, &info),
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let Some(permit) = limiter.try_acquire() else {
-                        warn!(%peer, listener = %info.name, max_connections = limiter.max(), "max.connections reached; closing the new connection");
-                        continue;
-                    };
-                    debug!(%peer, listener = %info.name, "connection accepted");
-                    // Small responses must not wait for Nagle.
-                    let _ = stream.set_nodelay(true);
-                    let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
-                    let shutdown = for_connections.clone();
-                    connections.spawn(async move {
-                        let _permit = permit;
-                        connection::serve(stream, conn, shutdown).await;
-                    });
+            accepted = &mut accepting => {
+                match accepted {
+                    Accepted::Admitted(stream, peer, permit) => {
+                        debug!(%peer, listener = %info.name, "connection accepted");
+                        // Small responses must not wait for Nagle.
+                        let _ = stream.set_nodelay(true);
+                        let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
+                        let shutdown = for_connections.clone();
+                        connections.spawn(connection::serve(stream, conn, shutdown, permit, timeouts));
+                    }
+                    Accepted::Refused(peer, Refusal::TooManyFromIp { max }) => {
+                        // Kafka's words, at its level.
+                        log_per_peer!(
+                            info, peer, "too many connections from address",
+                            %peer, listener = %info.name,
+                            "Rejected connection from {}, address already has the configured maximum of {} connections.",
+                            peer.ip(), max
+                        );
+                    }
+                    Accepted::Failed => {}
                 }
-                Err(e) => {
-                    warn!(listener = %info.name, error = %e, "accept failed");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
-                }
-            },
+                accepting = Box::pin(accept_next(&listener, &quotas, index, &info, &accept_errors));
+            }
         }
     }
+    drop(accepting);
     // Stop accepting now; then let the open connections finish what they have read.
     drop(listener);
     let drain = async {
@@ -65,6 +91,37 @@ pub(crate) async fn run(
     if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
         warn!(listener = %info.name, open = connections.len(), "connections still busy after the shutdown grace period; closing them");
         connections.shutdown().await;
+    }
+}
+
+/// Waits for room, accepts one connection, holds it for the creation rate, and admits it.
+async fn accept_next(
+    listener: &TcpListener,
+    quotas: &ConnectionQuotas,
+    index: usize,
+    info: &ListenerInfo,
+    accept_errors: &LogLimiter<()>,
+) -> Accepted {
+    quotas.wait_for_room(index).await;
+    let (stream, peer) = match listener.accept().await {
+        Ok(accepted) => accepted,
+        Err(e) => {
+            // Out of file descriptors, say: that repeats as fast as we retry.
+            if let Some(suppressed) = accept_errors.check((), std::time::Instant::now()) {
+                warn!(listener = %info.name, error = %e, suppressed, "accept failed");
+            }
+            tokio::time::sleep(ACCEPT_BACKOFF).await;
+            return Accepted::Failed;
+        }
+    };
+    let delay = quotas.creation_delay(index, Instant::now());
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    match quotas.admit(index, peer.ip()).await {
+        Ok(permit) => Accepted::Admitted(stream, peer, permit),
+        // Dropping the stream closes it.
+        Err(refusal) => Accepted::Refused(peer, refusal),
     }
 }
 

@@ -5,9 +5,15 @@
 //! A client that stops reading holds at most [`MAX_QUEUED_RESPONSES`] responses and, past
 //! [`MAX_QUEUED_RESPONSE_BYTES`], no more than one: the reader waits before handling another
 //! request (Kafka mutes such a channel likewise).
+//!
+//! A watchdog beside them closes the connection when no request is being handled and no byte
+//! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
+//! arrived in full `socket.request.receive.timeout.ms` after its first bytes, or when the
+//! connection quotas ask for room (see `limiter`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
@@ -16,9 +22,13 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::{mpsc, watch};
-use tracing::{debug, warn};
+use tokio::time::Instant;
+use tracing::debug;
 
+use super::limiter::ConnectionPermit;
+use crate::config::ConnectionSettings;
 use crate::dispatch::{dispatch, Connection, Outcome};
+use crate::logging::log_per_peer;
 
 /// Responses waiting for the socket before we stop reading requests (back-pressure on a
 /// client that sends without reading).
@@ -55,25 +65,219 @@ impl Queued {
     }
 }
 
-pub(crate) async fn serve(stream: TcpStream, conn: Connection, shutdown: watch::Receiver<bool>) {
+/// What one connection did last, shared by its reader, writer, watchdog and the quotas.
+#[derive(Debug)]
+pub(crate) struct Activity {
+    /// The quotas' epoch, so that connections compare.
+    epoch: Instant,
+    /// The last byte read or written, or the last request handled.
+    last_active: AtomicU64,
+    /// A request is being handled: the connection is not idle, whatever the clock says.
+    in_flight: AtomicBool,
+    /// When the first bytes of the request still arriving came; [`NOT_RECEIVING`] when none.
+    receiving_since: AtomicU64,
+    /// The quotas want this connection closed to make room.
+    evicted: AtomicBool,
+    /// Wakes the watchdog: a request started arriving, or the connection was evicted.
+    wake: Notify,
+}
+
+const NOT_RECEIVING: u64 = u64::MAX;
+
+impl Activity {
+    pub(crate) fn new(epoch: Instant, now: Instant) -> Self {
+        let activity = Activity {
+            epoch,
+            last_active: AtomicU64::new(0),
+            in_flight: AtomicBool::new(false),
+            receiving_since: AtomicU64::new(NOT_RECEIVING),
+            evicted: AtomicBool::new(false),
+            wake: Notify::new(),
+        };
+        activity.touch(now);
+        activity
+    }
+
+    fn micros(&self, t: Instant) -> u64 {
+        u64::try_from(t.saturating_duration_since(self.epoch).as_micros()).unwrap_or(u64::MAX - 1)
+    }
+
+    fn at(&self, micros: u64) -> Instant {
+        self.epoch + Duration::from_micros(micros)
+    }
+
+    pub(crate) fn touch(&self, now: Instant) {
+        self.last_active.store(self.micros(now), Ordering::Relaxed);
+    }
+
+    pub(crate) fn last_active_micros(&self) -> u64 {
+        self.last_active.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn evict(&self) {
+        self.evicted.store(true, Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+
+    pub(crate) fn is_evicted(&self) -> bool {
+        self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// A whole request is in: its arrival clock stops.
+    fn received(&self) {
+        self.receiving_since.store(NOT_RECEIVING, Ordering::Relaxed);
+    }
+
+    fn start_request(&self) {
+        self.in_flight.store(true, Ordering::Relaxed);
+    }
+
+    fn end_request(&self, now: Instant) {
+        self.touch(now);
+        self.in_flight.store(false, Ordering::Relaxed);
+    }
+
+    /// Part of a request is buffered: its clock starts now, unless it already runs.
+    fn receiving(&self, now: Instant) {
+        let since = self.micros(now);
+        let started = self
+            .receiving_since
+            .compare_exchange(NOT_RECEIVING, since, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        if started {
+            self.wake.notify_one();
+        }
+    }
+
+    fn receiving_since(&self) -> Option<Instant> {
+        match self.receiving_since.load(Ordering::Relaxed) {
+            NOT_RECEIVING => None,
+            since => Some(self.at(since)),
+        }
+    }
+}
+
+/// `connections.max.idle.ms` and `socket.request.receive.timeout.ms`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) idle: Option<Duration>,
+    pub(crate) receive: Duration,
+}
+
+impl Timeouts {
+    pub(crate) fn from_settings(settings: &ConnectionSettings) -> Self {
+        Timeouts {
+            idle: settings.connections_max_idle,
+            receive: settings.request_receive_timeout,
+        }
+    }
+}
+
+/// Why the watchdog closed a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expired {
+    Idle,
+    Receive,
+    Evicted,
+}
+
+pub(crate) async fn serve(
+    stream: TcpStream,
+    conn: Connection,
+    shutdown: watch::Receiver<bool>,
+    permit: ConnectionPermit,
+    timeouts: Timeouts,
+) {
     let peer = conn.peer;
     let max_frame =
         usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let activity = permit.activity();
     let (reader, writer) = stream.into_split();
     let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
     let queued = Arc::new(Queued::default());
-    tokio::join!(
-        read_requests(
-            reader,
-            &conn,
-            FrameDecoder::new(max_frame),
-            tx,
-            &queued,
-            shutdown
-        ),
-        write_responses(writer, rx, &conn, &queued)
-    );
+    let io = async {
+        tokio::join!(
+            read_requests(
+                reader,
+                &conn,
+                FrameDecoder::new(max_frame),
+                tx,
+                &queued,
+                activity,
+                shutdown
+            ),
+            write_responses(writer, rx, &conn, &queued, activity)
+        )
+    };
+    // Dropping the reader and writer closes the socket; the watchdog only wins while no request
+    // is being handled, so no handler is cut off half-way.
+    tokio::select! {
+        _ = io => {}
+        expired = watchdog(activity, timeouts) => report_expiry(&conn, expired, timeouts),
+    }
     debug!(%peer, listener = %conn.listener.name, "connection closed");
+    drop(permit);
+}
+
+fn report_expiry(conn: &Connection, expired: Expired, timeouts: Timeouts) {
+    let (peer, listener) = (conn.peer, conn.listener.name.as_str());
+    match expired {
+        Expired::Idle => debug!(
+            %peer, listener, idle_ms = timeouts.idle.map_or(0, |d| d.as_millis() as u64),
+            "closing a connection idle for connections.max.idle.ms"
+        ),
+        Expired::Receive => log_per_peer!(
+            warn, peer, "request receive timeout",
+            %peer, listener, timeout_ms = timeouts.receive.as_millis() as u64,
+            "a request did not arrive in full within socket.request.receive.timeout.ms; closing connection"
+        ),
+        Expired::Evicted => {
+            debug!(%peer, listener, "closing a connection to make room for a protected listener")
+        }
+    }
+}
+
+/// Resolves when the connection must be closed; re-reads the clocks whenever it wakes.
+async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
+    // While a request is handled, look again this often (its end is not signalled).
+    let recheck = timeouts
+        .idle
+        .map_or(timeouts.receive, |idle| idle.min(timeouts.receive))
+        .max(Duration::from_millis(1));
+    loop {
+        let now = Instant::now();
+        let mut deadline = None;
+        if activity.in_flight.load(Ordering::Relaxed) {
+            deadline = Some(now + recheck);
+        } else {
+            if activity.is_evicted() {
+                return Expired::Evicted;
+            }
+            if let Some(idle) = timeouts.idle {
+                let at = activity.at(activity.last_active_micros()) + idle;
+                if now >= at {
+                    return Expired::Idle;
+                }
+                deadline = Some(at);
+            }
+            if let Some(since) = activity.receiving_since() {
+                let at = since + timeouts.receive;
+                if now >= at {
+                    return Expired::Receive;
+                }
+                deadline = Some(deadline.map_or(at, |d: Instant| d.min(at)));
+            }
+        }
+        match deadline {
+            Some(at) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = activity.wake.notified() => {}
+                }
+            }
+            None => activity.wake.notified().await,
+        }
+    }
 }
 
 async fn read_requests(
@@ -82,6 +286,7 @@ async fn read_requests(
     decoder: FrameDecoder,
     responses: mpsc::Sender<OutFrame>,
     queued: &Queued,
+    activity: &Activity,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
@@ -91,8 +296,12 @@ async fn read_requests(
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
+                    activity.received();
                     queued.wait_for_room().await;
-                    match dispatch(conn, frame).await {
+                    activity.start_request();
+                    let outcome = dispatch(conn, frame).await;
+                    activity.end_request(Instant::now());
+                    match outcome {
                         Outcome::Respond(response) => {
                             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
                             if responses.send(response).await.is_err() {
@@ -102,13 +311,23 @@ async fn read_requests(
                         Outcome::NoResponse => {}
                         Outcome::Close => return,
                     }
+                    if activity.is_evicted() {
+                        return; // asked to make room: the request in hand was answered
+                    }
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    warn!(peer = %conn.peer, listener = %conn.listener.name, error = %e, "invalid request size; closing connection");
+                    log_per_peer!(
+                        warn, conn.peer, "invalid request size",
+                        peer = %conn.peer, listener = %conn.listener.name, error = %e,
+                        "invalid request size; closing connection"
+                    );
                     return;
                 }
             }
+        }
+        if !buf.is_empty() {
+            activity.receiving(Instant::now());
         }
         if buf.capacity() - buf.len() < READ_CHUNK / 4 {
             buf.reserve(READ_CHUNK);
@@ -123,7 +342,7 @@ async fn read_requests(
                     }
                     return;
                 }
-                Ok(_) => {}
+                Ok(_) => activity.touch(Instant::now()),
                 Err(e) => {
                     debug!(peer = %conn.peer, error = %e, "read failed; closing connection");
                     return;
@@ -138,6 +357,7 @@ async fn write_responses(
     mut responses: mpsc::Receiver<OutFrame>,
     conn: &Connection,
     queued: &Queued,
+    activity: &Activity,
 ) {
     let mut batch = BytesMut::new();
     let mut next = None;
@@ -179,7 +399,10 @@ async fn write_responses(
             }
         };
         match result {
-            Ok(n) => queued.written(n),
+            Ok(n) => {
+                activity.touch(Instant::now());
+                queued.written(n);
+            }
             Err(e) => {
                 debug!(peer = %conn.peer, error = %e, "write failed; closing connection");
                 return;
