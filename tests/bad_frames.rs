@@ -7,7 +7,6 @@
 mod common;
 
 use std::net::{Shutdown, TcpStream};
-use std::time::Duration;
 
 use common::*;
 
@@ -25,9 +24,10 @@ fn still_serving(daemon: &Daemon) {
 }
 
 /// Sends `bytes` on a fresh connection and expects the server to close it, sending nothing.
-/// Returns the client address, for matching the daemon's WARN line.
+/// Returns the client address, for matching the daemon's WARN line. Each connection comes from
+/// an address of its own: the daemon logs one line per peer address and kind per minute.
 fn expect_close_after(daemon: &Daemon, bytes: &[u8], what: &str) -> std::net::SocketAddr {
-    let mut stream = connect(daemon.broker_addr());
+    let mut stream = connect_from(daemon.broker_addr(), fresh_loopback_ip());
     let peer = stream.local_addr().expect("local addr");
     // The server may close before it has read everything; a failed write is fine then.
     let _ = send(&mut stream, bytes);
@@ -88,7 +88,7 @@ fn oversized_length_prefix_closes_without_reading_the_payload() {
     let daemon = daemon();
     for size in [MAX_BYTES as i32 + 1, 1 << 20, i32::MAX] {
         // Only the prefix is sent: a server waiting for the payload would time the read out.
-        let mut stream = connect(daemon.broker_addr());
+        let mut stream = connect_from(daemon.broker_addr(), fresh_loopback_ip());
         let peer = stream.local_addr().expect("local addr");
         send(&mut stream, &size.to_be_bytes()).expect("send prefix");
         expect_closed(&mut stream, &format!("size prefix {size}"));
@@ -354,41 +354,43 @@ fn try_served(addr: std::net::SocketAddr) -> Option<TcpStream> {
 }
 
 #[test]
-fn max_connections_closes_the_connection_over_the_limit() {
+fn max_connections_holds_broker_listeners_but_not_the_controller_listener() {
     let daemon = Daemon::start(&["max.connections=2"]);
     let broker = daemon.broker_addr();
     // Two connections, each proven accepted by an answer.
     let mut first = try_served(broker).expect("first connection served");
     let mut second =
         try_served(daemon.controller_addr()).expect("second connection (other listener) served");
-    // The third, on either listener, is closed.
+    // The third, on the broker listener, waits: not answered, not closed (Kafka's acceptor
+    // blocks likewise).
     let mut third = connect(broker);
-    let peer = third.local_addr().expect("local addr");
-    let _ = send(&mut third, &api_versions_v3_frame(3));
-    expect_closed(&mut third, "third connection");
-    daemon.wait_for_warn_about(peer);
-    let mut fourth = connect(daemon.controller_addr());
-    let _ = send(&mut fourth, &api_versions_v3_frame(4));
-    expect_closed(&mut fourth, "fourth connection (controller listener)");
-    // The first two are still served.
-    for stream in [&mut first, &mut second] {
-        send(stream, &api_versions_v3_frame(5)).expect("send");
-        assert_eq!(
-            parse_api_versions_response(&expect_frame(stream, "kept connection"), 3)
-                .unwrap()
-                .correlation_id,
-            5
-        );
-    }
-    // Closing one frees its slot (once the daemon has noticed).
-    drop(first);
-    let replacement = wait_until(Duration::from_secs(10), || try_served(broker));
+    send(&mut third, &api_versions_v3_frame(3)).expect("send");
+    daemon.wait_for_log("max.connections reached; new connections wait", IO_TIMEOUT);
+    third.set_nonblocking(true).expect("nonblocking");
+    let mut byte = [0u8; 1];
     assert!(
-        replacement.is_some(),
-        "a slot freed by a closed connection was not reused"
+        matches!(std::io::Read::read(&mut third, &mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the connection over the limit was neither to be answered nor closed yet"
     );
+    third.set_nonblocking(false).expect("blocking");
+    // The controller listener is protected: a fourth connection there is served, and the least
+    // recently active broker connection is closed to make room.
+    let fourth = try_served(daemon.controller_addr()).expect("controller listener served");
+    expect_closed(&mut first, "least recently active broker connection");
+    send(&mut second, &api_versions_v3_frame(5)).expect("send");
+    assert_eq!(
+        parse_api_versions_response(&expect_frame(&mut second, "kept connection"), 3)
+            .unwrap()
+            .correlation_id,
+        5
+    );
+    // Closing a connection frees a slot: the waiting one is served.
+    drop(fourth);
+    let answer = parse_api_versions_response(&expect_frame(&mut third, "third connection"), 3)
+        .expect("response");
+    assert_eq!(answer.correlation_id, 3);
     daemon.assert_alive();
-    drop((second, replacement));
+    drop((second, third));
     daemon.stop();
 }
 

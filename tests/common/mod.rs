@@ -487,6 +487,48 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
     stream
 }
 
+/// A loopback address (127.0.1.0 and up) no earlier call in this process returned. The daemon
+/// counts connections and rate-limits its log lines per peer address, so a case that needs a
+/// peer of its own (its own WARN line, its own `max.connections.per.ip` count) connects from
+/// one of these with [`connect_from`].
+pub fn fresh_loopback_ip() -> std::net::IpAddr {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    assert!(n < 1 << 16, "out of loopback addresses");
+    std::net::Ipv4Addr::new(127, 0, 1 + (n >> 8) as u8, n as u8).into()
+}
+
+/// [`connect`] from `source` (an address of this machine, e.g. [`fresh_loopback_ip`]).
+pub fn connect_from(addr: SocketAddr, source: std::net::IpAddr) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime to connect with");
+    let stream = runtime
+        .block_on(async {
+            let socket = match source {
+                std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+            };
+            socket.bind(SocketAddr::new(source, 0))?;
+            let stream = tokio::time::timeout(IO_TIMEOUT, socket.connect(addr))
+                .await
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+            let stream = stream.into_std()?;
+            stream.set_nonblocking(false)?;
+            Ok::<_, std::io::Error>(stream)
+        })
+        .unwrap_or_else(|e| panic!("connect to {addr} from {source}: {e}"));
+    stream
+        .set_read_timeout(Some(IO_TIMEOUT))
+        .expect("read timeout");
+    stream
+        .set_write_timeout(Some(IO_TIMEOUT))
+        .expect("write timeout");
+    stream.set_nodelay(true).expect("nodelay");
+    stream
+}
+
 /// `payload` behind its 4-byte big-endian size prefix.
 pub fn frame(payload: &[u8]) -> Vec<u8> {
     let mut out = (payload.len() as i32).to_be_bytes().to_vec();
