@@ -78,6 +78,14 @@ struct Open {
     activity: Arc<Activity>,
 }
 
+/// A connection counted, and those asked to close to make room for it.
+#[derive(Debug)]
+struct Admitted {
+    id: u64,
+    activity: Arc<Activity>,
+    evicted: Vec<(IpAddr, usize)>,
+}
+
 /// Why an accepted connection is closed at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -148,8 +156,10 @@ impl ConnectionQuotas {
         loop {
             // Created before looking, so a close in between still wakes us.
             let freed = self.inner.freed.notified();
-            if self.inner.room(&self.inner.lock(), listener).is_ok() {
-                return;
+            let room = self.inner.room(&self.inner.lock(), listener);
+            match room {
+                Ok(()) => return,
+                Err(full) => self.inner.say_full(listener, full),
             }
             freed.await;
         }
@@ -201,12 +211,21 @@ impl ConnectionQuotas {
         let peer = peer.to_canonical();
         loop {
             let freed = self.inner.freed.notified();
-            if let Some(admitted) = self.inner.try_admit(listener, peer) {
-                return admitted.map(|(id, activity)| ConnectionPermit {
-                    quotas: Arc::clone(&self.inner),
+            match self.inner.try_admit(listener, peer) {
+                Ok(Ok(Admitted {
                     id,
                     activity,
-                });
+                    evicted,
+                })) => {
+                    self.inner.say_evicted(&evicted, listener);
+                    return Ok(ConnectionPermit {
+                        quotas: Arc::clone(&self.inner),
+                        id,
+                        activity,
+                    });
+                }
+                Ok(Err(refusal)) => return Err(refusal),
+                Err(full) => self.inner.say_full(listener, full),
             }
             freed.await;
         }
@@ -228,19 +247,16 @@ impl Inner {
         let Some(quota) = self.listeners.get(listener) else {
             return Err(Full::Listener);
         };
-        let result = if counts.per_listener[listener] >= quota.max_connections {
+        if counts.per_listener[listener] >= quota.max_connections {
             Err(Full::Listener)
         } else if quota.protected || counts.total < self.max_connections {
             Ok(())
         } else {
             Err(Full::Broker)
-        };
-        if let Err(full) = result {
-            self.say_full(listener, full);
         }
-        result
     }
 
+    /// Logged after the counts' lock is released, as every line here.
     fn say_full(&self, listener: usize, full: Full) {
         let kind = match full {
             Full::Listener => "listener full",
@@ -281,18 +297,14 @@ impl Inner {
             .unwrap_or(self.per_ip_default)
     }
 
-    /// `None`: no room yet.
-    fn try_admit(
-        &self,
-        listener: usize,
-        peer: IpAddr,
-    ) -> Option<Result<(u64, Arc<Activity>), Refusal>> {
+    /// `Err(full)`: no room yet.
+    fn try_admit(&self, listener: usize, peer: IpAddr) -> Result<Result<Admitted, Refusal>, Full> {
         let mut counts = self.lock();
-        self.room(&counts, listener).ok()?;
+        self.room(&counts, listener)?;
         let max = self.max_for(peer);
         let from_peer = counts.per_ip.get(&peer).copied().unwrap_or(0);
         if from_peer >= max {
-            return Some(Err(Refusal::TooManyFromIp { max }));
+            return Ok(Err(Refusal::TooManyFromIp { max }));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let activity = Arc::new(Activity::new(self.epoch, Instant::now()));
@@ -307,27 +319,41 @@ impl Inner {
                 activity: Arc::clone(&activity),
             },
         );
-        if self.listeners[listener].protected {
-            self.make_room(&mut counts, listener);
-        }
-        Some(Ok((id, activity)))
+        let evicted = if self.listeners[listener].protected {
+            self.make_room(&mut counts)
+        } else {
+            Vec::new()
+        };
+        Ok(Ok(Admitted {
+            id,
+            activity,
+            evicted,
+        }))
     }
 
-    /// Closes least recently active connections of unprotected listeners until the total,
-    /// without those already closing, is back within `max.connections`.
-    fn make_room(&self, counts: &mut Counts, protected: usize) {
+    /// Asks the least recently active connections of unprotected listeners to close until the
+    /// total, without those already closing, is back within `max.connections`; returns their
+    /// peers and listeners.
+    fn make_room(&self, counts: &mut Counts) -> Vec<(IpAddr, usize)> {
+        let mut evicted = Vec::new();
         while counts.total.saturating_sub(counts.closing) > self.max_connections {
             let lru = counts
                 .open
                 .values()
                 .filter(|o| !self.listeners[o.listener].protected && !o.activity.is_evicted())
-                .min_by_key(|o| o.activity.last_active_micros())
-                .map(|o| (o.peer, o.listener, Arc::clone(&o.activity)));
-            let Some((peer, victim, activity)) = lru else {
-                return;
+                .min_by_key(|o| o.activity.last_active_micros());
+            let Some(victim) = lru else {
+                break;
             };
-            activity.evict();
+            victim.activity.evict();
+            evicted.push((victim.peer, victim.listener));
             counts.closing += 1;
+        }
+        evicted
+    }
+
+    fn say_evicted(&self, evicted: &[(IpAddr, usize)], protected: usize) {
+        for &(peer, victim) in evicted {
             log_per_peer!(
                 info,
                 peer,
