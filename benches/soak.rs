@@ -216,6 +216,7 @@ async fn soak(daemon: &common::Daemon, o: &Options) -> Result<bool, String> {
         .collect();
     let sampler = tokio::spawn(sample_rss(pid, start, o.sample, stop_at));
     let mut heartbeats = steady::heartbeat_all(
+        &addr,
         &mut pipes,
         &mut fleet.members,
         fleet.version,

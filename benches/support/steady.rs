@@ -102,7 +102,8 @@ pub async fn settled_fleet(
 
 /// Heartbeats `members` over `pipe`, each one every `interval` (member `k` of `n` at offset
 /// `k * interval / n`), at most `inflight` requests outstanding, until `stop_at`; then waits
-/// for the answers still due.
+/// for the answers still due. The pipe comes back unless it broke (a read or write failed,
+/// an answer did not come): its later answers could not be matched to their requests.
 pub async fn heartbeat_steadily(
     mut pipe: Pipe,
     mut members: Vec<(usize, StreamsMember)>,
@@ -111,9 +112,9 @@ pub async fn heartbeat_steadily(
     inflight: usize,
     window: Window,
     stop_at: Instant,
-) -> (Pipe, Vec<(usize, StreamsMember)>, SteadyStats) {
+) -> (Option<Pipe>, Vec<(usize, StreamsMember)>, SteadyStats) {
     let mut stats = SteadyStats::default();
-    if let Err(e) = drive(
+    let result = drive(
         &mut pipe,
         &mut members,
         version,
@@ -123,11 +124,14 @@ pub async fn heartbeat_steadily(
         stop_at,
         &mut stats,
     )
-    .await
-    {
-        stats.error(e);
+    .await;
+    match result {
+        Ok(()) => (Some(pipe), members, stats),
+        Err(e) => {
+            stats.error(e);
+            (None, members, stats)
+        }
     }
-    (pipe, members, stats)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -209,9 +213,11 @@ async fn drive(
 }
 
 /// Runs every pipe's share of `members` (member `i` on pipe `i % pipes`) with
-/// [`heartbeat_steadily`] and puts pipes and members back; the summed stats.
+/// [`heartbeat_steadily`] and puts pipes and members back (a broken pipe replaced by a new
+/// connection to `addr`); the summed stats.
 #[allow(clippy::too_many_arguments)]
 pub async fn heartbeat_all(
+    addr: &str,
     pipes: &mut Vec<Pipe>,
     members: &mut Vec<StreamsMember>,
     version: i16,
@@ -235,7 +241,10 @@ pub async fn heartbeat_all(
     let mut back = Vec::new();
     for task in tasks {
         let (pipe, share, s) = task.await.map_err(|e| format!("heartbeat task: {e}"))?;
-        pipes.push(pipe);
+        pipes.push(match pipe {
+            Some(pipe) => pipe,
+            None => Pipe::connect(addr).await?,
+        });
         back.extend(share);
         stats.add(s);
     }
