@@ -156,6 +156,11 @@ const SOURCE_TOPIC: &str = "bench-source";
 const BACKGROUND_TOPIC: &str = "bench-background";
 const BACKGROUND_BATCH_BYTES: usize = 16 * 1024;
 const BACKGROUND_RECORD_BYTES: usize = 1024;
+/// Small segments and 64 MiB kept per partition, so an in-memory daemon stays small.
+const BACKGROUND_TOPIC_CONFIGS: &[(&str, &str)] = &[
+    ("retention.bytes", "67108864"),
+    ("segment.bytes", "16777216"),
+];
 
 // ---------------------------------------------------------------------------------------------
 // Workloads
@@ -1669,37 +1674,22 @@ async fn set_up_background(
     connections: usize,
 ) -> Result<Vec<produce::ProduceStream>, String> {
     let client = fleet::connect_client(addr).await?;
-    let conn = client.bootstrap();
     // Per bench process, so a daemon given with --addr can be reused.
     let topic = format!("{BACKGROUND_TOPIC}-{}", std::process::id());
-    produce::create_topics(
-        &conn,
-        &[(topic.clone(), connections as i32)],
-        &[
-            ("retention.bytes", "67108864"),
-            ("segment.bytes", "16777216"),
-        ],
-    )
-    .await?;
     let batch = produce::build_batch(
         BACKGROUND_RECORD_BYTES,
         BACKGROUND_BATCH_BYTES,
         kcoord_records::Compression::None,
         1,
     )?;
-    let mut streams = Vec::with_capacity(connections);
-    for p in 0..connections {
-        let (producer_id, epoch) = produce::init_producer_id(&conn).await?;
-        streams.push(produce::ProduceStream::new(
-            &topic,
-            p as i32,
-            &batch,
-            producer_id,
-            epoch,
-            true,
-        )?);
-    }
-    Ok(streams)
+    produce::streams_on_new_topic(
+        &client.bootstrap(),
+        &topic,
+        connections,
+        BACKGROUND_TOPIC_CONFIGS,
+        &batch,
+    )
+    .await
 }
 
 /// How each background connection sends: `--background-inflight`, paced to its share of

@@ -360,6 +360,33 @@ pub fn produce_answer(frame: Bytes, correlation_id: i32) -> Result<i64, String> 
     Ok(p.base_offset)
 }
 
+/// A new topic of `partitions` partitions with these topic configs, and one idempotent
+/// producer's stream per partition, each sending `batch` (the background load of `load` and
+/// `soak`).
+pub async fn streams_on_new_topic(
+    conn: &Connection,
+    topic: &str,
+    partitions: usize,
+    configs: &[(&str, &str)],
+    batch: &Batch,
+) -> Result<Vec<ProduceStream>, String> {
+    let count = i32::try_from(partitions).map_err(|_| "too many partitions")?;
+    create_topics(conn, &[(topic.to_string(), count)], configs).await?;
+    let mut streams = Vec::with_capacity(partitions);
+    for p in 0..count {
+        let (producer_id, epoch) = init_producer_id(conn).await?;
+        streams.push(ProduceStream::new(
+            topic,
+            p,
+            batch,
+            producer_id,
+            epoch,
+            true,
+        )?);
+    }
+    Ok(streams)
+}
+
 // ---------------------------------------------------------------------------------------------
 // The stream of one partition
 

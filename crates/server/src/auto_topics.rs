@@ -18,6 +18,7 @@ use tracing::{debug, info, warn};
 
 use crate::clock;
 use crate::controller_runtime::ControllerHandle;
+use crate::logging::capped;
 
 /// Kafka's `DEFAULT_TOPIC_ERROR_CACHE_CAPACITY`.
 pub const ERROR_CACHE_CAPACITY: usize = 1000;
@@ -103,7 +104,7 @@ impl AutoTopicCreation {
         if to_create.is_empty() {
             return;
         }
-        info!(topics = ?to_create, "auto-creating topics requested in Metadata");
+        info!(topics = to_create.len(), first = %first_name(&to_create), "auto-creating topics requested in Metadata");
         let request = CreateTopicsRequest {
             topics: to_create
                 .iter()
@@ -127,10 +128,12 @@ impl AutoTopicCreation {
         match results {
             Ok(results) => {
                 for r in results.iter().filter(|r| r.error_code != 0) {
-                    warn!(topic = %r.name, error = error_name(r.error_code), message = r.error_message.as_deref().unwrap_or(""), "auto topic creation failed");
+                    warn!(topic = %capped(&r.name), error = error_name(r.error_code), message = r.error_message.as_deref().unwrap_or(""), "auto topic creation failed");
                 }
             }
-            Err(e) => warn!(topics = ?to_create, error = %e, "auto topic creation failed"),
+            Err(e) => {
+                warn!(topics = to_create.len(), first = %first_name(&to_create), error = %e, "auto topic creation failed")
+            }
         }
     }
 
@@ -181,7 +184,7 @@ impl AutoTopicCreation {
             timeout_ms: REQUEST_TIMEOUT_MS,
             ..Default::default()
         };
-        info!(topics = ?names, "creating streams internal topics");
+        info!(topics = names.len(), first = %first_name(&names), "creating streams internal topics");
         let this = Arc::clone(self);
         let controller = controller.clone();
         tokio::spawn(async move {
@@ -200,13 +203,13 @@ impl AutoTopicCreation {
                             .clone()
                             .filter(|m| !m.is_empty())
                             .unwrap_or_else(|| default_message(r.error_code));
-                        warn!(topic = %r.name, error = error_name(r.error_code), %message, "streams internal topic creation failed");
+                        warn!(topic = %capped(&r.name), error = error_name(r.error_code), %message, "streams internal topic creation failed");
                         inner.errors.put(&r.name, message, ttl_ms, now);
                     }
-                    debug!(topics = ?names, "streams internal topic creation done");
+                    debug!(topics = names.len(), "streams internal topic creation done");
                 }
                 Err(e) => {
-                    warn!(topics = ?names, error = %e, "streams internal topic creation failed");
+                    warn!(topics = names.len(), first = %first_name(&names), error = %e, "streams internal topic creation failed");
                     for name in &names {
                         inner.errors.put(name, e.to_string(), ttl_ms, now);
                     }
@@ -274,6 +277,12 @@ pub fn creation_failed_suffix(errors: &[(String, String)]) -> Option<String> {
         ));
     }
     Some(format!("; Creation failed: {details}."))
+}
+
+/// The first of `names`, capped, for a log line that counts the rest: a request may name
+/// thousands of topics, a log line should not.
+fn first_name(names: &[String]) -> crate::logging::Capped<'_> {
+    capped(names.first().map_or("", String::as_str))
 }
 
 #[cfg(test)]

@@ -53,7 +53,8 @@ pub fn daemon_main_with(on_idle: fn()) -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    logging::init(&config.log_level);
+    // Held to the end of main: dropping it flushes the lines still queued.
+    let _log_writer = logging::init(&config.log_level);
     log_warnings(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,6 +1,11 @@
 //! Logs go to stderr (stdout carries only the startup line), filtered by `RUST_LOG` when set,
 //! else by `log.level`; and the helpers that keep what peers can trigger from flooding them
 //! ([`LogLimiter`], [`log_per_peer!`], [`Capped`]).
+//!
+//! Lines are handed to a writer thread through a bounded queue and never written by the thread
+//! that logs them: a slow or stalled stderr (a full pipe nobody reads, a paused terminal) must
+//! not stall a request that logs while it holds a coordinator shard's lock. When the queue is
+//! full, lines are dropped rather than waited for.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -10,9 +15,15 @@ use std::net::IpAddr;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
-pub fn init(log_level: &str) {
+/// Lines queued for the writer thread before new ones are dropped.
+const QUEUED_LINES: usize = 64 * 1024;
+
+/// Installs the subscriber. Keep the returned guard until the process ends: dropping it flushes
+/// the queued lines and stops the writer thread.
+pub fn init(log_level: &str) -> Option<WorkerGuard> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.trim().is_empty() => EnvFilter::try_new(&directives)
             .unwrap_or_else(|e| {
@@ -21,12 +32,19 @@ pub fn init(log_level: &str) {
             }),
         _ => EnvFilter::new(log_level),
     };
+    let (writer, guard) = NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("kcoord-log-writer")
+        .finish(std::io::stderr());
     // Another subscriber may already be installed (tests); keep it.
-    let _ = tracing_subscriber::fmt()
+    tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .try_init()
+        .ok()
+        .map(|()| guard)
 }
 
 // ---- Rate-limited lines -------------------------------------------------------------------
@@ -181,6 +199,11 @@ pub(crate) use log_per_peer;
 /// how many bytes were cut.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Capped<'a>(pub &'a str);
+
+/// [`Capped`], for a field: `topic = %capped(&name)`.
+pub(crate) fn capped(s: &str) -> Capped<'_> {
+    Capped(s)
+}
 
 impl fmt::Display for Capped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

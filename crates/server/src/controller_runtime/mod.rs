@@ -33,6 +33,7 @@
 
 pub mod boot;
 pub mod durable;
+mod outcome_log;
 pub mod snapshots;
 #[cfg(test)]
 mod tests;
@@ -57,6 +58,9 @@ use kcoord_wire::messages::{
 use kcoord_wire::ErrorCode;
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{error, info, warn};
+
+use crate::logging::capped;
+use outcome_log::{log_topic_outcomes, TopicOutcome};
 
 use crate::catalog::TopicCatalog;
 use crate::clock::now_ms;
@@ -576,19 +580,17 @@ impl ControllerRuntime {
             Ok(results) => results,
             Err(refused) => refused_topics(request, refused),
         };
-        for r in &results {
-            let outcome = ErrorCode::from_code(r.error_code).map_or("UNKNOWN", ErrorCode::name);
-            info!(
-                topic = %r.name,
-                topic_id = %r.topic_id,
-                partitions = r.num_partitions,
-                replication_factor = r.replication_factor,
-                validate_only = request.validate_only,
-                outcome,
-                message = r.error_message.as_deref().unwrap_or(""),
-                "CreateTopics"
-            );
-        }
+        log_topic_outcomes(
+            "CreateTopics",
+            request.validate_only,
+            results.iter().map(|r| TopicOutcome {
+                name: &r.name,
+                topic_id: r.topic_id,
+                error_code: r.error_code,
+                message: r.error_message.as_deref(),
+                layout: Some((r.num_partitions, r.replication_factor)),
+            }),
+        );
         results
     }
 
@@ -600,15 +602,17 @@ impl ControllerRuntime {
             Ok(results) => results,
             Err(refused) => refused_deletions(request, refused),
         };
-        for r in &results {
-            let outcome = ErrorCode::from_code(r.error_code).map_or("UNKNOWN", ErrorCode::name);
-            info!(
-                topic = r.name.as_deref().unwrap_or(""),
-                topic_id = %r.topic_id,
-                outcome,
-                "DeleteTopics"
-            );
-        }
+        log_topic_outcomes(
+            "DeleteTopics",
+            false,
+            results.iter().map(|r| TopicOutcome {
+                name: r.name.as_deref().unwrap_or(""),
+                topic_id: r.topic_id,
+                error_code: r.error_code,
+                message: r.error_message.as_deref(),
+                layout: None,
+            }),
+        );
         results
     }
 
@@ -642,7 +646,7 @@ impl ControllerRuntime {
                 Err((code, _)) => code.name(),
             };
             info!(
-                group = %change.group,
+                group = %capped(&change.group),
                 operations = change.ops.len(),
                 validate_only,
                 outcome,
