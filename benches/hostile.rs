@@ -603,7 +603,11 @@ async fn connect_and_idle(addr: String, stop_at: Instant) -> AttackReport {
         tokio::time::timeout_at(stop_at.into(), TcpStream::connect(&addr)).await
     {
         let mut byte = [0u8; 1];
-        if let Ok(_) = tokio::time::timeout_at(stop_at.into(), stream.read(&mut byte)).await {
+        // An answer before the phase ends can only be the daemon closing the connection.
+        if tokio::time::timeout_at(stop_at.into(), stream.read(&mut byte))
+            .await
+            .is_ok()
+        {
             report.closed += 1;
         }
     }
