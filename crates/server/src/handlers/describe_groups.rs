@@ -9,7 +9,7 @@ use kcoord_wire::messages::describe_groups_response::DescribedGroup;
 use kcoord_wire::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::groups::per_group;
+use super::groups::{per_group, Distinct, RepeatBudget};
 use crate::authz::{authorized_operations, ResourceType};
 use crate::state::RequestContext;
 
@@ -20,18 +20,24 @@ pub async fn handle(
     req: DescribeGroupsRequest,
     version: i16,
 ) -> DescribeGroupsResponse {
-    let answers = per_group(&ctx.server.coordinators, &req.groups, |shard, _, _, ids| {
-        ids.iter()
-            .map(|id| {
-                shard
-                    .describe_classic_group(id)
-                    .map_err(|e| (e.code, e.message))
-            })
-            .collect::<Vec<_>>()
-    })
+    // A repeated id is looked up once; its copies cost what an error entry would.
+    let distinct = Distinct::of(&req.groups);
+    let answers = per_group(
+        &ctx.server.coordinators,
+        &distinct.ids,
+        |shard, _, _, ids| {
+            ids.iter()
+                .map(|id| {
+                    shard
+                        .describe_classic_group(id)
+                        .map_err(|e| (e.code, e.message))
+                })
+                .collect::<Vec<_>>()
+        },
+    )
     .await;
-    let groups = req
-        .groups
+    let groups = distinct
+        .ids
         .iter()
         .zip(answers)
         .map(|(id, answer)| match answer {
@@ -70,6 +76,12 @@ pub async fn handle(
             Err(e) => error_group(id, e.error_code()),
         })
         .collect();
+    let groups = distinct.expand(
+        groups,
+        &mut RepeatBudget::unbounded(),
+        |_| 0,
+        |id| error_group(id, ErrorCode::INVALID_REQUEST),
+    );
     DescribeGroupsResponse {
         throttle_time_ms: 0,
         groups,

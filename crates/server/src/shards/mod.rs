@@ -26,7 +26,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -98,6 +98,8 @@ struct Shared {
     loaded: AtomicBool,
     /// The shard's durable log, once loaded (never, when groups are kept in memory).
     log: OnceLock<Arc<ShardLog>>,
+    /// Jobs run so far (requests, ticks, catalog changes).
+    jobs: AtomicU64,
 }
 
 /// One shard as seen from a connection.
@@ -166,6 +168,12 @@ impl ShardHandle {
         self.shared.index
     }
 
+    /// How many jobs the shard has run: each holds its lock once, so a request that ran many
+    /// jobs let others in between them.
+    pub fn jobs_run(&self) -> u64 {
+        self.shared.jobs.load(Ordering::Relaxed)
+    }
+
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
     pub fn is_loading(&self) -> bool {
         !self.shared.loaded.load(Ordering::Acquire)
@@ -228,6 +236,7 @@ impl Shared {
         F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
     {
         let Locked { shard, topics, .. } = locked;
+        self.jobs.fetch_add(1, Ordering::Relaxed);
         let mark = shard.begin_job();
         // A bug must not take every group of the shard down with it: the caller gets
         // UNKNOWN_SERVER_ERROR, whatever the job changed is undone, and the shard keeps serving.
@@ -320,6 +329,7 @@ impl Coordinators {
                 stopped: AtomicBool::new(false),
                 loaded: AtomicBool::new(in_memory),
                 log: OnceLock::new(),
+                jobs: AtomicU64::new(0),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
