@@ -245,7 +245,11 @@ impl CoordinatorShard {
     ) -> Result<Vec<ErrorCode>> {
         let state = self.store.state();
         match state.streams_groups.get(group_id) {
-            None if member_epoch < 0 => {}
+            None if member_epoch < 0 => {
+                if state.offsets.group(group_id).is_none() {
+                    self.check_room_for_group()?;
+                }
+            }
             None if api_version >= 9 => {
                 return Err(CoordinatorError::any_group_not_found(group_id))
             }
