@@ -9,6 +9,14 @@
 //! one answers offset -1. A group-level error is the group's ErrorCode from v2 (top-level
 //! before v8) and each partition's before that. RequireStable needs no waiting: there are no
 //! transactions here.
+//!
+//! The request is answered entry by entry as Kafka answers it, but each distinct group is read
+//! once: its member checks, the distinct partitions its entries name and, if an entry asks for
+//! them, all its offsets, in shard jobs of at most [`OFFSETS_PER_JOB`] items, the shard's lock
+//! released between them. An answer given again (a repeated partition's metadata, a repeated
+//! "all offsets" entry) is a copy, and the copies may add at most
+//! [`super::groups::MAX_REPEATED_ANSWER_BYTES`] to the response; a repeat past that answers
+//! INVALID_REQUEST (the partition's error, or the group's).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;

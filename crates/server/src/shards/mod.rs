@@ -6,6 +6,10 @@
 //! few microseconds the shard needs: no channel, no reply oneshot, no cross-thread wake-up on
 //! the heartbeat path. Requests of one shard are thereby serialized (as Kafka's coordinator
 //! runtime serializes a partition's events), and requests of different shards run in parallel.
+//! A request whose work grows with a list the client chose (many groups, partitions or offsets)
+//! runs as several small jobs and yields between them (`handlers::groups`, OffsetFetch), or is
+//! refused before its job when it could not be written anyway (an OffsetCommit larger than one
+//! batch), so no client holds a shard, and the heartbeats of its groups, for long.
 //! A connection answers its requests one after another, so a client's pipelined requests are
 //! handled in the order sent, and the responses of one read batch leave in one write.
 //!
