@@ -200,6 +200,28 @@ mod tests {
         }
     }
 
+    /// Repeated ids are answered at each position, as Kafka answers them, from one look-up
+    /// each, and the shard serves the distinct ones in small jobs (before: one job of all
+    /// 10,000 occurrences).
+    #[tokio::test]
+    async fn repeated_ids_are_answered_at_each_position_from_small_jobs() {
+        let r = running("offsets.topic.num.partitions=1\n");
+        let shard = r.state.coordinators.for_group("g0");
+        let before = shard.jobs_run();
+        let names: Vec<String> = (0..10_000).map(|i| format!("g{}", i % 40)).collect();
+        let ids: Vec<&str> = names.iter().map(String::as_str).collect();
+        let got = call(&r.state, &ids, false, 5).await;
+        let jobs = shard.jobs_run() - before;
+        assert_eq!(
+            jobs as usize,
+            40usize.div_ceil(super::super::groups::GROUPS_PER_JOB)
+        );
+        assert_eq!(got.len(), ids.len());
+        for (id, answer) in ids.iter().zip(&got) {
+            assert_eq!(answer, &((*id).into(), 0, None, "Dead".into(), i32::MIN));
+        }
+    }
+
     #[tokio::test]
     async fn unavailable_shards_answer_per_group() {
         let got = call(&server(), &["a"], false, 6).await;
