@@ -149,10 +149,14 @@ async fn measure(
 }
 
 async fn run(settings: &Settings) -> Result<Vec<Measured>, String> {
-    let text =
-        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\nlog.level=warn\n";
+    // `--topics` may ask for more than the default `controller.max.topics`.
+    let text = format!(
+        "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\nlog.level=warn\ncontroller.max.topics={}\ncontroller.max.partitions={}\n",
+        i32::MAX,
+        i32::MAX
+    );
     let config =
-        kcoord_server::Config::parse("list-topics-bench", text).map_err(|e| e.to_string())?;
+        kcoord_server::Config::parse("list-topics-bench", &text).map_err(|e| e.to_string())?;
     let node = kcoord_server::start(config)
         .await
         .map_err(|e| e.to_string())?;

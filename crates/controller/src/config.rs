@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 
 use kcoord_metadata::MetadataVersion;
 
-use crate::topics::TopicDefaults;
+use crate::topics::{TopicDefaults, TopicLimits};
 
 /// Kafka's `broker.session.timeout.ms` default.
 pub const DEFAULT_SESSION_TIMEOUT_MS: i64 = 9_000;
@@ -24,6 +24,8 @@ pub struct ControllerConfig {
     /// What CreateTopics gives a topic that leaves a setting at -1, and the node that leads
     /// every partition.
     pub topic_defaults: TopicDefaults,
+    /// How many topics and partitions the catalog may hold.
+    pub topic_limits: TopicLimits,
 }
 
 impl ControllerConfig {
@@ -34,6 +36,7 @@ impl ControllerConfig {
             metadata_version: MetadataVersion::LATEST,
             bootstrap_features: BTreeMap::new(),
             topic_defaults: TopicDefaults::default(),
+            topic_limits: TopicLimits::default(),
         }
     }
 
@@ -49,6 +52,11 @@ impl ControllerConfig {
 
     pub fn with_topic_defaults(mut self, topic_defaults: TopicDefaults) -> Self {
         self.topic_defaults = topic_defaults;
+        self
+    }
+
+    pub fn with_topic_limits(mut self, topic_limits: TopicLimits) -> Self {
+        self.topic_limits = topic_limits;
         self
     }
 

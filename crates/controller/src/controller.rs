@@ -500,6 +500,7 @@ impl Controller {
         topics::create_topics(
             &self.state().topics,
             &self.config.topic_defaults,
+            &self.config.topic_limits,
             request,
             new_id,
         )

@@ -63,4 +63,7 @@ pub use kcoord_metadata::{
 /// Kafka's text form of a `Uuid`; defined in kcoord-wire, re-exported for the controller's runtime.
 pub use kcoord_wire::kafka_uuid;
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};
-pub use topics::{random_topic_id, Decision, TopicDefaults};
+pub use topics::{
+    random_topic_id, Decision, TopicDefaults, TopicLimits, DEFAULT_MAX_PARTITIONS,
+    DEFAULT_MAX_TOPICS,
+};

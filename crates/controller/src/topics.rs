@@ -17,7 +17,7 @@ use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, Top
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use kcoord_metadata::{invalid_topic_name, unify_collision_chars, CLUSTER_METADATA_TOPIC};
+use kcoord_metadata::{invalid_topic_name, CLUSTER_METADATA_TOPIC};
 
 /// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
 pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
@@ -44,6 +44,77 @@ impl Default for TopicDefaults {
             num_partitions: 1,
             replication_factor: 1,
         }
+    }
+}
+
+/// kcoord's bounds on the topic catalog, which Kafka does not have: a CreateTopics (or an
+/// automatic creation) that would take the catalog past one is refused with POLICY_VIOLATION,
+/// Kafka's answer when its own controller refuses a creation by rule (its per-request
+/// partition bound, [`MAX_PARTITIONS_PER_BATCH`], and `create.topic.policy.class.name`).
+/// THROTTLING_QUOTA_EXCEEDED would not do: the admin client retries it until its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicLimits {
+    /// `controller.max.topics`.
+    pub max_topics: usize,
+    /// `controller.max.partitions`: partitions of all topics together.
+    pub max_partitions: usize,
+}
+
+/// Default of `controller.max.topics`.
+pub const DEFAULT_MAX_TOPICS: usize = 10_000;
+/// Default of `controller.max.partitions`.
+pub const DEFAULT_MAX_PARTITIONS: usize = 100_000;
+
+impl Default for TopicLimits {
+    fn default() -> Self {
+        TopicLimits {
+            max_topics: DEFAULT_MAX_TOPICS,
+            max_partitions: DEFAULT_MAX_PARTITIONS,
+        }
+    }
+}
+
+/// What is left of the limits while a request's topics are created one after another.
+struct Room {
+    limits: TopicLimits,
+    topics: usize,
+    partitions: usize,
+}
+
+impl Room {
+    fn new(image: &TopicsImage, limits: &TopicLimits) -> Room {
+        Room {
+            limits: *limits,
+            topics: image.len(),
+            partitions: image.partition_count(),
+        }
+    }
+
+    /// Takes room for one topic of `partitions` partitions, or says why there is none.
+    fn take(&mut self, name: &str, partitions: i32) -> Result<(), TopicError> {
+        let partitions = usize::try_from(partitions).unwrap_or(0);
+        let TopicLimits {
+            max_topics,
+            max_partitions,
+        } = self.limits;
+        if self.topics >= max_topics {
+            return Err(error(
+                ErrorCode::POLICY_VIOLATION,
+                format!("Topic '{name}' cannot be created: the cluster holds its maximum of {max_topics} topics (controller.max.topics)."),
+            ));
+        }
+        if self.partitions.saturating_add(partitions) > max_partitions {
+            return Err(error(
+                ErrorCode::POLICY_VIOLATION,
+                format!(
+                    "Topic '{name}' cannot be created: its {partitions} partitions would take the cluster past its maximum of {max_partitions} partitions (controller.max.partitions); {} are left.",
+                    max_partitions.saturating_sub(self.partitions)
+                ),
+            ));
+        }
+        self.topics += 1;
+        self.partitions += partitions;
+        Ok(())
     }
 }
 
@@ -76,6 +147,7 @@ pub fn random_topic_id() -> Uuid {
 pub fn create_topics(
     image: &TopicsImage,
     defaults: &TopicDefaults,
+    limits: &TopicLimits,
     request: &CreateTopicsRequest,
     mut new_id: impl FnMut() -> Uuid,
 ) -> Decision<CreatableTopicResult> {
@@ -99,8 +171,9 @@ pub fn create_topics(
 
     let mut records = Vec::new();
     let mut results = Vec::with_capacity(request.topics.len());
+    let mut room = Room::new(image, limits);
     for topic in effective {
-        match create_topic(image, defaults, topic, &mut new_id) {
+        match create_topic(image, defaults, &mut room, topic, &mut new_id) {
             Ok((result, topic_records)) => {
                 records.extend(topic_records);
                 results.push(result);
@@ -160,10 +233,11 @@ fn too_many_partitions(topics: &[&CreatableTopic], defaults: &TopicDefaults) -> 
 }
 
 /// One topic, in `ReplicationControlManager.createTopics` order: name, collision, existence,
-/// configs, then placement.
+/// configs, placement, then kcoord's catalog limits.
 fn create_topic(
     image: &TopicsImage,
     defaults: &TopicDefaults,
+    room: &mut Room,
     topic: &CreatableTopic,
     new_id: &mut impl FnMut() -> Uuid,
 ) -> Result<(CreatableTopicResult, Vec<Record>), TopicError> {
@@ -177,20 +251,11 @@ fn create_topic(
     if let Some(message) = invalid_topic_name(name) {
         return Err(error(ErrorCode::INVALID_TOPIC_EXCEPTION, message));
     }
-    if name.contains(['.', '_']) {
-        let unified = unify_collision_chars(name);
-        if let Some(existing) = image
-            .iter()
-            .find(|t| t.name.contains(['.', '_']) && unify_collision_chars(&t.name) == unified)
-        {
-            return Err(error(
-                ErrorCode::INVALID_TOPIC_EXCEPTION,
-                format!(
-                    "Topic '{name}' collides with existing topic: {}",
-                    existing.name
-                ),
-            ));
-        }
+    if let Some(existing) = image.colliding_topic(name) {
+        return Err(error(
+            ErrorCode::INVALID_TOPIC_EXCEPTION,
+            format!("Topic '{name}' collides with existing topic: {existing}"),
+        ));
     }
     let null_configs: Vec<&str> = topic
         .configs
@@ -219,6 +284,8 @@ fn create_topic(
     }
 
     let (num_partitions, replication_factor) = placement(defaults, topic)?;
+    // Last, as Kafka's creation policy runs once the request is known to be valid.
+    room.take(name, num_partitions)?;
 
     let id = new_id();
     let mut records = vec![Record::Topic(TopicRecord {

@@ -36,6 +36,60 @@ pub struct OffsetToCommit {
     pub metadata: Option<String>,
 }
 
+/// Kafka's `DefaultRecordBatch.RECORD_BATCH_OVERHEAD`: a v2 batch's header.
+const RECORD_BATCH_OVERHEAD: usize = 61;
+
+/// The bytes of the record batch Kafka's coordinator would append for this commit: an
+/// OffsetCommit record (key v1, value v4) per offset whose metadata fits, in one v2 batch
+/// (`AbstractRecords.estimateSizeInBytes`). Kafka refuses a write whose batch is larger than
+/// the offsets topic's `max.message.bytes` (the broker's `message.max.bytes`): the log
+/// rejects it, and the coordinator answers UNKNOWN_SERVER_ERROR on every partition. Computed
+/// from the request alone, so that such a commit is refused before its shard is locked.
+pub fn offset_commit_batch_bytes(group_id: &str, offsets: &[OffsetToCommit]) -> usize {
+    let key = 2 + (2 + group_id.len()) + 2 + 4;
+    offsets
+        .iter()
+        .filter(|o| !metadata_too_large(o))
+        .enumerate()
+        .fold(RECORD_BATCH_OVERHEAD, |total, (i, o)| {
+            let metadata = o.metadata.as_deref().map_or(0, str::len);
+            // Version, offset, leader epoch, metadata, commit timestamp, tagged fields (the
+            // topic id is tag 0: tag, size and 16 bytes).
+            let tagged = if o.topic_id.is_nil() {
+                1
+            } else {
+                1 + 1 + 1 + 16
+            };
+            let value = 2 + 8 + 4 + uvarint_len(metadata as u64 + 1) + metadata + 8 + tagged;
+            let key = key + o.topic.len();
+            // Attributes, timestamp delta (0), offset delta, key, value, header count (0).
+            let body = 1
+                + 1
+                + varint_len(i as i64)
+                + varint_len(key as i64)
+                + key
+                + varint_len(value as i64)
+                + value
+                + 1;
+            total.saturating_add(varint_len(body as i64) + body)
+        })
+}
+
+/// Bytes of `v` as an unsigned varint.
+fn uvarint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// Bytes of `v` as a zig-zag varint.
+fn varint_len(v: i64) -> usize {
+    uvarint_len(((v << 1) ^ (v >> 63)) as u64)
+}
+
 impl CoordinatorShard {
     /// StreamsGroupDescribe without the KIP-1331 fields (the server adds those).
     pub fn describe_streams_groups(&self, group_ids: &[String]) -> Vec<d::DescribedGroup> {
@@ -191,7 +245,11 @@ impl CoordinatorShard {
     ) -> Result<Vec<ErrorCode>> {
         let state = self.store.state();
         match state.streams_groups.get(group_id) {
-            None if member_epoch < 0 => {}
+            None if member_epoch < 0 => {
+                if state.offsets.group(group_id).is_none() {
+                    self.check_room_for_group()?;
+                }
+            }
             None if api_version >= 9 => {
                 return Err(CoordinatorError::any_group_not_found(group_id))
             }
@@ -557,5 +615,82 @@ fn describe_topology(
         epoch: t.epoch,
         subtopologies: Some(subtopologies),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kcoord_wire::Encodable;
+
+    use super::*;
+
+    fn offset(topic: &str, metadata: &str, topic_id: Uuid) -> OffsetToCommit {
+        OffsetToCommit {
+            topic: topic.into(),
+            topic_id,
+            partition: 0,
+            offset: 5,
+            leader_epoch: 1,
+            metadata: Some(metadata.into()),
+        }
+    }
+
+    /// The size of the record Kafka writes: version-prefixed key and value (v4) in a v2
+    /// record (`DefaultRecord.sizeInBytes`).
+    fn kafka_record_bytes(group: &str, o: &OffsetToCommit, offset_delta: i64) -> usize {
+        let key = OffsetCommitKey {
+            group: group.into(),
+            topic: o.topic.clone(),
+            partition: o.partition,
+            ..Default::default()
+        };
+        let value = OffsetCommitValue {
+            offset: o.offset,
+            leader_epoch: o.leader_epoch,
+            metadata: o.metadata.clone().unwrap_or_default(),
+            commit_timestamp: 1,
+            topic_id: o.topic_id,
+            ..Default::default()
+        };
+        // The key's version prefix is its record type, 1; our schema numbers that version 0.
+        let key = 2 + key.compute_size(0).unwrap();
+        let value = 2 + value.compute_size(4).unwrap();
+        let body = 1
+            + 1
+            + varint_len(offset_delta)
+            + varint_len(key as i64)
+            + key
+            + varint_len(value as i64)
+            + value
+            + 1;
+        varint_len(body as i64) + body
+    }
+
+    #[test]
+    fn commit_batch_bytes_are_kafkas_record_sizes() {
+        let id = Uuid::from_u128(7);
+        let offsets = vec![
+            offset("t", "m", Uuid::nil()),
+            offset("orders", &"x".repeat(300), id),
+            // Too large: answered OFFSET_METADATA_TOO_LARGE, never written.
+            offset("t", &"y".repeat(OFFSET_METADATA_MAX_BYTES + 1), id),
+        ];
+        let expected = RECORD_BATCH_OVERHEAD
+            + kafka_record_bytes("g", &offsets[0], 0)
+            + kafka_record_bytes("g", &offsets[1], 1);
+        // The first record by hand: key 2+3+3+4, value 2+8+4+2+8+1, framing 1+1+1+1+1+1 and
+        // its length.
+        assert_eq!(kafka_record_bytes("g", &offsets[0], 0), 12 + 25 + 6 + 1);
+        assert_eq!(offset_commit_batch_bytes("g", &offsets), expected);
+    }
+
+    #[test]
+    fn a_commit_of_many_partitions_exceeds_kafkas_default_batch_limit() {
+        let max = 1_048_588;
+        let one = offset("topic-name", "", Uuid::from_u128(1));
+        let fits = vec![one.clone(); 1000];
+        assert!(offset_commit_batch_bytes("group", &fits) < max);
+        let huge = vec![one; 100_000];
+        assert!(offset_commit_batch_bytes("group", &huge) > max);
     }
 }

@@ -174,6 +174,10 @@ impl CoordinatorShard {
         if !joining && created {
             return Err(self.missing_streams_group(group_id, false));
         }
+        // A group known only by its committed offsets is not new to the count.
+        if created && self.store.state().offsets.group(group_id).is_none() {
+            self.check_room_for_group()?;
+        }
         let new_id = if created { Some(self.mint_id()) } else { None };
         let upgrade_id = self.mint_id_if_upgrade(group_id, request);
         // Stands in for the group until it exists; allocates only when the group is new.

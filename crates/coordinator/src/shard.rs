@@ -285,7 +285,15 @@ pub struct CoordinatorShard {
     /// Set when a batch was refused during the current job, which must then be undone
     /// (see [`crate::runtime`]).
     pub(crate) poisoned: bool,
+    /// How many groups the node may hold (`group.coordinator.max.groups`), and how many the
+    /// other shards held when this job started (the runtime keeps it current).
+    pub(crate) max_groups: usize,
+    pub(crate) groups_elsewhere: usize,
 }
+
+/// Default of `group.coordinator.max.groups`: kcoord's own bound (Kafka has none) on the groups
+/// one node holds, streams groups and groups with only committed offsets alike.
+pub const DEFAULT_MAX_GROUPS: usize = 100_000;
 
 impl CoordinatorShard {
     /// `seed` drives the TopologyDescriptionIds this shard mints (tests pass a fixed one).
@@ -302,7 +310,41 @@ impl CoordinatorShard {
             steady_path: true,
             steady_hits: 0,
             poisoned: false,
+            max_groups: usize::MAX,
+            groups_elsewhere: 0,
         }
+    }
+
+    /// Bounds the groups of the node (`group.coordinator.max.groups`).
+    pub fn set_max_groups(&mut self, max: usize) {
+        self.max_groups = max;
+    }
+
+    /// How many groups the node's other shards hold: with this shard's own, what a new group
+    /// is checked against.
+    pub fn set_groups_elsewhere(&mut self, groups: usize) {
+        self.groups_elsewhere = groups;
+    }
+
+    /// GROUP_MAX_SIZE_REACHED when the node already holds `group.coordinator.max.groups`
+    /// groups: a new group, streams or offsets-only, is refused. The error is the one Kafka
+    /// refuses a member over `group.streams.max.size` with, the closest Kafka has for a
+    /// coordinator that will not take more: clients treat it as fatal and show the message,
+    /// where a retriable error (COORDINATOR_NOT_AVAILABLE) would have them retry forever.
+    pub(crate) fn check_room_for_group(&self) -> crate::error::Result<()> {
+        let held = self
+            .groups_elsewhere
+            .saturating_add(self.store.state().group_count());
+        if held >= self.max_groups {
+            return Err(crate::error::CoordinatorError::new(
+                kcoord_wire::ErrorCode::GROUP_MAX_SIZE_REACHED,
+                format!(
+                    "The coordinator holds its maximum of {} groups (group.coordinator.max.groups); no new group can be created.",
+                    self.max_groups
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The broker-wide settings (a group's own are [`CoordinatorShard::group_settings`]).

@@ -267,3 +267,60 @@ fn describe_groups_says_a_streams_group_is_not_classic() {
         Some("Group app is not a classic group.")
     );
 }
+
+/// `group.coordinator.max.groups`: once the node holds that many groups (this shard's and the
+/// other shards'), a new streams group and a new offsets-only group are refused with
+/// GROUP_MAX_SIZE_REACHED; existing groups go on, and a deleted group makes room.
+#[test]
+fn the_group_limit_refuses_new_groups_once_reached() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 1);
+    h.shard.set_max_groups(3);
+    // One group lives on another shard.
+    h.shard.set_groups_elsewhere(1);
+    let join = |group: &str| {
+        let mut r = Member::new("m", "p", simple_topology(1)).request();
+        r.group_id = group.into();
+        r
+    };
+    h.heartbeat(&join("first"))
+        .expect("room for a streams group");
+    let codes = h
+        .shard
+        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], h.now)
+        .expect("room for an offsets-only group");
+    assert_eq!(codes, vec![ErrorCode::NONE]);
+    assert_eq!(h.shard.state().group_count(), 2);
+
+    let refused = h.heartbeat(&join("second")).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::GROUP_MAX_SIZE_REACHED);
+    assert!(refused
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains("maximum of 3 groups")));
+    let refused = h
+        .shard
+        .commit_offsets("other", "", -1, 9, &[commit("input", 0, 5)], h.now)
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::GROUP_MAX_SIZE_REACHED);
+    assert!(h.shard.group("second").is_none());
+    assert_eq!(h.shard.state().group_count(), 2);
+
+    // Existing groups are not new: their members join and commit as before.
+    let mut more = join("first");
+    more.member_id = "n".into();
+    h.heartbeat(&more).expect("a member of an existing group");
+    h.shard
+        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 6)], h.now)
+        .expect("an existing offsets-only group");
+    // A streams group may start in a group known by its offsets: it is not a new group.
+    h.heartbeat(&join("simple"))
+        .expect("the offsets-only group becomes a streams group");
+    assert_eq!(h.shard.state().group_count(), 2);
+
+    // Room again once the other shard lost its group.
+    h.shard.set_groups_elsewhere(0);
+    h.heartbeat(&join("second")).expect("room again");
+    assert_eq!(h.shard.state().group_count(), 3);
+    h.assert_replay_matches();
+}

@@ -60,12 +60,62 @@ pub struct State {
     pub group_configs: GroupConfigsImage,
     /// The producer ids handed out so far (Kafka's `ProducerIdControlManager`).
     pub producer_ids: ProducerIdsImage,
+    /// Distinct group ids among the streams groups and the groups with committed offsets.
+    groups: usize,
 }
 
 impl State {
+    /// The groups: streams groups, and groups that only have committed offsets (a streams
+    /// group with offsets counts once). Kept as records replay, so reading it costs nothing.
+    pub fn group_count(&self) -> usize {
+        self.groups
+    }
+
+    fn holds_group(&self, group_id: &str) -> bool {
+        self.streams_groups.get(group_id).is_some() || self.offsets.group(group_id).is_some()
+    }
+
+    fn count_groups(&self) -> usize {
+        let offsets_only = self
+            .offsets
+            .group_ids()
+            .filter(|g| self.streams_groups.get(g).is_none())
+            .count();
+        self.streams_groups.len() + offsets_only
+    }
+
+    /// The group a coordinator record belongs to.
+    fn group_of(record: &Record) -> Option<&str> {
+        match record {
+            Record::OffsetCommit(k, _) => Some(&k.group),
+            Record::StreamsGroupMetadata(k, _) => Some(&k.group_id),
+            Record::StreamsGroupMemberMetadata(k, _) => Some(&k.group_id),
+            Record::StreamsGroupTargetAssignmentMetadata(k, _) => Some(&k.group_id),
+            Record::StreamsGroupTargetAssignmentMember(k, _) => Some(&k.group_id),
+            Record::StreamsGroupCurrentMemberAssignment(k, _) => Some(&k.group_id),
+            Record::StreamsGroupTopology(k, _) => Some(&k.group_id),
+            _ => None,
+        }
+    }
+
+    /// Applies one record at log offset `offset`, keeping the group count.
+    pub fn replay(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
+        let Some(group) = Self::group_of(record) else {
+            return self.replay_record(record, offset);
+        };
+        let before = self.holds_group(group);
+        self.replay_record(record, offset)?;
+        match (before, self.holds_group(group)) {
+            (false, true) => self.groups += 1,
+            (true, false) => self.groups = self.groups.saturating_sub(1),
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Applies one record at log offset `offset` (kept where Kafka keeps it, e.g. as a broker's
     /// registration offset, and used in error messages).
-    pub fn replay(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
+    fn replay_record(&mut self, record: &Record, offset: u64) -> Result<(), ReplayError> {
         let inconsistent = |reason: String| ReplayError::Inconsistent { offset, reason };
         match record {
             Record::Topic(r) => self.topics.replay_topic(r).map_err(inconsistent)?,
@@ -338,6 +388,7 @@ impl Undo {
         if let Some(image) = producer_ids {
             state.producer_ids = image;
         }
+        state.groups = state.count_groups();
     }
 }
 
@@ -476,5 +527,70 @@ mod tests {
             records.iter().map(|r| r.offset).collect::<Vec<_>>(),
             vec![1, 2]
         );
+    }
+
+    #[test]
+    fn the_group_count_follows_streams_groups_and_offsets_groups() {
+        use kcoord_wire::records::{
+            OffsetCommitKey, OffsetCommitValue, StreamsGroupMetadataKey, StreamsGroupMetadataValue,
+        };
+        let commit = |group: &str, partition: i32, keep: bool| {
+            Record::OffsetCommit(
+                OffsetCommitKey {
+                    group: group.into(),
+                    topic: "t".into(),
+                    partition,
+                    ..Default::default()
+                },
+                keep.then(OffsetCommitValue::default),
+            )
+        };
+        let streams = |group: &str, keep: bool| {
+            Record::StreamsGroupMetadata(
+                StreamsGroupMetadataKey {
+                    group_id: group.into(),
+                    ..Default::default()
+                },
+                keep.then(StreamsGroupMetadataValue::default),
+            )
+        };
+        let mut store = Store::new();
+        store
+            .append(vec![
+                commit("offsets-only", 0, true),
+                commit("offsets-only", 1, true),
+                streams("app", true),
+                commit("app", 0, true),
+            ])
+            .unwrap();
+        // "app" has a streams group and offsets: it counts once.
+        assert_eq!(store.state().group_count(), 2);
+        let mark = store.log().next_offset();
+        store.hold_compaction();
+        store
+            .append(vec![
+                streams("other", true),
+                commit("offsets-only", 0, false),
+            ])
+            .unwrap();
+        assert_eq!(store.state().group_count(), 3);
+        store
+            .append(vec![commit("offsets-only", 1, false)])
+            .unwrap();
+        assert_eq!(store.state().group_count(), 2, "its last offset went");
+        store.append(vec![streams("app", false)]).unwrap();
+        assert_eq!(store.state().group_count(), 2, "app still has an offset");
+        store.append(vec![commit("app", 0, false)]).unwrap();
+        assert_eq!(store.state().group_count(), 1);
+        assert_eq!(
+            Store::replay_log(store.log())
+                .unwrap()
+                .state()
+                .group_count(),
+            1
+        );
+        store.rollback_to(mark).unwrap();
+        assert_eq!(store.state().group_count(), 2);
+        assert_eq!(store.state().group_count(), store.state().count_groups());
     }
 }

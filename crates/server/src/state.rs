@@ -113,6 +113,7 @@ impl ServerState {
             config.coordinator_shards,
             &config.streams.coordinator_config(),
             &config.coordinator_log,
+            config.max_groups,
         );
         let (controller, controller_task) = ControllerRuntime::new(
             boot,

@@ -13,6 +13,11 @@ const DEFAULTS: TopicDefaults = TopicDefaults {
     replication_factor: 2,
 };
 
+const UNLIMITED: TopicLimits = TopicLimits {
+    max_topics: usize::MAX,
+    max_partitions: usize::MAX,
+};
+
 fn topic(name: &str, partitions: i32, replication: i16) -> CreatableTopic {
     CreatableTopic {
         name: name.into(),
@@ -34,10 +39,16 @@ fn create(
         validate_only,
         ..Default::default()
     };
-    let decision = create_topics(&store.state().topics, &DEFAULTS, &request, || {
-        next += 1;
-        Uuid::from_u128(next)
-    });
+    let decision = create_topics(
+        &store.state().topics,
+        &DEFAULTS,
+        &UNLIMITED,
+        &request,
+        || {
+            next += 1;
+            Uuid::from_u128(next)
+        },
+    );
     store.append(decision.records).unwrap();
     decision.results
 }
@@ -458,10 +469,16 @@ fn delete_topics_answers_a_huge_list_of_duplicates_as_kafka_in_order() {
             topics: chunk.iter().map(|&i| topic(&name(i), 1, 1)).collect(),
             ..Default::default()
         };
-        let decision = create_topics(&store.state().topics, &DEFAULTS, &request, || {
-            next += 1;
-            Uuid::from_u128(next)
-        });
+        let decision = create_topics(
+            &store.state().topics,
+            &DEFAULTS,
+            &UNLIMITED,
+            &request,
+            || {
+                next += 1;
+                Uuid::from_u128(next)
+            },
+        );
         store.append(decision.records).unwrap();
     }
     let ids: Vec<Uuid> = (0..40_000)
@@ -545,4 +562,147 @@ fn delete_topics_answers_a_huge_list_of_duplicates_as_kafka_in_order() {
     assert_eq!(got.len(), expected.len());
     assert!(got == expected, "answers differ from Kafka's");
     assert_eq!(store.state().topics.len(), 30_000);
+}
+
+/// Creates `topics` under `limits` and applies the records; the answers.
+fn create_limited(
+    store: &mut Store,
+    limits: &TopicLimits,
+    topics: Vec<CreatableTopic>,
+    validate_only: bool,
+) -> Vec<CreatableTopicResult> {
+    let mut next = 100 + 1_000 * u128::from(store.log().next_offset());
+    let request = CreateTopicsRequest {
+        topics,
+        validate_only,
+        ..Default::default()
+    };
+    let decision = create_topics(&store.state().topics, &DEFAULTS, limits, &request, || {
+        next += 1;
+        Uuid::from_u128(next)
+    });
+    store.append(decision.records).unwrap();
+    decision.results
+}
+
+#[test]
+fn the_catalog_limits_refuse_with_policy_violation_once_reached() {
+    let limits = TopicLimits {
+        max_topics: 3,
+        max_partitions: 10,
+    };
+    let mut store = Store::new();
+    let policy = ErrorCode::POLICY_VIOLATION.code();
+    // Validate-only counts the request's own topics but creates nothing.
+    let got = create_limited(
+        &mut store,
+        &limits,
+        vec![topic("a", 4, 1), topic("b", 7, 1), topic("c", 6, 1)],
+        true,
+    );
+    assert_eq!(
+        got.iter().map(|r| r.error_code).collect::<Vec<_>>(),
+        vec![0, policy, 0]
+    );
+    assert!(store.state().topics.is_empty());
+
+    let got = create_limited(
+        &mut store,
+        &limits,
+        vec![topic("a", 4, 1), topic("b", 7, 1), topic("c", 6, 1)],
+        false,
+    );
+    assert_eq!(
+        codes(&got),
+        vec![
+            ("a", 0, None),
+            ("b", policy, Some("Topic 'b' cannot be created: its 7 partitions would take the cluster past its maximum of 10 partitions (controller.max.partitions); 6 are left.")),
+            ("c", 0, None),
+        ]
+    );
+    assert_eq!(store.state().topics.partition_count(), 10);
+    // Full on partitions; invalid requests still get their own error first.
+    let got = create_limited(
+        &mut store,
+        &limits,
+        vec![topic("d", 1, 1), topic("e", 0, 1), topic("a", 1, 1)],
+        false,
+    );
+    assert_eq!(
+        got.iter().map(|r| r.error_code).collect::<Vec<_>>(),
+        vec![
+            policy,
+            ErrorCode::INVALID_PARTITIONS.code(),
+            ErrorCode::TOPIC_ALREADY_EXISTS.code()
+        ]
+    );
+    // Deleting makes room again; then the topic count is the bound.
+    let deleted = delete_topics(
+        &store.state().topics,
+        &DeleteTopicsRequest {
+            topic_names: vec!["c".into()],
+            ..Default::default()
+        },
+    );
+    store.append(deleted.records).unwrap();
+    let got = create_limited(
+        &mut store,
+        &limits,
+        vec![topic("x", 1, 1), topic("y", 1, 1), topic("z", 1, 1)],
+        false,
+    );
+    assert_eq!(
+        codes(&got),
+        vec![
+            ("x", 0, None),
+            ("y", 0, None),
+            ("z", policy, Some("Topic 'z' cannot be created: the cluster holds its maximum of 3 topics (controller.max.topics).")),
+        ]
+    );
+    assert_eq!(store.state().topics.len(), 3);
+}
+
+/// The collision check looks the name up in the catalog's index: 10,000 names against a
+/// catalog of 40,000 topics with '.' or '_' (a scan per name was 4x10^8 unifications).
+#[test]
+fn collisions_are_checked_against_a_large_catalog_by_index() {
+    let mut store = Store::new();
+    for chunk in (0..40_000).collect::<Vec<usize>>().chunks(10_000) {
+        let got = create_limited(
+            &mut store,
+            &UNLIMITED,
+            chunk
+                .iter()
+                .map(|i| topic(&format!("app.{i}_out"), 1, 1))
+                .collect(),
+            false,
+        );
+        assert!(got.iter().all(|r| r.error_code == 0));
+    }
+    let probes: Vec<CreatableTopic> = (0..10_000)
+        .map(|i| {
+            // Even: collides with app.{i}_out; odd: a fresh name.
+            let name = if i % 2 == 0 {
+                format!("app_{i}.out")
+            } else {
+                format!("new_{i}")
+            };
+            topic(&name, 1, 1)
+        })
+        .collect();
+    let got = create_limited(&mut store, &UNLIMITED, probes, true);
+    for (i, r) in got.iter().enumerate() {
+        if i % 2 == 0 {
+            assert_eq!(r.error_code, ErrorCode::INVALID_TOPIC_EXCEPTION.code());
+            assert_eq!(
+                r.error_message.as_deref(),
+                Some(
+                    format!("Topic 'app_{i}.out' collides with existing topic: app.{i}_out")
+                        .as_str()
+                )
+            );
+        } else {
+            assert_eq!(r.error_code, 0, "{}", r.name);
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The topic catalog: topics, their partitions and configs (metadata records 2, 3, 4, 9).
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
 use uuid::Uuid;
@@ -59,6 +59,13 @@ impl TopicImage {
 pub struct TopicsImage {
     by_name: BTreeMap<String, TopicImage>,
     names_by_id: HashMap<Uuid, String>,
+    /// The names holding '.' or '_', by [`unify_collision_chars`] of the name (Kafka's
+    /// `ReplicationControlManager.topicsWithCollisionChars`): the collision check of a new
+    /// name is one look-up, not a scan of the catalog. A set, since colliding names created
+    /// together (or before the check existed) are kept.
+    collisions: HashMap<String, BTreeSet<String>>,
+    /// Partitions of every topic together.
+    partitions: usize,
 }
 
 impl TopicsImage {
@@ -82,6 +89,23 @@ impl TopicsImage {
         self.by_name.is_empty()
     }
 
+    /// The partitions of all topics.
+    pub fn partition_count(&self) -> usize {
+        self.partitions
+    }
+
+    /// An existing topic whose name differs from `name` only by '.' and '_' (or is `name`):
+    /// the first in name order, as Kafka names one of them.
+    pub fn colliding_topic(&self, name: &str) -> Option<&str> {
+        if !has_collision_chars(name) {
+            return None;
+        }
+        self.collisions
+            .get(&unify_collision_chars(name))
+            .and_then(|names| names.first())
+            .map(String::as_str)
+    }
+
     /// A new topic. A name or an id the catalog already has is refused: the controller never
     /// writes one (a topic is removed before its name is used again), so such a record would
     /// mean a damaged or spliced log, and applying it would drop the existing topic's
@@ -100,6 +124,12 @@ impl TopicsImage {
             ));
         }
         self.names_by_id.insert(r.topic_id, r.name.clone());
+        if has_collision_chars(&r.name) {
+            self.collisions
+                .entry(unify_collision_chars(&r.name))
+                .or_default()
+                .insert(r.name.clone());
+        }
         self.by_name.insert(
             r.name.clone(),
             TopicImage {
@@ -122,7 +152,7 @@ impl TopicsImage {
             .by_name
             .get_mut(name)
             .ok_or_else(|| format!("topic {name} missing from the catalog"))?;
-        topic.partitions.insert(
+        let replaced = topic.partitions.insert(
             r.partition_id,
             PartitionImage {
                 partition: r.partition_id,
@@ -132,6 +162,9 @@ impl TopicsImage {
                 isr: r.isr.clone(),
             },
         );
+        if replaced.is_none() {
+            self.partitions += 1;
+        }
         Ok(())
     }
 
@@ -140,7 +173,18 @@ impl TopicsImage {
             .names_by_id
             .remove(&r.topic_id)
             .ok_or_else(|| format!("removal of unknown topic id {}", r.topic_id))?;
-        self.by_name.remove(&name);
+        if let Some(topic) = self.by_name.remove(&name) {
+            self.partitions = self.partitions.saturating_sub(topic.partitions.len());
+        }
+        if has_collision_chars(&name) {
+            let unified = unify_collision_chars(&name);
+            if let Some(names) = self.collisions.get_mut(&unified) {
+                names.remove(&name);
+                if names.is_empty() {
+                    self.collisions.remove(&unified);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -198,6 +242,11 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
 /// Kafka's `Topic.isValid`.
 pub fn is_valid_topic_name(name: &str) -> bool {
     invalid_topic_name(name).is_none()
+}
+
+/// Kafka's `Topic.hasCollisionChars`.
+pub fn has_collision_chars(name: &str) -> bool {
+    name.contains(['.', '_'])
 }
 
 /// Kafka's `Topic.unifyCollisionChars`: `.` and `_` collide in metric names.
@@ -261,5 +310,74 @@ mod tests {
             .is_some_and(|m| m.contains("contains one or more characters")));
         assert!(!is_internal_topic("__cluster_metadata"));
         assert_eq!(unify_collision_chars("a.b_c"), "a_b_c");
+    }
+
+    fn topic_record(name: &str, id: u128) -> TopicRecord {
+        TopicRecord {
+            name: name.into(),
+            topic_id: Uuid::from_u128(id),
+            ..Default::default()
+        }
+    }
+
+    fn partition_record(id: u128, partition: i32) -> PartitionRecord {
+        PartitionRecord {
+            topic_id: Uuid::from_u128(id),
+            partition_id: partition,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_collision_index_and_partition_count_follow_creations_and_removals() {
+        let mut image = TopicsImage::default();
+        image.replay_topic(&topic_record("a.b", 1)).unwrap();
+        image.replay_topic(&topic_record("a_b", 2)).unwrap();
+        image.replay_topic(&topic_record("plain", 3)).unwrap();
+        for (id, p) in [(1, 0), (1, 1), (2, 0), (3, 0), (3, 0)] {
+            image.replay_partition(&partition_record(id, p)).unwrap();
+        }
+        // Partition 0 of "plain" twice: a change, not a new partition.
+        assert_eq!(image.partition_count(), 4);
+        assert_eq!(image.colliding_topic("a.b"), Some("a.b"));
+        assert_eq!(image.colliding_topic("a_b"), Some("a.b"));
+        assert_eq!(image.colliding_topic("ab"), None);
+        assert_eq!(image.colliding_topic("plain"), None);
+
+        image
+            .replay_remove(&RemoveTopicRecord {
+                topic_id: Uuid::from_u128(1),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(image.colliding_topic("a.b"), Some("a_b"));
+        assert_eq!(image.partition_count(), 2);
+        image
+            .replay_remove(&RemoveTopicRecord {
+                topic_id: Uuid::from_u128(2),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(image.colliding_topic("a.b"), None);
+        assert!(image.collisions.is_empty(), "no empty entry is left behind");
+        assert_eq!(image.partition_count(), 1);
+    }
+
+    #[test]
+    fn collisions_are_found_by_lookup_in_a_large_catalog() {
+        let mut image = TopicsImage::default();
+        let topics = 200_000u128;
+        for i in 0..topics {
+            image
+                .replay_topic(&topic_record(&format!("t.{i}_x"), i + 1))
+                .unwrap();
+        }
+        // 200,000 checks against 200,000 names: a scan per check would take ~4e10 steps.
+        for i in 0..topics {
+            let probe = format!("t_{i}.x");
+            let expected = format!("t.{i}_x");
+            assert_eq!(image.colliding_topic(&probe), Some(expected.as_str()));
+        }
+        assert_eq!(image.colliding_topic("t_x"), None);
     }
 }

@@ -30,6 +30,10 @@ pub struct ControllerSettings {
     /// ... or once this long has passed since the last snapshot with records appended since;
     /// 0 turns the time trigger off.
     pub max_snapshot_interval_ms: i64,
+    /// `controller.max.topics` and `controller.max.partitions` (kcoord's own): the most topics,
+    /// and partitions of all topics, the catalog holds; a creation past them is refused.
+    pub max_topics: usize,
+    pub max_partitions: usize,
 }
 
 impl Default for ControllerSettings {
@@ -40,6 +44,8 @@ impl Default for ControllerSettings {
             metadata_log_dir: None,
             max_record_bytes_between_snapshots: DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
             max_snapshot_interval_ms: DEFAULT_MAX_SNAPSHOT_INTERVAL_MS,
+            max_topics: kcoord_controller::DEFAULT_MAX_TOPICS,
+            max_partitions: kcoord_controller::DEFAULT_MAX_PARTITIONS,
         }
     }
 }
@@ -70,6 +76,12 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ControllerSettings, ConfigError> {
             d.max_snapshot_interval_ms,
             |v| int_in(v, 0, i64::MAX),
         )?,
+        max_topics: r.get("controller.max.topics", d.max_topics, |v| {
+            int_in(v, 1, i32::MAX).map(|n: i32| n as usize)
+        })?,
+        max_partitions: r.get("controller.max.partitions", d.max_partitions, |v| {
+            int_in(v, 1, i32::MAX).map(|n: i32| n as usize)
+        })?,
     })
 }
 
@@ -96,6 +108,23 @@ mod tests {
         assert_eq!(c.metadata_log_dir, None);
         assert_eq!(c.max_record_bytes_between_snapshots, 20_971_520);
         assert_eq!(c.max_snapshot_interval_ms, 3_600_000);
+        assert_eq!((c.max_topics, c.max_partitions), (10_000, 100_000));
+    }
+
+    #[test]
+    fn catalog_limits_are_positive_integers() {
+        let c = parse("controller.max.topics=5\ncontroller.max.partitions=50\n")
+            .unwrap()
+            .controller;
+        assert_eq!((c.max_topics, c.max_partitions), (5, 50));
+        for bad in [
+            "controller.max.topics=0",
+            "controller.max.partitions=-1",
+            "controller.max.partitions=many",
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("c.properties:3: controller.max."), "{e}");
+        }
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct Config {
     /// Coordinator shards, each owning the groups that hash to it, as the partitions of
     /// Kafka's `__consumer_offsets` do (`offsets.topic.num.partitions`).
     pub coordinator_shards: usize,
+    /// The most groups the node holds, streams groups and offsets-only groups alike
+    /// (`group.coordinator.max.groups`, kcoord's own); a new group past it is refused.
+    pub max_groups: usize,
     pub streams: StreamsGroupConfig,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
@@ -258,6 +261,11 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             "offsets.topic.num.partitions",
             DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS as usize,
             |v| int_in(v, 1, MAX_COORDINATOR_SHARDS).map(|n| n as usize),
+        )?,
+        max_groups: r.get(
+            "group.coordinator.max.groups",
+            kcoord_coordinator::DEFAULT_MAX_GROUPS,
+            |v| int_in(v, 1, i32::MAX).map(|n: i32| n as usize),
         )?,
         streams: streams::read(r)?,
         controller,

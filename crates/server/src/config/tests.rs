@@ -271,6 +271,19 @@ fn topic_defaults_and_coordinator_shards() {
 }
 
 #[test]
+fn the_group_limit_is_a_positive_integer() {
+    assert_eq!(ok(MINIMAL).max_groups, 100_000);
+    assert_eq!(
+        ok("node.id=1\ngroup.coordinator.max.groups=12\n").max_groups,
+        12
+    );
+    assert_eq!(
+        err("node.id=1\ngroup.coordinator.max.groups=0\n"),
+        "test.properties:2: group.coordinator.max.groups: expected a positive integer, got 0"
+    );
+}
+
+#[test]
 fn group_coordinator_threads_is_validated_and_changes_no_shard_count() {
     let c = ok("node.id=1\ngroup.coordinator.threads=8\n");
     assert_eq!(c.coordinator_shards, 50);

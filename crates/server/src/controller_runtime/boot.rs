@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kcoord_controller::{Controller, ControllerConfig, TopicDefaults};
+use kcoord_controller::{Controller, ControllerConfig, TopicDefaults, TopicLimits};
 use kcoord_metadata::file_log::{self, FileLogError, LogWriter};
 use kcoord_metadata::TopicsImage;
 use tracing::{info, warn};
@@ -48,6 +48,10 @@ fn controller_config(config: &Config) -> ControllerConfig {
             node_id: config.node_id,
             num_partitions: config.num_partitions,
             replication_factor: config.default_replication_factor,
+        })
+        .with_topic_limits(TopicLimits {
+            max_topics: config.controller.max_topics,
+            max_partitions: config.controller.max_partitions,
         })
 }
 

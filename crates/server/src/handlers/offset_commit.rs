@@ -7,13 +7,19 @@
 //! group rules (kafka-wire-facts.md §4.9: admin commits to an empty or unknown group, v9+ for
 //! members, the member-epoch checks); a group-level refusal is answered on every one of those
 //! partitions, as Kafka does. The offsets are kept in the shard's log as OffsetCommit records.
+//!
+//! A commit whose records would not fit one batch of `message.max.bytes` (Kafka's coordinator
+//! writes a commit as one batch, which its log then refuses) answers UNKNOWN_SERVER_ERROR on
+//! every partition sent to the shard, as Kafka does; here it is refused before the shard is
+//! locked, so it is refused even when the member check would have failed first in Kafka.
 
-use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::groups::{offset_commit_batch_bytes, OffsetToCommit};
 use kcoord_wire::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kcoord_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use kcoord_wire::ErrorCode;
+use tracing::debug;
 use uuid::Uuid;
 
 use crate::state::RequestContext;
@@ -83,7 +89,16 @@ pub async fn handle(
         }
     }
 
-    if !to_commit.is_empty() {
+    let max_batch = usize::try_from(ctx.server.config.log.defaults.max_message_bytes).unwrap_or(0);
+    if !to_commit.is_empty() && offset_commit_batch_bytes(&req.group_id, &to_commit) > max_batch {
+        // Kafka's log refuses the coordinator's batch and the coordinator answers
+        // UNKNOWN_SERVER_ERROR; refused here before the shard is locked, so that a commit of
+        // millions of partitions never holds it.
+        debug!(group = %req.group_id, partitions = to_commit.len(), "offset commit larger than message.max.bytes refused");
+        for (ti, pi) in &pending {
+            topics[*ti].partitions[*pi].error_code = ErrorCode::UNKNOWN_SERVER_ERROR.code();
+        }
+    } else if !to_commit.is_empty() {
         let group_id = req.group_id.clone();
         let member_id = req.member_id.clone();
         let epoch = req.generation_id_or_member_epoch;
@@ -295,5 +310,72 @@ mod tests {
             )];
             call(&r.state, commit("admin", "", -1, topic), version).await;
         }
+    }
+
+    /// A commit whose batch would exceed `message.max.bytes` is refused with Kafka's
+    /// UNKNOWN_SERVER_ERROR without running on the shard (before: its records were applied
+    /// under the shard's lock, however many the request held).
+    #[tokio::test]
+    async fn a_commit_larger_than_one_batch_is_refused_before_the_shard() {
+        let r = running("");
+        create_topic(&r.state, "input", 2).await;
+        let nil = Uuid::nil();
+        let shard = r.state.coordinators.for_group("admin");
+        let before = shard.jobs_run();
+        // 0 repeated: each repeat is one more record of the batch.
+        let repeated = vec![0; 30_000];
+        let got = call(
+            &r.state,
+            commit(
+                "admin",
+                "",
+                -1,
+                &[("input", nil, &repeated), ("nope", nil, &[0])],
+            ),
+            9,
+        )
+        .await;
+        assert_eq!(shard.jobs_run(), before, "the shard was not asked");
+        assert_eq!(got.len(), repeated.len() + 1);
+        assert!(got[..repeated.len()]
+            .iter()
+            .all(|(_, _, _, code)| *code == ErrorCode::UNKNOWN_SERVER_ERROR.code()));
+        assert_eq!(
+            got[repeated.len()].3,
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+        );
+        let offsets = shard
+            .call(|s, _, _| s.committed_offsets("admin").len())
+            .await
+            .unwrap();
+        assert_eq!(offsets, 0);
+        // Within the limit, the same partitions commit.
+        let got = call(
+            &r.state,
+            commit("admin", "", -1, &[("input", nil, &[0, 1, 0])]),
+            9,
+        )
+        .await;
+        assert!(got.iter().all(|(_, _, _, code)| *code == 0));
+
+        // The limit is message.max.bytes.
+        let r = running("message.max.bytes=200\n");
+        create_topic(&r.state, "input", 2).await;
+        let got = call(
+            &r.state,
+            commit("admin", "", -1, &[("input", nil, &[0])]),
+            9,
+        )
+        .await;
+        assert_eq!(got[0].3, 0);
+        let got = call(
+            &r.state,
+            commit("admin", "", -1, &[("input", nil, &[0, 1])]),
+            9,
+        )
+        .await;
+        assert!(got
+            .iter()
+            .all(|(_, _, _, code)| *code == ErrorCode::UNKNOWN_SERVER_ERROR.code()));
     }
 }

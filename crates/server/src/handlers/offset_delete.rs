@@ -16,7 +16,7 @@ use kcoord_wire::messages::offset_delete_response::{
 };
 use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use kcoord_wire::ErrorCode;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
@@ -67,24 +67,43 @@ pub async fn handle(
     if req.group_id.is_empty() {
         return error(ErrorCode::INVALID_GROUP_ID);
     }
+    // The shard sees each existing partition once, so its work is bounded by the catalog,
+    // not by how often the request repeats a partition.
+    let mut distinct: BTreeMap<&str, BTreeSet<i32>> = BTreeMap::new();
+    for (topic, partitions) in &to_delete {
+        distinct
+            .entry(topic.as_str())
+            .or_default()
+            .extend(partitions.iter().copied());
+    }
     let group_id = req.group_id.clone();
-    let request = to_delete.clone();
+    let request: Vec<(String, Vec<i32>)> = distinct
+        .into_iter()
+        .map(|(topic, partitions)| (topic.to_owned(), partitions.into_iter().collect()))
+        .collect();
     let deleted = ctx
         .server
         .coordinators
         .for_group(&req.group_id)
-        .call(move |shard, _, _| shard.delete_offsets(&group_id, &request))
+        .call(|shard, _, _| shard.delete_offsets(&group_id, &request))
         .await;
     let codes = match deleted {
         Ok(Ok(codes)) => codes,
         Ok(Err(e)) => return error(e.code),
         Err(e) => return error(e.error_code()),
     };
-    for ((topic, partitions), codes) in to_delete.iter().zip(codes) {
-        if partitions.is_empty() {
-            continue;
-        }
+    let mut decided: HashMap<(&str, i32), ErrorCode> = HashMap::new();
+    for ((topic, partitions), codes) in request.iter().zip(&codes) {
         for (p, code) in partitions.iter().zip(codes) {
+            decided.insert((topic.as_str(), *p), *code);
+        }
+    }
+    for (topic, partitions) in &to_delete {
+        for p in partitions {
+            let code = decided
+                .get(&(topic.as_str(), *p))
+                .copied()
+                .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
             add(&mut answers, &mut index, topic, *p, code);
         }
     }

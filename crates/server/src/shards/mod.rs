@@ -6,6 +6,10 @@
 //! few microseconds the shard needs: no channel, no reply oneshot, no cross-thread wake-up on
 //! the heartbeat path. Requests of one shard are thereby serialized (as Kafka's coordinator
 //! runtime serializes a partition's events), and requests of different shards run in parallel.
+//! A request whose work grows with a list the client chose (many groups, partitions or offsets)
+//! runs as several small jobs and yields between them (`handlers::groups`, OffsetFetch), or is
+//! refused before its job when it could not be written anyway (an OffsetCommit larger than one
+//! batch), so no client holds a shard, and the heartbeats of its groups, for long.
 //! A connection answers its requests one after another, so a client's pipelined requests are
 //! handled in the order sent, and the responses of one read batch leave in one write.
 //!
@@ -26,7 +30,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -98,6 +102,14 @@ struct Shared {
     loaded: AtomicBool,
     /// The shard's durable log, once loaded (never, when groups are kept in memory).
     log: OnceLock<Arc<ShardLog>>,
+    /// Jobs run so far (requests, ticks, catalog changes).
+    jobs: AtomicU64,
+    /// The groups this shard held after its last job, and the node's total of those counts:
+    /// what `group.coordinator.max.groups` is checked against. Shards creating groups at the
+    /// same moment may each see the other's before it counts, so the node can pass the bound by
+    /// at most one group per shard.
+    groups: AtomicUsize,
+    groups_total: Arc<AtomicUsize>,
 }
 
 /// One shard as seen from a connection.
@@ -152,6 +164,17 @@ impl LoadGate {
 }
 
 impl Shared {
+    /// Publishes how many groups `shard` holds now.
+    fn publish_groups(&self, shard: &CoordinatorShard) {
+        let now = shard.state().group_count();
+        let before = self.groups.swap(now, Ordering::AcqRel);
+        if now >= before {
+            self.groups_total.fetch_add(now - before, Ordering::AcqRel);
+        } else {
+            self.groups_total.fetch_sub(before - now, Ordering::AcqRel);
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Locked> {
         // Jobs run under `catch_unwind` inside the lock, so a poisoned lock would mean a panic
         // in this module's own bookkeeping; the state is still the shard's last consistent one.
@@ -164,6 +187,12 @@ impl Shared {
 impl ShardHandle {
     pub fn index(&self) -> usize {
         self.shared.index
+    }
+
+    /// How many jobs the shard has run: each holds its lock once, so a request that ran many
+    /// jobs let others in between them.
+    pub fn jobs_run(&self) -> u64 {
+        self.shared.jobs.load(Ordering::Relaxed)
     }
 
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
@@ -227,7 +256,27 @@ impl Shared {
     where
         F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
     {
+        let elsewhere = self
+            .groups_total
+            .load(Ordering::Acquire)
+            .saturating_sub(self.groups.load(Ordering::Acquire));
+        locked.shard.set_groups_elsewhere(elsewhere);
+        let ran = self.run_job_counted(locked, now, f);
+        self.publish_groups(&locked.shard);
+        ran
+    }
+
+    fn run_job_counted<R, F>(
+        &self,
+        locked: &mut Locked,
+        now: i64,
+        f: F,
+    ) -> Result<(R, Option<DurableWait>), ShardError>
+    where
+        F: FnOnce(&mut CoordinatorShard, &TopicsImage, i64) -> R,
+    {
         let Locked { shard, topics, .. } = locked;
+        self.jobs.fetch_add(1, Ordering::Relaxed);
         let mark = shard.begin_job();
         // A bug must not take every group of the shard down with it: the caller gets
         // UNKNOWN_SERVER_ERROR, whatever the job changed is undone, and the shard keeps serving.
@@ -285,19 +334,27 @@ struct ShardTask {
 }
 
 impl Coordinators {
-    /// `count` shards (at least one) configured with `config`, in memory.
+    /// `count` shards (at least one) configured with `config`, in memory, without a bound on
+    /// the groups.
     pub fn new(count: usize, config: &StreamsGroupConfig) -> (Coordinators, ShardTasks) {
-        Self::with_logs(count, config, &CoordinatorLogSettings::default())
+        Self::with_logs(
+            count,
+            config,
+            &CoordinatorLogSettings::default(),
+            usize::MAX,
+        )
     }
 
     /// `count` shards configured with `config`, each keeping its log in `<dir>/<index>` when
-    /// `logs` names a directory.
+    /// `logs` names a directory, holding at most `max_groups` groups together.
     pub fn with_logs(
         count: usize,
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
+        max_groups: usize,
     ) -> (Coordinators, ShardTasks) {
         let count = count.max(1);
+        let groups_total = Arc::new(AtomicUsize::new(0));
         let wake = Arc::new(Notify::new());
         let (to_writer, loaded) = mpsc::unbounded_channel();
         let mut handles = Vec::with_capacity(count);
@@ -309,10 +366,12 @@ impl Coordinators {
             // The seed only drives the TopologyDescriptionIds a shard mints; it must differ
             // between shards and runs, not be secret.
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
+            let mut shard = CoordinatorShard::new(config.clone(), seed);
+            shard.set_max_groups(max_groups);
             let shared = Arc::new(Shared {
                 index,
                 locked: Mutex::new(Locked {
-                    shard: CoordinatorShard::new(config.clone(), seed),
+                    shard,
                     topics: Arc::new(TopicsImage::default()),
                     armed: i64::MAX,
                 }),
@@ -320,6 +379,9 @@ impl Coordinators {
                 stopped: AtomicBool::new(false),
                 loaded: AtomicBool::new(in_memory),
                 log: OnceLock::new(),
+                jobs: AtomicU64::new(0),
+                groups: AtomicUsize::new(0),
+                groups_total: Arc::clone(&groups_total),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
@@ -536,6 +598,7 @@ impl ShardTask {
         };
         let mut locked = self.shared.lock();
         locked.shard.reset_to_store(store, clock::now_ms());
+        self.shared.publish_groups(&locked.shard);
         let groups = locked.shard.state().streams_groups.len();
         let offsets = locked
             .shard

@@ -250,6 +250,7 @@ async fn reload_after_failure(
     };
     let mut locked = shared.lock();
     locked.shard.reset_to_store(store, clock::now_ms());
+    shared.publish_groups(&locked.shard);
     log.start_new_epoch(writer.next_offset());
     drop(locked);
     shared.deadline_moved.notify_one();

@@ -212,3 +212,30 @@ async fn a_huge_list_of_repeated_topics_is_answered_under_one_entry_per_topic_in
     assert!(got == (NONE, expected), "answers differ");
     assert!(committed(&r.state, "simple").await.is_empty());
 }
+
+/// A partition named again and again is deleted once: one tombstone, however long the list
+/// (before: one tombstone per occurrence, all written under the shard's lock), and every
+/// occurrence is answered.
+#[tokio::test]
+async fn repeated_partitions_are_deleted_once() {
+    let r = running(FAST_GROUPS);
+    create_topic(&r.state, "input", 2).await;
+    commit(&r.state, "simple", "", -1, "input", 0).await;
+    let shard = r.state.coordinators.for_group("simple");
+    let next_offset = || shard.call(|s, _, _| s.store().log().next_offset());
+    let before = next_offset().await.unwrap();
+    let repeated = vec![0; 100_000];
+    let got = call(
+        &r.state,
+        request("simple", &[("input", &repeated), ("input", &[1, 0])]),
+    )
+    .await;
+    assert_eq!(got.0, NONE);
+    assert_eq!(got.1.len(), repeated.len() + 2);
+    assert!(got
+        .1
+        .iter()
+        .all(|(t, _, code)| t == "input" && *code == NONE));
+    assert_eq!(next_offset().await.unwrap() - before, 1, "one tombstone");
+    assert!(committed(&r.state, "simple").await.is_empty());
+}

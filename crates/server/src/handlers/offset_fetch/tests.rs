@@ -244,3 +244,162 @@ async fn group_errors_per_partition_in_v1_and_per_group_later() {
     assert_eq!(resp.error_code, ErrorCode::COORDINATOR_NOT_AVAILABLE.code());
     assert!(resp.topics.is_empty());
 }
+
+/// Commits `offset + p` with `metadata` to partitions `parts` of `topic` for the admin of
+/// `group` in one request.
+async fn commit_many(state: &ServerState, group: &str, topic: &str, parts: &[i32], metadata: &str) {
+    let c = Ctx::new(state, ListenerKind::Broker);
+    let req = OffsetCommitRequest {
+        group_id: group.into(),
+        generation_id_or_member_epoch: -1,
+        topics: vec![OffsetCommitRequestTopic {
+            name: topic.into(),
+            partitions: parts
+                .iter()
+                .map(|p| OffsetCommitRequestPartition {
+                    partition_index: *p,
+                    committed_offset: 1000 + i64::from(*p),
+                    committed_metadata: Some(metadata.into()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let resp = crate::handlers::offset_commit::handle(&c.ctx(state), req, 9).await;
+    assert!(resp.topics[0].partitions.iter().all(|p| p.error_code == 0));
+}
+
+/// A partition asked for again and again is read once; its copies carry its metadata only
+/// while the repeat budget lasts, then answer INVALID_REQUEST (before: every copy carried the
+/// 4000 bytes, so a 4-byte repeat in the request cost 4 KB of response).
+#[tokio::test]
+async fn repeated_partitions_are_copied_within_the_budget() {
+    use crate::handlers::groups::MAX_REPEATED_ANSWER_BYTES;
+    let r = running("");
+    create_topic(&r.state, "t", 2).await;
+    let metadata = "x".repeat(4000);
+    commit_many(&r.state, "g", "t", &[0], &metadata).await;
+    let repeats = 2000;
+    let req = OffsetFetchRequest {
+        groups: vec![group(
+            "g",
+            None,
+            -1,
+            Some(vec![by_name("t", &vec![0; repeats]), by_name("t", &[1, 1])]),
+        )],
+        ..Default::default()
+    };
+    let resp = call(&r.state, req, 8).await;
+    let partitions = &resp.groups[0].topics[0].partitions;
+    assert_eq!(partitions.len(), repeats);
+    let copies = 1 + MAX_REPEATED_ANSWER_BYTES / metadata.len();
+    for (i, p) in partitions.iter().enumerate() {
+        if i < copies {
+            assert_eq!(
+                (p.committed_offset, p.error_code, p.metadata.as_deref()),
+                (1000, 0, Some(metadata.as_str())),
+                "copy {i}"
+            );
+        } else {
+            assert_eq!(
+                (p.committed_offset, p.error_code),
+                (-1, ErrorCode::INVALID_REQUEST.code()),
+                "repeat {i}"
+            );
+        }
+    }
+    // Partitions without metadata cost nothing to repeat.
+    let other = &resp.groups[0].topics[1].partitions;
+    assert!(other
+        .iter()
+        .all(|p| p.error_code == 0 && p.committed_offset == -1));
+}
+
+/// A group asking for all its offsets, named again and again: read once, copied while the
+/// budget lasts, then the group answers INVALID_REQUEST.
+#[tokio::test]
+async fn repeated_fetch_all_entries_are_copied_within_the_budget() {
+    use crate::handlers::groups::MAX_REPEATED_ANSWER_BYTES;
+    let r = running("");
+    create_topic(&r.state, "t", 3).await;
+    let metadata = "y".repeat(4000);
+    commit_many(&r.state, "g", "t", &[0, 1, 2], &metadata).await;
+    let entries = 1000;
+    let req = OffsetFetchRequest {
+        groups: (0..entries).map(|_| group("g", None, -1, None)).collect(),
+        ..Default::default()
+    };
+    let resp = call(&r.state, req, 8).await;
+    assert_eq!(resp.groups.len(), entries);
+    let full: Vec<usize> = resp
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.error_code == 0)
+        .map(|(i, _)| i)
+        .collect();
+    // Each copy carries three partitions of 4000 bytes of metadata.
+    let copies = MAX_REPEATED_ANSWER_BYTES / (3 * 4000);
+    assert!(
+        (copies..=copies + 1).contains(&full.len()),
+        "{}",
+        full.len()
+    );
+    assert_eq!(full, (0..full.len()).collect::<Vec<_>>());
+    assert!(resp.groups[full.len()..]
+        .iter()
+        .all(|g| g.error_code == ErrorCode::INVALID_REQUEST.code() && g.topics.is_empty()));
+    assert_eq!(rows(&resp.groups[0]).len(), 3);
+    assert_eq!(rows(&resp.groups[full.len() - 1]), rows(&resp.groups[0]));
+}
+
+/// A long list never holds the shard for one job: partitions and offsets are read in jobs of
+/// [`OFFSETS_PER_JOB`], and the answers are those of one long read (before: one job).
+#[tokio::test]
+async fn long_lists_are_read_in_small_jobs() {
+    let r = running("offsets.topic.num.partitions=1\n");
+    let partitions = 3000;
+    create_topic(&r.state, "t", partitions).await;
+    let all: Vec<i32> = (0..partitions).collect();
+    commit_many(&r.state, "g", "t", &all, "m").await;
+    let shard = r.state.coordinators.for_group("g");
+
+    let before = shard.jobs_run();
+    let req = OffsetFetchRequest {
+        groups: vec![group("g", None, -1, Some(vec![by_name("t", &all)]))],
+        ..Default::default()
+    };
+    let resp = call(&r.state, req, 8).await;
+    let jobs = shard.jobs_run() - before;
+    assert!(jobs >= 3, "{jobs} jobs");
+    let got = rows(&resp.groups[0]);
+    assert_eq!(got.len(), all.len());
+    assert!(got
+        .iter()
+        .zip(&all)
+        .all(|((_, _, p, offset, code), q)| p == q
+            && *offset == 1000 + i64::from(*q)
+            && *code == 0));
+
+    let before = shard.jobs_run();
+    let req = OffsetFetchRequest {
+        groups: vec![group("g", None, -1, None)],
+        ..Default::default()
+    };
+    let resp = call(&r.state, req, 8).await;
+    let jobs = shard.jobs_run() - before;
+    assert!(jobs >= 3, "{jobs} jobs");
+    let mut got: Vec<(i32, i64)> = rows(&resp.groups[0])
+        .into_iter()
+        .map(|(_, _, p, offset, _)| (p, offset))
+        .collect();
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        all.iter()
+            .map(|p| (*p, 1000 + i64::from(*p)))
+            .collect::<Vec<_>>()
+    );
+}

@@ -98,3 +98,45 @@ async fn unavailable_shards_answer_per_group() {
         == ErrorCode::COORDINATOR_NOT_AVAILABLE.code()
         && g.authorized_operations == i32::MIN));
 }
+
+/// A group named again and again is described once, on one shard job, and answered at every
+/// position: in full while the repeat budget lasts, then INVALID_REQUEST (before: described
+/// and answered in full at every position, so a few bytes per repeat cost a whole group's
+/// description each).
+#[tokio::test]
+async fn repeated_groups_are_described_once_and_copied_within_the_budget() {
+    use crate::handlers::groups::MAX_REPEATED_ANSWER_BYTES;
+    let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=1\n"));
+    create_topic(&r.state, "input", 2).await;
+    heartbeat(&r.state, "g", "m", 0, "input").await;
+    let repeats = 50_000;
+    let mut ids = vec!["g"; repeats];
+    ids[1] = "nope";
+    ids[2] = "";
+    let shard = r.state.coordinators.for_group("g");
+    let jobs_before = shard.jobs_run();
+    let resp = call(&r.state, request(&ids, true, false), 0).await;
+    // "g" and "nope" together: one job ("" is answered without the shard).
+    assert_eq!(shard.jobs_run() - jobs_before, 1);
+    assert_eq!(resp.groups.len(), repeats);
+    let first = resp.groups[0].clone();
+    assert_eq!((first.error_code, first.members.len()), (0, 1));
+    assert_eq!(
+        (resp.groups[1].group_id.as_str(), resp.groups[1].error_code),
+        ("nope", ErrorCode::GROUP_ID_NOT_FOUND.code())
+    );
+    assert_eq!(
+        resp.groups[2].error_code,
+        ErrorCode::INVALID_GROUP_ID.code()
+    );
+    let size = first.compute_size(0).unwrap();
+    let copies = MAX_REPEATED_ANSWER_BYTES / size;
+    let g: Vec<&DescribedGroup> = resp.groups.iter().filter(|d| d.group_id == "g").collect();
+    assert_eq!(g.len(), repeats - 2);
+    assert!(g[..=copies].iter().all(|d| **d == first));
+    assert!(g[copies + 1..]
+        .iter()
+        .all(|d| d.error_code == ErrorCode::INVALID_REQUEST.code()
+            && d.members.is_empty()
+            && d.authorized_operations == i32::MIN));
+}
