@@ -137,6 +137,9 @@ pub struct Limits {
     pub timeout: Duration,
     /// set/get/delete calls in the plugin at once.
     pub max_concurrent_calls: usize,
+    /// How long a heartbeat waits for `requires_topology_push` (used up to `timeout`):
+    /// [`REQUIRES_PUSH_BUDGET`], not a configuration key.
+    pub requires_push_budget: Duration,
 }
 
 impl Limits {
@@ -145,6 +148,7 @@ impl Limits {
         Limits {
             timeout,
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS as usize,
+            requires_push_budget: REQUIRES_PUSH_BUDGET,
         }
     }
 
@@ -157,7 +161,15 @@ impl Limits {
             max_concurrent_calls: streams
                 .topology_description_max_concurrent_calls
                 .unsigned_abs() as usize,
+            requires_push_budget: REQUIRES_PUSH_BUDGET,
         }
+    }
+}
+
+impl Limits {
+    /// How long a heartbeat waits for `requires_topology_push`.
+    fn requires_push_budget(&self) -> Duration {
+        self.requires_push_budget.min(self.timeout)
     }
 }
 
@@ -413,8 +425,7 @@ impl Inner {
             recycle(job.check);
             return false;
         }
-        let budget = REQUIRES_PUSH_BUDGET.min(self.limits.timeout);
-        match tokio::time::timeout(budget, answer).await {
+        match tokio::time::timeout(self.limits.requires_push_budget(), answer).await {
             Ok(Ok((check, answer))) => {
                 let push = match answer {
                     Ok(push) => push,
@@ -449,7 +460,7 @@ impl Inner {
         if let Some(suppressed) = self.slow_warnings.allow("", Instant::now()) {
             warn!(
                 plugin = %self.name, problem = what,
-                budget_ms = REQUIRES_PUSH_BUDGET.min(self.limits.timeout).as_millis() as u64,
+                budget_ms = self.limits.requires_push_budget().as_millis() as u64,
                 suppressed_since_last_warning = suppressed,
                 "topology description plugin did not answer requires_topology_push; treated as false"
             );
