@@ -60,8 +60,8 @@ impl CallRuntime {
     {
         let deadline = Instant::now() + timeout;
         let task = match Arc::clone(&self.slots).try_acquire_owned() {
-            Ok(slot) => self.handle.spawn(bounded(call, slot, deadline, timeout)),
-            Err(_) => {
+            Ok(slot) => Task::Plugin(self.handle.spawn(bounded(call, slot, deadline, timeout))),
+            Err(_) => Task::Waiting({
                 let (handle, slots, limit) = (self.handle.clone(), Arc::clone(&self.slots), self.limit);
                 tokio::spawn(async move {
                     let slot = match timeout_at(deadline, slots.acquire_owned()).await {
@@ -72,7 +72,7 @@ impl CallRuntime {
                     let mut running = AbortOnDrop(handle.spawn(bounded(call, slot, deadline, timeout)));
                     finish(&mut running.0, deadline, timeout).await
                 })
-            }
+            }),
         };
         PluginCall {
             running: Some(Running {
@@ -141,9 +141,18 @@ pub struct PluginCall<T> {
 }
 
 struct Running<T> {
-    task: JoinHandle<Result<T, PluginCallError>>,
+    task: Task<T>,
     deadline: Instant,
     timeout: Duration,
+}
+
+enum Task<T> {
+    /// On the plugin's runtime, whose threads the plugin may be blocking: waited for until
+    /// the deadline, whatever that runtime does.
+    Plugin(JoinHandle<Result<T, PluginCallError>>),
+    /// Waiting for a slot on the caller's runtime, which gives up at the deadline by itself
+    /// (`Busy`, or whatever the call came to).
+    Waiting(JoinHandle<Result<T, PluginCallError>>),
 }
 
 impl<T> PluginCall<T> {
@@ -154,9 +163,18 @@ impl<T> PluginCall<T> {
 
     /// What the call came to, waiting at most until its deadline.
     pub async fn outcome(self) -> Result<T, PluginCallError> {
-        let Some(mut running) = self.running else {
+        let Some(running) = self.running else {
             return Err(PluginCallError::NotConfigured);
         };
-        finish(&mut running.task, running.deadline, running.timeout).await
+        match running.task {
+            Task::Plugin(mut task) => finish(&mut task, running.deadline, running.timeout).await,
+            Task::Waiting(task) => task.await.unwrap_or_else(|e| {
+                Err(if e.is_panic() {
+                    PluginCallError::Panicked
+                } else {
+                    PluginCallError::Closed
+                })
+            }),
+        }
     }
 }
