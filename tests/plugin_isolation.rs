@@ -61,7 +61,11 @@ fn runtimes() -> Runtimes {
 
 impl Runtimes {
     /// A daemon with `plugin` injected, on the daemon's runtime, with topic `t`.
-    fn start(&self, plugin: Arc<dyn StreamsGroupTopologyDescriptionPlugin>, lines: &[&str]) -> Daemon {
+    fn start(
+        &self,
+        plugin: Arc<dyn StreamsGroupTopologyDescriptionPlugin>,
+        lines: &[&str],
+    ) -> Daemon {
         let extensions = Extensions {
             plugin: Some(plugin),
             ..Default::default()
@@ -185,7 +189,12 @@ impl Misbehaving {
     }
 
     fn way(&self, group: &str) -> Way {
-        self.ways.lock().unwrap().get(group).copied().unwrap_or(Way::Fine)
+        self.ways
+            .lock()
+            .unwrap()
+            .get(group)
+            .copied()
+            .unwrap_or(Way::Fine)
     }
 
     fn record_thread(&self) {
@@ -330,7 +339,10 @@ fn a_plugin_stuck_in_requires_topology_push_leaves_every_heartbeat_answered() {
         "only the plugin's {CHECK_THREADS} check threads are stuck in it, not {entered}"
     );
     assert!(
-        plugin.threads().iter().all(|t| t.starts_with("plugin-check-")),
+        plugin
+            .threads()
+            .iter()
+            .all(|t| t.starts_with("plugin-check-")),
         "{:?}",
         plugin.threads()
     );
@@ -429,7 +441,10 @@ fn calls_stuck_in_the_plugin_time_out_with_the_specifications_answers() {
     assert_eq!(plugin.calls_entered.load(Ordering::SeqCst), 2);
     assert_eq!(plugin.max_running.load(Ordering::SeqCst), 2);
     assert!(
-        plugin.threads().iter().any(|t| t.starts_with("plugin-call")),
+        plugin
+            .threads()
+            .iter()
+            .any(|t| t.starts_with("plugin-call")),
         "{:?}",
         plugin.threads()
     );
@@ -457,7 +472,10 @@ fn a_plugin_whose_close_hangs_does_not_keep_the_daemon_from_stopping() {
         &["group.streams.topology.description.timeout.ms=300"],
     );
     rt.stop(d);
-    assert!(plugin.close_entered.load(Ordering::SeqCst), "close was called");
+    assert!(
+        plugin.close_entered.load(Ordering::SeqCst),
+        "close was called"
+    );
     assert!(
         !plugin.close_returned.load(Ordering::SeqCst),
         "and is still stuck: the daemon did not wait for it"
@@ -522,7 +540,13 @@ fn the_memory_plugins_total_cap_refuses_a_push_as_a_transient_failure() {
     let d = rt.start(plugin.clone(), &[]);
     rt.run(async {
         let (first, id) = joined(&d, "cap-first").await;
-        let r = push95(&first.conn, "cap-first", id.expect("asked"), spec_description()).await;
+        let r = push95(
+            &first.conn,
+            "cap-first",
+            id.expect("asked"),
+            spec_description(),
+        )
+        .await;
         assert_eq!(r.error_code, NONE);
         assert_eq!(plugin.stored_bytes(), one);
 
@@ -531,7 +555,9 @@ fn the_memory_plugins_total_cap_refuses_a_push_as_a_transient_failure() {
         let r = push95(&second.conn, "cap-second", id, spec_description()).await;
         assert_eq!(r.error_code, TOPOLOGY_DESCRIPTION_UPDATE_FAILED);
         assert_eq!(plugin.stored_bytes(), one, "nothing more stored");
-        let g = &describe(&second.conn, &["cap-second"], true, 1).await.groups[0];
+        let g = &describe(&second.conn, &["cap-second"], true, 1)
+            .await
+            .groups[0];
         assert_eq!(g.topology_description_status, NOT_STORED);
         assert_eq!(beat(&mut second, 2).await.topology_description_id, None);
         clock.advance(1_000);

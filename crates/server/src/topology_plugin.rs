@@ -52,8 +52,8 @@ use crate::config::streams::StreamsGroupConfig;
 use crate::config::Config;
 use crate::state::RequestContext;
 
-pub use calls::PluginCall;
 use calls::CallRuntime;
+pub use calls::PluginCall;
 use checks::{Check, CheckThreads, Job};
 
 /// Default of `group.streams.topology.description.timeout.ms`.
@@ -418,11 +418,10 @@ impl TopologyDescriptions {
 
 impl Inner {
     /// Hands `check` to a check thread and waits for the answer within the budget.
-    async fn ask(&self, check: Box<Check>) -> bool {
+    async fn ask(&self, check: Check) -> bool {
         let (reply, answer) = oneshot::channel();
-        if let Err(job) = self.checks.submit(Job { check, reply }, next_start()) {
+        if !self.checks.submit(Job { check, reply }, next_start()) {
             self.warn_slow("every check thread has a backlog; not asked");
-            recycle(job.check);
             return false;
         }
         match tokio::time::timeout(self.limits.requires_push_budget(), answer).await {
@@ -470,30 +469,28 @@ impl Inner {
 
 thread_local! {
     /// Questions answered on this thread, kept for their buffers.
-    static SPARES: RefCell<Vec<Box<Check>>> = const { RefCell::new(Vec::new()) };
+    static SPARES: RefCell<Vec<Check>> = const { RefCell::new(Vec::new()) };
     /// Where this thread's next question starts looking for a check thread.
     static NEXT_START: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// A question filled in by `fill`, in a spare one's buffers when this thread has one.
-fn spare_check(fill: impl FnOnce(&mut Check)) -> Box<Check> {
+fn spare_check(fill: impl FnOnce(&mut Check)) -> Check {
     let spare = SPARES
         .try_with(|spares| spares.borrow_mut().pop())
         .ok()
         .flatten();
-    let mut check = spare.unwrap_or_else(|| {
-        Box::new(Check {
-            ctx: PluginContext::internal(0, 0),
-            group_id: String::new(),
-            id: Uuid::nil(),
-        })
+    let mut check = spare.unwrap_or_else(|| Check {
+        ctx: PluginContext::internal(0, 0),
+        group_id: String::new(),
+        id: Uuid::nil(),
     });
     fill(&mut check);
     check
 }
 
 /// Keeps `check` for reuse on this thread (a few only).
-fn recycle(check: Box<Check>) {
+fn recycle(check: Check) {
     let _ = SPARES.try_with(|spares| {
         let mut spares = spares.borrow_mut();
         if spares.len() < SPARE_CHECKS {

@@ -428,7 +428,11 @@ async fn the_total_size_of_all_descriptions_is_capped_and_a_refusal_is_transient
     assert_eq!(p.stored_bytes(), 2 * size);
 
     assert!(p.requires_topology_push(&ctx(), "b", id(2)));
-    assert_eq!(p.stored_bytes(), size, "a new id gives the old one's bytes back");
+    assert_eq!(
+        p.stored_bytes(),
+        size,
+        "a new id gives the old one's bytes back"
+    );
     clock.advance(61_000);
     assert!(p.get_topology(&ctx(), "c", id(1)).await.unwrap().is_none());
     assert_eq!(p.stored_bytes(), 0, "expiry gives the bytes back");

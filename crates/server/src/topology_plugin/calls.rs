@@ -62,14 +62,16 @@ impl CallRuntime {
         let task = match Arc::clone(&self.slots).try_acquire_owned() {
             Ok(slot) => Task::Plugin(self.handle.spawn(bounded(call, slot, deadline, timeout))),
             Err(_) => Task::Waiting({
-                let (handle, slots, limit) = (self.handle.clone(), Arc::clone(&self.slots), self.limit);
+                let (handle, slots, limit) =
+                    (self.handle.clone(), Arc::clone(&self.slots), self.limit);
                 tokio::spawn(async move {
                     let slot = match timeout_at(deadline, slots.acquire_owned()).await {
                         Ok(Ok(slot)) => slot,
                         Ok(Err(_closed)) => return Err(PluginCallError::Closed),
                         Err(_elapsed) => return Err(PluginCallError::Busy { limit, timeout }),
                     };
-                    let mut running = AbortOnDrop(handle.spawn(bounded(call, slot, deadline, timeout)));
+                    let mut running =
+                        AbortOnDrop(handle.spawn(bounded(call, slot, deadline, timeout)));
                     finish(&mut running.0, deadline, timeout).await
                 })
             }),

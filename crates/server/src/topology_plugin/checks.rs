@@ -18,8 +18,8 @@ use tokio::sync::oneshot;
 
 use super::{panic_message, Plugin};
 
-/// One `requires_topology_push` question. Boxed and handed back with the answer, so the
-/// heartbeat path reuses its buffers instead of allocating them per heartbeat.
+/// One `requires_topology_push` question. Handed back with the answer, so the heartbeat path
+/// reuses its buffers instead of allocating them per heartbeat.
 #[derive(Debug)]
 pub(super) struct Check {
     pub ctx: PluginContext,
@@ -32,8 +32,8 @@ pub(super) type Answer = Result<bool, String>;
 
 /// A question on its way to a check thread, with where to send the answer.
 pub(super) struct Job {
-    pub check: Box<Check>,
-    pub reply: oneshot::Sender<(Box<Check>, Answer)>,
+    pub check: Check,
+    pub reply: oneshot::Sender<(Check, Answer)>,
 }
 
 /// The plugin's check threads. Dropping this ends them once they finish what they are doing
@@ -44,7 +44,11 @@ pub(super) struct CheckThreads {
 
 impl CheckThreads {
     /// `threads` threads, each with a queue of `capacity` questions.
-    pub fn start(plugin: &Arc<Plugin>, threads: usize, capacity: usize) -> io::Result<CheckThreads> {
+    pub fn start(
+        plugin: &Arc<Plugin>,
+        threads: usize,
+        capacity: usize,
+    ) -> io::Result<CheckThreads> {
         let mut queues = Vec::with_capacity(threads);
         for i in 0..threads {
             let (tx, rx) = mpsc::sync_channel(capacity);
@@ -61,17 +65,17 @@ impl CheckThreads {
     }
 
     /// Queues `job` on the first thread with room, starting from `start` (callers spread
-    /// their starts so the threads share the work); gives the job back when every queue is
-    /// full, i.e. every thread has a backlog.
-    pub fn submit(&self, mut job: Job, start: usize) -> Result<(), Job> {
+    /// their starts so the threads share the work); false, dropping the job, when every queue
+    /// is full, i.e. every thread has a backlog.
+    pub fn submit(&self, mut job: Job, start: usize) -> bool {
         let n = self.queues.len();
         for k in 0..n {
             match self.queues[(start + k) % n].try_send(job) {
-                Ok(()) => return Ok(()),
+                Ok(()) => return true,
                 Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => job = back,
             }
         }
-        Err(job)
+        false
     }
 }
 

@@ -516,8 +516,12 @@ async fn a_stuck_requires_topology_push_holds_only_its_threads_and_full_queues_a
     let mut pending = Vec::new();
     let mut ask = |i: usize| {
         let t = t.clone();
-        let mut question = Box::pin(async move { t.requires_push(&ctx(), &format!("g{i}"), ID).await });
-        assert!(question.as_mut().poll(&mut cx).is_pending(), "queued, waiting");
+        let mut question =
+            Box::pin(async move { t.requires_push(&ctx(), &format!("g{i}"), ID).await });
+        assert!(
+            question.as_mut().poll(&mut cx).is_pending(),
+            "queued, waiting"
+        );
         pending.push(question);
     };
     for i in 0..CHECK_THREADS {
@@ -566,9 +570,7 @@ async fn calls_beyond_the_limit_fail_busy_and_no_more_than_the_limit_run_at_once
     let timeout = Duration::from_millis(300);
     let t = TopologyDescriptions::with_limits(plugin.clone(), "blocking", limits(timeout, 2))
         .expect("threads");
-    let calls: Vec<_> = (0..5)
-        .map(|i| t.get(ctx(), format!("g{i}"), ID))
-        .collect();
+    let calls: Vec<_> = (0..5).map(|i| t.get(ctx(), format!("g{i}"), ID)).collect();
     wait_until(
         || plugin.calls_entered.load(Ordering::SeqCst) == 2,
         "two calls inside the plugin",
@@ -590,7 +592,12 @@ async fn calls_beyond_the_limit_fail_busy_and_no_more_than_the_limit_run_at_once
         ]
     );
     // Still no slot: the two stuck calls hold theirs until the plugin returns.
-    assert_eq!(t.set(ctx(), "s".into(), ID, Default::default()).outcome().await, Err(PluginCallError::Busy { limit: 2, timeout }));
+    assert_eq!(
+        t.set(ctx(), "s".into(), ID, Default::default())
+            .outcome()
+            .await,
+        Err(PluginCallError::Busy { limit: 2, timeout })
+    );
     assert_eq!(plugin.calls_entered.load(Ordering::SeqCst), 2);
     assert_eq!(plugin.max_running.load(Ordering::SeqCst), 2);
 }
