@@ -4,7 +4,8 @@
 //! (the daemon's two workers), and behind the daemon's guard, which since issue 13 hands the
 //! question to the plugin's own check threads and waits for the answer: one question at a
 //! time (the round trip's latency), and 64 tasks on two runtime workers asking at once (what a
-//! loaded daemon pays per heartbeat); plus building the request context the plugin is handed.
+//! loaded daemon pays per heartbeat), and asked on the heartbeat's own thread as the daemon asks
+//! the built-in `memory` plugin; plus building the request context the plugin is handed.
 //!
 //! The two-thread lines are wall time per call on each thread: on a VM whose cores other
 //! processes keep busy the threads seldom overlap, so they show contention only on a quiet
@@ -25,7 +26,9 @@ use kcoord_plugins::clock::SystemClock;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
 use kcoord_server::config::{ListenerKind, SecurityProtocol};
 use kcoord_server::state::{ListenerInfo, RequestContext as ServerContext, ServerState};
-use kcoord_server::topology_plugin::{plugin_context, TopologyDescriptions};
+use kcoord_server::topology_plugin::{
+    plugin_context, Limits, PushAnswer, RequiresPushOn, TopologyDescriptions,
+};
 use kcoord_server::Config;
 use kcoord_wire::messages::RequestHeader;
 
@@ -232,7 +235,28 @@ fn requires_push(c: &mut Criterion) {
     group.bench_function("context_plugin_context", |b| {
         b.iter(|| plugin_context(black_box(&rctx)))
     });
-    // The heartbeat handler's whole plugin step, one at a time.
+    // The heartbeat handler's whole plugin step, one at a time: the built-in plugin asked on
+    // the heartbeat's thread (what the daemon does for `memory`), then on the check threads.
+    let inline = TopologyDescriptions::running(
+        stored_plugin(&one),
+        "memory",
+        Limits::with_timeout(Duration::from_secs(30)),
+        RequiresPushOn::HeartbeatThread,
+    )
+    .expect("threads");
+    group.bench_function(
+        "handler_guard_requires_push_for_memory_stored_inline",
+        |b| {
+            b.iter(|| {
+                // Answered on this thread: known at once, nothing to wait for.
+                match inline.requires_push_for(black_box(&rctx), black_box(&one[0]), black_box(ID))
+                {
+                    PushAnswer::Known(answer) => answer,
+                    PushAnswer::Waiting(_) => unreachable!("asked on this thread"),
+                }
+            })
+        },
+    );
     group.bench_function("handler_guard_requires_push_for_memory_stored", |b| {
         b.iter(|| {
             current.block_on(guarded.requires_push_for(

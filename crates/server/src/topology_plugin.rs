@@ -7,7 +7,10 @@
 //! the daemon's runtime:
 //!
 //! - `requires_topology_push` (on the heartbeat path) runs on [`CHECK_THREADS`] threads of
-//!   the plugin's own ([`checks`]). The heartbeat waits for the answer at most
+//!   the plugin's own ([`checks`]). (Except for a built-in plugin whose check is known never to
+//!   block, `memory`'s: handing a question to another thread and the answer back costs several
+//!   times a whole heartbeat, so that one is asked on the heartbeat's thread, inside
+//!   `catch_unwind`; see [`RequiresPushOn`].) The heartbeat waits for the answer at most
 //!   [`REQUIRES_PUSH_BUDGET`] (or `group.streams.topology.description.timeout.ms` when that is
 //!   shorter); an answer not given in time, a question that cannot even be queued because
 //!   every check thread has a backlog, and a panic all count as `false`, the specification's
@@ -37,8 +40,11 @@ mod checks;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use kcoord_plugin_api::{
@@ -173,6 +179,36 @@ impl Limits {
     }
 }
 
+/// Where `requires_topology_push` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequiresPushOn {
+    /// On the plugin's own check threads, within the heartbeat's budget: every plugin the
+    /// daemon does not know never blocks there.
+    PluginThreads,
+    /// On the heartbeat's own thread: only for a built-in plugin whose check is known never to
+    /// block (`kcoord_plugins::registry::requires_push_never_blocks`).
+    HeartbeatThread,
+}
+
+/// What `requires_topology_push` answered (`true`: ask the member to push), as a future:
+/// ready at once when there is no plugin or it was asked on this thread, else waiting for a
+/// check thread (within the budget).
+pub enum PushAnswer {
+    Known(bool),
+    Waiting(Pin<Box<dyn Future<Output = bool> + Send>>),
+}
+
+impl Future for PushAnswer {
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        match self.get_mut() {
+            PushAnswer::Known(answer) => Poll::Ready(*answer),
+            PushAnswer::Waiting(answer) => answer.as_mut().poll(cx),
+        }
+    }
+}
+
 /// The daemon's plugin, or none. Cheap to clone (one `Arc`).
 #[derive(Clone, Default)]
 pub struct TopologyDescriptions {
@@ -184,7 +220,8 @@ struct Inner {
     /// What the configuration called it (or "injected"), for logs.
     name: String,
     limits: Limits,
-    checks: CheckThreads,
+    /// The check threads; `None` when the plugin is asked on the heartbeat's thread.
+    checks: Option<CheckThreads>,
     calls: CallRuntime,
     panic_warnings: WarnLimiter,
     /// Late and unasked `requires_topology_push` questions, under one key.
@@ -226,7 +263,22 @@ impl TopologyDescriptions {
         name: impl Into<String>,
         limits: Limits,
     ) -> std::io::Result<Self> {
-        let checks = CheckThreads::start(&plugin, CHECK_THREADS, CHECK_QUEUE)?;
+        Self::running(plugin, name, limits, RequiresPushOn::PluginThreads)
+    }
+
+    /// [`with_limits`](Self::with_limits), with `requires_topology_push` run where `on` says.
+    pub fn running(
+        plugin: Arc<Plugin>,
+        name: impl Into<String>,
+        limits: Limits,
+        on: RequiresPushOn,
+    ) -> std::io::Result<Self> {
+        let checks = match on {
+            RequiresPushOn::PluginThreads => {
+                Some(CheckThreads::start(&plugin, CHECK_THREADS, CHECK_QUEUE)?)
+            }
+            RequiresPushOn::HeartbeatThread => None,
+        };
         let calls = CallRuntime::new(CALL_THREADS, limits.max_concurrent_calls)?;
         Ok(TopologyDescriptions {
             inner: Some(Arc::new(Inner {
@@ -252,14 +304,20 @@ impl TopologyDescriptions {
         let plugin = kcoord_plugins::create(name, &configs)
             .map_err(|source| PluginStartError::Config { key, source })?;
         let limits = Limits::from_config(streams);
+        let on = if kcoord_plugins::registry::requires_push_never_blocks(name) {
+            RequiresPushOn::HeartbeatThread
+        } else {
+            RequiresPushOn::PluginThreads
+        };
         info!(
             plugin = name,
             key,
             timeout_ms = limits.timeout.as_millis() as u64,
             max_concurrent_calls = limits.max_concurrent_calls,
+            requires_topology_push_on = ?on,
             "topology description plugin configured"
         );
-        Self::with_limits(plugin, name, limits).map_err(|source| PluginStartError::Threads {
+        Self::running(plugin, name, limits, on).map_err(|source| PluginStartError::Threads {
             name: name.to_owned(),
             source,
         })
@@ -296,6 +354,14 @@ impl TopologyDescriptions {
         self.inner.as_ref().map(|i| i.limits.timeout)
     }
 
+    /// Where `requires_topology_push` runs, when a plugin is configured.
+    pub fn requires_push_on(&self) -> Option<RequiresPushOn> {
+        self.inner.as_ref().map(|i| match i.checks {
+            Some(_) => RequiresPushOn::PluginThreads,
+            None => RequiresPushOn::HeartbeatThread,
+        })
+    }
+
     /// The limits, when a plugin is configured.
     pub fn limits(&self) -> Option<Limits> {
         self.inner.as_ref().map(|i| i.limits)
@@ -304,36 +370,36 @@ impl TopologyDescriptions {
     /// `requires_topology_push` for `ctx`, guarded: false without a plugin, and when the
     /// plugin panics, does not answer within the budget, or cannot be asked (see the module
     /// documentation).
-    pub async fn requires_push(&self, ctx: &PluginContext, group_id: &str, id: Uuid) -> bool {
-        let Some(inner) = &self.inner else {
-            return false;
-        };
-        let check = spare_check(|check| {
-            copy_context(&mut check.ctx, ctx);
-            set_str(&mut check.group_id, group_id);
-            check.id = id;
-        });
-        inner.ask(check).await
+    pub fn requires_push(&self, ctx: &PluginContext, group_id: &str, id: Uuid) -> PushAnswer {
+        self.ask(group_id, id, |pctx| copy_context(pctx, ctx))
     }
 
     /// [`requires_push`](Self::requires_push) for the request being handled, with the plugin's
     /// context built as [`plugin_context`] builds it, into reused buffers. For the heartbeat
     /// path.
-    pub async fn requires_push_for(
+    pub fn requires_push_for(
         &self,
         ctx: &RequestContext<'_>,
         group_id: &str,
         id: Uuid,
-    ) -> bool {
+    ) -> PushAnswer {
+        self.ask(group_id, id, |pctx| refill(pctx, ctx))
+    }
+
+    /// Asks the plugin about `group_id` and `id` with the context `fill` writes.
+    fn ask(&self, group_id: &str, id: Uuid, fill: impl FnOnce(&mut PluginContext)) -> PushAnswer {
         let Some(inner) = &self.inner else {
-            return false;
+            return PushAnswer::Known(false);
         };
-        let check = spare_check(|check| {
-            refill(&mut check.ctx, ctx);
-            set_str(&mut check.group_id, group_id);
-            check.id = id;
-        });
-        inner.ask(check).await
+        let mut check = spare_check();
+        fill(&mut check.ctx);
+        if inner.checks.is_none() {
+            return PushAnswer::Known(inner.ask_here(check, group_id, id));
+        }
+        set_str(&mut check.group_id, group_id);
+        check.id = id;
+        let inner = Arc::clone(inner);
+        PushAnswer::Waiting(Box::pin(async move { inner.ask_threads(check).await }))
     }
 
     /// Starts `set_topology` on the plugin's runtime; await [`PluginCall::outcome`] for the
@@ -417,10 +483,13 @@ impl TopologyDescriptions {
 }
 
 impl Inner {
-    /// Hands `check` to a check thread and waits for the answer within the budget.
-    async fn ask(&self, check: Check) -> bool {
+    /// `check`'s answer from a check thread, waited for within the budget.
+    async fn ask_threads(&self, check: Check) -> bool {
+        let Some(checks) = &self.checks else {
+            return false;
+        };
         let (reply, answer) = oneshot::channel();
-        if !self.checks.submit(Job { check, reply }, next_start()) {
+        if !checks.submit(Job { check, reply }, next_start()) {
             self.warn_slow("every check thread has a backlog; not asked");
             return false;
         }
@@ -429,7 +498,7 @@ impl Inner {
                 let push = match answer {
                     Ok(push) => push,
                     Err(panic) => {
-                        self.warn_panic(&check, &panic);
+                        self.warn_panic(&check.group_id, check.id, &panic);
                         false
                     }
                 };
@@ -445,10 +514,24 @@ impl Inner {
         }
     }
 
-    fn warn_panic(&self, check: &Check, panic: &str) {
-        if let Some(suppressed) = self.panic_warnings.allow(&check.group_id, Instant::now()) {
+    /// The plugin asked on this thread (one known never to block) with `check`'s context, a
+    /// panic counting as no.
+    fn ask_here(&self, check: Check, group_id: &str, id: Uuid) -> bool {
+        let plugin = &self.plugin;
+        let answer = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            plugin.requires_topology_push(&check.ctx, group_id, id)
+        }));
+        recycle(check);
+        answer.unwrap_or_else(|panic| {
+            self.warn_panic(group_id, id, &panic_message(panic.as_ref()));
+            false
+        })
+    }
+
+    fn warn_panic(&self, group_id: &str, id: Uuid, panic: &str) {
+        if let Some(suppressed) = self.panic_warnings.allow(group_id, Instant::now()) {
             warn!(
-                group = %check.group_id, topology_description_id = %check.id, plugin = %self.name,
+                group = %group_id, topology_description_id = %id, plugin = %self.name,
                 panic = %panic, suppressed_since_last_warning = suppressed,
                 "topology description plugin panicked in requires_topology_push; treated as false"
             );
@@ -474,19 +557,17 @@ thread_local! {
     static NEXT_START: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// A question filled in by `fill`, in a spare one's buffers when this thread has one.
-fn spare_check(fill: impl FnOnce(&mut Check)) -> Check {
+/// A question to fill in: a spare one, with its buffers, when this thread has one.
+fn spare_check() -> Check {
     let spare = SPARES
         .try_with(|spares| spares.borrow_mut().pop())
         .ok()
         .flatten();
-    let mut check = spare.unwrap_or_else(|| Check {
+    spare.unwrap_or_else(|| Check {
         ctx: PluginContext::internal(0, 0),
         group_id: String::new(),
         id: Uuid::nil(),
-    });
-    fill(&mut check);
-    check
+    })
 }
 
 /// Keeps `check` for reuse on this thread (a few only).

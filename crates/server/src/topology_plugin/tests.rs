@@ -209,6 +209,11 @@ fn the_configuration_selects_the_plugin() {
     ))
     .unwrap();
     assert_eq!(t.timeout(), Some(Duration::from_millis(1234)));
+    assert_eq!(
+        t.requires_push_on(),
+        Some(RequiresPushOn::HeartbeatThread),
+        "the built-in memory plugin is asked on the heartbeat's thread"
+    );
     // Kafka 4.4's key and the Java class name alias work too.
     let t = TopologyDescriptions::from_config(&config(
         "group.streams.topology.description.plugin.class=org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin\n",
@@ -239,6 +244,11 @@ fn an_injected_plugin_wins_over_the_configuration() {
     .unwrap();
     let t = TopologyDescriptions::build(&config, Some(Scripted::new(Mode::Fine))).unwrap();
     assert!(t.is_enabled());
+    assert_eq!(
+        t.requires_push_on(),
+        Some(RequiresPushOn::PluginThreads),
+        "a plugin that is not built in is asked on its own threads"
+    );
     assert_eq!(t.timeout(), Some(Duration::from_millis(99)));
 }
 
@@ -670,4 +680,27 @@ async fn panics_in_every_method_are_contained_and_the_plugins_threads_live_on() 
     }
     assert_eq!(t.get(ctx(), "g".into(), ID).outcome().await, Ok(None));
     assert_eq!(plugin.running.load(Ordering::SeqCst), 0);
+}
+
+/// A built-in plugin known never to block is asked on the caller's thread, a panic there still
+/// counting as no push.
+#[tokio::test]
+async fn a_plugin_asked_on_the_heartbeats_thread_runs_there_and_its_panics_are_no() {
+    let plugin = Blocking::new(false);
+    let t = TopologyDescriptions::running(
+        plugin.clone(),
+        "inline",
+        Limits::with_timeout(WAIT),
+        RequiresPushOn::HeartbeatThread,
+    )
+    .expect("threads");
+    assert!(t.requires_push(&ctx(), "g", ID).await);
+    let here = std::thread::current().name().unwrap_or("").to_owned();
+    assert_eq!(plugin.threads(), [here]);
+    plugin.panic.store(true, Ordering::SeqCst);
+    assert!(!t.requires_push(&ctx(), "g", ID).await);
+    // set/get/delete still run on the plugin's runtime.
+    plugin.panic.store(false, Ordering::SeqCst);
+    assert_eq!(t.get(ctx(), "g".into(), ID).outcome().await, Ok(None));
+    assert!(plugin.threads()[2].starts_with("plugin-call"));
 }
