@@ -407,7 +407,8 @@ fn calls_stuck_in_the_plugin_time_out_with_the_specifications_answers() {
         plugin.clone(),
         &[
             "group.streams.topology.description.max.concurrent.calls=2",
-            "group.streams.topology.description.timeout.ms=500",
+            // Ample time for the plugin's runtime to start the two reads that block.
+            "group.streams.topology.description.timeout.ms=2000",
         ],
     );
     rt.run(async {
@@ -472,10 +473,10 @@ fn a_plugin_whose_close_hangs_does_not_keep_the_daemon_from_stopping() {
         &["group.streams.topology.description.timeout.ms=300"],
     );
     rt.stop(d);
-    assert!(
-        plugin.close_entered.load(Ordering::SeqCst),
-        "close was called"
-    );
+    rt.run(wait_until(
+        || plugin.close_entered.load(Ordering::SeqCst),
+        "close called",
+    ));
     assert!(
         !plugin.close_returned.load(Ordering::SeqCst),
         "and is still stuck: the daemon did not wait for it"

@@ -577,7 +577,8 @@ async fn a_question_not_answered_within_the_budget_is_no_push() {
 async fn calls_beyond_the_limit_fail_busy_and_no_more_than_the_limit_run_at_once() {
     let plugin = Blocking::new(true);
     let _open = OpensOnDrop(plugin.clone());
-    let timeout = Duration::from_millis(300);
+    // Ample time for the plugin's runtime to start the two calls that block.
+    let timeout = Duration::from_secs(2);
     let t = TopologyDescriptions::with_limits(plugin.clone(), "blocking", limits(timeout, 2))
         .expect("threads");
     let calls: Vec<_> = (0..5).map(|i| t.get(ctx(), format!("g{i}"), ID)).collect();
@@ -616,18 +617,16 @@ async fn calls_beyond_the_limit_fail_busy_and_no_more_than_the_limit_run_at_once
 /// serves the next call.
 #[tokio::test]
 async fn a_hanging_call_gives_its_slot_back_at_its_deadline() {
-    let (t, _) = {
-        let plugin = Scripted::new(Mode::Never);
-        let limits = limits(Duration::from_millis(100), 1);
-        (
-            TopologyDescriptions::with_limits(plugin.clone(), "never", limits).expect("threads"),
-            plugin,
-        )
-    };
+    // Each call's deadline is a whole timeout after the previous one's: ample time for the
+    // plugin's runtime to drop the previous call and free the slot.
+    let timeout = Duration::from_millis(500);
+    let plugin = Scripted::new(Mode::Never);
+    let t =
+        TopologyDescriptions::with_limits(plugin, "never", limits(timeout, 1)).expect("threads");
     for _ in 0..3 {
         assert_eq!(
             t.get(ctx(), "g".into(), ID).outcome().await,
-            Err(PluginCallError::TimedOut(Duration::from_millis(100)))
+            Err(PluginCallError::TimedOut(timeout))
         );
     }
 }
@@ -642,7 +641,11 @@ async fn a_close_that_hangs_is_left_behind_after_the_timeout() {
     tokio::time::timeout(WAIT, t.close())
         .await
         .expect("close returns although the plugin's close does not");
-    assert!(plugin.close_entered.load(Ordering::SeqCst));
+    wait_until(
+        || plugin.close_entered.load(Ordering::SeqCst),
+        "close called",
+    )
+    .await;
     assert!(!plugin.close_returned.load(Ordering::SeqCst));
 }
 
