@@ -19,7 +19,8 @@
 //!   heartbeat after that is answered at once. Panics are logged at WARN at most once per
 //!   group per [`PANIC_WARN_INTERVAL`], late or unasked questions at most once per that
 //!   interval in all. The question's buffers are reused per thread, so a steady heartbeat
-//!   allocates only the answer's channel.
+//!   allocates only the answer's channel and the future waiting for it (and nothing when the
+//!   plugin is asked in place).
 //! - `set_topology`, `get_topology` and `delete_topology` run on a small runtime of the
 //!   plugin's own ([`calls`]), at most `group.streams.topology.description.max.concurrent.calls`
 //!   at once. Each call, waiting for a free slot included, has
