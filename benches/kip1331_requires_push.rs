@@ -1,8 +1,11 @@
 //! KIP-1331: what the topology description plugin adds to every heartbeat (issue 4) — the
 //! steady-state `requires_topology_push` of the `memory` plugin (the group's description is
-//! stored under the current id, so the answer is "no"), alone, behind the daemon's guard, and
-//! with two threads asking at once (the daemon's two workers), plus building the request
-//! context the plugin is handed.
+//! stored under the current id, so the answer is "no"), alone, with two threads asking at once
+//! (the daemon's two workers), and behind the daemon's guard, which since issue 13 hands the
+//! question to the plugin's own check threads and waits for the answer: one question at a
+//! time (the round trip's latency), and 64 tasks on two runtime workers asking at once (what a
+//! loaded daemon pays per heartbeat), and asked on the heartbeat's own thread as the daemon asks
+//! the built-in `memory` plugin; plus building the request context the plugin is handed.
 //!
 //! The two-thread lines are wall time per call on each thread: on a VM whose cores other
 //! processes keep busy the threads seldom overlap, so they show contention only on a quiet
@@ -23,7 +26,9 @@ use kcoord_plugins::clock::SystemClock;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
 use kcoord_server::config::{ListenerKind, SecurityProtocol};
 use kcoord_server::state::{ListenerInfo, RequestContext as ServerContext, ServerState};
-use kcoord_server::topology_plugin::{plugin_context, with_plugin_context, TopologyDescriptions};
+use kcoord_server::topology_plugin::{
+    plugin_context, Limits, PushAnswer, RequiresPushOn, TopologyDescriptions,
+};
 use kcoord_server::Config;
 use kcoord_wire::messages::RequestHeader;
 
@@ -113,6 +118,34 @@ fn two_threads(plugin: &Arc<MemoryPlugin>, groups: [&[String]; 2], iters: u64) -
     })
 }
 
+/// `iters` guarded questions from 64 tasks on `runtime` at once, each cycling through its
+/// share of `groups`; the wall time of the whole (per question: what a loaded daemon pays).
+fn concurrent_asks(
+    runtime: &tokio::runtime::Runtime,
+    guarded: &TopologyDescriptions,
+    groups: &Arc<Vec<String>>,
+    iters: u64,
+) -> Duration {
+    const TASKS: u64 = 64;
+    let start = Instant::now();
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for t in 0..TASKS {
+            let (guarded, groups) = (guarded.clone(), Arc::clone(groups));
+            let n = iters / TASKS + u64::from(t < iters % TASKS);
+            tasks.spawn(async move {
+                let ctx = RequestContext::internal(88, 2);
+                for i in 0..n as usize {
+                    let g = &groups[(t as usize * 131 + i) % groups.len()];
+                    black_box(guarded.requires_push(&ctx, g, ID).await);
+                }
+            });
+        }
+        while tasks.join_next().await.is_some() {}
+    });
+    start.elapsed()
+}
+
 fn requires_push(c: &mut Criterion) {
     let ctx = RequestContext::internal(88, 2);
     let mut group = c.benchmark_group("kip1331_requires_push");
@@ -142,9 +175,32 @@ fn requires_push(c: &mut Criterion) {
     });
 
     let plugin = stored_plugin(&one);
-    let guarded = TopologyDescriptions::new(plugin, "memory", Duration::from_secs(30));
-    group.bench_function("guard_memory_stored_1_group", |b| {
-        b.iter(|| guarded.requires_push(black_box(&ctx), black_box(&one[0]), black_box(ID)))
+    let guarded =
+        TopologyDescriptions::new(plugin, "memory", Duration::from_secs(30)).expect("threads");
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    group.bench_function("guard_memory_stored_1_group_round_trip", |b| {
+        b.iter(|| {
+            current.block_on(guarded.requires_push(
+                black_box(&ctx),
+                black_box(&one[0]),
+                black_box(ID),
+            ))
+        })
+    });
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let plugin = stored_plugin(&many);
+    let loaded =
+        TopologyDescriptions::new(plugin, "memory", Duration::from_secs(30)).expect("threads");
+    let many = Arc::new(many);
+    group.bench_function("guard_memory_stored_64_tasks_2_workers", |b| {
+        b.iter_custom(|iters| concurrent_asks(&workers, &loaded, &many, iters))
     });
 
     // The daemon's side: a heartbeat's request context, as the handler has it.
@@ -179,22 +235,36 @@ fn requires_push(c: &mut Criterion) {
     group.bench_function("context_plugin_context", |b| {
         b.iter(|| plugin_context(black_box(&rctx)))
     });
-    group.bench_function("context_with_plugin_context", |b| {
-        b.iter(|| with_plugin_context(black_box(&rctx), |p| black_box(p.correlation_id)))
-    });
-    // The heartbeat handler's whole plugin step: as it is written today, then with the
-    // context reused.
-    group.bench_function("handler_guard_plugin_context_memory_stored", |b| {
+    // The heartbeat handler's whole plugin step, one at a time: the built-in plugin asked on
+    // the heartbeat's thread (what the daemon does for `memory`), then on the check threads.
+    let inline = TopologyDescriptions::running(
+        stored_plugin(&one),
+        "memory",
+        Limits::with_timeout(Duration::from_secs(30)),
+        RequiresPushOn::HeartbeatThread,
+    )
+    .expect("threads");
+    group.bench_function(
+        "handler_guard_requires_push_for_memory_stored_inline",
+        |b| {
+            b.iter(|| {
+                // Answered on this thread: known at once, nothing to wait for.
+                match inline.requires_push_for(black_box(&rctx), black_box(&one[0]), black_box(ID))
+                {
+                    PushAnswer::Known(answer) => answer,
+                    PushAnswer::Waiting(_) => unreachable!("asked on this thread"),
+                }
+            })
+        },
+    );
+    group.bench_function("handler_guard_requires_push_for_memory_stored", |b| {
         b.iter(|| {
-            guarded.requires_push(
-                &plugin_context(black_box(&rctx)),
+            current.block_on(guarded.requires_push_for(
+                black_box(&rctx),
                 black_box(&one[0]),
                 black_box(ID),
-            )
+            ))
         })
-    });
-    group.bench_function("handler_guard_requires_push_for_memory_stored", |b| {
-        b.iter(|| guarded.requires_push_for(black_box(&rctx), black_box(&one[0]), black_box(ID)))
     });
     group.bench_function("clock_system_now_ms", |b| {
         b.iter(|| kcoord_plugins::clock::Clock::now_ms(black_box(&SystemClock)))

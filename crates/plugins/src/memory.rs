@@ -11,6 +11,10 @@
 //!   `ttl.ms / 64` (at most a second);
 //! - descriptions larger than `max.bytes` (encoded size) are refused with `TooLarge`, and that id
 //!   is never asked for again;
+//! - all descriptions together hold at most `max.total.bytes` (encoded size): a push that would
+//!   pass it is refused as a transient failure (`Other`, which the coordinator answers
+//!   TOPOLOGY_DESCRIPTION_UPDATE_FAILED), and its id is asked for again after the back-off, when
+//!   expired or deleted groups may have made room;
 //! - one request per id while a push is in flight (until `inflight.timeout.ms`);
 //! - exponential back-off with jitter after transient failures (a push that never arrived);
 //! - permanent disable for an id after `TooLarge` or `InvalidRequest`;
@@ -18,7 +22,7 @@
 //! - concurrent `set_topology` calls for the same (group, id) are idempotent.
 use std::collections::HashSet;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
@@ -40,14 +44,21 @@ pub struct MemoryPluginConfig {
     pub ttl_ms: u64,
     /// The largest description stored, in encoded bytes.
     pub max_bytes: usize,
+    /// All stored descriptions together, in encoded bytes.
+    pub max_total_bytes: usize,
     pub backoff: Backoff,
 }
+
+/// Default of `max.total.bytes`: 128 MiB of encoded descriptions, room for 32 descriptions of
+/// the largest size, or about 13,000 of a sizeable application's 10 KB.
+pub const DEFAULT_MAX_TOTAL_BYTES: usize = 128 * 1024 * 1024;
 
 impl Default for MemoryPluginConfig {
     fn default() -> Self {
         MemoryPluginConfig {
             ttl_ms: 24 * 60 * 60 * 1000,
             max_bytes: 4 * 1024 * 1024,
+            max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
             // Kafka 4.4's broker-side back-off: 30 s doubling to 1 h, ±20%.
             backoff: Backoff {
                 base_ms: 30_000,
@@ -77,6 +88,9 @@ impl MemoryPluginConfig {
         if let Some(v) = get("max.bytes") {
             c.max_bytes = number("max.bytes", v)? as usize;
         }
+        if let Some(v) = get("max.total.bytes") {
+            c.max_total_bytes = number("max.total.bytes", v)? as usize;
+        }
         if let Some(v) = get("backoff.base.ms") {
             c.backoff.base_ms = number("backoff.base.ms", v)?;
         }
@@ -98,6 +112,12 @@ impl MemoryPluginConfig {
                 ))
             })?;
         }
+        if c.max_total_bytes < c.max_bytes {
+            return Err(PluginError::InvalidRequest(format!(
+                "{PREFIX}max.total.bytes ({}) must be at least {PREFIX}max.bytes ({})",
+                c.max_total_bytes, c.max_bytes
+            )));
+        }
         if c.backoff.max_ms < c.backoff.base_ms {
             return Err(PluginError::InvalidRequest(format!(
                 "{PREFIX}backoff.max.ms must be at least {PREFIX}backoff.base.ms"
@@ -111,6 +131,37 @@ impl MemoryPluginConfig {
 struct Stored {
     id: Uuid,
     description: Arc<StreamsGroupTopologyDescription>,
+    /// Its share of `max.total.bytes`, given back however the description goes (superseded,
+    /// expired, deleted, failed).
+    _charge: Charge,
+}
+
+/// Bytes counted against the plugin's total while this lives.
+#[derive(Debug)]
+struct Charge {
+    bytes: usize,
+    total: Arc<AtomicUsize>,
+}
+
+impl Charge {
+    /// `bytes` more on `total`, unless that would pass `max`.
+    fn reserve(total: &Arc<AtomicUsize>, bytes: usize, max: usize) -> Option<Charge> {
+        total
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|&after| after <= max)
+            })
+            .ok()?;
+        Some(Charge {
+            bytes,
+            total: Arc::clone(total),
+        })
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
 }
 
 #[derive(Debug)]
@@ -320,6 +371,8 @@ pub struct MemoryPlugin {
     /// Per-instance, so which groups share a shard cannot be chosen from outside.
     shard_seed: u64,
     last_sweep: AtomicU64,
+    /// Encoded bytes of every stored description, at most `max_total_bytes`.
+    stored_bytes: Arc<AtomicUsize>,
 }
 
 impl Default for MemoryPlugin {
@@ -336,6 +389,7 @@ impl MemoryPlugin {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             shard_seed: rand::random(),
             last_sweep: AtomicU64::new(0),
+            stored_bytes: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -388,6 +442,11 @@ impl MemoryPlugin {
                 shard.republish_all(&mut map);
             }
         }
+    }
+
+    /// Encoded bytes of all stored descriptions (what `max.total.bytes` bounds).
+    pub fn stored_bytes(&self) -> usize {
+        self.stored_bytes.load(Ordering::Acquire)
     }
 
     /// Number of groups held (expired ones included until the next sweep).
@@ -474,9 +533,21 @@ impl MemoryPlugin {
             entry.state = PushState::Disabled;
             return Err(e);
         }
+        let max_total = self.config.max_total_bytes;
+        let Some(charge) = Charge::reserve(&self.stored_bytes, size, max_total) else {
+            // Room may come (groups expire or are deleted): ask again after the back-off.
+            entry
+                .state
+                .transient_failure(now, &self.config.backoff, rand::random::<f64>());
+            return Err(PluginError::Other(format!(
+                "the description is {size} bytes and the stored ones already hold {} of the {max_total} bytes this plugin stores in all",
+                self.stored_bytes()
+            )));
+        };
         entry.stored = Some(Stored {
             id,
             description: Arc::new(description),
+            _charge: charge,
         });
         entry.state = PushState::Stored;
         Ok(())

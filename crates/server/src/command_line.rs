@@ -10,6 +10,7 @@ use clap::Parser;
 use tracing::{debug, error, info, warn};
 
 use crate::config::{Config, ConfigWarning};
+use crate::topology_plugin::PluginStartError;
 use crate::{logging, server};
 
 /// Exit status for a bad config file or bad arguments (clap uses 2 as well).
@@ -122,7 +123,7 @@ async fn run(config: Config) -> ExitCode {
     let cluster_id = config.cluster_id.clone();
     let handle = match server::start(config).await {
         Ok(handle) => handle,
-        Err(e @ server::StartError::Plugin(_)) => {
+        Err(e @ server::StartError::Plugin(PluginStartError::Config { .. })) => {
             // A plugin that rejects its settings is a configuration error, reported like a bad
             // key: one line, status 2.
             eprintln!("error: {e}");

@@ -49,7 +49,7 @@ pub enum StartError {
         source: std::io::Error,
     },
     /// The topology description plugin could not be built (a configuration error: the CLI
-    /// exits 2).
+    /// exits 2) or its threads could not be started.
     #[error(transparent)]
     Plugin(#[from] PluginStartError),
     /// The metadata log in `metadata.log.dir` cannot be read or does not replay.
@@ -122,7 +122,7 @@ pub async fn start_with(
         let listener = match bind(l).await {
             Ok(listener) => listener,
             Err(e) => {
-                topology.close();
+                topology.close().await;
                 return Err(e);
             }
         };
@@ -306,6 +306,6 @@ impl ServerHandle {
             }
         }
         // Last: nothing can call the plugin any more.
-        self.state.topology.close();
+        self.state.topology.close().await;
     }
 }

@@ -1,59 +1,117 @@
 //! The KIP-1331 topology description plugin as the daemon holds it: built from the
-//! configuration (or injected by an embedding program), guarded on every call, bounded in time.
+//! configuration (or injected by an embedding program), guarded on every call, bounded in time
+//! and in the threads it may hold.
 //!
 //! A plugin is code the daemon does not control, called on request paths that must keep
-//! working whatever it does:
+//! working whatever it does: block, never answer, panic. So none of it runs on a worker of
+//! the daemon's runtime:
 //!
-//! - `requires_topology_push` is synchronous and on the heartbeat path. It runs on the
-//!   connection task that handled the heartbeat, never on a coordinator shard (whose other
-//!   groups would wait behind it), inside `catch_unwind`: a panic counts as `false` and is
-//!   logged at WARN at most once per group per [`PANIC_WARN_INTERVAL`], because a plugin that
-//!   panics on every heartbeat would otherwise flood the log. Its request context is reused
-//!   per thread ([`with_plugin_context`]), so the call allocates nothing of the daemon's.
-//! - `set_topology`, `get_topology` and `delete_topology` each run on a task of their own, so a
-//!   panic ends that task only (tokio reports it as a `JoinError`), and the caller waits at most
-//!   `group.streams.topology.description.timeout.ms`; a call still running then is aborted and
-//!   answered as a failure, so a plugin that never completes cannot hold a request forever.
+//! - `requires_topology_push` (on the heartbeat path) runs on [`CHECK_THREADS`] threads of
+//!   the plugin's own ([`checks`]). (Except for a built-in plugin whose check is known never to
+//!   block, `memory`'s: handing a question to another thread and the answer back costs several
+//!   times a whole heartbeat, so that one is asked on the heartbeat's thread, inside
+//!   `catch_unwind`; see [`RequiresPushOn`].) The heartbeat waits for the answer at most
+//!   [`REQUIRES_PUSH_BUDGET`] (or `group.streams.topology.description.timeout.ms` when that is
+//!   shorter); an answer not given in time, a question that cannot even be queued because
+//!   every check thread has a backlog, and a panic all count as `false`, the specification's
+//!   backstop, and the heartbeat goes on. A plugin that blocks forever holds its check
+//!   threads and delays at most the heartbeats queued behind them, by the budget each; every
+//!   heartbeat after that is answered at once. Panics are logged at WARN at most once per
+//!   group per [`PANIC_WARN_INTERVAL`], late or unasked questions at most once per that
+//!   interval in all. The question's buffers are reused per thread, so a steady heartbeat
+//!   allocates only the answer's channel and the future waiting for it (and nothing when the
+//!   plugin is asked in place).
+//! - `set_topology`, `get_topology` and `delete_topology` run on a small runtime of the
+//!   plugin's own ([`calls`]), at most `group.streams.topology.description.max.concurrent.calls`
+//!   at once. Each call, waiting for a free slot included, has
+//!   `group.streams.topology.description.timeout.ms` to finish; then it is dropped and
+//!   answered as a failure ([`PluginCallError::TimedOut`] or [`PluginCallError::Busy`]), which
+//!   the handlers map as the specification maps a plugin failure: a push is
+//!   TOPOLOGY_DESCRIPTION_UPDATE_FAILED, a describe read ERROR, a delete is logged. A panic
+//!   ends that call only ([`PluginCallError::Panicked`]).
+//! - `close()` runs on a thread of its own at shutdown, and shutdown waits for it at most
+//!   `timeout.ms`: a plugin whose close hangs is logged once and left behind.
 //!
-//! Without a plugin (the key unset), every accessor answers "not configured" and nothing is
-//! ever called.
+//! Without a plugin (the key unset), every accessor answers "not configured", nothing is
+//! ever called and no thread is started.
 
-use std::cell::Cell;
+mod calls;
+mod checks;
+
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use kcoord_plugin_api::{
     PluginConfigs, PluginError, RequestContext as PluginContext, StreamsGroupTopologyDescription,
     StreamsGroupTopologyDescriptionPlugin, Uuid,
 };
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use tracing::{info, warn};
 
+use crate::config::streams::StreamsGroupConfig;
 use crate::config::Config;
 use crate::state::RequestContext;
 
+use calls::CallRuntime;
+pub use calls::PluginCall;
+use checks::{Check, CheckThreads, Job};
+
 /// Default of `group.streams.topology.description.timeout.ms`.
 pub const DEFAULT_TIMEOUT_MS: i32 = 30_000;
-/// A group's `requires_topology_push` panics are logged at most this often.
+/// Default of `group.streams.topology.description.max.concurrent.calls`.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: i32 = 64;
+/// How long a heartbeat waits for `requires_topology_push` (at most `timeout.ms`). The
+/// specification asks the method to "return quickly"; a plugin needing longer is broken or
+/// stuck, and the heartbeat answers as if it said no. Far below any session timeout, and a
+/// heartbeat delayed by it is still answered well within a client's request timeout.
+pub const REQUIRES_PUSH_BUDGET: Duration = Duration::from_millis(100);
+/// Threads `requires_topology_push` runs on, per plugin: two, so one slow call does not hold
+/// every heartbeat behind it.
+pub const CHECK_THREADS: usize = 2;
+/// Questions queued per check thread. A thread stuck in the plugin delays at most this many
+/// heartbeats (by the budget each); once its queue is full it is passed over.
+pub const CHECK_QUEUE: usize = 256;
+/// Threads of the plugin's runtime for set/get/delete: the memory plugin's calls finish at
+/// their first poll, and an external store's client is asynchronous; a plugin that blocks its
+/// thread holds one of these, never more.
+pub const CALL_THREADS: usize = 2;
+/// A group's `requires_topology_push` panics are logged at most this often; so are late or
+/// unasked questions, all groups together.
 pub const PANIC_WARN_INTERVAL: Duration = Duration::from_secs(60);
 /// Groups remembered by the WARN rate limiter before old entries are dropped.
 const WARN_LIMITER_CAPACITY: usize = 10_000;
+/// Spare questions kept per thread for reuse.
+const SPARE_CHECKS: usize = 64;
 /// The principal every request has until authentication exists (Kafka's PLAINTEXT default).
 pub const ANONYMOUS: &str = "User:ANONYMOUS";
 
 pub type Plugin = dyn StreamsGroupTopologyDescriptionPlugin;
 
-/// A plugin that could not be built at startup.
+/// A plugin that could not be started.
 #[derive(Debug, thiserror::Error)]
-#[error("{key}: {source}")]
-pub struct PluginStartError {
-    /// The configuration key that named the plugin.
-    pub key: &'static str,
-    #[source]
-    pub source: kcoord_plugins::RegistryError,
+pub enum PluginStartError {
+    /// The configuration names an unknown plugin, or the plugin rejected its settings.
+    #[error("{key}: {source}")]
+    Config {
+        /// The configuration key that named the plugin.
+        key: &'static str,
+        #[source]
+        source: kcoord_plugins::RegistryError,
+    },
+    /// The plugin's threads could not be started.
+    #[error("topology description plugin {name}: cannot start its threads: {source}")]
+    Threads {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How a guarded plugin call failed.
@@ -65,12 +123,91 @@ pub enum PluginCallError {
     /// The plugin did not answer in time; the call was abandoned.
     #[error("the plugin did not complete within {0:?}")]
     TimedOut(Duration),
+    /// No call slot came free in time: `limit` calls were still running in the plugin.
+    #[error("the plugin was busy: {limit} calls were running for all of {timeout:?}")]
+    Busy { limit: usize, timeout: Duration },
     /// The plugin panicked.
     #[error("the plugin panicked")]
     Panicked,
+    /// The plugin's runtime is shut down.
+    #[error("the plugin is closed")]
+    Closed,
     /// No plugin is configured.
     #[error("no topology description plugin is configured")]
     NotConfigured,
+}
+
+/// How the daemon bounds its plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Each set/get/delete call, its wait for a slot included, and `close()`.
+    pub timeout: Duration,
+    /// set/get/delete calls in the plugin at once.
+    pub max_concurrent_calls: usize,
+    /// How long a heartbeat waits for `requires_topology_push` (used up to `timeout`):
+    /// [`REQUIRES_PUSH_BUDGET`], not a configuration key.
+    pub requires_push_budget: Duration,
+}
+
+impl Limits {
+    /// `timeout`, and the default number of concurrent calls.
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Limits {
+            timeout,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS as usize,
+            requires_push_budget: REQUIRES_PUSH_BUDGET,
+        }
+    }
+
+    /// `group.streams.topology.description.timeout.ms` and `...max.concurrent.calls`.
+    pub fn from_config(streams: &StreamsGroupConfig) -> Self {
+        Limits {
+            timeout: Duration::from_millis(u64::from(
+                streams.topology_description_timeout_ms.unsigned_abs(),
+            )),
+            max_concurrent_calls: streams
+                .topology_description_max_concurrent_calls
+                .unsigned_abs() as usize,
+            requires_push_budget: REQUIRES_PUSH_BUDGET,
+        }
+    }
+}
+
+impl Limits {
+    /// How long a heartbeat waits for `requires_topology_push`.
+    fn requires_push_budget(&self) -> Duration {
+        self.requires_push_budget.min(self.timeout)
+    }
+}
+
+/// Where `requires_topology_push` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequiresPushOn {
+    /// On the plugin's own check threads, within the heartbeat's budget: every plugin the
+    /// daemon does not know never blocks there.
+    PluginThreads,
+    /// On the heartbeat's own thread: only for a built-in plugin whose check is known never to
+    /// block (`kcoord_plugins::registry::requires_push_never_blocks`).
+    HeartbeatThread,
+}
+
+/// What `requires_topology_push` answered (`true`: ask the member to push), as a future:
+/// ready at once when there is no plugin or it was asked on this thread, else waiting for a
+/// check thread (within the budget).
+pub enum PushAnswer {
+    Known(bool),
+    Waiting(Pin<Box<dyn Future<Output = bool> + Send>>),
+}
+
+impl Future for PushAnswer {
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        match self.get_mut() {
+            PushAnswer::Known(answer) => Poll::Ready(*answer),
+            PushAnswer::Waiting(answer) => answer.as_mut().poll(cx),
+        }
+    }
 }
 
 /// The daemon's plugin, or none. Cheap to clone (one `Arc`).
@@ -83,8 +220,13 @@ struct Inner {
     plugin: Arc<Plugin>,
     /// What the configuration called it (or "injected"), for logs.
     name: String,
-    timeout: Duration,
+    limits: Limits,
+    /// The check threads; `None` when the plugin is asked on the heartbeat's thread.
+    checks: Option<CheckThreads>,
+    calls: CallRuntime,
     panic_warnings: WarnLimiter,
+    /// Late and unasked `requires_topology_push` questions, under one key.
+    slow_warnings: WarnLimiter,
 }
 
 impl fmt::Debug for TopologyDescriptions {
@@ -94,7 +236,7 @@ impl fmt::Debug for TopologyDescriptions {
             Some(inner) => f
                 .debug_struct("TopologyDescriptions")
                 .field("plugin", &inner.name)
-                .field("timeout", &inner.timeout)
+                .field("limits", &inner.limits)
                 .finish(),
         }
     }
@@ -106,16 +248,50 @@ impl TopologyDescriptions {
         TopologyDescriptions { inner: None }
     }
 
-    /// `plugin`, already configured, with calls bounded by `timeout`.
-    pub fn new(plugin: Arc<Plugin>, name: impl Into<String>, timeout: Duration) -> Self {
-        TopologyDescriptions {
+    /// `plugin`, already configured, with calls bounded by `timeout` and the default number
+    /// of concurrent calls; starts its threads.
+    pub fn new(
+        plugin: Arc<Plugin>,
+        name: impl Into<String>,
+        timeout: Duration,
+    ) -> std::io::Result<Self> {
+        Self::with_limits(plugin, name, Limits::with_timeout(timeout))
+    }
+
+    /// `plugin`, already configured, bounded by `limits`; starts its threads.
+    pub fn with_limits(
+        plugin: Arc<Plugin>,
+        name: impl Into<String>,
+        limits: Limits,
+    ) -> std::io::Result<Self> {
+        Self::running(plugin, name, limits, RequiresPushOn::PluginThreads)
+    }
+
+    /// [`with_limits`](Self::with_limits), with `requires_topology_push` run where `on` says.
+    pub fn running(
+        plugin: Arc<Plugin>,
+        name: impl Into<String>,
+        limits: Limits,
+        on: RequiresPushOn,
+    ) -> std::io::Result<Self> {
+        let checks = match on {
+            RequiresPushOn::PluginThreads => {
+                Some(CheckThreads::start(&plugin, CHECK_THREADS, CHECK_QUEUE)?)
+            }
+            RequiresPushOn::HeartbeatThread => None,
+        };
+        let calls = CallRuntime::new(CALL_THREADS, limits.max_concurrent_calls)?;
+        Ok(TopologyDescriptions {
             inner: Some(Arc::new(Inner {
                 plugin,
                 name: name.into(),
-                timeout,
+                limits,
+                checks,
+                calls,
                 panic_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
+                slow_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
             })),
-        }
+        })
     }
 
     /// The plugin the configuration names, built by the registry and configured with every
@@ -127,20 +303,25 @@ impl TopologyDescriptions {
         };
         let configs: PluginConfigs = streams.topology_description_configs.clone();
         let plugin = kcoord_plugins::create(name, &configs)
-            .map_err(|source| PluginStartError { key, source })?;
+            .map_err(|source| PluginStartError::Config { key, source })?;
+        let limits = Limits::from_config(streams);
+        let on = if kcoord_plugins::registry::requires_push_never_blocks(name) {
+            RequiresPushOn::HeartbeatThread
+        } else {
+            RequiresPushOn::PluginThreads
+        };
         info!(
             plugin = name,
             key,
-            timeout_ms = streams.topology_description_timeout_ms,
+            timeout_ms = limits.timeout.as_millis() as u64,
+            max_concurrent_calls = limits.max_concurrent_calls,
+            requires_topology_push_on = ?on,
             "topology description plugin configured"
         );
-        Ok(TopologyDescriptions::new(
-            plugin,
-            name,
-            Duration::from_millis(u64::from(
-                streams.topology_description_timeout_ms.unsigned_abs(),
-            )),
-        ))
+        Self::running(plugin, name, limits, on).map_err(|source| PluginStartError::Threads {
+            name: name.to_owned(),
+            source,
+        })
     }
 
     /// An injected plugin if there is one (it wins over the configuration), else the one the
@@ -148,17 +329,18 @@ impl TopologyDescriptions {
     pub fn build(config: &Config, injected: Option<Arc<Plugin>>) -> Result<Self, PluginStartError> {
         match injected {
             Some(plugin) => {
-                let timeout = Duration::from_millis(u64::from(
-                    config
-                        .streams
-                        .topology_description_timeout_ms
-                        .unsigned_abs(),
-                ));
+                let limits = Limits::from_config(&config.streams);
                 info!(
-                    timeout_ms = timeout.as_millis() as u64,
+                    timeout_ms = limits.timeout.as_millis() as u64,
+                    max_concurrent_calls = limits.max_concurrent_calls,
                     "injected topology description plugin configured"
                 );
-                Ok(TopologyDescriptions::new(plugin, "injected", timeout))
+                Self::with_limits(plugin, "injected", limits).map_err(|source| {
+                    PluginStartError::Threads {
+                        name: "injected".to_owned(),
+                        source,
+                    }
+                })
             }
             None => TopologyDescriptions::from_config(config),
         }
@@ -170,44 +352,59 @@ impl TopologyDescriptions {
 
     /// The bound on set/get/delete calls, when a plugin is configured.
     pub fn timeout(&self) -> Option<Duration> {
-        self.inner.as_ref().map(|i| i.timeout)
+        self.inner.as_ref().map(|i| i.limits.timeout)
     }
 
-    /// `requires_topology_push`, guarded: false without a plugin or when the plugin panics
-    /// (logged at WARN, rate limited per group).
-    pub fn requires_push(&self, ctx: &PluginContext, group_id: &str, id: Uuid) -> bool {
-        let Some(inner) = &self.inner else {
-            return false;
-        };
-        let plugin = &inner.plugin;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            plugin.requires_topology_push(ctx, group_id, id)
-        })) {
-            Ok(answer) => answer,
-            Err(panic) => {
-                if let Some(suppressed) = inner.panic_warnings.allow(group_id, Instant::now()) {
-                    warn!(
-                        group = %group_id, topology_description_id = %id, plugin = %inner.name,
-                        panic = %panic_message(panic.as_ref()), suppressed_since_last_warning = suppressed,
-                        "topology description plugin panicked in requires_topology_push; treated as false"
-                    );
-                }
-                false
-            }
-        }
+    /// Where `requires_topology_push` runs, when a plugin is configured.
+    pub fn requires_push_on(&self) -> Option<RequiresPushOn> {
+        self.inner.as_ref().map(|i| match i.checks {
+            Some(_) => RequiresPushOn::PluginThreads,
+            None => RequiresPushOn::HeartbeatThread,
+        })
+    }
+
+    /// The limits, when a plugin is configured.
+    pub fn limits(&self) -> Option<Limits> {
+        self.inner.as_ref().map(|i| i.limits)
+    }
+
+    /// `requires_topology_push` for `ctx`, guarded: false without a plugin, and when the
+    /// plugin panics, does not answer within the budget, or cannot be asked (see the module
+    /// documentation).
+    pub fn requires_push(&self, ctx: &PluginContext, group_id: &str, id: Uuid) -> PushAnswer {
+        self.ask(group_id, id, |pctx| copy_context(pctx, ctx))
     }
 
     /// [`requires_push`](Self::requires_push) for the request being handled, with the plugin's
-    /// context built as [`with_plugin_context`] does: without allocating, once this thread has
-    /// handled a request like it. For the heartbeat path.
-    pub fn requires_push_for(&self, ctx: &RequestContext<'_>, group_id: &str, id: Uuid) -> bool {
-        if self.inner.is_none() {
-            return false;
-        }
-        with_plugin_context(ctx, |pctx| self.requires_push(pctx, group_id, id))
+    /// context built as [`plugin_context`] builds it, into reused buffers. For the heartbeat
+    /// path.
+    pub fn requires_push_for(
+        &self,
+        ctx: &RequestContext<'_>,
+        group_id: &str,
+        id: Uuid,
+    ) -> PushAnswer {
+        self.ask(group_id, id, |pctx| refill(pctx, ctx))
     }
 
-    /// Starts `set_topology` on its own task; await [`PluginCall::outcome`] for the result.
+    /// Asks the plugin about `group_id` and `id` with the context `fill` writes.
+    fn ask(&self, group_id: &str, id: Uuid, fill: impl FnOnce(&mut PluginContext)) -> PushAnswer {
+        let Some(inner) = &self.inner else {
+            return PushAnswer::Known(false);
+        };
+        let mut check = spare_check();
+        fill(&mut check.ctx);
+        if inner.checks.is_none() {
+            return PushAnswer::Known(inner.ask_here(check, group_id, id));
+        }
+        set_str(&mut check.group_id, group_id);
+        check.id = id;
+        let inner = Arc::clone(inner);
+        PushAnswer::Waiting(Box::pin(async move { inner.ask_threads(check).await }))
+    }
+
+    /// Starts `set_topology` on the plugin's runtime; await [`PluginCall::outcome`] for the
+    /// result.
     pub fn set(
         &self,
         ctx: PluginContext,
@@ -220,7 +417,7 @@ impl TopologyDescriptions {
         })
     }
 
-    /// Starts `get_topology` on its own task.
+    /// Starts `get_topology` on the plugin's runtime.
     pub fn get(
         &self,
         ctx: PluginContext,
@@ -230,7 +427,7 @@ impl TopologyDescriptions {
         self.start(move |plugin| async move { plugin.get_topology(&ctx, &group_id, id).await })
     }
 
-    /// Starts `delete_topology` on its own task.
+    /// Starts `delete_topology` on the plugin's runtime.
     pub fn delete(&self, ctx: PluginContext, group_id: String) -> PluginCall<()> {
         self.start(move |plugin| async move { plugin.delete_topology(&ctx, &group_id).await })
     }
@@ -242,63 +439,164 @@ impl TopologyDescriptions {
         Fut: std::future::Future<Output = Result<T, PluginError>> + Send + 'static,
     {
         let Some(inner) = &self.inner else {
-            return PluginCall { running: None };
+            return PluginCall::not_configured();
         };
         // The deadline starts now, so calls started together (describe's per-group reads)
         // share one bound however they are awaited.
-        let deadline = tokio::time::Instant::now() + inner.timeout;
-        let handle = tokio::spawn(call(Arc::clone(&inner.plugin)));
-        PluginCall {
-            running: Some(Running {
-                handle,
-                deadline,
-                timeout: inner.timeout,
-            }),
-        }
+        inner
+            .calls
+            .start(call(Arc::clone(&inner.plugin)), inner.limits.timeout)
     }
 
-    /// `close()` on shutdown; a panic there is logged, not propagated.
-    pub fn close(&self) {
-        if let Some(inner) = &self.inner {
-            let plugin = &inner.plugin;
-            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| plugin.close())) {
-                warn!(plugin = %inner.name, panic = %panic_message(panic.as_ref()), "topology description plugin panicked in close");
-            }
-        }
-    }
-}
-
-/// A plugin call in progress.
-pub struct PluginCall<T> {
-    running: Option<Running<T>>,
-}
-
-struct Running<T> {
-    handle: JoinHandle<Result<T, PluginError>>,
-    deadline: tokio::time::Instant,
-    timeout: Duration,
-}
-
-impl<T> PluginCall<T> {
-    /// What the call came to, waiting at most until its deadline.
-    pub async fn outcome(self) -> Result<T, PluginCallError> {
-        let Some(Running {
-            mut handle,
-            deadline,
-            timeout,
-        }) = self.running
-        else {
-            return Err(PluginCallError::NotConfigured);
+    /// `close()` on shutdown, on a thread of its own: waits for it at most `timeout.ms`, then
+    /// goes on without it (logged once). A panic there is logged, not propagated.
+    pub async fn close(&self) {
+        let Some(inner) = &self.inner else {
+            return;
         };
-        match tokio::time::timeout_at(deadline, &mut handle).await {
-            Ok(Ok(answer)) => answer.map_err(PluginCallError::Plugin),
-            // Cancelled is impossible (only this call could abort it); treat it as a panic.
-            Ok(Err(_join)) => Err(PluginCallError::Panicked),
+        let (tx, rx) = oneshot::channel();
+        let plugin = Arc::clone(&inner.plugin);
+        let closing = std::thread::Builder::new()
+            .name("plugin-close".to_owned())
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| plugin.close()));
+                let _ = tx.send(outcome.map_err(|panic| panic_message(panic.as_ref())));
+            });
+        if let Err(e) = closing {
+            warn!(plugin = %inner.name, error = %e, "cannot start a thread to close the topology description plugin; not closed");
+            return;
+        }
+        match tokio::time::timeout(inner.limits.timeout, rx).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(panic))) => {
+                warn!(plugin = %inner.name, panic = %panic, "topology description plugin panicked in close")
+            }
+            // The thread ended without a word: only a panic while sending could do that.
+            Ok(Err(_gone)) => {
+                warn!(plugin = %inner.name, "topology description plugin's close ended abnormally")
+            }
+            Err(_elapsed) => warn!(
+                plugin = %inner.name, timeout_ms = inner.limits.timeout.as_millis() as u64,
+                "topology description plugin did not finish close in time; stopping without waiting for it"
+            ),
+        }
+    }
+}
+
+impl Inner {
+    /// `check`'s answer from a check thread, waited for within the budget.
+    async fn ask_threads(&self, check: Check) -> bool {
+        let Some(checks) = &self.checks else {
+            return false;
+        };
+        let (reply, answer) = oneshot::channel();
+        if !checks.submit(Job { check, reply }, next_start()) {
+            self.warn_slow("every check thread has a backlog; not asked");
+            return false;
+        }
+        match tokio::time::timeout(self.limits.requires_push_budget(), answer).await {
+            Ok(Ok((check, answer))) => {
+                let push = match answer {
+                    Ok(push) => push,
+                    Err(panic) => {
+                        self.warn_panic(&check.group_id, check.id, &panic);
+                        false
+                    }
+                };
+                recycle(check);
+                push
+            }
+            // The thread dropped the question: it is shutting down.
+            Ok(Err(_dropped)) => false,
             Err(_elapsed) => {
-                handle.abort();
-                Err(PluginCallError::TimedOut(timeout))
+                self.warn_slow("no answer within the heartbeat's budget");
+                false
             }
         }
+    }
+
+    /// The plugin asked on this thread (one known never to block) with `check`'s context, a
+    /// panic counting as no.
+    fn ask_here(&self, check: Check, group_id: &str, id: Uuid) -> bool {
+        let plugin = &self.plugin;
+        let answer = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            plugin.requires_topology_push(&check.ctx, group_id, id)
+        }));
+        recycle(check);
+        answer.unwrap_or_else(|panic| {
+            self.warn_panic(group_id, id, &panic_message(panic.as_ref()));
+            false
+        })
+    }
+
+    fn warn_panic(&self, group_id: &str, id: Uuid, panic: &str) {
+        if let Some(suppressed) = self.panic_warnings.allow(group_id, Instant::now()) {
+            warn!(
+                group = %group_id, topology_description_id = %id, plugin = %self.name,
+                panic = %panic, suppressed_since_last_warning = suppressed,
+                "topology description plugin panicked in requires_topology_push; treated as false"
+            );
+        }
+    }
+
+    fn warn_slow(&self, what: &'static str) {
+        if let Some(suppressed) = self.slow_warnings.allow("", Instant::now()) {
+            warn!(
+                plugin = %self.name, problem = what,
+                budget_ms = self.limits.requires_push_budget().as_millis() as u64,
+                suppressed_since_last_warning = suppressed,
+                "topology description plugin did not answer requires_topology_push; treated as false"
+            );
+        }
+    }
+}
+
+thread_local! {
+    /// Questions answered on this thread, kept for their buffers.
+    static SPARES: RefCell<Vec<Check>> = const { RefCell::new(Vec::new()) };
+    /// Where this thread's next question starts looking for a check thread.
+    static NEXT_START: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A question to fill in: a spare one, with its buffers, when this thread has one.
+fn spare_check() -> Check {
+    let spare = SPARES
+        .try_with(|spares| spares.borrow_mut().pop())
+        .ok()
+        .flatten();
+    spare.unwrap_or_else(|| Check {
+        ctx: PluginContext::internal(0, 0),
+        group_id: String::new(),
+        id: Uuid::nil(),
+    })
+}
+
+/// Keeps `check` for reuse on this thread (a few only).
+fn recycle(check: Check) {
+    let _ = SPARES.try_with(|spares| {
+        let mut spares = spares.borrow_mut();
+        if spares.len() < SPARE_CHECKS {
+            spares.push(check);
+        }
+    });
+}
+
+/// Spreads this thread's questions over the check threads in turn.
+fn next_start() -> usize {
+    NEXT_START
+        .try_with(|next| {
+            let start = next.get();
+            next.set(start.wrapping_add(1));
+            start
+        })
+        .unwrap_or(0)
+}
+
+/// Rewrites `dst` to `src` in place (allocating only when its buffer is too short).
+fn set_str(dst: &mut String, src: &str) {
+    if dst != src {
+        dst.clear();
+        dst.push_str(src);
     }
 }
 
@@ -326,41 +624,9 @@ pub fn plugin_context(ctx: &RequestContext<'_>) -> PluginContext {
     }
 }
 
-thread_local! {
-    /// The last context [`with_plugin_context`] built on this thread; its strings' buffers are
-    /// reused by the next call. Boxed so that taking it out and putting it back moves a pointer.
-    static SCRATCH_CONTEXT: Cell<Option<Box<PluginContext>>> = const { Cell::new(None) };
-}
-
-/// Calls `f` with the request context a plugin sees for `ctx`, equal to [`plugin_context`]'s.
-///
-/// `requires_topology_push` runs on every heartbeat and the plugin only borrows its context,
-/// so instead of three new strings per call, a per-thread context is overwritten in place: a
-/// string is rewritten only when it differs, into its old buffer, which allocates only when
-/// it is too short (the client id of a connection seen for the first time, say).
-pub fn with_plugin_context<R>(ctx: &RequestContext<'_>, f: impl FnOnce(&PluginContext) -> R) -> R {
-    // Taken out while in use, so a call that `f` itself makes on this thread (or one during
-    // thread exit, when the storage is gone) finds none and builds its own.
-    let pctx = match SCRATCH_CONTEXT.try_with(Cell::take) {
-        Ok(Some(mut pctx)) => {
-            refill(&mut pctx, ctx);
-            pctx
-        }
-        _ => Box::new(plugin_context(ctx)),
-    };
-    let answer = f(&pctx);
-    let _ = SCRATCH_CONTEXT.try_with(|cell| cell.set(Some(pctx)));
-    answer
-}
-
 /// Makes `pctx` what [`plugin_context`] would build for `ctx`, reusing its buffers.
 fn refill(pctx: &mut PluginContext, ctx: &RequestContext<'_>) {
-    fn set(dst: &mut String, src: &str) {
-        if dst != src {
-            dst.clear();
-            dst.push_str(src);
-        }
-    }
+    let set = set_str;
     // Every field named, so a field added to the context cannot be left stale here.
     let PluginContext {
         principal,
@@ -381,6 +647,26 @@ fn refill(pctx: &mut PluginContext, ctx: &RequestContext<'_>) {
     *api_key = ctx.header.request_api_key;
     *api_version = ctx.header.request_api_version;
     *correlation_id = ctx.header.correlation_id;
+}
+
+/// Makes `dst` equal to `src`, reusing its buffers.
+fn copy_context(dst: &mut PluginContext, src: &PluginContext) {
+    let PluginContext {
+        principal,
+        client_id,
+        client_address,
+        listener_name,
+        api_key,
+        api_version,
+        correlation_id,
+    } = dst;
+    set_str(principal, &src.principal);
+    set_str(client_id, &src.client_id);
+    *client_address = src.client_address;
+    set_str(listener_name, &src.listener_name);
+    *api_key = src.api_key;
+    *api_version = src.api_version;
+    *correlation_id = src.correlation_id;
 }
 
 /// At most one WARN per key per interval; counts what it suppressed in between.
@@ -435,8 +721,8 @@ mod context_tests {
     use crate::config::ListenerKind;
     use crate::handlers::testing;
 
-    #[test]
-    fn the_reused_context_is_the_one_plugin_context_builds() {
+    #[tokio::test]
+    async fn the_reused_context_is_the_one_plugin_context_builds() {
         let server = testing::server();
         let c = testing::Ctx::new(&server, ListenerKind::Broker);
         let first = c.ctx(&server);
@@ -462,11 +748,15 @@ mod context_tests {
             header: &no_client_id,
             ..first
         };
+        let mut reused = PluginContext::internal(0, 0);
         for ctx in [first, second, third, first, first] {
-            assert_eq!(
-                with_plugin_context(&ctx, PluginContext::clone),
-                plugin_context(&ctx)
-            );
+            refill(&mut reused, &ctx);
+            assert_eq!(reused, plugin_context(&ctx));
+        }
+        let mut copied = PluginContext::internal(0, 0);
+        for ctx in [second, third, first] {
+            copy_context(&mut copied, &plugin_context(&ctx));
+            assert_eq!(copied, plugin_context(&ctx));
         }
         // The guarded call hands the plugin that same context.
         struct Recording(Mutex<Vec<PluginContext>>);
@@ -501,28 +791,21 @@ mod context_tests {
             }
         }
         let plugin = Arc::new(Recording(Mutex::new(Vec::new())));
-        let t = TopologyDescriptions::new(plugin.clone(), "recording", Duration::from_secs(1));
-        assert!(t.requires_push_for(&second, "g", Uuid::from_u128(1)));
-        assert!(t.requires_push_for(&first, "g", Uuid::from_u128(1)));
+        let t = TopologyDescriptions::new(plugin.clone(), "recording", Duration::from_secs(1))
+            .expect("threads");
+        // The second question reuses the first one's buffers (this thread's spare).
+        assert!(t.requires_push_for(&second, "g", Uuid::from_u128(1)).await);
+        assert!(t.requires_push_for(&first, "g", Uuid::from_u128(1)).await);
         let seen = plugin
             .0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         assert_eq!(seen, [plugin_context(&second), plugin_context(&first)]);
-        assert!(!TopologyDescriptions::disabled().requires_push_for(
-            &first,
-            "g",
-            Uuid::from_u128(1)
-        ));
-
-        // Asked again from inside: both see their own request.
-        with_plugin_context(&first, |outer| {
-            assert_eq!(
-                with_plugin_context(&second, PluginContext::clone),
-                plugin_context(&second)
-            );
-            assert_eq!(*outer, plugin_context(&first));
-        });
+        assert!(
+            !TopologyDescriptions::disabled()
+                .requires_push_for(&first, "g", Uuid::from_u128(1))
+                .await
+        );
     }
 }

@@ -55,6 +55,7 @@ fn config() -> MemoryPluginConfig {
     MemoryPluginConfig {
         ttl_ms: 60_000,
         max_bytes: 10_000,
+        max_total_bytes: 1_000_000,
         backoff: Backoff {
             base_ms: 1_000,
             max_ms: 8_000,
@@ -323,6 +324,10 @@ fn settings_are_read_from_the_memory_keys() {
         ("group.streams.topology.description.memory.ttl.ms", "5000"),
         ("group.streams.topology.description.memory.max.bytes", "123"),
         (
+            "group.streams.topology.description.memory.max.total.bytes",
+            "456",
+        ),
+        (
             "group.streams.topology.description.memory.backoff.base.ms",
             "10",
         ),
@@ -343,7 +348,7 @@ fn settings_are_read_from_the_memory_keys() {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let c = MemoryPluginConfig::from_configs(&configs).unwrap();
-    assert_eq!((c.ttl_ms, c.max_bytes), (5000, 123));
+    assert_eq!((c.ttl_ms, c.max_bytes, c.max_total_bytes), (5000, 123, 456));
     assert_eq!(
         c.backoff,
         Backoff {
@@ -359,6 +364,78 @@ fn settings_are_read_from_the_memory_keys() {
     )]
     .into();
     assert!(MemoryPluginConfig::from_configs(&bad).is_err());
+    assert_eq!(
+        MemoryPluginConfig::default().max_total_bytes,
+        super::DEFAULT_MAX_TOTAL_BYTES
+    );
+    // A total below one description's maximum could refuse every description in between.
+    let small_total = [(
+        "group.streams.topology.description.memory.max.total.bytes".to_string(),
+        "1000".to_string(),
+    )]
+    .into();
+    let err = MemoryPluginConfig::from_configs(&small_total).unwrap_err();
+    assert!(err.to_string().contains("must be at least"), "{err}");
+}
+
+/// All descriptions together stay within `max.total.bytes`: the push that would pass it is
+/// refused as a transient failure (`Other`: TOPOLOGY_DESCRIPTION_UPDATE_FAILED on the wire) and
+/// asked for again after the back-off; whatever makes a description go (delete, a new id,
+/// expiry) gives its bytes back.
+#[tokio::test]
+async fn the_total_size_of_all_descriptions_is_capped_and_a_refusal_is_transient() {
+    let size = description(3).encoded_size();
+    let clock = ManualClock::new(1_000_000);
+    let config = MemoryPluginConfig {
+        max_total_bytes: 2 * size,
+        ..config()
+    };
+    let p = MemoryPlugin::with_clock(config, Arc::new(clock.clone()));
+    for g in ["a", "b"] {
+        assert!(p.requires_topology_push(&ctx(), g, id(1)));
+        p.set_topology(&ctx(), g, id(1), description(3))
+            .await
+            .unwrap();
+    }
+    assert_eq!(p.stored_bytes(), 2 * size);
+
+    assert!(p.requires_topology_push(&ctx(), "c", id(1)));
+    let err = p
+        .set_topology(&ctx(), "c", id(1), description(3))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, PluginError::Other(m) if m.contains(&format!("{}", 2 * size))),
+        "{err:?}"
+    );
+    assert_eq!(p.stored_bytes(), 2 * size, "nothing stored");
+    assert!(p.get_topology(&ctx(), "c", id(1)).await.unwrap().is_none());
+    assert!(
+        !p.requires_topology_push(&ctx(), "c", id(1)),
+        "backing off, not disabled"
+    );
+
+    p.delete_topology(&ctx(), "a").await.unwrap();
+    assert_eq!(p.stored_bytes(), size, "a delete gives its bytes back");
+    clock.advance(10_000);
+    assert!(
+        p.requires_topology_push(&ctx(), "c", id(1)),
+        "asked again after the back-off"
+    );
+    p.set_topology(&ctx(), "c", id(1), description(3))
+        .await
+        .unwrap();
+    assert_eq!(p.stored_bytes(), 2 * size);
+
+    assert!(p.requires_topology_push(&ctx(), "b", id(2)));
+    assert_eq!(
+        p.stored_bytes(),
+        size,
+        "a new id gives the old one's bytes back"
+    );
+    clock.advance(61_000);
+    assert!(p.get_topology(&ctx(), "c", id(1)).await.unwrap().is_none());
+    assert_eq!(p.stored_bytes(), 0, "expiry gives the bytes back");
 }
 
 #[tokio::test]

@@ -36,8 +36,10 @@ pub struct StreamsGroupConfig {
     pub topology_description_plugin_class: Option<String>,
     /// The specification's plugin key (KIP-1331); wins over Kafka 4.4's when both are set.
     pub topology_description_class: Option<String>,
-    /// Bound on each set/get/delete call of the topology description plugin.
+    /// Bound on each set/get/delete call of the topology description plugin, and on its close.
     pub topology_description_timeout_ms: i32,
+    /// set/get/delete calls of the topology description plugin running at once.
+    pub topology_description_max_concurrent_calls: i32,
     /// Every key of the configuration file, handed to the plugin's `configure` (as Kafka hands
     /// a plugin all broker configs); empty when no plugin is configured.
     pub topology_description_configs: BTreeMap<String, String>,
@@ -74,6 +76,8 @@ impl Default for StreamsGroupConfig {
             topology_description_plugin_class: None,
             topology_description_class: None,
             topology_description_timeout_ms: crate::topology_plugin::DEFAULT_TIMEOUT_MS,
+            topology_description_max_concurrent_calls:
+                crate::topology_plugin::DEFAULT_MAX_CONCURRENT_CALLS,
             topology_description_configs: BTreeMap::new(),
             offsets_retention_minutes: 7 * 24 * 60,
             offsets_retention_check_interval_ms: 600_000,
@@ -83,6 +87,9 @@ impl Default for StreamsGroupConfig {
 
 const POSITIVE: (i32, i32) = (1, i32::MAX);
 const NON_NEGATIVE: (i32, i32) = (0, i32::MAX);
+/// Upper bound of `group.streams.topology.description.max.concurrent.calls`: each slot may
+/// hold a call's data while the plugin does not answer, so "unbounded" is not on offer.
+const MAX_CONCURRENT_CALLS: i32 = 1 << 20;
 
 pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
     let d = StreamsGroupConfig::default();
@@ -198,6 +205,11 @@ pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
             "group.streams.topology.description.timeout.ms",
             d.topology_description_timeout_ms,
             POSITIVE,
+        )?,
+        topology_description_max_concurrent_calls: int(
+            "group.streams.topology.description.max.concurrent.calls",
+            d.topology_description_max_concurrent_calls,
+            (1, MAX_CONCURRENT_CALLS),
         )?,
         topology_description_configs: BTreeMap::new(),
         offsets_retention_minutes: int(

@@ -236,6 +236,37 @@ fn streams_keys_defaults_and_bounds() {
         .contains("expected true or false"));
 }
 
+/// The bounds the daemon puts on its topology description plugin.
+#[test]
+fn topology_description_plugin_limits() {
+    let c = ok("node.id=1\n");
+    assert_eq!(c.streams.topology_description_timeout_ms, 30_000);
+    assert_eq!(c.streams.topology_description_max_concurrent_calls, 64);
+    let c = ok("node.id=1\ngroup.streams.topology.description.max.concurrent.calls=3\ngroup.streams.topology.description.timeout.ms=250\n");
+    assert_eq!(c.streams.topology_description_max_concurrent_calls, 3);
+    assert_eq!(
+        crate::topology_plugin::Limits::from_config(&c.streams),
+        crate::topology_plugin::Limits {
+            timeout: std::time::Duration::from_millis(250),
+            max_concurrent_calls: 3,
+            requires_push_budget: crate::topology_plugin::REQUIRES_PUSH_BUDGET,
+        }
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(
+        err("node.id=1\ngroup.streams.topology.description.max.concurrent.calls=0"),
+        "test.properties:2: group.streams.topology.description.max.concurrent.calls: expected an integer between 1 and 1048576, got 0"
+    );
+    assert!(
+        err("node.id=1\ngroup.streams.topology.description.max.concurrent.calls=2000000")
+            .contains("expected an integer between 1 and 1048576")
+    );
+    assert!(
+        err("node.id=1\ngroup.streams.topology.description.timeout.ms=0")
+            .contains("expected a positive integer")
+    );
+}
+
 #[test]
 fn topic_defaults_and_coordinator_shards() {
     let c = ok(MINIMAL);

@@ -9,9 +9,10 @@
 //!
 //! KIP-1331: after a successful heartbeat whose result carries the group's current
 //! TopologyDescriptionId (the coordinator leaves it out for STALE_TOPOLOGY members and for
-//! leaves), the topology description plugin's `requires_topology_push` is asked, here on the
-//! connection task and not on the shard, through the guard of `topology_plugin.rs` (a panic is
-//! false, logged at WARN). When it says yes, v2 carries the id and v1 sets
+//! leaves), the topology description plugin's `requires_topology_push` is asked, by the
+//! connection task and not on the shard, through the guard of `topology_plugin.rs`: on the
+//! plugin's own threads, within a small budget; a panic, or no answer in time, is false, logged
+//! at WARN. When it says yes, v2 carries the id and v1 sets
 //! TopologyDescriptionRequired; v0 carries neither, and for v0 the plugin is not asked at all: a
 //! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
 //! push that cannot come. Without a plugin nothing is ever asked.
@@ -86,9 +87,13 @@ pub async fn handle(
         }
     }
     let id = result.topology_description_id;
-    let push = version >= 1
-        && ctx.server.topology.is_enabled()
-        && id.is_some_and(|id| ctx.server.topology.requires_push_for(ctx, group, id));
+    let topology = &ctx.server.topology;
+    let push = match id {
+        Some(id) if version >= 1 && topology.is_enabled() => {
+            topology.requires_push_for(ctx, group, id).await
+        }
+        _ => false,
+    };
     // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
     response.topology_description_required = push && version == 1;
     response.topology_description_id = id.filter(|_| push && version >= 2);

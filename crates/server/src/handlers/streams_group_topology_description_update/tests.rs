@@ -12,7 +12,8 @@ use crate::topology_plugin::TopologyDescriptions;
 
 fn with_plugin(mut state: ServerState) -> ServerState {
     let plugin = Arc::new(kcoord_plugins::MemoryPlugin::default());
-    state.topology = TopologyDescriptions::new(plugin, "memory", Duration::from_secs(5));
+    state.topology =
+        TopologyDescriptions::new(plugin, "memory", Duration::from_secs(5)).expect("threads");
     state
 }
 
