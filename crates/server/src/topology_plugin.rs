@@ -14,9 +14,10 @@
 //!   [`REQUIRES_PUSH_BUDGET`] (or `group.streams.topology.description.timeout.ms` when that is
 //!   shorter); an answer not given in time, a question that cannot even be queued because
 //!   every check thread has a backlog, and a panic all count as `false`, the specification's
-//!   backstop, and the heartbeat goes on. A plugin that blocks forever holds its check
-//!   threads and delays at most the heartbeats queued behind them, by the budget each; every
-//!   heartbeat after that is answered at once. Panics are logged at WARN at most once per
+//!   backstop, and the heartbeat goes on. A check thread in the plugin for longer than the
+//!   budget is taken as stuck and gets no new questions until it returns, so a plugin that
+//!   blocks forever delays only the heartbeats asked in the first budget's time (by at most
+//!   the budget each); every heartbeat after that is answered at once. Panics are logged at WARN at most once per
 //!   group per [`PANIC_WARN_INTERVAL`], late or unasked questions at most once per that
 //!   interval in all. The question's buffers are reused per thread, so a steady heartbeat
 //!   allocates only the answer's channel and the future waiting for it (and nothing when the
@@ -490,11 +491,12 @@ impl Inner {
             return false;
         };
         let (reply, answer) = oneshot::channel();
-        if !checks.submit(Job { check, reply }, next_start()) {
-            self.warn_slow("every check thread has a backlog; not asked");
+        let budget = self.limits.requires_push_budget();
+        if !checks.submit(Job { check, reply }, next_start(), budget) {
+            self.warn_slow("every check thread is stuck in the plugin or has a backlog; not asked");
             return false;
         }
-        match tokio::time::timeout(self.limits.requires_push_budget(), answer).await {
+        match tokio::time::timeout(budget, answer).await {
             Ok(Ok((check, answer))) => {
                 let push = match answer {
                     Ok(push) => push,

@@ -7,11 +7,18 @@
 //! when every queue is full the question is not asked at all. Questions whose heartbeat
 //! stopped waiting are dropped unasked when their turn comes: a "yes" then would make the
 //! plugin wait for a push nobody was asked for.
+//!
+//! A thread whose current question has been in the plugin for longer than the heartbeat's
+//! budget is stuck, and gets no new questions until it comes back: otherwise every heartbeat
+//! would wait out the budget in its queue until the queue filled. So a plugin that starts to
+//! block delays the heartbeats of one budget's time, and after that none.
 
 use std::io;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kcoord_plugin_api::{RequestContext as PluginContext, Uuid};
 use tokio::sync::oneshot;
@@ -39,7 +46,42 @@ pub(super) struct Job {
 /// The plugin's check threads. Dropping this ends them once they finish what they are doing
 /// (a thread stuck in the plugin stays stuck, and only that thread).
 pub(super) struct CheckThreads {
-    queues: Box<[SyncSender<Job>]>,
+    lanes: Box<[Lane]>,
+    /// What [`Busy`] times are measured from.
+    origin: Instant,
+}
+
+/// One check thread, as the heartbeats see it.
+struct Lane {
+    queue: SyncSender<Job>,
+    busy: Arc<Busy>,
+}
+
+/// Since when a check thread has been in the plugin: nanoseconds after the threads' origin,
+/// plus one; zero while it is not in the plugin.
+#[derive(Default)]
+struct Busy(AtomicU64);
+
+impl Busy {
+    fn enter(&self, origin: Instant) {
+        let since = u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX - 1);
+        self.0.store(since.saturating_add(1), Ordering::Release);
+    }
+
+    fn leave(&self) {
+        self.0.store(0, Ordering::Release);
+    }
+
+    /// Whether the thread has been in the plugin for longer than `stuck_after` at `now`.
+    fn stuck(&self, origin: Instant, now: Instant, stuck_after: Duration) -> bool {
+        match self.0.load(Ordering::Acquire) {
+            0 => false,
+            since => {
+                let entered = origin + Duration::from_nanos(since - 1);
+                now.saturating_duration_since(entered) > stuck_after
+            }
+        }
+    }
 }
 
 impl CheckThreads {
@@ -49,28 +91,37 @@ impl CheckThreads {
         threads: usize,
         capacity: usize,
     ) -> io::Result<CheckThreads> {
-        let mut queues = Vec::with_capacity(threads);
+        let origin = Instant::now();
+        let mut lanes = Vec::with_capacity(threads);
         for i in 0..threads {
             let (tx, rx) = mpsc::sync_channel(capacity);
             let plugin = Arc::clone(plugin);
+            let busy = Arc::new(Busy::default());
+            let in_plugin = Arc::clone(&busy);
             std::thread::Builder::new()
                 // Linux keeps 15 bytes of a thread's name.
                 .name(format!("plugin-check-{i}"))
-                .spawn(move || serve(&*plugin, rx))?;
-            queues.push(tx);
+                .spawn(move || serve(&*plugin, rx, &in_plugin, origin))?;
+            lanes.push(Lane { queue: tx, busy });
         }
         Ok(CheckThreads {
-            queues: queues.into(),
+            lanes: lanes.into(),
+            origin,
         })
     }
 
-    /// Queues `job` on the first thread with room, starting from `start` (callers spread
-    /// their starts so the threads share the work); false, dropping the job, when every queue
-    /// is full, i.e. every thread has a backlog.
-    pub fn submit(&self, mut job: Job, start: usize) -> bool {
-        let n = self.queues.len();
+    /// Queues `job` on the first thread with room that is not stuck (in the plugin for longer
+    /// than `stuck_after`), starting from `start` (callers spread their starts so the threads
+    /// share the work); false, dropping the job, when there is none.
+    pub fn submit(&self, mut job: Job, start: usize, stuck_after: Duration) -> bool {
+        let n = self.lanes.len();
+        let now = Instant::now();
         for k in 0..n {
-            match self.queues[(start + k) % n].try_send(job) {
+            let lane = &self.lanes[(start + k) % n];
+            if lane.busy.stuck(self.origin, now, stuck_after) {
+                continue;
+            }
+            match lane.queue.try_send(job) {
                 Ok(()) => return true,
                 Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => job = back,
             }
@@ -80,15 +131,17 @@ impl CheckThreads {
 }
 
 /// A check thread: answers its queue until the daemon drops the sending side.
-fn serve(plugin: &Plugin, jobs: Receiver<Job>) {
+fn serve(plugin: &Plugin, jobs: Receiver<Job>, busy: &Busy, origin: Instant) {
     for Job { check, reply } in jobs.iter() {
         if reply.is_closed() {
             continue;
         }
+        busy.enter(origin);
         let answer = std::panic::catch_unwind(AssertUnwindSafe(|| {
             plugin.requires_topology_push(&check.ctx, &check.group_id, check.id)
         }))
         .map_err(|panic| panic_message(panic.as_ref()));
+        busy.leave();
         let _ = reply.send((check, answer));
     }
 }

@@ -558,6 +558,44 @@ async fn a_stuck_requires_topology_push_holds_only_its_threads_and_full_queues_a
     );
 }
 
+/// Once the check threads have been in the plugin for longer than the budget, they are stuck:
+/// later questions are not queued behind them (where each would wait out the budget), they
+/// are answered "no push" at once, on their first poll.
+#[tokio::test]
+async fn questions_to_stuck_check_threads_are_answered_at_once_without_queueing() {
+    let plugin = Blocking::new(true);
+    let _open = OpensOnDrop(plugin.clone());
+    let budget = Duration::from_millis(20);
+    let short = Limits {
+        requires_push_budget: budget,
+        ..limits(Duration::from_secs(3_600), 1)
+    };
+    let t = TopologyDescriptions::with_limits(plugin.clone(), "blocking", short).expect("threads");
+    for i in 0..CHECK_THREADS {
+        assert!(!t.requires_push(&ctx(), &format!("g{i}"), ID).await);
+    }
+    wait_until(
+        || plugin.checks_entered.load(Ordering::SeqCst) == CHECK_THREADS,
+        "every check thread in the plugin",
+    )
+    .await;
+    // Now they have been in the plugin for longer than the budget.
+    tokio::time::sleep(budget * 3).await;
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    for i in 0..1_000 {
+        let t = t.clone();
+        let mut question =
+            Box::pin(async move { t.requires_push(&ctx(), &format!("later{i}"), ID).await });
+        assert_eq!(
+            question.as_mut().poll(&mut cx),
+            std::task::Poll::Ready(false),
+            "question {i} is answered on its first poll"
+        );
+    }
+    assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), CHECK_THREADS);
+}
+
 /// With the default budget a heartbeat's question to a stuck plugin is "no push".
 #[tokio::test]
 async fn a_question_not_answered_within_the_budget_is_no_push() {
