@@ -56,6 +56,7 @@ pub fn daemon_main_with(on_idle: fn()) -> ExitCode {
     };
     // Held to the end of main: dropping it flushes the lines still queued.
     let _log_writer = logging::init(&config.log_level);
+    std::panic::set_hook(logging::panic_hook());
     log_warnings(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -65,6 +65,44 @@ pub(crate) const MAX_LOGGED_CHARS: usize = 128;
 pub(crate) static PEER_LINES: LazyLock<LogLimiter<(IpAddr, &'static str)>> =
     LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
 
+/// Lines that requests can trigger without naming a peer's fault (a plugin failing for a
+/// group, a heartbeat the shard could not handle), per kind: see [`log_per_kind!`].
+pub(crate) static KIND_LINES: LazyLock<LogLimiter<&'static str>> =
+    LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
+
+/// Panics, per place in the code: see [`panic_hook`].
+static PANIC_LINES: LazyLock<LogLimiter<String>> =
+    LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
+
+/// The daemon's panic hook. Panics that the daemon contains (in a plugin, in a request
+/// handler) are still reported by the hook, and a client or plugin can cause them at will; so
+/// instead of the default hook's synchronous write of the message (and backtrace) to stderr,
+/// each is an ERROR line through the log writer, at most one a minute per place in the code,
+/// with how many were left out.
+pub fn panic_hook() -> Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static> {
+    Box::new(|info| {
+        let location = info
+            .location()
+            .map_or_else(|| "unknown".to_owned(), ToString::to_string);
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        if let Some(suppressed) = PANIC_LINES.check(location.clone(), Instant::now()) {
+            tracing::error!(
+                %location,
+                thread = thread.name().unwrap_or("unnamed"),
+                message = %Capped(&message),
+                suppressed,
+                "panic"
+            );
+        }
+    })
+}
+
 /// At most one line per key per interval, with the number of lines left out since the last one.
 #[derive(Debug)]
 pub(crate) struct LogLimiter<K> {
@@ -194,6 +232,18 @@ macro_rules! log_per_peer {
 }
 pub(crate) use log_per_peer;
 
+/// Logs at `$level` at most once per [`PEER_LINE_INTERVAL`] per `$kind` (a `&'static str`),
+/// with a `suppressed` field counting the lines left out since the previous one:
+/// `log_per_kind!(warn, "describe plugin read failed", group = %id, "...")`.
+macro_rules! log_per_kind {
+    ($level:ident, $kind:expr, $($rest:tt)+) => {
+        if let Some(suppressed) = $crate::logging::KIND_LINES.check($kind, std::time::Instant::now()) {
+            tracing::$level!(suppressed, $($rest)+);
+        }
+    };
+}
+pub(crate) use log_per_kind;
+
 /// A client-supplied string as it may appear in a log line: at most [`MAX_LOGGED_CHARS`]
 /// characters, control characters and quotes escaped (so a client id cannot forge a line), and
 /// how many bytes were cut.
@@ -307,6 +357,60 @@ mod tests {
         assert!(lines[0].contains("suppressed=0"), "{text}");
         assert!(lines[1].contains("192.0.2.8"), "{text}");
         assert_eq!(peer_ip(other), "192.0.2.8".parse::<IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn the_kind_macro_logs_a_flood_of_one_kind_once() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            for g in 0..1000 {
+                log_per_kind!(warn, "logging test kind flood", group = g, "plugin failed");
+            }
+            log_per_kind!(warn, "logging test other kind", group = 0, "something else");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(" WARN ")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("group=0") && lines[0].contains("suppressed=0"),
+            "{text}"
+        );
+        assert!(lines[1].contains("something else"), "{text}");
+    }
+
+    #[test]
+    fn panics_are_logged_once_a_minute_per_place_through_the_subscriber() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(panic_hook());
+        tracing::subscriber::with_default(subscriber, || {
+            for i in 0..100 {
+                let _ = std::panic::catch_unwind(|| panic!("panic number {i}"));
+            }
+            let _ = std::panic::catch_unwind(|| panic!("{}", "another place".repeat(100)));
+        });
+        std::panic::set_hook(previous);
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(" ERROR ")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("panic number 0"), "{text}");
+        assert!(lines[0].contains("logging.rs"), "{text}");
+        assert!(lines[1].contains("another place"), "{text}");
+        assert!(
+            lines[1].len() < 1_000,
+            "the message is capped: {}",
+            lines[1].len()
+        );
     }
 
     #[test]

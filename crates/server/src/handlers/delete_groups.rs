@@ -21,9 +21,9 @@ use kcoord_wire::ErrorCode;
 
 use super::first_occurrences;
 use super::groups::per_group;
+use crate::logging::{capped, log_per_kind};
 use crate::state::RequestContext;
 use crate::topology_plugin::plugin_context;
-use tracing::warn;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -35,7 +35,7 @@ pub async fn handle(
         ids.iter()
             .map(|id| match shard.delete_group(id) {
                 Ok(()) => {
-                    tracing::info!(group = %id, "group deleted");
+                    tracing::info!(group = %capped(id), "group deleted");
                     (ErrorCode::NONE, None)
                 }
                 Err(e) => (e.code, e.message),
@@ -81,8 +81,9 @@ async fn forget_topology_descriptions(
         .collect();
     for (group_id, call) in calls {
         if let Err(e) = call.outcome().await {
-            warn!(
-                group = %group_id, error = %e,
+            log_per_kind!(
+                warn, "delete groups: plugin delete failed",
+                group = %capped(group_id), error = %e,
                 "topology description plugin failed to delete the group's topology description; the group is deleted regardless"
             );
         }

@@ -22,11 +22,12 @@ use kcoord_coordinator::validate;
 use kcoord_coordinator::HeartbeatContext;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use kcoord_wire::ErrorCode;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::auto_topics::creation_failed_suffix;
 use crate::clock;
+use crate::logging::{capped, log_per_kind};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -56,7 +57,11 @@ pub async fn handle(
     let (group, member) = (&req.group_id, &req.member_id);
     let result = match outcome {
         Err(e) => {
-            warn!(%group, %member, shard = shard.index(), error = %e, "streams group heartbeat failed");
+            log_per_kind!(
+                warn, "heartbeat failed",
+                group = %capped(group), member = %capped(member), shard = shard.index(), error = %e,
+                "streams group heartbeat failed"
+            );
             return error_response(e.error_code(), None);
         }
         Ok(Err(e)) => {

@@ -22,9 +22,10 @@ use kcoord_coordinator::validate;
 use kcoord_coordinator::CoordinatorError;
 use kcoord_plugin_api::{PluginError, StreamsGroupTopologyDescription, Uuid};
 use kcoord_wire::ErrorCode;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::logging::{capped, log_per_kind};
 use crate::state::RequestContext;
 use crate::topology_plugin::{plugin_context, PluginCallError};
 
@@ -221,8 +222,9 @@ pub(super) async fn store(
         }
         Err(e) => {
             let refusal = dialect.refusal(&e);
-            warn!(
-                group = %group_id, topology_description_id = %id, api = dialect.api(),
+            log_per_kind!(
+                warn, "push: plugin refused",
+                group = %capped(group_id), topology_description_id = %id, api = dialect.api(),
                 error = %e, error_code = refusal.code.code(),
                 "topology description plugin did not store the topology description"
             );
