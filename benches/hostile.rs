@@ -215,6 +215,9 @@ fn runtime(name: &str) -> Result<tokio::runtime::Runtime, String> {
 /// Starts the daemon, sets up the load, runs the phases; whether no heartbeat failed (the
 /// latency goals are reported, not enforced: the machine's noise decides too much of them).
 fn run(o: &Options) -> Result<bool, String> {
+    // The daemon's own panic report (one line a minute per place), not the default one with a
+    // backtrace per panic: the plugin phases panic thousands of times.
+    std::panic::set_hook(kcoord_server::panic_hook());
     let plugin = Arc::new(HostilePlugin::default());
     let server_runtime = runtime("daemon")?;
     let handle = server_runtime.block_on(start_daemon(Arc::clone(&plugin)))?;

@@ -42,6 +42,7 @@ pub mod topology_plugin;
 
 pub use command_line::{daemon_main, daemon_main_with};
 pub use config::{Config, ConfigError};
+pub use logging::panic_hook;
 pub use server::{start, start_with, Extensions, ServerHandle, StartError};
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use tracing::info;
 
 use crate::config::listeners::bracket_ipv6;
 use crate::config::{Config, ListenerConfig, ListenerKind};
+use crate::net::bulk::BulkLane;
 use crate::net::{acceptor, limiter::ConnectionQuotas};
 use crate::state::{ListenerInfo, ServerState};
 use crate::topology_plugin::{PluginStartError, TopologyDescriptions};
@@ -61,6 +62,9 @@ pub enum StartError {
     /// The coordinator shards' log directory cannot be used as configured.
     #[error("{0}")]
     CoordinatorLog(String),
+    /// The bulk lane's threads could not be started.
+    #[error("cannot start the bulk request threads: {0}")]
+    BulkLane(#[source] std::io::Error),
     /// A host of `max.connections.per.ip.overrides` does not resolve (Kafka fails likewise).
     #[error("max.connections.per.ip.overrides: cannot resolve {host}: {source}")]
     UnknownHost {
@@ -82,6 +86,8 @@ pub struct ServerHandle {
     background: Vec<JoinHandle<()>>,
     /// Holds the coordinator logs' directory lock for the daemon's life.
     _coordinator_lock: Option<std::fs::File>,
+    /// The runtime of requests in big frames (`net/bulk.rs`).
+    _bulk: BulkLane,
 }
 
 /// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
@@ -153,6 +159,8 @@ pub async fn start_with(
     );
     state.topology = topology;
     state.authorizer = extensions.authorizer;
+    let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
+    state.bulk = bulk.handle();
     let background = match extensions.load_gate {
         Some(gate) => background.with_load_gate(gate),
         None => background,
@@ -195,6 +203,7 @@ pub async fn start_with(
         stop_background,
         background,
         _coordinator_lock: coordinator_lock,
+        _bulk: bulk,
     })
 }
 

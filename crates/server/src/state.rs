@@ -55,6 +55,8 @@ pub struct ServerState {
     pub producer_ids: ProducerIds,
     /// KIP-227 incremental fetch sessions (`fetch_sessions.rs`).
     pub fetch_sessions: FetchSessions,
+    /// Where requests in big frames are handled (`net/bulk.rs`); none handles them in place.
+    pub(crate) bulk: Option<crate::net::bulk::BulkHandle>,
 }
 
 /// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
@@ -138,6 +140,7 @@ impl ServerState {
             partitions,
             producer_ids: ProducerIds::default(),
             fetch_sessions,
+            bulk: None,
         };
         let partitions = Arc::clone(&state.partitions);
         (

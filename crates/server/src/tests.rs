@@ -156,6 +156,57 @@ async fn pipelined_requests_are_answered_in_order() {
     server.shutdown().await;
 }
 
+/// A request in a frame of 64 KiB or more is handled on the bulk lane (its low-priority
+/// threads), answered in order with the small ones around it; small requests and Produce are
+/// not.
+#[tokio::test]
+async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
+    use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
+    let server = server("").await;
+    let bulk = server.state().bulk.clone().expect("a bulk lane");
+    let mut s = connect(server.broker_addr().unwrap()).await;
+    let many_topics = MetadataRequest {
+        topics: Some(
+            (0..8_000)
+                .map(|i| MetadataRequestTopic {
+                    name: Some(format!("no-such-topic-{i}")),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    let big = frame(ApiKey::Metadata, 12, 1, &many_topics);
+    assert!(big.len() - 4 >= crate::net::bulk::BULK_FRAME_BYTES);
+    let mut burst = api_versions(0);
+    burst.extend(&big);
+    burst.extend(api_versions(2));
+    s.write_all(&burst).await.unwrap();
+    for id in 0..3 {
+        let mut resp = read_frame(&mut s).await.expect("closed early");
+        let header_version = match id {
+            1 => ApiKey::Metadata.response_header_version(12),
+            _ => 0,
+        };
+        assert_eq!(
+            ResponseHeader::decode(&mut resp, header_version)
+                .unwrap()
+                .correlation_id,
+            id
+        );
+        if id == 1 {
+            let metadata = MetadataResponse::decode(&mut resp, 12).unwrap();
+            assert_eq!(metadata.topics.len(), 8_000);
+        }
+    }
+    assert_eq!(bulk.served(), 1, "only the big frame went to the bulk lane");
+    let produce_key = ApiKey::Produce.key().to_be_bytes();
+    let mut big_produce = vec![0u8; crate::net::bulk::BULK_FRAME_BYTES];
+    big_produce[..2].copy_from_slice(&produce_key);
+    assert!(!crate::net::bulk::BulkHandle::takes(&big_produce));
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn oversized_and_negative_frames_close_the_connection_only() {
     let server = server("socket.request.max.bytes=1000\n").await;

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tracing::debug;
 
+use super::bulk::BulkHandle;
 use super::limiter::ConnectionPermit;
 use crate::config::ConnectionSettings;
 use crate::dispatch::{dispatch, Connection, Outcome};
@@ -299,7 +300,10 @@ async fn read_requests(
                     activity.received();
                     queued.wait_for_room().await;
                     activity.start_request();
-                    let outcome = dispatch(conn, frame).await;
+                    let outcome = match &conn.server.bulk {
+                        Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
+                        _ => dispatch(conn, frame).await,
+                    };
                     activity.end_request(Instant::now());
                     match outcome {
                         Outcome::Respond(response) => {
