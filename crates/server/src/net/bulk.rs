@@ -82,6 +82,7 @@ impl Drop for BulkLane {
 
 impl BulkHandle {
     /// Requests the bulk lane has handled.
+    #[cfg(test)]
     pub fn served(&self) -> u64 {
         self.served.load(Ordering::Relaxed)
     }
