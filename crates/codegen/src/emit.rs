@@ -49,6 +49,23 @@ pub fn round_trip_case(spec: &MessageSpec) -> String {
     )
 }
 
+/// One minimum-size case per struct: `min_wire_size` never exceeds the size of the default
+/// value (the shortest encoding, but for defaults that are non-empty strings).
+pub fn min_size_cases(spec: &MessageSpec) -> String {
+    let module = snake_case(&spec.name);
+    spec.structs
+        .iter()
+        .map(|s| {
+            format!(
+                "        MinSizeCase {{ name: \"{module}::{name}\", versions: ({min}, {max}), sizes: |v| ({module}::{name}::min_wire_size(v), {KP}::Encodable::compute_size(&<{module}::{name} as ::std::default::Default>::default(), v)) }},\n",
+                name = s.name,
+                min = spec.valid_versions.min,
+                max = spec.valid_versions.max,
+            )
+        })
+        .collect()
+}
+
 fn range_text(v: &Versions) -> String {
     if v.is_empty() {
         "none".into()
@@ -117,6 +134,7 @@ impl Ctx<'_> {
         self.emit_default(out)?;
         self.emit_encode(out)?;
         self.emit_decode(out)?;
+        self.emit_min_wire_size(out);
         self.emit_arbitrary(out);
         Ok(())
     }
@@ -332,7 +350,7 @@ impl Ctx<'_> {
                 self.read_field(f, "true", "&mut data")
             );
         }
-        body.push_str("                    _ => {\n                        let Ok(tag) = i32::try_from(tag) else { return Err(::anyhow::anyhow!(\"tag {tag} out of range\")) };\n                        unknown_tagged_fields.insert(tag, data);\n                    }\n                }\n            }\n        }\n");
+        body.push_str("                    _ => crate::codec::insert_unknown_tagged(&mut unknown_tagged_fields, tag, data)?,\n                }\n            }\n        }\n");
         let mut fields = String::new();
         for f in &s.fields {
             let id = field_ident(&f.name);
@@ -346,6 +364,35 @@ impl Ctx<'_> {
             body = indent(&body, 4),
         );
         Ok(())
+    }
+
+    /// The fewest bytes one value can take on the wire at a version: an array of these checks
+    /// its declared count against the input before it allocates.
+    fn emit_min_wire_size(&self, out: &mut String) {
+        let s = self.strukt;
+        let mut body = String::new();
+        for f in s.fields.iter().filter(|f| f.tagged.is_none()) {
+            let fx = self.field_flex(f);
+            let min = if self.nullable(f) {
+                match &f.ty {
+                    FieldType::Struct(_) => "1".to_string(),
+                    other => min_size_value(other, &fx),
+                }
+            } else {
+                min_size_value(&f.ty, &fx)
+            };
+            let _ = writeln!(
+                body,
+                "            if {} {{ total += {min}; }}",
+                f.versions.test("version")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    impl {name} {{\n        /// The fewest bytes a value takes on the wire at `version`.\n        #[doc(hidden)]\n        pub fn min_wire_size(version: i16) -> usize {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{body}            if flexible {{ total += 1; }}\n            total\n        }}\n    }}\n",
+            name = s.name,
+            flex = self.flexible_test(),
+        );
     }
 
     fn emit_arbitrary(&self, out: &mut String) {
@@ -451,7 +498,8 @@ impl Ctx<'_> {
             FieldType::Bytes => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
             FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?.map(crate::RecordSet::from)"),
             FieldType::Array(inner) => format!(
-                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
+                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
+                min_size_value(inner, fx),
                 read_value(inner, fx, b, &self.strukt.name, &f.name)
             ),
             FieldType::Struct(name) => format!(
@@ -677,6 +725,21 @@ fn size_value(t: &FieldType, r: &str, fx: &str) -> String {
     }
 }
 
+/// Expression for the fewest bytes a non-null value of type `t` takes on the wire.
+fn min_size_value(t: &FieldType, fx: &str) -> String {
+    if let Some(n) = fixed_size(t) {
+        return n.to_string();
+    }
+    match t {
+        FieldType::String => format!("(if {fx} {{ 1 }} else {{ 2 }})"),
+        FieldType::Bytes | FieldType::Records | FieldType::Array(_) => {
+            format!("(if {fx} {{ 1 }} else {{ 4 }})")
+        }
+        FieldType::Struct(name) => format!("{name}::min_wire_size(version)"),
+        _ => unreachable_type(),
+    }
+}
+
 /// Expression reading a non-null value from buffer `b`.
 fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> String {
     match t {
@@ -693,7 +756,8 @@ fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> Str
         FieldType::Uuid => format!("crate::codec::read_uuid({b})?"),
         FieldType::Struct(name) => format!("<{name} as {KP}::Decodable>::decode({b}, version)?"),
         FieldType::Array(inner) => format!(
-            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} items }} }}",
+            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} items }} }}",
+            min_size_value(inner, fx),
             read_value(inner, fx, b, owner, field)
         ),
     }

@@ -82,6 +82,12 @@ fn modules(specs: &[&MessageSpec]) -> Result<String, CodegenError> {
         out.push_str(&emit::round_trip_case(spec));
     }
     out.push_str("    ]\n}\n");
+    out.push_str("/// Every struct with its versions, for the minimum-wire-size tests.\n");
+    out.push_str("#[cfg(any(test, feature = \"arbitrary\"))]\npub fn min_size_cases() -> ::std::vec::Vec<crate::codec::MinSizeCase> {\n    use crate::codec::MinSizeCase;\n    vec![\n");
+    for spec in specs {
+        out.push_str(&emit::min_size_cases(spec));
+    }
+    out.push_str("    ]\n}\n");
     Ok(out)
 }
 
