@@ -41,7 +41,7 @@ pub fn module(spec: &MessageSpec) -> Result<String, CodegenError> {
 /// One round-trip case per top-level type, for the generated property tests.
 pub fn round_trip_case(spec: &MessageSpec) -> String {
     format!(
-        "        RoundTripCase {{ name: {name:?}, versions: ({min}, {max}), check: |rng, v| crate::codec::check_round_trip(&{module}::{name}::arbitrary(rng, v), v) }},\n",
+        "        RoundTripCase {{ name: {name:?}, versions: ({min}, {max}), check: |rng, v| crate::codec::check_round_trip(&{module}::{name}::arbitrary(rng, v), v), sample: |rng, v| crate::codec::encode_sample(&{module}::{name}::arbitrary(rng, v), v) }},\n",
         name = spec.name,
         module = snake_case(&spec.name),
         min = spec.valid_versions.min,
@@ -290,6 +290,9 @@ impl Ctx<'_> {
                 "            if has_{id} {{\n                crate::codec::write_uvarint(buf, {tag});\n                let size = {sz};\n                crate::codec::write_uvarint(buf, size as u32);\n{}            }}",
                 self.write_field(f, "true", "                ")
             );
+            // In a version without this field, its tag arrives as an unknown one: written back
+            // in its place (counted and sized with the other unknown tags).
+            let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {tag}..={tag})?;");
             let _ = writeln!(
                 size,
                 "            if has_{id} {{\n                let size = {sz};\n                total += crate::codec::uvarint_size({tag}) + crate::codec::uvarint_size(size as u32) + size;\n            }}"

@@ -406,12 +406,71 @@ pub fn null_not_allowed(type_name: &str, field: &str, version: i16) -> anyhow::E
     anyhow::anyhow!("{type_name}.{field} is null but not nullable in version {version}")
 }
 
+/// Decodes a `T` from `body` at `version`; when that succeeds, checks that encoding the value
+/// takes the bytes `compute_size` says and that decoding them gives the same value. `None`
+/// when `body` does not decode; `Some(Err)` names what differed. For the fuzz targets: any
+/// input that decodes must round-trip.
+pub fn decode_round_trip<T>(version: i16, body: &mut Bytes) -> Option<Result<(), String>>
+where
+    T: kafka_protocol::protocol::Encodable
+        + kafka_protocol::protocol::Decodable
+        + PartialEq
+        + std::fmt::Debug,
+{
+    let value = T::decode(body, version).ok()?;
+    Some(check_reencoding(&value, version))
+}
+
+fn check_reencoding<T>(value: &T, version: i16) -> Result<(), String>
+where
+    T: kafka_protocol::protocol::Encodable
+        + kafka_protocol::protocol::Decodable
+        + PartialEq
+        + std::fmt::Debug,
+{
+    let mut out = bytes::BytesMut::new();
+    value
+        .encode(&mut out, version)
+        .map_err(|e| format!("v{version}: a decoded value does not encode: {e}"))?;
+    let size = value
+        .compute_size(version)
+        .map_err(|e| format!("v{version}: a decoded value has no size: {e}"))?;
+    if size != out.len() {
+        return Err(format!(
+            "v{version}: compute_size {size} but encoded {} bytes: {value:?}",
+            out.len()
+        ));
+    }
+    let again = T::decode(&mut out.freeze(), version)
+        .map_err(|e| format!("v{version}: the re-encoding does not decode: {e}"))?;
+    if &again != value {
+        return Err(format!(
+            "v{version}: decoded value differs after a round trip\n  first:  {value:?}\n  second: {again:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// One generated type and the check that a random value of it survives encode/decode.
 #[cfg(any(test, feature = "arbitrary"))]
 pub struct RoundTripCase {
     pub name: &'static str,
     pub versions: (i16, i16),
     pub check: fn(&mut rand::rngs::StdRng, i16) -> Result<(), String>,
+    /// A random value's encoding (seeds for the fuzz targets).
+    pub sample: fn(&mut rand::rngs::StdRng, i16) -> Result<Bytes, String>,
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+pub fn encode_sample<T: kafka_protocol::protocol::Encodable>(
+    value: &T,
+    version: i16,
+) -> Result<Bytes, String> {
+    let mut out = bytes::BytesMut::new();
+    value
+        .encode(&mut out, version)
+        .map_err(|e| format!("encode v{version}: {e}"))?;
+    Ok(out.freeze())
 }
 
 /// One generated struct, its versions, and its `min_wire_size` beside its default value's
