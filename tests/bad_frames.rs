@@ -266,6 +266,76 @@ fn hostile_client_id_lengths_close() {
     }
 }
 
+/// A StreamsGroupHeartbeat v0 whose topology lists `n` subtopologies, each an id and six empty
+/// arrays: 9 bytes on the wire, about 190 when decoded.
+fn heartbeat_with_subtopologies(correlation_id: i32, n: u32) -> Vec<u8> {
+    let mut p = request_header_v2(88, 0, correlation_id, "probe");
+    p.extend(compact_string("g"));
+    p.extend(compact_string("m"));
+    p.extend_from_slice(&0i32.to_be_bytes()); // member epoch
+    p.extend_from_slice(&0i32.to_be_bytes()); // endpoint information epoch
+    p.extend_from_slice(&[0, 0]); // null instance and rack ids
+    p.extend_from_slice(&(-1i32).to_be_bytes()); // rebalance timeout
+    p.push(1); // topology present
+    p.extend_from_slice(&1i32.to_be_bytes()); // topology epoch
+    let mut count = n + 1;
+    while count >= 0x80 {
+        p.push(count as u8 | 0x80);
+        count >>= 7;
+    }
+    p.push(count as u8);
+    for _ in 0..n {
+        p.extend(compact_string("s"));
+        p.extend_from_slice(&[1, 1, 1, 1, 1, 1, 0]); // six empty arrays, no tags
+    }
+    p.push(0); // topology tags
+    p.extend_from_slice(&[0, 0, 0, 0]); // null task lists and process id
+    p.push(0xff); // null user endpoint
+    p.extend_from_slice(&[0, 0, 0]); // null client tags and task offsets
+    p.push(0); // shutdown application
+    p.push(0); // tags
+    p
+}
+
+/// Requests that would decode to far more memory than their bytes: an array count of 2^31-1
+/// behind a megabyte of zeros, and a valid 9 MB heartbeat that decodes to about 190 MB. Both
+/// close the connection (Kafka's answer to a request it cannot parse) while another client
+/// is served, before and after.
+#[test]
+fn requests_that_would_decode_too_big_close_and_others_are_served() {
+    let daemon = Daemon::start(&["socket.request.max.bytes=16777216"]);
+    let mut other = connect(daemon.broker_addr());
+    send(&mut other, &api_versions_v3_frame(1)).expect("send");
+    expect_frame(&mut other, "another client before");
+
+    // The small version of the heartbeat is well formed: it gets an answer.
+    let mut probe = connect(daemon.broker_addr());
+    send(&mut probe, &frame(&heartbeat_with_subtopologies(2, 3))).expect("send");
+    expect_frame(&mut probe, "a heartbeat with three subtopologies");
+
+    // OffsetCommit v9: group, epoch, member, null instance id, then 2^31-1 topics.
+    let mut commit = request_header_v2(8, 9, 3, "probe");
+    commit.extend(compact_string("g"));
+    commit.extend_from_slice(&1i32.to_be_bytes());
+    commit.extend(compact_string("m"));
+    commit.push(0);
+    commit.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07]);
+    commit.resize(commit.len() + (1 << 20), 0);
+    let amplifying = heartbeat_with_subtopologies(4, 1_000_000);
+    assert!(amplifying.len() > 9_000_000);
+    for (what, payload) in [
+        ("OffsetCommit with 2^31-1 topics", commit),
+        ("a heartbeat of a million subtopologies", amplifying),
+    ] {
+        let peer = expect_close_after(&daemon, &frame(&payload), what);
+        daemon.wait_for_warn_about(peer);
+        send(&mut other, &api_versions_v3_frame(5)).expect("send");
+        expect_frame(&mut other, "another client meanwhile");
+        still_serving(&daemon);
+    }
+    daemon.wait_for_log("bytes of memory allowed", IO_TIMEOUT);
+}
+
 #[test]
 fn a_null_client_id_is_fine() {
     let daemon = daemon();

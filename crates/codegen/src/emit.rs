@@ -41,12 +41,29 @@ pub fn module(spec: &MessageSpec) -> Result<String, CodegenError> {
 /// One round-trip case per top-level type, for the generated property tests.
 pub fn round_trip_case(spec: &MessageSpec) -> String {
     format!(
-        "        RoundTripCase {{ name: {name:?}, versions: ({min}, {max}), check: |rng, v| crate::codec::check_round_trip(&{module}::{name}::arbitrary(rng, v), v) }},\n",
+        "        RoundTripCase {{ name: {name:?}, versions: ({min}, {max}), check: |rng, v| crate::codec::check_round_trip(&{module}::{name}::arbitrary(rng, v), v), sample: |rng, v| crate::codec::encode_sample(&{module}::{name}::arbitrary(rng, v), v) }},\n",
         name = spec.name,
         module = snake_case(&spec.name),
         min = spec.valid_versions.min,
         max = spec.valid_versions.max,
     )
+}
+
+/// One minimum-size case per struct: `min_wire_size` never exceeds the size of the default
+/// value (the shortest encoding, but for defaults that are non-empty strings).
+pub fn min_size_cases(spec: &MessageSpec) -> String {
+    let module = snake_case(&spec.name);
+    spec.structs
+        .iter()
+        .map(|s| {
+            format!(
+                "        MinSizeCase {{ name: \"{module}::{name}\", versions: ({min}, {max}), sizes: |v| ({module}::{name}::min_wire_size(v), {KP}::Encodable::compute_size(&<{module}::{name} as ::std::default::Default>::default(), v)) }},\n",
+                name = s.name,
+                min = spec.valid_versions.min,
+                max = spec.valid_versions.max,
+            )
+        })
+        .collect()
 }
 
 fn range_text(v: &Versions) -> String {
@@ -117,6 +134,7 @@ impl Ctx<'_> {
         self.emit_default(out)?;
         self.emit_encode(out)?;
         self.emit_decode(out)?;
+        self.emit_min_wire_size(out);
         self.emit_arbitrary(out);
         Ok(())
     }
@@ -272,6 +290,9 @@ impl Ctx<'_> {
                 "            if has_{id} {{\n                crate::codec::write_uvarint(buf, {tag});\n                let size = {sz};\n                crate::codec::write_uvarint(buf, size as u32);\n{}            }}",
                 self.write_field(f, "true", "                ")
             );
+            // In a version without this field, its tag arrives as an unknown one: written back
+            // in its place (counted and sized with the other unknown tags).
+            let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {tag}..={tag})?;");
             let _ = writeln!(
                 size,
                 "            if has_{id} {{\n                let size = {sz};\n                total += crate::codec::uvarint_size({tag}) + crate::codec::uvarint_size(size as u32) + size;\n            }}"
@@ -332,7 +353,7 @@ impl Ctx<'_> {
                 self.read_field(f, "true", "&mut data")
             );
         }
-        body.push_str("                    _ => {\n                        let Ok(tag) = i32::try_from(tag) else { return Err(::anyhow::anyhow!(\"tag {tag} out of range\")) };\n                        unknown_tagged_fields.insert(tag, data);\n                    }\n                }\n            }\n        }\n");
+        body.push_str("                    _ => crate::codec::insert_unknown_tagged(&mut unknown_tagged_fields, tag, data)?,\n                }\n            }\n        }\n");
         let mut fields = String::new();
         for f in &s.fields {
             let id = field_ident(&f.name);
@@ -346,6 +367,35 @@ impl Ctx<'_> {
             body = indent(&body, 4),
         );
         Ok(())
+    }
+
+    /// The fewest bytes one value can take on the wire at a version: an array of these checks
+    /// its declared count against the input before it allocates.
+    fn emit_min_wire_size(&self, out: &mut String) {
+        let s = self.strukt;
+        let mut body = String::new();
+        for f in s.fields.iter().filter(|f| f.tagged.is_none()) {
+            let fx = self.field_flex(f);
+            let min = if self.nullable(f) {
+                match &f.ty {
+                    FieldType::Struct(_) => "1".to_string(),
+                    other => min_size_value(other, &fx),
+                }
+            } else {
+                min_size_value(&f.ty, &fx)
+            };
+            let _ = writeln!(
+                body,
+                "            if {} {{ total += {min}; }}",
+                f.versions.test("version")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    impl {name} {{\n        /// The fewest bytes a value takes on the wire at `version`.\n        #[doc(hidden)]\n        pub fn min_wire_size(version: i16) -> usize {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{body}            if flexible {{ total += 1; }}\n            total\n        }}\n    }}\n",
+            name = s.name,
+            flex = self.flexible_test(),
+        );
     }
 
     fn emit_arbitrary(&self, out: &mut String) {
@@ -451,7 +501,8 @@ impl Ctx<'_> {
             FieldType::Bytes => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
             FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?.map(crate::RecordSet::from)"),
             FieldType::Array(inner) => format!(
-                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
+                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
+                min_size_value(inner, fx),
                 read_value(inner, fx, b, &self.strukt.name, &f.name)
             ),
             FieldType::Struct(name) => format!(
@@ -677,6 +728,21 @@ fn size_value(t: &FieldType, r: &str, fx: &str) -> String {
     }
 }
 
+/// Expression for the fewest bytes a non-null value of type `t` takes on the wire.
+fn min_size_value(t: &FieldType, fx: &str) -> String {
+    if let Some(n) = fixed_size(t) {
+        return n.to_string();
+    }
+    match t {
+        FieldType::String => format!("(if {fx} {{ 1 }} else {{ 2 }})"),
+        FieldType::Bytes | FieldType::Records | FieldType::Array(_) => {
+            format!("(if {fx} {{ 1 }} else {{ 4 }})")
+        }
+        FieldType::Struct(name) => format!("{name}::min_wire_size(version)"),
+        _ => unreachable_type(),
+    }
+}
+
 /// Expression reading a non-null value from buffer `b`.
 fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> String {
     match t {
@@ -693,7 +759,8 @@ fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> Str
         FieldType::Uuid => format!("crate::codec::read_uuid({b})?"),
         FieldType::Struct(name) => format!("<{name} as {KP}::Decodable>::decode({b}, version)?"),
         FieldType::Array(inner) => format!(
-            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = ::std::vec::Vec::with_capacity(crate::codec::capacity(n, {b})); for _ in 0..n {{ items.push({}); }} items }} }}",
+            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} items }} }}",
+            min_size_value(inner, fx),
             read_value(inner, fx, b, owner, field)
         ),
     }

@@ -326,6 +326,12 @@ pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
     })
 }
 
+/// What [`open`] reads from a log file's bytes, without a file: its records and what would be
+/// cut off its end (the same rules). For tools and the fuzz targets.
+pub fn read_image(bytes: &[u8]) -> Result<(MetadataLog, Option<TailCut>), FileLogError> {
+    parse(bytes, "(image)").map(|parsed| (parsed.log, parsed.cut))
+}
+
 /// Takes the directory's exclusive lock, or says who holds it. `flock` locks belong to the open
 /// file, so a second open in the same process is refused too, and the lock goes with the
 /// process (no stale lock after a crash).
@@ -502,7 +508,15 @@ fn read_header(bytes: &[u8], path: &str) -> Result<Option<(Format, usize, u64)>,
             if crc32c::crc32c(&header[..16]) != be_u32(&header[16..20]) {
                 return Err(bad("the KCMLOG02 header's checksum does not match"));
             }
-            Ok(Some((Format::V2, HEADER_V2, be_u64(&header[8..16]))))
+            // Offsets are Kafka's int64 (entries store them so): a larger next offset would
+            // make the next append's offset wrap (found by fuzzing).
+            let next_offset = be_u64(&header[8..16]);
+            if next_offset > i64::MAX as u64 {
+                return Err(bad(&format!(
+                    "the KCMLOG02 header's next offset {next_offset} is beyond the largest offset"
+                )));
+            }
+            Ok(Some((Format::V2, HEADER_V2, next_offset)))
         }
         // A crash while an older kcoord wrote the header in place (format 2 files are renamed
         // into place whole) leaves a prefix of it, or zeros that never landed.

@@ -282,7 +282,10 @@ fn parse(
     // A too-new ApiVersions still has a well-defined header: that of the newest version.
     let valid = api.valid_versions();
     let header_version = api.request_header_version(version.clamp(valid.min, valid.max));
-    let header = match RequestHeader::decode(&mut frame, header_version) {
+    let budget = kcoord_wire::budget::for_frame(frame.len());
+    let header = match kcoord_wire::budget::with_limit(budget, || {
+        RequestHeader::decode(&mut frame, header_version)
+    }) {
         Ok(header) => header,
         Err(e) => {
             log_per_peer!(warn, peer, "malformed header", %peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
@@ -312,14 +315,18 @@ fn read_i16(frame: &[u8], at: usize) -> Option<i16> {
     Some(i16::from_be_bytes([bytes[0], bytes[1]]))
 }
 
-/// Decodes the body; a malformed one closes the connection, as in Kafka.
+/// Decodes the body; a malformed one closes the connection, as in Kafka. So does one that
+/// would decode to more memory than its size allows ([`kcoord_wire::budget`]): Kafka has no
+/// such bound, but it is bad input of the same kind, and closing is what Kafka does with a
+/// request it cannot parse.
 fn decode<Req: Decodable>(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     mut body: Bytes,
 ) -> Result<Req, Outcome> {
-    Req::decode(&mut body, version).map_err(|e| {
+    let budget = kcoord_wire::budget::for_frame(body.len());
+    kcoord_wire::budget::with_limit(budget, || Req::decode(&mut body, version)).map_err(|e| {
         log_per_peer!(
             warn, ctx.peer, "malformed body",
             peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,

@@ -20,10 +20,32 @@ fn need<B: ByteBuf>(buf: &B, n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// How many elements to reserve for an array of `n` declared elements: never more than one
-/// per remaining byte, so a hostile count cannot trigger a huge allocation.
-pub fn capacity<B: ByteBuf>(n: usize, buf: &B) -> usize {
-    n.min(buf.remaining())
+/// Memory an array may reserve ahead of its elements even when fewer input bytes remain: a
+/// few small elements should not each grow the `Vec`.
+const RESERVE_FLOOR_BYTES: usize = 1024;
+
+/// What one unknown tagged field costs in its map (the `(i32, Bytes)` entry and its share of a
+/// B-tree node), charged to the decode budget.
+const TAGGED_FIELD_COST: usize = 64;
+
+/// An empty `Vec` for an array of `n` declared elements, each at least `min_size` bytes on the
+/// wire. Fails, before allocating, when the remaining input cannot hold `n` elements (Kafka's
+/// "Tried to allocate a collection of size n, but there are only m bytes remaining"; it counts
+/// at least one byte per element as we do), and when the decode budget cannot pay for them
+/// ([`crate::budget`]). Reserves no more elements than the input can back and no more memory
+/// than about the input's size; the `Vec` grows past that as real elements are decoded.
+pub fn array_with_capacity<T, B: ByteBuf>(n: usize, min_size: usize, buf: &B) -> Result<Vec<T>> {
+    let remaining = buf.remaining();
+    let min_size = min_size.max(1);
+    if n > remaining / min_size {
+        bail!(
+            "array of {n} elements of at least {min_size} bytes each, but only {remaining} bytes remain"
+        );
+    }
+    let element = std::mem::size_of::<T>();
+    crate::budget::charge(n.saturating_mul(element))?;
+    let by_memory = remaining.max(RESERVE_FLOOR_BYTES) / element.max(1);
+    Ok(Vec::with_capacity(n.min(by_memory)))
 }
 
 macro_rules! fixed {
@@ -181,8 +203,10 @@ pub fn read_nullable_string<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<O
         return Ok(None);
     };
     need(buf, n, "string")?;
-    let bytes = buf.get_bytes(n);
-    match String::from_utf8(bytes.to_vec()) {
+    crate::budget::charge(n)?;
+    let mut bytes = vec![0; n];
+    buf.copy_to_slice(&mut bytes);
+    match String::from_utf8(bytes) {
         Ok(s) => Ok(Some(s)),
         Err(_) => bail!("string is not valid UTF-8"),
     }
@@ -224,7 +248,18 @@ pub fn read_nullable_bytes<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Op
         return Ok(None);
     };
     need(buf, n, "bytes")?;
-    Ok(Some(buf.get_bytes(n)))
+    Ok(Some(get_bytes(buf, n)?))
+}
+
+/// Takes `n` bytes, which must remain. Input held in `Bytes` (a request frame) gives a slice of
+/// it for free; any other buffer copies, and the copy is charged to the decode budget.
+fn get_bytes<B: ByteBuf>(buf: &mut B, n: usize) -> Result<Bytes> {
+    let at = buf.chunk().as_ptr();
+    let bytes = buf.get_bytes(n);
+    if n > 0 && bytes.as_ptr() != at {
+        crate::budget::charge(n)?;
+    }
+    Ok(bytes)
 }
 
 pub fn read_bytes<B: ByteBuf>(buf: &mut B, flexible: bool) -> Result<Bytes> {
@@ -315,7 +350,21 @@ pub fn write_struct_marker<B: ByteBufMut>(buf: &mut B, present: bool) {
 /// Takes the `size` bytes of one tagged field.
 pub fn take<B: ByteBuf>(buf: &mut B, size: usize) -> Result<Bytes> {
     need(buf, size, "tagged field")?;
-    Ok(buf.get_bytes(size))
+    get_bytes(buf, size)
+}
+
+/// Keeps a tagged field this version of the schema does not know, charged to the decode budget.
+pub fn insert_unknown_tagged(
+    fields: &mut BTreeMap<i32, Bytes>,
+    tag: u32,
+    data: Bytes,
+) -> Result<()> {
+    let Ok(tag) = i32::try_from(tag) else {
+        bail!("tag {tag} out of range")
+    };
+    crate::budget::charge(TAGGED_FIELD_COST)?;
+    fields.insert(tag, data);
+    Ok(())
 }
 
 /// Writes the unknown tagged fields whose tags fall in `range`, in tag order.
@@ -357,12 +406,80 @@ pub fn null_not_allowed(type_name: &str, field: &str, version: i16) -> anyhow::E
     anyhow::anyhow!("{type_name}.{field} is null but not nullable in version {version}")
 }
 
+/// Decodes a `T` from `body` at `version`; when that succeeds, checks that encoding the value
+/// takes the bytes `compute_size` says and that decoding them gives the same value. `None`
+/// when `body` does not decode; `Some(Err)` names what differed. For the fuzz targets: any
+/// input that decodes must round-trip.
+pub fn decode_round_trip<T>(version: i16, body: &mut Bytes) -> Option<Result<(), String>>
+where
+    T: kafka_protocol::protocol::Encodable
+        + kafka_protocol::protocol::Decodable
+        + PartialEq
+        + std::fmt::Debug,
+{
+    let value = T::decode(body, version).ok()?;
+    Some(check_reencoding(&value, version))
+}
+
+fn check_reencoding<T>(value: &T, version: i16) -> Result<(), String>
+where
+    T: kafka_protocol::protocol::Encodable
+        + kafka_protocol::protocol::Decodable
+        + PartialEq
+        + std::fmt::Debug,
+{
+    let mut out = bytes::BytesMut::new();
+    value
+        .encode(&mut out, version)
+        .map_err(|e| format!("v{version}: a decoded value does not encode: {e}"))?;
+    let size = value
+        .compute_size(version)
+        .map_err(|e| format!("v{version}: a decoded value has no size: {e}"))?;
+    if size != out.len() {
+        return Err(format!(
+            "v{version}: compute_size {size} but encoded {} bytes: {value:?}",
+            out.len()
+        ));
+    }
+    let again = T::decode(&mut out.freeze(), version)
+        .map_err(|e| format!("v{version}: the re-encoding does not decode: {e}"))?;
+    if &again != value {
+        return Err(format!(
+            "v{version}: decoded value differs after a round trip\n  first:  {value:?}\n  second: {again:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// One generated type and the check that a random value of it survives encode/decode.
 #[cfg(any(test, feature = "arbitrary"))]
 pub struct RoundTripCase {
     pub name: &'static str,
     pub versions: (i16, i16),
     pub check: fn(&mut rand::rngs::StdRng, i16) -> Result<(), String>,
+    /// A random value's encoding (seeds for the fuzz targets).
+    pub sample: fn(&mut rand::rngs::StdRng, i16) -> Result<Bytes, String>,
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+pub fn encode_sample<T: kafka_protocol::protocol::Encodable>(
+    value: &T,
+    version: i16,
+) -> Result<Bytes, String> {
+    let mut out = bytes::BytesMut::new();
+    value
+        .encode(&mut out, version)
+        .map_err(|e| format!("encode v{version}: {e}"))?;
+    Ok(out.freeze())
+}
+
+/// One generated struct, its versions, and its `min_wire_size` beside its default value's
+/// encoded size.
+#[cfg(any(test, feature = "arbitrary"))]
+pub struct MinSizeCase {
+    pub name: &'static str,
+    pub versions: (i16, i16),
+    pub sizes: fn(i16) -> (usize, Result<usize>),
 }
 
 #[cfg(any(test, feature = "arbitrary"))]
@@ -464,7 +581,7 @@ mod tests {
     fn hostile_lengths_fail_without_allocating() {
         let mut r = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff]);
         let n = read_array_len(&mut r, false).unwrap().unwrap();
-        assert_eq!(capacity(n, &r), 0);
+        assert!(array_with_capacity::<u8, _>(n, 1, &r).is_err());
         let mut r = Bytes::from_static(&[0x7f, 0xff, b'a']);
         assert!(read_string(&mut r, false).is_err());
         let mut r = Bytes::from_static(&[0xff, 0xfe]);
@@ -472,6 +589,43 @@ mod tests {
             read_nullable_string(&mut r, false).is_err(),
             "-2 is not a valid length"
         );
+    }
+
+    #[test]
+    fn copies_are_charged_to_the_budget_and_slices_are_not() {
+        let spent = |read: &dyn Fn() -> Result<()>| {
+            crate::budget::with_limit(1000, || {
+                read().unwrap();
+                1000 - crate::budget::remaining().unwrap()
+            })
+        };
+        let input = [0u8, 0, 0, 5, 1, 2, 3, 4, 5];
+        assert_eq!(spent(&|| read_bytes(&mut &input[..], false).map(drop)), 5);
+        let shared = Bytes::copy_from_slice(&input);
+        assert_eq!(
+            spent(&|| read_bytes(&mut shared.clone(), false).map(drop)),
+            0
+        );
+        let string = [0u8, 3, b'a', b'b', b'c'];
+        assert_eq!(spent(&|| read_string(&mut &string[..], false).map(drop)), 3);
+        assert_eq!(
+            spent(&|| insert_unknown_tagged(&mut BTreeMap::new(), 7, Bytes::new())),
+            TAGGED_FIELD_COST
+        );
+        assert_eq!(
+            spent(&|| array_with_capacity::<u64, _>(3, 8, &Bytes::from_static(&[0; 24])).map(drop)),
+            24
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_fails_the_decode() {
+        let input = [0u8, 3, b'a', b'b', b'c'];
+        let r = crate::budget::with_limit(2, || read_string(&mut &input[..], false));
+        assert!(r.is_err());
+        let many = Bytes::from_static(&[0; 64]);
+        let r = crate::budget::with_limit(100, || array_with_capacity::<u64, _>(16, 4, &many));
+        assert!(r.is_err(), "16 elements of 8 bytes exceed 100");
     }
 
     #[test]

@@ -5,10 +5,12 @@
 //! [`Encodable`], [`Decodable`], [`Message`] and [`HeaderVersion`] traits, so they are handled
 //! exactly like the messages kafka-protocol ships.
 //!
-//! The server decodes untrusted bytes only with the generated codecs: they never pre-allocate
-//! more elements than the remaining input could hold, so a hostile array length cannot make the
-//! process abort on allocation.
+//! The server decodes untrusted bytes only with the generated codecs: they refuse an array
+//! count the remaining input cannot hold, never reserve more memory than about the input's size,
+//! and charge what they materialise to a per-request budget ([`budget`]), so neither a hostile
+//! length nor a valid but amplifying request can make the process allocate without bound.
 
+pub mod budget;
 pub mod codec;
 pub mod error;
 pub mod frame;

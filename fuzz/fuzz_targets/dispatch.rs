@@ -1,0 +1,5 @@
+#![no_main]
+//! See `kcoord_fuzz::dispatch` and FUZZING.md.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| kcoord_fuzz::dispatch(data));
