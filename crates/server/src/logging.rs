@@ -65,11 +65,6 @@ pub(crate) const MAX_LOGGED_CHARS: usize = 128;
 pub(crate) static PEER_LINES: LazyLock<LogLimiter<(IpAddr, &'static str)>> =
     LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
 
-/// Lines that requests can trigger without naming a peer's fault (a plugin failing for a
-/// group, a heartbeat the shard could not handle), per kind: see [`log_per_kind!`].
-pub(crate) static KIND_LINES: LazyLock<LogLimiter<&'static str>> =
-    LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
-
 /// Panics, per place in the code: see [`panic_hook`].
 static PANIC_LINES: LazyLock<LogLimiter<String>> =
     LazyLock::new(|| LogLimiter::new(PEER_LINE_INTERVAL, LOG_LIMITER_CAPACITY));
@@ -232,17 +227,32 @@ macro_rules! log_per_peer {
 }
 pub(crate) use log_per_peer;
 
-/// Logs at `$level` at most once per [`PEER_LINE_INTERVAL`] per `$kind` (a `&'static str`),
-/// with a `suppressed` field counting the lines left out since the previous one:
-/// `log_per_kind!(warn, "describe plugin read failed", group = %id, "...")`.
-macro_rules! log_per_kind {
-    ($level:ident, $kind:expr, $($rest:tt)+) => {
-        if let Some(suppressed) = $crate::logging::KIND_LINES.check($kind, std::time::Instant::now()) {
+/// Groups whose lines [`group_lines`] tracks one by one; past this, the rest share one window.
+const GROUP_LINES_CAPACITY: usize = 1024;
+
+/// Lines that requests can trigger about a group without naming a peer's fault (a plugin
+/// failing for it, a heartbeat the shard could not handle), one limiter per server, keyed by
+/// kind and group: see [`log_per_group!`]. Requests naming many groups write at most
+/// [`GROUP_LINES_CAPACITY`] such lines (and one more for all the others) a minute.
+pub(crate) fn group_lines() -> LogLimiter<(&'static str, String)> {
+    LogLimiter::new(PEER_LINE_INTERVAL, GROUP_LINES_CAPACITY)
+}
+
+/// Logs at `$level` at most once per [`PEER_LINE_INTERVAL`] per `$kind` (a `&'static str`) and
+/// group of the [`LogLimiter`] `$lines` (a server's `group_lines`), with a `suppressed` field
+/// counting the lines left out since the previous one:
+/// `log_per_group!(warn, ctx.server.group_lines, "describe", &group, group = %group, "...")`.
+macro_rules! log_per_group {
+    ($level:ident, $lines:expr, $kind:expr, $group:expr, $($rest:tt)+) => {
+        if let Some(suppressed) = $lines.check(
+            ($kind, $crate::logging::Capped($group).to_string()),
+            std::time::Instant::now(),
+        ) {
             tracing::$level!(suppressed, $($rest)+);
         }
     };
 }
-pub(crate) use log_per_kind;
+pub(crate) use log_per_group;
 
 /// A client-supplied string as it may appear in a log line: at most [`MAX_LOGGED_CHARS`]
 /// characters, control characters and quotes escaped (so a client id cannot forge a line), and
@@ -360,27 +370,35 @@ mod tests {
     }
 
     #[test]
-    fn the_kind_macro_logs_a_flood_of_one_kind_once() {
+    fn the_group_macro_logs_once_per_kind_and_group_and_stays_bounded() {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
             .with_ansi(false)
             .finish();
+        let lines = group_lines();
         tracing::subscriber::with_default(subscriber, || {
-            for g in 0..1000 {
-                log_per_kind!(warn, "logging test kind flood", group = g, "plugin failed");
+            for _ in 0..1000 {
+                log_per_group!(warn, lines, "read", "g", group = "g", "plugin failed");
             }
-            log_per_kind!(warn, "logging test other kind", group = 0, "something else");
+            log_per_group!(warn, lines, "read", "h", group = "h", "plugin failed");
+            log_per_group!(warn, lines, "delete", "g", group = "g", "something else");
+            for g in 0..10_000 {
+                let group = format!("many-{g}");
+                log_per_group!(warn, lines, "read", &group, %group, "plugin failed");
+            }
         });
         let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(" WARN ")).collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        // One per (kind, group) while the table has room, then one for all the others.
+        assert_eq!(lines.len(), GROUP_LINES_CAPACITY + 1, "{}", lines.len());
         assert!(
-            lines[0].contains("group=0") && lines[0].contains("suppressed=0"),
+            lines[0].contains("group=\"g\"") && lines[0].contains("suppressed=0"),
             "{text}"
         );
-        assert!(lines[1].contains("something else"), "{text}");
+        assert!(lines[1].contains("group=\"h\""), "{text}");
+        assert!(lines[2].contains("something else"), "{text}");
     }
 
     #[test]

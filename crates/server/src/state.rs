@@ -57,6 +57,8 @@ pub struct ServerState {
     pub fetch_sessions: FetchSessions,
     /// Where requests in big frames are handled (`net/bulk.rs`); none handles them in place.
     pub(crate) bulk: Option<crate::net::bulk::BulkHandle>,
+    /// Rate limits of the log lines requests can trigger about a group (`logging.rs`).
+    pub(crate) group_lines: crate::logging::LogLimiter<(&'static str, String)>,
 }
 
 /// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
@@ -141,6 +143,7 @@ impl ServerState {
             producer_ids: ProducerIds::default(),
             fetch_sessions,
             bulk: None,
+            group_lines: crate::logging::group_lines(),
         };
         let partitions = Arc::clone(&state.partitions);
         (

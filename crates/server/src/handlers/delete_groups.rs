@@ -21,7 +21,7 @@ use kcoord_wire::ErrorCode;
 
 use super::first_occurrences;
 use super::groups::per_group;
-use crate::logging::{capped, log_per_kind};
+use crate::logging::{capped, log_per_group};
 use crate::state::RequestContext;
 use crate::topology_plugin::plugin_context;
 
@@ -81,8 +81,8 @@ async fn forget_topology_descriptions(
         .collect();
     for (group_id, call) in calls {
         if let Err(e) = call.outcome().await {
-            log_per_kind!(
-                warn, "delete groups: plugin delete failed",
+            log_per_group!(
+                warn, ctx.server.group_lines, "delete groups: plugin delete failed", group_id,
                 group = %capped(group_id), error = %e,
                 "topology description plugin failed to delete the group's topology description; the group is deleted regardless"
             );

@@ -37,7 +37,7 @@ use tracing::warn;
 
 use super::groups::{per_group, Distinct, RepeatBudget};
 use crate::authz::{authorize, authorized_operations, AclOperation, ResourceType};
-use crate::logging::{capped, log_per_kind};
+use crate::logging::{capped, log_per_group};
 use crate::shards::ShardError;
 use crate::state::RequestContext;
 use crate::topology_plugin::plugin_context;
@@ -195,8 +195,8 @@ async fn attach_topology_descriptions(
             }
             Ok(None) => group.topology_description_status = TOPOLOGY_DESCRIPTION_NOT_STORED,
             Err(e) => {
-                log_per_kind!(
-                    warn, "describe: plugin read failed",
+                log_per_group!(
+                    warn, ctx.server.group_lines, "describe: plugin read failed", &group.group_id,
                     group = %capped(&group.group_id), topology_description_id = %id, error = %e,
                     "topology description plugin failed to return the topology description; describe answers ERROR"
                 );

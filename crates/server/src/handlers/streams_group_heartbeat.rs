@@ -27,7 +27,7 @@ use tracing::debug;
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::auto_topics::creation_failed_suffix;
 use crate::clock;
-use crate::logging::{capped, log_per_kind};
+use crate::logging::{capped, log_per_group};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -57,8 +57,8 @@ pub async fn handle(
     let (group, member) = (&req.group_id, &req.member_id);
     let result = match outcome {
         Err(e) => {
-            log_per_kind!(
-                warn, "heartbeat failed",
+            log_per_group!(
+                warn, ctx.server.group_lines, "heartbeat failed", group,
                 group = %capped(group), member = %capped(member), shard = shard.index(), error = %e,
                 "streams group heartbeat failed"
             );

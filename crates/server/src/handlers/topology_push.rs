@@ -25,7 +25,7 @@ use kcoord_wire::ErrorCode;
 use tracing::debug;
 
 use crate::authz::{authorize, AclOperation, ResourceType};
-use crate::logging::{capped, log_per_kind};
+use crate::logging::{capped, log_per_group};
 use crate::state::RequestContext;
 use crate::topology_plugin::{plugin_context, PluginCallError};
 
@@ -222,8 +222,8 @@ pub(super) async fn store(
         }
         Err(e) => {
             let refusal = dialect.refusal(&e);
-            log_per_kind!(
-                warn, "push: plugin refused",
+            log_per_group!(
+                warn, ctx.server.group_lines, dialect.api(), group_id,
                 group = %capped(group_id), topology_description_id = %id, api = dialect.api(),
                 error = %e, error_code = refusal.code.code(),
                 "topology description plugin did not store the topology description"
