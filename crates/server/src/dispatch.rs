@@ -293,7 +293,7 @@ fn parse(
         }
     };
     let client_id = Capped(header.client_id.as_deref().unwrap_or(""));
-    debug!(api = api.name(), version, correlation_id = header.correlation_id, %client_id, %peer, listener, "request");
+    debug!(api = api.name(), version, correlation_id = header.correlation_id, ?client_id, %peer, listener, "request");
 
     if version < supported.min || version > supported.max {
         if api == ApiKey::ApiVersions {
@@ -302,7 +302,7 @@ fn parse(
         }
         log_per_peer!(
             warn, peer, "unsupported version",
-            %peer, listener, api = api.name(), version, supported = %supported, %client_id,
+            %peer, listener, api = api.name(), version, supported = %supported, ?client_id,
             "request for an unsupported version; closing connection"
         );
         return Err(Outcome::Close);

@@ -257,8 +257,16 @@ pub(crate) use log_per_group;
 /// A client-supplied string as it may appear in a log line: at most [`MAX_LOGGED_CHARS`]
 /// characters, control characters and quotes escaped (so a client id cannot forge a line), and
 /// how many bytes were cut.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Capped<'a>(pub &'a str);
+
+/// Quoted, as `tracing` shows a `&str` field given with `?`: `client_id = ?Capped(id)` keeps
+/// the form log readers (and Kafka's own `client_id="..."`) expect.
+impl fmt::Debug for Capped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
 
 /// [`Capped`], for a field: `topic = %capped(&name)`.
 pub(crate) fn capped(s: &str) -> Capped<'_> {
@@ -434,6 +442,7 @@ mod tests {
     #[test]
     fn capped_strings_are_cut_and_escaped() {
         assert_eq!(Capped("consumer-1").to_string(), "consumer-1");
+        assert_eq!(format!("{:?}", Capped("a\"b")), "\"a\\\"b\"");
         assert_eq!(
             Capped("a\nfake line\u{7}\"").to_string(),
             "a\\nfake line\\u{7}\\\""
