@@ -7,11 +7,12 @@ use tracing_subscriber::EnvFilter;
 
 pub fn init(log_level: &str) {
     let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.trim().is_empty() => EnvFilter::try_new(&directives)
-            .unwrap_or_else(|e| {
+        Ok(directives) if !directives.trim().is_empty() => {
+            EnvFilter::try_new(crate::config::tidy_directives(&directives)).unwrap_or_else(|e| {
                 eprintln!("warning: ignoring RUST_LOG={directives:?}: {e}");
                 EnvFilter::new(log_level)
-            }),
+            })
+        }
         _ => EnvFilter::new(log_level),
     };
     // Another subscriber may already be installed (tests); keep it.
