@@ -300,6 +300,12 @@ struct Node {
 /// over millions of runs.
 const INPUTS_PER_NODE: u32 = 256;
 
+/// How long (on the paused clock) a request may go unanswered before the client closes the
+/// connection, as a client's request timeout does. A Fetch may ask to wait for weeks, and the
+/// background tasks' periodic timers fire all the way through simulated time, at a real CPU
+/// cost per tick.
+const CLIENT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The node's config: one broker and one controller listener, two coordinator shards.
 pub const NODE_CONFIG: &str = "node.id=1
 listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093
@@ -388,9 +394,12 @@ pub fn dispatch(data: &[u8]) {
         let len = usize::from(u16::from_be_bytes(*len)).min(tail.len());
         let (frame, next) = tail.split_at(len);
         rest = next;
+        let request = dispatch(&conn, Bytes::copy_from_slice(frame));
         let outcome = node
             .runtime
-            .block_on(dispatch(&conn, Bytes::copy_from_slice(frame)));
+            .block_on(async { tokio::time::timeout(CLIENT_PATIENCE, request).await });
+        // The client gave up and closed the connection.
+        let Ok(outcome) = outcome else { return };
         match outcome {
             Outcome::Respond(response) => {
                 let response = response.to_bytes();

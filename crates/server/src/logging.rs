@@ -25,11 +25,12 @@ const QUEUED_LINES: usize = 64 * 1024;
 /// the queued lines and stops the writer thread.
 pub fn init(log_level: &str) -> Option<WorkerGuard> {
     let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.trim().is_empty() => EnvFilter::try_new(&directives)
-            .unwrap_or_else(|e| {
+        Ok(directives) if !directives.trim().is_empty() => {
+            EnvFilter::try_new(crate::config::tidy_directives(&directives)).unwrap_or_else(|e| {
                 eprintln!("warning: ignoring RUST_LOG={directives:?}: {e}");
                 EnvFilter::new(log_level)
-            }),
+            })
+        }
         _ => EnvFilter::new(log_level),
     };
     let (writer, guard) = NonBlockingBuilder::default()

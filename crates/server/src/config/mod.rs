@@ -312,11 +312,22 @@ fn cluster_id(raw: &str) -> Result<String, String> {
 }
 
 fn log_level(raw: &str) -> Result<String, String> {
-    let directive = raw.trim();
+    let directive = tidy_directives(raw);
     tracing_subscriber::EnvFilter::builder()
-        .parse(directive)
+        .parse(&directive)
         .map_err(|e| format!("expected a level (error, warn, info, debug, trace) or a tracing filter directive, got \"{raw}\": {e}"))?;
-    Ok(directive.to_owned())
+    Ok(directive)
+}
+
+/// Filter directives with the whitespace around each comma-separated directive removed.
+/// tracing-subscriber 0.3 slices a directive at positions found in its trimmed form, so one
+/// that starts with whitespace and holds a non-ASCII character panics (found by fuzzing).
+pub(crate) fn tidy_directives(raw: &str) -> String {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Reads keys off the parsed file, remembering which were used so the rest can be reported as

@@ -112,6 +112,14 @@ fn bad_values_name_line_and_key() {
         .starts_with("test.properties:2: listeners: expected NAME://host:port"));
 }
 
+/// tracing-subscriber slices a directive by its trimmed positions: whitespace after a comma
+/// before a non-ASCII target panicked inside it (found by fuzzing `config_parse`).
+#[test]
+fn log_level_directives_are_trimmed_before_tracing_parses_them() {
+    let c = ok("node.id=1\nlog.level=info,\u{c}\u{f8}=debug , warn\n");
+    assert_eq!(c.log_level, "info,\u{f8}=debug,warn");
+}
+
 #[test]
 fn values_are_trimmed_and_typed() {
     let c = ok("node.id = 7 \nsocket.request.max.bytes: 1024\nmax.connections 10\nauto.create.topics.enable=TRUE\nlog.level=debug,kcoord_server=trace\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n");
