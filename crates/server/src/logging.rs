@@ -352,17 +352,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_macro_logs_a_flood_from_one_peer_once() {
+    /// What `f` logs, as a `fmt` subscriber on this thread writes it.
+    fn logged(f: impl FnOnce()) -> String {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
             .with_ansi(false)
             .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = captured.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn the_macro_logs_a_flood_from_one_peer_once() {
         let peer: std::net::SocketAddr = "192.0.2.7:4000".parse().unwrap();
         let other: std::net::SocketAddr = "[::ffff:192.0.2.8]:4000".parse().unwrap();
-        tracing::subscriber::with_default(subscriber, || {
+        let text = logged(|| {
             // A kind of its own: the table is shared with every other test of this binary.
             for port in 0..1000u16 {
                 let peer = std::net::SocketAddr::new(peer.ip(), port);
@@ -370,7 +377,6 @@ mod tests {
             }
             log_per_peer!(warn, other, "logging test flood", peer = %other, "bad connection");
         });
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(" WARN ")).collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].contains("suppressed=0"), "{text}");
@@ -380,14 +386,8 @@ mod tests {
 
     #[test]
     fn the_group_macro_logs_once_per_kind_and_group_and_stays_bounded() {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
         let lines = group_lines();
-        tracing::subscriber::with_default(subscriber, || {
+        let text = logged(|| {
             for _ in 0..1000 {
                 log_per_group!(warn, lines, "read", "g", group = "g", "plugin failed");
             }
@@ -398,7 +398,6 @@ mod tests {
                 log_per_group!(warn, lines, "read", &group, %group, "plugin failed");
             }
         });
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(" WARN ")).collect();
         // One per (kind, group) while the table has room, then one for all the others.
         assert_eq!(lines.len(), GROUP_LINES_CAPACITY + 1, "{}", lines.len());
@@ -412,22 +411,15 @@ mod tests {
 
     #[test]
     fn panics_are_logged_once_a_minute_per_place_through_the_subscriber() {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
         let previous = std::panic::take_hook();
         std::panic::set_hook(panic_hook());
-        tracing::subscriber::with_default(subscriber, || {
+        let text = logged(|| {
             for i in 0..100 {
                 let _ = std::panic::catch_unwind(|| panic!("panic number {i}"));
             }
             let _ = std::panic::catch_unwind(|| panic!("{}", "another place".repeat(100)));
         });
         std::panic::set_hook(previous);
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(" ERROR ")).collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].contains("panic number 0"), "{text}");
