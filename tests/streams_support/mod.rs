@@ -17,6 +17,7 @@ use kcoord_wire::messages::{
     StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
     StreamsGroupHeartbeatResponse,
 };
+use kcoord_wire::ErrorCode;
 
 /// Bound on every wait of these tests.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -246,14 +247,24 @@ impl Member {
         }
     }
 
-    /// One heartbeat at v1; adopts the assignment if the response carries one. Panics on an
-    /// error response.
+    /// One heartbeat at v1; adopts the assignment if the response carries one. Retries while
+    /// the shard is still loading, as Kafka's clients do (a daemon answers before its shards have
+    /// replayed their logs); panics on any other error response.
     pub async fn heartbeat(&mut self) -> StreamsGroupHeartbeatResponse {
-        let response = self
-            .conn
-            .send(self.request(), 1)
-            .await
-            .expect("StreamsGroupHeartbeat");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let response = loop {
+            let response = self
+                .conn
+                .send(self.request(), 1)
+                .await
+                .expect("StreamsGroupHeartbeat");
+            if response.error_code != ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code()
+                || tokio::time::Instant::now() >= deadline
+            {
+                break response;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
         assert_eq!(
             response.error_code, 0,
             "member {}: {:?}",
