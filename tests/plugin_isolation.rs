@@ -170,6 +170,7 @@ impl Drop for OpensOnDrop {
 
 impl Misbehaving {
     fn new() -> (Arc<Misbehaving>, OpensOnDrop) {
+        quiet_deliberate_panics();
         let plugin = Arc::new(Misbehaving::default());
         (plugin.clone(), OpensOnDrop(plugin))
     }
@@ -215,7 +216,7 @@ impl Misbehaving {
                     permit.forget();
                 }
             }
-            Way::Panic => panic!("the misbehaving plugin panics"),
+            Way::Panic => panic!("{DELIBERATE} (misbehaving)"),
         }
     }
 
@@ -244,7 +245,7 @@ impl StreamsGroupTopologyDescriptionPlugin for Misbehaving {
         let way = self.asks.lock().unwrap().unwrap_or(self.way(group_id));
         match way {
             Way::Block => self.gate.pass(),
-            Way::Panic => panic!("the misbehaving plugin panics in requires_topology_push"),
+            Way::Panic => panic!("{DELIBERATE} (misbehaving) in requires_topology_push"),
             Way::Fine | Way::Hold => {}
         }
         self.stored.lock().unwrap().get(group_id) != Some(&id)
@@ -282,7 +283,7 @@ impl StreamsGroupTopologyDescriptionPlugin for Misbehaving {
     fn close(&self) {
         self.close_entered.store(true, Ordering::SeqCst);
         if self.close_panics.load(Ordering::SeqCst) {
-            panic!("the misbehaving plugin panics in close");
+            panic!("{DELIBERATE} (misbehaving) in close");
         }
         if self.close_blocks.load(Ordering::SeqCst) {
             self.gate.pass();

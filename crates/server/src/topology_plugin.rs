@@ -38,6 +38,7 @@
 
 mod calls;
 mod checks;
+mod health;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -63,6 +64,8 @@ use crate::state::RequestContext;
 use calls::CallRuntime;
 pub use calls::PluginCall;
 use checks::{Check, CheckThreads, Job};
+pub use health::PROBE_INTERVAL;
+use health::{Health, Turn};
 
 /// Default of `group.streams.topology.description.timeout.ms`.
 pub const DEFAULT_TIMEOUT_MS: i32 = 30_000;
@@ -148,6 +151,9 @@ pub struct Limits {
     /// How long a heartbeat waits for `requires_topology_push` (used up to `timeout`):
     /// [`REQUIRES_PUSH_BUDGET`], not a configuration key.
     pub requires_push_budget: Duration,
+    /// How often heartbeats probe a plugin that stopped answering in time: [`PROBE_INTERVAL`],
+    /// not a configuration key.
+    pub requires_push_probe_interval: Duration,
 }
 
 impl Limits {
@@ -157,6 +163,7 @@ impl Limits {
             timeout,
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS as usize,
             requires_push_budget: REQUIRES_PUSH_BUDGET,
+            requires_push_probe_interval: PROBE_INTERVAL,
         }
     }
 
@@ -170,6 +177,7 @@ impl Limits {
                 .topology_description_max_concurrent_calls
                 .unsigned_abs() as usize,
             requires_push_budget: REQUIRES_PUSH_BUDGET,
+            requires_push_probe_interval: PROBE_INTERVAL,
         }
     }
 }
@@ -228,6 +236,8 @@ struct Inner {
     panic_warnings: WarnLimiter,
     /// Late and unasked `requires_topology_push` questions, under one key.
     slow_warnings: WarnLimiter,
+    /// Whether heartbeats still ask the check threads.
+    health: Health,
 }
 
 impl fmt::Debug for TopologyDescriptions {
@@ -291,6 +301,7 @@ impl TopologyDescriptions {
                 calls,
                 panic_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
                 slow_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
+                health: Health::new(limits.requires_push_probe_interval),
             })),
         })
     }
@@ -485,22 +496,32 @@ impl TopologyDescriptions {
 }
 
 impl Inner {
-    /// `check`'s answer from a check thread, waited for within the budget.
+    /// `check`'s answer from a check thread, waited for within the budget; "no" without
+    /// asking while the plugin is failing and this heartbeat is not its probe ([`health`]).
     async fn ask_threads(&self, check: Check) -> bool {
         let Some(checks) = &self.checks else {
             return false;
         };
+        if self.health.turn(Instant::now()) == Turn::Skip {
+            recycle(check);
+            return false;
+        }
         let (reply, answer) = oneshot::channel();
         let budget = self.limits.requires_push_budget();
         if !checks.submit(Job { check, reply }, next_start(), budget) {
-            self.warn_slow("every check thread is stuck in the plugin or has a backlog; not asked");
+            self.failed("every check thread is stuck in the plugin or has a backlog; not asked");
             return false;
         }
         match tokio::time::timeout(budget, answer).await {
             Ok(Ok((check, answer))) => {
                 let push = match answer {
-                    Ok(push) => push,
+                    Ok(push) => {
+                        self.answered();
+                        push
+                    }
+                    // A panic is an answer in time: the plugin is asked on (R4, R7).
                     Err(panic) => {
+                        self.answered();
                         self.warn_panic(&check.group_id, check.id, &panic);
                         false
                     }
@@ -511,8 +532,26 @@ impl Inner {
             // The thread dropped the question: it is shutting down.
             Ok(Err(_dropped)) => false,
             Err(_elapsed) => {
-                self.warn_slow("no answer within the heartbeat's budget");
+                self.failed("no answer within the heartbeat's budget");
                 false
+            }
+        }
+    }
+
+    /// The plugin failed a heartbeat's question because of `what`.
+    fn failed(&self, what: &'static str) {
+        self.health.failed(Instant::now());
+        self.warn_slow(what);
+    }
+
+    /// The plugin answered in time: heartbeats ask it again if they had stopped.
+    fn answered(&self) {
+        if self.health.answered() {
+            if let Some(suppressed) = self.slow_warnings.allow("answered", Instant::now()) {
+                info!(
+                    plugin = %self.name, suppressed_since_last_line = suppressed,
+                    "topology description plugin answered requires_topology_push in time again; heartbeats ask it again"
+                );
             }
         }
     }
@@ -547,7 +586,8 @@ impl Inner {
                 plugin = %self.name, problem = what,
                 budget_ms = self.limits.requires_push_budget().as_millis() as u64,
                 suppressed_since_last_warning = suppressed,
-                "topology description plugin did not answer requires_topology_push; treated as false"
+                probe_interval_ms = PROBE_INTERVAL.as_millis() as u64,
+                "topology description plugin did not answer requires_topology_push; treated as false, and until it answers in time heartbeats do not ask it but for one probe per interval"
             );
         }
     }

@@ -258,6 +258,7 @@ fn topology_description_plugin_limits() {
             timeout: std::time::Duration::from_millis(250),
             max_concurrent_calls: 3,
             requires_push_budget: crate::topology_plugin::REQUIRES_PUSH_BUDGET,
+            requires_push_probe_interval: crate::topology_plugin::PROBE_INTERVAL,
         }
     );
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);

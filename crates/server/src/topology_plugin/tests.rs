@@ -480,6 +480,7 @@ fn limits(timeout: Duration, max_concurrent_calls: usize) -> Limits {
         timeout,
         max_concurrent_calls,
         requires_push_budget: REQUIRES_PUSH_BUDGET,
+        requires_push_probe_interval: PROBE_INTERVAL,
     }
 }
 
@@ -568,6 +569,8 @@ async fn questions_to_stuck_check_threads_are_answered_at_once_without_queueing(
     let budget = Duration::from_millis(20);
     let short = Limits {
         requires_push_budget: budget,
+        // Every question is a probe: what is tested here is the stuck-thread rule alone.
+        requires_push_probe_interval: Duration::ZERO,
         ..limits(Duration::from_secs(3_600), 1)
     };
     let t = TopologyDescriptions::with_limits(plugin.clone(), "blocking", short).expect("threads");
@@ -594,6 +597,70 @@ async fn questions_to_stuck_check_threads_are_answered_at_once_without_queueing(
         );
     }
     assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), CHECK_THREADS);
+}
+
+/// Once the plugin has missed the budget, heartbeats stop asking it (each answered "no push"
+/// at once, reaching no check thread) until a probe is due.
+#[tokio::test]
+async fn after_a_missed_budget_questions_are_not_asked_until_a_probe_is_due() {
+    let plugin = Blocking::new(true);
+    let _open = OpensOnDrop(plugin.clone());
+    let limits = Limits {
+        requires_push_budget: Duration::from_millis(20),
+        requires_push_probe_interval: Duration::from_secs(3_600),
+        ..limits(Duration::from_secs(3_600), 1)
+    };
+    let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
+    assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    wait_until(
+        || plugin.checks_entered.load(Ordering::SeqCst) == 1,
+        "the first question in the plugin",
+    )
+    .await;
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    for i in 0..1_000 {
+        let t = t.clone();
+        let mut question =
+            Box::pin(async move { t.requires_push(&ctx(), &format!("later{i}"), ID).await });
+        assert_eq!(
+            question.as_mut().poll(&mut cx),
+            std::task::Poll::Ready(false),
+            "question {i} is answered on its first poll"
+        );
+    }
+    // A free check thread was there all along: the questions were not asked at all.
+    assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), 1);
+}
+
+/// A plugin that missed the budget is asked by every heartbeat again from its first probe
+/// answered in time.
+#[tokio::test]
+async fn a_plugin_that_answers_a_probe_in_time_is_asked_again() {
+    let plugin = Blocking::new(true);
+    let _open = OpensOnDrop(plugin.clone());
+    let limits = Limits {
+        // Long next to a plugin that returns at once, so only the blocked call misses it.
+        requires_push_budget: Duration::from_secs(1),
+        requires_push_probe_interval: Duration::from_millis(50),
+        ..limits(Duration::from_secs(3_600), 1)
+    };
+    let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
+    assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    // The plugin recovers; its first call stays blocked on its thread.
+    plugin.block.store(false, Ordering::SeqCst);
+    // Skipped questions and probes until a probe is answered (the schedule itself is tested
+    // in `health`).
+    let deadline = Instant::now() + WAIT;
+    while !t.requires_push(&ctx(), "g", ID).await {
+        assert!(Instant::now() < deadline, "no probe was answered in time");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let entered = plugin.checks_entered.load(Ordering::SeqCst);
+    for g in ["a", "b", "c", "d"] {
+        assert!(t.requires_push(&ctx(), g, ID).await, "asked again");
+    }
+    assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), entered + 4);
 }
 
 /// With the default budget a heartbeat's question to a stuck plugin is "no push".
