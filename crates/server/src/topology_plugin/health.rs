@@ -83,7 +83,8 @@ impl Health {
     }
 
     /// Whether heartbeats currently skip the plugin.
-    pub fn is_failing(&self) -> bool {
+    #[cfg(test)]
+    fn is_failing(&self) -> bool {
         self.next_probe.load(Ordering::Acquire) != 0
     }
 
