@@ -63,7 +63,7 @@ use crate::state::RequestContext;
 
 use calls::CallRuntime;
 pub use calls::PluginCall;
-use checks::{Check, CheckThreads, Job};
+use checks::{Check, CheckThreads, Job, Reply};
 pub use health::PROBE_INTERVAL;
 use health::{Health, Turn};
 
@@ -237,7 +237,7 @@ struct Inner {
     /// Late and unasked `requires_topology_push` questions, under one key.
     slow_warnings: WarnLimiter,
     /// Whether heartbeats still ask the check threads.
-    health: Health,
+    health: Arc<Health>,
 }
 
 impl fmt::Debug for TopologyDescriptions {
@@ -292,16 +292,18 @@ impl TopologyDescriptions {
             RequiresPushOn::HeartbeatThread => None,
         };
         let calls = CallRuntime::new(CALL_THREADS, limits.max_concurrent_calls)?;
+        let name = name.into();
+        let health = Arc::new(Health::new(&name, limits.requires_push_probe_interval));
         Ok(TopologyDescriptions {
             inner: Some(Arc::new(Inner {
                 plugin,
-                name: name.into(),
+                name,
                 limits,
                 checks,
                 calls,
                 panic_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
                 slow_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
-                health: Health::new(limits.requires_push_probe_interval),
+                health,
             })),
         })
     }
@@ -496,36 +498,43 @@ impl TopologyDescriptions {
 }
 
 impl Inner {
-    /// `check`'s answer from a check thread, waited for within the budget; "no" without
-    /// asking while the plugin is failing and this heartbeat is not its probe ([`health`]).
+    /// `check`'s answer from a check thread, waited for within the budget; "no" at once while
+    /// the plugin is failing, the question handed to a check thread as a probe when one is
+    /// due ([`health`]).
     async fn ask_threads(&self, check: Check) -> bool {
         let Some(checks) = &self.checks else {
             return false;
         };
-        if self.health.turn(Instant::now()) == Turn::Skip {
-            recycle(check);
-            return false;
+        let budget = self.limits.requires_push_budget();
+        match self.health.turn(Instant::now()) {
+            Turn::Ask => {}
+            Turn::Skip => {
+                recycle(check);
+                return false;
+            }
+            Turn::Probe => {
+                let health = Arc::clone(&self.health);
+                let reply = Reply::Probe { health, budget };
+                // Not submitted (every thread stuck or full): the next probe is already due
+                // one interval from now.
+                checks.submit(Job { check, reply }, next_start(), budget);
+                return false;
+            }
         }
         let (reply, answer) = oneshot::channel();
-        let budget = self.limits.requires_push_budget();
+        let reply = Reply::Heartbeat(reply);
         if !checks.submit(Job { check, reply }, next_start(), budget) {
             self.failed("every check thread is stuck in the plugin or has a backlog; not asked");
             return false;
         }
         match tokio::time::timeout(budget, answer).await {
             Ok(Ok((check, answer))) => {
-                let push = match answer {
-                    Ok(push) => {
-                        self.answered();
-                        push
-                    }
-                    // A panic is an answer in time: the plugin is asked on (R4, R7).
-                    Err(panic) => {
-                        self.answered();
-                        self.warn_panic(&check.group_id, check.id, &panic);
-                        false
-                    }
-                };
+                // A panic is an answer in time too: the plugin is asked on (R4, R7).
+                self.health.answered();
+                let push = answer.unwrap_or_else(|panic| {
+                    self.warn_panic(&check.group_id, check.id, &panic);
+                    false
+                });
                 recycle(check);
                 push
             }
@@ -542,18 +551,6 @@ impl Inner {
     fn failed(&self, what: &'static str) {
         self.health.failed(Instant::now());
         self.warn_slow(what);
-    }
-
-    /// The plugin answered in time: heartbeats ask it again if they had stopped.
-    fn answered(&self) {
-        if self.health.answered() {
-            if let Some(suppressed) = self.slow_warnings.allow("answered", Instant::now()) {
-                info!(
-                    plugin = %self.name, suppressed_since_last_line = suppressed,
-                    "topology description plugin answered requires_topology_push in time again; heartbeats ask it again"
-                );
-            }
-        }
     }
 
     /// The plugin asked on this thread (one known never to block) with `check`'s context, a

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use kcoord_plugin_api::{RequestContext as PluginContext, Uuid};
 use tokio::sync::oneshot;
 
+use super::health::Health;
 use super::{panic_message, Plugin};
 
 /// One `requires_topology_push` question. Handed back with the answer, so the heartbeat path
@@ -37,10 +38,22 @@ pub(super) struct Check {
 /// The plugin's answer, or the message of its panic.
 pub(super) type Answer = Result<bool, String>;
 
-/// A question on its way to a check thread, with where to send the answer.
+/// A question on its way to a check thread, with where its answer goes.
 pub(super) struct Job {
     pub check: Check,
-    pub reply: oneshot::Sender<(Check, Answer)>,
+    pub reply: Reply,
+}
+
+/// Where a check thread puts its answer.
+pub(super) enum Reply {
+    /// Back to the heartbeat waiting for it.
+    Heartbeat(oneshot::Sender<(Check, Answer)>),
+    /// Nobody waits: the plugin is failing and this question only finds out whether it
+    /// answers within `budget` again (its answer is not used).
+    Probe {
+        health: Arc<Health>,
+        budget: Duration,
+    },
 }
 
 /// The plugin's check threads. Dropping this ends them once they finish what they are doing
@@ -133,15 +146,28 @@ impl CheckThreads {
 /// A check thread: answers its queue until the daemon drops the sending side.
 fn serve(plugin: &Plugin, jobs: Receiver<Job>, busy: &Busy, origin: Instant) {
     for Job { check, reply } in jobs.iter() {
-        if reply.is_closed() {
-            continue;
+        if let Reply::Heartbeat(reply) = &reply {
+            if reply.is_closed() {
+                continue;
+            }
         }
+        let started = Instant::now();
         busy.enter(origin);
         let answer = std::panic::catch_unwind(AssertUnwindSafe(|| {
             plugin.requires_topology_push(&check.ctx, &check.group_id, check.id)
         }))
         .map_err(|panic| panic_message(panic.as_ref()));
         busy.leave();
-        let _ = reply.send((check, answer));
+        match reply {
+            Reply::Heartbeat(reply) => {
+                let _ = reply.send((check, answer));
+            }
+            // A panic is an answer too (R7); only its time counts.
+            Reply::Probe { health, budget } => {
+                if started.elapsed() <= budget {
+                    health.answered();
+                }
+            }
+        }
     }
 }

@@ -2,14 +2,20 @@
 //!
 //! A plugin that missed the heartbeat's budget, or had no check thread free, is *failing*:
 //! from then on heartbeats answer "no push" without asking it (the specification's backstop for
-//! a stuck plugin), and one heartbeat per [`PROBE_INTERVAL`] asks it as before (the probe). The
-//! first probe answered in time makes it healthy again. So a plugin that sleeps in every call
-//! delays one heartbeat a second by the budget instead of every heartbeat that finds a free
-//! check thread. Pushes are only delayed: members are asked again once the plugin answers.
-//! A panic is an answer in time (false, R7): it does not make the plugin failing.
+//! a stuck plugin), and once per [`PROBE_INTERVAL`] a heartbeat hands the plugin a probe: the
+//! same question, asked on a check thread while the heartbeat goes on without waiting for it.
+//! The first probe answered within the budget makes the plugin healthy again. So a plugin that
+//! sleeps in every call delays no heartbeat after the first one, instead of every heartbeat that
+//! finds a free check thread. A probe's own answer is not used and pushes are only delayed:
+//! members are asked again once the plugin answers. A panic is an answer in time (false, R7):
+//! it does not make the plugin failing.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use tracing::info;
+
+use crate::logging::LogLimiter;
 
 /// How often a failing plugin is asked again. Short next to a heartbeat interval (5 s by
 /// default), so a plugin that recovers is asked by the next heartbeats; long next to the
@@ -21,7 +27,7 @@ pub const PROBE_INTERVAL: Duration = Duration::from_secs(1);
 pub(super) enum Turn {
     /// The plugin is healthy: ask it.
     Ask,
-    /// The plugin is failing and this heartbeat is its probe: ask it.
+    /// The plugin is failing and this heartbeat hands it the probe, without waiting for it.
     Probe,
     /// The plugin is failing and another heartbeat probes it: do not ask.
     Skip,
@@ -30,6 +36,10 @@ pub(super) enum Turn {
 /// The plugin's health, shared by every heartbeat without a lock.
 #[derive(Debug)]
 pub(super) struct Health {
+    /// The plugin's name, for logs.
+    plugin: String,
+    /// Lines saying the plugin answers again: at most one a minute, should it flap.
+    recoveries: LogLimiter<()>,
     origin: Instant,
     probe_interval: Duration,
     /// Zero while healthy; otherwise one plus the nanoseconds after `origin` from which the
@@ -38,8 +48,10 @@ pub(super) struct Health {
 }
 
 impl Health {
-    pub fn new(probe_interval: Duration) -> Self {
+    pub fn new(plugin: &str, probe_interval: Duration) -> Self {
         Health {
+            plugin: plugin.to_owned(),
+            recoveries: LogLimiter::new(Duration::from_secs(60), 1),
             origin: Instant::now(),
             probe_interval,
             next_probe: AtomicU64::new(0),
@@ -77,9 +89,18 @@ impl Health {
             .is_ok()
     }
 
-    /// The plugin answered in time; true when it was failing until then.
+    /// The plugin answered in time; true when it was failing until then (logged).
     pub fn answered(&self) -> bool {
-        self.next_probe.swap(0, Ordering::AcqRel) != 0
+        let was_failing = self.next_probe.swap(0, Ordering::AcqRel) != 0;
+        if was_failing {
+            if let Some(suppressed) = self.recoveries.check((), Instant::now()) {
+                info!(
+                    plugin = %self.plugin, suppressed_since_last_line = suppressed,
+                    "topology description plugin answered requires_topology_push in time again; heartbeats ask it again"
+                );
+            }
+        }
+        was_failing
     }
 
     /// Whether heartbeats currently skip the plugin.
@@ -104,7 +125,7 @@ mod tests {
 
     #[test]
     fn a_healthy_plugin_is_always_asked() {
-        let health = Health::new(1000 * MS);
+        let health = Health::new("p", 1000 * MS);
         let now = Instant::now();
         assert_eq!(health.turn(now), Turn::Ask);
         assert_eq!(health.turn(now + 5000 * MS), Turn::Ask);
@@ -113,7 +134,7 @@ mod tests {
 
     #[test]
     fn a_failing_plugin_is_probed_once_per_interval_until_it_answers() {
-        let health = Health::new(1000 * MS);
+        let health = Health::new("p", 1000 * MS);
         let t0 = Instant::now();
         assert!(health.failed(t0));
         assert!(!health.failed(t0 + MS), "already failing");
@@ -135,7 +156,7 @@ mod tests {
 
     #[test]
     fn concurrent_heartbeats_share_one_probe() {
-        let health = std::sync::Arc::new(Health::new(1000 * MS));
+        let health = std::sync::Arc::new(Health::new("p", 1000 * MS));
         let t0 = Instant::now();
         health.failed(t0);
         let at = t0 + 1000 * MS;

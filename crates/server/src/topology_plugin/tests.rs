@@ -633,6 +633,36 @@ async fn after_a_missed_budget_questions_are_not_asked_until_a_probe_is_due() {
     assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), 1);
 }
 
+/// A probe is handed to a check thread and its heartbeat goes on without waiting: a plugin
+/// that blocks in every call delays no heartbeat after the first one.
+#[tokio::test]
+async fn a_probe_reaches_the_plugin_without_its_heartbeat_waiting() {
+    let plugin = Blocking::new(true);
+    let _open = OpensOnDrop(plugin.clone());
+    let limits = Limits {
+        requires_push_budget: Duration::from_secs(1),
+        // Every question after the first miss is a probe.
+        requires_push_probe_interval: Duration::ZERO,
+        ..limits(Duration::from_secs(3_600), 1)
+    };
+    let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
+    assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let t2 = t.clone();
+    let mut probe = Box::pin(async move { t2.requires_push(&ctx(), "probe", ID).await });
+    assert_eq!(
+        probe.as_mut().poll(&mut cx),
+        std::task::Poll::Ready(false),
+        "the probe's heartbeat does not wait"
+    );
+    wait_until(
+        || plugin.checks_entered.load(Ordering::SeqCst) == 2,
+        "the probe in the plugin",
+    )
+    .await;
+}
+
 /// A plugin that missed the budget is asked by every heartbeat again from its first probe
 /// answered in time.
 #[tokio::test]
