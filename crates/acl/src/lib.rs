@@ -7,7 +7,8 @@
 //!   [`Authorizer::authorize`] decides as Kafka's `StandardAuthorizerData.authorize`,
 //!   [`Authorizer::authorized_operations`] fills AuthorizedOperations fields and
 //!   [`Authorizer::authorize_by_resource_type`] answers idempotent InitProducerId.
-//! - [`AclBinding`] and [`AclBindingFilter`] with Kafka's matching rules.
+//! - [`AclBinding`] and [`AclBindingFilter`] with Kafka's matching rules, and [`requests`]:
+//!   what CreateAcls, DescribeAcls and DeleteAcls check, with Kafka's codes and messages.
 //!
 //! The facts behind each rule are in `docs/kafka-security-facts.md`, section 2.
 //!
@@ -20,6 +21,7 @@ pub mod binding;
 pub mod filter;
 pub mod host;
 pub mod principal;
+pub mod requests;
 pub mod resource;
 pub mod store;
 
@@ -33,8 +35,11 @@ pub use filter::AclBindingFilter;
 pub use host::{java_host_address, Cidr, WILDCARD_HOST};
 pub use kcoord_wire::AclOperation;
 pub use principal::{KafkaPrincipal, MalformedPrincipal, USER_TYPE, WILDCARD_PRINCIPAL};
+pub use requests::{AclApiError, AclCreation, DeleteAclsPlan, UnknownElements};
 pub use resource::{AclPermissionType, PatternType, ResourceType, CLUSTER_NAME, WILDCARD_RESOURCE};
 pub use store::{AclStoreError, Acls, MAX_RECORDS_PER_USER_OP};
 
 #[cfg(test)]
 mod authorizer_tests;
+#[cfg(test)]
+mod requests_tests;
