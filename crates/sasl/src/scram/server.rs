@@ -282,6 +282,45 @@ mod tests {
     }
 
     #[test]
+    fn a_sha512_exchange_gives_the_messages_kafkas_scram_formatter_computes() {
+        // Client proof and server signature computed by Kafka 4.4's ScramFormatter for these
+        // nonces, salt, iterations and password.
+        let mechanism = ScramMechanism::ScramSha512;
+        let mut users = ScramCredentials::new();
+        let credential = ScramCredential::from_password(
+            mechanism,
+            "alice-secret",
+            b"1omfro7zwmumr3umxudzyj6scf",
+            8192,
+        );
+        users.insert(mechanism, "alice", credential);
+        let mut server =
+            ScramServer::new(mechanism, &users).with_server_nonce("3rfcNHYJY1ZVvWVs7j");
+        let challenge = server
+            .step(b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL")
+            .unwrap();
+        assert_eq!(
+            challenge,
+            Step::Challenge(
+                b"r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=MW9tZnJvN3p3bXVtcjN1bXh1ZHp5ajZzY2Y=,i=8192".to_vec()
+            )
+        );
+        let client_final = b"c=biws,r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,p=7gIuEq/9rh881BYar0JZ1U5hwVG7BBNabdgmWsQqvDiKHiPkbMTzXYCNAqUPj7GDk468VnHMAQKCJe4hXMG7OQ==";
+        let Step::Complete {
+            token,
+            authenticated,
+        } = server.step(client_final).unwrap()
+        else {
+            panic!("expected completion")
+        };
+        assert_eq!(
+            String::from_utf8(token).unwrap(),
+            "v=8YrxOXOQlf0/yAdxjOmC1MyNkLmwj3uIs+E+FX12C050ghyVTJywM5+v3we5AeNPX6YPcYVUzNV583z2tvaAmg=="
+        );
+        assert_eq!(authenticated.authorization_id, "alice");
+    }
+
+    #[test]
     fn the_rfc_7677_exchange_with_one_flipped_proof_bit_fails_as_invalid_credentials() {
         let users = rfc7677_users();
         let mut server = ScramServer::new(ScramMechanism::ScramSha256, &users)
