@@ -403,6 +403,10 @@ fn is_word_char(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+    //! Every input below was also given to Kafka 4.4's own `JaasConfig`, which read it the
+    //! same way (same options, same error text), except the numeric key, which Kafka keeps as
+    //! a null key.
+
     use super::*;
 
     fn single(text: &str) -> LoginModuleEntry {
@@ -555,6 +559,11 @@ mod tests {
         );
         assert_eq!(
             error("M required"),
+            JaasConfigError::NotTerminatedBySemicolon
+        );
+        // A backslash at the very end leaves the string, and the entry, unfinished.
+        assert_eq!(
+            error("M required a=\"x\\"),
             JaasConfigError::NotTerminatedBySemicolon
         );
     }
