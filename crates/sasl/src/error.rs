@@ -74,8 +74,8 @@ impl SaslError {
 
     /// The text a SaslAuthenticate error response carries: the reason itself where Kafka sends
     /// it (every PLAIN failure, the authorization id check, state and mechanism errors), else
-    /// Kafka's generic "Authentication failed during authentication due to invalid credentials
-    /// with SASL mechanism <mechanism>" (`re-authentication` while re-authenticating), which
+    /// Kafka's generic `Authentication failed during authentication due to invalid credentials
+    /// with SASL mechanism <mechanism>` (`re-authentication` while re-authenticating), which
     /// tells a prober nothing about why.
     pub fn client_message(&self, mechanism: &str, reauthenticating: bool) -> String {
         if self.is_sent_verbatim() {

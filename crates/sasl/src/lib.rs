@@ -7,6 +7,7 @@
 //! * [`ScramServer`]: SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677), credentials through
 //!   a [`ScramCredentialLookup`]; [`ScramCredential`] derives them from a password (as
 //!   `kafka-configs` does) or from a salted password (as AlterUserScramCredentials carries).
+//! * [`SaslServer`]: either, as the SaslHandshake's [`SaslMechanism`] chose.
 //! * [`JaasConfig`]: Kafka's `sasl.jaas.config` syntax.
 //! * [`SaslError`]: each failure with Kafka's error code and the text Kafka lets the client
 //!   see.
@@ -21,6 +22,7 @@ mod mechanism;
 mod plain;
 mod random;
 mod scram;
+mod server;
 
 pub use error::{
     SaslError, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM,
@@ -36,6 +38,7 @@ pub use scram::{
     salted_password, DelegationTokenCredential, ScramCredential, ScramCredentialLookup,
     ScramCredentials, ScramServer,
 };
+pub use server::SaslServer;
 
 /// What a successful step gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

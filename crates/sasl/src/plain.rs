@@ -36,7 +36,8 @@ impl<T: PlainAuthenticator + ?Sized> PlainAuthenticator for Arc<T> {
 /// Passwords are kept as HMAC-SHA256 fingerprints keyed by the per-process secret and compared
 /// in constant time; comparing fixed-length fingerprints means neither a password's length
 /// nor where it first differs shows in the time taken, and an unknown user is compared with a
-/// decoy fingerprint so that it costs what a known one does.
+/// decoy fingerprint so that it costs what a known one does (Kafka's callback handler returns
+/// at once for an unknown user).
 #[derive(Clone, Default)]
 pub struct PlainUsers {
     fingerprints: HashMap<String, [u8; 32]>,

@@ -25,6 +25,9 @@ use crate::{Authenticated, SaslError, ScramMechanism, Step};
 /// fails at the proof with [`SaslError::InvalidClientCredentials`], the very error a wrong
 /// password gets, after the same computations.
 ///
+/// A stored credential with fewer iterations than the mechanism's minimum fails at the first
+/// message, as in Kafka; such a credential cannot be stored through AlterUserScramCredentials.
+///
 /// Other differences, on input no Kafka client sends: a proof of the wrong length fails as a
 /// wrong proof (Kafka's server throws an unchecked exception and closes the connection without
 /// a response); extensions are signed in the order sent (Kafka re-serialises them from a map).
