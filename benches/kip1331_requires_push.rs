@@ -225,9 +225,11 @@ fn requires_push(c: &mut Criterion) {
         client_id: Some("orders-app-StreamThread-1-consumer".into()),
         ..Default::default()
     };
+    let anonymous = kcoord_server::authz::KafkaPrincipal::anonymous();
     let rctx = ServerContext {
         server: &server,
         listener: &listener,
+        principal: &anonymous,
         peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
         client_host: "/127.0.0.1",
         header: &header,

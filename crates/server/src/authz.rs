@@ -1,9 +1,15 @@
-//! Authorization hook. There is no authorizer yet, so everything is allowed, as in a Kafka
-//! broker without `authorizer.class.name`. Handlers ask here, at the points where Kafka's
-//! `KafkaApis` asks its authorizer, so that the authorizer issue only has to fill this in.
+//! Authorization. Handlers ask here, at the points where Kafka's `KafkaApis` asks its
+//! authorizer. Without `authorizer.class.name` everything is allowed, as in a Kafka broker
+//! without one; with Kafka's StandardAuthorizer named, [`StandardAuthorizer`] decides with its
+//! semantics (`kcoord-acl`). A test or an embedding program may inject its own
+//! ([`crate::server::Extensions::authorizer`]).
+
+use std::sync::{PoisonError, RwLock};
 
 use crate::state::RequestContext;
 
+/// Who sent a request ([`RequestContext::principal`]).
+pub use kcoord_acl::KafkaPrincipal;
 /// Kafka's `AclOperation`, defined once in kcoord-wire.
 pub use kcoord_wire::AclOperation;
 
@@ -26,6 +32,43 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
         resource: ResourceType,
         name: &str,
     ) -> bool;
+}
+
+/// Kafka's StandardAuthorizer: `super.users`, `allow.everyone.if.no.acl.found` and the ACLs.
+///
+/// The ACLs are empty until the metadata log carries them (issue 14: CreateAcls and the ACL
+/// records are the next step), so for now a configured authorizer allows super users, and
+/// everyone else only with `allow.everyone.if.no.acl.found=true`.
+#[derive(Debug)]
+pub struct StandardAuthorizer {
+    inner: RwLock<kcoord_acl::Authorizer>,
+}
+
+impl StandardAuthorizer {
+    pub fn new(config: kcoord_acl::AuthorizerConfig) -> Self {
+        StandardAuthorizer {
+            inner: RwLock::new(kcoord_acl::Authorizer::new(config)),
+        }
+    }
+}
+
+impl Authorizer for StandardAuthorizer {
+    fn authorize(
+        &self,
+        ctx: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool {
+        let resource = match resource {
+            ResourceType::Topic => kcoord_acl::ResourceType::Topic,
+            ResourceType::Group => kcoord_acl::ResourceType::Group,
+            ResourceType::Cluster => kcoord_acl::ResourceType::Cluster,
+        };
+        // A poisoned lock only means a writer panicked between two complete ACL changes.
+        let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        inner.authorize(ctx.principal, ctx.peer.ip(), operation, resource, name)
+    }
 }
 
 /// Denies everything: what a principal without any ACL gets from Kafka's `StandardAuthorizer`.

@@ -46,6 +46,9 @@ pub struct Connection {
     pub peer: SocketAddr,
     /// The peer as Kafka records a member's client host, formatted once per connection.
     pub client_host: Arc<str>,
+    /// Who is connected. `User:ANONYMOUS`, as Kafka names a PLAINTEXT client, until the
+    /// listeners authenticate (TLS client certificates, SASL).
+    pub principal: kcoord_acl::KafkaPrincipal,
 }
 
 impl Connection {
@@ -60,6 +63,7 @@ impl Connection {
             listener,
             peer,
             client_host,
+            principal: kcoord_acl::KafkaPrincipal::anonymous(),
         }
     }
 }
@@ -97,6 +101,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
     let ctx = RequestContext {
         server: &conn.server,
         listener: &conn.listener,
+        principal: &conn.principal,
         peer: conn.peer,
         client_host: &conn.client_host,
         header: &header,

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use kcoord_acl::KafkaPrincipal;
 use kcoord_wire::messages::RequestHeader;
 
 use crate::authz::Authorizer;
@@ -170,6 +171,8 @@ impl ServerState {
 pub struct RequestContext<'a> {
     pub server: &'a ServerState,
     pub listener: &'a ListenerInfo,
+    /// Who sent the request: `User:ANONYMOUS` until a listener authenticates its clients.
+    pub principal: &'a KafkaPrincipal,
     pub peer: SocketAddr,
     /// [`client_host`] of `peer`.
     pub client_host: &'a str,

@@ -42,7 +42,7 @@ mod health;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -93,8 +93,6 @@ pub const PANIC_WARN_INTERVAL: Duration = Duration::from_secs(60);
 const WARN_LIMITER_CAPACITY: usize = 10_000;
 /// Spare questions kept per thread for reuse.
 const SPARE_CHECKS: usize = 64;
-/// The principal every request has until authentication exists (Kafka's PLAINTEXT default).
-pub const ANONYMOUS: &str = "User:ANONYMOUS";
 
 pub type Plugin = dyn StreamsGroupTopologyDescriptionPlugin;
 
@@ -653,7 +651,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// The request context a plugin sees for the request being handled ([`refill`] must agree).
 pub fn plugin_context(ctx: &RequestContext<'_>) -> PluginContext {
     PluginContext {
-        principal: ANONYMOUS.to_owned(),
+        principal: ctx.principal.to_string(),
         client_id: ctx.header.client_id.clone().unwrap_or_default(),
         client_address: ctx.peer.ip(),
         listener_name: ctx.listener.name.clone(),
@@ -676,7 +674,9 @@ fn refill(pctx: &mut PluginContext, ctx: &RequestContext<'_>) {
         api_version,
         correlation_id,
     } = pctx;
-    set(principal, ANONYMOUS);
+    principal.clear();
+    // Into the reused buffer: no allocation on the heartbeat path.
+    let _ = write!(principal, "{}", ctx.principal);
     set(
         client_id,
         ctx.header.client_id.as_deref().unwrap_or_default(),
@@ -773,8 +773,10 @@ mod context_tests {
             client_id: Some("a-much-longer-client-id-than-the-first-one".to_owned()),
             ..Default::default()
         };
+        let alice = kcoord_acl::KafkaPrincipal::user("alice");
         let second = RequestContext {
             listener: &controller,
+            principal: &alice,
             peer: SocketAddr::from(([10, 0, 0, 9], 50000)),
             header: &header,
             ..first

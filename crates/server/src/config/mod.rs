@@ -5,6 +5,7 @@
 //! Kafka `server.properties` with extra keys still starts; the caller logs them once logging
 //! is set up (which itself depends on `log.level`).
 
+pub mod authorizer;
 pub mod connections;
 pub mod controller;
 pub mod coordinator_log;
@@ -92,6 +93,8 @@ pub struct Config {
     pub log: LogSettings,
     /// Where the coordinator shards keep groups and offsets (in memory when nowhere).
     pub coordinator_log: coordinator_log::CoordinatorLogSettings,
+    /// `authorizer.class.name`, `super.users`, `allow.everyone.if.no.acl.found`.
+    pub authorizer: authorizer::AuthorizerSettings,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -271,6 +274,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         controller,
         log,
         coordinator_log,
+        authorizer: authorizer::read(r)?,
         warnings: Vec::new(),
     })
 }

@@ -87,6 +87,7 @@ pub fn listener(server: &ServerState, kind: ListenerKind) -> Arc<ListenerInfo> {
 pub struct Ctx {
     listener: Arc<ListenerInfo>,
     header: RequestHeader,
+    principal: kcoord_acl::KafkaPrincipal,
 }
 
 impl Ctx {
@@ -97,6 +98,7 @@ impl Ctx {
                 client_id: Some("test-client".to_owned()),
                 ..Default::default()
             },
+            principal: kcoord_acl::KafkaPrincipal::anonymous(),
         }
     }
 
@@ -104,6 +106,7 @@ impl Ctx {
         RequestContext {
             server,
             listener: &self.listener,
+            principal: &self.principal,
             peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
             client_host: "/127.0.0.1",
             header: &self.header,
