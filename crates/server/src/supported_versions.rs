@@ -248,6 +248,39 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
+    /// Issue 14's security RPCs are in the generated `ApiKey` table, so the codec can read
+    /// them, but no listener serves or advertises them until their handlers exist.
+    #[test]
+    fn the_security_apis_are_known_to_the_codec_but_served_and_advertised_nowhere() {
+        let security = [
+            (17, ApiKey::SaslHandshake),
+            (29, ApiKey::DescribeAcls),
+            (30, ApiKey::CreateAcls),
+            (31, ApiKey::DeleteAcls),
+            (36, ApiKey::SaslAuthenticate),
+            (50, ApiKey::DescribeUserScramCredentials),
+            (51, ApiKey::AlterUserScramCredentials),
+        ];
+        for (key, api) in security {
+            assert_eq!(ApiKey::from_i16(key), Some(api));
+            for kind in [ListenerKind::Broker, ListenerKind::Controller] {
+                assert_eq!(
+                    supported_versions(api, kind),
+                    None,
+                    "{} on {kind}",
+                    api.name()
+                );
+                for plugin in [false, true] {
+                    assert!(
+                        advertised_apis(kind, plugin).iter().all(|(a, _)| *a != api),
+                        "{} advertised on {kind}",
+                        api.name()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_table_stays_inside_the_schemas() {
         for (api, min, max) in SUPPORTED.iter().chain(TOPOLOGY_PUSH_APIS) {

@@ -252,6 +252,60 @@ async fn garbage_and_unknown_keys_close_the_connection_only() {
     server.shutdown().await;
 }
 
+/// The security RPCs the codec knows but no listener serves yet get what an unknown key gets:
+/// a well-formed request closes its connection, and the listener goes on serving.
+#[tokio::test]
+async fn well_formed_security_requests_close_the_connection_on_every_listener() {
+    use kcoord_wire::messages::{
+        AlterUserScramCredentialsRequest, CreateAclsRequest, DeleteAclsRequest,
+        DescribeAclsRequest, DescribeUserScramCredentialsRequest, SaslAuthenticateRequest,
+        SaslHandshakeRequest,
+    };
+    let requests = [
+        frame(
+            ApiKey::SaslHandshake,
+            1,
+            1,
+            &SaslHandshakeRequest {
+                mechanism: "PLAIN".into(),
+                ..Default::default()
+            },
+        ),
+        frame(
+            ApiKey::SaslAuthenticate,
+            2,
+            2,
+            &SaslAuthenticateRequest::default(),
+        ),
+        frame(ApiKey::DescribeAcls, 3, 3, &DescribeAclsRequest::default()),
+        frame(ApiKey::CreateAcls, 3, 4, &CreateAclsRequest::default()),
+        frame(ApiKey::DeleteAcls, 3, 5, &DeleteAclsRequest::default()),
+        frame(
+            ApiKey::DescribeUserScramCredentials,
+            0,
+            6,
+            &DescribeUserScramCredentialsRequest::default(),
+        ),
+        frame(
+            ApiKey::AlterUserScramCredentials,
+            0,
+            7,
+            &AlterUserScramCredentialsRequest::default(),
+        ),
+    ];
+    let server = server("").await;
+    let listeners = [server.broker_addr(), server.controller_addr()];
+    for addr in listeners.into_iter().map(Option::unwrap) {
+        for bytes in &requests {
+            let mut s = connect(addr).await;
+            s.write_all(bytes).await.unwrap();
+            assert!(is_closed(&mut s).await, "{addr}: {bytes:?}");
+            api_versions_works(addr).await;
+        }
+    }
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn max_connections_holds_broker_listeners_and_keeps_the_controller_listener_open() {
     let server = server("max.connections=2\n").await;

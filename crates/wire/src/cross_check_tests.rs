@@ -284,3 +284,89 @@ cross_check!(
     kp::InitProducerIdResponse,
     0..=5
 );
+
+// Issue 14's security RPCs (SASL, ACLs, SCRAM credentials).
+cross_check!(
+    sasl_handshake_request,
+    SaslHandshakeRequest,
+    kp::SaslHandshakeRequest,
+    0..=1
+);
+cross_check!(
+    sasl_handshake_response,
+    SaslHandshakeResponse,
+    kp::SaslHandshakeResponse,
+    0..=1
+);
+cross_check!(
+    sasl_authenticate_request,
+    SaslAuthenticateRequest,
+    kp::SaslAuthenticateRequest,
+    0..=2
+);
+cross_check!(
+    sasl_authenticate_response,
+    SaslAuthenticateResponse,
+    kp::SaslAuthenticateResponse,
+    0..=2
+);
+cross_check!(
+    describe_acls_request,
+    DescribeAclsRequest,
+    kp::DescribeAclsRequest,
+    1..=3
+);
+cross_check!(
+    describe_acls_response,
+    DescribeAclsResponse,
+    kp::DescribeAclsResponse,
+    1..=3
+);
+cross_check!(
+    create_acls_request,
+    CreateAclsRequest,
+    kp::CreateAclsRequest,
+    1..=3
+);
+cross_check!(
+    create_acls_response,
+    CreateAclsResponse,
+    kp::CreateAclsResponse,
+    1..=3
+);
+cross_check!(
+    delete_acls_request,
+    DeleteAclsRequest,
+    kp::DeleteAclsRequest,
+    1..=3
+);
+cross_check!(
+    delete_acls_response,
+    DeleteAclsResponse,
+    kp::DeleteAclsResponse,
+    1..=3
+);
+cross_check!(
+    describe_user_scram_credentials_request,
+    DescribeUserScramCredentialsRequest,
+    kp::DescribeUserScramCredentialsRequest,
+    0..=0
+);
+cross_check!(
+    describe_user_scram_credentials_response,
+    DescribeUserScramCredentialsResponse,
+    kp::DescribeUserScramCredentialsResponse,
+    0..=0
+);
+cross_check!(
+    alter_user_scram_credentials_request,
+    AlterUserScramCredentialsRequest,
+    kp::AlterUserScramCredentialsRequest,
+    0..=0
+);
+cross_check!(
+    alter_user_scram_credentials_response,
+    AlterUserScramCredentialsResponse,
+    kp::AlterUserScramCredentialsResponse,
+    0..=0
+);

@@ -221,3 +221,47 @@ fn heartbeat_response_fields_stay_in_their_versions() {
     legacy.acceptable_recovery_lag_legacy = 5;
     assert!(legacy.encode(&mut BytesMut::new(), 1).is_err());
 }
+
+/// The SCRAM credential record as Kafka 4.4's UserScramCredentialRecord (type 11, v0,
+/// flexible) lays it out: compact strings and bytes (length + 1), then no tagged fields.
+#[test]
+fn user_scram_credential_record_v0_layout() {
+    use kcoord_wire::records::UserScramCredentialRecord;
+    let record = UserScramCredentialRecord {
+        name: "alice".into(),
+        mechanism: 2,
+        salt: Bytes::from_static(&[1, 2, 3]),
+        stored_key: Bytes::from_static(&[4, 5]),
+        server_key: Bytes::from_static(&[6]),
+        iterations: 4096,
+        ..Default::default()
+    };
+    let expected = hex("06 616c696365  02  04 010203  03 0405  02 06  00001000  00");
+    assert_eq!(encode(&record, 0), expected);
+    let decoded =
+        UserScramCredentialRecord::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    assert_eq!(decoded, record);
+}
+
+/// Kafka 4.4's AccessControlEntryRecord (type 18, v0, flexible): the uuid's 16 bytes, then the
+/// resource, the principal, the host, the operation and the permission, then no tagged fields.
+#[test]
+fn access_control_entry_record_v0_layout() {
+    use kcoord_wire::records::AccessControlEntryRecord;
+    let record = AccessControlEntryRecord {
+        id: Uuid::from_u128(0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10),
+        resource_type: 2,
+        resource_name: "t".into(),
+        pattern_type: 3,
+        principal: "User:a".into(),
+        host: "*".into(),
+        operation: 3,
+        permission_type: 3,
+        ..Default::default()
+    };
+    let expected =
+        hex("0102030405060708090a0b0c0d0e0f10  02  02 74  03  07 557365723a61  02 2a  03  03  00");
+    assert_eq!(encode(&record, 0), expected);
+    let decoded = AccessControlEntryRecord::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    assert_eq!(decoded, record);
+}
