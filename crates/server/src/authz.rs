@@ -21,6 +21,16 @@ pub enum ResourceType {
     Cluster,
 }
 
+impl ResourceType {
+    fn to_acl(self) -> kcoord_acl::ResourceType {
+        match self {
+            ResourceType::Topic => kcoord_acl::ResourceType::Topic,
+            ResourceType::Group => kcoord_acl::ResourceType::Group,
+            ResourceType::Cluster => kcoord_acl::ResourceType::Cluster,
+        }
+    }
+}
+
 /// An authorizer (Kafka's `Authorizer.authorize` for one action). None is configured by
 /// default; an embedding program or a test injects one with
 /// [`crate::server::Extensions::authorizer`].
@@ -60,14 +70,15 @@ impl Authorizer for StandardAuthorizer {
         resource: ResourceType,
         name: &str,
     ) -> bool {
-        let resource = match resource {
-            ResourceType::Topic => kcoord_acl::ResourceType::Topic,
-            ResourceType::Group => kcoord_acl::ResourceType::Group,
-            ResourceType::Cluster => kcoord_acl::ResourceType::Cluster,
-        };
         // A poisoned lock only means a writer panicked between two complete ACL changes.
         let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
-        inner.authorize(ctx.principal, ctx.peer.ip(), operation, resource, name)
+        inner.authorize(
+            ctx.principal,
+            ctx.peer.ip(),
+            operation,
+            resource.to_acl(),
+            name,
+        )
     }
 }
 
@@ -99,30 +110,7 @@ pub fn authorize(
 /// the principal may perform, as a bit field of operation codes. Without an authorizer that
 /// is every supported operation (`AclEntry.supportedOperations`).
 pub fn authorized_operations(ctx: &RequestContext<'_>, resource: ResourceType, name: &str) -> i32 {
-    use AclOperation::*;
-    let supported: &[AclOperation] = match resource {
-        ResourceType::Topic => &[
-            Read,
-            Write,
-            Create,
-            Delete,
-            Alter,
-            Describe,
-            DescribeConfigs,
-            AlterConfigs,
-        ],
-        ResourceType::Group => &[Read, Describe, Delete, DescribeConfigs, AlterConfigs],
-        ResourceType::Cluster => &[
-            Create,
-            ClusterAction,
-            DescribeConfigs,
-            AlterConfigs,
-            IdempotentWrite,
-            Alter,
-            Describe,
-        ],
-    };
-    supported
+    kcoord_acl::supported_operations(resource.to_acl())
         .iter()
         .filter(|op| authorize(ctx, **op, resource, name))
         .fold(0, |bits, op| bits | 1 << (*op as i32))

@@ -599,19 +599,29 @@ async fn questions_to_stuck_check_threads_are_answered_at_once_without_queueing(
     assert_eq!(plugin.checks_entered.load(Ordering::SeqCst), CHECK_THREADS);
 }
 
-/// Once the plugin has missed the budget, heartbeats stop asking it (each answered "no push"
-/// at once, reaching no check thread) until a probe is due.
-#[tokio::test]
-async fn after_a_missed_budget_questions_are_not_asked_until_a_probe_is_due() {
+/// A blocking plugin, asked with `budget` and `probe_interval`, whose first question (group
+/// `g0`, its thread still blocked in it) missed the budget: the plugin is failing.
+async fn failing(
+    budget: Duration,
+    probe_interval: Duration,
+) -> (TopologyDescriptions, Arc<Blocking>, OpensOnDrop) {
     let plugin = Blocking::new(true);
-    let _open = OpensOnDrop(plugin.clone());
+    let open = OpensOnDrop(plugin.clone());
     let limits = Limits {
-        requires_push_budget: Duration::from_millis(20),
-        requires_push_probe_interval: Duration::from_secs(3_600),
+        requires_push_budget: budget,
+        requires_push_probe_interval: probe_interval,
         ..limits(Duration::from_secs(3_600), 1)
     };
     let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
     assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    (t, plugin, open)
+}
+
+/// Once the plugin has missed the budget, heartbeats stop asking it (each answered "no push"
+/// at once, reaching no check thread) until a probe is due.
+#[tokio::test]
+async fn after_a_missed_budget_questions_are_not_asked_until_a_probe_is_due() {
+    let (t, plugin, _open) = failing(Duration::from_millis(20), Duration::from_secs(3_600)).await;
     wait_until(
         || plugin.checks_entered.load(Ordering::SeqCst) == 1,
         "the first question in the plugin",
@@ -637,16 +647,8 @@ async fn after_a_missed_budget_questions_are_not_asked_until_a_probe_is_due() {
 /// that blocks in every call delays no heartbeat after the first one.
 #[tokio::test]
 async fn a_probe_reaches_the_plugin_without_its_heartbeat_waiting() {
-    let plugin = Blocking::new(true);
-    let _open = OpensOnDrop(plugin.clone());
-    let limits = Limits {
-        requires_push_budget: Duration::from_secs(1),
-        // Every question after the first miss is a probe.
-        requires_push_probe_interval: Duration::ZERO,
-        ..limits(Duration::from_secs(3_600), 1)
-    };
-    let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
-    assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    // Every question after the first miss is a probe.
+    let (t, plugin, _open) = failing(Duration::from_secs(1), Duration::ZERO).await;
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
     let t2 = t.clone();
@@ -667,16 +669,8 @@ async fn a_probe_reaches_the_plugin_without_its_heartbeat_waiting() {
 /// answered in time.
 #[tokio::test]
 async fn a_plugin_that_answers_a_probe_in_time_is_asked_again() {
-    let plugin = Blocking::new(true);
-    let _open = OpensOnDrop(plugin.clone());
-    let limits = Limits {
-        // Long next to a plugin that returns at once, so only the blocked call misses it.
-        requires_push_budget: Duration::from_secs(1),
-        requires_push_probe_interval: Duration::from_millis(50),
-        ..limits(Duration::from_secs(3_600), 1)
-    };
-    let t = TopologyDescriptions::with_limits(plugin.clone(), "slow", limits).expect("threads");
-    assert!(!t.requires_push(&ctx(), "g0", ID).await);
+    // Long next to a plugin that returns at once, so only the blocked call misses it.
+    let (t, plugin, _open) = failing(Duration::from_secs(1), Duration::from_millis(50)).await;
     // The plugin recovers; its first call stays blocked on its thread.
     plugin.block.store(false, Ordering::SeqCst);
     // Skipped questions and probes until a probe is answered (the schedule itself is tested
