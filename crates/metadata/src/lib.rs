@@ -19,6 +19,7 @@ pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::producer_ids::ProducerIdsImage;
+pub use image::security::SecurityImage;
 pub use image::streams::{
     entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember,
     StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple,
@@ -60,6 +61,8 @@ pub struct State {
     pub group_configs: GroupConfigsImage,
     /// The producer ids handed out so far (Kafka's `ProducerIdControlManager`).
     pub producer_ids: ProducerIdsImage,
+    /// ACLs and SCRAM credentials.
+    pub security: SecurityImage,
     /// Distinct group ids among the streams groups and the groups with committed offsets.
     groups: usize,
 }
@@ -139,6 +142,15 @@ impl State {
             }
             Record::FeatureLevel(r) => self.features.replay(r, offset).map_err(inconsistent)?,
             Record::ProducerIds(r) => self.producer_ids.replay(r).map_err(inconsistent)?,
+            Record::AccessControlEntry(r) => self.security.replay_acl(r).map_err(inconsistent)?,
+            Record::RemoveAccessControlEntry(r) => {
+                self.security.replay_remove_acl(r).map_err(inconsistent)?
+            }
+            Record::UserScramCredential(r) => self.security.replay_credential(r),
+            Record::RemoveUserScramCredential(r) => self
+                .security
+                .replay_remove_credential(r)
+                .map_err(inconsistent)?,
             Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
             Record::StreamsGroupMetadata(k, v) => {
                 self.streams_groups.replay_metadata(&k.group_id, v.as_ref())
@@ -296,6 +308,7 @@ const BROKERS: u8 = 1 << 3;
 const FEATURES: u8 = 1 << 4;
 const GROUP_CONFIGS: u8 = 1 << 5;
 const PRODUCER_IDS: u8 = 1 << 6;
+const SECURITY: u8 = 1 << 7;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`State::replay`]: only controller records are checked against the state).
@@ -310,6 +323,10 @@ fn footprint(record: &Record) -> (u8, bool) {
         | Record::BrokerRegistrationChange(_) => (BROKERS, true),
         Record::FeatureLevel(_) => (FEATURES, true),
         Record::ProducerIds(_) => (PRODUCER_IDS, true),
+        Record::AccessControlEntry(_)
+        | Record::RemoveAccessControlEntry(_)
+        | Record::UserScramCredential(_)
+        | Record::RemoveUserScramCredential(_) => (SECURITY, true),
         Record::OffsetCommit(..) => (OFFSETS, false),
         Record::StreamsGroupMetadata(..)
         | Record::StreamsGroupMemberMetadata(..)
@@ -334,6 +351,7 @@ struct Undo {
     features: Option<FeaturesImage>,
     group_configs: Option<GroupConfigsImage>,
     producer_ids: Option<ProducerIdsImage>,
+    security: Option<SecurityImage>,
 }
 
 fn copy_if<T: Clone>(touched: u8, image: u8, value: &T) -> Option<T> {
@@ -354,6 +372,7 @@ impl Undo {
             features: copy_if(touched, FEATURES, &state.features),
             group_configs: copy_if(touched, GROUP_CONFIGS, &state.group_configs),
             producer_ids: copy_if(touched, PRODUCER_IDS, &state.producer_ids),
+            security: copy_if(touched, SECURITY, &state.security),
         })
     }
 
@@ -366,6 +385,7 @@ impl Undo {
             features,
             group_configs,
             producer_ids,
+            security,
         } = self;
         if let Some(image) = topics {
             state.topics = image;
@@ -387,6 +407,9 @@ impl Undo {
         }
         if let Some(image) = producer_ids {
             state.producer_ids = image;
+        }
+        if let Some(image) = security {
+            state.security = image;
         }
         state.groups = state.count_groups();
     }

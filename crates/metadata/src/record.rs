@@ -124,6 +124,10 @@ records! {
         FeatureLevel(FeatureLevelRecord),
         BrokerRegistrationChange(BrokerRegistrationChangeRecord),
         ProducerIds(ProducerIdsRecord),
+        AccessControlEntry(AccessControlEntryRecord),
+        RemoveAccessControlEntry(RemoveAccessControlEntryRecord),
+        UserScramCredential(UserScramCredentialRecord),
+        RemoveUserScramCredential(RemoveUserScramCredentialRecord),
     }
     keyed {
         OffsetCommit(OffsetCommitKey, OffsetCommitValue),

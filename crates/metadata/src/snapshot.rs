@@ -38,9 +38,9 @@ use crate::{file_log, BrokerRegistration, State};
 impl State {
     /// Records that, replayed in order into an empty [`State`], rebuild its controller images:
     /// finalized features (`metadata.version` first), the producer id block, topics with their
-    /// configs and partitions, group configs, then broker registrations (fenced state,
-    /// controlled shutdown, directories, features and static configs folded into one
-    /// RegisterBrokerRecord each). See the module docs for the two offsets it cannot carry.
+    /// configs and partitions, group configs, ACLs, SCRAM credentials, then broker
+    /// registrations (fenced state, controlled shutdown, directories, features and static
+    /// configs folded into one RegisterBrokerRecord each). See the module docs for the two offsets it cannot carry.
     pub fn snapshot_records(&self) -> Vec<Record> {
         let mut records = self.feature_records();
         records.extend(self.other_records());
@@ -143,7 +143,8 @@ impl State {
         Ok(log)
     }
 
-    /// The producer id block, topics (with configs and partitions) and group configs.
+    /// The producer id block, topics (with configs and partitions), group configs, ACLs and
+    /// SCRAM credentials.
     fn other_records(&self) -> Vec<Record> {
         let mut records = Vec::new();
         if self.producer_ids.next_producer_id() > 0 {
@@ -163,6 +164,18 @@ impl State {
                 records.push(config(GROUP_RESOURCE, group, name, value));
             }
         }
+        records.extend(
+            self.security
+                .acls()
+                .cloned()
+                .map(Record::AccessControlEntry),
+        );
+        records.extend(
+            self.security
+                .credentials()
+                .cloned()
+                .map(Record::UserScramCredential),
+        );
         records
     }
 

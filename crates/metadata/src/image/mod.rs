@@ -4,6 +4,7 @@ pub mod features;
 pub mod group_configs;
 pub mod offsets;
 pub mod producer_ids;
+pub mod security;
 pub mod streams;
 pub mod topics;
 pub mod vec_map;

@@ -92,6 +92,32 @@ fn register(id: i32, epoch: i64, dir: u128) -> r::RegisterBrokerRecord {
 
 /// A controller log with topics created and deleted, configs set and removed, brokers
 /// registered, fenced, unfenced, changed and unregistered, features and producer id blocks.
+fn acl(id: u128, topic: &str) -> Record {
+    Record::AccessControlEntry(r::AccessControlEntryRecord {
+        id: Uuid::from_u128(id),
+        resource_type: 2,
+        resource_name: topic.into(),
+        pattern_type: 3,
+        principal: "User:alice".into(),
+        host: "*".into(),
+        operation: 3,
+        permission_type: 3,
+        ..Default::default()
+    })
+}
+
+fn credential(name: &str, mechanism: i8, iterations: i32) -> Record {
+    Record::UserScramCredential(r::UserScramCredentialRecord {
+        name: name.into(),
+        mechanism,
+        salt: vec![7; 16].into(),
+        stored_key: vec![8; 32].into(),
+        server_key: vec![9; 32].into(),
+        iterations,
+        ..Default::default()
+    })
+}
+
 fn varied_store() -> Store {
     let mut store = Store::new();
     let batches: Vec<Vec<Record>> = vec![
@@ -183,6 +209,23 @@ fn varied_store() -> Store {
             next_producer_id: 2000,
             ..Default::default()
         })],
+        // Two ACLs, one removed again; a credential replaced, another removed.
+        vec![acl(1, "orders"), acl(2, "payments")],
+        vec![Record::RemoveAccessControlEntry(
+            r::RemoveAccessControlEntryRecord {
+                id: Uuid::from_u128(1),
+                ..Default::default()
+            },
+        )],
+        vec![credential("alice", 1, 4096), credential("bob", 2, 4096)],
+        vec![credential("alice", 1, 8192)],
+        vec![Record::RemoveUserScramCredential(
+            r::RemoveUserScramCredentialRecord {
+                name: "bob".into(),
+                mechanism: 2,
+                ..Default::default()
+            },
+        )],
     ];
     for batch in batches {
         store.append(batch).unwrap();
@@ -237,6 +280,12 @@ fn a_replayed_snapshot_rebuilds_the_controller_state() {
         .is_some_and(|b| b.fenced && b.epoch == 20));
     assert_eq!(state.group_configs.iter().count(), 1);
     assert_eq!(state.producer_ids.next_producer_id(), 2000);
+    assert_eq!(state.security.acls().count(), 1);
+    assert_eq!(
+        state.security.credential("alice", 1).map(|c| c.iterations),
+        Some(8192)
+    );
+    assert_eq!(state.security.credentials().count(), 1);
 
     let records = state.snapshot_records();
     let base = 500;
@@ -244,6 +293,7 @@ fn a_replayed_snapshot_rebuilds_the_controller_state() {
     assert_eq!(replayed.topics, state.topics);
     assert_eq!(replayed.group_configs, state.group_configs);
     assert_eq!(replayed.producer_ids, state.producer_ids);
+    assert_eq!(replayed.security, state.security);
     assert_eq!(replayed.features.finalized(), state.features.finalized());
     assert_eq!(
         replayed.features.metadata_version(),
