@@ -46,9 +46,10 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
 
 /// Kafka's StandardAuthorizer: `super.users`, `allow.everyone.if.no.acl.found` and the ACLs.
 ///
-/// The ACLs are empty until the metadata log carries them (issue 14: CreateAcls and the ACL
-/// records are the next step), so for now a configured authorizer allows super users, and
-/// everyone else only with `allow.everyone.if.no.acl.found=true`.
+/// The ACLs stay empty until CreateAcls appends ACL records and the controller feeds the
+/// replayed ones (`kcoord_metadata::SecurityImage`) here (issue 14's next step), so for now a
+/// configured authorizer allows super users, and everyone else only with
+/// `allow.everyone.if.no.acl.found=true`.
 #[derive(Debug)]
 pub struct StandardAuthorizer {
     inner: RwLock<kcoord_acl::Authorizer>,

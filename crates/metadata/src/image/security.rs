@@ -77,11 +77,12 @@ impl SecurityImage {
     }
 }
 
+/// Records for tests here and in the snapshot's.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
     use super::*;
 
-    fn acl(id: u128) -> AccessControlEntryRecord {
+    pub(crate) fn acl(id: u128) -> AccessControlEntryRecord {
         AccessControlEntryRecord {
             id: Uuid::from_u128(id),
             resource_type: 2,
@@ -95,7 +96,11 @@ mod tests {
         }
     }
 
-    fn credential(name: &str, mechanism: i8, iterations: i32) -> UserScramCredentialRecord {
+    pub(crate) fn credential(
+        name: &str,
+        mechanism: i8,
+        iterations: i32,
+    ) -> UserScramCredentialRecord {
         UserScramCredentialRecord {
             name: name.into(),
             mechanism,
@@ -106,6 +111,12 @@ mod tests {
             ..Default::default()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{acl, credential};
+    use super::*;
 
     #[test]
     fn acls_are_added_and_removed_by_id_and_a_repeated_or_unknown_id_is_corruption() {

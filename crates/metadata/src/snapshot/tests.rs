@@ -4,6 +4,7 @@ use kcoord_wire::records::broker_registration_change_record::BrokerRegistrationC
 use uuid::Uuid;
 
 use super::*;
+use crate::image::security::fixtures::{acl, credential};
 use crate::Store;
 
 fn feature(name: &str, level: i16) -> Record {
@@ -92,32 +93,6 @@ fn register(id: i32, epoch: i64, dir: u128) -> r::RegisterBrokerRecord {
 
 /// A controller log with topics created and deleted, configs set and removed, brokers
 /// registered, fenced, unfenced, changed and unregistered, features and producer id blocks.
-fn acl(id: u128, topic: &str) -> Record {
-    Record::AccessControlEntry(r::AccessControlEntryRecord {
-        id: Uuid::from_u128(id),
-        resource_type: 2,
-        resource_name: topic.into(),
-        pattern_type: 3,
-        principal: "User:alice".into(),
-        host: "*".into(),
-        operation: 3,
-        permission_type: 3,
-        ..Default::default()
-    })
-}
-
-fn credential(name: &str, mechanism: i8, iterations: i32) -> Record {
-    Record::UserScramCredential(r::UserScramCredentialRecord {
-        name: name.into(),
-        mechanism,
-        salt: vec![7; 16].into(),
-        stored_key: vec![8; 32].into(),
-        server_key: vec![9; 32].into(),
-        iterations,
-        ..Default::default()
-    })
-}
-
 fn varied_store() -> Store {
     let mut store = Store::new();
     let batches: Vec<Vec<Record>> = vec![
@@ -210,15 +185,21 @@ fn varied_store() -> Store {
             ..Default::default()
         })],
         // Two ACLs, one removed again; a credential replaced, another removed.
-        vec![acl(1, "orders"), acl(2, "payments")],
+        vec![
+            Record::AccessControlEntry(acl(1)),
+            Record::AccessControlEntry(acl(2)),
+        ],
         vec![Record::RemoveAccessControlEntry(
             r::RemoveAccessControlEntryRecord {
                 id: Uuid::from_u128(1),
                 ..Default::default()
             },
         )],
-        vec![credential("alice", 1, 4096), credential("bob", 2, 4096)],
-        vec![credential("alice", 1, 8192)],
+        vec![
+            Record::UserScramCredential(credential("alice", 1, 4096)),
+            Record::UserScramCredential(credential("bob", 2, 4096)),
+        ],
+        vec![Record::UserScramCredential(credential("alice", 1, 8192))],
         vec![Record::RemoveUserScramCredential(
             r::RemoveUserScramCredentialRecord {
                 name: "bob".into(),
