@@ -6,7 +6,8 @@
 //! (`TopologyDescriptions::requires_push_for`); a thread whose queue is full is skipped, and
 //! when every queue is full the question is not asked at all. Questions whose heartbeat
 //! stopped waiting are dropped unasked when their turn comes: a "yes" then would make the
-//! plugin wait for a push nobody was asked for.
+//! plugin wait for a push nobody was asked for. The one exception is a probe of a failing
+//! plugin (see `health`): asked on purpose with nobody waiting, only its time is used.
 //!
 //! A thread whose current question has been in the plugin for longer than the heartbeat's
 //! budget is stuck, and gets no new questions until it comes back: otherwise every heartbeat
