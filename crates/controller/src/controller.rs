@@ -7,20 +7,24 @@
 //! [`Controller::apply`]s it; an outcome that is never applied changes nothing.
 use std::collections::BTreeMap;
 
+use kcoord_acl::{AclBindingFilter, AclCreation, Acls};
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
     BrokerRegistration, BrokersImage, LogRecord, MetadataLog, MetadataVersion, Record,
     RecordAndVersion, State, Store,
 };
+use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
-    BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DeleteTopicsRequest,
+    AlterUserScramCredentialsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    CreateTopicsRequest, DeleteTopicsRequest,
 };
 use kcoord_wire::records::{FeatureLevelRecord, ProducerIdsRecord, UnregisterBrokerRecord};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
+use crate::acls::{self, AclChange, CreateAclResult, DeleteAclsResult};
 use crate::config::ControllerConfig;
 use crate::error::{ControllerError, Result};
 use crate::group_configs::{self, GroupConfigChange, GroupConfigValidator, ResourceError};
@@ -113,6 +117,8 @@ pub struct Controller {
     config: ControllerConfig,
     store: Store,
     sessions: Sessions,
+    /// The ACLs of `store`'s state, indexed for CreateAcls and DeleteAcls.
+    acls: Acls,
 }
 
 impl std::fmt::Debug for Controller {
@@ -138,10 +144,12 @@ impl Controller {
     /// broker starts a fresh session at `now`, as Kafka's controller does when it becomes
     /// active.
     pub fn with_store(config: ControllerConfig, store: Store, now: i64) -> Result<Controller> {
+        let acls = acls::index(&store.state().security).map_err(ControllerError::internal)?;
         let mut controller = Controller {
             sessions: Sessions::new(config.session_timeout_ms),
             config,
             store,
+            acls,
         };
         if controller
             .store
@@ -262,12 +270,36 @@ impl Controller {
     pub fn apply<R>(&mut self, outcome: Outcome<R>) -> Result<R> {
         if !outcome.records.is_empty() {
             self.prepare(&outcome.records)?;
+            let changes = self.acl_changes(&outcome.records)?;
             self.append_versioned(outcome.records)?;
+            for change in changes {
+                // `acl_changes` checked every one against the index.
+                let _ = change.apply(&mut self.acls);
+            }
         }
         for effect in &outcome.effects {
             self.run_effect(*effect);
         }
         Ok(outcome.response)
+    }
+
+    /// The ACL changes of a batch, once they are known to apply to the index: the image
+    /// refuses a repeated or unknown id (`prepare`), the index also an ACL stored twice.
+    fn acl_changes(&self, records: &[RecordAndVersion]) -> Result<Vec<AclChange>> {
+        let changes: Vec<AclChange> = records
+            .iter()
+            .filter_map(|r| AclChange::of(&r.record))
+            .collect();
+        if !changes.is_empty() {
+            let mut index = self.acls.clone();
+            for change in &changes {
+                change
+                    .clone()
+                    .apply(&mut index)
+                    .map_err(ControllerError::internal)?;
+            }
+        }
+        Ok(changes)
     }
 
     fn run_effect(&mut self, effect: Effect) {
@@ -530,6 +562,55 @@ impl Controller {
             validate_only,
         )
         .into()
+    }
+
+    /// The ACLs the log holds.
+    pub fn acls(&self) -> &Acls {
+        &self.acls
+    }
+
+    /// CreateAcls (see [`acls::create_acls`]): each creation's result in request order;
+    /// `new_id` draws the new ACLs' ids.
+    pub fn create_acls(
+        &self,
+        creations: &[AclCreation],
+        new_id: impl FnMut() -> Uuid,
+    ) -> Outcome<Vec<CreateAclResult>> {
+        let cidr_supported = self.metadata_version().is_cidr_acl_supported();
+        let (records, results) = acls::create_acls(&self.acls, creations, cidr_supported, new_id);
+        Outcome {
+            records,
+            response: results,
+            effects: Vec::new(),
+        }
+    }
+
+    /// DeleteAcls (see [`acls::delete_acls`]): each filter's result in request order.
+    pub fn delete_acls(&self, filters: &[AclBindingFilter]) -> Outcome<Vec<DeleteAclsResult>> {
+        let (records, results) = acls::delete_acls(&self.acls, filters);
+        Outcome {
+            records,
+            response: results,
+            effects: Vec::new(),
+        }
+    }
+
+    /// AlterUserScramCredentials (see [`crate::scram::alter_credentials`]): one result per
+    /// user.
+    pub fn alter_scram_credentials(
+        &self,
+        request: &AlterUserScramCredentialsRequest,
+    ) -> Outcome<Vec<AlterUserScramCredentialsResult>> {
+        let (records, results) = crate::scram::alter_credentials(
+            &self.state().security,
+            self.metadata_version(),
+            request,
+        );
+        Outcome {
+            records,
+            response: results,
+            effects: Vec::new(),
+        }
     }
 
     /// The next time `tick` has work to do.

@@ -1,8 +1,9 @@
 //! The controller role of kcoord, sans-IO: every decision the controller makes. Topics
 //! (CreateTopics, DeleteTopics: [`topics`]), group configs (IncrementalAlterConfigs of GROUP
 //! resources: [`group_configs`]), broker registration (BrokerRegistration v0-v6 with KIP-1326's
-//! StaticConfigs), broker heartbeats, session fencing, producer id blocks and
-//! `metadata.version`.
+//! StaticConfigs), broker heartbeats, session fencing, producer id blocks, `metadata.version`,
+//! ACLs (CreateAcls, DeleteAcls: [`acls`]) and SCRAM credentials (AlterUserScramCredentials:
+//! [`scram`]).
 //!
 //! A [`Controller`] owns a [`kcoord_metadata::Store`]. Each handler is a function of
 //! (`&self`, request, `now`) that returns an [`Outcome`]: the records to append as one batch,
@@ -41,15 +42,18 @@
 //! assert_eq!(controller.static_configs(1).unwrap()["num.io.threads"].as_deref(), Some("8"));
 //! assert_eq!(controller.metadata_version(), MetadataVersion::LATEST);
 //! ```
+pub mod acls;
 pub mod config;
 pub mod controller;
 pub mod error;
 pub mod group_configs;
 pub mod heartbeat;
 pub mod registration;
+pub mod scram;
 mod sessions;
 pub mod topics;
 
+pub use acls::{AclChange, CreateAclResult, DeleteAclsResult};
 pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use controller::{
     Controller, Effect, Outcome, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE,

@@ -63,10 +63,14 @@ impl MetadataVersion {
     pub const IBP_3_3_IV3: MetadataVersion = MetadataVersion(7);
     /// ZooKeeper migration: RegisterBrokerRecord v2 (IsMigratingZkBroker).
     pub const IBP_3_4_IV0: MetadataVersion = MetadataVersion(8);
+    /// KRaft support for SCRAM (Kafka's `isScramSupported`).
+    pub const IBP_3_5_IV2: MetadataVersion = MetadataVersion(11);
     /// JBOD in KRaft: RegisterBrokerRecord v3 (LogDirs), directory checks on registration.
     pub const IBP_3_7_IV2: MetadataVersion = MetadataVersion(17);
     /// Cordoned log dirs: RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3.
     pub const IBP_4_3_IV0: MetadataVersion = MetadataVersion(30);
+    /// CIDR ranges as ACL hosts (Kafka's `isCidrAclSupported`).
+    pub const IBP_4_4_IV1: MetadataVersion = MetadataVersion(32);
     /// Kafka's latest production level.
     pub const IBP_4_4_IV2: MetadataVersion = MetadataVersion(33);
     /// kcoord: RegisterBrokerRecord v5 with StaticConfigs.
@@ -149,6 +153,16 @@ impl MetadataVersion {
 
     pub fn is_cordoned_log_dirs_supported(self) -> bool {
         self >= MetadataVersion::IBP_4_3_IV0
+    }
+
+    /// SCRAM credentials can be stored (AlterUserScramCredentials).
+    pub fn is_scram_supported(self) -> bool {
+        self >= MetadataVersion::IBP_3_5_IV2
+    }
+
+    /// ACL hosts may be CIDR ranges (CreateAcls).
+    pub fn is_cidr_acl_supported(self) -> bool {
+        self >= MetadataVersion::IBP_4_4_IV1
     }
 
     /// KIP-1326: RegisterBrokerRecord can carry StaticConfigs.

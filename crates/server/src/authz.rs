@@ -4,8 +4,15 @@
 //! semantics (`kcoord-acl`). A test or an embedding program may inject its own
 //! ([`crate::server::Extensions::authorizer`]).
 
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
+use kcoord_acl::{AclBinding, AclBindingFilter, Acls};
+use kcoord_controller::AclChange;
+
+use tracing::{info, warn};
+
+use crate::config::authorizer::{AuthorizerKind, STANDARD_AUTHORIZER};
+use crate::config::Config;
 use crate::state::RequestContext;
 
 /// Who sent a request ([`RequestContext::principal`]).
@@ -42,14 +49,23 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
         resource: ResourceType,
         name: &str,
     ) -> bool;
+
+    /// The ACLs of the metadata log when the daemon starts, before any request.
+    fn acls_loaded(&self, _acls: &Acls) {}
+
+    /// ACL changes the controller applied (CreateAcls, DeleteAcls), in log order.
+    fn acls_changed(&self, _changes: &[AclChange]) {}
+
+    /// The ACLs a DescribeAcls filter selects (Kafka's `Authorizer.acls`). An authorizer that
+    /// keeps no ACLs has none to show.
+    fn acls(&self, _filter: &AclBindingFilter) -> Vec<AclBinding> {
+        Vec::new()
+    }
 }
 
-/// Kafka's StandardAuthorizer: `super.users`, `allow.everyone.if.no.acl.found` and the ACLs.
-///
-/// The ACLs stay empty until CreateAcls appends ACL records and the controller feeds the
-/// replayed ones (`kcoord_metadata::SecurityImage`) here (issue 14's next step), so for now a
-/// configured authorizer allows super users, and everyone else only with
-/// `allow.everyone.if.no.acl.found=true`.
+/// Kafka's StandardAuthorizer: `super.users`, `allow.everyone.if.no.acl.found` and the ACLs of
+/// the metadata log, loaded at startup and changed by the controller runtime after every batch
+/// that creates or deletes ACLs, before that request is answered.
 #[derive(Debug)]
 pub struct StandardAuthorizer {
     inner: RwLock<kcoord_acl::Authorizer>,
@@ -80,6 +96,30 @@ impl Authorizer for StandardAuthorizer {
             resource.to_acl(),
             name,
         )
+    }
+
+    fn acls_loaded(&self, acls: &Acls) {
+        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        *inner.acls_mut() = acls.clone();
+    }
+
+    fn acls_changed(&self, changes: &[AclChange]) {
+        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        for change in changes {
+            // The controller applied the same change to its own index first.
+            if let Err(e) = change.clone().apply(inner.acls_mut()) {
+                tracing::error!(error = %e, "an ACL change does not apply to the authorizer's ACLs");
+            }
+        }
+    }
+
+    fn acls(&self, filter: &AclBindingFilter) -> Vec<AclBinding> {
+        let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .acls()
+            .matching(filter)
+            .map(|(_, acl)| acl.clone())
+            .collect()
     }
 }
 
@@ -115,6 +155,29 @@ pub fn authorized_operations(ctx: &RequestContext<'_>, resource: ResourceType, n
         .iter()
         .filter(|op| authorize(ctx, **op, resource, name))
         .fold(0, |bits, op| bits | 1 << (*op as i32))
+}
+
+/// The authorizer `authorizer.class.name` names; none, said loudly, when it names none.
+pub fn configured(config: &Config) -> Option<Arc<dyn Authorizer>> {
+    let settings = &config.authorizer;
+    match settings.kind {
+        Some(AuthorizerKind::Standard) => {
+            info!(
+                authorizer = STANDARD_AUTHORIZER,
+                super_users = settings.config.super_users.len(),
+                allow_everyone_if_no_acl_found = settings.config.allow_everyone_if_no_acl_found,
+                "requests are authorized by ACLs"
+            );
+            Some(Arc::new(StandardAuthorizer::new(settings.config.clone())))
+        }
+        None => {
+            warn!(
+                "no authorizer is configured (authorizer.class.name): every client that can \
+                 reach a listener may do everything, as in Kafka without one"
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

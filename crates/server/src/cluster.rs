@@ -28,16 +28,29 @@ pub struct ClusterImage {
     pub finalized_features_epoch: i64,
     /// Per-group config overrides (DescribeConfigs GROUP).
     pub group_configs: kcoord_metadata::GroupConfigsImage,
+    /// ACLs and SCRAM credentials (DescribeUserScramCredentials, SASL/SCRAM); shared between
+    /// images until they change.
+    pub security: Arc<kcoord_metadata::SecurityImage>,
 }
 
 impl ClusterImage {
     pub fn from_controller(controller: &kcoord_controller::Controller) -> ClusterImage {
+        let security = Arc::new(controller.state().security.clone());
+        ClusterImage::from_controller_with(controller, security)
+    }
+
+    /// [`ClusterImage::from_controller`] with a security image known to be the controller's.
+    pub fn from_controller_with(
+        controller: &kcoord_controller::Controller,
+        security: Arc<kcoord_metadata::SecurityImage>,
+    ) -> ClusterImage {
         ClusterImage {
             brokers: controller.brokers().clone(),
             metadata_version: controller.metadata_version(),
             finalized_features: controller.finalized_features(),
             finalized_features_epoch: controller.finalized_features_epoch(),
             group_configs: controller.state().group_configs.clone(),
+            security,
         }
     }
 

@@ -18,10 +18,11 @@ use kcoord_wire::{Decodable, Encodable, ErrorCode};
 use tracing::{debug, error};
 
 use crate::handlers::{
-    api_versions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,
-    describe_groups, fetch, find_coordinator, init_producer_id, list_groups, list_offsets,
-    metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
-    streams_group_describe, streams_group_heartbeat,
+    api_versions, create_acls, create_topics, delete_acls, delete_groups, delete_records,
+    delete_topics, describe_acls, describe_cluster, describe_groups, fetch, find_coordinator,
+    init_producer_id, list_groups, list_offsets, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, streams_group_describe,
+    streams_group_heartbeat,
 };
 use crate::logging::{log_per_peer, Capped};
 use crate::state::{ListenerInfo, RequestContext, ServerState};
@@ -86,6 +87,20 @@ macro_rules! async_call {
                 let response = $handler(&$ctx, request, $version).await;
                 respond(&$ctx, $api, $version, &response)
             }
+            Err(outcome) => outcome,
+        }
+    };
+}
+
+/// The same for a handler that may find the request unparsable where Kafka's parser would
+/// (an UNKNOWN code in an ACL request): the connection is closed.
+macro_rules! checked_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path $(, $await:ident)?) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => match $handler(&$ctx, request, $version)$(.$await)? {
+                Ok(response) => respond(&$ctx, $api, $version, &response),
+                Err(unparsable) => close_unparsable(&$ctx, $api, unparsable),
+            },
             Err(outcome) => outcome,
         }
     };
@@ -194,15 +209,27 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         ApiKey::OffsetForLeaderEpoch => {
             sync_call!(ctx, api, version, body, offset_for_leader_epoch::handle)
         }
-        // Issue 14's security RPCs: the codec knows them, but they are in no listener's table
-        // yet, so `parse` has already closed the connection as for any API not served.
-        ApiKey::SaslHandshake
-        | ApiKey::SaslAuthenticate
-        | ApiKey::DescribeAcls
-        | ApiKey::CreateAcls
-        | ApiKey::DeleteAcls
-        | ApiKey::DescribeUserScramCredentials
-        | ApiKey::AlterUserScramCredentials => not_served(&ctx, api),
+        // Security.
+        ApiKey::CreateAcls => checked_call!(ctx, api, version, body, create_acls::handle, await),
+        ApiKey::DeleteAcls => checked_call!(ctx, api, version, body, delete_acls::handle, await),
+        ApiKey::DescribeAcls => checked_call!(ctx, api, version, body, describe_acls::handle),
+        ApiKey::AlterUserScramCredentials => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::alter_user_scram_credentials::handle
+        ),
+        ApiKey::DescribeUserScramCredentials => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::handlers::describe_user_scram_credentials::handle
+        ),
+        // The SASL RPCs: the codec knows them, but they are in no listener's table yet, so
+        // `parse` has already closed the connection as for any API not served.
+        ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => not_served(&ctx, api),
         // Every ApiKey has an arm: a new schema must decide here how it is served.
     }
 }
@@ -211,6 +238,18 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
 fn not_served(ctx: &RequestContext<'_>, api: ApiKey) -> Outcome {
     let peer = ctx.peer;
     log_per_peer!(warn, peer, "api not served", %peer, listener = %ctx.listener.name, api = api.name(), "request for an API this listener does not serve; closing connection");
+    Outcome::Close
+}
+
+/// A request decoded but refused by Kafka's own parse-time checks: closed, as Kafka's
+/// `SocketServer` closes a connection whose request does not parse.
+fn close_unparsable(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    reason: kcoord_acl::UnknownElements,
+) -> Outcome {
+    let peer = ctx.peer;
+    log_per_peer!(warn, peer, "unparsable request", %peer, listener = %ctx.listener.name, api = api.name(), reason = %reason, "request Kafka's parser refuses; closing connection");
     Outcome::Close
 }
 

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{info, warn};
+use tracing::info;
 
-use crate::config::authorizer::{AuthorizerKind, STANDARD_AUTHORIZER};
 use crate::config::listeners::bracket_ipv6;
 use crate::config::{Config, ListenerConfig, ListenerKind};
 use crate::net::bulk::BulkLane;
@@ -159,9 +158,11 @@ pub async fn start_with(
         Arc::clone(&partitions),
     );
     state.topology = topology;
-    state.authorizer = extensions
-        .authorizer
-        .or_else(|| configured_authorizer(&config));
+    let mut background = background;
+    if let Some(authorizer) = extensions.authorizer {
+        state.authorizer = Some(Arc::clone(&authorizer));
+        background.controller.attach_authorizer(Some(authorizer));
+    }
     let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
     state.bulk = bulk.handle();
     let background = match extensions.load_gate {
@@ -319,30 +320,5 @@ impl ServerHandle {
         }
         // Last: nothing can call the plugin any more.
         self.state.topology.close().await;
-    }
-}
-
-/// The authorizer `authorizer.class.name` names; none, said loudly, when it names none.
-fn configured_authorizer(config: &Config) -> Option<Arc<dyn crate::authz::Authorizer>> {
-    let settings = &config.authorizer;
-    match settings.kind {
-        Some(AuthorizerKind::Standard) => {
-            info!(
-                authorizer = STANDARD_AUTHORIZER,
-                super_users = settings.config.super_users.len(),
-                allow_everyone_if_no_acl_found = settings.config.allow_everyone_if_no_acl_found,
-                "requests are authorized by ACLs"
-            );
-            Some(Arc::new(crate::authz::StandardAuthorizer::new(
-                settings.config.clone(),
-            )))
-        }
-        None => {
-            warn!(
-                "no authorizer is configured (authorizer.class.name): every client that can \
-                 reach a listener may do everything, as in Kafka without one"
-            );
-            None
-        }
     }
 }

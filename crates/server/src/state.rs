@@ -120,7 +120,8 @@ impl ServerState {
             &config.coordinator_log,
             config.max_groups,
         );
-        let (controller, controller_task) = ControllerRuntime::new(
+        let authorizer = crate::authz::configured(&config);
+        let (controller, mut controller_task) = ControllerRuntime::new(
             boot,
             crate::group_configs::GroupConfigRules::new(config.streams.clone()),
             Arc::clone(&topics),
@@ -128,6 +129,7 @@ impl ServerState {
             coordinators.clone(),
             Arc::clone(&partitions),
         );
+        controller_task.attach_authorizer(authorizer.clone());
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let state = ServerState {
             config,
@@ -139,7 +141,7 @@ impl ServerState {
             coordinators,
             auto_topics: Arc::default(),
             topology: TopologyDescriptions::disabled(),
-            authorizer: None,
+            authorizer,
             partitions,
             producer_ids: ProducerIds::default(),
             fetch_sessions,

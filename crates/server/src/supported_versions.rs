@@ -35,6 +35,11 @@ const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DeleteRecords, 0, 2),
     (ApiKey::InitProducerId, 0, 5),
     (ApiKey::OffsetForLeaderEpoch, 2, 4),
+    (ApiKey::DescribeAcls, 1, 3),
+    (ApiKey::CreateAcls, 1, 3),
+    (ApiKey::DeleteAcls, 1, 3),
+    (ApiKey::DescribeUserScramCredentials, 0, 0),
+    (ApiKey::AlterUserScramCredentials, 0, 0),
 ];
 
 /// Kafka 4 serves Produce from v3 but lists it from v0 in ApiVersions, because older
@@ -44,7 +49,8 @@ const SUPPORTED: &[(ApiKey, i16, i16)] = &[
 const PRODUCE_ADVERTISED_MIN: i16 = 0;
 
 /// What a controller listener serves, whatever else the schemas allow there: the APIs brokers
-/// and admin tools need from Kafka's controller (issue 6). Every other API is for broker
+/// and admin tools need from Kafka's controller (issue 6), and the ACL and SCRAM APIs Kafka's
+/// controller serves (`kafka-acls --bootstrap-controller`). Every other API is for broker
 /// listeners.
 const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::ApiVersions,
@@ -52,6 +58,10 @@ const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::BrokerHeartbeat,
     ApiKey::DescribeCluster,
     ApiKey::CreateTopics,
+    ApiKey::DescribeAcls,
+    ApiKey::CreateAcls,
+    ApiKey::DeleteAcls,
+    ApiKey::AlterUserScramCredentials,
 ];
 
 /// KIP-1331's push RPCs (key 93, Kafka 4.4's; key 95, the specification's). Dispatch accepts
@@ -163,7 +173,7 @@ mod tests {
     fn controller_listeners_serve_exactly_the_controller_apis() {
         let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Controller).collect();
         let keys: Vec<i16> = served.iter().map(|(api, _)| api.key()).collect();
-        assert_eq!(keys, vec![18, 19, 60, 62, 63]);
+        assert_eq!(keys, vec![18, 19, 29, 30, 31, 51, 60, 62, 63]);
         for (api, range) in served {
             assert_eq!(range, table(api), "{}", api.name());
         }
@@ -172,6 +182,7 @@ mod tests {
             ApiKey::DeleteTopics,
             ApiKey::DescribeConfigs,
             ApiKey::ListTopics,
+            ApiKey::DescribeUserScramCredentials,
         ] {
             assert_eq!(supported_versions(api, ListenerKind::Controller), None);
         }
@@ -248,20 +259,12 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
-    /// Issue 14's security RPCs are in the generated `ApiKey` table, so the codec can read
-    /// them, but no listener serves or advertises them until their handlers exist.
+    /// The SASL RPCs are in the generated `ApiKey` table, so the codec can read them, but no
+    /// listener serves or advertises them until SASL listeners exist; the ACL and SCRAM RPCs
+    /// are served where Kafka serves them.
     #[test]
-    fn the_security_apis_are_known_to_the_codec_but_served_and_advertised_nowhere() {
-        let security = [
-            (17, ApiKey::SaslHandshake),
-            (29, ApiKey::DescribeAcls),
-            (30, ApiKey::CreateAcls),
-            (31, ApiKey::DeleteAcls),
-            (36, ApiKey::SaslAuthenticate),
-            (50, ApiKey::DescribeUserScramCredentials),
-            (51, ApiKey::AlterUserScramCredentials),
-        ];
-        for (key, api) in security {
+    fn the_sasl_apis_are_known_to_the_codec_but_served_and_advertised_nowhere() {
+        for (key, api) in [(17, ApiKey::SaslHandshake), (36, ApiKey::SaslAuthenticate)] {
             assert_eq!(ApiKey::from_i16(key), Some(api));
             for kind in [ListenerKind::Broker, ListenerKind::Controller] {
                 assert_eq!(
@@ -279,6 +282,25 @@ mod tests {
                 }
             }
         }
+        for api in [
+            ApiKey::DescribeAcls,
+            ApiKey::CreateAcls,
+            ApiKey::DeleteAcls,
+            ApiKey::AlterUserScramCredentials,
+        ] {
+            for kind in [ListenerKind::Broker, ListenerKind::Controller] {
+                assert_eq!(
+                    supported_versions(api, kind),
+                    Some(table(api)),
+                    "{} on {kind}",
+                    api.name()
+                );
+            }
+        }
+        assert_eq!(
+            supported_versions(ApiKey::DescribeUserScramCredentials, ListenerKind::Broker),
+            Some(VersionRange { min: 0, max: 0 })
+        );
     }
 
     #[test]

@@ -111,6 +111,9 @@ error_codes! {
     GROUP_SUBSCRIBED_TO_TOPIC = 86, "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
     INVALID_RECORD = 87, "This record has failed the validation on broker and hence will be rejected.";
     THROTTLING_QUOTA_EXCEEDED = 89, "The throttling quota has been exceeded.";
+    RESOURCE_NOT_FOUND = 91, "A request illegally referred to a resource that does not exist.";
+    DUPLICATE_RESOURCE = 92, "A request illegally referred to the same resource twice.";
+    UNACCEPTABLE_CREDENTIAL = 93, "Requested credential would not meet criteria for acceptability.";
     UNKNOWN_TOPIC_ID = 100, "This server does not host this topic ID.";
     DUPLICATE_BROKER_REGISTRATION = 101, "This broker ID is already in use.";
     BROKER_ID_NOT_REGISTERED = 102, "The given broker ID was not registered.";

@@ -34,6 +34,7 @@
 pub mod boot;
 pub mod durable;
 mod outcome_log;
+mod security;
 pub mod snapshots;
 #[cfg(test)]
 mod tests;
@@ -44,11 +45,11 @@ use std::time::Duration;
 
 use kcoord_controller::group_configs::{GroupConfigChange, ResourceError};
 use kcoord_controller::{
-    random_topic_id, BrokerHeartbeatReply, BrokerRegistrationReply, Controller, ControllerError,
-    Outcome, ProducerIdBlock, TickEvent,
+    random_topic_id, AclChange, BrokerHeartbeatReply, BrokerRegistrationReply, Controller,
+    ControllerError, Outcome, ProducerIdBlock, TickEvent,
 };
 use kcoord_metadata::file_log::FileLogError;
-use kcoord_metadata::{Store, TopicsImage};
+use kcoord_metadata::{SecurityImage, Store, TopicsImage};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -62,6 +63,7 @@ use tracing::{error, info, warn};
 use crate::logging::capped;
 use outcome_log::{log_topic_outcomes, TopicOutcome};
 
+use crate::authz::Authorizer;
 use crate::catalog::TopicCatalog;
 use crate::clock::now_ms;
 use crate::cluster::{ClusterCatalog, ClusterImage};
@@ -105,6 +107,20 @@ enum Command {
         changes: Vec<GroupConfigChange>,
         validate_only: bool,
         reply: oneshot::Sender<Vec<Result<(), ResourceError>>>,
+    },
+    CreateAcls {
+        creations: Vec<kcoord_acl::AclCreation>,
+        reply: oneshot::Sender<Vec<kcoord_controller::CreateAclResult>>,
+    },
+    DeleteAcls {
+        filters: Vec<kcoord_acl::AclBindingFilter>,
+        reply: oneshot::Sender<Vec<kcoord_controller::DeleteAclsResult>>,
+    },
+    AlterScramCredentials {
+        request: kcoord_wire::messages::AlterUserScramCredentialsRequest,
+        reply: oneshot::Sender<
+            Vec<kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult>,
+        >,
     },
 }
 
@@ -300,6 +316,11 @@ pub struct ControllerRuntime {
     /// The controller's broker sessions, to carry them over to the controller a snapshot
     /// rebuilds.
     sessions: SessionMirror,
+    /// Told about every ACL change once it is applied ([`ControllerRuntime::attach_authorizer`]).
+    authorizer: Option<Arc<dyn Authorizer>>,
+    /// The ACLs and SCRAM credentials handlers last saw, shared by every [`ClusterImage`]
+    /// until a batch changes them.
+    published_security: Arc<SecurityImage>,
 }
 
 impl ControllerRuntime {
@@ -324,6 +345,7 @@ impl ControllerRuntime {
             .map_or(0, |s| snapshots::log_bytes(&s));
         let snapshots = SnapshotTracker::new(boot.snapshots, log, snapshot_bytes, now_ms());
         let sessions = SessionMirror::activated(&boot.controller, boot.activated_at);
+        let published_security = Arc::clone(&cluster.snapshot().security);
         (
             ControllerHandle { tx },
             ControllerRuntime {
@@ -339,8 +361,19 @@ impl ControllerRuntime {
                 tick_retry_at: None,
                 snapshots,
                 sessions,
+                authorizer: None,
+                published_security,
             },
         )
+    }
+
+    /// Makes `authorizer` decide with the log's ACLs, now and after every change. Call it
+    /// before the listeners accept: until then it has none.
+    pub fn attach_authorizer(&mut self, authorizer: Option<Arc<dyn Authorizer>>) {
+        if let Some(authorizer) = &authorizer {
+            authorizer.acls_loaded(self.controller.acls());
+        }
+        self.authorizer = authorizer;
     }
 
     /// Starts the task; it stops when `stop` turns true (or its sender is dropped).
@@ -507,6 +540,18 @@ impl ControllerRuntime {
                 let results = self.alter_group_configs(&changes, validate_only).await;
                 let _ = reply.send(results);
             }
+            Command::CreateAcls { creations, reply } => {
+                let results = self.create_acls(&creations).await;
+                let _ = reply.send(results);
+            }
+            Command::DeleteAcls { filters, reply } => {
+                let results = self.delete_acls(&filters).await;
+                let _ = reply.send(results);
+            }
+            Command::AlterScramCredentials { request, reply } => {
+                let results = self.alter_scram_credentials(&request).await;
+                let _ = reply.send(results);
+            }
         }
     }
 
@@ -553,6 +598,12 @@ impl ControllerRuntime {
             }
         }
         let topics_changed = prepared.iter().any(|r| is_topic_record(r.record_type));
+        let security_changed = prepared.iter().any(|r| is_security_record(r.record_type));
+        let acl_changes: Vec<AclChange> = outcome
+            .records
+            .iter()
+            .filter_map(|r| AclChange::of(&r.record))
+            .collect();
         let effects = outcome.effects.clone();
         let response = match self.controller.apply(outcome) {
             Ok(response) => {
@@ -564,6 +615,10 @@ impl ControllerRuntime {
             // bug, and then the durable log is ahead of memory (a restart replays it).
             Err(e) => return refuse(CommitError::Invalid(e), None),
         };
+        self.feed_authorizer(&acl_changes);
+        if security_changed {
+            self.published_security = Arc::new(self.controller.state().security.clone());
+        }
         if !prepared.is_empty() {
             self.publish(topics_changed).await;
         }
@@ -780,7 +835,10 @@ impl ControllerRuntime {
     /// when topics changed.
     async fn publish(&mut self, topics_changed: bool) {
         self.cluster
-            .publish(Arc::new(ClusterImage::from_controller(&self.controller)));
+            .publish(Arc::new(ClusterImage::from_controller_with(
+                &self.controller,
+                Arc::clone(&self.published_security),
+            )));
         if topics_changed {
             let image: Arc<TopicsImage> = Arc::new(self.controller.state().topics.clone());
             // Logs first: a client that sees a partition in the catalog can produce to it.
@@ -882,6 +940,21 @@ fn is_topic_record(record_type: i16) -> bool {
         PartitionRecord::API_KEY,
         RemoveTopicRecord::API_KEY,
         ConfigRecord::API_KEY,
+    ]
+    .contains(&record_type)
+}
+
+/// The records of the ACLs and SCRAM credentials.
+fn is_security_record(record_type: i16) -> bool {
+    use kcoord_wire::records::{
+        AccessControlEntryRecord, RemoveAccessControlEntryRecord, RemoveUserScramCredentialRecord,
+        UserScramCredentialRecord,
+    };
+    [
+        AccessControlEntryRecord::API_KEY,
+        RemoveAccessControlEntryRecord::API_KEY,
+        UserScramCredentialRecord::API_KEY,
+        RemoveUserScramCredentialRecord::API_KEY,
     ]
     .contains(&record_type)
 }

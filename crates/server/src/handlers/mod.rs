@@ -3,16 +3,22 @@
 //! controller or a coordinator shard), testable without sockets; `dispatch.rs` decodes, calls
 //! and encodes.
 
+mod acls;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod broker_heartbeat;
 pub mod broker_registration;
+pub mod create_acls;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_user_scram_credentials;
 pub mod fetch;
 pub mod find_coordinator;
 mod groups;
