@@ -539,12 +539,13 @@ impl Controller {
         .into()
     }
 
-    /// DeleteTopics (see [`topics::delete_topics`]).
+    /// DeleteTopics (see [`topics::delete_topics_as`]).
     pub fn delete_topics(
         &self,
         request: &DeleteTopicsRequest,
+        access: &topics::TopicAccess,
     ) -> Outcome<Vec<DeletableTopicResult>> {
-        topics::delete_topics(&self.state().topics, request).into()
+        topics::delete_topics_as(&self.state().topics, request, access).into()
     }
 
     /// IncrementalAlterConfigs of GROUP resources (see [`group_configs::alter_group_configs`]):

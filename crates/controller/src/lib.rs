@@ -68,6 +68,6 @@ pub use kcoord_metadata::{
 pub use kcoord_wire::kafka_uuid;
 pub use registration::{is_reserved_directory, BrokerRegistrationReply};
 pub use topics::{
-    random_topic_id, Decision, TopicDefaults, TopicLimits, DEFAULT_MAX_PARTITIONS,
+    random_topic_id, Decision, TopicAccess, TopicDefaults, TopicLimits, DEFAULT_MAX_PARTITIONS,
     DEFAULT_MAX_TOPICS,
 };

@@ -417,10 +417,61 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
 
 /// DeleteTopics, all versions: names (`TopicNames` before v6, `Topics[].Name` from v6) and ids
 /// (v6), with Kafka's duplicate and ambiguity checks.
+/// What the principal of a DeleteTopics may do to each topic, decided by the caller (which
+/// knows the principal) before the controller decides. Kafka's `ControllerApis.deleteTopics`:
+/// DELETE on the cluster allows everything; without it, DESCRIBE and DELETE on each topic.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TopicAccess {
+    #[default]
+    All,
+    /// The topic names the principal may DESCRIBE and may DELETE; any other name may neither.
+    Topics {
+        describable: HashSet<String>,
+        deletable: HashSet<String>,
+    },
+}
+
+impl TopicAccess {
+    fn describe(&self, name: &str) -> bool {
+        match self {
+            TopicAccess::All => true,
+            TopicAccess::Topics { describable, .. } => describable.contains(name),
+        }
+    }
+
+    fn delete(&self, name: &str) -> bool {
+        match self {
+            TopicAccess::All => true,
+            TopicAccess::Topics { deletable, .. } => deletable.contains(name),
+        }
+    }
+}
+
+/// DeleteTopics with every topic allowed (see [`delete_topics_as`]).
 pub fn delete_topics(
     image: &TopicsImage,
     request: &DeleteTopicsRequest,
 ) -> Decision<DeletableTopicResult> {
+    delete_topics_as(image, request, &TopicAccess::All)
+}
+
+/// DeleteTopics as Kafka's controller decides it. Authorization (`access`) comes after the
+/// request's own checks and after the ids are resolved (an unknown id is UNKNOWN_TOPIC_ID
+/// whoever asks: ids are not secret): a topic named by id that may not be deleted is
+/// TOPIC_AUTHORIZATION_FAILED, its name shown only if it may be described; a topic named by name
+/// that may not be described is TOPIC_AUTHORIZATION_FAILED before its existence is looked at,
+/// and one that exists but may not be deleted is TOPIC_AUTHORIZATION_FAILED too.
+pub fn delete_topics_as(
+    image: &TopicsImage,
+    request: &DeleteTopicsRequest,
+    access: &TopicAccess,
+) -> Decision<DeletableTopicResult> {
+    let denied = || {
+        (
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+            Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED.message().to_owned()),
+        )
+    };
     let mut results = Vec::new();
     let respond =
         |results: &mut Vec<DeletableTopicResult>, name: Option<&str>, id: Uuid, e: TopicError| {
@@ -497,6 +548,10 @@ pub fn delete_topics(
     let mut deleting: HashSet<Uuid> = HashSet::new();
     for id in ids {
         match image.get_by_id(&id) {
+            Some(t) if !access.delete(&t.name) => {
+                let name = access.describe(&t.name).then_some(t.name.as_str());
+                respond(&mut results, name, id, denied());
+            }
             Some(t) => {
                 deleting.insert(id);
                 to_delete.push((id, t.name.clone()));
@@ -513,6 +568,10 @@ pub fn delete_topics(
         }
     }
     for name in names {
+        if !access.describe(name) {
+            respond(&mut results, Some(name), Uuid::nil(), denied());
+            continue;
+        }
         let Some(topic) = image.get(name) else {
             let code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
             respond(
@@ -524,6 +583,10 @@ pub fn delete_topics(
             continue;
         };
         let id = topic.id;
+        if !access.delete(name) {
+            respond(&mut results, Some(name), Uuid::nil(), denied());
+            continue;
+        }
         if duplicate_ids.contains(&id) || deleting.remove(&id) {
             // A name and an id of the same topic: neither is deleted.
             duplicate_ids.insert(id);

@@ -13,6 +13,7 @@ use tracing::{info, warn};
 
 use crate::config::authorizer::{AuthorizerKind, STANDARD_AUTHORIZER};
 use crate::config::Config;
+use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::state::RequestContext;
 
 /// Who sent a request ([`RequestContext::principal`]).
@@ -26,6 +27,7 @@ pub enum ResourceType {
     Topic,
     Group,
     Cluster,
+    TransactionalId,
 }
 
 impl ResourceType {
@@ -34,6 +36,7 @@ impl ResourceType {
             ResourceType::Topic => kcoord_acl::ResourceType::Topic,
             ResourceType::Group => kcoord_acl::ResourceType::Group,
             ResourceType::Cluster => kcoord_acl::ResourceType::Cluster,
+            ResourceType::TransactionalId => kcoord_acl::ResourceType::TransactionalId,
         }
     }
 }
@@ -49,6 +52,19 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
         resource: ResourceType,
         name: &str,
     ) -> bool;
+
+    /// Kafka's `authorizeByResourceType`: whether `operation` is allowed on at least one
+    /// resource of the type (idempotent InitProducerId asks it for WRITE on any topic). An
+    /// authorizer that keeps no ACLs allows it where it allows the operation on a resource of
+    /// that type named `hardcode`, as Kafka's default implementation first asks.
+    fn authorize_any(
+        &self,
+        ctx: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+    ) -> bool {
+        self.authorize(ctx, operation, resource, "hardcode")
+    }
 
     /// The ACLs of the metadata log when the daemon starts, before any request.
     fn acls_loaded(&self, _acls: &Acls) {}
@@ -98,6 +114,18 @@ impl Authorizer for StandardAuthorizer {
         )
     }
 
+    fn authorize_any(
+        &self,
+        ctx: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+    ) -> bool {
+        let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .authorize_by_resource_type(ctx.principal, ctx.peer.ip(), operation, resource.to_acl())
+            .unwrap_or(false)
+    }
+
     fn acls_loaded(&self, acls: &Acls) {
         let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
         *inner.acls_mut() = acls.clone();
@@ -145,6 +173,37 @@ pub fn authorize(
         .authorizer
         .as_ref()
         .is_none_or(|a| a.authorize(ctx, operation, resource, name))
+}
+
+/// Whether the request's principal has `operation` on the cluster; when not, the message
+/// Kafka's `AuthHelper.authorizeClusterOperation` sends ("Request … needs ALTER permission.",
+/// naming the API and the principal where Kafka prints its internal request object).
+pub fn require_cluster(
+    ctx: &RequestContext<'_>,
+    api: &str,
+    operation: AclOperation,
+) -> Result<(), String> {
+    if authorize(ctx, operation, ResourceType::Cluster, KAFKA_CLUSTER) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Request {api} from {} needs {} permission.",
+            ctx.principal,
+            operation.name()
+        ))
+    }
+}
+
+/// [`Authorizer::authorize_any`] of the configured authorizer; allow-all when there is none.
+pub fn authorize_any(
+    ctx: &RequestContext<'_>,
+    operation: AclOperation,
+    resource: ResourceType,
+) -> bool {
+    ctx.server
+        .authorizer
+        .as_ref()
+        .is_none_or(|a| a.authorize_any(ctx, operation, resource))
 }
 
 /// Kafka's `AuthHelper.authorizedOperations`: the operations the resource type supports that
@@ -208,3 +267,6 @@ mod tests {
         });
     }
 }
+
+#[cfg(test)]
+mod matrix_tests;

@@ -46,7 +46,7 @@ use std::time::Duration;
 use kcoord_controller::group_configs::{GroupConfigChange, ResourceError};
 use kcoord_controller::{
     random_topic_id, AclChange, BrokerHeartbeatReply, BrokerRegistrationReply, Controller,
-    ControllerError, Outcome, ProducerIdBlock, TickEvent,
+    ControllerError, Outcome, ProducerIdBlock, TickEvent, TopicAccess,
 };
 use kcoord_metadata::file_log::FileLogError;
 use kcoord_metadata::{SecurityImage, Store, TopicsImage};
@@ -88,6 +88,7 @@ enum Command {
     },
     DeleteTopics {
         request: DeleteTopicsRequest,
+        access: TopicAccess,
         reply: oneshot::Sender<Vec<DeletableTopicResult>>,
     },
     RegisterBroker {
@@ -142,13 +143,19 @@ impl ControllerHandle {
         answer.await.map_err(|_| ControllerUnavailable)
     }
 
-    /// DeleteTopics, likewise.
+    /// DeleteTopics, likewise, of the topics `access` allows.
     pub async fn delete_topics(
         &self,
         request: DeleteTopicsRequest,
+        access: TopicAccess,
     ) -> Result<Vec<DeletableTopicResult>, ControllerUnavailable> {
         let (reply, answer) = oneshot::channel();
-        self.send(Command::DeleteTopics { request, reply }).await?;
+        self.send(Command::DeleteTopics {
+            request,
+            access,
+            reply,
+        })
+        .await?;
         answer.await.map_err(|_| ControllerUnavailable)
     }
 
@@ -508,8 +515,12 @@ impl ControllerRuntime {
                 let results = self.create_topics(&request).await;
                 let _ = reply.send(results);
             }
-            Command::DeleteTopics { request, reply } => {
-                let results = self.delete_topics(&request).await;
+            Command::DeleteTopics {
+                request,
+                access,
+                reply,
+            } => {
+                let results = self.delete_topics(&request, &access).await;
                 let _ = reply.send(results);
             }
             Command::RegisterBroker {
@@ -649,9 +660,13 @@ impl ControllerRuntime {
         results
     }
 
-    async fn delete_topics(&mut self, request: &DeleteTopicsRequest) -> Vec<DeletableTopicResult> {
+    async fn delete_topics(
+        &mut self,
+        request: &DeleteTopicsRequest,
+        access: &TopicAccess,
+    ) -> Vec<DeletableTopicResult> {
         let results = match self
-            .handle("DeleteTopics", |c| Ok(c.delete_topics(request)))
+            .handle("DeleteTopics", |c| Ok(c.delete_topics(request, access)))
             .await
         {
             Ok(results) => results,

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use super::*;
 use crate::config::Config;
 use crate::state::ServerState;
+use kcoord_controller::TopicAccess;
 
 /// A durable log that keeps what it is given, or fails while `failing` is set.
 #[derive(Debug, Default, Clone)]
@@ -322,7 +323,10 @@ async fn a_snapshot_replaces_the_log_and_keeps_state_offsets_and_sessions() {
             0
         );
         assert_eq!(
-            runtime.delete_topics(&delete("loop")).await[0].error_code,
+            runtime
+                .delete_topics(&delete("loop"), &TopicAccess::All)
+                .await[0]
+                .error_code,
             0
         );
         let now = now_ms();
@@ -381,7 +385,10 @@ async fn a_snapshot_the_log_refuses_changes_nothing_and_waits_before_the_next_tr
     let (_state, mut runtime, log) =
         runtime_with("metadata.log.max.record.bytes.between.snapshots=1\n");
     assert_eq!(runtime.create_topics(&create("a")).await[0].error_code, 0);
-    assert_eq!(runtime.delete_topics(&delete("a")).await[0].error_code, 0);
+    assert_eq!(
+        runtime.delete_topics(&delete("a"), &TopicAccess::All).await[0].error_code,
+        0
+    );
     let now = now_ms();
     assert!(runtime.snapshots.due(now));
     let records = runtime.controller.store().log().len();

@@ -1,34 +1,12 @@
-//! What the ACL handlers (CreateAcls, DescribeAcls, DeleteAcls) and the SCRAM credential
-//! handlers share: the cluster permission each needs, and Kafka's answers when it is missing
-//! or when no authorizer is configured.
+//! What the ACL handlers (CreateAcls, DescribeAcls, DeleteAcls) share: Kafka's answer when no
+//! authorizer is configured, and the filters' parse-time check.
 
 use kcoord_acl::{AclBindingFilter, UnknownElements};
 
-use crate::authz::{authorize, AclOperation, ResourceType};
-use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::state::RequestContext;
 
 /// Kafka's message when ACLs cannot be created or deleted without an authorizer.
 pub const NO_AUTHORIZER: &str = "No Authorizer is configured.";
-
-/// Whether the request's principal has `operation` on the cluster; when not, the message
-/// Kafka's `AuthHelper.authorizeClusterOperation` sends ("Request … needs ALTER permission.",
-/// naming the API and the principal where Kafka prints its internal request object).
-pub fn cluster_permission(
-    ctx: &RequestContext<'_>,
-    api: &str,
-    operation: AclOperation,
-) -> Result<(), String> {
-    if authorize(ctx, operation, ResourceType::Cluster, KAFKA_CLUSTER) {
-        Ok(())
-    } else {
-        Err(format!(
-            "Request {api} from {} needs {} permission.",
-            ctx.principal,
-            operation.name()
-        ))
-    }
-}
 
 /// Whether an authorizer is configured: without one, Kafka stores no ACLs.
 pub fn has_authorizer(ctx: &RequestContext<'_>) -> bool {

@@ -9,8 +9,7 @@ use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScram
 use kcoord_wire::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::cluster_permission;
-use crate::authz::AclOperation;
+use crate::authz::{require_cluster, AclOperation};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -18,7 +17,7 @@ pub async fn handle(
     req: AlterUserScramCredentialsRequest,
     _version: i16,
 ) -> AlterUserScramCredentialsResponse {
-    let results = match cluster_permission(ctx, "AlterUserScramCredentials", AclOperation::Alter) {
+    let results = match require_cluster(ctx, "AlterUserScramCredentials", AclOperation::Alter) {
         // One result per user named, sorted by name (Kafka's `handleAlterUserScramCredentials`).
         Err(message) => users(&req)
             .into_iter()

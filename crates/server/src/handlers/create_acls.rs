@@ -11,8 +11,8 @@ use kcoord_wire::messages::create_acls_response::AclCreationResult;
 use kcoord_wire::messages::{CreateAclsRequest, CreateAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::{cluster_permission, has_authorizer, NO_AUTHORIZER};
-use crate::authz::AclOperation;
+use super::acls::{has_authorizer, NO_AUTHORIZER};
+use crate::authz::{require_cluster, AclOperation};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -40,7 +40,7 @@ pub async fn handle(
             .map(|_| result(code, Some(message.to_owned())))
             .collect()
     };
-    let results = if let Err(message) = cluster_permission(ctx, "CreateAcls", AclOperation::Alter) {
+    let results = if let Err(message) = require_cluster(ctx, "CreateAcls", AclOperation::Alter) {
         every(ErrorCode::CLUSTER_AUTHORIZATION_FAILED, &message)
     } else if !has_authorizer(ctx) {
         every(ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER)

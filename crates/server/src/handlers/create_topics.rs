@@ -4,6 +4,11 @@
 //! handler only shapes the answer for the version: NumPartitions, ReplicationFactor and
 //! Configs from v5, TopicId from v7 (older versions drop those ignorable fields).
 //!
+//! Authorization as Kafka's controller: CREATE on the cluster or on each topic (a topic without
+//! it is TOPIC_AUTHORIZATION_FAILED, listed last), and DESCRIBE_CONFIGS on each topic created
+//! for its configs (without it TopicConfigErrorCode is TOPIC_AUTHORIZATION_FAILED and
+//! NumPartitions and ReplicationFactor are -1).
+//!
 //! Configs (v5+) of a topic created (or that would be, with ValidateOnly) are every topic config
 //! with its effective value and source, sorted by name, as Kafka's controller answers them
 //! (`ReplicationControlManager.createTopic`): what DescribeConfigs would show.
@@ -14,6 +19,8 @@ use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, Creat
 use kcoord_wire::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kcoord_wire::ErrorCode;
 
+use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::handlers::describe_configs::topic_configs;
 use crate::state::RequestContext;
 
@@ -22,9 +29,10 @@ const CONFIGS_VERSION: i16 = 5;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
-    req: CreateTopicsRequest,
+    mut req: CreateTopicsRequest,
     version: i16,
 ) -> CreateTopicsResponse {
+    let denied = take_uncreatable(ctx, &mut req);
     let names: Vec<String> = req.topics.iter().map(|t| t.name.clone()).collect();
     let requested: HashMap<String, BTreeMap<String, String>> = req
         .topics
@@ -51,8 +59,26 @@ pub async fn handle(
             })
             .collect(),
     };
+    for topic in topics.iter_mut().filter(|t| t.error_code == 0) {
+        // Created, but its configs are not shown to a principal without DESCRIBE_CONFIGS.
+        if !authorize(
+            ctx,
+            AclOperation::DescribeConfigs,
+            ResourceType::Topic,
+            &topic.name,
+        ) {
+            topic.topic_config_error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+            topic.num_partitions = -1;
+            topic.replication_factor = -1;
+            topic.configs = None;
+            topic.error_message = None;
+        }
+    }
     if version >= CONFIGS_VERSION {
-        for topic in topics.iter_mut().filter(|t| t.error_code == 0) {
+        for topic in topics
+            .iter_mut()
+            .filter(|t| t.error_code == 0 && t.topic_config_error_code == 0)
+        {
             let set = requested.get(&topic.name).cloned().unwrap_or_default();
             topic.configs = Some(
                 topic_configs(ctx, &set)
@@ -69,11 +95,60 @@ pub async fn handle(
             );
         }
     }
+    topics.extend(denied);
     CreateTopicsResponse {
         throttle_time_ms: 0,
         topics,
         ..Default::default()
     }
+}
+
+/// Kafka's controller (`ControllerApis.createTopics`): with CREATE on the cluster every topic
+/// may be created, else those with CREATE on the topic. The others leave the request before
+/// any other check (a denied topic that exists is not TOPIC_ALREADY_EXISTS) and are answered
+/// TOPIC_AUTHORIZATION_FAILED "Authorization failed.", after the others. A name given twice
+/// stays: it is INVALID_REQUEST "Duplicate topic name." whoever asks.
+fn take_uncreatable(
+    ctx: &RequestContext<'_>,
+    req: &mut CreateTopicsRequest,
+) -> Vec<CreatableTopicResult> {
+    if authorize(
+        ctx,
+        AclOperation::Create,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    ) {
+        return Vec::new();
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in &req.topics {
+        *counts.entry(t.name.as_str()).or_default() += 1;
+    }
+    let creatable: Vec<bool> = req
+        .topics
+        .iter()
+        .map(|t| {
+            counts.get(t.name.as_str()).copied().unwrap_or(0) > 1
+                || authorize(ctx, AclOperation::Create, ResourceType::Topic, &t.name)
+        })
+        .collect();
+    let mut denied = Vec::new();
+    let mut keep = creatable.into_iter();
+    req.topics.retain(|t| {
+        let kept = keep.next().unwrap_or(true);
+        if !kept {
+            denied.push(CreatableTopicResult {
+                name: t.name.clone(),
+                error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+                error_message: Some("Authorization failed.".to_owned()),
+                num_partitions: -1,
+                replication_factor: -1,
+                ..Default::default()
+            });
+        }
+        kept
+    });
+    denied
 }
 
 #[cfg(test)]

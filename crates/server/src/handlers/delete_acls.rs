@@ -9,8 +9,8 @@ use kcoord_wire::messages::delete_acls_response::{DeleteAclsFilterResult, Delete
 use kcoord_wire::messages::{DeleteAclsRequest, DeleteAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::{cluster_permission, filter, has_authorizer, NO_AUTHORIZER};
-use crate::authz::AclOperation;
+use super::acls::{filter, has_authorizer, NO_AUTHORIZER};
+use crate::authz::{require_cluster, AclOperation};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -40,7 +40,7 @@ pub async fn handle(
             .collect()
     };
     let filter_results =
-        if let Err(message) = cluster_permission(ctx, "DeleteAcls", AclOperation::Alter) {
+        if let Err(message) = require_cluster(ctx, "DeleteAcls", AclOperation::Alter) {
             every(ErrorCode::CLUSTER_AUTHORIZATION_FAILED, &message)
         } else if !has_authorizer(ctx) {
             every(ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER)

@@ -1,7 +1,8 @@
 //! DeleteGroups (key 42), v0-3, after Kafka's `KafkaApis.handleDeleteGroupsRequest` and
 //! `GroupCoordinatorShard.deleteGroups`.
 //!
-//! Group ids are de-duplicated; each is deleted by its shard, which refuses a streams group
+//! Group ids are de-duplicated; a group the principal may not DELETE is
+//! GROUP_AUTHORIZATION_FAILED, listed after the others; each other is deleted by its shard, which refuses a streams group
 //! with members (NON_EMPTY_GROUP) and an unknown id (GROUP_ID_NOT_FOUND), and otherwise writes
 //! the group's tombstones in Kafka's order followed by its offsets' tombstones. As in Kafka,
 //! these per-group errors carry no ErrorMessage (v3 has the field for the topology-description
@@ -21,6 +22,7 @@ use kcoord_wire::ErrorCode;
 
 use super::first_occurrences;
 use super::groups::per_group;
+use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::logging::{capped, log_per_group};
 use crate::state::RequestContext;
 use crate::topology_plugin::plugin_context;
@@ -30,7 +32,10 @@ pub async fn handle(
     req: DeleteGroupsRequest,
     version: i16,
 ) -> DeleteGroupsResponse {
-    let group_ids: Vec<String> = first_occurrences(req.groups_names);
+    // DELETE on each group; the denied ones are answered after the others (Kafka's order).
+    let (group_ids, denied): (Vec<String>, Vec<String>) = first_occurrences(req.groups_names)
+        .into_iter()
+        .partition(|id| authorize(ctx, AclOperation::Delete, ResourceType::Group, id));
     let answers = per_group(&ctx.server.coordinators, &group_ids, |shard, _, _, ids| {
         ids.iter()
             .map(|id| match shard.delete_group(id) {
@@ -48,9 +53,13 @@ pub async fn handle(
         .map(|answer| answer.unwrap_or_else(|e| (e.error_code(), None)))
         .collect();
     forget_topology_descriptions(ctx, &group_ids, &answers).await;
+    let denied = denied
+        .into_iter()
+        .map(|id| (id, (ErrorCode::GROUP_AUTHORIZATION_FAILED, None)));
     let results = group_ids
         .into_iter()
         .zip(answers)
+        .chain(denied)
         .map(|(group_id, (code, message))| result(group_id, code, message, version))
         .collect();
     DeleteGroupsResponse {

@@ -1,12 +1,22 @@
 //! DeleteTopics (key 20), v1-6, on broker and controller listeners (Kafka brokers forward it to
 //! the controller). By name (`TopicNames` before v6, `Topics[].Name` from v6) or by id (v6);
 //! unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID, and the ambiguous
-//! cases INVALID_REQUEST, with Kafka's messages (`kcoord_controller::topics::delete_topics`).
+//! cases INVALID_REQUEST, with Kafka's messages (`kcoord_controller::topics::delete_topics_as`),
+//! and authorization as Kafka's controller checks it (DELETE on the cluster, else DESCRIBE and
+//! DELETE per topic: [`kcoord_controller::TopicAccess`]). Kafka shuffles the results; kcoord
+//! answers in the order it decides, which reveals nothing a denied principal may not know
+//! (a name it may not DESCRIBE is refused before its existence is looked at).
 
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{DeleteTopicsRequest, DeleteTopicsResponse};
 use kcoord_wire::ErrorCode;
 
+use std::collections::HashSet;
+
+use kcoord_controller::TopicAccess;
+
+use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -20,7 +30,8 @@ pub async fn handle(
         .map(|n| (Some(n.clone()), uuid::Uuid::nil()))
         .chain(req.topics.iter().map(|t| (t.name.clone(), t.topic_id)))
         .collect();
-    let responses = match ctx.server.controller.delete_topics(req).await {
+    let access = topic_access(ctx, &req);
+    let responses = match ctx.server.controller.delete_topics(req, access).await {
         Ok(results) => results,
         Err(e) => asked
             .into_iter()
@@ -37,6 +48,44 @@ pub async fn handle(
         throttle_time_ms: 0,
         responses,
         ..Default::default()
+    }
+}
+
+/// DELETE on the cluster, or DESCRIBE and DELETE on each topic named by name or by an id the
+/// catalog knows (the controller resolves ids against its own image; a name missing here,
+/// e.g. a topic created meanwhile, counts as denied).
+fn topic_access(ctx: &RequestContext<'_>, req: &DeleteTopicsRequest) -> TopicAccess {
+    if authorize(
+        ctx,
+        AclOperation::Delete,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    ) {
+        return TopicAccess::All;
+    }
+    let image = ctx.server.topics.snapshot();
+    let names: HashSet<&str> = req
+        .topic_names
+        .iter()
+        .map(String::as_str)
+        .chain(req.topics.iter().filter_map(|t| t.name.as_deref()))
+        .chain(
+            req.topics
+                .iter()
+                .filter_map(|t| image.get_by_id(&t.topic_id))
+                .map(|t| t.name.as_str()),
+        )
+        .collect();
+    let allowed = |operation| -> HashSet<String> {
+        names
+            .iter()
+            .filter(|name| authorize(ctx, operation, ResourceType::Topic, name))
+            .map(|name| (*name).to_owned())
+            .collect()
+    };
+    TopicAccess::Topics {
+        describable: allowed(AclOperation::Describe),
+        deletable: allowed(AclOperation::Delete),
     }
 }
 

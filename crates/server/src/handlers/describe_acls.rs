@@ -13,8 +13,8 @@ use kcoord_wire::messages::describe_acls_response::{AclDescription, DescribeAcls
 use kcoord_wire::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::{cluster_permission, filter};
-use crate::authz::AclOperation;
+use super::acls::filter;
+use crate::authz::{require_cluster, AclOperation};
 use crate::state::RequestContext;
 
 /// Kafka's message when there is no authorizer to ask.
@@ -34,7 +34,7 @@ pub fn handle(
         req.operation,
         req.permission_type,
     )?;
-    if let Err(message) = cluster_permission(ctx, "DescribeAcls", AclOperation::Describe) {
+    if let Err(message) = require_cluster(ctx, "DescribeAcls", AclOperation::Describe) {
         return Ok(error(ErrorCode::CLUSTER_AUTHORIZATION_FAILED, message));
     }
     let Some(authorizer) = &ctx.server.authorizer else {

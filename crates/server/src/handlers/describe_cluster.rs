@@ -7,12 +7,18 @@
 //! of the listener asked: registered brokers are not controllers. The wrong kind is
 //! MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE; v0 has neither code
 //! and gets INVALID_REQUEST instead, as in Kafka.
+//!
+//! Authorization: a controller listener requires ALTER on the cluster first (Kafka's
+//! `ControllerApis.handleDescribeCluster`); ClusterAuthorizedOperations lists the operations
+//! allowed on the cluster, 0 without DESCRIBE.
 
 use kcoord_wire::messages::describe_cluster_response::DescribeClusterBroker;
 use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kcoord_wire::ErrorCode;
 
-use super::{AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS};
+use super::broker_registration::KAFKA_CLUSTER;
+use super::AUTHORIZED_OPERATIONS_OMITTED;
+use crate::authz::{authorize, authorized_operations, require_cluster, AclOperation, ResourceType};
 use crate::cluster::{broker_nodes, BrokerNode};
 use crate::config::ListenerKind;
 use crate::state::RequestContext;
@@ -37,6 +43,12 @@ pub fn handle(
         ListenerKind::Broker => BROKER,
         ListenerKind::Controller => CONTROLLER,
     };
+    // Kafka's controller asks for ALTER on the cluster before anything else.
+    if expected == CONTROLLER {
+        if let Err(message) = require_cluster(ctx, "DescribeCluster", AclOperation::Alter) {
+            return error_response(ErrorCode::CLUSTER_AUTHORIZATION_FAILED, message);
+        }
+    }
     let requested = req.endpoint_type;
     if requested != BROKER && requested != CONTROLLER {
         let error = if version == 0 {
@@ -89,12 +101,28 @@ pub fn handle(
                 ..Default::default()
             })
             .collect(),
-        cluster_authorized_operations: if req.include_cluster_authorized_operations {
-            CLUSTER_AUTHORIZED_OPERATIONS
-        } else {
-            AUTHORIZED_OPERATIONS_OMITTED
-        },
+        cluster_authorized_operations: cluster_operations(
+            ctx,
+            req.include_cluster_authorized_operations,
+        ),
         ..Default::default()
+    }
+}
+
+/// Kafka's ClusterAuthorizedOperations: every operation allowed on the cluster, 0 when even
+/// DESCRIBE is denied, "omitted" when not asked for.
+pub fn cluster_operations(ctx: &RequestContext<'_>, requested: bool) -> i32 {
+    if !requested {
+        AUTHORIZED_OPERATIONS_OMITTED
+    } else if authorize(
+        ctx,
+        AclOperation::Describe,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    ) {
+        authorized_operations(ctx, ResourceType::Cluster, KAFKA_CLUSTER)
+    } else {
+        0
     }
 }
 
@@ -110,6 +138,7 @@ fn error_response(error: ErrorCode, message: String) -> DescribeClusterResponse 
 mod tests {
     use super::*;
     use crate::handlers::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+    use crate::handlers::CLUSTER_AUTHORIZED_OPERATIONS;
     use kcoord_wire::Encodable;
 
     fn call(kind: ListenerKind, endpoint_type: i8, version: i16) -> DescribeClusterResponse {

@@ -3,14 +3,15 @@
 //! by its committed offsets is an Empty classic group (protocol type "", no members). A streams
 //! group is "not a classic group", and an unknown group is not found: v6 answers
 //! GROUP_ID_NOT_FOUND with Kafka's message and state Dead, older versions just state Dead with
-//! no error, as Kafka does.
+//! no error, as Kafka does. A group the principal may not DESCRIBE is
+//! GROUP_AUTHORIZATION_FAILED, listed before the others.
 
 use kcoord_wire::messages::describe_groups_response::DescribedGroup;
 use kcoord_wire::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kcoord_wire::ErrorCode;
 
 use super::groups::{per_group, Distinct, RepeatBudget};
-use crate::authz::{authorized_operations, ResourceType};
+use crate::authz::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::state::RequestContext;
 
 const DEAD: &str = "Dead";
@@ -20,8 +21,14 @@ pub async fn handle(
     req: DescribeGroupsRequest,
     version: i16,
 ) -> DescribeGroupsResponse {
+    // DESCRIBE on each group; the denied ones come first, in request order (Kafka's
+    // `handleDescribeGroupsRequest`).
+    let (allowed, denied): (Vec<String>, Vec<String>) = req
+        .groups
+        .into_iter()
+        .partition(|id| authorize(ctx, AclOperation::Describe, ResourceType::Group, id));
     // A repeated id is looked up once; its copies cost what an error entry would.
-    let distinct = Distinct::of(&req.groups);
+    let distinct = Distinct::of(&allowed);
     let answers = per_group(
         &ctx.server.coordinators,
         &distinct.ids,
@@ -82,9 +89,12 @@ pub async fn handle(
         |_| 0,
         |id| error_group(id, ErrorCode::INVALID_REQUEST),
     );
+    let denied = denied
+        .iter()
+        .map(|id| error_group(id, ErrorCode::GROUP_AUTHORIZATION_FAILED));
     DescribeGroupsResponse {
         throttle_time_ms: 0,
-        groups,
+        groups: denied.chain(groups).collect(),
         ..Default::default()
     }
 }

@@ -146,9 +146,7 @@ mod tests {
     /// (user, error code, (mechanism, iterations) of each credential)
     type Summary = (String, i16, Vec<(i8, i32)>);
 
-    fn summary(
-        results: &[DescribeUserScramCredentialsResult],
-    ) -> Vec<Summary> {
+    fn summary(results: &[DescribeUserScramCredentialsResult]) -> Vec<Summary> {
         results
             .iter()
             .map(|r| {

@@ -9,11 +9,15 @@
 //! unknown key type fails the whole request with INVALID_REQUEST, as in Kafka. v0-3 carry one
 //! key and a top-level answer whose ErrorMessage is Kafka's `Errors.message()` ("NONE" on
 //! success); v4+ batch the keys.
+//!
+//! Authorization first, per key: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+//! transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 use kcoord_wire::messages::find_coordinator_response::Coordinator;
 use kcoord_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
 use kcoord_wire::ErrorCode;
 
+use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::{Node, RequestContext};
 
 const GROUP: i8 = 0;
@@ -29,14 +33,14 @@ pub fn handle(
     version: i16,
 ) -> FindCoordinatorResponse {
     if version < MIN_BATCHED_VERSION {
-        let (error, node) = match coordinator(ctx, req.key_type, version) {
+        let (error, node) = match coordinator(ctx, req.key_type, &req.key, version) {
             Ok(node) => (ErrorCode::NONE, node),
             Err(error) => (error, Node::none()),
         };
         return FindCoordinatorResponse {
             throttle_time_ms: 0,
             error_code: error.code(),
-            error_message: Some(message(error, req.key_type, &req.key)),
+            error_message: Some(message(error, &req.key)),
             node_id: node.id,
             host: node.host,
             port: node.port,
@@ -49,12 +53,13 @@ pub fn handle(
         .coordinator_keys
         .into_iter()
         .map(|key| {
-            let (error, node) = match coordinator(ctx, req.key_type, version) {
+            let (error, node) = match coordinator(ctx, req.key_type, &key, version) {
                 Ok(node) => (ErrorCode::NONE, node),
                 Err(error) => (error, Node::none()),
             };
-            let error_message = if unknown_type || req.key_type == TRANSACTION {
-                message(error, req.key_type, &key)
+            let error_message = if unknown_type || error == ErrorCode::CLUSTER_AUTHORIZATION_FAILED
+            {
+                message(error, &key)
             } else {
                 String::new()
             };
@@ -78,8 +83,27 @@ pub fn handle(
     }
 }
 
-fn coordinator(ctx: &RequestContext<'_>, key_type: i8, version: i16) -> Result<Node, ErrorCode> {
+/// Kafka's `getCoordinator`: DESCRIBE on the group or the transactional id comes first.
+fn coordinator(
+    ctx: &RequestContext<'_>,
+    key_type: i8,
+    key: &str,
+    version: i16,
+) -> Result<Node, ErrorCode> {
     match key_type {
+        GROUP if !authorize(ctx, AclOperation::Describe, ResourceType::Group, key) => {
+            Err(ErrorCode::GROUP_AUTHORIZATION_FAILED)
+        }
+        TRANSACTION
+            if !authorize(
+                ctx,
+                AclOperation::Describe,
+                ResourceType::TransactionalId,
+                key,
+            ) =>
+        {
+            Err(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        }
         GROUP => Ok(ctx.this_node()),
         SHARE if version < 6 => Err(ErrorCode::INVALID_REQUEST),
         TRANSACTION => Err(ErrorCode::CLUSTER_AUTHORIZATION_FAILED),
@@ -88,9 +112,9 @@ fn coordinator(ctx: &RequestContext<'_>, key_type: i8, version: i16) -> Result<N
     }
 }
 
-/// The answer's ErrorMessage: ours for a transaction key, else Kafka's.
-fn message(error: ErrorCode, key_type: i8, key: &str) -> String {
-    if key_type == TRANSACTION {
+/// The answer's ErrorMessage: ours for a transaction key kcoord cannot coordinate, else Kafka's.
+fn message(error: ErrorCode, key: &str) -> String {
+    if error == ErrorCode::CLUSTER_AUTHORIZATION_FAILED {
         return transactions_unsupported(key);
     }
     kafka_message(error).to_owned()

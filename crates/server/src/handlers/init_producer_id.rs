@@ -12,7 +12,7 @@ use kcoord_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 use kcoord_wire::ErrorCode;
 use tracing::{info, warn};
 
-use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::authz::{authorize, authorize_any, AclOperation, ResourceType};
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -27,6 +27,28 @@ pub async fn handle(
         producer_epoch: -1,
         ..Default::default()
     };
+    // Authorization comes first, as in Kafka: WRITE on the transactional id, or for an
+    // idempotent producer IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
+    match req.transactional_id.as_deref() {
+        Some(id)
+            if !id.is_empty()
+                && !authorize(ctx, AclOperation::Write, ResourceType::TransactionalId, id) =>
+        {
+            return refuse(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        }
+        Some(_) => {}
+        None => {
+            let cluster = authorize(
+                ctx,
+                AclOperation::IdempotentWrite,
+                ResourceType::Cluster,
+                crate::handlers::broker_registration::KAFKA_CLUSTER,
+            );
+            if !cluster && !authorize_any(ctx, AclOperation::Write, ResourceType::Topic) {
+                return refuse(ErrorCode::CLUSTER_AUTHORIZATION_FAILED);
+            }
+        }
+    }
     if (req.producer_id == -1) != (req.producer_epoch == -1) {
         return refuse(ErrorCode::INVALID_REQUEST);
     }
@@ -37,15 +59,6 @@ pub async fn handle(
             return refuse(ErrorCode::UNSUPPORTED_VERSION);
         }
         None => {}
-    }
-    // Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic.
-    if !authorize(
-        ctx,
-        AclOperation::IdempotentWrite,
-        ResourceType::Cluster,
-        crate::handlers::broker_registration::KAFKA_CLUSTER,
-    ) {
-        return refuse(ErrorCode::CLUSTER_AUTHORIZATION_FAILED);
     }
     match ctx.server.producer_ids.next(&ctx.server.controller).await {
         Ok(producer_id) => {

@@ -5,12 +5,16 @@
 //! StatesFilter (v4+) is compared case-insensitively, trimmed, with the state's lower-case form,
 //! which for NotReady is `not_ready` (Kafka's `StreamsGroupState.toLowerCaseString`).
 //! TypesFilter (v5+) is parsed case-insensitively; an unknown type matches no group.
+//! Without DESCRIBE on the cluster only the groups the principal may DESCRIBE are listed
+//! (the others are left out silently, as in Kafka).
 
 use kcoord_coordinator::groups::ListedGroup;
 use kcoord_wire::messages::list_groups_response::ListedGroup as WireListedGroup;
 use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
 use kcoord_wire::ErrorCode;
 
+use crate::authz::{authorize, AclOperation, ResourceType};
+use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::state::RequestContext;
 
 pub async fn handle(
@@ -43,8 +47,24 @@ pub async fn handle(
     } else {
         Vec::new()
     };
+    // DESCRIBE on the cluster shows every group; without it, those the principal may DESCRIBE.
+    let everything = authorize(
+        ctx,
+        AclOperation::Describe,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    );
     let mut groups: Vec<WireListedGroup> = listed
         .into_iter()
+        .filter(|g| {
+            everything
+                || authorize(
+                    ctx,
+                    AclOperation::Describe,
+                    ResourceType::Group,
+                    &g.group_id,
+                )
+        })
         .filter(|g| states.is_empty() || states.contains(&lower_case_state(&g.group_state)))
         .filter(|g| types.is_empty() || types.contains(&g.group_type))
         .map(|g| WireListedGroup {

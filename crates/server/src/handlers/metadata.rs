@@ -15,6 +15,13 @@
 //! (`DefaultAutoTopicCreationManager.createTopics`) this response still answers
 //! UNKNOWN_TOPIC_OR_PARTITION for them; the next Metadata shows them (the creation is done
 //! before this response is sent).
+//!
+//! Authorization as Kafka's: DESCRIBE on each topic. An all-topics request leaves out the
+//! topics the principal may not DESCRIBE; a topic asked for by name is
+//! TOPIC_AUTHORIZATION_FAILED whether or not it exists, by id TOPIC_AUTHORIZATION_FAILED with
+//! the id and no name. Auto-creation also needs CREATE on the cluster or on the topic (else
+//! TOPIC_AUTHORIZATION_FAILED). Topics come in Kafka's order: unknown ids, the topics
+//! described, those not creatable, those not describable.
 
 use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
 use kcoord_wire::messages::metadata_response::{
@@ -24,11 +31,11 @@ use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use super::{
-    first_occurrences, AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_AUTHORIZED_OPERATIONS,
-    TOPIC_AUTHORIZED_OPERATIONS,
-};
-use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicImage};
+use super::broker_registration::KAFKA_CLUSTER;
+use super::describe_cluster::cluster_operations;
+use super::{first_occurrences, AUTHORIZED_OPERATIONS_OMITTED};
+use crate::authz::{authorize, authorized_operations, AclOperation, ResourceType};
+use crate::catalog::{is_internal_topic, is_valid_topic_name, TopicImage, TopicsImage};
 use crate::cluster::broker_nodes;
 use crate::state::RequestContext;
 
@@ -64,15 +71,42 @@ pub async fn handle(
             .map(|t| t.topic_id)
             .filter(|id| !id.is_nil()),
     );
+    let describable =
+        |name: &str| authorize(ctx, AclOperation::Describe, ResourceType::Topic, name);
+    let topic_ops = |name: &str| {
+        if with_topic_ops {
+            authorized_operations(ctx, ResourceType::Topic, name)
+        } else {
+            AUTHORIZED_OPERATIONS_OMITTED
+        }
+    };
+    // Kafka's order: unknown ids, the topics described, the topics that could not be created
+    // for want of CREATE, the topics the principal may not DESCRIBE.
+    let mut unknown_ids = Vec::new();
     let mut topics = Vec::new();
+    let mut not_creatable = Vec::new();
+    let mut denied = Vec::new();
     if all_topics {
-        topics.extend(image.iter().map(|t| topic_response(t, with_topic_ops)));
+        // Topics the principal may not DESCRIBE are left out.
+        topics.extend(
+            image
+                .iter()
+                .filter(|t| describable(&t.name))
+                .map(|t| topic_response(t, topic_ops(&t.name))),
+        );
     } else if !ids.is_empty() {
         // As Kafka: when any id is given, the ids decide and names are ignored.
         for id in ids {
             match image.get_by_id(&id) {
-                Some(t) => topics.push(topic_response(t, with_topic_ops)),
-                None => topics.push(MetadataResponseTopic {
+                // Ids are not secret: the id is echoed, the name is not.
+                Some(t) if !describable(&t.name) => denied.push(MetadataResponseTopic {
+                    error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+                    name: None,
+                    topic_id: id,
+                    ..Default::default()
+                }),
+                Some(t) => topics.push(topic_response(t, topic_ops(&t.name))),
+                None => unknown_ids.push(MetadataResponseTopic {
                     error_code: ErrorCode::UNKNOWN_TOPIC_ID.code(),
                     name: None,
                     topic_id: id,
@@ -81,15 +115,26 @@ pub async fn handle(
             }
         }
     } else {
-        let names = first_occurrences(requested.iter().filter_map(|t| t.name.clone()));
+        let (names, refused): (Vec<String>, Vec<String>) =
+            first_occurrences(requested.iter().filter_map(|t| t.name.clone()))
+                .into_iter()
+                .partition(|name| describable(name));
+        denied.extend(refused.into_iter().map(|name| MetadataResponseTopic {
+            error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+            name: Some(name),
+            ..Default::default()
+        }));
         let auto_create = ctx.server.config.auto_create_topics_enable
             && (version < 4 || req.allow_auto_topic_creation);
+        let mut names = names;
         if auto_create {
-            let missing: Vec<String> = names
-                .iter()
-                .filter(|n| image.get(n).is_none() && is_valid_topic_name(n))
-                .cloned()
-                .collect();
+            let (missing, uncreatable) = missing_topics(ctx, &image, &mut names);
+            not_creatable.extend(uncreatable.into_iter().map(|name| MetadataResponseTopic {
+                error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+                is_internal: is_internal_topic(&name),
+                name: Some(name),
+                ..Default::default()
+            }));
             if !missing.is_empty() {
                 ctx.server
                     .auto_topics
@@ -99,7 +144,7 @@ pub async fn handle(
         }
         for name in names {
             match image.get(&name) {
-                Some(t) => topics.push(topic_response(t, with_topic_ops)),
+                Some(t) => topics.push(topic_response(t, topic_ops(&t.name))),
                 None => {
                     let error = if is_valid_topic_name(&name) {
                         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
@@ -109,18 +154,20 @@ pub async fn handle(
                     topics.push(MetadataResponseTopic {
                         error_code: error.code(),
                         is_internal: is_internal_topic(&name),
+                        topic_authorized_operations: topic_ops(&name),
                         name: Some(name),
-                        topic_authorized_operations: if with_topic_ops {
-                            TOPIC_AUTHORIZED_OPERATIONS
-                        } else {
-                            AUTHORIZED_OPERATIONS_OMITTED
-                        },
                         ..Default::default()
                     })
                 }
             }
         }
     }
+    let topics = unknown_ids
+        .into_iter()
+        .chain(topics)
+        .chain(not_creatable)
+        .chain(denied)
+        .collect();
 
     // This node, and the registered unfenced brokers at this listener (cluster.rs).
     let brokers = broker_nodes(ctx, false)
@@ -139,19 +186,47 @@ pub async fn handle(
         cluster_id: Some(ctx.cluster_id().to_owned()),
         controller_id: ctx.node_id(),
         topics,
-        cluster_authorized_operations: if (8..=10).contains(&version)
-            && req.include_cluster_authorized_operations
-        {
-            CLUSTER_AUTHORIZED_OPERATIONS
-        } else {
-            AUTHORIZED_OPERATIONS_OMITTED
-        },
+        cluster_authorized_operations: cluster_operations(
+            ctx,
+            (8..=10).contains(&version) && req.include_cluster_authorized_operations,
+        ),
         error_code: ErrorCode::NONE.code(),
         ..Default::default()
     }
 }
 
-fn topic_response(t: &TopicImage, with_topic_ops: bool) -> MetadataResponseTopic {
+/// The missing legal names to auto-create, taken out of `names` when the principal may not
+/// create them (CREATE on the cluster, else on the topic): (to create, refused).
+fn missing_topics(
+    ctx: &RequestContext<'_>,
+    image: &TopicsImage,
+    names: &mut Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    let may_create_any = authorize(
+        ctx,
+        AclOperation::Create,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+    );
+    let mut missing = Vec::new();
+    let mut refused = Vec::new();
+    names.retain(|name| {
+        if image.get(name).is_some() {
+            return true;
+        }
+        if !may_create_any && !authorize(ctx, AclOperation::Create, ResourceType::Topic, name) {
+            refused.push(name.clone());
+            return false;
+        }
+        if is_valid_topic_name(name) {
+            missing.push(name.clone());
+        }
+        true
+    });
+    (missing, refused)
+}
+
+fn topic_response(t: &TopicImage, topic_authorized_operations: i32) -> MetadataResponseTopic {
     MetadataResponseTopic {
         error_code: ErrorCode::NONE.code(),
         name: Some(t.name.clone()),
@@ -171,11 +246,7 @@ fn topic_response(t: &TopicImage, with_topic_ops: bool) -> MetadataResponseTopic
                 ..Default::default()
             })
             .collect(),
-        topic_authorized_operations: if with_topic_ops {
-            TOPIC_AUTHORIZED_OPERATIONS
-        } else {
-            AUTHORIZED_OPERATIONS_OMITTED
-        },
+        topic_authorized_operations,
         ..Default::default()
     }
 }
@@ -205,6 +276,7 @@ mod tests {
     use super::*;
     use crate::config::ListenerKind;
     use crate::handlers::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
+    use crate::handlers::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
     use crate::state::ServerState;
     use kcoord_metadata::{Record, Store};
     use kcoord_wire::records::{PartitionRecord, TopicRecord};
@@ -338,7 +410,9 @@ mod tests {
             .iter()
             .map(|&i| (i, ErrorCode::UNKNOWN_TOPIC_ID.code()))
             .collect();
-        expected[50_000].1 = 0;
+        // Kafka's order: the unknown ids first, then the topics described.
+        let known = expected.remove(50_000);
+        expected.push((known.0, 0));
         assert!(got == expected, "ids answered differently");
     }
 

@@ -3,7 +3,9 @@
 //!
 //! Topics are resolved against the published catalog first: by id from v10 (unknown id:
 //! UNKNOWN_TOPIC_ID for each of its partitions), by name before (unknown name or partition:
-//! UNKNOWN_TOPIC_OR_PARTITION). The rest goes to the group's shard, which applies the streams
+//! UNKNOWN_TOPIC_OR_PARTITION). Authorization as Kafka's: READ on the group, else every
+//! partition is GROUP_AUTHORIZATION_FAILED; then, after the topic ids are resolved and before
+//! names are looked up, READ on each topic (TOPIC_AUTHORIZATION_FAILED). The rest goes to the group's shard, which applies the streams
 //! group rules (kafka-wire-facts.md §4.9: admin commits to an empty or unknown group, v9+ for
 //! members, the member-epoch checks); a group-level refusal is answered on every one of those
 //! partitions, as Kafka does. The offsets are kept in the shard's log as OffsetCommit records.
@@ -22,6 +24,7 @@ use kcoord_wire::ErrorCode;
 use tracing::debug;
 use uuid::Uuid;
 
+use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
 
 /// The first version that names topics by id.
@@ -33,6 +36,8 @@ pub async fn handle(
     version: i16,
 ) -> OffsetCommitResponse {
     let use_ids = version >= TOPIC_ID_VERSION;
+    // READ on the group decides the whole request.
+    let group_allowed = authorize(ctx, AclOperation::Read, ResourceType::Group, &req.group_id);
     let image = ctx.server.topics.snapshot();
     // One answer per requested partition, filled in as it is decided.
     let mut topics: Vec<OffsetCommitResponseTopic> = Vec::with_capacity(req.topics.len());
@@ -46,7 +51,18 @@ pub async fn handle(
             image.get(&t.name)
         };
         let topic_error = match resolved {
+            _ if !group_allowed => Some(ErrorCode::GROUP_AUTHORIZATION_FAILED),
             None if use_ids => Some(ErrorCode::UNKNOWN_TOPIC_ID),
+            // READ on the topic comes before its existence: a denied name reveals nothing.
+            _ if !use_ids && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &t.name) => {
+                Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+            }
+            Some(topic)
+                if use_ids
+                    && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &topic.name) =>
+            {
+                Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+            }
             None => Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
             Some(_) => None,
         };

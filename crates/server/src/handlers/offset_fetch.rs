@@ -10,6 +10,11 @@
 //! before v8) and each partition's before that. RequireStable needs no waiting: there are no
 //! transactions here.
 //!
+//! Authorization as Kafka's: DESCRIBE on each group (else the group's error is
+//! GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each requested topic (else
+//! TOPIC_AUTHORIZATION_FAILED on its partitions, listed after the others); topics the principal
+//! may not DESCRIBE are left out of an "all offsets" answer.
+//!
 //! The request is answered entry by entry as Kafka answers it, but each distinct group is read
 //! once: its member checks, the distinct partitions its entries name and, if an entry asks for
 //! them, all its offsets, in shard jobs of at most [`OFFSETS_PER_JOB`] items, the shard's lock
@@ -35,6 +40,7 @@ use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use super::groups::RepeatBudget;
+use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::catalog::TopicsImage;
 use crate::shards::Coordinators;
 use crate::state::RequestContext;
@@ -76,12 +82,68 @@ pub async fn handle(
         }]
     };
     let image = ctx.server.topics.snapshot();
-    let mut plan = Plan::new(&image, &groups, version);
+    let mut access = Access::new(ctx);
+    let mut plan = Plan::new(&image, &groups, version, &mut access);
     for group in &mut plan.groups {
-        fetch(&ctx.server.coordinators, group).await;
+        if access.group(&group.id) {
+            fetch(&ctx.server.coordinators, group).await;
+        } else {
+            group.fetched.failed = Some(ErrorCode::GROUP_AUTHORIZATION_FAILED);
+        }
     }
-    let answers = plan.answer(&image, groups, version);
+    let answers = plan.answer(&image, groups, version, &mut access);
     build(answers, version)
+}
+
+/// DESCRIBE on groups and topics, asked once per name (Kafka asks per entry; the answer is
+/// the same).
+struct Access<'c, 'a> {
+    ctx: &'c RequestContext<'a>,
+    groups: HashMap<String, bool>,
+    topics: HashMap<String, bool>,
+}
+
+impl<'c, 'a> Access<'c, 'a> {
+    fn new(ctx: &'c RequestContext<'a>) -> Self {
+        Access {
+            ctx,
+            groups: HashMap::new(),
+            topics: HashMap::new(),
+        }
+    }
+
+    fn group(&mut self, id: &str) -> bool {
+        Self::ask(self.ctx, &mut self.groups, ResourceType::Group, id)
+    }
+
+    fn topic(&mut self, name: &str) -> bool {
+        Self::ask(self.ctx, &mut self.topics, ResourceType::Topic, name)
+    }
+
+    fn ask(
+        ctx: &RequestContext<'_>,
+        seen: &mut HashMap<String, bool>,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool {
+        if let Some(allowed) = seen.get(name) {
+            return *allowed;
+        }
+        let allowed = authorize(ctx, AclOperation::Describe, resource, name);
+        seen.insert(name.to_owned(), allowed);
+        allowed
+    }
+}
+
+/// What a requested topic turned out to be.
+#[derive(Clone, Copy)]
+enum Resolved {
+    /// Index in the group's `topics`.
+    Known(usize),
+    /// A v10 topic id the catalog does not know: UNKNOWN_TOPIC_ID.
+    UnknownId,
+    /// A topic the principal may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED.
+    Denied,
 }
 
 /// The request worked out per distinct group: each group's member checks, partitions and
@@ -98,9 +160,8 @@ struct Entry {
     group: usize,
     /// Index in that group's `checks`.
     check: usize,
-    /// For each requested topic: its index in the group's `topics`, or `None` for a topic id
-    /// the catalog does not know (v10: UNKNOWN_TOPIC_ID). `None` altogether: every offset.
-    topics: Option<Vec<Option<usize>>>,
+    /// For each requested topic, what it is. `None`: every offset.
+    topics: Option<Vec<Resolved>>,
 }
 
 #[derive(Default)]
@@ -131,7 +192,12 @@ struct Fetched {
 }
 
 impl Plan {
-    fn new(image: &TopicsImage, groups: &[OffsetFetchRequestGroup], version: i16) -> Plan {
+    fn new(
+        image: &TopicsImage,
+        groups: &[OffsetFetchRequestGroup],
+        version: i16,
+        access: &mut Access<'_, '_>,
+    ) -> Plan {
         let use_ids = version >= TOPIC_ID_VERSION;
         let mut plans: Vec<GroupPlan> = Vec::new();
         let mut by_id: HashMap<&str, usize> = HashMap::new();
@@ -170,20 +236,24 @@ impl Plan {
                     match image.get_by_id(&t.topic_id) {
                         Some(topic) => topic.name.as_str(),
                         None => {
-                            resolved.push(None);
+                            resolved.push(Resolved::UnknownId);
                             continue;
                         }
                     }
                 } else {
                     t.name.as_str()
                 };
+                if !access.topic(name) {
+                    resolved.push(Resolved::Denied);
+                    continue;
+                }
                 let ti = *topics[gi].entry(name).or_insert_with(|| {
                     plan.topics.push(name.to_owned());
                     plan.topics.len() - 1
                 });
                 plan.lookups
                     .extend(t.partition_indexes.iter().map(|p| (ti, *p)));
-                resolved.push(Some(ti));
+                resolved.push(Resolved::Known(ti));
             }
             entries.push(Entry {
                 group: gi,
@@ -207,6 +277,7 @@ impl Plan {
         image: &TopicsImage,
         groups: Vec<OffsetFetchRequestGroup>,
         version: i16,
+        access: &mut Access<'_, '_>,
     ) -> Vec<OffsetFetchResponseGroup> {
         let use_ids = version >= TOPIC_ID_VERSION;
         let mut budget = RepeatBudget::default();
@@ -236,7 +307,18 @@ impl Plan {
             let Some(resolved) = &entry.topics else {
                 let topics = match &all_given[entry.group] {
                     None => {
-                        let topics = all_topics(image, &fetched.all, use_ids);
+                        let mut topics = all_topics(image, &fetched.all, use_ids);
+                        // Topics the principal may not DESCRIBE are left out silently.
+                        topics.retain(|t| {
+                            let name = if use_ids {
+                                image
+                                    .get_by_id(&t.topic_id)
+                                    .map_or("", |topic| topic.name.as_str())
+                            } else {
+                                t.name.as_str()
+                            };
+                            access.topic(name)
+                        });
                         all_given[entry.group] = Some(topics.clone());
                         Some(topics)
                     }
@@ -257,10 +339,21 @@ impl Plan {
             let given = &mut lookup_given[entry.group];
             let mut topics = Vec::with_capacity(resolved.len());
             let mut unknown = Vec::new();
-            for (t, ti) in group.topics.iter().flatten().zip(resolved) {
-                let Some(ti) = *ti else {
-                    unknown.push(unknown_topic_id(t));
-                    continue;
+            for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
+                let ti = match *resolved {
+                    Resolved::Known(ti) => ti,
+                    Resolved::UnknownId => {
+                        unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
+                        continue;
+                    }
+                    Resolved::Denied => {
+                        unknown.push(topic_error(
+                            t,
+                            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                            use_ids,
+                        ));
+                        continue;
+                    }
                 };
                 let partitions = t
                     .partition_indexes
@@ -459,15 +552,24 @@ fn topic_bytes(topic: &OffsetFetchResponseTopics) -> usize {
             .sum::<usize>()
 }
 
-/// A v10 topic id the catalog does not know: UNKNOWN_TOPIC_ID on each of its partitions.
-fn unknown_topic_id(t: &OffsetFetchRequestTopics) -> OffsetFetchResponseTopics {
+/// A topic answered with `error` on each of its partitions: a v10 topic id the catalog does
+/// not know, or a topic the principal may not DESCRIBE.
+fn topic_error(
+    t: &OffsetFetchRequestTopics,
+    error: ErrorCode,
+    use_ids: bool,
+) -> OffsetFetchResponseTopics {
     OffsetFetchResponseTopics {
-        name: String::new(),
-        topic_id: t.topic_id,
+        name: if use_ids {
+            String::new()
+        } else {
+            t.name.clone()
+        },
+        topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
         partitions: t
             .partition_indexes
             .iter()
-            .map(|p| partition_error(*p, ErrorCode::UNKNOWN_TOPIC_ID))
+            .map(|p| partition_error(*p, error))
             .collect(),
         ..Default::default()
     }

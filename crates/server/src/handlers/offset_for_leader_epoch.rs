@@ -19,12 +19,20 @@ pub fn handle(
     _version: i16,
 ) -> OffsetForLeaderEpochResponse {
     let image = ctx.server.topics.snapshot();
+    // CLUSTER_ACTION on the cluster (a follower broker) allows every topic.
+    let cluster_action = authorize(
+        ctx,
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+        crate::handlers::broker_registration::KAFKA_CLUSTER,
+    );
     let topics = req
         .topics
         .iter()
         .map(|t| {
             let topic = image.get(&t.topic);
-            let allowed = authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.topic);
+            let allowed = cluster_action
+                || authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.topic);
             let partitions = t
                 .partitions
                 .iter()

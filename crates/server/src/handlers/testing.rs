@@ -73,6 +73,22 @@ pub fn running(extra: &str) -> Running {
     }
 }
 
+/// [`running`] with `authorizer` deciding every request.
+pub fn running_with_authorizer(
+    extra: &str,
+    authorizer: Arc<dyn crate::authz::Authorizer>,
+) -> Running {
+    let (mut state, mut background) = ServerState::build(Arc::new(config(extra)), listeners());
+    state.authorizer = Some(Arc::clone(&authorizer));
+    background.controller.attach_authorizer(Some(authorizer));
+    let (stop, stop_rx) = watch::channel(false);
+    background.spawn(&stop_rx);
+    Running {
+        state: Arc::new(state),
+        _stop: stop,
+    }
+}
+
 pub fn listener(server: &ServerState, kind: ListenerKind) -> Arc<ListenerInfo> {
     server
         .listeners
