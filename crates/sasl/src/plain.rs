@@ -37,8 +37,9 @@ impl<T: PlainAuthenticator + ?Sized> PlainAuthenticator for Arc<T> {
 /// in constant time; comparing fixed-length fingerprints means neither a password's length
 /// nor where it first differs shows in the time taken, and an unknown user is compared with a
 /// decoy fingerprint so that it costs what a known one does (Kafka's callback handler returns
-/// at once for an unknown user).
-#[derive(Clone, Default)]
+/// at once for an unknown user). Two tables are equal when they hold the same users with the
+/// same passwords (a configuration reloaded from the same file).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct PlainUsers {
     fingerprints: HashMap<String, [u8; 32]>,
 }

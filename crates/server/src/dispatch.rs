@@ -17,6 +17,7 @@ use kcoord_wire::messages::{RequestHeader, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
 use tracing::{debug, error};
 
+use crate::authentication::SaslSession;
 use crate::handlers::{
     api_versions, create_acls, create_topics, delete_acls, delete_groups, delete_records,
     delete_topics, describe_acls, describe_cluster, describe_groups, fetch, find_coordinator,
@@ -37,6 +38,8 @@ pub enum Outcome {
     NoResponse,
     /// Close the connection; the reason has been logged.
     Close,
+    /// Send this frame, then close the connection (a failed authentication).
+    Last(OutFrame),
 }
 
 /// The connection a request arrived on.
@@ -47,10 +50,14 @@ pub struct Connection {
     pub peer: SocketAddr,
     /// The peer as Kafka records a member's client host, formatted once per connection.
     pub client_host: Arc<str>,
-    /// Who is connected. `User:ANONYMOUS`, as Kafka names a PLAINTEXT client, until the
-    /// listeners authenticate (TLS client certificates, SASL).
-    pub principal: kcoord_acl::KafkaPrincipal,
+    /// On a SASL listener: the connection's authentication, which names its principal once
+    /// it completes ([`crate::authentication`]).
+    pub sasl: Option<Arc<SaslSession>>,
 }
+
+/// Kafka's principal for a client that did not authenticate.
+static ANONYMOUS: std::sync::LazyLock<kcoord_acl::KafkaPrincipal> =
+    std::sync::LazyLock::new(kcoord_acl::KafkaPrincipal::anonymous);
 
 impl Connection {
     pub fn new(
@@ -59,13 +66,27 @@ impl Connection {
         peer: SocketAddr,
     ) -> Connection {
         let client_host = crate::state::client_host(peer).into();
+        let sasl = server
+            .config
+            .sasl
+            .listener(&listener.name)
+            .map(|l| Arc::new(SaslSession::new(l.clone())));
         Connection {
             server,
             listener,
             peer,
             client_host,
-            principal: kcoord_acl::KafkaPrincipal::anonymous(),
+            sasl,
         }
+    }
+
+    /// Who is connected: the SASL principal once authenticated, else `User:ANONYMOUS`, as
+    /// Kafka names a PLAINTEXT client.
+    pub fn principal(&self) -> &kcoord_acl::KafkaPrincipal {
+        self.sasl
+            .as_deref()
+            .and_then(SaslSession::principal)
+            .unwrap_or(&ANONYMOUS)
     }
 }
 
@@ -109,6 +130,11 @@ macro_rules! checked_call {
 /// Handles one request frame (without its size prefix). The connection awaits it before
 /// reading the next request, so responses leave in request order.
 pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
+    if let Some(session) = conn.sasl.as_deref() {
+        if session.principal().is_none() {
+            return crate::authentication::serve(conn, session, frame).await;
+        }
+    }
     let (api, version, header, body) = match parse(conn, frame) {
         Ok(parsed) => parsed,
         Err(outcome) => return outcome,
@@ -116,7 +142,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
     let ctx = RequestContext {
         server: &conn.server,
         listener: &conn.listener,
-        principal: &conn.principal,
+        principal: conn.principal(),
         peer: conn.peer,
         client_host: &conn.client_host,
         header: &header,
@@ -227,18 +253,15 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
             body,
             crate::handlers::describe_user_scram_credentials::handle
         ),
-        // The SASL RPCs: the codec knows them, but they are in no listener's table yet, so
-        // `parse` has already closed the connection as for any API not served.
-        ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => not_served(&ctx, api),
-        // Every ApiKey has an arm: a new schema must decide here how it is served.
+        // Once authenticated, or on a listener without SASL (`crate::authentication` serves
+        // them before).
+        ApiKey::SaslHandshake => {
+            sync_call!(ctx, api, version, body, crate::handlers::sasl::handshake)
+        }
+        ApiKey::SaslAuthenticate => {
+            sync_call!(ctx, api, version, body, crate::handlers::sasl::authenticate)
+        } // Every ApiKey has an arm: a new schema must decide here how it is served.
     }
-}
-
-/// An API known to the codec but served by no handler: closed, as `parse` closes it.
-fn not_served(ctx: &RequestContext<'_>, api: ApiKey) -> Outcome {
-    let peer = ctx.peer;
-    log_per_peer!(warn, peer, "api not served", %peer, listener = %ctx.listener.name, api = api.name(), "request for an API this listener does not serve; closing connection");
-    Outcome::Close
 }
 
 /// A request decoded but refused by Kafka's own parse-time checks: closed, as Kafka's
@@ -321,7 +344,7 @@ fn respond_shared(
 
 /// Reads the header and checks the API and version; what is left of the frame is the body.
 /// `Err` is the outcome to return at once (a close, or ApiVersions' UNSUPPORTED_VERSION).
-fn parse(
+pub(crate) fn parse(
     conn: &Connection,
     mut frame: Bytes,
 ) -> Result<(ApiKey, i16, RequestHeader, Bytes), Outcome> {
@@ -380,7 +403,7 @@ fn read_i16(frame: &[u8], at: usize) -> Option<i16> {
 /// would decode to more memory than its size allows ([`kcoord_wire::budget`]): Kafka has no
 /// such bound, but it is bad input of the same kind, and closing is what Kafka does with a
 /// request it cannot parse.
-fn decode<Req: Decodable>(
+pub(crate) fn decode<Req: Decodable>(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
@@ -398,7 +421,7 @@ fn decode<Req: Decodable>(
     })
 }
 
-fn respond<Resp: Encodable>(
+pub(crate) fn respond<Resp: Encodable>(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,

@@ -15,6 +15,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod authentication;
 pub mod authz;
 pub mod auto_topics;
 mod blocking;

@@ -40,6 +40,8 @@ const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DeleteAcls, 1, 3),
     (ApiKey::DescribeUserScramCredentials, 0, 0),
     (ApiKey::AlterUserScramCredentials, 0, 0),
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
 ];
 
 /// Kafka 4 serves Produce from v3 but lists it from v0 in ApiVersions, because older
@@ -62,6 +64,8 @@ const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::CreateAcls,
     ApiKey::DeleteAcls,
     ApiKey::AlterUserScramCredentials,
+    ApiKey::SaslHandshake,
+    ApiKey::SaslAuthenticate,
 ];
 
 /// KIP-1331's push RPCs (key 93, Kafka 4.4's; key 95, the specification's). Dispatch accepts
@@ -173,7 +177,7 @@ mod tests {
     fn controller_listeners_serve_exactly_the_controller_apis() {
         let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Controller).collect();
         let keys: Vec<i16> = served.iter().map(|(api, _)| api.key()).collect();
-        assert_eq!(keys, vec![18, 19, 29, 30, 31, 51, 60, 62, 63]);
+        assert_eq!(keys, vec![17, 18, 19, 29, 30, 31, 36, 51, 60, 62, 63]);
         for (api, range) in served {
             assert_eq!(range, table(api), "{}", api.name());
         }
@@ -259,30 +263,14 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
-    /// The SASL RPCs are in the generated `ApiKey` table, so the codec can read them, but no
-    /// listener serves or advertises them until SASL listeners exist; the ACL and SCRAM RPCs
-    /// are served where Kafka serves them.
+    /// The security RPCs are served where Kafka serves them: the SASL and ACL ones and
+    /// AlterUserScramCredentials on every listener, DescribeUserScramCredentials on broker
+    /// listeners only.
     #[test]
-    fn the_sasl_apis_are_known_to_the_codec_but_served_and_advertised_nowhere() {
-        for (key, api) in [(17, ApiKey::SaslHandshake), (36, ApiKey::SaslAuthenticate)] {
-            assert_eq!(ApiKey::from_i16(key), Some(api));
-            for kind in [ListenerKind::Broker, ListenerKind::Controller] {
-                assert_eq!(
-                    supported_versions(api, kind),
-                    None,
-                    "{} on {kind}",
-                    api.name()
-                );
-                for plugin in [false, true] {
-                    assert!(
-                        advertised_apis(kind, plugin).iter().all(|(a, _)| *a != api),
-                        "{} advertised on {kind}",
-                        api.name()
-                    );
-                }
-            }
-        }
+    fn the_security_apis_are_served_where_kafka_serves_them() {
         for api in [
+            ApiKey::SaslHandshake,
+            ApiKey::SaslAuthenticate,
             ApiKey::DescribeAcls,
             ApiKey::CreateAcls,
             ApiKey::DeleteAcls,
@@ -297,10 +285,12 @@ mod tests {
                 );
             }
         }
+        let describe = ApiKey::DescribeUserScramCredentials;
         assert_eq!(
-            supported_versions(ApiKey::DescribeUserScramCredentials, ListenerKind::Broker),
-            Some(VersionRange { min: 0, max: 0 })
+            supported_versions(describe, ListenerKind::Broker),
+            Some(table(describe))
         );
+        assert_eq!(supported_versions(describe, ListenerKind::Controller), None);
     }
 
     #[test]

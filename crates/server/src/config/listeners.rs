@@ -37,6 +37,14 @@ pub enum SecurityProtocol {
 }
 
 impl SecurityProtocol {
+    /// SASL_PLAINTEXT and SASL_SSL: clients authenticate with SASL before anything else.
+    pub fn uses_sasl(self) -> bool {
+        matches!(
+            self,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        )
+    }
+
     pub fn parse(s: &str) -> Option<SecurityProtocol> {
         match s.trim().to_ascii_uppercase().as_str() {
             "PLAINTEXT" => Some(SecurityProtocol::Plaintext),
@@ -330,7 +338,10 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
                 ));
             }
         };
-        if protocol != SecurityProtocol::Plaintext {
+        if !matches!(
+            protocol,
+            SecurityProtocol::Plaintext | SecurityProtocol::SaslPlaintext
+        ) {
             let key = if input.protocol_map_explicit {
                 MAP
             } else {
@@ -339,7 +350,7 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
             return Err(err(
                 key,
                 format!(
-                    "listener {} uses {}, but only PLAINTEXT is supported so far",
+                    "listener {} uses {}, but only PLAINTEXT and SASL_PLAINTEXT are supported so far",
                     l.name,
                     protocol.name()
                 ),

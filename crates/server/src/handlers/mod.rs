@@ -33,6 +33,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sasl;
 pub mod streams_group_describe;
 pub mod streams_group_heartbeat;
 pub mod streams_group_topology_description_update;

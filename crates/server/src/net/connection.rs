@@ -182,6 +182,34 @@ enum Expired {
     Evicted,
 }
 
+/// Kafka's `sasl.server.max.receive.size`: until a SASL client has authenticated, no frame may
+/// be larger, so that an unauthenticated peer cannot make the server buffer
+/// `socket.request.max.bytes`.
+const SASL_MAX_RECEIVE_SIZE: usize = 524_288;
+
+/// The frame limit a new connection starts with.
+fn first_frame_limit(conn: &Connection, max_frame: usize) -> usize {
+    if conn.sasl.is_some() {
+        max_frame.min(SASL_MAX_RECEIVE_SIZE)
+    } else {
+        max_frame
+    }
+}
+
+/// The decoder to go on with: the full `socket.request.max.bytes` once authenticated.
+fn after_authentication(conn: &Connection, decoder: FrameDecoder) -> FrameDecoder {
+    let full = usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let authenticated = conn
+        .sasl
+        .as_deref()
+        .is_some_and(|s| s.principal().is_some());
+    if authenticated && decoder.max_frame_size() < full {
+        FrameDecoder::new(full)
+    } else {
+        decoder
+    }
+}
+
 pub(crate) async fn serve(
     stream: TcpStream,
     conn: Connection,
@@ -201,7 +229,7 @@ pub(crate) async fn serve(
             read_requests(
                 reader,
                 &conn,
-                FrameDecoder::new(max_frame),
+                FrameDecoder::new(first_frame_limit(&conn, max_frame)),
                 tx,
                 &queued,
                 activity,
@@ -284,7 +312,7 @@ async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
 async fn read_requests(
     mut reader: OwnedReadHalf,
     conn: &Connection,
-    decoder: FrameDecoder,
+    mut decoder: FrameDecoder,
     responses: mpsc::Sender<OutFrame>,
     queued: &Queued,
     activity: &Activity,
@@ -305,6 +333,7 @@ async fn read_requests(
                         _ => dispatch(conn, frame).await,
                     };
                     activity.end_request(Instant::now());
+                    decoder = after_authentication(conn, decoder);
                     match outcome {
                         Outcome::Respond(response) => {
                             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
@@ -314,6 +343,12 @@ async fn read_requests(
                         }
                         Outcome::NoResponse => {}
                         Outcome::Close => return,
+                        // Sent by the writer, which then closes: nothing more is read.
+                        Outcome::Last(response) => {
+                            queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
+                            let _ = responses.send(response).await;
+                            return;
+                        }
                     }
                     if activity.is_evicted() {
                         return; // asked to make room: the request in hand was answered
