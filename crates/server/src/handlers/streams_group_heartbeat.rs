@@ -1,11 +1,14 @@
 //! StreamsGroupHeartbeat (key 88), v0-2, after Kafka's `KafkaApis.handleStreamsGroupHeartbeat`.
 //!
-//! In Kafka's order: READ on the group (the authorizer hook, allow-all for now); the topology's
-//! topic names (no Kafka-internal topic, only legal names: STREAMS_INVALID_TOPOLOGY); then the
+//! In Kafka's order: READ on the group (GROUP_AUTHORIZATION_FAILED); the topology's topic names
+//! (no Kafka-internal topic, only legal names: STREAMS_INVALID_TOPOLOGY) and DESCRIBE on each
+//! (one refused: TOPIC_AUTHORIZATION_FAILED for the whole heartbeat); then the
 //! group's coordinator shard runs the heartbeat (request validation, join/leave, reconciliation;
 //! its errors become the response's ErrorCode and ErrorMessage). When the group needs internal
 //! topics, they are created on its behalf (kafka-wire-facts.md §4.5, `auto_topics.rs`), and the
-//! creation errors cached for them are appended to the MISSING_INTERNAL_TOPICS status.
+//! creation errors cached for them are appended to the MISSING_INTERNAL_TOPICS status; without
+//! CREATE on the cluster or on each of them, none is created and the status says "Unauthorized
+//! to CREATE on topics ...".
 //!
 //! KIP-1331: after a successful heartbeat whose result carries the group's current
 //! TopologyDescriptionId (the coordinator leaves it out for STALE_TOPOLOGY members and for
@@ -20,6 +23,8 @@
 use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
 use kcoord_coordinator::validate;
 use kcoord_coordinator::HeartbeatContext;
+use kcoord_wire::messages::streams_group_heartbeat_request::Topology;
+use kcoord_wire::messages::streams_group_heartbeat_response::Status;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use kcoord_wire::ErrorCode;
 use tracing::debug;
@@ -27,6 +32,7 @@ use tracing::debug;
 use crate::authz::{authorize, AclOperation, ResourceType};
 use crate::auto_topics::creation_failed_suffix;
 use crate::clock;
+use crate::handlers::broker_registration::KAFKA_CLUSTER;
 use crate::logging::{capped, log_per_group};
 use crate::state::RequestContext;
 
@@ -42,6 +48,12 @@ pub async fn handle(
     if let Some(topology) = &req.topology {
         if let Err(e) = validate::topology_topic_names(topology) {
             return error_response(e.code, e.message);
+        }
+        // DESCRIBE on every topic the topology names; one refusal refuses the heartbeat.
+        let denied = topology_topics(topology)
+            .any(|name| !authorize(ctx, AclOperation::Describe, ResourceType::Topic, name));
+        if denied {
+            return error_response(ErrorCode::TOPIC_AUTHORIZATION_FAILED, None);
         }
     }
 
@@ -73,7 +85,29 @@ pub async fn handle(
 
     let mut response = result.response;
     let to_create = &result.internal_topics_to_create;
-    if !to_create.is_empty() {
+    let uncreatable = uncreatable_topics(ctx, to_create);
+    if !uncreatable.is_empty() {
+        // Kafka creates none of them and says why in the MISSING_INTERNAL_TOPICS status.
+        let text = format!(
+            "Unauthorized to CREATE on topics {}.",
+            uncreatable.join(", ")
+        );
+        let statuses = response.status.get_or_insert_with(Vec::new);
+        match statuses
+            .iter_mut()
+            .find(|s| s.status_code == MISSING_INTERNAL_TOPICS)
+        {
+            Some(status) => {
+                status.status_detail.push_str("; ");
+                status.status_detail.push_str(&text);
+            }
+            None => statuses.push(Status {
+                status_code: MISSING_INTERNAL_TOPICS,
+                status_detail: text,
+                ..Default::default()
+            }),
+        }
+    } else if !to_create.is_empty() {
         let now = clock::now_ms();
         // Kafka caches creation errors for twice the group's heartbeat interval.
         let ttl_ms = 2 * i64::from(ctx.server.config.streams.heartbeat_interval_ms);
@@ -103,6 +137,47 @@ pub async fn handle(
     response.topology_description_required = push && version == 1;
     response.topology_description_id = id.filter(|_| push && version >= 2);
     response
+}
+
+/// Every topic a topology names (Kafka's required topics: source, repartition sink and
+/// source, changelog), each once.
+fn topology_topics(topology: &Topology) -> impl Iterator<Item = &str> {
+    let mut seen = std::collections::HashSet::new();
+    topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| {
+            s.source_topics
+                .iter()
+                .chain(&s.repartition_sink_topics)
+                .map(String::as_str)
+                .chain(s.repartition_source_topics.iter().map(|t| t.name.as_str()))
+                .chain(s.state_changelog_topics.iter().map(|t| t.name.as_str()))
+        })
+        .filter(move |name| seen.insert(*name))
+}
+
+/// The internal topics to create that the principal may not create (CREATE on the cluster,
+/// else on each topic).
+fn uncreatable_topics(
+    ctx: &RequestContext<'_>,
+    to_create: &[kcoord_coordinator::topology::CreatableTopic],
+) -> Vec<String> {
+    if to_create.is_empty()
+        || authorize(
+            ctx,
+            AclOperation::Create,
+            ResourceType::Cluster,
+            KAFKA_CLUSTER,
+        )
+    {
+        return Vec::new();
+    }
+    to_create
+        .iter()
+        .filter(|t| !authorize(ctx, AclOperation::Create, ResourceType::Topic, &t.name))
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeartbeatResponse {

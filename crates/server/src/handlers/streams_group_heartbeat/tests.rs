@@ -5,6 +5,7 @@ use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, TopicI
 use kcoord_wire::messages::CreateTopicsRequest;
 
 use super::*;
+use crate::authz::{AclOperation, ResourceType};
 use crate::config::ListenerKind;
 use crate::handlers::testing::{encodes, running, server, Ctx};
 use crate::state::{client_host, ServerState};
@@ -244,4 +245,79 @@ fn client_host_is_javas_inet_address_string() {
         client_host("[::1]:9092".parse().unwrap()),
         "/0:0:0:0:0:0:0:1"
     );
+}
+
+/// Allows everything but the listed (operation, topic name) pairs.
+#[derive(Debug)]
+struct AllowAllBut(Vec<(AclOperation, &'static str)>);
+
+impl crate::authz::Authorizer for AllowAllBut {
+    fn authorize(
+        &self,
+        _: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool {
+        // CREATE on the cluster is refused too when some CREATE on a topic is.
+        let create_refused = self.0.iter().any(|(op, _)| *op == AclOperation::Create);
+        if resource == ResourceType::Cluster {
+            return !(operation == AclOperation::Create && create_refused);
+        }
+        resource != ResourceType::Topic
+            || !self.0.iter().any(|(op, n)| *op == operation && *n == name)
+    }
+}
+
+#[tokio::test]
+async fn a_topology_naming_a_topic_the_member_may_not_describe_is_refused_whole() {
+    let refused = std::sync::Arc::new(AllowAllBut(vec![(
+        AclOperation::Describe,
+        "app-store-changelog",
+    )]));
+    let r = crate::handlers::testing::running_with_authorizer(FAST, refused);
+    create_topic(&r.state, "input", 3).await;
+    let resp = call(
+        &r.state,
+        join("app", "m1", topology("input", Some("app-store-changelog"))),
+        1,
+    )
+    .await;
+    assert_eq!(
+        resp.error_code,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
+    );
+    assert_eq!(resp.error_message, None);
+    assert_eq!(resp.member_epoch, 0, "the coordinator was not called");
+}
+
+#[tokio::test]
+async fn internal_topics_the_member_may_not_create_are_not_created_and_the_status_says_so() {
+    let refused = std::sync::Arc::new(AllowAllBut(vec![(
+        AclOperation::Create,
+        "app-store-changelog",
+    )]));
+    let r = crate::handlers::testing::running_with_authorizer(FAST, refused);
+    create_topic(&r.state, "input", 3).await;
+    let resp = call(
+        &r.state,
+        join("app", "m1", topology("input", Some("app-store-changelog"))),
+        1,
+    )
+    .await;
+    assert_eq!(resp.error_code, 0);
+    assert!(
+        statuses(&resp).iter().any(|(code, detail)| *code == MISSING_INTERNAL_TOPICS
+            && detail == "Internal topics are missing: app-store-changelog; Unauthorized to CREATE on topics app-store-changelog."),
+        "{:?}",
+        statuses(&resp)
+    );
+    // Nothing is created (the creation would be in the catalog at once: it is not even asked).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(r
+        .state
+        .topics
+        .snapshot()
+        .get("app-store-changelog")
+        .is_none());
 }
