@@ -25,6 +25,10 @@
 //! group's ErrorCode is never changed by any of it, and no further authorization applies: the
 //! DESCRIBE on the GROUP checked first covers the description (R31), so a group the principal
 //! may not describe never reaches the plugin.
+//!
+//! With an authorizer, as in Kafka, a group whose topology names a topic the principal may not
+//! DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED ("The described group uses topics that the
+//! client is not authorized to describe."), before any description is read for it.
 
 use std::collections::VecDeque;
 
@@ -117,6 +121,9 @@ pub async fn handle(
             group
         })
         .collect();
+    if ctx.server.authorizer.is_some() {
+        refuse_undescribable_topics(ctx, &mut groups);
+    }
     if version >= 1 && req.include_topology_description {
         attach_topology_descriptions(ctx, &mut groups, &description_ids).await;
     }
@@ -131,6 +138,41 @@ pub async fn handle(
         throttle_time_ms: 0,
         groups,
         ..Default::default()
+    }
+}
+
+/// Kafka's last check, made only when an authorizer is configured: a group whose topology
+/// names a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED instead
+/// (DESCRIBE asked once per topic name).
+fn refuse_undescribable_topics(ctx: &RequestContext<'_>, groups: &mut [DescribedGroup]) {
+    let mut verdicts: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    for group in groups.iter_mut() {
+        let Some(topology) = &group.topology else {
+            continue;
+        };
+        let names = topology.subtopologies.iter().flatten().flat_map(|s| {
+            s.source_topics
+                .iter()
+                .chain(&s.repartition_sink_topics)
+                .chain(s.state_changelog_topics.iter().map(|t| &t.name))
+                .chain(s.repartition_source_topics.iter().map(|t| &t.name))
+        });
+        let mut denied = false;
+        for name in names {
+            let allowed = *verdicts.entry(name.clone()).or_insert_with(|| {
+                authorize(ctx, AclOperation::Describe, ResourceType::Topic, name)
+            });
+            denied |= !allowed;
+        }
+        if denied {
+            *group = DescribedGroup {
+                error_message: Some(
+                    "The described group uses topics that the client is not authorized to describe."
+                        .to_owned(),
+                ),
+                ..error_group(&group.group_id, ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+            };
+        }
     }
 }
 

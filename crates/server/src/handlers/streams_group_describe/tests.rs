@@ -140,3 +140,47 @@ async fn repeated_groups_are_described_once_and_copied_within_the_budget() {
             && d.members.is_empty()
             && d.authorized_operations == i32::MIN));
 }
+
+/// Allows everything, except DESCRIBE on the topic it is told to hide.
+#[derive(Debug, Default)]
+struct HidesTopic(std::sync::Mutex<Option<String>>);
+
+impl crate::authz::Authorizer for HidesTopic {
+    fn authorize(
+        &self,
+        _: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool {
+        let hidden = self.0.lock().unwrap();
+        !(resource == ResourceType::Topic
+            && operation == AclOperation::Describe
+            && hidden.as_deref() == Some(name))
+    }
+}
+
+#[tokio::test]
+async fn a_group_whose_topology_names_a_hidden_topic_is_topic_authorization_failed() {
+    let hides = std::sync::Arc::new(HidesTopic::default());
+    let r = crate::handlers::testing::running_with_authorizer(FAST_GROUPS, hides.clone());
+    create_topic(&r.state, "input", 1).await;
+    create_topic(&r.state, "secret", 1).await;
+    heartbeat(&r.state, "open", "m", 0, "input").await;
+    heartbeat(&r.state, "closed", "m", 0, "secret").await;
+    *hides.0.lock().unwrap() = Some("secret".into());
+    let resp = call(&r.state, request(&["open", "closed"], true, false), 0).await;
+    let open = &resp.groups[0];
+    assert_eq!((open.group_id.as_str(), open.error_code), ("open", 0));
+    let closed = &resp.groups[1];
+    assert_eq!(
+        closed.error_code,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
+    );
+    assert_eq!(
+        closed.error_message.as_deref(),
+        Some("The described group uses topics that the client is not authorized to describe.")
+    );
+    assert!(closed.topology.is_none() && closed.members.is_empty());
+    assert_eq!(closed.authorized_operations, i32::MIN);
+}
