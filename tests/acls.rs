@@ -88,7 +88,11 @@ async fn a_created_acl_decides_the_next_request_and_a_deleted_one_no_longer_does
         vec![acl(4, "kafka-cluster", 7, 3), acl(4, "kafka-cluster", 8, 2)],
     )
     .await;
-    assert_eq!(results, vec![(0, None), (0, None)]);
+    assert_eq!(
+        results,
+        vec![(0, Some(String::new())), (0, Some(String::new()))],
+        "Kafka's success message is the schema default, \"\""
+    );
     let denied = describe(&conn).await;
     assert_eq!(
         denied.error_code,
@@ -120,7 +124,7 @@ async fn a_created_acl_decides_the_next_request_and_a_deleted_one_no_longer_does
     let allowed = describe(&conn).await;
     assert_eq!(
         (allowed.error_code, allowed.error_message.as_deref()),
-        (0, None)
+        (0, Some(""))
     );
     assert!(allowed.resources.is_empty(), "{allowed:?}");
     node.stop().await;
@@ -135,7 +139,7 @@ async fn acls_and_scram_credentials_survive_a_restart() {
     let conn = node.connect().await;
     assert_eq!(
         create(&conn, vec![acl(2, "orders", 3, 3)]).await,
-        vec![(0, None)]
+        vec![(0, Some(String::new()))]
     );
     let upsert = ScramCredentialUpsertion {
         name: "alice".into(),

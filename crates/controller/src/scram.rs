@@ -24,6 +24,11 @@ enum Alteration<'a> {
     Delete(&'a ScramCredentialDeletion),
     Upsert(&'a ScramCredentialUpsertion),
     Refused(ErrorCode, &'static str),
+    /// Accepted, but Kafka's `finishUpsertion` cannot derive its keys: an empty salted
+    /// password is an empty HMAC key, which Java's `SecretKeySpec` refuses ("Empty key"), so
+    /// Kafka answers UNKNOWN_SERVER_ERROR with no message and writes nothing for the user.
+    /// Decided after the duplicate checks, as in Kafka.
+    Underivable,
 }
 
 /// The records of the accepted alterations (all or none are written) and one result per user.
@@ -55,6 +60,13 @@ pub fn alter_credentials(
             users.push(user);
         }
     }
+    for user in &users {
+        if let Some(Alteration::Upsert(u)) = by_user.get(user) {
+            if u.salted_password.is_empty() {
+                by_user.insert(user, Alteration::Underivable);
+            }
+        }
+    }
     let mut records = Vec::new();
     let mut results = Vec::with_capacity(users.len());
     for want_deletions in [true, false] {
@@ -73,8 +85,17 @@ pub fn alter_credentials(
         }
     }
     for user in &users {
-        if let Some(Alteration::Refused(code, message)) = by_user.get(user) {
-            results.push(result(user, Some((*code, message))));
+        match by_user.get(user) {
+            Some(Alteration::Refused(code, message)) => {
+                results.push(result(user, Some((*code, message))));
+            }
+            Some(Alteration::Underivable) => results.push(AlterUserScramCredentialsResult {
+                user: (*user).to_owned(),
+                error_code: ErrorCode::UNKNOWN_SERVER_ERROR.code(),
+                error_message: None,
+                ..Default::default()
+            }),
+            _ => {}
         }
     }
     (records, results)
@@ -95,7 +116,7 @@ fn check<'a>(
     let (name, mechanism) = match &alteration {
         Alteration::Delete(d) => (d.name.as_str(), d.mechanism),
         Alteration::Upsert(u) => (u.name.as_str(), u.mechanism),
-        Alteration::Refused(..) => return alteration,
+        Alteration::Refused(..) | Alteration::Underivable => return alteration,
     };
     if name.is_empty() {
         return Alteration::Refused(
@@ -332,6 +353,38 @@ mod tests {
                 (code.code(), Some(message))
             );
         }
+    }
+
+    #[test]
+    fn an_empty_salted_password_is_an_unknown_server_error_after_the_duplicate_checks() {
+        let mut empty = upsert("empty", 1, 4096);
+        empty.salted_password = Vec::new().into();
+        let mut twice = upsert("twice", 1, 4096);
+        twice.salted_password = Vec::new().into();
+        let mut no_salt = upsert("no-salt", 2, 4096);
+        no_salt.salt = Vec::new().into();
+        let (records, results) = alter(
+            &SecurityImage::default(),
+            vec![],
+            vec![empty, twice, upsert("twice", 2, 4096), no_salt],
+        );
+        assert_eq!(records.len(), 1, "only no-salt's: an empty salt is fine");
+        assert_eq!(
+            results,
+            vec![
+                ("no-salt".to_owned(), 0, None),
+                (
+                    "empty".to_owned(),
+                    ErrorCode::UNKNOWN_SERVER_ERROR.code(),
+                    None
+                ),
+                (
+                    "twice".to_owned(),
+                    ErrorCode::DUPLICATE_RESOURCE.code(),
+                    Some("A user credential cannot be altered twice in the same request".into())
+                ),
+            ]
+        );
     }
 
     #[test]

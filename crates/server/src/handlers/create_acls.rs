@@ -50,7 +50,8 @@ pub async fn handle(
             Ok(results) => results
                 .into_iter()
                 .map(|r| match r {
-                    Ok(()) => result(ErrorCode::NONE, None),
+                    // Kafka leaves a success's message at the schema default, "" (not null).
+                    Ok(()) => result(ErrorCode::NONE, Some(String::new())),
                     Err(e) => result(e.error, e.message),
                 })
                 .collect(),

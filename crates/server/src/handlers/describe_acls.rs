@@ -43,8 +43,8 @@ pub fn handle(
             NO_AUTHORIZER_ON_BROKER.to_owned(),
         ));
     };
+    // On success Kafka leaves ErrorMessage at the schema default: "", not null.
     Ok(DescribeAclsResponse {
-        error_message: None,
         resources: resources(authorizer.acls(&filter)),
         ..Default::default()
     })

@@ -57,8 +57,9 @@ pub fn handle(
     }
     let image = ctx.server.cluster.snapshot();
     let names: Vec<&str> = requested.iter().map(|u| u.name.as_str()).collect();
+    // On success Kafka leaves ErrorMessage at the schema default: "", not null (and so for
+    // each user described without an error).
     DescribeUserScramCredentialsResponse {
-        error_message: None,
         results: describe(&image.security, &names),
         ..Default::default()
     }
@@ -89,7 +90,6 @@ pub fn describe(image: &SecurityImage, names: &[&str]) -> Vec<DescribeUserScramC
         .map(|user| {
             let mut result = DescribeUserScramCredentialsResult {
                 user: user.to_owned(),
-                error_message: None,
                 ..Default::default()
             };
             if repeated.get(user).copied().unwrap_or(false) {
@@ -163,8 +163,13 @@ mod tests {
     #[test]
     fn no_names_lists_every_user_with_a_credential_and_its_mechanisms() {
         let image = image(&[("bob", 2, 4096), ("alice", 1, 8192), ("alice", 2, 4096)]);
+        let results = describe(&image, &[]);
+        // Kafka leaves a success's ErrorMessage at the schema default: "", not null.
+        assert!(results
+            .iter()
+            .all(|r| r.error_message.as_deref() == Some("")));
         assert_eq!(
-            summary(&describe(&image, &[])),
+            summary(&results),
             vec![
                 ("alice".to_owned(), 0, vec![(1, 8192), (2, 4096)]),
                 ("bob".to_owned(), 0, vec![(2, 4096)]),

@@ -1,7 +1,9 @@
 package io.kcoord.interop;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +11,8 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.kafka.common.utils.internals.Exit;
 
 /** Command-line tools run as child processes: kcoord's Rust CLI and Kafka 4.4's own tools. */
 public final class Tools {
@@ -34,6 +38,58 @@ public final class Tools {
     /** Apache Kafka 4.4's {@code kafka-streams-groups.sh}: its main class in a child JVM. */
     public static Run kafkaStreamsGroups(String... args) throws Exception {
         return java("org.apache.kafka.tools.streams.StreamsGroupCommand", args);
+    }
+
+    /** Kafka 4.4's {@code kafka-acls.sh} ({@code org.apache.kafka.tools.AclCommand}), in this JVM. */
+    public static Run kafkaAcls(String... args) {
+        return inProcess(org.apache.kafka.tools.AclCommand::main, args);
+    }
+
+    /** Kafka 4.4's {@code kafka-configs.sh} ({@code org.apache.kafka.tools.ConfigCommand}), in this JVM. */
+    public static Run kafkaConfigs(String... args) {
+        return inProcess(org.apache.kafka.tools.ConfigCommand::main, args);
+    }
+
+    /** Thrown by Kafka's {@link Exit} while a tool runs in this JVM, to end its main. */
+    private static final class ToolExit extends RuntimeException {
+        final int status;
+
+        ToolExit(int status) {
+            super("tool exited with " + status, null, false, false);
+            this.status = status;
+        }
+    }
+
+    /**
+     * A Kafka tool's {@code main} run in this JVM, a second where a child JVM takes several:
+     * Kafka's tools end through {@link Exit}, which is pointed here at an exception for the
+     * run, and they print with {@code System.out}/{@code System.err}, which are captured (one
+     * tool at a time). Log lines do not mix in: log4j's console appender holds the real streams.
+     */
+    public static synchronized Run inProcess(Consumer<String[]> main, String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        int status = 0;
+        Exit.setExitProcedure((code, message) -> {
+            throw new ToolExit(code);
+        });
+        System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+        try {
+            main.accept(args);
+        } catch (ToolExit e) {
+            status = e.status;
+        } finally {
+            System.out.flush();
+            System.err.flush();
+            System.setOut(out);
+            System.setErr(err);
+            Exit.setExitProcedure((code, message) -> System.exit(code));
+        }
+        return new Run(status, stdout.toString(StandardCharsets.UTF_8),
+                stderr.toString(StandardCharsets.UTF_8));
     }
 
     /** A main class of the test classpath in a child JVM (Kafka's tools call System.exit). */

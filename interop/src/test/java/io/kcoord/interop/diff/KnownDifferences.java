@@ -28,6 +28,7 @@ final class KnownDifferences {
     private static final String VERSIONS = "Versions and features (ApiVersions).";
     private static final String UPGRADES = "Topology upgrades (extension).";
     private static final String PUSHES = "Topology description pushes.";
+    private static final String CONTROLLER = "Controller listener.";
 
     static {
         // ---- ApiVersions
@@ -43,6 +44,14 @@ final class KnownDifferences {
         d("no-plugin-push", "ApiVersions without a plugin", "/apiKeysCompared/\\[apiKey=93\\]",
                 "without a plugin kcoord does not advertise key 93 (wire-decisions.md); Kafka 4.4 always advertises it.",
                 VERSIONS);
+
+        // ---- the controller listener
+        d("acls-controller-listener", "ApiVersions on the controller listener", "/apiKeysCompared/\\[apiKey=50\\]",
+                "Kafka's controller lists DescribeUserScramCredentials (its schema names both listeners) though it has no handler for it; kcoord's controller listener does not serve it.",
+                CONTROLLER);
+        d("scram-controller-listener", "describe on the controller", ".*",
+                "Kafka's controller answers DescribeUserScramCredentials UNKNOWN_SERVER_ERROR (no handler: \"Unsupported ApiKey\"); kcoord closes the connection, as for any API a listener does not serve.",
+                CONTROLLER);
 
         // ---- CreateTopics
         d("missing-source-topics", "create the source topic", "/topics/\\[name=missing-source-topics-in\\]/configs/\\[name=min\\.insync\\.replicas\\]/configSource",

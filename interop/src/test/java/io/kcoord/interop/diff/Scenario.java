@@ -7,7 +7,7 @@ import java.util.Map;
  * (name -> partitions) are created on both before the suite starts.
  */
 record Scenario(String name, Pair pair, Map<String, Integer> topics, Body body) {
-    enum Pair { MAIN, ALT }
+    enum Pair { MAIN, ALT, SECURED }
 
     interface Body {
         void run(Side s) throws Exception;

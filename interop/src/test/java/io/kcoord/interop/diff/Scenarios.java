@@ -63,13 +63,14 @@ final class Scenarios {
         all.add(new Scenario("standby-three-members", ALT, Map.of("standby-three-members-in", 3), Scenarios::standbyThree));
         all.add(new Scenario("session-expiry", ALT, Map.of("session-expiry-in", 4), Scenarios::sessionExpiry));
         all.add(new Scenario("no-plugin-push", ALT, Map.of("no-plugin-push-in", 1), Scenarios::noPluginPush));
+        all.addAll(SecurityScenarios.all());
         return all;
     }
 
     // ---------------------------------------------------------------- helpers
 
-    /** API keys whose versions the suite compares (the streams ones and what they use). */
-    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 15, 16, 18, 19, 42, 47, 88, 89, 93);
+    /** API keys whose versions the suite compares (the streams ones and what they use, the ACL and SCRAM ones). */
+    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 15, 16, 18, 19, 29, 30, 31, 42, 47, 50, 51, 88, 89, 93);
 
     /** StreamsGroupDescribe where the assignor may pick other members, plus its invariants. */
     static StreamsGroupDescribeResponseData describeTies(Side s, String step, int version, String group) throws Exception {

@@ -29,15 +29,17 @@ final class Servers implements AutoCloseable {
     final KafkaRaftServer kafka;
     final Path kafkaDir;
     final int kafkaPort;
+    final int kafkaControllerPort;
     final Kcoord kcoord;
     final Map<String, String> settings;
 
-    private Servers(String name, KafkaRaftServer kafka, Path kafkaDir, int kafkaPort, Kcoord kcoord,
-            Map<String, String> settings) {
+    private Servers(String name, KafkaRaftServer kafka, Path kafkaDir, int kafkaPort, int kafkaControllerPort,
+            Kcoord kcoord, Map<String, String> settings) {
         this.name = name;
         this.kafka = kafka;
         this.kafkaDir = kafkaDir;
         this.kafkaPort = kafkaPort;
+        this.kafkaControllerPort = kafkaControllerPort;
         this.kcoord = kcoord;
         this.settings = settings;
     }
@@ -48,6 +50,16 @@ final class Servers implements AutoCloseable {
 
     String kcoordBootstrap() {
         return kcoord.bootstrap();
+    }
+
+    /** host:port of Kafka's CONTROLLER listener. */
+    String kafkaController() {
+        return "127.0.0.1:" + kafkaControllerPort;
+    }
+
+    /** host:port of kcoord's controller listener. */
+    String kcoordController() {
+        return kcoord.controller();
     }
 
     /**
@@ -76,7 +88,7 @@ final class Servers implements AutoCloseable {
         common.forEach((k, v) -> lines.add(k + "=" + v));
         Kcoord kcoord = Kcoord.start("diff-" + name, lines.toArray(String[]::new));
         try {
-            return new Servers(name, kafka.join(), dir, brokerPort, kcoord, common);
+            return new Servers(name, kafka.join(), dir, brokerPort, controllerPort, kcoord, common);
         } catch (RuntimeException e) {
             kcoord.close();
             throw e;

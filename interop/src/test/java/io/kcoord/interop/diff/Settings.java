@@ -3,7 +3,7 @@ package io.kcoord.interop.diff;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The group.streams.* settings of the two server pairs (both servers of a pair get the same). */
+/** The settings of the server pairs (both servers of a pair get the same). */
 final class Settings {
     private Settings() {}
 
@@ -22,7 +22,25 @@ final class Settings {
      */
     static final Map<String, String> ALT = new LinkedHashMap<>();
 
+    /**
+     * Kafka's StandardAuthorizer with {@code User:ANONYMOUS} a super user (every client of the
+     * suite, and Kafka's own broker-to-controller connection, is ANONYMOUS on PLAINTEXT), for
+     * the ACL and SCRAM scenarios.
+     */
+    static final Map<String, String> SECURED = new LinkedHashMap<>();
+
+    static Map<String, String> of(Scenario.Pair pair) {
+        return switch (pair) {
+            case MAIN -> MAIN;
+            case ALT -> ALT;
+            case SECURED -> SECURED;
+        };
+    }
+
     static {
+        SECURED.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+        SECURED.put("super.users", "User:ANONYMOUS");
+
         MAIN.put("group.streams.session.timeout.ms", "45000");
         MAIN.put("group.streams.heartbeat.interval.ms", "5000");
         MAIN.put("group.streams.initial.rebalance.delay.ms", "0");

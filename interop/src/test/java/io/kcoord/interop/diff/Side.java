@@ -29,6 +29,7 @@ final class Side implements AutoCloseable {
     final List<Step> transcript = new ArrayList<>();
     private final Map<String, String> uuidSymbols = new HashMap<>();
     private final WireClient client;
+    private WireClient controllerClient;
 
     Side(String server, String bootstrap, Servers servers) {
         this.server = server;
@@ -61,6 +62,38 @@ final class Side implements AutoCloseable {
         AbstractResponse response = send(builder, version, clientId);
         record(step, response, version, ties, Function.identity());
         return response;
+    }
+
+    /** Sends and records the response as projected by {@code projection} (then masked). */
+    AbstractResponse call(String step, AbstractRequest.Builder<?> builder, short version,
+            Function<JsonNode, JsonNode> projection) throws IOException {
+        AbstractResponse response = send(builder, version, "diff-suite");
+        record(step, response, version, false, projection);
+        return response;
+    }
+
+    /**
+     * Like {@link #call(String, AbstractRequest.Builder, short, Function)}, to the server's
+     * controller listener (a connection of its own; a closed connection is recorded as such).
+     */
+    AbstractResponse callController(String step, AbstractRequest.Builder<?> builder, short version,
+            Function<JsonNode, JsonNode> projection) {
+        AbstractResponse response = sendController(builder, version);
+        record(step, response, version, false, projection);
+        return response;
+    }
+
+    /** Sends to the controller listener without recording. A closed connection gives null. */
+    AbstractResponse sendController(AbstractRequest.Builder<?> builder, short version) {
+        if (controllerClient == null) {
+            controllerClient = new WireClient(isKafka() ? servers.kafkaController() : servers.kcoordController(),
+                    "diff-suite");
+        }
+        try {
+            return controllerClient.send(builder, version);
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     void record(String step, AbstractResponse response, short version, boolean ties,
@@ -113,5 +146,6 @@ final class Side implements AutoCloseable {
     @Override
     public void close() {
         client.close();
+        if (controllerClient != null) controllerClient.close();
     }
 }
