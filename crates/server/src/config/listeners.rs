@@ -26,8 +26,8 @@ impl fmt::Display for ListenerKind {
     }
 }
 
-/// Kafka's `SecurityProtocol`. Only PLAINTEXT is served so far; the others parse so that a
-/// config using them gets a clear "not supported" instead of "unknown".
+/// Kafka's `SecurityProtocol`. PLAINTEXT and SSL are served so far; the SASL ones parse so
+/// that a config using them gets a clear "not supported" instead of "unknown".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
     Plaintext,
@@ -330,7 +330,10 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
                 ));
             }
         };
-        if protocol != SecurityProtocol::Plaintext {
+        if matches!(
+            protocol,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        ) {
             let key = if input.protocol_map_explicit {
                 MAP
             } else {
@@ -339,7 +342,7 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
             return Err(err(
                 key,
                 format!(
-                    "listener {} uses {}, but only PLAINTEXT is supported so far",
+                    "listener {} uses {}, but SASL is not supported yet (PLAINTEXT and SSL are)",
                     l.name,
                     protocol.name()
                 ),
@@ -553,11 +556,16 @@ mod tests {
                 .key(),
             "listeners"
         );
-        assert!(Case::new("SSL://:1,CONTROLLER://:2")
-            .resolve()
-            .unwrap_err()
-            .message
-            .contains("only PLAINTEXT"));
+        assert_eq!(
+            Case::new("SSL://:1,CONTROLLER://:2").resolve().unwrap()[0].security_protocol,
+            SecurityProtocol::Ssl
+        );
+        for sasl in ["SASL_SSL", "SASL_PLAINTEXT"] {
+            let e = Case::new(&format!("{sasl}://:1,CONTROLLER://:2"))
+                .resolve()
+                .unwrap_err();
+            assert!(e.message.contains("SASL is not supported yet"), "{e:?}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod coordinator_log;
 pub mod listeners;
 pub mod log;
 pub mod properties;
+pub mod ssl;
 pub mod streams;
 mod values;
 
@@ -95,6 +96,8 @@ pub struct Config {
     pub coordinator_log: coordinator_log::CoordinatorLogSettings,
     /// `authorizer.class.name`, `super.users`, `allow.everyone.if.no.acl.found`.
     pub authorizer: authorizer::AuthorizerSettings,
+    /// The TLS settings of every SSL listener, in the order of `listeners` (`ssl.*`).
+    pub ssl: Vec<ssl::SslListener>,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -236,6 +239,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     let coordinator_log =
         coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
     let connections = connections::read(r, &listeners)?;
+    let ssl = ssl::read(r, &listeners)?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -275,6 +279,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         log,
         coordinator_log,
         authorizer: authorizer::read(r)?,
+        ssl,
         warnings: Vec::new(),
     })
 }
