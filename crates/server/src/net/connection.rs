@@ -10,15 +10,21 @@
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
 //! arrived in full `socket.request.receive.timeout.ms` after its first bytes, or when the
 //! connection quotas ask for room (see `limiter`).
+//!
+//! On an SSL listener the connection first goes through the TLS handshake (`tls.rs`), which
+//! counts as a request arriving: it must complete within `socket.request.receive.timeout.ms` of
+//! the accept, under the same watchdog. Then the principal is set, and requests are served over
+//! the TLS stream by the same reader and writer (generic over the stream, so the plaintext path
+//! keeps its owned socket halves).
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::{mpsc, watch};
@@ -27,6 +33,7 @@ use tracing::debug;
 
 use super::bulk::BulkHandle;
 use super::limiter::ConnectionPermit;
+use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
 use crate::dispatch::{dispatch, Connection, Outcome};
 use crate::logging::log_per_peer;
@@ -184,44 +191,80 @@ enum Expired {
 
 pub(crate) async fn serve(
     stream: TcpStream,
-    conn: Connection,
-    shutdown: watch::Receiver<bool>,
+    mut conn: Connection,
+    mut shutdown: watch::Receiver<bool>,
     permit: ConnectionPermit,
     timeouts: Timeouts,
+    tls: Option<Arc<TlsListener>>,
 ) {
-    let peer = conn.peer;
-    let max_frame =
-        usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let (peer, listener) = (conn.peer, Arc::clone(&conn.listener));
     let activity = permit.activity();
-    let (reader, writer) = stream.into_split();
-    let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
-    let queued = Arc::new(Queued::default());
-    let io = async {
-        tokio::join!(
-            read_requests(
-                reader,
-                &conn,
-                FrameDecoder::new(max_frame),
-                tx,
-                &queued,
-                activity,
-                shutdown
-            ),
-            write_responses(writer, rx, &conn, &queued, activity)
-        )
+    let session = async {
+        match tls {
+            None => {
+                let (reader, writer) = stream.into_split();
+                serve_requests(reader, writer, &conn, activity, shutdown).await;
+            }
+            Some(tls) => {
+                activity.receiving(Instant::now());
+                let accepted = tokio::select! {
+                    biased;
+                    _ = super::stopped(&mut shutdown) => return,
+                    accepted = super::tls::accept(&tls, stream, &conn) => accepted,
+                };
+                let Some((stream, principal)) = accepted else {
+                    return;
+                };
+                activity.received();
+                activity.touch(Instant::now());
+                conn.principal = principal;
+                // SASL_SSL will authenticate here, on `stream`, and set `conn.principal` again
+                // before any other request is served.
+                let (reader, writer) = tokio::io::split(stream);
+                serve_requests(reader, writer, &conn, activity, shutdown).await;
+            }
+        }
     };
     // Dropping the reader and writer closes the socket; the watchdog only wins while no request
     // is being handled, so no handler is cut off half-way.
     tokio::select! {
-        _ = io => {}
-        expired = watchdog(activity, timeouts) => report_expiry(&conn, expired, timeouts),
+        () = session => {}
+        expired = watchdog(activity, timeouts) => report_expiry(peer, &listener.name, expired, timeouts),
     }
-    debug!(%peer, listener = %conn.listener.name, "connection closed");
+    debug!(%peer, listener = %listener.name, "connection closed");
     drop(permit);
 }
 
-fn report_expiry(conn: &Connection, expired: Expired, timeouts: Timeouts) {
-    let (peer, listener) = (conn.peer, conn.listener.name.as_str());
+/// Reads, dispatches and answers requests until either side is done.
+async fn serve_requests<R, W>(
+    reader: R,
+    writer: W,
+    conn: &Connection,
+    activity: &Activity,
+    shutdown: watch::Receiver<bool>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let max_frame =
+        usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
+    let queued = Arc::new(Queued::default());
+    tokio::join!(
+        read_requests(
+            reader,
+            conn,
+            FrameDecoder::new(max_frame),
+            tx,
+            &queued,
+            activity,
+            shutdown
+        ),
+        write_responses(writer, rx, conn, &queued, activity)
+    );
+}
+
+fn report_expiry(peer: SocketAddr, listener: &str, expired: Expired, timeouts: Timeouts) {
     match expired {
         Expired::Idle => debug!(
             %peer, listener, idle_ms = timeouts.idle.map_or(0, |d| d.as_millis() as u64),
@@ -230,7 +273,7 @@ fn report_expiry(conn: &Connection, expired: Expired, timeouts: Timeouts) {
         Expired::Receive => log_per_peer!(
             warn, peer, "request receive timeout",
             %peer, listener, timeout_ms = timeouts.receive.as_millis() as u64,
-            "a request did not arrive in full within socket.request.receive.timeout.ms; closing connection"
+            "a request (or the TLS handshake) did not arrive in full within socket.request.receive.timeout.ms; closing connection"
         ),
         Expired::Evicted => {
             debug!(%peer, listener, "closing a connection to make room for a protected listener")
@@ -281,8 +324,8 @@ async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
     }
 }
 
-async fn read_requests(
-    mut reader: OwnedReadHalf,
+async fn read_requests<R: AsyncRead + Unpin>(
+    mut reader: R,
     conn: &Connection,
     decoder: FrameDecoder,
     responses: mpsc::Sender<OutFrame>,
@@ -356,8 +399,8 @@ async fn read_requests(
     }
 }
 
-async fn write_responses(
-    mut writer: OwnedWriteHalf,
+async fn write_responses<W: AsyncWrite + Unpin>(
+    mut writer: W,
     mut responses: mpsc::Receiver<OutFrame>,
     conn: &Connection,
     queued: &Queued,
@@ -402,6 +445,12 @@ async fn write_responses(
                 }
             }
         };
+        // A TLS stream may keep written bytes in its session until flushed; a socket's flush
+        // does nothing.
+        let result = match result {
+            Ok(n) => writer.flush().await.map(|()| n),
+            Err(e) => Err(e),
+        };
         match result {
             Ok(n) => {
                 activity.touch(Instant::now());
@@ -418,7 +467,10 @@ async fn write_responses(
 }
 
 /// Writes one frame, its pieces with vectored writes.
-async fn write_frame(writer: &mut OwnedWriteHalf, frame: &OutFrame) -> std::io::Result<()> {
+async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frame: &OutFrame,
+) -> std::io::Result<()> {
     let parts = frame.parts();
     if let [one] = parts {
         return writer.write_all(one).await;
