@@ -82,7 +82,7 @@ pub(super) fn read(
     for key in KEYS {
         r.is_set(key);
     }
-    r.get(CLIENT_AUTH, ClientAuth::None, |v| ClientAuth::parse(v))?;
+    r.get(CLIENT_AUTH, ClientAuth::None, ClientAuth::parse)?;
     listeners
         .iter()
         .filter(|l| l.security_protocol == SecurityProtocol::Ssl)
