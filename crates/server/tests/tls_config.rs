@@ -215,6 +215,13 @@ fn pem_parse_errors_carry_kafkas_messages() {
         let prefix = format!("Failed to load PEM SSL keystore {}: {tail}", path.display());
         assert!(message.starts_with(&prefix), "{message}\nexpected {prefix}");
     }
+    // Not a regular file: an error, not a read that never ends.
+    let (key, message) = error(&format!("{pem}/dev/zero\n"));
+    assert_eq!(key, "ssl.keystore.location");
+    assert_eq!(
+        message,
+        "Failed to load PEM SSL keystore /dev/zero: not a regular file"
+    );
     let (key, message) = error(&format!("{pem}/nonexistent/kcoord.pem\n"));
     assert_eq!(key, "ssl.keystore.location");
     assert!(

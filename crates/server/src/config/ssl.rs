@@ -424,8 +424,28 @@ fn truststore(
     }
 }
 
-/// A store file as text: UTF-8, or ISO-8859-1 when it is not (PEM is ASCII either way).
+/// Largest store file read: a CA bundle is a few hundred KiB.
+const MAX_STORE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A store file as text: UTF-8, or ISO-8859-1 when it is not (PEM is ASCII either way). Only a
+/// regular file, and only so much of it, so that a path such as `/dev/zero` or a FIFO is an
+/// error rather than a hang.
 fn read_file(path: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let metadata = file.metadata().map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STORE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_STORE_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not a PEM store",
+            MAX_STORE_BYTES >> 20
+        ));
+    }
     Ok(super::properties::decode_file_bytes(&bytes))
 }

@@ -87,6 +87,42 @@ fn entries(pattern: &Regex, name: &'static str, pem: &str) -> Result<Vec<Vec<u8>
     Ok(out)
 }
 
+/// Most PBKDF2 iterations run to decrypt a key: OpenSSL writes 2,048, OWASP recommends 600,000.
+const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
+/// Most scrypt work (128 x r x N x p bytes' worth) run to decrypt a key: OpenSSL 3's defaults
+/// (N = 2^14 or 2^16, r = 8, p = 1) are far below it.
+const MAX_SCRYPT_WORK: u128 = 1 << 30;
+
+/// Refuses key derivation parameters that would take minutes or gigabytes, before running
+/// them: the file is the operator's, but a typo should not hang the start.
+fn check_cost(scheme: &pkcs5::EncryptionScheme) -> Result<(), PemError> {
+    use pkcs5::pbes2::Kdf;
+    let pkcs5::EncryptionScheme::Pbes2(params) = scheme else {
+        return Ok(());
+    };
+    match &params.kdf {
+        Kdf::Pbkdf2(k) if k.iteration_count > MAX_PBKDF2_ITERATIONS => {
+            Err(PemError::Decrypt(format!(
+                "{} PBKDF2 iterations is more than the {MAX_PBKDF2_ITERATIONS} kcoord runs",
+                k.iteration_count
+            )))
+        }
+        Kdf::Scrypt(k)
+            if 128
+                * u128::from(k.block_size)
+                * u128::from(k.cost_parameter)
+                * u128::from(k.parallelization)
+                > MAX_SCRYPT_WORK =>
+        {
+            Err(PemError::Decrypt(format!(
+                "scrypt N={} r={} p={} is more work than kcoord runs",
+                k.cost_parameter, k.block_size, k.parallelization
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Every CERTIFICATE block, in order, each checked to be an X.509 certificate.
 pub fn certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, PemError> {
     let entries = entries(&CERTIFICATE, "CERTIFICATE", pem)?;
@@ -123,6 +159,7 @@ pub fn private_key(
                     "not an encrypted PKCS#8 key (BEGIN ENCRYPTED PRIVATE KEY): {e}"
                 ))
             })?;
+            check_cost(&info.encryption_algorithm)?;
             let document = info
                 .decrypt(password.as_bytes())
                 .map_err(|e| PemError::Decrypt(e.to_string()))?;
@@ -225,6 +262,25 @@ mod tests {
         assert!(matches!(
             certificates(&block("CERTIFICATE", b"not der")),
             Err(PemError::Certificate { index: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn costly_key_derivation_is_refused_before_it_runs() {
+        let scheme = |iterations| {
+            pkcs5::EncryptionScheme::Pbes2(
+                pkcs5::pbes2::Parameters::generate_pbkdf2_sha256_aes256cbc(
+                    iterations,
+                    b"0123456789abcdef",
+                    [0; 16],
+                )
+                .unwrap(),
+            )
+        };
+        assert_eq!(check_cost(&scheme(2048)), Ok(()));
+        assert!(matches!(
+            check_cost(&scheme(MAX_PBKDF2_ITERATIONS + 1)),
+            Err(PemError::Decrypt(m)) if m.contains("PBKDF2 iterations")
         ));
     }
 }
