@@ -365,6 +365,14 @@ fn client_auth_protocols_and_rules_are_validated() {
         assert_eq!(key, "ssl.client.auth");
         assert_eq!(message, "String must be one of: required, requested, none");
     }
+    // The error names the file, the line and the key, as every config error does.
+    let e =
+        parse("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\nssl.client.auth=yes\n")
+            .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "ssl.properties:4: ssl.client.auth: String must be one of: required, requested, none"
+    );
     let (key, message) = error(&format!("{pem}ssl.enabled.protocols=TLSv1.2,TLSv1.4\n"));
     assert_eq!(key, "ssl.enabled.protocols");
     assert!(
