@@ -388,3 +388,59 @@ async fn an_encrypted_key_serves_with_ssl_key_password() {
     assert_api_versions(exchange(&mut tls, &api_versions(1)).await, 1);
     node.server.shutdown().await;
 }
+
+/// Pipelined requests over TLS, big ones (Metadata requests in frames large enough for the bulk
+/// lane) and many small ones whose responses are batched into one write, are answered in
+/// order. (That nothing is left in the TLS session between writes is proven with a full pipe in
+/// `net::connection`'s tests.)
+#[tokio::test]
+async fn pipelined_and_big_responses_come_out_over_tls_in_order() {
+    use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
+    let node = Node::start("").await;
+    let config = client_config(&node.pki.ca, None, &[&TLS13]);
+    let mut tls = connect(node.ssl(), config, "localhost").await.unwrap();
+    let many_topics = MetadataRequest {
+        topics: Some(
+            (0..8_000)
+                .map(|i| MetadataRequestTopic {
+                    name: Some(format!("no-such-topic-{i}")),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    const BIG: i32 = 2;
+    let mut burst = Vec::new();
+    for id in 0..BIG {
+        burst.extend(frame(ApiKey::Metadata, 12, id, &many_topics));
+    }
+    for id in BIG..BIG + 100 {
+        burst.extend(api_versions(id));
+    }
+    tls.write_all(&burst).await.unwrap();
+    tls.flush().await.unwrap();
+    for id in 0..BIG + 100 {
+        let mut size = [0u8; 4];
+        tokio::time::timeout(TIMEOUT, tls.read_exact(&mut size))
+            .await
+            .expect("a response did not come")
+            .unwrap();
+        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+        tls.read_exact(&mut body).await.unwrap();
+        let mut body = bytes::Bytes::from(body);
+        let big = id < BIG;
+        let header_version = if big {
+            ApiKey::Metadata.response_header_version(12)
+        } else {
+            0
+        };
+        let header = ResponseHeader::decode(&mut body, header_version).unwrap();
+        assert_eq!(header.correlation_id, id);
+        if big {
+            let metadata = MetadataResponse::decode(&mut body, 12).unwrap();
+            assert_eq!(metadata.topics.len(), 8_000);
+        }
+    }
+    node.server.shutdown().await;
+}

@@ -260,7 +260,7 @@ async fn serve_requests<R, W>(
             activity,
             shutdown
         ),
-        write_responses(writer, rx, conn, &queued, activity)
+        write_responses(writer, rx, conn.peer, &queued, activity)
     );
 }
 
@@ -402,7 +402,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
 async fn write_responses<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut responses: mpsc::Receiver<OutFrame>,
-    conn: &Connection,
+    peer: SocketAddr,
     queued: &Queued,
     activity: &Activity,
 ) {
@@ -457,7 +457,7 @@ async fn write_responses<W: AsyncWrite + Unpin>(
                 queued.written(n);
             }
             Err(e) => {
-                debug!(peer = %conn.peer, error = %e, "write failed; closing connection");
+                debug!(%peer, error = %e, "write failed; closing connection");
                 return;
             }
         }
@@ -543,5 +543,63 @@ mod tests {
         writer.shutdown().await.unwrap();
         drop(writer);
         assert_eq!(client.await.unwrap(), expected);
+    }
+
+    /// A TLS session keeps what the socket would not take; the writer flushes after each write,
+    /// so a response is not left there while the writer waits for the next one. A 1 KiB pipe
+    /// stands for a full socket.
+    #[tokio::test]
+    async fn a_response_is_not_left_in_the_tls_session() {
+        let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert = generated.cert.der().clone();
+        let key =
+            rustls::pki_types::PrivateKeyDer::Pkcs8(generated.signing_key.serialize_der().into());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let server = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.clone()], key)
+            .unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let (server_io, client_io) = tokio::io::duplex(1024);
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let (server_tls, client_tls) = tokio::join!(
+            tokio_rustls::TlsAcceptor::from(Arc::new(server)).accept(server_io),
+            tokio_rustls::TlsConnector::from(Arc::new(client)).connect(name, client_io)
+        );
+        let (_, writer) = tokio::io::split(server_tls.unwrap());
+        let mut client_tls = client_tls.unwrap();
+
+        let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
+        let queued = Queued::default();
+        let activity = Activity::new(Instant::now(), Instant::now());
+        let response = vec![7u8; 3 * BATCH_COPY_LIMIT];
+        queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
+        tx.send(OutFrame::One(bytes::Bytes::from(response.clone())))
+            .await
+            .unwrap();
+        let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        // The channel stays open: the writer waits for the next response once this one is out.
+        let writing = write_responses(writer, rx, peer, &queued, &activity);
+        let reading = async {
+            let mut got = vec![0u8; response.len()];
+            tokio::time::timeout(Duration::from_secs(10), client_tls.read_exact(&mut got))
+                .await
+                .expect("part of the response stayed in the server's TLS session")
+                .unwrap();
+            got
+        };
+        tokio::select! {
+            () = writing => panic!("the writer stopped"),
+            got = reading => assert_eq!(got, response),
+        }
+        drop(tx);
     }
 }
