@@ -112,7 +112,7 @@ impl Keys<'_, '_> {
         })
     }
 
-    /// The name to blame for `key` when it is not set: the unprefixed one.
+    /// An error about `value`'s key, or about the unprefixed `key` when no value was written.
     fn error(&self, value: Option<&Value>, key: &str, message: impl Into<String>) -> ConfigError {
         self.r
             .error(value.map_or(key, |v| v.key.as_str()), message.into())
@@ -241,7 +241,8 @@ fn keystore(keys: &Keys<'_, '_>) -> Result<Option<Keystore>, ConfigError> {
     let key_password = keys.get(KEY_PASSWORD);
     let private_key = keys.get(KEYSTORE_KEY);
     let chain = keys.get(KEYSTORE_CHAIN);
-    let key_password_text = key_password.as_ref().map(|v| v.value.as_str());
+    // Kafka's ConfigDef trims passwords as it trims every string.
+    let key_password_text = key_password.as_ref().map(|v| v.value.trim());
     // A decryption error is the password's fault; anything else the text's.
     let blame_for = |e: &PemError, text: &Value| match (e, &key_password) {
         (PemError::Decrypt(_), Some(p)) => p.key.clone(),

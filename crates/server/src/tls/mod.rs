@@ -29,9 +29,10 @@ pub enum ClientAuth {
 }
 
 impl ClientAuth {
-    /// The exact strings Kafka's `ConfigDef` validator accepts, with its message otherwise.
+    /// The exact strings Kafka's `ConfigDef` validator accepts (after trimming, as `ConfigDef`
+    /// trims every string), with its message otherwise.
     pub fn parse(raw: &str) -> Result<ClientAuth, String> {
-        match raw {
+        match raw.trim() {
             "required" => Ok(ClientAuth::Required),
             "requested" => Ok(ClientAuth::Requested),
             "none" => Ok(ClientAuth::None),
