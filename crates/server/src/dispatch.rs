@@ -53,6 +53,9 @@ pub struct Connection {
     /// On a SASL listener: the connection's authentication, which names its principal once
     /// it completes ([`crate::authentication`]).
     pub sasl: Option<Arc<SaslSession>>,
+    /// On an SSL listener: who the client certificate says the client is (`User:ANONYMOUS`
+    /// without one), set once the TLS handshake is done.
+    pub tls_principal: Option<kcoord_acl::KafkaPrincipal>,
 }
 
 /// Kafka's principal for a client that did not authenticate.
@@ -77,16 +80,18 @@ impl Connection {
             peer,
             client_host,
             sasl,
+            tls_principal: None,
         }
     }
 
-    /// Who is connected: the SASL principal once authenticated, else `User:ANONYMOUS`, as
-    /// Kafka names a PLAINTEXT client.
+    /// Who is connected, as Kafka's `DefaultKafkaPrincipalBuilder` says: on a SASL listener
+    /// (SASL_SSL too) the SASL name once authenticated, on an SSL listener the client
+    /// certificate's, else `User:ANONYMOUS`.
     pub fn principal(&self) -> &kcoord_acl::KafkaPrincipal {
-        self.sasl
-            .as_deref()
-            .and_then(SaslSession::principal)
-            .unwrap_or(&ANONYMOUS)
+        match &self.sasl {
+            Some(session) => session.principal().unwrap_or(&ANONYMOUS),
+            None => self.tls_principal.as_ref().unwrap_or(&ANONYMOUS),
+        }
     }
 }
 

@@ -39,6 +39,7 @@ pub mod shard_log;
 pub mod shards;
 pub mod state;
 pub mod supported_versions;
+pub mod tls;
 pub mod topology_plugin;
 
 pub use command_line::{daemon_main, daemon_main_with};

@@ -11,8 +11,9 @@ use tokio::task::JoinHandle;
 use tracing::info;
 
 use crate::config::listeners::bracket_ipv6;
-use crate::config::{Config, ListenerConfig, ListenerKind};
+use crate::config::{Config, ListenerConfig, ListenerKind, SecurityProtocol};
 use crate::net::bulk::BulkLane;
+use crate::net::tls::TlsListener;
 use crate::net::{acceptor, limiter::ConnectionQuotas};
 use crate::state::{ListenerInfo, ServerState};
 use crate::topology_plugin::{PluginStartError, TopologyDescriptions};
@@ -65,6 +66,9 @@ pub enum StartError {
     /// The bulk lane's threads could not be started.
     #[error("cannot start the bulk request threads: {0}")]
     BulkLane(#[source] std::io::Error),
+    /// An SSL listener without TLS settings: a `Config` built by hand rather than parsed.
+    #[error("listener {0} uses SSL but the configuration has no TLS settings for it")]
+    NoTlsSettings(String),
     /// A host of `max.connections.per.ip.overrides` does not resolve (Kafka fails likewise).
     #[error("max.connections.per.ip.overrides: cannot resolve {host}: {source}")]
     UnknownHost {
@@ -123,6 +127,13 @@ pub async fn start_with(
     let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
     crate::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
+    let tls = match listener_tls(&config) {
+        Ok(tls) => tls,
+        Err(e) => {
+            topology.close().await;
+            return Err(e);
+        }
+    };
     let mut bound = Vec::with_capacity(config.listeners.len());
     for l in &config.listeners {
         let listener = match bind(l).await {
@@ -177,21 +188,24 @@ pub async fn start_with(
     let acceptors = bound
         .into_iter()
         .zip(state.listeners.iter())
+        .zip(tls)
         .enumerate()
-        .map(|(index, ((listener, _), info))| {
+        .map(|(index, (((listener, _), info), tls))| {
             tokio::spawn(acceptor::run(
                 listener,
                 Arc::clone(&state),
                 Arc::clone(info),
                 index,
                 quotas.clone(),
+                tls,
                 shutdown_rx.clone(),
             ))
         })
         .collect();
     for l in &state.listeners {
         info!(
-            listener = %l.name, kind = %l.kind, address = %l.local_addr,
+            listener = %l.name, kind = %l.kind, security_protocol = l.security_protocol.name(),
+            address = %l.local_addr,
             advertised = %format!("{}:{}", bracket_ipv6(&l.advertised_host), l.advertised_port),
             "listening"
         );
@@ -209,6 +223,24 @@ pub async fn start_with(
         _coordinator_lock: coordinator_lock,
         _bulk: bulk,
     })
+}
+
+/// The TLS side of each listener, in the order of `listeners`: none for PLAINTEXT and
+/// SASL_PLAINTEXT.
+fn listener_tls(config: &Config) -> Result<Vec<Option<Arc<TlsListener>>>, StartError> {
+    config
+        .listeners
+        .iter()
+        .map(|l| match l.security_protocol {
+            SecurityProtocol::Ssl | SecurityProtocol::SaslSsl => config
+                .ssl
+                .iter()
+                .find(|s| s.name == l.name)
+                .map(|s| Some(TlsListener::new(s)))
+                .ok_or_else(|| StartError::NoTlsSettings(l.name.clone())),
+            _ => Ok(None),
+        })
+        .collect()
 }
 
 /// `max.connections.per.ip.overrides` by address. Kafka resolves each host once, at startup; a

@@ -26,8 +26,8 @@ impl fmt::Display for ListenerKind {
     }
 }
 
-/// Kafka's `SecurityProtocol`. Only PLAINTEXT is served so far; the others parse so that a
-/// config using them gets a clear "not supported" instead of "unknown".
+/// Kafka's `SecurityProtocol`. PLAINTEXT and SSL are served so far; the SASL ones parse so
+/// that a config using them gets a clear "not supported" instead of "unknown".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
     Plaintext,
@@ -338,24 +338,6 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
                 ));
             }
         };
-        if !matches!(
-            protocol,
-            SecurityProtocol::Plaintext | SecurityProtocol::SaslPlaintext
-        ) {
-            let key = if input.protocol_map_explicit {
-                MAP
-            } else {
-                LISTENERS
-            };
-            return Err(err(
-                key,
-                format!(
-                    "listener {} uses {}, but only PLAINTEXT and SASL_PLAINTEXT are supported so far",
-                    l.name,
-                    protocol.name()
-                ),
-            ));
-        }
         let (advertised_host, advertised_port) = match input
             .advertised
             .iter()
@@ -564,11 +546,19 @@ mod tests {
                 .key(),
             "listeners"
         );
-        assert!(Case::new("SSL://:1,CONTROLLER://:2")
-            .resolve()
-            .unwrap_err()
-            .message
-            .contains("only PLAINTEXT"));
+        assert_eq!(
+            Case::new("SSL://:1,CONTROLLER://:2").resolve().unwrap()[0].security_protocol,
+            SecurityProtocol::Ssl
+        );
+        for (sasl, protocol) in [
+            ("SASL_SSL", SecurityProtocol::SaslSsl),
+            ("SASL_PLAINTEXT", SecurityProtocol::SaslPlaintext),
+        ] {
+            let resolved = Case::new(&format!("{sasl}://:1,CONTROLLER://:2"))
+                .resolve()
+                .unwrap();
+            assert_eq!(resolved[0].security_protocol, protocol);
+        }
     }
 
     #[test]

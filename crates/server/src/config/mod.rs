@@ -13,6 +13,7 @@ pub mod listeners;
 pub mod log;
 pub mod properties;
 pub mod sasl;
+pub mod ssl;
 pub mod streams;
 mod values;
 
@@ -98,6 +99,8 @@ pub struct Config {
     pub authorizer: authorizer::AuthorizerSettings,
     /// SASL on SASL_PLAINTEXT and SASL_SSL listeners.
     pub sasl: sasl::SaslSettings,
+    /// The TLS settings of every SSL listener, in the order of `listeners` (`ssl.*`).
+    pub ssl: Vec<ssl::SslListener>,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -240,6 +243,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
     let connections = connections::read(r, &listeners)?;
     let sasl = sasl::read(r, &listeners)?;
+    let ssl = ssl::read(r, &listeners)?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -280,6 +284,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         coordinator_log,
         authorizer: authorizer::read(r)?,
         sasl,
+        ssl,
         warnings: Vec::new(),
     })
 }

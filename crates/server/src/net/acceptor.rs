@@ -14,6 +14,7 @@ use tracing::{debug, error, warn};
 
 use super::connection::{self, Timeouts};
 use super::limiter::{ConnectionPermit, ConnectionQuotas, Refusal};
+use super::tls::TlsListener;
 use crate::dispatch::Connection;
 use crate::logging::{log_per_peer, LogLimiter};
 use crate::state::{ListenerInfo, ServerState};
@@ -36,6 +37,7 @@ pub(crate) async fn run(
     info: Arc<ListenerInfo>,
     index: usize,
     quotas: ConnectionQuotas,
+    tls: Option<Arc<TlsListener>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
@@ -63,7 +65,8 @@ pub(crate) async fn run(
                         let _ = stream.set_nodelay(true);
                         let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
                         let shutdown = for_connections.clone();
-                        connections.spawn(connection::serve(stream, conn, shutdown, permit, timeouts));
+                        let tls = tls.clone();
+                        connections.spawn(connection::serve(stream, conn, shutdown, permit, timeouts, tls));
                     }
                     Accepted::Refused(peer, Refusal::TooManyFromIp { max }) => {
                         // Kafka's words, at its level.

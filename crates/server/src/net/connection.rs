@@ -10,15 +10,21 @@
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
 //! arrived in full `socket.request.receive.timeout.ms` after its first bytes, or when the
 //! connection quotas ask for room (see `limiter`).
+//!
+//! On an SSL listener the connection first goes through the TLS handshake (`tls.rs`), which
+//! counts as a request arriving: it must complete within `socket.request.receive.timeout.ms` of
+//! the accept, under the same watchdog. Then the principal is set, and requests are served over
+//! the TLS stream by the same reader and writer (generic over the stream, so the plaintext path
+//! keeps its owned socket halves).
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::{mpsc, watch};
@@ -27,6 +33,7 @@ use tracing::debug;
 
 use super::bulk::BulkHandle;
 use super::limiter::ConnectionPermit;
+use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
 use crate::dispatch::{dispatch, Connection, Outcome};
 use crate::logging::log_per_peer;
@@ -212,44 +219,79 @@ fn after_authentication(conn: &Connection, decoder: FrameDecoder) -> FrameDecode
 
 pub(crate) async fn serve(
     stream: TcpStream,
-    conn: Connection,
-    shutdown: watch::Receiver<bool>,
+    mut conn: Connection,
+    mut shutdown: watch::Receiver<bool>,
     permit: ConnectionPermit,
     timeouts: Timeouts,
+    tls: Option<Arc<TlsListener>>,
 ) {
-    let peer = conn.peer;
-    let max_frame =
-        usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let (peer, listener) = (conn.peer, Arc::clone(&conn.listener));
     let activity = permit.activity();
-    let (reader, writer) = stream.into_split();
-    let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
-    let queued = Arc::new(Queued::default());
-    let io = async {
-        tokio::join!(
-            read_requests(
-                reader,
-                &conn,
-                FrameDecoder::new(first_frame_limit(&conn, max_frame)),
-                tx,
-                &queued,
-                activity,
-                shutdown
-            ),
-            write_responses(writer, rx, &conn, &queued, activity)
-        )
+    let session = async {
+        match tls {
+            None => {
+                let (reader, writer) = stream.into_split();
+                serve_requests(reader, writer, &conn, activity, shutdown).await;
+            }
+            Some(tls) => {
+                activity.receiving(Instant::now());
+                let accepted = tokio::select! {
+                    biased;
+                    _ = super::stopped(&mut shutdown) => return,
+                    accepted = super::tls::accept(&tls, stream, &conn) => accepted,
+                };
+                let Some((stream, principal)) = accepted else {
+                    return;
+                };
+                activity.received();
+                activity.touch(Instant::now());
+                // On SASL_SSL the SASL exchange names the principal instead (`Connection::principal`).
+                conn.tls_principal = Some(principal);
+                let (reader, writer) = tokio::io::split(stream);
+                serve_requests(reader, writer, &conn, activity, shutdown).await;
+            }
+        }
     };
     // Dropping the reader and writer closes the socket; the watchdog only wins while no request
     // is being handled, so no handler is cut off half-way.
     tokio::select! {
-        _ = io => {}
-        expired = watchdog(activity, timeouts) => report_expiry(&conn, expired, timeouts),
+        () = session => {}
+        expired = watchdog(activity, timeouts) => report_expiry(peer, &listener.name, expired, timeouts),
     }
-    debug!(%peer, listener = %conn.listener.name, "connection closed");
+    debug!(%peer, listener = %listener.name, "connection closed");
     drop(permit);
 }
 
-fn report_expiry(conn: &Connection, expired: Expired, timeouts: Timeouts) {
-    let (peer, listener) = (conn.peer, conn.listener.name.as_str());
+/// Reads, dispatches and answers requests until either side is done.
+async fn serve_requests<R, W>(
+    reader: R,
+    writer: W,
+    conn: &Connection,
+    activity: &Activity,
+    shutdown: watch::Receiver<bool>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let max_frame =
+        usize::try_from(conn.server.config.socket_request_max_bytes).unwrap_or(usize::MAX);
+    let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
+    let queued = Arc::new(Queued::default());
+    tokio::join!(
+        read_requests(
+            reader,
+            conn,
+            FrameDecoder::new(first_frame_limit(conn, max_frame)),
+            tx,
+            &queued,
+            activity,
+            shutdown
+        ),
+        write_responses(writer, rx, conn.peer, &queued, activity)
+    );
+}
+
+fn report_expiry(peer: SocketAddr, listener: &str, expired: Expired, timeouts: Timeouts) {
     match expired {
         Expired::Idle => debug!(
             %peer, listener, idle_ms = timeouts.idle.map_or(0, |d| d.as_millis() as u64),
@@ -258,7 +300,7 @@ fn report_expiry(conn: &Connection, expired: Expired, timeouts: Timeouts) {
         Expired::Receive => log_per_peer!(
             warn, peer, "request receive timeout",
             %peer, listener, timeout_ms = timeouts.receive.as_millis() as u64,
-            "a request did not arrive in full within socket.request.receive.timeout.ms; closing connection"
+            "a request (or the TLS handshake) did not arrive in full within socket.request.receive.timeout.ms; closing connection"
         ),
         Expired::Evicted => {
             debug!(%peer, listener, "closing a connection to make room for a protected listener")
@@ -309,8 +351,8 @@ async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
     }
 }
 
-async fn read_requests(
-    mut reader: OwnedReadHalf,
+async fn read_requests<R: AsyncRead + Unpin>(
+    mut reader: R,
     conn: &Connection,
     mut decoder: FrameDecoder,
     responses: mpsc::Sender<OutFrame>,
@@ -391,10 +433,10 @@ async fn read_requests(
     }
 }
 
-async fn write_responses(
-    mut writer: OwnedWriteHalf,
+async fn write_responses<W: AsyncWrite + Unpin>(
+    mut writer: W,
     mut responses: mpsc::Receiver<OutFrame>,
-    conn: &Connection,
+    peer: SocketAddr,
     queued: &Queued,
     activity: &Activity,
 ) {
@@ -437,13 +479,19 @@ async fn write_responses(
                 }
             }
         };
+        // A TLS stream may keep written bytes in its session until flushed; a socket's flush
+        // does nothing.
+        let result = match result {
+            Ok(n) => writer.flush().await.map(|()| n),
+            Err(e) => Err(e),
+        };
         match result {
             Ok(n) => {
                 activity.touch(Instant::now());
                 queued.written(n);
             }
             Err(e) => {
-                debug!(peer = %conn.peer, error = %e, "write failed; closing connection");
+                debug!(%peer, error = %e, "write failed; closing connection");
                 return;
             }
         }
@@ -453,7 +501,10 @@ async fn write_responses(
 }
 
 /// Writes one frame, its pieces with vectored writes.
-async fn write_frame(writer: &mut OwnedWriteHalf, frame: &OutFrame) -> std::io::Result<()> {
+async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frame: &OutFrame,
+) -> std::io::Result<()> {
     let parts = frame.parts();
     if let [one] = parts {
         return writer.write_all(one).await;
@@ -526,5 +577,63 @@ mod tests {
         writer.shutdown().await.unwrap();
         drop(writer);
         assert_eq!(client.await.unwrap(), expected);
+    }
+
+    /// A TLS session keeps what the socket would not take; the writer flushes after each write,
+    /// so a response is not left there while the writer waits for the next one. A 1 KiB pipe
+    /// stands for a full socket.
+    #[tokio::test]
+    async fn a_response_is_not_left_in_the_tls_session() {
+        let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert = generated.cert.der().clone();
+        let key =
+            rustls::pki_types::PrivateKeyDer::Pkcs8(generated.signing_key.serialize_der().into());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let server = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.clone()], key)
+            .unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let (server_io, client_io) = tokio::io::duplex(1024);
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let (server_tls, client_tls) = tokio::join!(
+            tokio_rustls::TlsAcceptor::from(Arc::new(server)).accept(server_io),
+            tokio_rustls::TlsConnector::from(Arc::new(client)).connect(name, client_io)
+        );
+        let (_, writer) = tokio::io::split(server_tls.unwrap());
+        let mut client_tls = client_tls.unwrap();
+
+        let (tx, rx) = mpsc::channel(MAX_QUEUED_RESPONSES);
+        let queued = Queued::default();
+        let activity = Activity::new(Instant::now(), Instant::now());
+        let response = vec![7u8; 3 * BATCH_COPY_LIMIT];
+        queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
+        tx.send(OutFrame::One(bytes::Bytes::from(response.clone())))
+            .await
+            .unwrap();
+        let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        // The channel stays open: the writer waits for the next response once this one is out.
+        let writing = write_responses(writer, rx, peer, &queued, &activity);
+        let reading = async {
+            let mut got = vec![0u8; response.len()];
+            tokio::time::timeout(Duration::from_secs(10), client_tls.read_exact(&mut got))
+                .await
+                .expect("part of the response stayed in the server's TLS session")
+                .unwrap();
+            got
+        };
+        tokio::select! {
+            () = writing => panic!("the writer stopped"),
+            got = reading => assert_eq!(got, response),
+        }
+        drop(tx);
     }
 }

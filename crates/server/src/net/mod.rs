@@ -4,6 +4,7 @@ pub(crate) mod acceptor;
 pub(crate) mod bulk;
 pub(crate) mod connection;
 pub(crate) mod limiter;
+pub(crate) mod tls;
 
 use tokio::sync::watch;
 
