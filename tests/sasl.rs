@@ -3,22 +3,18 @@
 //! for an unknown user and a wrong password, the connection closed), nothing served before
 //! authentication, and the authenticated principal is the one the authorizer sees.
 
-use std::net::SocketAddr;
-use std::time::Duration;
+mod security_support;
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine;
-use bytes::{Bytes, BytesMut};
-use hmac::{Hmac, KeyInit, Mac};
+use std::net::SocketAddr;
+
+use kcoord_sasl::ScramMechanism;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
 use kcoord_wire::messages::*;
-use kcoord_wire::{Decodable, Encodable, ErrorCode};
-use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use kcoord_wire::ErrorCode;
+use security_support::{scram, Client};
+use tokio::io::AsyncWriteExt;
 
-const WAIT: Duration = Duration::from_secs(20);
 const PLAIN_JAAS: &str = "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
 const SCRAM_JAAS: &str = "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;";
 
@@ -48,121 +44,6 @@ async fn start(extra: &[&str]) -> Node {
 }
 
 /// A connection speaking Kafka frames by hand.
-struct Client {
-    stream: TcpStream,
-    correlation: i32,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Client {
-        Client {
-            stream: TcpStream::connect(addr).await.unwrap(),
-            correlation: 0,
-        }
-    }
-
-    async fn write_frame(&mut self, payload: &[u8]) {
-        let mut out = (payload.len() as i32).to_be_bytes().to_vec();
-        out.extend_from_slice(payload);
-        self.stream.write_all(&out).await.unwrap();
-    }
-
-    /// One frame; `None` once the server closed the connection.
-    async fn read_frame(&mut self) -> Option<Bytes> {
-        let mut size = [0u8; 4];
-        tokio::time::timeout(WAIT, self.stream.read_exact(&mut size))
-            .await
-            .expect("timed out")
-            .ok()?;
-        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
-        tokio::time::timeout(WAIT, self.stream.read_exact(&mut body))
-            .await
-            .expect("timed out")
-            .ok()?;
-        Some(Bytes::from(body))
-    }
-
-    async fn send<Req: Encodable, Resp: Decodable>(
-        &mut self,
-        api: ApiKey,
-        version: i16,
-        request: &Req,
-    ) -> Option<Resp> {
-        self.correlation += 1;
-        let header = RequestHeader {
-            request_api_key: api.key(),
-            request_api_version: version,
-            correlation_id: self.correlation,
-            client_id: Some("sasl-test".into()),
-            ..Default::default()
-        };
-        let mut buf = BytesMut::new();
-        header
-            .encode(&mut buf, api.request_header_version(version))
-            .unwrap();
-        request.encode(&mut buf, version).unwrap();
-        self.write_frame(&buf).await;
-        let mut body = self.read_frame().await?;
-        let header =
-            ResponseHeader::decode(&mut body, api.response_header_version(version)).unwrap();
-        assert_eq!(header.correlation_id, self.correlation);
-        Some(Resp::decode(&mut body, version).unwrap())
-    }
-
-    async fn handshake(&mut self, mechanism: &str) -> SaslHandshakeResponse {
-        let request = SaslHandshakeRequest {
-            mechanism: mechanism.into(),
-            ..Default::default()
-        };
-        self.send(ApiKey::SaslHandshake, 1, &request)
-            .await
-            .expect("a SaslHandshake response")
-    }
-
-    async fn authenticate(&mut self, token: &[u8]) -> Option<SaslAuthenticateResponse> {
-        let request = SaslAuthenticateRequest {
-            auth_bytes: Bytes::copy_from_slice(token),
-            ..Default::default()
-        };
-        self.send(ApiKey::SaslAuthenticate, 2, &request).await
-    }
-
-    async fn plain(&mut self, user: &str, password: &str) -> Option<SaslAuthenticateResponse> {
-        assert_eq!(self.handshake("PLAIN").await.error_code, 0);
-        self.authenticate(format!("\0{user}\0{password}").as_bytes())
-            .await
-    }
-
-    async fn is_closed(&mut self) -> bool {
-        let mut byte = [0u8; 1];
-        matches!(
-            tokio::time::timeout(WAIT, self.stream.read(&mut byte))
-                .await
-                .expect("timed out"),
-            Ok(0) | Err(_)
-        )
-    }
-
-    /// DescribeAcls: NONE for a principal with DESCRIBE on the cluster, CAF otherwise.
-    async fn describe_acls(&mut self) -> i16 {
-        let request = DescribeAclsRequest {
-            resource_type_filter: 1,
-            resource_name_filter: None,
-            pattern_type_filter: 1,
-            principal_filter: None,
-            host_filter: None,
-            operation: 1,
-            permission_type: 1,
-            ..Default::default()
-        };
-        let response: DescribeAclsResponse = self
-            .send(ApiKey::DescribeAcls, 3, &request)
-            .await
-            .expect("a DescribeAcls response");
-        response.error_code
-    }
-}
-
 #[tokio::test]
 async fn plain_users_of_the_jaas_config_authenticate_and_act_as_themselves() {
     let node = start(&[]).await;
@@ -271,56 +152,6 @@ async fn a_v0_handshake_exchanges_raw_tokens() {
     node.handle.shutdown().await;
 }
 
-/// RFC 5802's client, just enough for SCRAM-SHA-256.
-fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
-    mac.update(data);
-    mac.finalize().into_bytes().to_vec()
-}
-
-async fn scram_sha256(client: &mut Client, user: &str, password: &str) -> SaslAuthenticateResponse {
-    assert_eq!(client.handshake("SCRAM-SHA-256").await.error_code, 0);
-    let client_nonce = "fyko+d2lbbFgONRv9qkxdawL";
-    let first_bare = format!("n={user},r={client_nonce}");
-    let server_first = client
-        .authenticate(format!("n,,{first_bare}").as_bytes())
-        .await
-        .unwrap();
-    assert_eq!(
-        server_first.error_code, 0,
-        "{:?}",
-        server_first.error_message
-    );
-    let server_first = String::from_utf8(server_first.auth_bytes.to_vec()).unwrap();
-    let field = |name: &str| {
-        server_first
-            .split(',')
-            .find_map(|f| f.strip_prefix(name))
-            .unwrap()
-            .to_owned()
-    };
-    let (nonce, salt, iterations) = (field("r="), field("s="), field("i="));
-    let salt = BASE64.decode(salt).unwrap();
-    let salted = kcoord_sasl::salted_password(
-        kcoord_sasl::ScramMechanism::ScramSha256,
-        password,
-        &salt,
-        iterations.parse().unwrap(),
-    );
-    let client_key = hmac(&salted, b"Client Key");
-    let stored_key = Sha256::digest(&client_key);
-    let without_proof = format!("c=biws,r={nonce}");
-    let auth_message = format!("{first_bare},{server_first},{without_proof}");
-    let signature = hmac(&stored_key, auth_message.as_bytes());
-    let proof: Vec<u8> = client_key
-        .iter()
-        .zip(signature)
-        .map(|(a, b)| a ^ b)
-        .collect();
-    let client_final = format!("{without_proof},p={}", BASE64.encode(proof));
-    client.authenticate(client_final.as_bytes()).await.unwrap()
-}
-
 #[tokio::test]
 async fn scram_credentials_from_alter_user_scram_credentials_authenticate() {
     let node = start(&[]).await;
@@ -358,7 +189,13 @@ async fn scram_credentials_from_alter_user_scram_credentials_authenticate() {
     assert_eq!(altered.results[0].error_code, 0);
 
     let mut carol = Client::connect(node.sasl).await;
-    let done = scram_sha256(&mut carol, "carol", "carol-secret").await;
+    let done = scram(
+        &mut carol,
+        ScramMechanism::ScramSha256,
+        "carol",
+        "carol-secret",
+    )
+    .await;
     assert_eq!(done.error_code, 0, "{:?}", done.error_message);
     assert!(String::from_utf8_lossy(&done.auth_bytes).starts_with("v="));
     assert_eq!(
@@ -368,7 +205,7 @@ async fn scram_credentials_from_alter_user_scram_credentials_authenticate() {
     );
 
     let mut wrong = Client::connect(node.sasl).await;
-    let failed = scram_sha256(&mut wrong, "carol", "not-hers").await;
+    let failed = scram(&mut wrong, ScramMechanism::ScramSha256, "carol", "not-hers").await;
     assert_eq!(
         failed.error_code,
         ErrorCode::SASL_AUTHENTICATION_FAILED.code()
