@@ -24,14 +24,17 @@ const QUEUED_LINES: usize = 64 * 1024;
 /// Installs the subscriber. Keep the returned guard until the process ends: dropping it flushes
 /// the queued lines and stops the writer thread.
 pub fn init(log_level: &str) -> Option<WorkerGuard> {
+    let configured =
+        || crate::config::log_filter(log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.trim().is_empty() => {
-            EnvFilter::try_new(crate::config::tidy_directives(&directives)).unwrap_or_else(|e| {
-                eprintln!("warning: ignoring RUST_LOG={directives:?}: {e}");
-                EnvFilter::new(log_level)
-            })
-        }
-        _ => EnvFilter::new(log_level),
+        Ok(directives) if !directives.trim().is_empty() => crate::config::log_filter(
+            &crate::config::tidy_directives(&directives),
+        )
+        .unwrap_or_else(|e| {
+            eprintln!("warning: ignoring RUST_LOG={directives:?}: {e}");
+            configured()
+        }),
+        _ => configured(),
     };
     let (writer, guard) = NonBlockingBuilder::default()
         .lossy(true)

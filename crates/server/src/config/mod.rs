@@ -327,10 +327,21 @@ fn cluster_id(raw: &str) -> Result<String, String> {
 
 fn log_level(raw: &str) -> Result<String, String> {
     let directive = tidy_directives(raw);
-    tracing_subscriber::EnvFilter::builder()
-        .parse(&directive)
+    log_filter(&directive)
         .map_err(|e| format!("expected a level (error, warn, info, debug, trace) or a tracing filter directive, got \"{raw}\": {e}"))?;
     Ok(directive)
+}
+
+/// The tracing filter of `directives`. Field values in a directive (`target[span{field=value}]`)
+/// are matched literally: compiled as regular expressions (tracing-subscriber's default) a
+/// value of a few hundred bytes could take the DFA builder minutes (found by fuzzing), and a
+/// configuration or `RUST_LOG` must not be able to hang the daemon's start.
+pub(crate) fn log_filter(
+    directives: &str,
+) -> Result<tracing_subscriber::EnvFilter, tracing_subscriber::filter::ParseError> {
+    tracing_subscriber::EnvFilter::builder()
+        .with_regex(false)
+        .parse(directives)
 }
 
 /// Filter directives with the whitespace around each comma-separated directive removed.
