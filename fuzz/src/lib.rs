@@ -415,7 +415,8 @@ pub fn dispatch(data: &[u8]) {
                 );
             }
             Outcome::NoResponse => {}
-            Outcome::Close => return,
+            // Last: a failed SASL exchange's answer, then the close (no SASL listener here).
+            Outcome::Close | Outcome::Last(_) => return,
         }
     }
 }
