@@ -120,14 +120,7 @@ pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Ou
         Ok(parsed) => parsed,
         Err(outcome) => return outcome,
     };
-    let ctx = RequestContext {
-        server: &conn.server,
-        listener: &conn.listener,
-        principal: conn.principal(),
-        peer: conn.peer,
-        client_host: &conn.client_host,
-        header: &header,
-    };
+    let ctx = conn.context(&header);
     match api {
         ApiKey::ApiVersions => api_versions(&ctx, session, version, body),
         ApiKey::SaslHandshake => handshake(&ctx, session, version, body).await,
@@ -275,14 +268,7 @@ async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Ou
         }
     };
     let header = kcoord_wire::messages::RequestHeader::default();
-    let ctx = RequestContext {
-        server: &conn.server,
-        listener: &conn.listener,
-        principal: conn.principal(),
-        peer: conn.peer,
-        client_host: &conn.client_host,
-        header: &header,
-    };
+    let ctx = conn.context(&header);
     let Some((mechanism, step)) = step else {
         return Outcome::Close;
     };

@@ -84,6 +84,18 @@ impl Connection {
         }
     }
 
+    /// The context of a request with `header` on this connection.
+    pub fn context<'a>(&'a self, header: &'a RequestHeader) -> RequestContext<'a> {
+        RequestContext {
+            server: &self.server,
+            listener: &self.listener,
+            principal: self.principal(),
+            peer: self.peer,
+            client_host: &self.client_host,
+            header,
+        }
+    }
+
     /// Who is connected, as Kafka's `DefaultKafkaPrincipalBuilder` says: on a SASL listener
     /// (SASL_SSL too) the SASL name once authenticated, on an SSL listener the client
     /// certificate's, else `User:ANONYMOUS`.
@@ -144,14 +156,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         Ok(parsed) => parsed,
         Err(outcome) => return outcome,
     };
-    let ctx = RequestContext {
-        server: &conn.server,
-        listener: &conn.listener,
-        principal: conn.principal(),
-        peer: conn.peer,
-        client_host: &conn.client_host,
-        header: &header,
-    };
+    let ctx = conn.context(&header);
     match api {
         ApiKey::ApiVersions => sync_call!(ctx, api, version, body, api_versions::handle),
         ApiKey::Metadata => async_call!(ctx, api, version, body, metadata::handle),
