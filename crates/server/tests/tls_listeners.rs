@@ -219,7 +219,7 @@ async fn served(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> bool {
 }
 
 #[tokio::test]
-async fn required_client_auth_refuses_a_client_without_a_trusted_certificate() {
+async fn required_client_auth_refuses_a_client_without_a_trusted_certificate_or_an_expired_one() {
     let node = Node::start("ssl.client.auth=required\n").await;
     let alice = node.client(&[
         (DnType::CountryName, "US"),
@@ -236,6 +236,12 @@ async fn required_client_auth_refuses_a_client_without_a_trusted_certificate() {
             !served(node.ssl(), untrusted).await,
             "untrusted certificate"
         );
+        let expired = client_config(
+            &node.pki.ca,
+            Some(&node.pki.expired_client("old")),
+            versions,
+        );
+        assert!(!served(node.ssl(), expired).await, "expired certificate");
         let trusted = client_config(&node.pki.ca, Some(&alice), versions);
         let mut tls = connect(node.ssl(), trusted, "localhost")
             .await

@@ -102,6 +102,17 @@ impl Pki {
         self.issue(params)
     }
 
+    /// A client certificate (CN=`name`) that expired a day ago.
+    pub fn expired_client(&self, name: &str) -> Identity {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, name);
+        let now = time::OffsetDateTime::now_utc();
+        params.not_before = now - time::Duration::days(30);
+        params.not_after = now - time::Duration::days(1);
+        self.issue(params)
+    }
+
     /// Writes a file in the directory; returns its path.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);
