@@ -282,3 +282,48 @@ async fn an_unauthenticated_client_may_not_send_a_large_frame() {
     );
     node.handle.shutdown().await;
 }
+
+#[tokio::test]
+async fn out_of_order_sasl_requests_close_the_connection_and_others_are_still_served() {
+    let node = start(&[]).await;
+    // SaslAuthenticate before any handshake.
+    let mut early = Client::connect(node.sasl).await;
+    assert!(early.authenticate(b"\0alice\0alice-secret").await.is_none());
+    // A second handshake while the exchange runs.
+    let mut twice = Client::connect(node.sasl).await;
+    assert_eq!(twice.handshake("PLAIN").await.error_code, 0);
+    let again: Option<SaslHandshakeResponse> = twice
+        .send(
+            ApiKey::SaslHandshake,
+            1,
+            &SaslHandshakeRequest {
+                mechanism: "PLAIN".into(),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(again.is_none());
+    // Two ApiVersions before the handshake.
+    let mut versions = Client::connect(node.sasl).await;
+    let request = ApiVersionsRequest {
+        client_software_name: "sasl-test".into(),
+        client_software_version: "1".into(),
+        ..Default::default()
+    };
+    let first: Option<ApiVersionsResponse> = versions.send(ApiKey::ApiVersions, 3, &request).await;
+    assert_eq!(first.map(|r| r.error_code), Some(0));
+    let second: Option<ApiVersionsResponse> = versions.send(ApiKey::ApiVersions, 3, &request).await;
+    assert!(second.is_none());
+    // Meanwhile a well-behaved client gets in.
+    let mut alice = Client::connect(node.sasl).await;
+    assert_eq!(
+        alice
+            .plain("alice", "alice-secret")
+            .await
+            .unwrap()
+            .error_code,
+        0
+    );
+    assert_eq!(alice.describe_acls().await, 0);
+    node.handle.shutdown().await;
+}
