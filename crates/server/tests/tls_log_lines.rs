@@ -63,6 +63,18 @@ async fn failed_handshakes_and_unmapped_certificates_log_once_per_peer() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let addr = node.local_addr("SSL").unwrap();
+    // Peers that connect and hang up before finishing the handshake are disconnections (Kafka
+    // logs them at DEBUG), not failed authentications: they must not use up the address's line
+    // before the plaintext client below fails.
+    for _ in 0..3 {
+        let mut gone = TcpStream::connect(addr).await.unwrap();
+        gone.shutdown().await.unwrap();
+        let mut rest = Vec::new();
+        tokio::time::timeout(TIMEOUT, gone.read_to_end(&mut rest))
+            .await
+            .expect("not closed")
+            .ok();
+    }
     for _ in 0..3 {
         let mut plain = TcpStream::connect(addr).await.unwrap();
         plain.write_all(b"\x00\x00\x00\x05hello").await.unwrap();
@@ -91,6 +103,15 @@ async fn failed_handshakes_and_unmapped_certificates_log_once_per_peer() {
         handshakes[0].contains("Failed authentication with /127.0.0.1"),
         "{}",
         handshakes[0]
+    );
+    assert!(
+        !handshakes[0].contains("eof"),
+        "the line is the plaintext client's: {}",
+        handshakes[0]
+    );
+    assert!(
+        captured.lines_with("disconnected").is_empty(),
+        "disconnections are DEBUG lines"
     );
     let unmapped = captured.lines_with("based on SSL principal mapping rules");
     assert_eq!(unmapped.len(), 1, "{unmapped:#?}");

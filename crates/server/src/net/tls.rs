@@ -48,6 +48,16 @@ pub(crate) async fn accept(
 ) -> Option<(TlsStream<TcpStream>, KafkaPrincipal)> {
     let stream = match listener.acceptor.accept(stream).await {
         Ok(stream) => stream,
+        Err(e) if !is_tls_failure(&e) => {
+            // The peer went away mid-handshake (EOF, reset): Kafka's Selector logs this
+            // IOException at DEBUG as a disconnection, not as a failed authentication, and it
+            // must not use up the once-a-minute line a real failure from this address gets.
+            tracing::debug!(
+                peer = %conn.peer, listener = %conn.listener.name, error = %e,
+                "Connection with {} disconnected during the TLS handshake", conn.client_host
+            );
+            return None;
+        }
         Err(e) => {
             // Kafka's words (Selector), at its level: a client that cannot speak TLS to this
             // listener, or whose certificate is not trusted.
@@ -61,6 +71,13 @@ pub(crate) async fn accept(
     };
     let principal = principal(listener, &stream, conn)?;
     Some((stream, principal))
+}
+
+/// Whether a failed handshake is TLS's verdict (tokio-rustls wraps rustls's error: bytes that
+/// are not TLS, an alert, an untrusted certificate), which Kafka reports as a failed
+/// authentication, rather than the socket's (EOF, reset), which it reports as a disconnection.
+fn is_tls_failure(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
 }
 
 fn principal(

@@ -42,7 +42,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Apache Kafka 4.4's {@code kafka-acls} ({@code org.apache.kafka.tools.AclCommand}, kafka-tools)
  * and Admin client's ACL calls against kcoord with Kafka's StandardAuthorizer configured. Every
- * client is {@code User:ANONYMOUS} (kcoord's listeners do not authenticate yet), so the shared
+ * client is {@code User:ANONYMOUS} (on PLAINTEXT listeners; SecuredStreamsTest and TlsClientTest
+ * authenticate), so the shared
  * daemon makes it a super user; the denial tests start their own daemons.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

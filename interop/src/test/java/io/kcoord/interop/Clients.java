@@ -34,7 +34,13 @@ public final class Clients {
     private Clients() {}
 
     public static Admin admin(String bootstrap) {
+        return admin(bootstrap, new Properties());
+    }
+
+    /** An Admin client with {@code security} (security.protocol, ssl.*, sasl.*) added. */
+    public static Admin admin(String bootstrap, Properties security) {
         Properties props = new Properties();
+        props.putAll(security);
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
         return Admin.create(props);
@@ -50,7 +56,13 @@ public final class Clients {
     }
 
     public static KafkaProducer<String, String> producer(String bootstrap) {
+        return producer(bootstrap, new Properties());
+    }
+
+    /** A producer with {@code security} added. */
+    public static KafkaProducer<String, String> producer(String bootstrap, Properties security) {
         Properties props = new Properties();
+        props.putAll(security);
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
@@ -60,7 +72,13 @@ public final class Clients {
     /** Sends every record and waits until each is acknowledged. */
     public static void produce(String bootstrap, String topic, List<Map.Entry<String, String>> records)
             throws Exception {
-        try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+        produce(bootstrap, new Properties(), topic, records);
+    }
+
+    /** The same with {@code security} added to the producer's settings. */
+    public static void produce(String bootstrap, Properties security, String topic,
+            List<Map.Entry<String, String>> records) throws Exception {
+        try (KafkaProducer<String, String> producer = producer(bootstrap, security)) {
             List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
             for (Map.Entry<String, String> r : records) {
                 sent.add(producer.send(new ProducerRecord<>(topic, r.getKey(), r.getValue())));
@@ -75,7 +93,14 @@ public final class Clients {
      */
     public static List<ConsumerRecord<String, String>> consume(
             String bootstrap, String topic, int expected, Duration deadline) {
+        return consume(bootstrap, new Properties(), topic, expected, deadline);
+    }
+
+    /** The same with {@code security} added to the consumer's settings. */
+    public static List<ConsumerRecord<String, String>> consume(
+            String bootstrap, Properties security, String topic, int expected, Duration deadline) {
         Properties props = new Properties();
+        props.putAll(security);
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

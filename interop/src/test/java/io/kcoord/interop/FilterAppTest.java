@@ -40,33 +40,43 @@ class FilterAppTest {
         return builder.build();
     }
 
+    /** {@code count} orders keyed order-0.. with a null-valued record (to drop) every 20th. */
+    static List<Map.Entry<String, String>> orders(int count) {
+        List<Map.Entry<String, String>> input = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            input.add(Map.entry("order-" + i, "amount-" + i));
+            if (i % 20 == 0) input.add(new java.util.AbstractMap.SimpleEntry<>("null-" + i, null));
+        }
+        return input;
+    }
+
+    /** {@code out} (valid-orders) holds each of {@link #orders}'s {@code count} valid orders once, in order. */
+    static void assertDelivered(List<ConsumerRecord<String, String>> out, int count, Kcoord kcoord) {
+        assertEquals(count, out.size(), "records in valid-orders; kcoord log:\n" + kcoord.logTail());
+        // Every valid order once, none of the nulls, and in input order per key's partition.
+        java.util.Map<Integer, Integer> lastSeen = new java.util.HashMap<>();
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (ConsumerRecord<String, String> r : out) {
+            assertTrue(keys.add(r.key()), "duplicate " + r.key());
+            int n = Integer.parseInt(r.key().substring("order-".length()));
+            assertEquals("amount-" + n, r.value());
+            Integer previous = lastSeen.put(r.partition(), n);
+            assertTrue(previous == null || previous < n, "out of order in partition " + r.partition());
+        }
+    }
+
     @Test
     void appendix_app_reaches_running_and_delivers_every_valid_record() throws Exception {
         String bootstrap = kcoord.bootstrap();
         Clients.createTopics(bootstrap, 3, "orders", "valid-orders");
-        List<Map.Entry<String, String>> input = new ArrayList<>();
-        for (int i = 0; i < 10_000; i++) {
-            input.add(Map.entry("order-" + i, "amount-" + i));
-            if (i % 20 == 0) input.add(new java.util.AbstractMap.SimpleEntry<>("null-" + i, null));
-        }
-        Clients.produce(bootstrap, "orders", input);
+        Clients.produce(bootstrap, "orders", orders(10_000));
 
         Properties props = Clients.streamsProps(bootstrap, "orders-app", Clients.tempDir("orders-app"));
         KafkaStreams app = Clients.startRunning(filterTopology(), props, Duration.ofSeconds(60));
         try {
             List<ConsumerRecord<String, String>> out =
                     Clients.consume(bootstrap, "valid-orders", 10_000, Duration.ofSeconds(90));
-            assertEquals(10_000, out.size(), "records in valid-orders; kcoord log:\n" + kcoord.logTail());
-            // Every valid order once, none of the nulls, and in input order per key's partition.
-            java.util.Map<Integer, Integer> lastSeen = new java.util.HashMap<>();
-            java.util.Set<String> keys = new java.util.HashSet<>();
-            for (ConsumerRecord<String, String> r : out) {
-                assertTrue(keys.add(r.key()), "duplicate " + r.key());
-                int n = Integer.parseInt(r.key().substring("order-".length()));
-                assertEquals("amount-" + n, r.value());
-                Integer previous = lastSeen.put(r.partition(), n);
-                assertTrue(previous == null || previous < n, "out of order in partition " + r.partition());
-            }
+            assertDelivered(out, 10_000, kcoord);
         } finally {
             app.close(Duration.ofSeconds(30));
         }

@@ -128,6 +128,13 @@ public final class Kcoord implements AutoCloseable {
         return listeners.get("PLAINTEXT");
     }
 
+    /** host:port of the listener named {@code name} (as in {@code listeners}, upper case). */
+    public String listener(String name) {
+        String address = listeners.get(name);
+        if (address == null) throw new IllegalArgumentException("no listener " + name + " in " + listeners);
+        return address;
+    }
+
     /** host:port of the controller listener. */
     public String controller() {
         return listeners.get("CONTROLLER");

@@ -36,7 +36,8 @@ import org.junit.jupiter.api.TestInstance;
  * SCRAM credentials through Apache Kafka 4.4's {@code kafka-configs} ({@code
  * org.apache.kafka.tools.ConfigCommand}, kafka-tools) and Admin client against kcoord
  * (AlterUserScramCredentials, DescribeUserScramCredentials), with Kafka's StandardAuthorizer and
- * {@code User:ANONYMOUS} a super user, as a cluster whose listeners authenticate nobody yet.
+ * {@code User:ANONYMOUS} a super user on PLAINTEXT listeners (SecuredStreamsTest logs in with
+ * the credentials it makes).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ScramCredentialsTest {
