@@ -12,12 +12,32 @@ pub fn with<T: Default>(f: impl FnOnce(&mut T)) -> T {
 }
 
 pub fn produce() -> ProduceRequest {
-    let mut batch = kcoord_records::BatchBuilder::new(kcoord_records::BatchOptions::default());
+    produce_with(kcoord_records::BatchOptions::default(), None)
+}
+
+/// A transactional batch from `transactional_id`.
+pub fn produce_transactional(transactional_id: &str) -> ProduceRequest {
+    let options = kcoord_records::BatchOptions {
+        producer_id: 1,
+        producer_epoch: 0,
+        base_sequence: 0,
+        transactional: true,
+        ..Default::default()
+    };
+    produce_with(options, Some(transactional_id))
+}
+
+fn produce_with(
+    options: kcoord_records::BatchOptions,
+    transactional_id: Option<&str>,
+) -> ProduceRequest {
+    let mut batch = kcoord_records::BatchBuilder::new(options);
     batch
         .push(0, Some(b"k"), Some(b"v"), &[])
         .unwrap_or_else(|e| panic!("{e}"));
     let batch = batch.build().unwrap_or_else(|e| panic!("{e}"));
     ProduceRequest {
+        transactional_id: transactional_id.map(String::from),
         acks: 1,
         timeout_ms: 1000,
         topic_data: vec![with(|t: &mut produce_request::TopicProduceData| {

@@ -124,6 +124,14 @@ fn data_plane() -> Vec<Row> {
             needs [(Write, Topic, TOPIC)],
             ProduceResponse => |r| code(r.responses[0].partition_responses[0].error_code),
             allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        // Allowed, there are no transactions here (README).
+        row!(Produce ("transactional") 12 on Broker, produce_transactional(TRANSACTIONAL_ID),
+            needs [(Write, TransactionalId, TRANSACTIONAL_ID)],
+            ProduceResponse => |r| {
+                let p = &r.responses[0].partition_responses[0];
+                refusal(p.error_code, p.error_message.as_deref())
+            },
+            allowed "INVALID_TXN_STATE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
         row!(Fetch ("consumer") 12 on Broker, fetch(-1),
             needs [(Read, Topic, TOPIC)],
             FetchResponse => |r| code(r.responses[0].partitions[0].error_code),
