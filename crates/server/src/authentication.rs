@@ -86,6 +86,21 @@ impl SaslSession {
     pub fn principal(&self) -> Option<&KafkaPrincipal> {
         self.principal.get()
     }
+
+    /// A session that has already authenticated as `principal`, as [`complete`] leaves it:
+    /// for tests of what an authenticated connection may do, without an exchange.
+    #[cfg(test)]
+    pub(crate) fn authenticated(principal: KafkaPrincipal) -> SaslSession {
+        let session = SaslSession::new(SaslListener {
+            mechanisms: Vec::new(),
+            plain_users: Arc::default(),
+        });
+        let _ = session.principal.set(principal);
+        *session.state.lock().unwrap_or_else(PoisonError::into_inner) = State::Handshake {
+            versions_answered: true,
+        };
+        session
+    }
 }
 
 /// SCRAM credentials as the metadata log holds them, as of the handshake.

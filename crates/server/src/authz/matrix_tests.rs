@@ -1,23 +1,239 @@
-//! The authorization matrix (docs/kafka-security-facts.md §1.2; README "Authorization"), one
-//! row per RPC: the request goes through dispatch to a running node whose authorizer records
-//! every question and denies everything. Each row names a question the handler must ask and
-//! the code a denied principal gets. Removing a check fails its row twice: the question is not
-//! asked, and the answer is not the denial.
+//! The authorization matrix (docs/kafka-security-facts.md §1.2; README "Authorization"): every
+//! RPC a listener serves, sent through dispatch to a running node, as
+//!
+//! - `User:admin`, a super user: allowed;
+//! - `User:alice`, granted exactly what the row needs by ACLs that the super user created with
+//!   CreateAcls (so through the controller and `Authorizer::acls_changed`): allowed;
+//! - `User:mallory`, granted the same and denied it too (DENY wins): refused;
+//! - `User:ANONYMOUS`, a client that did not authenticate, with no ACL: refused;
+//!
+//! against Kafka's `StandardAuthorizer` (`super.users=User:admin`). The rows are in
+//! [`rows`]; a test checks that the README's table lists exactly their APIs, and one that
+//! every API a listener serves has a row there. Two more runs check that each row asks its
+//! question (an authorizer that records what it is asked), and that a refusal is the same
+//! where nothing exists.
 
+mod requests;
+mod rows;
+mod seen;
+
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
+use kcoord_acl::{AclPermissionType, KafkaPrincipal, PatternType};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::*;
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
 
 use super::{AclOperation, Authorizer, ResourceType};
+use crate::authentication::SaslSession;
 use crate::config::ListenerKind;
 use crate::dispatch::{dispatch, Connection, Outcome};
-use crate::handlers::testing::{listener, running_with_authorizer};
+use crate::handlers::testing::{listener, running_adjusted, Running, FAST_GROUPS};
 use crate::state::RequestContext;
+use crate::supported_versions::supported_versions;
+use crate::topology_plugin::TopologyDescriptions;
+use rows::{decode, rows, Grant, Row};
 
-/// Denies everything and remembers what it was asked.
+/// Kafka's StandardAuthorizer with one super user, and what the rows need of the node.
+const CONFIG: &str = "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin
+auto.create.topics.enable=true
+";
+
+/// Who sends a row's request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    SuperUser,
+    Allowed,
+    Denied,
+    Anonymous,
+}
+
+impl Who {
+    const ALL: [Who; 4] = [Who::SuperUser, Who::Allowed, Who::Denied, Who::Anonymous];
+
+    /// The SASL user; `None` for a connection that did not authenticate.
+    fn user(self) -> Option<&'static str> {
+        match self {
+            Who::SuperUser => Some("admin"),
+            Who::Allowed => Some("alice"),
+            Who::Denied => Some("mallory"),
+            Who::Anonymous => None,
+        }
+    }
+}
+
+/// A connection of `who` to a `kind` listener: authenticated by SASL as its user, or a
+/// PLAINTEXT client (`User:ANONYMOUS`).
+fn connection(node: &Running, kind: ListenerKind, who: Who) -> Connection {
+    let mut conn = Connection::new(
+        Arc::clone(&node.state),
+        listener(&node.state, kind),
+        std::net::SocketAddr::from(([127, 0, 0, 1], 50000)),
+    );
+    if let Some(user) = who.user() {
+        conn.sasl = Some(Arc::new(SaslSession::authenticated(KafkaPrincipal::user(
+            user,
+        ))));
+    }
+    conn
+}
+
+/// Sends one request and returns the response body.
+async fn call(conn: &Connection, api: ApiKey, version: i16, body: &Bytes) -> Bytes {
+    let mut frame = BytesMut::new();
+    RequestHeader {
+        request_api_key: api.key(),
+        request_api_version: version,
+        correlation_id: 7,
+        client_id: Some("matrix".into()),
+        ..Default::default()
+    }
+    .encode(&mut frame, api.request_header_version(version))
+    .unwrap_or_else(|e| panic!("{e}"));
+    frame.extend_from_slice(body);
+    let Outcome::Respond(response) = dispatch(conn, frame.freeze()).await else {
+        panic!("{} v{version}: no response", api.name());
+    };
+    let mut response = response.to_bytes();
+    response.advance(4);
+    ResponseHeader::decode(&mut response, api.response_header_version(version))
+        .unwrap_or_else(|e| panic!("{e}"));
+    response
+}
+
+async fn send<Req: Encodable, Resp: Decodable>(
+    conn: &Connection,
+    api: ApiKey,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    let mut body = BytesMut::new();
+    request
+        .encode(&mut body, version)
+        .unwrap_or_else(|e| panic!("{e}"));
+    decode(call(conn, api, version, &body.freeze()).await, version)
+}
+
+/// A node with the StandardAuthorizer and the `memory` topology description plugin.
+fn node() -> Running {
+    running_adjusted(&format!("{CONFIG}{FAST_GROUPS}"), |state, _| {
+        let plugin = Arc::new(kcoord_plugins::MemoryPlugin::default());
+        state.topology = TopologyDescriptions::new(plugin, "memory", Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{e}"));
+    })
+}
+
+fn acl(
+    principal: &str,
+    (op, resource, name): Grant,
+    permission: AclPermissionType,
+) -> create_acls_request::AclCreation {
+    create_acls_request::AclCreation {
+        resource_type: resource.to_acl().code(),
+        resource_name: name.into(),
+        resource_pattern_type: PatternType::Literal.code(),
+        principal: principal.into(),
+        host: "*".into(),
+        operation: i8::try_from(op.code()).unwrap_or_else(|e| panic!("{e}")),
+        permission_type: permission.code(),
+        ..Default::default()
+    }
+}
+
+/// What every row acts on, made by the super user, and the row's ACLs.
+async fn prepare(node: &Running, row: &Row) {
+    let admin = connection(node, ListenerKind::Broker, Who::SuperUser);
+    let created: CreateTopicsResponse = send(
+        &admin,
+        ApiKey::CreateTopics,
+        7,
+        &CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: rows::TOPIC.into(),
+                num_partitions: 1,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(created.topics[0].error_code, 0, "{:?}", created.topics[0]);
+    let committed: OffsetCommitResponse =
+        send(&admin, ApiKey::OffsetCommit, 9, &requests::offset_commit()).await;
+    assert_eq!(committed.topics[0].partitions[0].error_code, 0);
+    let joined: StreamsGroupHeartbeatResponse = send(
+        &admin,
+        ApiKey::StreamsGroupHeartbeat,
+        1,
+        &requests::streams_join(rows::STREAMS, false),
+    )
+    .await;
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+
+    let mut creations = Vec::new();
+    for grant in &row.also {
+        creations.push(acl("User:*", *grant, AclPermissionType::Allow));
+    }
+    for grant in &row.needs {
+        creations.push(acl("User:alice", *grant, AclPermissionType::Allow));
+        creations.push(acl("User:mallory", *grant, AclPermissionType::Allow));
+        creations.push(acl("User:mallory", *grant, AclPermissionType::Deny));
+    }
+    if creations.is_empty() {
+        return;
+    }
+    let controller = connection(node, ListenerKind::Controller, Who::SuperUser);
+    let acls: CreateAclsResponse = send(
+        &controller,
+        ApiKey::CreateAcls,
+        3,
+        &CreateAclsRequest {
+            creations,
+            ..Default::default()
+        },
+    )
+    .await;
+    for result in &acls.results {
+        assert_eq!(result.error_code, 0, "{:?}", result.error_message);
+    }
+}
+
+#[tokio::test]
+async fn every_rpc_gives_each_principal_exactly_the_expected_answer() {
+    let mut wrong = Vec::new();
+    for row in rows() {
+        for who in Who::ALL {
+            // A node per request: what one principal's request changes (a deleted topic, a
+            // created ACL) never decides another's answer.
+            let node = node();
+            prepare(&node, &row).await;
+            let conn = connection(&node, row.kind, who);
+            let seen = (row.seen)(
+                call(&conn, row.api, row.version, &row.body).await,
+                row.version,
+            );
+            let expected = match who {
+                Who::SuperUser | Who::Allowed => row.allowed,
+                Who::Denied | Who::Anonymous => row.denied,
+            };
+            if seen != expected {
+                wrong.push(format!(
+                    "{} as {who:?}: expected \"{expected}\", answered \"{seen}\"",
+                    row.label()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// Allows the super user, denies everyone else and remembers what it was asked for them.
 #[derive(Debug, Default)]
 struct Recording {
     asked: Mutex<Vec<(AclOperation, ResourceType, String)>>,
@@ -26,327 +242,175 @@ struct Recording {
 impl Authorizer for Recording {
     fn authorize(
         &self,
-        _: &RequestContext<'_>,
+        ctx: &RequestContext<'_>,
         operation: AclOperation,
         resource: ResourceType,
         name: &str,
     ) -> bool {
+        if *ctx.principal == KafkaPrincipal::user("admin") {
+            return true;
+        }
         self.asked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((operation, resource, name.to_owned()));
         false
     }
+
+    /// Recorded as a question about [`ANY_NAME`].
+    fn authorize_any(
+        &self,
+        ctx: &RequestContext<'_>,
+        operation: AclOperation,
+        resource: ResourceType,
+    ) -> bool {
+        self.authorize(ctx, operation, resource, ANY_NAME)
+    }
 }
 
-/// One RPC of the matrix.
-struct Row {
-    api: ApiKey,
-    version: i16,
-    kind: ListenerKind,
-    body: Bytes,
-    /// A question the handler must ask.
-    asks: (AclOperation, ResourceType, &'static str),
-    /// The response body to the code that shows the denial.
-    denial: fn(Bytes, i16) -> i16,
-    expected: ErrorCode,
-}
+/// What [`Recording`] records for a question about any resource of a type (Kafka's
+/// `authorizeByResourceType`): it answers a row's question about any name.
+const ANY_NAME: &str = "<any>";
 
-fn body<R: Encodable>(request: &R, version: i16) -> Bytes {
-    let mut buf = BytesMut::new();
-    request.encode(&mut buf, version).unwrap();
-    buf.freeze()
-}
-
-fn decode<R: Decodable>(mut bytes: Bytes, version: i16) -> R {
-    R::decode(&mut bytes, version).unwrap()
-}
-
-macro_rules! row {
-    ($api:ident $v:literal on $kind:ident, $request:expr, asks ($op:ident, $res:ident, $name:literal),
-     $response:ty => |$r:ident| $code:expr, $expected:ident) => {
-        Row {
-            api: ApiKey::$api,
-            version: $v,
-            kind: ListenerKind::$kind,
-            body: body(&$request, $v),
-            asks: (AclOperation::$op, ResourceType::$res, $name),
-            denial: |bytes, version| {
-                let $r: $response = decode(bytes, version);
-                $code
-            },
-            expected: ErrorCode::$expected,
-        }
-    };
-}
-
-fn topic_t<T: Default>(f: impl FnOnce(&mut T)) -> T {
-    let mut t = T::default();
-    f(&mut t);
-    t
-}
-
-fn rows() -> Vec<Row> {
-    use kcoord_wire::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
-    use kcoord_wire::messages::offset_fetch_request::OffsetFetchRequestGroup;
-    vec![
-        row!(Produce 12 on Broker, ProduceRequest {
-                acks: 1,
-                topic_data: vec![topic_t(|t: &mut produce_request::TopicProduceData| {
-                    t.name = "t".into();
-                    t.partition_data = vec![produce_request::PartitionProduceData::default()];
-                })],
-                transactional_id: None,
-                ..Default::default()
-            }, asks (Write, Topic, "t"),
-            ProduceResponse => |r| r.responses[0].partition_responses[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(Fetch 12 on Broker, FetchRequest {
-                max_wait_ms: 0,
-                topics: vec![topic_t(|t: &mut fetch_request::FetchTopic| {
-                    t.topic = "t".into();
-                    t.partitions = vec![fetch_request::FetchPartition::default()];
-                })],
-                ..Default::default()
-            }, asks (Read, Topic, "t"),
-            FetchResponse => |r| r.responses[0].partitions[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(ListOffsets 9 on Broker, ListOffsetsRequest {
-                topics: vec![topic_t(|t: &mut list_offsets_request::ListOffsetsTopic| {
-                    t.name = "t".into();
-                    t.partitions = vec![list_offsets_request::ListOffsetsPartition::default()];
-                })],
-                ..Default::default()
-            }, asks (Describe, Topic, "t"),
-            ListOffsetsResponse => |r| r.topics[0].partitions[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(Metadata 12 on Broker, MetadataRequest {
-                topics: Some(vec![metadata_request::MetadataRequestTopic {
-                    name: Some("t".into()),
-                    ..Default::default()
-                }]),
-                ..Default::default()
-            }, asks (Describe, Topic, "t"),
-            MetadataResponse => |r| r.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(OffsetCommit 9 on Broker, OffsetCommitRequest {
-                group_id: "g".into(),
-                topics: vec![OffsetCommitRequestTopic {
-                    name: "t".into(),
-                    partitions: vec![OffsetCommitRequestPartition::default()],
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }, asks (Read, Group, "g"),
-            OffsetCommitResponse => |r| r.topics[0].partitions[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(OffsetFetch 8 on Broker, OffsetFetchRequest {
-                groups: vec![OffsetFetchRequestGroup {
-                    group_id: "g".into(),
-                    topics: None,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }, asks (Describe, Group, "g"),
-            OffsetFetchResponse => |r| r.groups[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(FindCoordinator 4 on Broker, FindCoordinatorRequest {
-                key_type: 0,
-                coordinator_keys: vec!["g".into()],
-                ..Default::default()
-            }, asks (Describe, Group, "g"),
-            FindCoordinatorResponse => |r| r.coordinators[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(DescribeGroups 5 on Broker, DescribeGroupsRequest {
-                groups: vec!["g".into()],
-                ..Default::default()
-            }, asks (Describe, Group, "g"),
-            DescribeGroupsResponse => |r| r.groups[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(CreateTopics 7 on Broker, CreateTopicsRequest {
-                topics: vec![topic_t(|t: &mut create_topics_request::CreatableTopic| {
-                    t.name = "t".into();
-                    t.num_partitions = 1;
-                    t.replication_factor = 1;
-                })],
-                timeout_ms: 1000,
-                ..Default::default()
-            }, asks (Create, Topic, "t"),
-            CreateTopicsResponse => |r| r.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(CreateTopics 7 on Controller, CreateTopicsRequest {
-                topics: vec![topic_t(|t: &mut create_topics_request::CreatableTopic| {
-                    t.name = "t".into();
-                    t.num_partitions = 1;
-                    t.replication_factor = 1;
-                })],
-                timeout_ms: 1000,
-                ..Default::default()
-            }, asks (Create, Cluster, "kafka-cluster"),
-            CreateTopicsResponse => |r| r.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(DeleteTopics 5 on Broker, DeleteTopicsRequest {
-                topic_names: vec!["t".into()],
-                timeout_ms: 1000,
-                ..Default::default()
-            }, asks (Describe, Topic, "t"),
-            DeleteTopicsResponse => |r| r.responses[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(DeleteRecords 2 on Broker, DeleteRecordsRequest {
-                topics: vec![topic_t(|t: &mut delete_records_request::DeleteRecordsTopic| {
-                    t.name = "t".into();
-                    t.partitions = vec![delete_records_request::DeleteRecordsPartition::default()];
-                })],
-                ..Default::default()
-            }, asks (Delete, Topic, "t"),
-            DeleteRecordsResponse => |r| r.topics[0].partitions[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(InitProducerId 4 on Broker, InitProducerIdRequest {
-                transactional_id: None,
-                producer_id: -1,
-                producer_epoch: -1,
-                ..Default::default()
-            }, asks (IdempotentWrite, Cluster, "kafka-cluster"),
-            InitProducerIdResponse => |r| r.error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(DescribeConfigs 4 on Broker, DescribeConfigsRequest {
-                resources: vec![topic_t(|t: &mut describe_configs_request::DescribeConfigsResource| {
-                    t.resource_type = 2;
-                    t.resource_name = "t".into();
-                    t.configuration_keys = None;
-                })],
-                ..Default::default()
-            }, asks (DescribeConfigs, Topic, "t"),
-            DescribeConfigsResponse => |r| r.results[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(DeleteGroups 2 on Broker, DeleteGroupsRequest {
-                groups_names: vec!["g".into()],
-                ..Default::default()
-            }, asks (Delete, Group, "g"),
-            DeleteGroupsResponse => |r| r.results[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(OffsetDelete 0 on Broker, OffsetDeleteRequest {
-                group_id: "g".into(),
-                ..Default::default()
-            }, asks (Delete, Group, "g"),
-            OffsetDeleteResponse => |r| r.error_code, GROUP_AUTHORIZATION_FAILED),
-        row!(DescribeCluster 1 on Controller, DescribeClusterRequest {
-                endpoint_type: 2,
-                ..Default::default()
-            }, asks (Alter, Cluster, "kafka-cluster"),
-            DescribeClusterResponse => |r| r.error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(DescribeAcls 3 on Broker, DescribeAclsRequest {
-                resource_type_filter: 1,
-                resource_name_filter: None,
-                pattern_type_filter: 1,
-                principal_filter: None,
-                host_filter: None,
-                operation: 1,
-                permission_type: 1,
-                ..Default::default()
-            }, asks (Describe, Cluster, "kafka-cluster"),
-            DescribeAclsResponse => |r| r.error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(CreateAcls 3 on Controller, CreateAclsRequest {
-                creations: vec![create_acls_request::AclCreation {
-                    resource_type: 2,
-                    resource_name: "t".into(),
-                    resource_pattern_type: 3,
-                    principal: "User:a".into(),
-                    host: "*".into(),
-                    operation: 3,
-                    permission_type: 3,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }, asks (Alter, Cluster, "kafka-cluster"),
-            CreateAclsResponse => |r| r.results[0].error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(DeleteAcls 3 on Broker, DeleteAclsRequest {
-                filters: vec![delete_acls_request::DeleteAclsFilter {
-                    resource_type_filter: 1,
-                    pattern_type_filter: 1,
-                    operation: 1,
-                    permission_type: 1,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }, asks (Alter, Cluster, "kafka-cluster"),
-            DeleteAclsResponse => |r| r.filter_results[0].error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(DescribeUserScramCredentials 0 on Broker, DescribeUserScramCredentialsRequest {
-                users: None,
-                ..Default::default()
-            }, asks (Describe, Cluster, "kafka-cluster"),
-            DescribeUserScramCredentialsResponse => |r| r.error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(AlterUserScramCredentials 0 on Broker, AlterUserScramCredentialsRequest {
-                deletions: vec![alter_user_scram_credentials_request::ScramCredentialDeletion {
-                    name: "a".into(),
-                    mechanism: 1,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }, asks (Alter, Cluster, "kafka-cluster"),
-            AlterUserScramCredentialsResponse => |r| r.results[0].error_code, CLUSTER_AUTHORIZATION_FAILED),
-        row!(StreamsGroupDescribe 0 on Broker, StreamsGroupDescribeRequest {
-                group_ids: vec!["g".into()],
-                ..Default::default()
-            }, asks (Describe, Group, "g"),
-            StreamsGroupDescribeResponse => |r| r.groups[0].error_code, GROUP_AUTHORIZATION_FAILED),
-        // Groups a principal may not DESCRIBE are left out silently: no error, the question asked.
-        row!(ListGroups 5 on Broker, ListGroupsRequest::default(), asks (Describe, Cluster, "kafka-cluster"),
-            ListGroupsResponse => |r| r.error_code, NONE),
-        row!(OffsetForLeaderEpoch 4 on Broker, OffsetForLeaderEpochRequest {
-                topics: vec![topic_t(|t: &mut offset_for_leader_epoch_request::OffsetForLeaderTopic| {
-                    t.topic = "t".into();
-                    t.partitions = vec![offset_for_leader_epoch_request::OffsetForLeaderPartition::default()];
-                })],
-                ..Default::default()
-            }, asks (Describe, Topic, "t"),
-            OffsetForLeaderEpochResponse => |r| r.topics[0].partitions[0].error_code, TOPIC_AUTHORIZATION_FAILED),
-        row!(BrokerHeartbeat 1 on Controller, BrokerHeartbeatRequest {
-                broker_id: 2,
-                ..Default::default()
-            }, asks (ClusterAction, Cluster, "kafka-cluster"),
-            BrokerHeartbeatResponse => |r| r.error_code, CLUSTER_AUTHORIZATION_FAILED),
-    ]
-}
-
+/// Each row asks its first question (the first of `also`, else of `needs`), and a row that
+/// asks nothing asks nothing; refused, a row whose refusal that question decides is answered
+/// as the matrix says.
 #[tokio::test]
-async fn every_rpc_asks_kafkas_question_and_a_denied_principal_gets_kafkas_code() {
+async fn every_rpc_asks_kafkas_question() {
     for row in rows() {
         let recording = Arc::new(Recording::default());
-        let node = running_with_authorizer("", Arc::clone(&recording) as Arc<dyn Authorizer>);
-        let conn = Connection::new(
-            Arc::clone(&node.state),
-            listener(&node.state, row.kind),
-            std::net::SocketAddr::from(([127, 0, 0, 1], 50000)),
-        );
-        let name = row.api.name();
-        let mut frame = BytesMut::new();
-        RequestHeader {
-            request_api_key: row.api.key(),
-            request_api_version: row.version,
-            correlation_id: 7,
-            client_id: Some("matrix".into()),
-            ..Default::default()
-        }
-        .encode(&mut frame, row.api.request_header_version(row.version))
-        .unwrap();
-        frame.extend_from_slice(&row.body);
-        let Outcome::Respond(response) = dispatch(&conn, frame.freeze()).await else {
-            panic!("{name} v{}: no response", row.version);
-        };
-        let mut response = response.to_bytes();
-        response.advance(4);
-        ResponseHeader::decode(&mut response, row.api.response_header_version(row.version))
-            .unwrap();
-        let code = (row.denial)(response, row.version);
-        assert_eq!(
-            code,
-            row.expected.code(),
-            "{name} v{} on {}: answered {:?}",
+        let authorizer = Arc::clone(&recording) as Arc<dyn Authorizer>;
+        let node = running_adjusted(FAST_GROUPS, |state, background| {
+            state.authorizer = Some(Arc::clone(&authorizer));
+            background.controller.attach_authorizer(Some(authorizer));
+        });
+        prepare(&node, &row).await;
+        let conn = connection(&node, row.kind, Who::Anonymous);
+        let seen = (row.seen)(
+            call(&conn, row.api, row.version, &row.body).await,
             row.version,
-            row.kind,
-            ErrorCode::from_code(code)
         );
-        let (op, resource, resource_name) = row.asks;
         let asked = recording
             .asked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        let label = row.label();
+        let Some((op, resource, name)) = row.also.first().or(row.needs.first()).copied() else {
+            assert!(asked.is_empty(), "{label}: asked {asked:?}");
+            assert_eq!(seen, row.denied, "{label}");
+            continue;
+        };
         assert!(
             asked
                 .iter()
-                .any(|(o, r, n)| *o == op && *r == resource && n == resource_name),
-            "{name} v{} on {}: {op:?} on {resource:?} {resource_name} not asked; asked {asked:?}",
-            row.version,
-            row.kind
+                .any(|(o, r, n)| *o == op && *r == resource && (n == name || n == ANY_NAME)),
+            "{label}: {op:?} on {resource:?} {name} not asked; asked {asked:?}"
         );
+        if row.also.is_empty() {
+            assert_eq!(seen, row.denied, "{label}");
+        }
+    }
+}
+
+/// A refused principal learns nothing of whether a resource exists: on a node where nothing
+/// does, anonymous gets the same refusal as where everything does (rows whose refusal needs
+/// `also` granted are left out: without ACLs they are refused earlier).
+#[tokio::test]
+async fn refusals_do_not_depend_on_whether_the_resource_exists() {
+    for row in rows().into_iter().filter(|r| r.also.is_empty()) {
+        let node = node();
+        let conn = connection(&node, row.kind, Who::Anonymous);
+        let seen = (row.seen)(
+            call(&conn, row.api, row.version, &row.body).await,
+            row.version,
+        );
+        assert_eq!(seen, row.denied, "{}", row.label());
+    }
+}
+
+/// Every API a listener serves, on every listener kind that serves it, has a row.
+#[test]
+fn the_matrix_covers_every_api_on_every_listener() {
+    let covered: BTreeSet<(i16, &str)> = rows()
+        .iter()
+        .map(|r| (r.api.key(), r.kind.as_str()))
+        .collect();
+    let mut missing = Vec::new();
+    for api in ApiKey::ALL {
+        for kind in [ListenerKind::Broker, ListenerKind::Controller] {
+            if supported_versions(*api, kind).is_some()
+                && !covered.contains(&(api.key(), kind.as_str()))
+            {
+                missing.push(format!("{} on {kind}", api.name()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "no matrix row for {missing:?}");
+    for row in rows() {
+        assert!(
+            supported_versions(row.api, row.kind)
+                .is_some_and(|v| v.min <= row.version && row.version <= v.max),
+            "{}: not served",
+            row.label()
+        );
+    }
+}
+
+/// The APIs the README's "Authorization" table names: the first cell of each row, a list of
+/// API names separated by commas, each maybe followed by a remark in parentheses.
+fn readme_authorization_apis(readme: &str) -> Vec<String> {
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Authorization\n"))
+        .unwrap_or_else(|| panic!("README.md has no \"## Authorization\" section"));
+    let mut apis = Vec::new();
+    for line in section.lines().filter(|l| l.starts_with('|')).skip(2) {
+        let first = line.split('|').nth(1).unwrap_or_default();
+        for name in first.split(',') {
+            let name = name.split('(').next().unwrap_or_default().trim();
+            apis.push(name.to_owned());
+        }
+    }
+    apis
+}
+
+/// The README's table lists exactly the matrix's APIs, each once, by Kafka's name.
+#[test]
+fn the_readme_table_lists_exactly_the_apis_of_the_matrix() {
+    let readme = include_str!("../../../../README.md");
+    let listed = readme_authorization_apis(readme);
+    let unique: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+    assert_eq!(
+        unique.len(),
+        listed.len(),
+        "an API listed twice: {listed:?}"
+    );
+    let matrix: BTreeSet<&str> = rows().iter().map(|r| r.api.name()).collect();
+    assert_eq!(unique, matrix, "README.md \"Authorization\" vs. the matrix");
+}
+
+#[test]
+fn the_readme_parser_reads_grouped_rows_and_remarks() {
+    let readme = "x\n## Authorization\n\ntext\n\n| API | asks | refused |\n| --- | --- | --- |\n\
+        | ListOffsets, OffsetForLeaderEpoch | DESCRIBE | TAF |\n| ListTopics (KIP-142) | x | |\n\
+        \nmore | not a row\n## Next\n| Fetch | no |\n";
+    assert_eq!(
+        readme_authorization_apis(readme),
+        vec!["ListOffsets", "OffsetForLeaderEpoch", "ListTopics"]
+    );
+}
+
+/// The error code names used by the rows exist (a typo would fail every row, but say less).
+#[test]
+fn the_rows_name_known_codes() {
+    for row in rows() {
+        for seen in [row.allowed, row.denied] {
+            let name = seen.split([':', ' ', ',']).next().unwrap_or_default();
+            let known = ErrorCode::ALL.iter().any(|e| e.name() == name)
+                || seen.ends_with("listed")
+                || seen.ends_with("left out");
+            assert!(known, "{}: {seen}", row.label());
+        }
     }
 }

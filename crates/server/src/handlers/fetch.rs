@@ -14,7 +14,8 @@
 //!   into a `SharedFrame`).
 //!
 //! A single replica has no followers: a fetch with a replica id is answered
-//! NOT_LEADER_OR_FOLLOWER.
+//! NOT_LEADER_OR_FOLLOWER, once the follower is allowed CLUSTER_ACTION on the cluster (which
+//! it needs instead of READ on each topic, as in Kafka).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -90,10 +91,20 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
             }
         }
     };
+    // A follower (a replica id) needs CLUSTER_ACTION on the cluster instead of READ on each
+    // topic; asked once, as Kafka asks it.
+    let follower = (replica_id >= 0).then(|| {
+        authorize(
+            ctx,
+            AclOperation::ClusterAction,
+            ResourceType::Cluster,
+            crate::handlers::broker_registration::KAFKA_CLUSTER,
+        )
+    });
     let targets: Vec<Target> = partitions
         .into_iter()
         .map(|request| {
-            let log = resolve(ctx, &image, &request, uses_ids, replica_id);
+            let log = resolve(ctx, &image, &request, uses_ids, follower);
             Target { request, log }
         })
         .collect();
@@ -195,17 +206,23 @@ fn requested_partitions(
     (requested, forgotten)
 }
 
+/// The partition `p` reads. `follower`: `None` for a consumer, else whether the follower
+/// may fetch (CLUSTER_ACTION): refused, every partition is TOPIC_AUTHORIZATION_FAILED, even
+/// an unknown topic id (Kafka's `handleFetchRequest`).
 fn resolve(
     ctx: &RequestContext<'_>,
     image: &TopicsImage,
     p: &FetchPartition,
     uses_ids: bool,
-    replica_id: i32,
+    follower: Option<bool>,
 ) -> Result<Arc<Partition>, ErrorCode> {
+    if follower == Some(false) {
+        return Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    }
     if p.topic.is_empty() && uses_ids {
         return Err(ErrorCode::UNKNOWN_TOPIC_ID);
     }
-    if !authorize(ctx, AclOperation::Read, ResourceType::Topic, &p.topic) {
+    if follower.is_none() && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &p.topic) {
         return Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     }
     let Some(topic) = image.get(&p.topic) else {
@@ -218,7 +235,7 @@ fn resolve(
     if uses_ids && topic.id != p.topic_id {
         return Err(ErrorCode::INCONSISTENT_TOPIC_ID);
     }
-    if replica_id >= 0 {
+    if follower.is_some() {
         // No follower replicates from this node.
         return Err(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
@@ -409,3 +426,6 @@ fn push_partition(
         topic.partitions.push(data);
     }
 }
+
+#[cfg(test)]
+mod tests;

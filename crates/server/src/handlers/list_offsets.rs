@@ -58,12 +58,34 @@ pub fn handle(
         .filter(|k| !seen.insert(k.clone()))
         .collect();
     let mut answered = HashSet::new();
-    let topics = req
+    // Kafka's `partitionByAuthorized`: the refused topics are answered after the others, in
+    // request order, every partition they list TOPIC_AUTHORIZATION_FAILED (repeats too: they
+    // never reach the duplicate check).
+    let (topics, refused): (Vec<_>, Vec<_>) = req
         .topics
         .iter()
         .map(|t| {
+            if !authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name) {
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| ListOffsetsPartitionResponse {
+                        partition_index: p.partition_index,
+                        error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+                        timestamp: -1,
+                        offset: -1,
+                        leader_epoch: -1,
+                        ..Default::default()
+                    })
+                    .collect();
+                let refused = ListOffsetsTopicResponse {
+                    name: t.name.clone(),
+                    partitions,
+                    ..Default::default()
+                };
+                return (false, refused);
+            }
             let topic = image.get(&t.name);
-            let allowed = authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name);
             let partitions = t
                 .partitions
                 .iter()
@@ -78,8 +100,6 @@ pub fn handle(
                     };
                     let result = if duplicates.contains(&(t.name.clone(), p.partition_index)) {
                         Err(ErrorCode::INVALID_REQUEST)
-                    } else if !allowed {
-                        Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
                     } else {
                         topic
                             .and_then(|topic| {
@@ -103,16 +123,17 @@ pub fn handle(
                     answer
                 })
                 .collect();
-            ListOffsetsTopicResponse {
+            let answer = ListOffsetsTopicResponse {
                 name: t.name.clone(),
                 partitions,
                 ..Default::default()
-            }
+            };
+            (true, answer)
         })
-        .collect();
+        .partition(|(allowed, _)| *allowed);
     ListOffsetsResponse {
         throttle_time_ms: 0,
-        topics,
+        topics: topics.into_iter().chain(refused).map(|(_, t)| t).collect(),
         ..Default::default()
     }
 }
@@ -184,5 +205,89 @@ fn record(
             warn!(partition = %partition.name(), error = %e, "ListOffsets could not read the log");
             Err(ErrorCode::KAFKA_STORAGE_ERROR)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+
+    use super::*;
+    use crate::authz::Authorizer;
+    use crate::config::ListenerKind;
+    use crate::handlers::testing::{create_topic, running_with_authorizer, Ctx};
+
+    /// Allows DESCRIBE on the topic "b" only.
+    #[derive(Debug)]
+    struct OnlyB;
+
+    impl Authorizer for OnlyB {
+        fn authorize(
+            &self,
+            _: &RequestContext<'_>,
+            operation: AclOperation,
+            resource: ResourceType,
+            name: &str,
+        ) -> bool {
+            (operation, resource, name) == (AclOperation::Describe, ResourceType::Topic, "b")
+        }
+    }
+
+    fn topic(name: &str, partitions: &[i32]) -> ListOffsetsTopic {
+        ListOffsetsTopic {
+            name: name.into(),
+            partitions: partitions
+                .iter()
+                .map(|p| ListOffsetsPartition {
+                    partition_index: *p,
+                    current_leader_epoch: -1,
+                    timestamp: LATEST,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn refused_topics_come_last_with_every_partition_they_list() {
+        let node = running_with_authorizer("", Arc::new(OnlyB));
+        create_topic(&node.state, "a", 1).await;
+        create_topic(&node.state, "b", 1).await;
+        let req = ListOffsetsRequest {
+            replica_id: -1,
+            topics: vec![topic("a", &[0, 0]), topic("b", &[0, 0]), topic("b", &[7])],
+            ..Default::default()
+        };
+        let c = Ctx::new(&node.state, ListenerKind::Broker);
+        let resp = handle(&c.ctx(&node.state), req, 9);
+        let answers: Vec<(&str, Vec<(i32, i16)>)> = resp
+            .topics
+            .iter()
+            .map(|t| {
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| (p.partition_index, p.error_code))
+                    .collect();
+                (t.name.as_str(), partitions)
+            })
+            .collect();
+        let (invalid, unknown, refused) = (
+            ErrorCode::INVALID_REQUEST.code(),
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+        );
+        assert_eq!(
+            answers,
+            vec![
+                // A partition named twice is answered once, INVALID_REQUEST.
+                ("b", vec![(0, invalid)]),
+                ("b", vec![(7, unknown)]),
+                ("a", vec![(0, refused), (0, refused)]),
+            ]
+        );
     }
 }

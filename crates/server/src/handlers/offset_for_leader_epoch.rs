@@ -26,7 +26,7 @@ pub fn handle(
         ResourceType::Cluster,
         crate::handlers::broker_registration::KAFKA_CLUSTER,
     );
-    let topics = req
+    let (topics, refused): (Vec<_>, Vec<_>) = req
         .topics
         .iter()
         .map(|t| {
@@ -70,16 +70,83 @@ pub fn handle(
                     answer
                 })
                 .collect();
-            OffsetForLeaderTopicResult {
+            let answer = OffsetForLeaderTopicResult {
                 topic: t.topic.clone(),
                 partitions,
                 ..Default::default()
-            }
+            };
+            (allowed, answer)
         })
-        .collect();
+        // Kafka's `partitionByAuthorized`: the refused topics after the others.
+        .partition(|(allowed, _)| *allowed);
+    let topics = topics.into_iter().chain(refused).map(|(_, t)| t).collect();
     OffsetForLeaderEpochResponse {
         throttle_time_ms: 0,
         topics,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kcoord_wire::messages::offset_for_leader_epoch_request::{
+        OffsetForLeaderPartition, OffsetForLeaderTopic,
+    };
+
+    use super::*;
+    use crate::authz::{AclOperation, Authorizer, ResourceType};
+    use crate::config::ListenerKind;
+    use crate::handlers::testing::{create_topic, running_with_authorizer, Ctx};
+
+    /// Allows DESCRIBE on the topic "b" only.
+    #[derive(Debug)]
+    struct OnlyB;
+
+    impl Authorizer for OnlyB {
+        fn authorize(
+            &self,
+            _: &RequestContext<'_>,
+            operation: AclOperation,
+            resource: ResourceType,
+            name: &str,
+        ) -> bool {
+            (operation, resource, name) == (AclOperation::Describe, ResourceType::Topic, "b")
+        }
+    }
+
+    #[tokio::test]
+    async fn refused_topics_come_last() {
+        let node = running_with_authorizer("", Arc::new(OnlyB));
+        create_topic(&node.state, "a", 1).await;
+        create_topic(&node.state, "b", 1).await;
+        let topic = |name: &str| OffsetForLeaderTopic {
+            topic: name.into(),
+            partitions: vec![OffsetForLeaderPartition {
+                current_leader_epoch: -1,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let req = OffsetForLeaderEpochRequest {
+            replica_id: -1,
+            topics: vec![topic("a"), topic("b")],
+            ..Default::default()
+        };
+        let c = Ctx::new(&node.state, ListenerKind::Broker);
+        let resp = handle(&c.ctx(&node.state), req, 4);
+        let answers: Vec<(&str, i16)> = resp
+            .topics
+            .iter()
+            .map(|t| (t.topic.as_str(), t.partitions[0].error_code))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                ("b", ErrorCode::NONE.code()),
+                ("a", ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()),
+            ]
+        );
     }
 }

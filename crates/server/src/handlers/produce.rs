@@ -47,7 +47,7 @@ pub fn produce(
     now_ms: i64,
 ) -> ProduceResponse {
     let use_ids = version >= TOPIC_ID_VERSION;
-    let whole = whole_request_refusal(&req);
+    let whole = whole_request_refusal(ctx, &req);
     let image = ctx.server.topics.snapshot();
     let mut responses: Vec<TopicProduceResponse> = Vec::with_capacity(req.topic_data.len());
     // The entries of each partition, to validate together: (topic slot, partition slot, records).
@@ -191,7 +191,7 @@ impl Refusal {
 }
 
 /// A refusal of every partition of the request (Kafka's checks before any partition's).
-fn whole_request_refusal(req: &ProduceRequest) -> Option<Refusal> {
+fn whole_request_refusal(ctx: &RequestContext<'_>, req: &ProduceRequest) -> Option<Refusal> {
     let records: Vec<Bytes> = req
         .topic_data
         .iter()
@@ -201,16 +201,14 @@ fn whole_request_refusal(req: &ProduceRequest) -> Option<Refusal> {
     match validate::has_transactional_records(&records) {
         Ok(false) => None,
         // No transaction coordinator here: no transactional producer ever got an id from us.
+        // Kafka's first check: WRITE on the transactional id, which there must be; refused,
+        // the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a message (the
+        // exception's text is the code's default, which `ApiError.fromThrowable` drops).
         Ok(true) => Some(match &req.transactional_id {
-            None => Refusal::with_message(
-                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    .message()
-                    .to_owned(),
-            ),
-            Some(id) => {
+            Some(id) if authorize(ctx, AclOperation::Write, ResourceType::TransactionalId, id) => {
                 Refusal::with_message(ErrorCode::INVALID_TXN_STATE, transactions_unsupported(id))
             }
+            _ => Refusal::code(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
         }),
         Err(e) => Some(Refusal::code(
             ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE),
@@ -389,6 +387,50 @@ mod tests {
             vec![(0, 1, 0)],
             "v3 is served"
         );
+    }
+
+    /// A transactional batch for `topic`-0, with `transactional_id`.
+    fn transactional(topic: &str, transactional_id: Option<&str>) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions {
+            producer_id: 1,
+            producer_epoch: 0,
+            base_sequence: 0,
+            transactional: true,
+            ..BatchOptions::default()
+        });
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let mut req = ProduceRequest {
+            transactional_id: transactional_id.map(str::to_owned),
+            ..request(topic, &[0])
+        };
+        req.topic_data[0].partition_data[0].records = Some(b.build().unwrap().into());
+        req
+    }
+
+    fn answer(state: &ServerState, req: ProduceRequest) -> (i16, Option<String>) {
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| {
+            produce(ctx, req, 12, 1_700_000_000_000)
+        });
+        let p = &resp.responses[0].partition_responses[0];
+        (p.error_code, p.error_message.clone())
+    }
+
+    #[tokio::test]
+    async fn transactional_batches_need_write_on_the_transactional_id() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let (mut denied, _) = ServerState::build(
+            Arc::clone(&node.state.config),
+            node.state.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        denied.authorizer = Some(Arc::new(crate::authz::DenyAll));
+        // Refused, or no id at all: 53 without a message, as Kafka's error response.
+        assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
+        assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
+        // Allowed: there are no transactions here.
+        let (code, message) = answer(&node.state, transactional("t", Some("tx")));
+        assert_eq!(code, ErrorCode::INVALID_TXN_STATE.code());
+        assert!(message.is_some_and(|m| m.contains("does not support transactions")));
     }
 
     #[tokio::test]

@@ -78,9 +78,20 @@ pub fn running_with_authorizer(
     extra: &str,
     authorizer: Arc<dyn crate::authz::Authorizer>,
 ) -> Running {
+    running_adjusted(extra, |state, background| {
+        state.authorizer = Some(Arc::clone(&authorizer));
+        background.controller.attach_authorizer(Some(authorizer));
+    })
+}
+
+/// [`running`] after `adjust` has changed the node (an authorizer, a topology description
+/// plugin) before its tasks start.
+pub fn running_adjusted(
+    extra: &str,
+    adjust: impl FnOnce(&mut ServerState, &mut crate::state::Background),
+) -> Running {
     let (mut state, mut background) = ServerState::build(Arc::new(config(extra)), listeners());
-    state.authorizer = Some(Arc::clone(&authorizer));
-    background.controller.attach_authorizer(Some(authorizer));
+    adjust(&mut state, &mut background);
     let (stop, stop_rx) = watch::channel(false);
     background.spawn(&stop_rx);
     Running {
