@@ -1,6 +1,8 @@
-//! The server side of SASL as Apache Kafka 4.4 implements it, sans IO: bytes of a client's
-//! token in, the reply token or an error out. The caller (the connection) carries tokens in
-//! SaslAuthenticate requests or raw frames, turns errors into responses and closes.
+//! SASL as Apache Kafka 4.4 implements it, sans IO: bytes of a peer's token in, the reply
+//! token or an error out. The caller (the connection) carries tokens in SaslAuthenticate
+//! requests or raw frames, turns errors into responses and closes.
+//!
+//! The server side:
 //!
 //! * [`PlainServer`] with [`PlainUsers`]: PLAIN (RFC 4616), users from a JAAS config's
 //!   `user_<name>` options, passwords compared in constant time.
@@ -12,10 +14,16 @@
 //! * [`SaslError`]: each failure with Kafka's error code and the text Kafka lets the client
 //!   see.
 //!
+//! The client side, as Kafka's `PlainSaslClient` and `ScramSaslClient`:
+//!
+//! * [`PlainClient`], [`ScramClient`] (which verifies the server's signature), and
+//!   [`SaslClient`] for either; [`SaslClientError`] with Kafka's texts.
+//!
 //! Where kcoord differs from Kafka on purpose: an unknown SCRAM user is not refused at the
 //! first message but carried to the proof with a decoy credential, so that it fails exactly as
 //! a wrong password does (see [`ScramServer`]).
 
+mod client;
 mod error;
 mod jaas;
 mod mechanism;
@@ -24,6 +32,7 @@ mod random;
 mod scram;
 mod server;
 
+pub use client::{ClientStep, PlainClient, SaslClient, SaslClientError};
 pub use error::{
     SaslError, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM,
 };
@@ -35,8 +44,8 @@ pub use mechanism::{SaslMechanism, ScramMechanism};
 pub use plain::{PlainAuthenticator, PlainServer, PlainUsers};
 pub use random::secure_random_string;
 pub use scram::{
-    salted_password, DelegationTokenCredential, ScramCredential, ScramCredentialLookup,
-    ScramCredentials, ScramServer,
+    salted_password, DelegationTokenCredential, ScramClient, ScramCredential,
+    ScramCredentialLookup, ScramCredentials, ScramServer,
 };
 pub use server::SaslServer;
 

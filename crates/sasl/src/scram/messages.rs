@@ -141,6 +141,92 @@ pub(crate) fn server_final(server_signature: &[u8]) -> String {
     format!("v={}", STANDARD.encode(server_signature))
 }
 
+/// `[reserved-mext ","] nonce "," salt "," iteration-count ["," extensions]`, read by a client
+/// as Kafka's `ScramMessages.ServerFirstMessage` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServerFirst {
+    /// The client's nonce followed by the server's.
+    pub nonce: String,
+    pub salt: Vec<u8>,
+    pub iterations: u32,
+}
+
+/// Why a server message was refused, before the caller adds which message it was.
+pub(crate) struct MalformedServerMessage;
+
+impl ServerFirst {
+    pub fn parse(bytes: &[u8]) -> Result<ServerFirst, MalformedServerMessage> {
+        let text = std::str::from_utf8(bytes).map_err(|_| MalformedServerMessage)?;
+        let rest = skip_reserved(text).ok_or(MalformedServerMessage)?;
+        let after_nonce = rest.strip_prefix("r=").ok_or(MalformedServerMessage)?;
+        let (nonce, rest) = split_nonce(after_nonce).ok_or(MalformedServerMessage)?;
+        let after_salt = rest.strip_prefix(",s=").ok_or(MalformedServerMessage)?;
+        let (salt, rest) = split_comma(after_salt).ok_or(MalformedServerMessage)?;
+        let after_iterations = rest.strip_prefix("i=").ok_or(MalformedServerMessage)?;
+        let end = after_iterations
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after_iterations.len());
+        let (iterations, extensions) = after_iterations.split_at(end);
+        parse_extensions(extensions).ok_or(MalformedServerMessage)?;
+        // Kafka refuses a count that is not a positive int (Integer.parseInt, then > 0).
+        let iterations = iterations
+            .parse::<i32>()
+            .ok()
+            .filter(|i| *i > 0)
+            .ok_or(MalformedServerMessage)?;
+        Ok(ServerFirst {
+            nonce: nonce.to_string(),
+            salt: decode_base64(salt).ok_or(MalformedServerMessage)?,
+            iterations: iterations.unsigned_abs(),
+        })
+    }
+}
+
+/// `("e=" server-error-value | "v=" verifier) ["," extensions]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServerFinal {
+    Error(String),
+    Verifier(Vec<u8>),
+}
+
+impl ServerFinal {
+    pub fn parse(bytes: &[u8]) -> Result<ServerFinal, MalformedServerMessage> {
+        let text = std::str::from_utf8(bytes).map_err(|_| MalformedServerMessage)?;
+        let text = skip_reserved(text).ok_or(MalformedServerMessage)?;
+        let end = text.find(',').unwrap_or(text.len());
+        let (part, extensions) = text.split_at(end);
+        parse_extensions(extensions).ok_or(MalformedServerMessage)?;
+        if let Some(error) = part.strip_prefix("e=") {
+            return if is_value(error) {
+                Ok(ServerFinal::Error(error.to_string()))
+            } else {
+                Err(MalformedServerMessage)
+            };
+        }
+        let verifier = part.strip_prefix("v=").ok_or(MalformedServerMessage)?;
+        decode_base64(verifier)
+            .map(ServerFinal::Verifier)
+            .ok_or(MalformedServerMessage)
+    }
+}
+
+/// The text after an optional `m=<value>,` part.
+fn skip_reserved(text: &str) -> Option<&str> {
+    match text.strip_prefix("m=") {
+        Some(after) => {
+            let (reserved, rest) = split_comma(after)?;
+            is_value(reserved).then_some(rest)
+        }
+        None => Some(text),
+    }
+}
+
+/// RFC 5802's `saslname` for a user name: `,` as `=2C` and `=` as `=3D` (Kafka's
+/// `ScramFormatter.saslName`).
+pub(crate) fn escape_sasl_name(username: &str) -> String {
+    username.replace('=', "=3D").replace(',', "=2C")
+}
+
 /// `value` and what follows the next comma; None when there is no comma.
 fn split_comma(text: &str) -> Option<(&str, &str)> {
     text.split_once(',')
@@ -374,6 +460,31 @@ mod tests {
                 "{message:?}"
             );
         }
+    }
+
+    #[test]
+    fn server_first_and_final_messages_parse_as_kafkas_client_reads_them() {
+        let first = ServerFirst::parse(b"m=r,r=abc+def,s=c2FsdA==,i=4096,ext=a=b").ok();
+        assert_eq!(
+            first,
+            Some(ServerFirst {
+                nonce: "abc+def".into(),
+                salt: b"salt".to_vec(),
+                iterations: 4096
+            })
+        );
+        assert!(ServerFirst::parse(b"r=abc,s=c2FsdA==,i=4096x").is_err());
+        assert_eq!(
+            ServerFinal::parse(b"v=c2ln").ok(),
+            Some(ServerFinal::Verifier(b"sig".to_vec()))
+        );
+        assert_eq!(
+            ServerFinal::parse(b"e=other-error,x=1").ok(),
+            Some(ServerFinal::Error("other-error".into()))
+        );
+        assert!(ServerFinal::parse(b"e=").is_err());
+        assert!(ServerFinal::parse(b"v=c2ln,").is_err());
+        assert_eq!(escape_sasl_name("a,b=c"), "a=2Cb=3Dc");
     }
 
     #[test]
