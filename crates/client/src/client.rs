@@ -124,7 +124,10 @@ impl Client {
             return Ok(conn.clone());
         }
         let conn = Connection::connect(&addr, self.inner.config.clone()).await?;
-        conn.negotiate().await?;
+        // A SASL connection negotiated before authenticating.
+        if conn.server_versions().is_none() {
+            conn.negotiate().await?;
+        }
         // Two tasks may have raced to connect; the first one in wins and the other is dropped.
         let mut nodes = locked(&self.inner.nodes);
         let kept = match nodes.get(&addr) {
@@ -292,7 +295,9 @@ async fn connect_any(
     {
         let attempt = async {
             let conn = Connection::connect(addr, config.clone()).await?;
-            conn.negotiate().await?;
+            if conn.server_versions().is_none() {
+                conn.negotiate().await?;
+            }
             Ok::<_, ClientError>(conn)
         };
         match attempt.await {
@@ -300,6 +305,9 @@ async fn connect_any(
                 debug!(addr, "bootstrapped");
                 return Ok((addr.to_string(), conn));
             }
+            // Refused credentials or an untrusted certificate: every address would say the
+            // same, and the caller needs the reason itself (Kafka fails at once too).
+            Err(e) if e.is_authentication() => return Err(e),
             Err(e) => {
                 debug!(addr, error = %e, "bootstrap address failed");
                 errors.push(e.to_string());

@@ -11,6 +11,7 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::write_frame;
 use kcoord_wire::messages::{ApiVersionsRequest, RequestHeader};
 use kcoord_wire::{Encodable, HeaderVersion, Message, Request, VersionRange};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -19,6 +20,7 @@ use tracing::debug;
 use crate::config::ClientConfig;
 use crate::error::{api_name, ClientError};
 use crate::inflight::{read_responses, write_requests, InFlight, Outgoing, Waiter};
+use crate::security::{sasl, tls};
 use crate::versions::{decode_api_versions, decode_exact, next_step, Negotiation, ServerVersions};
 
 /// Sent in ApiVersions v3+ (KIP-511); Kafka requires `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
@@ -28,7 +30,7 @@ const SOFTWARE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Frames queued for the writer before senders wait; enough for deep pipelines.
 const WRITE_QUEUE: usize = 1024;
 
-/// A TCP connection on which any number of requests may be in flight at once, from any
+/// A TCP (or TLS) connection on which any number of requests may be in flight at once, from any
 /// number of tasks. Cloning is cheap and shares the connection; it closes when the last
 /// clone is dropped.
 #[derive(Clone)]
@@ -66,9 +68,50 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Opens a connection to `addr` (`host:port`). Versions are not negotiated yet; call
-    /// [`Connection::negotiate`] or let [`Connection::send_negotiated`] do it.
+    /// Opens a connection to `addr` (`host:port`), secured as `config.security` says: TLS
+    /// for `SSL` and `SASL_SSL` (within the connect timeout), then for `SASL_PLAINTEXT` and
+    /// `SASL_SSL` Kafka's SASL exchange (ApiVersions, SaslHandshake, SaslAuthenticate), so that
+    /// what is returned is ready for any request. Without SASL, versions are not negotiated
+    /// yet; call [`Connection::negotiate`] or let [`Connection::send_negotiated`] do it.
     pub async fn connect(addr: &str, config: ClientConfig) -> Result<Connection, ClientError> {
+        let security = config.security.clone();
+        let protocol = security.protocol;
+        let tcp = Self::connect_tcp(addr, &config).await?;
+        let conn = if protocol.uses_tls() {
+            let Some(tls) = security.tls_settings() else {
+                return Err(ClientError::InvalidArgument(format!(
+                    "security.protocol={protocol} needs TLS settings"
+                )));
+            };
+            let handshake = tls::handshake(addr, tls.config.clone(), tcp);
+            let stream = match tokio::time::timeout(config.connect_timeout, handshake).await {
+                Ok(result) => result?,
+                Err(_) => {
+                    return Err(ClientError::Timeout {
+                        addr: addr.to_string(),
+                        operation: "the TLS handshake".to_string(),
+                        after: config.connect_timeout,
+                    })
+                }
+            };
+            let (read, write) = tokio::io::split(stream);
+            Self::start(addr, config, read, write)
+        } else {
+            let (read, write) = tcp.into_split();
+            Self::start(addr, config, read, write)
+        };
+        if protocol.uses_sasl() {
+            let Some(credentials) = security.sasl_credentials() else {
+                return Err(ClientError::InvalidArgument(format!(
+                    "security.protocol={protocol} needs SASL credentials"
+                )));
+            };
+            sasl::authenticate(&conn, credentials).await?;
+        }
+        Ok(conn)
+    }
+
+    async fn connect_tcp(addr: &str, config: &ClientConfig) -> Result<TcpStream, ClientError> {
         let stream =
             match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(stream)) => stream,
@@ -91,7 +134,15 @@ impl Connection {
             addr: addr.to_string(),
             source,
         })?;
-        let (read, write) = stream.into_split();
+        Ok(stream)
+    }
+
+    /// Starts the reader and writer tasks over the two halves of a connected stream.
+    fn start<R, W>(addr: &str, config: ClientConfig, read: R, write: W) -> Connection
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let inflight = Arc::new(InFlight::new(addr.to_string()));
         let (queue, queued) = mpsc::channel(WRITE_QUEUE);
         let reader = tokio::spawn(read_responses(
@@ -100,8 +151,8 @@ impl Connection {
             config.max_response_size,
         ));
         let writer = tokio::spawn(write_requests(write, queued, inflight.clone()));
-        debug!(addr, client_id = %config.client_id, "connected");
-        Ok(Connection {
+        debug!(addr, client_id = %config.client_id, security_protocol = %config.security.protocol, "connected");
+        Connection {
             inner: Arc::new(Inner {
                 addr: addr.to_string(),
                 config,
@@ -111,7 +162,7 @@ impl Connection {
                 server_versions: RwLock::new(None),
                 tasks: [reader.abort_handle(), writer.abort_handle()],
             }),
-        })
+        }
     }
 
     /// The address this connection was opened with.

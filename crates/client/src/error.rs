@@ -82,6 +82,20 @@ pub enum ClientError {
     #[error("{}: {reason}", api_name(*api))]
     Unsupported { api: i16, reason: String },
 
+    /// SASL authentication failed: the server refused the credentials or the mechanism, or
+    /// the server did not prove itself (SCRAM). Not retriable: the same credentials fail again.
+    #[error("SASL authentication with {addr} failed ({mechanism}): {message}")]
+    Authentication {
+        addr: String,
+        mechanism: &'static str,
+        message: String,
+    },
+
+    /// The TLS handshake failed: most often a certificate the trust store does not vouch for,
+    /// or one that does not name the host (`ssl.endpoint.identification.algorithm`).
+    #[error("SSL handshake with {addr} failed: {reason}")]
+    Tls { addr: String, reason: String },
+
     /// The caller asked for something the client refuses before sending anything (an empty
     /// batch, idempotence without acks=-1, a record the batch format cannot hold).
     #[error("invalid argument: {0}")]
@@ -154,6 +168,19 @@ impl Clone for ClientError {
                 api: *api,
                 reason: reason.clone(),
             },
+            ClientError::Authentication {
+                addr,
+                mechanism,
+                message,
+            } => ClientError::Authentication {
+                addr: addr.clone(),
+                mechanism,
+                message: message.clone(),
+            },
+            ClientError::Tls { addr, reason } => ClientError::Tls {
+                addr: addr.clone(),
+                reason: reason.clone(),
+            },
             ClientError::InvalidArgument(reason) => ClientError::InvalidArgument(reason.clone()),
         }
     }
@@ -185,6 +212,15 @@ impl ClientError {
         matches!(
             self.error_code(),
             Some(ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE)
+        )
+    }
+
+    /// True when the connection could not be secured: SASL or TLS refused it. Trying again,
+    /// or another bootstrap address, gives the same answer.
+    pub fn is_authentication(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Authentication { .. } | ClientError::Tls { .. }
         )
     }
 

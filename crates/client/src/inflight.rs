@@ -13,8 +13,7 @@ use bytes::{Bytes, BytesMut};
 use kcoord_wire::frame::FrameDecoder;
 use kcoord_wire::messages::ResponseHeader;
 use kcoord_wire::Decodable;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, warn};
 
@@ -120,8 +119,8 @@ pub(crate) struct Outgoing {
 /// queued by the time a write completes goes out in the next single write; the frames that
 /// asked are told once their write completed (a failed write drops the notices, which their
 /// waiters see as the connection closing).
-pub(crate) async fn write_requests(
-    mut write: OwnedWriteHalf,
+pub(crate) async fn write_requests<W: AsyncWrite + Unpin>(
+    mut write: W,
     mut queue: mpsc::Receiver<Outgoing>,
     inflight: std::sync::Arc<InFlight>,
 ) {
@@ -136,7 +135,12 @@ pub(crate) async fn write_requests(
                 next = queue.try_recv().ok();
             }
         }
+        // The flush matters for TLS, whose records may wait in the session until flushed.
         if let Err(e) = write.write_all(&batch).await {
+            inflight.close(format!("write failed: {e}"));
+            return;
+        }
+        if let Err(e) = write.flush().await {
             inflight.close(format!("write failed: {e}"));
             return;
         }
@@ -149,8 +153,8 @@ pub(crate) async fn write_requests(
 
 /// Reads response frames until the server closes the connection or sends something that
 /// cannot be matched to a request, then closes the table.
-pub(crate) async fn read_responses(
-    mut read: OwnedReadHalf,
+pub(crate) async fn read_responses<R: AsyncRead + Unpin>(
+    mut read: R,
     inflight: std::sync::Arc<InFlight>,
     max_response_size: usize,
 ) {
@@ -164,8 +168,8 @@ pub(crate) async fn read_responses(
     inflight.close(reason);
 }
 
-async fn read_loop(
-    read: &mut OwnedReadHalf,
+async fn read_loop<R: AsyncRead + Unpin>(
+    read: &mut R,
     inflight: &InFlight,
     max_response_size: usize,
 ) -> Result<(), String> {

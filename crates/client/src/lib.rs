@@ -2,7 +2,9 @@
 //!
 //! - [`Connection`]: one TCP connection with pipelined requests (any number in flight, from
 //!   any number of tasks, answered in any order), typed sends of the `kcoord_wire` messages,
-//!   raw sends of hand-built bodies, and ApiVersions negotiation.
+//!   raw sends of hand-built bodies, and ApiVersions negotiation; secured as
+//!   [`ClientConfig::security`] says ([`security`]: `security.protocol` PLAINTEXT,
+//!   SASL_PLAINTEXT, SSL or SASL_SSL, with SASL PLAIN/SCRAM and rustls).
 //! - [`Client`]: connects through a bootstrap list and finds group coordinators, keeping one
 //!   connection per node; the home of admin calls ([`admin`]: groups, streams group
 //!   descriptions, topics, committed offsets).
@@ -44,6 +46,7 @@ pub mod consume;
 mod error;
 mod inflight;
 pub mod produce;
+pub mod security;
 pub mod streams;
 mod topic_meta;
 pub mod topology;
@@ -56,4 +59,5 @@ pub use connection::Connection;
 pub use consume::{ConsumedRecord, Consumer, FetchOptions, Fetched, IsolationLevel};
 pub use error::{api_name, ClientError};
 pub use produce::{ProducedRecord, Producer, ProducerConfig, SendResult};
+pub use security::{SecurityConfig, SecurityConfigError, SecurityProtocol};
 pub use versions::ServerVersions;
