@@ -37,6 +37,7 @@ use crate::table;
 #[command(
     name = "kcoord-admin",
     version,
+    after_help = crate::command_config::HELP,
     about = "Administer a kcoord node: broker registrations and their static configs"
 )]
 struct Cli {
@@ -47,6 +48,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Register a broker (KIP-1326), or describe the registered brokers.
+    #[command(after_help = crate::command_config::HELP)]
     Brokers(BrokersArgs),
 }
 
@@ -79,6 +81,23 @@ struct BrokersArgs {
     /// How long to wait for each step (registration, unfencing, shutdown, each request).
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout_ms: u64,
+    /// Client properties for the connection (client.id, security.protocol with its sasl.* and
+    /// ssl.* keys; see below).
+    #[arg(long, value_name = "FILE")]
+    command_config: Option<String>,
+}
+
+impl BrokersArgs {
+    /// The client settings: `--command-config`, with `--timeout-ms` for requests and connecting.
+    fn client_config(&self) -> Result<ClientConfig, Failure> {
+        let timeout = Duration::from_millis(self.timeout_ms);
+        let (config, _) =
+            crate::command_config::load("kcoord-admin", self.command_config.as_deref(), &[])
+                .map_err(Failure::Other)?;
+        Ok(config
+            .with_request_timeout(timeout)
+            .with_connect_timeout(timeout))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -158,9 +177,7 @@ async fn register(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
     let properties = BrokerProperties::load(path)?;
     let interrupts = Interrupts::install();
     let options = RegistrationOptions {
-        client: ClientConfig::new("kcoord-admin")
-            .with_request_timeout(timeout)
-            .with_connect_timeout(timeout),
+        client: args.client_config()?,
         cluster_id: args.cluster_id.clone(),
         ..Default::default()
     };
@@ -280,13 +297,7 @@ async fn describe(args: &BrokersArgs, out: &mut dyn Write) -> Result<(), Failure
         return Err(Failure::Other("--describe needs --bootstrap-server".into()));
     };
     let work = async {
-        let client = Client::connect(
-            bootstrap,
-            ClientConfig::new("kcoord-admin")
-                .with_request_timeout(timeout)
-                .with_connect_timeout(timeout),
-        )
-        .await?;
+        let client = Client::connect(bootstrap, args.client_config()?).await?;
         let cluster = client.describe_brokers(true).await?;
         let mut configs = Vec::new();
         if args.static_configs {

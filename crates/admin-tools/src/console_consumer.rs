@@ -34,9 +34,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use kcoord_client::consume::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
-use kcoord_client::{
-    Client, ClientConfig, ClientError, ConsumedRecord, Consumer, FetchOptions, IsolationLevel,
-};
+use kcoord_client::{Client, ClientError, ConsumedRecord, Consumer, FetchOptions, IsolationLevel};
 use kcoord_wire::ErrorCode;
 
 use crate::console::{is_true, parse_args, properties, report};
@@ -53,6 +51,7 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(100);
     name = "kafka-console-consumer",
     version,
     infer_long_args = true,
+    after_help = crate::command_config::HELP,
     about = "This tool helps to read data from Kafka topics and outputs it to standard output."
 )]
 struct Args {
@@ -92,6 +91,13 @@ struct Args {
     /// The same as --property.
     #[arg(long, value_name = "prop", conflicts_with = "property")]
     formatter_property: Vec<String>,
+    /// Consumer config properties file (client.id, request.timeout.ms, security.protocol with its
+    /// sasl.* and ssl.* keys). Note that --command-property takes precedence over this config.
+    #[arg(long, value_name = "config file", alias = "consumer.config")]
+    command_config: Option<String>,
+    /// Consumer config properties in the form key=value.
+    #[arg(long, value_name = "config property", alias = "consumer-property")]
+    command_property: Vec<String>,
 }
 
 /// Where each partition starts (Kafka's `parseOffset`).
@@ -302,12 +308,15 @@ async fn consume(
 ) -> End {
     let args = &checked.args;
     let topic = args.topic.as_str();
-    let client = match Client::connect(
-        &args.bootstrap_server,
-        ClientConfig::new("console-consumer"),
-    )
-    .await
-    {
+    let config = match crate::command_config::load(
+        "console-consumer",
+        args.command_config.as_deref(),
+        &args.command_property,
+    ) {
+        Ok((config, _)) => config,
+        Err(e) => return End::Failed(e),
+    };
+    let client = match Client::connect(&args.bootstrap_server, config).await {
         Ok(client) => client,
         Err(e) => return End::Failed(e.to_string()),
     };

@@ -34,7 +34,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Parser;
 use kcoord_client::produce::partition_for_key;
-use kcoord_client::{Client, ClientConfig, ClientError, ProducedRecord, Producer, ProducerConfig};
+use kcoord_client::{Client, ClientError, ProducedRecord, Producer, ProducerConfig};
 use kcoord_records::Compression;
 use kcoord_wire::ErrorCode;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
@@ -50,6 +50,7 @@ const METADATA_ATTEMPTS: u32 = 5;
     name = "kafka-console-producer",
     version,
     infer_long_args = true,
+    after_help = crate::command_config::HELP,
     about = "This tool helps to read data from standard input and publish it to Kafka."
 )]
 struct Args {
@@ -90,6 +91,13 @@ struct Args {
     /// Stop at the first record that cannot be sent (records are always sent one at a time).
     #[arg(long)]
     sync: bool,
+    /// Producer config properties file (client.id, request.timeout.ms, security.protocol with its
+    /// sasl.* and ssl.* keys). Note that --command-property takes precedence over this config.
+    #[arg(long, value_name = "config file", alias = "producer.config")]
+    command_config: Option<String>,
+    /// Producer config properties in the form key=value.
+    #[arg(long, value_name = "config property", alias = "producer-property")]
+    command_property: Vec<String>,
 }
 
 /// `LineMessageReader`'s settings.
@@ -346,8 +354,12 @@ async fn produce(
     if args.request_timeout_ms == 0 {
         return Err("Invalid value 0 for configuration request.timeout.ms: Value must be non-negative and non-zero".into());
     }
-    let config = ClientConfig::new("console-producer")
-        .with_request_timeout(Duration::from_millis(args.request_timeout_ms));
+    let (config, _) = crate::command_config::load(
+        "console-producer",
+        args.command_config.as_deref(),
+        &args.command_property,
+    )?;
+    let config = config.with_request_timeout(Duration::from_millis(args.request_timeout_ms));
     let client = Client::connect(&args.bootstrap_server, config)
         .await
         .map_err(|e| e.to_string())?;

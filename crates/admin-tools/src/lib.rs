@@ -12,6 +12,7 @@
 //!   to stdout, with the client's `Producer` and `Consumer` (no consumer group).
 
 pub mod admin;
+pub mod command_config;
 mod console;
 pub mod console_consumer;
 pub mod console_producer;

@@ -20,7 +20,6 @@
 use std::io::Write;
 use std::time::Duration;
 
-use kcoord_client::broker::BrokerProperties;
 use kcoord_client::{Client, ClientConfig};
 use regex::Regex;
 
@@ -71,7 +70,8 @@ Option                                   Description
   connect to>
 --command-config <String: command        Property file containing configs to be passed to
   config property file>                    Admin Client (client.id, request.timeout.ms,
-                                           default.api.timeout.ms are honoured).
+                                           default.api.timeout.ms, security.protocol with
+                                           its sasl.* and ssl.* keys; see below).
 --exclude-internal                       Exclude internal topics when listing or describing
                                            topics. By default, the internal topics are included.
 --help                                   Print usage information.
@@ -267,39 +267,16 @@ fn select(
         .collect())
 }
 
-/// The admin client settings from `--command-config` (what this client can honour) and how
-/// long the whole command may take.
+/// The admin client settings from `--command-config` (see [`crate::command_config`]) and
+/// how long the whole command may take (`default.api.timeout.ms`).
 fn client_config(path: Option<&str>) -> Result<(ClientConfig, Duration), Failure> {
-    let mut config = ClientConfig::new("kafka-topics");
-    let mut api_timeout = DEFAULT_API_TIMEOUT;
-    let Some(path) = path else {
-        return Ok((config, api_timeout));
+    let (config, properties) =
+        crate::command_config::load("kafka-topics", path, &[]).map_err(Failure::Execution)?;
+    let api_timeout = match properties.get("default.api.timeout.ms") {
+        Some(value) => kcoord_client::config::millis("default.api.timeout.ms", value)
+            .map_err(|e| Failure::Execution(e.to_string()))?,
+        None => DEFAULT_API_TIMEOUT,
     };
-    let properties = BrokerProperties::load(path).map_err(|e| Failure::Execution(e.to_string()))?;
-    let millis = |key: &str| -> Result<Option<Duration>, Failure> {
-        properties
-            .get(key)
-            .map(|v| {
-                v.trim()
-                    .parse::<u64>()
-                    .map(Duration::from_millis)
-                    .map_err(|_| {
-                        Failure::Execution(format!(
-                            "Invalid value {v} for configuration {key}: Not a number of type LONG"
-                        ))
-                    })
-            })
-            .transpose()
-    };
-    if let Some(id) = properties.get("client.id") {
-        config.client_id = id.to_string();
-    }
-    if let Some(timeout) = millis("request.timeout.ms")? {
-        config.request_timeout = timeout;
-    }
-    if let Some(timeout) = millis("default.api.timeout.ms")? {
-        api_timeout = timeout;
-    }
     Ok((config, api_timeout))
 }
 
@@ -352,7 +329,8 @@ pub fn run(
 ) -> i32 {
     let args: Vec<String> = args.into_iter().collect();
     let outcome = check(&args).and_then(|checked| match checked {
-        Checked::Help => write!(out, "{USAGE}").map_err(|e| Failure::Execution(e.to_string())),
+        Checked::Help => write!(out, "{USAGE}\n{}\n", crate::command_config::HELP)
+            .map_err(|e| Failure::Execution(e.to_string())),
         Checked::Version => writeln!(out, "{} (kcoord)", env!("CARGO_PKG_VERSION"))
             .map_err(|e| Failure::Execution(e.to_string())),
         list @ Checked::List { .. } => execute(list, out),

@@ -40,7 +40,7 @@
 pub mod admin;
 pub mod broker;
 mod client;
-mod config;
+pub mod config;
 mod connection;
 pub mod consume;
 mod error;

@@ -19,6 +19,7 @@ use crate::model::GroupState;
     name = "kafka-streams-groups",
     version,
     about = "This tool helps to list, describe and delete streams groups.",
+    after_help = crate::config::PROPERTIES_HELP,
     args_override_self = true
 )]
 pub struct Options {
@@ -26,7 +27,8 @@ pub struct Options {
     #[arg(long = "bootstrap-server", value_name = "server to connect to")]
     pub bootstrap_server: Option<String>,
 
-    /// Property file containing configs to be passed to Admin Client.
+    /// Property file containing configs to be passed to Admin Client (client.id,
+    /// request.timeout.ms, security.protocol with its sasl.* and ssl.* keys; see below).
     #[arg(long = "command-config", value_name = "command config property file")]
     pub command_config: Option<PathBuf>,
 
