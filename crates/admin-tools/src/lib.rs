@@ -7,10 +7,17 @@
 //! - `kafka-topics` ([`topics`]): Kafka's tool, `--list [--exclude-internal] [--topic REGEX]`,
 //!   which lists with ListTopics (KIP-142) when the server offers it and with Metadata
 //!   otherwise.
+//! - `kafka-acls` ([`acls`]): Kafka's `AclCommand`: `--add`, `--remove`, `--list` with its
+//!   resource, principal, host and operation options and the `--producer` / `--consumer`
+//!   expansions, over CreateAcls, DeleteAcls and DescribeAcls.
 //! - `kafka-console-producer` ([`console_producer`]) and `kafka-console-consumer`
 //!   ([`console_consumer`]): Kafka's console tools, lines from stdin as records and records
 //!   to stdout, with the client's `Producer` and `Consumer` (no consumer group).
+//!
+//! Every tool takes `--command-config FILE` ([`command_config`]): `client.id`, timeouts and
+//! `security.protocol` with its `sasl.*` and `ssl.*` keys.
 
+pub mod acls;
 pub mod admin;
 pub mod command_config;
 mod console;

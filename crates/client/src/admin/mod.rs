@@ -1,11 +1,12 @@
 //! Admin calls on [`Client`], modelled on Kafka's `Admin`: groups, streams group descriptions,
-//! topics (create, delete, list), committed offsets, brokers and their configs. Each uses the
+//! topics (create, delete, list), committed offsets, brokers and their configs, ACLs. Each uses the
 //! newest version client and server share.
 //!
 //! Group-scoped calls go to the group's coordinator. When the coordinator answers
 //! NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE, or its connection breaks, the coordinator is
 //! looked up again and the call is retried once.
 
+mod acls;
 mod brokers;
 mod configs;
 mod describe;
@@ -26,6 +27,9 @@ pub use describe::{
     StreamsGroupSubtopologyDescription, TaskOffset, TopicInfo,
 };
 pub use groups::GroupListing;
+pub use kcoord_acl::{
+    AclBinding, AclBindingFilter, AclPermissionType, KafkaPrincipal, PatternType, ResourceType,
+};
 pub use kcoord_wire::{AclOperation, TopicPartition};
 pub use list_topics::{ListTopicsSource, TopicListing};
 pub use offsets::{GroupMember, GroupOffsetsSpec, OffsetAndMetadata, PartitionResults};
