@@ -1,19 +1,15 @@
 //! A hand-written Kafka client for the security tests: frames, ApiVersions, the SASL handshake,
-//! PLAIN and an RFC 5802 SCRAM client, over TCP or TLS.
+//! PLAIN, and SCRAM through kcoord-sasl's client, over TCP or TLS.
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine;
 use bytes::{Bytes, BytesMut};
-use hmac::{Hmac, KeyInit, Mac};
 use kcoord_sasl::ScramMechanism;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::*;
 use kcoord_wire::{Decodable, Encodable};
-use sha2::{Digest, Sha256, Sha512};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -142,29 +138,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
     }
 }
 
-fn hmac(mechanism: ScramMechanism, key: &[u8], data: &[u8]) -> Vec<u8> {
-    match mechanism {
-        ScramMechanism::ScramSha256 => {
-            let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
-            mac.update(data);
-            mac.finalize().into_bytes().to_vec()
-        }
-        ScramMechanism::ScramSha512 => {
-            let mut mac = <Hmac<Sha512> as KeyInit>::new_from_slice(key).unwrap();
-            mac.update(data);
-            mac.finalize().into_bytes().to_vec()
-        }
-    }
-}
-
-fn hash(mechanism: ScramMechanism, data: &[u8]) -> Vec<u8> {
-    match mechanism {
-        ScramMechanism::ScramSha256 => Sha256::digest(data).to_vec(),
-        ScramMechanism::ScramSha512 => Sha512::digest(data).to_vec(),
-    }
-}
-
-/// RFC 5802's client: one SCRAM exchange after the handshake; the server's final answer.
+/// One SCRAM exchange after the handshake, with kcoord-sasl's client (which also verifies the
+/// server's signature); the server's last answer.
 pub async fn scram<S: AsyncRead + AsyncWrite + Unpin>(
     client: &mut Client<S>,
     mechanism: ScramMechanism,
@@ -178,39 +153,24 @@ pub async fn scram<S: AsyncRead + AsyncWrite + Unpin>(
             .error_code,
         0
     );
-    let client_nonce = "fyko+d2lbbFgONRv9qkxdawL";
-    let first_bare = format!("n={user},r={client_nonce}");
-    let server_first = client
-        .authenticate(format!("n,,{first_bare}").as_bytes())
-        .await
-        .unwrap();
-    assert_eq!(
-        server_first.error_code, 0,
-        "{:?}",
-        server_first.error_message
-    );
-    let server_first = String::from_utf8(server_first.auth_bytes.to_vec()).unwrap();
-    let field = |name: &str| {
-        server_first
-            .split(',')
-            .find_map(|f| f.strip_prefix(name))
-            .unwrap()
-            .to_owned()
+    let mut scram = kcoord_sasl::ScramClient::new(mechanism, user, password);
+    let first = scram.first_message().unwrap();
+    let server_first = client.authenticate(&first).await.unwrap();
+    if server_first.error_code != 0 {
+        return server_first;
+    }
+    let kcoord_sasl::ClientStep::Respond(client_final) =
+        scram.step(&server_first.auth_bytes).unwrap()
+    else {
+        panic!("SCRAM ended after the server's first message");
     };
-    let (nonce, salt, iterations) = (field("r="), field("s="), field("i="));
-    let salt = BASE64.decode(salt).unwrap();
-    let salted =
-        kcoord_sasl::salted_password(mechanism, password, &salt, iterations.parse().unwrap());
-    let client_key = hmac(mechanism, &salted, b"Client Key");
-    let stored_key = hash(mechanism, &client_key);
-    let without_proof = format!("c=biws,r={nonce}");
-    let auth_message = format!("{first_bare},{server_first},{without_proof}");
-    let signature = hmac(mechanism, &stored_key, auth_message.as_bytes());
-    let proof: Vec<u8> = client_key
-        .iter()
-        .zip(signature)
-        .map(|(a, b)| a ^ b)
-        .collect();
-    let client_final = format!("{without_proof},p={}", BASE64.encode(proof));
-    client.authenticate(client_final.as_bytes()).await.unwrap()
+    let last = client.authenticate(&client_final).await.unwrap();
+    if last.error_code == 0 {
+        assert_eq!(
+            scram.step(&last.auth_bytes),
+            Ok(kcoord_sasl::ClientStep::Complete),
+            "the server's signature"
+        );
+    }
+    last
 }
