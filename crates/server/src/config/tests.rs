@@ -566,3 +566,14 @@ fn log_filter_field_values_match_literally() {
     assert!(written.contains("literal match"), "{written}");
     assert!(!written.contains("regex-only match"), "{written}");
 }
+
+/// Field filters that break tracing-subscriber's ordering assertion (found by fuzzing; the
+/// input is a config_parse seed) make `log.level` invalid, not the parser panic.
+#[test]
+fn a_log_level_the_filter_library_panics_on_is_a_configuration_error() {
+    let bytes =
+        include_bytes!("../../../../fuzz/seeds/config_parse/regression-log-level-ordering-assert");
+    let text = super::properties::decode_file_bytes(bytes);
+    let parsed = std::panic::catch_unwind(|| Config::parse("fuzz", &text).map(|_| ()));
+    assert!(parsed.is_ok(), "Config::parse panicked");
+}
