@@ -470,7 +470,8 @@ async fn describe_cluster_lists_fenced_brokers_only_when_asked_and_controllers_a
     let controllers = controller.send(request, 2).await.unwrap();
     assert_eq!(ids(&controllers.brokers), vec![(1, false)]);
     // The broker listener never offers the broker-to-controller RPCs; the controller listener
-    // offers exactly the controller APIs.
+    // offers exactly the controller APIs (those brokers and admin tools use, the SASL, ACL and
+    // SCRAM-credential ones).
     let broker_apis: Vec<i16> = conn
         .server_versions()
         .unwrap()
@@ -488,7 +489,10 @@ async fn describe_cluster_lists_fenced_brokers_only_when_asked_and_controllers_a
         .ranges()
         .map(|(k, _)| k)
         .collect();
-    assert_eq!(controller_apis, vec![18, 19, 60, 62, 63]);
+    assert_eq!(
+        controller_apis,
+        vec![17, 18, 19, 29, 30, 31, 36, 51, 60, 62, 63]
+    );
     drop(unfenced);
     node.stop().await;
 }
