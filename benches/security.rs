@@ -427,6 +427,10 @@ async fn set_up_acls(
     group_prefix: &str,
 ) -> Result<(), String> {
     let mut admin = secured.admin.connect().await?;
+    eprintln!(
+        "security: TLS {}",
+        admin.tls_parameters().unwrap_or_default()
+    );
     let all = acls(options.acls, options.covering_acls, group_prefix);
     for (n, chunk) in all.chunks(ACLS_PER_REQUEST).enumerate() {
         let request = CreateAclsRequest {

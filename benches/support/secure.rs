@@ -188,6 +188,20 @@ impl Stream {
         fleet::decode_response(api, version, correlation_id, frame)
     }
 
+    /// What TLS negotiated (`None` over plain TCP): version, cipher suite, key exchange.
+    pub fn tls_parameters(&self) -> Option<String> {
+        let Stream::Tls(tls) = self else {
+            return None;
+        };
+        let conn = tls.get_ref().1;
+        Some(format!(
+            "{:?} {:?} {:?}",
+            conn.protocol_version()?,
+            conn.negotiated_cipher_suite()?.suite(),
+            conn.negotiated_key_exchange_group()?.name()
+        ))
+    }
+
     async fn read_frame(&mut self) -> io::Result<Bytes> {
         let mut size = [0u8; 4];
         self.read_exact(&mut size).await?;
