@@ -39,7 +39,10 @@
 //! (checked every second), `--produce-inflight` (5) Produce v12 requests in flight, acks=-1,
 //! batches of about `--batch-bytes` (65,536) of `--record-bytes` (1,024) records, uncompressed
 //! (`support/produce.rs`, as `data_plane` sends them; every answer checked), over PLAINTEXT and
-//! over SSL in turn.
+//! over SSL in turn. Before each round's pair, `--produce-prime` (5) seconds of the same load,
+//! unmeasured: the daemon hands memory freed by idle threads back to the OS, so the first
+//! produce run after the other measurements pays for fresh pages (up to twice the CPU per
+//! request of the run after it, whichever listener), which no listener should be charged.
 //!
 //! **Connections** (`connections`; no goal): `--handshake-connections` (4) tasks each connect,
 //! do their part, send one ApiVersions v3, read the answer and close, in a loop:
@@ -147,6 +150,8 @@ struct Options {
     produce_inflight: usize,
     record_bytes: usize,
     batch_bytes: usize,
+    /// Seconds of unmeasured produce load before each round's produce runs.
+    produce_prime: f64,
     handshake_connections: usize,
     acls: usize,
     /// Of `acls`: other principals' ACLs on the bench's group prefix.
@@ -157,7 +162,7 @@ struct Options {
 
 const USAGE: &str = "usage: security [--measure heartbeats|produce|connections[,..]] [--rounds R] [--seconds S] [--warmup W] [--groups G] \
 [--members M] [--partitions N] [--connections C] [--inflight P] [--produce-connections C] \
-[--produce-inflight P] [--record-bytes B] [--batch-bytes B] [--handshake-connections C] \
+[--produce-inflight P] [--record-bytes B] [--batch-bytes B] [--produce-prime S] [--handshake-connections C] \
 [--acls N] [--covering-acls N] [--client-threads N] [--daemon-config KEY=VALUE]..";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -177,6 +182,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             produce_inflight: 5,
             record_bytes: 1024,
             batch_bytes: 65536,
+            produce_prime: 5.0,
             handshake_connections: 4,
             acls: 1000,
             covering_acls: 100,
@@ -199,6 +205,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             produce_inflight: 1,
             record_bytes: 1024,
             batch_bytes: 16384,
+            produce_prime: 0.0,
             handshake_connections: 1,
             acls: 1000,
             covering_acls: 100,
@@ -231,6 +238,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 | "--produce-inflight"
                 | "--record-bytes"
                 | "--batch-bytes"
+                | "--produce-prime"
                 | "--handshake-connections"
                 | "--acls"
                 | "--covering-acls"
@@ -278,6 +286,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--produce-inflight" => o.produce_inflight = positive(&value)?,
             "--record-bytes" => o.record_bytes = positive(&value)?,
             "--batch-bytes" => o.batch_bytes = positive(&value)?,
+            "--produce-prime" => o.produce_prime = seconds(&value)?,
             "--handshake-connections" => o.handshake_connections = positive(&value)?,
             "--acls" => o.acls = positive(&value)?,
             "--covering-acls" => {
@@ -573,9 +582,10 @@ async fn produce_run(
     dial: &Dial,
     streams: &mut Vec<produce::ProduceStream>,
     options: &Options,
+    (warmup, seconds): (f64, f64),
     pid: Option<u32>,
 ) -> Result<Outcome, String> {
-    let window = produce::Window::starting_now(options.warmup, options.seconds);
+    let window = produce::Window::starting_now(warmup, seconds);
     let drive = produce::Drive {
         inflight: options.produce_inflight,
         pace: None,
@@ -850,11 +860,12 @@ fn produce_line(options: &Options, plain: &mut Totals, ssl: &mut Totals) -> Stri
         _ => None,
     };
     format!(
-        r#"{{"bench":"security_produce","connections":{},"inflight":{},"record_bytes":{},"batch_bytes":{},"acls":{},"rounds":{},"seconds_per_run":{:.1},"plaintext_mb_per_s":{:.1},"ssl_mb_per_s":{:.1},"ratio":{ratio:.3},"round_ratios":[{rounds}],"plaintext_p50_us":{:.1},"ssl_p50_us":{:.1},"plaintext_p99_us":{:.1},"ssl_p99_us":{:.1},"plaintext_daemon_cpu_s_per_gb":{},"ssl_daemon_cpu_s_per_gb":{},"daemon_cpu_ratio":{},"goal_ratio":{GOAL_PRODUCE_RATIO},"goal_met":{}}}"#,
+        r#"{{"bench":"security_produce","connections":{},"inflight":{},"record_bytes":{},"batch_bytes":{},"prime_seconds":{:.1},"acls":{},"rounds":{},"seconds_per_run":{:.1},"plaintext_mb_per_s":{:.1},"ssl_mb_per_s":{:.1},"ratio":{ratio:.3},"round_ratios":[{rounds}],"plaintext_p50_us":{:.1},"ssl_p50_us":{:.1},"plaintext_p99_us":{:.1},"ssl_p99_us":{:.1},"plaintext_daemon_cpu_s_per_gb":{},"ssl_daemon_cpu_s_per_gb":{},"daemon_cpu_ratio":{},"goal_ratio":{GOAL_PRODUCE_RATIO},"goal_met":{}}}"#,
         options.produce_connections,
         options.produce_inflight,
         options.record_bytes,
         options.batch_bytes,
+        options.produce_prime,
         options.acls,
         options.rounds,
         options.seconds,
@@ -1038,6 +1049,12 @@ async fn bench(secured: &Secured, options: &Options) -> Result<(), String> {
             }
         }
         if options.parts.contains(&Part::Produce) {
+            if options.produce_prime > 0.0 {
+                // Unmeasured: the daemon's memory as a produce load leaves it (see the docs).
+                eprintln!("security: round {round}: produce priming over PLAINTEXT");
+                let timing = (0.0, options.produce_prime);
+                produce_run(&secured.plaintext, &mut streams, options, timing, pid).await?;
+            }
             for secured_side in order {
                 let (dial, totals) = if secured_side {
                     (&secured.ssl, &mut pr.1)
@@ -1045,7 +1062,8 @@ async fn bench(secured: &Secured, options: &Options) -> Result<(), String> {
                     (&secured.plaintext, &mut pr.0)
                 };
                 starting(Measure::Produce, dial, round);
-                let o = produce_run(dial, &mut streams, options, pid).await?;
+                let timing = (options.warmup, options.seconds);
+                let o = produce_run(dial, &mut streams, options, timing, pid).await?;
                 done(Measure::Produce, dial, round, &o)?;
                 totals.add(&o, s);
             }
