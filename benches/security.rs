@@ -633,7 +633,7 @@ async fn connection_run(
 ) -> Result<Outcome, String> {
     let window = produce::Window::starting_now(options.warmup, options.seconds);
     let tasks: Vec<_> = (0..options.handshake_connections)
-        .map(|_| tokio::spawn(connect_loop(dial.clone(), window)))
+        .map(|task| tokio::spawn(connect_loop(dial.clone(), task * 50, window)))
         .collect();
     tokio::time::sleep_until(window.measure_from.into()).await;
     let before = cpu_now(pid);
@@ -656,17 +656,29 @@ async fn connection_run(
     Ok(outcome)
 }
 
-async fn connect_loop(dial: Dial, window: produce::Window) -> Result<(u64, Vec<u32>), String> {
+/// Local addresses the connection loops rotate through (see [`Dial::connect_from`]).
+const SOURCE_ADDRESSES: u8 = 200;
+
+async fn connect_loop(
+    dial: Dial,
+    task: usize,
+    window: produce::Window,
+) -> Result<(u64, Vec<u32>), String> {
     let request = ApiVersionsRequest {
         client_software_name: "kcoord-security".into(),
         client_software_version: "1.0".into(),
         ..Default::default()
     };
     let mut count = 0;
+    let mut attempts = 0;
     let mut latencies = Vec::new();
     while Instant::now() < window.end {
         let started = Instant::now();
-        let mut conn = dial.connect().await?;
+        // 127.0.0.2 to 127.0.0.201, each task starting elsewhere.
+        let n = (task + attempts) % usize::from(SOURCE_ADDRESSES);
+        attempts += 1;
+        let source = std::net::Ipv4Addr::new(127, 0, 0, 2 + n as u8);
+        let mut conn = dial.connect_from(Some(source.into())).await?;
         let answer: ApiVersionsResponse = conn.call(ApiKey::ApiVersions, 3, 0, &request).await?;
         if answer.error_code != 0 || answer.api_keys.is_empty() {
             return Err(format!("ApiVersions: error {}", answer.error_code));
