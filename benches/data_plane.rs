@@ -80,6 +80,8 @@ mod kafka;
 use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
 mod produce;
+#[path = "support/secure.rs"]
+mod secure;
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -709,7 +711,14 @@ async fn drive_streams(
 ) -> Result<(Vec<ProduceStream>, StreamStats, f64, f64), String> {
     let tasks: Vec<_> = streams
         .into_iter()
-        .map(|s| tokio::spawn(produce::run(addr.to_string(), s, drive, window)))
+        .map(|s| {
+            tokio::spawn(produce::run(
+                secure::Dial::plaintext(addr),
+                s,
+                drive,
+                window,
+            ))
+        })
         .collect();
     tokio::time::sleep_until(window.measure_from.into()).await;
     let (server0, client0) = (cpu(pid)?, self_cpu()?);
@@ -904,7 +913,14 @@ async fn preload(running: &Running, options: &Options) -> Result<Preloaded, Stri
     };
     let tasks: Vec<_> = streams
         .into_iter()
-        .map(|s| tokio::spawn(produce::run(running.addr.clone(), s, drive, window)))
+        .map(|s| {
+            tokio::spawn(produce::run(
+                secure::Dial::plaintext(running.addr.as_str()),
+                s,
+                drive,
+                window,
+            ))
+        })
         .collect();
     let mut ends = Vec::with_capacity(partitions);
     let mut bytes = 0;

@@ -52,6 +52,8 @@ mod common;
 mod fleet;
 #[path = "support/produce.rs"]
 mod produce;
+#[path = "support/secure.rs"]
+mod secure;
 #[path = "support/steady.rs"]
 mod steady;
 

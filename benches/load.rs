@@ -121,35 +121,27 @@ mod common;
 mod fleet;
 #[path = "support/kafka.rs"]
 mod kafka;
-
-use args::{list, positive, seconds};
 #[path = "support/produce.rs"]
 mod produce;
+#[path = "support/replay.rs"]
+mod replay;
+#[path = "support/secure.rs"]
+mod secure;
 
-use std::any::Any;
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, Bytes, BytesMut};
-use kcoord_client::streams::{HeartbeatOutcome, MemberState, OwnedTasksReporting, StreamsMember};
+use args::{list, positive, seconds};
+use kcoord_client::streams::OwnedTasksReporting;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::frame::{write_frame, FrameDecoder};
 use kcoord_wire::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse, RequestHeader,
-    ResponseHeader,
+    ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse,
 };
-use kcoord_wire::{Decodable, Encodable};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use kcoord_wire::Decodable;
+use replay::{check_version, ClientMode, Generator, Repeat, MAX_SAMPLES};
+use secure::Dial;
 
-/// Most latency samples kept per run (400 MB of `u32`s would be 100 M; this is 160 MB).
-const MAX_SAMPLES: usize = 40_000_000;
-/// A connection that gets no response for this long is counted as failed.
-const STALL_TIMEOUT: Duration = Duration::from_secs(10);
-const READ_CHUNK: usize = 64 * 1024;
 /// The source topic of the heartbeat workload's groups.
 const SOURCE_TOPIC: &str = "bench-source";
 /// The topic of `--background-produce`.
@@ -164,20 +156,6 @@ const BACKGROUND_TOPIC_CONFIGS: &[(&str, &str)] = &[
 
 // ---------------------------------------------------------------------------------------------
 // Workloads
-
-/// Produces the requests of one connection and judges their responses. One instance per
-/// connection, so a stateful workload (the heartbeat one: its share of the members) keeps its
-/// state here.
-pub trait Generator: Send + 'static {
-    /// Appends one complete request frame (size prefix included) with this correlation id.
-    /// `Err` counts as an error and stops the connection from sending more.
-    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String>;
-    /// Judges one response frame (without the size prefix; its correlation id already
-    /// matched). `Err` counts as an error.
-    fn check_response(&mut self, frame: &[u8]) -> Result<(), String>;
-    /// The generator back after the run (the heartbeat workload takes its members back).
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
-}
 
 /// The workloads `--api` can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,290 +252,6 @@ impl Workload {
                 )?))
             }
             Workload::Heartbeat => Err("the heartbeat workload needs its members".into()),
-        }
-    }
-}
-
-/// Checks a version against the API's range.
-fn check_version(api: ApiKey, version: i16) -> Result<(), String> {
-    let range = api.valid_versions();
-    if version < range.min || version > range.max {
-        return Err(format!(
-            "{} has versions {}..{}, not {version}",
-            api.name(),
-            range.min,
-            range.max
-        ));
-    }
-    Ok(())
-}
-
-/// The same request over and over. The frame is encoded once; only the correlation id changes.
-/// The first response is decoded and checked in full; every later one must be byte-identical
-/// to it apart from the correlation id (the answers of these read-only APIs do not change).
-struct Repeat {
-    frame: Vec<u8>,
-    version: i16,
-    response_header_version: i16,
-    check_first: fn(&mut Bytes, i16) -> Result<(), String>,
-    expected: Option<Vec<u8>>,
-}
-
-/// Offset of the correlation id in a request frame: size (4), api key (2), version (2).
-const CORRELATION_ID_AT: usize = 8;
-
-impl Repeat {
-    fn new<R: Encodable>(
-        api: ApiKey,
-        version: i16,
-        request: &R,
-        check_first: fn(&mut Bytes, i16) -> Result<(), String>,
-    ) -> Result<Repeat, String> {
-        check_version(api, version)?;
-        let header = RequestHeader {
-            request_api_key: api.key(),
-            request_api_version: version,
-            correlation_id: 0,
-            client_id: Some("kcoord-load".into()),
-            ..Default::default()
-        };
-        let header_version = api.request_header_version(version);
-        let mut frame = BytesMut::new();
-        write_frame(&mut frame, |buf| {
-            header
-                .encode(buf, header_version)
-                .map_err(|e| e.to_string())?;
-            request.encode(buf, version).map_err(|e| e.to_string())
-        })
-        .map_err(|e| format!("cannot encode the {} v{version} request: {e}", api.name()))?;
-        Ok(Repeat {
-            frame: frame.to_vec(),
-            version,
-            response_header_version: api.response_header_version(version),
-            check_first,
-            expected: None,
-        })
-    }
-}
-
-impl Generator for Repeat {
-    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
-        let start = out.len();
-        out.extend_from_slice(&self.frame);
-        out[start + CORRELATION_ID_AT..start + CORRELATION_ID_AT + 4]
-            .copy_from_slice(&correlation_id.to_be_bytes());
-        Ok(())
-    }
-
-    fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
-        let rest = frame
-            .get(4..)
-            .ok_or("response shorter than its correlation id")?;
-        match &self.expected {
-            Some(expected) if expected.as_slice() == rest => Ok(()),
-            Some(_) => Err("response differs from the first one".into()),
-            None => {
-                let mut bytes = Bytes::copy_from_slice(frame);
-                ResponseHeader::decode(&mut bytes, self.response_header_version)
-                    .map_err(|e| format!("response header: {e}"))?;
-                (self.check_first)(&mut bytes, self.version)?;
-                if bytes.has_remaining() {
-                    return Err(format!(
-                        "{} bytes left after the response body",
-                        bytes.remaining()
-                    ));
-                }
-                self.expected = Some(rest.to_vec());
-                Ok(())
-            }
-        }
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-/// Heartbeats of one connection's share of the members. The member that waited longest goes
-/// next; a member has at most one heartbeat in flight. With [`ClientMode::Member`] each
-/// request is the member's own `prepare_heartbeat` and each response goes to its
-/// `handle_response`. With [`ClientMode::Replay`] that happens only for a member's first
-/// heartbeat: its request frame is kept and resent with the correlation id patched in, and
-/// every later answer must equal the first one byte for byte, as in [`Repeat`]. In steady
-/// state neither the request nor the answer changes, so the member, which handled that first
-/// answer, is left in the state the full path would leave it in.
-struct Heartbeats {
-    /// (index in the fleet, member)
-    members: Vec<(usize, StreamsMember)>,
-    /// Per member (same slots as `members`); used in replay mode only.
-    replays: Vec<Replayed>,
-    ready: VecDeque<usize>,
-    /// (member slot, correlation id)
-    in_flight: VecDeque<(usize, i32)>,
-    version: i16,
-    always_owned: bool,
-    client: ClientMode,
-}
-
-/// One member's replay: what it sends and what the coordinator answers in steady state.
-#[derive(Default)]
-struct Replayed {
-    /// The request frame (size prefix included) with correlation id 0.
-    request: Option<Box<[u8]>>,
-    /// The accepted answer after its correlation id.
-    answer: Option<Box<[u8]>>,
-}
-
-impl Heartbeats {
-    fn new(
-        members: Vec<(usize, StreamsMember)>,
-        version: i16,
-        always_owned: bool,
-        client: ClientMode,
-    ) -> Heartbeats {
-        Heartbeats {
-            ready: (0..members.len()).collect(),
-            in_flight: VecDeque::with_capacity(members.len()),
-            replays: (0..members.len()).map(|_| Replayed::default()).collect(),
-            members,
-            version,
-            always_owned,
-            client,
-        }
-    }
-}
-
-impl Generator for Heartbeats {
-    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
-        let at = self
-            .ready
-            .pop_front()
-            .ok_or("more heartbeats in flight than members")?;
-        let start = out.len();
-        let replay = self.client == ClientMode::Replay;
-        match &self.replays[at].request {
-            Some(frame) if replay => out.extend_from_slice(frame),
-            _ => {
-                let member = &mut self.members[at].1;
-                let request = fleet::next_heartbeat(member, self.always_owned)?;
-                fleet::encode_request(
-                    ApiKey::StreamsGroupHeartbeat,
-                    self.version,
-                    if replay { 0 } else { correlation_id },
-                    &request,
-                    out,
-                )?;
-                if replay {
-                    self.replays[at].request = Some(out[start..].into());
-                }
-            }
-        }
-        if replay {
-            out[start + CORRELATION_ID_AT..start + CORRELATION_ID_AT + 4]
-                .copy_from_slice(&correlation_id.to_be_bytes());
-        }
-        self.in_flight.push_back((at, correlation_id));
-        Ok(())
-    }
-
-    fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
-        let (at, id) = self
-            .in_flight
-            .pop_front()
-            .ok_or("a heartbeat response nobody asked for")?;
-        self.ready.push_back(at);
-        let member = &mut self.members[at].1;
-        if self.client == ClientMode::Member {
-            return handle_heartbeat_response(member, self.version, id, frame);
-        }
-        let slot = &mut self.replays[at];
-        let Some(answer) = &slot.answer else {
-            let result = handle_heartbeat_response(member, self.version, id, frame);
-            match result {
-                Ok(()) => slot.answer = Some(frame[4..].into()),
-                // The member's next request may differ (full state after an error, a rejoin).
-                Err(_) => slot.request = None,
-            }
-            return result;
-        };
-        let got = frame
-            .get(..4)
-            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-        if got != Some(id) {
-            return Err(format!("expected correlation id {id}, got {got:?}"));
-        }
-        if frame[4..] == **answer {
-            return Ok(());
-        }
-        // Let the member see what changed, for the message and for its state; its next
-        // heartbeat goes the full path again.
-        *slot = Replayed::default();
-        handle_heartbeat_response(member, self.version, id, frame)?;
-        Err(format!(
-            "steady-state heartbeat of {} in {}: response differs from the member's first one",
-            member.member_id(),
-            member.group_id()
-        ))
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-/// Hands a heartbeat response to its member; anything but an accepted heartbeat that leaves
-/// the member Stable at the same epoch, with no assignment change and no topology description
-/// asked for, is an error.
-fn handle_heartbeat_response(
-    member: &mut StreamsMember,
-    version: i16,
-    correlation_id: i32,
-    frame: &[u8],
-) -> Result<(), String> {
-    let epoch = member.member_epoch();
-    let outcome = fleet::apply_response(
-        member,
-        version,
-        correlation_id,
-        Bytes::copy_from_slice(frame),
-    )?;
-    match outcome {
-        HeartbeatOutcome::Accepted {
-            assignment_changed: false,
-        } if member.state() == MemberState::Stable && member.member_epoch() == epoch => {
-            match member.topology_description_id() {
-                None => Ok(()),
-                Some(id) => Err(format!(
-                    "steady-state heartbeat of {} in {}: the coordinator asks for a topology description push ({id})",
-                    member.member_id(),
-                    member.group_id()
-                )),
-            }
-        }
-        other => Err(format!(
-            "steady-state heartbeat of {} in {}: {other:?}, state {:?}, epoch {epoch} -> {}",
-            member.member_id(),
-            member.group_id(),
-            member.state(),
-            member.member_epoch()
-        )),
-    }
-}
-
-/// How the heartbeat workload produces requests and judges answers (`--client`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClientMode {
-    /// Each member's steady-state request and answer recorded once, then replayed.
-    Replay,
-    /// Every request and answer through the member.
-    Member,
-}
-
-impl ClientMode {
-    fn name(self) -> &'static str {
-        match self {
-            ClientMode::Replay => "replay",
-            ClientMode::Member => "member",
         }
     }
 }
@@ -874,160 +568,6 @@ struct Run {
     background: bool,
 }
 
-/// What one connection measured.
-#[derive(Default)]
-struct ConnResult {
-    /// Requests sent after the warm-up and answered before the end.
-    requests: u64,
-    /// Their latencies in ns (at most the connection's share of `MAX_SAMPLES`).
-    latencies_ns: Vec<u32>,
-    errors: u64,
-    first_error: Option<String>,
-}
-
-impl ConnResult {
-    fn error(&mut self, count: u64, reason: String) {
-        self.errors += count;
-        self.first_error.get_or_insert(reason);
-    }
-}
-
-/// Timeline of a run, shared by its connections.
-struct Window {
-    measure_from: Instant,
-    end: Instant,
-}
-
-async fn run_connection(
-    addr: String,
-    mut generator: Box<dyn Generator>,
-    inflight: usize,
-    window: Arc<Window>,
-    max_samples: usize,
-) -> (ConnResult, Box<dyn Generator>) {
-    let mut result = ConnResult::default();
-    let stream = match TcpStream::connect(&addr).await {
-        Ok(stream) => stream,
-        Err(e) => {
-            result.error(1, format!("connect to {addr}: {e}"));
-            return (result, generator);
-        }
-    };
-    let _ = stream.set_nodelay(true);
-    let (mut reader, mut writer) = stream.into_split();
-    let decoder = FrameDecoder::new(64 * 1024 * 1024);
-    let mut sent: VecDeque<(i32, Instant)> = VecDeque::with_capacity(inflight);
-    let mut out = BytesMut::with_capacity(inflight * 64);
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let mut next_id: i32 = 0;
-    // A generator that failed to write a request sends no more.
-    let mut sending = true;
-
-    let now = Instant::now();
-    for _ in 0..inflight {
-        match generator.write_request(next_id, &mut out) {
-            Ok(()) => {
-                sent.push_back((next_id, now));
-                next_id = next_id.wrapping_add(1);
-            }
-            Err(e) => {
-                result.error(1, e);
-                sending = false;
-                break;
-            }
-        }
-    }
-    if let Err(e) = writer.write_all(&out).await {
-        result.error(sent.len() as u64, format!("write: {e}"));
-        return (result, generator);
-    }
-    out.clear();
-
-    while !sent.is_empty() {
-        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-            buf.reserve(READ_CHUNK);
-        }
-        match tokio::time::timeout(STALL_TIMEOUT, reader.read_buf(&mut buf)).await {
-            Ok(Ok(0)) => {
-                result.error(sent.len() as u64, "the server closed the connection".into());
-                return (result, generator);
-            }
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                result.error(sent.len() as u64, format!("read: {e}"));
-                return (result, generator);
-            }
-            Err(_) => {
-                result.error(
-                    sent.len() as u64,
-                    format!("no response for {STALL_TIMEOUT:?}"),
-                );
-                return (result, generator);
-            }
-        }
-        let now = Instant::now();
-        let more = sending && now < window.end;
-        loop {
-            let frame = match decoder.decode(&mut buf) {
-                Ok(Some(frame)) => frame,
-                Ok(None) => break,
-                Err(e) => {
-                    result.error(sent.len() as u64, format!("response framing: {e}"));
-                    return (result, generator);
-                }
-            };
-            let Some((correlation_id, sent_at)) = sent.pop_front() else {
-                result.error(1, "a response nobody asked for".into());
-                return (result, generator);
-            };
-            let got = frame
-                .get(..4)
-                .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-            if got != Some(correlation_id) {
-                result.error(
-                    sent.len() as u64 + 1,
-                    format!("expected correlation id {correlation_id}, got {got:?}"),
-                );
-                return (result, generator);
-            }
-            match generator.check_response(&frame) {
-                Ok(()) => {
-                    if sent_at >= window.measure_from && now <= window.end {
-                        result.requests += 1;
-                        if result.latencies_ns.len() < max_samples {
-                            let ns = now.duration_since(sent_at).as_nanos();
-                            result
-                                .latencies_ns
-                                .push(u32::try_from(ns).unwrap_or(u32::MAX));
-                        }
-                    }
-                }
-                Err(e) => result.error(1, e),
-            }
-            if more && sending {
-                match generator.write_request(next_id, &mut out) {
-                    Ok(()) => {
-                        sent.push_back((next_id, now));
-                        next_id = next_id.wrapping_add(1);
-                    }
-                    Err(e) => {
-                        result.error(1, e);
-                        sending = false;
-                    }
-                }
-            }
-        }
-        if !out.is_empty() {
-            if let Err(e) = writer.write_all(&out).await {
-                result.error(sent.len() as u64, format!("write: {e}"));
-                return (result, generator);
-            }
-            out.clear();
-        }
-    }
-    (result, generator)
-}
-
 /// The summary of one run.
 struct Summary {
     run: Run,
@@ -1126,68 +666,33 @@ async fn run_one(
     inflight: usize,
     daemon_pid: Option<u32>,
 ) -> (Summary, Vec<Box<dyn Generator>>) {
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs_f64(run.warmup);
-    let window = Arc::new(Window {
-        measure_from,
-        end: measure_from + Duration::from_secs_f64(run.seconds),
-    });
-    let max_samples = (MAX_SAMPLES / generators.len().max(1)).max(1);
-    let mut tasks = Vec::with_capacity(generators.len());
-    for generator in generators {
-        tasks.push(tokio::spawn(run_connection(
-            addr.to_string(),
-            generator,
-            inflight,
-            Arc::clone(&window),
-            max_samples,
-        )));
-    }
-    // CPU time over the measured window.
-    let daemon = daemon_pid.map(|p| p.to_string());
-    let cpu = |pid: &Option<String>| pid.as_deref().and_then(fleet::cpu_seconds);
-    let me = Some("self".to_string());
-    tokio::time::sleep_until(measure_from.into()).await;
-    let (daemon_before, client_before) = (cpu(&daemon), cpu(&me));
-    tokio::time::sleep_until(window.end.into()).await;
-    let (daemon_after, client_after) = (cpu(&daemon), cpu(&me));
-    let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
-
-    let mut requests = 0;
-    let mut errors = 0;
-    let mut first_error = None;
-    let mut latencies = Vec::new();
-    let mut back = Vec::new();
-    for task in tasks {
-        match task.await {
-            Ok((r, generator)) => {
-                requests += r.requests;
-                errors += r.errors;
-                first_error = first_error.or(r.first_error);
-                latencies.extend(r.latencies_ns);
-                back.push(generator);
-            }
-            Err(e) => {
-                errors += inflight as u64;
-                first_error = first_error.or(Some(format!("connection task failed: {e}")));
-            }
-        }
-    }
-    latencies.sort_unstable();
+    let dial = Dial::plaintext(addr);
+    let (m, back) = replay::measure(
+        &dial,
+        generators,
+        inflight,
+        run.warmup,
+        run.seconds,
+        daemon_pid,
+    )
+    .await;
     let summary = Summary {
         run,
         inflight,
-        requests,
-        req_per_s: requests as f64 / run.seconds,
-        p50_us: percentile_us(&latencies, 50.0),
-        p99_us: percentile_us(&latencies, 99.0),
-        p999_us: percentile_us(&latencies, 99.9),
-        max_us: latencies.last().map_or(0.0, |&ns| f64::from(ns) / 1000.0),
-        errors,
-        first_error,
-        latencies_ns: latencies,
-        daemon_cpu_s: delta(daemon_before, daemon_after),
-        client_cpu_s: delta(client_before, client_after),
+        requests: m.requests,
+        req_per_s: m.requests as f64 / run.seconds,
+        p50_us: percentile_us(&m.latencies_ns, 50.0),
+        p99_us: percentile_us(&m.latencies_ns, 99.0),
+        p999_us: percentile_us(&m.latencies_ns, 99.9),
+        max_us: m
+            .latencies_ns
+            .last()
+            .map_or(0.0, |&ns| f64::from(ns) / 1000.0),
+        errors: m.errors,
+        first_error: m.first_error,
+        latencies_ns: m.latencies_ns,
+        daemon_cpu_s: m.daemon_cpu_s,
+        client_cpu_s: m.client_cpu_s,
         members: 0,
         groups: 0,
         labels: String::new(),
@@ -1284,20 +789,13 @@ fn heartbeat_generators(
     client: ClientMode,
 ) -> Vec<Box<dyn Generator>> {
     let version = members.fleet.version;
-    let mut shares: Vec<Vec<(usize, StreamsMember)>> =
-        (0..connections).map(|_| Vec::new()).collect();
-    for (i, m) in std::mem::take(&mut members.fleet.members)
-        .into_iter()
-        .enumerate()
-    {
-        shares[i % connections].push((i, m));
-    }
-    shares
-        .into_iter()
-        .map(|share| {
-            Box::new(Heartbeats::new(share, version, always_owned, client)) as Box<dyn Generator>
-        })
-        .collect()
+    replay::heartbeat_generators(
+        std::mem::take(&mut members.fleet.members),
+        connections,
+        version,
+        always_owned,
+        client,
+    )
 }
 
 /// Takes the members back from the generators of a heartbeat run.
@@ -1305,16 +803,7 @@ fn return_members(
     members: &mut Members,
     generators: Vec<Box<dyn Generator>>,
 ) -> Result<(), String> {
-    let mut all = Vec::new();
-    for g in generators {
-        let hb = g
-            .into_any()
-            .downcast::<Heartbeats>()
-            .map_err(|_| "not a heartbeat generator".to_string())?;
-        all.extend(hb.members);
-    }
-    all.sort_unstable_by_key(|(i, _)| *i);
-    members.fleet.members = all.into_iter().map(|(_, m)| m).collect();
+    members.fleet.members = replay::return_members(generators)?;
     Ok(())
 }
 
@@ -2059,7 +1548,14 @@ fn bench(options: &Options) -> ExitCode {
             let drive = background_drive(options, &target.background);
             std::mem::take(&mut target.background)
                 .into_iter()
-                .map(|s| runtime.spawn(produce::run(target.addr.clone(), s, drive, window)))
+                .map(|s| {
+                    runtime.spawn(produce::run(
+                        Dial::plaintext(target.addr.as_str()),
+                        s,
+                        drive,
+                        window,
+                    ))
+                })
                 .collect()
         } else {
             Vec::new()

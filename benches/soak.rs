@@ -42,6 +42,8 @@ mod common;
 mod fleet;
 #[path = "support/produce.rs"]
 mod produce;
+#[path = "support/secure.rs"]
+mod secure;
 #[path = "support/steady.rs"]
 mod steady;
 
@@ -212,7 +214,14 @@ async fn soak(daemon: &common::Daemon, o: &Options) -> Result<bool, String> {
     let drive = produce_drive(o, &producers);
     let produce_tasks: Vec<_> = producers
         .into_iter()
-        .map(|s| tokio::spawn(produce::run(addr.clone(), s, drive, produce_window)))
+        .map(|s| {
+            tokio::spawn(produce::run(
+                secure::Dial::plaintext(addr.as_str()),
+                s,
+                drive,
+                produce_window,
+            ))
+        })
         .collect();
     let sampler = tokio::spawn(sample_rss(pid, start, o.sample, stop_at));
     let mut heartbeats = steady::heartbeat_all(

@@ -29,9 +29,10 @@ use kcoord_wire::messages::{
     CreateTopicsRequest, DeleteTopicsRequest, InitProducerIdRequest, MetadataRequest,
     ProduceRequest, ProduceResponse,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::AsyncReadExt;
 use uuid::Uuid;
+
+use crate::secure::Dial;
 
 /// Produce v12: the newest version that names topics (v13 names them by id); what a Kafka 3.x
 /// Java producer sends.
@@ -550,30 +551,27 @@ impl StreamStats {
     }
 }
 
-/// Runs `stream` against `addr` until the window ends (or the limit is sent), then waits for
-/// every answer. The first error ends the run; the stream comes back either way.
+/// Runs `stream` over a connection made as `dial` says (plain TCP, TLS or SASL over TLS)
+/// until the window ends (or the limit is sent), then waits for every answer. The first error
+/// ends the run; the stream comes back either way.
 pub async fn run(
-    addr: String,
+    dial: Dial,
     mut stream: ProduceStream,
     drive: Drive,
     window: Window,
 ) -> (ProduceStream, Result<StreamStats, String>) {
-    let result = drive_stream(&addr, &mut stream, drive, window).await;
+    let result = drive_stream(&dial, &mut stream, drive, window).await;
     (stream, result)
 }
 
 async fn drive_stream(
-    addr: &str,
+    dial: &Dial,
     stream: &mut ProduceStream,
     drive: Drive,
     window: Window,
 ) -> Result<StreamStats, String> {
-    let tcp = tokio::time::timeout(IO_TIMEOUT, TcpStream::connect(addr))
-        .await
-        .map_err(|_| format!("connect to {addr}: timed out"))?
-        .map_err(|e| format!("connect to {addr}: {e}"))?;
-    let _ = tcp.set_nodelay(true);
-    let (mut reader, mut writer) = tcp.into_split();
+    let addr = dial.addr();
+    let mut conn = dial.connect().await?;
     let decoder = FrameDecoder::new(64 * 1024 * 1024);
     let inflight = drive.inflight.max(1);
     let mut sent: VecDeque<(i32, Instant)> = VecDeque::with_capacity(inflight);
@@ -600,8 +598,7 @@ async fn drive_stream(
             }
         }
         if !out.is_empty() {
-            writer
-                .write_all(&out)
+            conn.write_flushed(&out)
                 .await
                 .map_err(|e| format!("write to {addr}: {e}"))?;
             out.clear();
@@ -621,7 +618,7 @@ async fn drive_stream(
             buf.reserve(READ_CHUNK);
         }
         tokio::select! {
-            read = tokio::time::timeout(IO_TIMEOUT, reader.read_buf(&mut buf)) => match read {
+            read = tokio::time::timeout(IO_TIMEOUT, conn.read_buf(&mut buf)) => match read {
                 Ok(Ok(0)) => return Err(format!("{addr} closed the connection")),
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => return Err(format!("read from {addr}: {e}")),
