@@ -48,7 +48,8 @@ pub enum AclOperation {
 }
 
 impl AclOperation {
-    const BY_CODE: [AclOperation; 16] = [
+    /// Every operation, in code order.
+    pub const BY_CODE: [AclOperation; 16] = [
         AclOperation::Unknown,
         AclOperation::Any,
         AclOperation::All,

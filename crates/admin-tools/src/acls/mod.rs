@@ -22,30 +22,11 @@ use kcoord_client::Client;
 
 use options::{Action, Parsed, UsageError};
 
-/// Kafka's `Resource.CLUSTER_NAME`.
-const CLUSTER_NAME: &str = "kafka-cluster";
-/// Kafka's `AclEntry.WILDCARD_HOST`.
-const WILDCARD_HOST: &str = "*";
+// Kafka's `Resource.CLUSTER_NAME` and `AclEntry.WILDCARD_HOST`.
+use kcoord_acl::{CLUSTER_NAME, WILDCARD_HOST};
 
 /// Every operation, in code order, for the `--operation` help and parsing.
-const OPERATIONS: [AclOperation; 16] = [
-    AclOperation::Unknown,
-    AclOperation::Any,
-    AclOperation::All,
-    AclOperation::Read,
-    AclOperation::Write,
-    AclOperation::Create,
-    AclOperation::Delete,
-    AclOperation::Alter,
-    AclOperation::Describe,
-    AclOperation::ClusterAction,
-    AclOperation::DescribeConfigs,
-    AclOperation::AlterConfigs,
-    AclOperation::IdempotentWrite,
-    AclOperation::CreateTokens,
-    AclOperation::DescribeTokens,
-    AclOperation::TwoPhaseCommit,
-];
+const OPERATIONS: [AclOperation; 16] = AclOperation::BY_CODE;
 
 const USAGE: &str = "\
 Option                                   Description
