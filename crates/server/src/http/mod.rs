@@ -190,8 +190,7 @@ async fn serve_connection(
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_buf_size(MAX_HEADER_BYTES.max(8192) * 4)
         .max_header_size(MAX_HEADER_BYTES);
-    let connection =
-        builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+    let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
     match tokio::time::timeout(MAX_CONNECTION_TIME, connection).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => debug!(%peer, error = %e, "HTTP connection ended with an error"),
