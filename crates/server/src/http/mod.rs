@@ -43,6 +43,8 @@ pub const MAX_CONNECTIONS: usize = 64;
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most a request's headers may take.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// hyper's read buffer per connection (it wants at least 8 KiB).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// The largest request body accepted (no route reads one yet).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// How long a handler may take to answer.
@@ -188,7 +190,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_buf_size(MAX_HEADER_BYTES.max(8192) * 4)
+        .max_buf_size(READ_BUFFER_BYTES)
         .max_header_size(MAX_HEADER_BYTES);
     let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
     match tokio::time::timeout(MAX_CONNECTION_TIME, connection).await {
