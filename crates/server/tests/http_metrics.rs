@@ -18,8 +18,8 @@ use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceD
 use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
 use kcoord_wire::messages::{
     CreateTopicsRequest, CreateTopicsResponse, FetchRequest, FetchResponse, ProduceRequest,
-    ProduceResponse, RequestHeader, ResponseHeader, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse,
+    ProduceResponse, RequestHeader, ResponseHeader, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
 use prometheus_parse::{Scrape, Value};
@@ -499,6 +499,51 @@ async fn the_coordinator_logs_appends_and_fsyncs_are_counted() {
             "{log}"
         );
     }
+    drop(kafka);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn plugin_calls_are_counted_by_method_and_outcome() {
+    let extra = "http.listener=127.0.0.1:0\ngroup.streams.topology.description.class=memory\n";
+    let server = start(extra, Extensions::default()).await;
+    let http = server.http_addr().unwrap();
+    let mut kafka = Kafka::connect(&server).await;
+    kafka.create_topic("input", 1).await;
+    let joined: StreamsGroupHeartbeatResponse = kafka
+        .call(
+            ApiKey::StreamsGroupHeartbeat,
+            2,
+            &join("app", "m1", "input"),
+        )
+        .await;
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    assert!(joined.topology_description_id.is_some(), "asked to push");
+    let describe = StreamsGroupDescribeRequest {
+        group_ids: vec!["app".into()],
+        include_topology_description: true,
+        ..Default::default()
+    };
+    let described: StreamsGroupDescribeResponse =
+        kafka.call(ApiKey::StreamsGroupDescribe, 1, &describe).await;
+    assert_eq!(described.groups[0].error_code, 0);
+    let metrics = scrape(http).await;
+    let calls = |method: &str, outcome: &str| {
+        metrics.get(
+            "kcoord_topology_plugin_calls_total",
+            &[("method", method), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(calls("requires_topology_push", "ok"), 1.0);
+    assert_eq!(calls("get_topology", "ok"), 1.0);
+    assert_eq!(calls("set_topology", "ok"), 0.0);
+    assert_eq!(
+        metrics.observations(
+            "kcoord_topology_plugin_call_duration_seconds",
+            &[("method", "get_topology")]
+        ),
+        1.0
+    );
     drop(kafka);
     server.shutdown().await;
 }
