@@ -6,11 +6,10 @@
 //! scrapes, and its `process` feature brings the standard process collector (RSS, threads, open
 //! fds, CPU seconds), which `prometheus-client` lacks. What a request updates is found by
 //! index (an array by API key, a struct per listener or method), with no label lookup and no
-//! lock, and the counters updated on every request are striped per thread ([`striped`]) and
+//! lock, and the counters updated on every request are striped per thread (`striped.rs`) and
 //! turned into families by collectors of this module when scraped. Values that are cheaper to
-//! compute when asked than
-//! to keep current (streams groups by state, members, partitions) are read from the shards and
-//! the partitions at scrape time ([`Metrics::refresh`]).
+//! compute when asked than to keep current (streams groups by state, members, partitions) are
+//! read from the shards and the partitions at scrape time ([`Metrics::refresh`]).
 //!
 //! The names, what each measures and the Kafka JMX metric it corresponds to are listed in the
 //! README ("Metrics and health").
