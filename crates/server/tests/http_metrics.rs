@@ -170,6 +170,19 @@ async fn scrape_until(addr: SocketAddr, what: &str, check: impl Fn(&Metrics) -> 
     }
 }
 
+/// Polls `/health/ready` until it answers 200, within [`TIMEOUT`]; returns its body.
+async fn wait_ready(addr: SocketAddr) -> String {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let (status, body) = get(addr, "/health/ready").await;
+        if status == 200 {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "never ready: {body}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A Kafka client connection sending hand-built frames.
 struct Kafka {
     stream: TcpStream,
@@ -475,6 +488,9 @@ async fn the_coordinator_logs_appends_and_fsyncs_are_counted() {
     );
     let server = start(&extra, Extensions::default()).await;
     let http = server.http_addr().unwrap();
+    // The shards replay their (empty) logs first: a join before that is answered
+    // COORDINATOR_LOAD_IN_PROGRESS.
+    wait_ready(http).await;
     let mut kafka = Kafka::connect(&server).await;
     kafka.create_topic("input", 1).await;
     let joined = kafka.heartbeat(&join("app", "m1", "input")).await;
@@ -564,16 +580,8 @@ async fn ready_only_once_every_shard_has_loaded() {
         "{body}"
     );
     gate.open();
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let (status, body) = get(http, "/health/ready").await;
-        if status == 200 {
-            assert!(body.contains("\"ready\""), "{body}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "never ready: {body}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let body = wait_ready(http).await;
+    assert!(body.contains("\"ready\""), "{body}");
     assert_eq!(get(http, "/no-such-page").await.0, 404);
     server.shutdown().await;
 }

@@ -84,7 +84,9 @@ impl ListenerConnections {
 
 impl Drop for OpenConnection {
     fn drop(&mut self) {
-        self.0.open.dec();
+        // Closed before no longer open: a scrape in between sees the connection counted in
+        // both, never in neither.
         self.0.closed.inc();
+        self.0.open.dec();
     }
 }
