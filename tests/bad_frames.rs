@@ -466,7 +466,7 @@ fn max_connections_holds_broker_listeners_but_not_the_controller_listener() {
 
 /// The harness's own parsing (tests/common/mod.rs), tested once, here.
 mod harness_self_tests {
-    use super::common::{config_text, parse_startup_line};
+    use super::common::{config_text, parse_http_addr, parse_startup_line};
 
     #[test]
     fn extra_lines_replace_base_lines_of_the_same_key() {
@@ -497,6 +497,14 @@ mod harness_self_tests {
             ]
         );
         assert!(parse_startup_line("kcoord started: node.id=x listeners=A://1.2.3.4:5").is_err());
+        let with_http = "kcoord started: node.id=1 listeners=A://1.2.3.4:5 http=127.0.0.1:8080";
+        let (_, listeners) = parse_startup_line(with_http).unwrap();
+        assert_eq!(listeners, vec![("A".to_string(), "1.2.3.4:5".parse().unwrap())]);
+        assert_eq!(
+            parse_http_addr(with_http).unwrap(),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(parse_http_addr("kcoord started: node.id=1 listeners=A://1.2.3.4:5").unwrap(), None);
         assert!(parse_startup_line("hello").is_err());
     }
 }

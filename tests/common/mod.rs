@@ -59,6 +59,8 @@ pub struct Daemon {
     stderr_path: PathBuf,
     node_id: i32,
     listeners: Vec<(String, SocketAddr)>,
+    /// The HTTP listener (`http.listener`), when the startup line names one.
+    http: Option<SocketAddr>,
     /// stdout lines after the startup line, kept by a thread that drains the pipe.
     stdout: Arc<Mutex<Vec<String>>>,
 }
@@ -126,6 +128,7 @@ impl Daemon {
             stderr_path,
             node_id: -1,
             listeners: Vec::new(),
+            http: None,
             stdout: later_lines,
         };
         let line = match first_line_rx.recv_timeout(STARTUP_TIMEOUT) {
@@ -142,10 +145,11 @@ impl Daemon {
                 )));
             }
         };
-        match parse_startup_line(&line) {
-            Ok((node_id, listeners)) => {
+        match parse_startup_line(&line).and_then(|parsed| Ok((parsed, parse_http_addr(&line)?))) {
+            Ok(((node_id, listeners), http)) => {
                 daemon.node_id = node_id;
                 daemon.listeners = listeners;
+                daemon.http = http;
                 Ok(daemon)
             }
             Err(e) => Err(daemon.failure(&format!("bad startup line {line:?}: {e}"))),
@@ -177,6 +181,11 @@ impl Daemon {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, a)| *a)
+    }
+
+    /// The HTTP listener's bound address, when `http.listener` is set.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http
     }
 
     /// The `PLAINTEXT` listener (the broker listener of [`BASE_CONFIG`]).
@@ -394,12 +403,14 @@ fn config_key(line: &str) -> Option<&str> {
     Some(&line[..end])
 }
 
-/// Parses `kcoord started: node.id=1 listeners=PLAINTEXT://127.0.0.1:1234,CONTROLLER://...`.
+/// Parses `kcoord started: node.id=1 listeners=PLAINTEXT://127.0.0.1:1234,CONTROLLER://...`
+/// (and an optional ` http=127.0.0.1:8080` after it, see [`parse_http_addr`]).
 pub fn parse_startup_line(line: &str) -> Result<(i32, Vec<(String, SocketAddr)>), String> {
     let rest = line
         .strip_prefix("kcoord started: ")
         .ok_or("missing `kcoord started: ` prefix")?;
-    let (node, listeners) = rest.split_once(' ').ok_or("missing listeners")?;
+    let (node, rest) = rest.split_once(' ').ok_or("missing listeners")?;
+    let listeners = rest.split(' ').next().unwrap_or_default();
     let node_id = node
         .strip_prefix("node.id=")
         .and_then(|id| id.parse().ok())
@@ -423,6 +434,14 @@ pub fn parse_startup_line(line: &str) -> Result<(i32, Vec<(String, SocketAddr)>)
         return Err("no listeners".into());
     }
     Ok((node_id, listeners))
+}
+
+/// The HTTP listener's address on the startup line (` http=host:port`), if it has one.
+pub fn parse_http_addr(line: &str) -> Result<Option<SocketAddr>, String> {
+    line.split(' ')
+        .find_map(|field| field.strip_prefix("http="))
+        .map(|addr| addr.parse().map_err(|e| format!("bad http address {addr:?}: {e}")))
+        .transpose()
 }
 
 /// Runs `kcoord` with these arguments to completion (bounded by `timeout`): for tests of

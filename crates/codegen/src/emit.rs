@@ -33,6 +33,9 @@ pub fn module(spec: &MessageSpec) -> Result<String, CodegenError> {
         ctx.emit(&mut out)?;
     }
     emit_top_traits(spec, &mut out);
+    if spec.kind == Kind::Response {
+        out.push_str(&crate::error_codes::impls(spec));
+    }
     out.push_str("}\n");
     let _ = writeln!(out, "pub use {module}::{};\n", spec.name);
     Ok(out)

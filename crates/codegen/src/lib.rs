@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 mod emit;
+mod error_codes;
 mod names;
 pub mod schema;
 pub mod versions;

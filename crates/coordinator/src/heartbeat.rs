@@ -136,6 +136,7 @@ impl CoordinatorShard {
             }
             vec![records::current_assignment(&group_id, &leaving)]
         } else {
+            self.stats.rebalanced();
             records::fence_member(group, &member_id)
         };
         if request.member_epoch == LEAVE_EPOCH {
@@ -339,6 +340,7 @@ impl CoordinatorShard {
             bump = true;
         }
         let group_epoch = if bump {
+            self.stats.rebalanced();
             group_epoch_before + 1
         } else {
             group_epoch_before
@@ -397,6 +399,7 @@ impl CoordinatorShard {
             if let Some(reported) = &reported_offsets {
                 offsets.insert(updated.member_id.to_string(), reported.clone());
             }
+            self.stats.assigned();
             let computed = target::compute(
                 &members,
                 &configured,

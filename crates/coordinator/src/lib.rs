@@ -23,4 +23,4 @@ pub mod validate;
 pub use config::StreamsGroupConfig;
 pub use error::CoordinatorError;
 pub use heartbeat::{HeartbeatContext, HeartbeatResult};
-pub use shard::{group_state, CoordinatorShard, GroupState, DEFAULT_MAX_GROUPS};
+pub use shard::{group_state, CoordinatorShard, GroupState, ShardStats, DEFAULT_MAX_GROUPS};

@@ -289,6 +289,37 @@ pub struct CoordinatorShard {
     /// other shards held when this job started (the runtime keeps it current).
     pub(crate) max_groups: usize,
     pub(crate) groups_elsewhere: usize,
+    /// What the shard has done since it was created, for the daemon's metrics. Cells, so that
+    /// the code deciding a job counts while it holds the shard's groups borrowed.
+    pub(crate) stats: StatCells,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct StatCells {
+    rebalances: std::cell::Cell<u64>,
+    assignments: std::cell::Cell<u64>,
+}
+
+impl StatCells {
+    pub(crate) fn rebalanced(&self) {
+        self.rebalances.set(self.rebalances.get() + 1);
+    }
+
+    pub(crate) fn assigned(&self) {
+        self.assignments.set(self.assignments.get() + 1);
+    }
+}
+
+/// Plain counts of the shard's work since it was created (never reset, not even by a reload):
+/// the daemon reads them before and after each job to feed its metrics and to time the jobs
+/// that computed an assignment (the shard itself reads no clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShardStats {
+    /// Group epoch bumps (Kafka's streams-group-rebalance count): a member joined, left or was
+    /// fenced, or its subscription or the group's settings changed.
+    pub rebalances: u64,
+    /// Target assignments computed by the assignor.
+    pub assignments: u64,
 }
 
 /// Default of `group.coordinator.max.groups`: kcoord's own bound (Kafka has none) on the groups
@@ -312,6 +343,15 @@ impl CoordinatorShard {
             poisoned: false,
             max_groups: usize::MAX,
             groups_elsewhere: 0,
+            stats: StatCells::default(),
+        }
+    }
+
+    /// What the shard has done so far (see [`ShardStats`]).
+    pub fn stats(&self) -> ShardStats {
+        ShardStats {
+            rebalances: self.stats.rebalances.get(),
+            assignments: self.stats.assignments.get(),
         }
     }
 

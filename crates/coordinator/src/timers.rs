@@ -53,6 +53,7 @@ impl CoordinatorShard {
             if !expired {
                 continue;
             }
+            self.stats.rebalanced();
             let records = records::fence_member(group, &member_id);
             self.timers.cancel_member(&group_id, &member_id);
             self.forget_member_offsets(&group_id, &member_id);
@@ -116,6 +117,7 @@ impl CoordinatorShard {
         };
         let epoch = group.group_epoch;
         let offsets = self.task_offsets(group_id);
+        self.stats.assigned();
         let computed = target::compute(
             &group.members,
             &configured,

@@ -643,3 +643,24 @@ fn a_member_joining_during_the_initial_delay_gets_epoch_1_and_no_tasks_then_the_
     assert_eq!(a.active_count(), 2);
     h.assert_replay_matches();
 }
+
+#[test]
+fn the_shard_counts_its_rebalances_and_assignments() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 4);
+    assert_eq!(h.shard.stats(), Default::default());
+    let mut a = Member::new("a", "p1", simple_topology(1));
+    a.beat(&mut h);
+    let joined = h.shard.stats();
+    assert_eq!((joined.rebalances, joined.assignments), (1, 1));
+    a.beat(&mut h);
+    assert_eq!(h.shard.stats(), joined, "a steady heartbeat changes neither");
+    let mut b = Member::new("b", "p2", simple_topology(1));
+    b.beat(&mut h);
+    let two = h.shard.stats();
+    assert_eq!((two.rebalances, two.assignments), (2, 2));
+    let mut leave = b.request();
+    leave.member_epoch = -1;
+    h.heartbeat(&leave).unwrap();
+    assert_eq!(h.shard.stats().rebalances, 3, "a member leaving bumps the epoch");
+}

@@ -87,6 +87,15 @@ impl SaslSession {
         self.principal.get()
     }
 
+    /// Whether the next frame is a raw SASL token (after SaslHandshake v0), not a request.
+    pub fn expects_raw_token(&self) -> bool {
+        self.principal.get().is_none()
+            && matches!(
+                *self.state.lock().unwrap_or_else(PoisonError::into_inner),
+                State::Exchange { raw: true, .. }
+            )
+    }
+
     /// A session that has already authenticated as `principal`, as [`complete`] leaves it:
     /// for tests of what an authenticated connection may do, without an exchange.
     #[cfg(test)]

@@ -14,7 +14,7 @@ use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{write_frame, OutFrame, SharedFrame};
 use kcoord_wire::messages::{RequestHeader, ResponseHeader};
-use kcoord_wire::{Decodable, Encodable, ErrorCode};
+use kcoord_wire::{Decodable, Encodable, ErrorCode, ErrorCodes};
 use tracing::{debug, error};
 
 use crate::authentication::SaslSession;
@@ -324,6 +324,7 @@ fn respond_shared(
     version: i16,
     response: &kcoord_wire::messages::FetchResponse,
 ) -> Outcome {
+    ctx.server.metrics.requests.response(api, version, response);
     let mut frame = SharedFrame::new();
     for part in response
         .responses
@@ -392,6 +393,7 @@ pub(crate) fn parse(
     if version < supported.min || version > supported.max {
         if api == ApiKey::ApiVersions {
             let response = api_versions::unsupported_version_response();
+            conn.server.metrics.requests.response(api, 0, &response);
             return Err(encode(peer, listener, api, &header, 0, 0, &response));
         }
         log_per_peer!(
@@ -431,12 +433,14 @@ pub(crate) fn decode<Req: Decodable>(
     })
 }
 
-pub(crate) fn respond<Resp: Encodable>(
+/// Frames `response` and counts its error codes (`kcoord_request_errors_total`).
+pub(crate) fn respond<Resp: Encodable + ErrorCodes>(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     response: &Resp,
 ) -> Outcome {
+    ctx.server.metrics.requests.response(api, version, response);
     encode(
         ctx.peer,
         &ctx.listener.name,

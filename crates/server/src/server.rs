@@ -63,6 +63,9 @@ pub enum StartError {
     /// The coordinator shards' log directory cannot be used as configured.
     #[error("{0}")]
     CoordinatorLog(String),
+    /// The HTTP listener's thread could not be started.
+    #[error("cannot start the HTTP listener: {0}")]
+    Http(#[source] std::io::Error),
     /// The bulk lane's threads could not be started.
     #[error("cannot start the bulk request threads: {0}")]
     BulkLane(#[source] std::io::Error),
@@ -92,6 +95,8 @@ pub struct ServerHandle {
     _coordinator_lock: Option<std::fs::File>,
     /// The runtime of requests in big frames (`net/bulk.rs`).
     _bulk: BulkLane,
+    /// `/metrics` and `/health/*` (`http.listener`), on a thread of their own.
+    http: Option<crate::http::HttpServer>,
 }
 
 /// Binds every configured listener (all or nothing) and starts serving. A listener on port 0
@@ -123,8 +128,12 @@ pub async fn start_with(
     )?);
     let per_ip_overrides =
         resolve_overrides(&config.connections.max_connections_per_ip_overrides).await?;
+    let metrics = Arc::new(crate::metrics::Metrics::new(
+        config.listeners.iter().map(|l| l.name.as_str()),
+    ));
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
-    let topology = TopologyDescriptions::build(&config, extensions.plugin)?;
+    let topology =
+        TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
     crate::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
     let tls = match listener_tls(&config) {
@@ -160,6 +169,13 @@ pub async fn start_with(
         };
         bound.push((listener, info));
     }
+    let http = match config.http_listener.as_ref().map(bind_http).transpose() {
+        Ok(http) => http,
+        Err(e) => {
+            topology.close().await;
+            return Err(e);
+        }
+    };
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
     let (mut state, background) = ServerState::build_with(
@@ -167,6 +183,7 @@ pub async fn start_with(
         infos,
         controller,
         Arc::clone(&partitions),
+        metrics,
     );
     state.topology = topology;
     let mut background = background;
@@ -214,6 +231,25 @@ pub async fn start_with(
         coordinator_shards = state.coordinators.len(),
         "controller and coordinator shards running"
     );
+    state.readiness.listeners_started();
+    let http = match http.map(|l| crate::http::HttpServer::start(l, Arc::clone(&state))) {
+        Some(Err(e)) => {
+            let handle = ServerHandle {
+                state,
+                shutdown,
+                acceptors,
+                stop_background,
+                background,
+                _coordinator_lock: coordinator_lock,
+                _bulk: bulk,
+                http: None,
+            };
+            handle.shutdown().await;
+            return Err(StartError::Http(e));
+        }
+        Some(Ok(http)) => Some(http),
+        None => None,
+    };
     Ok(ServerHandle {
         state,
         shutdown,
@@ -222,6 +258,17 @@ pub async fn start_with(
         background,
         _coordinator_lock: coordinator_lock,
         _bulk: bulk,
+        http,
+    })
+}
+
+fn bind_http(
+    http: &crate::config::http::HttpListener,
+) -> Result<std::net::TcpListener, StartError> {
+    crate::http::bind(http).map_err(|source| StartError::Bind {
+        listener: crate::config::http::KEY.to_owned(),
+        address: format!("{}:{}", bracket_ipv6(&http.host), http.port),
+        source,
     })
 }
 
@@ -315,28 +362,42 @@ impl ServerHandle {
             .map(|l| l.local_addr)
     }
 
+    /// The HTTP listener's bound address (`http.listener`), if it is configured.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().map(crate::http::HttpServer::local_addr)
+    }
+
     /// Shared state: the published topic catalog, the controller and the coordinator shards.
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
 
     /// The line the CLI prints once listening (documented in config/README.md):
-    /// `kcoord started: node.id=1 listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093`
+    /// `kcoord started: node.id=1 listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093`,
+    /// followed by ` http=127.0.0.1:8080` when the HTTP listener is configured.
     pub fn startup_line(&self) -> String {
         let listeners: Vec<String> = self
             .listeners()
             .map(|l| format!("{}://{}", l.name, l.local_addr))
             .collect();
-        format!(
+        let mut line = format!(
             "kcoord started: node.id={} listeners={}",
             self.state.node_id(),
             listeners.join(",")
-        )
+        );
+        if let Some(http) = &self.http {
+            line.push_str(&format!(" http={}", http.shown_addr()));
+        }
+        line
     }
 
     /// Stops accepting, lets every connection finish the requests it has read (up to
     /// a grace period), then returns.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
+        // First: nothing scrapes or probes a node that is going away.
+        if let Some(http) = self.http.take() {
+            http.stop().await;
+        }
         let _ = self.shutdown.send(true);
         for acceptor in self.acceptors {
             if let Err(e) = acceptor.await {

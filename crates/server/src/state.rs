@@ -15,6 +15,7 @@ use crate::config::{Config, ListenerKind, SecurityProtocol};
 use crate::controller_runtime::{ControllerBoot, ControllerHandle, ControllerRuntime};
 use crate::features::Features;
 use crate::fetch_sessions::FetchSessions;
+use crate::metrics::Metrics;
 use crate::partitions::Partitions;
 use crate::producer_ids::ProducerIds;
 use crate::shards::{Coordinators, LoadGate, ShardTasks};
@@ -60,6 +61,30 @@ pub struct ServerState {
     pub(crate) bulk: Option<crate::net::bulk::BulkHandle>,
     /// Rate limits of the log lines requests can trigger about a group (`logging.rs`).
     pub(crate) group_lines: crate::logging::LogLimiter<(&'static str, String)>,
+    /// What `/metrics` shows (`metrics/`).
+    pub metrics: Arc<Metrics>,
+    /// What `/health/ready` waits for besides the shards.
+    pub readiness: Readiness,
+}
+
+/// Whether the node has finished starting: every listener bound and serving (the coordinator
+/// shards report their own loading).
+#[derive(Debug, Default)]
+pub struct Readiness {
+    listeners_serving: std::sync::atomic::AtomicBool,
+}
+
+impl Readiness {
+    /// Every listener is bound and its accept loop runs.
+    pub fn listeners_started(&self) {
+        self.listeners_serving
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    pub fn listeners_serving(&self) -> bool {
+        self.listeners_serving
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// The tasks behind a [`ServerState`]'s handles, built but not running: [`ServerState::build`]
@@ -101,16 +126,19 @@ impl ServerState {
             crate::clock::now_ms(),
         )
         .unwrap_or_else(|e| panic!("log.dirs: {e}"));
-        Self::build_with(config, listeners, boot, Arc::new(partitions))
+        let metrics = Arc::new(Metrics::new(listeners.iter().map(|l| l.name.as_str())));
+        Self::build_with(config, listeners, boot, Arc::new(partitions), metrics)
     }
 
     /// [`ServerState::build`] around a controller built beforehand, e.g. replayed from
     /// `metadata.log.dir` by [`ControllerBoot::open`]: the catalogs start with its images.
+    /// Everything counts its work in `metrics`.
     pub fn build_with(
         config: Arc<Config>,
         listeners: Vec<ListenerInfo>,
         boot: ControllerBoot,
         partitions: Arc<Partitions>,
+        metrics: Arc<Metrics>,
     ) -> (Self, Background) {
         let topics = Arc::new(TopicCatalog::new(boot.topics_image()));
         let cluster = Arc::new(ClusterCatalog::new(boot.cluster_image()));
@@ -119,6 +147,7 @@ impl ServerState {
             &config.streams.coordinator_config(),
             &config.coordinator_log,
             config.max_groups,
+            Arc::clone(&metrics),
         );
         let authorizer = crate::authz::configured(&config);
         let (controller, mut controller_task) = ControllerRuntime::new(
@@ -128,6 +157,7 @@ impl ServerState {
             Arc::clone(&cluster),
             coordinators.clone(),
             Arc::clone(&partitions),
+            metrics.controller_log.clone(),
         );
         controller_task.attach_authorizer(authorizer.clone());
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
@@ -147,6 +177,8 @@ impl ServerState {
             fetch_sessions,
             bulk: None,
             group_lines: crate::logging::group_lines(),
+            metrics,
+            readiness: Readiness::default(),
         };
         let partitions = Arc::clone(&state.partitions);
         (

@@ -59,6 +59,7 @@ use tracing::{info, warn};
 
 use crate::config::streams::StreamsGroupConfig;
 use crate::config::Config;
+use crate::metrics::{PluginMethod, PluginMetrics, PluginOutcome};
 use crate::state::RequestContext;
 
 use calls::CallRuntime;
@@ -236,6 +237,8 @@ struct Inner {
     slow_warnings: WarnLimiter,
     /// Whether heartbeats still ask the check threads.
     health: Arc<Health>,
+    /// Calls by method and outcome, and their time.
+    metrics: PluginMetrics,
 }
 
 impl fmt::Debug for TopologyDescriptions {
@@ -283,6 +286,17 @@ impl TopologyDescriptions {
         limits: Limits,
         on: RequiresPushOn,
     ) -> std::io::Result<Self> {
+        Self::metered(plugin, name, limits, on, PluginMetrics::unregistered())
+    }
+
+    /// [`running`](Self::running), its calls counted in `metrics`.
+    fn metered(
+        plugin: Arc<Plugin>,
+        name: impl Into<String>,
+        limits: Limits,
+        on: RequiresPushOn,
+        metrics: PluginMetrics,
+    ) -> std::io::Result<Self> {
         let checks = match on {
             RequiresPushOn::PluginThreads => {
                 Some(CheckThreads::start(&plugin, CHECK_THREADS, CHECK_QUEUE)?)
@@ -302,6 +316,7 @@ impl TopologyDescriptions {
                 panic_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
                 slow_warnings: WarnLimiter::new(PANIC_WARN_INTERVAL),
                 health,
+                metrics,
             })),
         })
     }
@@ -309,6 +324,13 @@ impl TopologyDescriptions {
     /// The plugin the configuration names, built by the registry and configured with every
     /// key of the configuration file; disabled when no plugin is named.
     pub fn from_config(config: &Config) -> Result<Self, PluginStartError> {
+        Self::from_config_metered(config, PluginMetrics::unregistered())
+    }
+
+    fn from_config_metered(
+        config: &Config,
+        metrics: PluginMetrics,
+    ) -> Result<Self, PluginStartError> {
         let streams = &config.streams;
         let Some((key, name)) = streams.topology_description_plugin() else {
             return Ok(TopologyDescriptions::disabled());
@@ -330,15 +352,19 @@ impl TopologyDescriptions {
             requires_topology_push_on = ?on,
             "topology description plugin configured"
         );
-        Self::running(plugin, name, limits, on).map_err(|source| PluginStartError::Threads {
+        Self::metered(plugin, name, limits, on, metrics).map_err(|source| PluginStartError::Threads {
             name: name.to_owned(),
             source,
         })
     }
 
     /// An injected plugin if there is one (it wins over the configuration), else the one the
-    /// configuration names.
-    pub fn build(config: &Config, injected: Option<Arc<Plugin>>) -> Result<Self, PluginStartError> {
+    /// configuration names; its calls counted in `metrics`.
+    pub fn build(
+        config: &Config,
+        injected: Option<Arc<Plugin>>,
+        metrics: PluginMetrics,
+    ) -> Result<Self, PluginStartError> {
         match injected {
             Some(plugin) => {
                 let limits = Limits::from_config(&config.streams);
@@ -347,14 +373,21 @@ impl TopologyDescriptions {
                     max_concurrent_calls = limits.max_concurrent_calls,
                     "injected topology description plugin configured"
                 );
-                Self::with_limits(plugin, "injected", limits).map_err(|source| {
+                Self::metered(
+                    plugin,
+                    "injected",
+                    limits,
+                    RequiresPushOn::PluginThreads,
+                    metrics,
+                )
+                .map_err(|source| {
                     PluginStartError::Threads {
                         name: "injected".to_owned(),
                         source,
                     }
                 })
             }
-            None => TopologyDescriptions::from_config(config),
+            None => TopologyDescriptions::from_config_metered(config, metrics),
         }
     }
 
@@ -424,7 +457,7 @@ impl TopologyDescriptions {
         id: Uuid,
         description: StreamsGroupTopologyDescription,
     ) -> PluginCall<()> {
-        self.start(move |plugin| async move {
+        self.start(PluginMethod::SetTopology, move |plugin| async move {
             plugin.set_topology(&ctx, &group_id, id, description).await
         })
     }
@@ -436,15 +469,19 @@ impl TopologyDescriptions {
         group_id: String,
         id: Uuid,
     ) -> PluginCall<Option<StreamsGroupTopologyDescription>> {
-        self.start(move |plugin| async move { plugin.get_topology(&ctx, &group_id, id).await })
+        self.start(PluginMethod::GetTopology, move |plugin| async move {
+            plugin.get_topology(&ctx, &group_id, id).await
+        })
     }
 
     /// Starts `delete_topology` on the plugin's runtime.
     pub fn delete(&self, ctx: PluginContext, group_id: String) -> PluginCall<()> {
-        self.start(move |plugin| async move { plugin.delete_topology(&ctx, &group_id).await })
+        self.start(PluginMethod::DeleteTopology, move |plugin| async move {
+            plugin.delete_topology(&ctx, &group_id).await
+        })
     }
 
-    fn start<T, F, Fut>(&self, call: F) -> PluginCall<T>
+    fn start<T, F, Fut>(&self, method: PluginMethod, call: F) -> PluginCall<T>
     where
         T: Send + 'static,
         F: FnOnce(Arc<Plugin>) -> Fut,
@@ -453,11 +490,14 @@ impl TopologyDescriptions {
         let Some(inner) = &self.inner else {
             return PluginCall::not_configured();
         };
+        let call = calls::Recorded::new(
+            call(Arc::clone(&inner.plugin)),
+            method,
+            inner.metrics.clone(),
+        );
         // The deadline starts now, so calls started together (describe's per-group reads)
         // share one bound however they are awaited.
-        inner
-            .calls
-            .start(call(Arc::clone(&inner.plugin)), inner.limits.timeout)
+        inner.calls.start(call, inner.limits.timeout)
     }
 
     /// `close()` on shutdown, on a thread of its own: waits for it at most `timeout.ms`, then
@@ -504,10 +544,16 @@ impl Inner {
             return false;
         };
         let budget = self.limits.requires_push_budget();
-        match self.health.turn(Instant::now()) {
+        let asked = Instant::now();
+        let record = |outcome, elapsed| {
+            self.metrics
+                .called(PluginMethod::RequiresTopologyPush, outcome, elapsed)
+        };
+        match self.health.turn(asked) {
             Turn::Ask => {}
             Turn::Skip => {
                 recycle(check);
+                record(PluginOutcome::Skipped, None);
                 return false;
             }
             Turn::Probe => {
@@ -523,12 +569,18 @@ impl Inner {
         let reply = Reply::Heartbeat(reply);
         if !checks.submit(Job { check, reply }, next_start(), budget) {
             self.failed("every check thread is stuck in the plugin or has a backlog; not asked");
+            record(PluginOutcome::Busy, None);
             return false;
         }
         match tokio::time::timeout(budget, answer).await {
             Ok(Ok((check, answer))) => {
                 // A panic is an answer in time too: the plugin is asked on (R4, R7).
                 self.health.answered();
+                let outcome = match answer {
+                    Ok(_) => PluginOutcome::Ok,
+                    Err(_) => PluginOutcome::Panic,
+                };
+                record(outcome, Some(asked.elapsed()));
                 let push = answer.unwrap_or_else(|panic| {
                     self.warn_panic(&check.group_id, check.id, &panic);
                     false
@@ -540,6 +592,7 @@ impl Inner {
             Ok(Err(_dropped)) => false,
             Err(_elapsed) => {
                 self.failed("no answer within the heartbeat's budget");
+                record(PluginOutcome::Timeout, Some(asked.elapsed()));
                 false
             }
         }
@@ -559,6 +612,14 @@ impl Inner {
             plugin.requires_topology_push(&check.ctx, group_id, id)
         }));
         recycle(check);
+        // Counted, not timed: this check is a lock-free lookup of well under a microsecond,
+        // and two clock readings would cost a good part of it on every heartbeat.
+        let outcome = match answer {
+            Ok(_) => PluginOutcome::Ok,
+            Err(_) => PluginOutcome::Panic,
+        };
+        self.metrics
+            .called(PluginMethod::RequiresTopologyPush, outcome, None);
         answer.unwrap_or_else(|panic| {
             self.warn_panic(group_id, id, &panic_message(panic.as_ref()));
             false

@@ -41,6 +41,14 @@ macro_rules! error_codes {
     };
 }
 
+/// Every int16 `ErrorCode` field of a response at any depth, in the versions that carry it:
+/// generated for each response schema (`kcoord-codegen`, `error_codes.rs`), so a response is
+/// counted by code as Kafka's `AbstractResponse.errorCounts()` counts it for `ErrorsPerSec`.
+pub trait ErrorCodes {
+    /// Calls `f` with each error code the response carries at `version` (NONE included).
+    fn for_each_error_code<F: FnMut(i16)>(&self, version: i16, f: &mut F);
+}
+
 error_codes! {
     UNKNOWN_SERVER_ERROR = -1, "The server experienced an unexpected error when processing the request.";
     NONE = 0, "";

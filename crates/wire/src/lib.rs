@@ -51,7 +51,7 @@ pub mod api {
     include!(concat!(env!("OUT_DIR"), "/api.rs"));
 }
 
-pub use error::ErrorCode;
+pub use error::{ErrorCode, ErrorCodes};
 pub use kafka_protocol::protocol::{
     Decodable, Encodable, HeaderVersion, Message, Request, VersionRange,
 };

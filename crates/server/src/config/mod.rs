@@ -9,6 +9,7 @@ pub mod authorizer;
 pub mod connections;
 pub mod controller;
 pub mod coordinator_log;
+pub mod http;
 pub mod listeners;
 pub mod log;
 pub mod properties;
@@ -101,6 +102,8 @@ pub struct Config {
     pub sasl: sasl::SaslSettings,
     /// The TLS settings of every SSL listener, in the order of `listeners` (`ssl.*`).
     pub ssl: Vec<ssl::SslListener>,
+    /// `http.listener`: where `/metrics` and `/health/*` are served; none serves no HTTP.
+    pub http_listener: Option<http::HttpListener>,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -244,6 +247,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     let connections = connections::read(r, &listeners)?;
     let sasl = sasl::read(r, &listeners)?;
     let ssl = ssl::read(r, &listeners)?;
+    let http_listener = http::read(r, &listeners)?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -285,6 +289,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         authorizer: authorizer::read(r)?,
         sasl,
         ssl,
+        http_listener,
         warnings: Vec::new(),
     })
 }

@@ -58,6 +58,14 @@ fn the_shipped_default_file_is_valid() {
     assert_eq!(c.node_id, 1);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     assert!(c.listeners.iter().all(|l| l.bind_host == "127.0.0.1"));
+    assert_eq!(
+        c.http_listener,
+        Some(http::HttpListener {
+            host: "127.0.0.1".to_owned(),
+            port: 8080
+        }),
+        "the demo serves /metrics on loopback"
+    );
 }
 
 #[test]
@@ -553,4 +561,29 @@ fn a_log_level_the_filter_library_panics_on_is_a_configuration_error() {
     let text = super::properties::decode_file_bytes(bytes);
     let parsed = std::panic::catch_unwind(|| Config::parse("fuzz", &text).map(|_| ()));
     assert!(parsed.is_ok(), "Config::parse panicked");
+}
+
+#[test]
+fn the_http_listener_is_off_unless_set_and_its_address_is_checked() {
+    assert_eq!(ok(MINIMAL).http_listener, None);
+    let http = ok("node.id=1\nhttp.listener=127.0.0.1:0\n").http_listener;
+    assert_eq!(
+        http,
+        Some(http::HttpListener {
+            host: "127.0.0.1".to_owned(),
+            port: 0
+        })
+    );
+    assert_eq!(
+        err("node.id=1\nhttp.listener=localhost"),
+        "test.properties:2: http.listener: expected host:port (e.g. 127.0.0.1:8080), got \"localhost\""
+    );
+    assert_eq!(
+        err("node.id=1\nhttp.listener=127.0.0.1:70000"),
+        "test.properties:2: http.listener: the port must be between 0 and 65535, got \"127.0.0.1:70000\""
+    );
+    assert_eq!(
+        err("node.id=1\nlisteners=PLAINTEXT://:9092,CONTROLLER://:9093\nhttp.listener=:9093"),
+        "test.properties:3: http.listener: port 9093 is already used by listener CONTROLLER"
+    );
 }

@@ -34,6 +34,36 @@ impl DurableLog for LogWriter {
     }
 }
 
+/// The metadata log's file, its appends and fsyncs counted (`kcoord_log_*{log="controller"}`).
+#[derive(Debug)]
+pub struct MeteredLog {
+    pub writer: LogWriter,
+    pub metrics: crate::metrics::LogMetrics,
+}
+
+impl DurableLog for MeteredLog {
+    fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
+        let before = self.writer.len_bytes();
+        self.writer.write(records)?;
+        self.metrics.appended(
+            records.len(),
+            self.writer.len_bytes().saturating_sub(before),
+        );
+        let started = std::time::Instant::now();
+        let synced = self.writer.sync();
+        self.metrics.synced(started.elapsed());
+        synced
+    }
+
+    fn rewrite(&mut self, log: &MetadataLog) -> Result<(), FileLogError> {
+        self.writer.rewrite(log)
+    }
+
+    fn path(&self) -> &Path {
+        self.writer.path()
+    }
+}
+
 /// The first record of a batch that is too large for one entry of the log, as (offset, bytes).
 /// Checked whether or not a durable log is configured, so that a batch the file would refuse
 /// is never applied in memory either.

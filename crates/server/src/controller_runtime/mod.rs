@@ -340,9 +340,15 @@ impl ControllerRuntime {
         cluster: Arc<ClusterCatalog>,
         coordinators: Coordinators,
         partitions: Arc<Partitions>,
+        log_metrics: crate::metrics::LogMetrics,
     ) -> (ControllerHandle, ControllerRuntime) {
         let (tx, rx) = mpsc::channel(CONTROLLER_QUEUE);
-        let durable = boot.writer.map(|w| Box::new(w) as Box<dyn DurableLog>);
+        let durable = boot.writer.map(|writer| {
+            Box::new(durable::MeteredLog {
+                writer,
+                metrics: log_metrics,
+            }) as Box<dyn DurableLog>
+        });
         let log = boot.controller.store().log();
         // What a snapshot of the replayed state would hold: the rest of the log is history.
         let snapshot_bytes = boot

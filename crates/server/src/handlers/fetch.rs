@@ -148,6 +148,7 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
     let read_committed = req.isolation_level == READ_COMMITTED;
     for ((target, read), include) in targets.iter().zip(reads).zip(included) {
         if include {
+            count_sent(&ctx.server.metrics.data, &read.chunks);
             push_partition(
                 &mut response,
                 &target.request,
@@ -375,6 +376,43 @@ fn load_chunks(reads: Vec<Read>) -> Vec<Read> {
             r
         })
         .collect()
+}
+
+/// Counts the bytes and records of `chunks` (`kcoord_fetch_*_total`, Kafka's BytesOutPerSec).
+/// Records are read from the batch headers (`recordsCount`); a batch cut off at the end of a
+/// chunk, as a byte limit may leave it, counts in bytes only.
+fn count_sent(metrics: &crate::metrics::DataPlaneMetrics, chunks: &[kcoord_storage::Chunk]) {
+    let mut bytes = 0u64;
+    let mut records = 0u64;
+    for chunk in chunks {
+        if let kcoord_storage::Chunk::Memory(b) = chunk {
+            bytes += b.len() as u64;
+            records += records_in(b);
+        }
+    }
+    if bytes > 0 {
+        metrics.fetch_bytes.inc_by(bytes);
+        metrics.fetch_records.inc_by(records);
+    }
+}
+
+/// The records of the whole magic-2 batches in `batches`.
+fn records_in(mut batches: &[u8]) -> u64 {
+    // baseOffset (8), batchLength (4), then recordsCount at byte 57 of the batch.
+    const COUNT_AT: usize = 57;
+    let mut records = 0u64;
+    while batches.len() >= COUNT_AT + 4 {
+        let be32 = |at: usize| i32::from_be_bytes([batches[at], batches[at + 1], batches[at + 2], batches[at + 3]]);
+        let Some(size) = usize::try_from(be32(8)).ok().map(|len| len + 12) else {
+            break;
+        };
+        if size > batches.len() {
+            break;
+        }
+        records += u64::try_from(be32(COUNT_AT)).unwrap_or(0);
+        batches = &batches[size..];
+    }
+    records
 }
 
 fn push_partition(

@@ -119,7 +119,8 @@ pub fn produce(
         }
     }
     for (partition, entries) in by_partition.into_values() {
-        for (ti, pi, answer) in append_partition(&partition, entries, version, now_ms) {
+        let appended = append_partition(&partition, entries, version, now_ms, &ctx.server.metrics.data);
+        for (ti, pi, answer) in appended {
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
         }
@@ -248,6 +249,7 @@ fn append_partition(
     entries: Vec<Entry>,
     version: i16,
     now_ms: i64,
+    metrics: &crate::metrics::DataPlaneMetrics,
 ) -> Vec<(usize, usize, PartitionProduceResponse)> {
     let (validation, log_start, fsyncs_every_append) = {
         let log = partition.log();
@@ -295,7 +297,15 @@ fn append_partition(
             .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
             .map(|(ti, pi, batch)| {
                 let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
-                    Ok(a) => appended(&a),
+                    Ok(a) => {
+                        if !a.duplicate {
+                            metrics.produce_bytes.inc_by(batch.bytes.len() as u64);
+                            metrics
+                                .produce_records
+                                .inc_by(u64::try_from(batch.record_count).unwrap_or(0));
+                        }
+                        appended(&a)
+                    }
                     Err(e) => {
                         debug!(partition = %partition.name(), error = %e, "append refused");
                         let code = ErrorCode::from_code(e.error_code())

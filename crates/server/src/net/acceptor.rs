@@ -44,6 +44,7 @@ pub(crate) async fn run(
     let for_connections = shutdown.clone();
     let timeouts = Timeouts::from_settings(&server.config.connections);
     let accept_errors = LogLimiter::new(crate::logging::PEER_LINE_INTERVAL, 1);
+    let counted = server.metrics.connections.for_listener(&info.name);
     // Kept across turns of the loop: a connection finishing must not drop one half accepted.
     let mut accepting = Box::pin(accept_next(
         &listener,
@@ -66,7 +67,11 @@ pub(crate) async fn run(
                         let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
                         let shutdown = for_connections.clone();
                         let tls = tls.clone();
-                        connections.spawn(connection::serve(stream, conn, shutdown, permit, timeouts, tls));
+                        let open = counted.opened();
+                        connections.spawn(async move {
+                            connection::serve(stream, conn, shutdown, permit, timeouts, tls).await;
+                            drop(open);
+                        });
                     }
                     Accepted::Refused(peer, Refusal::TooManyFromIp { max }) => {
                         // Kafka's words, at its level.

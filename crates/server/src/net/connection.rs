@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -367,14 +368,20 @@ async fn read_requests<R: AsyncRead + Unpin>(
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
+                    let started = Instant::now();
                     activity.received();
+                    let api = request_api(conn, &frame);
                     queued.wait_for_room().await;
                     activity.start_request();
                     let outcome = match &conn.server.bulk {
                         Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
                         _ => dispatch(conn, frame).await,
                     };
-                    activity.end_request(Instant::now());
+                    let done = Instant::now();
+                    activity.end_request(done);
+                    if let (Some(api), false) = (api, matches!(outcome, Outcome::Close)) {
+                        conn.server.metrics.requests.served(api, done - started);
+                    }
                     decoder = after_authentication(conn, decoder);
                     match outcome {
                         Outcome::Respond(response) => {
@@ -431,6 +438,17 @@ async fn read_requests<R: AsyncRead + Unpin>(
             },
         }
     }
+}
+
+/// The API a request frame is for, for the request metrics: its header's first field. A raw
+/// SASL token is no request, and a frame dispatch closes the connection for is not counted
+/// either (an unknown key among them).
+fn request_api(conn: &Connection, frame: &[u8]) -> Option<ApiKey> {
+    if conn.sasl.as_deref().is_some_and(|s| s.expects_raw_token()) {
+        return None;
+    }
+    let key = frame.get(..2)?;
+    ApiKey::from_i16(i16::from_be_bytes([key[0], key[1]]))
 }
 
 async fn write_responses<W: AsyncWrite + Unpin>(

@@ -43,8 +43,9 @@ use kcoord_wire::ErrorCode;
 use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
 
-use crate::clock;
+use crate::clock::{self, Stamp};
 use crate::config::coordinator_log::CoordinatorLogSettings;
+use crate::metrics::Metrics;
 use crate::shard_log::{self, DurableWait, ShardLog};
 
 mod writer;
@@ -110,6 +111,8 @@ struct Shared {
     /// at most one group per shard.
     groups: AtomicUsize,
     groups_total: Arc<AtomicUsize>,
+    /// Rebalances, assignments and their jobs' time; the log's appends and fsyncs.
+    metrics: Arc<Metrics>,
 }
 
 /// One shard as seen from a connection.
@@ -195,6 +198,15 @@ impl ShardHandle {
         self.shared.jobs.load(Ordering::Relaxed)
     }
 
+    /// Calls `each` with the state and member count of every streams group the shard holds,
+    /// under its lock (for `/metrics`: a pass over the groups, no allocation).
+    pub fn census(&self, mut each: impl FnMut(kcoord_wire::GroupState, usize)) {
+        let locked = self.shared.lock();
+        for group in locked.shard.state().streams_groups.iter() {
+            each(kcoord_coordinator::group_state(group), group.members.len());
+        }
+    }
+
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).
     pub fn is_loading(&self) -> bool {
         !self.shared.loaded.load(Ordering::Acquire)
@@ -225,8 +237,7 @@ impl ShardHandle {
         }
         let (value, wait) = {
             let mut locked = self.shared.lock();
-            let now = clock::now_ms();
-            let ran = self.shared.run_job(&mut locked, now, f);
+            let ran = self.shared.run_job(&mut locked, Stamp::now(), f);
             if locked
                 .shard
                 .next_deadline()
@@ -244,13 +255,13 @@ impl ShardHandle {
 }
 
 impl Shared {
-    /// Runs one job under the lock: `f`'s records are one batch, queued for the durable log;
-    /// a job that panics, or had a batch refused, is undone whole. Returns `f`'s value and what
-    /// to wait for before answering.
+    /// Runs one job under the lock, at `started`'s time: `f`'s records are one batch, queued
+    /// for the durable log; a job that panics, or had a batch refused, is undone whole. Returns
+    /// `f`'s value and what to wait for before answering.
     fn run_job<R, F>(
         &self,
         locked: &mut Locked,
-        now: i64,
+        started: Stamp,
         f: F,
     ) -> Result<(R, Option<DurableWait>), ShardError>
     where
@@ -261,8 +272,13 @@ impl Shared {
             .load(Ordering::Acquire)
             .saturating_sub(self.groups.load(Ordering::Acquire));
         locked.shard.set_groups_elsewhere(elsewhere);
-        let ran = self.run_job_counted(locked, now, f);
+        let before = locked.shard.stats();
+        let ran = self.run_job_counted(locked, started.ms(), f);
         self.publish_groups(&locked.shard);
+        // The clock is read again only for a job that computed an assignment.
+        self.metrics
+            .groups
+            .job_ran(before, locked.shard.stats(), || started.elapsed());
         ran
     }
 
@@ -342,16 +358,19 @@ impl Coordinators {
             config,
             &CoordinatorLogSettings::default(),
             usize::MAX,
+            Arc::new(Metrics::new([])),
         )
     }
 
     /// `count` shards configured with `config`, each keeping its log in `<dir>/<index>` when
-    /// `logs` names a directory, holding at most `max_groups` groups together.
+    /// `logs` names a directory, holding at most `max_groups` groups together, counting their
+    /// work in `metrics`.
     pub fn with_logs(
         count: usize,
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
         max_groups: usize,
+        metrics: Arc<Metrics>,
     ) -> (Coordinators, ShardTasks) {
         let count = count.max(1);
         let groups_total = Arc::new(AtomicUsize::new(0));
@@ -382,6 +401,7 @@ impl Coordinators {
                 jobs: AtomicU64::new(0),
                 groups: AtomicUsize::new(0),
                 groups_total: Arc::clone(&groups_total),
+                metrics: Arc::clone(&metrics),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
@@ -449,7 +469,7 @@ impl Coordinators {
             }
             let ran = handle
                 .shared
-                .run_job(&mut locked, clock::now_ms(), |shard, _, _| {
+                .run_job(&mut locked, Stamp::now(), |shard, _, _| {
                     shard.on_topics_deleted(&deleted)
                 });
             match ran {
@@ -626,8 +646,9 @@ impl ShardTask {
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
         loop {
-            let now = clock::now_ms();
-            let next = self.tick_if_due(now);
+            let started = Stamp::now();
+            let now = started.ms();
+            let next = self.tick_if_due(started);
             let wait =
                 next.map(|d| Duration::from_millis(u64::try_from(d - now).unwrap_or(0).max(1)));
             if let Some(wait) = wait {
@@ -642,11 +663,11 @@ impl ShardTask {
     }
 
     /// Ticks when a deadline has passed; returns the next deadline, which it arms.
-    fn tick_if_due(&self, now: i64) -> Option<i64> {
+    fn tick_if_due(&self, started: Stamp) -> Option<i64> {
         let mut locked = self.shared.lock();
-        if locked.shard.next_deadline().is_some_and(|d| d <= now) {
+        if locked.shard.next_deadline().is_some_and(|d| d <= started.ms()) {
             // The fencing records are queued like any job's; nobody waits for them.
-            match self.shared.run_job(&mut locked, now, |shard, topics, now| {
+            match self.shared.run_job(&mut locked, started, |shard, topics, now| {
                 shard.tick(topics, now)
             }) {
                 Ok((Ok(events), _)) => {

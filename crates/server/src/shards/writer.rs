@@ -129,11 +129,18 @@ async fn write_round(shards: &mut [Shard], fsync: bool, totals: &mut Totals) {
     let mut running = tokio::task::JoinSet::new();
     for mut w in round {
         let log = Arc::clone(&shards[w.index].log);
+        let metrics = shards[w.index].shared.metrics.coordinator_log.clone();
         running.spawn_blocking(move || {
             let next = w.batch.last().map_or(0, |r| r.offset + 1);
+            let before = w.writer.len_bytes();
             let mut result = log.write_unsynced(&mut w.writer, &w.batch);
+            if result.is_ok() {
+                metrics.appended(w.batch.len(), w.writer.len_bytes().saturating_sub(before));
+            }
             if fsync && result.is_ok() {
+                let started = std::time::Instant::now();
                 result = w.writer.sync();
+                metrics.synced(started.elapsed());
             }
             (w.index, w.writer, result.map(|()| next))
         });

@@ -10,7 +10,10 @@
 
 use std::future::Future;
 use std::io;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use kcoord_plugin_api::PluginError;
@@ -20,6 +23,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
 
 use super::PluginCallError;
+use crate::metrics::{PluginMethod, PluginMetrics, PluginOutcome};
 
 /// The plugin's runtime and its call slots.
 pub(super) struct CallRuntime {
@@ -123,6 +127,80 @@ async fn finish<T>(
         Err(_elapsed) => {
             task.abort();
             Err(PluginCallError::TimedOut(timeout))
+        }
+    }
+}
+
+/// A plugin call that counts how it ended (`kcoord_topology_plugin_calls_total`) and, once
+/// it reached the plugin, how long it took from its start (the wait for a slot included).
+/// Ending without an answer is a timeout when the plugin had it (the deadline dropped it), and
+/// busy when it never got a slot.
+pub(super) struct Recorded<T> {
+    call: Pin<Box<dyn Future<Output = Result<T, PluginError>> + Send>>,
+    method: PluginMethod,
+    metrics: PluginMetrics,
+    started: std::time::Instant,
+    polled: bool,
+    ended: bool,
+}
+
+impl<T> Recorded<T> {
+    pub(super) fn new(
+        call: impl Future<Output = Result<T, PluginError>> + Send + 'static,
+        method: PluginMethod,
+        metrics: PluginMetrics,
+    ) -> Self {
+        Recorded {
+            call: Box::pin(call),
+            method,
+            metrics,
+            started: std::time::Instant::now(),
+            polled: false,
+            ended: false,
+        }
+    }
+
+    fn end(&mut self, outcome: PluginOutcome) {
+        self.ended = true;
+        let elapsed = self.polled.then(|| self.started.elapsed());
+        self.metrics.called(self.method, outcome, elapsed);
+    }
+}
+
+impl<T> Future for Recorded<T> {
+    type Output = Result<T, PluginError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.polled = true;
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| this.call.as_mut().poll(cx)));
+        match polled {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(answer)) => {
+                this.end(match &answer {
+                    Ok(_) => PluginOutcome::Ok,
+                    Err(_) => PluginOutcome::Error,
+                });
+                Poll::Ready(answer)
+            }
+            Err(panic) => {
+                this.end(PluginOutcome::Panic);
+                // The task's panic is how the caller learns it (`PluginCallError::Panicked`).
+                std::panic::resume_unwind(panic)
+            }
+        }
+    }
+}
+
+impl<T> Drop for Recorded<T> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let outcome = if self.polled {
+                PluginOutcome::Timeout
+            } else {
+                PluginOutcome::Busy
+            };
+            self.end(outcome);
         }
     }
 }

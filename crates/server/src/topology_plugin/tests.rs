@@ -242,7 +242,12 @@ fn an_injected_plugin_wins_over_the_configuration() {
         "node.id=1\ngroup.streams.topology.description.timeout.ms=99\n",
     )
     .unwrap();
-    let t = TopologyDescriptions::build(&config, Some(Scripted::new(Mode::Fine))).unwrap();
+    let t = TopologyDescriptions::build(
+        &config,
+        Some(Scripted::new(Mode::Fine)),
+        PluginMetrics::unregistered(),
+    )
+    .unwrap();
     assert!(t.is_enabled());
     assert_eq!(
         t.requires_push_on(),

@@ -80,3 +80,21 @@ async fn a_follower_needs_cluster_action_and_not_read() {
         ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
     );
 }
+
+#[test]
+fn the_records_of_whole_batches_are_counted_and_a_cut_batch_is_not() {
+    use kcoord_records::{BatchBuilder, BatchOptions};
+    let batch = |n: usize| {
+        let mut b = BatchBuilder::new(BatchOptions::default());
+        for _ in 0..n {
+            b.push(1, None, Some(b"v"), &[]).unwrap();
+        }
+        b.build().unwrap()
+    };
+    let mut two = batch(2).to_vec();
+    two.extend_from_slice(&batch(3));
+    assert_eq!(super::records_in(&two), 5);
+    let cut = &two[..two.len() - 1];
+    assert_eq!(super::records_in(cut), 2);
+    assert_eq!(super::records_in(&[]), 0);
+}

@@ -337,6 +337,7 @@ async fn group_configs_survive_a_restart_with_a_metadata_log_dir() {
             base.listeners.iter().map(|l| (**l).clone()).collect(),
             boot,
             partitions,
+            Arc::new(crate::metrics::Metrics::new([])),
         );
         let (stop, stop_rx) = watch::channel(false);
         let tasks = background.spawn(&stop_rx);

@@ -115,7 +115,8 @@ public final class Kcoord implements AutoCloseable {
         drain.start();
 
         Map<String, String> listeners = new LinkedHashMap<>();
-        String list = started.replaceAll(".*listeners=", "").trim();
+        // The listeners are one space-separated field; `http=...` may follow it.
+        String list = started.replaceAll(".*listeners=", "").trim().split(" ")[0];
         for (String entry : list.split(",")) {
             int sep = entry.indexOf("://");
             listeners.put(entry.substring(0, sep), entry.substring(sep + 3));

@@ -1,0 +1,21 @@
+//! `GET /metrics`: every metric of the daemon in the Prometheus text format 0.0.4.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+
+use super::AppState;
+
+/// The content type of the text exposition format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics))
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    state.metrics.refresh(&state);
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.encode())
+}

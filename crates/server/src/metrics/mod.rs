@@ -1,0 +1,181 @@
+//! The daemon's Prometheus metrics: one [`Registry`] per daemon, whose handles the code that
+//! does the work updates as it goes, and which `/metrics` (`crate::http::metrics`) renders in
+//! the text exposition format 0.0.4.
+//!
+//! Built on the `prometheus` crate (TiKV's client): it writes the 0.0.4 text format Prometheus
+//! scrapes, and its `process` feature brings the standard process collector (RSS, threads, open
+//! fds, CPU seconds), which `prometheus-client` lacks. Every handle on a request path is
+//! resolved once (an array indexed by API key, a struct per listener) and updated with atomics:
+//! no label lookup and no lock per request. Values that are cheaper to compute when asked than
+//! to keep current (streams groups by state, members, partitions) are read from the shards and
+//! the partitions at scrape time ([`Metrics::refresh`]).
+//!
+//! The names, what each measures and the Kafka JMX metric it corresponds to are listed in the
+//! README ("Metrics and health").
+
+mod connections;
+mod groups;
+mod logs;
+mod plugin;
+mod requests;
+
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
+use tracing::warn;
+
+pub use connections::{ConnectionMetrics, ListenerConnections, OpenConnection};
+pub use groups::GroupMetrics;
+pub use logs::LogMetrics;
+pub use plugin::{PluginMethod, PluginMetrics, PluginOutcome};
+pub use requests::RequestMetrics;
+
+/// Every metric family name starts with this (the process collector's `process_*` aside).
+pub const PREFIX: &str = "kcoord";
+
+/// Upper bounds of the latency histograms, in seconds: from a heartbeat's tens of
+/// microseconds to a plugin call's timeout.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    0.5, 1.0, 2.5, 10.0, 30.0,
+];
+
+/// The daemon's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub requests: RequestMetrics,
+    pub connections: ConnectionMetrics,
+    pub groups: GroupMetrics,
+    pub plugin: PluginMetrics,
+    /// The coordinator shards' logs (`group.coordinator.log.*`).
+    pub coordinator_log: LogMetrics,
+    /// The controller's metadata log (`metadata.log.dir`).
+    pub controller_log: LogMetrics,
+    pub data: DataPlaneMetrics,
+}
+
+impl Metrics {
+    /// A registry with every metric of the daemon, connections counted for `listeners`.
+    pub fn new<'a>(listeners: impl IntoIterator<Item = &'a str>) -> Metrics {
+        let registry = Registry::new();
+        let logs = logs::LogFamilies::new(&registry);
+        let metrics = Metrics {
+            requests: RequestMetrics::new(&registry),
+            connections: ConnectionMetrics::new(&registry, listeners),
+            groups: GroupMetrics::new(&registry),
+            plugin: PluginMetrics::new(&registry),
+            coordinator_log: logs.for_log("coordinator"),
+            controller_log: logs.for_log("controller"),
+            data: DataPlaneMetrics::new(&registry),
+            registry,
+        };
+        register_process_collector(&metrics.registry);
+        metrics
+    }
+
+    /// Brings the values computed at scrape time up to date (see the module documentation).
+    pub fn refresh(&self, state: &crate::state::ServerState) {
+        self.groups.refresh(&state.coordinators);
+        self.data
+            .partitions
+            .set(i64::try_from(state.partitions.len()).unwrap_or(i64::MAX));
+    }
+
+    /// Every metric in the Prometheus text format 0.0.4.
+    pub fn encode(&self) -> String {
+        let families = self.registry.gather();
+        let mut out = String::new();
+        if let Err(e) = prometheus::TextEncoder::new().encode_utf8(&families, &mut out) {
+            // Only a family built wrongly in this module can fail to encode.
+            warn!(error = %e, "cannot encode the metrics");
+        }
+        out
+    }
+}
+
+/// `process_*`: resident memory, threads, open fds, CPU seconds (Linux only).
+fn register_process_collector(registry: &Registry) {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = registry.register(Box::new(
+        prometheus::process_collector::ProcessCollector::for_self(),
+    )) {
+        warn!(error = %e, "the process metrics could not be registered");
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = registry;
+}
+
+/// Registers `collector` and hands it back. Names and labels are constants of this module, so
+/// a refusal is a bug here; it is logged and the metric left out of the scrape.
+fn register<C: prometheus::core::Collector + Clone + 'static>(
+    registry: &Registry,
+    collector: C,
+) -> C {
+    if let Err(e) = registry.register(Box::new(collector.clone())) {
+        warn!(error = %e, "a metric could not be registered; it is left out of /metrics");
+    }
+    collector
+}
+
+/// Every metric here is built from constant names, help texts and buckets: valid ones, as the
+/// tests check by building [`Metrics`]. Not data from outside.
+const VALID: &str = "the metric definitions of this module are valid";
+
+fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
+    let made = IntCounter::with_opts(Opts::new(format!("{PREFIX}_{name}"), help));
+    register(registry, made.expect(VALID))
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
+    let made = IntGauge::with_opts(Opts::new(format!("{PREFIX}_{name}"), help));
+    register(registry, made.expect(VALID))
+}
+
+fn histogram(registry: &Registry, name: &str, help: &str) -> Histogram {
+    register(
+        registry,
+        Histogram::with_opts(histogram_opts(name, help)).expect(VALID),
+    )
+}
+
+fn histogram_opts(name: &str, help: &str) -> HistogramOpts {
+    HistogramOpts::new(format!("{PREFIX}_{name}"), help).buckets(LATENCY_BUCKETS.to_vec())
+}
+
+/// Partitions, and what Produce appended and Fetch sent (the data plane).
+#[derive(Debug)]
+pub struct DataPlaneMetrics {
+    /// Set at scrape time.
+    partitions: IntGauge,
+    pub produce_bytes: IntCounter,
+    pub produce_records: IntCounter,
+    pub fetch_bytes: IntCounter,
+    pub fetch_records: IntCounter,
+}
+
+impl DataPlaneMetrics {
+    fn new(registry: &Registry) -> DataPlaneMetrics {
+        DataPlaneMetrics {
+            partitions: gauge(registry, "partitions", "Partitions this node leads."),
+            produce_bytes: counter(
+                registry,
+                "produce_bytes_total",
+                "Bytes of record batches appended by Produce.",
+            ),
+            produce_records: counter(
+                registry,
+                "produce_records_total",
+                "Records appended by Produce.",
+            ),
+            fetch_bytes: counter(
+                registry,
+                "fetch_bytes_total",
+                "Bytes of record batches sent in Fetch responses.",
+            ),
+            fetch_records: counter(
+                registry,
+                "fetch_records_total",
+                "Records in the batches sent in Fetch responses.",
+            ),
+        }
+    }
+}
