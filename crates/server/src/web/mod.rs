@@ -24,12 +24,14 @@ pub use error::ApiError;
 
 use crate::state::ServerState;
 
-/// The API's and the page's routes, reading `server`.
+/// The API's and the page's routes, which the HTTP listener merges (`crate::http::router`).
+pub fn routes() -> Router<Arc<ServerState>> {
+    Router::new().merge(api::routes()).merge(page::routes())
+}
+
+/// [`routes`] reading `server`, on their own (the module's tests call them in-process).
 pub fn router(server: Arc<ServerState>) -> Router {
-    Router::new()
-        .merge(api::routes())
-        .merge(page::routes())
-        .with_state(server)
+    routes().with_state(server)
 }
 
 /// Answers change from one poll to the next: no cache may keep them.
