@@ -49,7 +49,6 @@ pub mod produce;
 pub mod security;
 pub mod streams;
 mod topic_meta;
-pub mod topology;
 mod versions;
 
 pub use admin::{GroupResult, TopicResult};
@@ -61,3 +60,7 @@ pub use error::{api_name, ClientError};
 pub use produce::{ProducedRecord, Producer, ProducerConfig, SendResult};
 pub use security::{SecurityConfig, SecurityConfigError, SecurityProtocol};
 pub use versions::ServerVersions;
+
+/// Topology descriptions, as Kafka Streams writes them and as Kafka's Admin reads them back:
+/// the `kcoord-topology` crate, under the path this library has always offered.
+pub use kcoord_topology as topology;

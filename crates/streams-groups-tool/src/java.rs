@@ -3,8 +3,6 @@
 //! (UTF-16 code unit order) for `TreeSet` sorting, and `Throwable.toString()` for the exception
 //! texts Kafka prints.
 
-use std::cmp::Ordering;
-
 use kcoord_wire::ErrorCode;
 
 /// Java's `String.length()`: UTF-16 code units, which is what `%-Ns` and the tool's width
@@ -23,20 +21,9 @@ pub fn pad(s: &str, width: usize) -> String {
     out
 }
 
-/// Java's `String.compareTo`: lexicographic over UTF-16 code units. It differs from Rust's byte
-/// order only for characters above U+FFFF against U+E000..U+FFFF, but `TreeSet` order is part of
-/// the output, so it is followed exactly.
-pub fn java_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
-}
-
-/// The values sorted and deduplicated as a Java `TreeSet<String>` holds them.
-pub fn tree_set<'a>(values: impl IntoIterator<Item = &'a String>) -> Vec<&'a str> {
-    let mut sorted: Vec<&str> = values.into_iter().map(String::as_str).collect();
-    sorted.sort_by(|a, b| java_cmp(a, b));
-    sorted.dedup();
-    sorted
-}
+/// Java's `String.compareTo` and a `TreeSet<String>`'s order, shared with the topology crate's
+/// renderings.
+pub use kcoord_topology::java::{java_cmp, tree_set};
 
 /// `AbstractCollection.toString()` of a `TreeSet<String>`: `[a, b]`, or `[]` when empty.
 pub fn tree_set_string<'a>(values: impl IntoIterator<Item = &'a String>) -> String {

@@ -1,11 +1,11 @@
-//! `--output dot`: the processing graph (see [`super::graph`]) in Graphviz DOT, one `digraph`
+//! `--output dot`: the processing graph (see [`kcoord_topology::graph`]) in Graphviz DOT, one `digraph`
 //! per group, ready for `dot -Tsvg`.
 //!
 //! Shapes: source `invhouse`, processor `box`, sink `house`, topic `ellipse`, store `cylinder`.
 //! Each sub-topology and global store is a `cluster_` subgraph.
 
-use super::graph::{build, GraphNode, Shape};
 use crate::topology::StreamsGroupTopologyDescription;
+use kcoord_topology::graph::{build, GraphNode, Shape};
 
 pub fn format_dot(group_id: &str, topology: &StreamsGroupTopologyDescription) -> String {
     let graph = build(topology);

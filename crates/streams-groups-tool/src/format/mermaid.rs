@@ -1,12 +1,12 @@
-//! `--output mermaid`: the processing graph (see [`super::graph`]) as a Mermaid flowchart, one
+//! `--output mermaid`: the processing graph (see [`kcoord_topology::graph`]) as a Mermaid flowchart, one
 //! per group, titled with the group id.
 //!
 //! Shapes: source `[/ \]` (trapezoid), processor `[ ]`, sink `[\ /]` (inverted trapezoid), topic
 //! `([ ])` (stadium), store `[( )]` (cylinder). Each sub-topology and global store is a
 //! `subgraph`.
 
-use super::graph::{build, GraphNode, Shape};
 use crate::topology::StreamsGroupTopologyDescription;
+use kcoord_topology::graph::{build, GraphNode, Shape};
 
 pub fn format_mermaid(group_id: &str, topology: &StreamsGroupTopologyDescription) -> String {
     let graph = build(topology);

@@ -1,8 +1,8 @@
 //! Renderings of a topology description: Kafka's text, and (beyond Kafka) JSON, DOT and
-//! Mermaid. All are pure functions returning the exact bytes to print.
+//! Mermaid. All are pure functions returning the exact bytes to print. DOT and Mermaid draw
+//! the processing graph of [`kcoord_topology::graph`].
 
 mod dot;
-mod graph;
 mod json;
 mod mermaid;
 mod text;

@@ -27,12 +27,12 @@
 //!   them from the successors.
 //! - Unknown keys are errors, so that a typo does not silently drop part of the graph.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{
+use crate::java::java_cmp;
+use crate::wire::{
     WireGlobalStore, WireNode, WireSubtopology, WireTopology, NODE_TYPE_PROCESSOR, NODE_TYPE_SINK,
     NODE_TYPE_SOURCE,
 };
@@ -379,12 +379,6 @@ fn wire_node(node: &Node) -> WireNode {
         }
     }
     wire
-}
-
-/// Java's `String.compareTo`: UTF-16 code units, which differs from Rust's byte order for
-/// characters beyond the Basic Multilingual Plane.
-fn java_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 /// The distinct items (Kafka Streams holds them in sets) in Java's order.

@@ -1,4 +1,5 @@
-//! The processing graph behind `--output dot` and `--output mermaid`: one cluster per
+//! The processing graph behind `kafka-streams-groups --output dot|mermaid|svg` and the daemon's
+//! topology drawings: one cluster per
 //! sub-topology and per global store holding its processor nodes, topics and stores as nodes of
 //! their own outside the clusters (a repartition topic links two sub-topologies; a store is
 //! drawn once however many processors use it), and the edges topic → source,
@@ -11,9 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::java::{java_cmp, tree_set};
-use crate::topology::{Node, NodeKind, StreamsGroupTopologyDescription};
+use crate::{Node, NodeKind, StreamsGroupTopologyDescription};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a graph node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
     Source,
     Processor,
@@ -22,31 +24,58 @@ pub enum Shape {
     Store,
 }
 
-#[derive(Debug)]
+impl Shape {
+    /// The lower-case name renderings use (`source`, `processor`, `sink`, `topic`, `store`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Source => "source",
+            Shape::Processor => "processor",
+            Shape::Sink => "sink",
+            Shape::Topic => "topic",
+            Shape::Store => "store",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphNode {
+    /// Synthetic, unique in the graph, made of ASCII letters, digits and `_` only.
     pub id: String,
+    /// The exact name of the node, topic or store.
     pub label: String,
     pub shape: Shape,
 }
 
-#[derive(Debug)]
+/// Whether a cluster is a sub-topology or a global store's source and processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterKind {
+    Subtopology,
+    GlobalStore,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
+    /// Synthetic (`s<block>`), unique in the graph.
     pub id: String,
+    pub kind: ClusterKind,
+    /// `Sub-topology: <id>`, or `Sub-topology: <n> for global store` (Kafka 4.4's tool numbers
+    /// global stores after the sub-topologies).
     pub label: String,
     pub nodes: Vec<GraphNode>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Graph {
     pub clusters: Vec<Cluster>,
     /// Topics, then stores, each sorted by name.
     pub resources: Vec<GraphNode>,
+    /// `(from id, to id)`.
     pub edges: Vec<(String, String)>,
 }
 
 /// Builds the graph. (Every topic and store name is collected before the edges are drawn, so
-/// the id look-ups below always succeed.) Successor names that are not nodes of the same block are left out: there
-/// is no node to draw the edge to.
+/// the id look-ups below always succeed.) Successor names that are not nodes of the same block
+/// are left out: there is no node to draw the edge to.
 pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
     let topics = resource_ids(topology, "t", |node| match &node.kind {
         NodeKind::Source { topics } => topics.iter().collect(),
@@ -64,6 +93,7 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
         .iter()
         .map(|s| {
             (
+                ClusterKind::Subtopology,
                 format!("Sub-topology: {}", s.id),
                 s.nodes.iter().collect::<Vec<_>>(),
             )
@@ -71,11 +101,12 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
         .chain(topology.global_stores.iter().enumerate().map(|(i, g)| {
             let id = topology.subtopologies.len() + i;
             (
+                ClusterKind::GlobalStore,
                 format!("Sub-topology: {id} for global store"),
                 vec![&g.source, &g.processor],
             )
         }));
-    for (block, (label, nodes)) in blocks.enumerate() {
+    for (block, (kind, label, nodes)) in blocks.enumerate() {
         let ids: BTreeMap<&str, String> = nodes
             .iter()
             .enumerate()
@@ -84,6 +115,7 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
             .collect();
         let mut cluster = Cluster {
             id: format!("s{block}"),
+            kind,
             label,
             nodes: Vec::new(),
         };

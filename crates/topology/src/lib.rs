@@ -14,8 +14,17 @@
 //!   Translation").
 //!
 //! [`TopologyDescriptionStatus`] says why a described group has no description.
+//!
+//! [`graph`] is the reader's model as a processing graph (a box per sub-topology and global
+//! store, topics and stores as nodes of their own), behind `kafka-streams-groups --output
+//! dot|mermaid`.
+//!
+//! Everything here is pure: no I/O, no async, so the client library, the tools and the daemon
+//! share it.
 
 mod convert;
+pub mod graph;
+pub mod java;
 mod model;
 mod status;
 pub mod streams;
