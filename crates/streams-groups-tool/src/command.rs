@@ -69,7 +69,13 @@ async fn describe<A: StreamsAdmin + ?Sized>(
     err: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let mut exit_code = 0;
-    for group_id in group_ids(admin, groups).await? {
+    let ids = group_ids(admin, groups).await?;
+    if let Describe::Topology(format) = what {
+        if format.single_group() && ids.len() > 1 {
+            return Err(CliError::Usage(one_drawing_only(ids.len())));
+        }
+    }
+    for group_id in ids {
         let topology = matches!(what, Describe::Topology(_));
         // A group-level error aborts the command here, as the exception does in Kafka.
         let description = admin.describe_streams_group(&group_id, topology).await?;
@@ -113,6 +119,14 @@ async fn describe<A: StreamsAdmin + ?Sized>(
     Ok(exit_code)
 }
 
+/// Why `--output svg` (a file holds one drawing) refuses to describe `groups` groups at once.
+pub fn one_drawing_only(groups: usize) -> String {
+    format!(
+        "Option [output] svg draws the topology of one group, but {groups} groups were given: \
+         describe them one --group at a time (an SVG document holds one drawing)."
+    )
+}
+
 /// The rendered topology, or the message for why there is none (the specification's wording
 /// for NOT_STORED and ERROR; Kafka's for the status that cannot occur here).
 fn topology_output(
@@ -121,7 +135,9 @@ fn topology_output(
 ) -> Result<String, String> {
     let group_id = &description.group_id;
     match (description.topology_description_status, &description.topology_description) {
-        (TopologyDescriptionStatus::Available, Some(topology)) => Ok(format.render(group_id, topology)),
+        (TopologyDescriptionStatus::Available, Some(topology)) => format
+            .render(group_id, topology)
+            .map_err(|e| format!("Cannot draw the topology of group '{group_id}': {e}")),
         (TopologyDescriptionStatus::NotStored, _) => {
             Err(format!("No topology description has been recorded for group '{group_id}'."))
         }

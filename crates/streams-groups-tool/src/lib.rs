@@ -3,7 +3,7 @@
 //!
 //! - [`topology`]: Kafka's Admin `StreamsGroupTopologyDescription`, converted from the
 //!   StreamsGroupDescribe v1 wire struct, with predecessors rebuilt from successors.
-//! - [`format`](mod@format): the topology as Kafka's `--describe --topology` text, JSON, DOT or Mermaid.
+//! - [`format`](mod@format): the topology as Kafka's `--describe --topology` text, JSON, DOT, Mermaid or SVG.
 //! - [`tables`]: the `--list`, `--describe` and `--delete` output, as Kafka prints it.
 //! - [`admin`]: the admin calls, behind [`admin::StreamsAdmin`] so tests can fake them.
 //! - [`command::execute`] runs an action; [`run`] is the whole program.

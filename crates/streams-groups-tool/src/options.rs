@@ -180,6 +180,9 @@ impl Options {
         if self.output.is_some() && !(self.describe && self.topology) {
             return usage("Option [output] may be used with --describe --topology only".into());
         }
+        if self.output.is_some_and(OutputFormat::single_group) && self.group.len() > 1 {
+            return usage(crate::command::one_drawing_only(self.group.len()));
+        }
         if self.list {
             for (flag, set) in [
                 ("members", self.members),
@@ -418,11 +421,36 @@ mod tests {
                     "g",
                     "--topology",
                     "--output",
-                    "svg"
+                    "png"
                 ]
             ]
             .concat()
         )
         .is_err());
+    }
+
+    #[test]
+    fn svg_draws_one_group() {
+        let b = ["--bootstrap-server", "localhost:9092"];
+        let svg = ["--describe", "--topology", "--output", "svg"];
+        assert_eq!(
+            check(&[&b[..], &svg, &["--group", "g"]].concat())
+                .unwrap()
+                .action,
+            Action::Describe {
+                groups: Groups::Named(vec!["g".into()]),
+                what: Describe::Topology(OutputFormat::Svg),
+                verbose: false
+            }
+        );
+        assert_eq!(
+            check(&[&b[..], &svg, &["--group", "a", "--group", "b"]].concat()).unwrap_err(),
+            "Option [output] svg draws the topology of one group, but 2 groups were given: \
+             describe them one --group at a time (an SVG document holds one drawing)."
+        );
+        // The same group twice is still two drawings asked for; other formats take many.
+        assert!(check(&[&b[..], &svg, &["--group", "a", "--group", "a"]].concat()).is_err());
+        let dot = ["--describe", "--topology", "--output", "dot"];
+        assert!(check(&[&b[..], &dot, &["--group", "a", "--group", "b"]].concat()).is_ok());
     }
 }

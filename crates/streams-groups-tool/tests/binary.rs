@@ -85,13 +85,30 @@ fn usage_errors() {
         "g",
         "--topology",
         "--output",
+        "png",
+    ]);
+    assert_one_line_error(
+        &output,
+        "Error: invalid value 'png' for '--output <format>'",
+    );
+    assert!(text(&output.stderr).contains("[possible values: text, json, dot, mermaid, svg]"));
+
+    let output = tool(&[
+        "--bootstrap-server",
+        "localhost:9092",
+        "--describe",
+        "--group",
+        "a",
+        "--group",
+        "b",
+        "--topology",
+        "--output",
         "svg",
     ]);
     assert_one_line_error(
         &output,
-        "Error: invalid value 'svg' for '--output <format>'",
+        "Error: Option [output] svg draws the topology of one group, but 2 groups were given",
     );
-    assert!(text(&output.stderr).contains("[possible values: text, json, dot, mermaid]"));
 
     let output = tool(&[
         "--bootstrap-server",

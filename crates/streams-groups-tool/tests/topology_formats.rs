@@ -8,7 +8,7 @@ use kcoord_streams_groups::topology::StreamsGroupTopologyDescription;
 use kcoord_wire::messages::streams_group_describe_response::TopologyDescription;
 
 fn render(format: OutputFormat, wire: &TopologyDescription) -> String {
-    format.render("orders-app", &model(wire))
+    format.render("orders-app", &model(wire)).expect("rendered")
 }
 
 #[test]
@@ -21,6 +21,7 @@ fn orders_example_in_every_format() {
         "orders.topology.mermaid",
         &render(OutputFormat::Mermaid, &wire),
     );
+    assert_golden("orders.topology.svg", &render(OutputFormat::Svg, &wire));
 }
 
 #[test]
@@ -33,6 +34,7 @@ fn subtopologies_and_global_stores_in_every_format() {
         "complex.topology.mermaid",
         &render(OutputFormat::Mermaid, &wire),
     );
+    assert_golden("complex.topology.svg", &render(OutputFormat::Svg, &wire));
 }
 
 /// Names with characters DOT and Mermaid give meaning to stay inside their labels.
@@ -60,12 +62,14 @@ fn odd_names_are_escaped_in_graph_formats() {
 fn text_is_the_formatted_topology_plus_println() {
     let topology = model(&orders_wire());
     assert_eq!(
-        OutputFormat::Text.render("g", &topology),
+        OutputFormat::Text.render("g", &topology).unwrap(),
         format_topology(&topology) + "\n"
     );
     // Nothing to show still prints the header (and the println).
     assert_eq!(
-        OutputFormat::Text.render("g", &StreamsGroupTopologyDescription::default()),
+        OutputFormat::Text
+            .render("g", &StreamsGroupTopologyDescription::default())
+            .unwrap(),
         "Topologies:\n\n"
     );
 }
@@ -137,7 +141,7 @@ fn global_stores_fill_the_gaps_between_subtopology_ids() {
 #[test]
 fn json_round_trips_to_the_model() {
     let topology = model(&complex_wire());
-    let json = OutputFormat::Json.render("g", &topology);
+    let json = OutputFormat::Json.render("g", &topology).unwrap();
     let back: StreamsGroupTopologyDescription =
         serde_json::from_str(&json).expect("valid JSON of the model");
     assert_eq!(back, topology);

@@ -15,9 +15,14 @@
 //!
 //! [`TopologyDescriptionStatus`] says why a described group has no description.
 //!
-//! [`graph`] is the reader's model as a processing graph (a box per sub-topology and global
-//! store, topics and stores as nodes of their own), behind `kafka-streams-groups --output
-//! dot|mermaid`.
+//! Drawings of the reader's model:
+//! - [`graph`]: the processing graph (a box per sub-topology and global store, topics and
+//!   stores as nodes of their own), behind `kafka-streams-groups --output dot|mermaid|svg`.
+//! - [`layout`]: that graph laid out (boxes and routes) by the `dagre` crate.
+//! - [`svg`]: the laid-out graph drawn as a standalone SVG document; [`svg::render_svg`] does
+//!   all three steps.
+//!
+//! [`synthetic`] generates large topologies for tests and benchmarks.
 //!
 //! Everything here is pure: no I/O, no async, so the client library, the tools and the daemon
 //! share it.
@@ -25,9 +30,12 @@
 mod convert;
 pub mod graph;
 pub mod java;
+pub mod layout;
 mod model;
 mod status;
 pub mod streams;
+pub mod svg;
+pub mod synthetic;
 mod wire;
 
 pub use convert::{from_wire, invert, TopologyDescriptionError};
