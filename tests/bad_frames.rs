@@ -499,12 +499,18 @@ mod harness_self_tests {
         assert!(parse_startup_line("kcoord started: node.id=x listeners=A://1.2.3.4:5").is_err());
         let with_http = "kcoord started: node.id=1 listeners=A://1.2.3.4:5 http=127.0.0.1:8080";
         let (_, listeners) = parse_startup_line(with_http).unwrap();
-        assert_eq!(listeners, vec![("A".to_string(), "1.2.3.4:5".parse().unwrap())]);
+        assert_eq!(
+            listeners,
+            vec![("A".to_string(), "1.2.3.4:5".parse().unwrap())]
+        );
         assert_eq!(
             parse_http_addr(with_http).unwrap(),
             Some("127.0.0.1:8080".parse().unwrap())
         );
-        assert_eq!(parse_http_addr("kcoord started: node.id=1 listeners=A://1.2.3.4:5").unwrap(), None);
+        assert_eq!(
+            parse_http_addr("kcoord started: node.id=1 listeners=A://1.2.3.4:5").unwrap(),
+            None
+        );
         assert!(parse_startup_line("hello").is_err());
     }
 }

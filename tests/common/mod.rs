@@ -440,7 +440,10 @@ pub fn parse_startup_line(line: &str) -> Result<(i32, Vec<(String, SocketAddr)>)
 pub fn parse_http_addr(line: &str) -> Result<Option<SocketAddr>, String> {
     line.split(' ')
         .find_map(|field| field.strip_prefix("http="))
-        .map(|addr| addr.parse().map_err(|e| format!("bad http address {addr:?}: {e}")))
+        .map(|addr| {
+            addr.parse()
+                .map_err(|e| format!("bad http address {addr:?}: {e}"))
+        })
         .transpose()
 }
 

@@ -135,13 +135,19 @@ mod tests {
     fn every_error_code_field_is_visited_in_its_versions_and_nothing_else() {
         let spec = crate::schema::parse("DemoResponse.json", RESPONSE).unwrap();
         let code = impls(&spec);
-        assert!(code.contains("if version >= 1 { f(self.error_code); }"), "{code}");
+        assert!(
+            code.contains("if version >= 1 { f(self.error_code); }"),
+            "{code}"
+        );
         assert!(
             code.contains("if version >= 2 { for v in self.partitions.iter()"),
             "{code}"
         );
         assert!(code.contains("for v in self.topics.iter()"), "{code}");
-        assert!(!code.contains("self.brokers"), "no error code below Brokers: {code}");
+        assert!(
+            !code.contains("self.brokers"),
+            "no error code below Brokers: {code}"
+        );
         assert!(!code.contains("topic_config_error_code"), "{code}");
     }
 }

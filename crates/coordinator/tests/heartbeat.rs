@@ -654,7 +654,11 @@ fn the_shard_counts_its_rebalances_and_assignments() {
     let joined = h.shard.stats();
     assert_eq!((joined.rebalances, joined.assignments), (1, 1));
     a.beat(&mut h);
-    assert_eq!(h.shard.stats(), joined, "a steady heartbeat changes neither");
+    assert_eq!(
+        h.shard.stats(),
+        joined,
+        "a steady heartbeat changes neither"
+    );
     let mut b = Member::new("b", "p2", simple_topology(1));
     b.beat(&mut h);
     let two = h.shard.stats();
@@ -662,5 +666,9 @@ fn the_shard_counts_its_rebalances_and_assignments() {
     let mut leave = b.request();
     leave.member_epoch = -1;
     h.heartbeat(&leave).unwrap();
-    assert_eq!(h.shard.stats().rebalances, 3, "a member leaving bumps the epoch");
+    assert_eq!(
+        h.shard.stats().rebalances,
+        3,
+        "a member leaving bumps the epoch"
+    );
 }

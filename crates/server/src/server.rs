@@ -132,8 +132,7 @@ pub async fn start_with(
         config.listeners.iter().map(|l| l.name.as_str()),
     ));
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
-    let topology =
-        TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
+    let topology = TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
     crate::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
     let tls = match listener_tls(&config) {

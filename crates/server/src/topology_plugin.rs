@@ -352,9 +352,11 @@ impl TopologyDescriptions {
             requires_topology_push_on = ?on,
             "topology description plugin configured"
         );
-        Self::metered(plugin, name, limits, on, metrics).map_err(|source| PluginStartError::Threads {
-            name: name.to_owned(),
-            source,
+        Self::metered(plugin, name, limits, on, metrics).map_err(|source| {
+            PluginStartError::Threads {
+                name: name.to_owned(),
+                source,
+            }
         })
     }
 
@@ -380,11 +382,9 @@ impl TopologyDescriptions {
                     RequiresPushOn::PluginThreads,
                     metrics,
                 )
-                .map_err(|source| {
-                    PluginStartError::Threads {
-                        name: "injected".to_owned(),
-                        source,
-                    }
+                .map_err(|source| PluginStartError::Threads {
+                    name: "injected".to_owned(),
+                    source,
                 })
             }
             None => TopologyDescriptions::from_config_metered(config, metrics),

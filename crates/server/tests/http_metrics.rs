@@ -18,8 +18,8 @@ use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceD
 use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
 use kcoord_wire::messages::{
     CreateTopicsRequest, CreateTopicsResponse, FetchRequest, FetchResponse, ProduceRequest,
-    ProduceResponse, RequestHeader, ResponseHeader, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse,
+    ProduceResponse, RequestHeader, ResponseHeader, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
 use prometheus_parse::{Scrape, Value};
@@ -236,7 +236,10 @@ impl Kafka {
         assert_eq!(response.topics[0].error_code, 0, "{response:?}");
     }
 
-    async fn heartbeat(&mut self, request: &StreamsGroupHeartbeatRequest) -> StreamsGroupHeartbeatResponse {
+    async fn heartbeat(
+        &mut self,
+        request: &StreamsGroupHeartbeatRequest,
+    ) -> StreamsGroupHeartbeatResponse {
         self.call(ApiKey::StreamsGroupHeartbeat, 0, request).await
     }
 }
@@ -279,7 +282,10 @@ async fn metrics_are_prometheus_text_with_the_documented_families() {
         ("kcoord_streams_group_members", "gauge"),
         ("kcoord_streams_group_rebalances_total", "counter"),
         ("kcoord_streams_group_assignments_total", "counter"),
-        ("kcoord_streams_group_assignment_job_duration_seconds", "histogram"),
+        (
+            "kcoord_streams_group_assignment_job_duration_seconds",
+            "histogram",
+        ),
         ("kcoord_topology_plugin_calls_total", "counter"),
         ("kcoord_topology_plugin_call_duration_seconds", "histogram"),
         ("kcoord_log_appended_records_total", "counter"),
@@ -297,7 +303,10 @@ async fn metrics_are_prometheus_text_with_the_documented_families() {
         ("process_cpu_seconds_total", "counter"),
     ] {
         assert_eq!(types.get(name).copied(), Some(kind), "{name}");
-        assert!(metrics.scrape.docs.contains_key(name), "{name} has a HELP line");
+        assert!(
+            metrics.scrape.docs.contains_key(name),
+            "{name} has a HELP line"
+        );
     }
     assert!(metrics.get("process_resident_memory_bytes", &[]) > 0.0);
     assert_eq!(
@@ -315,7 +324,8 @@ async fn metrics_are_prometheus_text_with_the_documented_families() {
 async fn request_group_and_data_plane_metrics_follow_the_requests() {
     let (server, http) = start_http(Extensions::default()).await;
     let before = scrape(http).await;
-    let heartbeats = |m: &Metrics| m.get("kcoord_requests_total", &[("api", "StreamsGroupHeartbeat")]);
+    let heartbeats =
+        |m: &Metrics| m.get("kcoord_requests_total", &[("api", "StreamsGroupHeartbeat")]);
     let latencies = |m: &Metrics| {
         m.observations(
             "kcoord_request_duration_seconds",
@@ -427,18 +437,30 @@ async fn request_group_and_data_plane_metrics_follow_the_requests() {
     assert_eq!(data.get("kcoord_produce_records_total", &[]), 3.0);
     assert_eq!(data.get("kcoord_fetch_bytes_total", &[]), len);
     assert_eq!(data.get("kcoord_fetch_records_total", &[]), 3.0);
-    assert_eq!(data.get("kcoord_requests_total", &[("api", "Produce")]), 1.0);
+    assert_eq!(
+        data.get("kcoord_requests_total", &[("api", "Produce")]),
+        1.0
+    );
 
     // The connection closing shows too.
-    let closed_before = data.get("kcoord_connections_closed_total", &[("listener", "PLAINTEXT")]);
+    let closed_before = data.get(
+        "kcoord_connections_closed_total",
+        &[("listener", "PLAINTEXT")],
+    );
     drop(kafka);
     let closed = scrape_until(http, "the connection closed", |m| open(m) == 0.0).await;
     assert_eq!(
-        closed.get("kcoord_connections_closed_total", &[("listener", "PLAINTEXT")]),
+        closed.get(
+            "kcoord_connections_closed_total",
+            &[("listener", "PLAINTEXT")]
+        ),
         closed_before + 1.0
     );
     assert_eq!(
-        closed.get("kcoord_connections_accepted_total", &[("listener", "PLAINTEXT")]),
+        closed.get(
+            "kcoord_connections_accepted_total",
+            &[("listener", "PLAINTEXT")]
+        ),
         1.0
     );
     server.shutdown().await;
@@ -460,11 +482,68 @@ async fn the_coordinator_logs_appends_and_fsyncs_are_counted() {
     let metrics = scrape(http).await;
     for log in ["coordinator", "controller"] {
         let labels = [("log", log)];
-        assert!(metrics.get("kcoord_log_appended_records_total", &labels) >= 1.0, "{log}");
-        assert!(metrics.get("kcoord_log_appended_batches_total", &labels) >= 1.0, "{log}");
-        assert!(metrics.get("kcoord_log_written_bytes_total", &labels) > 0.0, "{log}");
-        assert!(metrics.observations("kcoord_log_fsync_duration_seconds", &labels) >= 1.0, "{log}");
+        assert!(
+            metrics.get("kcoord_log_appended_records_total", &labels) >= 1.0,
+            "{log}"
+        );
+        assert!(
+            metrics.get("kcoord_log_appended_batches_total", &labels) >= 1.0,
+            "{log}"
+        );
+        assert!(
+            metrics.get("kcoord_log_written_bytes_total", &labels) > 0.0,
+            "{log}"
+        );
+        assert!(
+            metrics.observations("kcoord_log_fsync_duration_seconds", &labels) >= 1.0,
+            "{log}"
+        );
     }
+    drop(kafka);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn plugin_calls_are_counted_by_method_and_outcome() {
+    let extra = "http.listener=127.0.0.1:0\ngroup.streams.topology.description.class=memory\n";
+    let server = start(extra, Extensions::default()).await;
+    let http = server.http_addr().unwrap();
+    let mut kafka = Kafka::connect(&server).await;
+    kafka.create_topic("input", 1).await;
+    let joined: StreamsGroupHeartbeatResponse = kafka
+        .call(
+            ApiKey::StreamsGroupHeartbeat,
+            2,
+            &join("app", "m1", "input"),
+        )
+        .await;
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    assert!(joined.topology_description_id.is_some(), "asked to push");
+    let describe = StreamsGroupDescribeRequest {
+        group_ids: vec!["app".into()],
+        include_topology_description: true,
+        ..Default::default()
+    };
+    let described: StreamsGroupDescribeResponse =
+        kafka.call(ApiKey::StreamsGroupDescribe, 1, &describe).await;
+    assert_eq!(described.groups[0].error_code, 0);
+    let metrics = scrape(http).await;
+    let calls = |method: &str, outcome: &str| {
+        metrics.get(
+            "kcoord_topology_plugin_calls_total",
+            &[("method", method), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(calls("requires_topology_push", "ok"), 1.0);
+    assert_eq!(calls("get_topology", "ok"), 1.0);
+    assert_eq!(calls("set_topology", "ok"), 0.0);
+    assert_eq!(
+        metrics.observations(
+            "kcoord_topology_plugin_call_duration_seconds",
+            &[("method", "get_topology")]
+        ),
+        1.0
+    );
     drop(kafka);
     server.shutdown().await;
 }
@@ -536,7 +615,10 @@ async fn a_slow_http_client_does_not_hold_up_another() {
     assert!(started.elapsed() < kcoord_server::http::HEADER_READ_TIMEOUT);
     let mut probe = [0u8; 1];
     let still_open = tokio::time::timeout(Duration::from_millis(1), slow.read(&mut probe)).await;
-    assert!(still_open.is_err(), "the slow client is still being waited for");
+    assert!(
+        still_open.is_err(),
+        "the slow client is still being waited for"
+    );
     drop(slow);
     server.shutdown().await;
 }

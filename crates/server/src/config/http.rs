@@ -1,8 +1,8 @@
 //! `http.listener`: where the HTTP listener (`/metrics`, `/health/*`) listens, if anywhere.
 
 use super::listeners::ListenerConfig;
-use super::Reader;
 use super::ConfigError;
+use super::Reader;
 
 pub const KEY: &str = "http.listener";
 
@@ -52,7 +52,9 @@ fn parse(raw: &str) -> Result<HttpListener, String> {
     let host = match host.strip_prefix('[') {
         Some(inner) => inner.strip_suffix(']').ok_or_else(bad)?,
         None if host.contains(':') => {
-            return Err(format!("an IPv6 address must be in brackets, got \"{raw}\""))
+            return Err(format!(
+                "an IPv6 address must be in brackets, got \"{raw}\""
+            ))
         }
         None => host,
     };
@@ -86,7 +88,9 @@ mod tests {
         assert_eq!(parse("[::1]:9100"), Ok(at("::1", 9100)));
         assert_eq!(parse(":8080"), Ok(at("", 8080)));
         assert_eq!(parse(":8080").unwrap().bind_host(), "0.0.0.0");
-        for bad in ["8080", "host", "::1:8080", "a b:1", "h:65536", "h:-1", "h:", "[::1:80"] {
+        for bad in [
+            "8080", "host", "::1:8080", "a b:1", "h:65536", "h:-1", "h:", "[::1:80",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

@@ -402,7 +402,14 @@ fn records_in(mut batches: &[u8]) -> u64 {
     const COUNT_AT: usize = 57;
     let mut records = 0u64;
     while batches.len() >= COUNT_AT + 4 {
-        let be32 = |at: usize| i32::from_be_bytes([batches[at], batches[at + 1], batches[at + 2], batches[at + 3]]);
+        let be32 = |at: usize| {
+            i32::from_be_bytes([
+                batches[at],
+                batches[at + 1],
+                batches[at + 2],
+                batches[at + 3],
+            ])
+        };
         let Some(size) = usize::try_from(be32(8)).ok().map(|len| len + 12) else {
             break;
         };

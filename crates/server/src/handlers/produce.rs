@@ -119,7 +119,13 @@ pub fn produce(
         }
     }
     for (partition, entries) in by_partition.into_values() {
-        let appended = append_partition(&partition, entries, version, now_ms, &ctx.server.metrics.data);
+        let appended = append_partition(
+            &partition,
+            entries,
+            version,
+            now_ms,
+            &ctx.server.metrics.data,
+        );
         for (ti, pi, answer) in appended {
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };

@@ -17,5 +17,8 @@ pub fn routes() -> Router<AppState> {
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     state.metrics.refresh(&state);
-    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.encode())
+    (
+        [(header::CONTENT_TYPE, CONTENT_TYPE)],
+        state.metrics.encode(),
+    )
 }

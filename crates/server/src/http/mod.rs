@@ -45,6 +45,8 @@ pub const MAX_CONNECTIONS: usize = 64;
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most a request's headers may take.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// hyper's read buffer per connection (it wants at least 8 KiB).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// The largest request body accepted (no route reads one yet).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// How long a handler may take to answer.
@@ -191,7 +193,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_buf_size(MAX_HEADER_BYTES.max(8192) * 4)
+        .max_buf_size(READ_BUFFER_BYTES)
         .max_header_size(MAX_HEADER_BYTES);
     // The client's address, for the routes that need it (the JSON API's ACL host).
     let app = tower::ServiceExt::map_request(app, move |mut request: Request<Incoming>| {

@@ -51,7 +51,10 @@ impl ConnectionMetrics {
                 "connections_accepted_total",
                 "Connections accepted and admitted by the connection quotas, by listener.",
             ),
-            closed: vec_of("connections_closed_total", "Connections closed, by listener."),
+            closed: vec_of(
+                "connections_closed_total",
+                "Connections closed, by listener.",
+            ),
         };
         // Every listener is listed from the start, at zero.
         for name in listeners {

@@ -63,7 +63,12 @@ impl GroupMetrics {
     }
 
     /// A shard job ran from `before` to `after` in `elapsed`.
-    pub fn job_ran(&self, before: ShardStats, after: ShardStats, elapsed: impl FnOnce() -> Duration) {
+    pub fn job_ran(
+        &self,
+        before: ShardStats,
+        after: ShardStats,
+        elapsed: impl FnOnce() -> Duration,
+    ) {
         let rebalances = after.rebalances.saturating_sub(before.rebalances);
         let assignments = after.assignments.saturating_sub(before.assignments);
         if rebalances > 0 {

@@ -34,8 +34,8 @@ pub const PREFIX: &str = "kcoord";
 /// Upper bounds of the latency histograms, in seconds: from a heartbeat's tens of
 /// microseconds to a plugin call's timeout.
 const LATENCY_BUCKETS: &[f64] = &[
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5, 1.0, 2.5, 10.0, 30.0,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 10.0, 30.0,
 ];
 
 /// The daemon's metrics.

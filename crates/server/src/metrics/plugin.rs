@@ -111,8 +111,11 @@ impl PluginMetrics {
 
     /// Handles that no registry lists: for a plugin started outside the daemon (tests).
     pub fn unregistered() -> PluginMetrics {
-        let calls = IntCounterVec::new(Opts::new("unregistered", "unregistered"), &["method", "outcome"])
-            .expect(VALID);
+        let calls = IntCounterVec::new(
+            Opts::new("unregistered", "unregistered"),
+            &["method", "outcome"],
+        )
+        .expect(VALID);
         let latency = HistogramVec::new(
             prometheus::HistogramOpts::new("unregistered", "unregistered"),
             &["method"],

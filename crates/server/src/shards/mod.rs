@@ -665,11 +665,17 @@ impl ShardTask {
     /// Ticks when a deadline has passed; returns the next deadline, which it arms.
     fn tick_if_due(&self, started: Stamp) -> Option<i64> {
         let mut locked = self.shared.lock();
-        if locked.shard.next_deadline().is_some_and(|d| d <= started.ms()) {
+        if locked
+            .shard
+            .next_deadline()
+            .is_some_and(|d| d <= started.ms())
+        {
             // The fencing records are queued like any job's; nobody waits for them.
-            match self.shared.run_job(&mut locked, started, |shard, topics, now| {
-                shard.tick(topics, now)
-            }) {
+            match self
+                .shared
+                .run_job(&mut locked, started, |shard, topics, now| {
+                    shard.tick(topics, now)
+                }) {
                 Ok((Ok(events), _)) => {
                     for event in events {
                         log_tick_event(self.shared.index, &event);
