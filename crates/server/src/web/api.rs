@@ -19,7 +19,7 @@ use kcoord_wire::ErrorCode;
 
 use super::error::ApiError;
 use super::json::{GroupDescription, GroupList, GroupListing, GroupSummary};
-use super::{kafka, no_store};
+use super::{kafka, no_store, topology};
 use crate::state::ServerState;
 
 /// The OpenAPI 3.1 document of this API.
@@ -30,6 +30,14 @@ pub fn routes() -> Router<Arc<ServerState>> {
         .route("/api/openapi.json", get(openapi))
         .route("/api/v1/groups", get(list_groups))
         .route("/api/v1/groups/{group_id}", get(describe_group))
+        .route(
+            "/api/v1/groups/{group_id}/topology",
+            get(topology::description),
+        )
+        .route(
+            "/api/v1/groups/{group_id}/topology.svg",
+            get(topology::drawing),
+        )
 }
 
 /// The HTTP client's address, when the listener recorded it (the ACLs' host).

@@ -14,6 +14,7 @@ mod error;
 mod json;
 pub mod kafka;
 pub mod page;
+mod topology;
 
 use std::sync::Arc;
 
