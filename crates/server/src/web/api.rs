@@ -13,10 +13,11 @@ use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use kcoord_wire::messages::streams_group_describe_response::DescribedGroup;
 use kcoord_wire::ErrorCode;
 
+use super::drawings::Drawings;
 use super::error::ApiError;
 use super::json::{GroupDescription, GroupList, GroupListing, GroupSummary};
 use super::{kafka, no_store, topology};
@@ -38,6 +39,8 @@ pub fn routes() -> Router<Arc<ServerState>> {
             "/api/v1/groups/{group_id}/topology.svg",
             get(topology::drawing),
         )
+        // One per listener: the drawings its clients asked for.
+        .layer(Extension(Arc::new(Drawings::default())))
 }
 
 /// The HTTP client's address, when the listener recorded it (the ACLs' host).

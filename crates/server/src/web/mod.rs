@@ -10,6 +10,7 @@
 //! StreamsGroupDescribe of `User:ANONYMOUS`, authorized and served as on a Kafka listener.
 
 pub mod api;
+mod drawings;
 mod error;
 mod json;
 pub mod kafka;

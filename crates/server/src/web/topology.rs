@@ -8,12 +8,13 @@ use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use kcoord_topology::{from_wire, StreamsGroupTopologyDescription, TopologyDescriptionStatus};
 use kcoord_wire::ErrorCode;
 use serde::Serialize;
 
 use super::api::{describe_one, Peer};
+use super::drawings::Drawings;
 use super::error::{ApiError, TOPOLOGY_DESCRIPTION_ERROR, TOPOLOGY_DESCRIPTION_NOT_STORED};
 use super::no_store;
 use crate::state::ServerState;
@@ -44,6 +45,7 @@ pub async fn description(
 
 pub async fn drawing(
     State(server): State<Arc<ServerState>>,
+    Extension(drawings): Extension<Arc<Drawings>>,
     Peer(peer): Peer,
     Path(group_id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -66,8 +68,10 @@ pub async fn drawing(
             ))
         }
     };
-    let svg = kcoord_topology::svg::render_svg(&group_id, &description)
-        .map_err(|e| internal(format!("cannot lay the topology out: {e}")))?;
+    let svg = drawings
+        .draw(&group_id, description)
+        .await
+        .map_err(|e| internal(e.to_string()))?;
     Ok((
         no_store(),
         [(CONTENT_TYPE, "image/svg+xml; charset=utf-8")],
