@@ -71,6 +71,7 @@ fn the_page_draws_the_topology_with_clickable_nodes() {
         );
     }
 
+    the_drawing_zooms_to_fit(&tab);
     a_new_group_appears_with_its_status(&tab, &daemon);
     the_selection_survives_a_refresh(&tab, clicked.last().unwrap());
 
@@ -152,6 +153,34 @@ fn find_node<'a>(description: &'a Value, name: &str) -> Option<&'a Value> {
     subtopology_nodes
         .chain(global_nodes)
         .find(|n| n["name"] == name)
+}
+
+/// "Fit" scales the drawing down to its box's width (never up), "100%" back to its natural
+/// size.
+fn the_drawing_zooms_to_fit(tab: &Tab) {
+    let section = format!("section[data-group=\"{APP}\"]");
+    let sizes = format!(
+        "(() => {{ const d = document.querySelector('{section} .drawing'); const svg = d.querySelector('svg'); \
+         return [svg.getBoundingClientRect().width, d.clientWidth, svg.viewBox.baseVal.width]; }})()"
+    );
+    tab.find_element(&format!("{section} .toolbar button[data-zoom=\"fit\"]"))
+        .unwrap()
+        .click()
+        .unwrap();
+    let fitted = evaluate(tab, &sizes);
+    let [width, room, natural] = [0, 1, 2].map(|i| fitted[i].as_f64().unwrap());
+    // Never larger than its natural size.
+    let expected = room.min(natural);
+    assert!((width - expected).abs() <= 3.0, "fitted: {fitted}");
+    tab.find_element(&format!("{section} .toolbar button[data-zoom=\"actual\"]"))
+        .unwrap()
+        .click()
+        .unwrap();
+    let actual = evaluate(tab, &sizes);
+    assert!(
+        (actual[0].as_f64().unwrap() - actual[2].as_f64().unwrap()).abs() < 1.0,
+        "actual size: {actual}"
+    );
 }
 
 /// A group that joins while the page is open shows up at the next poll, with the reason it

@@ -109,11 +109,20 @@
       const section = el('section', { class: 'group', id: sectionId(g.groupId) });
       section.dataset.group = g.groupId;
       const summary = el('summary', {});
+      const toolButton = (action, label, title) => {
+        const button = el('button', { type: 'button', title }, label);
+        button.dataset.zoom = action;
+        return button;
+      };
       const body = el('div', {},
         el('p', { class: 'topology-status' }),
+        el('div', { class: 'toolbar', hidden: '' },
+          toolButton('out', '−', 'Zoom out'), toolButton('in', '+', 'Zoom in'),
+          toolButton('actual', '100%', 'Actual size'), toolButton('fit', 'Fit', 'Fit the width'),
+          el('span', { class: 'zoom-level' })),
         el('div', { class: 'drawing' }));
       section.append(el('details', { open: '' }, summary, body));
-      entry = { section, key: null, index: null };
+      entry = { section, key: null, index: null, zoom: 1, natural: null };
       groups.set(g.groupId, entry);
     }
     const heading = [el('h2', {}, g.groupId), stateBadge(g.groupState), ' '];
@@ -197,6 +206,7 @@
 
   function clearDrawing(entry) {
     entry.section.querySelector('.drawing').replaceChildren();
+    entry.section.querySelector('.toolbar').hidden = true;
     entry.key = null;
     entry.index = null;
     if (selection && selection.group === entry.section.dataset.group) {
@@ -221,7 +231,17 @@
       g.setAttribute('role', 'button');
       g.setAttribute('aria-label', `${g.dataset.kind} ${g.dataset.name}`);
     }
+    const first = entry.natural === null;
+    entry.natural = {
+      width: parseFloat(node.getAttribute('width')) || 0,
+      height: parseFloat(node.getAttribute('height')) || 0,
+    };
     drawing.replaceChildren(node);
+    entry.section.querySelector('.toolbar').hidden = false;
+    applyZoom(entry);
+    if (first) {
+      revealStart(entry);
+    }
     entry.index = topologyIndex;
     const group = entry.section.dataset.group;
     entry.section.dataset.nodes = String(node.querySelectorAll('g.node').length);
@@ -232,6 +252,54 @@
     if (selection && selection.group === group) {
       showDetails(selection);
     }
+  }
+
+  // ---- Zoom and scroll ------------------------------------------------------------------
+
+  const ZOOM_STEP = 1.25;
+  const MIN_ZOOM = 0.1;
+  const MAX_ZOOM = 4;
+
+  /** Sizes the drawing at the entry's zoom (its viewBox scales the content). */
+  function applyZoom(entry) {
+    const svg = entry.section.querySelector('.drawing svg');
+    if (!svg || !entry.natural) {
+      return;
+    }
+    svg.setAttribute('width', String(entry.natural.width * entry.zoom));
+    svg.setAttribute('height', String(entry.natural.height * entry.zoom));
+    entry.section.querySelector('.zoom-level').textContent = `${Math.round(entry.zoom * 100)}%`;
+  }
+
+  function zoom(entry, action) {
+    const drawing = entry.section.querySelector('.drawing');
+    const before = entry.zoom;
+    if (action === 'in') entry.zoom = Math.min(MAX_ZOOM, entry.zoom * ZOOM_STEP);
+    if (action === 'out') entry.zoom = Math.max(MIN_ZOOM, entry.zoom / ZOOM_STEP);
+    if (action === 'actual') entry.zoom = 1;
+    if (action === 'fit' && entry.natural && entry.natural.width > 0) {
+      entry.zoom = Math.min(1, (drawing.clientWidth - 2) / entry.natural.width);
+    }
+    // Keep the middle of the view where it was.
+    const ratio = entry.zoom / before;
+    const middleX = (drawing.scrollLeft + drawing.clientWidth / 2) * ratio;
+    const middleY = (drawing.scrollTop + drawing.clientHeight / 2) * ratio;
+    applyZoom(entry);
+    drawing.scrollLeft = middleX - drawing.clientWidth / 2;
+    drawing.scrollTop = middleY - drawing.clientHeight / 2;
+  }
+
+  /** A large drawing opens where it starts: its first source at the top, centred. */
+  function revealStart(entry) {
+    const drawing = entry.section.querySelector('.drawing');
+    const start = drawing.querySelector('g.node[data-kind="source"]') || drawing.querySelector('g.node');
+    if (!start) {
+      return;
+    }
+    const view = drawing.getBoundingClientRect();
+    const box = start.getBoundingClientRect();
+    drawing.scrollLeft += box.left - view.left - (view.width - box.width) / 2;
+    drawing.scrollTop += box.top - view.top - 60;
   }
 
   /** Looks up for the details panel: nodes by name, and who uses each topic and store. */
@@ -352,6 +420,15 @@
     const target = nodeTarget(event);
     if (target) {
       select(target);
+      return;
+    }
+    const zoomButton = event.target.closest && event.target.closest('.toolbar button');
+    if (zoomButton) {
+      const section = zoomButton.closest('section.group');
+      const entry = section && groups.get(section.dataset.group);
+      if (entry) {
+        zoom(entry, zoomButton.dataset.zoom);
+      }
       return;
     }
     const link = event.target.closest && event.target.closest('#details button.link');
