@@ -4,6 +4,7 @@
 //! ```text
 //! cargo bench --bench web_page                          # 10 sub-topologies x 20 nodes, 20 reps
 //! cargo bench --bench web_page -- --subtopologies 10 --nodes 20 --reps 20 --warmup 2
+//! cargo bench --bench web_page -- --screenshot /tmp/page.png   # and a picture of the last load
 //! ```
 //!
 //! Setup: the `kcoord` binary Cargo built alongside the bench (for `cargo bench`: the
@@ -34,6 +35,7 @@ mod web_support;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
 use web_support::{chromium, evaluate, writer_json, Http, Sim, WAIT, WEB_CONFIG};
 
 const GROUP: &str = "bench-web-app";
@@ -43,6 +45,9 @@ struct Settings {
     nodes: usize,
     reps: usize,
     warmup: usize,
+    /// `--screenshot`: a PNG of the page after the last load (with the drawing's box scrolled
+    /// as loaded), to see whether 200 nodes stay readable.
+    screenshot: Option<String>,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -53,6 +58,7 @@ fn settings() -> Result<Settings, String> {
         nodes: 20,
         reps: if bench { 20 } else { 1 },
         warmup: if bench { 2 } else { 0 },
+        screenshot: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -69,11 +75,14 @@ fn settings() -> Result<Settings, String> {
             "--nodes" => s.nodes = number(3)?,
             "--reps" => s.reps = number(1)?,
             "--warmup" => s.warmup = number(0)?,
+            "--screenshot" => {
+                s.screenshot = Some(value.ok_or("--screenshot needs a path")?.to_owned());
+            }
             // libtest's and cargo's own arguments.
             _ => {
                 if bench && name != "--bench" {
                     return Err(format!(
-                        "unknown argument {name:?} (--subtopologies, --nodes, --reps, --warmup)"
+                        "unknown argument {name:?} (--subtopologies, --nodes, --reps, --warmup, --screenshot)"
                     ));
                 }
                 i += 1;
@@ -143,6 +152,12 @@ fn run(s: &Settings) -> Result<String, String> {
         if rep >= s.warmup {
             times.push(ms);
         }
+    }
+    if let Some(path) = &s.screenshot {
+        let png = tab
+            .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+            .map_err(|e| format!("screenshot: {e}"))?;
+        std::fs::write(path, png).map_err(|e| format!("{path}: {e}"))?;
     }
     let mut svg_times: Vec<f64> = (0..s.reps)
         .map(|_| {
