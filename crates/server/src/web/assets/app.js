@@ -299,7 +299,8 @@
     const view = drawing.getBoundingClientRect();
     const box = start.getBoundingClientRect();
     drawing.scrollLeft += box.left - view.left - (view.width - box.width) / 2;
-    drawing.scrollTop += box.top - view.top - 60;
+    // Room above it for the topics it reads.
+    drawing.scrollTop += box.top - view.top - 120;
   }
 
   /** Looks up for the details panel: nodes by name, and who uses each topic and store. */
