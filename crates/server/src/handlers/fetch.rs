@@ -391,8 +391,7 @@ fn count_sent(metrics: &crate::metrics::DataPlaneMetrics, chunks: &[kcoord_stora
         }
     }
     if bytes > 0 {
-        metrics.fetch_bytes.inc_by(bytes);
-        metrics.fetch_records.inc_by(records);
+        metrics.fetched(bytes, records);
     }
 }
 

@@ -305,10 +305,8 @@ fn append_partition(
                 let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
                     Ok(a) => {
                         if !a.duplicate {
-                            metrics.produce_bytes.inc_by(batch.bytes.len() as u64);
-                            metrics
-                                .produce_records
-                                .inc_by(u64::try_from(batch.record_count).unwrap_or(0));
+                            let records = u64::try_from(batch.record_count).unwrap_or(0);
+                            metrics.produced(batch.bytes.len(), records);
                         }
                         appended(&a)
                     }

@@ -4,20 +4,25 @@
 //!
 //! Built on the `prometheus` crate (TiKV's client): it writes the 0.0.4 text format Prometheus
 //! scrapes, and its `process` feature brings the standard process collector (RSS, threads, open
-//! fds, CPU seconds), which `prometheus-client` lacks. Every handle on a request path is
-//! resolved once (an array indexed by API key, a struct per listener) and updated with atomics:
-//! no label lookup and no lock per request. Values that are cheaper to compute when asked than
-//! to keep current (streams groups by state, members, partitions) are read from the shards and
-//! the partitions at scrape time ([`Metrics::refresh`]).
+//! fds, CPU seconds), which `prometheus-client` lacks. What a request updates is found by
+//! index (an array by API key, a struct per listener or method), with no label lookup and no
+//! lock, and the counters updated on every request are striped per thread (`striped.rs`) and
+//! turned into families by collectors of this module when scraped. Values that are cheaper to
+//! compute when asked than to keep current (streams groups by state, members, partitions) are
+//! read from the shards and the partitions at scrape time ([`Metrics::refresh`]).
 //!
 //! The names, what each measures and the Kafka JMX metric it corresponds to are listed in the
 //! README ("Metrics and health").
 
 mod connections;
+mod families;
 mod groups;
 mod logs;
 mod plugin;
 mod requests;
+mod striped;
+
+use std::sync::Arc;
 
 use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
 use tracing::warn;
@@ -146,36 +151,90 @@ fn histogram_opts(name: &str, help: &str) -> HistogramOpts {
 pub struct DataPlaneMetrics {
     /// Set at scrape time.
     partitions: IntGauge,
-    pub produce_bytes: IntCounter,
-    pub produce_records: IntCounter,
-    pub fetch_bytes: IntCounter,
-    pub fetch_records: IntCounter,
+    /// Counted per request: striped (see `striped.rs`).
+    counts: Arc<DataCounts>,
 }
+
+#[derive(Debug)]
+struct DataCounts {
+    counts: striped::Striped,
+    descs: [prometheus::core::Desc; DATA_COUNTERS.len()],
+}
+
+/// (name, help) of each data plane counter, in the order of their indexes.
+const DATA_COUNTERS: [(&str, &str); 4] = [
+    (
+        "produce_bytes_total",
+        "Bytes of record batches appended by Produce.",
+    ),
+    ("produce_records_total", "Records appended by Produce."),
+    (
+        "fetch_bytes_total",
+        "Bytes of record batches sent in Fetch responses.",
+    ),
+    (
+        "fetch_records_total",
+        "Records in the batches sent in Fetch responses.",
+    ),
+];
 
 impl DataPlaneMetrics {
     fn new(registry: &Registry) -> DataPlaneMetrics {
+        let descs = DATA_COUNTERS.map(|(name, help)| {
+            prometheus::core::Desc::new(
+                format!("{PREFIX}_{name}"),
+                help.to_owned(),
+                Vec::new(),
+                Default::default(),
+            )
+            .expect(VALID)
+        });
+        let counts = Arc::new(DataCounts {
+            counts: striped::Striped::new(DATA_COUNTERS.len()),
+            descs,
+        });
+        register(registry, DataCollector(Arc::clone(&counts)));
         DataPlaneMetrics {
             partitions: gauge(registry, "partitions", "Partitions this node leads."),
-            produce_bytes: counter(
-                registry,
-                "produce_bytes_total",
-                "Bytes of record batches appended by Produce.",
-            ),
-            produce_records: counter(
-                registry,
-                "produce_records_total",
-                "Records appended by Produce.",
-            ),
-            fetch_bytes: counter(
-                registry,
-                "fetch_bytes_total",
-                "Bytes of record batches sent in Fetch responses.",
-            ),
-            fetch_records: counter(
-                registry,
-                "fetch_records_total",
-                "Records in the batches sent in Fetch responses.",
-            ),
+            counts,
         }
+    }
+
+    /// Produce appended a batch of `bytes` holding `records` records.
+    pub fn produced(&self, bytes: usize, records: u64) {
+        self.counts.counts.add(0, bytes as u64);
+        self.counts.counts.add(1, records);
+    }
+
+    /// A Fetch response carries `bytes` of batches holding `records` records.
+    pub fn fetched(&self, bytes: u64, records: u64) {
+        self.counts.counts.add(2, bytes);
+        self.counts.counts.add(3, records);
+    }
+}
+
+#[derive(Debug, Clone)]
+struct DataCollector(Arc<DataCounts>);
+
+impl prometheus::core::Collector for DataCollector {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.0.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        self.0
+            .descs
+            .iter()
+            .enumerate()
+            .map(|(index, desc)| {
+                let value = families::counter(&[], self.0.counts.get(index));
+                families::family(
+                    &desc.fq_name,
+                    &desc.help,
+                    prometheus::proto::MetricType::COUNTER,
+                    vec![value],
+                )
+            })
+            .collect()
     }
 }

@@ -1,9 +1,14 @@
 //! Calls into the topology description plugin, by method and outcome, with their latency.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use prometheus::{Histogram, HistogramVec, IntCounter, IntCounterVec, Opts, Registry};
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{MetricFamily, MetricType};
+use prometheus::{Histogram, HistogramVec, Registry};
 
+use super::families::{counter, family};
+use super::striped::Striped;
 use super::{histogram_opts, register, PREFIX, VALID};
 
 /// The plugin's methods the daemon calls on request paths.
@@ -75,26 +80,24 @@ impl PluginOutcome {
     }
 }
 
-/// The handles of every (method, outcome). Cheap to clone.
+/// The counters of every (method, outcome) and the latency of each method. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct PluginMetrics {
-    calls: [[IntCounter; PluginOutcome::ALL.len()]; PluginMethod::ALL.len()],
+    /// `requires_topology_push` is asked on every heartbeat: striped, like the request counters.
+    calls: Arc<CallCounts>,
     latency: [Histogram; PluginMethod::ALL.len()],
 }
 
+#[derive(Debug)]
+struct CallCounts {
+    counts: Striped,
+    desc: Desc,
+}
+
+const OUTCOMES: usize = PluginOutcome::ALL.len();
+
 impl PluginMetrics {
     pub(super) fn new(registry: &Registry) -> PluginMetrics {
-        let calls = register(
-            registry,
-            IntCounterVec::new(
-                Opts::new(
-                    format!("{PREFIX}_topology_plugin_calls_total"),
-                    "Calls of the topology description plugin, by method and outcome.",
-                ),
-                &["method", "outcome"],
-            )
-            .expect(VALID),
-        );
         let latency = register(
             registry,
             HistogramVec::new(
@@ -106,28 +109,33 @@ impl PluginMetrics {
             )
             .expect(VALID),
         );
-        Self::with(&calls, &latency)
+        let metrics = Self::with(&latency);
+        register(registry, CallCollector(Arc::clone(&metrics.calls)));
+        metrics
     }
 
     /// Handles that no registry lists: for a plugin started outside the daemon (tests).
     pub fn unregistered() -> PluginMetrics {
-        let calls = IntCounterVec::new(
-            Opts::new("unregistered", "unregistered"),
-            &["method", "outcome"],
-        )
-        .expect(VALID);
         let latency = HistogramVec::new(
             prometheus::HistogramOpts::new("unregistered", "unregistered"),
             &["method"],
         )
         .expect(VALID);
-        Self::with(&calls, &latency)
+        Self::with(&latency)
     }
 
-    fn with(calls: &IntCounterVec, latency: &HistogramVec) -> PluginMetrics {
+    fn with(latency: &HistogramVec) -> PluginMetrics {
+        let desc = Desc::new(
+            format!("{PREFIX}_topology_plugin_calls_total"),
+            "Calls of the topology description plugin, by method and outcome.".to_owned(),
+            vec!["method".to_owned(), "outcome".to_owned()],
+            Default::default(),
+        )
+        .expect(VALID);
         PluginMetrics {
-            calls: PluginMethod::ALL.map(|m| {
-                PluginOutcome::ALL.map(|o| calls.with_label_values(&[m.name(), o.name()]))
+            calls: Arc::new(CallCounts {
+                counts: Striped::new(PluginMethod::ALL.len() * OUTCOMES),
+                desc,
             }),
             latency: PluginMethod::ALL.map(|m| latency.with_label_values(&[m.name()])),
         }
@@ -136,10 +144,38 @@ impl PluginMetrics {
     /// A call of `method` ended with `outcome`, after `elapsed` when it was timed.
     #[inline]
     pub fn called(&self, method: PluginMethod, outcome: PluginOutcome, elapsed: Option<Duration>) {
-        let m = method as usize;
-        self.calls[m][outcome as usize].inc();
+        self.calls
+            .counts
+            .add(method as usize * OUTCOMES + outcome as usize, 1);
         if let Some(elapsed) = elapsed {
-            self.latency[m].observe(elapsed.as_secs_f64());
+            self.latency[method as usize].observe(elapsed.as_secs_f64());
         }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct CallCollector(Arc<CallCounts>);
+
+impl Collector for CallCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        vec![&self.0.desc]
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let metrics = PluginMethod::ALL
+            .iter()
+            .flat_map(|m| PluginOutcome::ALL.iter().map(move |o| (*m, *o)))
+            .map(|(m, o)| {
+                let count = self.0.counts.get(m as usize * OUTCOMES + o as usize);
+                counter(&[("method", m.name()), ("outcome", o.name())], count)
+            })
+            .collect();
+        let desc = &self.0.desc;
+        vec![family(
+            &desc.fq_name,
+            &desc.help,
+            MetricType::COUNTER,
+            metrics,
+        )]
     }
 }

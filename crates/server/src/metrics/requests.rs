@@ -1,5 +1,7 @@
 //! Per-API request metrics: how many requests, how long from the frame read to the response
-//! handed to the connection's writer, and every error code the responses carried.
+//! handed to the connection's writer, and every error code the responses carried. Counted in
+//! [`Striped`] counters (a request costs its thread two or three uncontended adds) and turned
+//! into families when scraped.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,80 +11,122 @@ use std::time::Duration;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::{ErrorCode, ErrorCodes};
 use prometheus::core::{Collector, Desc};
-use prometheus::proto::{Counter, LabelPair, Metric, MetricFamily, MetricType};
-use prometheus::{Histogram, HistogramVec, IntCounter, IntCounterVec, Opts, Registry};
+use prometheus::proto::{MetricFamily, MetricType};
+use prometheus::Registry;
 
-use super::{histogram_opts, register, PREFIX, VALID};
+use super::families::{counter, family, histogram};
+use super::striped::Striped;
+use super::{register, LATENCY_BUCKETS, PREFIX, VALID};
 
+const REQUESTS: &str = "requests_total";
+const REQUESTS_HELP: &str =
+    "Requests served (Produce with acks=0: handled), by API; the duration histogram's count.";
+const DURATION: &str = "request_duration_seconds";
+const DURATION_HELP: &str =
+    "Time from a request's frame read to its response handed to the connection's writer, by API.";
 const ERRORS: &str = "request_errors_total";
+const ERRORS_HELP: &str = "Error codes in responses, by API and Kafka error name (NONE included), as Kafka's ErrorsPerSec counts them.";
 
-/// The handles of every API, by API key.
+/// The request counters of every API.
 #[derive(Debug)]
 pub struct RequestMetrics {
-    by_key: Box<[Option<ApiMetrics>]>,
-    errors: Arc<ErrorCounts>,
+    inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct ApiMetrics {
-    requests: IntCounter,
-    latency: Histogram,
+struct Inner {
+    /// API key -> dense index of the API in [`ApiKey::ALL`].
+    dense: Box<[Option<usize>]>,
+    /// The buckets' upper bounds in nanoseconds.
+    bounds_nanos: Box<[u64]>,
+    /// Per API: one count per bucket (the last one past every bound), then the nanoseconds.
+    latency: Striped,
+    /// Per API: one count per error code + 1 (UNKNOWN_SERVER_ERROR is -1).
+    errors: Striped,
+    codes: usize,
+    descs: [Desc; 3],
 }
 
 impl RequestMetrics {
     pub(super) fn new(registry: &Registry) -> RequestMetrics {
-        let requests = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_requests_total"),
-                "Requests answered (or, for Produce with acks=0, handled), by API.",
-            ),
-            &["api"],
-        )
-        .expect(VALID);
-        let latency = HistogramVec::new(
-            histogram_opts(
-                "request_duration_seconds",
-                "Time from a request's frame read to its response handed to the connection's writer, by API.",
-            ),
-            &["api"],
-        )
-        .expect(VALID);
-        let requests = register(registry, requests);
-        let latency = register(registry, latency);
-        let mut by_key: Vec<Option<ApiMetrics>> = Vec::new();
-        for api in ApiKey::ALL {
-            let index = key_index(api.key());
-            if by_key.len() <= index {
-                by_key.resize_with(index + 1, || None);
+        let mut dense: Vec<Option<usize>> = Vec::new();
+        for (index, api) in ApiKey::ALL.iter().enumerate() {
+            let key = key_index(api.key());
+            if dense.len() <= key {
+                dense.resize(key + 1, None);
             }
-            by_key[index] = Some(ApiMetrics {
-                requests: requests.with_label_values(&[api.name()]),
-                latency: latency.with_label_values(&[api.name()]),
-            });
+            dense[key] = Some(index);
         }
-        let errors = Arc::new(ErrorCounts::new());
-        register(registry, ErrorCollector(Arc::clone(&errors)));
-        RequestMetrics {
-            by_key: by_key.into(),
-            errors,
-        }
+        let max_code = ErrorCode::ALL.iter().map(|c| c.code()).max().unwrap_or(0);
+        let codes = usize::try_from(i32::from(max_code) + 2).unwrap_or(1);
+        let desc = |name: &str, help: &str, labels: &[&str]| {
+            Desc::new(
+                format!("{PREFIX}_{name}"),
+                help.to_owned(),
+                labels.iter().map(|l| (*l).to_owned()).collect(),
+                Default::default(),
+            )
+            .expect(VALID)
+        };
+        let inner = Arc::new(Inner {
+            dense: dense.into(),
+            bounds_nanos: LATENCY_BUCKETS
+                .iter()
+                .map(|s| (s * 1e9).round() as u64)
+                .collect(),
+            latency: Striped::new(ApiKey::ALL.len() * (LATENCY_BUCKETS.len() + 2)),
+            errors: Striped::new(ApiKey::ALL.len() * codes),
+            codes,
+            descs: [
+                desc(REQUESTS, REQUESTS_HELP, &["api"]),
+                desc(DURATION, DURATION_HELP, &["api"]),
+                desc(ERRORS, ERRORS_HELP, &["api", "error"]),
+            ],
+        });
+        register(registry, RequestCollector(Arc::clone(&inner)));
+        RequestMetrics { inner }
     }
 
     /// A request for `api` was served in `elapsed`.
     #[inline]
     pub fn served(&self, api: ApiKey, elapsed: Duration) {
-        if let Some(Some(m)) = self.by_key.get(key_index(api.key())) {
-            m.requests.inc();
-            m.latency.observe(elapsed.as_secs_f64());
-        }
+        let inner = &*self.inner;
+        let Some(api) = inner.api(api) else {
+            return;
+        };
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        let bucket = inner.bounds_nanos.partition_point(|b| *b < nanos);
+        let base = api * inner.latency_width();
+        let here = inner.latency.here();
+        add(here, base + bucket, 1);
+        add(here, base + inner.bounds_nanos.len() + 1, nanos);
     }
 
     /// Counts every error code of `response` (NONE included), as Kafka's `ErrorsPerSec`.
     #[inline]
     pub fn response<R: ErrorCodes>(&self, api: ApiKey, version: i16, response: &R) {
-        if let Some(Some(row)) = self.errors.by_key.get(key_index(api.key())) {
-            response.for_each_error_code(version, &mut |code| row.count(code));
-        }
+        let inner = &*self.inner;
+        let Some(api) = inner.api(api) else {
+            return;
+        };
+        let here = inner.errors.here();
+        let base = api * inner.codes;
+        response.for_each_error_code(version, &mut |code| {
+            // Codes past the table count as UNKNOWN_SERVER_ERROR (index 0), as Kafka's
+            // `Errors.forCode` makes them.
+            let index = usize::try_from(i32::from(code) + 1)
+                .ok()
+                .filter(|i| *i < inner.codes)
+                .unwrap_or(0);
+            add(here, base + index, 1);
+        });
+    }
+}
+
+#[inline]
+fn add(counters: &[AtomicU64], index: usize, n: u64) {
+    if let Some(counter) = counters.get(index) {
+        counter.fetch_add(n, Ordering::Relaxed);
     }
 }
 
@@ -90,67 +134,23 @@ fn key_index(key: i16) -> usize {
     usize::try_from(key).unwrap_or(usize::MAX)
 }
 
-/// One counter per (API, error code), kept as plain atomics and listed only once non-zero:
-/// 40 APIs times 140 codes of zeros would bury the few that matter.
-#[derive(Debug)]
-struct ErrorCounts {
-    desc: Desc,
-    by_key: Box<[Option<ErrorRow>]>,
-}
-
-#[derive(Debug)]
-struct ErrorRow {
-    api: ApiKey,
-    /// Indexed by code + 1 (UNKNOWN_SERVER_ERROR is -1); codes past the end count as -1.
-    by_code: Box<[AtomicU64]>,
-}
-
-impl ErrorRow {
+impl Inner {
     #[inline]
-    fn count(&self, code: i16) {
-        let index = usize::try_from(i32::from(code) + 1)
-            .ok()
-            .filter(|i| *i < self.by_code.len())
-            .unwrap_or(0);
-        self.by_code[index].fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-impl ErrorCounts {
-    fn new() -> ErrorCounts {
-        let codes = ErrorCode::ALL.iter().map(|c| c.code()).max().unwrap_or(0);
-        let width = usize::try_from(i32::from(codes) + 2).unwrap_or(1);
-        let mut by_key: Vec<Option<ErrorRow>> = Vec::new();
-        for api in ApiKey::ALL {
-            let index = key_index(api.key());
-            if by_key.len() <= index {
-                by_key.resize_with(index + 1, || None);
-            }
-            by_key[index] = Some(ErrorRow {
-                api: *api,
-                by_code: (0..width).map(|_| AtomicU64::new(0)).collect(),
-            });
-        }
-        let desc = Desc::new(
-            format!("{PREFIX}_{ERRORS}"),
-            "Error codes in responses, by API and Kafka error name (NONE included), as Kafka's ErrorsPerSec counts them.".to_owned(),
-            vec!["api".to_owned(), "error".to_owned()],
-            Default::default(),
-        )
-        .expect(VALID);
-        ErrorCounts {
-            desc,
-            by_key: by_key.into(),
-        }
+    fn api(&self, api: ApiKey) -> Option<usize> {
+        self.dense.get(key_index(api.key())).copied().flatten()
     }
 
-    /// The non-zero counts by (API name, error name); a code Kafka does not know is
-    /// UNKNOWN_SERVER_ERROR, as `Errors.forCode` makes it.
-    fn rows(&self) -> BTreeMap<(&'static str, &'static str), u64> {
+    fn latency_width(&self) -> usize {
+        self.bounds_nanos.len() + 2
+    }
+
+    /// The non-zero error counts by (API name, error name); a code Kafka does not know is
+    /// UNKNOWN_SERVER_ERROR.
+    fn error_rows(&self) -> BTreeMap<(&'static str, &'static str), u64> {
         let mut rows = BTreeMap::new();
-        for row in self.by_key.iter().flatten() {
-            for (index, count) in row.by_code.iter().enumerate() {
-                let count = count.load(Ordering::Relaxed);
+        for (api_index, api) in ApiKey::ALL.iter().enumerate() {
+            for index in 0..self.codes {
+                let count = self.errors.get(api_index * self.codes + index);
                 if count == 0 {
                     continue;
                 }
@@ -158,48 +158,77 @@ impl ErrorCounts {
                 let error = ErrorCode::from_code(code)
                     .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR)
                     .name();
-                *rows.entry((row.api.name(), error)).or_insert(0) += count;
+                *rows.entry((api.name(), error)).or_insert(0) += count;
             }
         }
         rows
     }
+
+    /// Per API: (name, bucket counts, seconds in all).
+    fn latencies(&self) -> Vec<(&'static str, Vec<u64>, f64)> {
+        let width = self.latency_width();
+        let buckets = self.bounds_nanos.len() + 1;
+        ApiKey::ALL
+            .iter()
+            .enumerate()
+            .map(|(api_index, api)| {
+                let base = api_index * width;
+                let counts = (0..buckets).map(|b| self.latency.get(base + b)).collect();
+                let nanos = self.latency.get(base + buckets);
+                (api.name(), counts, nanos as f64 / 1e9)
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone)]
-struct ErrorCollector(Arc<ErrorCounts>);
+struct RequestCollector(Arc<Inner>);
 
-impl Collector for ErrorCollector {
+impl Collector for RequestCollector {
     fn desc(&self) -> Vec<&Desc> {
-        vec![&self.0.desc]
+        self.0.descs.iter().collect()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        let metrics = self
-            .0
-            .rows()
-            .into_iter()
-            .map(|((api, error), count)| {
-                let mut counter = Counter::default();
-                counter.set_value(count as f64);
-                let mut metric = Metric::from_label(vec![label("api", api), label("error", error)]);
-                metric.set_counter(counter);
-                metric
+        let inner = &*self.0;
+        let latencies = inner.latencies();
+        let requests = latencies
+            .iter()
+            .map(|(api, counts, _)| counter(&[("api", api)], counts.iter().sum()))
+            .collect();
+        let durations = latencies
+            .iter()
+            .map(|(api, counts, seconds)| {
+                histogram(&[("api", api)], LATENCY_BUCKETS, counts, *seconds)
             })
             .collect();
-        let mut family = MetricFamily::default();
-        family.set_name(self.0.desc.fq_name.clone());
-        family.set_help(self.0.desc.help.clone());
-        family.set_field_type(MetricType::COUNTER);
-        family.set_metric(metrics);
-        vec![family]
+        let errors = inner
+            .error_rows()
+            .into_iter()
+            .map(|((api, error), count)| counter(&[("api", api), ("error", error)], count))
+            .collect();
+        let [requests_desc, duration_desc, errors_desc] = &inner.descs;
+        vec![
+            family(
+                &requests_desc.fq_name,
+                &requests_desc.help,
+                MetricType::COUNTER,
+                requests,
+            ),
+            family(
+                &duration_desc.fq_name,
+                &duration_desc.help,
+                MetricType::HISTOGRAM,
+                durations,
+            ),
+            family(
+                &errors_desc.fq_name,
+                &errors_desc.help,
+                MetricType::COUNTER,
+                errors,
+            ),
+        ]
     }
-}
-
-fn label(name: &str, value: &str) -> LabelPair {
-    let mut pair = LabelPair::default();
-    pair.set_name(name.to_owned());
-    pair.set_value(value.to_owned());
-    pair
 }
 
 #[cfg(test)]
@@ -222,14 +251,34 @@ mod tests {
             ..Default::default()
         };
         metrics.response(ApiKey::StreamsGroupHeartbeat, 0, &unknown);
-        let rows = metrics.errors.rows();
         assert_eq!(
-            rows.into_iter().collect::<Vec<_>>(),
+            metrics.inner.error_rows().into_iter().collect::<Vec<_>>(),
             vec![
                 (("StreamsGroupHeartbeat", "UNKNOWN_MEMBER_ID"), 2),
                 (("StreamsGroupHeartbeat", "UNKNOWN_SERVER_ERROR"), 1),
             ],
             "an OffsetCommit response without topics carries no error code"
         );
+    }
+
+    #[test]
+    fn latencies_fall_in_their_buckets() {
+        let metrics = RequestMetrics::new(&Registry::new());
+        let api = ApiKey::Metadata;
+        metrics.served(api, Duration::from_micros(10));
+        metrics.served(api, Duration::from_micros(100));
+        metrics.served(api, Duration::from_secs(100));
+        let (_, counts, seconds) = metrics
+            .inner
+            .latencies()
+            .into_iter()
+            .find(|(name, _, _)| *name == "Metadata")
+            .unwrap();
+        // 10 µs is below the first bound (50 µs), 100 µs at the second, 100 s past the last.
+        assert_eq!(counts[0], 1);
+        assert_eq!(counts[1], 1);
+        assert_eq!(counts[LATENCY_BUCKETS.len()], 1);
+        assert_eq!(counts.iter().sum::<u64>(), 3);
+        assert!((seconds - 100.000_11).abs() < 1e-9, "{seconds}");
     }
 }
