@@ -19,6 +19,11 @@
 //!
 //! Everything is deterministic: the graph is built in a fixed order and dagre iterates in
 //! insertion order, so the same topology gives the same coordinates.
+//!
+//! Cost: dagre is the whole of it and grows faster than the graph (`benches/topology_svg.rs`:
+//! about 0.2 to 0.5 s for 200 nodes in release on a loaded 2-core machine, about 1.5 s for
+//! 500 and 7 s for 1,000). A server drawing topologies should cache the drawing per
+//! description (the output only depends on it) and lay out off its async workers.
 
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
