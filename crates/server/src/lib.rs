@@ -43,6 +43,7 @@ pub mod state;
 pub mod supported_versions;
 pub mod tls;
 pub mod topology_plugin;
+pub mod web;
 
 pub use command_line::{daemon_main, daemon_main_with};
 pub use config::{Config, ConfigError};

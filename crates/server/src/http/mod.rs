@@ -1,5 +1,5 @@
 //! The HTTP listener (`http.listener`): `/metrics` and `/health/*` for Prometheus and
-//! orchestrators.
+//! orchestrators, and the JSON API and web page of [`crate::web`] for people and UIs.
 //!
 //! It runs on a thread of its own with its own current-thread tokio runtime, so no HTTP
 //! client, however slow or hostile, ever holds a worker of the runtime that answers Kafka
@@ -21,9 +21,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
+use axum::extract::connect_info::ConnectInfo;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
 use axum::Router;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
@@ -66,6 +68,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(metrics::routes())
         .merge(health::routes())
+        .merge(crate::web::routes())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(TimeoutLayer::with_status_code(
@@ -192,6 +195,11 @@ async fn serve_connection(
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_buf_size(READ_BUFFER_BYTES)
         .max_header_size(MAX_HEADER_BYTES);
+    // The client's address, for the routes that need it (the JSON API's ACL host).
+    let app = tower::ServiceExt::map_request(app, move |mut request: Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        request
+    });
     let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
     match tokio::time::timeout(MAX_CONNECTION_TIME, connection).await {
         Ok(Ok(())) => {}

@@ -1,0 +1,232 @@
+//! The web page (issue 15) in a real headless Chromium (Debian's `chromium`, installed by
+//! `scripts/install-chromium`), driven over the DevTools protocol with `headless_chrome`.
+//!
+//! A daemon with the `memory` plugin and an HTTP listener; kcoord-streams-sim runs an
+//! application that pushes its topology; the page, once open, must draw it with every node
+//! clickable (a click shows the node in the details panel, with its neighbours from the JSON
+//! topology), show a group that appears later without a reload, show why a group has no
+//! drawing, and keep the selection across refreshes. A screenshot is saved to
+//! `target/test-artifacts/topology-page.png`.
+
+mod common;
+mod web_support;
+
+use common::Daemon;
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+use headless_chrome::Tab;
+use serde_json::Value;
+use web_support::{
+    artifact_path, chromium, evaluate, node_names, wait_in_page, writer_json, Http, Sim, WEB_CONFIG,
+};
+
+const APP: &str = "web-app";
+const SILENT: &str = "web-silent-app";
+
+/// The selector of the drawn nodes of `group`'s section.
+fn nodes_of(group: &str) -> String {
+    format!("section[data-group=\"{group}\"] .drawing g.node")
+}
+
+#[test]
+fn the_page_draws_the_topology_with_clickable_nodes() {
+    // Before the daemon: a missing browser fails at once, naming the script to run.
+    let browser = chromium();
+    let daemon = Daemon::start(WEB_CONFIG);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    // Two chained sub-topologies of six nodes and a global store: sources, processors with
+    // stores, sinks, a repartition topic between them.
+    let description = kcoord_client::topology::synthetic::layered(2, 6, 1);
+    let app = Sim::start(&daemon.bootstrap(), APP, &writer_json(&description), &[]);
+    let topology = http.wait_for_topology(APP);
+    let description = &topology["topologyDescription"];
+    let names = node_names(description);
+    assert_eq!(names.len(), 14);
+
+    let tab = browser.new_tab().unwrap();
+    tab.navigate_to(&http.url("/"))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    let selector = nodes_of(APP);
+    let drawn = wait_in_page(
+        &tab,
+        &format!("document.querySelectorAll('{selector}').length"),
+        "the group's drawing",
+        |n| n.as_u64().unwrap_or(0) > 0,
+    );
+    let list = evaluate(
+        &tab,
+        "document.querySelector('#group-list tbody').innerText",
+    );
+    assert!(list.as_str().unwrap().contains(APP), "{list}");
+
+    let clicked = click_every_node(&tab, &selector, description);
+    assert_eq!(clicked.len() as u64, drawn.as_u64().unwrap());
+    for name in &names {
+        assert!(
+            clicked
+                .iter()
+                .any(|(kind, n)| n == name && kind != "topic" && kind != "store"),
+            "{name} is not a clickable node of the page"
+        );
+    }
+
+    the_drawing_zooms_to_fit(&tab);
+    a_new_group_appears_with_its_status(&tab, &daemon);
+    the_selection_survives_a_refresh(&tab, clicked.last().unwrap());
+
+    // A processor selected for the picture.
+    let processor = tab
+        .find_element(&format!("{selector}[data-kind=\"processor\"]"))
+        .unwrap();
+    processor.click().unwrap();
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .unwrap();
+    let path = artifact_path("topology-page.png");
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+
+    drop(tab);
+    app.stop();
+    daemon.stop();
+}
+
+/// Clicks each drawn node of the group and checks the details panel: its name, its kind, and
+/// for sources, processors and sinks the predecessors and successors of the JSON topology.
+/// Returns (kind, name) of every node clicked.
+fn click_every_node(tab: &Tab, selector: &str, description: &Value) -> Vec<(String, String)> {
+    let elements = tab.find_elements(selector).unwrap();
+    let mut clicked = Vec::new();
+    for element in elements {
+        let kind = element.get_attribute_value("data-kind").unwrap().unwrap();
+        let name = element.get_attribute_value("data-name").unwrap().unwrap();
+        element
+            .click()
+            .unwrap_or_else(|e| panic!("{kind} {name} cannot be clicked: {e}"));
+        let heading = wait_in_page(
+            tab,
+            "document.querySelector('#details h2')?.textContent ?? null",
+            &format!("the details of {kind} {name}"),
+            |h| h.as_str() == Some(name.as_str()),
+        );
+        assert_eq!(heading, Value::String(name.clone()));
+        let text = evaluate(tab, "document.querySelector('#details').innerText");
+        let text = text.as_str().unwrap();
+        assert!(text.contains(&kind), "{kind} {name}: {text}");
+        if let Some(node) = find_node(description, &name) {
+            for neighbour in ["predecessors", "successors"] {
+                for other in node[neighbour].as_array().unwrap() {
+                    let other = other.as_str().unwrap();
+                    assert!(
+                        text.contains(other),
+                        "{name}'s {neighbour} lack {other}: {text}"
+                    );
+                }
+            }
+        }
+        let selected = evaluate(
+            tab,
+            "[...document.querySelectorAll('.drawing g.node.selected')].map(g => g.dataset.name)",
+        );
+        assert_eq!(
+            selected,
+            serde_json::json!([name]),
+            "only the clicked node is selected"
+        );
+        clicked.push((kind, name));
+    }
+    clicked
+}
+
+fn find_node<'a>(description: &'a Value, name: &str) -> Option<&'a Value> {
+    let subtopology_nodes = description["subtopologies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["nodes"].as_array().unwrap());
+    let global_nodes = description["globalStores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| [&g["source"], &g["processor"]]);
+    subtopology_nodes
+        .chain(global_nodes)
+        .find(|n| n["name"] == name)
+}
+
+/// "Fit" scales the drawing down to its box's width (never up), "100%" back to its natural
+/// size.
+fn the_drawing_zooms_to_fit(tab: &Tab) {
+    let section = format!("section[data-group=\"{APP}\"]");
+    let sizes = format!(
+        "(() => {{ const d = document.querySelector('{section} .drawing'); const svg = d.querySelector('svg'); \
+         return [svg.getBoundingClientRect().width, d.clientWidth, svg.viewBox.baseVal.width]; }})()"
+    );
+    tab.find_element(&format!("{section} .toolbar button[data-zoom=\"fit\"]"))
+        .unwrap()
+        .click()
+        .unwrap();
+    let fitted = evaluate(tab, &sizes);
+    let [width, room, natural] = [0, 1, 2].map(|i| fitted[i].as_f64().unwrap());
+    // Never larger than its natural size.
+    let expected = room.min(natural);
+    assert!((width - expected).abs() <= 3.0, "fitted: {fitted}");
+    tab.find_element(&format!("{section} .toolbar button[data-zoom=\"actual\"]"))
+        .unwrap()
+        .click()
+        .unwrap();
+    let actual = evaluate(tab, &sizes);
+    assert!(
+        (actual[0].as_f64().unwrap() - actual[2].as_f64().unwrap()).abs() < 1.0,
+        "actual size: {actual}"
+    );
+}
+
+/// A group that joins while the page is open shows up at the next poll, with the reason it
+/// has no drawing.
+fn a_new_group_appears_with_its_status(tab: &Tab, daemon: &Daemon) {
+    let orders: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/orders.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let silent = Sim::start(&daemon.bootstrap(), SILENT, &orders, &["--no-push"]);
+    let status = wait_in_page(
+        tab,
+        &format!(
+            "document.querySelector('section[data-group=\"{SILENT}\"] .topology-status')?.textContent ?? ''"
+        ),
+        "the new group's status",
+        |t| t.as_str().is_some_and(|t| !t.is_empty()),
+    );
+    assert!(
+        status
+            .as_str()
+            .unwrap()
+            .starts_with("No topology description has been recorded"),
+        "{status}"
+    );
+    silent.stop();
+}
+
+/// The page polls every few seconds; after two more rounds the clicked node is still the
+/// selected one and the panel still shows it.
+fn the_selection_survives_a_refresh(tab: &Tab, (kind, name): &(String, String)) {
+    for _ in 0..2 {
+        let before = evaluate(tab, "document.getElementById('status').textContent");
+        wait_in_page(
+            tab,
+            "document.getElementById('status').textContent",
+            "a refresh",
+            |now| *now != before,
+        );
+    }
+    let selected = evaluate(
+        tab,
+        "[...document.querySelectorAll('.drawing g.node.selected')].map(g => [g.dataset.kind, g.dataset.name])",
+    );
+    assert_eq!(selected, serde_json::json!([[kind, name]]));
+    let heading = evaluate(tab, "document.querySelector('#details h2').textContent");
+    assert_eq!(heading, Value::String(name.clone()));
+}
