@@ -2,7 +2,7 @@
 //! interactive queries (Kafka's `EndpointToPartitionsManager`).
 use std::collections::{BTreeMap, BTreeSet};
 
-use kcoord_metadata::{StreamsGroup, Tasks, TopicsImage};
+use kcoord_metadata::{StreamsGroupMember, Tasks, TopicsImage};
 use kcoord_wire::messages::streams_group_heartbeat_response as resp;
 
 use crate::topology::ConfiguredTopology;
@@ -40,15 +40,15 @@ fn topic_partitions(
         .collect()
 }
 
-/// One entry per member that has a user endpoint; standby partitions include warm-ups.
-pub fn partitions_by_user_endpoint(
-    group: &StreamsGroup,
+/// One entry per member of `members` (the group's, in member id order) that has a user
+/// endpoint; standby partitions include warm-ups.
+pub fn partitions_by_user_endpoint<'a>(
+    members: impl IntoIterator<Item = &'a StreamsGroupMember>,
     configured: &ConfiguredTopology,
     topics: &TopicsImage,
 ) -> Vec<resp::EndpointToPartitions> {
-    group
-        .members
-        .values()
+    members
+        .into_iter()
         .filter_map(|m| {
             let endpoint = m.user_endpoint.as_ref()?;
             Some(resp::EndpointToPartitions {

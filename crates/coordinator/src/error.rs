@@ -57,3 +57,14 @@ impl CoordinatorError {
 }
 
 pub type Result<T> = std::result::Result<T, CoordinatorError>;
+
+impl CoordinatorError {
+    /// The error a request gets when the runtime did not commit its outcome (a batch that does
+    /// not fit the log, say): Kafka's coordinator answers a failed write so.
+    pub fn not_committed(reason: &impl std::fmt::Display) -> Self {
+        Self::new(
+            ErrorCode::UNKNOWN_SERVER_ERROR,
+            format!("records did not apply: {reason}"),
+        )
+    }
+}

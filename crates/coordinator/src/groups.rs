@@ -6,9 +6,11 @@ use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
+use crate::effects::{Effect, GroupEffect};
 use crate::error::{CoordinatorError, Result};
 use crate::records;
 use crate::shard::{group_state, CoordinatorShard, GroupState};
+use crate::Outcome;
 
 /// Kafka's default `offset.metadata.max.bytes`.
 pub const OFFSET_METADATA_MAX_BYTES: usize = 4096;
@@ -172,22 +174,22 @@ impl CoordinatorShard {
 
     /// DeleteGroups for one group: an empty streams group (or an offsets-only group) is removed
     /// with its offsets; the tombstones follow Kafka's order.
-    pub fn delete_group(&mut self, group_id: &str) -> Result<()> {
+    pub fn delete_group(&self, group_id: &str) -> Outcome<Result<()>> {
         let state = self.store.state();
         let mut records: Vec<Record> = Vec::new();
         match state.streams_groups.get(group_id) {
             Some(g) if group_state(g) != GroupState::Empty => {
-                return Err(CoordinatorError {
+                return Outcome::answer(Err(CoordinatorError {
                     code: ErrorCode::NON_EMPTY_GROUP,
                     message: None,
-                })
+                }))
             }
             Some(g) => records.extend(records::delete_group(g)),
             None if state.offsets.group(group_id).is_none() => {
-                return Err(CoordinatorError::new(
+                return Outcome::answer(Err(CoordinatorError::new(
                     ErrorCode::GROUP_ID_NOT_FOUND,
                     format!("Group {group_id} not found."),
-                ))
+                )))
             }
             None => {}
         }
@@ -204,9 +206,13 @@ impl CoordinatorShard {
                 ));
             }
         }
-        self.append(records)?;
-        self.forget_soft_state(group_id);
-        Ok(())
+        Outcome {
+            records: crate::at_latest_version(records),
+            response: Ok(()),
+            effects: vec![Effect::Group(GroupEffect::Gone {
+                group_id: group_id.into(),
+            })],
+        }
     }
 
     /// DescribeGroups (the classic API): a streams group is not a classic group.
@@ -235,14 +241,30 @@ impl CoordinatorShard {
     /// applies to every partition.
     #[allow(clippy::too_many_arguments)]
     pub fn commit_offsets(
-        &mut self,
+        &self,
         group_id: &str,
         member_id: &str,
         member_epoch: i32,
         api_version: i16,
         offsets: &[OffsetToCommit],
         now: i64,
-    ) -> Result<Vec<ErrorCode>> {
+    ) -> Outcome<Result<Vec<ErrorCode>>> {
+        match self.check_commit(group_id, member_id, member_epoch, api_version, offsets) {
+            Ok(()) => commit_records(group_id, offsets, now),
+            Err(e) => Outcome::answer(Err(e)),
+        }
+    }
+
+    /// Whether the commit may go ahead (`StreamsGroup.validateOffsetCommit`, and room for a
+    /// new offsets-only group).
+    fn check_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        member_epoch: i32,
+        api_version: i16,
+        offsets: &[OffsetToCommit],
+    ) -> Result<()> {
         let state = self.store.state();
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {
@@ -267,33 +289,7 @@ impl CoordinatorShard {
                 validate_commit(g, member_id, member_epoch, api_version, &checked)?
             }
         }
-        let mut codes = Vec::with_capacity(offsets.len());
-        let mut records = Vec::new();
-        for o in offsets {
-            if metadata_too_large(o) {
-                codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
-                continue;
-            }
-            codes.push(ErrorCode::NONE);
-            records.push(Record::OffsetCommit(
-                OffsetCommitKey {
-                    group: group_id.into(),
-                    topic: o.topic.clone(),
-                    partition: o.partition,
-                    ..Default::default()
-                },
-                Some(OffsetCommitValue {
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    metadata: o.metadata.clone().unwrap_or_default(),
-                    commit_timestamp: now,
-                    topic_id: o.topic_id,
-                    ..Default::default()
-                }),
-            ));
-        }
-        self.append(records)?;
-        Ok(codes)
+        Ok(())
     }
 
     /// OffsetDelete (`OffsetMetadataManager.deleteOffsets`) for the partitions that passed the
@@ -302,14 +298,14 @@ impl CoordinatorShard {
     /// group) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The
     /// group must exist (streams or offsets-only): else GROUP_ID_NOT_FOUND for the request.
     pub fn delete_offsets(
-        &mut self,
+        &self,
         group_id: &str,
         topics: &[(String, Vec<i32>)],
-    ) -> Result<Vec<Vec<ErrorCode>>> {
+    ) -> Outcome<Result<Vec<Vec<ErrorCode>>>> {
         let state = self.store.state();
         let group = state.streams_groups.get(group_id);
         if group.is_none() && state.offsets.group(group_id).is_none() {
-            return Err(CoordinatorError::any_group_not_found(group_id));
+            return Outcome::answer(Err(CoordinatorError::any_group_not_found(group_id)));
         }
         let committed = state.offsets.group(group_id);
         let mut records = Vec::new();
@@ -335,8 +331,11 @@ impl CoordinatorShard {
             }
             codes.push(vec![ErrorCode::NONE; partitions.len()]);
         }
-        self.append(records)?;
-        Ok(codes)
+        Outcome {
+            records: crate::at_latest_version(records),
+            response: Ok(codes),
+            effects: Vec::new(),
+        }
     }
 
     /// `StreamsGroup.validateOffsetFetch`: admin fetches (no member id, epoch < 0) always pass.
@@ -380,6 +379,45 @@ impl CoordinatorShard {
                     .collect()
             })
             .unwrap_or_default()
+    }
+}
+
+/// The OffsetCommit records of a commit that passed its checks, and one code per offset
+/// (OFFSET_METADATA_TOO_LARGE, whose offset is not written, or NONE).
+fn commit_records(
+    group_id: &str,
+    offsets: &[OffsetToCommit],
+    now: i64,
+) -> Outcome<Result<Vec<ErrorCode>>> {
+    let mut codes = Vec::with_capacity(offsets.len());
+    let mut records = Vec::new();
+    for o in offsets {
+        if metadata_too_large(o) {
+            codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
+            continue;
+        }
+        codes.push(ErrorCode::NONE);
+        records.push(Record::OffsetCommit(
+            OffsetCommitKey {
+                group: group_id.into(),
+                topic: o.topic.clone(),
+                partition: o.partition,
+                ..Default::default()
+            },
+            Some(OffsetCommitValue {
+                offset: o.offset,
+                leader_epoch: o.leader_epoch,
+                metadata: o.metadata.clone().unwrap_or_default(),
+                commit_timestamp: now,
+                topic_id: o.topic_id,
+                ..Default::default()
+            }),
+        ));
+    }
+    Outcome {
+        records: crate::at_latest_version(records),
+        response: Ok(codes),
+        effects: Vec::new(),
     }
 }
 
@@ -488,7 +526,7 @@ fn assignment(t: &TasksTuple) -> d::Assignment {
 }
 
 /// `taskOffsetsFromMap`: by sub-topology id, then partition.
-fn task_offsets(offsets: Option<&crate::shard::TaskOffsets>) -> Vec<d::TaskOffset> {
+fn task_offsets(offsets: Option<&crate::soft_state::TaskOffsets>) -> Vec<d::TaskOffset> {
     offsets
         .into_iter()
         .flatten()
@@ -504,7 +542,7 @@ fn task_offsets(offsets: Option<&crate::shard::TaskOffsets>) -> Vec<d::TaskOffse
 fn describe_member(
     m: &StreamsGroupMember,
     target: Option<&TasksTuple>,
-    offsets: Option<&crate::shard::MemberTaskOffsets>,
+    offsets: Option<&crate::soft_state::MemberTaskOffsets>,
 ) -> d::Member {
     d::Member {
         member_id: m.member_id.to_string(),

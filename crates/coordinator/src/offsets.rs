@@ -2,15 +2,18 @@
 //! `OffsetMetadataManager.onTopicsDeleted`) and those that expire
 //! (`GroupCoordinatorShard.cleanupGroupMetadata`). Both return tombstones through the shard's
 //! log like every other change; `now` is an argument.
-use kcoord_metadata::Record;
+use std::sync::Arc;
+
+use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::records::OffsetCommitKey;
 use uuid::Uuid;
 
-use crate::error::Result;
+use crate::effects::{Effect, GroupEffect};
 use crate::groups::subscribed_to;
 use crate::records;
 use crate::shard::CoordinatorShard;
-use crate::timers::TickEvent;
+use crate::tick::TickEvent;
+use crate::Outcome;
 
 /// A topic the controller deleted: its name and id (Kafka's `DeletedTopic`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,15 +35,37 @@ pub(crate) fn tombstone(group: &str, topic: &str, partition: i32) -> Record {
 }
 
 impl CoordinatorShard {
-    /// `onTopicsDeleted`: tombstones every group's committed offsets of the deleted topics,
-    /// where the offset names the deleted topic's id or no id (a commit by name only). A topic
-    /// created again under the same name keeps the offsets committed with its new id. Returns
-    /// how many offsets were removed.
-    pub fn on_topics_deleted(&mut self, deleted: &[DeletedTopic]) -> Result<usize> {
-        if deleted.is_empty() {
-            return Ok(0);
+    /// The controller published a new topic catalog: the shard configures its groups against
+    /// it from now on, and the committed offsets of the topics it no longer has (by id) are
+    /// removed (Kafka's `GroupCoordinatorService.onMetadataUpdate` → `onTopicsDeleted`).
+    /// Answers the deleted topics and how many offsets went.
+    pub fn topics_changed(&self, topics: Arc<TopicsImage>) -> Outcome<(Vec<DeletedTopic>, usize)> {
+        let deleted: Vec<DeletedTopic> = self
+            .topics
+            .iter()
+            .filter(|t| topics.get_by_id(&t.id).is_none())
+            .map(|t| DeletedTopic {
+                name: t.name.clone(),
+                id: t.id,
+            })
+            .collect();
+        let records = self.offsets_of_deleted_topics(&deleted);
+        let removed = records.len();
+        Outcome {
+            records: crate::at_latest_version(records),
+            response: (deleted, removed),
+            effects: vec![Effect::Topics(topics)],
         }
+    }
+
+    /// `onTopicsDeleted`: tombstones of every group's committed offsets of the deleted topics,
+    /// where the offset names the deleted topic's id or no id (a commit by name only). A topic
+    /// created again under the same name keeps the offsets committed with its new id.
+    fn offsets_of_deleted_topics(&self, deleted: &[DeletedTopic]) -> Vec<Record> {
         let mut records = Vec::new();
+        if deleted.is_empty() {
+            return records;
+        }
         for (group, offsets) in self.store.state().offsets.iter() {
             for topic in deleted {
                 let range = (topic.name.clone(), i32::MIN)..=(topic.name.clone(), i32::MAX);
@@ -51,13 +76,9 @@ impl CoordinatorShard {
                 }
             }
         }
-        let removed = records.len();
-        self.append(records)?;
-        Ok(removed)
+        records
     }
-}
 
-impl CoordinatorShard {
     /// `GroupCoordinatorShard.cleanupGroupMetadata`, run every
     /// `offsets.retention.check.interval.ms` from `tick`: for every group (streams groups and
     /// offsets-only groups), `cleanupExpiredOffsets` tombstones each committed offset of a topic
@@ -66,8 +87,27 @@ impl CoordinatorShard {
     /// simple group's `offsetExpirationCondition` both count from the commit timestamp); when
     /// no offset is left, `maybeDeleteGroup` deletes the group if it is empty. An empty
     /// streams group that never committed is therefore deleted by the next pass.
-    pub fn cleanup_group_metadata(&mut self, now: i64) -> Result<Vec<TickEvent>> {
-        let retention = self.base.config.offsets_retention_ms;
+    pub fn expire_offsets(&self, now: i64) -> Outcome<Vec<TickEvent>> {
+        let interval = self.base.config.offsets_retention_check_interval_ms.max(1);
+        let mut expiry = Expiry::default();
+        for group_id in self.all_group_ids() {
+            self.expire_group(group_id, now, &mut expiry);
+        }
+        let mut effects = vec![Effect::OffsetExpiryAt(now.saturating_add(interval))];
+        effects.extend(expiry.deleted.into_iter().map(|group_id| {
+            Effect::Group(GroupEffect::Gone {
+                group_id: group_id.as_str().into(),
+            })
+        }));
+        Outcome {
+            records: crate::at_latest_version(expiry.records),
+            response: expiry.events,
+            effects,
+        }
+    }
+
+    /// Streams groups and offsets-only groups, sorted, each once.
+    fn all_group_ids(&self) -> Vec<&str> {
         let state = self.store.state();
         let mut group_ids: Vec<&str> = state
             .streams_groups
@@ -77,44 +117,58 @@ impl CoordinatorShard {
             .collect();
         group_ids.sort_unstable();
         group_ids.dedup();
-        let mut records = Vec::new();
-        let mut events = Vec::new();
-        let mut deleted = Vec::new();
-        for group_id in group_ids {
-            let group = state.streams_groups.get(group_id);
-            let mut all_expired = true;
-            let mut expired = 0;
-            if let Some(offsets) = state.offsets.group(group_id) {
-                for ((topic, partition), committed) in offsets {
-                    let subscribed = group.is_some_and(|g| subscribed_to(g, topic));
-                    if !subscribed && now.saturating_sub(committed.commit_timestamp) >= retention {
-                        records.push(tombstone(group_id, topic, *partition));
-                        expired += 1;
-                    } else {
-                        all_expired = false;
-                    }
+        group_ids
+    }
+
+    fn expire_group(&self, group_id: &str, now: i64, expiry: &mut Expiry) {
+        let state = self.store.state();
+        let retention = self.base.config.offsets_retention_ms;
+        let group = state.streams_groups.get(group_id);
+        let mut all_expired = true;
+        let mut expired = 0;
+        if let Some(offsets) = state.offsets.group(group_id) {
+            for ((topic, partition), committed) in offsets {
+                let subscribed = group.is_some_and(|g| subscribed_to(g, topic));
+                if !subscribed && now.saturating_sub(committed.commit_timestamp) >= retention {
+                    expiry.records.push(tombstone(group_id, topic, *partition));
+                    expired += 1;
+                } else {
+                    all_expired = false;
                 }
             }
-            if expired > 0 {
-                events.push(TickEvent::OffsetsExpired {
-                    group_id: group_id.to_owned(),
-                    count: expired,
-                });
-            }
-            // An offsets-only group is gone with its last offset; a streams group needs its
-            // tombstones, and only when it is empty.
-            if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
-                records.extend(records::delete_group(g));
-                deleted.push(group_id.to_owned());
-                events.push(TickEvent::GroupExpired {
-                    group_id: group_id.to_owned(),
-                });
-            }
         }
-        self.append(records)?;
-        for group_id in &deleted {
-            self.forget_soft_state(group_id);
+        if expired > 0 {
+            expiry.events.push(TickEvent::OffsetsExpired {
+                group_id: group_id.to_owned(),
+                count: expired,
+            });
         }
-        Ok(events)
+        // An offsets-only group is gone with its last offset; a streams group needs its
+        // tombstones, and only when it is empty.
+        if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
+            expiry.records.extend(records::delete_group(g));
+            expiry.deleted.push(group_id.to_owned());
+            expiry.events.push(TickEvent::GroupExpired {
+                group_id: group_id.to_owned(),
+            });
+        }
+    }
+}
+
+/// What an expiry pass found.
+#[derive(Default)]
+struct Expiry {
+    records: Vec<Record>,
+    events: Vec<TickEvent>,
+    deleted: Vec<String>,
+}
+
+impl CoordinatorShard {
+    /// Arms the periodic search for expired offsets, first due one
+    /// `offsets.retention.check.interval.ms` after `now` (Kafka schedules it when a shard is
+    /// loaded: `scheduleGroupMetadataExpiration`).
+    pub fn start_offset_expiry(&self, now: i64) -> Outcome<()> {
+        let interval = self.base.config.offsets_retention_check_interval_ms.max(1);
+        Outcome::answer(()).with_effect(Effect::OffsetExpiryAt(now.saturating_add(interval)))
     }
 }

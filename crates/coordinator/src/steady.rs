@@ -1,7 +1,7 @@
 //! The steady-state heartbeat: a member of a settled group reporting that nothing changed,
 //! which is almost every heartbeat a coordinator sees. It writes no record and changes nothing
-//! but the member's session deadline, so it is answered from borrowed state: no copy of the
-//! member, no record batch, no reconciliation.
+//! but the member's session deadline (its one effect), so it is answered from borrowed state:
+//! no copy of the member, no record batch, no reconciliation.
 //!
 //! [`CoordinatorShard::steady_heartbeat`] answers only when every condition under which the
 //! full path (`heartbeat.rs`) would write nothing and answer with the plain response holds;
@@ -12,29 +12,30 @@ use kcoord_metadata::{MemberState, StreamsGroup, StreamsGroupMember};
 use kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
 use kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
 
+use crate::effects::{Effect, MemberEffect};
+use crate::error::Result;
 use crate::heartbeat::{invalid_tasks, missing_client_tags, HeartbeatContext, HeartbeatResult};
-use crate::shard::{CoordinatorShard, GroupSoftState};
+use crate::shard::CoordinatorShard;
+use crate::soft_state::GroupSoftState;
 use crate::topology::ConfiguredTopology;
+use crate::Outcome;
 
 impl CoordinatorShard {
     /// The answer to a steady-state heartbeat, or `None` when the full path must run. Call it
     /// after the request has been validated.
     pub(crate) fn steady_heartbeat(
-        &mut self,
+        &self,
         ctx: &HeartbeatContext,
         request: &StreamsGroupHeartbeatRequest,
         now: i64,
-    ) -> Option<HeartbeatResult> {
+    ) -> Option<Outcome<Result<HeartbeatResult>>> {
         if !self.steady_path || !plain_request(request) {
             return None;
         }
         let group = self.store.state().streams_groups.get(&request.group_id)?;
         let member = group.members.get(request.member_id.as_str())?;
         let soft = self.soft.get(request.group_id.as_str())?;
-        let settings = match self.overrides.get(request.group_id.as_str()) {
-            Some(settings) => settings,
-            None => &self.base,
-        };
+        let settings = self.settings(&request.group_id);
         let configured = settled_topology(group, soft, &settings.assignment_configs, now)?;
         if !(member_settled(group, member, request, ctx)
             && owned_tasks_valid(request, configured)
@@ -58,15 +59,19 @@ impl CoordinatorShard {
             status: Some(Vec::new()),
             ..Default::default()
         };
-        let topology_description_id = group.topology_description_id;
-        let deadline = now + i64::from(settings.config.session_timeout_ms);
-        self.timers
-            .schedule_session(&request.group_id, &request.member_id, deadline);
-        self.steady_hits += 1;
-        Some(HeartbeatResult {
-            response,
-            internal_topics_to_create: Vec::new(),
-            topology_description_id,
+        let steady = Effect::Member(MemberEffect::SteadyHeartbeat {
+            group_id: request.group_id.as_str().into(),
+            member_id: member.member_id.clone(),
+            deadline: now + i64::from(settings.config.session_timeout_ms),
+        });
+        Some(Outcome {
+            records: Vec::new(),
+            response: Ok(HeartbeatResult {
+                response,
+                internal_topics_to_create: Vec::new(),
+                topology_description_id: group.topology_description_id,
+            }),
+            effects: vec![steady],
         })
     }
 }

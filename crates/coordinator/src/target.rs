@@ -6,7 +6,7 @@ use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
 
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
 use crate::records;
-use crate::shard::MemberTaskOffsets;
+use crate::soft_state::MemberTaskOffsets;
 use crate::task::TaskId;
 use crate::topology::ConfiguredTopology;
 

@@ -151,13 +151,13 @@ proptest! {
                     forget(&mut members[i]);
                 }
                 Op::Commit(i, partition, offset) => {
-                    let _ = h.shard.commit_offsets(group_of(i), &members[i].id, members[i].epoch, 9, &[commit(partition, offset)], h.now);
+                    let _ = h.run(|s, now| s.commit_offsets(group_of(i), &members[i].id, members[i].epoch, 9, &[commit(partition, offset)], now));
                 }
                 Op::SimpleCommit(partition, offset) => {
-                    let _ = h.shard.commit_offsets("simple", "", -1, 9, &[commit(partition, offset)], h.now);
+                    let _ = h.run(|s, now| s.commit_offsets("simple", "", -1, 9, &[commit(partition, offset)], now));
                 }
                 Op::Delete(g) => {
-                    let _ = h.shard.delete_group(["simple", GROUPS[0], GROUPS[1]][g]);
+                    let _ = h.run(|s, _| s.delete_group(["simple", GROUPS[0], GROUPS[1]][g]));
                 }
             }
             check_compacted(&h)?;

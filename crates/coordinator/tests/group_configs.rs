@@ -5,7 +5,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use kcoord_coordinator::StreamsGroupConfig;
+use kcoord_coordinator::{Effect, StreamsGroupConfig};
 use support::*;
 
 fn overridden(f: impl FnOnce(&mut StreamsGroupConfig)) -> BTreeMap<String, StreamsGroupConfig> {
@@ -18,12 +18,12 @@ fn overridden(f: impl FnOnce(&mut StreamsGroupConfig)) -> BTreeMap<String, Strea
 fn a_group_with_overrides_answers_and_expires_with_its_own_settings() {
     let mut h = Harness::new(config());
     h.create_topic("input", 2);
-    h.shard.set_group_configs(overridden(|c| {
+    h.input(Effect::GroupConfigs(overridden(|c| {
         c.session_timeout_ms = 50_000;
         c.heartbeat_interval_ms = 7_000;
         c.task_offset_interval_ms = 20_000;
         c.acceptable_recovery_lag = 5;
-    }));
+    })));
     let mut members = vec![Member::new("a", "p1", simple_topology(1))];
     converge(&mut h, &mut members);
     let mut a = members.remove(0);
@@ -63,8 +63,9 @@ fn changing_the_standby_replicas_of_a_group_bumps_its_epoch_and_assigns_standbys
     converge(&mut h, &mut members);
     let epoch = h.shard.group(GROUP).unwrap().group_epoch;
     assert!(members.iter().all(|m| m.standby.is_empty()));
-    h.shard
-        .set_group_configs(overridden(|c| c.num_standby_replicas = 1));
+    h.input(Effect::GroupConfigs(overridden(|c| {
+        c.num_standby_replicas = 1
+    })));
     converge(&mut h, &mut members);
     let g = h.shard.group(GROUP).unwrap();
     assert_eq!(g.group_epoch, epoch + 1);
@@ -77,7 +78,7 @@ fn changing_the_standby_replicas_of_a_group_bumps_its_epoch_and_assigns_standbys
     );
     assert!(members.iter().all(|m| !m.standby.is_empty()));
     // Removing the override goes back to the broker's value (no standbys).
-    h.shard.set_group_configs(BTreeMap::new());
+    h.input(Effect::GroupConfigs(BTreeMap::new()));
     converge(&mut h, &mut members);
     assert!(members.iter().all(|m| m.standby.is_empty()));
     h.assert_replay_matches();
@@ -87,8 +88,9 @@ fn changing_the_standby_replicas_of_a_group_bumps_its_epoch_and_assigns_standbys
 fn the_initial_rebalance_delay_of_a_group_applies_to_its_first_join() {
     let mut h = Harness::new(config());
     h.create_topic("input", 2);
-    h.shard
-        .set_group_configs(overridden(|c| c.initial_rebalance_delay_ms = 2_000));
+    h.input(Effect::GroupConfigs(overridden(|c| {
+        c.initial_rebalance_delay_ms = 2_000
+    })));
     let mut a = Member::new("a", "p1", simple_topology(1));
     a.beat(&mut h);
     assert!(

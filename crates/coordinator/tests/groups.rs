@@ -2,6 +2,7 @@
 mod support;
 
 use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::{CoordinatorShard, Effect};
 use kcoord_metadata::{Record, Store};
 use kcoord_wire::ErrorCode;
 use support::*;
@@ -68,8 +69,7 @@ fn describe_reports_state_epochs_topology_and_members() {
 fn list_groups_reports_streams_groups_and_offset_only_groups() {
     let mut h = Harness::new(config());
     stable_pair(&mut h);
-    h.shard
-        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], h.now)
+    h.run(|s, now| s.commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], now))
         .unwrap();
     let mut listed = h.shard.list_groups();
     listed.sort_by(|a, b| a.group_id.cmp(&b.group_id));
@@ -98,30 +98,31 @@ fn only_empty_groups_can_be_deleted_and_tombstones_follow_kafka_order() {
     let mut h = Harness::new(config());
     let mut members = stable_pair(&mut h);
     assert_eq!(
-        h.shard.delete_group("app").unwrap_err().code,
+        h.run(|s, _| s.delete_group("app")).unwrap_err().code,
         ErrorCode::NON_EMPTY_GROUP
     );
     assert_eq!(
-        h.shard.delete_group("nope").unwrap_err().code,
+        h.run(|s, _| s.delete_group("nope")).unwrap_err().code,
         ErrorCode::GROUP_ID_NOT_FOUND
     );
-    h.shard
-        .commit_offsets(
+    h.run(|s, now| {
+        s.commit_offsets(
             "app",
             "a",
             members[0].epoch,
             9,
             &[commit("input", 0, 1)],
-            h.now,
+            now,
         )
-        .unwrap_or_default();
+    })
+    .unwrap_or_default();
     for m in members.iter_mut() {
         let mut req = m.request();
         req.member_epoch = -1;
         h.heartbeat(&req).unwrap();
     }
     let before = h.shard.store().log().next_offset();
-    h.shard.delete_group("app").unwrap();
+    h.run(|s, _| s.delete_group("app")).unwrap();
     assert!(h.shard.group("app").is_none());
     let types: Vec<(i16, bool)> = h
         .shard
@@ -171,60 +172,51 @@ fn offset_commits_follow_the_member_epoch_rules() {
     let p = *a.active["0"].iter().next().unwrap();
     // A streams member must use OffsetCommit v9+.
     let err = h
-        .shard
-        .commit_offsets("app", "a", a.epoch, 8, &[commit("input", p, 1)], h.now)
+        .run(|s, now| s.commit_offsets("app", "a", a.epoch, 8, &[commit("input", p, 1)], now))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::UNSUPPORTED_VERSION);
     // The current epoch is accepted.
     assert_eq!(
-        h.shard
-            .commit_offsets("app", "a", a.epoch, 9, &[commit("input", p, 10)], h.now)
+        h.run(|s, now| s.commit_offsets("app", "a", a.epoch, 9, &[commit("input", p, 10)], now))
             .unwrap(),
         vec![ErrorCode::NONE]
     );
     assert_eq!(h.shard.committed_offsets("app")[0].2.offset, 10);
     // A newer epoch is stale.
     let err = h
-        .shard
-        .commit_offsets("app", "a", a.epoch + 1, 9, &[commit("input", p, 11)], h.now)
+        .run(|s, now| s.commit_offsets("app", "a", a.epoch + 1, 9, &[commit("input", p, 11)], now))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
     // An unknown member.
     let err = h
-        .shard
-        .commit_offsets("app", "zz", a.epoch, 9, &[commit("input", p, 11)], h.now)
+        .run(|s, now| s.commit_offsets("app", "zz", a.epoch, 9, &[commit("input", p, 11)], now))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::UNKNOWN_MEMBER_ID);
     // An older epoch is checked per task: a task assigned at a later epoch is stale.
     let err = h
-        .shard
-        .commit_offsets("app", "a", 0, 9, &[commit("input", p, 12)], h.now)
+        .run(|s, now| s.commit_offsets("app", "a", 0, 9, &[commit("input", p, 12)], now))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
     // Oversized metadata is refused per partition.
     let mut big = commit("input", p, 13);
     big.metadata = Some("x".repeat(4097));
     assert_eq!(
-        h.shard
-            .commit_offsets("app", "a", a.epoch, 9, &[big], h.now)
+        h.run(|s, now| s.commit_offsets("app", "a", a.epoch, 9, &[big], now))
             .unwrap(),
         vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]
     );
     // Unknown group: admin commits create offsets, member commits are refused.
     assert!(h
-        .shard
-        .commit_offsets("other", "", -1, 9, &[commit("input", 0, 1)], h.now)
+        .run(|s, now| s.commit_offsets("other", "", -1, 9, &[commit("input", 0, 1)], now))
         .is_ok());
     assert_eq!(
-        h.shard
-            .commit_offsets("ghost", "m", 3, 9, &[commit("input", 0, 1)], h.now)
+        h.run(|s, now| s.commit_offsets("ghost", "m", 3, 9, &[commit("input", 0, 1)], now))
             .unwrap_err()
             .code,
         ErrorCode::GROUP_ID_NOT_FOUND
     );
     assert_eq!(
-        h.shard
-            .commit_offsets("ghost", "m", 3, 8, &[commit("input", 0, 1)], h.now)
+        h.run(|s, now| s.commit_offsets("ghost", "m", 3, 8, &[commit("input", 0, 1)], now))
             .unwrap_err()
             .code,
         ErrorCode::ILLEGAL_GENERATION
@@ -273,11 +265,10 @@ fn describe_groups_says_a_streams_group_is_not_classic() {
 /// GROUP_MAX_SIZE_REACHED; existing groups go on, and a deleted group makes room.
 #[test]
 fn the_group_limit_refuses_new_groups_once_reached() {
-    let mut h = Harness::new(config());
+    let mut h = Harness::with_shard(CoordinatorShard::new(config(), 7).with_max_groups(3));
     h.create_topic("input", 1);
-    h.shard.set_max_groups(3);
     // One group lives on another shard.
-    h.shard.set_groups_elsewhere(1);
+    h.input(Effect::GroupsElsewhere(1));
     let join = |group: &str| {
         let mut r = Member::new("m", "p", simple_topology(1)).request();
         r.group_id = group.into();
@@ -286,8 +277,7 @@ fn the_group_limit_refuses_new_groups_once_reached() {
     h.heartbeat(&join("first"))
         .expect("room for a streams group");
     let codes = h
-        .shard
-        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], h.now)
+        .run(|s, now| s.commit_offsets("simple", "", -1, 9, &[commit("input", 0, 5)], now))
         .expect("room for an offsets-only group");
     assert_eq!(codes, vec![ErrorCode::NONE]);
     assert_eq!(h.shard.state().group_count(), 2);
@@ -299,8 +289,7 @@ fn the_group_limit_refuses_new_groups_once_reached() {
         .as_deref()
         .is_some_and(|m| m.contains("maximum of 3 groups")));
     let refused = h
-        .shard
-        .commit_offsets("other", "", -1, 9, &[commit("input", 0, 5)], h.now)
+        .run(|s, now| s.commit_offsets("other", "", -1, 9, &[commit("input", 0, 5)], now))
         .unwrap_err();
     assert_eq!(refused.code, ErrorCode::GROUP_MAX_SIZE_REACHED);
     assert!(h.shard.group("second").is_none());
@@ -310,8 +299,7 @@ fn the_group_limit_refuses_new_groups_once_reached() {
     let mut more = join("first");
     more.member_id = "n".into();
     h.heartbeat(&more).expect("a member of an existing group");
-    h.shard
-        .commit_offsets("simple", "", -1, 9, &[commit("input", 0, 6)], h.now)
+    h.run(|s, now| s.commit_offsets("simple", "", -1, 9, &[commit("input", 0, 6)], now))
         .expect("an existing offsets-only group");
     // A streams group may start in a group known by its offsets: it is not a new group.
     h.heartbeat(&join("simple"))
@@ -319,7 +307,7 @@ fn the_group_limit_refuses_new_groups_once_reached() {
     assert_eq!(h.shard.state().group_count(), 2);
 
     // Room again once the other shard lost its group.
-    h.shard.set_groups_elsewhere(0);
+    h.input(Effect::GroupsElsewhere(0));
     h.heartbeat(&join("second")).expect("room again");
     assert_eq!(h.shard.state().group_count(), 3);
     h.assert_replay_matches();

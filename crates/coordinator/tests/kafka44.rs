@@ -156,8 +156,8 @@ fn leaving_an_unknown_group_is_group_not_found_in_kafkas_words() {
 fn a_group_with_only_committed_offsets_is_not_a_streams_group() {
     let mut h = Harness::new(config());
     h.create_topic("input", 1);
-    h.shard
-        .commit_offsets(
+    h.run(|s, now| {
+        s.commit_offsets(
             GROUP,
             "",
             -1,
@@ -170,9 +170,10 @@ fn a_group_with_only_committed_offsets_is_not_a_streams_group() {
                 leader_epoch: -1,
                 metadata: None,
             }],
-            h.now,
+            now,
         )
-        .unwrap();
+    })
+    .unwrap();
     let mut beat = Member::new("a", "p1", simple_topology(1));
     beat.epoch = 4;
     let err = h.heartbeat(&beat.request()).unwrap_err();
@@ -329,30 +330,21 @@ fn an_older_epoch_commit_to_a_repartition_source_topic_passes_the_per_task_check
         .expect("a keeps a task of sub-topology 1");
     // A commit at the first epoch for the kept repartition-source task is accepted.
     assert_eq!(
-        h.shard
-            .commit_offsets(
-                GROUP,
-                "a",
-                first_epoch,
-                9,
-                &[commit("app-rep", kept)],
-                h.now
-            )
-            .unwrap(),
+        h.run(|s, now| s.commit_offsets(
+            GROUP,
+            "a",
+            first_epoch,
+            9,
+            &[commit("app-rep", kept)],
+            now
+        ))
+        .unwrap(),
         vec![ErrorCode::NONE]
     );
     // One for a task a no longer holds is stale, in Kafka's words.
     let gone = 1 - kept;
     let err = h
-        .shard
-        .commit_offsets(
-            GROUP,
-            "a",
-            first_epoch,
-            9,
-            &[commit("app-rep", gone)],
-            h.now,
-        )
+        .run(|s, now| s.commit_offsets(GROUP, "a", first_epoch, 9, &[commit("app-rep", gone)], now))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::STALE_MEMBER_EPOCH);
     assert_eq!(
@@ -364,8 +356,7 @@ fn an_older_epoch_commit_to_a_repartition_source_topic_passes_the_per_task_check
     // A topic outside the topology (the repartition *sink* of sub-topology 0 is a source of 1,
     // so use another one).
     let err = h
-        .shard
-        .commit_offsets(GROUP, "a", first_epoch, 9, &[commit("elsewhere", 0)], h.now)
+        .run(|s, now| s.commit_offsets(GROUP, "a", first_epoch, 9, &[commit("elsewhere", 0)], now))
         .unwrap_err();
     assert_eq!(
         err.message.as_deref(),
@@ -375,8 +366,7 @@ fn an_older_epoch_commit_to_a_repartition_source_topic_passes_the_per_task_check
     let mut big = commit("elsewhere", 0);
     big.metadata = Some("x".repeat(4097));
     assert_eq!(
-        h.shard
-            .commit_offsets(GROUP, "a", first_epoch, 9, &[big], h.now)
+        h.run(|s, now| s.commit_offsets(GROUP, "a", first_epoch, 9, &[big], now))
             .unwrap(),
         vec![ErrorCode::OFFSET_METADATA_TOO_LARGE]
     );

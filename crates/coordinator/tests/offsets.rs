@@ -3,7 +3,11 @@
 mod support;
 
 use kcoord_coordinator::groups::OffsetToCommit;
+use std::sync::Arc;
+
 use kcoord_coordinator::offsets::DeletedTopic;
+use kcoord_metadata::Record;
+use kcoord_wire::records::RemoveTopicRecord;
 use support::*;
 use uuid::Uuid;
 
@@ -30,11 +34,12 @@ fn offsets_of(h: &Harness, group: &str) -> Vec<(String, i32)> {
 #[test]
 fn offsets_of_a_deleted_topic_go_from_every_group_unless_they_name_its_successor() {
     let mut h = Harness::new(config());
-    let old = Uuid::from_u128(11);
+    h.create_topic("t", 2);
+    let old = Uuid::from_u128(1);
     let new = Uuid::from_u128(12);
     let other = Uuid::from_u128(13);
-    h.shard
-        .commit_offsets(
+    h.run(|s, now| {
+        s.commit_offsets(
             "g1",
             "",
             -1,
@@ -44,24 +49,28 @@ fn offsets_of_a_deleted_topic_go_from_every_group_unless_they_name_its_successor
                 commit("t", old, 1),
                 commit("u", other, 0),
             ],
-            h.now,
+            now,
         )
-        .unwrap();
+    })
+    .unwrap();
     // Committed by name (no id, as before OffsetCommit v10), and with the new topic's id.
-    h.shard
-        .commit_offsets("g2", "", -1, 8, &[commit("t", Uuid::nil(), 0)], h.now)
+    h.run(|s, now| s.commit_offsets("g2", "", -1, 8, &[commit("t", Uuid::nil(), 0)], now))
         .unwrap();
-    h.shard
-        .commit_offsets("g3", "", -1, 10, &[commit("t", new, 0)], h.now)
+    h.run(|s, now| s.commit_offsets("g3", "", -1, 10, &[commit("t", new, 0)], now))
         .unwrap();
-    let removed = h
-        .shard
-        .on_topics_deleted(&[DeletedTopic {
-            name: "t".into(),
-            id: old,
-        }])
+    h.catalog
+        .append(vec![Record::RemoveTopic(RemoveTopicRecord {
+            topic_id: old,
+            ..Default::default()
+        })])
         .unwrap();
-    assert_eq!(removed, 3);
+    let topics = Arc::new(h.catalog.state().topics.clone());
+    let (deleted, removed) = h.shard.run(|s| s.topics_changed(topics)).unwrap().response;
+    let t = DeletedTopic {
+        name: "t".into(),
+        id: old,
+    };
+    assert_eq!((deleted, removed), (vec![t], 3));
     assert_eq!(offsets_of(&h, "g1"), vec![("u".to_owned(), 0)]);
     assert!(h.shard.state().offsets.group("g2").is_none());
     assert_eq!(offsets_of(&h, "g3"), vec![("t".to_owned(), 0)]);
@@ -79,15 +88,13 @@ fn expiring_config() -> kcoord_coordinator::StreamsGroupConfig {
 #[test]
 fn a_simple_groups_offsets_expire_retention_after_their_commit_and_the_group_goes_with_them() {
     let mut h = Harness::new(expiring_config());
-    h.shard.start_offset_expiry(h.now);
+    h.start_offset_expiry();
     assert_eq!(h.shard.next_deadline(), Some(h.now + 1_000));
     let t = Uuid::from_u128(1);
-    h.shard
-        .commit_offsets("simple", "", -1, 10, &[commit("t", t, 0)], h.now)
+    h.run(|s, now| s.commit_offsets("simple", "", -1, 10, &[commit("t", t, 0)], now))
         .unwrap();
     h.advance(5_000);
-    h.shard
-        .commit_offsets("simple", "", -1, 10, &[commit("t", t, 1)], h.now)
+    h.run(|s, now| s.commit_offsets("simple", "", -1, 10, &[commit("t", t, 1)], now))
         .unwrap();
     // 10 s after the first commit (checked each second): partition 0 goes, 1 stays.
     for _ in 0..5 {
@@ -106,12 +113,12 @@ fn a_simple_groups_offsets_expire_retention_after_their_commit_and_the_group_goe
 fn a_streams_group_keeps_offsets_of_topics_it_consumes_until_it_is_empty_then_is_deleted() {
     let mut h = Harness::new(expiring_config());
     h.create_topic("input", 1);
-    h.shard.start_offset_expiry(h.now);
+    h.start_offset_expiry();
     let mut members = vec![Member::new("a", "p1", simple_topology(1))];
     converge(&mut h, &mut members);
     let epoch = members[0].epoch;
-    h.shard
-        .commit_offsets(
+    h.run(|s, now| {
+        s.commit_offsets(
             GROUP,
             "a",
             epoch,
@@ -120,9 +127,10 @@ fn a_streams_group_keeps_offsets_of_topics_it_consumes_until_it_is_empty_then_is
                 commit("input", Uuid::nil(), 0),
                 commit("old", Uuid::nil(), 0),
             ],
-            h.now,
+            now,
         )
-        .unwrap();
+    })
+    .unwrap();
     for _ in 0..11 {
         h.advance(1_000);
         members[0].beat(&mut h);
@@ -145,7 +153,7 @@ fn a_streams_group_keeps_offsets_of_topics_it_consumes_until_it_is_empty_then_is
 fn an_empty_streams_group_without_offsets_is_deleted_by_the_next_pass() {
     let mut h = Harness::new(expiring_config());
     h.create_topic("input", 1);
-    h.shard.start_offset_expiry(h.now);
+    h.start_offset_expiry();
     let mut a = Member::new("a", "p1", simple_topology(1));
     a.beat(&mut h);
     h.advance(1_000);

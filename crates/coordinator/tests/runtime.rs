@@ -1,33 +1,51 @@
-//! The shard's side of its runtime (`kcoord_coordinator::runtime`): a job's records come out as
-//! one batch, a job with a refused batch is undone whole, and a shard rebuilt from its log has
-//! its members with fresh session timers.
+//! The shard on the runtime (`kcoord_runtime`): a job's records go to the log as one batch
+//! before they are replayed, a job whose batch cannot be appended changes nothing, and a shard
+//! rebuilt from its log has its members with fresh session timers.
 mod support;
 
-use kcoord_coordinator::runtime::JobEnd;
-use kcoord_coordinator::CoordinatorShard;
+use std::sync::Arc;
+
+use kcoord_coordinator::{CoordinatorShard, HeartbeatContext};
+use kcoord_metadata::LogRecord;
+use kcoord_runtime::{Log, Runtime, Volatile};
 use kcoord_wire::ErrorCode;
 use support::{config, converge, simple_topology, Harness, Member, GROUP};
 
-#[test]
-fn a_jobs_records_come_out_as_one_batch_with_their_log_offsets() {
-    let mut h = Harness::new(config());
-    h.create_topic("input", 2);
-    let mark = h.shard.begin_job();
-    let before = h.shard.store().log().next_offset();
-    let mut m = Member::new("m1", "p1", simple_topology(0));
-    m.beat(&mut h);
-    let end = h.shard.end_job(mark, h.now).unwrap();
-    let JobEnd::Appended(records) = end else {
-        panic!("the job was not undone: {end:?}");
-    };
-    assert!(!records.is_empty(), "a join writes records");
-    let offsets: Vec<u64> = records.iter().map(|r| r.offset).collect();
-    let expected: Vec<u64> = (before..h.shard.store().log().next_offset()).collect();
-    assert_eq!(offsets, expected);
+/// A log that keeps the offsets of every batch it is given.
+#[derive(Default)]
+struct Batches(Vec<Vec<u64>>);
+
+impl Log for Batches {
+    type Receipt = ();
+    type Error = std::convert::Infallible;
+
+    fn append(&mut self, entries: &[LogRecord], _: u64) -> Result<(), Self::Error> {
+        self.0.push(entries.iter().map(|e| e.offset).collect());
+        Ok(())
+    }
 }
 
 #[test]
-fn an_oversize_record_is_refused_before_it_applies_and_the_job_is_undone() {
+fn a_jobs_records_go_to_the_log_as_one_batch_with_their_log_offsets() {
+    let mut h = Harness::new(config());
+    h.create_topic("input", 2);
+    let topics = Arc::new(h.catalog.state().topics.clone());
+    let mut shard = Runtime::new(CoordinatorShard::new(config(), 7), Batches::default());
+    shard.run(|s| s.topics_changed(topics)).unwrap();
+    let before = shard.store().log().next_offset();
+    let ctx = HeartbeatContext::default();
+    let request = Member::new("m1", "p1", simple_topology(0)).request();
+    let done = shard
+        .run(|s| s.streams_group_heartbeat(&ctx, &request, 1_000))
+        .unwrap();
+    assert!(done.response.is_ok());
+    assert!(done.records > 1, "a join writes records");
+    let expected: Vec<u64> = (before..shard.store().log().next_offset()).collect();
+    assert_eq!(shard.log().0.last(), Some(&expected));
+}
+
+#[test]
+fn an_oversize_record_is_refused_before_anything_of_its_job_applies() {
     let mut h = Harness::new(config());
     h.create_topic("input", 2);
     let mut members = vec![Member::new("m1", "p1", simple_topology(0))];
@@ -42,13 +60,8 @@ fn an_oversize_record_is_refused_before_it_applies_and_the_job_is_undone() {
     huge.subtopologies[0].source_topics = vec![name; 280_000];
     let mut request = Member::new("big", "p2", huge).request();
     request.group_id = "other".into();
-    let mark = h.shard.begin_job();
     let error = h.heartbeat(&request).expect_err("the record is too large");
     assert_eq!(error.code, ErrorCode::UNKNOWN_SERVER_ERROR);
-    assert!(matches!(
-        h.shard.end_job(mark, h.now),
-        Ok(JobEnd::RolledBack)
-    ));
     assert_eq!(h.shard.state(), &state, "nothing of the join applied");
     assert_eq!(h.shard.store().log().next_offset(), next);
     assert!(h.shard.group("other").is_none());
@@ -68,13 +81,14 @@ fn a_shard_loaded_from_its_log_has_its_groups_and_fences_silent_members_after_a_
     converge(&mut h, &mut members);
     let log = h.shard.store().log().clone();
     let loaded_at = h.now + 60_000;
-    let mut loaded = CoordinatorShard::from_log(config(), 7, &log, loaded_at).unwrap();
+    let loaded = CoordinatorShard::from_log(config(), 7, &log, loaded_at).unwrap();
     assert_eq!(loaded.state(), h.shard.state());
+    let mut loaded = Runtime::new(loaded, Volatile);
     let session = i64::from(config().session_timeout_ms);
-    let topics = h.catalog.state().topics.clone();
     // The sessions start at the load, not at the members' last heartbeat before it.
-    loaded.tick(&topics, loaded_at + session - 1).unwrap();
+    kcoord_coordinator::tick(&mut loaded, loaded_at + session - 1);
     assert_eq!(loaded.group(GROUP).map(|g| g.members.len()), Some(2));
-    loaded.tick(&topics, loaded_at + session).unwrap();
+    let tick = kcoord_coordinator::tick(&mut loaded, loaded_at + session);
+    assert_eq!(tick.events.len(), 2, "{tick:?}");
     assert_eq!(loaded.group(GROUP).map(|g| g.members.len()), Some(0));
 }

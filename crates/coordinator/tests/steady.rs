@@ -3,7 +3,7 @@
 //! give the same answers and reach the same state and timers.
 mod support;
 
-use kcoord_coordinator::{HeartbeatContext, StreamsGroupConfig};
+use kcoord_coordinator::{CoordinatorShard, HeartbeatContext, StreamsGroupConfig};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     Endpoint, StreamsGroupHeartbeatRequest, TaskIds,
 };
@@ -19,8 +19,7 @@ struct Twins {
 impl Twins {
     fn new(config: StreamsGroupConfig) -> Twins {
         let fast = Harness::new(config.clone());
-        let mut full = Harness::new(config);
-        full.shard.set_steady_path(false);
+        let full = Harness::with_shard(CoordinatorShard::new(config, 7).with_steady_path(false));
         Twins { fast, full }
     }
 
@@ -49,9 +48,7 @@ impl Twins {
             api_version: 2,
         };
         let mut answers = [&mut self.fast, &mut self.full].map(|h| {
-            let topics = h.catalog.state().topics.clone();
-            h.shard
-                .streams_group_heartbeat(&ctx, req, &topics, h.now)
+            h.run(|s, now| s.streams_group_heartbeat(&ctx, req, now))
                 .map_err(|e| format!("{e:?}"))
                 .map(|r| {
                     (

@@ -11,7 +11,6 @@ pub mod log;
 pub mod metadata_version;
 pub mod record;
 pub mod snapshot;
-mod transaction;
 
 pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
@@ -181,8 +180,6 @@ impl State {
 pub struct Store {
     log: MetadataLog,
     state: State,
-    /// While true, appends do not compact the log (see [`Store::hold_compaction`]).
-    compaction_held: bool,
 }
 
 impl Store {
@@ -210,7 +207,7 @@ impl Store {
     /// controller chooses them from the finalized `metadata.version`.
     pub fn append_versioned(&mut self, batch: Vec<RecordAndVersion>) -> Result<u64, ReplayError> {
         let first = self.log.next_offset();
-        self.apply(batch, None)?;
+        self.append_logged(batch)?;
         Ok(first)
     }
 
@@ -222,46 +219,69 @@ impl Store {
         &mut self,
         batch: Vec<RecordAndVersion>,
     ) -> Result<Vec<LogRecord>, ReplayError> {
-        let mut records = Vec::with_capacity(batch.len());
-        self.apply(batch, Some(&mut records))?;
-        Ok(records)
+        let entries = self.prepare(&batch)?;
+        self.commit(&batch, entries.clone())?;
+        Ok(entries)
     }
 
-    /// Encodes and checks the whole batch, replays it (putting back what it changed if a record
-    /// fails), then appends it to the log, each record at the offset it was replayed at.
-    fn apply(
-        &mut self,
-        batch: Vec<RecordAndVersion>,
-        mut logged: Option<&mut Vec<LogRecord>>,
-    ) -> Result<(), ReplayError> {
-        let encoded = encode_batch(&batch)?;
-        let undo = Undo::before(&self.state, &batch);
+    /// The first half of an append, which changes nothing: encodes the batch at the offsets
+    /// the log will give it, checks that each record fits a durable log entry, and, when a
+    /// record's replay can refuse it (a controller record checked against the state), replays
+    /// the batch onto copies of the images it touches. A batch this accepts is committed by
+    /// [`Store::commit`] without error, so a runtime can make it durable in between.
+    pub fn prepare(&self, batch: &[RecordAndVersion]) -> Result<Vec<LogRecord>, ReplayError> {
         let first = self.log.next_offset();
-        for (i, entry) in batch.iter().enumerate() {
-            if let Err(e) = self.state.replay(&entry.record, first + i as u64) {
-                if let Some(undo) = undo {
-                    undo.restore(&mut self.state);
-                }
-                return Err(e);
+        let entries = encode_batch(batch)?
+            .into_iter()
+            .zip(first..)
+            .map(|((record_type, version, key, value), offset)| LogRecord {
+                offset,
+                record_type,
+                version,
+                key,
+                value,
+            })
+            .collect();
+        if let Some(mut scratch) = scratch_state(&self.state, batch) {
+            for (entry, offset) in batch.iter().zip(first..) {
+                scratch.replay(&entry.record, offset)?;
             }
         }
-        for (record_type, version, key, value) in encoded {
-            if let Some(logged) = logged.as_deref_mut() {
-                logged.push(LogRecord {
-                    offset: self.log.next_offset(),
-                    record_type,
-                    version,
-                    key: key.clone(),
-                    value: value.clone(),
-                });
-            }
-            self.log.push(record_type, version, key, value);
+        Ok(entries)
+    }
+
+    /// The second half: appends `entries` (what [`Store::prepare`] made of `batch`, against
+    /// this very store) to the log and replays `batch`. The log takes the batch before the
+    /// state does, so that a store rebuilt from the log after a failure here holds the batch
+    /// as a durable copy of it would. An `Err` means the batch was not prepared against this
+    /// store: a bug, after which the state must be rebuilt from the log.
+    pub fn commit(
+        &mut self,
+        batch: &[RecordAndVersion],
+        entries: Vec<LogRecord>,
+    ) -> Result<(), ReplayError> {
+        let first = self.log.next_offset();
+        if entries.first().is_some_and(|e| e.offset != first) || entries.len() != batch.len() {
+            return Err(ReplayError::Inconsistent {
+                offset: first,
+                reason: "the batch was prepared against another log".to_owned(),
+            });
+        }
+        for entry in entries {
+            self.log
+                .push(entry.record_type, entry.version, entry.key, entry.value);
+        }
+        for (entry, offset) in batch.iter().zip(first..) {
+            self.state.replay(&entry.record, offset)?;
         }
         // After the whole batch: a compaction inside it could split a group's deletion.
-        if !self.compaction_held {
-            self.log.compact_if_due();
-        }
+        self.log.compact_if_due();
         Ok(())
+    }
+
+    /// Compacts the log now (before it is written out whole as a durable snapshot).
+    pub fn compact_log(&mut self) {
+        self.log.compact();
     }
 
     /// Rebuilds a store from the records of `log`, decoding every one of them. A compacted log
@@ -274,7 +294,6 @@ impl Store {
         Ok(Store {
             log: log.clone(),
             state,
-            compaction_held: false,
         })
     }
 }
@@ -337,34 +356,26 @@ fn footprint(record: &Record) -> (u8, bool) {
     }
 }
 
-/// Copies of the images a batch changes, taken before it only when one of its records can
-/// fail to replay, so that a failing batch can put them back and change nothing. A
-/// coordinator batch (streams groups, offsets), whose replays cannot fail, takes no copy: it is
-/// the hot path and its images are the large ones. A controller batch copies the controller's
-/// images it touches (topics, brokers, ...), which is the cost of its all-or-nothing replay.
-#[derive(Default)]
-struct Undo {
-    topics: Option<TopicsImage>,
-    streams_groups: Option<StreamsGroupsImage>,
-    offsets: Option<OffsetsImage>,
-    brokers: Option<BrokersImage>,
-    features: Option<FeaturesImage>,
-    group_configs: Option<GroupConfigsImage>,
-    producer_ids: Option<ProducerIdsImage>,
-    security: Option<SecurityImage>,
+fn copy_if<T: Clone + Default>(touched: u8, image: u8, value: &T) -> T {
+    if touched & image != 0 {
+        value.clone()
+    } else {
+        T::default()
+    }
 }
 
-fn copy_if<T: Clone>(touched: u8, image: u8, value: &T) -> Option<T> {
-    (touched & image != 0).then(|| value.clone())
-}
-
-impl Undo {
-    fn before(state: &State, batch: &[RecordAndVersion]) -> Option<Undo> {
-        let (touched, fallible) = batch.iter().fold((0, false), |(t, f), r| {
-            let (images, can_fail) = footprint(&r.record);
-            (t | images, f || can_fail)
-        });
-        fallible.then(|| Undo {
+/// A state holding copies of the images a batch touches (the others empty), built only when
+/// one of its records can fail to replay, to try the batch on before anything changes. A
+/// record's replay reads and writes only its own images ([`footprint`]), so the copies behave
+/// as the whole state would. A coordinator batch (streams groups, offsets), whose replays
+/// cannot fail, takes no copy: it is the hot path and its images are the large ones.
+fn scratch_state(state: &State, batch: &[RecordAndVersion]) -> Option<State> {
+    let (touched, fallible) = batch.iter().fold((0, false), |(t, f), r| {
+        let (images, can_fail) = footprint(&r.record);
+        (t | images, f || can_fail)
+    });
+    fallible.then(|| {
+        let mut scratch = State {
             topics: copy_if(touched, TOPICS, &state.topics),
             streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
             offsets: copy_if(touched, OFFSETS, &state.offsets),
@@ -373,46 +384,11 @@ impl Undo {
             group_configs: copy_if(touched, GROUP_CONFIGS, &state.group_configs),
             producer_ids: copy_if(touched, PRODUCER_IDS, &state.producer_ids),
             security: copy_if(touched, SECURITY, &state.security),
-        })
-    }
-
-    fn restore(self, state: &mut State) {
-        let Undo {
-            topics,
-            streams_groups,
-            offsets,
-            brokers,
-            features,
-            group_configs,
-            producer_ids,
-            security,
-        } = self;
-        if let Some(image) = topics {
-            state.topics = image;
-        }
-        if let Some(image) = streams_groups {
-            state.streams_groups = image;
-        }
-        if let Some(image) = offsets {
-            state.offsets = image;
-        }
-        if let Some(image) = brokers {
-            state.brokers = image;
-        }
-        if let Some(image) = features {
-            state.features = image;
-        }
-        if let Some(image) = group_configs {
-            state.group_configs = image;
-        }
-        if let Some(image) = producer_ids {
-            state.producer_ids = image;
-        }
-        if let Some(image) = security {
-            state.security = image;
-        }
-        state.groups = state.count_groups();
-    }
+            groups: 0,
+        };
+        scratch.groups = scratch.count_groups();
+        scratch
+    })
 }
 
 #[cfg(test)]
@@ -521,19 +497,36 @@ mod tests {
     }
 
     #[test]
-    fn only_batches_that_can_fail_copy_images_and_only_those_they_touch() {
+    fn only_batches_that_can_fail_are_tried_on_copies_of_the_images_they_touch() {
         let state = State::default();
         let offset = Record::OffsetCommit(kcoord_wire::records::OffsetCommitKey::default(), None);
         let config = Record::Config(Default::default());
         let coordinator = vec![offset.at_latest_version(), config.at_latest_version()];
-        assert!(Undo::before(&state, &coordinator).is_none());
+        assert!(scratch_state(&state, &coordinator).is_none());
         let controller = vec![
             topic(1).at_latest_version(),
             Record::RemoveTopic(Default::default()).at_latest_version(),
         ];
-        let undo = Undo::before(&state, &controller).unwrap();
-        assert!(undo.topics.is_some());
-        assert!(undo.brokers.is_none() && undo.streams_groups.is_none() && undo.offsets.is_none());
+        let mut state = state;
+        state.brokers = Store::replay_log(&{
+            let mut store = Store::new();
+            store
+                .append(vec![Record::RegisterBroker(Default::default())])
+                .unwrap();
+            store.log().clone()
+        })
+        .unwrap()
+        .state()
+        .brokers
+        .clone();
+        state.topics = store_with_a_topic().1.topics;
+        let scratch = scratch_state(&state, &controller).unwrap();
+        assert_eq!(scratch.topics, state.topics, "the touched image is copied");
+        assert_eq!(
+            scratch.brokers,
+            BrokersImage::default(),
+            "the others are not"
+        );
     }
 
     #[test]
@@ -588,8 +581,7 @@ mod tests {
             .unwrap();
         // "app" has a streams group and offsets: it counts once.
         assert_eq!(store.state().group_count(), 2);
-        let mark = store.log().next_offset();
-        store.hold_compaction();
+        let earlier = store.log().clone();
         store
             .append(vec![
                 streams("other", true),
@@ -612,8 +604,11 @@ mod tests {
                 .group_count(),
             1
         );
-        store.rollback_to(mark).unwrap();
-        assert_eq!(store.state().group_count(), 2);
-        assert_eq!(store.state().group_count(), store.state().count_groups());
+        let rebuilt = Store::replay_log(&earlier).unwrap();
+        assert_eq!(rebuilt.state().group_count(), 2);
+        assert_eq!(
+            rebuilt.state().group_count(),
+            rebuilt.state().count_groups()
+        );
     }
 }

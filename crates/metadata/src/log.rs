@@ -67,7 +67,6 @@
 //! replays the same uncompacted but not compacted; that test stays below the floor. If replay
 //! ever reads another key's fields, this reasoning must be redone; the random-operation
 //! property test in `crates/coordinator/tests/compaction.rs` checks it.
-mod rollback;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

@@ -3,11 +3,14 @@
 #![allow(dead_code)]
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::sync::Arc;
+
 use kcoord_coordinator::{
-    group_state, CoordinatorShard, GroupState, HeartbeatContext, HeartbeatResult,
-    StreamsGroupConfig,
+    group_state, CoordinatorError, CoordinatorShard, Effect, GroupState, HeartbeatContext,
+    HeartbeatResult, Outcome, StreamsGroupConfig,
 };
 use kcoord_metadata::{Record, Store};
+use kcoord_runtime::{Runtime, Volatile};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology,
 };
@@ -24,9 +27,9 @@ pub fn config() -> StreamsGroupConfig {
     }
 }
 
-/// A coordinator shard, a topic catalog and a clock.
+/// A coordinator shard on an in-memory runtime, a topic catalog and a clock.
 pub struct Harness {
-    pub shard: CoordinatorShard,
+    pub shard: Runtime<CoordinatorShard, Volatile>,
     pub catalog: Store,
     pub now: i64,
     pub next_topic: u128,
@@ -34,8 +37,13 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(config: StreamsGroupConfig) -> Harness {
+        Harness::with_shard(CoordinatorShard::new(config, 7))
+    }
+
+    /// A harness around `shard` (configured before it runs).
+    pub fn with_shard(shard: CoordinatorShard) -> Harness {
         Harness {
-            shard: CoordinatorShard::new(config, 7),
+            shard: Runtime::new(shard, Volatile),
             catalog: Store::new(),
             now: 1_000_000,
             next_topic: 1,
@@ -61,7 +69,37 @@ impl Harness {
             }));
         }
         self.catalog.append(records).unwrap();
-        self.shard.topics_changed();
+        self.publish_topics();
+    }
+
+    /// Gives the shard the catalog's topics, as the controller does after a change.
+    pub fn publish_topics(&mut self) {
+        let topics = Arc::new(self.catalog.state().topics.clone());
+        self.shard.run(|s| s.topics_changed(topics)).unwrap();
+    }
+
+    /// Runs a handler on the shard and commits its outcome: its answer, or the error a client
+    /// gets when the runtime refused it.
+    pub fn run<R>(
+        &mut self,
+        handler: impl FnOnce(&CoordinatorShard, i64) -> Outcome<Result<R, CoordinatorError>>,
+    ) -> Result<R, CoordinatorError> {
+        let now = self.now;
+        match self.shard.run(|s| handler(s, now)) {
+            Ok(done) => done.response,
+            Err(refused) => Err(CoordinatorError::not_committed(&refused.error)),
+        }
+    }
+
+    /// Starts the periodic search for expired offsets, as the daemon does once a shard loaded.
+    pub fn start_offset_expiry(&mut self) {
+        self.run(|s, now| s.start_offset_expiry(now).map(Ok))
+            .unwrap();
+    }
+
+    /// Applies an input to the shard.
+    pub fn input(&mut self, effect: Effect) {
+        self.shard.input(effect);
     }
 
     pub fn heartbeat_v(
@@ -74,9 +112,7 @@ impl Harness {
             client_host: "/127.0.0.1",
             api_version: version,
         };
-        let topics = self.catalog.state().topics.clone();
-        self.shard
-            .streams_group_heartbeat(&ctx, req, &topics, self.now)
+        self.run(|s, now| s.streams_group_heartbeat(&ctx, req, now))
     }
 
     pub fn heartbeat(
@@ -88,8 +124,17 @@ impl Harness {
 
     pub fn advance(&mut self, ms: i64) {
         self.now += ms;
-        let topics = self.catalog.state().topics.clone();
-        self.shard.tick(&topics, self.now).unwrap();
+        self.tick();
+    }
+
+    /// Runs what is due now; panics if a job failed.
+    pub fn tick(&mut self) -> Vec<kcoord_coordinator::TickEvent> {
+        let tick = kcoord_coordinator::tick(&mut self.shard, self.now);
+        assert!(
+            tick.failures.is_empty() && tick.diverged.is_none(),
+            "{tick:?}"
+        );
+        tick.events
     }
 
     pub fn assert_replay_matches(&self) {

@@ -1,0 +1,67 @@
+//! What Kafka keeps about a group only in memory: never in the log, rebuilt empty after a
+//! load (as after a coordinator failover), changed only by the shard's effects.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::CoordinatorError;
+use crate::topology::ConfiguredTopology;
+
+/// What Kafka keeps about a group only in memory.
+#[derive(Debug, Default)]
+pub struct GroupSoftState {
+    /// The configured topology for (topology epoch, metadata hash); dropped whenever the topic
+    /// catalog changes, so the steady-state heartbeat never rehashes topic metadata.
+    pub configured: Option<(i32, i64, Arc<ConfiguredTopology>)>,
+    pub endpoint_information_epoch: i32,
+    pub shutdown_requested_by: Option<String>,
+    pub initial_delay_deadline: Option<i64>,
+    /// member id -> its last reported task offsets (`StreamsGroup.taskOffsets`).
+    pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
+}
+
+/// Reported offsets per member are transient telemetry; kept out of the log.
+pub type TaskOffsets = BTreeMap<crate::task::TaskId, i64>;
+
+/// What a member last reported in TaskOffsets and TaskEndOffsets (Kafka's `MemberTaskOffsets`):
+/// kept in memory only, dropped with the member, used by the assignor and described.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberTaskOffsets {
+    pub offsets: TaskOffsets,
+    pub end_offsets: TaskOffsets,
+}
+
+impl MemberTaskOffsets {
+    /// `MemberTaskOffsets.update`: a null list keeps what was reported before; a list given
+    /// replaces it whole. A task reported twice is INVALID_REQUEST.
+    pub fn update(
+        &self,
+        offsets: Option<&[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset]>,
+        end_offsets: Option<&[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset]>,
+    ) -> Result<MemberTaskOffsets, CoordinatorError> {
+        fn to_map(
+            list: &[kcoord_wire::messages::streams_group_heartbeat_request::TaskOffset],
+        ) -> Result<TaskOffsets, CoordinatorError> {
+            let mut map = TaskOffsets::new();
+            for t in list {
+                let task = crate::task::TaskId::new(t.subtopology_id.clone(), t.partition);
+                if map.insert(task, t.offset).is_some() {
+                    return Err(CoordinatorError::invalid_request(format!(
+                        "Task offsets contain a duplicate entry for subtopology {} and partition {}.",
+                        t.subtopology_id, t.partition
+                    )));
+                }
+            }
+            Ok(map)
+        }
+        Ok(MemberTaskOffsets {
+            offsets: match offsets {
+                Some(list) => to_map(list)?,
+                None => self.offsets.clone(),
+            },
+            end_offsets: match end_offsets {
+                Some(list) => to_map(list)?,
+                None => self.end_offsets.clone(),
+            },
+        })
+    }
+}

@@ -1,0 +1,98 @@
+use super::*;
+
+/// Fires what is due at `now`, as a tick does: (group, member, kind) in firing order.
+fn fire(t: &mut Timers, now: i64) -> Vec<(String, String, TimerKind)> {
+    let due = t.due(now);
+    t.take(&due);
+    due.fire
+        .into_iter()
+        .map(|d| (d.group_id.to_string(), d.member_id.to_string(), d.kind))
+        .collect()
+}
+
+#[test]
+fn due_timers_come_out_by_deadline_then_group_then_member() {
+    let mut t = Timers::default();
+    t.schedule_session("g2", "a", 10);
+    t.schedule_session("g1", "b", 10);
+    t.schedule_session("g1", "a", 10);
+    t.schedule_rebalance("g1", "a", 5, 3);
+    t.schedule_session("g3", "z", 20);
+    // Re-arming later leaves the queue entry where it was; it is re-queued when due.
+    t.schedule_session("g3", "z", 30);
+    t.schedule_rebalance("g1", "a", 7, 4);
+    assert_eq!(t.next_deadline(), Some(7));
+    let due = fire(&mut t, 10);
+    let due: Vec<(&str, &str, TimerKind)> = due
+        .iter()
+        .map(|(g, m, k)| (g.as_str(), m.as_str(), *k))
+        .collect();
+    assert_eq!(
+        due,
+        vec![
+            ("g1", "a", TimerKind::Rebalance(4)),
+            ("g1", "a", TimerKind::Session),
+            ("g1", "b", TimerKind::Session),
+            ("g2", "a", TimerKind::Session),
+        ]
+    );
+    assert_eq!(t.next_deadline(), Some(20));
+    assert!(fire(&mut t, 20).is_empty(), "g3/z's deadline is 30, not 20");
+    assert_eq!(t.next_deadline(), Some(30));
+    // A fired timer is disarmed: cancelling finds nothing of it in the queue.
+    t.cancel_rebalance("g1", "a");
+    t.schedule_rebalance("g3", "z", 25, 1);
+    t.cancel_rebalance("g3", "z");
+    assert_eq!(t.next_deadline(), Some(30));
+    t.cancel_member("g3", "z");
+    assert_eq!(t.next_deadline(), None);
+    assert!(
+        !t.by_member.contains_key("g3"),
+        "a group without timers is forgotten"
+    );
+}
+
+#[test]
+fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
+    let mut t = Timers::default();
+    t.schedule_session("g", "late", 10);
+    t.schedule_session("g", "early", 12);
+    // Heartbeats push "late" back three times; its queue entry stays at 10.
+    for deadline in [20, 30, 40] {
+        t.schedule_session("g", "late", deadline);
+    }
+    assert_eq!(t.queue.len(), 2);
+    // Pulling a deadline forward moves the entry at once.
+    t.schedule_session("g", "early", 11);
+    assert_eq!(t.next_deadline(), Some(10));
+    assert!(fire(&mut t, 10).is_empty());
+    let members = |due: Vec<(String, String, TimerKind)>| {
+        due.into_iter().map(|(_, m, _)| m).collect::<Vec<_>>()
+    };
+    assert_eq!(members(fire(&mut t, 39)), vec!["early"]);
+    assert_eq!(t.next_deadline(), Some(40));
+    // Two timers due in one tick come out by real deadline, whatever their queue order.
+    t.schedule_session("g", "a", 45);
+    t.schedule_session("g", "a", 50);
+    t.schedule_session("g", "b", 48);
+    let _ = fire(&mut t, 46); // "late" fires; "a" is re-queued at 50
+    t.schedule_session("g", "c", 49);
+    assert_eq!(members(fire(&mut t, 60)), vec!["b", "c", "a"]);
+    assert_eq!(t.next_deadline(), None);
+    assert!(t.by_member.get("g").is_some_and(|m| m
+        .values()
+        .all(|e| e.session.is_none() && e.session_queued.is_none())));
+}
+
+#[test]
+fn finding_due_timers_changes_nothing() {
+    let mut t = Timers::default();
+    t.schedule_session("g", "a", 10);
+    t.schedule_session("g", "a", 20);
+    t.schedule_session("g", "b", 12);
+    let due = t.due(15);
+    assert_eq!(due, t.due(15), "asking twice gives the same answer");
+    assert_eq!(t.next_deadline(), Some(10));
+    t.take(&due);
+    assert_eq!(t.next_deadline(), Some(20));
+}
