@@ -1,5 +1,6 @@
 //! The coordinator's share of the heartbeat benchmarks, without sockets, tasks or the noisy
-//! machine in the way: one sans-IO `CoordinatorShard` driven directly. One JSON line.
+//! machine in the way: one sans-IO `CoordinatorShard` driven by its runtime (`kcoord_runtime`,
+//! in memory), as the daemon drives it under the shard's lock. One JSON line.
 //!
 //! ```text
 //! cargo bench --bench coordinator                              # 1,000 groups x 10 members
@@ -28,12 +29,15 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use kcoord_coordinator::{
-    group_state, CoordinatorShard, GroupState, HeartbeatContext, StreamsGroupConfig,
+    group_state, CoordinatorShard, GroupState, HeartbeatContext, HeartbeatResult,
+    StreamsGroupConfig,
 };
 use kcoord_metadata::{Record, Store};
+use kcoord_runtime::{Runtime, Volatile};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology,
 };
@@ -181,6 +185,20 @@ impl Member {
     }
 }
 
+/// One heartbeat through the shard's runtime, as the daemon runs it (minus the lock and the
+/// durable log).
+fn heartbeat(
+    shard: &mut Runtime<CoordinatorShard, Volatile>,
+    ctx: &HeartbeatContext,
+    request: &StreamsGroupHeartbeatRequest,
+    now: i64,
+) -> Result<HeartbeatResult, String> {
+    let done = shard
+        .run(|s| s.streams_group_heartbeat(ctx, request, now))
+        .map_err(|refused| refused.error.to_string())?;
+    done.response.map_err(|e| e.to_string())
+}
+
 fn json_f(x: f64) -> String {
     format!("{x:.1}")
 }
@@ -191,7 +209,7 @@ fn run(s: &Settings) -> Result<String, String> {
         assignment_interval_ms: 0,
         ..Default::default()
     };
-    let mut shard = CoordinatorShard::new(config, 7);
+    let mut shard = Runtime::new(CoordinatorShard::new(config, 7), Volatile);
     let mut catalog = Store::new();
     let topic_id = uuid::Uuid::from_u128(1);
     let mut records = vec![Record::Topic(TopicRecord {
@@ -210,8 +228,10 @@ fn run(s: &Settings) -> Result<String, String> {
         }));
     }
     catalog.append(records).map_err(|e| e.to_string())?;
-    shard.topics_changed();
-    let topics = catalog.state().topics.clone();
+    let topics = Arc::new(catalog.state().topics.clone());
+    shard
+        .run(|s| s.topics_changed(topics))
+        .map_err(|e| e.error.to_string())?;
     let topology = Topology {
         epoch: 0,
         subtopologies: vec![Subtopology {
@@ -250,8 +270,7 @@ fn run(s: &Settings) -> Result<String, String> {
             return Err("the groups did not converge in 50 passes".into());
         }
         for m in members.iter_mut() {
-            let result = shard
-                .streams_group_heartbeat(&ctx, &m.request(&topology, false), &topics, now)
+            let result = heartbeat(&mut shard, &ctx, &m.request(&topology, false), now)
                 .map_err(|e| format!("{} in {}: {e}", m.id, m.group))?;
             m.adopt(&result.response);
         }
@@ -290,8 +309,7 @@ fn run(s: &Settings) -> Result<String, String> {
         let start = Instant::now();
         for k in 0..s.heartbeats {
             let at = (k % n as u64) as usize;
-            let result = shard
-                .streams_group_heartbeat(&ctx, &requests[at], &topics, *now)
+            let result = heartbeat(&mut shard, &ctx, &requests[at], *now)
                 .map_err(|e| format!("steady heartbeat of {}: {e}", members[at].id))?;
             // The server's shard task asks for the next deadline twice per job.
             std::hint::black_box(shard.next_deadline());

@@ -11,8 +11,9 @@ use kcoord_acl::{AclBindingFilter, AclCreation, Acls};
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
     BrokerRegistration, BrokersImage, LogRecord, MetadataLog, MetadataVersion, Record,
-    RecordAndVersion, State, Store,
+    RecordAndVersion, ReplayError, State, Store,
 };
+use kcoord_runtime::Core;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
@@ -53,33 +54,7 @@ pub enum TickEvent {
 /// What a handler decided. `records` are one batch: all of them reach the log or none does.
 /// `effects` change the broker sessions, which live in memory only (as Kafka's
 /// `BrokerHeartbeatManager` keeps them); they run once the batch is in the log.
-#[derive(Debug, Clone, PartialEq)]
-#[must_use = "an outcome changes nothing until it is applied"]
-pub struct Outcome<R> {
-    pub records: Vec<RecordAndVersion>,
-    pub response: R,
-    pub effects: Vec<Effect>,
-}
-
-impl<R> Outcome<R> {
-    /// An answer that changes nothing.
-    pub fn answer(response: R) -> Outcome<R> {
-        Outcome {
-            records: Vec::new(),
-            response,
-            effects: Vec::new(),
-        }
-    }
-
-    /// The same records and effects with another answer.
-    pub fn map<S>(self, f: impl FnOnce(R) -> S) -> Outcome<S> {
-        Outcome {
-            records: self.records,
-            response: f(self.response),
-            effects: self.effects,
-        }
-    }
-}
+pub type Outcome<R> = kcoord_runtime::Outcome<R, Effect>;
 
 /// The topic and config decisions' records, each at its latest version, and their results.
 impl<T> From<Decision<T>> for Outcome<Vec<T>> {
@@ -119,6 +94,48 @@ pub struct Controller {
     sessions: Sessions,
     /// The ACLs of `store`'s state, indexed for CreateAcls and DeleteAcls.
     acls: Acls,
+}
+
+impl Core for Controller {
+    type Effect = Effect;
+
+    fn prepare(
+        &self,
+        records: &[RecordAndVersion],
+    ) -> std::result::Result<Vec<LogRecord>, ReplayError> {
+        let entries = self.store.prepare(records)?;
+        self.acl_changes(records)
+            .map_err(|e| ReplayError::Inconsistent {
+                offset: self.store.log().next_offset(),
+                reason: e.to_string(),
+            })?;
+        Ok(entries)
+    }
+
+    fn replay(
+        &mut self,
+        records: &[RecordAndVersion],
+        entries: Vec<LogRecord>,
+    ) -> std::result::Result<(), ReplayError> {
+        let changes: Vec<AclChange> = records
+            .iter()
+            .filter_map(|r| AclChange::of(&r.record))
+            .collect();
+        self.store.commit(records, entries)?;
+        for change in changes {
+            // `prepare` checked every one against the index.
+            let _ = change.apply(&mut self.acls);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, effect: Effect) {
+        self.run_effect(effect);
+    }
+
+    fn next_offset(&self) -> u64 {
+        self.store.log().next_offset()
+    }
 }
 
 impl std::fmt::Debug for Controller {
@@ -234,53 +251,13 @@ impl Controller {
             .map_err(ControllerError::internal)
     }
 
-    /// The batch as the log will hold it: each record encoded at the offset it will get,
-    /// after checking that the whole batch replays onto (a copy of) the current state. `Err`
-    /// means the batch must not be written anywhere: a decision that does not replay is a bug.
-    pub fn prepare(&self, records: &[RecordAndVersion]) -> Result<Vec<LogRecord>> {
-        if records.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut state = self.state().clone();
-        let first = self.store.log().next_offset();
-        records
-            .iter()
-            .zip(first..)
-            .map(|(r, offset)| {
-                let (record_type, version, key, value) = r
-                    .record
-                    .encode_version(r.version)
-                    .map_err(ControllerError::internal)?;
-                state
-                    .replay(&r.record, offset)
-                    .map_err(ControllerError::internal)?;
-                Ok(LogRecord {
-                    offset,
-                    record_type,
-                    version,
-                    key,
-                    value,
-                })
-            })
-            .collect()
-    }
-
-    /// Appends the outcome's records to the in-memory log and state, all or nothing, then runs
-    /// its effects, and gives the answer back. On `Err` nothing changed.
+    /// Commits `outcome` in memory (no durable log): what the daemon's runtime does, for
+    /// tests and tools that drive a controller by hand. On `Err` nothing changed.
     pub fn apply<R>(&mut self, outcome: Outcome<R>) -> Result<R> {
-        if !outcome.records.is_empty() {
-            self.prepare(&outcome.records)?;
-            let changes = self.acl_changes(&outcome.records)?;
-            self.append_versioned(outcome.records)?;
-            for change in changes {
-                // `acl_changes` checked every one against the index.
-                let _ = change.apply(&mut self.acls);
-            }
-        }
-        for effect in &outcome.effects {
-            self.run_effect(*effect);
-        }
-        Ok(outcome.response)
+        kcoord_runtime::Runtime::new(self, kcoord_runtime::Volatile)
+            .commit(outcome)
+            .map(|done| done.response)
+            .map_err(|refused| ControllerError::internal(refused.error))
     }
 
     /// The ACL changes of a batch, once they are known to apply to the index: the image
@@ -300,6 +277,14 @@ impl Controller {
             }
         }
         Ok(changes)
+    }
+
+    /// The batch as the log will hold it: each record encoded at the offset it will get,
+    /// after checking that the whole batch replays onto (copies of) the current state and
+    /// that its ACL changes fit the index. `Err` means the batch must not be written anywhere:
+    /// a decision that does not replay is a bug.
+    pub fn prepare(&self, records: &[RecordAndVersion]) -> Result<Vec<LogRecord>> {
+        Core::prepare(self, records).map_err(ControllerError::internal)
     }
 
     fn run_effect(&mut self, effect: Effect) {

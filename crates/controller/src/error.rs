@@ -25,7 +25,7 @@ impl ControllerError {
     }
 
     /// Records the controller built did not apply: a bug, reported rather than panicking.
-    pub(crate) fn internal(what: impl std::fmt::Display) -> Self {
+    pub fn internal(what: impl std::fmt::Display) -> Self {
         Self::new(
             ErrorCode::UNKNOWN_SERVER_ERROR,
             format!("records did not apply: {what}"),

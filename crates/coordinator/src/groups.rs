@@ -215,6 +215,19 @@ impl CoordinatorShard {
         }
     }
 
+    /// DeleteGroups for several groups of this shard, each as [`CoordinatorShard::delete_group`]
+    /// decides it, in one batch (the deletions of different groups are independent).
+    pub fn delete_groups(&self, group_ids: &[String]) -> Outcome<Vec<Result<()>>> {
+        let mut all = Outcome::answer(Vec::with_capacity(group_ids.len()));
+        for group_id in group_ids {
+            let one = self.delete_group(group_id);
+            all.records.extend(one.records);
+            all.effects.extend(one.effects);
+            all.response.push(one.response);
+        }
+        all
+    }
+
     /// DescribeGroups (the classic API): a streams group is not a classic group.
     pub fn describe_classic_group(
         &self,

@@ -108,6 +108,31 @@ pub trait Core {
     fn next_offset(&self) -> u64;
 }
 
+/// A core borrowed for one commit, as a controller driven by hand is (tests, tools).
+impl<C: Core + ?Sized> Core for &mut C {
+    type Effect = C::Effect;
+
+    fn prepare(&self, records: &[RecordAndVersion]) -> Result<Vec<LogRecord>, ReplayError> {
+        (**self).prepare(records)
+    }
+
+    fn replay(
+        &mut self,
+        records: &[RecordAndVersion],
+        entries: Vec<LogRecord>,
+    ) -> Result<(), ReplayError> {
+        (**self).replay(records, entries)
+    }
+
+    fn apply(&mut self, effect: C::Effect) {
+        (**self).apply(effect);
+    }
+
+    fn next_offset(&self) -> u64 {
+        (**self).next_offset()
+    }
+}
+
 /// Where the runtime appends a prepared batch before the core replays it.
 pub trait Log {
     /// What the caller waits on before it answers (nothing, for a log that is durable when
@@ -203,6 +228,11 @@ impl<C: Core, L: Log> Runtime<C, L> {
 
     pub fn log(&self) -> &L {
         &self.log
+    }
+
+    /// The log, for its owner's upkeep (a snapshot rewrites a durable log).
+    pub fn log_mut(&mut self) -> &mut L {
+        &mut self.log
     }
 
     /// Replaces the log (a shard's durable log becomes its log once the shard has loaded).

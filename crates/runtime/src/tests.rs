@@ -124,9 +124,10 @@ fn a_batch_that_does_not_replay_is_refused_before_the_log_sees_it() {
 fn a_batch_the_log_refuses_changes_nothing() {
     let mut runtime = Runtime::new(Topics::default(), Recorder::default());
     let before = runtime.store.state().clone();
-    let mut refusing = Recorder::default();
-    refusing.refusing = true;
-    runtime.set_log(refusing);
+    runtime.set_log(Recorder {
+        refusing: true,
+        ..Default::default()
+    });
     let refused = runtime.run(create("a", 1)).unwrap_err();
     assert!(matches!(refused.error, RunError::Log(DiskFull)));
     assert_eq!(runtime.store.state(), &before);
@@ -138,11 +139,11 @@ fn a_batch_the_log_refuses_changes_nothing() {
 fn a_replay_that_panics_is_reported_as_diverged_and_the_core_can_be_rebuilt() {
     let mut runtime = Runtime::new(Topics::default(), Volatile);
     runtime.run(create("a", 1)).unwrap();
-    let mut broken = Topics {
+    let broken = Topics {
         store: Store::replay_log(runtime.store.log()).unwrap(),
+        broken: true,
         ..Default::default()
     };
-    broken.broken = true;
     runtime.replace_core(broken);
     let refused = runtime.run(create("b", 2)).unwrap_err();
     assert!(matches!(refused.error, RunError::Diverged(_)));

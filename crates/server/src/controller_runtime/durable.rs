@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kcoord_metadata::file_log::{FileLogError, LogWriter, MAX_ENTRY_BYTES};
+use kcoord_metadata::file_log::{FileLogError, LogWriter};
 use kcoord_metadata::{LogRecord, MetadataLog};
 
 /// The durable copy of the controller's log.
@@ -64,39 +64,43 @@ impl DurableLog for MeteredLog {
     }
 }
 
-/// The first record of a batch that is too large for one entry of the log, as (offset, bytes).
-/// Checked whether or not a durable log is configured, so that a batch the file would refuse
-/// is never applied in memory either.
-pub(crate) fn oversized(records: &[LogRecord]) -> Option<(u64, usize)> {
-    // Length + crc + offset + type + version + key and value lengths, then the bytes.
-    const OVERHEAD: usize = 4 + 4 + 8 + 2 + 2 + 4 + 4;
-    records.iter().find_map(|r| {
-        let size = OVERHEAD
-            + r.key.as_ref().map_or(0, |k| k.len())
-            + r.value.as_ref().map_or(0, |v| v.len());
-        (size > MAX_ENTRY_BYTES).then_some((r.offset, size))
-    })
+/// The controller's log as its runtime sees it: the durable file when one is configured
+/// (written and synced before the batch is replayed), and the bytes appended since they were
+/// last counted (how the snapshot schedule sees the log grow).
+#[derive(Debug, Default)]
+pub struct ControllerLog {
+    pub durable: Option<Box<dyn DurableLog>>,
+    appended_bytes: u64,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bytes::Bytes;
+impl ControllerLog {
+    pub fn new(durable: Option<Box<dyn DurableLog>>) -> ControllerLog {
+        ControllerLog {
+            durable,
+            appended_bytes: 0,
+        }
+    }
 
-    #[test]
-    fn a_record_larger_than_an_entry_is_found_before_anything_is_written() {
-        let record = |offset, len: usize| LogRecord {
-            offset,
-            record_type: 2,
-            version: 0,
-            key: None,
-            value: Some(Bytes::from(vec![0u8; len])),
-        };
-        assert_eq!(oversized(&[record(5, 10)]), None);
-        let big = MAX_ENTRY_BYTES;
-        assert_eq!(
-            oversized(&[record(5, 10), record(6, big)]),
-            Some((6, big + 28))
-        );
+    /// The bytes appended since the last call.
+    pub fn take_appended_bytes(&mut self) -> u64 {
+        std::mem::take(&mut self.appended_bytes)
+    }
+}
+
+impl kcoord_runtime::Log for ControllerLog {
+    type Receipt = ();
+    type Error = FileLogError;
+
+    fn append(&mut self, entries: &[LogRecord], _: u64) -> Result<(), FileLogError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        if let Some(durable) = self.durable.as_mut() {
+            durable.append(entries)?;
+        }
+        self.appended_bytes = self
+            .appended_bytes
+            .saturating_add(super::snapshots::records_bytes(entries));
+        Ok(())
     }
 }

@@ -39,7 +39,6 @@ pub mod snapshots;
 #[cfg(test)]
 mod tests;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,7 +48,8 @@ use kcoord_controller::{
     ControllerError, Outcome, ProducerIdBlock, TickEvent, TopicAccess,
 };
 use kcoord_metadata::file_log::FileLogError;
-use kcoord_metadata::{SecurityImage, Store, TopicsImage};
+use kcoord_metadata::{ReplayError, SecurityImage, Store, TopicsImage};
+use kcoord_runtime::{RunError, Runtime};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -71,7 +71,7 @@ use crate::group_configs::GroupConfigRules;
 use crate::partitions::Partitions;
 use crate::shards::Coordinators;
 pub use boot::{ControllerBoot, MetadataLogError};
-use durable::DurableLog;
+use durable::{ControllerLog, DurableLog};
 use snapshots::{SessionMirror, SnapshotTracker};
 
 const CONTROLLER_QUEUE: usize = 256;
@@ -304,9 +304,9 @@ impl<R> Refused<R> {
 
 /// The controller task, built but not yet running.
 pub struct ControllerRuntime {
-    controller: Controller,
-    /// The durable copy of the log (`metadata.log.dir`); `None` keeps it in memory only.
-    durable: Option<Box<dyn DurableLog>>,
+    /// The controller on its runtime, whose log is the durable one (`metadata.log.dir`) or
+    /// none beyond memory.
+    controller: Runtime<Controller, ControllerLog>,
     /// How group configs are validated and turned into the settings shards run groups with.
     group_rules: GroupConfigRules,
     /// The group configs the shards were last given.
@@ -362,8 +362,7 @@ impl ControllerRuntime {
         (
             ControllerHandle { tx },
             ControllerRuntime {
-                controller: boot.controller,
-                durable,
+                controller: Runtime::new(boot.controller, ControllerLog::new(durable)),
                 group_rules,
                 published_group_configs: kcoord_metadata::GroupConfigsImage::default(),
                 catalog,
@@ -451,6 +450,8 @@ impl ControllerRuntime {
         let bytes_before = self.snapshots.log_bytes;
         let next_offset = self.controller.store().log().next_offset();
         let file = self
+            .controller
+            .log()
             .durable
             .as_ref()
             .map(|d| d.path().display().to_string());
@@ -464,7 +465,7 @@ impl ControllerRuntime {
             }
         };
         let (log, mut controller) = built;
-        if let Some(durable) = self.durable.as_mut() {
+        if let Some(durable) = self.controller.log_mut().durable.as_mut() {
             if let Err(e) = durable.rewrite(&log) {
                 self.snapshots.failed(now);
                 error!(file, next_offset, error = %e, retry_in_ms = snapshots::RETRY_AFTER_FAILURE_MS, "could not write a snapshot of the metadata log; the old file is kept");
@@ -472,7 +473,7 @@ impl ControllerRuntime {
             }
         }
         self.sessions.restore(&mut controller);
-        self.controller = controller;
+        self.controller.replace_core(controller);
         self.snapshots.taken(&log, now);
         info!(
             file,
@@ -579,67 +580,91 @@ impl ControllerRuntime {
         api: &'static str,
         handler: impl FnOnce(&Controller) -> Result<Outcome<R>, ControllerError>,
     ) -> Result<R, Refused<R>> {
-        let outcome = match decide(&self.controller, api, handler) {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(refused)) => return Err(Refused::by_handler(refused)),
-            Err(panicked) => {
-                error!(api, error = %panicked, "controller handler panicked; nothing applied");
-                return Err(Refused::by_handler(panicked.to_controller_error()));
+        let mut batch = BatchFacts::default();
+        let ran = self.controller.run(|controller| match handler(controller) {
+            Ok(outcome) => {
+                batch = BatchFacts::of(&outcome);
+                outcome.map(Ok)
             }
+            Err(refused) => Outcome::answer(Err(refused)),
+        });
+        let committed = match ran {
+            Ok(committed) => committed,
+            Err(refused) => return Err(self.refused(api, refused)),
         };
-        self.commit(api, outcome).await
-    }
-
-    /// Steps 2-4 for one outcome.
-    async fn commit<R>(&mut self, api: &'static str, outcome: Outcome<R>) -> Result<R, Refused<R>> {
-        let refuse = |error: CommitError, decided: Option<R>| {
-            error!(api, error = %error, records = 0, "controller batch not applied; nothing changed");
-            Err(Refused {
-                error: error.to_controller_error(),
-                decided,
-            })
-        };
-        let prepared = match self.controller.prepare(&outcome.records) {
-            Ok(prepared) => prepared,
-            Err(e) => return refuse(CommitError::Invalid(e), Some(outcome.response)),
-        };
-        if let Some((offset, size)) = durable::oversized(&prepared) {
-            return refuse(
-                CommitError::TooLarge { offset, size },
-                Some(outcome.response),
-            );
-        }
-        if let Some(log) = self.durable.as_mut() {
-            if let Err(e) = log.append(&prepared) {
-                return refuse(CommitError::Log(e), Some(outcome.response));
-            }
-        }
-        let topics_changed = prepared.iter().any(|r| is_topic_record(r.record_type));
-        let security_changed = prepared.iter().any(|r| is_security_record(r.record_type));
-        let acl_changes: Vec<AclChange> = outcome
-            .records
-            .iter()
-            .filter_map(|r| AclChange::of(&r.record))
-            .collect();
-        let effects = outcome.effects.clone();
-        let response = match self.controller.apply(outcome) {
-            Ok(response) => {
-                self.snapshots.appended(&prepared);
-                self.sessions.applied(&effects);
-                response
-            }
-            // `prepare` replayed the same batch onto the same state: unreachable short of a
-            // bug, and then the durable log is ahead of memory (a restart replays it).
-            Err(e) => return refuse(CommitError::Invalid(e), None),
-        };
-        self.feed_authorizer(&acl_changes);
-        if security_changed {
+        let response = committed.response.map_err(Refused::by_handler)?;
+        let grown = self.controller.log_mut().take_appended_bytes();
+        self.snapshots.grew(grown);
+        self.sessions.applied(&batch.effects);
+        self.feed_authorizer(&batch.acl_changes);
+        if batch.security_changed {
             self.published_security = Arc::new(self.controller.state().security.clone());
         }
-        if !prepared.is_empty() {
-            self.publish(topics_changed).await;
+        if committed.records > 0 {
+            self.publish(batch.topics_changed).await;
         }
         Ok(response)
+    }
+
+    /// Commits an outcome already decided, as [`ControllerRuntime::handle`] commits a
+    /// handler's.
+    #[cfg(test)]
+    async fn commit<R>(&mut self, api: &'static str, outcome: Outcome<R>) -> Result<R, Refused<R>> {
+        self.handle(api, |_| Ok(outcome)).await
+    }
+
+    /// Why a batch was not committed, logged; a controller whose state no longer follows its
+    /// log is rebuilt from it.
+    fn refused<R>(
+        &mut self,
+        api: &'static str,
+        refused: kcoord_runtime::Refused<Result<R, ControllerError>, FileLogError>,
+    ) -> Refused<R> {
+        let decided = refused.decided.and_then(Result::ok);
+        let next_offset = self.controller.store().log().next_offset();
+        let (error, decided) = match refused.error {
+            RunError::Panicked(message) => (CommitError::Panicked { api, message }, None),
+            RunError::Invalid(ReplayError::TooLarge { index, source, .. }) => (
+                CommitError::TooLarge {
+                    offset: next_offset + index as u64,
+                    size: source.size,
+                },
+                decided,
+            ),
+            RunError::Invalid(e) => (CommitError::Invalid(ControllerError::internal(e)), decided),
+            RunError::Log(e) => (CommitError::Log(e), decided),
+            RunError::Diverged(reason) => {
+                self.rebuild(now_ms());
+                (
+                    CommitError::Invalid(ControllerError::internal(reason)),
+                    None,
+                )
+            }
+        };
+        error!(api, error = %error, records = 0, "controller batch not applied; nothing changed");
+        Refused {
+            error: error.to_controller_error(),
+            decided,
+        }
+    }
+
+    /// Rebuilds the controller from its log, with the broker sessions it had.
+    fn rebuild(&mut self, now: i64) {
+        let rebuilt = Store::replay_log(self.controller.store().log())
+            .map_err(|e| e.to_string())
+            .and_then(|store| {
+                Controller::with_store(self.controller.config().clone(), store, now)
+                    .map_err(|e| e.to_string())
+            });
+        match rebuilt {
+            Ok(mut controller) => {
+                self.sessions.restore(&mut controller);
+                self.controller.replace_core(controller);
+            }
+            Err(e) => {
+                error!(error = %e, "the controller's log does not replay; the controller keeps its state")
+            }
+        }
     }
 
     async fn create_topics(&mut self, request: &CreateTopicsRequest) -> Vec<CreatableTopicResult> {
@@ -871,23 +896,6 @@ impl ControllerRuntime {
     }
 }
 
-/// Step 1: runs `handler` on the controller, catching a panic. The handler only reads the
-/// controller, so a panic leaves nothing half-changed.
-fn decide<T>(
-    controller: &Controller,
-    api: &'static str,
-    handler: impl FnOnce(&Controller) -> T,
-) -> Result<T, CommitError> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| handler(controller))).map_err(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_owned());
-        CommitError::Panicked { api, message }
-    })
-}
-
 /// CreateTopics results when the batch was not applied: topics the decision refused keep their
 /// errors, the others get the batch's.
 fn refused_topics(
@@ -963,6 +971,32 @@ fn is_topic_record(record_type: i16) -> bool {
         ConfigRecord::API_KEY,
     ]
     .contains(&record_type)
+}
+
+/// What the runtime's owner does with a batch once it is committed, read from the outcome
+/// before the runtime takes it.
+#[derive(Default)]
+struct BatchFacts {
+    topics_changed: bool,
+    security_changed: bool,
+    acl_changes: Vec<AclChange>,
+    effects: Vec<kcoord_controller::Effect>,
+}
+
+impl BatchFacts {
+    fn of<R>(outcome: &Outcome<R>) -> BatchFacts {
+        let types = || outcome.records.iter().map(|r| r.record.record_type());
+        BatchFacts {
+            topics_changed: types().any(is_topic_record),
+            security_changed: types().any(is_security_record),
+            acl_changes: outcome
+                .records
+                .iter()
+                .filter_map(|r| AclChange::of(&r.record))
+                .collect(),
+            effects: outcome.effects.clone(),
+        }
+    }
 }
 
 /// The records of the ACLs and SCRAM credentials.

@@ -76,8 +76,9 @@ impl SnapshotTracker {
         }
     }
 
-    pub(crate) fn appended(&mut self, records: &[LogRecord]) {
-        self.log_bytes = self.log_bytes.saturating_add(records_bytes(records));
+    /// The log grew by `bytes`.
+    pub(crate) fn grew(&mut self, bytes: u64) {
+        self.log_bytes = self.log_bytes.saturating_add(bytes);
     }
 
     /// Bytes appended since the last snapshot.
@@ -126,7 +127,7 @@ pub(crate) fn log_bytes(log: &MetadataLog) -> u64 {
     log.iter().map(|r| entry_size(r.key, r.value) as u64).sum()
 }
 
-fn records_bytes(records: &[LogRecord]) -> u64 {
+pub(crate) fn records_bytes(records: &[LogRecord]) -> u64 {
     records
         .iter()
         .map(|r| entry_size(r.key.as_deref(), r.value.as_deref()) as u64)

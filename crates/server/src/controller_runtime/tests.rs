@@ -83,7 +83,7 @@ fn runtime_with(extra: &str) -> (ServerState, ControllerRuntime, FlakyLog) {
     let (state, background) = ServerState::build(Arc::new(config), Vec::new());
     let mut runtime = background.controller;
     let log = FlakyLog::default();
-    runtime.durable = Some(Box::new(log.clone()));
+    runtime.controller.log_mut().durable = Some(Box::new(log.clone()));
     (state, runtime, log)
 }
 

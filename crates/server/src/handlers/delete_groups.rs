@@ -36,21 +36,21 @@ pub async fn handle(
     let (group_ids, denied): (Vec<String>, Vec<String>) = first_occurrences(req.groups_names)
         .into_iter()
         .partition(|id| authorize(ctx, AclOperation::Delete, ResourceType::Group, id));
-    let answers = per_group(&ctx.server.coordinators, &group_ids, |shard, _, _, ids| {
-        ids.iter()
-            .map(|id| match shard.delete_group(id) {
-                Ok(()) => {
-                    tracing::info!(group = %capped(id), "group deleted");
-                    (ErrorCode::NONE, None)
-                }
-                Err(e) => (e.code, e.message),
-            })
-            .collect::<Vec<_>>()
+    let answers = per_group(&ctx.server.coordinators, &group_ids, |shard, _, ids| {
+        shard.delete_groups(ids)
     })
     .await;
-    let answers: Vec<(ErrorCode, Option<String>)> = answers
-        .into_iter()
-        .map(|answer| answer.unwrap_or_else(|e| (e.error_code(), None)))
+    let answers: Vec<(ErrorCode, Option<String>)> = group_ids
+        .iter()
+        .zip(answers)
+        .map(|(id, answer)| match answer {
+            Ok(Ok(())) => {
+                tracing::info!(group = %capped(id), "group deleted");
+                (ErrorCode::NONE, None)
+            }
+            Ok(Err(e)) => (e.code, e.message),
+            Err(e) => (e.error_code(), None),
+        })
         .collect();
     forget_topology_descriptions(ctx, &group_ids, &answers).await;
     let denied = denied

@@ -193,7 +193,7 @@ mod tests {
                 .state
                 .coordinators
                 .for_group(g)
-                .call(move |shard, _, now| shard.commit_offsets(g, "", -1, 10, &offsets, now))
+                .call(move |shard, now| shard.commit_offsets(g, "", -1, 10, &offsets, now))
                 .await
                 .unwrap();
             assert!(committed.is_ok());
@@ -215,7 +215,7 @@ mod tests {
                 .state
                 .coordinators
                 .for_group(g)
-                .call(move |shard, _, _| {
+                .read(move |shard| {
                     shard
                         .state()
                         .offsets

@@ -29,19 +29,17 @@ pub async fn handle(
         .partition(|id| authorize(ctx, AclOperation::Describe, ResourceType::Group, id));
     // A repeated id is looked up once; its copies cost what an error entry would.
     let distinct = Distinct::of(&allowed);
-    let answers = per_group(
-        &ctx.server.coordinators,
-        &distinct.ids,
-        |shard, _, _, ids| {
+    let answers = per_group(&ctx.server.coordinators, &distinct.ids, |shard, _, ids| {
+        kcoord_coordinator::Outcome::answer(
             ids.iter()
                 .map(|id| {
                     shard
                         .describe_classic_group(id)
                         .map_err(|e| (e.code, e.message))
                 })
-                .collect::<Vec<_>>()
-        },
-    )
+                .collect::<Vec<_>>(),
+        )
+    })
     .await;
     let groups = distinct
         .ids

@@ -9,8 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kcoord_coordinator::CoordinatorShard;
-use kcoord_metadata::TopicsImage;
+use kcoord_coordinator::{CoordinatorShard, Outcome};
 
 use crate::shards::{Coordinators, ShardError};
 
@@ -142,7 +141,7 @@ pub async fn per_group<R, F>(
 ) -> Vec<Result<R, ShardError>>
 where
     R: Send + 'static,
-    F: Fn(&mut CoordinatorShard, &TopicsImage, i64, &[String]) -> Vec<R> + Clone + Send + 'static,
+    F: Fn(&CoordinatorShard, i64, &[String]) -> Outcome<Vec<R>> + Clone + Send + 'static,
 {
     let mut by_shard: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, id) in group_ids.iter().enumerate() {
@@ -165,10 +164,7 @@ where
             let ids: Vec<String> = chunk.iter().map(|i| group_ids[*i].clone()).collect();
             let shard = coordinators.for_group(&ids[0]);
             let f = f.clone();
-            match shard
-                .call(move |s, topics, now| f(s, topics, now, &ids))
-                .await
-            {
+            match shard.call(move |s, now| f(s, now, &ids)).await {
                 Ok(results) => {
                     for (i, r) in chunk.iter().zip(results) {
                         answers[*i] = Some(Ok(r));
@@ -255,10 +251,10 @@ mod tests {
         let largest = Arc::new(AtomicUsize::new(0));
         let jobs = Arc::new(AtomicUsize::new(0));
         let (l, j) = (Arc::clone(&largest), Arc::clone(&jobs));
-        let answers = per_group(&coordinators, &ids, move |_, _, _, ids| {
+        let answers = per_group(&coordinators, &ids, move |_, _, ids| {
             l.fetch_max(ids.len(), Ordering::Relaxed);
             j.fetch_add(1, Ordering::Relaxed);
-            ids.to_vec()
+            Outcome::answer(ids.to_vec())
         })
         .await;
         let answers: Vec<String> = answers.into_iter().map(|a| a.expect("served")).collect();

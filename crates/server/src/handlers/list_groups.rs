@@ -24,7 +24,7 @@ pub async fn handle(
 ) -> ListGroupsResponse {
     let mut listed: Vec<ListedGroup> = Vec::new();
     for shard in ctx.server.coordinators.all() {
-        match shard.call(|s, _, _| s.list_groups()).await {
+        match shard.read(|s| s.list_groups()).await {
             Ok(groups) => listed.extend(groups),
             Err(e) => {
                 return ListGroupsResponse {

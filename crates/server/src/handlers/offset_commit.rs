@@ -122,7 +122,7 @@ pub async fn handle(
             .server
             .coordinators
             .for_group(&req.group_id)
-            .call(move |shard, _, now| {
+            .call(move |shard, now| {
                 shard.commit_offsets(&group_id, &member_id, epoch, version, &to_commit, now)
             })
             .await;
@@ -257,7 +257,7 @@ mod tests {
             .state
             .coordinators
             .for_group("admin")
-            .call(|s, _, _| s.committed_offsets("admin"))
+            .read(|s| s.committed_offsets("admin"))
             .await
             .unwrap();
         let got: Vec<(String, i32, i64, i32, String)> = offsets
@@ -361,7 +361,7 @@ mod tests {
             ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
         );
         let offsets = shard
-            .call(|s, _, _| s.committed_offsets("admin").len())
+            .read(|s| s.committed_offsets("admin").len())
             .await
             .unwrap();
         assert_eq!(offsets, 0);

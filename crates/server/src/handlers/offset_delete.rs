@@ -85,7 +85,7 @@ pub async fn handle(
         .server
         .coordinators
         .for_group(&req.group_id)
-        .call(|shard, _, _| shard.delete_offsets(&group_id, &request))
+        .call(|shard, _| shard.delete_offsets(&group_id, &request))
         .await;
     let codes = match deleted {
         Ok(Ok(codes)) => codes,

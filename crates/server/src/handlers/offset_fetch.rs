@@ -418,7 +418,7 @@ async fn fetch(coordinators: &Coordinators, plan: &mut GroupPlan) {
         }
         first = false;
         let ran = shard
-            .call(|shard, _, _| {
+            .read(|shard| {
                 let mut work = OFFSETS_PER_JOB;
                 let checks = next(&plan.checks, fetched.checks.len(), &mut work);
                 fetched.checks.extend(

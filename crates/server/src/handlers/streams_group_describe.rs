@@ -75,11 +75,9 @@ pub async fn handle(
         .filter(|(id, ok)| **ok && !id.is_empty())
         .map(|(id, _)| id.clone())
         .collect();
-    let answers = per_group(
-        &ctx.server.coordinators,
-        &to_describe,
-        |shard, _, _, ids| {
-            let described = shard.describe_streams_groups(ids);
+    let answers = per_group(&ctx.server.coordinators, &to_describe, |shard, _, ids| {
+        let described = shard.describe_streams_groups(ids);
+        kcoord_coordinator::Outcome::answer(
             described
                 .into_iter()
                 .zip(ids)
@@ -87,9 +85,9 @@ pub async fn handle(
                     let description_id = shard.group(id).and_then(|g| g.topology_description_id);
                     (group, description_id)
                 })
-                .collect::<Vec<_>>()
-        },
-    )
+                .collect::<Vec<_>>(),
+        )
+    })
     .await;
     let mut answers = answers.into_iter();
     let mut description_ids = Vec::with_capacity(distinct.ids.len());

@@ -64,7 +64,7 @@ pub async fn handle(
     };
     let shard = ctx.server.coordinators.for_group(&req.group_id);
     let outcome = shard
-        .call(|shard, topics, now| shard.streams_group_heartbeat(&heartbeat, &req, topics, now))
+        .call(|shard, now| shard.streams_group_heartbeat(&heartbeat, &req, now))
         .await;
     let (group, member) = (&req.group_id, &req.member_id);
     let result = match outcome {

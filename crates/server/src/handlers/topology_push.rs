@@ -185,7 +185,7 @@ pub(super) async fn group_facts(
     }
     let (group, member) = (group_id.to_owned(), member_id.map(str::to_owned));
     let facts = shard
-        .call(move |shard, _, _| {
+        .read(move |shard| {
             shard.group(&group).map(|g| GroupFacts {
                 topology_epoch: g.topology_epoch(),
                 topology_description_id: g.topology_description_id,

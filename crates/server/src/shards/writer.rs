@@ -183,10 +183,10 @@ async fn compact(shard: &mut Shard) {
         return;
     };
     let snapshot = {
-        let mut locked = shard.shared.lock();
+        let locked = shard.shared.lock();
         // The snapshot holds every queued record: they are written with it.
         shard.log.take_queued();
-        locked.shard.compacted_log()
+        locked.runtime.compacted_log()
     };
     let next = snapshot.next_offset();
     let before = writer.len_bytes();
@@ -256,8 +256,9 @@ async fn reload_after_failure(
         }
     };
     let mut locked = shared.lock();
-    locked.shard.reset_to_store(store, clock::now_ms());
-    shared.publish_groups(&locked.shard);
+    let reloaded = locked.runtime.reloaded(store, clock::now_ms());
+    locked.runtime.replace_core(reloaded);
+    shared.publish_groups(&locked.runtime);
     log.start_new_epoch(writer.next_offset());
     drop(locked);
     shared.deadline_moved.notify_one();

@@ -99,7 +99,7 @@ async fn session_timeout(state: &ServerState, group: &str) -> i32 {
     let shard = state.coordinators.for_group(group);
     shard.loaded().await;
     shard
-        .call(move |shard, _, _| shard.group_settings(&g).config.session_timeout_ms)
+        .read(move |shard| shard.group_settings(&g).config.session_timeout_ms)
         .await
         .unwrap()
 }

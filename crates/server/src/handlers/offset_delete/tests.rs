@@ -222,7 +222,7 @@ async fn repeated_partitions_are_deleted_once() {
     create_topic(&r.state, "input", 2).await;
     commit(&r.state, "simple", "", -1, "input", 0).await;
     let shard = r.state.coordinators.for_group("simple");
-    let next_offset = || shard.call(|s, _, _| s.store().log().next_offset());
+    let next_offset = || shard.read(|s| s.store().log().next_offset());
     let before = next_offset().await.unwrap();
     let repeated = vec![0; 100_000];
     let got = call(
