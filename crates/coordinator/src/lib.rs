@@ -4,6 +4,7 @@
 //! shard, touch sockets or tasks, or read a clock; `kcoord_runtime::Runtime` commits their
 //! outcomes.
 pub mod assignor;
+pub mod commits;
 pub mod config;
 mod core;
 pub mod description;

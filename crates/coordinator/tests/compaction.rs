@@ -5,7 +5,7 @@ mod support;
 
 use std::collections::{BTreeMap, HashSet};
 
-use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::commits::OffsetToCommit;
 use kcoord_coordinator::StreamsGroupConfig;
 use kcoord_metadata::{MetadataLog, Store};
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! StreamsGroupDescribe, ListGroups, DeleteGroups, DescribeGroups and offsets, sans-IO.
 mod support;
 
-use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::commits::OffsetToCommit;
 use kcoord_coordinator::{CoordinatorShard, Effect};
 use kcoord_metadata::{Record, Store};
 use kcoord_wire::ErrorCode;

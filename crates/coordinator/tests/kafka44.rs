@@ -162,7 +162,7 @@ fn a_group_with_only_committed_offsets_is_not_a_streams_group() {
             "",
             -1,
             9,
-            &[kcoord_coordinator::groups::OffsetToCommit {
+            &[kcoord_coordinator::commits::OffsetToCommit {
                 topic: "input".into(),
                 topic_id: uuid::Uuid::nil(),
                 partition: 0,
@@ -292,8 +292,8 @@ fn repartition_topology() -> Topology {
     }
 }
 
-fn commit(topic: &str, partition: i32) -> kcoord_coordinator::groups::OffsetToCommit {
-    kcoord_coordinator::groups::OffsetToCommit {
+fn commit(topic: &str, partition: i32) -> kcoord_coordinator::commits::OffsetToCommit {
+    kcoord_coordinator::commits::OffsetToCommit {
         topic: topic.into(),
         topic_id: uuid::Uuid::nil(),
         partition,

@@ -2,7 +2,7 @@
 //! expired ones (`cleanupGroupMetadata`).
 mod support;
 
-use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::commits::OffsetToCommit;
 use std::sync::Arc;
 
 use kcoord_coordinator::offsets::DeletedTopic;

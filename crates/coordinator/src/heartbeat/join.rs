@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::member::{
     assignment_state_equal, check_group_size, epoch_relevant_change, metadata_equal,
-    resolve_member, updated_member,
+    rebalance_timer, resolve_member, updated_member,
 };
 use super::response::{
     delayed, invalid_owned_tasks, members_after, members_view, missing_client_tags, owned_tasks,
@@ -588,32 +588,6 @@ impl<'a> JoinOrHeartbeat<'a> {
         if let Some(s) = missing_client_tags(tags, reconciled, self.ctx.api_version) {
             self.statuses.push(s);
         }
-    }
-}
-
-/// The member's rebalance timer: armed when it starts revoking (or revokes at a new epoch),
-/// cancelled when it stops.
-fn rebalance_timer(
-    before: &StreamsGroupMember,
-    after: &StreamsGroupMember,
-    group_id: &str,
-    now: i64,
-) -> Option<MemberEffect> {
-    let revoking = |m: &StreamsGroupMember| m.state == MemberState::UnrevokedTasks;
-    if revoking(after) {
-        (!revoking(before) || before.member_epoch != after.member_epoch).then(|| {
-            MemberEffect::RebalanceTimer {
-                group_id: group_id.into(),
-                member_id: after.member_id.clone(),
-                deadline: now + i64::from(after.rebalance_timeout_ms.max(0)),
-                epoch: after.member_epoch,
-            }
-        })
-    } else {
-        revoking(before).then(|| MemberEffect::CancelRebalanceTimer {
-            group_id: group_id.into(),
-            member_id: after.member_id.clone(),
-        })
     }
 }
 

@@ -3,13 +3,14 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{Endpoint, StreamsGroup, StreamsGroupMember, Tasks};
+use kcoord_metadata::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, Tasks};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     self as req, StreamsGroupHeartbeatRequest,
 };
 use kcoord_wire::ErrorCode;
 
 use super::HeartbeatContext;
+use crate::effects::MemberEffect;
 use crate::error::{CoordinatorError, Result};
 use crate::validate::{JOIN_EPOCH, STATIC_LEAVE_EPOCH};
 
@@ -266,4 +267,30 @@ pub(super) fn epoch_relevant_change(a: &StreamsGroupMember, b: &StreamsGroupMemb
         || a.rack_id != b.rack_id
         || a.client_tags != b.client_tags
         || a.process_id != b.process_id
+}
+
+/// The member's rebalance timer: armed when it starts revoking (or revokes at a new epoch),
+/// cancelled when it stops.
+pub(super) fn rebalance_timer(
+    before: &StreamsGroupMember,
+    after: &StreamsGroupMember,
+    group_id: &str,
+    now: i64,
+) -> Option<MemberEffect> {
+    let revoking = |m: &StreamsGroupMember| m.state == MemberState::UnrevokedTasks;
+    if revoking(after) {
+        (!revoking(before) || before.member_epoch != after.member_epoch).then(|| {
+            MemberEffect::RebalanceTimer {
+                group_id: group_id.into(),
+                member_id: after.member_id.clone(),
+                deadline: now + i64::from(after.rebalance_timeout_ms.max(0)),
+                epoch: after.member_epoch,
+            }
+        })
+    } else {
+        revoking(before).then(|| MemberEffect::CancelRebalanceTimer {
+            group_id: group_id.into(),
+            member_id: after.member_id.clone(),
+        })
+    }
 }

@@ -174,7 +174,7 @@ mod tests {
     /// (`onTopicsDeleted`); the groups' other offsets stay.
     #[tokio::test]
     async fn deleting_a_topic_drops_its_committed_offsets_in_every_group() {
-        use kcoord_coordinator::groups::OffsetToCommit;
+        use kcoord_coordinator::commits::OffsetToCommit;
         let r = running("offsets.topic.num.partitions=3\n");
         let t = crate::handlers::testing::create_topic(&r.state, "t", 2).await;
         let u = crate::handlers::testing::create_topic(&r.state, "u", 1).await;

@@ -15,7 +15,7 @@
 //! every partition sent to the shard, as Kafka does; here it is refused before the shard is
 //! locked, so it is refused even when the member check would have failed first in Kafka.
 
-use kcoord_coordinator::groups::{offset_commit_batch_bytes, OffsetToCommit};
+use kcoord_coordinator::commits::{offset_commit_batch_bytes, OffsetToCommit};
 use kcoord_wire::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };

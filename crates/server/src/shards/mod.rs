@@ -258,7 +258,7 @@ mod tests {
         offset: i64,
         now: i64,
     ) -> Outcome<Vec<kcoord_wire::ErrorCode>> {
-        let offsets = [kcoord_coordinator::groups::OffsetToCommit {
+        let offsets = [kcoord_coordinator::commits::OffsetToCommit {
             topic: "t".into(),
             topic_id: uuid::Uuid::nil(),
             partition: 0,
