@@ -1,5 +1,5 @@
 //! The group RPCs other than the heartbeat: StreamsGroupDescribe, ListGroups, DeleteGroups,
-//! DescribeGroups and offset commit/fetch for streams groups (kafka-wire-facts.md §4.9).
+//! DescribeGroups, streams groups' offset commit/fetch (docs/kafka-coordinator-facts.md §4, §12).
 use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
 use kcoord_wire::messages::streams_group_describe_response as d;
 use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
