@@ -1,7 +1,7 @@
 //! KIP-1331 against the real daemon, part 2: StreamsGroupDescribe v1 with
 //! IncludeTopologyDescription, DeleteGroups, the System Tests, and what misbehaving plugins
 //! (slow, never completing, panicking, failing) may and may not affect. Test names carry the
-//! requirement id (shared/spec/requirements.md) or the Test Plan item they prove.
+//! requirement id (docs/requirements.md) or the Test Plan item they prove.
 
 mod kip1331_support;
 mod streams_support;

@@ -1,6 +1,6 @@
 //! KIP-1331 against the real daemon, part 1: TopologyDescriptionIds in heartbeats and the two
 //! push RPCs (key 95, the specification's, with heartbeat v2; key 93, Kafka 4.4's, with
-//! heartbeat v1). Test names carry the requirement id (shared/spec/requirements.md) or the
+//! heartbeat v1). Test names carry the requirement id (docs/requirements.md) or the
 //! specification's Test Plan item they prove.
 
 mod kip1331_support;

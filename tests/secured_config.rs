@@ -1,5 +1,5 @@
-//! `config/secured.properties` works as the README writes it: the README's certificate
-//! commands (OpenSSL) run in a scratch directory, the daemon starts with the file (its ports
+//! `config/secured.properties` works as docs/operations.md ("Running locked down") writes it:
+//! its certificate commands (OpenSSL) run in a scratch directory, the daemon starts with the file (its ports
 //! made free, its relative paths pointed at that directory), the admin logs in with PLAIN over
 //! TLS and creates a SCRAM user and an ACL, the user logs in with SCRAM-SHA-512 and gets
 //! exactly what the ACL gives, a client without SASL gets nothing, and a broker's certificate
@@ -23,14 +23,14 @@ use security_support::{scram, Client};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-/// The README's certificate commands.
+/// The certificate commands of docs/operations.md, "Running locked down".
 fn certificate_commands() -> String {
-    let readme = include_str!("../README.md");
-    let block = readme
+    let guide = include_str!("../docs/operations.md");
+    let block = guide
         .split("<!-- secured-certs:begin -->")
         .nth(1)
         .and_then(|rest| rest.split("<!-- secured-certs:end -->").next())
-        .expect("README.md has the secured-certs block");
+        .expect("docs/operations.md has the secured-certs block");
     block
         .lines()
         .filter(|l| !l.starts_with("```"))
@@ -123,7 +123,7 @@ async fn metadata(client: &mut Client<TlsStream<TcpStream>>, topic: &str) -> Opt
 }
 
 #[tokio::test]
-async fn the_secured_example_config_works_as_the_readme_says() {
+async fn the_secured_example_config_works_as_the_operations_guide_says() {
     let dir = tempfile::tempdir().unwrap();
     let made = Command::new("bash")
         .arg("-c")
@@ -133,7 +133,7 @@ async fn the_secured_example_config_works_as_the_readme_says() {
         .expect("bash runs");
     assert!(
         made.status.success(),
-        "the README's certificate commands failed: {}",
+        "the certificate commands of docs/operations.md failed: {}",
         String::from_utf8_lossy(&made.stderr)
     );
     let config = kcoord_server::Config::parse("secured.properties", &secured_config(dir.path()))

@@ -1,8 +1,8 @@
 //! The `sticky` task assignor of the streams rebalance protocol (KIP-1071), sans-IO.
 //!
 //! This reproduces the behaviour of Apache Kafka's group-coordinator `StickyTaskAssignor`
-//! (kafka-wire-facts.md §4.6) as a pure, deterministic function: the same [`AssignorInput`] always
-//! yields the same assignment, whatever the order of its members.
+//! (docs/kafka-coordinator-facts.md §10) as a pure, deterministic function: the same input
+//! ([`AssignorInput`]) always yields the same assignment, whatever the order of its members.
 //!
 //! # Active tasks
 //! The per-member quota starts at `ceil(tasks / members)` and is recomputed every time a member

@@ -1,6 +1,6 @@
 //! OffsetCommit, OffsetDelete and OffsetFetch for the groups of a shard: streams groups
 //! (`StreamsGroup.validateOffsetCommit` / `validateOffsetFetch`) and groups that only commit
-//! offsets (Kafka's "simple" classic groups).
+//! offsets (Kafka's "simple" classic groups) (docs/kafka-coordinator-facts.md §4, §12).
 use kcoord_metadata::{Record, StreamsGroup};
 use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
 use kcoord_wire::ErrorCode;

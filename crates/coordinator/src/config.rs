@@ -1,4 +1,4 @@
-//! The `group.streams.*` settings the coordinator needs (kafka-wire-facts.md §4.7).
+//! The `group.streams.*` settings the coordinator needs (docs/kafka-coordinator-facts.md §11).
 use std::collections::BTreeMap;
 
 /// Key of the standby count in `LastAssignmentConfigs` (Kafka's `AssignmentConfigsImpl`).

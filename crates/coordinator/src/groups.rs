@@ -1,5 +1,6 @@
 //! The group RPCs other than the heartbeat and the offsets ([`crate::commits`]):
-//! StreamsGroupDescribe, ListGroups, DeleteGroups and DescribeGroups (kafka-wire-facts.md §4.9).
+//! StreamsGroupDescribe, ListGroups, DeleteGroups and DescribeGroups
+//! (docs/kafka-coordinator-facts.md §4, §12).
 use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
 use kcoord_wire::messages::streams_group_describe_response as d;
 use kcoord_wire::records::OffsetCommitKey;

@@ -1,4 +1,4 @@
-//! Request checks made before the group is touched (kafka-wire-facts.md §4.1): the service-level
+//! Checks made before the group is touched (docs/kafka-coordinator-facts.md §8): the service-level
 //! INVALID_REQUEST rules and the topology checks Kafka makes in `KafkaApis`.
 use kcoord_metadata::{is_internal_topic, validate_topic_name};
 use kcoord_wire::messages::streams_group_heartbeat_request::{

@@ -1,7 +1,7 @@
 //! `metadata.version`: Kafka's `MetadataVersion` table (trunk `server-common/.../MetadataVersion.java`,
 //! from its minimum 3.3-IV3 = 7 to 4.4-IV2 = 33) plus this project's 4.5-IV0 = 34, the first
 //! level whose RegisterBrokerRecord is v5 and keeps KIP-1326's StaticConfigs
-//! (shared/reference/wire-decisions.md).
+//! (docs/decisions.md, "Numbers this project chose").
 //!
 //! The finalized level decides which version of each record the controller writes; replaying a
 //! FeatureLevelRecord with a level outside the table is an error, as in Kafka.

@@ -1,6 +1,6 @@
 //! Topics created on a client's behalf, after Kafka's `DefaultAutoTopicCreationManager`:
 //! unknown topics named in Metadata (with `auto.create.topics.enable`), and the internal topics
-//! a streams group needs (KIP-1071, kafka-wire-facts.md §4.5).
+//! a streams group needs (KIP-1071, docs/kafka-coordinator-facts.md §9).
 //!
 //! A topic already being created is not asked for again (the in-flight set). A streams internal
 //! topic whose creation failed is not retried while its error is cached (2 × the heartbeat

@@ -1,6 +1,6 @@
 //! Feature versions advertised in ApiVersions v3+ (KIP-584). The supported ranges are this
 //! build's: `metadata.version` from 7 (3.3-IV3, Kafka's minimum) to 34 (4.5-IV0, this
-//! project's level, wire-decisions.md). The finalized levels and their epoch are the
+//! project's level, docs/decisions.md). The finalized levels and their epoch are the
 //! controller's: `metadata.version` is bootstrapped from the config into the metadata log
 //! (a FeatureLevelRecord), and the epoch is the log offset of the last such record, read from
 //! the published [`crate::cluster::ClusterImage`].

@@ -8,7 +8,8 @@ use crate::config::ListenerKind;
 
 /// `(api, min, max)`: the one table of supported versions. Which listeners serve an API comes
 /// from its schema (`ApiKey::listeners`). Tests derive their expectations from it, and a test
-/// checks the README's "Supported APIs" table against it (with [`TOPOLOGY_PUSH_APIS`]).
+/// checks the "Supported APIs" table of docs/user-guide.md against it (with
+/// [`TOPOLOGY_PUSH_APIS`]).
 const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Produce, 3, 13),
     (ApiKey::Fetch, 4, 18),
@@ -196,15 +197,18 @@ mod tests {
         }
     }
 
-    /// The README's "Supported APIs" table lists exactly this table: every API once, by key,
-    /// with its name and versions (`min-max`, or one number).
+    /// The "Supported APIs" table of docs/user-guide.md lists exactly this table: every API
+    /// once, by key, with its name and versions (`min-max`, or one number).
     #[test]
-    fn the_readme_lists_this_table() {
-        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
-        let section = readme
+    fn the_user_guide_lists_this_table() {
+        let guide = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/user-guide.md"
+        ));
+        let section = guide
             .split("\n## Supported APIs\n")
             .nth(1)
-            .expect("README.md has a Supported APIs section");
+            .expect("docs/user-guide.md has a Supported APIs section");
         let section = section.split("\n#").next().unwrap_or(section);
         let listed: Vec<(String, i16, String)> = section
             .lines()
@@ -230,7 +234,7 @@ mod tests {
         expected.sort_by_key(|(_, key, _)| *key);
         assert_eq!(
             listed, expected,
-            "README.md's Supported APIs table differs from SUPPORTED"
+            "the Supported APIs table of docs/user-guide.md differs from SUPPORTED"
         );
     }
 

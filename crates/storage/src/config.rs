@@ -136,7 +136,7 @@ pub const TOPIC_CONFIGS: &[(&str, &str)] = &[
 ];
 
 /// Kafka 4.4's other topic configs: accepted at CreateTopics and listed by DescribeConfigs,
-/// with no effect on a single node without tiered storage (README, "Topic configs").
+/// with no effect on a single node without tiered storage (config/README.md, "Partitions").
 pub const OTHER_TOPIC_CONFIGS: &[(&str, &str)] = &[
     ("compression.gzip.level", "-1"),
     ("compression.lz4.level", "9"),

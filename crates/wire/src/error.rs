@@ -1,4 +1,4 @@
-//! Kafka's error codes (`Errors.java`) plus the codes this project adds (wire-decisions.md).
+//! Kafka's error codes (`Errors.java`) plus the codes this project adds (docs/decisions.md).
 
 macro_rules! error_codes {
     ($($name:ident = $code:literal, $text:literal;)*) => {

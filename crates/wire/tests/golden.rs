@@ -1,5 +1,5 @@
 //! Golden byte tests: encodings checked against bytes written out by hand from the
-//! specification and from kafka-wire-facts.md, not against our own encoder.
+//! specification and from docs/kafka-coordinator-facts.md §13, not against our own encoder.
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::messages::streams_group_heartbeat_response::{
     StreamsGroupHeartbeatResponse, TaskIds,
@@ -128,7 +128,7 @@ fn spec_appendix_orders_app_push_is_byte_exact() {
     assert_eq!(decoded, orders_app());
 }
 
-// ---- StreamsGroupHeartbeatResponse v0 / v1 / v2 against kafka-wire-facts.md §1.2 ----
+// ---- StreamsGroupHeartbeatResponse v0 / v1 / v2 against docs/kafka-coordinator-facts.md §13 ----
 
 const ID: &str = "8d7e3c2a-4f6b-4d9a-9c1b-7e5f3a8d2c4e";
 

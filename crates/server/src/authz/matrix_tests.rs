@@ -1,4 +1,4 @@
-//! The authorization matrix (docs/kafka-security-facts.md §1.2; README "Authorization"): every
+//! The authorization matrix (docs/kafka-security-facts.md §1.2; docs/operations.md, "Authorization"): every
 //! RPC a listener serves, sent through dispatch to a running node, as
 //!
 //! - `User:admin`, a super user: allowed;
@@ -8,7 +8,7 @@
 //! - `User:ANONYMOUS`, a client that did not authenticate, with no ACL: refused;
 //!
 //! against Kafka's `StandardAuthorizer` (`super.users=User:admin`). The rows are in
-//! [`rows`]; a test checks that the README's table lists exactly their APIs, and one that
+//! [`rows`]; a test checks that the table of docs/operations.md lists exactly their APIs, and one that
 //! every API a listener serves has a row there. Two more runs check that each row asks its
 //! question (an authorizer that records what it is asked), and that a refusal is the same
 //! where nothing exists.
@@ -357,13 +357,13 @@ fn the_matrix_covers_every_api_on_every_listener() {
     }
 }
 
-/// The APIs the README's "Authorization" table names: the first cell of each row, a list of
-/// API names separated by commas, each maybe followed by a remark in parentheses.
-fn readme_authorization_apis(readme: &str) -> Vec<String> {
-    let section = readme
+/// The APIs the "Authorization" table of docs/operations.md names: the first cell of each row,
+/// a list of API names separated by commas, each maybe followed by a remark in parentheses.
+fn documented_authorization_apis(guide: &str) -> Vec<String> {
+    let section = guide
         .split("\n## ")
         .find(|s| s.starts_with("Authorization\n"))
-        .unwrap_or_else(|| panic!("README.md has no \"## Authorization\" section"));
+        .unwrap_or_else(|| panic!("docs/operations.md has no \"## Authorization\" section"));
     let mut apis = Vec::new();
     for line in section.lines().filter(|l| l.starts_with('|')).skip(2) {
         let first = line.split('|').nth(1).unwrap_or_default();
@@ -375,11 +375,11 @@ fn readme_authorization_apis(readme: &str) -> Vec<String> {
     apis
 }
 
-/// The README's table lists exactly the matrix's APIs, each once, by Kafka's name.
+/// The operations guide's table lists exactly the matrix's APIs, each once, by Kafka's name.
 #[test]
-fn the_readme_table_lists_exactly_the_apis_of_the_matrix() {
-    let readme = include_str!("../../../../README.md");
-    let listed = readme_authorization_apis(readme);
+fn the_operations_guide_table_lists_exactly_the_apis_of_the_matrix() {
+    let guide = include_str!("../../../../docs/operations.md");
+    let listed = documented_authorization_apis(guide);
     let unique: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
     assert_eq!(
         unique.len(),
@@ -387,16 +387,19 @@ fn the_readme_table_lists_exactly_the_apis_of_the_matrix() {
         "an API listed twice: {listed:?}"
     );
     let matrix: BTreeSet<&str> = rows().iter().map(|r| r.api.name()).collect();
-    assert_eq!(unique, matrix, "README.md \"Authorization\" vs. the matrix");
+    assert_eq!(
+        unique, matrix,
+        "docs/operations.md \"Authorization\" vs. the matrix"
+    );
 }
 
 #[test]
-fn the_readme_parser_reads_grouped_rows_and_remarks() {
-    let readme = "x\n## Authorization\n\ntext\n\n| API | asks | refused |\n| --- | --- | --- |\n\
+fn the_table_parser_reads_grouped_rows_and_remarks() {
+    let guide = "x\n## Authorization\n\ntext\n\n| API | asks | refused |\n| --- | --- | --- |\n\
         | ListOffsets, OffsetForLeaderEpoch | DESCRIBE | TAF |\n| ListTopics (KIP-142) | x | |\n\
         \nmore | not a row\n## Next\n| Fetch | no |\n";
     assert_eq!(
-        readme_authorization_apis(readme),
+        documented_authorization_apis(guide),
         vec!["ListOffsets", "OffsetForLeaderEpoch", "ListTopics"]
     );
 }

@@ -1,6 +1,6 @@
 //! ListTopics (key 96, KIP-142), v0-1, on broker listeners. v0 is exactly the proposal's
 //! non-flexible layout (request `list_internal`; response `error_code`, `[name, internal]`);
-//! v1 is its flexible encoding with ThrottleTimeMs first (wire-decisions.md).
+//! v1 is its flexible encoding with ThrottleTimeMs first (docs/decisions.md).
 //!
 //! Every topic of the controller's published catalog with its internal flag, by name;
 //! internal topics only when ListInternal is true (R80, R81); topics the principal may not

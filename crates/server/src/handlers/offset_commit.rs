@@ -6,7 +6,7 @@
 //! UNKNOWN_TOPIC_OR_PARTITION). Authorization as Kafka's: READ on the group, else every
 //! partition is GROUP_AUTHORIZATION_FAILED; then, after the topic ids are resolved and before
 //! names are looked up, READ on each topic (TOPIC_AUTHORIZATION_FAILED). The rest goes to the group's shard, which applies the streams
-//! group rules (kafka-wire-facts.md §4.9: admin commits to an empty or unknown group, v9+ for
+//! group rules (docs/kafka-coordinator-facts.md §4: admin commits to an empty or unknown group, v9+ for
 //! members, the member-epoch checks); a group-level refusal is answered on every one of those
 //! partitions, as Kafka does. The offsets are kept in the shard's log as OffsetCommit records.
 //!

@@ -4,7 +4,7 @@
 //! v1-7 carry one group (GroupId + Topics, a null topic list meaning all of them); v8+ a list of
 //! groups, each with an optional member id and epoch (v9+), and from v10 topics named by id
 //! (an unknown id answers UNKNOWN_TOPIC_ID for each of its partitions). The group's shard
-//! checks the member (kafka-wire-facts.md §4.9: admins without a member id pass; otherwise the
+//! checks the member (docs/kafka-coordinator-facts.md §12: admins without a member id pass; otherwise the
 //! member must exist and its epoch match) and reads the committed offsets; a partition without
 //! one answers offset -1. A group-level error is the group's ErrorCode from v2 (top-level
 //! before v8) and each partition's before that. RequireStable needs no waiting: there are no

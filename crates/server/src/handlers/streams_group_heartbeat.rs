@@ -5,7 +5,7 @@
 //! (one refused: TOPIC_AUTHORIZATION_FAILED for the whole heartbeat); then the
 //! group's coordinator shard runs the heartbeat (request validation, join/leave, reconciliation;
 //! its errors become the response's ErrorCode and ErrorMessage). When the group needs internal
-//! topics, they are created on its behalf (kafka-wire-facts.md §4.5, `auto_topics.rs`), and the
+//! topics, they are created on its behalf (docs/kafka-coordinator-facts.md §9, `auto_topics.rs`), and the
 //! creation errors cached for them are appended to the MISSING_INTERNAL_TOPICS status; without
 //! CREATE on the cluster or on each of them, none is created and the status says "Unauthorized
 //! to CREATE on topics ...".

@@ -75,7 +75,7 @@ pub(super) enum Dialect {
     /// Key 95: TOPOLOGY_DESCRIPTION_TOO_LARGE (137) exists.
     Specification,
     /// Key 93: Kafka 4.4 clients do not know 137, so a too-large description is 135 with a
-    /// message saying so (wire-decisions.md).
+    /// message saying so (docs/decisions.md, "Numbers this project chose").
     Kafka44,
 }
 

@@ -11,8 +11,8 @@
 //! compute when asked than to keep current (streams groups by state, members, partitions) are
 //! read from the shards and the partitions at scrape time ([`Metrics::refresh`]).
 //!
-//! The names, what each measures and the Kafka JMX metric it corresponds to are listed in the
-//! README ("Metrics and health").
+//! The names, what each measures and the Kafka JMX metric it corresponds to are listed in
+//! docs/operations.md ("Metrics and health").
 
 mod connections;
 mod families;

@@ -1,7 +1,7 @@
 //! The rows of the authorization matrix: one request per RPC, listener and way of being
 //! allowed (Kafka's "on the cluster, else on each topic" is two rows), each with the ACLs that
-//! allow it and what an allowed and a refused principal are answered (README
-//! "Authorization", docs/kafka-security-facts.md §1).
+//! allow it and what an allowed and a refused principal are answered (docs/operations.md,
+//! "Authorization"; docs/kafka-security-facts.md §1).
 //!
 //! Every node the matrix starts holds the topic [`TOPIC`] (one partition), the group [`GROUP`]
 //! with a committed offset of it, and the streams group [`STREAMS`] whose member [`MEMBER`]

@@ -15,14 +15,15 @@ import java.util.concurrent.TimeUnit;
 import javax.security.auth.x500.X500Principal;
 
 /**
- * Test certificates made with OpenSSL in a temp directory: first the README's own commands
- * ("Run it locked down", between its {@code secured-certs} markers), which make {@code ca.pem},
+ * Test certificates made with OpenSSL in a temp directory: first the commands of
+ * {@code docs/operations.md} ("Running locked down", between its {@code secured-certs} markers),
+ * which make {@code ca.pem},
  * {@code server.pem} (the daemon's PKCS#8 key and certificate for localhost and 127.0.0.1) and
  * {@code broker.pem}; then client certificates with the same commands, signed by that CA or by
  * a CA of their own that nobody trusts.
  */
 public final class Certs {
-    /** {@code <temp>/config/certs}, where the README's commands leave their files. */
+    /** {@code <temp>/config/certs}, where the guide's commands leave their files. */
     private final Path dir;
 
     private Certs(Path dir) {
@@ -34,18 +35,18 @@ public final class Certs {
         return Paths.get(System.getProperty("kcoord.root", "..")).toAbsolutePath().normalize();
     }
 
-    /** Runs the README's certificate commands as written, from a new temp directory. */
-    public static Certs fromReadme() throws Exception {
+    /** Runs the guide's certificate commands as written, from a new temp directory. */
+    public static Certs fromOperationsGuide() throws Exception {
         Path root = Clients.tempDir("kcoord-certs");
-        bash(root, readmeCommands(), List.of());
+        bash(root, guideCommands(), List.of());
         return new Certs(root.resolve("config").resolve("certs"));
     }
 
-    /** The README's secured-certs block, without its code fences. */
-    static String readmeCommands() throws IOException {
-        String readme = Files.readString(repositoryRoot().resolve("README.md"), StandardCharsets.UTF_8);
-        String[] begin = readme.split("<!-- secured-certs:begin -->", 2);
-        if (begin.length < 2) throw new IllegalStateException("README.md has no secured-certs block");
+    /** The secured-certs block of docs/operations.md, without its code fences. */
+    static String guideCommands() throws IOException {
+        String guide = Files.readString(operationsGuide(), StandardCharsets.UTF_8);
+        String[] begin = guide.split("<!-- secured-certs:begin -->", 2);
+        if (begin.length < 2) throw new IllegalStateException("docs/operations.md has no secured-certs block");
         String block = begin[1].split("<!-- secured-certs:end -->", 2)[0];
         StringBuilder out = new StringBuilder();
         for (String line : block.split("\n")) {
@@ -54,12 +55,17 @@ public final class Certs {
         return out.toString();
     }
 
+    /** {@code docs/operations.md}, whose "Running locked down" the secured tests follow. */
+    static Path operationsGuide() {
+        return repositoryRoot().resolve("docs").resolve("operations.md");
+    }
+
     /** The CA that signed the daemon's certificate and signs clients' ({@code ca.pem}). */
     public Path ca() {
         return dir.resolve("ca.pem");
     }
 
-    /** The directory the README's commands wrote to ({@code config/certs}). */
+    /** The directory the guide's commands wrote to ({@code config/certs}). */
     public Path dir() {
         return dir;
     }
@@ -67,7 +73,7 @@ public final class Certs {
     /**
      * A client certificate for {@code subject} (OpenSSL's {@code -subj} syntax, most general
      * RDN first; {@code +} joins the attributes of a multi-valued RDN) signed by the trusted CA,
-     * made as the README makes broker.pem. Returns the PEM key store (PKCS#8 key and the
+     * made as docs/operations.md makes broker.pem. Returns the PEM key store (PKCS#8 key and the
      * certificate); the certificate alone is {@code <name>.crt} beside it.
      */
     public Path client(String name, String subject) throws Exception {

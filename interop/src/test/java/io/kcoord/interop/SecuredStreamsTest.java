@@ -43,8 +43,8 @@ import org.junit.jupiter.api.TestInstance;
  * The specification's appendix app on a locked-down kcoord: {@code config/secured.properties}
  * as shipped (SASL_SSL with SCRAM-SHA-512 and a PLAIN admin for clients, mTLS on the controller
  * listener, Kafka's StandardAuthorizer with {@code super.users=User:admin;User:broker} and
- * {@code allow.everyone.if.no.acl.found=false}), on free ports, with the certificates the README's
- * OpenSSL commands make. The admin creates the app's SCRAM user with Kafka's {@code kafka-configs}
+ * {@code allow.everyone.if.no.acl.found=false}), on free ports, with the certificates the OpenSSL
+ * commands of docs/operations.md make. The admin creates the app's SCRAM user with Kafka's {@code kafka-configs}
  * and its ACLs with Kafka's {@code kafka-acls} (the Kafka Streams security guide's list); Kafka
  * Streams 4.4 then runs the app as that user.
  */
@@ -60,18 +60,18 @@ class SecuredStreamsTest {
     private Certs certs;
     private Kcoord kcoord;
     private String bootstrap;
-    /** The README's admin.properties: PLAIN admin over SASL_SSL, for Kafka's tools. */
+    /** The guide's admin.properties: PLAIN admin over SASL_SSL, for Kafka's tools. */
     private Path adminConfig;
 
     @BeforeAll
     void start() throws Exception {
-        certs = Certs.fromReadme();
+        certs = Certs.fromOperationsGuide();
         List<String> config = securedConfig(certs, Clients.tempDir("kcoord-secured-data"));
         config.addAll(Kcoord.fastStreamsGroups());
         kcoord = Kcoord.start("secured-streams", config.toArray(String[]::new));
         bootstrap = kcoord.listener("SASL_SSL");
         adminConfig = certs.dir().resolve("admin.properties");
-        Files.writeString(adminConfig, readmeAdminProperties(certs), StandardCharsets.UTF_8);
+        Files.writeString(adminConfig, guideAdminProperties(certs), StandardCharsets.UTF_8);
 
         for (String[] user : new String[][] {{APP_USER, APP_PASSWORD}, {NO_ACLS_USER, NO_ACLS_PASSWORD}}) {
             Tools.Run run = Tools.kafkaConfigs("--bootstrap-server", bootstrap, "--command-config",
@@ -111,11 +111,14 @@ class SecuredStreamsTest {
         return lines;
     }
 
-    /** The README's {@code admin.properties} (its heredoc), with the CA where {@code certs} made it. */
-    static String readmeAdminProperties(Certs certs) throws Exception {
-        String readme = Files.readString(Certs.repositoryRoot().resolve("README.md"), StandardCharsets.UTF_8);
-        String[] start = readme.split("cat > admin.properties <<'PROPS'\n", 2);
-        if (start.length < 2) throw new IllegalStateException("README.md has no admin.properties heredoc");
+    /**
+     * The {@code admin.properties} of docs/operations.md (its heredoc), with the CA where {@code
+     * certs} made it.
+     */
+    static String guideAdminProperties(Certs certs) throws Exception {
+        String guide = Files.readString(Certs.operationsGuide(), StandardCharsets.UTF_8);
+        String[] start = guide.split("cat > admin.properties <<'PROPS'\n", 2);
+        if (start.length < 2) throw new IllegalStateException("docs/operations.md has no admin.properties heredoc");
         String body = start[1].split("\nPROPS\n", 2)[0];
         return body.replace("config/certs/", certs.dir() + "/") + "\n";
     }
@@ -125,7 +128,7 @@ class SecuredStreamsTest {
         return sasl("SCRAM-SHA-512", "org.apache.kafka.common.security.scram.ScramLoginModule", user, password);
     }
 
-    /** The admin, with PLAIN (the README's admin.properties as Properties). */
+    /** The admin, with PLAIN (the guide's admin.properties as Properties). */
     private Properties admin() {
         return sasl("PLAIN", "org.apache.kafka.common.security.plain.PlainLoginModule", "admin", "admin-secret");
     }

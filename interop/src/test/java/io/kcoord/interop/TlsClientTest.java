@@ -39,8 +39,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Kafka 4.4's Admin client, producer and consumer on kcoord's SSL listeners with {@code
  * ssl.client.auth=required} and Kafka's StandardAuthorizer ({@code super.users=User:admin},
- * {@code allow.everyone.if.no.acl.found=false}). Two SSL listeners share the README's server
- * certificate and CA: {@code SSL} maps a subject to its CN ({@code RULE:^CN=([^,]+).*$/$1/}),
+ * {@code allow.everyone.if.no.acl.found=false}). Two SSL listeners share the server certificate
+ * and CA of docs/operations.md: {@code SSL} maps a subject to its CN ({@code RULE:^CN=([^,]+).*$/$1/}),
  * {@code DN} (listener-prefixed {@code DEFAULT}) keeps the subject as Java's {@code
  * X500Principal.getName()} writes it, which is what a Kafka broker's principal is. An ACL on
  * that exact string letting the client in proves kcoord writes the subject as Java does.
@@ -66,7 +66,7 @@ class TlsClientTest {
 
     @BeforeAll
     void start() throws Exception {
-        certs = Certs.fromReadme();
+        certs = Certs.fromOperationsGuide();
         admin = certs.client("admin", "/O=Acme/CN=admin");
         alice = certs.client("alice", ALICE);
         bob = certs.client("bob", "/C=US/O=Acme/OU=eng/CN=bob");

@@ -33,16 +33,16 @@ final class KnownDifferences {
     static {
         // ---- ApiVersions
         d("api-versions|no-plugin-push", ".*", "/apiKeysCompared/\\[apiKey=88\\]/maxVersion",
-                "StreamsGroupHeartbeat v2 is the specification's version (wire-decisions.md), Kafka 4.4 stops at v1.",
+                "StreamsGroupHeartbeat v2 is the specification's version (docs/decisions.md), Kafka 4.4 stops at v1.",
                 VERSIONS);
         d("api-versions", ".*", "/(finalizedFeatures|supportedFeatures)/\\[name=(group|transaction|eligible\\.leader\\.replicas|share|kraft)\\.version\\]",
                 "kcoord serves no consumer (KIP-848) or share groups, transactions, eligible leader replicas or KRaft quorum, so it supports and finalizes only metadata.version and streams.version.",
                 VERSIONS);
         d("api-versions", ".*", "/(finalizedFeatures/\\[name=metadata\\.version\\]/(max|min)VersionLevel|supportedFeatures/\\[name=metadata\\.version\\]/maxVersion)",
-                "kcoord's metadata.version goes to its own 4.5-IV0 (level 34, wire-decisions.md); this Kafka runs at 4.4's level.",
+                "kcoord's metadata.version goes to its own 4.5-IV0 (level 34, docs/decisions.md); this Kafka runs at 4.4's level.",
                 VERSIONS);
         d("no-plugin-push", "ApiVersions without a plugin", "/apiKeysCompared/\\[apiKey=93\\]",
-                "without a plugin kcoord does not advertise key 93 (wire-decisions.md); Kafka 4.4 always advertises it.",
+                "without a plugin kcoord does not advertise key 93 (docs/decisions.md); Kafka 4.4 always advertises it.",
                 VERSIONS);
 
         // ---- the controller listener
