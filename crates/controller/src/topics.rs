@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
 
 use kcoord_metadata::{Record, TopicsImage};
-use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::create_topics_request::{CreatableReplicaAssignment, CreatableTopic};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::CreateTopicsRequest;
 use kcoord_wire::records::{ConfigRecord, PartitionRecord, TopicRecord};
@@ -260,6 +260,37 @@ fn create_topic(
             format!("Topic '{name}' collides with existing topic: {existing}"),
         ));
     }
+    let configs = topic_configs(topic)?;
+    let (num_partitions, replication_factor) = placement(defaults, topic)?;
+    // Last, as Kafka's creation policy runs once the request is known to be valid.
+    room.take(name, num_partitions)?;
+
+    let id = new_id();
+    let records = topic_records(
+        name,
+        id,
+        replication_factor,
+        &configs,
+        num_partitions,
+        defaults.node_id,
+    );
+    let result = CreatableTopicResult {
+        name: name.to_owned(),
+        topic_id: id,
+        error_code: ErrorCode::NONE.code(),
+        error_message: None,
+        topic_config_error_code: ErrorCode::NONE.code(),
+        num_partitions,
+        replication_factor,
+        // Every effective config, as Kafka lists them, is added by the CreateTopics handler.
+        configs: None,
+        ..Default::default()
+    };
+    Ok((result, records))
+}
+
+/// The topic's configs as given, each checked, or INVALID_CONFIG.
+fn topic_configs(topic: &CreatableTopic) -> Result<BTreeMap<&str, &str>, TopicError> {
     let null_configs: Vec<&str> = topic
         .configs
         .iter()
@@ -285,12 +316,18 @@ fn create_topic(
         kcoord_storage::config::validate_topic_config(name, value)
             .map_err(|message| error(ErrorCode::INVALID_CONFIG, message))?;
     }
+    Ok(configs)
+}
 
-    let (num_partitions, replication_factor) = placement(defaults, topic)?;
-    // Last, as Kafka's creation policy runs once the request is known to be valid.
-    room.take(name, num_partitions)?;
-
-    let id = new_id();
+/// The records that create a topic whose every partition `node_id` leads and alone replicates.
+fn topic_records(
+    name: &str,
+    id: Uuid,
+    replication_factor: i16,
+    configs: &BTreeMap<&str, &str>,
+    num_partitions: i32,
+    node_id: i32,
+) -> Vec<Record> {
     let mut records = vec![Record::Topic(TopicRecord {
         name: name.to_owned(),
         topic_id: id,
@@ -311,56 +348,22 @@ fn create_topic(
         Record::Partition(PartitionRecord {
             partition_id: p,
             topic_id: id,
-            replicas: vec![defaults.node_id],
-            isr: vec![defaults.node_id],
-            leader: defaults.node_id,
+            replicas: vec![node_id],
+            isr: vec![node_id],
+            leader: node_id,
             leader_epoch: 0,
             partition_epoch: 0,
             ..Default::default()
         })
     }));
-    let result = CreatableTopicResult {
-        name: name.to_owned(),
-        topic_id: id,
-        error_code: ErrorCode::NONE.code(),
-        error_message: None,
-        topic_config_error_code: ErrorCode::NONE.code(),
-        num_partitions,
-        replication_factor,
-        // Every effective config, as Kafka lists them, is added by the CreateTopics handler.
-        configs: None,
-        ..Default::default()
-    };
-    Ok((result, records))
+    records
 }
 
 /// The partition count and replication factor, from a manual assignment or from the request
 /// with -1 meaning the default.
 fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i16), TopicError> {
     if topic.assignments.is_empty() {
-        if topic.replication_factor < -1 || topic.replication_factor == 0 {
-            return Err(error(
-                ErrorCode::INVALID_REPLICATION_FACTOR,
-                "Replication factor must be larger than 0, or -1 to use the default value.",
-            ));
-        }
-        if topic.num_partitions < -1 || topic.num_partitions == 0 {
-            return Err(error(
-                ErrorCode::INVALID_PARTITIONS,
-                "Number of partitions was set to an invalid non-positive value.",
-            ));
-        }
-        let partitions = if topic.num_partitions == -1 {
-            defaults.num_partitions
-        } else {
-            topic.num_partitions
-        };
-        let replication = if topic.replication_factor == -1 {
-            defaults.replication_factor
-        } else {
-            topic.replication_factor
-        };
-        return Ok((partitions, replication));
+        return requested_placement(defaults, topic);
     }
     if topic.replication_factor != -1 {
         return Err(error(
@@ -374,10 +377,49 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
             "A manual partition assignment was specified, but numPartitions was not set to -1.",
         ));
     }
+    manual_placement(defaults.node_id, &topic.assignments)
+}
+
+/// `NumPartitions` and `ReplicationFactor` as requested, -1 meaning the default.
+fn requested_placement(
+    defaults: &TopicDefaults,
+    topic: &CreatableTopic,
+) -> Result<(i32, i16), TopicError> {
+    if topic.replication_factor < -1 || topic.replication_factor == 0 {
+        return Err(error(
+            ErrorCode::INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        ));
+    }
+    if topic.num_partitions < -1 || topic.num_partitions == 0 {
+        return Err(error(
+            ErrorCode::INVALID_PARTITIONS,
+            "Number of partitions was set to an invalid non-positive value.",
+        ));
+    }
+    let partitions = if topic.num_partitions == -1 {
+        defaults.num_partitions
+    } else {
+        topic.num_partitions
+    };
+    let replication = if topic.replication_factor == -1 {
+        defaults.replication_factor
+    } else {
+        topic.replication_factor
+    };
+    Ok((partitions, replication))
+}
+
+/// The partition count and replication factor of a manual assignment, which may name only
+/// this node (`node_id`).
+fn manual_placement(
+    node_id: i32,
+    assignments: &[CreatableReplicaAssignment],
+) -> Result<(i32, i16), TopicError> {
     let bad = |m: String| error(ErrorCode::INVALID_REPLICA_ASSIGNMENT, m);
     let mut seen = HashSet::new();
     let mut replication: Option<usize> = None;
-    for a in &topic.assignments {
+    for a in assignments {
         if !seen.insert(a.partition_index) {
             return Err(bad(format!(
                 "Found multiple manual partition assignments for partition {}",
@@ -393,7 +435,7 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
         sorted.sort_unstable();
         let mut previous = None;
         for broker in sorted.iter().copied() {
-            if broker != defaults.node_id {
+            if broker != node_id {
                 return Err(bad(format!("The manual partition assignment includes broker {broker}, but no such broker is registered.")));
             }
             if previous == Some(broker) {
@@ -408,7 +450,7 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
         }
         replication = Some(sorted.len());
     }
-    let count = topic.assignments.len() as i32;
+    let count = assignments.len() as i32;
     if (0..count).any(|p| !seen.contains(&p)) {
         return Err(bad(
             "partitions should be a consecutive 0-based integer sequence".to_owned(),
