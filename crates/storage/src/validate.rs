@@ -114,12 +114,14 @@
 use bytes::{Bytes, BytesMut};
 use kcoord_records::{
     compute_crc_parts, crc_is_valid, rewritten_attributes, BatchBuilder, BatchHeader, BatchOptions,
-    Compression, RecordIter, RecordsError, TimestampType, HEADER_LEN, LOG_OVERHEAD, NO_TIMESTAMP,
+    Compression, RecordIter, RecordsError, TimestampType, HEADER_LEN, LOG_OVERHEAD,
 };
 
 mod error;
+mod records;
 
 pub use error::{codes, RecordError, ValidationError};
+use records::{record_read_error, scan_records, Scan};
 
 /// Kafka 4.4's defaults.
 pub mod defaults {
@@ -338,19 +340,6 @@ fn be_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// What the per-record pass found.
-struct Scan {
-    /// The largest timestamp (as Kafka's iterator reports them), or -1.
-    max_timestamp: i64,
-    /// The first record with that timestamp: its offset delta and its position.
-    max_at: Option<(i32, i32)>,
-    first_offset_delta: Option<i32>,
-    /// For a LogAppendTime batch on a CreateTime topic (whose header Kafka flips to
-    /// CreateTime): the first record whose own timestamp equals the batch's max timestamp.
-    flipped_max_at: Option<i32>,
-    offsets_in_order: bool,
-}
-
 /// Validates one partition's records from a Produce request for a leader append, as Kafka 4.4
 /// does; see the module docs for every rule. `now_ms` is the broker's clock (Kafka's
 /// `time.milliseconds()`), used for the timestamp bounds and as the log append time.
@@ -546,126 +535,6 @@ fn validate_batch(h: &BatchHeader, tp: &str) -> Result<(), ValidationError> {
         )));
     }
     Ok(())
-}
-
-/// Kafka's wording for a record that cannot be read.
-fn record_read_error(e: RecordsError) -> ValidationError {
-    ValidationError::InvalidRecord(match e {
-        RecordsError::MissingRecords { .. } => {
-            "Incorrect declared batch size, premature EOF reached".to_string()
-        }
-        RecordsError::TrailingBytes => {
-            "Incorrect declared batch size, records still remaining in file".to_string()
-        }
-        RecordsError::MalformedRecord { reason, .. } => reason,
-        other => other.to_string(),
-    })
-}
-
-/// Reads every record, applying `LogValidator.validateRecord`; throws the collected record
-/// errors as `processRecordErrors` does.
-fn scan_records(
-    h: &BatchHeader,
-    data: Bytes,
-    config: &ValidationConfig,
-    tp: &str,
-    now: i64,
-    partial_records: bool,
-) -> Result<Scan, ValidationError> {
-    let iter = RecordIter::new(data, h.record_count).map_err(record_read_error)?;
-    let mut errors: Vec<RecordError> = Vec::new();
-    let mut any_timestamp_error = false;
-    let mut scan = Scan {
-        max_timestamp: NO_TIMESTAMP,
-        max_at: None,
-        first_offset_delta: None,
-        flipped_max_at: None,
-        offsets_in_order: true,
-    };
-    let flipped_target = h.max_timestamp.max(NO_TIMESTAMP);
-    for (index, record) in iter.enumerate() {
-        let record = record.map_err(record_read_error)?;
-        let offset = record.offset(h);
-        let timestamp = record.timestamp(h);
-        let index = i32::try_from(index).unwrap_or(i32::MAX);
-        let error = if config.compacted && record.key.is_none() {
-            Some(format!(
-                "Compacted topic cannot accept message without key in topic partition {tp}"
-            ))
-        } else if config.timestamp_type == TimestampType::CreateTime && timestamp != NO_TIMESTAMP {
-            let diff = now.wrapping_sub(timestamp);
-            (diff > config.timestamp_before_max_ms || diff.wrapping_neg() > config.timestamp_after_max_ms).then(|| {
-                any_timestamp_error = true;
-                format!(
-                    "Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be within [{}, {}]",
-                    now.wrapping_sub(config.timestamp_before_max_ms),
-                    now.wrapping_add(config.timestamp_after_max_ms)
-                )
-            })
-        } else if h.timestamp_type() == TimestampType::LogAppendTime {
-            any_timestamp_error = true;
-            let size = |b: &Option<Bytes>, null: i64| b.as_ref().map_or(null, |b| b.len() as i64);
-            let described = if partial_records {
-                format!(
-                    "PartialDefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
-                    size(&record.key, -1),
-                    size(&record.value, -1)
-                )
-            } else {
-                format!(
-                    "DefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
-                    size(&record.key, 0),
-                    size(&record.value, 0)
-                )
-            };
-            Some(format!(
-                "Invalid timestamp type in message {described}. Producer should not set timestamp type to LogAppendTime."
-            ))
-        } else {
-            None
-        };
-        match error {
-            Some(message) => errors.push(RecordError {
-                batch_index: index,
-                message: Some(message),
-            }),
-            None => {
-                if timestamp > scan.max_timestamp {
-                    scan.max_timestamp = timestamp;
-                    scan.max_at = Some((record.offset_delta, index));
-                } else if timestamp == scan.max_timestamp && scan.max_at.is_none() {
-                    scan.max_at = Some((record.offset_delta, index));
-                }
-                if record.offset_delta != index {
-                    scan.offsets_in_order = false;
-                }
-            }
-        }
-        scan.first_offset_delta.get_or_insert(record.offset_delta);
-        if scan.flipped_max_at.is_none()
-            && h.base_timestamp.wrapping_add(record.timestamp_delta) == flipped_target
-        {
-            scan.flipped_max_at = Some(record.offset_delta);
-        }
-    }
-    if errors.is_empty() {
-        return Ok(scan);
-    }
-    if any_timestamp_error {
-        return Err(ValidationError::InvalidTimestamp {
-            message: "One or more records have been rejected due to invalid timestamp".to_string(),
-            record_errors: errors,
-        });
-    }
-    let shown: Vec<String> = errors.iter().take(3).map(RecordError::to_string).collect();
-    Err(ValidationError::InvalidRecords {
-        message: format!(
-            "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
-            errors.len(),
-            shown.join(", ")
-        ),
-        record_errors: errors,
-    })
 }
 
 fn check_segment_size(
