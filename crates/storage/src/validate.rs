@@ -349,10 +349,46 @@ pub fn validate_produce(
     context: &ProduceContext<'_>,
     now_ms: i64,
 ) -> Result<ValidatedBatch, ValidationError> {
-    let version = context.api_version;
     let tp = format!("{}-{}", context.topic, context.partition);
+    let batch = single_batch(records, context.api_version)?;
+    let (header, source) = analyze_and_validate(&batch, config, &tp)?;
+    // LogValidator.validateBatch.
+    validate_batch(&header, &tp)?;
 
-    // ProduceRequest.validateRecords.
+    // LogValidator: which path.
+    let (target, target_level) = match config.compression {
+        TopicCompression::Producer => (source, None),
+        TopicCompression::Codec { codec, level } => (codec, level),
+    };
+    let compressed_path = !(source == Compression::None && target == Compression::None);
+    // Kafka's skipping iterator (and its record strings) when a compressed batch may stay as is.
+    let partial_records = compressed_path && source == target;
+
+    let data = decompressed(source, batch.slice(HEADER_LEN..), config, &tp)?;
+    let scan = scan_records(&header, data.clone(), config, &tp, now_ms, partial_records)?;
+    let log_append_time = (config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
+
+    let rebuild = compressed_path && (source != target || !scan.offsets_in_order);
+    if rebuild {
+        return rebuild_batch(
+            &header,
+            &data,
+            &scan,
+            config,
+            target,
+            target_level,
+            &tp,
+            now_ms,
+            log_append_time,
+        );
+    }
+    patched_in_place(batch, header, &scan, config, &tp, log_append_time)
+}
+
+/// `ProduceRequest.validateRecords` (rules 1-5): the partition's one batch, without any
+/// trailing bytes that are not a whole batch.
+#[inline]
+fn single_batch(records: &Bytes, version: i16) -> Result<Bytes, ValidationError> {
     let Some(batch) = kafka_next_batch(records, 0)? else {
         return Err(ValidationError::InvalidRecord(format!(
             "Produce requests with version {version} must have at least one record batch per partition"
@@ -389,15 +425,23 @@ pub fn validate_produce(
             "Produce requests with version {version} are only allowed to contain exactly one record batch per partition"
         )));
     }
+    Ok(batch)
+}
 
-    // UnifiedLog.analyzeAndValidateRecords.
-    let base_offset = be_i64(&batch, 0).unwrap_or(0);
+/// `UnifiedLog.analyzeAndValidateRecords` (rules 6-9): the batch's header and codec.
+#[inline]
+fn analyze_and_validate(
+    batch: &Bytes,
+    config: &ValidationConfig,
+    tp: &str,
+) -> Result<(BatchHeader, Compression), ValidationError> {
+    let base_offset = be_i64(batch, 0).unwrap_or(0);
     if base_offset != 0 {
         return Err(ValidationError::InvalidRecord(format!(
             "The baseOffset of the record batch in the append to {tp} should be 0, but it is {base_offset}"
         )));
     }
-    if be_i32(&batch, 23).is_none() {
+    if be_i32(batch, 23).is_none() {
         return Err(ValidationError::UnknownServerError {
             message: format!(
                 "A record batch of {} bytes cannot hold its last offset delta",
@@ -413,70 +457,59 @@ pub fn validate_produce(
             config.max_message_bytes
         )));
     }
-    if !crc_is_valid(&batch) {
-        let stored = be_u32(&batch, 17).unwrap_or(0);
+    if !crc_is_valid(batch) {
+        let stored = be_u32(batch, 17).unwrap_or(0);
         return Err(ValidationError::CorruptMessage(format!(
             "Record is corrupt (stored crc = {stored}) in topic partition {tp}."
         )));
     }
     let header =
-        BatchHeader::parse(&batch).map_err(|e| ValidationError::CorruptMessage(e.to_string()))?;
+        BatchHeader::parse(batch).map_err(|e| ValidationError::CorruptMessage(e.to_string()))?;
     let source = header
         .compression()
         .map_err(|e| ValidationError::UnknownServerError {
             message: e.to_string(),
             whole_request: false,
         })?;
+    Ok((header, source))
+}
 
-    // LogValidator.validateBatch.
-    validate_batch(&header, &tp)?;
-
-    // LogValidator: which path.
-    let (target, target_level) = match config.compression {
-        TopicCompression::Producer => (source, None),
-        TopicCompression::Codec { codec, level } => (codec, level),
-    };
-    let compressed_path = !(source == Compression::None && target == Compression::None);
-    // Kafka's skipping iterator (and its record strings) when a compressed batch may stay as is.
-    let partial_records = compressed_path && source == target;
-
-    let payload = batch.slice(HEADER_LEN..);
-    let data = match source {
-        Compression::None => payload,
+/// The records of the batch (`payload`, what follows its header) as the `source` codec
+/// decompresses them (rule 15).
+#[inline]
+fn decompressed(
+    source: Compression,
+    payload: Bytes,
+    config: &ValidationConfig,
+    tp: &str,
+) -> Result<Bytes, ValidationError> {
+    match source {
+        Compression::None => Ok(payload),
         codec => match kcoord_records::decompress(codec, &payload, config.max_uncompressed_bytes) {
-            Ok(d) => Bytes::from(d),
+            Ok(d) => Ok(Bytes::from(d)),
             Err(RecordsError::DecompressedTooLarge { limit, .. }) => {
-                return Err(ValidationError::MessageTooLarge(format!(
+                Err(ValidationError::MessageTooLarge(format!(
                     "The records of the record batch in the append to {tp} decompress to more than {limit} bytes"
                 )))
             }
-            Err(_) => {
-                return Err(ValidationError::UnknownServerError {
-                    message: "Failed to decompress record stream".to_string(),
-                    whole_request: false,
-                })
-            }
+            Err(_) => Err(ValidationError::UnknownServerError {
+                message: "Failed to decompress record stream".to_string(),
+                whole_request: false,
+            }),
         },
-    };
-
-    let scan = scan_records(&header, data.clone(), config, &tp, now_ms, partial_records)?;
-    let log_append_time = (config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
-
-    let rebuild = compressed_path && (source != target || !scan.offsets_in_order);
-    if rebuild {
-        return rebuild_batch(
-            &header,
-            &data,
-            &scan,
-            config,
-            target,
-            target_level,
-            &tp,
-            now_ms,
-            log_append_time,
-        );
     }
+}
 
+/// Rule 20: the batch as sent, with what its header becomes on append.
+#[inline]
+fn patched_in_place(
+    batch: Bytes,
+    header: BatchHeader,
+    scan: &Scan,
+    config: &ValidationConfig,
+    tp: &str,
+    log_append_time: Option<i64>,
+) -> Result<ValidatedBatch, ValidationError> {
     let max_timestamp = log_append_time.unwrap_or(scan.max_timestamp);
     let crc_changes =
         header.timestamp_type() != config.timestamp_type || header.max_timestamp != max_timestamp;
@@ -488,7 +521,7 @@ pub fn validate_produce(
         }
         (TimestampType::CreateTime, TimestampType::LogAppendTime) => scan.flipped_max_at,
     };
-    check_segment_size(size, config, &tp)?;
+    check_segment_size(batch.len(), config, tp)?;
     Ok(ValidatedBatch {
         header,
         bytes: batch,
