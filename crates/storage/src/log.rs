@@ -65,6 +65,18 @@ impl IncomingBatch {
             bytes,
         })
     }
+
+    /// What the producer state tracks of this batch; `None` for a control batch or a batch
+    /// without a producer id.
+    #[inline]
+    fn producer_batch(&self) -> Option<ProducerBatch> {
+        (self.producer_id >= 0 && !self.is_control).then(|| ProducerBatch {
+            producer_id: self.producer_id,
+            epoch: self.producer_epoch,
+            first_seq: self.base_sequence,
+            last_seq: last_sequence(self.base_sequence, self.last_offset_delta),
+        })
+    }
 }
 
 /// A batch as the validator passed it: the header rewrite it decided travels with it.
@@ -216,12 +228,7 @@ impl Log {
         if let Some(reason) = &self.failed {
             return Err(AppendError::Storage(reason.clone()));
         }
-        let producer = (batch.producer_id >= 0 && !batch.is_control).then(|| ProducerBatch {
-            producer_id: batch.producer_id,
-            epoch: batch.producer_epoch,
-            first_seq: batch.base_sequence,
-            last_seq: last_sequence(batch.base_sequence, batch.last_offset_delta),
-        });
+        let producer = batch.producer_batch();
         if let Some(p) = &producer {
             if let Some(dup) = self.producers.duplicate_of(p) {
                 return Ok(Appended {
@@ -258,32 +265,12 @@ impl Log {
         if batch.rewrite_timestamps {
             format::set_timestamps(header, body, batch.timestamp_type, batch.max_timestamp);
         }
-        let written = self.active_mut().append(header, body, entry);
-        match written {
-            Ok(()) => {}
-            Err(AppendIoError::Undone(e)) => {
-                warn!(log = %self.name, error = %e, "append failed; nothing was written");
-                return Err(AppendError::Storage(e.to_string()));
-            }
-            Err(AppendIoError::Damaged { write, cut }) => {
-                let reason = format!(
-                    "write failed ({write}) and the partial batch could not be cut ({cut})"
-                );
-                warn!(log = %self.name, %reason, "log refuses appends until restart");
-                self.failed = Some(reason.clone());
-                return Err(AppendError::Storage(reason));
-            }
-        }
+        self.write_to_active(header, body, entry)?;
         if let Some(p) = &producer {
             self.producers
                 .update(p, base_offset, last_offset, max_timestamp);
         }
-        self.unflushed_messages += i64::from(batch.record_count.max(1));
-        self.oldest_unflushed_ms.get_or_insert(now_ms);
-        if self.unflushed_messages >= self.config.flush_messages {
-            self.flush()
-                .map_err(|e| AppendError::Storage(e.to_string()))?;
-        }
+        self.note_unflushed(batch.record_count, now_ms)?;
         Ok(Appended {
             base_offset,
             last_offset,
@@ -291,6 +278,44 @@ impl Log {
             log_start_offset: self.log_start_offset,
             duplicate: false,
         })
+    }
+
+    /// Appends to the active segment; a write that could not be undone fails the log.
+    #[inline]
+    fn write_to_active(
+        &mut self,
+        header: &[u8],
+        body: &[u8],
+        entry: BatchEntry,
+    ) -> Result<(), AppendError> {
+        match self.active_mut().append(header, body, entry) {
+            Ok(()) => Ok(()),
+            Err(AppendIoError::Undone(e)) => {
+                warn!(log = %self.name, error = %e, "append failed; nothing was written");
+                Err(AppendError::Storage(e.to_string()))
+            }
+            Err(AppendIoError::Damaged { write, cut }) => {
+                let reason = format!(
+                    "write failed ({write}) and the partial batch could not be cut ({cut})"
+                );
+                warn!(log = %self.name, %reason, "log refuses appends until restart");
+                self.failed = Some(reason.clone());
+                Err(AppendError::Storage(reason))
+            }
+        }
+    }
+
+    /// Counts an appended batch of `record_count` records towards `flush.messages`, and
+    /// flushes when they are reached.
+    #[inline]
+    fn note_unflushed(&mut self, record_count: i32, now_ms: i64) -> Result<(), AppendError> {
+        self.unflushed_messages += i64::from(record_count.max(1));
+        self.oldest_unflushed_ms.get_or_insert(now_ms);
+        if self.unflushed_messages >= self.config.flush_messages {
+            self.flush()
+                .map_err(|e| AppendError::Storage(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// Kafka's `LogSegment.shouldRoll`: the active segment is full, old enough (by the first
