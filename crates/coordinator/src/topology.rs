@@ -396,30 +396,10 @@ fn configure_subtopologies(
     topology: &StreamsGroupTopologyValue,
     topics: &impl TopicPartitions,
 ) -> Result<Configured, Failure> {
-    // Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
-    let mut by_id: BTreeMap<&str, &Subtopology> = BTreeMap::new();
-    for sub in &topology.subtopologies {
-        if by_id.insert(&sub.subtopology_id, sub).is_some() {
-            return Err(InvalidTopology::new(format!(
-                "Duplicate subtopology id {}",
-                sub.subtopology_id
-            ))
-            .into());
-        }
-    }
+    let by_id = subtopologies_by_id(topology)?;
 
     // 1. Missing source topics.
-    let missing: BTreeSet<&str> = topology
-        .subtopologies
-        .iter()
-        .flat_map(|s| s.source_topics.iter())
-        .filter(|t| topics.partitions(t).is_none())
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        let detail = format!("Source topics {} are missing.", summarize_topics(missing));
-        return Err(Failure::Status(TopologyStatus::MissingSourceTopics(detail)));
-    }
+    check_source_topics(topology, topics)?;
 
     // 2. Repartition topics.
     let mut counts = Counts {
@@ -431,6 +411,61 @@ fn configure_subtopologies(
     enforce_copartitioning(&by_id, &mut counts)?;
 
     // 4. Changelog topics.
+    let changelogs = changelog_partition_counts(topology, &counts)?;
+    counts.decided.extend(changelogs);
+
+    // 5. Configured sub-topologies, collected in id order (`collect` leaves no spare capacity).
+    let configured: VecMap<String, ConfiguredSubtopology> = by_id
+        .iter()
+        .map(|(&id, sub)| Ok((id.to_string(), configured_subtopology(id, sub, &counts)?)))
+        .collect::<Result<_, InvalidTopology>>()?;
+
+    // 6. Existing and missing internal topics.
+    let to_create = internal_topics_to_create(topology, topics, &configured)?;
+    Ok((configured, to_create))
+}
+
+/// Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
+fn subtopologies_by_id(
+    topology: &StreamsGroupTopologyValue,
+) -> Result<BTreeMap<&str, &Subtopology>, InvalidTopology> {
+    let mut by_id: BTreeMap<&str, &Subtopology> = BTreeMap::new();
+    for sub in &topology.subtopologies {
+        if by_id.insert(&sub.subtopology_id, sub).is_some() {
+            return Err(InvalidTopology::new(format!(
+                "Duplicate subtopology id {}",
+                sub.subtopology_id
+            )));
+        }
+    }
+    Ok(by_id)
+}
+
+/// MISSING_SOURCE_TOPICS unless every source topic exists.
+fn check_source_topics(
+    topology: &StreamsGroupTopologyValue,
+    topics: &impl TopicPartitions,
+) -> Result<(), Failure> {
+    let missing: BTreeSet<&str> = topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| s.source_topics.iter())
+        .filter(|t| topics.partitions(t).is_none())
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        let detail = format!("Source topics {} are missing.", summarize_topics(missing));
+        return Err(Failure::Status(TopologyStatus::MissingSourceTopics(detail)));
+    }
+    Ok(())
+}
+
+/// Kafka's `ChangelogTopics.setup`: each changelog topic takes the largest partition count of
+/// its sub-topology's inputs.
+fn changelog_partition_counts<T: TopicPartitions>(
+    topology: &StreamsGroupTopologyValue,
+    counts: &Counts<'_, T>,
+) -> Result<BTreeMap<String, i32>, InvalidTopology> {
     let mut changelogs = BTreeMap::new();
     for sub in &topology.subtopologies {
         let max = counts.max_input(sub)?.ok_or_else(|| {
@@ -443,44 +478,49 @@ fn configure_subtopologies(
             changelogs.insert(changelog.name.clone(), max);
         }
     }
-    counts.decided.extend(changelogs);
+    Ok(changelogs)
+}
 
-    // 5. Configured sub-topologies, collected in id order (`collect` leaves no spare capacity).
-    let configured: VecMap<String, ConfiguredSubtopology> = by_id
-        .iter()
-        .map(|(&id, sub)| -> Result<_, InvalidTopology> {
-            let num_tasks = counts.max_input(sub)?.ok_or_else(|| {
-                InvalidTopology::new("Subtopology does not contain any source topics")
-            })?;
-            let internal = |infos: &[TopicInfo]| -> Result<
-                    VecMap<String, ConfiguredInternalTopic>,
-                    InvalidTopology,
-                > {
-                    infos
-                        .iter()
-                        .map(|info| {
-                            Ok((
-                                info.name.clone(),
-                                configured_internal_topic(info, &counts.decided)?,
-                            ))
-                        })
-                        .collect()
-                };
-            let state_changelog_topics = internal(&sub.state_changelog_topics)?;
-            let configured = ConfiguredSubtopology {
-                id: id.to_string(),
-                num_tasks,
-                stateful: !state_changelog_topics.is_empty(),
-                source_topics: sub.source_topics.iter().cloned().collect(),
-                repartition_sink_topics: sub.repartition_sink_topics.iter().cloned().collect(),
-                repartition_source_topics: internal(&sub.repartition_source_topics)?,
-                state_changelog_topics,
-            };
-            Ok((id.to_string(), configured))
-        })
-        .collect::<Result<_, _>>()?;
+/// Sub-topology `id` with its number of tasks and its internal topics' partition counts.
+fn configured_subtopology<T: TopicPartitions>(
+    id: &str,
+    sub: &Subtopology,
+    counts: &Counts<'_, T>,
+) -> Result<ConfiguredSubtopology, InvalidTopology> {
+    let num_tasks = counts
+        .max_input(sub)?
+        .ok_or_else(|| InvalidTopology::new("Subtopology does not contain any source topics"))?;
+    let internal =
+        |infos: &[TopicInfo]| -> Result<VecMap<String, ConfiguredInternalTopic>, InvalidTopology> {
+            infos
+                .iter()
+                .map(|info| {
+                    Ok((
+                        info.name.clone(),
+                        configured_internal_topic(info, &counts.decided)?,
+                    ))
+                })
+                .collect()
+        };
+    let state_changelog_topics = internal(&sub.state_changelog_topics)?;
+    Ok(ConfiguredSubtopology {
+        id: id.to_string(),
+        num_tasks,
+        stateful: !state_changelog_topics.is_empty(),
+        source_topics: sub.source_topics.iter().cloned().collect(),
+        repartition_sink_topics: sub.repartition_sink_topics.iter().cloned().collect(),
+        repartition_source_topics: internal(&sub.repartition_source_topics)?,
+        state_changelog_topics,
+    })
+}
 
-    // 6. Existing and missing internal topics.
+/// The internal topics that do not exist yet, sorted by name; INCORRECTLY_PARTITIONED_TOPICS
+/// when one exists with another partition count.
+fn internal_topics_to_create(
+    topology: &StreamsGroupTopologyValue,
+    topics: &impl TopicPartitions,
+    configured: &VecMap<String, ConfiguredSubtopology>,
+) -> Result<Vec<CreatableTopic>, Failure> {
     let mut to_create: BTreeMap<String, CreatableTopic> = BTreeMap::new();
     for sub in configured.values() {
         for topic in sub
@@ -504,7 +544,7 @@ fn configure_subtopologies(
             }
         }
     }
-    Ok((configured, to_create.into_values().collect()))
+    Ok(to_create.into_values().collect())
 }
 
 fn configured_internal_topic(
