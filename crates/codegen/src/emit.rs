@@ -224,6 +224,34 @@ impl Ctx<'_> {
         let s = self.strukt;
         let mut enc = String::new();
         let mut size = String::new();
+        self.encode_untagged_fields(&mut enc, &mut size)?;
+        self.encode_tagged_fields(&mut enc, &mut size)?;
+        let untagged_err = format!(
+            "        }} else if !self.unknown_tagged_fields.is_empty() {{\n            return Err(::anyhow::anyhow!(\"{}: tagged fields need a flexible version, not {{version}}\"));\n        }}\n",
+            s.name
+        );
+        enc.push_str(&untagged_err);
+        size.push_str(&untagged_err);
+
+        let flex = self.flexible_test();
+        let _ = writeln!(
+            out,
+            "    impl {KP}::Encodable for {name} {{\n        fn encode<B: {KP}::buf::ByteBufMut>(&self, buf: &mut B, version: i16) -> ::anyhow::Result<()> {{\n            let flexible = {flex};\n{enc}            Ok(())\n        }}\n\n        fn compute_size(&self, version: i16) -> ::anyhow::Result<usize> {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{size}            Ok(total)\n        }}\n    }}\n",
+            name = s.name,
+            enc = indent(&enc, 4),
+            size = indent(&size, 4),
+        );
+        Ok(())
+    }
+
+    /// The bodies of `encode` (`enc`) and `compute_size` (`size`) for the fields outside the
+    /// tagged section, each refusing a value its version cannot carry unless it is ignorable.
+    fn encode_untagged_fields(
+        &self,
+        enc: &mut String,
+        size: &mut String,
+    ) -> Result<(), CodegenError> {
+        let s = self.strukt;
         for f in &s.fields {
             let id = field_ident(&f.name);
             let present = f.versions.test("version");
@@ -253,12 +281,23 @@ impl Ctx<'_> {
                 self.size_field(f, &fx)
             );
         }
-        let tagged: Vec<&Field> = {
-            let mut t: Vec<&Field> = s.fields.iter().filter(|f| f.tagged.is_some()).collect();
-            t.sort_by_key(|f| f.tagged.map(|(tag, _)| tag));
-            t
-        };
-        // Tagged section: known tags and unknown ones interleaved in tag order.
+        Ok(())
+    }
+
+    /// The tagged section of `encode` (`enc`) and `compute_size` (`size`): known tags and
+    /// unknown ones interleaved in tag order. Leaves the `if flexible` block open.
+    fn encode_tagged_fields(
+        &self,
+        enc: &mut String,
+        size: &mut String,
+    ) -> Result<(), CodegenError> {
+        let mut tagged: Vec<&Field> = self
+            .strukt
+            .fields
+            .iter()
+            .filter(|f| f.tagged.is_some())
+            .collect();
+        tagged.sort_by_key(|f| f.tagged.map(|(tag, _)| tag));
         let _ = writeln!(
             enc,
             "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();"
@@ -306,21 +345,6 @@ impl Ctx<'_> {
             lower = format!("{}", tag + 1);
         }
         let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {lower}..)?;");
-        let untagged_err = format!(
-            "        }} else if !self.unknown_tagged_fields.is_empty() {{\n            return Err(::anyhow::anyhow!(\"{}: tagged fields need a flexible version, not {{version}}\"));\n        }}\n",
-            s.name
-        );
-        enc.push_str(&untagged_err);
-        size.push_str(&untagged_err);
-
-        let flex = self.flexible_test();
-        let _ = writeln!(
-            out,
-            "    impl {KP}::Encodable for {name} {{\n        fn encode<B: {KP}::buf::ByteBufMut>(&self, buf: &mut B, version: i16) -> ::anyhow::Result<()> {{\n            let flexible = {flex};\n{enc}            Ok(())\n        }}\n\n        fn compute_size(&self, version: i16) -> ::anyhow::Result<usize> {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{size}            Ok(total)\n        }}\n    }}\n",
-            name = s.name,
-            enc = indent(&enc, 4),
-            size = indent(&size, 4),
-        );
         Ok(())
     }
 
