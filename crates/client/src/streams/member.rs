@@ -405,7 +405,14 @@ impl StreamsMember {
         let config = &self.config;
         let report_owned =
             full || self.owned_unreported || config.owned_tasks == OwnedTasksReporting::Always;
-        let owned = |tasks: &Tasks| report_owned.then(|| to_request(tasks));
+        // A join owns nothing: Kafka requires empty lists with epoch 0 (null is refused).
+        let owned = |tasks: &Tasks| {
+            if joining {
+                Some(Vec::new())
+            } else {
+                report_owned.then(|| to_request(tasks))
+            }
+        };
         let request = StreamsGroupHeartbeatRequest {
             group_id: config.group_id.clone(),
             member_id: config.member_id.clone(),
@@ -425,43 +432,16 @@ impl StreamsMember {
             },
             // The topology goes with the join only; the coordinator refuses it otherwise.
             topology: joining.then(|| Topology::clone(&config.topology)),
-            // A join owns nothing: Kafka requires empty lists with epoch 0 (null is refused).
-            active_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.active)
-            },
-            standby_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.standby)
-            },
-            warmup_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.warmup)
-            },
+            active_tasks: owned(&self.owned.active),
+            standby_tasks: owned(&self.owned.standby),
+            warmup_tasks: owned(&self.owned.warmup),
             process_id: full.then(|| config.process_id.clone()),
             user_endpoint: if full {
-                config.user_endpoint.as_ref().map(|e| WireEndpoint {
-                    host: e.host.clone(),
-                    port: e.port,
-                    ..Default::default()
-                })
+                wire_user_endpoint(config)
             } else {
                 None
             },
-            client_tags: full.then(|| {
-                config
-                    .client_tags
-                    .iter()
-                    .map(|(key, value)| KeyValue {
-                        key: key.clone(),
-                        value: value.clone(),
-                        ..Default::default()
-                    })
-                    .collect()
-            }),
+            client_tags: full.then(|| wire_client_tags(config)),
             // Task offsets are not simulated; null means "not reported" (as Java's v0 builder).
             task_offsets: None,
             task_end_offsets: None,
@@ -768,6 +748,28 @@ async fn heartbeat_version(conn: &Connection, preferred: Option<i16>) -> Result<
         });
     }
     Ok(preferred.min(highest))
+}
+
+/// The configured user endpoint as the heartbeat carries it.
+fn wire_user_endpoint(config: &StreamsMemberConfig) -> Option<WireEndpoint> {
+    config.user_endpoint.as_ref().map(|e| WireEndpoint {
+        host: e.host.clone(),
+        port: e.port,
+        ..Default::default()
+    })
+}
+
+/// The configured client tags as the heartbeat carries them.
+fn wire_client_tags(config: &StreamsMemberConfig) -> Vec<KeyValue> {
+    config
+        .client_tags
+        .iter()
+        .map(|(key, value)| KeyValue {
+            key: key.clone(),
+            value: value.clone(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 fn millis(d: Duration) -> i32 {
