@@ -123,25 +123,25 @@ impl ConfigValue<'_> {
 
     /// A LONG of at least `min`.
     fn long(&self, min: i64) -> Result<i64, InvalidConfig> {
-        let v: i64 = self
-            .value
-            .trim()
-            .parse()
-            .map_err(|_| self.bad("Not a number of type LONG"))?;
-        if v < min {
-            return Err(self.bad(&format!("Value must be at least {min}")));
-        }
-        Ok(v)
+        self.number_at_least("LONG", min)
     }
 
     /// An INT of at least `min`.
     fn int(&self, min: i64) -> Result<i32, InvalidConfig> {
-        let v: i32 = self
+        self.number_at_least("INT", min)
+    }
+
+    /// A number of Kafka's type `type_name` (`T`), at least `min`.
+    fn number_at_least<T>(&self, type_name: &str, min: i64) -> Result<T, InvalidConfig>
+    where
+        T: std::str::FromStr + Copy + Into<i64>,
+    {
+        let v: T = self
             .value
             .trim()
             .parse()
-            .map_err(|_| self.bad("Not a number of type INT"))?;
-        if i64::from(v) < min {
+            .map_err(|_| self.bad(&format!("Not a number of type {type_name}")))?;
+        if v.into() < min {
             return Err(self.bad(&format!("Value must be at least {min}")));
         }
         Ok(v)
