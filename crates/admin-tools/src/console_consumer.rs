@@ -307,118 +307,188 @@ async fn consume(
     err: &mut dyn Write,
 ) -> End {
     let args = &checked.args;
-    let topic = args.topic.as_str();
-    let config = match crate::command_config::load(
-        "console-consumer",
-        args.command_config.as_deref(),
-        &args.command_property,
-    ) {
-        Ok((config, _)) => config,
+    let (consumer, positions) = match connect(checked).await {
+        Ok(connected) => connected,
         Err(e) => return End::Failed(e),
     };
-    let client = match Client::connect(&args.bootstrap_server, config).await {
-        Ok(client) => client,
-        Err(e) => return End::Failed(e.to_string()),
-    };
-    let consumer = Consumer::new(client);
-    let partitions = match args.partition {
-        Some(p) => vec![p],
-        None => match consumer.partitions(topic).await {
-            Ok(p) => p,
-            Err(e) => return End::Failed(e.to_string()),
+    let mut session = Session {
+        checked,
+        consumer,
+        positions,
+        // Kafka's auto.offset.reset for the console consumer.
+        reset: if args.from_beginning {
+            Start::Earliest
+        } else {
+            Start::Latest
         },
+        max_messages: args.max_messages.and_then(|n| u64::try_from(n).ok()),
+        count,
+        idle_since: Instant::now(),
+        last_warning: String::new(),
     };
-    let mut positions = Vec::with_capacity(partitions.len());
-    for p in partitions {
-        match resolve(&consumer, topic, p, checked.start).await {
-            Ok(offset) => positions.push((p, offset)),
-            Err(e) => return End::Failed(e.to_string()),
-        }
-    }
-    // Kafka's auto.offset.reset for the console consumer.
-    let reset = if args.from_beginning {
-        Start::Earliest
-    } else {
-        Start::Latest
-    };
-    let max_messages = args.max_messages.and_then(|n| u64::try_from(n).ok());
-    let mut idle_since = Instant::now();
-    let mut last_warning = String::new();
     loop {
-        if max_messages.is_some_and(|max| *count >= max) {
+        if session.reached_max_messages() {
             return End::Done(None);
         }
-        let wait = checked.timeout.map_or(MAX_WAIT, |t| {
-            t.saturating_sub(idle_since.elapsed()).min(MAX_WAIT)
-        });
-        let options = FetchOptions {
-            max_wait_ms: i32::try_from(wait.as_millis()).unwrap_or(i32::MAX),
-            isolation_level: checked.isolation,
-            ..FetchOptions::default()
+        let backoff = match session.fetch_round(out, err).await {
+            Ok(backoff) => backoff,
+            Err(end) => return end,
         };
-        let mut backoff = false;
-        let mut warn = |err: &mut dyn Write, e: &ClientError| {
-            let text = e.to_string();
-            if text != last_warning {
-                report(err, format!("WARN {text} (retrying)"));
-                last_warning = text;
-            }
-        };
-        match consumer.fetch_partitions(topic, &positions, &options).await {
-            Ok(results) => {
-                for (i, (partition, result)) in results.into_iter().enumerate() {
-                    match result {
-                        Ok(fetched) => {
-                            for record in &fetched.records {
-                                if max_messages.is_some_and(|max| *count >= max) {
-                                    break;
-                                }
-                                if checked.formatter.write(partition, record, out).is_err() {
-                                    return End::Done(Some(CLOSED_STDOUT.into()));
-                                }
-                                *count += 1;
-                                idle_since = Instant::now();
-                            }
-                            positions[i].1 = fetched.next_offset;
-                        }
-                        Err(e) if e.error_code() == Some(ErrorCode::OFFSET_OUT_OF_RANGE) => {
-                            match resolve(&consumer, topic, partition, reset).await {
-                                Ok(offset) => positions[i].1 = offset,
-                                Err(e) if e.is_retriable() => {
-                                    warn(err, &e);
-                                    backoff = true;
-                                }
-                                Err(e) => return End::Failed(e.to_string()),
-                            }
-                        }
-                        Err(e) if e.is_retriable() => {
-                            warn(err, &e);
-                            backoff = true;
-                        }
-                        Err(e) => return End::Failed(e.to_string()),
-                    }
-                }
-            }
-            Err(e) if e.is_retriable() => {
-                warn(err, &e);
-                backoff = true;
-            }
-            Err(e) => return End::Failed(e.to_string()),
-        }
         if out.flush().is_err() {
             return End::Done(Some(CLOSED_STDOUT.into()));
         }
-        if let Some(timeout) = checked.timeout {
-            if idle_since.elapsed() >= timeout && max_messages.is_none_or(|max| *count < max) {
-                return End::Done(Some(format!(
-                    "Error processing message, terminating consumer process: TimeoutException: no message for {} ms",
-                    timeout.as_millis()
-                )));
-            }
+        if let Some(end) = session.timed_out() {
+            return end;
         }
         if backoff {
             tokio::time::sleep(RETRY_BACKOFF).await;
         }
+    }
+}
+
+/// A consumer for the topic and the offset each partition starts at.
+async fn connect(checked: &Checked) -> Result<(Consumer, Vec<(i32, i64)>), String> {
+    let args = &checked.args;
+    let topic = args.topic.as_str();
+    let (config, _) = crate::command_config::load(
+        "console-consumer",
+        args.command_config.as_deref(),
+        &args.command_property,
+    )?;
+    let client = Client::connect(&args.bootstrap_server, config)
+        .await
+        .map_err(|e| e.to_string())?;
+    let consumer = Consumer::new(client);
+    let partitions = match args.partition {
+        Some(p) => vec![p],
+        None => consumer
+            .partitions(topic)
+            .await
+            .map_err(|e| e.to_string())?,
+    };
+    let mut positions = Vec::with_capacity(partitions.len());
+    for p in partitions {
+        let offset = resolve(&consumer, topic, p, checked.start)
+            .await
+            .map_err(|e| e.to_string())?;
+        positions.push((p, offset));
+    }
+    Ok((consumer, positions))
+}
+
+/// The consumer while it reads: where each partition is, and what ends it.
+struct Session<'a> {
+    checked: &'a Checked,
+    consumer: Consumer,
+    positions: Vec<(i32, i64)>,
+    /// Where a partition whose offset is out of range starts again.
+    reset: Start,
+    max_messages: Option<u64>,
+    count: &'a mut u64,
+    /// Since the last record (or the start), for `--timeout-ms`.
+    idle_since: Instant,
+    /// The last retriable error reported, so that one repeated is reported once.
+    last_warning: String,
+}
+
+impl Session<'_> {
+    fn reached_max_messages(&self) -> bool {
+        self.max_messages.is_some_and(|max| *self.count >= max)
+    }
+
+    /// One Fetch of every partition, its records written to `out`. Whether to back off before
+    /// the next (a retriable error was reported on `err`); `Err` ends the consumer.
+    async fn fetch_round(&mut self, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, End> {
+        let topic = self.checked.args.topic.as_str();
+        let wait = self.checked.timeout.map_or(MAX_WAIT, |t| {
+            t.saturating_sub(self.idle_since.elapsed()).min(MAX_WAIT)
+        });
+        let options = FetchOptions {
+            max_wait_ms: i32::try_from(wait.as_millis()).unwrap_or(i32::MAX),
+            isolation_level: self.checked.isolation,
+            ..FetchOptions::default()
+        };
+        let results = match self
+            .consumer
+            .fetch_partitions(topic, &self.positions, &options)
+            .await
+        {
+            Ok(results) => results,
+            Err(e) if e.is_retriable() => {
+                self.warn(err, &e);
+                return Ok(true);
+            }
+            Err(e) => return Err(End::Failed(e.to_string())),
+        };
+        let mut backoff = false;
+        for (i, (partition, result)) in results.into_iter().enumerate() {
+            match result {
+                Ok(fetched) => {
+                    self.write_records(partition, &fetched.records, out)?;
+                    self.positions[i].1 = fetched.next_offset;
+                }
+                Err(e) if e.error_code() == Some(ErrorCode::OFFSET_OUT_OF_RANGE) => {
+                    match resolve(&self.consumer, topic, partition, self.reset).await {
+                        Ok(offset) => self.positions[i].1 = offset,
+                        Err(e) if e.is_retriable() => {
+                            self.warn(err, &e);
+                            backoff = true;
+                        }
+                        Err(e) => return Err(End::Failed(e.to_string())),
+                    }
+                }
+                Err(e) if e.is_retriable() => {
+                    self.warn(err, &e);
+                    backoff = true;
+                }
+                Err(e) => return Err(End::Failed(e.to_string())),
+            }
+        }
+        Ok(backoff)
+    }
+
+    /// Writes the records of `partition` up to `--max-messages`; `Err` when stdout is closed.
+    fn write_records(
+        &mut self,
+        partition: i32,
+        records: &[ConsumedRecord],
+        out: &mut dyn Write,
+    ) -> Result<(), End> {
+        for record in records {
+            if self.reached_max_messages() {
+                break;
+            }
+            if self
+                .checked
+                .formatter
+                .write(partition, record, out)
+                .is_err()
+            {
+                return Err(End::Done(Some(CLOSED_STDOUT.into())));
+            }
+            *self.count += 1;
+            self.idle_since = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn warn(&mut self, err: &mut dyn Write, e: &ClientError) {
+        let text = e.to_string();
+        if text != self.last_warning {
+            report(err, format!("WARN {text} (retrying)"));
+            self.last_warning = text;
+        }
+    }
+
+    /// Kafka's `TimeoutException` once `--timeout-ms` has passed without a record.
+    fn timed_out(&self) -> Option<End> {
+        let timeout = self.checked.timeout?;
+        (self.idle_since.elapsed() >= timeout && !self.reached_max_messages()).then(|| {
+            End::Done(Some(format!(
+                "Error processing message, terminating consumer process: TimeoutException: no message for {} ms",
+                timeout.as_millis()
+            )))
+        })
     }
 }
 

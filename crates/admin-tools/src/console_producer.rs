@@ -346,6 +346,44 @@ async fn produce(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
+    let (client, producer) = connect(args).await?;
+    let topic = args.topic.as_str();
+    let mut partitions: Option<Vec<i32>> = None;
+    let mut round_robin = 0usize;
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        if prompt {
+            let _ = write!(out, ">");
+            let _ = out.flush();
+        }
+        if !read_line(input, &mut line).await? {
+            return Ok(());
+        }
+        number += 1;
+        let text = String::from_utf8_lossy(&line);
+        let record = reader.record(&text, number)?;
+        let partitions = match &partitions {
+            Some(p) => p,
+            None => partitions.insert(partitions_creating(&client, topic).await?),
+        };
+        let partition = choose_partition(&record, partitions, &mut round_robin);
+        if let Err(e) = producer
+            .send(topic, partition, std::slice::from_ref(&record))
+            .await
+        {
+            let line =
+                format!("Error when sending message to topic {topic} with key: {}, value: {} with error: {e}", describe(&record.key), describe(&record.value));
+            if args.sync {
+                return Err(line);
+            }
+            report(err, line);
+        }
+    }
+}
+
+/// The client and the producer the options ask for.
+async fn connect(args: &Args) -> Result<(Client, Producer), String> {
     let acks = parse_acks(&args.request_required_acks)?;
     let compression = match &args.compression_codec {
         Some(codec) => parse_codec(codec)?,
@@ -372,59 +410,43 @@ async fn produce(
         ..ProducerConfig::default()
     };
     let producer = Producer::new(client.clone(), producer_config).map_err(|e| e.to_string())?;
-    let topic = args.topic.as_str();
-    let mut partitions: Option<Vec<i32>> = None;
-    let mut round_robin = 0usize;
-    let mut line = Vec::new();
-    let mut number = 0;
-    loop {
-        if prompt {
-            let _ = write!(out, ">");
-            let _ = out.flush();
-        }
-        line.clear();
-        let read = input
-            .read_until(b'\n', &mut line)
-            .await
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        if read == 0 {
-            return Ok(());
-        }
-        number += 1;
-        // Java's readLine: the line ends at \n, \r\n or \r.
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        let text = String::from_utf8_lossy(&line);
-        let record = reader.record(&text, number)?;
-        let partitions = match &partitions {
-            Some(p) => p,
-            None => partitions.insert(partitions_creating(&client, topic).await?),
-        };
-        let count = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
-        let index = match &record.key {
-            Some(key) => usize::try_from(partition_for_key(key, count)).unwrap_or(0),
-            None => {
-                round_robin = round_robin.wrapping_add(1);
-                round_robin.wrapping_sub(1) % partitions.len()
-            }
-        };
-        let partition = partitions.get(index).copied().unwrap_or(0);
-        if let Err(e) = producer
-            .send(topic, partition, std::slice::from_ref(&record))
-            .await
-        {
-            let line =
-                format!("Error when sending message to topic {topic} with key: {}, value: {} with error: {e}", describe(&record.key), describe(&record.value));
-            if args.sync {
-                return Err(line);
-            }
-            report(err, line);
-        }
+    Ok((client, producer))
+}
+
+/// The next line of `input` into `line`, without its end; false at the end of the input.
+async fn read_line(
+    input: &mut (dyn AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    line.clear();
+    let read = input
+        .read_until(b'\n', line)
+        .await
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if read == 0 {
+        return Ok(false);
     }
+    // Java's readLine: the line ends at \n, \r\n or \r.
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(true)
+}
+
+/// The partition of `record`: by its key's hash, else the next in round-robin order.
+fn choose_partition(record: &ProducedRecord, partitions: &[i32], round_robin: &mut usize) -> i32 {
+    let count = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
+    let index = match &record.key {
+        Some(key) => usize::try_from(partition_for_key(key, count)).unwrap_or(0),
+        None => {
+            *round_robin = round_robin.wrapping_add(1);
+            round_robin.wrapping_sub(1) % partitions.len()
+        }
+    };
+    partitions.get(index).copied().unwrap_or(0)
 }
 
 /// Runs the tool with `args` (program name first), reading records from `input`, and returns

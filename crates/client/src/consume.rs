@@ -28,9 +28,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kcoord_records::{split_batches, ControlRecordType, RecordBatch, RecordsError, TimestampType};
+use kcoord_records::{
+    split_batches, ControlRecordType, Record, RecordBatch, RecordsError, TimestampType,
+};
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
-use kcoord_wire::messages::fetch_response::AbortedTransaction;
+use kcoord_wire::messages::fetch_response::{AbortedTransaction, PartitionData};
 use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kcoord_wire::messages::{FetchRequest, ListOffsetsRequest};
 use kcoord_wire::Request;
@@ -350,33 +352,7 @@ async fn fetch_from(
         version = version.min(TOPIC_ID_VERSION - 1);
     }
     let by_id = version >= TOPIC_ID_VERSION;
-    let request = FetchRequest {
-        max_wait_ms: options.max_wait_ms,
-        min_bytes: options.min_bytes,
-        max_bytes: options.max_bytes,
-        isolation_level: options.isolation_level.id(),
-        session_id: 0,
-        session_epoch: -1,
-        topics: vec![FetchTopic {
-            topic: if by_id {
-                String::new()
-            } else {
-                meta.name.clone()
-            },
-            topic_id: if by_id { meta.id } else { Uuid::nil() },
-            partitions: partitions
-                .iter()
-                .map(|&(partition, offset)| FetchPartition {
-                    partition,
-                    fetch_offset: offset,
-                    partition_max_bytes: options.partition_max_bytes,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = fetch_request(meta, by_id, partitions, options);
     let wait = Duration::from_millis(u64::try_from(options.max_wait_ms).unwrap_or(0));
     let response = conn
         .send_with_timeout(
@@ -408,36 +384,80 @@ async fn fetch_from(
                     "Fetch v{version} response has no entry for {}-{partition}",
                     meta.name
                 ))),
-                Some(p) => {
-                    ClientError::check(FetchRequest::KEY, p.error_code, None).and_then(|()| {
-                        let data = p.records.map(|r| r.to_bytes()).unwrap_or_default();
-                        let aborted = if read_committed {
-                            p.aborted_transactions.unwrap_or_default()
-                        } else {
-                            Vec::new()
-                        };
-                        let label = format!("{}-{partition}", meta.name);
-                        let (records, next_offset) = decode_records(
-                            data,
-                            offset,
-                            &aborted,
-                            read_committed,
-                            max_uncompressed,
-                            &label,
-                        )?;
-                        Ok(Fetched {
-                            records,
-                            high_watermark: p.high_watermark,
-                            last_stable_offset: p.last_stable_offset,
-                            log_start_offset: p.log_start_offset,
-                            next_offset,
-                        })
-                    })
-                }
+                Some(p) => fetched(p, &meta.name, offset, read_committed, max_uncompressed),
             };
             (partition, result)
         })
         .collect())
+}
+
+/// The sessionless FetchRequest for `partitions` of the topic, named by id (`by_id`) or name.
+fn fetch_request(
+    meta: &TopicMeta,
+    by_id: bool,
+    partitions: &[(i32, i64)],
+    options: &FetchOptions,
+) -> FetchRequest {
+    FetchRequest {
+        max_wait_ms: options.max_wait_ms,
+        min_bytes: options.min_bytes,
+        max_bytes: options.max_bytes,
+        isolation_level: options.isolation_level.id(),
+        session_id: 0,
+        session_epoch: -1,
+        topics: vec![FetchTopic {
+            topic: if by_id {
+                String::new()
+            } else {
+                meta.name.clone()
+            },
+            topic_id: if by_id { meta.id } else { Uuid::nil() },
+            partitions: partitions
+                .iter()
+                .map(|&(partition, offset)| FetchPartition {
+                    partition,
+                    fetch_offset: offset,
+                    partition_max_bytes: options.partition_max_bytes,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// What one partition's answer `p` holds for a Fetch at `offset` of `topic`.
+fn fetched(
+    p: PartitionData,
+    topic: &str,
+    offset: i64,
+    read_committed: bool,
+    max_uncompressed: usize,
+) -> Result<Fetched, ClientError> {
+    ClientError::check(FetchRequest::KEY, p.error_code, None)?;
+    let data = p.records.map(|r| r.to_bytes()).unwrap_or_default();
+    let aborted = if read_committed {
+        p.aborted_transactions.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let label = format!("{topic}-{}", p.partition_index);
+    let (records, next_offset) = decode_records(
+        data,
+        offset,
+        &aborted,
+        read_committed,
+        max_uncompressed,
+        &label,
+    )?;
+    Ok(Fetched {
+        records,
+        high_watermark: p.high_watermark,
+        last_stable_offset: p.last_stable_offset,
+        log_start_offset: p.log_start_offset,
+        next_offset,
+    })
 }
 
 /// The records of a Fetch answer's `data` at or after `fetch_offset`, and the next offset to
@@ -457,15 +477,7 @@ fn decode_records(
     let mut records = Vec::new();
     let mut next_offset = fetch_offset;
     let mut whole_batches = 0usize;
-    // Kafka's CompletedFetch: aborted transactions by first offset, and the producers whose
-    // aborted transaction has begun and not yet ended with its ABORT marker.
-    let mut pending: Vec<(i64, i64)> = aborted
-        .iter()
-        .map(|a| (a.first_offset, a.producer_id))
-        .collect();
-    pending.sort_unstable();
-    let mut pending = pending.into_iter().peekable();
-    let mut aborted_producers: HashSet<i64> = HashSet::new();
+    let mut aborted = AbortedTransactions::new(aborted);
     for item in split_batches(data) {
         let (header, bytes) = match item {
             Ok(batch) => batch,
@@ -479,48 +491,22 @@ fn decode_records(
             .verify_crc()
             .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
         next_offset = next_offset.max(header.next_offset());
-        if read_committed && header.has_producer_id() {
-            while let Some(&(first, producer)) = pending.peek() {
-                if first > header.last_offset() {
-                    break;
-                }
-                aborted_producers.insert(producer);
-                pending.next();
-            }
-            if header.is_control() {
-                if is_abort_marker(&batch, max_uncompressed) {
-                    aborted_producers.remove(&header.producer_id);
-                }
-            } else if header.is_transactional() && aborted_producers.contains(&header.producer_id) {
-                continue;
-            }
+        if read_committed && header.has_producer_id() && aborted.skips(&batch, max_uncompressed) {
+            continue;
         }
         if header.is_control() {
             continue;
         }
-        let timestamp_type = header.timestamp_type();
-        let iter = batch
+        let batch_records = batch
             .records(max_uncompressed)
             .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
-        for record in iter {
+        for record in batch_records {
             let record = record
                 .map_err(|e| corrupt(format!("batch at offset {}: {e}", header.base_offset)))?;
             let offset = record.offset(&header);
-            if offset < fetch_offset {
-                continue;
+            if offset >= fetch_offset {
+                records.push(consumed(record, offset, &batch));
             }
-            records.push(ConsumedRecord {
-                offset,
-                timestamp: record.timestamp(&header),
-                timestamp_type,
-                headers: record
-                    .headers
-                    .into_iter()
-                    .map(|h| (String::from_utf8_lossy(&h.key).into_owned(), h.value))
-                    .collect(),
-                key: record.key,
-                value: record.value,
-            });
         }
     }
     if had_bytes && whole_batches == 0 {
@@ -529,6 +515,65 @@ fn decode_records(
         )));
     }
     Ok((records, next_offset))
+}
+
+/// A record of `batch`, at `offset`, as the consumer hands it out.
+#[inline]
+fn consumed(record: Record, offset: i64, batch: &RecordBatch) -> ConsumedRecord {
+    let header = batch.header();
+    ConsumedRecord {
+        offset,
+        timestamp: record.timestamp(header),
+        timestamp_type: header.timestamp_type(),
+        headers: record
+            .headers
+            .into_iter()
+            .map(|h| (String::from_utf8_lossy(&h.key).into_owned(), h.value))
+            .collect(),
+        key: record.key,
+        value: record.value,
+    }
+}
+
+/// Kafka's CompletedFetch: aborted transactions by first offset, and the producers whose
+/// aborted transaction has begun and not yet ended with its ABORT marker.
+struct AbortedTransactions {
+    pending: std::iter::Peekable<std::vec::IntoIter<(i64, i64)>>,
+    producers: HashSet<i64>,
+}
+
+impl AbortedTransactions {
+    fn new(aborted: &[AbortedTransaction]) -> AbortedTransactions {
+        let mut pending: Vec<(i64, i64)> = aborted
+            .iter()
+            .map(|a| (a.first_offset, a.producer_id))
+            .collect();
+        pending.sort_unstable();
+        AbortedTransactions {
+            pending: pending.into_iter().peekable(),
+            producers: HashSet::new(),
+        }
+    }
+
+    /// Whether read_committed skips `batch` (one with a producer id) as part of an aborted
+    /// transaction. Batches are met in offset order.
+    fn skips(&mut self, batch: &RecordBatch, max_uncompressed: usize) -> bool {
+        let header = batch.header();
+        while let Some(&(first, producer)) = self.pending.peek() {
+            if first > header.last_offset() {
+                break;
+            }
+            self.producers.insert(producer);
+            self.pending.next();
+        }
+        if header.is_control() {
+            if is_abort_marker(batch, max_uncompressed) {
+                self.producers.remove(&header.producer_id);
+            }
+            return false;
+        }
+        header.is_transactional() && self.producers.contains(&header.producer_id)
+    }
 }
 
 /// Whether a control batch holds an ABORT marker (its first record's key says so).

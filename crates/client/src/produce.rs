@@ -34,6 +34,7 @@ use kcoord_records::{
     increment_sequence, BatchBuilder, BatchOptions, Compression, RecordHeader, NO_SEQUENCE,
 };
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kcoord_wire::messages::produce_response::PartitionProduceResponse;
 use kcoord_wire::messages::{InitProducerIdRequest, MetadataRequest, ProduceRequest};
 use kcoord_wire::{ErrorCode, Request};
 use tokio::sync::Mutex;
@@ -295,20 +296,12 @@ impl Producer {
             transactional_id: None,
             acks: self.config.acks,
             timeout_ms: i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX),
-            topic_data: vec![TopicProduceData {
-                name: if by_id {
-                    String::new()
-                } else {
-                    topic.to_string()
-                },
-                topic_id: if by_id { meta.id } else { Uuid::nil() },
-                partition_data: vec![PartitionProduceData {
-                    index: partition,
-                    records: Some(batch.into()),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
+            topic_data: vec![topic_produce_data(
+                topic,
+                by_id.then_some(meta.id),
+                partition,
+                batch,
+            )],
             ..Default::default()
         };
         if self.config.acks == 0 {
@@ -333,35 +326,7 @@ impl Producer {
                     "Produce v{version} response has no entry for {topic}-{partition}"
                 ))
             })?;
-        let code = answer.error_code;
-        // Brokers before Kafka 2.x answered a duplicate with DUPLICATE_SEQUENCE_NUMBER; the Java
-        // producer takes it as success.
-        if code != ErrorCode::NONE.code() && code != ErrorCode::DUPLICATE_SEQUENCE_NUMBER.code() {
-            let message = answer.error_message.or_else(|| {
-                let errors: Vec<String> = answer
-                    .record_errors
-                    .iter()
-                    .map(|e| {
-                        format!(
-                            "record {}: {}",
-                            e.batch_index,
-                            e.batch_index_error_message.as_deref().unwrap_or("invalid")
-                        )
-                    })
-                    .collect();
-                (!errors.is_empty()).then(|| errors.join("; "))
-            });
-            return Err(ClientError::Kafka {
-                api: ProduceRequest::KEY,
-                code,
-                message,
-            });
-        }
-        Ok(SendResult {
-            base_offset: answer.base_offset,
-            log_append_time: answer.log_append_time_ms,
-            log_start_offset: answer.log_start_offset,
-        })
+        send_result(answer)
     }
 
     fn build_batch(
@@ -485,6 +450,64 @@ impl Producer {
     fn backoff(&self, retry: u32) -> Duration {
         backoff(&self.config, retry)
     }
+}
+
+/// The topic's part of a Produce of `batch` to `partition`: named by its id when `id` is given,
+/// else by its name.
+fn topic_produce_data(
+    topic: &str,
+    id: Option<Uuid>,
+    partition: i32,
+    batch: Bytes,
+) -> TopicProduceData {
+    TopicProduceData {
+        name: if id.is_some() {
+            String::new()
+        } else {
+            topic.to_string()
+        },
+        topic_id: id.unwrap_or_else(Uuid::nil),
+        partition_data: vec![PartitionProduceData {
+            index: partition,
+            records: Some(batch.into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// The partition's answer to a Produce, or its error with the broker's message (else the
+/// record errors).
+fn send_result(answer: PartitionProduceResponse) -> Result<SendResult, ClientError> {
+    let code = answer.error_code;
+    // Brokers before Kafka 2.x answered a duplicate with DUPLICATE_SEQUENCE_NUMBER; the Java
+    // producer takes it as success.
+    if code != ErrorCode::NONE.code() && code != ErrorCode::DUPLICATE_SEQUENCE_NUMBER.code() {
+        let message = answer.error_message.or_else(|| {
+            let errors: Vec<String> = answer
+                .record_errors
+                .iter()
+                .map(|e| {
+                    format!(
+                        "record {}: {}",
+                        e.batch_index,
+                        e.batch_index_error_message.as_deref().unwrap_or("invalid")
+                    )
+                })
+                .collect();
+            (!errors.is_empty()).then(|| errors.join("; "))
+        });
+        return Err(ClientError::Kafka {
+            api: ProduceRequest::KEY,
+            code,
+            message,
+        });
+    }
+    Ok(SendResult {
+        base_offset: answer.base_offset,
+        log_append_time: answer.log_append_time_ms,
+        log_start_offset: answer.log_start_offset,
+    })
 }
 
 /// The wait before retry number `retry` (1-based): doubling from `retry_backoff` up to

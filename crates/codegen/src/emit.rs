@@ -2,12 +2,15 @@
 //! kafka-protocol's `Message`/`HeaderVersion`/`Request`, and a random-value generator for tests.
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use crate::names::{field_ident, snake_case};
 use crate::schema::{Field, FieldType, Kind, MessageSpec, Struct};
 use crate::versions::Versions;
 use crate::CodegenError;
+
+mod field;
+mod value;
+
+use value::{min_size_value, rust_type};
 
 const KP: &str = "::kafka_protocol::protocol";
 
@@ -221,6 +224,34 @@ impl Ctx<'_> {
         let s = self.strukt;
         let mut enc = String::new();
         let mut size = String::new();
+        self.encode_untagged_fields(&mut enc, &mut size)?;
+        self.encode_tagged_fields(&mut enc, &mut size)?;
+        let untagged_err = format!(
+            "        }} else if !self.unknown_tagged_fields.is_empty() {{\n            return Err(::anyhow::anyhow!(\"{}: tagged fields need a flexible version, not {{version}}\"));\n        }}\n",
+            s.name
+        );
+        enc.push_str(&untagged_err);
+        size.push_str(&untagged_err);
+
+        let flex = self.flexible_test();
+        let _ = writeln!(
+            out,
+            "    impl {KP}::Encodable for {name} {{\n        fn encode<B: {KP}::buf::ByteBufMut>(&self, buf: &mut B, version: i16) -> ::anyhow::Result<()> {{\n            let flexible = {flex};\n{enc}            Ok(())\n        }}\n\n        fn compute_size(&self, version: i16) -> ::anyhow::Result<usize> {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{size}            Ok(total)\n        }}\n    }}\n",
+            name = s.name,
+            enc = indent(&enc, 4),
+            size = indent(&size, 4),
+        );
+        Ok(())
+    }
+
+    /// The bodies of `encode` (`enc`) and `compute_size` (`size`) for the fields outside the
+    /// tagged section, each refusing a value its version cannot carry unless it is ignorable.
+    fn encode_untagged_fields(
+        &self,
+        enc: &mut String,
+        size: &mut String,
+    ) -> Result<(), CodegenError> {
+        let s = self.strukt;
         for f in &s.fields {
             let id = field_ident(&f.name);
             let present = f.versions.test("version");
@@ -250,12 +281,23 @@ impl Ctx<'_> {
                 self.size_field(f, &fx)
             );
         }
-        let tagged: Vec<&Field> = {
-            let mut t: Vec<&Field> = s.fields.iter().filter(|f| f.tagged.is_some()).collect();
-            t.sort_by_key(|f| f.tagged.map(|(tag, _)| tag));
-            t
-        };
-        // Tagged section: known tags and unknown ones interleaved in tag order.
+        Ok(())
+    }
+
+    /// The tagged section of `encode` (`enc`) and `compute_size` (`size`): known tags and
+    /// unknown ones interleaved in tag order. Leaves the `if flexible` block open.
+    fn encode_tagged_fields(
+        &self,
+        enc: &mut String,
+        size: &mut String,
+    ) -> Result<(), CodegenError> {
+        let mut tagged: Vec<&Field> = self
+            .strukt
+            .fields
+            .iter()
+            .filter(|f| f.tagged.is_some())
+            .collect();
+        tagged.sort_by_key(|f| f.tagged.map(|(tag, _)| tag));
         let _ = writeln!(
             enc,
             "        if flexible {{\n            let mut count = self.unknown_tagged_fields.len();"
@@ -303,21 +345,6 @@ impl Ctx<'_> {
             lower = format!("{}", tag + 1);
         }
         let _ = writeln!(enc, "            crate::codec::write_unknown_tagged(buf, &self.unknown_tagged_fields, {lower}..)?;");
-        let untagged_err = format!(
-            "        }} else if !self.unknown_tagged_fields.is_empty() {{\n            return Err(::anyhow::anyhow!(\"{}: tagged fields need a flexible version, not {{version}}\"));\n        }}\n",
-            s.name
-        );
-        enc.push_str(&untagged_err);
-        size.push_str(&untagged_err);
-
-        let flex = self.flexible_test();
-        let _ = writeln!(
-            out,
-            "    impl {KP}::Encodable for {name} {{\n        fn encode<B: {KP}::buf::ByteBufMut>(&self, buf: &mut B, version: i16) -> ::anyhow::Result<()> {{\n            let flexible = {flex};\n{enc}            Ok(())\n        }}\n\n        fn compute_size(&self, version: i16) -> ::anyhow::Result<usize> {{\n            let flexible = {flex};\n            let mut total = 0usize;\n{size}            Ok(total)\n        }}\n    }}\n",
-            name = s.name,
-            enc = indent(&enc, 4),
-            size = indent(&size, 4),
-        );
         Ok(())
     }
 
@@ -425,368 +452,6 @@ impl Ctx<'_> {
             name = s.name,
             flex = self.flexible_test(),
         );
-    }
-
-    // ---- per-field pieces ----
-
-    fn nullable(&self, f: &Field) -> bool {
-        !f.nullable_versions.is_empty()
-    }
-
-    fn write_field(&self, f: &Field, fx: &str, ind: &str) -> String {
-        let id = field_ident(&f.name);
-        let e = format!("self.{id}");
-        if !self.nullable(f) {
-            return format!("{ind}{}\n", write_value(&f.ty, &format!("&{e}"), fx));
-        }
-        let null_check = format!(
-            "if !({}) {{ return Err(crate::codec::null_not_allowed({:?}, {:?}, version)); }}",
-            f.nullable_versions.test("version"),
-            self.strukt.name,
-            f.name
-        );
-        let w = match &f.ty {
-            FieldType::Uuid => format!("crate::codec::write_nullable_uuid(buf, &{e});"),
-            FieldType::String => format!("crate::codec::write_nullable_string(buf, {e}.as_deref(), {fx})?;"),
-            FieldType::Bytes => format!("crate::codec::write_nullable_bytes(buf, {e}.as_ref(), {fx})?;"),
-            FieldType::Records => format!("crate::codec::write_nullable_records(buf, {e}.as_ref(), {fx})?;"),
-            FieldType::Array(_) => format!(
-                "match &{e} {{ None => crate::codec::write_array_len(buf, None, {fx})?, Some(x) => {{ {} }} }}",
-                write_value(&f.ty, "x", fx)
-            ),
-            FieldType::Struct(_) => format!(
-                "match &{e} {{ None => crate::codec::write_struct_marker(buf, false), Some(x) => {{ crate::codec::write_struct_marker(buf, true); x.encode(buf, version)?; }} }}"
-            ),
-            _ => unreachable_type(),
-        };
-        format!("{ind}if {e}.is_none() {{ {null_check} }}\n{ind}{w}\n")
-    }
-
-    fn size_field(&self, f: &Field, fx: &str) -> String {
-        let id = field_ident(&f.name);
-        let e = format!("self.{id}");
-        if !self.nullable(f) {
-            return size_value(&f.ty, &format!("&{e}"), fx);
-        }
-        match &f.ty {
-            FieldType::Uuid => "16".into(),
-            FieldType::String => {
-                format!("crate::codec::nullable_string_size({e}.as_deref(), {fx})")
-            }
-            FieldType::Bytes => format!("crate::codec::nullable_bytes_size({e}.as_ref(), {fx})"),
-            FieldType::Records => {
-                format!("crate::codec::nullable_records_size({e}.as_ref(), {fx})")
-            }
-            FieldType::Array(_) => format!(
-                "match &{e} {{ None => crate::codec::array_len_size(None, {fx}), Some(x) => {} }}",
-                size_value(&f.ty, "x", fx)
-            ),
-            FieldType::Struct(_) => {
-                format!("1 + match &{e} {{ None => 0, Some(x) => x.compute_size(version)? }}")
-            }
-            _ => unreachable_type(),
-        }
-    }
-
-    fn read_field(&self, f: &Field, fx: &str, b: &str) -> String {
-        if !self.nullable(f) {
-            return read_value(&f.ty, fx, b, &self.strukt.name, &f.name);
-        }
-        let nullable_now = f.nullable_versions.test("version");
-        let read = match &f.ty {
-            // Outside its nullable versions a uuid is read as-is (the zero uuid is then a value).
-            FieldType::Uuid => {
-                return format!(
-                    "if {nullable_now} {{ crate::codec::read_nullable_uuid({b})? }} else {{ Some(crate::codec::read_uuid({b})?) }}"
-                )
-            }
-            FieldType::String => format!("crate::codec::read_nullable_string({b}, {fx})?"),
-            FieldType::Bytes => format!("crate::codec::read_nullable_bytes({b}, {fx})?"),
-            FieldType::Records => format!("crate::codec::read_nullable_bytes({b}, {fx})?.map(crate::RecordSet::from)"),
-            FieldType::Array(inner) => format!(
-                "match crate::codec::read_array_len({b}, {fx})? {{ None => None, Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} Some(items) }} }}",
-                min_size_value(inner, fx),
-                read_value(inner, fx, b, &self.strukt.name, &f.name)
-            ),
-            FieldType::Struct(name) => format!(
-                "if crate::codec::read_struct_marker({b})? {{ Some(<{name} as {KP}::Decodable>::decode({b}, version)?) }} else {{ None }}"
-            ),
-            _ => unreachable_type(),
-        };
-        format!(
-            "{{ let x = {read}; if x.is_none() && !({nullable_now}) {{ return Err(crate::codec::null_not_allowed({:?}, {:?}, version)); }} x }}",
-            self.strukt.name, f.name
-        )
-    }
-
-    fn arbitrary_field(&self, f: &Field) -> String {
-        let value = arbitrary_value(&f.ty);
-        if !self.nullable(f) {
-            return value;
-        }
-        let value = if f.ty == FieldType::Uuid {
-            "::uuid::Uuid::from_u128(rng.random::<u128>() | 1)".to_string()
-        } else {
-            value
-        };
-        format!(
-            "if ({}) && rng.random_ratio(1, 4) {{ None }} else {{ Some({value}) }}",
-            f.nullable_versions.test("version")
-        )
-    }
-
-    fn default_value(&self, f: &Field) -> Result<String, CodegenError> {
-        let raw = default_text(f);
-        let is_null = raw.as_deref() == Some("null");
-        if self.nullable(f) {
-            // Kafka's generator gives a records field no default but null (FieldSpec.fieldDefault).
-            let null_default = is_null
-                || matches!(
-                    f.ty,
-                    FieldType::Struct(_) | FieldType::Uuid | FieldType::Records
-                );
-            if null_default {
-                return Ok("None".into());
-            }
-        } else if is_null {
-            return Err(self.err(f, "default null on a non-nullable field"));
-        }
-        let value = match &f.ty {
-            FieldType::Bool => match raw.as_deref() {
-                None | Some("false") => "false".into(),
-                Some("true") => "true".into(),
-                Some(o) => return Err(self.err(f, format!("bad bool default {o:?}"))),
-            },
-            FieldType::Int8 => int_default(raw.as_deref(), i8::MIN as i64, i8::MAX as i64)
-                .map_err(|m| self.err(f, m))?,
-            FieldType::Int16 => int_default(raw.as_deref(), i16::MIN as i64, i16::MAX as i64)
-                .map_err(|m| self.err(f, m))?,
-            FieldType::Int32 => int_default(raw.as_deref(), i32::MIN as i64, i32::MAX as i64)
-                .map_err(|m| self.err(f, m))?,
-            FieldType::Int64 => {
-                int_default(raw.as_deref(), i64::MIN, i64::MAX).map_err(|m| self.err(f, m))?
-            }
-            FieldType::Uint16 => {
-                int_default(raw.as_deref(), 0, u16::MAX as i64).map_err(|m| self.err(f, m))?
-            }
-            FieldType::Float64 => match raw.as_deref() {
-                None => "0.0".into(),
-                Some(t) => format!(
-                    "{:?}",
-                    t.parse::<f64>()
-                        .map_err(|_| self.err(f, "bad float default"))?
-                ),
-            },
-            FieldType::String => {
-                format!("::std::string::String::from({:?})", raw.unwrap_or_default())
-            }
-            FieldType::Bytes => "::bytes::Bytes::new()".into(),
-            FieldType::Records => "crate::RecordSet::default()".into(),
-            FieldType::Uuid => "::uuid::Uuid::nil()".into(),
-            FieldType::Struct(name) => format!("<{name} as ::std::default::Default>::default()"),
-            FieldType::Array(_) => "::std::vec::Vec::new()".into(),
-        };
-        Ok(if self.nullable(f) {
-            format!("Some({value})")
-        } else {
-            value
-        })
-    }
-
-    /// A cheap test that `e` holds the field's default (used for version and tag checks).
-    fn is_default(&self, f: &Field, e: &str) -> Result<String, CodegenError> {
-        let d = self.default_value(f)?;
-        if d == "None" {
-            return Ok(format!("{e}.is_none()"));
-        }
-        let some = d.starts_with("Some(");
-        Ok(match (&f.ty, some) {
-            (FieldType::Array(_), false) => format!("{e}.is_empty()"),
-            (FieldType::Array(_), true) => format!("{e}.as_ref().is_some_and(|x| x.is_empty())"),
-            (FieldType::String, false) => {
-                format!("{e} == {:?}", default_text(f).unwrap_or_default())
-            }
-            (FieldType::String, true) => format!(
-                "{e}.as_deref() == Some({:?})",
-                default_text(f).unwrap_or_default()
-            ),
-            (FieldType::Bytes | FieldType::Records, false) => format!("{e}.is_empty()"),
-            (FieldType::Bytes | FieldType::Records, true) => {
-                format!("{e}.as_ref().is_some_and(|x| x.is_empty())")
-            }
-            (FieldType::Uuid, false) => format!("{e}.is_nil()"),
-            _ => format!("{e} == {d}"),
-        })
-    }
-}
-
-fn default_text(f: &Field) -> Option<String> {
-    match &f.default {
-        None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(Value::Bool(b)) => Some(b.to_string()),
-        Some(other) => Some(other.to_string()),
-    }
-}
-
-fn int_default(raw: Option<&str>, min: i64, max: i64) -> Result<String, String> {
-    let Some(t) = raw else { return Ok("0".into()) };
-    let t = t.trim();
-    let v = if let Some(hex) = t.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).map_err(|_| format!("bad integer default {t:?}"))?
-    } else {
-        t.parse::<i64>()
-            .map_err(|_| format!("bad integer default {t:?}"))?
-    };
-    if v < min || v > max {
-        return Err(format!("default {v} out of range"));
-    }
-    Ok(v.to_string())
-}
-
-fn unreachable_type() -> String {
-    // Validation in schema.rs rejects nullable fixed-width types before emission.
-    "compile_error!(\"nullable fixed-width type\");".to_string()
-}
-
-fn rust_base_type(t: &FieldType) -> String {
-    match t {
-        FieldType::Bool => "bool".into(),
-        FieldType::Int8 => "i8".into(),
-        FieldType::Int16 => "i16".into(),
-        FieldType::Int32 => "i32".into(),
-        FieldType::Int64 => "i64".into(),
-        FieldType::Uint16 => "u16".into(),
-        FieldType::Float64 => "f64".into(),
-        FieldType::String => "::std::string::String".into(),
-        FieldType::Bytes => "::bytes::Bytes".into(),
-        FieldType::Records => "crate::RecordSet".into(),
-        FieldType::Uuid => "::uuid::Uuid".into(),
-        FieldType::Struct(n) => n.clone(),
-        FieldType::Array(inner) => format!("::std::vec::Vec<{}>", rust_base_type(inner)),
-    }
-}
-
-fn rust_type(f: &Field) -> String {
-    let base = rust_base_type(&f.ty);
-    if f.nullable_versions.is_empty() {
-        base
-    } else {
-        format!("::std::option::Option<{base}>")
-    }
-}
-
-fn fixed_size(t: &FieldType) -> Option<usize> {
-    Some(match t {
-        FieldType::Bool | FieldType::Int8 => 1,
-        FieldType::Int16 | FieldType::Uint16 => 2,
-        FieldType::Int32 => 4,
-        FieldType::Int64 | FieldType::Float64 => 8,
-        FieldType::Uuid => 16,
-        _ => return None,
-    })
-}
-
-/// Statement writing the non-null value behind reference `r`.
-fn write_value(t: &FieldType, r: &str, fx: &str) -> String {
-    match t {
-        FieldType::Bool => format!("crate::codec::write_bool(buf, *{r});"),
-        FieldType::Int8 => format!("crate::codec::write_i8(buf, *{r});"),
-        FieldType::Int16 => format!("crate::codec::write_i16(buf, *{r});"),
-        FieldType::Int32 => format!("crate::codec::write_i32(buf, *{r});"),
-        FieldType::Int64 => format!("crate::codec::write_i64(buf, *{r});"),
-        FieldType::Uint16 => format!("crate::codec::write_u16(buf, *{r});"),
-        FieldType::Float64 => format!("crate::codec::write_f64(buf, *{r});"),
-        FieldType::String => format!("crate::codec::write_string(buf, {r}, {fx})?;"),
-        FieldType::Bytes => format!("crate::codec::write_bytes(buf, {r}, {fx})?;"),
-        FieldType::Records => format!("crate::codec::write_records(buf, {r}, {fx})?;"),
-        FieldType::Uuid => format!("crate::codec::write_uuid(buf, {r});"),
-        FieldType::Struct(_) => format!("({r}).encode(buf, version)?;"),
-        FieldType::Array(inner) => format!(
-            "crate::codec::write_array_len(buf, Some(({r}).len()), {fx})?; for el in ({r}).iter() {{ {} }}",
-            write_value(inner, "el", fx)
-        ),
-    }
-}
-
-/// Expression for the encoded size of the non-null value behind reference `r`.
-fn size_value(t: &FieldType, r: &str, fx: &str) -> String {
-    if let Some(n) = fixed_size(t) {
-        return n.to_string();
-    }
-    match t {
-        FieldType::String => format!("crate::codec::string_size({r}, {fx})"),
-        FieldType::Bytes => format!("crate::codec::bytes_size({r}, {fx})"),
-        FieldType::Records => format!("crate::codec::records_size({r}, {fx})"),
-        FieldType::Struct(_) => format!("({r}).compute_size(version)?"),
-        FieldType::Array(inner) => match fixed_size(inner) {
-            Some(n) => format!("(crate::codec::array_len_size(Some(({r}).len()), {fx}) + ({r}).len() * {n})"),
-            None => format!(
-                "{{ let mut s = crate::codec::array_len_size(Some(({r}).len()), {fx}); for el in ({r}).iter() {{ s += {}; }} s }}",
-                size_value(inner, "el", fx)
-            ),
-        },
-        _ => unreachable_type(),
-    }
-}
-
-/// Expression for the fewest bytes a non-null value of type `t` takes on the wire.
-fn min_size_value(t: &FieldType, fx: &str) -> String {
-    if let Some(n) = fixed_size(t) {
-        return n.to_string();
-    }
-    match t {
-        FieldType::String => format!("(if {fx} {{ 1 }} else {{ 2 }})"),
-        FieldType::Bytes | FieldType::Records | FieldType::Array(_) => {
-            format!("(if {fx} {{ 1 }} else {{ 4 }})")
-        }
-        FieldType::Struct(name) => format!("{name}::min_wire_size(version)"),
-        _ => unreachable_type(),
-    }
-}
-
-/// Expression reading a non-null value from buffer `b`.
-fn read_value(t: &FieldType, fx: &str, b: &str, owner: &str, field: &str) -> String {
-    match t {
-        FieldType::Bool => format!("crate::codec::read_bool({b})?"),
-        FieldType::Int8 => format!("crate::codec::read_i8({b})?"),
-        FieldType::Int16 => format!("crate::codec::read_i16({b})?"),
-        FieldType::Int32 => format!("crate::codec::read_i32({b})?"),
-        FieldType::Int64 => format!("crate::codec::read_i64({b})?"),
-        FieldType::Uint16 => format!("crate::codec::read_u16({b})?"),
-        FieldType::Float64 => format!("crate::codec::read_f64({b})?"),
-        FieldType::String => format!("crate::codec::read_string({b}, {fx})?"),
-        FieldType::Bytes => format!("crate::codec::read_bytes({b}, {fx})?"),
-        FieldType::Records => format!("crate::RecordSet::from(crate::codec::read_bytes({b}, {fx})?)"),
-        FieldType::Uuid => format!("crate::codec::read_uuid({b})?"),
-        FieldType::Struct(name) => format!("<{name} as {KP}::Decodable>::decode({b}, version)?"),
-        FieldType::Array(inner) => format!(
-            "match crate::codec::read_array_len({b}, {fx})? {{ None => return Err(crate::codec::null_not_allowed({owner:?}, {field:?}, version)), Some(n) => {{ let mut items = crate::codec::array_with_capacity(n, {}, {b})?; for _ in 0..n {{ items.push({}); }} items }} }}",
-            min_size_value(inner, fx),
-            read_value(inner, fx, b, owner, field)
-        ),
-    }
-}
-
-fn arbitrary_value(t: &FieldType) -> String {
-    match t {
-        FieldType::Bool => "rng.random::<bool>()".into(),
-        FieldType::Int8 => "rng.random::<i8>()".into(),
-        FieldType::Int16 => "rng.random::<i16>()".into(),
-        FieldType::Int32 => "rng.random::<i32>()".into(),
-        FieldType::Int64 => "rng.random::<i64>()".into(),
-        FieldType::Uint16 => "rng.random::<u16>()".into(),
-        FieldType::Float64 => "rng.random::<f64>()".into(),
-        FieldType::String => "crate::codec::arbitrary_string(rng)".into(),
-        FieldType::Bytes => "crate::codec::arbitrary_bytes(rng)".into(),
-        FieldType::Records => "crate::RecordSet::from(crate::codec::arbitrary_bytes(rng))".into(),
-        FieldType::Uuid => "::uuid::Uuid::from_u128(rng.random::<u128>())".into(),
-        FieldType::Struct(name) => format!("{name}::arbitrary(rng, version)"),
-        FieldType::Array(inner) => format!(
-            "(0..rng.random_range(0..4usize)).map(|_| {}).collect::<::std::vec::Vec<_>>()",
-            arbitrary_value(inner)
-        ),
     }
 }
 

@@ -82,6 +82,47 @@ pub(crate) fn decide(
     request: &BrokerRegistrationRequest,
     api_version: i16,
 ) -> Result<RegistrationDecision> {
+    check_cluster_and_incarnation(ctx, request)?;
+    if ctx.metadata_version.is_directory_assignment_supported() {
+        check_log_dirs(ctx.brokers, request.broker_id, &request.log_dirs)?;
+    }
+    let features = check_features(ctx, &request.features)?;
+    let mut record = register_broker_record(ctx, request, api_version, features);
+
+    let existing = ctx.brokers.get(request.broker_id);
+    let new_incarnation = existing.is_none_or(|e| e.incarnation_id != request.incarnation_id);
+    match existing.filter(|_| !new_incarnation) {
+        // Same incarnation: the registration is amended; epoch, fencing and controlled
+        // shutdown stay as they are.
+        Some(existing) => {
+            record.fenced = existing.fenced;
+            record.in_controlled_shutdown = existing.in_controlled_shutdown;
+            record.broker_epoch = existing.epoch;
+        }
+        // New incarnation: registers fenced, with the offset of the batch's first record as its
+        // epoch. Kafka puts the old incarnation's shutdown clean-up records (partition changes)
+        // first in the batch; kcoord brokers host no partitions, so there are none and the
+        // epoch is also the offset of the RegisterBrokerRecord. For the same reason the clean
+        // shutdown detection of v3+ (PreviousBrokerEpoch) changes nothing here.
+        None => {
+            record.fenced = true;
+            record.broker_epoch = ctx.next_offset as i64;
+        }
+    }
+    let epoch = record.broker_epoch;
+    let version = ctx.metadata_version.register_broker_record_version();
+    Ok(RegistrationDecision {
+        record: Record::RegisterBroker(record).at_version(version),
+        epoch,
+        new_incarnation,
+    })
+}
+
+/// The first checks: the cluster id, another live incarnation of the broker id, and ZK brokers.
+fn check_cluster_and_incarnation(
+    ctx: &RegistrationContext<'_>,
+    request: &BrokerRegistrationRequest,
+) -> Result<()> {
     if request.cluster_id != ctx.cluster_id {
         return Err(ControllerError::new(
             ErrorCode::INCONSISTENT_CLUSTER_ID,
@@ -91,9 +132,7 @@ pub(crate) fn decide(
             ),
         ));
     }
-    let broker_id = request.broker_id;
-    let existing = ctx.brokers.get(broker_id);
-    if let Some(existing) = existing {
+    if let Some(existing) = ctx.brokers.get(request.broker_id) {
         if ctx.has_live_session && request.incarnation_id != existing.incarnation_id {
             return Err(ControllerError::new(
                 ErrorCode::DUPLICATE_BROKER_REGISTRATION,
@@ -108,13 +147,19 @@ pub(crate) fn decide(
             "Controller does not support registering ZK brokers.",
         ));
     }
-    if ctx.metadata_version.is_directory_assignment_supported() {
-        check_log_dirs(ctx.brokers, broker_id, &request.log_dirs)?;
-    }
-    let features = check_features(ctx, &request.features)?;
+    Ok(())
+}
 
+/// The RegisterBrokerRecord of the request, with the fields the finalized `metadata.version`
+/// and the request's version have room for; its epoch and fencing are left to `decide`.
+fn register_broker_record(
+    ctx: &RegistrationContext<'_>,
+    request: &BrokerRegistrationRequest,
+    api_version: i16,
+    features: Vec<BrokerFeature>,
+) -> RegisterBrokerRecord {
     let mut record = RegisterBrokerRecord {
-        broker_id,
+        broker_id: request.broker_id,
         is_migrating_zk_broker: false,
         incarnation_id: request.incarnation_id,
         rack: request.rack.clone(),
@@ -153,33 +198,7 @@ pub(crate) fn decide(
             })
             .collect();
     }
-
-    let new_incarnation = existing.is_none_or(|e| e.incarnation_id != request.incarnation_id);
-    match existing.filter(|_| !new_incarnation) {
-        // Same incarnation: the registration is amended; epoch, fencing and controlled
-        // shutdown stay as they are.
-        Some(existing) => {
-            record.fenced = existing.fenced;
-            record.in_controlled_shutdown = existing.in_controlled_shutdown;
-            record.broker_epoch = existing.epoch;
-        }
-        // New incarnation: registers fenced, with the offset of the batch's first record as its
-        // epoch. Kafka puts the old incarnation's shutdown clean-up records (partition changes)
-        // first in the batch; kcoord brokers host no partitions, so there are none and the
-        // epoch is also the offset of the RegisterBrokerRecord. For the same reason the clean
-        // shutdown detection of v3+ (PreviousBrokerEpoch) changes nothing here.
-        None => {
-            record.fenced = true;
-            record.broker_epoch = ctx.next_offset as i64;
-        }
-    }
-    let epoch = record.broker_epoch;
-    let version = ctx.metadata_version.register_broker_record_version();
-    Ok(RegistrationDecision {
-        record: Record::RegisterBroker(record).at_version(version),
-        epoch,
-        new_incarnation,
-    })
+    record
 }
 
 /// INVALID_REGISTRATION for log directory problems (metadata.version 3.7-IV2 and later).

@@ -9,15 +9,18 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
 
 use kcoord_metadata::{Record, TopicsImage};
-use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::create_topics_request::{CreatableReplicaAssignment, CreatableTopic};
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
-use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
-use kcoord_wire::messages::{CreateTopicsRequest, DeleteTopicsRequest};
-use kcoord_wire::records::{ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord};
+use kcoord_wire::messages::CreateTopicsRequest;
+use kcoord_wire::records::{ConfigRecord, PartitionRecord, TopicRecord};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use kcoord_metadata::{invalid_topic_name, CLUSTER_METADATA_TOPIC};
+
+mod delete;
+
+pub use delete::{delete_topics, delete_topics_as, TopicAccess};
 
 /// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
 pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;
@@ -257,6 +260,37 @@ fn create_topic(
             format!("Topic '{name}' collides with existing topic: {existing}"),
         ));
     }
+    let configs = topic_configs(topic)?;
+    let (num_partitions, replication_factor) = placement(defaults, topic)?;
+    // Last, as Kafka's creation policy runs once the request is known to be valid.
+    room.take(name, num_partitions)?;
+
+    let id = new_id();
+    let records = topic_records(
+        name,
+        id,
+        replication_factor,
+        &configs,
+        num_partitions,
+        defaults.node_id,
+    );
+    let result = CreatableTopicResult {
+        name: name.to_owned(),
+        topic_id: id,
+        error_code: ErrorCode::NONE.code(),
+        error_message: None,
+        topic_config_error_code: ErrorCode::NONE.code(),
+        num_partitions,
+        replication_factor,
+        // Every effective config, as Kafka lists them, is added by the CreateTopics handler.
+        configs: None,
+        ..Default::default()
+    };
+    Ok((result, records))
+}
+
+/// The topic's configs as given, each checked, or INVALID_CONFIG.
+fn topic_configs(topic: &CreatableTopic) -> Result<BTreeMap<&str, &str>, TopicError> {
     let null_configs: Vec<&str> = topic
         .configs
         .iter()
@@ -282,12 +316,18 @@ fn create_topic(
         kcoord_storage::config::validate_topic_config(name, value)
             .map_err(|message| error(ErrorCode::INVALID_CONFIG, message))?;
     }
+    Ok(configs)
+}
 
-    let (num_partitions, replication_factor) = placement(defaults, topic)?;
-    // Last, as Kafka's creation policy runs once the request is known to be valid.
-    room.take(name, num_partitions)?;
-
-    let id = new_id();
+/// The records that create a topic whose every partition `node_id` leads and alone replicates.
+fn topic_records(
+    name: &str,
+    id: Uuid,
+    replication_factor: i16,
+    configs: &BTreeMap<&str, &str>,
+    num_partitions: i32,
+    node_id: i32,
+) -> Vec<Record> {
     let mut records = vec![Record::Topic(TopicRecord {
         name: name.to_owned(),
         topic_id: id,
@@ -308,56 +348,22 @@ fn create_topic(
         Record::Partition(PartitionRecord {
             partition_id: p,
             topic_id: id,
-            replicas: vec![defaults.node_id],
-            isr: vec![defaults.node_id],
-            leader: defaults.node_id,
+            replicas: vec![node_id],
+            isr: vec![node_id],
+            leader: node_id,
             leader_epoch: 0,
             partition_epoch: 0,
             ..Default::default()
         })
     }));
-    let result = CreatableTopicResult {
-        name: name.to_owned(),
-        topic_id: id,
-        error_code: ErrorCode::NONE.code(),
-        error_message: None,
-        topic_config_error_code: ErrorCode::NONE.code(),
-        num_partitions,
-        replication_factor,
-        // Every effective config, as Kafka lists them, is added by the CreateTopics handler.
-        configs: None,
-        ..Default::default()
-    };
-    Ok((result, records))
+    records
 }
 
 /// The partition count and replication factor, from a manual assignment or from the request
 /// with -1 meaning the default.
 fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i16), TopicError> {
     if topic.assignments.is_empty() {
-        if topic.replication_factor < -1 || topic.replication_factor == 0 {
-            return Err(error(
-                ErrorCode::INVALID_REPLICATION_FACTOR,
-                "Replication factor must be larger than 0, or -1 to use the default value.",
-            ));
-        }
-        if topic.num_partitions < -1 || topic.num_partitions == 0 {
-            return Err(error(
-                ErrorCode::INVALID_PARTITIONS,
-                "Number of partitions was set to an invalid non-positive value.",
-            ));
-        }
-        let partitions = if topic.num_partitions == -1 {
-            defaults.num_partitions
-        } else {
-            topic.num_partitions
-        };
-        let replication = if topic.replication_factor == -1 {
-            defaults.replication_factor
-        } else {
-            topic.replication_factor
-        };
-        return Ok((partitions, replication));
+        return requested_placement(defaults, topic);
     }
     if topic.replication_factor != -1 {
         return Err(error(
@@ -371,10 +377,49 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
             "A manual partition assignment was specified, but numPartitions was not set to -1.",
         ));
     }
+    manual_placement(defaults.node_id, &topic.assignments)
+}
+
+/// `NumPartitions` and `ReplicationFactor` as requested, -1 meaning the default.
+fn requested_placement(
+    defaults: &TopicDefaults,
+    topic: &CreatableTopic,
+) -> Result<(i32, i16), TopicError> {
+    if topic.replication_factor < -1 || topic.replication_factor == 0 {
+        return Err(error(
+            ErrorCode::INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        ));
+    }
+    if topic.num_partitions < -1 || topic.num_partitions == 0 {
+        return Err(error(
+            ErrorCode::INVALID_PARTITIONS,
+            "Number of partitions was set to an invalid non-positive value.",
+        ));
+    }
+    let partitions = if topic.num_partitions == -1 {
+        defaults.num_partitions
+    } else {
+        topic.num_partitions
+    };
+    let replication = if topic.replication_factor == -1 {
+        defaults.replication_factor
+    } else {
+        topic.replication_factor
+    };
+    Ok((partitions, replication))
+}
+
+/// The partition count and replication factor of a manual assignment, which may name only
+/// this node (`node_id`).
+fn manual_placement(
+    node_id: i32,
+    assignments: &[CreatableReplicaAssignment],
+) -> Result<(i32, i16), TopicError> {
     let bad = |m: String| error(ErrorCode::INVALID_REPLICA_ASSIGNMENT, m);
     let mut seen = HashSet::new();
     let mut replication: Option<usize> = None;
-    for a in &topic.assignments {
+    for a in assignments {
         if !seen.insert(a.partition_index) {
             return Err(bad(format!(
                 "Found multiple manual partition assignments for partition {}",
@@ -390,7 +435,7 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
         sorted.sort_unstable();
         let mut previous = None;
         for broker in sorted.iter().copied() {
-            if broker != defaults.node_id {
+            if broker != node_id {
                 return Err(bad(format!("The manual partition assignment includes broker {broker}, but no such broker is registered.")));
             }
             if previous == Some(broker) {
@@ -405,7 +450,7 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
         }
         replication = Some(sorted.len());
     }
-    let count = topic.assignments.len() as i32;
+    let count = assignments.len() as i32;
     if (0..count).any(|p| !seen.contains(&p)) {
         return Err(bad(
             "partitions should be a consecutive 0-based integer sequence".to_owned(),
@@ -413,213 +458,6 @@ fn placement(defaults: &TopicDefaults, topic: &CreatableTopic) -> Result<(i32, i
     }
     // Only this node can be named, once: the replication factor is 1.
     Ok((count, replication.map_or(1, |r| r as i16)))
-}
-
-/// DeleteTopics, all versions: names (`TopicNames` before v6, `Topics[].Name` from v6) and ids
-/// (v6), with Kafka's duplicate and ambiguity checks.
-/// What the principal of a DeleteTopics may do to each topic, decided by the caller (which
-/// knows the principal) before the controller decides. Kafka's `ControllerApis.deleteTopics`:
-/// DELETE on the cluster allows everything; without it, DESCRIBE and DELETE on each topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum TopicAccess {
-    #[default]
-    All,
-    /// The topic names the principal may DESCRIBE and may DELETE; any other name may neither.
-    Topics {
-        describable: HashSet<String>,
-        deletable: HashSet<String>,
-    },
-}
-
-impl TopicAccess {
-    fn describe(&self, name: &str) -> bool {
-        match self {
-            TopicAccess::All => true,
-            TopicAccess::Topics { describable, .. } => describable.contains(name),
-        }
-    }
-
-    fn delete(&self, name: &str) -> bool {
-        match self {
-            TopicAccess::All => true,
-            TopicAccess::Topics { deletable, .. } => deletable.contains(name),
-        }
-    }
-}
-
-/// DeleteTopics with every topic allowed (see [`delete_topics_as`]).
-pub fn delete_topics(
-    image: &TopicsImage,
-    request: &DeleteTopicsRequest,
-) -> Decision<DeletableTopicResult> {
-    delete_topics_as(image, request, &TopicAccess::All)
-}
-
-/// DeleteTopics as Kafka's controller decides it. Authorization (`access`) comes after the
-/// request's own checks and after the ids are resolved (an unknown id is UNKNOWN_TOPIC_ID
-/// whoever asks: ids are not secret): a topic named by id that may not be deleted is
-/// TOPIC_AUTHORIZATION_FAILED, its name shown only if it may be described; a topic named by name
-/// that may not be described is TOPIC_AUTHORIZATION_FAILED before its existence is looked at,
-/// and one that exists but may not be deleted is TOPIC_AUTHORIZATION_FAILED too.
-pub fn delete_topics_as(
-    image: &TopicsImage,
-    request: &DeleteTopicsRequest,
-    access: &TopicAccess,
-) -> Decision<DeletableTopicResult> {
-    let denied = || {
-        (
-            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-            Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED.message().to_owned()),
-        )
-    };
-    let mut results = Vec::new();
-    let respond =
-        |results: &mut Vec<DeletableTopicResult>, name: Option<&str>, id: Uuid, e: TopicError| {
-            results.push(DeletableTopicResult {
-                name: name.map(str::to_owned),
-                topic_id: id,
-                error_code: e.0.code(),
-                error_message: e.1,
-                ..Default::default()
-            });
-        };
-
-    for t in &request.topics {
-        match (&t.name, t.topic_id.is_nil()) {
-            (None, true) => respond(
-                &mut results,
-                None,
-                Uuid::nil(),
-                error(
-                    ErrorCode::INVALID_REQUEST,
-                    "Neither topic name nor id were specified.",
-                ),
-            ),
-            (Some(name), false) => respond(
-                &mut results,
-                Some(name),
-                t.topic_id,
-                error(
-                    ErrorCode::INVALID_REQUEST,
-                    "You may not specify both topic name and topic id.",
-                ),
-            ),
-            _ => {}
-        }
-    }
-    let (names, duplicate_names) = split_duplicates(
-        request.topic_names.iter().map(String::as_str).chain(
-            request
-                .topics
-                .iter()
-                .filter(|t| t.topic_id.is_nil())
-                .filter_map(|t| t.name.as_deref()),
-        ),
-    );
-    let (ids, duplicate_ids) = split_duplicates(
-        request
-            .topics
-            .iter()
-            .filter(|t| t.name.is_none() && !t.topic_id.is_nil())
-            .map(|t| t.topic_id),
-    );
-    for name in duplicate_names {
-        respond(
-            &mut results,
-            Some(name),
-            Uuid::nil(),
-            error(ErrorCode::INVALID_REQUEST, "Duplicate topic name."),
-        );
-    }
-    for id in &duplicate_ids {
-        respond(
-            &mut results,
-            None,
-            *id,
-            error(ErrorCode::INVALID_REQUEST, "Duplicate topic id."),
-        );
-    }
-
-    let mut duplicate_ids: HashSet<Uuid> = duplicate_ids.into_iter().collect();
-
-    // (id, name) of every topic to delete, in the order they were resolved; `deleting` holds the
-    // ids still to delete (an id later found under a name too is taken out of it).
-    let mut to_delete: Vec<(Uuid, String)> = Vec::new();
-    let mut deleting: HashSet<Uuid> = HashSet::new();
-    for id in ids {
-        match image.get_by_id(&id) {
-            Some(t) if !access.delete(&t.name) => {
-                let name = access.describe(&t.name).then_some(t.name.as_str());
-                respond(&mut results, name, id, denied());
-            }
-            Some(t) => {
-                deleting.insert(id);
-                to_delete.push((id, t.name.clone()));
-            }
-            None => respond(
-                &mut results,
-                None,
-                id,
-                (
-                    ErrorCode::UNKNOWN_TOPIC_ID,
-                    Some(ErrorCode::UNKNOWN_TOPIC_ID.message().to_owned()),
-                ),
-            ),
-        }
-    }
-    for name in names {
-        if !access.describe(name) {
-            respond(&mut results, Some(name), Uuid::nil(), denied());
-            continue;
-        }
-        let Some(topic) = image.get(name) else {
-            let code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
-            respond(
-                &mut results,
-                Some(name),
-                Uuid::nil(),
-                (code, Some(code.message().to_owned())),
-            );
-            continue;
-        };
-        let id = topic.id;
-        if !access.delete(name) {
-            respond(&mut results, Some(name), Uuid::nil(), denied());
-            continue;
-        }
-        if duplicate_ids.contains(&id) || deleting.remove(&id) {
-            // A name and an id of the same topic: neither is deleted.
-            duplicate_ids.insert(id);
-            respond(
-                &mut results,
-                Some(name),
-                id,
-                error(
-                    ErrorCode::INVALID_REQUEST,
-                    "The provided topic name maps to an ID that was already supplied.",
-                ),
-            );
-        } else {
-            deleting.insert(id);
-            to_delete.push((id, name.to_owned()));
-        }
-    }
-    to_delete.retain(|(id, _)| deleting.contains(id));
-    let mut records = Vec::with_capacity(to_delete.len());
-    for (id, name) in to_delete {
-        records.push(Record::RemoveTopic(RemoveTopicRecord {
-            topic_id: id,
-            ..Default::default()
-        }));
-        results.push(DeletableTopicResult {
-            name: Some(name),
-            topic_id: id,
-            error_code: ErrorCode::NONE.code(),
-            error_message: None,
-            ..Default::default()
-        });
-    }
-    Decision { records, results }
 }
 
 /// Kafka's duplicate check on a request's list: the items given exactly once, in the order

@@ -242,6 +242,97 @@ impl Quotas {
     }
 }
 
+/// Every task of the topology in (subtopology, partition) order, and whether its sub-topology
+/// is stateful.
+fn sorted_tasks(input: &AssignorInput) -> (Vec<TaskId>, Vec<bool>) {
+    let mut seen_subtopologies = BTreeSet::new();
+    let mut task_list: Vec<(TaskId, bool)> = Vec::new();
+    for sub in &input.subtopologies {
+        if !seen_subtopologies.insert(sub.id.as_str()) {
+            continue;
+        }
+        for partition in 0..sub.num_tasks.max(0) {
+            task_list.push((TaskId::new(sub.id.clone(), partition), sub.stateful));
+        }
+    }
+    task_list.sort();
+    task_list.into_iter().unzip()
+}
+
+/// The members (`by_id`, in member-id order) and their processes, in process-id order.
+fn members_and_processes<'a>(
+    by_id: &BTreeMap<&'a str, &AssignorMember>,
+) -> (Vec<Member<'a>>, Vec<Process>) {
+    let process_index: BTreeMap<&str, usize> = by_id
+        .values()
+        .map(|m| m.process_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (p, i))
+        .collect();
+    let mut processes: Vec<Process> = (0..process_index.len())
+        .map(|_| Process {
+            members: Vec::new(),
+            task_count: 0,
+        })
+        .collect();
+    let mut members = Vec::with_capacity(by_id.len());
+    for (idx, (id, member)) in by_id.iter().enumerate() {
+        let process = process_index[member.process_id.as_str()];
+        processes[process].members.push(idx);
+        members.push(Member {
+            id,
+            process,
+            task_count: 0,
+            active: Vec::new(),
+            standby: Vec::new(),
+        });
+    }
+    (members, processes)
+}
+
+/// Per task (by its index in `task_index`, of `task_count`): its previous active owner and its
+/// ranked standby candidates, as member indices in `by_id`.
+fn previous_owners(
+    by_id: &BTreeMap<&str, &AssignorMember>,
+    task_index: &BTreeMap<&TaskId, usize>,
+    task_count: usize,
+) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
+    let mut prev_active = vec![None; task_count];
+    let mut candidates: Vec<Vec<(usize, bool, i64)>> = vec![Vec::new(); task_count];
+    for (idx, member) in by_id.values().enumerate() {
+        for task in &member.previous_active {
+            if let Some(&t) = task_index.get(task) {
+                prev_active[t].get_or_insert(idx);
+            }
+        }
+        for task in &member.previous_standby {
+            if let Some(&t) = task_index.get(task) {
+                let offset = member.task_offsets.get(task).copied().unwrap_or(0);
+                candidates[t].push((idx, true, offset));
+            }
+        }
+        for (task, &offset) in &member.task_offsets {
+            if member.previous_standby.contains(task) {
+                continue;
+            }
+            if let Some(&t) = task_index.get(task) {
+                candidates[t].push((idx, false, offset));
+            }
+        }
+    }
+    let standby_candidates = candidates
+        .into_iter()
+        .map(|mut list| {
+            // Stable: equal candidates stay in member-id order.
+            list.sort_by_key(|&(_, prev_standby, offset)| (!prev_standby, Reverse(offset)));
+            list.into_iter().map(|(member, _, _)| member).collect()
+        })
+        .collect();
+    (prev_active, standby_candidates)
+}
+
 struct State<'a> {
     /// All tasks in (subtopology, partition) order; tasks are referred to by index.
     tasks: Vec<TaskId>,
@@ -264,20 +355,7 @@ struct State<'a> {
 impl<'a> State<'a> {
     fn new(input: &'a AssignorInput) -> Self {
         let num_standby = i64::from(input.num_standby_replicas.max(0));
-
-        // Tasks.
-        let mut seen_subtopologies = BTreeSet::new();
-        let mut task_list: Vec<(TaskId, bool)> = Vec::new();
-        for sub in &input.subtopologies {
-            if !seen_subtopologies.insert(sub.id.as_str()) {
-                continue;
-            }
-            for partition in 0..sub.num_tasks.max(0) {
-                task_list.push((TaskId::new(sub.id.clone(), partition), sub.stateful));
-            }
-        }
-        task_list.sort();
-        let (tasks, stateful): (Vec<TaskId>, Vec<bool>) = task_list.into_iter().unzip();
+        let (tasks, stateful) = sorted_tasks(input);
         let task_index: BTreeMap<&TaskId, usize> =
             tasks.iter().enumerate().map(|(i, t)| (t, i)).collect();
 
@@ -286,65 +364,8 @@ impl<'a> State<'a> {
         for member in &input.members {
             by_id.entry(member.member_id.as_str()).or_insert(member);
         }
-        let process_index: BTreeMap<&str, usize> = by_id
-            .values()
-            .map(|m| m.process_id.as_str())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| (p, i))
-            .collect();
-        let mut processes: Vec<Process> = (0..process_index.len())
-            .map(|_| Process {
-                members: Vec::new(),
-                task_count: 0,
-            })
-            .collect();
-        let mut members = Vec::with_capacity(by_id.len());
-        for (idx, (id, member)) in by_id.iter().enumerate() {
-            let process = process_index[member.process_id.as_str()];
-            processes[process].members.push(idx);
-            members.push(Member {
-                id,
-                process,
-                task_count: 0,
-                active: Vec::new(),
-                standby: Vec::new(),
-            });
-        }
-
-        // Previous owners and standby candidates.
-        let mut prev_active = vec![None; tasks.len()];
-        let mut candidates: Vec<Vec<(usize, bool, i64)>> = vec![Vec::new(); tasks.len()];
-        for (idx, member) in by_id.values().enumerate() {
-            for task in &member.previous_active {
-                if let Some(&t) = task_index.get(task) {
-                    prev_active[t].get_or_insert(idx);
-                }
-            }
-            for task in &member.previous_standby {
-                if let Some(&t) = task_index.get(task) {
-                    let offset = member.task_offsets.get(task).copied().unwrap_or(0);
-                    candidates[t].push((idx, true, offset));
-                }
-            }
-            for (task, &offset) in &member.task_offsets {
-                if member.previous_standby.contains(task) {
-                    continue;
-                }
-                if let Some(&t) = task_index.get(task) {
-                    candidates[t].push((idx, false, offset));
-                }
-            }
-        }
-        let standby_candidates = candidates
-            .into_iter()
-            .map(|mut list| {
-                // Stable: equal candidates stay in member-id order.
-                list.sort_by_key(|&(_, prev_standby, offset)| (!prev_standby, Reverse(offset)));
-                list.into_iter().map(|(member, _, _)| member).collect()
-            })
-            .collect();
+        let (members, processes) = members_and_processes(&by_id);
+        let (prev_active, standby_candidates) = previous_owners(&by_id, &task_index, tasks.len());
 
         let total_active = tasks.len() as i64;
         let stateful_count = stateful.iter().filter(|s| **s).count() as i64;

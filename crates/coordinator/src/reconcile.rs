@@ -218,8 +218,60 @@ fn next_assignment(
     owners: &TaskOwners,
     owned: Option<&TasksTuple>,
 ) -> StreamsGroupMember {
-    let me = member.process_id.as_str();
     let cur = &member.assigned;
+    let Differences {
+        active,
+        mut standby,
+        mut warmup,
+    } = differences(cur, target, owners, &member.process_id);
+    let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
+    change_roles_in_place(cur, target, &mut standby, &mut warmup);
+    let revoke = TasksTuple {
+        active: active.revoke,
+        standby: standby.revoke,
+        warmup: warmup.revoke,
+    };
+    let revoking = !revoke.is_empty() && has_not_released(&revoke, owned);
+    keep_replicas_until_promoted(
+        cur,
+        target,
+        &active.grant,
+        revoking,
+        &mut standby.kept,
+        &mut warmup.kept,
+    );
+    let kept = TasksTuple {
+        active: active.kept,
+        standby: standby.kept,
+        warmup: warmup.kept,
+    };
+    if revoking {
+        return revoking_member(member, epoch_if_revoking, kept, revoke);
+    }
+    let granted = TasksTuple {
+        active: active.grant,
+        standby: standby.grant,
+        warmup: warmup.grant,
+    };
+    granted_member(member, target_epoch, unreleased, &kept, &granted)
+}
+
+/// The member's active, standby and warm-up differences.
+struct Differences {
+    active: Difference,
+    standby: Difference,
+    warmup: Difference,
+}
+
+/// The differences between the member's current tasks `cur` and its `target`, where a task is
+/// granted only once no holder that would conflict with it (in the process `me` or elsewhere)
+/// still holds it.
+fn differences(
+    cur: &TasksTuple,
+    target: &TasksTuple,
+    owners: &TaskOwners,
+    me: &str,
+) -> Differences {
     let active_here = |t: &Task| owners.active.get(t).is_some_and(|p| p == me);
     let standby_here = |t: &Task| TaskOwners::in_process(&owners.standby, t, me);
     let warmup_here = |t: &Task| TaskOwners::in_process(&owners.warmup, t, me);
@@ -231,19 +283,32 @@ fn next_assignment(
             || (warmup_here(t) && !holds(&cur.warmup, t))
     });
     // `isUnreleasedStandbyTask`.
-    let mut standby = difference(&cur.standby, &target.standby, |t| {
+    let standby = difference(&cur.standby, &target.standby, |t| {
         (active_here(t) && !holds(&cur.active, t))
             || standby_here(t)
             || (warmup_here(t) && !holds(&cur.warmup, t))
     });
     // `isUnreleasedWarmupTask`: unlike a standby, a warm-up waits for the process's own active.
-    let mut warmup = difference(&cur.warmup, &target.warmup, |t| {
+    let warmup = difference(&cur.warmup, &target.warmup, |t| {
         active_here(t) || (standby_here(t) && !holds(&cur.standby, t)) || warmup_here(t)
     });
-    let unreleased = active.unreleased || standby.unreleased || warmup.unreleased;
+    Differences {
+        active,
+        standby,
+        warmup,
+    }
+}
 
-    // Role changes that depend on no other member take effect at once. A demoted active task
-    // stays pending revocation: the group must see it released before its next owner gets it.
+/// Role changes that depend on no other member take effect at once. A demoted active task
+/// stays pending revocation: the group must see it released before its next owner gets it.
+/// A standby or warm-up promoted to active needs no revocation by the client (but see
+/// [`keep_replicas_until_promoted`]).
+fn change_roles_in_place(
+    cur: &TasksTuple,
+    target: &TasksTuple,
+    standby: &mut Difference,
+    warmup: &mut Difference,
+) {
     for t in tasks_of(&cur.active) {
         if remove(&mut standby.grant, &t) {
             insert(&mut standby.kept, &t);
@@ -261,7 +326,6 @@ fn next_assignment(
             remove(&mut warmup.revoke, &t);
         }
     }
-    // A standby or warm-up promoted to active needs no revocation by the client...
     for t in tasks_of(&cur.standby) {
         if holds(&target.active, &t) {
             remove(&mut standby.revoke, &t);
@@ -272,53 +336,77 @@ fn next_assignment(
             remove(&mut warmup.revoke, &t);
         }
     }
-    let revoke = TasksTuple {
-        active: active.revoke,
-        standby: standby.revoke,
-        warmup: warmup.revoke,
-    };
-    let revoking = !revoke.is_empty() && has_not_released(&revoke, owned);
-    // ... but the member keeps it as a replica until the active task is granted to it.
+}
+
+/// A standby or warm-up promoted to active stays with the member as a replica until the active
+/// task is granted to it (in `active_grant`, and the member is not `revoking`).
+fn keep_replicas_until_promoted(
+    cur: &TasksTuple,
+    target: &TasksTuple,
+    active_grant: &Tasks,
+    revoking: bool,
+    standby_kept: &mut Tasks,
+    warmup_kept: &mut Tasks,
+) {
     for t in tasks_of(&cur.standby) {
-        let promoted_now = !revoking && holds(&active.grant, &t);
+        let promoted_now = !revoking && holds(active_grant, &t);
         if holds(&target.active, &t) && !promoted_now {
-            insert(&mut standby.kept, &t);
+            insert(standby_kept, &t);
         }
     }
     for t in tasks_of(&cur.warmup) {
-        let promoted_now = !revoking && holds(&active.grant, &t);
+        let promoted_now = !revoking && holds(active_grant, &t);
         if holds(&target.active, &t) && !promoted_now {
-            insert(&mut warmup.kept, &t);
+            insert(warmup_kept, &t);
         }
     }
+}
 
-    let mut next = member.clone();
-    // Assignment epochs of active tasks (assigned or pending revocation): offset commits at an
-    // older member epoch are checked against them.
-    let epoch_of = |t: &Task| member.active_task_epochs.get(t).copied();
-    if revoking {
-        // Revoke first; the member stays in its epoch until it confirms.
-        let epochs: TaskEpochs = tasks_of(&active.kept)
-            .chain(tasks_of(&revoke.active))
-            .filter_map(|t| epoch_of(&t).map(|e| (t, e)))
-            .collect();
-        next.state = MemberState::UnrevokedTasks;
-        set_epoch(&mut next, epoch_if_revoking);
-        next.assigned = TasksTuple {
-            active: active.kept,
-            standby: standby.kept,
-            warmup: warmup.kept,
-        };
-        next.active_task_epochs = epochs;
-        next.pending_revocation = revoke.into();
-        return next;
-    }
-    let mut epochs: TaskEpochs = tasks_of(&active.kept)
-        .filter_map(|t| epoch_of(&t).map(|e| (t, e)))
+/// Task `t` with its assignment epoch, if the member has one for it. Offset commits at an
+/// older member epoch are checked against the epochs of active tasks (assigned or pending
+/// revocation).
+fn with_assignment_epoch(member: &StreamsGroupMember, t: Task) -> Option<(Task, i32)> {
+    let epoch = member.active_task_epochs.get(&t).copied()?;
+    Some((t, epoch))
+}
+
+/// Revoke first: the member keeps `kept`, gives up `revoke`, and stays in its epoch until it
+/// confirms.
+fn revoking_member(
+    member: &StreamsGroupMember,
+    epoch: i32,
+    kept: TasksTuple,
+    revoke: TasksTuple,
+) -> StreamsGroupMember {
+    let epochs: TaskEpochs = tasks_of(&kept.active)
+        .chain(tasks_of(&revoke.active))
+        .filter_map(|t| with_assignment_epoch(member, t))
         .collect();
-    for task in tasks_of(&active.grant) {
+    let mut next = member.clone();
+    next.state = MemberState::UnrevokedTasks;
+    set_epoch(&mut next, epoch);
+    next.assigned = kept;
+    next.active_task_epochs = epochs;
+    next.pending_revocation = revoke.into();
+    next
+}
+
+/// Nothing left to revoke: the member holds `kept` and `granted` at `target_epoch`, stable
+/// unless some of its target is `unreleased` by other members.
+fn granted_member(
+    member: &StreamsGroupMember,
+    target_epoch: i32,
+    unreleased: bool,
+    kept: &TasksTuple,
+    granted: &TasksTuple,
+) -> StreamsGroupMember {
+    let mut epochs: TaskEpochs = tasks_of(&kept.active)
+        .filter_map(|t| with_assignment_epoch(member, t))
+        .collect();
+    for task in tasks_of(&granted.active) {
         epochs.insert(task, target_epoch);
     }
+    let mut next = member.clone();
     next.state = if unreleased {
         MemberState::UnreleasedTasks
     } else {
@@ -326,9 +414,9 @@ fn next_assignment(
     };
     set_epoch(&mut next, target_epoch);
     next.assigned = TasksTuple {
-        active: union(&active.kept, &active.grant),
-        standby: union(&standby.kept, &standby.grant),
-        warmup: union(&warmup.kept, &warmup.grant),
+        active: union(&kept.active, &granted.active),
+        standby: union(&kept.standby, &granted.standby),
+        warmup: union(&kept.warmup, &granted.warmup),
     };
     next.active_task_epochs = epochs;
     next.pending_revocation = PendingTasks::default();

@@ -30,6 +30,12 @@ use uuid::Uuid;
 
 use crate::task::TaskId;
 
+mod copartition;
+mod repartition;
+
+use copartition::enforce_copartitioning;
+use repartition::repartition_partition_counts;
+
 // ---------------------------------------------------------------------------------------------
 // Topic catalog view
 // ---------------------------------------------------------------------------------------------
@@ -390,30 +396,10 @@ fn configure_subtopologies(
     topology: &StreamsGroupTopologyValue,
     topics: &impl TopicPartitions,
 ) -> Result<Configured, Failure> {
-    // Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
-    let mut by_id: BTreeMap<&str, &Subtopology> = BTreeMap::new();
-    for sub in &topology.subtopologies {
-        if by_id.insert(&sub.subtopology_id, sub).is_some() {
-            return Err(InvalidTopology::new(format!(
-                "Duplicate subtopology id {}",
-                sub.subtopology_id
-            ))
-            .into());
-        }
-    }
+    let by_id = subtopologies_by_id(topology)?;
 
     // 1. Missing source topics.
-    let missing: BTreeSet<&str> = topology
-        .subtopologies
-        .iter()
-        .flat_map(|s| s.source_topics.iter())
-        .filter(|t| topics.partitions(t).is_none())
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        let detail = format!("Source topics {} are missing.", summarize_topics(missing));
-        return Err(Failure::Status(TopologyStatus::MissingSourceTopics(detail)));
-    }
+    check_source_topics(topology, topics)?;
 
     // 2. Repartition topics.
     let mut counts = Counts {
@@ -425,6 +411,61 @@ fn configure_subtopologies(
     enforce_copartitioning(&by_id, &mut counts)?;
 
     // 4. Changelog topics.
+    let changelogs = changelog_partition_counts(topology, &counts)?;
+    counts.decided.extend(changelogs);
+
+    // 5. Configured sub-topologies, collected in id order (`collect` leaves no spare capacity).
+    let configured: VecMap<String, ConfiguredSubtopology> = by_id
+        .iter()
+        .map(|(&id, sub)| Ok((id.to_string(), configured_subtopology(id, sub, &counts)?)))
+        .collect::<Result<_, InvalidTopology>>()?;
+
+    // 6. Existing and missing internal topics.
+    let to_create = internal_topics_to_create(topology, topics, &configured)?;
+    Ok((configured, to_create))
+}
+
+/// Sub-topologies by id (Kafka keys them by id too; a duplicate id cannot be stored there).
+fn subtopologies_by_id(
+    topology: &StreamsGroupTopologyValue,
+) -> Result<BTreeMap<&str, &Subtopology>, InvalidTopology> {
+    let mut by_id: BTreeMap<&str, &Subtopology> = BTreeMap::new();
+    for sub in &topology.subtopologies {
+        if by_id.insert(&sub.subtopology_id, sub).is_some() {
+            return Err(InvalidTopology::new(format!(
+                "Duplicate subtopology id {}",
+                sub.subtopology_id
+            )));
+        }
+    }
+    Ok(by_id)
+}
+
+/// MISSING_SOURCE_TOPICS unless every source topic exists.
+fn check_source_topics(
+    topology: &StreamsGroupTopologyValue,
+    topics: &impl TopicPartitions,
+) -> Result<(), Failure> {
+    let missing: BTreeSet<&str> = topology
+        .subtopologies
+        .iter()
+        .flat_map(|s| s.source_topics.iter())
+        .filter(|t| topics.partitions(t).is_none())
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        let detail = format!("Source topics {} are missing.", summarize_topics(missing));
+        return Err(Failure::Status(TopologyStatus::MissingSourceTopics(detail)));
+    }
+    Ok(())
+}
+
+/// Kafka's `ChangelogTopics.setup`: each changelog topic takes the largest partition count of
+/// its sub-topology's inputs.
+fn changelog_partition_counts<T: TopicPartitions>(
+    topology: &StreamsGroupTopologyValue,
+    counts: &Counts<'_, T>,
+) -> Result<BTreeMap<String, i32>, InvalidTopology> {
     let mut changelogs = BTreeMap::new();
     for sub in &topology.subtopologies {
         let max = counts.max_input(sub)?.ok_or_else(|| {
@@ -437,44 +478,49 @@ fn configure_subtopologies(
             changelogs.insert(changelog.name.clone(), max);
         }
     }
-    counts.decided.extend(changelogs);
+    Ok(changelogs)
+}
 
-    // 5. Configured sub-topologies, collected in id order (`collect` leaves no spare capacity).
-    let configured: VecMap<String, ConfiguredSubtopology> = by_id
-        .iter()
-        .map(|(&id, sub)| -> Result<_, InvalidTopology> {
-            let num_tasks = counts.max_input(sub)?.ok_or_else(|| {
-                InvalidTopology::new("Subtopology does not contain any source topics")
-            })?;
-            let internal = |infos: &[TopicInfo]| -> Result<
-                    VecMap<String, ConfiguredInternalTopic>,
-                    InvalidTopology,
-                > {
-                    infos
-                        .iter()
-                        .map(|info| {
-                            Ok((
-                                info.name.clone(),
-                                configured_internal_topic(info, &counts.decided)?,
-                            ))
-                        })
-                        .collect()
-                };
-            let state_changelog_topics = internal(&sub.state_changelog_topics)?;
-            let configured = ConfiguredSubtopology {
-                id: id.to_string(),
-                num_tasks,
-                stateful: !state_changelog_topics.is_empty(),
-                source_topics: sub.source_topics.iter().cloned().collect(),
-                repartition_sink_topics: sub.repartition_sink_topics.iter().cloned().collect(),
-                repartition_source_topics: internal(&sub.repartition_source_topics)?,
-                state_changelog_topics,
-            };
-            Ok((id.to_string(), configured))
-        })
-        .collect::<Result<_, _>>()?;
+/// Sub-topology `id` with its number of tasks and its internal topics' partition counts.
+fn configured_subtopology<T: TopicPartitions>(
+    id: &str,
+    sub: &Subtopology,
+    counts: &Counts<'_, T>,
+) -> Result<ConfiguredSubtopology, InvalidTopology> {
+    let num_tasks = counts
+        .max_input(sub)?
+        .ok_or_else(|| InvalidTopology::new("Subtopology does not contain any source topics"))?;
+    let internal =
+        |infos: &[TopicInfo]| -> Result<VecMap<String, ConfiguredInternalTopic>, InvalidTopology> {
+            infos
+                .iter()
+                .map(|info| {
+                    Ok((
+                        info.name.clone(),
+                        configured_internal_topic(info, &counts.decided)?,
+                    ))
+                })
+                .collect()
+        };
+    let state_changelog_topics = internal(&sub.state_changelog_topics)?;
+    Ok(ConfiguredSubtopology {
+        id: id.to_string(),
+        num_tasks,
+        stateful: !state_changelog_topics.is_empty(),
+        source_topics: sub.source_topics.iter().cloned().collect(),
+        repartition_sink_topics: sub.repartition_sink_topics.iter().cloned().collect(),
+        repartition_source_topics: internal(&sub.repartition_source_topics)?,
+        state_changelog_topics,
+    })
+}
 
-    // 6. Existing and missing internal topics.
+/// The internal topics that do not exist yet, sorted by name; INCORRECTLY_PARTITIONED_TOPICS
+/// when one exists with another partition count.
+fn internal_topics_to_create(
+    topology: &StreamsGroupTopologyValue,
+    topics: &impl TopicPartitions,
+    configured: &VecMap<String, ConfiguredSubtopology>,
+) -> Result<Vec<CreatableTopic>, Failure> {
     let mut to_create: BTreeMap<String, CreatableTopic> = BTreeMap::new();
     for sub in configured.values() {
         for topic in sub
@@ -498,339 +544,7 @@ fn configure_subtopologies(
             }
         }
     }
-    Ok((configured, to_create.into_values().collect()))
-}
-
-/// Kafka's `RepartitionTopics.setup`: the partition counts of all repartition topics (fixed ones
-/// as given, the others inferred from the sub-topology writing them).
-///
-/// Kafka resolves a sink as soon as *any* input of its writer is known, so with several
-/// sub-topologies its result can depend on their iteration order. Here a pass first resolves
-/// only sinks whose writer's inputs are all known (which makes the result for any loop-free
-/// topology the true max, independent of order); only when such a pass makes no progress does a
-/// pass apply Kafka's any-known-input rule (which is what resolves loops). The set of topologies
-/// rejected as unresolvable is the same as Kafka's.
-///
-/// The passes are not run over every sub-topology again and again (quadratic in the topology,
-/// which a heartbeat may make as large as a request frame): [`SinkResolution`] computes when
-/// each sub-topology would resolve its sinks in that sequence of passes, and resolves them in
-/// that order, with the same answers (`reference_counts` in the tests is the pass-by-pass form).
-fn repartition_partition_counts(
-    topology: &StreamsGroupTopologyValue,
-    topics: &impl TopicPartitions,
-) -> Result<BTreeMap<String, i32>, InvalidTopology> {
-    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
-    for sub in &topology.subtopologies {
-        for info in &sub.repartition_source_topics {
-            if info.partitions != 0 {
-                counts.insert(info.name.clone(), info.partitions);
-            }
-        }
-    }
-    let mut resolution = SinkResolution::new(topology, topics, &counts);
-    resolution.run(&mut counts)?;
-
-    let unresolved = topology
-        .subtopologies
-        .iter()
-        .flat_map(|s| s.repartition_source_topics.iter())
-        .any(|t| !counts.contains_key(&t.name));
-    if unresolved {
-        return Err(InvalidTopology::new(
-            "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.",
-        ));
-    }
-    Ok(counts)
-}
-
-/// One sub-topology while its repartition sinks are resolved.
-struct Writer<'a> {
-    /// Its repartition sinks, each once.
-    sinks: Vec<&'a str>,
-    /// Its repartition sources not known yet, and whether a source topic is missing from the
-    /// catalog (then it is never complete).
-    unknown: usize,
-    missing_source: bool,
-    /// The largest count among its known inputs (source topics, known repartition sources).
-    known_max: Option<i32>,
-    /// The first strict pass in which all its inputs are known when it is reached.
-    ready_pass: usize,
-}
-
-/// The passes of `repartition_partition_counts`, event by event. Pass `p` reaches writer `i`
-/// at "time" `(p, i)`; a sink resolved at `(p, i)` is known to writer `j` in pass `p` when
-/// `i < j` and the pass is strict, else from pass `p + 1` (a strict pass follows every pass
-/// that resolved something). Strict passes fire the writers whose inputs are all known, in
-/// time order (a heap); when one makes no progress, one lenient pass fires, in index order,
-/// the writers with any known input, those it makes eligible further on included. Each writer
-/// fires at most once (firing resolves all its unresolved sinks), so the whole costs
-/// O((sub-topologies + topic references) log sub-topologies).
-struct SinkResolution<'a> {
-    writers: Vec<Writer<'a>>,
-    /// Repartition topic (not fixed) -> the writers reading it.
-    readers: HashMap<&'a str, Vec<usize>>,
-    /// Sinks without a count.
-    remaining: usize,
-    /// Strict firings to come: (pass, writer).
-    strict: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>>,
-    /// Writers with a known input and maybe an unresolved sink, for lenient passes.
-    eligible: BTreeSet<usize>,
-}
-
-impl<'a> SinkResolution<'a> {
-    fn new(
-        topology: &'a StreamsGroupTopologyValue,
-        topics: &impl TopicPartitions,
-        fixed: &BTreeMap<String, i32>,
-    ) -> SinkResolution<'a> {
-        let mut readers: HashMap<&'a str, Vec<usize>> = HashMap::new();
-        let mut needed: BTreeSet<&'a str> = BTreeSet::new();
-        let mut writers = Vec::with_capacity(topology.subtopologies.len());
-        for (i, sub) in topology.subtopologies.iter().enumerate() {
-            let mut known_max = None;
-            let mut unknown = 0;
-            let mut inputs: BTreeSet<&str> = BTreeSet::new();
-            for info in &sub.repartition_source_topics {
-                if !inputs.insert(info.name.as_str()) {
-                    continue;
-                }
-                match fixed.get(&info.name) {
-                    Some(&c) => known_max = known_max.max(Some(c)),
-                    None => {
-                        unknown += 1;
-                        readers.entry(info.name.as_str()).or_default().push(i);
-                    }
-                }
-            }
-            let mut missing_source = false;
-            for topic in &sub.source_topics {
-                match topics.partitions(topic) {
-                    Some(c) => known_max = known_max.max(Some(c)),
-                    None => missing_source = true,
-                }
-            }
-            let sinks: BTreeSet<&'a str> = sub
-                .repartition_sink_topics
-                .iter()
-                .map(String::as_str)
-                .filter(|t| !fixed.contains_key(*t))
-                .collect();
-            needed.extend(sinks.iter().copied());
-            writers.push(Writer {
-                sinks: sinks.into_iter().collect(),
-                unknown,
-                missing_source,
-                known_max,
-                ready_pass: 0,
-            });
-        }
-        let mut strict = std::collections::BinaryHeap::new();
-        let mut eligible = BTreeSet::new();
-        for (i, w) in writers.iter().enumerate() {
-            if w.unknown == 0 && !w.missing_source {
-                strict.push(std::cmp::Reverse((0, i)));
-            }
-            if w.known_max.is_some() {
-                eligible.insert(i);
-            }
-        }
-        SinkResolution {
-            writers,
-            readers,
-            remaining: needed.len(),
-            strict,
-            eligible,
-        }
-    }
-
-    fn run(&mut self, counts: &mut BTreeMap<String, i32>) -> Result<(), InvalidTopology> {
-        let mut pass = 0;
-        while self.remaining > 0 {
-            let mut progress = false;
-            while let Some(&std::cmp::Reverse((p, i))) = self.strict.peek() {
-                if p != pass {
-                    break;
-                }
-                self.strict.pop();
-                progress |= self.fire(i, pass, true, counts);
-            }
-            pass += 1;
-            if progress {
-                continue;
-            }
-            // A strict pass without progress: one lenient pass.
-            let mut next = 0;
-            while let Some(&i) = self.eligible.range(next..).next() {
-                self.eligible.remove(&i);
-                next = i + 1;
-                progress |= self.fire(i, pass, false, counts);
-            }
-            if !progress {
-                return Err(InvalidTopology::new(
-                    "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.",
-                ));
-            }
-            pass += 1;
-        }
-        Ok(())
-    }
-
-    /// Writer `i` reached in `pass`: its unresolved sinks take the largest count among its
-    /// known inputs (all of them, in a strict pass). Whether it resolved any.
-    fn fire(
-        &mut self,
-        i: usize,
-        pass: usize,
-        strict: bool,
-        counts: &mut BTreeMap<String, i32>,
-    ) -> bool {
-        let Some(value) = self.writers[i].known_max else {
-            return false;
-        };
-        let sinks = std::mem::take(&mut self.writers[i].sinks);
-        let mut resolved = false;
-        for sink in sinks {
-            if counts.contains_key(sink) {
-                continue;
-            }
-            counts.insert(sink.to_owned(), value);
-            self.remaining -= 1;
-            resolved = true;
-            let Some(readers) = self.readers.get(sink) else {
-                continue;
-            };
-            for &j in readers {
-                let known_in = if strict && i < j { pass } else { pass + 1 };
-                let w = &mut self.writers[j];
-                w.unknown -= 1;
-                w.known_max = w.known_max.max(Some(value));
-                w.ready_pass = w.ready_pass.max(known_in);
-                if w.unknown == 0 && !w.missing_source {
-                    self.strict.push(std::cmp::Reverse((w.ready_pass, j)));
-                }
-                if !w.sinks.is_empty() {
-                    self.eligible.insert(j);
-                }
-            }
-        }
-        resolved
-    }
-}
-
-/// Kafka's `enforceCopartitioning` / `CopartitionedTopicsEnforcer.enforce`, groups taken in
-/// sub-topology id order, topics within a group in name order.
-fn enforce_copartitioning<T: TopicPartitions>(
-    by_id: &BTreeMap<&str, &Subtopology>,
-    counts: &mut Counts<'_, T>,
-) -> Result<(), Failure> {
-    let repartition_topics = || {
-        by_id
-            .values()
-            .flat_map(|s| s.repartition_source_topics.iter())
-    };
-    let fixed: BTreeSet<&str> = repartition_topics()
-        .filter(|t| t.partitions != 0)
-        .map(|t| t.name.as_str())
-        .collect();
-    let flexible: BTreeSet<&str> = repartition_topics()
-        .filter(|t| t.partitions == 0)
-        .map(|t| t.name.as_str())
-        .collect();
-
-    for sub in by_id.values() {
-        for group in &sub.copartition_groups {
-            let mut members: BTreeSet<&str> = BTreeSet::new();
-            for &i in &group.source_topics {
-                let topic = usize::try_from(i).ok().and_then(|i| sub.source_topics.get(i)).ok_or_else(|| {
-                    InvalidTopology::new(format!(
-                        "Copartition group of subtopology {} refers to source topic index {i}, which does not exist.",
-                        sub.subtopology_id
-                    ))
-                })?;
-                members.insert(topic);
-            }
-            for &i in &group.repartition_source_topics {
-                let topic = usize::try_from(i).ok().and_then(|i| sub.repartition_source_topics.get(i)).ok_or_else(|| {
-                    InvalidTopology::new(format!(
-                        "Copartition group of subtopology {} refers to repartition source topic index {i}, which does not exist.",
-                        sub.subtopology_id
-                    ))
-                })?;
-                members.insert(&topic.name);
-            }
-            if members.is_empty() {
-                continue;
-            }
-
-            let count = |topic: &str| {
-                counts.get(topic).ok_or_else(|| {
-                    InvalidTopology::new(format!(
-                        "Number of partitions is not set for topic: {topic}"
-                    ))
-                })
-            };
-            let mut repartition: BTreeMap<&str, i32> = BTreeMap::new();
-            let mut others: BTreeMap<&str, i32> = BTreeMap::new();
-            for &topic in &members {
-                if fixed.contains(topic) || flexible.contains(topic) {
-                    repartition.insert(topic, count(topic)?);
-                } else {
-                    others.insert(topic, count(topic)?);
-                }
-            }
-
-            let target = if others.is_empty() {
-                let fixed_counts: BTreeSet<i32> = repartition
-                    .iter()
-                    .filter(|(t, _)| fixed.contains(**t))
-                    .map(|(_, &c)| c)
-                    .collect();
-                match fixed_counts.len() {
-                    // Only flexible repartition topics: they all take the largest count.
-                    0 => match repartition.values().copied().max() {
-                        Some(max) if max > 0 => max,
-                        _ => {
-                            return Err(InvalidTopology::new(format!(
-                                "All topics in the copartition group had undefined partition number: [{}]",
-                                repartition.keys().copied().collect::<Vec<_>>().join(", ")
-                            ))
-                            .into())
-                        }
-                    },
-                    1 => *fixed_counts.first().unwrap_or(&0),
-                    _ => {
-                        return Err(incorrectly_partitioned(format!(
-                            "Following topics do not have the same number of partitions: [{}]",
-                            java_map(&repartition)
-                        )))
-                    }
-                }
-            } else {
-                // External topics decide, and they must agree.
-                let mut values = others.values().copied();
-                let first = values.next().unwrap_or(0);
-                if values.any(|c| c != first) {
-                    return Err(incorrectly_partitioned(format!(
-                        "Following topics do not have the same number of partitions: [{}]",
-                        java_map(&others)
-                    )));
-                }
-                first
-            };
-
-            for (&topic, &current) in &repartition {
-                if fixed.contains(topic) && current != target {
-                    return Err(incorrectly_partitioned(format!(
-                        "Number of partitions [{current}] of repartition topic [{topic}] doesn't match number of partitions [{target}] of the source topic."
-                    )));
-                }
-            }
-            for &topic in repartition.keys() {
-                counts.decided.insert(topic.to_string(), target);
-            }
-        }
-    }
-    Ok(())
+    Ok(to_create.into_values().collect())
 }
 
 fn configured_internal_topic(

@@ -66,19 +66,7 @@ impl State {
             .metadata_version()
             .unwrap_or(MetadataVersion::LATEST)
             .register_broker_record_version();
-        let mut features: Vec<RecordAndVersion> = self
-            .feature_records()
-            .into_iter()
-            .map(|r| r.at_version(0))
-            .collect();
-        let mut others: Vec<RecordAndVersion> = self
-            .other_records()
-            .into_iter()
-            .map(|r| match r {
-                Record::ProducerIds(_) => r.at_version(0),
-                r => r.at_latest_version(),
-            })
-            .collect();
+        let (mut features, mut others) = self.versioned_records();
         let total = features.len() + others.len() + self.brokers.len();
         let misplaced = |reason: String| SnapshotError::Placement {
             records: total,
@@ -132,15 +120,26 @@ impl State {
             ))
         })?;
         placed.extend(at.into_iter().zip(others));
-        placed.sort_by_key(|(offset, _)| *offset);
-        let mut log = MetadataLog::new();
-        for (index, (offset, r)) in placed.into_iter().enumerate() {
-            let encoded = encode(&r, index)?;
-            let pushed = log.push_at(offset, encoded.0, encoded.1, encoded.2, encoded.3);
-            debug_assert!(pushed.is_ok(), "{pushed:?}");
-        }
-        push_next_offset(&mut log, next_offset);
-        Ok(log)
+        placed_log(placed, next_offset)
+    }
+
+    /// The feature records and the other records but the registrations, at the versions a
+    /// snapshot writes them (module docs).
+    fn versioned_records(&self) -> (Vec<RecordAndVersion>, Vec<RecordAndVersion>) {
+        let features = self
+            .feature_records()
+            .into_iter()
+            .map(|r| r.at_version(0))
+            .collect();
+        let others = self
+            .other_records()
+            .into_iter()
+            .map(|r| match r {
+                Record::ProducerIds(_) => r.at_version(0),
+                r => r.at_latest_version(),
+            })
+            .collect();
+        (features, others)
     }
 
     /// The producer id block, topics (with configs and partitions), group configs, ACLs and
@@ -194,6 +193,22 @@ impl State {
             })
             .collect()
     }
+}
+
+/// A log of the `placed` records, each at its offset, whose next offset is `next_offset`.
+fn placed_log(
+    mut placed: Vec<(u64, RecordAndVersion)>,
+    next_offset: u64,
+) -> Result<MetadataLog, SnapshotError> {
+    placed.sort_by_key(|(offset, _)| *offset);
+    let mut log = MetadataLog::new();
+    for (index, (offset, r)) in placed.into_iter().enumerate() {
+        let encoded = encode(&r, index)?;
+        let pushed = log.push_at(offset, encoded.0, encoded.1, encoded.2, encoded.3);
+        debug_assert!(pushed.is_ok(), "{pushed:?}");
+    }
+    push_next_offset(&mut log, next_offset);
+    Ok(log)
 }
 
 fn config(resource_type: i8, resource: &str, name: &str, value: &str) -> Record {

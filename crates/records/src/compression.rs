@@ -295,19 +295,79 @@ fn lz4_frame_compress(input: &[u8]) -> Vec<u8> {
     out
 }
 
+const LZ4_PREMATURE_EOS: &str = "Stream ended prematurely";
+
+/// What an LZ4 frame descriptor says about the blocks that follow it.
+struct Lz4Frame {
+    /// Each block is followed by its xxHash32.
+    block_checksum: bool,
+    /// The end mark is followed by the content's xxHash32.
+    content_checksum: bool,
+    max_block: usize,
+}
+
+fn u32_le(input: &[u8], at: usize) -> Option<u32> {
+    let b = input.get(at..at + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 /// Reads an LZ4 frame as Kafka's `Lz4BlockInputStream` does.
 fn lz4_frame_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, RecordsError> {
     let codec = Compression::Lz4;
-    let err = |reason: &str| decompress_err(codec, reason);
-    const PREMATURE_EOS: &str = "Stream ended prematurely";
-    let u32_le = |at: usize| -> Option<u32> {
-        let b = input.get(at..at + 4)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if input.len() < 6 {
-        return Err(err(PREMATURE_EOS));
+    let premature_end = || decompress_err(codec, LZ4_PREMATURE_EOS);
+    let (frame, mut pos) = lz4_frame_descriptor(input)?;
+    let mut out = Vec::new();
+    // Never larger than a block, nor than what the limit still allows (plus one byte, so that
+    // a block that does not fit is told apart from a corrupt one).
+    let mut scratch: Vec<u8> = Vec::new();
+    loop {
+        let word = u32_le(input, pos).ok_or_else(premature_end)?;
+        pos += 4;
+        let stored = word & LZ4_UNCOMPRESSED_BIT != 0;
+        let size = (word & !LZ4_UNCOMPRESSED_BIT) as usize;
+        if size == 0 {
+            if frame.content_checksum {
+                // Kafka reads the content checksum and does not verify it.
+                u32_le(input, pos).ok_or_else(premature_end)?;
+            }
+            // Kafka stops at the end mark; anything after it is never read.
+            return Ok(out);
+        }
+        if size > frame.max_block {
+            return Err(decompress_err(
+                codec,
+                format!("Block size {size} exceeded max: {}", frame.max_block),
+            ));
+        }
+        let block = input.get(pos..pos + size).ok_or_else(premature_end)?;
+        pos += size;
+        if frame.block_checksum {
+            let expected = u32_le(input, pos).ok_or_else(premature_end)?;
+            pos += 4;
+            if twox_hash::XxHash32::oneshot(0, block) != expected {
+                return Err(decompress_err(codec, "Block checksum mismatch"));
+            }
+        }
+        if stored {
+            if block.len() > limit.saturating_sub(out.len()) {
+                return Err(RecordsError::DecompressedTooLarge { codec, limit });
+            }
+            out.extend_from_slice(block);
+        } else {
+            lz4_block_into(block, frame.max_block, &mut out, &mut scratch, limit)?;
+        }
     }
-    if u32_le(0) != Some(LZ4_MAGIC) {
+}
+
+/// The frame's magic and descriptor, checked as `Lz4BlockInputStream.readHeader` checks them,
+/// and where its first block starts.
+fn lz4_frame_descriptor(input: &[u8]) -> Result<(Lz4Frame, usize), RecordsError> {
+    let codec = Compression::Lz4;
+    let err = |reason: &str| decompress_err(codec, reason);
+    if input.len() < 6 {
+        return Err(err(LZ4_PREMATURE_EOS));
+    }
+    if u32_le(input, 0) != Some(LZ4_MAGIC) {
         return Err(err("Stream unsupported (invalid magic bytes)"));
     }
     let flg = input[4];
@@ -324,9 +384,7 @@ fn lz4_frame_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, RecordsEr
             format!("Version {} is unsupported", flg >> 6),
         ));
     }
-    let block_checksum = flg & 0x10 != 0;
     let content_size = flg & 0x08 != 0;
-    let content_checksum = flg & 0x04 != 0;
     if bd & 0x0f != 0 {
         return Err(err("Reserved2 field must be 0"));
     }
@@ -337,82 +395,54 @@ fn lz4_frame_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, RecordsEr
     if bd & 0x80 != 0 {
         return Err(err("Reserved3 field must be 0"));
     }
-    let max_block = 1usize << (2 * usize::from(block_size_id) + 8);
     let mut pos = 6;
     if content_size {
         if input.len() < pos + 8 {
-            return Err(err(PREMATURE_EOS));
+            return Err(err(LZ4_PREMATURE_EOS));
         }
         pos += 8;
     }
-    let descriptor = input.get(4..pos).ok_or_else(|| err(PREMATURE_EOS))?;
-    let hc = *input.get(pos).ok_or_else(|| err(PREMATURE_EOS))?;
+    let descriptor = input.get(4..pos).ok_or_else(|| err(LZ4_PREMATURE_EOS))?;
+    let hc = *input.get(pos).ok_or_else(|| err(LZ4_PREMATURE_EOS))?;
     if hc != lz4_descriptor_checksum(descriptor) {
         return Err(err("Stream frame descriptor corrupted"));
     }
-    pos += 1;
+    let frame = Lz4Frame {
+        block_checksum: flg & 0x10 != 0,
+        content_checksum: flg & 0x04 != 0,
+        max_block: 1usize << (2 * usize::from(block_size_id) + 8),
+    };
+    Ok((frame, pos + 1))
+}
 
-    let mut out = Vec::new();
-    // Never larger than a block, nor than what the limit still allows (plus one byte, so that
-    // a block that does not fit is told apart from a corrupt one).
-    let mut scratch: Vec<u8> = Vec::new();
-    loop {
-        let word = u32_le(pos).ok_or_else(|| err(PREMATURE_EOS))?;
-        pos += 4;
-        let stored = word & LZ4_UNCOMPRESSED_BIT != 0;
-        let size = (word & !LZ4_UNCOMPRESSED_BIT) as usize;
-        if size == 0 {
-            if content_checksum {
-                // Kafka reads the content checksum and does not verify it.
-                u32_le(pos).ok_or_else(|| err(PREMATURE_EOS))?;
-            }
-            // Kafka stops at the end mark; anything after it is never read.
-            return Ok(out);
-        }
-        if size > max_block {
-            return Err(decompress_err(
-                codec,
-                format!("Block size {size} exceeded max: {max_block}"),
-            ));
-        }
-        let block = input
-            .get(pos..pos + size)
-            .ok_or_else(|| err(PREMATURE_EOS))?;
-        pos += size;
-        if block_checksum {
-            let expected = u32_le(pos).ok_or_else(|| err(PREMATURE_EOS))?;
-            pos += 4;
-            if twox_hash::XxHash32::oneshot(0, block) != expected {
-                return Err(err("Block checksum mismatch"));
-            }
-        }
-        let room = limit.saturating_sub(out.len());
-        if stored {
-            if block.len() > room {
-                return Err(RecordsError::DecompressedTooLarge { codec, limit });
-            }
-            out.extend_from_slice(block);
-        } else {
-            let want = max_block.min(room.saturating_add(1));
-            if scratch.len() < want {
-                scratch.resize(want, 0);
-            }
-            let dst = scratch.get_mut(..want).unwrap_or_default();
-            let n = match lz4_flex::block::decompress_into(block, dst) {
-                Ok(n) => n,
-                Err(lz4_flex::block::DecompressError::OutputTooSmall { .. })
-                    if want < max_block =>
-                {
-                    return Err(RecordsError::DecompressedTooLarge { codec, limit });
-                }
-                Err(e) => return Err(decompress_err(codec, e.to_string())),
-            };
-            if n > room {
-                return Err(RecordsError::DecompressedTooLarge { codec, limit });
-            }
-            out.extend_from_slice(scratch.get(..n).unwrap_or_default());
-        }
+/// Decompresses one compressed block onto `out`, through `scratch`, within `limit`.
+#[inline]
+fn lz4_block_into(
+    block: &[u8],
+    max_block: usize,
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    limit: usize,
+) -> Result<(), RecordsError> {
+    let codec = Compression::Lz4;
+    let room = limit.saturating_sub(out.len());
+    let want = max_block.min(room.saturating_add(1));
+    if scratch.len() < want {
+        scratch.resize(want, 0);
     }
+    let dst = scratch.get_mut(..want).unwrap_or_default();
+    let n = match lz4_flex::block::decompress_into(block, dst) {
+        Ok(n) => n,
+        Err(lz4_flex::block::DecompressError::OutputTooSmall { .. }) if want < max_block => {
+            return Err(RecordsError::DecompressedTooLarge { codec, limit });
+        }
+        Err(e) => return Err(decompress_err(codec, e.to_string())),
+    };
+    if n > room {
+        return Err(RecordsError::DecompressedTooLarge { codec, limit });
+    }
+    out.extend_from_slice(scratch.get(..n).unwrap_or_default());
+    Ok(())
 }
 
 #[cfg(test)]

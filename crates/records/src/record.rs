@@ -235,34 +235,7 @@ pub(crate) fn decode_record(
     let offset_delta = varint::read_varint(&body, &mut p).map_err(|_| structure(()))?;
     let key = read_nullable(&body, &mut p).ok_or_else(|| structure(()))?;
     let value = read_nullable(&body, &mut p).ok_or_else(|| structure(()))?;
-    let header_count = varint::read_varint(&body, &mut p).map_err(|_| structure(()))?;
-    if header_count < 0 {
-        return Err(malformed(
-            index,
-            format!("Found invalid number of record headers {header_count}"),
-        ));
-    }
-    let header_count = header_count as usize;
-    if header_count > body.len() - p {
-        return Err(malformed(
-            index,
-            format!("Found invalid number of record headers. {header_count} is larger than the remaining size of the buffer"),
-        ));
-    }
-    // Bounded by the bytes left in the record, each header taking at least two.
-    let mut headers = Vec::with_capacity(header_count);
-    for _ in 0..header_count {
-        let key_len = varint::read_varint(&body, &mut p).map_err(|_| structure(()))?;
-        if key_len < 0 {
-            return Err(malformed(
-                index,
-                format!("Invalid negative header key size {key_len}"),
-            ));
-        }
-        let key = take(&body, &mut p, key_len as usize).ok_or_else(|| structure(()))?;
-        let value = read_nullable(&body, &mut p).ok_or_else(|| structure(()))?;
-        headers.push(RecordHeader { key, value });
-    }
+    let headers = read_headers(&body, &mut p, index)?;
     if p != body_len {
         return Err(malformed(
             index,
@@ -278,6 +251,45 @@ pub(crate) fn decode_record(
         value,
         headers,
     })
+}
+
+/// The record's header count and headers, at `*p` of its `body`.
+#[inline]
+fn read_headers(
+    body: &Bytes,
+    p: &mut usize,
+    index: usize,
+) -> Result<Vec<RecordHeader>, RecordsError> {
+    let structure = || malformed(index, "Found invalid record structure");
+    let header_count = varint::read_varint(body, p).map_err(|_| structure())?;
+    if header_count < 0 {
+        return Err(malformed(
+            index,
+            format!("Found invalid number of record headers {header_count}"),
+        ));
+    }
+    let header_count = header_count as usize;
+    if header_count > body.len() - *p {
+        return Err(malformed(
+            index,
+            format!("Found invalid number of record headers. {header_count} is larger than the remaining size of the buffer"),
+        ));
+    }
+    // Bounded by the bytes left in the record, each header taking at least two.
+    let mut headers = Vec::with_capacity(header_count);
+    for _ in 0..header_count {
+        let key_len = varint::read_varint(body, p).map_err(|_| structure())?;
+        if key_len < 0 {
+            return Err(malformed(
+                index,
+                format!("Invalid negative header key size {key_len}"),
+            ));
+        }
+        let key = take(body, p, key_len as usize).ok_or_else(structure)?;
+        let value = read_nullable(body, p).ok_or_else(structure)?;
+        headers.push(RecordHeader { key, value });
+    }
+    Ok(headers)
 }
 
 fn take(body: &Bytes, p: &mut usize, len: usize) -> Option<Bytes> {

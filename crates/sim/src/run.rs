@@ -6,8 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcoord_client::admin::NewTopic;
-use kcoord_client::streams::{MemberSnapshot, MemberState, StreamsMember, StreamsMemberConfig};
+use kcoord_client::streams::{
+    MemberSnapshot, MemberState, StreamsMember, StreamsMemberConfig, StreamsMemberHandle,
+};
+use kcoord_client::topology::streams::TopologyDescription;
 use kcoord_client::{Client, ClientConfig, ClientError};
+use kcoord_wire::messages::streams_group_heartbeat_request::Topology;
 use kcoord_wire::ErrorCode;
 use tokio::sync::mpsc;
 
@@ -60,18 +64,7 @@ pub async fn run(
     )
     .await?;
 
-    // Converted to the wire form once, here, and shared by every member.
-    let base = StreamsMemberConfig::new(options.group.clone(), topology)
-        .with_topology_description(&description)
-        .map_err(|source| TopologyFileError::Invalid {
-            path: options.topology.display().to_string(),
-            source,
-        })?
-        .with_topology_description_push(!options.no_push);
-    let base = match options.heartbeat_version {
-        Some(version) => base.with_heartbeat_version(version),
-        None => base,
-    };
+    let base = member_config(options, &description, topology)?;
     let push = if options.no_push { "off" } else { "on" };
     writeln!(
         out,
@@ -94,7 +87,49 @@ pub async fn run(
     }
     drop(lines);
 
-    let deadline = options.run_for.map(|d| tokio::time::Instant::now() + d);
+    print_until_stopped(&mut printed, stop, options.run_for, out).await?;
+    let failed = all_failed(&members);
+    leave(members, out).await?;
+    // The watchers print what is left, then stop.
+    while let Ok(Some(line)) =
+        tokio::time::timeout(Duration::from_millis(200), printed.recv()).await
+    {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    match failed {
+        Some(error) => Err(SimError::AllMembersFailed(error)),
+        None => Ok(()),
+    }
+}
+
+/// What every member starts from, converted to the wire form once, here, and shared by all.
+fn member_config(
+    options: &Options,
+    description: &TopologyDescription,
+    topology: Topology,
+) -> Result<StreamsMemberConfig, SimError> {
+    let base = StreamsMemberConfig::new(options.group.clone(), topology)
+        .with_topology_description(description)
+        .map_err(|source| TopologyFileError::Invalid {
+            path: options.topology.display().to_string(),
+            source,
+        })?
+        .with_topology_description_push(!options.no_push);
+    Ok(match options.heartbeat_version {
+        Some(version) => base.with_heartbeat_version(version),
+        None => base,
+    })
+}
+
+/// Prints the members' event lines until `stop`, `run_for`, or every member stopped on its own.
+async fn print_until_stopped(
+    printed: &mut mpsc::UnboundedReceiver<String>,
+    stop: impl std::future::Future<Output = ()>,
+    run_for: Option<Duration>,
+    out: &mut (dyn Write + Send),
+) -> Result<(), SimError> {
+    let deadline = run_for.map(|d| tokio::time::Instant::now() + d);
     let until_deadline = async {
         match deadline {
             Some(at) => tokio::time::sleep_until(at).await,
@@ -107,13 +142,17 @@ pub async fn run(
             line = printed.recv() => match line {
                 Some(line) => writeln!(out, "{line}")?,
                 // Every watcher ended: every member stopped on its own.
-                None => break,
+                None => return Ok(()),
             },
-            () = &mut stop => break,
-            () = &mut until_deadline => break,
+            () = &mut stop => return Ok(()),
+            () = &mut until_deadline => return Ok(()),
         }
     }
-    let failed = members
+}
+
+/// The first member's last error when every member failed.
+fn all_failed(members: &[(String, StreamsMemberHandle)]) -> Option<String> {
+    members
         .iter()
         .all(|(_, h)| h.state() == MemberState::Failed)
         .then(|| {
@@ -121,8 +160,14 @@ pub async fn run(
                 .first()
                 .and_then(|(_, h)| h.snapshot().last_error)
                 .unwrap_or_else(|| "no error reported".to_string())
-        });
-    // Members still running leave; the watchers print what is left, then stop.
+        })
+}
+
+/// The members still running leave the group.
+async fn leave(
+    members: Vec<(String, StreamsMemberHandle)>,
+    out: &mut (dyn Write + Send),
+) -> Result<(), SimError> {
     let mut leaves = Vec::new();
     for (name, handle) in members {
         if !handle.is_finished() {
@@ -136,16 +181,7 @@ pub async fn run(
             Err(e) => writeln!(out, "{name}: leave failed: {e}")?,
         }
     }
-    while let Ok(Some(line)) =
-        tokio::time::timeout(Duration::from_millis(200), printed.recv()).await
-    {
-        writeln!(out, "{line}")?;
-    }
-    out.flush()?;
-    match failed {
-        Some(error) => Err(SimError::AllMembersFailed(error)),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 /// Creates the topics the sources read (TOPIC_ALREADY_EXISTS is fine). A failure is printed

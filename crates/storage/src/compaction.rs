@@ -14,7 +14,9 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use kcoord_records::{BatchBuilder, BatchOptions, Compression, Record, RecordBatch, TimestampType};
+use kcoord_records::{
+    BatchBuilder, BatchHeader, BatchOptions, Compression, Record, RecordBatch, TimestampType,
+};
 
 use crate::entry::BatchEntry;
 use crate::error::StorageError;
@@ -118,19 +120,7 @@ pub(crate) fn rewrite_batch(
     let mut kept = Vec::with_capacity(all.len());
     let mut has_tombstone = false;
     for r in all.iter() {
-        let offset = r.offset(&header);
-        let keep = if offset >= map_end {
-            true
-        } else {
-            match &r.key {
-                None => false,
-                Some(k) => {
-                    let latest = keys.get(k).is_none_or(|&o| offset >= o);
-                    latest && (r.value.is_some() || horizon.is_none_or(|h| pass.now_ms < h))
-                }
-            }
-        };
-        if keep {
+        if survives(r, r.offset(&header), keys, map_end, horizon, pass.now_ms) {
             has_tombstone |= r.value.is_none();
             kept.push(r);
         }
@@ -155,6 +145,43 @@ pub(crate) fn rewrite_batch(
             return Ok((Rewritten::Dropped, removed, None));
         }
     }
+    Ok((
+        Rewritten::New(rebuilt(&header, kept, new_horizon)?),
+        removed,
+        new_horizon,
+    ))
+}
+
+/// Whether record `r` at `offset` stays: it is past the key map, or the latest of its key and
+/// not a tombstone whose deadline (`horizon`) has passed.
+#[inline]
+fn survives(
+    r: &Record,
+    offset: i64,
+    keys: &HashMap<Bytes, i64>,
+    map_end: i64,
+    horizon: Option<i64>,
+    now_ms: i64,
+) -> bool {
+    if offset >= map_end {
+        return true;
+    }
+    match &r.key {
+        None => false,
+        Some(k) => {
+            let latest = keys.get(k).is_none_or(|&o| offset >= o);
+            latest && (r.value.is_some() || horizon.is_none_or(|h| now_ms < h))
+        }
+    }
+}
+
+/// The batch of `header` again with only the `kept` records, at their offsets, carrying
+/// `delete_horizon_ms`.
+fn rebuilt(
+    header: &BatchHeader,
+    kept: Vec<&Record>,
+    delete_horizon_ms: Option<i64>,
+) -> Result<Bytes, StorageError> {
     let compression = header.compression().unwrap_or(Compression::None);
     let mut builder = BatchBuilder::new(BatchOptions {
         base_offset: header.base_offset,
@@ -168,19 +195,15 @@ pub(crate) fn rewrite_batch(
         base_sequence: header.base_sequence,
         transactional: header.is_transactional(),
         control: false,
-        delete_horizon_ms: new_horizon,
+        delete_horizon_ms,
     });
     for r in kept {
-        let ts = r.timestamp(&header);
+        let ts = r.timestamp(header);
         builder.append_record(r, ts).map_err(corrupt)?;
     }
     builder.override_last_offset_delta(header.last_offset_delta);
     if header.timestamp_type() == TimestampType::LogAppendTime || builder.record_count() == 0 {
         builder.override_max_timestamp(header.max_timestamp);
     }
-    Ok((
-        Rewritten::New(builder.build().map_err(corrupt)?),
-        removed,
-        new_horizon,
-    ))
+    builder.build().map_err(corrupt)
 }

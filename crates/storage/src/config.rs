@@ -106,6 +106,102 @@ pub struct InvalidConfig {
     pub reason: String,
 }
 
+/// A topic config's value as `LogConfig::set` reads it, refused with Kafka's wording.
+struct ConfigValue<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl ConfigValue<'_> {
+    fn bad(&self, reason: &str) -> InvalidConfig {
+        InvalidConfig {
+            key: self.key.to_owned(),
+            value: self.value.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    /// A LONG of at least `min`.
+    fn long(&self, min: i64) -> Result<i64, InvalidConfig> {
+        self.number_at_least("LONG", min)
+    }
+
+    /// An INT of at least `min`.
+    fn int(&self, min: i64) -> Result<i32, InvalidConfig> {
+        self.number_at_least("INT", min)
+    }
+
+    /// A number of Kafka's type `type_name` (`T`), at least `min`.
+    fn number_at_least<T>(&self, type_name: &str, min: i64) -> Result<T, InvalidConfig>
+    where
+        T: std::str::FromStr + Copy + Into<i64>,
+    {
+        let v: T = self
+            .value
+            .trim()
+            .parse()
+            .map_err(|_| self.bad(&format!("Not a number of type {type_name}")))?;
+        if v.into() < min {
+            return Err(self.bad(&format!("Value must be at least {min}")));
+        }
+        Ok(v)
+    }
+
+    /// A DOUBLE from 0 to 1.
+    fn ratio(&self) -> Result<f64, InvalidConfig> {
+        let v: f64 = self
+            .value
+            .trim()
+            .parse()
+            .map_err(|_| self.bad("Not a number of type DOUBLE"))?;
+        if !(0.0..=1.0).contains(&v) {
+            return Err(self.bad("Value must be between 0 and 1"));
+        }
+        Ok(v)
+    }
+
+    fn timestamp_type(&self) -> Result<TimestampType, InvalidConfig> {
+        match self.value.trim() {
+            "CreateTime" => Ok(TimestampType::CreateTime),
+            "LogAppendTime" => Ok(TimestampType::LogAppendTime),
+            _ => Err(self.bad("String must be one of: CreateTime, LogAppendTime")),
+        }
+    }
+
+    fn compression(&self) -> Result<TopicCompression, InvalidConfig> {
+        match self.value.trim() {
+            "producer" => Ok(TopicCompression::Producer),
+            "uncompressed" => Ok(TopicCompression::Codec {
+                codec: Compression::None,
+                level: None,
+            }),
+            name => match Compression::from_name(name).filter(|c| *c != Compression::None) {
+                Some(codec) => Ok(TopicCompression::Codec { codec, level: None }),
+                None => Err(self
+                    .bad("String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer")),
+            },
+        }
+    }
+
+    /// `cleanup.policy` as (`delete`, `compact`).
+    fn cleanup_policy(&self) -> Result<(bool, bool), InvalidConfig> {
+        let (mut delete, mut compact) = (false, false);
+        for policy in self
+            .value
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            match policy {
+                "delete" => delete = true,
+                "compact" => compact = true,
+                _ => return Err(self.bad("String must be one of: compact, delete")),
+            }
+        }
+        Ok((delete, compact))
+    }
+}
+
 /// The topic-level config names this log reads, with the broker key each defaults from.
 pub const TOPIC_CONFIGS: &[(&str, &str)] = &[
     ("cleanup.policy", "log.cleanup.policy"),
@@ -195,97 +291,24 @@ impl LogConfig {
 
     /// Applies one topic-level config (`segment.bytes`, ...). Unknown keys are ignored.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InvalidConfig> {
-        let bad = |reason: &str| InvalidConfig {
-            key: key.to_owned(),
-            value: value.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let long = |min: i64| -> Result<i64, InvalidConfig> {
-            let v: i64 = value
-                .trim()
-                .parse()
-                .map_err(|_| bad("Not a number of type LONG"))?;
-            if v < min {
-                return Err(bad(&format!("Value must be at least {min}")));
-            }
-            Ok(v)
-        };
+        let v = ConfigValue { key, value };
         match key {
-            "segment.bytes" => {
-                let v: i32 = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad("Not a number of type INT"))?;
-                if i64::from(v) < defaults::MIN_SEGMENT_BYTES {
-                    return Err(bad(&format!(
-                        "Value must be at least {}",
-                        defaults::MIN_SEGMENT_BYTES
-                    )));
-                }
-                self.segment_bytes = i64::from(v);
-            }
-            "segment.ms" => self.segment_ms = long(1)?,
-            "retention.ms" => self.retention_ms = long(-1)?,
-            "retention.bytes" => self.retention_bytes = long(i64::MIN)?,
-            "delete.retention.ms" => self.delete_retention_ms = long(0)?,
-            "min.compaction.lag.ms" => self.min_compaction_lag_ms = long(0)?,
-            "max.compaction.lag.ms" => self.max_compaction_lag_ms = long(1)?,
-            "message.timestamp.before.max.ms" => self.timestamp_before_max_ms = long(0)?,
-            "message.timestamp.after.max.ms" => self.timestamp_after_max_ms = long(0)?,
-            "flush.messages" => self.flush_messages = long(1)?,
-            "flush.ms" => self.flush_ms = long(0)?,
-            "max.message.bytes" => {
-                let v: i32 = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad("Not a number of type INT"))?;
-                if v < 0 {
-                    return Err(bad("Value must be at least 0"));
-                }
-                self.max_message_bytes = v;
-            }
-            "min.cleanable.dirty.ratio" => {
-                let v: f64 = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad("Not a number of type DOUBLE"))?;
-                if !(0.0..=1.0).contains(&v) {
-                    return Err(bad("Value must be between 0 and 1"));
-                }
-                self.min_cleanable_dirty_ratio = v;
-            }
-            "message.timestamp.type" => {
-                self.timestamp_type = match value.trim() {
-                    "CreateTime" => TimestampType::CreateTime,
-                    "LogAppendTime" => TimestampType::LogAppendTime,
-                    _ => return Err(bad("String must be one of: CreateTime, LogAppendTime")),
-                }
-            }
-            "compression.type" => self.compression = match value.trim() {
-                "producer" => TopicCompression::Producer,
-                "uncompressed" => TopicCompression::Codec {
-                    codec: Compression::None,
-                    level: None,
-                },
-                name => match Compression::from_name(name).filter(|c| *c != Compression::None) {
-                    Some(codec) => TopicCompression::Codec { codec, level: None },
-                    None => return Err(bad(
-                        "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer",
-                    )),
-                },
-            },
-            "cleanup.policy" => {
-                let (mut delete, mut compact) = (false, false);
-                for policy in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    match policy {
-                        "delete" => delete = true,
-                        "compact" => compact = true,
-                        _ => return Err(bad("String must be one of: compact, delete")),
-                    }
-                }
-                self.cleanup_delete = delete;
-                self.cleanup_compact = compact;
-            }
+            "segment.bytes" => self.segment_bytes = i64::from(v.int(defaults::MIN_SEGMENT_BYTES)?),
+            "segment.ms" => self.segment_ms = v.long(1)?,
+            "retention.ms" => self.retention_ms = v.long(-1)?,
+            "retention.bytes" => self.retention_bytes = v.long(i64::MIN)?,
+            "delete.retention.ms" => self.delete_retention_ms = v.long(0)?,
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms = v.long(0)?,
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms = v.long(1)?,
+            "message.timestamp.before.max.ms" => self.timestamp_before_max_ms = v.long(0)?,
+            "message.timestamp.after.max.ms" => self.timestamp_after_max_ms = v.long(0)?,
+            "flush.messages" => self.flush_messages = v.long(1)?,
+            "flush.ms" => self.flush_ms = v.long(0)?,
+            "max.message.bytes" => self.max_message_bytes = v.int(0)?,
+            "min.cleanable.dirty.ratio" => self.min_cleanable_dirty_ratio = v.ratio()?,
+            "message.timestamp.type" => self.timestamp_type = v.timestamp_type()?,
+            "compression.type" => self.compression = v.compression()?,
+            "cleanup.policy" => (self.cleanup_delete, self.cleanup_compact) = v.cleanup_policy()?,
             _ => {}
         }
         Ok(())

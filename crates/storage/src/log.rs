@@ -16,6 +16,9 @@ use crate::format;
 use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::segment::{self, AppendIoError, Chunk, Segment};
 
+mod compact;
+mod open;
+
 /// The checkpoint of a log start offset moved by DeleteRecords (Kafka keeps these in
 /// `log-start-offset-checkpoint`, one file per log dir; one per partition here).
 const LOG_START_FILE: &str = "log-start-offset";
@@ -60,6 +63,18 @@ impl IncomingBatch {
             is_control: h.is_control(),
             log_append_time: None,
             bytes,
+        })
+    }
+
+    /// What the producer state tracks of this batch; `None` for a control batch or a batch
+    /// without a producer id.
+    #[inline]
+    fn producer_batch(&self) -> Option<ProducerBatch> {
+        (self.producer_id >= 0 && !self.is_control).then(|| ProducerBatch {
+            producer_id: self.producer_id,
+            epoch: self.producer_epoch,
+            first_seq: self.base_sequence,
+            last_seq: last_sequence(self.base_sequence, self.last_offset_delta),
         })
     }
 }
@@ -151,117 +166,6 @@ impl Log {
         }
     }
 
-    /// Opens (or creates) the log in `dir`: every segment file, recovering the last ones, and
-    /// the producer state rebuilt from the batch entries.
-    pub fn open(
-        name: impl Into<String>,
-        dir: &Path,
-        config: LogConfig,
-        now_ms: i64,
-        producer_expiration_ms: i64,
-    ) -> Result<Log, StorageError> {
-        let name = name.into();
-        let io = |e: std::io::Error| StorageError::io(dir, e);
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let mut bases = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            let file = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if let Some(base) = file
-                .strip_suffix(".log")
-                .and_then(|b| b.parse::<i64>().ok())
-            {
-                bases.push(base);
-            } else if file.ends_with(".tmp") || file.ends_with(".cleaned") {
-                segment::remove_if_exists(&path).map_err(io)?;
-            }
-        }
-        bases.sort_unstable();
-        let mut segments: Vec<Segment> = Vec::with_capacity(bases.len() + 1);
-        for (i, base) in bases.iter().enumerate() {
-            let path = dir.join(segment::file_name(*base, "log"));
-            let (seg, dropped) =
-                Segment::open_file(&path, *base, now_ms).map_err(|e| StorageError::io(&path, e))?;
-            if dropped > 0 {
-                warn!(log = %name, segment = %path.display(), dropped_bytes = dropped, "cut a torn or corrupt tail at recovery");
-            }
-            let after_gap = segments
-                .last()
-                .is_some_and(|prev| prev.next_offset() > seg.base_offset);
-            if after_gap {
-                warn!(log = %name, segment = %path.display(), "segment overlaps the one before it; deleting it and every later one");
-            }
-            if after_gap || (dropped > 0 && i + 1 < bases.len()) {
-                // What follows a damaged segment was written after data that is gone.
-                let keep = if after_gap { i } else { i + 1 };
-                if !after_gap {
-                    segments.push(seg);
-                }
-                for later in &bases[keep..] {
-                    let p = dir.join(segment::file_name(*later, "log"));
-                    segment::remove_if_exists(&p.with_extension("index")).map_err(io)?;
-                    segment::remove_if_exists(&p).map_err(io)?;
-                }
-                break;
-            }
-            segments.push(seg);
-        }
-        let stored_start = segment::read_small_file(&dir.join(LOG_START_FILE))
-            .map_err(io)?
-            .and_then(|s| s.trim().parse::<i64>().ok());
-        let end = segments.last().map_or(0, Segment::next_offset);
-        let needs_active = segments
-            .last()
-            .is_none_or(|s| matches!(&s.store, segment::Store::File(f) if f.sealed));
-        if needs_active {
-            segments.push(Segment::create_file(dir, end, now_ms).map_err(io)?);
-        }
-        let first_base = segments.first().map_or(0, |s| s.base_offset);
-        let log_start_offset = stored_start.unwrap_or(first_base).clamp(first_base, end);
-        let first_dirty = segment::read_small_file(&dir.join(CLEANER_FILE))
-            .map_err(io)?
-            .and_then(|s| s.trim().parse::<i64>().ok())
-            .unwrap_or(0);
-        let mut log = Log {
-            name,
-            dir: Some(dir.to_path_buf()),
-            config,
-            segments,
-            log_start_offset,
-            producers: ProducerStates::default(),
-            unflushed_messages: 0,
-            oldest_unflushed_ms: None,
-            failed: None,
-            first_dirty,
-            // Unknown after a restart: the first pass finds any tombstone deadline again.
-            next_tombstone_deadline: Some(i64::MIN),
-        };
-        log.rebuild_producer_state(now_ms, producer_expiration_ms);
-        info!(log = %log.name, segments = log.segments.len(), log_start_offset, log_end_offset = end, producers = log.producers.len(), "loaded log");
-        Ok(log)
-    }
-
-    fn rebuild_producer_state(&mut self, now_ms: i64, expiration_ms: i64) {
-        let mut producers = ProducerStates::default();
-        for e in self.segments.iter().flat_map(|s| &s.entries) {
-            if e.producer_id >= 0 && !e.is_control {
-                let delta = i32::try_from(e.last_offset - e.base_offset).unwrap_or(0);
-                let batch = ProducerBatch {
-                    producer_id: e.producer_id,
-                    epoch: e.producer_epoch,
-                    first_seq: e.base_sequence,
-                    last_seq: last_sequence(e.base_sequence, delta),
-                };
-                producers.update(&batch, e.base_offset, e.last_offset, e.max_timestamp);
-            }
-        }
-        producers.expire(now_ms, expiration_ms);
-        self.producers = producers;
-    }
-
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -324,12 +228,7 @@ impl Log {
         if let Some(reason) = &self.failed {
             return Err(AppendError::Storage(reason.clone()));
         }
-        let producer = (batch.producer_id >= 0 && !batch.is_control).then(|| ProducerBatch {
-            producer_id: batch.producer_id,
-            epoch: batch.producer_epoch,
-            first_seq: batch.base_sequence,
-            last_seq: last_sequence(batch.base_sequence, batch.last_offset_delta),
-        });
+        let producer = batch.producer_batch();
         if let Some(p) = &producer {
             if let Some(dup) = self.producers.duplicate_of(p) {
                 return Ok(Appended {
@@ -366,32 +265,12 @@ impl Log {
         if batch.rewrite_timestamps {
             format::set_timestamps(header, body, batch.timestamp_type, batch.max_timestamp);
         }
-        let written = self.active_mut().append(header, body, entry);
-        match written {
-            Ok(()) => {}
-            Err(AppendIoError::Undone(e)) => {
-                warn!(log = %self.name, error = %e, "append failed; nothing was written");
-                return Err(AppendError::Storage(e.to_string()));
-            }
-            Err(AppendIoError::Damaged { write, cut }) => {
-                let reason = format!(
-                    "write failed ({write}) and the partial batch could not be cut ({cut})"
-                );
-                warn!(log = %self.name, %reason, "log refuses appends until restart");
-                self.failed = Some(reason.clone());
-                return Err(AppendError::Storage(reason));
-            }
-        }
+        self.write_to_active(header, body, entry)?;
         if let Some(p) = &producer {
             self.producers
                 .update(p, base_offset, last_offset, max_timestamp);
         }
-        self.unflushed_messages += i64::from(batch.record_count.max(1));
-        self.oldest_unflushed_ms.get_or_insert(now_ms);
-        if self.unflushed_messages >= self.config.flush_messages {
-            self.flush()
-                .map_err(|e| AppendError::Storage(e.to_string()))?;
-        }
+        self.note_unflushed(batch.record_count, now_ms)?;
         Ok(Appended {
             base_offset,
             last_offset,
@@ -399,6 +278,44 @@ impl Log {
             log_start_offset: self.log_start_offset,
             duplicate: false,
         })
+    }
+
+    /// Appends to the active segment; a write that could not be undone fails the log.
+    #[inline]
+    fn write_to_active(
+        &mut self,
+        header: &[u8],
+        body: &[u8],
+        entry: BatchEntry,
+    ) -> Result<(), AppendError> {
+        match self.active_mut().append(header, body, entry) {
+            Ok(()) => Ok(()),
+            Err(AppendIoError::Undone(e)) => {
+                warn!(log = %self.name, error = %e, "append failed; nothing was written");
+                Err(AppendError::Storage(e.to_string()))
+            }
+            Err(AppendIoError::Damaged { write, cut }) => {
+                let reason = format!(
+                    "write failed ({write}) and the partial batch could not be cut ({cut})"
+                );
+                warn!(log = %self.name, %reason, "log refuses appends until restart");
+                self.failed = Some(reason.clone());
+                Err(AppendError::Storage(reason))
+            }
+        }
+    }
+
+    /// Counts an appended batch of `record_count` records towards `flush.messages`, and
+    /// flushes when they are reached.
+    #[inline]
+    fn note_unflushed(&mut self, record_count: i32, now_ms: i64) -> Result<(), AppendError> {
+        self.unflushed_messages += i64::from(record_count.max(1));
+        self.oldest_unflushed_ms.get_or_insert(now_ms);
+        if self.unflushed_messages >= self.config.flush_messages {
+            self.flush()
+                .map_err(|e| AppendError::Storage(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// Kafka's `LogSegment.shouldRoll`: the active segment is full, old enough (by the first
@@ -689,153 +606,6 @@ impl Log {
     /// Forgets producers idle for `expiration_ms`.
     pub fn expire_producers(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
         self.producers.expire(now_ms, expiration_ms)
-    }
-
-    /// One compaction pass (`compaction.rs`), when the log is due: the sealed segments older
-    /// than `min.compaction.lag.ms` are cleanable, and the pass runs when their dirty part is
-    /// more than `min.cleanable.dirty.ratio` of them, when `max.compaction.lag.ms` is overdue,
-    /// or when a tombstone deadline has passed.
-    pub fn compact(
-        &mut self,
-        now_ms: i64,
-    ) -> Result<crate::compaction::CompactionStats, StorageError> {
-        use crate::compaction::{self, CompactionStats, Pass, Rewritten};
-        let mut stats = CompactionStats::default();
-        if !self.config.cleanup_compact || self.failed.is_some() {
-            return Ok(stats);
-        }
-        let active = self.segments.len() - 1;
-        let lag = self.config.min_compaction_lag_ms;
-        let end = self.segments[..active]
-            .iter()
-            .position(|s| lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
-            .unwrap_or(active);
-        if end == 0 {
-            return Ok(stats);
-        }
-        let first_dirty = self.first_dirty.max(self.log_start_offset);
-        let (mut clean, mut dirty) = (0u64, 0u64);
-        for s in &self.segments[..end] {
-            if s.next_offset() <= first_dirty {
-                clean += s.size;
-            } else {
-                dirty += s.size;
-            }
-        }
-        let ratio = if clean + dirty == 0 {
-            0.0
-        } else {
-            dirty as f64 / (clean + dirty) as f64
-        };
-        let overdue = self.segments[..end]
-            .iter()
-            .find(|s| s.next_offset() > first_dirty)
-            .and_then(|s| s.entries.first())
-            .is_some_and(|e| {
-                e.max_timestamp >= 0
-                    && now_ms.saturating_sub(e.max_timestamp) > self.config.max_compaction_lag_ms
-            });
-        let deadline_passed = self.next_tombstone_deadline.is_some_and(|d| now_ms >= d);
-        if !(dirty > 0 && (ratio > self.config.min_cleanable_dirty_ratio || overdue))
-            && !deadline_passed
-        {
-            return Ok(stats);
-        }
-        let (keys, map_end) = compaction::key_map(&self.segments[..end], first_dirty)?;
-        let producers = self.producers.clone();
-        let last_offsets = move |pid: i64| producers.last_offset_of(pid);
-        let pass = Pass {
-            now_ms,
-            delete_retention_ms: self.config.delete_retention_ms,
-            producer_last_offsets: &last_offsets,
-            high_watermark: self.log_end_offset(),
-        };
-        let mut deadline: Option<i64> = None;
-        for si in 0..end {
-            let s = &self.segments[si];
-            let mut kept: Vec<(Bytes, BatchEntry)> = Vec::with_capacity(s.entries.len());
-            let mut changed = false;
-            for (i, e) in s.entries.iter().enumerate() {
-                let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-                let batch = kcoord_records::RecordBatch::parse(bytes.clone()).map_err(|err| {
-                    StorageError::Corrupt {
-                        log: self.name.clone(),
-                        reason: err.to_string(),
-                    }
-                })?;
-                let (fate, removed, horizon) =
-                    compaction::rewrite_batch(&batch, e, &keys, map_end, &pass)?;
-                stats.removed_records += removed;
-                if let Some(h) = horizon {
-                    deadline = Some(deadline.map_or(h, |d| d.min(h)));
-                }
-                match fate {
-                    Rewritten::Same => kept.push((bytes, *e)),
-                    Rewritten::New(b) => {
-                        changed = true;
-                        let h = kcoord_records::BatchHeader::parse(&b).map_err(|err| {
-                            StorageError::Corrupt {
-                                log: self.name.clone(),
-                                reason: err.to_string(),
-                            }
-                        })?;
-                        kept.push((b, crate::scan::entry_of(&h, 0, 0)));
-                    }
-                    Rewritten::Dropped => changed = true,
-                }
-            }
-            if changed {
-                stats.bytes_before += s.size;
-                let replaced = self.replace_segment(si, kept)?;
-                stats.bytes_after += replaced;
-                stats.segments_rewritten += 1;
-            }
-        }
-        self.first_dirty = map_end;
-        self.next_tombstone_deadline = deadline;
-        if let Some(dir) = &self.dir {
-            if let Err(e) = segment::write_small_file(&dir.join(CLEANER_FILE), &map_end.to_string())
-            {
-                warn!(log = %self.name, error = %e, "could not record how far compaction got");
-            }
-        }
-        if stats.segments_rewritten > 0 {
-            info!(log = %self.name, segments = stats.segments_rewritten, removed_records = stats.removed_records, bytes_before = stats.bytes_before, bytes_after = stats.bytes_after, "compacted");
-        }
-        Ok(stats)
-    }
-
-    /// Replaces sealed segment `index` by these batches (same base offset); returns its size.
-    fn replace_segment(
-        &mut self,
-        index: usize,
-        batches: Vec<(Bytes, BatchEntry)>,
-    ) -> Result<u64, StorageError> {
-        let old = &self.segments[index];
-        let base = old.base_offset;
-        let created_ms = old.created_ms;
-        let mut next = match (&self.dir, &old.store) {
-            (Some(dir), segment::Store::File(_)) => {
-                let tmp = dir.join(segment::file_name(base, "cleaned"));
-                Segment::create_file_at(&tmp, base, created_ms)
-                    .map_err(|e| StorageError::io(&tmp, e))?
-            }
-            _ => Segment::in_memory(base, created_ms),
-        };
-        for (bytes, entry) in &batches {
-            next.append(bytes, &[], *entry).map_err(|e| match e {
-                AppendIoError::Undone(e) | AppendIoError::Damaged { write: e, .. } => {
-                    self.io_error(e)
-                }
-            })?;
-        }
-        if let Some(old_path) = self.segments[index].path().map(Path::to_path_buf) {
-            next.install_as(&old_path)
-                .map_err(|e| StorageError::io(&old_path, e))?;
-        }
-        let size = next.size;
-        self.segments[index] = next;
-        Ok(size)
     }
 
     /// Deletes every file of this log (the topic was deleted).

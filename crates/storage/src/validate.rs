@@ -113,20 +113,17 @@
 
 use bytes::{Bytes, BytesMut};
 use kcoord_records::{
-    compute_crc_parts, crc_is_valid, rewritten_attributes, BatchBuilder, BatchHeader, BatchOptions,
-    Compression, RecordIter, RecordsError, TimestampType, HEADER_LEN, LOG_OVERHEAD, NO_TIMESTAMP,
+    compute_crc_parts, crc_is_valid, rewritten_attributes, BatchHeader, Compression, RecordsError,
+    TimestampType, HEADER_LEN, LOG_OVERHEAD,
 };
 
-/// Kafka's error codes for the answers of this module.
-pub mod codes {
-    pub const UNKNOWN_SERVER_ERROR: i16 = -1;
-    pub const CORRUPT_MESSAGE: i16 = 2;
-    pub const MESSAGE_TOO_LARGE: i16 = 10;
-    pub const RECORD_LIST_TOO_LARGE: i16 = 18;
-    pub const INVALID_TIMESTAMP: i16 = 32;
-    pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
-    pub const INVALID_RECORD: i16 = 87;
-}
+mod error;
+mod rebuild;
+mod records;
+
+pub use error::{codes, RecordError, ValidationError};
+use rebuild::rebuild_batch;
+use records::{scan_records, Scan};
 
 /// Kafka 4.4's defaults.
 pub mod defaults {
@@ -200,124 +197,6 @@ pub struct ProduceContext<'a> {
     pub api_version: i16,
     pub topic: &'a str,
     pub partition: i32,
-}
-
-/// Kafka's `ProduceResponse.RecordError`: the index of the failing record in the batch and its
-/// message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordError {
-    pub batch_index: i32,
-    pub message: Option<String>,
-}
-
-impl std::fmt::Display for RecordError {
-    /// As Kafka's `RecordError.toString`, which its top-level message embeds.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.message {
-            Some(m) => write!(
-                f,
-                "RecordError(batchIndex={}, message='{}')",
-                self.batch_index, m
-            ),
-            None => write!(
-                f,
-                "RecordError(batchIndex={}, message=null)",
-                self.batch_index
-            ),
-        }
-    }
-}
-
-/// Why a partition's records were refused. [`ValidationError::error_code`],
-/// [`ValidationError::message`] and [`ValidationError::record_errors`] are the partition's
-/// ErrorCode, ErrorMessage and RecordErrors in Kafka's Produce response; `Display` is Kafka's
-/// exception message, for logs, also when Kafka does not send it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ValidationError {
-    /// INVALID_RECORD (87), message not sent.
-    #[error("{0}")]
-    InvalidRecord(String),
-    /// CORRUPT_MESSAGE (2), message not sent.
-    #[error("{0}")]
-    CorruptMessage(String),
-    /// MESSAGE_TOO_LARGE (10), message not sent.
-    #[error("{0}")]
-    MessageTooLarge(String),
-    /// RECORD_LIST_TOO_LARGE (18), message not sent.
-    #[error("{0}")]
-    RecordListTooLarge(String),
-    /// UNSUPPORTED_COMPRESSION_TYPE (76), message not sent.
-    #[error("{0}")]
-    UnsupportedCompressionType(String),
-    /// UNKNOWN_SERVER_ERROR (-1): where Kafka throws an exception that is not an API error.
-    /// With `whole_request`, Kafka fails every partition of the request with it.
-    #[error("{message}")]
-    UnknownServerError {
-        message: String,
-        whole_request: bool,
-    },
-    /// INVALID_RECORD (87) from per-record checks: message and record errors sent.
-    #[error("{message}")]
-    InvalidRecords {
-        message: String,
-        record_errors: Vec<RecordError>,
-    },
-    /// INVALID_TIMESTAMP (32) from per-record checks: message and record errors sent.
-    #[error("{message}")]
-    InvalidTimestamp {
-        message: String,
-        record_errors: Vec<RecordError>,
-    },
-}
-
-impl ValidationError {
-    /// Kafka's numeric error code.
-    pub fn error_code(&self) -> i16 {
-        match self {
-            ValidationError::InvalidRecord(_) | ValidationError::InvalidRecords { .. } => {
-                codes::INVALID_RECORD
-            }
-            ValidationError::CorruptMessage(_) => codes::CORRUPT_MESSAGE,
-            ValidationError::MessageTooLarge(_) => codes::MESSAGE_TOO_LARGE,
-            ValidationError::RecordListTooLarge(_) => codes::RECORD_LIST_TOO_LARGE,
-            ValidationError::UnsupportedCompressionType(_) => codes::UNSUPPORTED_COMPRESSION_TYPE,
-            ValidationError::UnknownServerError { .. } => codes::UNKNOWN_SERVER_ERROR,
-            ValidationError::InvalidTimestamp { .. } => codes::INVALID_TIMESTAMP,
-        }
-    }
-
-    /// The partition's ErrorMessage as Kafka sends it: only per-record failures carry one.
-    pub fn message(&self) -> Option<String> {
-        match self {
-            ValidationError::InvalidRecords { message, .. }
-            | ValidationError::InvalidTimestamp { message, .. } => Some(message.clone()),
-            _ => None,
-        }
-    }
-
-    /// The partition's RecordErrors: `(batch_index, message)`.
-    pub fn record_errors(&self) -> Vec<(i32, Option<String>)> {
-        match self {
-            ValidationError::InvalidRecords { record_errors, .. }
-            | ValidationError::InvalidTimestamp { record_errors, .. } => record_errors
-                .iter()
-                .map(|e| (e.batch_index, e.message.clone()))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// Kafka answers every partition of the request with this error, not just this one (its
-    /// ErrorMessage then null, as `ApiError.fromThrowable` gives none for UNKNOWN_SERVER_ERROR).
-    pub fn fails_whole_request(&self) -> bool {
-        matches!(
-            self,
-            ValidationError::UnknownServerError {
-                whole_request: true,
-                ..
-            }
-        )
-    }
 }
 
 /// A batch that passed, and what appending it takes.
@@ -463,19 +342,6 @@ fn be_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// What the per-record pass found.
-struct Scan {
-    /// The largest timestamp (as Kafka's iterator reports them), or -1.
-    max_timestamp: i64,
-    /// The first record with that timestamp: its offset delta and its position.
-    max_at: Option<(i32, i32)>,
-    first_offset_delta: Option<i32>,
-    /// For a LogAppendTime batch on a CreateTime topic (whose header Kafka flips to
-    /// CreateTime): the first record whose own timestamp equals the batch's max timestamp.
-    flipped_max_at: Option<i32>,
-    offsets_in_order: bool,
-}
-
 /// Validates one partition's records from a Produce request for a leader append, as Kafka 4.4
 /// does; see the module docs for every rule. `now_ms` is the broker's clock (Kafka's
 /// `time.milliseconds()`), used for the timestamp bounds and as the log append time.
@@ -485,10 +351,46 @@ pub fn validate_produce(
     context: &ProduceContext<'_>,
     now_ms: i64,
 ) -> Result<ValidatedBatch, ValidationError> {
-    let version = context.api_version;
     let tp = format!("{}-{}", context.topic, context.partition);
+    let batch = single_batch(records, context.api_version)?;
+    let (header, source) = analyze_and_validate(&batch, config, &tp)?;
+    // LogValidator.validateBatch.
+    validate_batch(&header, &tp)?;
 
-    // ProduceRequest.validateRecords.
+    // LogValidator: which path.
+    let (target, target_level) = match config.compression {
+        TopicCompression::Producer => (source, None),
+        TopicCompression::Codec { codec, level } => (codec, level),
+    };
+    let compressed_path = !(source == Compression::None && target == Compression::None);
+    // Kafka's skipping iterator (and its record strings) when a compressed batch may stay as is.
+    let partial_records = compressed_path && source == target;
+
+    let data = decompressed(source, batch.slice(HEADER_LEN..), config, &tp)?;
+    let scan = scan_records(&header, data.clone(), config, &tp, now_ms, partial_records)?;
+    let log_append_time = (config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
+
+    let rebuild = compressed_path && (source != target || !scan.offsets_in_order);
+    if rebuild {
+        return rebuild_batch(
+            &header,
+            &data,
+            &scan,
+            config,
+            target,
+            target_level,
+            &tp,
+            now_ms,
+            log_append_time,
+        );
+    }
+    patched_in_place(batch, header, &scan, config, &tp, log_append_time)
+}
+
+/// `ProduceRequest.validateRecords` (rules 1-5): the partition's one batch, without any
+/// trailing bytes that are not a whole batch.
+#[inline]
+fn single_batch(records: &Bytes, version: i16) -> Result<Bytes, ValidationError> {
     let Some(batch) = kafka_next_batch(records, 0)? else {
         return Err(ValidationError::InvalidRecord(format!(
             "Produce requests with version {version} must have at least one record batch per partition"
@@ -525,15 +427,23 @@ pub fn validate_produce(
             "Produce requests with version {version} are only allowed to contain exactly one record batch per partition"
         )));
     }
+    Ok(batch)
+}
 
-    // UnifiedLog.analyzeAndValidateRecords.
-    let base_offset = be_i64(&batch, 0).unwrap_or(0);
+/// `UnifiedLog.analyzeAndValidateRecords` (rules 6-9): the batch's header and codec.
+#[inline]
+fn analyze_and_validate(
+    batch: &Bytes,
+    config: &ValidationConfig,
+    tp: &str,
+) -> Result<(BatchHeader, Compression), ValidationError> {
+    let base_offset = be_i64(batch, 0).unwrap_or(0);
     if base_offset != 0 {
         return Err(ValidationError::InvalidRecord(format!(
             "The baseOffset of the record batch in the append to {tp} should be 0, but it is {base_offset}"
         )));
     }
-    if be_i32(&batch, 23).is_none() {
+    if be_i32(batch, 23).is_none() {
         return Err(ValidationError::UnknownServerError {
             message: format!(
                 "A record batch of {} bytes cannot hold its last offset delta",
@@ -549,70 +459,59 @@ pub fn validate_produce(
             config.max_message_bytes
         )));
     }
-    if !crc_is_valid(&batch) {
-        let stored = be_u32(&batch, 17).unwrap_or(0);
+    if !crc_is_valid(batch) {
+        let stored = be_u32(batch, 17).unwrap_or(0);
         return Err(ValidationError::CorruptMessage(format!(
             "Record is corrupt (stored crc = {stored}) in topic partition {tp}."
         )));
     }
     let header =
-        BatchHeader::parse(&batch).map_err(|e| ValidationError::CorruptMessage(e.to_string()))?;
+        BatchHeader::parse(batch).map_err(|e| ValidationError::CorruptMessage(e.to_string()))?;
     let source = header
         .compression()
         .map_err(|e| ValidationError::UnknownServerError {
             message: e.to_string(),
             whole_request: false,
         })?;
+    Ok((header, source))
+}
 
-    // LogValidator.validateBatch.
-    validate_batch(&header, &tp)?;
-
-    // LogValidator: which path.
-    let (target, target_level) = match config.compression {
-        TopicCompression::Producer => (source, None),
-        TopicCompression::Codec { codec, level } => (codec, level),
-    };
-    let compressed_path = !(source == Compression::None && target == Compression::None);
-    // Kafka's skipping iterator (and its record strings) when a compressed batch may stay as is.
-    let partial_records = compressed_path && source == target;
-
-    let payload = batch.slice(HEADER_LEN..);
-    let data = match source {
-        Compression::None => payload,
+/// The records of the batch (`payload`, what follows its header) as the `source` codec
+/// decompresses them (rule 15).
+#[inline]
+fn decompressed(
+    source: Compression,
+    payload: Bytes,
+    config: &ValidationConfig,
+    tp: &str,
+) -> Result<Bytes, ValidationError> {
+    match source {
+        Compression::None => Ok(payload),
         codec => match kcoord_records::decompress(codec, &payload, config.max_uncompressed_bytes) {
-            Ok(d) => Bytes::from(d),
+            Ok(d) => Ok(Bytes::from(d)),
             Err(RecordsError::DecompressedTooLarge { limit, .. }) => {
-                return Err(ValidationError::MessageTooLarge(format!(
+                Err(ValidationError::MessageTooLarge(format!(
                     "The records of the record batch in the append to {tp} decompress to more than {limit} bytes"
                 )))
             }
-            Err(_) => {
-                return Err(ValidationError::UnknownServerError {
-                    message: "Failed to decompress record stream".to_string(),
-                    whole_request: false,
-                })
-            }
+            Err(_) => Err(ValidationError::UnknownServerError {
+                message: "Failed to decompress record stream".to_string(),
+                whole_request: false,
+            }),
         },
-    };
-
-    let scan = scan_records(&header, data.clone(), config, &tp, now_ms, partial_records)?;
-    let log_append_time = (config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
-
-    let rebuild = compressed_path && (source != target || !scan.offsets_in_order);
-    if rebuild {
-        return rebuild_batch(
-            &header,
-            &data,
-            &scan,
-            config,
-            target,
-            target_level,
-            &tp,
-            now_ms,
-            log_append_time,
-        );
     }
+}
 
+/// Rule 20: the batch as sent, with what its header becomes on append.
+#[inline]
+fn patched_in_place(
+    batch: Bytes,
+    header: BatchHeader,
+    scan: &Scan,
+    config: &ValidationConfig,
+    tp: &str,
+    log_append_time: Option<i64>,
+) -> Result<ValidatedBatch, ValidationError> {
     let max_timestamp = log_append_time.unwrap_or(scan.max_timestamp);
     let crc_changes =
         header.timestamp_type() != config.timestamp_type || header.max_timestamp != max_timestamp;
@@ -624,7 +523,7 @@ pub fn validate_produce(
         }
         (TimestampType::CreateTime, TimestampType::LogAppendTime) => scan.flipped_max_at,
     };
-    check_segment_size(size, config, &tp)?;
+    check_segment_size(batch.len(), config, tp)?;
     Ok(ValidatedBatch {
         header,
         bytes: batch,
@@ -673,126 +572,6 @@ fn validate_batch(h: &BatchHeader, tp: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// Kafka's wording for a record that cannot be read.
-fn record_read_error(e: RecordsError) -> ValidationError {
-    ValidationError::InvalidRecord(match e {
-        RecordsError::MissingRecords { .. } => {
-            "Incorrect declared batch size, premature EOF reached".to_string()
-        }
-        RecordsError::TrailingBytes => {
-            "Incorrect declared batch size, records still remaining in file".to_string()
-        }
-        RecordsError::MalformedRecord { reason, .. } => reason,
-        other => other.to_string(),
-    })
-}
-
-/// Reads every record, applying `LogValidator.validateRecord`; throws the collected record
-/// errors as `processRecordErrors` does.
-fn scan_records(
-    h: &BatchHeader,
-    data: Bytes,
-    config: &ValidationConfig,
-    tp: &str,
-    now: i64,
-    partial_records: bool,
-) -> Result<Scan, ValidationError> {
-    let iter = RecordIter::new(data, h.record_count).map_err(record_read_error)?;
-    let mut errors: Vec<RecordError> = Vec::new();
-    let mut any_timestamp_error = false;
-    let mut scan = Scan {
-        max_timestamp: NO_TIMESTAMP,
-        max_at: None,
-        first_offset_delta: None,
-        flipped_max_at: None,
-        offsets_in_order: true,
-    };
-    let flipped_target = h.max_timestamp.max(NO_TIMESTAMP);
-    for (index, record) in iter.enumerate() {
-        let record = record.map_err(record_read_error)?;
-        let offset = record.offset(h);
-        let timestamp = record.timestamp(h);
-        let index = i32::try_from(index).unwrap_or(i32::MAX);
-        let error = if config.compacted && record.key.is_none() {
-            Some(format!(
-                "Compacted topic cannot accept message without key in topic partition {tp}"
-            ))
-        } else if config.timestamp_type == TimestampType::CreateTime && timestamp != NO_TIMESTAMP {
-            let diff = now.wrapping_sub(timestamp);
-            (diff > config.timestamp_before_max_ms || diff.wrapping_neg() > config.timestamp_after_max_ms).then(|| {
-                any_timestamp_error = true;
-                format!(
-                    "Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be within [{}, {}]",
-                    now.wrapping_sub(config.timestamp_before_max_ms),
-                    now.wrapping_add(config.timestamp_after_max_ms)
-                )
-            })
-        } else if h.timestamp_type() == TimestampType::LogAppendTime {
-            any_timestamp_error = true;
-            let size = |b: &Option<Bytes>, null: i64| b.as_ref().map_or(null, |b| b.len() as i64);
-            let described = if partial_records {
-                format!(
-                    "PartialDefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
-                    size(&record.key, -1),
-                    size(&record.value, -1)
-                )
-            } else {
-                format!(
-                    "DefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
-                    size(&record.key, 0),
-                    size(&record.value, 0)
-                )
-            };
-            Some(format!(
-                "Invalid timestamp type in message {described}. Producer should not set timestamp type to LogAppendTime."
-            ))
-        } else {
-            None
-        };
-        match error {
-            Some(message) => errors.push(RecordError {
-                batch_index: index,
-                message: Some(message),
-            }),
-            None => {
-                if timestamp > scan.max_timestamp {
-                    scan.max_timestamp = timestamp;
-                    scan.max_at = Some((record.offset_delta, index));
-                } else if timestamp == scan.max_timestamp && scan.max_at.is_none() {
-                    scan.max_at = Some((record.offset_delta, index));
-                }
-                if record.offset_delta != index {
-                    scan.offsets_in_order = false;
-                }
-            }
-        }
-        scan.first_offset_delta.get_or_insert(record.offset_delta);
-        if scan.flipped_max_at.is_none()
-            && h.base_timestamp.wrapping_add(record.timestamp_delta) == flipped_target
-        {
-            scan.flipped_max_at = Some(record.offset_delta);
-        }
-    }
-    if errors.is_empty() {
-        return Ok(scan);
-    }
-    if any_timestamp_error {
-        return Err(ValidationError::InvalidTimestamp {
-            message: "One or more records have been rejected due to invalid timestamp".to_string(),
-            record_errors: errors,
-        });
-    }
-    let shown: Vec<String> = errors.iter().take(3).map(RecordError::to_string).collect();
-    Err(ValidationError::InvalidRecords {
-        message: format!(
-            "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
-            errors.len(),
-            shown.join(", ")
-        ),
-        record_errors: errors,
-    })
-}
-
 fn check_segment_size(
     size: usize,
     config: &ValidationConfig,
@@ -807,83 +586,12 @@ fn check_segment_size(
     Ok(())
 }
 
-/// `LogValidator.buildRecordsAndAssignOffsets`: the records again, at offset deltas 0, 1, 2, ...
-/// with their timestamps, in the topic's codec.
-#[allow(clippy::too_many_arguments)]
-fn rebuild_batch(
-    h: &BatchHeader,
-    data: &Bytes,
-    scan: &Scan,
-    config: &ValidationConfig,
-    target: Compression,
-    target_level: Option<i32>,
-    tp: &str,
-    now: i64,
-    log_append_time: Option<i64>,
-) -> Result<ValidatedBatch, ValidationError> {
-    let unknown = |e: RecordsError| ValidationError::UnknownServerError {
-        message: e.to_string(),
-        whole_request: false,
-    };
-    let mut builder = BatchBuilder::new(BatchOptions {
-        base_offset: 0,
-        partition_leader_epoch: h.partition_leader_epoch,
-        compression: target,
-        compression_level: target_level,
-        timestamp_type: config.timestamp_type,
-        log_append_time: now,
-        producer_id: h.producer_id,
-        producer_epoch: h.producer_epoch,
-        base_sequence: h.base_sequence,
-        transactional: h.is_transactional(),
-        control: false,
-        delete_horizon_ms: None,
-    });
-    let iter = RecordIter::new(data.clone(), h.record_count).map_err(record_read_error)?;
-    for record in iter {
-        let record = record.map_err(record_read_error)?;
-        builder
-            .push(
-                record.timestamp(h),
-                record.key.as_deref(),
-                record.value.as_deref(),
-                &record.headers,
-            )
-            .map_err(unknown)?;
-    }
-    let bytes = builder.build().map_err(unknown)?;
-    let size = bytes.len();
-    if size > usize::try_from(config.max_message_bytes).unwrap_or(0) {
-        return Err(ValidationError::MessageTooLarge(format!(
-            "Message batch size is {size} bytes in append to partition {tp} which exceeds the maximum configured size of {}.",
-            config.max_message_bytes
-        )));
-    }
-    check_segment_size(size, config, tp)?;
-    let header = BatchHeader::parse(&bytes).map_err(unknown)?;
-    let max_timestamp = header.max_timestamp;
-    // Renumbered from 0: a record's new offset delta is its position.
-    let offset_delta_of_max_timestamp = match log_append_time {
-        Some(_) => Some(0),
-        None => scan.max_at.map(|(_, index)| index),
-    };
-    Ok(ValidatedBatch {
-        header,
-        bytes,
-        rebuilt: true,
-        record_count: header.record_count,
-        timestamp_type: config.timestamp_type,
-        max_timestamp,
-        offset_delta_of_max_timestamp,
-        log_append_time,
-        crc_changes: false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kcoord_records::{set_partition_leader_epoch, verify_crc, write_crc, RecordBatch};
+    use kcoord_records::{
+        set_partition_leader_epoch, verify_crc, write_crc, BatchBuilder, BatchOptions, RecordBatch,
+    };
 
     const NOW: i64 = 1_700_000_000_000;
 

@@ -133,15 +133,30 @@ impl Options {
     /// Kafka's `checkArgs` (for the supported actions) and the one-action rule, with Kafka's
     /// messages where it has one.
     pub fn check(self) -> Result<Command, CliError> {
-        let usage = |m: String| Err(CliError::Usage(m));
         let Some(bootstrap_server) = self.bootstrap_server.clone() else {
-            return usage("Missing required argument \"[bootstrap-server]\"".into());
+            return Err(CliError::Usage(
+                "Missing required argument \"[bootstrap-server]\"".into(),
+            ));
         };
+        self.check_group_scope().map_err(CliError::Usage)?;
+        self.check_available_options().map_err(CliError::Usage)?;
+        self.check_conflicts().map_err(CliError::Usage)?;
+        let action = self.action()?;
+        Ok(Command {
+            bootstrap_server,
+            command_config: self.command_config,
+            timeout: Duration::from_millis(self.timeout),
+            action,
+        })
+    }
+
+    /// `--describe` and `--delete` need groups; `--describe` takes one sub-action at most.
+    fn check_group_scope(&self) -> Result<(), String> {
         let scope = "takes one of these options: [all-groups], [group]";
         let has_groups = !self.group.is_empty() || self.all_groups;
         if self.describe {
             if !has_groups {
-                return usage(format!("Option [describe] {scope}"));
+                return Err(format!("Option [describe] {scope}"));
             }
             let sub_actions = [
                 self.members,
@@ -150,16 +165,20 @@ impl Options {
                 self.topology,
             ];
             if sub_actions.iter().filter(|s| **s).count() > 1 {
-                return usage("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]".into());
+                return Err("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]".into());
             }
             if matches!(self.state, Some(Some(_))) {
-                return usage("Option [describe] does not take a value for [state]".into());
+                return Err("Option [describe] does not take a value for [state]".into());
             }
         }
         if self.delete && !has_groups {
-            return usage(format!("Option [delete] {scope}"));
+            return Err(format!("Option [delete] {scope}"));
         }
-        // joptsimple's `availableIf`: these only make sense with their action.
+        Ok(())
+    }
+
+    /// joptsimple's `availableIf`: these only make sense with their action.
+    fn check_available_options(&self) -> Result<(), String> {
         for (flag, set) in [
             ("members", self.members),
             ("offsets", self.offsets),
@@ -167,22 +186,27 @@ impl Options {
             ("verbose", self.verbose),
         ] {
             if set && !self.describe {
-                return usage(format!(
+                return Err(format!(
                     "Option [{flag}] may be used with the --describe option only"
                 ));
             }
         }
         if self.state.is_some() && !self.list && !self.describe {
-            return usage(
+            return Err(
                 "Option [state] may be used with the --list or --describe option only".into(),
             );
         }
         if self.output.is_some() && !(self.describe && self.topology) {
-            return usage("Option [output] may be used with --describe --topology only".into());
+            return Err("Option [output] may be used with --describe --topology only".into());
         }
         if self.output.is_some_and(OutputFormat::single_group) && self.group.len() > 1 {
-            return usage(crate::command::one_drawing_only(self.group.len()));
+            return Err(crate::command::one_drawing_only(self.group.len()));
         }
+        Ok(())
+    }
+
+    /// Options that exclude each other, and exactly one action.
+    fn check_conflicts(&self) -> Result<(), String> {
         if self.list {
             for (flag, set) in [
                 ("members", self.members),
@@ -190,63 +214,61 @@ impl Options {
                 ("topology", self.topology),
             ] {
                 if set {
-                    return usage(format!(
+                    return Err(format!(
                         "Option \"[list]\" can't be used with option \"[{flag}]\""
                     ));
                 }
             }
         }
         if !self.group.is_empty() && self.all_groups {
-            return usage("Option \"[group]\" can't be used with option \"[all-groups]\"".into());
+            return Err("Option \"[group]\" can't be used with option \"[all-groups]\"".into());
         }
         if !self.group.is_empty() && self.list {
-            return usage("Option \"[group]\" can't be used with option \"[list]\"".into());
+            return Err("Option \"[group]\" can't be used with option \"[list]\"".into());
         }
         let actions = [self.list, self.describe, self.delete]
             .iter()
             .filter(|a| **a)
             .count();
         if actions != 1 {
-            return usage(
+            return Err(
                 "Command must include exactly one action: --list, --describe, or --delete.".into(),
             );
         }
+        Ok(())
+    }
 
+    /// The one action the (checked) options ask for.
+    fn action(&self) -> Result<Action, CliError> {
         let groups = if self.all_groups {
             Groups::All
         } else {
             Groups::Named(self.group.clone())
         };
-        let action = if self.list {
+        if self.list {
             let states = match &self.state {
                 None => None,
                 Some(None) => Some(Vec::new()),
                 Some(Some(list)) => Some(parse_states(list)?),
             };
-            Action::List { states }
-        } else if self.describe {
-            let what = if self.members {
-                Describe::Members
-            } else if self.state.is_some() {
-                Describe::State
-            } else if self.topology {
-                Describe::Topology(self.output.unwrap_or_default())
-            } else {
-                Describe::Offsets
-            };
-            Action::Describe {
-                groups,
-                what,
-                verbose: self.verbose,
-            }
+            return Ok(Action::List { states });
+        }
+        if !self.describe {
+            return Ok(Action::Delete { groups });
+        }
+        let what = if self.members {
+            Describe::Members
+        } else if self.state.is_some() {
+            Describe::State
+        } else if self.topology {
+            Describe::Topology(self.output.unwrap_or_default())
         } else {
-            Action::Delete { groups }
+            Describe::Offsets
         };
-        Ok(Command {
-            bootstrap_server,
-            command_config: self.command_config,
-            timeout: Duration::from_millis(self.timeout),
-            action,
+        Ok(Action::Describe {
+            groups,
+            what,
+            verbose: self.verbose,
         })
     }
 }

@@ -88,25 +88,7 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
     });
 
     let mut graph = Graph::default();
-    let blocks = topology
-        .subtopologies
-        .iter()
-        .map(|s| {
-            (
-                ClusterKind::Subtopology,
-                format!("Sub-topology: {}", s.id),
-                s.nodes.iter().collect::<Vec<_>>(),
-            )
-        })
-        .chain(topology.global_stores.iter().enumerate().map(|(i, g)| {
-            let id = topology.subtopologies.len() + i;
-            (
-                ClusterKind::GlobalStore,
-                format!("Sub-topology: {id} for global store"),
-                vec![&g.source, &g.processor],
-            )
-        }));
-    for (block, (kind, label, nodes)) in blocks.enumerate() {
+    for (block, (kind, label, nodes)) in blocks(topology).enumerate() {
         let ids: BTreeMap<&str, String> = nodes
             .iter()
             .enumerate()
@@ -121,35 +103,7 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
         };
         for (i, node) in nodes.iter().enumerate() {
             let id = format!("s{block}_n{i}");
-            let shape = match &node.kind {
-                NodeKind::Source { topics: names } => {
-                    graph.edges.extend(
-                        tree_set(names)
-                            .into_iter()
-                            .filter_map(|t| topics.get(t))
-                            .map(|t| (t.clone(), id.clone())),
-                    );
-                    Shape::Source
-                }
-                NodeKind::Processor { stores: names } => {
-                    graph.edges.extend(
-                        tree_set(names)
-                            .into_iter()
-                            .filter_map(|s| stores.get(s))
-                            .map(|s| (id.clone(), s.clone())),
-                    );
-                    Shape::Processor
-                }
-                NodeKind::Sink { topic } => {
-                    graph.edges.extend(
-                        topic
-                            .iter()
-                            .filter_map(|t| topics.get(t.as_str()))
-                            .map(|t| (id.clone(), t.clone())),
-                    );
-                    Shape::Sink
-                }
-            };
+            let shape = resource_edges(node, &id, &topics, &stores, &mut graph.edges);
             let successors = tree_set(&node.successors);
             graph.edges.extend(
                 successors
@@ -168,6 +122,71 @@ pub fn build(topology: &StreamsGroupTopologyDescription) -> Graph {
     graph.resources.extend(sorted_nodes(&topics, Shape::Topic));
     graph.resources.extend(sorted_nodes(&stores, Shape::Store));
     graph
+}
+
+/// The blocks to draw as clusters: the sub-topologies, then one per global store (numbered
+/// after the sub-topologies), each with its kind, label and nodes.
+fn blocks(
+    topology: &StreamsGroupTopologyDescription,
+) -> impl Iterator<Item = (ClusterKind, String, Vec<&Node>)> {
+    topology
+        .subtopologies
+        .iter()
+        .map(|s| {
+            (
+                ClusterKind::Subtopology,
+                format!("Sub-topology: {}", s.id),
+                s.nodes.iter().collect::<Vec<_>>(),
+            )
+        })
+        .chain(topology.global_stores.iter().enumerate().map(|(i, g)| {
+            let id = topology.subtopologies.len() + i;
+            (
+                ClusterKind::GlobalStore,
+                format!("Sub-topology: {id} for global store"),
+                vec![&g.source, &g.processor],
+            )
+        }))
+}
+
+/// The shape of `node` (whose id is `id`), after adding its edges to the topics it reads or
+/// writes and the stores it uses.
+fn resource_edges(
+    node: &Node,
+    id: &str,
+    topics: &BTreeMap<&str, String>,
+    stores: &BTreeMap<&str, String>,
+    edges: &mut Vec<(String, String)>,
+) -> Shape {
+    match &node.kind {
+        NodeKind::Source { topics: names } => {
+            edges.extend(
+                tree_set(names)
+                    .into_iter()
+                    .filter_map(|t| topics.get(t))
+                    .map(|t| (t.clone(), id.to_owned())),
+            );
+            Shape::Source
+        }
+        NodeKind::Processor { stores: names } => {
+            edges.extend(
+                tree_set(names)
+                    .into_iter()
+                    .filter_map(|s| stores.get(s))
+                    .map(|s| (id.to_owned(), s.clone())),
+            );
+            Shape::Processor
+        }
+        NodeKind::Sink { topic } => {
+            edges.extend(
+                topic
+                    .iter()
+                    .filter_map(|t| topics.get(t.as_str()))
+                    .map(|t| (id.to_owned(), t.clone())),
+            );
+            Shape::Sink
+        }
+    }
 }
 
 /// Every distinct name `names_of` yields over all nodes, with an id `<prefix><rank>` by sorted

@@ -169,11 +169,7 @@ pub async fn register_broker(
     controller_addr: &str,
     options: RegistrationOptions,
 ) -> Result<RegisteredBroker, BrokerError> {
-    let broker_id = match parse_number::<i32>(properties, "node.id")? {
-        Some(id) => id,
-        None => parse_number::<i32>(properties, "broker.id")?
-            .ok_or_else(|| BrokerError::config("node.id", "missing"))?,
-    };
+    let broker_id = broker_id(properties)?;
     let listeners = listeners::broker_listeners(properties)?;
     let heartbeat_interval = match options.heartbeat_interval {
         Some(interval) => interval,
@@ -184,18 +180,7 @@ pub async fn register_broker(
 
     let connection = Connection::connect(controller_addr, options.client.clone()).await?;
     connection.negotiate().await?;
-    let mut version = connection
-        .negotiated_version::<BrokerRegistrationRequest>()
-        .await?;
-    if let Some(max) = options.max_registration_version {
-        if max < BrokerRegistrationRequest::VERSIONS.min {
-            return Err(BrokerError::config(
-                "max_registration_version",
-                format!("v{max} does not exist"),
-            ));
-        }
-        version = version.min(max);
-    }
+    let version = registration_version(&connection, options.max_registration_version).await?;
     let cluster_id = match options
         .cluster_id
         .clone()
@@ -205,28 +190,8 @@ pub async fn register_broker(
         None => describe_cluster_id(&connection).await?,
     };
 
-    let (min, max) = options.metadata_version_range;
-    let mut features = vec![Feature {
-        name: "metadata.version".into(),
-        min_supported_version: min,
-        max_supported_version: max,
-        ..Default::default()
-    }];
-    if version < MIN_ZERO_FEATURES_VERSION {
-        features.retain(|f| f.min_supported_version != 0);
-    }
-    let static_configs = if version >= STATIC_CONFIGS_VERSION {
-        collect_static_configs(properties)
-            .into_iter()
-            .map(|(name, value)| StaticConfig {
-                name,
-                value,
-                ..Default::default()
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let features = supported_features(options.metadata_version_range, version);
+    let static_configs = static_configs(properties, version);
     let incarnation_id = options.incarnation_id.unwrap_or_else(Uuid::new_v4);
     let request = BrokerRegistrationRequest {
         broker_id,
@@ -264,6 +229,65 @@ pub async fn register_broker(
         heartbeat_interval,
         connection,
     })
+}
+
+/// `node.id`, or `broker.id` when it is not set.
+fn broker_id(properties: &BrokerProperties) -> Result<i32, BrokerError> {
+    match parse_number::<i32>(properties, "node.id")? {
+        Some(id) => Ok(id),
+        None => parse_number::<i32>(properties, "broker.id")?
+            .ok_or_else(|| BrokerError::config("node.id", "missing")),
+    }
+}
+
+/// The BrokerRegistration version both sides know, at most `max` when given.
+async fn registration_version(
+    connection: &Connection,
+    max: Option<i16>,
+) -> Result<i16, BrokerError> {
+    let version = connection
+        .negotiated_version::<BrokerRegistrationRequest>()
+        .await?;
+    let Some(max) = max else {
+        return Ok(version);
+    };
+    if max < BrokerRegistrationRequest::VERSIONS.min {
+        return Err(BrokerError::config(
+            "max_registration_version",
+            format!("v{max} does not exist"),
+        ));
+    }
+    Ok(version.min(max))
+}
+
+/// The features the broker supports: `metadata.version` from `min` to `max`; a request
+/// `version` below [`MIN_ZERO_FEATURES_VERSION`] leaves out a feature whose minimum is 0.
+fn supported_features((min, max): (i16, i16), version: i16) -> Vec<Feature> {
+    let mut features = vec![Feature {
+        name: "metadata.version".into(),
+        min_supported_version: min,
+        max_supported_version: max,
+        ..Default::default()
+    }];
+    if version < MIN_ZERO_FEATURES_VERSION {
+        features.retain(|f| f.min_supported_version != 0);
+    }
+    features
+}
+
+/// KIP-1326's StaticConfigs, for the request versions that carry them.
+fn static_configs(properties: &BrokerProperties, version: i16) -> Vec<StaticConfig> {
+    if version < STATIC_CONFIGS_VERSION {
+        return Vec::new();
+    }
+    collect_static_configs(properties)
+        .into_iter()
+        .map(|(name, value)| StaticConfig {
+            name,
+            value,
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// The cluster id a controller reports in DescribeCluster (controller endpoints from v1).

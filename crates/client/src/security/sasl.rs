@@ -21,85 +21,111 @@ pub(crate) async fn authenticate(
     conn: &Connection,
     credentials: &SaslCredentials,
 ) -> Result<(), ClientError> {
-    let addr = conn.addr();
-    let mechanism = credentials.mechanism;
-    let failed = |message: String| ClientError::Authentication {
-        addr: addr.to_string(),
-        mechanism: mechanism.name(),
-        message,
-    };
-    let versions = match conn.server_versions() {
-        Some(versions) => versions,
-        None => conn.negotiate().await?,
-    };
-    let handshake_version = versions
-        .common_version(SaslHandshakeRequest::KEY, SaslHandshakeRequest::VERSIONS)
-        .filter(|v| *v >= HANDSHAKE_WITH_AUTHENTICATE)
-        .ok_or_else(|| {
-            failed(format!(
-                "the server offers no SaslHandshake v{HANDSHAKE_WITH_AUTHENTICATE}+ (it advertises {}): it is not a SASL listener of a current Kafka",
-                versions
-                    .range(SaslHandshakeRequest::KEY)
-                    .map_or_else(|| "none".to_string(), |r| r.to_string())
-            ))
-        })?;
+    let exchange = Exchange { conn, credentials };
+    let handshake_version = exchange.handshake_version().await?;
     let authenticate_version = conn.negotiated_version::<SaslAuthenticateRequest>().await?;
+    exchange.handshake(handshake_version).await?;
+    exchange.authenticate(authenticate_version).await
+}
 
-    let handshake = conn
-        .send(
-            SaslHandshakeRequest {
-                mechanism: mechanism.name().to_string(),
-                ..Default::default()
-            },
-            handshake_version,
-        )
-        .await?;
-    match ErrorCode::from_code(handshake.error_code) {
-        Some(ErrorCode::NONE) => {}
-        Some(ErrorCode::UNSUPPORTED_SASL_MECHANISM) => {
-            // Kafka's client text for this (SaslClientAuthenticator).
-            return Err(failed(format!(
-                "Client SASL mechanism '{}' not enabled in the server, enabled mechanisms are [{}]",
-                mechanism.name(),
-                handshake.mechanisms.join(", ")
-            )));
-        }
-        _ => {
-            return Err(failed(format!(
-                "SaslHandshake failed: {}",
-                code_text(handshake.error_code, None)
-            )))
+/// One connection's SASL exchange.
+struct Exchange<'a> {
+    conn: &'a Connection,
+    credentials: &'a SaslCredentials,
+}
+
+impl Exchange<'_> {
+    fn failed(&self, message: String) -> ClientError {
+        ClientError::Authentication {
+            addr: self.conn.addr().to_string(),
+            mechanism: self.credentials.mechanism.name(),
+            message,
         }
     }
 
-    let mut client = new_client(credentials);
-    let mut token = client.first_message().map_err(|e| failed(e.to_string()))?;
-    loop {
-        let response = conn
+    /// The SaslHandshake version both sides know, one whose tokens go in SaslAuthenticate.
+    async fn handshake_version(&self) -> Result<i16, ClientError> {
+        let versions = match self.conn.server_versions() {
+            Some(versions) => versions,
+            None => self.conn.negotiate().await?,
+        };
+        versions
+            .common_version(SaslHandshakeRequest::KEY, SaslHandshakeRequest::VERSIONS)
+            .filter(|v| *v >= HANDSHAKE_WITH_AUTHENTICATE)
+            .ok_or_else(|| {
+                self.failed(format!(
+                    "the server offers no SaslHandshake v{HANDSHAKE_WITH_AUTHENTICATE}+ (it advertises {}): it is not a SASL listener of a current Kafka",
+                    versions
+                        .range(SaslHandshakeRequest::KEY)
+                        .map_or_else(|| "none".to_string(), |r| r.to_string())
+                ))
+            })
+    }
+
+    /// SaslHandshake: the server must have the mechanism enabled.
+    async fn handshake(&self, version: i16) -> Result<(), ClientError> {
+        let mechanism = self.credentials.mechanism;
+        let handshake = self
+            .conn
             .send(
-                SaslAuthenticateRequest {
-                    auth_bytes: token.into(),
+                SaslHandshakeRequest {
+                    mechanism: mechanism.name().to_string(),
                     ..Default::default()
                 },
-                authenticate_version,
+                version,
             )
             .await?;
-        if response.error_code != ErrorCode::NONE.code() {
-            return Err(failed(code_text(
-                response.error_code,
-                response.error_message.as_deref(),
-            )));
+        match ErrorCode::from_code(handshake.error_code) {
+            Some(ErrorCode::NONE) => Ok(()),
+            // Kafka's client text for this (SaslClientAuthenticator).
+            Some(ErrorCode::UNSUPPORTED_SASL_MECHANISM) => Err(self.failed(format!(
+                "Client SASL mechanism '{}' not enabled in the server, enabled mechanisms are [{}]",
+                mechanism.name(),
+                handshake.mechanisms.join(", ")
+            ))),
+            _ => Err(self.failed(format!(
+                "SaslHandshake failed: {}",
+                code_text(handshake.error_code, None)
+            ))),
         }
-        match client
-            .step(&response.auth_bytes)
-            .map_err(|e| failed(e.to_string()))?
-        {
-            ClientStep::Respond(next) => token = next,
-            ClientStep::Complete => {
-                // Re-authentication (KIP-368) is not done: a server with a session lifetime
-                // closes the connection when it ends, and the client opens a new one.
-                debug!(addr, mechanism = %mechanism, session_lifetime_ms = response.session_lifetime_ms, "authenticated");
-                return Ok(());
+    }
+
+    /// One SaslAuthenticate per token until the mechanism completes.
+    async fn authenticate(&self, version: i16) -> Result<(), ClientError> {
+        let mut client = new_client(self.credentials);
+        let mut token = client
+            .first_message()
+            .map_err(|e| self.failed(e.to_string()))?;
+        loop {
+            let response = self
+                .conn
+                .send(
+                    SaslAuthenticateRequest {
+                        auth_bytes: token.into(),
+                        ..Default::default()
+                    },
+                    version,
+                )
+                .await?;
+            if response.error_code != ErrorCode::NONE.code() {
+                return Err(self.failed(code_text(
+                    response.error_code,
+                    response.error_message.as_deref(),
+                )));
+            }
+            match client
+                .step(&response.auth_bytes)
+                .map_err(|e| self.failed(e.to_string()))?
+            {
+                ClientStep::Respond(next) => token = next,
+                ClientStep::Complete => {
+                    // Re-authentication (KIP-368) is not done: a server with a session lifetime
+                    // closes the connection when it ends, and the client opens a new one.
+                    let addr = self.conn.addr();
+                    let mechanism = self.credentials.mechanism;
+                    debug!(addr, mechanism = %mechanism, session_lifetime_ms = response.session_lifetime_ms, "authenticated");
+                    return Ok(());
+                }
             }
         }
     }

@@ -31,10 +31,11 @@ use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::streams::assignment::{from_response, to_request, Assignment, Tasks};
 use crate::streams::config::{OwnedTasksReporting, StreamsMemberConfig};
-use crate::streams::push::{
-    PushCompletion, PushContext, PushOutcome, PushReport, PushState, TopologyPush,
-};
+use crate::streams::push::{PushReport, PushState};
 use crate::streams::status::StreamsGroupStatus;
+
+mod description_push;
+mod leave;
 
 /// MemberEpoch of a join.
 pub const JOIN_EPOCH: i32 = 0;
@@ -42,9 +43,6 @@ pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
 /// MemberEpoch of a static member's temporary leave.
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
-
-/// Attempts a leave makes before giving up on a coordinator that moves or is loading.
-const LEAVE_ATTEMPTS: u32 = 3;
 
 /// Where a member is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -248,81 +246,6 @@ impl StreamsMember {
         self.topology_description_required
     }
 
-    /// The latest request for a topology description push not yet satisfied: set by each
-    /// successful response that carries a TopologyDescriptionId (v2) or
-    /// TopologyDescriptionRequired = true (v1), left alone by responses that carry neither,
-    /// cleared by a stored push, a push failing for good, or fencing. Never set when
-    /// `topology.description.push.enabled` is false.
-    pub fn pending_topology_description(&self) -> Option<TopologyDescriptionRequest> {
-        self.push.pending()
-    }
-
-    /// Takes the pending request, so that nothing is pushed for it.
-    pub fn take_pending_topology_description(&mut self) -> Option<TopologyDescriptionRequest> {
-        self.push.take_pending()
-    }
-
-    /// Whether a topology description is stored for pushing (push enabled and one configured).
-    pub fn has_topology_description(&self) -> bool {
-        self.push.has_description()
-    }
-
-    /// The push on its way, if any.
-    pub fn topology_push_in_flight(&self) -> Option<TopologyDescriptionRequest> {
-        self.push.in_flight()
-    }
-
-    /// How long until a push may go: `None` when there is nothing to push or one is in
-    /// flight; zero when [`StreamsMember::maybe_push`] would push now (given a coordinator).
-    pub fn next_push_delay(&self) -> Option<Duration> {
-        self.push.delay(tokio::time::Instant::now())
-    }
-
-    /// The push to send now, when the coordinator is known, it asked for a push, a
-    /// description is stored, no push is in flight and no throttle or back-off runs. The push
-    /// is then in flight: send it however suits the caller (on another task, or later) and
-    /// hand its completion to [`StreamsMember::handle_push_completion`]; heartbeats go on
-    /// meanwhile. Never looks the coordinator up (heartbeats do).
-    pub fn maybe_push(&mut self) -> Option<TopologyPush> {
-        if matches!(self.state, MemberState::Left | MemberState::Failed) {
-            return None;
-        }
-        let ctx = PushContext {
-            group_id: &self.config.group_id,
-            member_id: &self.config.member_id,
-            topology_epoch: self.config.topology.epoch,
-            coordinator: self.coordinator.as_ref().map(|(conn, _)| conn),
-        };
-        self.push.next(tokio::time::Instant::now(), ctx)
-    }
-
-    /// Applies the answer to a push from [`StreamsMember::maybe_push`].
-    pub fn handle_push_completion(&mut self, completion: PushCompletion) -> PushOutcome {
-        let (first, max) = (self.config.retry_backoff, self.config.retry_backoff_max);
-        let log = (
-            self.config.group_id.as_str(),
-            self.config.member_id.as_str(),
-        );
-        let (outcome, rediscover) =
-            self.push
-                .complete(completion, tokio::time::Instant::now(), log, |failures| {
-                    backoff(first, max, failures)
-                });
-        if rediscover {
-            self.forget_coordinator();
-        }
-        outcome
-    }
-
-    /// [`StreamsMember::maybe_push`], then sends the push and applies its answer, waiting for
-    /// it. `None` when no push was due. For tests and tools that step the member; a running
-    /// member pushes on the side instead.
-    pub async fn push_once(&mut self) -> Option<PushOutcome> {
-        let push = self.maybe_push()?;
-        let completion = push.send().await;
-        Some(self.handle_push_completion(completion))
-    }
-
     /// The connection to the coordinator currently in use and the heartbeat version on it.
     pub fn coordinator_connection(&self) -> Option<(&Connection, i16)> {
         self.coordinator.as_ref().map(|(c, v)| (c, *v))
@@ -405,7 +328,14 @@ impl StreamsMember {
         let config = &self.config;
         let report_owned =
             full || self.owned_unreported || config.owned_tasks == OwnedTasksReporting::Always;
-        let owned = |tasks: &Tasks| report_owned.then(|| to_request(tasks));
+        // A join owns nothing: Kafka requires empty lists with epoch 0 (null is refused).
+        let owned = |tasks: &Tasks| {
+            if joining {
+                Some(Vec::new())
+            } else {
+                report_owned.then(|| to_request(tasks))
+            }
+        };
         let request = StreamsGroupHeartbeatRequest {
             group_id: config.group_id.clone(),
             member_id: config.member_id.clone(),
@@ -425,43 +355,16 @@ impl StreamsMember {
             },
             // The topology goes with the join only; the coordinator refuses it otherwise.
             topology: joining.then(|| Topology::clone(&config.topology)),
-            // A join owns nothing: Kafka requires empty lists with epoch 0 (null is refused).
-            active_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.active)
-            },
-            standby_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.standby)
-            },
-            warmup_tasks: if joining {
-                Some(Vec::new())
-            } else {
-                owned(&self.owned.warmup)
-            },
+            active_tasks: owned(&self.owned.active),
+            standby_tasks: owned(&self.owned.standby),
+            warmup_tasks: owned(&self.owned.warmup),
             process_id: full.then(|| config.process_id.clone()),
             user_endpoint: if full {
-                config.user_endpoint.as_ref().map(|e| WireEndpoint {
-                    host: e.host.clone(),
-                    port: e.port,
-                    ..Default::default()
-                })
+                wire_user_endpoint(config)
             } else {
                 None
             },
-            client_tags: full.then(|| {
-                config
-                    .client_tags
-                    .iter()
-                    .map(|(key, value)| KeyValue {
-                        key: key.clone(),
-                        value: value.clone(),
-                        ..Default::default()
-                    })
-                    .collect()
-            }),
+            client_tags: full.then(|| wire_client_tags(config)),
             // Task offsets are not simulated; null means "not reported" (as Java's v0 builder).
             task_offsets: None,
             task_end_offsets: None,
@@ -582,84 +485,6 @@ impl StreamsMember {
         Ok(HeartbeatOutcome::Retry { error, after })
     }
 
-    /// Leaves the group as Kafka Streams' `close()` does by default: a static member with
-    /// epoch -2 (it may come back under its instance id), a dynamic one with -1. The member
-    /// is [`MemberState::Left`] afterwards whatever the answer.
-    pub async fn leave(&mut self) -> Result<(), ClientError> {
-        let epoch = if self.config.instance_id.is_some() {
-            STATIC_LEAVE_EPOCH
-        } else {
-            LEAVE_EPOCH
-        };
-        self.leave_with_epoch(epoch).await
-    }
-
-    /// Leaves with epoch -1, which also removes a static member for good.
-    pub async fn leave_permanently(&mut self) -> Result<(), ClientError> {
-        self.leave_with_epoch(LEAVE_EPOCH).await
-    }
-
-    async fn leave_with_epoch(&mut self, epoch: i32) -> Result<(), ClientError> {
-        match self.state {
-            MemberState::Left | MemberState::Failed => return Ok(()),
-            _ if self.requests == 0 => {
-                self.state = MemberState::Left;
-                return Ok(());
-            }
-            _ => {}
-        }
-        let mut result = Ok(());
-        for attempt in 1..=LEAVE_ATTEMPTS {
-            result = self.send_leave(epoch).await;
-            match &result {
-                Err(e)
-                    if attempt < LEAVE_ATTEMPTS
-                        && (e.is_coordinator_moved()
-                            || e.is_transport()
-                            || e.error_code() == Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS)) =>
-                {
-                    if e.error_code() != Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS) {
-                        self.forget_coordinator();
-                    }
-                    let after = self.backoff();
-                    debug!(group = %self.config.group_id, member = %self.config.member_id, error = %e, retry_in = ?after, "leave failed; retrying");
-                    tokio::time::sleep(after).await;
-                }
-                _ => break,
-            }
-        }
-        info!(group = %self.config.group_id, member = %self.config.member_id, epoch, ok = result.is_ok(), "left the group");
-        self.state = MemberState::Left;
-        self.owned = Assignment::default();
-        self.member_epoch = epoch;
-        self.coordinator = None;
-        result
-    }
-
-    async fn send_leave(&mut self, epoch: i32) -> Result<(), ClientError> {
-        let (conn, version) = self.coordinator().await?;
-        let request = StreamsGroupHeartbeatRequest {
-            group_id: self.config.group_id.clone(),
-            member_id: self.config.member_id.clone(),
-            member_epoch: epoch,
-            endpoint_information_epoch: self.endpoint_information_epoch,
-            instance_id: self.config.instance_id.clone(),
-            rebalance_timeout_ms: -1,
-            shutdown_application: self.shutdown_requested,
-            ..Default::default()
-        };
-        self.requests += 1;
-        let response = conn.send(request, version).await?;
-        if let Some(hook) = &self.config.on_response {
-            hook(&response, version);
-        }
-        ClientError::check(
-            StreamsGroupHeartbeatRequest::KEY,
-            response.error_code,
-            response.error_message.as_deref(),
-        )
-    }
-
     /// The coordinator's connection and the heartbeat version to use on it, looked up when
     /// the member has none (or its connection closed). For callers that send the requests of
     /// `prepare_heartbeat` themselves.
@@ -710,22 +535,6 @@ impl StreamsMember {
         }
     }
 
-    fn note_topology_description(&mut self, id: Option<Uuid>, required: bool, version: i16) {
-        // The all-zero uuid is Kafka's null uuid.
-        let id = id.filter(|id| !id.is_nil());
-        self.topology_description_id = id;
-        self.topology_description_required = required;
-        let request = match (id, required) {
-            (Some(id), _) => Some(TopologyDescriptionRequest::Id(id)),
-            (None, true) => Some(TopologyDescriptionRequest::Required),
-            (None, false) => None,
-        };
-        if let Some(request) = request {
-            debug!(group = %self.config.group_id, member = %self.config.member_id, version, ?request, "coordinator asks for the topology description");
-            self.push.requested(request);
-        }
-    }
-
     /// Kafka's exponential back-off: `retry_backoff * 2^(n-1)` capped at `retry_backoff_max`,
     /// with ±20 % jitter.
     fn backoff(&mut self) -> Duration {
@@ -768,6 +577,28 @@ async fn heartbeat_version(conn: &Connection, preferred: Option<i16>) -> Result<
         });
     }
     Ok(preferred.min(highest))
+}
+
+/// The configured user endpoint as the heartbeat carries it.
+fn wire_user_endpoint(config: &StreamsMemberConfig) -> Option<WireEndpoint> {
+    config.user_endpoint.as_ref().map(|e| WireEndpoint {
+        host: e.host.clone(),
+        port: e.port,
+        ..Default::default()
+    })
+}
+
+/// The configured client tags as the heartbeat carries them.
+fn wire_client_tags(config: &StreamsMemberConfig) -> Vec<KeyValue> {
+    config
+        .client_tags
+        .iter()
+        .map(|(key, value)| KeyValue {
+            key: key.clone(),
+            value: value.clone(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 fn millis(d: Duration) -> i32 {

@@ -3,6 +3,7 @@ use kcoord_wire::messages::create_topics_request::{
     CreatableReplicaAssignment, CreatableTopicConfig,
 };
 use kcoord_wire::messages::delete_topics_request::DeleteTopicState;
+use kcoord_wire::messages::DeleteTopicsRequest;
 
 use super::*;
 

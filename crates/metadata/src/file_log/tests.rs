@@ -1,3 +1,5 @@
+use bytes::Bytes;
+
 use super::*;
 
 fn record(offset: u64, record_type: i16, value: &'static [u8]) -> LogRecord {

@@ -14,84 +14,105 @@ pub fn format_members(description: &StreamsGroupDescription, verbose: bool) -> S
         return String::new();
     }
     let mut out = super::empty_group_notice(&description.group_id, description.state);
-    let group_width = super::width(15, [description.group_id.as_str()]);
-    let member_width = super::width(15, members.iter().map(|m| m.member_id.as_str()));
-    let process_width = super::width(15, members.iter().map(|m| m.process_id.as_str()));
-    let client_width = super::width(15, members.iter().map(|m| m.client_id.as_str()));
-    if !verbose {
-        let row = |group: &str, member: &str, process: &str, client: &str, assignments: &str| {
-            format!(
-                "{} {} {} {} {assignments}\n",
-                pad(group, group_width),
-                pad(member, member_width),
-                pad(process, process_width),
-                pad(client, client_width)
-            )
-        };
-        out.push_str(&row(
-            "GROUP",
-            "MEMBER",
-            "PROCESS",
-            "CLIENT-ID",
-            "ASSIGNMENTS",
-        ));
-        for m in members {
-            out.push_str(&row(
-                &description.group_id,
-                &m.member_id,
-                &m.process_id,
-                &m.client_id,
-                &tasks(&m.assignment, None),
-            ));
-        }
+    let widths = Widths {
+        group: super::width(15, [description.group_id.as_str()]),
+        member: super::width(15, members.iter().map(|m| m.member_id.as_str())),
+        process: super::width(15, members.iter().map(|m| m.process_id.as_str())),
+        client: super::width(15, members.iter().map(|m| m.client_id.as_str())),
+    };
+    if verbose {
+        verbose_table(description, &widths, &mut out);
     } else {
-        let row = |cells: [&str; 8], assignments: &str| {
-            format!(
-                "{} {} {}{} {} {} {} {} {assignments}\n",
-                pad(cells[0], group_width),
-                pad(cells[1], 25),
-                pad(cells[2], 15),
-                pad(cells[3], member_width),
-                pad(cells[4], 15),
-                pad(cells[5], 15),
-                pad(cells[6], process_width),
-                pad(cells[7], client_width)
-            )
-        };
-        out.push_str(&row(
-            [
-                "GROUP",
-                "TARGET-ASSIGNMENT-EPOCH",
-                "TOPOLOGY-EPOCH",
-                "MEMBER",
-                "MEMBER-PROTOCOL",
-                "MEMBER-EPOCH",
-                "PROCESS",
-                "CLIENT-ID",
-            ],
-            "ASSIGNMENTS",
-        ));
-        let target_epoch = description.target_assignment_epoch.to_string();
-        let topology_epoch = description.topology_epoch.to_string();
-        for m in members {
-            let protocol = if m.is_classic { "classic" } else { "streams" };
-            let member_epoch = m.member_epoch.to_string();
-            out.push_str(&row(
-                [
-                    &description.group_id,
-                    &target_epoch,
-                    &topology_epoch,
-                    &m.member_id,
-                    protocol,
-                    &member_epoch,
-                    &m.process_id,
-                    &m.client_id,
-                ],
-                &tasks(&m.assignment, Some(&m.target_assignment)),
-            ));
-        }
+        table(description, &widths, &mut out);
     }
     out
+}
+
+/// The widths of the columns that grow with their values.
+struct Widths {
+    group: usize,
+    member: usize,
+    process: usize,
+    client: usize,
+}
+
+/// GROUP MEMBER PROCESS CLIENT-ID ASSIGNMENTS.
+fn table(description: &StreamsGroupDescription, widths: &Widths, out: &mut String) {
+    let row = |group: &str, member: &str, process: &str, client: &str, assignments: &str| {
+        format!(
+            "{} {} {} {} {assignments}\n",
+            pad(group, widths.group),
+            pad(member, widths.member),
+            pad(process, widths.process),
+            pad(client, widths.client)
+        )
+    };
+    out.push_str(&row(
+        "GROUP",
+        "MEMBER",
+        "PROCESS",
+        "CLIENT-ID",
+        "ASSIGNMENTS",
+    ));
+    for m in &description.members {
+        out.push_str(&row(
+            &description.group_id,
+            &m.member_id,
+            &m.process_id,
+            &m.client_id,
+            &tasks(&m.assignment, None),
+        ));
+    }
+}
+
+/// GROUP TARGET-ASSIGNMENT-EPOCH TOPOLOGY-EPOCH MEMBER MEMBER-PROTOCOL MEMBER-EPOCH PROCESS
+/// CLIENT-ID ASSIGNMENTS, with the target assignments.
+fn verbose_table(description: &StreamsGroupDescription, widths: &Widths, out: &mut String) {
+    let row = |cells: [&str; 8], assignments: &str| {
+        format!(
+            "{} {} {}{} {} {} {} {} {assignments}\n",
+            pad(cells[0], widths.group),
+            pad(cells[1], 25),
+            pad(cells[2], 15),
+            pad(cells[3], widths.member),
+            pad(cells[4], 15),
+            pad(cells[5], 15),
+            pad(cells[6], widths.process),
+            pad(cells[7], widths.client)
+        )
+    };
+    out.push_str(&row(
+        [
+            "GROUP",
+            "TARGET-ASSIGNMENT-EPOCH",
+            "TOPOLOGY-EPOCH",
+            "MEMBER",
+            "MEMBER-PROTOCOL",
+            "MEMBER-EPOCH",
+            "PROCESS",
+            "CLIENT-ID",
+        ],
+        "ASSIGNMENTS",
+    ));
+    let target_epoch = description.target_assignment_epoch.to_string();
+    let topology_epoch = description.topology_epoch.to_string();
+    for m in &description.members {
+        let protocol = if m.is_classic { "classic" } else { "streams" };
+        let member_epoch = m.member_epoch.to_string();
+        out.push_str(&row(
+            [
+                &description.group_id,
+                &target_epoch,
+                &topology_epoch,
+                &m.member_id,
+                protocol,
+                &member_epoch,
+                &m.process_id,
+                &m.client_id,
+            ],
+            &tasks(&m.assignment, Some(&m.target_assignment)),
+        ));
+    }
 }
 
 /// Kafka's `getTasksForPrinting`: `ACTIVE: 0:[0,1]; 1:[0]; STANDBY: ...`, empty sections left

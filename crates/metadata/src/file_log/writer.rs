@@ -1,0 +1,166 @@
+//! Writing: appends after the file's entries, syncs, and whole rewrites.
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use bytes::BytesMut;
+
+use super::{encode_entry, install, io_error, sync_dir, FileLogError, LogWriter};
+use crate::log::{LogRecord, MetadataLog};
+
+impl LogWriter {
+    /// The offset the next written record must have at least.
+    pub fn next_offset(&self) -> u64 {
+        self.next_offset
+    }
+
+    /// The next offset as of the last successful [`LogWriter::sync`]: records below it are on
+    /// disk.
+    pub fn synced_next_offset(&self) -> u64 {
+        self.synced_next_offset
+    }
+
+    /// Bytes of the file that hold the header and whole entries, synced or not.
+    pub fn len_bytes(&self) -> u64 {
+        self.len
+    }
+
+    /// Bytes of the file known to be on disk (as of the last successful sync).
+    pub fn synced_len_bytes(&self) -> u64 {
+        self.synced_len
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.paths.log
+    }
+
+    fn io(&self, source: std::io::Error) -> FileLogError {
+        io_error(&self.paths.log)(source)
+    }
+
+    /// Cuts the file back to `len` after a failed write or sync, or remembers to do it before
+    /// the next write (bytes left after `len` would be read back as entries).
+    fn cut_back(&mut self, len: u64) {
+        self.len = len;
+        self.tail_to_cut = self.file.set_len(len).is_err();
+    }
+
+    /// Encodes `records` and writes them after the file's entries, without flushing them: a
+    /// [`LogWriter::sync`] does that, for any number of writes. Their offsets must increase and
+    /// start at [`LogWriter::next_offset`] or later (gaps are fine: a compacted log has them).
+    /// Nothing is written when a record is out of order or too large. On an I/O error the file
+    /// is cut back to where it was, so the same records can be written again.
+    pub fn write(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
+        let Some(last) = records.last() else {
+            return Ok(());
+        };
+        let out = self.encode(records)?;
+        if self.tail_to_cut {
+            self.file.set_len(self.len).map_err(|e| self.io(e))?;
+            self.tail_to_cut = false;
+        }
+        if let Err(e) = self.file.write_all_at(&out, self.len) {
+            self.cut_back(self.len);
+            return Err(self.io(e));
+        }
+        self.len += out.len() as u64;
+        self.next_offset = last.offset + 1;
+        Ok(())
+    }
+
+    fn encode(&self, records: &[LogRecord]) -> Result<BytesMut, FileLogError> {
+        let mut out = BytesMut::new();
+        let mut expected = self.next_offset;
+        for record in records {
+            if record.offset < expected {
+                return Err(FileLogError::OutOfOrder {
+                    path: self.paths.log.display().to_string(),
+                    expected,
+                    got: record.offset,
+                });
+            }
+            encode_entry(record, &mut out).map_err(|source| FileLogError::TooLarge {
+                path: self.paths.log.display().to_string(),
+                offset: record.offset,
+                source,
+            })?;
+            expected = record.offset + 1;
+        }
+        Ok(out)
+    }
+
+    /// Flushes what was written since the last sync (fdatasync). Only once it returns `Ok` are
+    /// those records durable. On an error every write since the last successful sync is cut
+    /// off (their durability is unknown; Linux may already have dropped the failed pages), and
+    /// [`LogWriter::next_offset`] goes back to [`LogWriter::synced_next_offset`]: the caller
+    /// writes them again, or fails the batches they came from.
+    pub fn sync(&mut self) -> Result<(), FileLogError> {
+        if self.dir_unsynced {
+            sync_dir(&self.paths.dir)?;
+            self.dir_unsynced = false;
+        }
+        if self.len == self.synced_len {
+            return Ok(());
+        }
+        if let Err(e) = self.file.sync_data() {
+            self.cut_back(self.synced_len);
+            self.next_offset = self.synced_next_offset;
+            return Err(self.io(e));
+        }
+        self.synced_len = self.len;
+        self.synced_next_offset = self.next_offset;
+        Ok(())
+    }
+
+    /// [`LogWriter::write`] then [`LogWriter::sync`].
+    pub fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
+        self.write(records)?;
+        self.sync()
+    }
+
+    /// Appends and syncs every record of `log` the file does not have yet (those from
+    /// [`LogWriter::next_offset`] on). Returns how many were written.
+    ///
+    /// Only for a log whose records are written before a compaction can drop them (a log of
+    /// keyless records, the controller's, never compacts): a record compacted away in memory
+    /// before it was written is missing from the file. A compacting log writes each batch's
+    /// records with [`LogWriter::write`] instead.
+    pub fn sync_from(&mut self, log: &MetadataLog) -> Result<usize, FileLogError> {
+        if log.next_offset() < self.next_offset {
+            return Err(FileLogError::OutOfOrder {
+                path: self.paths.log.display().to_string(),
+                expected: self.next_offset,
+                got: log.next_offset(),
+            });
+        }
+        let tail: Vec<LogRecord> = log
+            .records_from(self.next_offset)
+            .map(|r| r.to_record())
+            .collect();
+        self.append(&tail)?;
+        Ok(tail.len())
+    }
+
+    /// Replaces the file's content with `log`'s records and next offset (a shard's compacted
+    /// log, or a controller snapshot), then goes on appending after them. The new file is
+    /// written beside the old one, flushed, renamed over it and the directory flushed, so a
+    /// crash at any point leaves the old file or the new one, whole. Records written but not
+    /// synced before are dropped with the old file unless `log` holds them.
+    ///
+    /// On an error before the rename the old file stays and the writer is unchanged. If only
+    /// the directory flush fails, the writer goes on with the new file and the next
+    /// [`LogWriter::sync`] flushes the directory again before it reports success.
+    pub fn rewrite(&mut self, log: &MetadataLog) -> Result<(), FileLogError> {
+        let (file, len) = install(&self.paths, log)?;
+        self.file = file;
+        self.len = len;
+        self.synced_len = len;
+        self.next_offset = log.next_offset();
+        self.synced_next_offset = log.next_offset();
+        self.tail_to_cut = false;
+        self.dir_unsynced = true;
+        sync_dir(&self.paths.dir)?;
+        self.dir_unsynced = false;
+        Ok(())
+    }
+}
