@@ -479,7 +479,7 @@ fn group_per_shard(s: &Settings) -> Vec<String> {
     let mut found: Vec<Option<String>> = vec![None; s.shards];
     for g in 0.. {
         let name = format!("restart-{g}");
-        let shard = kcoord_server::shards::shard_index(&name, s.shards);
+        let shard = kcoord_server::runtime::shards::shard_index(&name, s.shards);
         if found[shard].is_none() {
             found[shard] = Some(name);
         }

@@ -243,7 +243,7 @@ async fn start_daemon(plugin: Arc<HostilePlugin>) -> Result<kcoord_server::Serve
         group.streams.assignment.interval.ms=0\n";
     let config = kcoord_server::Config::parse("hostile", text).map_err(|e| e.to_string())?;
     let extensions = kcoord_server::Extensions {
-        plugin: Some(plugin as Arc<kcoord_server::topology_plugin::Plugin>),
+        plugin: Some(plugin as Arc<kcoord_server::runtime::topology_plugin::Plugin>),
         ..Default::default()
     };
     kcoord_server::start_with(config, extensions)

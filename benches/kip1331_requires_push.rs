@@ -25,10 +25,12 @@ use kcoord_plugin_api::{
 use kcoord_plugins::clock::SystemClock;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
 use kcoord_server::config::{ListenerKind, SecurityProtocol};
-use kcoord_server::state::{ListenerInfo, RequestContext as ServerContext, ServerState};
-use kcoord_server::topology_plugin::{
-    plugin_context, Limits, PushAnswer, RequiresPushOn, TopologyDescriptions,
+use kcoord_server::rpc::plugin_context::{self, plugin_context};
+use kcoord_server::runtime::cluster::ListenerInfo;
+use kcoord_server::runtime::topology_plugin::{
+    Limits, PushAnswer, RequiresPushOn, TopologyDescriptions,
 };
+use kcoord_server::state::{RequestContext as ServerContext, ServerState};
 use kcoord_server::Config;
 use kcoord_wire::messages::RequestHeader;
 
@@ -225,7 +227,7 @@ fn requires_push(c: &mut Criterion) {
         client_id: Some("orders-app-StreamThread-1-consumer".into()),
         ..Default::default()
     };
-    let anonymous = kcoord_server::authz::KafkaPrincipal::anonymous();
+    let anonymous = kcoord_server::security::KafkaPrincipal::anonymous();
     let rctx = ServerContext {
         server: &server,
         listener: &listener,
@@ -251,8 +253,12 @@ fn requires_push(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 // Answered on this thread: known at once, nothing to wait for.
-                match inline.requires_push_for(black_box(&rctx), black_box(&one[0]), black_box(ID))
-                {
+                match plugin_context::requires_push(
+                    &inline,
+                    black_box(&rctx),
+                    black_box(&one[0]),
+                    black_box(ID),
+                ) {
                     PushAnswer::Known(answer) => answer,
                     PushAnswer::Waiting(_) => unreachable!("asked on this thread"),
                 }
@@ -261,7 +267,8 @@ fn requires_push(c: &mut Criterion) {
     );
     group.bench_function("handler_guard_requires_push_for_memory_stored", |b| {
         b.iter(|| {
-            current.block_on(guarded.requires_push_for(
+            current.block_on(plugin_context::requires_push(
+                &guarded,
                 black_box(&rctx),
                 black_box(&one[0]),
                 black_box(ID),

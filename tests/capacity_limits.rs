@@ -84,7 +84,7 @@ async fn new_groups_past_the_limit_are_refused_across_shards() {
     .await;
     let conn = node.connect().await;
     create_topics(&conn, &[("t", 1)]).await;
-    let shard = |g: &str| kcoord_server::shards::shard_index(g, 3);
+    let shard = |g: &str| kcoord_server::runtime::shards::shard_index(g, 3);
     assert_ne!(shard("app"), shard("offsets-only"));
 
     assert_eq!(join(node.connect().await, "app").await.error_code, 0);

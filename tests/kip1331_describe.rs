@@ -9,8 +9,7 @@ mod streams_support;
 use std::sync::{Arc, Mutex};
 
 use kcoord_plugin_api::Uuid;
-use kcoord_server::authz::{AclOperation, Authorizer, ResourceType};
-use kcoord_server::state::RequestContext;
+use kcoord_server::security::{AclOperation, Authorizer, ResourceType};
 use kcoord_server::Extensions;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use kcoord_wire::ErrorCode;
@@ -349,7 +348,7 @@ struct DenyDescribeOn {
 impl Authorizer for DenyDescribeOn {
     fn authorize(
         &self,
-        _: &RequestContext<'_>,
+        _: &kcoord_server::security::Requester<'_>,
         op: AclOperation,
         resource: ResourceType,
         name: &str,

@@ -12,9 +12,8 @@ use kcoord_plugin_api::Uuid;
 use kcoord_plugins::clock::ManualClock;
 use kcoord_plugins::gate::Backoff;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
-use kcoord_server::authz::{AclOperation, Authorizer, ResourceType};
-use kcoord_server::shards::LoadGate;
-use kcoord_server::state::RequestContext;
+use kcoord_server::runtime::shards::LoadGate;
+use kcoord_server::security::{AclOperation, Authorizer, ResourceType};
 use kcoord_server::Extensions;
 use kcoord_wire::messages::update_streams_group_topology_description_request as spec_push;
 use kcoord_wire::ErrorCode;
@@ -149,7 +148,7 @@ struct DenyReadOn {
 impl Authorizer for DenyReadOn {
     fn authorize(
         &self,
-        _: &RequestContext<'_>,
+        _: &kcoord_server::security::Requester<'_>,
         op: AclOperation,
         resource: ResourceType,
         name: &str,
@@ -221,7 +220,7 @@ async fn update_requires_read_acl() {
     // Authorization comes before the plugin check: a denied push to a plugin-less node is
     // GROUP_AUTHORIZATION_FAILED, not UNSUPPORTED_VERSION.
     let extensions = Extensions {
-        authorizer: Some(Arc::new(kcoord_server::authz::DenyAll)),
+        authorizer: Some(Arc::new(kcoord_server::security::DenyAll)),
         ..Default::default()
     };
     let d = daemon(&[], extensions).await;

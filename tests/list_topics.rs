@@ -10,8 +10,7 @@ use std::time::Duration;
 use bytes::{Buf, Bytes, BytesMut};
 use kcoord_client::admin::{ListTopicsSource, NewTopic, TopicListing};
 use kcoord_client::{Client, ClientConfig, Connection};
-use kcoord_server::authz::{AclOperation, Authorizer, ResourceType};
-use kcoord_server::state::RequestContext;
+use kcoord_server::security::{AclOperation, Authorizer, ResourceType};
 use kcoord_wire::messages::{ApiVersionsResponse, ListTopicsRequest, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -130,7 +129,7 @@ struct DenySomeTopics;
 impl Authorizer for DenySomeTopics {
     fn authorize(
         &self,
-        _: &RequestContext<'_>,
+        _: &kcoord_server::security::Requester<'_>,
         operation: AclOperation,
         resource: ResourceType,
         name: &str,

@@ -318,6 +318,10 @@ fn a_corrupt_shard_log_leaves_its_groups_unavailable_and_the_other_shard_serves(
             && error.contains("is corrupt"),
         "{error}"
     );
+    // The healthy shard loads on its own task, which may finish after the broken one failed.
+    daemon.wait_for_log_line(WAIT, "the healthy shard loaded", |l| {
+        l.contains("coordinator shard loaded") && l.contains("shard=1")
+    });
     let unavailable = ErrorCode::COORDINATOR_NOT_AVAILABLE.code();
     assert_eq!(fetch(&daemon, &broken), (unavailable, vec![]));
     assert_eq!(fetch(&daemon, &healthy), (0, vec![("t".into(), 0, 9)]));

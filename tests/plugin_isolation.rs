@@ -24,7 +24,7 @@ use kcoord_plugin_api::{
 use kcoord_plugins::clock::ManualClock;
 use kcoord_plugins::gate::Backoff;
 use kcoord_plugins::{MemoryPlugin, MemoryPluginConfig};
-use kcoord_server::topology_plugin::CHECK_THREADS;
+use kcoord_server::runtime::topology_plugin::CHECK_THREADS;
 use kcoord_server::Extensions;
 use kip1331_support::*;
 use tokio::runtime::Runtime;

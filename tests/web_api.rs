@@ -300,7 +300,7 @@ fn in_process(
 /// Coordinator shards held in their loading state: every read is 503, with Kafka's error.
 fn loading_coordinators_answer_503(api: &mut OpenApi) {
     let runtime = runtime();
-    let gate = kcoord_server::shards::LoadGate::new();
+    let gate = kcoord_server::runtime::shards::LoadGate::new();
     let daemon = in_process(
         &runtime,
         kcoord_server::Extensions {
@@ -370,7 +370,7 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
     let daemon = in_process(
         &runtime,
         kcoord_server::Extensions {
-            plugin: Some(plugin.clone() as Arc<kcoord_server::topology_plugin::Plugin>),
+            plugin: Some(plugin.clone() as Arc<kcoord_server::runtime::topology_plugin::Plugin>),
             ..Default::default()
         },
     );

@@ -306,7 +306,7 @@ fn session_frames() -> Vec<Bytes> {
 /// serves, as a random value (one input each); the controller listener's likewise.
 fn dispatch_seeds(dir: &Path, session: &[Bytes]) {
     use kcoord_server::config::ListenerKind;
-    use kcoord_server::supported_versions::supported_versions;
+    use kcoord_server::rpc::versions::supported_versions;
     fresh(dir);
     write(dir, "session", &dispatch_input(false, session));
     let mut rng = rand::rngs::StdRng::seed_from_u64(88);

@@ -15,40 +15,26 @@
 //! # Ok(()) }
 //! ```
 
-pub mod authentication;
-pub mod authz;
-pub mod auto_topics;
-mod blocking;
-pub mod catalog;
-pub mod clock;
-pub mod cluster;
-mod command_line;
+// The rooms. Each imports only the rooms below it in `tests/rooms.rs`'s list, lowest first:
+// TLS material, the configuration, support (clock, logs, shutdown), metrics and the
+// authorizer; the runtime that drives the cores; the state a request sees; the RPCs; the two
+// ways in (the Kafka listeners, the HTTP side); and the daemon's startup, which wires them.
 pub mod config;
-pub mod controller_runtime;
-pub mod dispatch;
-pub mod features;
-pub mod fetch_sessions;
-pub mod group_configs;
-pub mod handlers;
+pub mod daemon;
 pub mod http;
-mod logging;
 pub mod metrics;
 mod net;
-pub mod partitions;
-pub mod producer_ids;
-pub mod server;
-pub mod shard_log;
-pub mod shards;
+pub mod rpc;
+pub mod runtime;
+pub mod security;
 pub mod state;
-pub mod supported_versions;
+pub mod support;
 pub mod tls;
-pub mod topology_plugin;
-pub mod web;
 
-pub use command_line::{daemon_main, daemon_main_with};
 pub use config::{Config, ConfigError};
-pub use logging::panic_hook;
-pub use server::{start, start_with, Extensions, ServerHandle, StartError};
+pub use daemon::command_line::{daemon_main, daemon_main_with};
+pub use daemon::{start, start_with, Extensions, ServerHandle, StartError};
+pub use support::logging::panic_hook;
 
 #[cfg(test)]
 mod tests;

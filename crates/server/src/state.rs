@@ -7,31 +7,19 @@ use std::sync::Arc;
 use kcoord_acl::KafkaPrincipal;
 use kcoord_wire::messages::RequestHeader;
 
-use crate::authz::Authorizer;
-use crate::auto_topics::AutoTopicCreation;
-use crate::catalog::TopicCatalog;
-use crate::cluster::ClusterCatalog;
-use crate::config::{Config, ListenerKind, SecurityProtocol};
-use crate::controller_runtime::{ControllerBoot, ControllerHandle, ControllerRuntime};
-use crate::features::Features;
-use crate::fetch_sessions::FetchSessions;
+use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::partitions::Partitions;
-use crate::producer_ids::ProducerIds;
-use crate::shards::{Coordinators, LoadGate, ShardTasks};
-use crate::topology_plugin::TopologyDescriptions;
-
-/// A bound listener with the address it advertises.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListenerInfo {
-    pub name: String,
-    pub kind: ListenerKind,
-    pub security_protocol: SecurityProtocol,
-    /// The address actually bound (port 0 in the config resolved by the OS).
-    pub local_addr: SocketAddr,
-    pub advertised_host: String,
-    pub advertised_port: u16,
-}
+use crate::runtime::auto_topics::AutoTopicCreation;
+use crate::runtime::catalog::TopicCatalog;
+use crate::runtime::cluster::{ClusterCatalog, ListenerInfo, Node};
+use crate::runtime::controller::{ControllerBoot, ControllerHandle, ControllerRuntime};
+use crate::runtime::features::Features;
+use crate::runtime::fetch_sessions::FetchSessions;
+use crate::runtime::partitions::Partitions;
+use crate::runtime::producer_ids::ProducerIds;
+use crate::runtime::shards::{Coordinators, LoadGate, ShardTasks};
+use crate::runtime::topology_plugin::TopologyDescriptions;
+use crate::security::Authorizer;
 
 /// State shared by all connections. Read-only for handlers: the topic catalog is an immutable
 /// snapshot the controller publishes, and everything that changes lives in a task reached
@@ -57,10 +45,8 @@ pub struct ServerState {
     pub producer_ids: ProducerIds,
     /// KIP-227 incremental fetch sessions (`fetch_sessions.rs`).
     pub fetch_sessions: FetchSessions,
-    /// Where requests in big frames are handled (`net/bulk.rs`); none handles them in place.
-    pub(crate) bulk: Option<crate::net::bulk::BulkHandle>,
     /// Rate limits of the log lines requests can trigger about a group (`logging.rs`).
-    pub(crate) group_lines: crate::logging::LogLimiter<(&'static str, String)>,
+    pub(crate) group_lines: crate::support::logging::LogLimiter<(&'static str, String)>,
     /// What `/metrics` shows (`metrics/`).
     pub metrics: Arc<Metrics>,
     /// What `/health/ready` waits for besides the shards.
@@ -110,7 +96,10 @@ impl Background {
     ) -> Vec<tokio::task::JoinHandle<()>> {
         let mut tasks = self.shards.spawn(stop);
         tasks.push(self.controller.spawn(stop));
-        tasks.push(crate::partitions::maintenance::spawn(self.partitions, stop));
+        tasks.push(crate::runtime::partitions::maintenance::spawn(
+            self.partitions,
+            stop,
+        ));
         tasks
     }
 }
@@ -123,7 +112,7 @@ impl ServerState {
         let partitions = Partitions::open(
             config.log.clone(),
             &boot.topics_image(),
-            crate::clock::now_ms(),
+            crate::support::clock::now_ms(),
         )
         .unwrap_or_else(|e| panic!("log.dirs: {e}"));
         let metrics = Arc::new(Metrics::new(listeners.iter().map(|l| l.name.as_str())));
@@ -149,10 +138,10 @@ impl ServerState {
             config.max_groups,
             Arc::clone(&metrics),
         );
-        let authorizer = crate::authz::configured(&config);
+        let authorizer = crate::security::configured(&config);
         let (controller, mut controller_task) = ControllerRuntime::new(
             boot,
-            crate::group_configs::GroupConfigRules::new(config.streams.clone()),
+            crate::runtime::group_configs::GroupConfigRules::new(config.streams.clone()),
             Arc::clone(&topics),
             Arc::clone(&cluster),
             coordinators.clone(),
@@ -175,8 +164,7 @@ impl ServerState {
             partitions,
             producer_ids: ProducerIds::default(),
             fetch_sessions,
-            bulk: None,
-            group_lines: crate::logging::group_lines(),
+            group_lines: crate::support::logging::group_lines(),
             metrics,
             readiness: Readiness::default(),
         };
@@ -226,6 +214,16 @@ pub fn client_host(peer: SocketAddr) -> String {
 }
 
 impl RequestContext<'_> {
+    /// Who asks, as the authorizer sees it.
+    pub fn requester(&self) -> crate::security::Requester<'_> {
+        crate::security::Requester {
+            principal: self.principal,
+            peer: self.peer,
+            listener: &self.listener.name,
+            client_id: self.header.client_id.as_deref().unwrap_or_default(),
+        }
+    }
+
     pub fn node_id(&self) -> i32 {
         self.server.node_id()
     }
@@ -240,25 +238,6 @@ impl RequestContext<'_> {
             id: self.node_id(),
             host: self.listener.advertised_host.clone(),
             port: i32::from(self.listener.advertised_port),
-        }
-    }
-}
-
-/// A node endpoint as the protocol carries it. Kafka's `Node.noNode()` is id -1, host "",
-/// port -1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Node {
-    pub id: i32,
-    pub host: String,
-    pub port: i32,
-}
-
-impl Node {
-    pub fn none() -> Node {
-        Node {
-            id: -1,
-            host: String::new(),
-            port: -1,
         }
     }
 }

@@ -163,7 +163,7 @@ async fn pipelined_requests_are_answered_in_order() {
 async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
     use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
     let server = server("").await;
-    let bulk = server.state().bulk.clone().expect("a bulk lane");
+    let bulk = server.bulk().expect("a bulk lane");
     let mut s = connect(server.broker_addr().unwrap()).await;
     let many_topics = MetadataRequest {
         topics: Some(
@@ -177,7 +177,7 @@ async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
         ..Default::default()
     };
     let big = frame(ApiKey::Metadata, 12, 1, &many_topics);
-    assert!(big.len() - 4 >= crate::net::bulk::BULK_FRAME_BYTES);
+    assert!(big.len() - 4 >= crate::rpc::bulk::BULK_FRAME_BYTES);
     let mut burst = api_versions(0);
     burst.extend(&big);
     burst.extend(api_versions(2));
@@ -201,9 +201,9 @@ async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
     }
     assert_eq!(bulk.served(), 1, "only the big frame went to the bulk lane");
     let produce_key = ApiKey::Produce.key().to_be_bytes();
-    let mut big_produce = vec![0u8; crate::net::bulk::BULK_FRAME_BYTES];
+    let mut big_produce = vec![0u8; crate::rpc::bulk::BULK_FRAME_BYTES];
     big_produce[..2].copy_from_slice(&produce_key);
-    assert!(!crate::net::bulk::BulkHandle::takes(&big_produce));
+    assert!(!crate::rpc::bulk::BulkHandle::takes(&big_produce));
     server.shutdown().await;
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kcoord_records::{BatchBuilder, BatchOptions};
-use kcoord_server::shards::LoadGate;
+use kcoord_server::runtime::shards::LoadGate;
 use kcoord_server::{Config, Extensions, ServerHandle};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_topics_request::CreatableTopic;

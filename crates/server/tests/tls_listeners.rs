@@ -8,8 +8,7 @@ mod tls_support;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use kcoord_server::authz::{AclOperation, Authorizer, ResourceType};
-use kcoord_server::state::RequestContext;
+use kcoord_server::security::{AclOperation, Authorizer, ResourceType};
 use kcoord_server::{start_with, Config, Extensions, ServerHandle};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{
@@ -43,7 +42,7 @@ impl Recorder {
 impl Authorizer for Recorder {
     fn authorize(
         &self,
-        ctx: &RequestContext<'_>,
+        ctx: &kcoord_server::security::Requester<'_>,
         _: AclOperation,
         _: ResourceType,
         _: &str,

@@ -50,7 +50,7 @@ impl Daemon {
         }
         let config =
             kcoord_server::Config::parse("sim-e2e", &text).unwrap_or_else(|e| panic!("{e}"));
-        let plugin = plugin.map(|p| p as Arc<kcoord_server::topology_plugin::Plugin>);
+        let plugin = plugin.map(|p| p as Arc<kcoord_server::runtime::topology_plugin::Plugin>);
         let extensions = kcoord_server::Extensions {
             plugin,
             ..Default::default()

@@ -75,15 +75,19 @@ impl Default for StreamsGroupConfig {
             acceptable_recovery_lag: 10_000,
             topology_description_plugin_class: None,
             topology_description_class: None,
-            topology_description_timeout_ms: crate::topology_plugin::DEFAULT_TIMEOUT_MS,
-            topology_description_max_concurrent_calls:
-                crate::topology_plugin::DEFAULT_MAX_CONCURRENT_CALLS,
+            topology_description_timeout_ms: TOPOLOGY_DESCRIPTION_TIMEOUT_MS,
+            topology_description_max_concurrent_calls: TOPOLOGY_DESCRIPTION_MAX_CONCURRENT_CALLS,
             topology_description_configs: BTreeMap::new(),
             offsets_retention_minutes: 7 * 24 * 60,
             offsets_retention_check_interval_ms: 600_000,
         }
     }
 }
+
+/// Default of `group.streams.topology.description.timeout.ms`.
+pub const TOPOLOGY_DESCRIPTION_TIMEOUT_MS: i32 = 30_000;
+/// Default of `group.streams.topology.description.max.concurrent.calls`.
+pub const TOPOLOGY_DESCRIPTION_MAX_CONCURRENT_CALLS: i32 = 64;
 
 const POSITIVE: (i32, i32) = (1, i32::MAX);
 const NON_NEGATIVE: (i32, i32) = (0, i32::MAX);

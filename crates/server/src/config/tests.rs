@@ -261,12 +261,12 @@ fn topology_description_plugin_limits() {
     let c = ok("node.id=1\ngroup.streams.topology.description.max.concurrent.calls=3\ngroup.streams.topology.description.timeout.ms=250\n");
     assert_eq!(c.streams.topology_description_max_concurrent_calls, 3);
     assert_eq!(
-        crate::topology_plugin::Limits::from_config(&c.streams),
-        crate::topology_plugin::Limits {
+        crate::runtime::topology_plugin::Limits::from_config(&c.streams),
+        crate::runtime::topology_plugin::Limits {
             timeout: std::time::Duration::from_millis(250),
             max_concurrent_calls: 3,
-            requires_push_budget: crate::topology_plugin::REQUIRES_PUSH_BUDGET,
-            requires_push_probe_interval: crate::topology_plugin::PROBE_INTERVAL,
+            requires_push_budget: crate::runtime::topology_plugin::REQUIRES_PUSH_BUDGET,
+            requires_push_probe_interval: crate::runtime::topology_plugin::PROBE_INTERVAL,
         }
     );
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);

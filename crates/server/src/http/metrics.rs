@@ -16,7 +16,12 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    state.metrics.refresh(&state);
+    let census = |each: &mut dyn FnMut(kcoord_wire::GroupState, usize)| {
+        for shard in state.coordinators.all() {
+            shard.census(&mut *each);
+        }
+    };
+    state.metrics.refresh(census, state.partitions.len());
     (
         [(header::CONTENT_TYPE, CONTENT_TYPE)],
         state.metrics.encode(),

@@ -1,5 +1,5 @@
 //! The HTTP listener (`http.listener`): `/metrics` and `/health/*` for Prometheus and
-//! orchestrators, and the JSON API and web page of [`crate::web`] for people and UIs.
+//! orchestrators, and the JSON API and web page of [`crate::http::web`] for people and UIs.
 //!
 //! It runs on a thread of its own with its own current-thread tokio runtime, so no HTTP
 //! client, however slow or hostile, ever holds a worker of the runtime that answers Kafka
@@ -15,6 +15,7 @@
 
 pub mod health;
 pub mod metrics;
+pub mod web;
 
 use std::io;
 use std::net::SocketAddr;
@@ -68,7 +69,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(metrics::routes())
         .merge(health::routes())
-        .merge(crate::web::routes())
+        .merge(crate::http::web::routes())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(TimeoutLayer::with_status_code(

@@ -8,7 +8,6 @@ use kcoord_wire::GroupState;
 use prometheus::{Histogram, IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
 
 use super::{counter, gauge, histogram, register, PREFIX, VALID};
-use crate::shards::Coordinators;
 
 #[derive(Debug)]
 pub struct GroupMetrics {
@@ -80,18 +79,17 @@ impl GroupMetrics {
         }
     }
 
-    /// Counts the groups and members every shard holds now.
-    pub(super) fn refresh(&self, coordinators: &Coordinators) {
+    /// Counts the groups and members `census` reports (it calls its argument with the state
+    /// and member count of every streams group the node holds).
+    pub(super) fn refresh(&self, census: impl FnOnce(&mut dyn FnMut(GroupState, usize))) {
         let mut by_state = [0i64; GroupState::STREAMS.len()];
         let mut members = 0i64;
-        for shard in coordinators.all() {
-            shard.census(|state, member_count| {
-                if let Some(i) = GroupState::STREAMS.iter().position(|s| *s == state) {
-                    by_state[i] += 1;
-                }
-                members += i64::try_from(member_count).unwrap_or(i64::MAX);
-            });
-        }
+        census(&mut |state, member_count| {
+            if let Some(i) = GroupState::STREAMS.iter().position(|s| *s == state) {
+                by_state[i] += 1;
+            }
+            members += i64::try_from(member_count).unwrap_or(i64::MAX);
+        });
         for (state, gauge) in &self.by_state {
             if let Some(i) = GroupState::STREAMS.iter().position(|s| s == state) {
                 gauge.set(by_state[i]);

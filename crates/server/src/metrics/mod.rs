@@ -77,12 +77,18 @@ impl Metrics {
         metrics
     }
 
-    /// Brings the values computed at scrape time up to date (see the module documentation).
-    pub fn refresh(&self, state: &crate::state::ServerState) {
-        self.groups.refresh(&state.coordinators);
+    /// Brings the values computed at scrape time up to date (see the module documentation):
+    /// `census` reports every streams group (its state and member count), and the node leads
+    /// `partitions` partitions.
+    pub fn refresh(
+        &self,
+        census: impl FnOnce(&mut dyn FnMut(kcoord_wire::GroupState, usize)),
+        partitions: usize,
+    ) {
+        self.groups.refresh(census);
         self.data
             .partitions
-            .set(i64::try_from(state.partitions.len()).unwrap_or(i64::MAX));
+            .set(i64::try_from(partitions).unwrap_or(i64::MAX));
     }
 
     /// Every metric in the Prometheus text format 0.0.4.

@@ -15,9 +15,11 @@ use tracing::{debug, error, warn};
 use super::connection::{self, Timeouts};
 use super::limiter::{ConnectionPermit, ConnectionQuotas, Refusal};
 use super::tls::TlsListener;
-use crate::dispatch::Connection;
-use crate::logging::{log_per_peer, LogLimiter};
-use crate::state::{ListenerInfo, ServerState};
+use crate::rpc::bulk::BulkHandle;
+use crate::rpc::dispatch::Connection;
+use crate::runtime::cluster::ListenerInfo;
+use crate::state::ServerState;
+use crate::support::logging::{log_per_peer, LogLimiter};
 
 /// How long shutdown waits for busy connections before cutting them off.
 pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -38,12 +40,13 @@ pub(crate) async fn run(
     index: usize,
     quotas: ConnectionQuotas,
     tls: Option<Arc<TlsListener>>,
+    bulk: Option<BulkHandle>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
     let for_connections = shutdown.clone();
     let timeouts = Timeouts::from_settings(&server.config.connections);
-    let accept_errors = LogLimiter::new(crate::logging::PEER_LINE_INTERVAL, 1);
+    let accept_errors = LogLimiter::new(crate::support::logging::PEER_LINE_INTERVAL, 1);
     let counted = server.metrics.connections.for_listener(&info.name);
     // Kept across turns of the loop: a connection finishing must not drop one half accepted.
     let mut accepting = Box::pin(accept_next(
@@ -56,7 +59,7 @@ pub(crate) async fn run(
     loop {
         tokio::select! {
             biased;
-            _ = super::stopped(&mut shutdown) => break,
+            _ = crate::support::shutdown::stopped(&mut shutdown) => break,
             Some(done) = connections.join_next(), if !connections.is_empty() => report(done, &info),
             accepted = &mut accepting => {
                 match accepted {
@@ -64,7 +67,8 @@ pub(crate) async fn run(
                         debug!(%peer, listener = %info.name, "connection accepted");
                         // Small responses must not wait for Nagle.
                         let _ = stream.set_nodelay(true);
-                        let conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
+                        let mut conn = Connection::new(Arc::clone(&server), Arc::clone(&info), peer);
+                        conn.bulk = bulk.clone();
                         let shutdown = for_connections.clone();
                         let tls = tls.clone();
                         let open = counted.opened();

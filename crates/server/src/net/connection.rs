@@ -32,12 +32,12 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tracing::debug;
 
-use super::bulk::BulkHandle;
 use super::limiter::ConnectionPermit;
 use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
-use crate::dispatch::{dispatch, Connection, Outcome};
-use crate::logging::log_per_peer;
+use crate::rpc::bulk::BulkHandle;
+use crate::rpc::dispatch::{dispatch, Connection, Outcome};
+use crate::support::logging::log_per_peer;
 
 /// Responses waiting for the socket before we stop reading requests (back-pressure on a
 /// client that sends without reading).
@@ -238,7 +238,7 @@ pub(crate) async fn serve(
                 activity.receiving(Instant::now());
                 let accepted = tokio::select! {
                     biased;
-                    _ = super::stopped(&mut shutdown) => return,
+                    _ = crate::support::shutdown::stopped(&mut shutdown) => return,
                     accepted = super::tls::accept(&tls, stream, &conn) => accepted,
                 };
                 let Some((stream, principal)) = accepted else {
@@ -373,7 +373,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
                     let api = request_api(conn, &frame);
                     queued.wait_for_room().await;
                     activity.start_request();
-                    let outcome = match &conn.server.bulk {
+                    let outcome = match &conn.bulk {
                         Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
                         _ => dispatch(conn, frame).await,
                     };
@@ -422,7 +422,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
         }
         tokio::select! {
             biased;
-            _ = super::stopped(&mut shutdown) => return,
+            _ = crate::support::shutdown::stopped(&mut shutdown) => return,
             read = reader.read_buf(&mut buf) => match read {
                 Ok(0) => {
                     if !buf.is_empty() {

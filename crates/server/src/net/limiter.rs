@@ -23,7 +23,7 @@ use tracing::info;
 
 use super::connection::Activity;
 use crate::config::ConnectionSettings;
-use crate::logging::{log_per_peer, LogLimiter, LOG_LIMITER_CAPACITY, PEER_LINE_INTERVAL};
+use crate::support::logging::{log_per_peer, LogLimiter, LOG_LIMITER_CAPACITY, PEER_LINE_INTERVAL};
 
 /// The longest delay the creation rate imposes on one connection (Kafka bounds a connection
 /// throttle by its quota window, `quota.window.size.seconds`, 1 s by default).

@@ -12,8 +12,8 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::ssl::SslListener;
-use crate::dispatch::Connection;
-use crate::logging::log_per_peer;
+use crate::rpc::dispatch::Connection;
+use crate::support::logging::log_per_peer;
 use crate::tls::{dn, PrincipalMapper};
 
 /// What an SSL listener needs for each connection.

@@ -1,0 +1,59 @@
+//! AlterUserScramCredentials (key 51), v0, on broker and controller listeners (a Kafka broker
+//! forwards it to the controller): ALTER on the cluster is required, then the controller
+//! decides per user (`kcoord_controller::scram`) and answers once the credentials are in the
+//! log. The request carries salted passwords; nothing of them is logged.
+
+use std::collections::BTreeSet;
+
+use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kcoord_wire::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
+use kcoord_wire::ErrorCode;
+
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: AlterUserScramCredentialsRequest,
+    _version: i16,
+) -> AlterUserScramCredentialsResponse {
+    let results = match require_cluster(ctx, "AlterUserScramCredentials", AclOperation::Alter) {
+        // One result per user named, sorted by name (Kafka's `handleAlterUserScramCredentials`).
+        Err(message) => users(&req)
+            .into_iter()
+            .map(|user| failed(user, ErrorCode::CLUSTER_AUTHORIZATION_FAILED, &message))
+            .collect(),
+        Ok(()) => {
+            let names = users(&req);
+            match ctx.server.controller.alter_scram_credentials(req).await {
+                Ok(results) => results,
+                Err(e) => names
+                    .into_iter()
+                    .map(|user| failed(user, ErrorCode::NOT_CONTROLLER, &e.to_string()))
+                    .collect(),
+            }
+        }
+    };
+    AlterUserScramCredentialsResponse {
+        results,
+        ..Default::default()
+    }
+}
+
+/// Every user the request names, once each, by name.
+fn users(req: &AlterUserScramCredentialsRequest) -> BTreeSet<String> {
+    req.deletions
+        .iter()
+        .map(|d| d.name.clone())
+        .chain(req.upsertions.iter().map(|u| u.name.clone()))
+        .collect()
+}
+
+fn failed(user: String, code: ErrorCode, message: &str) -> AlterUserScramCredentialsResult {
+    AlterUserScramCredentialsResult {
+        user,
+        error_code: code.code(),
+        error_message: Some(message.to_owned()),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,364 @@
+//! ApiVersions (key 18), v0-5, as Kafka's `KafkaApis.handleApiVersionsRequest`:
+//! 1. a version the server does not know → UNSUPPORTED_VERSION with a v0 body listing
+//!    ApiVersions' own range (KIP-511; built by [`unsupported_version_response`] from dispatch);
+//! 2. v5 with only one of ClusterId / NodeId, or v3+ with a ClientSoftwareName/Version that
+//!    does not match Kafka's pattern → INVALID_REQUEST;
+//! 3. v5 with a ClusterId and NodeId that are not ours → REBOOTSTRAP_REQUIRED (KIP-1242);
+//! 4. otherwise every API this listener serves, plus features from v3. The KIP-1331 push RPCs
+//!    (keys 93 and 95) are listed only when a topology description plugin is configured.
+
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
+use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kcoord_wire::ErrorCode;
+
+use crate::rpc::versions::{advertised_apis, supported_versions};
+use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
+use crate::state::RequestContext;
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: ApiVersionsRequest,
+    version: i16,
+) -> ApiVersionsResponse {
+    if !is_valid(&req, version) {
+        return error_response(ErrorCode::INVALID_REQUEST);
+    }
+    if version >= 5 {
+        if let Some(cluster_id) = &req.cluster_id {
+            if cluster_id != ctx.cluster_id() || req.node_id != ctx.node_id() {
+                tracing::debug!(
+                    peer = %ctx.peer,
+                    requested_cluster_id = %cluster_id,
+                    requested_node_id = req.node_id,
+                    "ApiVersions for another cluster or node; answering REBOOTSTRAP_REQUIRED"
+                );
+                return error_response(ErrorCode::REBOOTSTRAP_REQUIRED);
+            }
+        }
+    }
+
+    let features = &ctx.server.features;
+    // The controller's finalized levels as of its last publication.
+    let cluster = ctx.server.cluster.snapshot();
+    ApiVersionsResponse {
+        error_code: ErrorCode::NONE.code(),
+        // The KIP-1331 push RPCs only when a topology description plugin is configured.
+        api_keys: advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled())
+            .into_iter()
+            .map(|(api, range)| ApiVersion {
+                api_key: api.key(),
+                min_version: range.min,
+                max_version: range.max,
+                ..Default::default()
+            })
+            .collect(),
+        throttle_time_ms: 0,
+        // Before v4, clients choke on a feature whose minimum is 0 (KAFKA-17492).
+        supported_features: features
+            .supported
+            .iter()
+            .filter(|f| version >= 4 || f.min_version != 0)
+            .map(|f| SupportedFeatureKey {
+                name: f.name.to_owned(),
+                min_version: f.min_version,
+                max_version: f.max_version,
+                ..Default::default()
+            })
+            .collect(),
+        finalized_features_epoch: cluster.finalized_features_epoch,
+        // Level 0 means "disabled" and is not listed, as in Kafka.
+        finalized_features: cluster
+            .finalized_features
+            .iter()
+            .map(|(name, level)| (name.as_str(), *level))
+            .chain([(STREAMS_VERSION, STREAMS_VERSION_LEVEL)])
+            .filter(|(_, level)| *level != 0)
+            .map(|(name, level)| FinalizedFeatureKey {
+                name: name.to_owned(),
+                max_version_level: level,
+                min_version_level: level,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Kafka's `ApiVersionsRequest.isValid`.
+fn is_valid(req: &ApiVersionsRequest, version: i16) -> bool {
+    if version >= 5 && req.cluster_id.is_some() != (req.node_id != -1) {
+        return false;
+    }
+    version < 3
+        || (is_valid_software_token(&req.client_software_name)
+            && is_valid_software_token(&req.client_software_version))
+}
+
+/// Kafka's `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`, matched against the whole string.
+fn is_valid_software_token(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.')
+        }
+        _ => false,
+    }
+}
+
+/// Kafka's `ApiVersionsRequest.getErrorResponse` for errors other than UNSUPPORTED_VERSION:
+/// just the code, no APIs.
+fn error_response(error: ErrorCode) -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: error.code(),
+        ..Default::default()
+    }
+}
+
+/// The answer to an ApiVersions request of a version this server does not know. It must be
+/// encoded as v0 with response header v0, whatever version was asked for.
+pub fn unsupported_version_response() -> ApiVersionsResponse {
+    let own = supported_versions(ApiKey::ApiVersions, crate::config::ListenerKind::Broker)
+        .unwrap_or_else(|| ApiKey::ApiVersions.valid_versions());
+    ApiVersionsResponse {
+        error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
+        api_keys: vec![ApiVersion {
+            api_key: ApiKey::ApiVersions.key(),
+            min_version: own.min,
+            max_version: own.max,
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::rpc::apis::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+
+    fn request(name: &str, version: &str) -> ApiVersionsRequest {
+        ApiVersionsRequest {
+            client_software_name: name.to_owned(),
+            client_software_version: version.to_owned(),
+            ..Default::default()
+        }
+    }
+
+    fn call(kind: ListenerKind, req: ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+        with_ctx(&server(), kind, |ctx| handle(ctx, req, version))
+    }
+
+    fn keys(resp: &ApiVersionsResponse) -> Vec<(i16, i16, i16)> {
+        resp.api_keys
+            .iter()
+            .map(|k| (k.api_key, k.min_version, k.max_version))
+            .collect()
+    }
+
+    #[test]
+    fn lists_the_apis_of_the_listener() {
+        for version in 0..=5 {
+            let resp = call(
+                ListenerKind::Broker,
+                request("apache-kafka-java", "4.1.0"),
+                version,
+            );
+            assert_eq!(resp.error_code, 0);
+            // The table of supported_versions.rs, Produce listed from v0 (KAFKA-18659).
+            let expected: Vec<(i16, i16, i16)> =
+                crate::rpc::versions::advertised_apis(ListenerKind::Broker, false)
+                    .into_iter()
+                    .map(|(api, r)| (api.key(), r.min, r.max))
+                    .collect();
+            assert_eq!(keys(&resp), expected);
+            assert_eq!(keys(&resp)[0], (0, 0, 13));
+        }
+        let resp = call(ListenerKind::Controller, request("librdkafka", "2.12.1"), 3);
+        let expected: Vec<(i16, i16, i16)> =
+            crate::rpc::versions::advertised_apis(ListenerKind::Controller, false)
+                .into_iter()
+                .map(|(api, r)| (api.key(), r.min, r.max))
+                .collect();
+        assert_eq!(keys(&resp), expected);
+        let listed: Vec<i16> = expected.iter().map(|(key, _, _)| *key).collect();
+        assert_eq!(listed, vec![17, 18, 19, 29, 30, 31, 36, 51, 60, 62, 63]);
+    }
+
+    #[test]
+    fn v3_and_later_carry_features() {
+        let resp = call(
+            ListenerKind::Broker,
+            request("apache-kafka-java", "4.1.0"),
+            4,
+        );
+        let supported: Vec<(&str, i16, i16)> = resp
+            .supported_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version, f.max_version))
+            .collect();
+        assert_eq!(
+            supported,
+            vec![("metadata.version", 7, 34), ("streams.version", 0, 1)]
+        );
+        let finalized: Vec<(&str, i16, i16)> = resp
+            .finalized_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version_level, f.max_version_level))
+            .collect();
+        assert_eq!(
+            finalized,
+            vec![("metadata.version", 34, 34), ("streams.version", 1, 1)]
+        );
+        assert!(resp.finalized_features_epoch >= 0);
+    }
+
+    #[test]
+    fn finalized_metadata_version_comes_from_the_config_through_the_log() {
+        let config = crate::config::Config::parse(
+            "test",
+            "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\nmetadata.version=4.4-IV2\n",
+        )
+        .unwrap();
+        let listeners = server().listeners.iter().map(|l| (**l).clone()).collect();
+        let (state, _) = crate::state::ServerState::build(std::sync::Arc::new(config), listeners);
+        let resp = with_ctx(&state, ListenerKind::Controller, |ctx| {
+            handle(ctx, request("kcoord-test", "1"), 3)
+        });
+        let finalized: Vec<(&str, i16, i16)> = resp
+            .finalized_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.min_version_level, f.max_version_level))
+            .collect();
+        assert_eq!(
+            finalized,
+            vec![("metadata.version", 33, 33), ("streams.version", 1, 1)]
+        );
+        // The bootstrap FeatureLevelRecord is the first record of the log.
+        assert_eq!(resp.finalized_features_epoch, 0);
+        // What the build supports does not move with the finalized level.
+        assert_eq!(resp.supported_features[0].max_version, 34);
+    }
+
+    #[test]
+    fn features_with_minimum_zero_are_hidden_before_v4() {
+        let mut state = server();
+        state
+            .features
+            .supported
+            .push(crate::runtime::features::SupportedFeature {
+                name: "group.version",
+                min_version: 0,
+                max_version: 1,
+            });
+        let names = |version| {
+            with_ctx(&state, ListenerKind::Broker, |ctx| {
+                handle(ctx, request("a", "1"), version)
+            })
+            .supported_features
+            .into_iter()
+            .map(|f| f.name)
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(names(3), vec!["metadata.version"]);
+        assert_eq!(
+            names(4),
+            vec!["metadata.version", "streams.version", "group.version"]
+        );
+    }
+
+    #[test]
+    fn software_name_and_version_are_validated_from_v3() {
+        for (name, version) in [
+            ("", "1.0"),
+            ("a", ""),
+            ("-lib", "1"),
+            ("lib-", "1"),
+            ("lib", "1.0 beta"),
+            ("lib_x", "1"),
+            ("lib", "1."),
+        ] {
+            let resp = call(ListenerKind::Broker, request(name, version), 3);
+            assert_eq!(
+                resp.error_code,
+                ErrorCode::INVALID_REQUEST.code(),
+                "{name:?} {version:?}"
+            );
+            assert!(resp.api_keys.is_empty());
+        }
+        for (name, version) in [
+            ("a", "1"),
+            ("apache-kafka-java", "4.2.0-SNAPSHOT"),
+            ("confluent-kafka-python", "2.6.1-rdkafka-2.6.1"),
+        ] {
+            assert_eq!(
+                call(ListenerKind::Broker, request(name, version), 3).error_code,
+                0,
+                "{name:?} {version:?}"
+            );
+        }
+        // Before v3 the fields do not exist, so nothing is checked.
+        assert_eq!(call(ListenerKind::Broker, request("", ""), 2).error_code, 0);
+    }
+
+    #[test]
+    fn v5_cluster_and_node_ids() {
+        let v5 = |cluster_id: Option<&str>, node_id: i32| ApiVersionsRequest {
+            cluster_id: cluster_id.map(str::to_owned),
+            node_id,
+            ..request("apache-kafka-java", "4.2.0")
+        };
+        assert_eq!(call(ListenerKind::Broker, v5(None, -1), 5).error_code, 0);
+        assert_eq!(
+            call(ListenerKind::Broker, v5(Some(CLUSTER_ID), NODE_ID), 5).error_code,
+            0
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, v5(Some(CLUSTER_ID), -1), 5).error_code,
+            ErrorCode::INVALID_REQUEST.code()
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, v5(None, NODE_ID), 5).error_code,
+            ErrorCode::INVALID_REQUEST.code()
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, v5(Some("other"), NODE_ID), 5).error_code,
+            ErrorCode::REBOOTSTRAP_REQUIRED.code()
+        );
+        assert_eq!(
+            call(ListenerKind::Broker, v5(Some(CLUSTER_ID), NODE_ID + 1), 5).error_code,
+            ErrorCode::REBOOTSTRAP_REQUIRED.code()
+        );
+        let resp = call(ListenerKind::Broker, v5(Some("other"), 3), 5);
+        assert!(resp.api_keys.is_empty());
+    }
+
+    #[test]
+    fn unsupported_version_answer_lists_only_api_versions() {
+        let resp = unsupported_version_response();
+        assert_eq!(resp.error_code, 35);
+        assert_eq!(keys(&resp), vec![(18, 0, 5)]);
+    }
+
+    #[test]
+    fn responses_encode_at_their_version() {
+        use kcoord_wire::Encodable;
+        for version in 0..=5 {
+            let resp = call(
+                ListenerKind::Broker,
+                request("apache-kafka-java", "4.1.0"),
+                version,
+            );
+            let mut buf = bytes::BytesMut::new();
+            resp.encode(&mut buf, version)
+                .unwrap_or_else(|e| panic!("v{version}: {e}"));
+        }
+    }
+}

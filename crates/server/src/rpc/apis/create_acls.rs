@@ -1,0 +1,75 @@
+//! CreateAcls (key 30), v1-3, on broker and controller listeners (a Kafka broker forwards it
+//! to the controller). In Kafka's order: a creation with code 0 in an enum field makes the
+//! request unparsable and the connection closes; then ALTER on the cluster is required
+//! (every result CLUSTER_AUTHORIZATION_FAILED); then, without an authorizer, every result is
+//! SECURITY_DISABLED; then the controller validates each creation (`kcoord_acl::requests`)
+//! and writes one record per new ACL. The answer leaves once the records are in the log and
+//! the authorizer applies them.
+
+use kcoord_acl::{AclCreation, UnknownElements};
+use kcoord_wire::messages::create_acls_response::AclCreationResult;
+use kcoord_wire::messages::{CreateAclsRequest, CreateAclsResponse};
+use kcoord_wire::ErrorCode;
+
+use super::acls::{has_authorizer, NO_AUTHORIZER};
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: CreateAclsRequest,
+    _version: i16,
+) -> Result<CreateAclsResponse, UnknownElements> {
+    let creations: Vec<AclCreation> = req
+        .creations
+        .into_iter()
+        .map(|c| AclCreation {
+            resource_type: c.resource_type,
+            resource_name: c.resource_name,
+            pattern_type: c.resource_pattern_type,
+            principal: c.principal,
+            host: c.host,
+            operation: c.operation,
+            permission: c.permission_type,
+        })
+        .collect();
+    kcoord_acl::requests::check_create_acls_request(&creations)?;
+    let every = |code: ErrorCode, message: &str| {
+        creations
+            .iter()
+            .map(|_| result(code, Some(message.to_owned())))
+            .collect()
+    };
+    let results = if let Err(message) = require_cluster(ctx, "CreateAcls", AclOperation::Alter) {
+        every(ErrorCode::CLUSTER_AUTHORIZATION_FAILED, &message)
+    } else if !has_authorizer(ctx) {
+        every(ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER)
+    } else {
+        let n = creations.len();
+        match ctx.server.controller.create_acls(creations).await {
+            Ok(results) => results
+                .into_iter()
+                .map(|r| match r {
+                    // Kafka leaves a success's message at the schema default, "" (not null).
+                    Ok(()) => result(ErrorCode::NONE, Some(String::new())),
+                    Err(e) => result(e.error, e.message),
+                })
+                .collect(),
+            Err(e) => (0..n)
+                .map(|_| result(ErrorCode::NOT_CONTROLLER, Some(e.to_string())))
+                .collect(),
+        }
+    };
+    Ok(CreateAclsResponse {
+        results,
+        ..Default::default()
+    })
+}
+
+fn result(code: ErrorCode, message: Option<String>) -> AclCreationResult {
+    AclCreationResult {
+        error_code: code.code(),
+        error_message: message,
+        ..Default::default()
+    }
+}

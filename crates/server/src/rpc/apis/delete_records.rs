@@ -1,0 +1,79 @@
+//! DeleteRecords (key 21), v0-2, after Kafka's `ReplicaManager.deleteRecords` and
+//! `UnifiedLog.maybeIncrementLogStartOffset` (docs/kafka-data-plane-facts.md §7): the log
+//! start offset moves to the requested offset (-1: the high watermark); beyond the high
+//! watermark, or below -1, is OFFSET_OUT_OF_RANGE; a compact-only topic is POLICY_VIOLATION;
+//! an internal topic INVALID_TOPIC_EXCEPTION. The answer's low watermark is the new log start
+//! offset. Segments wholly below it are dropped at once (Kafka waits for its retention pass).
+//! Kafka Streams purges repartition topics with it.
+
+use kcoord_wire::messages::delete_records_response::{
+    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+};
+use kcoord_wire::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
+use kcoord_wire::ErrorCode;
+use tracing::info;
+
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::state::RequestContext;
+
+/// Kafka's `DeleteRecordsRequest.HIGH_WATERMARK`.
+const HIGH_WATERMARK: i64 = -1;
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: DeleteRecordsRequest,
+    _version: i16,
+) -> DeleteRecordsResponse {
+    let image = ctx.server.topics.snapshot();
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| {
+            let topic = image.get(&t.name);
+            let allowed = authorize(ctx, AclOperation::Delete, ResourceType::Topic, &t.name);
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let result = if !allowed {
+                        Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+                    } else {
+                        match topic.and_then(|topic| ctx.server.partitions.get(topic.id, p.partition_index).map(|part| (topic, part))) {
+                            None => Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+                            Some((topic, _)) if topic.is_internal() => Err(ErrorCode::INVALID_TOPIC_EXCEPTION),
+                            Some((_, part)) => {
+                                let mut log = part.log();
+                                if log.config().cleanup_compact && !log.config().cleanup_delete {
+                                    Err(ErrorCode::POLICY_VIOLATION)
+                                } else {
+                                    let offset = if p.offset == HIGH_WATERMARK { log.high_watermark() } else { p.offset };
+                                    let moved = log.delete_records_before(offset).map_err(|_| ErrorCode::OFFSET_OUT_OF_RANGE);
+                                    if let Ok(start) = moved {
+                                        info!(partition = %part.name(), log_start_offset = start, "DeleteRecords");
+                                    }
+                                    moved
+                                }
+                            }
+                        }
+                    };
+                    DeleteRecordsPartitionResult {
+                        partition_index: p.partition_index,
+                        low_watermark: result.unwrap_or(-1),
+                        error_code: result.err().map_or(0, ErrorCode::code),
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            DeleteRecordsTopicResult {
+                name: t.name.clone(),
+                partitions,
+                ..Default::default()
+            }
+        })
+        .collect();
+    DeleteRecordsResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
+}

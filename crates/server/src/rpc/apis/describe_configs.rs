@@ -1,0 +1,599 @@
+//! DescribeConfigs (key 32), v1-4, on broker listeners, after Kafka's
+//! `KafkaApis.handleDescribeConfigsRequest` and `ConfigHelper.describeConfigs`.
+//!
+//! - **BROKER (4)** with a registered broker's id: the static configs it registered with
+//!   (KIP-1326), each with source STATIC_BROKER_CONFIG, its value as stored (null stays null),
+//!   IsSensitive false (sensitive configs never reach the controller) and ReadOnly true. Kafka
+//!   asks DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED). An empty name
+//!   means the cluster-wide dynamic defaults, of which kcoord has none: an empty list. A name
+//!   that is not a number, or the id of no registered broker, is INVALID_REQUEST with Kafka's
+//!   messages (for the latter Kafka names its own id; kcoord names the registered ones).
+//! - **TOPIC (2)**: the configs the topic was created with (source DYNAMIC_TOPIC_CONFIG, as
+//!   Kafka reports a topic's own configs); Kafka's defaults are not listed. DESCRIBE_CONFIGS on
+//!   the topic is needed (else TOPIC_AUTHORIZATION_FAILED); an illegal name is
+//!   INVALID_TOPIC_EXCEPTION, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
+//! - **GROUP (32)**: every group config Kafka 4.4 lists (`group_configs.rs`), whether or not
+//!   the group exists: the group's own value (source GROUP_CONFIG) where it set one with
+//!   IncrementalAlterConfigs, else the broker's. DESCRIBE_CONFIGS on the group is needed (else
+//!   GROUP_AUTHORIZATION_FAILED); an empty name is INVALID_REQUEST "Group name must not be
+//!   empty".
+//! - Other types (BROKER_LOGGER, CLIENT_METRICS) are not kept by kcoord:
+//!   INVALID_REQUEST `Unsupported resource type: <TYPE>`, Kafka's answer for a type its
+//!   ConfigHelper does not describe.
+//!
+//! As in Kafka (`ConfigHelper.handleDescribeConfigsRequest`), the results of the resources the
+//! principal may describe come first, in request order, then those refused by authorization.
+//!
+//! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
+//! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
+
+use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
+use kcoord_wire::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kcoord_wire::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+use kcoord_wire::ErrorCode;
+
+use super::broker_registration::KAFKA_CLUSTER;
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::runtime::catalog::invalid_topic_name;
+use crate::state::RequestContext;
+
+/// `ConfigResource.Type` ids.
+pub const TOPIC: i8 = 2;
+pub const BROKER: i8 = 4;
+pub const BROKER_LOGGER: i8 = 8;
+pub const CLIENT_METRICS: i8 = 16;
+pub const GROUP: i8 = 32;
+
+/// `ConfigEntry.ConfigSource` ids.
+pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+pub const STATIC_BROKER_CONFIG: i8 = 4;
+pub const DEFAULT_CONFIG: i8 = 5;
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: DescribeConfigsRequest,
+    _version: i16,
+) -> DescribeConfigsResponse {
+    let mut results: Vec<(bool, DescribeConfigsResult)> = req
+        .resources
+        .iter()
+        .map(|resource| {
+            let outcome = match resource.resource_type {
+                BROKER => broker(ctx, resource, req.include_synonyms),
+                TOPIC => topic(ctx, resource, req.include_synonyms),
+                GROUP => group(ctx, resource, req.include_synonyms),
+                other => Err(unsupported(other, &resource.resource_name)),
+            };
+            let refused = matches!(
+                &outcome,
+                Err((code, _)) if [
+                    ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    ErrorCode::GROUP_AUTHORIZATION_FAILED,
+                ].contains(code)
+            );
+            let (error_code, error_message, configs) = match outcome {
+                Ok(configs) => (ErrorCode::NONE.code(), None, configs),
+                Err((code, message)) => (code.code(), message, Vec::new()),
+            };
+            let result = DescribeConfigsResult {
+                error_code,
+                error_message,
+                resource_type: resource.resource_type,
+                resource_name: resource.resource_name.clone(),
+                configs,
+                ..Default::default()
+            };
+            (refused, result)
+        })
+        .collect();
+    // Stable: each part keeps the request's order.
+    results.sort_by_key(|(refused, _)| *refused);
+    DescribeConfigsResponse {
+        throttle_time_ms: 0,
+        results: results.into_iter().map(|(_, r)| r).collect(),
+        ..Default::default()
+    }
+}
+
+type Outcome = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
+
+/// DESCRIBE_CONFIGS on the resource, or `denied` with Kafka's message for that code.
+fn may_describe(
+    ctx: &RequestContext<'_>,
+    resource_type: ResourceType,
+    name: &str,
+    denied: ErrorCode,
+) -> Result<(), (ErrorCode, Option<String>)> {
+    if authorize(ctx, AclOperation::DescribeConfigs, resource_type, name) {
+        Ok(())
+    } else {
+        Err((denied, Some(denied.message().to_owned())))
+    }
+}
+
+fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    may_describe(
+        ctx,
+        ResourceType::Cluster,
+        KAFKA_CLUSTER,
+        ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+    )?;
+    let name = resource.resource_name.as_str();
+    if name.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Ok(id) = name.parse::<i32>() else {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some(format!("Broker id must be an integer, but it is: {name}")),
+        ));
+    };
+    let cluster = ctx.server.cluster.snapshot();
+    let Some(registration) = cluster.brokers.get(id) else {
+        let known: Vec<String> = cluster.brokers.iter().map(|b| b.id.to_string()).collect();
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some(format!(
+                "Unexpected broker id, expected one of the registered broker ids [{}] or empty string, but received {name}",
+                known.join(", ")
+            )),
+        ));
+    };
+    Ok(registration
+        .static_configs
+        .iter()
+        .filter(|(key, _)| is_requested(resource, key))
+        .map(|(key, value)| entry(key, value.clone(), STATIC_BROKER_CONFIG, true, synonyms))
+        .collect())
+}
+
+fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    let name = resource.resource_name.as_str();
+    may_describe(
+        ctx,
+        ResourceType::Topic,
+        name,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    )?;
+    if let Some(message) = invalid_topic_name(name) {
+        return Err((ErrorCode::INVALID_TOPIC_EXCEPTION, Some(message)));
+    }
+    let topics = ctx.server.topics.snapshot();
+    let Some(topic) = topics.get(name) else {
+        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None));
+    };
+    Ok(topic_configs(ctx, &topic.configs)
+        .into_iter()
+        .filter(|c| is_requested(resource, &c.name))
+        .map(|c| {
+            let mut e = entry(&c.name, Some(c.value), c.source, false, false);
+            e.config_type = c.config_type;
+            if synonyms {
+                e.synonyms = c
+                    .synonyms
+                    .into_iter()
+                    .map(|(name, value, source)| DescribeConfigsSynonym {
+                        name,
+                        value: Some(value),
+                        source,
+                        ..Default::default()
+                    })
+                    .collect();
+            }
+            e
+        })
+        .collect())
+}
+
+fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+    let name = resource.resource_name.as_str();
+    may_describe(
+        ctx,
+        ResourceType::Group,
+        name,
+        ErrorCode::GROUP_AUTHORIZATION_FAILED,
+    )?;
+    if name.is_empty() {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            Some("Group name must not be empty".to_owned()),
+        ));
+    }
+    let cluster = ctx.server.cluster.snapshot();
+    let rules =
+        crate::runtime::group_configs::GroupConfigRules::new(ctx.server.config.streams.clone());
+    Ok(rules
+        .describe(cluster.group_configs.get(name))
+        .into_iter()
+        .filter(|c| is_requested(resource, &c.name))
+        .map(|c| {
+            let mut e = entry(&c.name, c.value, c.source, false, false);
+            e.config_type = c.config_type;
+            if synonyms {
+                e.synonyms = c
+                    .synonyms
+                    .into_iter()
+                    .map(|(name, value, source)| DescribeConfigsSynonym {
+                        name,
+                        value,
+                        source,
+                        ..Default::default()
+                    })
+                    .collect();
+            }
+            e
+        })
+        .collect())
+}
+
+/// One topic config as DescribeConfigs shows it.
+pub(crate) struct TopicConfigEntry {
+    pub name: String,
+    pub value: String,
+    pub source: i8,
+    config_type: i8,
+    synonyms: Vec<(String, String, i8)>,
+}
+
+/// Every topic config Kafka 4.4 lists, by name: the topic's own value (DYNAMIC_TOPIC_CONFIG),
+/// else the broker's (STATIC_BROKER_CONFIG when the config file changed Kafka's default),
+/// else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them, topic first.
+pub(crate) fn topic_configs(
+    ctx: &RequestContext<'_>,
+    set: &std::collections::BTreeMap<String, String>,
+) -> Vec<TopicConfigEntry> {
+    use kcoord_storage::config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
+    let broker = &ctx.server.config.log.defaults;
+    let kafka = kcoord_storage::LogConfig::default();
+    let mut out: Vec<TopicConfigEntry> = Vec::new();
+    let ours = TOPIC_CONFIGS.iter().map(|(name, broker_key)| {
+        let broker_value = broker.value_of(name).unwrap_or_default();
+        let source = if broker.value_of(name) == kafka.value_of(name) {
+            DEFAULT_CONFIG
+        } else {
+            STATIC_BROKER_CONFIG
+        };
+        (*name, broker_key.to_string(), broker_value, source)
+    });
+    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| {
+        (
+            *name,
+            (*name).to_owned(),
+            (*default).to_owned(),
+            DEFAULT_CONFIG,
+        )
+    });
+    for (name, broker_key, broker_value, broker_source) in ours.chain(others) {
+        let mut synonyms = Vec::new();
+        if let Some(v) = set.get(name) {
+            synonyms.push((name.to_owned(), v.clone(), DYNAMIC_TOPIC_CONFIG));
+        }
+        synonyms.push((broker_key, broker_value.clone(), broker_source));
+        let (value, source) = match set.get(name) {
+            Some(v) => (v.clone(), DYNAMIC_TOPIC_CONFIG),
+            None => (broker_value, broker_source),
+        };
+        out.push(TopicConfigEntry {
+            name: name.to_owned(),
+            value,
+            source,
+            config_type: config_type(name),
+            synonyms,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Kafka's `ConfigDef.Type` ids: BOOLEAN 1, STRING 2, INT 3, LONG 5, DOUBLE 6, LIST 7.
+fn config_type(name: &str) -> i8 {
+    match name {
+        "preallocate"
+        | "unclean.leader.election.enable"
+        | "remote.storage.enable"
+        | "remote.log.copy.disable"
+        | "remote.log.delete.on.disable"
+        | "errors.deadletterqueue.group.enable" => 1,
+        "compression.type" | "message.timestamp.type" => 2,
+        "segment.bytes"
+        | "max.message.bytes"
+        | "index.interval.bytes"
+        | "segment.index.bytes"
+        | "min.insync.replicas"
+        | "max.decompressed.message.bytes"
+        | "compression.gzip.level"
+        | "compression.lz4.level"
+        | "compression.zstd.level" => 3,
+        "min.cleanable.dirty.ratio" => 6,
+        "cleanup.policy"
+        | "follower.replication.throttled.replicas"
+        | "leader.replication.throttled.replicas" => 7,
+        _ => 5,
+    }
+}
+
+/// ConfigurationKeys: null or empty asks for every config (`ConfigHelperUtils`).
+fn is_requested(resource: &DescribeConfigsResource, key: &str) -> bool {
+    resource
+        .configuration_keys
+        .as_ref()
+        .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == key))
+}
+
+fn entry(
+    name: &str,
+    value: Option<String>,
+    source: i8,
+    read_only: bool,
+    with_synonyms: bool,
+) -> DescribeConfigsResourceResult {
+    DescribeConfigsResourceResult {
+        name: name.to_owned(),
+        synonyms: if with_synonyms {
+            vec![DescribeConfigsSynonym {
+                name: name.to_owned(),
+                value: value.clone(),
+                source,
+                ..Default::default()
+            }]
+        } else {
+            Vec::new()
+        },
+        value,
+        read_only,
+        config_source: source,
+        is_sensitive: false,
+        config_type: 0,
+        documentation: None,
+        ..Default::default()
+    }
+}
+
+fn unsupported(resource_type: i8, name: &str) -> (ErrorCode, Option<String>) {
+    let known = match resource_type {
+        BROKER_LOGGER => "BROKER_LOGGER",
+        CLIENT_METRICS => "CLIENT_METRICS",
+        _ => {
+            return (
+                ErrorCode::INVALID_REQUEST,
+                Some(format!(
+                    "Unexpected resource type UNKNOWN for resource {name}"
+                )),
+            )
+        }
+    };
+    (
+        ErrorCode::INVALID_REQUEST,
+        Some(format!("Unsupported resource type: {known}")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::rpc::apis::broker_registration::tests_support::request as registration;
+    use crate::rpc::apis::testing::{encodes, running, server, with_ctx, Ctx};
+    use crate::state::ServerState;
+    use kcoord_wire::messages::broker_registration_request::StaticConfig;
+
+    fn resource(resource_type: i8, name: &str, keys: Option<&[&str]>) -> DescribeConfigsResource {
+        DescribeConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configuration_keys: keys.map(|k| k.iter().map(|s| (*s).to_owned()).collect()),
+            ..Default::default()
+        }
+    }
+
+    fn call(
+        state: &ServerState,
+        resources: Vec<DescribeConfigsResource>,
+        synonyms: bool,
+        version: i16,
+    ) -> DescribeConfigsResponse {
+        let req = DescribeConfigsRequest {
+            resources,
+            include_synonyms: synonyms,
+            ..Default::default()
+        };
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
+        encodes(&resp, version);
+        resp
+    }
+
+    async fn register_with_configs(state: &ServerState, id: i32, configs: &[(&str, Option<&str>)]) {
+        let mut req = registration(id, 1);
+        req.static_configs = configs
+            .iter()
+            .map(|(name, value)| StaticConfig {
+                name: (*name).into(),
+                value: value.map(str::to_owned),
+                ..Default::default()
+            })
+            .collect();
+        let c = Ctx::new(state, ListenerKind::Controller);
+        let resp = crate::rpc::apis::broker_registration::handle(&c.ctx(state), req, 6).await;
+        assert_eq!(resp.error_code, 0);
+    }
+
+    #[tokio::test]
+    async fn r75_broker_configs_are_the_static_configs_with_nulls_kept() {
+        let node = running("");
+        register_with_configs(
+            &node.state,
+            4,
+            &[("num.io.threads", Some("16")), ("broker.rack", None)],
+        )
+        .await;
+        for version in 1..=4 {
+            let resp = call(
+                &node.state,
+                vec![resource(BROKER, "4", None)],
+                version >= 2,
+                version,
+            );
+            let r = &resp.results[0];
+            assert_eq!(
+                (r.error_code, r.resource_type, r.resource_name.as_str()),
+                (0, BROKER, "4")
+            );
+            let configs: Vec<(&str, Option<&str>, i8, bool, bool)> = r
+                .configs
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.as_str(),
+                        c.value.as_deref(),
+                        c.config_source,
+                        c.read_only,
+                        c.is_sensitive,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                configs,
+                vec![
+                    ("broker.rack", None, STATIC_BROKER_CONFIG, true, false),
+                    (
+                        "num.io.threads",
+                        Some("16"),
+                        STATIC_BROKER_CONFIG,
+                        true,
+                        false
+                    )
+                ],
+                "v{version}"
+            );
+            let synonyms = r.configs[1].synonyms.len();
+            assert_eq!(synonyms, usize::from(version >= 2), "v{version}");
+        }
+        let only = call(
+            &node.state,
+            vec![resource(BROKER, "4", Some(&["num.io.threads", "nope"]))],
+            false,
+            4,
+        );
+        assert_eq!(only.results[0].configs.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn unknown_brokers_bad_names_and_other_types_get_kafkas_errors() {
+        let node = running("");
+        register_with_configs(&node.state, 4, &[]).await;
+        let resp = call(
+            &node.state,
+            vec![
+                resource(BROKER, "9", None),
+                resource(BROKER, "x", None),
+                resource(BROKER, "", None),
+                resource(GROUP, "", None),
+                resource(BROKER_LOGGER, "4", None),
+                resource(77, "r", None),
+                resource(TOPIC, "missing", None),
+                resource(TOPIC, "a b", None),
+            ],
+            false,
+            4,
+        );
+        let answers: Vec<(i16, Option<&str>)> = resp
+            .results
+            .iter()
+            .map(|r| (r.error_code, r.error_message.as_deref()))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                (42, Some("Unexpected broker id, expected one of the registered broker ids [4] or empty string, but received 9")),
+                (42, Some("Broker id must be an integer, but it is: x")),
+                (0, None),
+                (42, Some("Group name must not be empty")),
+                (42, Some("Unsupported resource type: BROKER_LOGGER")),
+                (42, Some("Unexpected resource type UNKNOWN for resource r")),
+                (3, None),
+                (17, Some("Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn topic_configs_list_every_config_with_its_source() {
+        use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+        let node = running("");
+        let created = node
+            .state
+            .controller
+            .create_topics(kcoord_wire::messages::CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: "orders".into(),
+                    num_partitions: 1,
+                    replication_factor: -1,
+                    configs: vec![CreatableTopicConfig {
+                        name: "retention.ms".into(),
+                        value: Some("1000".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(created[0].error_code, 0);
+        let resp = call(&node.state, vec![resource(TOPIC, "orders", None)], true, 4);
+        let configs = &resp.results[0].configs;
+        let c = configs.iter().find(|c| c.name == "retention.ms").unwrap();
+        assert_eq!(
+            (
+                c.value.as_deref(),
+                c.config_source,
+                c.read_only,
+                c.synonyms.len(),
+                c.config_type
+            ),
+            (Some("1000"), DYNAMIC_TOPIC_CONFIG, false, 2, 5)
+        );
+        assert_eq!(c.synonyms[1].name, "log.retention.ms");
+        // Every other config comes with its default, as Kafka lists them.
+        let segment = configs.iter().find(|c| c.name == "segment.bytes").unwrap();
+        assert_eq!(
+            (segment.value.as_deref(), segment.config_source),
+            (Some("1073741824"), DEFAULT_CONFIG)
+        );
+        assert!(configs.iter().any(|c| c.name == "min.insync.replicas"));
+        assert!(configs.len() > 30, "{}", configs.len());
+    }
+
+    #[test]
+    fn authorization_is_asked_per_resource_type() {
+        let base = server();
+        let (mut state, _) = ServerState::build(
+            Arc::clone(&base.config),
+            base.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        state.authorizer = Some(Arc::new(crate::security::DenyAll));
+        let resp = call(
+            &state,
+            vec![resource(BROKER, "1", None), resource(TOPIC, "t", None)],
+            false,
+            4,
+        );
+        let answers: Vec<(i16, Option<&str>)> = resp
+            .results
+            .iter()
+            .map(|r| (r.error_code, r.error_message.as_deref()))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                (31, Some("Cluster authorization failed.")),
+                (29, Some("Topic authorization failed."))
+            ]
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! IncrementalAlterConfigs (key 44), v0-1, on broker listeners, after Kafka 4.4's
+//! `KafkaApis.handleIncrementalAlterConfigsRequest`: the broker's preprocessing
+//! (`ConfigAdminManager.preprocess`), then what the controller does with the rest
+//! (`ControllerApis.handleIncrementalAlterConfigs`: ALTER_CONFIGS authorization, then
+//! `ConfigurationControlManager`), answered in the request's order
+//! (`ConfigAdminManager.reassembleIncrementalResponse`).
+//!
+//! - A resource named twice: INVALID_REQUEST "Each resource must appear at most once." for
+//!   each; a key named twice in one resource: INVALID_REQUEST "Error due to duplicate config
+//!   keys"; a null value for anything but DELETE: INVALID_REQUEST "Null value not supported for
+//!   : k1, k2"; an unknown resource type: INVALID_REQUEST "Unknown resource type N".
+//! - GROUP (32): ALTER_CONFIGS on the group (else GROUP_AUTHORIZATION_FAILED), then the
+//!   controller applies and validates the group's configs (`controller/group_configs.rs`,
+//!   `group_configs.rs`); they are kept as ConfigRecords in the metadata log, so they survive
+//!   a restart with `metadata.log.dir`, and the coordinator runs the group with them.
+//! - TOPIC, BROKER, BROKER_LOGGER and CLIENT_METRICS: authorized as Kafka does (ALTER_CONFIGS
+//!   on the topic, else on the cluster), then refused with INVALID_REQUEST: kcoord alters only
+//!   group configs (README, "Differences from Apache Kafka 4.4").
+
+use std::collections::{BTreeSet, HashMap};
+
+use kcoord_wire::messages::incremental_alter_configs_request::AlterConfigsResource;
+use kcoord_wire::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+use kcoord_wire::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
+use kcoord_wire::ErrorCode;
+
+use super::broker_registration::KAFKA_CLUSTER;
+use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::state::RequestContext;
+use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
+
+type Answer = (ErrorCode, Option<String>);
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: IncrementalAlterConfigsRequest,
+    _version: i16,
+) -> IncrementalAlterConfigsResponse {
+    let mut answers: Vec<Option<Answer>> = preprocess(&req.resources);
+    // What the controller does with the resources left: authorization, then the change.
+    let mut changes = Vec::new();
+    let mut change_index = Vec::new();
+    for (i, resource) in req.resources.iter().enumerate() {
+        if answers[i].is_some() {
+            continue;
+        }
+        let name = resource.resource_name.as_str();
+        let (allowed, denied) = match resource.resource_type {
+            GROUP => (
+                authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
+                ErrorCode::GROUP_AUTHORIZATION_FAILED,
+            ),
+            TOPIC => (
+                authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+            ),
+            _ => (
+                authorize(
+                    ctx,
+                    AclOperation::AlterConfigs,
+                    ResourceType::Cluster,
+                    KAFKA_CLUSTER,
+                ),
+                ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+            ),
+        };
+        if !allowed {
+            answers[i] = Some((denied, Some(denied.message().to_owned())));
+            continue;
+        }
+        if resource.resource_type != GROUP {
+            answers[i] = Some((
+                ErrorCode::INVALID_REQUEST,
+                Some(format!(
+                    "kcoord alters only group configs (resource type {GROUP}), not resource type {}.",
+                    resource.resource_type
+                )),
+            ));
+            continue;
+        }
+        changes.push(GroupConfigChange {
+            group: resource.resource_name.clone(),
+            ops: resource
+                .configs
+                .iter()
+                .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
+                .collect(),
+        });
+        change_index.push(i);
+    }
+    if !changes.is_empty() {
+        match ctx
+            .server
+            .controller
+            .alter_group_configs(changes, req.validate_only)
+            .await
+        {
+            Ok(results) => {
+                for (i, result) in change_index.into_iter().zip(results) {
+                    answers[i] = Some(match result {
+                        Ok(()) => (ErrorCode::NONE, None),
+                        Err(e) => e,
+                    });
+                }
+            }
+            Err(e) => {
+                for i in change_index {
+                    answers[i] = Some((ErrorCode::NOT_CONTROLLER, Some(e.to_string())));
+                }
+            }
+        }
+    }
+    let responses = req
+        .resources
+        .iter()
+        .zip(answers)
+        .map(|(resource, answer)| {
+            let (code, message) = answer.unwrap_or((ErrorCode::UNKNOWN_SERVER_ERROR, None));
+            AlterConfigsResourceResponse {
+                error_code: code.code(),
+                error_message: message,
+                resource_type: resource.resource_type,
+                resource_name: resource.resource_name.clone(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    IncrementalAlterConfigsResponse {
+        throttle_time_ms: 0,
+        responses,
+        ..Default::default()
+    }
+}
+
+/// `ConfigAdminManager.preprocess`: the answers of the resources the broker settles itself.
+fn preprocess(resources: &[AlterConfigsResource]) -> Vec<Option<Answer>> {
+    let mut answers: Vec<Option<Answer>> = vec![None; resources.len()];
+    let mut seen: HashMap<(i8, &str), usize> = HashMap::new();
+    for (i, r) in resources.iter().enumerate() {
+        if let Some(previous) = seen.insert((r.resource_type, r.resource_name.as_str()), i) {
+            let twice = || {
+                Some((
+                    ErrorCode::INVALID_REQUEST,
+                    Some("Each resource must appear at most once.".to_owned()),
+                ))
+            };
+            answers[previous] = twice();
+            answers[i] = twice();
+        }
+    }
+    for (i, r) in resources.iter().enumerate() {
+        if answers[i].is_some() {
+            continue;
+        }
+        let mut keys = BTreeSet::new();
+        if !r.configs.iter().all(|c| keys.insert(c.name.as_str())) {
+            answers[i] = Some((
+                ErrorCode::INVALID_REQUEST,
+                Some("Error due to duplicate config keys".to_owned()),
+            ));
+            continue;
+        }
+        let nulls: Vec<&str> = r
+            .configs
+            .iter()
+            .filter(|c| c.config_operation != DELETE && c.value.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        if !nulls.is_empty() {
+            answers[i] = Some((
+                ErrorCode::INVALID_REQUEST,
+                Some(format!(
+                    "Null value not supported for : {}",
+                    nulls.join(", ")
+                )),
+            ));
+            continue;
+        }
+        if ![TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP].contains(&r.resource_type) {
+            answers[i] = Some((
+                ErrorCode::INVALID_REQUEST,
+                Some(format!("Unknown resource type {}", r.resource_type)),
+            ));
+        }
+    }
+    answers
+}
+
+#[cfg(test)]
+mod tests;

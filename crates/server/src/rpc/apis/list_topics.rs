@@ -1,0 +1,174 @@
+//! ListTopics (key 96, KIP-142), v0-1, on broker listeners. v0 is exactly the proposal's
+//! non-flexible layout (request `list_internal`; response `error_code`, `[name, internal]`);
+//! v1 is its flexible encoding with ThrottleTimeMs first (docs/decisions.md).
+//!
+//! Every topic of the controller's published catalog with its internal flag, by name;
+//! internal topics only when ListInternal is true (R80, R81); topics the principal may not
+//! DESCRIBE are left out, without an error, as Metadata leaves them out of an all-topics
+//! answer (R82).
+
+use kcoord_wire::messages::list_topics_response::TopicListing;
+use kcoord_wire::messages::{ListTopicsRequest, ListTopicsResponse};
+use kcoord_wire::ErrorCode;
+
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::state::RequestContext;
+
+pub fn handle(
+    ctx: &RequestContext<'_>,
+    req: ListTopicsRequest,
+    _version: i16,
+) -> ListTopicsResponse {
+    let image = ctx.server.topics.snapshot();
+    let topics = image
+        .iter()
+        .filter(|t| req.list_internal || !t.is_internal())
+        .filter(|t| authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name))
+        .map(|t| TopicListing {
+            name: t.name.clone(),
+            internal: t.is_internal(),
+            ..Default::default()
+        })
+        .collect();
+    ListTopicsResponse {
+        throttle_time_ms: 0,
+        error_code: ErrorCode::NONE.code(),
+        topics,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bytes::BytesMut;
+    use kcoord_wire::{Decodable, Encodable};
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::rpc::apis::testing::{create_topic, running, with_ctx};
+    use crate::security::Authorizer;
+    use crate::state::ServerState;
+
+    /// DESCRIBE denied on topics whose name starts with `secret`; everything else allowed.
+    #[derive(Debug)]
+    struct DenySecretTopics;
+
+    impl Authorizer for DenySecretTopics {
+        fn authorize(
+            &self,
+            _: &crate::security::Requester<'_>,
+            op: AclOperation,
+            resource: ResourceType,
+            name: &str,
+        ) -> bool {
+            !(op == AclOperation::Describe
+                && resource == ResourceType::Topic
+                && name.starts_with("secret"))
+        }
+    }
+
+    fn call(state: &ServerState, list_internal: bool, version: i16) -> Vec<(String, bool)> {
+        let req = ListTopicsRequest {
+            list_internal,
+            ..Default::default()
+        };
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
+        assert_eq!(resp.error_code, 0);
+        resp.topics
+            .into_iter()
+            .map(|t| (t.name, t.internal))
+            .collect()
+    }
+
+    async fn seeded() -> crate::rpc::apis::testing::Running {
+        let node = running("");
+        for name in ["orders", "__consumer_offsets", "secret-payroll", "audit"] {
+            create_topic(&node.state, name, 1).await;
+        }
+        node
+    }
+
+    #[tokio::test]
+    async fn r80_list_topics_returns_names_and_internal_flags() {
+        let node = seeded().await;
+        for version in 0..=1 {
+            assert_eq!(
+                call(&node.state, true, version),
+                vec![
+                    ("__consumer_offsets".to_string(), true),
+                    ("audit".to_string(), false),
+                    ("orders".to_string(), false),
+                    ("secret-payroll".to_string(), false)
+                ]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn r81_list_internal_false_omits_internal_topics() {
+        let node = seeded().await;
+        let names: Vec<String> = call(&node.state, false, 1)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, vec!["audit", "orders", "secret-payroll"]);
+    }
+
+    #[tokio::test]
+    async fn r82_topics_without_describe_are_omitted() {
+        let node = seeded().await;
+        // The same catalog seen through a deny-DESCRIBE authorizer.
+        let (mut state, _) = ServerState::build(
+            Arc::clone(&node.state.config),
+            node.state.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        state.topics = Arc::clone(&node.state.topics);
+        state.authorizer = Some(Arc::new(DenySecretTopics));
+        let names: Vec<String> = call(&state, true, 0).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, vec!["__consumer_offsets", "audit", "orders"]);
+    }
+
+    #[test]
+    fn v0_is_the_proposals_non_flexible_layout_and_v1_is_flexible_with_throttle_time() {
+        let response = ListTopicsResponse {
+            throttle_time_ms: 7,
+            error_code: 0,
+            topics: vec![TopicListing {
+                name: "ab".into(),
+                internal: true,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut v0 = BytesMut::new();
+        response.encode(&mut v0, 0).unwrap();
+        // error_code int16, [name string, internal bool] with an int32 count and an int16
+        // string length.
+        assert_eq!(&v0[..], &[0, 0, 0, 0, 0, 1, 0, 2, b'a', b'b', 1]);
+        let mut v1 = BytesMut::new();
+        response.encode(&mut v1, 1).unwrap();
+        // throttle int32, error_code int16, compact array (n+1), compact string (len+1), bool,
+        // the topic's tagged fields, the response's tagged fields.
+        assert_eq!(&v1[..], &[0, 0, 0, 7, 0, 0, 2, 3, b'a', b'b', 1, 0, 0]);
+        let mut request = BytesMut::new();
+        ListTopicsRequest {
+            list_internal: true,
+            ..Default::default()
+        }
+        .encode(&mut request, 0)
+        .unwrap();
+        assert_eq!(&request[..], &[1]);
+        let mut flexible = BytesMut::new();
+        ListTopicsRequest {
+            list_internal: false,
+            ..Default::default()
+        }
+        .encode(&mut flexible, 1)
+        .unwrap();
+        assert_eq!(&flexible[..], &[0, 0]);
+        let decoded = ListTopicsResponse::decode(&mut v0.freeze(), 0).unwrap();
+        assert_eq!((decoded.throttle_time_ms, decoded.topics.len()), (0, 1));
+    }
+}

@@ -1,0 +1,151 @@
+//! OffsetDelete (key 47), v0, after Kafka's `KafkaApis.handleOffsetDeleteRequest`,
+//! `GroupCoordinatorService.deleteOffsets` and `OffsetMetadataManager.deleteOffsets`.
+//!
+//! In Kafka's order: DELETE on the group (else GROUP_AUTHORIZATION_FAILED for the request);
+//! per topic, READ on it (else TOPIC_AUTHORIZATION_FAILED on each of its partitions), then the
+//! topic and each partition must exist (else UNKNOWN_TOPIC_OR_PARTITION); an empty group id is
+//! INVALID_GROUP_ID. The group's shard then answers the remaining partitions: an unknown group
+//! is GROUP_ID_NOT_FOUND for the request (and the partition answers are dropped, as Kafka's
+//! error response carries none); a topic a non-empty streams group consumes (source or
+//! repartition source topic) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the committed offset, if
+//! any, is tombstoned and the partition answers NONE. As in Kafka the refused partitions come
+//! first in the response, then the shard's answers merged into them by topic.
+
+use kcoord_wire::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
+use kcoord_wire::ErrorCode;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::state::RequestContext;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: OffsetDeleteRequest,
+    _version: i16,
+) -> OffsetDeleteResponse {
+    if !authorize(
+        ctx,
+        AclOperation::Delete,
+        ResourceType::Group,
+        &req.group_id,
+    ) {
+        return error(ErrorCode::GROUP_AUTHORIZATION_FAILED);
+    }
+    let image = ctx.server.topics.snapshot();
+    let mut answers: Vec<OffsetDeleteResponseTopic> = Vec::new();
+    // Where each topic's answer is in `answers`.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut to_delete: Vec<(String, Vec<i32>)> = Vec::new();
+    for t in &req.topics {
+        let refused = if !authorize(ctx, AclOperation::Read, ResourceType::Topic, &t.name) {
+            Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+        } else if image.get(&t.name).is_none() {
+            Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+        } else {
+            None
+        };
+        let mut valid = Vec::new();
+        for p in &t.partitions {
+            let code = refused.or_else(|| {
+                let exists = image
+                    .get(&t.name)
+                    .is_some_and(|topic| topic.partitions.contains_key(&p.partition_index));
+                (!exists).then_some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+            });
+            match code {
+                Some(code) => add(&mut answers, &mut index, &t.name, p.partition_index, code),
+                None => valid.push(p.partition_index),
+            }
+        }
+        if !valid.is_empty() {
+            to_delete.push((t.name.clone(), valid));
+        }
+    }
+    if req.group_id.is_empty() {
+        return error(ErrorCode::INVALID_GROUP_ID);
+    }
+    // The shard sees each existing partition once, so its work is bounded by the catalog,
+    // not by how often the request repeats a partition.
+    let mut distinct: BTreeMap<&str, BTreeSet<i32>> = BTreeMap::new();
+    for (topic, partitions) in &to_delete {
+        distinct
+            .entry(topic.as_str())
+            .or_default()
+            .extend(partitions.iter().copied());
+    }
+    let group_id = req.group_id.clone();
+    let request: Vec<(String, Vec<i32>)> = distinct
+        .into_iter()
+        .map(|(topic, partitions)| (topic.to_owned(), partitions.into_iter().collect()))
+        .collect();
+    let deleted = ctx
+        .server
+        .coordinators
+        .for_group(&req.group_id)
+        .call(|shard, _| shard.delete_offsets(&group_id, &request))
+        .await;
+    let codes = match deleted {
+        Ok(Ok(codes)) => codes,
+        Ok(Err(e)) => return error(e.code),
+        Err(e) => return error(e.error_code()),
+    };
+    let mut decided: HashMap<(&str, i32), ErrorCode> = HashMap::new();
+    for ((topic, partitions), codes) in request.iter().zip(&codes) {
+        for (p, code) in partitions.iter().zip(codes) {
+            decided.insert((topic.as_str(), *p), *code);
+        }
+    }
+    for (topic, partitions) in &to_delete {
+        for p in partitions {
+            let code = decided
+                .get(&(topic.as_str(), *p))
+                .copied()
+                .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
+            add(&mut answers, &mut index, topic, *p, code);
+        }
+    }
+    OffsetDeleteResponse {
+        topics: answers,
+        ..Default::default()
+    }
+}
+
+/// Adds a partition answer under its topic (kept in first-seen order), like Kafka's
+/// `OffsetDeleteResponse.Builder.addPartition`.
+fn add(
+    answers: &mut Vec<OffsetDeleteResponseTopic>,
+    index: &mut HashMap<String, usize>,
+    topic: &str,
+    partition: i32,
+    code: ErrorCode,
+) {
+    let i = match index.get(topic) {
+        Some(&i) => i,
+        None => {
+            answers.push(OffsetDeleteResponseTopic {
+                name: topic.to_string(),
+                ..Default::default()
+            });
+            index.insert(topic.to_string(), answers.len() - 1);
+            answers.len() - 1
+        }
+    };
+    answers[i].partitions.push(OffsetDeleteResponsePartition {
+        partition_index: partition,
+        error_code: code.code(),
+        ..Default::default()
+    });
+}
+
+fn error(code: ErrorCode) -> OffsetDeleteResponse {
+    OffsetDeleteResponse {
+        error_code: code.code(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,696 @@
+//! OffsetFetch (key 9), v1-10, after Kafka's `KafkaApis.handleOffsetFetchRequest` and
+//! `OffsetMetadataManager.fetchOffsets` / `fetchAllOffsets`.
+//!
+//! v1-7 carry one group (GroupId + Topics, a null topic list meaning all of them); v8+ a list of
+//! groups, each with an optional member id and epoch (v9+), and from v10 topics named by id
+//! (an unknown id answers UNKNOWN_TOPIC_ID for each of its partitions). The group's shard
+//! checks the member (docs/kafka-coordinator-facts.md §12: admins without a member id pass; otherwise the
+//! member must exist and its epoch match) and reads the committed offsets; a partition without
+//! one answers offset -1. A group-level error is the group's ErrorCode from v2 (top-level
+//! before v8) and each partition's before that. RequireStable needs no waiting: there are no
+//! transactions here.
+//!
+//! Authorization as Kafka's: DESCRIBE on each group (else the group's error is
+//! GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each requested topic (else
+//! TOPIC_AUTHORIZATION_FAILED on its partitions, listed after the others); topics the principal
+//! may not DESCRIBE are left out of an "all offsets" answer.
+//!
+//! The request is answered entry by entry as Kafka answers it, but each distinct group is read
+//! once: its member checks, the distinct partitions its entries name and, if an entry asks for
+//! them, all its offsets, in shard jobs of at most [`OFFSETS_PER_JOB`] items, the shard's lock
+//! released between them. An answer given again (a repeated partition's metadata, a repeated
+//! "all offsets" entry) is a copy, and the copies may add at most
+//! [`super::groups::MAX_REPEATED_ANSWER_BYTES`] to the response; a repeat past that answers
+//! INVALID_REQUEST (the partition's error, or the group's).
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+
+use kcoord_coordinator::CoordinatorShard;
+use kcoord_metadata::CommittedOffset;
+use kcoord_wire::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
+use kcoord_wire::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
+use kcoord_wire::ErrorCode;
+use uuid::Uuid;
+
+use super::groups::RepeatBudget;
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::runtime::catalog::TopicsImage;
+use crate::runtime::shards::Coordinators;
+use crate::state::RequestContext;
+
+const BATCH_VERSION: i16 = 8;
+const TOPIC_ID_VERSION: i16 = 10;
+/// From this version a group error is not repeated on every partition.
+const TOP_LEVEL_ERROR_VERSION: i16 = 2;
+const INVALID_OFFSET: i64 = -1;
+const NO_LEADER_EPOCH: i32 = -1;
+/// The most member checks, partition lookups or committed offsets one shard job handles; the
+/// shard's lock is released and the connection task yields between two jobs.
+pub const OFFSETS_PER_JOB: usize = 1024;
+
+pub async fn handle(
+    ctx: &RequestContext<'_>,
+    req: OffsetFetchRequest,
+    version: i16,
+) -> OffsetFetchResponse {
+    let groups: Vec<OffsetFetchRequestGroup> = if version >= BATCH_VERSION {
+        req.groups
+    } else {
+        // Kafka's `OffsetFetchRequest.groups()`: the single group, no member, epoch -1.
+        vec![OffsetFetchRequestGroup {
+            group_id: req.group_id,
+            member_id: None,
+            member_epoch: -1,
+            topics: req.topics.map(|topics| {
+                topics
+                    .into_iter()
+                    .map(|t| OffsetFetchRequestTopics {
+                        name: t.name,
+                        partition_indexes: t.partition_indexes,
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            ..Default::default()
+        }]
+    };
+    let image = ctx.server.topics.snapshot();
+    let mut access = Access::new(ctx);
+    let mut plan = Plan::new(&image, &groups, version, &mut access);
+    for group in &mut plan.groups {
+        if access.group(&group.id) {
+            fetch(&ctx.server.coordinators, group).await;
+        } else {
+            group.fetched.failed = Some(ErrorCode::GROUP_AUTHORIZATION_FAILED);
+        }
+    }
+    let answers = plan.answer(&image, groups, version, &mut access);
+    build(answers, version)
+}
+
+/// DESCRIBE on groups and topics, asked once per name (Kafka asks per entry; the answer is
+/// the same).
+struct Access<'c, 'a> {
+    ctx: &'c RequestContext<'a>,
+    groups: HashMap<String, bool>,
+    topics: HashMap<String, bool>,
+}
+
+impl<'c, 'a> Access<'c, 'a> {
+    fn new(ctx: &'c RequestContext<'a>) -> Self {
+        Access {
+            ctx,
+            groups: HashMap::new(),
+            topics: HashMap::new(),
+        }
+    }
+
+    fn group(&mut self, id: &str) -> bool {
+        Self::ask(self.ctx, &mut self.groups, ResourceType::Group, id)
+    }
+
+    fn topic(&mut self, name: &str) -> bool {
+        Self::ask(self.ctx, &mut self.topics, ResourceType::Topic, name)
+    }
+
+    fn ask(
+        ctx: &RequestContext<'_>,
+        seen: &mut HashMap<String, bool>,
+        resource: ResourceType,
+        name: &str,
+    ) -> bool {
+        if let Some(allowed) = seen.get(name) {
+            return *allowed;
+        }
+        let allowed = authorize(ctx, AclOperation::Describe, resource, name);
+        seen.insert(name.to_owned(), allowed);
+        allowed
+    }
+}
+
+/// What a requested topic turned out to be.
+#[derive(Clone, Copy)]
+enum Resolved {
+    /// Index in the group's `topics`.
+    Known(usize),
+    /// A v10 topic id the catalog does not know: UNKNOWN_TOPIC_ID.
+    UnknownId,
+    /// A topic the principal may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED.
+    Denied,
+}
+
+/// The request worked out per distinct group: each group's member checks, partitions and
+/// "all offsets" are read once, however many of its entries ask for them (Kafka reads them
+/// per entry), and the entries are answered from that, in request order.
+struct Plan {
+    groups: Vec<GroupPlan>,
+    entries: Vec<Entry>,
+}
+
+/// One group entry of the request.
+struct Entry {
+    /// Index in [`Plan::groups`].
+    group: usize,
+    /// Index in that group's `checks`.
+    check: usize,
+    /// For each requested topic, what it is. `None`: every offset.
+    topics: Option<Vec<Resolved>>,
+}
+
+#[derive(Default)]
+struct GroupPlan {
+    id: String,
+    /// Distinct (member id, member epoch) pairs the entries give.
+    checks: Vec<(Option<String>, i32)>,
+    /// Distinct topic names asked about.
+    topics: Vec<String>,
+    /// Distinct (topic index, partition) asked about, sorted.
+    lookups: Vec<(usize, i32)>,
+    /// Whether some entry asks for every offset.
+    wants_all: bool,
+    fetched: Fetched,
+}
+
+/// What the shard answered for one group.
+#[derive(Default)]
+struct Fetched {
+    /// The shard could not serve the group.
+    failed: Option<ErrorCode>,
+    /// Per check: NONE or the member check's error.
+    checks: Vec<ErrorCode>,
+    /// Per lookup: the committed offset, if any.
+    found: Vec<Option<CommittedOffset>>,
+    /// Every committed offset, when `wants_all`.
+    all: Vec<(String, i32, CommittedOffset)>,
+}
+
+impl Plan {
+    fn new(
+        image: &TopicsImage,
+        groups: &[OffsetFetchRequestGroup],
+        version: i16,
+        access: &mut Access<'_, '_>,
+    ) -> Plan {
+        let use_ids = version >= TOPIC_ID_VERSION;
+        let mut plans: Vec<GroupPlan> = Vec::new();
+        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        let mut checks: Vec<HashMap<(Option<&str>, i32), usize>> = Vec::new();
+        let mut topics: Vec<HashMap<&str, usize>> = Vec::new();
+        let mut entries = Vec::with_capacity(groups.len());
+        for g in groups {
+            let gi = *by_id.entry(g.group_id.as_str()).or_insert_with(|| {
+                plans.push(GroupPlan {
+                    id: g.group_id.clone(),
+                    ..Default::default()
+                });
+                checks.push(HashMap::new());
+                topics.push(HashMap::new());
+                plans.len() - 1
+            });
+            let plan = &mut plans[gi];
+            let check = *checks[gi]
+                .entry((g.member_id.as_deref(), g.member_epoch))
+                .or_insert_with(|| {
+                    plan.checks.push((g.member_id.clone(), g.member_epoch));
+                    plan.checks.len() - 1
+                });
+            let Some(requested) = &g.topics else {
+                plan.wants_all = true;
+                entries.push(Entry {
+                    group: gi,
+                    check,
+                    topics: None,
+                });
+                continue;
+            };
+            let mut resolved = Vec::with_capacity(requested.len());
+            for t in requested {
+                let name = if use_ids {
+                    match image.get_by_id(&t.topic_id) {
+                        Some(topic) => topic.name.as_str(),
+                        None => {
+                            resolved.push(Resolved::UnknownId);
+                            continue;
+                        }
+                    }
+                } else {
+                    t.name.as_str()
+                };
+                if !access.topic(name) {
+                    resolved.push(Resolved::Denied);
+                    continue;
+                }
+                let ti = *topics[gi].entry(name).or_insert_with(|| {
+                    plan.topics.push(name.to_owned());
+                    plan.topics.len() - 1
+                });
+                plan.lookups
+                    .extend(t.partition_indexes.iter().map(|p| (ti, *p)));
+                resolved.push(Resolved::Known(ti));
+            }
+            entries.push(Entry {
+                group: gi,
+                check,
+                topics: Some(resolved),
+            });
+        }
+        for plan in &mut plans {
+            plan.lookups.sort_unstable();
+            plan.lookups.dedup();
+        }
+        Plan {
+            groups: plans,
+            entries,
+        }
+    }
+
+    /// One answer per entry, in request order.
+    fn answer(
+        mut self,
+        image: &TopicsImage,
+        groups: Vec<OffsetFetchRequestGroup>,
+        version: i16,
+        access: &mut Access<'_, '_>,
+    ) -> Vec<OffsetFetchResponseGroup> {
+        let use_ids = version >= TOPIC_ID_VERSION;
+        let mut budget = RepeatBudget::default();
+        // Whether an answer was already given once (a copy of it is a repeat).
+        let mut lookup_given: Vec<Vec<bool>> = self
+            .groups
+            .iter()
+            .map(|g| vec![false; g.lookups.len()])
+            .collect();
+        let mut all_given: Vec<Option<Vec<OffsetFetchResponseTopics>>> =
+            self.groups.iter().map(|_| None).collect();
+        let mut answers = Vec::with_capacity(groups.len());
+        for (entry, group) in self.entries.iter().zip(groups) {
+            let plan = &mut self.groups[entry.group];
+            let fetched = &plan.fetched;
+            let error = fetched.failed.or_else(|| {
+                fetched
+                    .checks
+                    .get(entry.check)
+                    .copied()
+                    .filter(|code| *code != ErrorCode::NONE)
+            });
+            if let Some(code) = error {
+                answers.push(group_error(&group, code, version));
+                continue;
+            }
+            let Some(resolved) = &entry.topics else {
+                let topics = match &all_given[entry.group] {
+                    None => {
+                        let mut topics = all_topics(image, &fetched.all, use_ids);
+                        // Topics the principal may not DESCRIBE are left out silently.
+                        topics.retain(|t| {
+                            let name = if use_ids {
+                                image
+                                    .get_by_id(&t.topic_id)
+                                    .map_or("", |topic| topic.name.as_str())
+                            } else {
+                                t.name.as_str()
+                            };
+                            access.topic(name)
+                        });
+                        all_given[entry.group] = Some(topics.clone());
+                        Some(topics)
+                    }
+                    Some(topics) => budget
+                        .take_with(|| topics.iter().map(topic_bytes).sum())
+                        .then(|| topics.clone()),
+                };
+                answers.push(match topics {
+                    Some(topics) => OffsetFetchResponseGroup {
+                        group_id: group.group_id,
+                        topics,
+                        ..Default::default()
+                    },
+                    None => group_error(&group, ErrorCode::INVALID_REQUEST, version),
+                });
+                continue;
+            };
+            let given = &mut lookup_given[entry.group];
+            let mut topics = Vec::with_capacity(resolved.len());
+            let mut unknown = Vec::new();
+            for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
+                let ti = match *resolved {
+                    Resolved::Known(ti) => ti,
+                    Resolved::UnknownId => {
+                        unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
+                        continue;
+                    }
+                    Resolved::Denied => {
+                        unknown.push(topic_error(
+                            t,
+                            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                            use_ids,
+                        ));
+                        continue;
+                    }
+                };
+                let partitions = t
+                    .partition_indexes
+                    .iter()
+                    .map(|p| {
+                        let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
+                            return found(*p, None);
+                        };
+                        let committed = fetched.found.get(i).and_then(Option::as_ref);
+                        let first = !std::mem::replace(&mut given[i], true);
+                        let bytes = committed.map_or(0, |c| c.metadata.len());
+                        if first || bytes == 0 || budget.take(bytes) {
+                            found(*p, committed)
+                        } else {
+                            partition_error(*p, ErrorCode::INVALID_REQUEST)
+                        }
+                    })
+                    .collect();
+                topics.push(OffsetFetchResponseTopics {
+                    name: if use_ids {
+                        String::new()
+                    } else {
+                        plan.topics[ti].clone()
+                    },
+                    topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
+                    partitions,
+                    ..Default::default()
+                });
+            }
+            topics.extend(unknown);
+            answers.push(OffsetFetchResponseGroup {
+                group_id: group.group_id,
+                topics,
+                ..Default::default()
+            });
+        }
+        answers
+    }
+}
+
+/// Reads what `plan` asks of its group on the group's shard, in jobs of at most
+/// [`OFFSETS_PER_JOB`] checks, lookups and offsets together. Jobs after the first read the
+/// offsets as they are then: a request larger than one job is not one snapshot of the group.
+async fn fetch(coordinators: &Coordinators, plan: &mut GroupPlan) {
+    let shard = coordinators.for_group(&plan.id);
+    let mut fetched = Fetched {
+        checks: Vec::with_capacity(plan.checks.len()),
+        found: Vec::with_capacity(plan.lookups.len()),
+        ..Default::default()
+    };
+    // The last offset read when reading them all, and whether all are read.
+    let mut after: Option<(String, i32)> = None;
+    let mut all_done = !plan.wants_all;
+    let mut first = true;
+    while first
+        || fetched.checks.len() < plan.checks.len()
+        || fetched.found.len() < plan.lookups.len()
+        || !all_done
+    {
+        if !first {
+            tokio::task::yield_now().await;
+        }
+        first = false;
+        let ran = shard
+            .read(|shard| {
+                let mut work = OFFSETS_PER_JOB;
+                let checks = next(&plan.checks, fetched.checks.len(), &mut work);
+                fetched.checks.extend(
+                    checks
+                        .iter()
+                        .map(|(member, epoch)| check(shard, &plan.id, member.as_deref(), *epoch)),
+                );
+                let lookups = next(&plan.lookups, fetched.found.len(), &mut work);
+                look_up(shard, plan, lookups, &mut fetched.found);
+                if !all_done && work > 0 {
+                    let read = read_all(shard, &plan.id, after.as_ref(), work);
+                    all_done = read.len() < work;
+                    after = read.last().map(|(t, p, _)| (t.clone(), *p));
+                    fetched.all.extend(read);
+                }
+            })
+            .await;
+        if let Err(e) = ran {
+            fetched.failed = Some(e.error_code());
+            break;
+        }
+    }
+    plan.fetched = fetched;
+}
+
+/// The next at most `work` items of `items` from `done`; takes them from `work`.
+fn next<'a, T>(items: &'a [T], done: usize, work: &mut usize) -> &'a [T] {
+    let end = done.saturating_add(*work).min(items.len());
+    let slice = items.get(done..end).unwrap_or_default();
+    *work -= slice.len();
+    slice
+}
+
+/// `StreamsGroup.validateOffsetFetch` for one member id and epoch.
+fn check(shard: &CoordinatorShard, group_id: &str, member: Option<&str>, epoch: i32) -> ErrorCode {
+    match shard.validate_offset_fetch(group_id, member, epoch) {
+        Ok(()) => ErrorCode::NONE,
+        Err(e) => e.code,
+    }
+}
+
+/// The committed offsets of `lookups` (sorted by topic), appended to `found`.
+fn look_up(
+    shard: &CoordinatorShard,
+    plan: &GroupPlan,
+    lookups: &[(usize, i32)],
+    found: &mut Vec<Option<CommittedOffset>>,
+) {
+    let Some(offsets) = shard.state().offsets.group(&plan.id) else {
+        found.extend(lookups.iter().map(|_| None));
+        return;
+    };
+    // One key per topic, its partition changed in place: no allocation per partition.
+    let mut key: Option<(String, i32)> = None;
+    for (ti, partition) in lookups {
+        let name = &plan.topics[*ti];
+        let key = match &mut key {
+            Some(key) if key.0 == *name => key,
+            slot => slot.insert((name.clone(), *partition)),
+        };
+        key.1 = *partition;
+        found.push(offsets.get(key).cloned());
+    }
+}
+
+/// At most `limit` committed offsets of the group, in order, after `after`.
+fn read_all(
+    shard: &CoordinatorShard,
+    group_id: &str,
+    after: Option<&(String, i32)>,
+    limit: usize,
+) -> Vec<(String, i32, CommittedOffset)> {
+    let Some(offsets) = shard.state().offsets.group(group_id) else {
+        return Vec::new();
+    };
+    let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+    offsets
+        .range((from, Bound::Unbounded))
+        .take(limit)
+        .map(|((t, p), o)| (t.clone(), *p, o.clone()))
+        .collect()
+}
+
+/// Every committed offset of a group, by topic (v10: a topic whose id is unknown cannot be
+/// named, so it is left out).
+fn all_topics(
+    image: &TopicsImage,
+    offsets: &[(String, i32, CommittedOffset)],
+    use_ids: bool,
+) -> Vec<OffsetFetchResponseTopics> {
+    let mut by_topic: BTreeMap<&str, Vec<OffsetFetchResponsePartitions>> = BTreeMap::new();
+    for (topic, partition, committed) in offsets {
+        by_topic
+            .entry(topic)
+            .or_default()
+            .push(found(*partition, Some(committed)));
+    }
+    let mut topics = Vec::with_capacity(by_topic.len());
+    for (name, partitions) in by_topic {
+        if use_ids {
+            let Some(id) = image.get(name).map(|t| t.id) else {
+                continue;
+            };
+            topics.push(OffsetFetchResponseTopics {
+                name: String::new(),
+                topic_id: id,
+                partitions,
+                ..Default::default()
+            });
+        } else {
+            topics.push(OffsetFetchResponseTopics {
+                name: name.to_owned(),
+                partitions,
+                ..Default::default()
+            });
+        }
+    }
+    topics
+}
+
+/// About what a topic's answer adds to the response: what a copy of it costs.
+fn topic_bytes(topic: &OffsetFetchResponseTopics) -> usize {
+    /// Index, offset, leader epoch, error code, lengths and tagged fields of a partition.
+    const PARTITION_BYTES: usize = 20;
+    topic.name.len()
+        + 16
+        + topic
+            .partitions
+            .iter()
+            .map(|p| PARTITION_BYTES + p.metadata.as_ref().map_or(0, String::len))
+            .sum::<usize>()
+}
+
+/// A topic answered with `error` on each of its partitions: a v10 topic id the catalog does
+/// not know, or a topic the principal may not DESCRIBE.
+fn topic_error(
+    t: &OffsetFetchRequestTopics,
+    error: ErrorCode,
+    use_ids: bool,
+) -> OffsetFetchResponseTopics {
+    OffsetFetchResponseTopics {
+        name: if use_ids {
+            String::new()
+        } else {
+            t.name.clone()
+        },
+        topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
+        partitions: t
+            .partition_indexes
+            .iter()
+            .map(|p| partition_error(*p, error))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn partition_error(partition: i32, error: ErrorCode) -> OffsetFetchResponsePartitions {
+    OffsetFetchResponsePartitions {
+        partition_index: partition,
+        committed_offset: INVALID_OFFSET,
+        committed_leader_epoch: NO_LEADER_EPOCH,
+        metadata: Some(String::new()),
+        error_code: error.code(),
+        ..Default::default()
+    }
+}
+
+/// One partition's answer: the committed offset, or -1 when there is none.
+fn found(partition: i32, committed: Option<&CommittedOffset>) -> OffsetFetchResponsePartitions {
+    match committed {
+        Some(c) => OffsetFetchResponsePartitions {
+            partition_index: partition,
+            committed_offset: c.offset,
+            committed_leader_epoch: c.leader_epoch,
+            metadata: Some(c.metadata.clone()),
+            error_code: ErrorCode::NONE.code(),
+            ..Default::default()
+        },
+        None => OffsetFetchResponsePartitions {
+            partition_index: partition,
+            committed_offset: INVALID_OFFSET,
+            committed_leader_epoch: NO_LEADER_EPOCH,
+            metadata: Some(String::new()),
+            error_code: ErrorCode::NONE.code(),
+            ..Default::default()
+        },
+    }
+}
+
+/// Kafka's `OffsetFetchResponse.groupError`.
+fn group_error(
+    group: &OffsetFetchRequestGroup,
+    error: ErrorCode,
+    version: i16,
+) -> OffsetFetchResponseGroup {
+    if version >= TOP_LEVEL_ERROR_VERSION {
+        return OffsetFetchResponseGroup {
+            group_id: group.group_id.clone(),
+            error_code: error.code(),
+            ..Default::default()
+        };
+    }
+    OffsetFetchResponseGroup {
+        group_id: group.group_id.clone(),
+        topics: group
+            .topics
+            .iter()
+            .flatten()
+            .map(|t| OffsetFetchResponseTopics {
+                name: t.name.clone(),
+                partitions: t
+                    .partition_indexes
+                    .iter()
+                    .map(|p| OffsetFetchResponsePartitions {
+                        partition_index: *p,
+                        error_code: error.code(),
+                        committed_offset: INVALID_OFFSET,
+                        metadata: Some(String::new()),
+                        committed_leader_epoch: NO_LEADER_EPOCH,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Kafka's `OffsetFetchResponse.Builder.build`: the groups as they are from v8, else the one
+/// group in the v1-7 layout.
+fn build(groups: Vec<OffsetFetchResponseGroup>, version: i16) -> OffsetFetchResponse {
+    if version >= BATCH_VERSION {
+        return OffsetFetchResponse {
+            throttle_time_ms: 0,
+            groups,
+            ..Default::default()
+        };
+    }
+    let Some(group) = groups.into_iter().next() else {
+        return OffsetFetchResponse::default();
+    };
+    OffsetFetchResponse {
+        throttle_time_ms: 0,
+        error_code: if version >= TOP_LEVEL_ERROR_VERSION {
+            group.error_code
+        } else {
+            ErrorCode::NONE.code()
+        },
+        topics: group
+            .topics
+            .into_iter()
+            .map(|t| OffsetFetchResponseTopic {
+                name: t.name,
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| OffsetFetchResponsePartition {
+                        partition_index: p.partition_index,
+                        committed_offset: p.committed_offset,
+                        committed_leader_epoch: p.committed_leader_epoch,
+                        metadata: p.metadata,
+                        error_code: p.error_code,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,466 @@
+//! Produce (key 0), v3-13, after Kafka's `KafkaApis.handleProduceRequest` and
+//! `ReplicaManager.appendRecords` for a single broker: every partition is led here and this
+//! node is its only replica, so acks=-1 is answered once the batch is appended (and flushed
+//! when `flush.messages` says so).
+//!
+//! In Kafka's order (docs/kafka-data-plane-facts.md §1): transactional batches fail the
+//! whole request (no transactions here); topics are named by id from v13 (unknown:
+//! UNKNOWN_TOPIC_ID), by name before (unknown: UNKNOWN_TOPIC_OR_PARTITION); then acks (only
+//! -1, 0, 1); internal topics are refused. Each partition's batch is validated as Kafka's
+//! `LogValidator` validates it (`kcoord_storage::validate`) before the partition is locked; the
+//! idempotent producer checks and the append happen under the lock. A partition named twice
+//! in one request appends nothing unless every one of its batches is valid. With acks=0
+//! nothing is answered (`dispatch.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kcoord_storage::validate::{self, ProduceContext};
+use kcoord_storage::{Appended, IncomingBatch};
+use kcoord_wire::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
+use kcoord_wire::messages::{ProduceRequest, ProduceResponse};
+use kcoord_wire::ErrorCode;
+use tracing::debug;
+use uuid::Uuid;
+
+use crate::rpc::apis::find_coordinator::transactions_unsupported;
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::runtime::partitions::Partition;
+use crate::state::RequestContext;
+
+/// The first version that names topics by id.
+const TOPIC_ID_VERSION: i16 = 13;
+
+/// The answer to a Produce request (`dispatch.rs` sends nothing for acks=0).
+pub fn handle(ctx: &RequestContext<'_>, req: ProduceRequest, version: i16) -> ProduceResponse {
+    produce(ctx, req, version, crate::support::clock::now_ms())
+}
+
+/// The response to `req`, whatever its acks.
+pub fn produce(
+    ctx: &RequestContext<'_>,
+    req: ProduceRequest,
+    version: i16,
+    now_ms: i64,
+) -> ProduceResponse {
+    let use_ids = version >= TOPIC_ID_VERSION;
+    let whole = whole_request_refusal(ctx, &req);
+    let image = ctx.server.topics.snapshot();
+    let mut responses: Vec<TopicProduceResponse> = Vec::with_capacity(req.topic_data.len());
+    // The entries of each partition, to validate together: (topic slot, partition slot, records).
+    let mut by_partition: HashMap<(Uuid, i32), (Arc<Partition>, Vec<Entry>)> = HashMap::new();
+    for t in req.topic_data {
+        let topic = if use_ids {
+            image.get_by_id(&t.topic_id)
+        } else {
+            image.get(&t.name)
+        };
+        let ti = responses.len();
+        responses.push(TopicProduceResponse {
+            name: if use_ids {
+                String::new()
+            } else {
+                t.name.clone()
+            },
+            topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
+            partition_responses: Vec::with_capacity(t.partition_data.len()),
+            ..Default::default()
+        });
+        for p in t.partition_data {
+            let pi = responses[ti].partition_responses.len();
+            let partition = topic.and_then(|t| ctx.server.partitions.get(t.id, p.index));
+            let error = if let Some(refusal) = &whole {
+                Some(refusal.clone())
+            } else {
+                // Kafka asks the authorizer first, by the name the request gives (or resolves).
+                let name = topic.map_or(t.name.as_str(), |t| t.name.as_str());
+                let allowed = (use_ids && topic.is_none())
+                    || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
+                match (topic, &partition) {
+                    _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
+                    (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
+                    (None, _) | (_, None) => {
+                        Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION))
+                    }
+                    // Kafka checks acks once the topics are known.
+                    _ if !matches!(req.acks, -1..=1) => {
+                        Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS))
+                    }
+                    (Some(t), _) if t.is_internal() => {
+                        Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION))
+                    }
+                    _ => None,
+                }
+            };
+            responses[ti]
+                .partition_responses
+                .push(PartitionProduceResponse {
+                    index: p.index,
+                    ..failed(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+                });
+            match (error, partition) {
+                (Some(refusal), _) => {
+                    responses[ti].partition_responses[pi] = refusal.answer(p.index, -1)
+                }
+                (None, Some(partition)) => by_partition
+                    .entry((partition.topic_id, partition.index))
+                    .or_insert_with(|| (partition, Vec::new()))
+                    .1
+                    .push(Entry {
+                        ti,
+                        pi,
+                        records: p.records.map(|r| r.to_bytes()),
+                    }),
+                (None, None) => {}
+            }
+        }
+    }
+    for (partition, entries) in by_partition.into_values() {
+        let appended = append_partition(
+            &partition,
+            entries,
+            version,
+            now_ms,
+            &ctx.server.metrics.data,
+        );
+        for (ti, pi, answer) in appended {
+            let index = responses[ti].partition_responses[pi].index;
+            responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
+        }
+    }
+    ProduceResponse {
+        responses,
+        throttle_time_ms: 0,
+        ..Default::default()
+    }
+}
+
+/// One partition entry of the request.
+struct Entry {
+    ti: usize,
+    pi: usize,
+    records: Option<Bytes>,
+}
+
+/// An error for a partition: the code, Kafka's ErrorMessage and record errors, and whether
+/// the answer carries the real log start offset (Kafka sends it for producer-state and
+/// record-validation errors, so the Java producer can tell retention from a lost sequence).
+#[derive(Debug, Clone)]
+struct Refusal {
+    code: ErrorCode,
+    message: Option<String>,
+    record_errors: Vec<BatchIndexAndErrorMessage>,
+}
+
+impl Refusal {
+    fn code(code: ErrorCode) -> Refusal {
+        Refusal {
+            code,
+            message: None,
+            record_errors: Vec::new(),
+        }
+    }
+
+    fn with_message(code: ErrorCode, message: String) -> Refusal {
+        Refusal {
+            message: Some(message),
+            ..Refusal::code(code)
+        }
+    }
+
+    fn answer(self, index: i32, log_start_offset: i64) -> PartitionProduceResponse {
+        let keeps_log_start = !matches!(
+            self.code,
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                | ErrorCode::UNKNOWN_TOPIC_ID
+                | ErrorCode::NOT_LEADER_OR_FOLLOWER
+                | ErrorCode::MESSAGE_TOO_LARGE
+                | ErrorCode::RECORD_LIST_TOO_LARGE
+                | ErrorCode::CORRUPT_MESSAGE
+                | ErrorCode::KAFKA_STORAGE_ERROR
+                | ErrorCode::INVALID_TOPIC_EXCEPTION
+        );
+        PartitionProduceResponse {
+            index,
+            error_message: self.message,
+            record_errors: self.record_errors,
+            log_start_offset: if keeps_log_start {
+                log_start_offset
+            } else {
+                -1
+            },
+            ..failed(self.code)
+        }
+    }
+}
+
+/// A refusal of every partition of the request (Kafka's checks before any partition's).
+fn whole_request_refusal(ctx: &RequestContext<'_>, req: &ProduceRequest) -> Option<Refusal> {
+    let records: Vec<Bytes> = req
+        .topic_data
+        .iter()
+        .flat_map(|t| &t.partition_data)
+        .filter_map(|p| p.records.as_ref().map(|r| r.to_bytes()))
+        .collect();
+    match validate::has_transactional_records(&records) {
+        Ok(false) => None,
+        // No transaction coordinator here: no transactional producer ever got an id from us.
+        // Kafka's first check: WRITE on the transactional id, which there must be; refused,
+        // the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a message (the
+        // exception's text is the code's default, which `ApiError.fromThrowable` drops).
+        Ok(true) => Some(match &req.transactional_id {
+            Some(id) if authorize(ctx, AclOperation::Write, ResourceType::TransactionalId, id) => {
+                Refusal::with_message(ErrorCode::INVALID_TXN_STATE, transactions_unsupported(id))
+            }
+            _ => Refusal::code(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        }),
+        Err(e) => Some(Refusal::code(
+            ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE),
+        )),
+    }
+}
+
+fn failed(code: ErrorCode) -> PartitionProduceResponse {
+    PartitionProduceResponse {
+        error_code: code.code(),
+        base_offset: -1,
+        log_append_time_ms: -1,
+        log_start_offset: -1,
+        ..Default::default()
+    }
+}
+
+fn validation_refusal(e: &validate::ValidationError) -> Refusal {
+    Refusal {
+        code: ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR),
+        message: e.message(),
+        record_errors: e
+            .record_errors()
+            .into_iter()
+            .map(|(batch_index, message)| BatchIndexAndErrorMessage {
+                batch_index,
+                batch_index_error_message: message,
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+/// Validates every batch given for one partition, then appends them all, or none.
+fn append_partition(
+    partition: &Partition,
+    entries: Vec<Entry>,
+    version: i16,
+    now_ms: i64,
+    metrics: &crate::metrics::DataPlaneMetrics,
+) -> Vec<(usize, usize, PartitionProduceResponse)> {
+    let (validation, log_start, fsyncs_every_append) = {
+        let log = partition.log();
+        let fsyncs = log.dir().is_some() && log.config().flush_messages < i64::MAX;
+        (log.config().validation(), log.log_start_offset(), fsyncs)
+    };
+    let context = ProduceContext {
+        api_version: version,
+        topic: &partition.topic,
+        partition: partition.index,
+    };
+    let checked: Vec<(usize, usize, Result<IncomingBatch, Refusal>)> = entries
+        .into_iter()
+        .map(|e| {
+            let result = match e.records {
+                None => Err(Refusal::code(ErrorCode::INVALID_RECORD)),
+                Some(bytes) => validate::validate_produce(&bytes, &validation, &context, now_ms)
+                    .map(IncomingBatch::from)
+                    .map_err(|err| {
+                        debug!(partition = %partition.name(), error = %err, "produce refused");
+                        validation_refusal(&err)
+                    }),
+            };
+            (e.ti, e.pi, result)
+        })
+        .collect();
+    if checked.iter().any(|(_, _, r)| r.is_err()) {
+        return checked
+            .into_iter()
+            .map(|(ti, pi, r)| {
+                let refusal = r.err().unwrap_or_else(|| {
+                    Refusal::with_message(
+                        ErrorCode::INVALID_RECORD,
+                        "Another batch for this partition in the request was rejected".into(),
+                    )
+                });
+                (ti, pi, refusal.answer(0, log_start))
+            })
+            .collect();
+    }
+    let append = || {
+        let mut log = partition.log();
+        checked
+            .into_iter()
+            .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
+            .map(|(ti, pi, batch)| {
+                let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
+                    Ok(a) => {
+                        if !a.duplicate {
+                            let records = u64::try_from(batch.record_count).unwrap_or(0);
+                            metrics.produced(batch.bytes.len(), records);
+                        }
+                        appended(&a)
+                    }
+                    Err(e) => {
+                        debug!(partition = %partition.name(), error = %e, "append refused");
+                        let code = ErrorCode::from_code(e.error_code())
+                            .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
+                        Refusal::code(code).answer(0, log.log_start_offset())
+                    }
+                };
+                (ti, pi, answer)
+            })
+            .collect::<Vec<_>>()
+    };
+    // An fsync (flush.messages) must not stall the worker's other connections.
+    let answers = if fsyncs_every_append {
+        crate::support::blocking::run(append)
+    } else {
+        append()
+    };
+    partition.appended.notify_waiters();
+    answers
+}
+
+fn appended(a: &Appended) -> PartitionProduceResponse {
+    PartitionProduceResponse {
+        error_code: 0,
+        base_offset: a.base_offset,
+        log_append_time_ms: a.log_append_time,
+        log_start_offset: a.log_start_offset,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kcoord_records::{BatchBuilder, BatchOptions};
+    use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+
+    use super::*;
+    use crate::config::ListenerKind;
+    use crate::rpc::apis::testing::{create_topic, encodes, running, with_ctx};
+    use crate::state::ServerState;
+
+    fn request(topic: &str, partitions: &[i32]) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions::default());
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let batch = b.build().unwrap();
+        ProduceRequest {
+            acks: -1,
+            timeout_ms: 1000,
+            topic_data: vec![TopicProduceData {
+                name: topic.into(),
+                partition_data: partitions
+                    .iter()
+                    .map(|p| PartitionProduceData {
+                        index: *p,
+                        records: Some(batch.clone().into()),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn codes(state: &ServerState, req: ProduceRequest, version: i16) -> Vec<(i16, i64, i64)> {
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| {
+            produce(ctx, req, version, 1_700_000_000_000)
+        });
+        encodes(&resp, version);
+        resp.responses[0]
+            .partition_responses
+            .iter()
+            .map(|p| (p.error_code, p.base_offset, p.log_start_offset))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn appends_answer_offsets_and_unknown_partitions_are_refused() {
+        let node = running("");
+        create_topic(&node.state, "t", 2).await;
+        assert_eq!(
+            codes(&node.state, request("t", &[0, 1, 7]), 12),
+            vec![(0, 0, 0), (0, 0, 0), (3, -1, -1)]
+        );
+        assert_eq!(
+            codes(&node.state, request("t", &[0]), 3),
+            vec![(0, 1, 0)],
+            "v3 is served"
+        );
+    }
+
+    /// A transactional batch for `topic`-0, with `transactional_id`.
+    fn transactional(topic: &str, transactional_id: Option<&str>) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions {
+            producer_id: 1,
+            producer_epoch: 0,
+            base_sequence: 0,
+            transactional: true,
+            ..BatchOptions::default()
+        });
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let mut req = ProduceRequest {
+            transactional_id: transactional_id.map(str::to_owned),
+            ..request(topic, &[0])
+        };
+        req.topic_data[0].partition_data[0].records = Some(b.build().unwrap().into());
+        req
+    }
+
+    fn answer(state: &ServerState, req: ProduceRequest) -> (i16, Option<String>) {
+        let resp = with_ctx(state, ListenerKind::Broker, |ctx| {
+            produce(ctx, req, 12, 1_700_000_000_000)
+        });
+        let p = &resp.responses[0].partition_responses[0];
+        (p.error_code, p.error_message.clone())
+    }
+
+    #[tokio::test]
+    async fn transactional_batches_need_write_on_the_transactional_id() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let (mut denied, _) = ServerState::build(
+            Arc::clone(&node.state.config),
+            node.state.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        denied.authorizer = Some(Arc::new(crate::security::DenyAll));
+        // Refused, or no id at all: 53 without a message, as Kafka's error response.
+        assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
+        assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
+        // Allowed: there are no transactions here.
+        let (code, message) = answer(&node.state, transactional("t", Some("tx")));
+        assert_eq!(code, ErrorCode::INVALID_TXN_STATE.code());
+        assert!(message.is_some_and(|m| m.contains("does not support transactions")));
+    }
+
+    #[tokio::test]
+    async fn the_authorizer_is_asked_before_the_topic_is_looked_up() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let (mut state, _) = ServerState::build(
+            Arc::clone(&node.state.config),
+            node.state.listeners.iter().map(|l| (**l).clone()).collect(),
+        );
+        state.authorizer = Some(Arc::new(crate::security::DenyAll));
+        // A node whose catalog does not know the topic: denied all the same, as Kafka answers.
+        assert_eq!(codes(&state, request("t", &[0]), 12), vec![(29, -1, -1)]);
+        assert_eq!(
+            codes(&state, request("unknown", &[0]), 12),
+            vec![(29, -1, -1)]
+        );
+    }
+}

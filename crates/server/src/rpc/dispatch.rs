@@ -1,0 +1,497 @@
+//! From one request frame to one response frame: header, version negotiation, the single
+//! `ApiKey` → handler match, encoding.
+//!
+//! Where Kafka closes the connection, so do we, after one WARN naming the peer: an unknown API
+//! key, an API this listener does not serve, an unparsable header or body, and an unsupported
+//! version of any API but ApiVersions (Kafka's `Processor.parseRequestHeader` throws
+//! UnsupportedVersionException there and `SocketServer` closes the channel). ApiVersions at an
+//! unknown version is answered with UNSUPPORTED_VERSION in a v0 body (KIP-511).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::frame::{write_frame, OutFrame, SharedFrame};
+use kcoord_wire::messages::{RequestHeader, ResponseHeader};
+use kcoord_wire::{Decodable, Encodable, ErrorCode, ErrorCodes};
+use tracing::{debug, error};
+
+use crate::rpc::apis::{
+    api_versions, create_acls, create_topics, delete_acls, delete_groups, delete_records,
+    delete_topics, describe_acls, describe_cluster, describe_groups, fetch, find_coordinator,
+    init_producer_id, list_groups, list_offsets, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, streams_group_describe,
+    streams_group_heartbeat,
+};
+use crate::rpc::authentication::SaslSession;
+use crate::rpc::bulk::BulkHandle;
+use crate::rpc::versions::supported_versions;
+use crate::runtime::cluster::ListenerInfo;
+use crate::state::{RequestContext, ServerState};
+use crate::support::logging::{log_per_peer, Capped};
+
+/// What to do after a request.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Send this frame (size prefix included).
+    Respond(OutFrame),
+    /// Send nothing (Produce with acks=0).
+    NoResponse,
+    /// Close the connection; the reason has been logged.
+    Close,
+    /// Send this frame, then close the connection (a failed authentication).
+    Last(OutFrame),
+}
+
+/// The connection a request arrived on.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub server: Arc<ServerState>,
+    pub listener: Arc<ListenerInfo>,
+    pub peer: SocketAddr,
+    /// The peer as Kafka records a member's client host, formatted once per connection.
+    pub client_host: Arc<str>,
+    /// On a SASL listener: the connection's authentication, which names its principal once
+    /// it completes ([`crate::rpc::authentication`]).
+    pub sasl: Option<Arc<SaslSession>>,
+    /// On an SSL listener: who the client certificate says the client is (`User:ANONYMOUS`
+    /// without one), set once the TLS handshake is done.
+    pub tls_principal: Option<kcoord_acl::KafkaPrincipal>,
+    /// Where requests in big frames are handled ([`crate::rpc::bulk`]); none handles them in
+    /// place.
+    pub bulk: Option<BulkHandle>,
+}
+
+/// Kafka's principal for a client that did not authenticate.
+static ANONYMOUS: std::sync::LazyLock<kcoord_acl::KafkaPrincipal> =
+    std::sync::LazyLock::new(kcoord_acl::KafkaPrincipal::anonymous);
+
+impl Connection {
+    pub fn new(
+        server: Arc<ServerState>,
+        listener: Arc<ListenerInfo>,
+        peer: SocketAddr,
+    ) -> Connection {
+        let client_host = crate::state::client_host(peer).into();
+        let sasl = server
+            .config
+            .sasl
+            .listener(&listener.name)
+            .map(|l| Arc::new(SaslSession::new(l.clone())));
+        Connection {
+            server,
+            listener,
+            peer,
+            client_host,
+            sasl,
+            tls_principal: None,
+            bulk: None,
+        }
+    }
+
+    /// The context of a request with `header` on this connection.
+    pub fn context<'a>(&'a self, header: &'a RequestHeader) -> RequestContext<'a> {
+        RequestContext {
+            server: &self.server,
+            listener: &self.listener,
+            principal: self.principal(),
+            peer: self.peer,
+            client_host: &self.client_host,
+            header,
+        }
+    }
+
+    /// Who is connected, as Kafka's `DefaultKafkaPrincipalBuilder` says: on a SASL listener
+    /// (SASL_SSL too) the SASL name once authenticated, on an SSL listener the client
+    /// certificate's, else `User:ANONYMOUS`.
+    pub fn principal(&self) -> &kcoord_acl::KafkaPrincipal {
+        match &self.sasl {
+            Some(session) => session.principal().unwrap_or(&ANONYMOUS),
+            None => self.tls_principal.as_ref().unwrap_or(&ANONYMOUS),
+        }
+    }
+}
+
+/// Decodes a request body, runs a synchronous handler, encodes its response.
+macro_rules! sync_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => respond(&$ctx, $api, $version, &$handler(&$ctx, request, $version)),
+            Err(outcome) => outcome,
+        }
+    };
+}
+
+/// The same for a handler that waits for the controller or a coordinator shard.
+macro_rules! async_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => {
+                let response = $handler(&$ctx, request, $version).await;
+                respond(&$ctx, $api, $version, &response)
+            }
+            Err(outcome) => outcome,
+        }
+    };
+}
+
+/// The same for a handler that may find the request unparsable where Kafka's parser would
+/// (an UNKNOWN code in an ACL request): the connection is closed.
+macro_rules! checked_call {
+    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path $(, $await:ident)?) => {
+        match decode(&$ctx, $api, $version, $body) {
+            Ok(request) => match $handler(&$ctx, request, $version)$(.$await)? {
+                Ok(response) => respond(&$ctx, $api, $version, &response),
+                Err(unparsable) => close_unparsable(&$ctx, $api, unparsable),
+            },
+            Err(outcome) => outcome,
+        }
+    };
+}
+
+/// Handles one request frame (without its size prefix). The connection awaits it before
+/// reading the next request, so responses leave in request order.
+pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
+    if let Some(session) = conn.sasl.as_deref() {
+        if session.principal().is_none() {
+            return crate::rpc::authentication::serve(conn, session, frame).await;
+        }
+    }
+    let (api, version, header, body) = match parse(conn, frame) {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
+    };
+    let ctx = conn.context(&header);
+    match api {
+        ApiKey::ApiVersions => sync_call!(ctx, api, version, body, api_versions::handle),
+        ApiKey::Metadata => async_call!(ctx, api, version, body, metadata::handle),
+        ApiKey::FindCoordinator => sync_call!(ctx, api, version, body, find_coordinator::handle),
+        ApiKey::DescribeCluster => sync_call!(ctx, api, version, body, describe_cluster::handle),
+        ApiKey::CreateTopics => async_call!(ctx, api, version, body, create_topics::handle),
+        ApiKey::DeleteTopics => async_call!(ctx, api, version, body, delete_topics::handle),
+        ApiKey::StreamsGroupHeartbeat => {
+            async_call!(ctx, api, version, body, streams_group_heartbeat::handle)
+        }
+        ApiKey::StreamsGroupDescribe => {
+            async_call!(ctx, api, version, body, streams_group_describe::handle)
+        }
+        ApiKey::ListGroups => async_call!(ctx, api, version, body, list_groups::handle),
+        ApiKey::DeleteGroups => async_call!(ctx, api, version, body, delete_groups::handle),
+        ApiKey::DescribeGroups => async_call!(ctx, api, version, body, describe_groups::handle),
+        ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
+        ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
+        ApiKey::OffsetDelete => async_call!(ctx, api, version, body, offset_delete::handle),
+        ApiKey::IncrementalAlterConfigs => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::incremental_alter_configs::handle
+        ),
+        // Issue 6: the controller role and KIP-142.
+        ApiKey::BrokerRegistration => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::broker_registration::handle
+        ),
+        ApiKey::BrokerHeartbeat => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::broker_heartbeat::handle
+        ),
+        ApiKey::DescribeConfigs => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::describe_configs::handle
+        ),
+        ApiKey::ListTopics => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::list_topics::handle
+        ),
+        // KIP-1331 pushes: accepted without a plugin too, to answer UNSUPPORTED_VERSION in a
+        // response rather than by closing the connection (supported_versions.rs).
+        ApiKey::UpdateStreamsGroupTopologyDescription => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::update_streams_group_topology_description::handle
+        ),
+        ApiKey::StreamsGroupTopologyDescriptionUpdate => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::streams_group_topology_description_update::handle
+        ),
+        // The data plane.
+        ApiKey::Produce => produce(&ctx, api, version, body),
+        ApiKey::Fetch => match decode(&ctx, api, version, body) {
+            Ok(request) => respond_shared(
+                &ctx,
+                api,
+                version,
+                &fetch::handle(&ctx, request, version).await,
+            ),
+            Err(outcome) => outcome,
+        },
+        ApiKey::ListOffsets => sync_call!(ctx, api, version, body, list_offsets::handle),
+        ApiKey::DeleteRecords => sync_call!(ctx, api, version, body, delete_records::handle),
+        ApiKey::InitProducerId => async_call!(ctx, api, version, body, init_producer_id::handle),
+        ApiKey::OffsetForLeaderEpoch => {
+            sync_call!(ctx, api, version, body, offset_for_leader_epoch::handle)
+        }
+        // Security.
+        ApiKey::CreateAcls => checked_call!(ctx, api, version, body, create_acls::handle, await),
+        ApiKey::DeleteAcls => checked_call!(ctx, api, version, body, delete_acls::handle, await),
+        ApiKey::DescribeAcls => checked_call!(ctx, api, version, body, describe_acls::handle),
+        ApiKey::AlterUserScramCredentials => async_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::alter_user_scram_credentials::handle
+        ),
+        ApiKey::DescribeUserScramCredentials => sync_call!(
+            ctx,
+            api,
+            version,
+            body,
+            crate::rpc::apis::describe_user_scram_credentials::handle
+        ),
+        // Once authenticated, or on a listener without SASL (`crate::rpc::authentication` serves
+        // them before).
+        ApiKey::SaslHandshake => {
+            sync_call!(ctx, api, version, body, crate::rpc::apis::sasl::handshake)
+        }
+        ApiKey::SaslAuthenticate => {
+            sync_call!(
+                ctx,
+                api,
+                version,
+                body,
+                crate::rpc::apis::sasl::authenticate
+            )
+        } // Every ApiKey has an arm: a new schema must decide here how it is served.
+    }
+}
+
+/// A request decoded but refused by Kafka's own parse-time checks: closed, as Kafka's
+/// `SocketServer` closes a connection whose request does not parse.
+fn close_unparsable(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    reason: kcoord_acl::UnknownElements,
+) -> Outcome {
+    let peer = ctx.peer;
+    log_per_peer!(warn, peer, "unparsable request", %peer, listener = %ctx.listener.name, api = api.name(), reason = %reason, "request Kafka's parser refuses; closing connection");
+    Outcome::Close
+}
+
+/// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
+/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
+fn produce(ctx: &RequestContext<'_>, api: ApiKey, version: i16, body: Bytes) -> Outcome {
+    let request: kcoord_wire::messages::ProduceRequest = match decode(ctx, api, version, body) {
+        Ok(request) => request,
+        Err(outcome) => return outcome,
+    };
+    let acks = request.acks;
+    let response = produce::handle(ctx, request, version);
+    if acks != 0 {
+        return respond(ctx, api, version, &response);
+    }
+    let failed = response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partition_responses)
+        .find(|p| p.error_code != 0);
+    match failed {
+        None => Outcome::NoResponse,
+        Some(p) => {
+            log_per_peer!(
+                warn, ctx.peer, "acks=0 produce failed",
+                peer = %ctx.peer, listener = %ctx.listener.name, partition = p.index,
+                error = ErrorCode::from_code(p.error_code).map_or("UNKNOWN", ErrorCode::name),
+                "closing connection due to an error in a produce request with acks=0"
+            );
+            Outcome::Close
+        }
+    }
+}
+
+/// Like [`respond`], for a response whose record batches go out by reference.
+fn respond_shared(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    response: &kcoord_wire::messages::FetchResponse,
+) -> Outcome {
+    ctx.server.metrics.requests.response(api, version, response);
+    let mut frame = SharedFrame::new();
+    for part in response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter_map(|p| p.records.as_ref())
+        .flat_map(|r| r.parts())
+    {
+        frame.share(part);
+    }
+    let header = ResponseHeader {
+        correlation_id: ctx.header.correlation_id,
+        ..Default::default()
+    };
+    let encoded = header
+        .encode(&mut frame, api.response_header_version(version))
+        .and_then(|()| response.encode(&mut frame, version))
+        .map_err(|e| e.to_string())
+        .and_then(|()| frame.finish().map_err(|e| e.to_string()));
+    match encoded {
+        Ok(out) => Outcome::Respond(out),
+        Err(e) => {
+            error!(peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
+            Outcome::Close
+        }
+    }
+}
+
+/// Reads the header and checks the API and version; what is left of the frame is the body.
+/// `Err` is the outcome to return at once (a close, or ApiVersions' UNSUPPORTED_VERSION).
+pub(crate) fn parse(
+    conn: &Connection,
+    mut frame: Bytes,
+) -> Result<(ApiKey, i16, RequestHeader, Bytes), Outcome> {
+    let peer = conn.peer;
+    let listener = conn.listener.name.as_str();
+    // The header version depends on the API and its version, which come first in every header.
+    let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
+        log_per_peer!(warn, peer, "short request", %peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
+        return Err(Outcome::Close);
+    };
+    let Some(api) = ApiKey::from_i16(key) else {
+        log_per_peer!(warn, peer, "unknown api key", %peer, listener, api_key = key, "request for an unknown API key; closing connection");
+        return Err(Outcome::Close);
+    };
+    let Some(supported) = supported_versions(api, conn.listener.kind) else {
+        log_per_peer!(warn, peer, "api not served", %peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
+        return Err(Outcome::Close);
+    };
+    // A too-new ApiVersions still has a well-defined header: that of the newest version.
+    let valid = api.valid_versions();
+    let header_version = api.request_header_version(version.clamp(valid.min, valid.max));
+    let budget = kcoord_wire::budget::for_frame(frame.len());
+    let header = match kcoord_wire::budget::with_limit(budget, || {
+        RequestHeader::decode(&mut frame, header_version)
+    }) {
+        Ok(header) => header,
+        Err(e) => {
+            log_per_peer!(warn, peer, "malformed header", %peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
+            return Err(Outcome::Close);
+        }
+    };
+    let client_id = Capped(header.client_id.as_deref().unwrap_or(""));
+    debug!(api = api.name(), version, correlation_id = header.correlation_id, ?client_id, %peer, listener, "request");
+
+    if version < supported.min || version > supported.max {
+        if api == ApiKey::ApiVersions {
+            let response = api_versions::unsupported_version_response();
+            conn.server.metrics.requests.response(api, 0, &response);
+            return Err(encode(peer, listener, api, &header, 0, 0, &response));
+        }
+        log_per_peer!(
+            warn, peer, "unsupported version",
+            %peer, listener, api = api.name(), version, supported = %supported, ?client_id,
+            "request for an unsupported version; closing connection"
+        );
+        return Err(Outcome::Close);
+    }
+    Ok((api, version, header, frame))
+}
+
+fn read_i16(frame: &[u8], at: usize) -> Option<i16> {
+    let bytes = frame.get(at..at + 2)?;
+    Some(i16::from_be_bytes([bytes[0], bytes[1]]))
+}
+
+/// Decodes the body; a malformed one closes the connection, as in Kafka. So does one that
+/// would decode to more memory than its size allows ([`kcoord_wire::budget`]): Kafka has no
+/// such bound, but it is bad input of the same kind, and closing is what Kafka does with a
+/// request it cannot parse.
+pub(crate) fn decode<Req: Decodable>(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    mut body: Bytes,
+) -> Result<Req, Outcome> {
+    let budget = kcoord_wire::budget::for_frame(body.len());
+    kcoord_wire::budget::with_limit(budget, || Req::decode(&mut body, version)).map_err(|e| {
+        log_per_peer!(
+            warn, ctx.peer, "malformed body",
+            peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version,
+            correlation_id = ctx.header.correlation_id, error = %e,
+            "malformed request body; closing connection"
+        );
+        Outcome::Close
+    })
+}
+
+/// Frames `response` and counts its error codes (`kcoord_request_errors_total`).
+pub(crate) fn respond<Resp: Encodable + ErrorCodes>(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    response: &Resp,
+) -> Outcome {
+    ctx.server.metrics.requests.response(api, version, response);
+    encode(
+        ctx.peer,
+        &ctx.listener.name,
+        api,
+        ctx.header,
+        version,
+        api.response_header_version(version),
+        response,
+    )
+}
+
+/// Frames `response` behind its response header.
+fn encode<Resp: Encodable>(
+    peer: SocketAddr,
+    listener: &str,
+    api: ApiKey,
+    header: &RequestHeader,
+    version: i16,
+    header_version: i16,
+    response: &Resp,
+) -> Outcome {
+    let response_header = ResponseHeader {
+        correlation_id: header.correlation_id,
+        ..Default::default()
+    };
+    let mut out = BytesMut::with_capacity(256);
+    let written = write_frame(&mut out, |buf| {
+        response_header.encode(buf, header_version)?;
+        response.encode(buf, version)
+    });
+    match written {
+        Ok(()) => Outcome::Respond(OutFrame::One(out.freeze())),
+        Err(e) => {
+            // A handler built a response its version cannot carry: a bug, not bad input.
+            error!(%peer, listener, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
+            Outcome::Close
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
