@@ -215,8 +215,10 @@ pub async fn start_with(
                 Arc::clone(info),
                 index,
                 quotas.clone(),
-                tls,
-                bulk.handle(),
+                acceptor::ConnectionSetup {
+                    tls,
+                    bulk: bulk.handle(),
+                },
                 shutdown_rx.clone(),
             ))
         })

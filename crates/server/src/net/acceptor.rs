@@ -33,16 +33,24 @@ enum Accepted {
     Failed,
 }
 
+/// What every connection a listener accepts is served with besides the server's state.
+pub(crate) struct ConnectionSetup {
+    /// The listener's TLS acceptor (SSL and SASL_SSL listeners).
+    pub tls: Option<Arc<TlsListener>>,
+    /// Where requests in big frames are handled.
+    pub bulk: Option<BulkHandle>,
+}
+
 pub(crate) async fn run(
     listener: TcpListener,
     server: Arc<ServerState>,
     info: Arc<ListenerInfo>,
     index: usize,
     quotas: ConnectionQuotas,
-    tls: Option<Arc<TlsListener>>,
-    bulk: Option<BulkHandle>,
+    setup: ConnectionSetup,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let ConnectionSetup { tls, bulk } = setup;
     let mut connections = JoinSet::new();
     let for_connections = shutdown.clone();
     let timeouts = Timeouts::from_settings(&server.config.connections);
