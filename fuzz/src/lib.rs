@@ -363,7 +363,7 @@ static NODE: Mutex<Option<Node>> = Mutex::new(None);
 /// and that many bytes (fewer at the end).
 pub fn dispatch(data: &[u8]) {
     use kcoord_server::config::ListenerKind;
-    use kcoord_server::rpc::dispatch::{dispatch, Connection, Outcome};
+    use kcoord_server::rpc::dispatch::{dispatch, Connection, Reply};
     let Some((&flags, mut rest)) = data.split_first() else {
         return;
     };

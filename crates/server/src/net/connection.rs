@@ -36,7 +36,7 @@ use super::limiter::ConnectionPermit;
 use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
 use crate::rpc::bulk::BulkHandle;
-use crate::rpc::dispatch::{dispatch, Connection, Outcome};
+use crate::rpc::dispatch::{dispatch, Connection, Reply};
 use crate::support::logging::log_per_peer;
 
 /// Responses waiting for the socket before we stop reading requests (back-pressure on a
@@ -379,21 +379,21 @@ async fn read_requests<R: AsyncRead + Unpin>(
                     };
                     let done = Instant::now();
                     activity.end_request(done);
-                    if let (Some(api), false) = (api, matches!(outcome, Outcome::Close)) {
+                    if let (Some(api), false) = (api, matches!(outcome, Reply::Close)) {
                         conn.server.metrics.requests.served(api, done - started);
                     }
                     decoder = after_authentication(conn, decoder);
                     match outcome {
-                        Outcome::Respond(response) => {
+                        Reply::Respond(response) => {
                             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
                             if responses.send(response).await.is_err() {
                                 return; // the writer is gone: the peer stopped reading
                             }
                         }
-                        Outcome::NoResponse => {}
-                        Outcome::Close => return,
+                        Reply::NoResponse => {}
+                        Reply::Close => return,
                         // Sent by the writer, which then closes: nothing more is read.
-                        Outcome::Last(response) => {
+                        Reply::Last(response) => {
                             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
                             let _ = responses.send(response).await;
                             return;

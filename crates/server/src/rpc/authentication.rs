@@ -36,7 +36,7 @@ use kcoord_wire::messages::{
 use kcoord_wire::ErrorCode;
 
 use crate::config::sasl::SaslListener;
-use crate::rpc::dispatch::{self, Connection, Outcome};
+use crate::rpc::dispatch::{self, Connection, Reply};
 use crate::state::RequestContext;
 use crate::support::logging::log_per_peer;
 
@@ -132,7 +132,7 @@ impl ScramCredentialLookup for ImageCredentials {
 }
 
 /// Serves one frame of a connection that has not authenticated yet.
-pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Outcome {
+pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Reply {
     let raw = matches!(
         *session.state.lock().unwrap_or_else(PoisonError::into_inner),
         State::Exchange { raw: true, .. }
@@ -152,7 +152,7 @@ pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Ou
         other => {
             let peer = conn.peer;
             log_per_peer!(warn, peer, "request before authentication", %peer, listener = %conn.listener.name, api = other.name(), "request before SASL authentication completed; closing connection");
-            Outcome::Close
+            Reply::Close
         }
     }
 }
@@ -164,7 +164,7 @@ fn api_versions(
     session: &SaslSession,
     version: i16,
     body: Bytes,
-) -> Outcome {
+) -> Reply {
     {
         let state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
         if !matches!(
@@ -195,7 +195,7 @@ async fn handshake(
     session: &SaslSession,
     version: i16,
     body: Bytes,
-) -> Outcome {
+) -> Reply {
     if !matches!(
         *session.state.lock().unwrap_or_else(PoisonError::into_inner),
         State::Handshake { .. }
@@ -238,7 +238,7 @@ async fn authenticate(
     session: &SaslSession,
     version: i16,
     body: Bytes,
-) -> Outcome {
+) -> Reply {
     let request: SaslAuthenticateRequest =
         match dispatch::decode(ctx, ApiKey::SaslAuthenticate, version, body) {
             Ok(request) => request,
@@ -281,7 +281,7 @@ async fn authenticate(
 }
 
 /// A token of a handshake-v0 exchange: the whole frame, answered by a raw frame.
-async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Outcome {
+async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Reply {
     let step = {
         let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
         match &mut *state {
@@ -294,7 +294,7 @@ async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Ou
     let header = kcoord_wire::messages::RequestHeader::default();
     let ctx = conn.context(&header);
     let Some((mechanism, step)) = step else {
-        return Outcome::Close;
+        return Reply::Close;
     };
     match step {
         Ok(Step::Challenge(reply)) => raw_frame(reply),
@@ -306,18 +306,18 @@ async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Ou
             raw_frame(reply)
         }
         // Kafka answers a failed v0 exchange with nothing.
-        Err(error) => fail(&ctx, session, &error, Some(mechanism), || Outcome::Close).await,
+        Err(error) => fail(&ctx, session, &error, Some(mechanism), || Reply::Close).await,
     }
 }
 
-fn raw_frame(token: Vec<u8>) -> Outcome {
+fn raw_frame(token: Vec<u8>) -> Reply {
     let mut frame = BytesMut::with_capacity(4 + token.len());
     frame.extend_from_slice(&(token.len() as u32).to_be_bytes());
     frame.extend_from_slice(&token);
-    Outcome::Respond(OutFrame::One(frame.freeze()))
+    Reply::Respond(OutFrame::One(frame.freeze()))
 }
 
-fn respond_token(ctx: &RequestContext<'_>, version: i16, token: Vec<u8>) -> Outcome {
+fn respond_token(ctx: &RequestContext<'_>, version: i16, token: Vec<u8>) -> Reply {
     let response = SaslAuthenticateResponse {
         error_code: 0,
         error_message: None,
@@ -344,8 +344,8 @@ async fn fail(
     session: &SaslSession,
     error: &SaslError,
     mechanism: Option<SaslMechanism>,
-    answer: impl FnOnce() -> Outcome,
-) -> Outcome {
+    answer: impl FnOnce() -> Reply,
+) -> Reply {
     *session.state.lock().unwrap_or_else(PoisonError::into_inner) = State::Failed;
     let peer = ctx.peer;
     let mechanism = mechanism.map_or("none", SaslMechanism::name);
@@ -353,14 +353,14 @@ async fn fail(
     let delay = ctx.server.config.sasl.failed_authentication_delay_ms;
     tokio::time::sleep(Duration::from_millis(delay)).await;
     match answer() {
-        Outcome::Respond(frame) => Outcome::Last(frame),
+        Reply::Respond(frame) => Reply::Last(frame),
         other => other,
     }
 }
 
 /// A request out of place in the exchange: closed at once, without a response.
-fn unexpected(ctx: &RequestContext<'_>, api: ApiKey) -> Outcome {
+fn unexpected(ctx: &RequestContext<'_>, api: ApiKey) -> Reply {
     let peer = ctx.peer;
     log_per_peer!(warn, peer, "unexpected sasl request", %peer, listener = %ctx.listener.name, api = api.name(), "request out of place in the SASL exchange; closing connection");
-    Outcome::Close
+    Reply::Close
 }

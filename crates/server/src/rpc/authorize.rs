@@ -61,12 +61,41 @@ pub fn authorized_operations(ctx: &RequestContext<'_>, resource: ResourceType, n
         .fold(0, |bits, op| bits | 1 << (*op as i32))
 }
 
+/// The "not requested" value of the `*AuthorizedOperations` fields.
+pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
+
+/// Without an authorizer Kafka grants every operation the resource type supports
+/// (`AuthHelper.authorizedOperations`, `AclEntry.supportedOperations`), as a bit field of
+/// `AclOperation` codes. CLUSTER: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,
+/// DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+pub const CLUSTER_AUTHORIZED_OPERATIONS: i32 = bits(&[5, 7, 8, 9, 10, 11, 12]);
+
+/// TOPIC: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+/// ALTER_CONFIGS 11.
+pub const TOPIC_AUTHORIZED_OPERATIONS: i32 = bits(&[3, 4, 5, 6, 7, 8, 10, 11]);
+
+const fn bits(codes: &[u8]) -> i32 {
+    let mut field = 0i32;
+    let mut i = 0;
+    while i < codes.len() {
+        field |= 1 << codes[i];
+        i += 1;
+    }
+    field
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn authorized_operation_bit_fields() {
+        assert_eq!(super::CLUSTER_AUTHORIZED_OPERATIONS, 0x1fa0);
+        assert_eq!(super::TOPIC_AUTHORIZED_OPERATIONS, 0x0df8);
+    }
+
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{server, with_ctx};
-    use crate::rpc::apis::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
+    use crate::rpc::authorize::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
+    use crate::rpc::testing::{server, with_ctx};
 
     #[test]
     fn without_an_authorizer_everything_supported_is_allowed() {

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use tokio::runtime::{Handle, Runtime};
 use tracing::warn;
 
-use crate::rpc::dispatch::{dispatch, Connection, Outcome};
+use crate::rpc::dispatch::{dispatch, Connection, Reply};
 
 /// Frames at least this big go to the bulk lane (Produce aside).
 pub const BULK_FRAME_BYTES: usize = 64 * 1024;
@@ -95,7 +95,7 @@ impl BulkHandle {
 
     /// [`dispatch`] on the bulk lane. A request whose handling panicked or was cut short by
     /// shutdown closes the connection.
-    pub async fn dispatch(&self, conn: &Connection, frame: Bytes) -> Outcome {
+    pub async fn dispatch(&self, conn: &Connection, frame: Bytes) -> Reply {
         let conn = conn.clone();
         let served = Arc::clone(&self.served);
         let task = self.handle.spawn(async move {
@@ -103,7 +103,7 @@ impl BulkHandle {
             served.fetch_add(1, Ordering::Relaxed);
             outcome
         });
-        task.await.unwrap_or(Outcome::Close)
+        task.await.unwrap_or(Reply::Close)
     }
 }
 

@@ -14,16 +14,10 @@ use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{write_frame, OutFrame, SharedFrame};
 use kcoord_wire::messages::{RequestHeader, ResponseHeader};
-use kcoord_wire::{Decodable, Encodable, ErrorCode, ErrorCodes};
+use kcoord_wire::{Decodable, Encodable, ErrorCodes};
 use tracing::{debug, error};
 
-use crate::rpc::apis::{
-    api_versions, create_acls, create_topics, delete_acls, delete_groups, delete_records,
-    delete_topics, describe_acls, describe_cluster, describe_groups, fetch, find_coordinator,
-    init_producer_id, list_groups, list_offsets, metadata, offset_commit, offset_delete,
-    offset_fetch, offset_for_leader_epoch, produce, streams_group_describe,
-    streams_group_heartbeat,
-};
+use crate::rpc::apis::api_versions;
 use crate::rpc::authentication::SaslSession;
 use crate::rpc::bulk::BulkHandle;
 use crate::rpc::versions::supported_versions;
@@ -33,7 +27,7 @@ use crate::support::logging::{log_per_peer, Capped};
 
 /// What to do after a request.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum Reply {
     /// Send this frame (size prefix included).
     Respond(OutFrame),
     /// Send nothing (Produce with acks=0).
@@ -113,46 +107,9 @@ impl Connection {
     }
 }
 
-/// Decodes a request body, runs a synchronous handler, encodes its response.
-macro_rules! sync_call {
-    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
-        match decode(&$ctx, $api, $version, $body) {
-            Ok(request) => respond(&$ctx, $api, $version, &$handler(&$ctx, request, $version)),
-            Err(outcome) => outcome,
-        }
-    };
-}
-
-/// The same for a handler that waits for the controller or a coordinator shard.
-macro_rules! async_call {
-    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path) => {
-        match decode(&$ctx, $api, $version, $body) {
-            Ok(request) => {
-                let response = $handler(&$ctx, request, $version).await;
-                respond(&$ctx, $api, $version, &response)
-            }
-            Err(outcome) => outcome,
-        }
-    };
-}
-
-/// The same for a handler that may find the request unparsable where Kafka's parser would
-/// (an UNKNOWN code in an ACL request): the connection is closed.
-macro_rules! checked_call {
-    ($ctx:expr, $api:expr, $version:expr, $body:expr, $handler:path $(, $await:ident)?) => {
-        match decode(&$ctx, $api, $version, $body) {
-            Ok(request) => match $handler(&$ctx, request, $version)$(.$await)? {
-                Ok(response) => respond(&$ctx, $api, $version, &response),
-                Err(unparsable) => close_unparsable(&$ctx, $api, unparsable),
-            },
-            Err(outcome) => outcome,
-        }
-    };
-}
-
 /// Handles one request frame (without its size prefix). The connection awaits it before
 /// reading the next request, so responses leave in request order.
-pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
+pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
     if let Some(session) = conn.sasl.as_deref() {
         if session.principal().is_none() {
             return crate::rpc::authentication::serve(conn, session, frame).await;
@@ -163,179 +120,50 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Outcome {
         Err(outcome) => return outcome,
     };
     let ctx = conn.context(&header);
-    match api {
-        ApiKey::ApiVersions => sync_call!(ctx, api, version, body, api_versions::handle),
-        ApiKey::Metadata => async_call!(ctx, api, version, body, metadata::handle),
-        ApiKey::FindCoordinator => sync_call!(ctx, api, version, body, find_coordinator::handle),
-        ApiKey::DescribeCluster => sync_call!(ctx, api, version, body, describe_cluster::handle),
-        ApiKey::CreateTopics => async_call!(ctx, api, version, body, create_topics::handle),
-        ApiKey::DeleteTopics => async_call!(ctx, api, version, body, delete_topics::handle),
-        ApiKey::StreamsGroupHeartbeat => {
-            async_call!(ctx, api, version, body, streams_group_heartbeat::handle)
-        }
-        ApiKey::StreamsGroupDescribe => {
-            async_call!(ctx, api, version, body, streams_group_describe::handle)
-        }
-        ApiKey::ListGroups => async_call!(ctx, api, version, body, list_groups::handle),
-        ApiKey::DeleteGroups => async_call!(ctx, api, version, body, delete_groups::handle),
-        ApiKey::DescribeGroups => async_call!(ctx, api, version, body, describe_groups::handle),
-        ApiKey::OffsetCommit => async_call!(ctx, api, version, body, offset_commit::handle),
-        ApiKey::OffsetFetch => async_call!(ctx, api, version, body, offset_fetch::handle),
-        ApiKey::OffsetDelete => async_call!(ctx, api, version, body, offset_delete::handle),
-        ApiKey::IncrementalAlterConfigs => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::incremental_alter_configs::handle
-        ),
-        // Issue 6: the controller role and KIP-142.
-        ApiKey::BrokerRegistration => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::broker_registration::handle
-        ),
-        ApiKey::BrokerHeartbeat => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::broker_heartbeat::handle
-        ),
-        ApiKey::DescribeConfigs => sync_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::describe_configs::handle
-        ),
-        ApiKey::ListTopics => sync_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::list_topics::handle
-        ),
-        // KIP-1331 pushes: accepted without a plugin too, to answer UNSUPPORTED_VERSION in a
-        // response rather than by closing the connection (supported_versions.rs).
-        ApiKey::UpdateStreamsGroupTopologyDescription => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::update_streams_group_topology_description::handle
-        ),
-        ApiKey::StreamsGroupTopologyDescriptionUpdate => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::streams_group_topology_description_update::handle
-        ),
-        // The data plane.
-        ApiKey::Produce => produce(&ctx, api, version, body),
-        ApiKey::Fetch => match decode(&ctx, api, version, body) {
-            Ok(request) => respond_shared(
-                &ctx,
-                api,
-                version,
-                &fetch::handle(&ctx, request, version).await,
-            ),
-            Err(outcome) => outcome,
-        },
-        ApiKey::ListOffsets => sync_call!(ctx, api, version, body, list_offsets::handle),
-        ApiKey::DeleteRecords => sync_call!(ctx, api, version, body, delete_records::handle),
-        ApiKey::InitProducerId => async_call!(ctx, api, version, body, init_producer_id::handle),
-        ApiKey::OffsetForLeaderEpoch => {
-            sync_call!(ctx, api, version, body, offset_for_leader_epoch::handle)
-        }
-        // Security.
-        ApiKey::CreateAcls => checked_call!(ctx, api, version, body, create_acls::handle, await),
-        ApiKey::DeleteAcls => checked_call!(ctx, api, version, body, delete_acls::handle, await),
-        ApiKey::DescribeAcls => checked_call!(ctx, api, version, body, describe_acls::handle),
-        ApiKey::AlterUserScramCredentials => async_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::alter_user_scram_credentials::handle
-        ),
-        ApiKey::DescribeUserScramCredentials => sync_call!(
-            ctx,
-            api,
-            version,
-            body,
-            crate::rpc::apis::describe_user_scram_credentials::handle
-        ),
-        // Once authenticated, or on a listener without SASL (`crate::rpc::authentication` serves
-        // them before).
-        ApiKey::SaslHandshake => {
-            sync_call!(ctx, api, version, body, crate::rpc::apis::sasl::handshake)
-        }
-        ApiKey::SaslAuthenticate => {
-            sync_call!(
-                ctx,
-                api,
-                version,
-                body,
-                crate::rpc::apis::sasl::authenticate
-            )
-        } // Every ApiKey has an arm: a new schema must decide here how it is served.
-    }
+    crate::rpc::apis::serve(&ctx, api, version, body).await
+}
+
+/// An API no RPC file declares: [`parse`] closes the connection before it gets here (no
+/// listener serves it), so this only answers a request the declarations and the dispatch list
+/// disagree on.
+pub(crate) fn not_served(ctx: &RequestContext<'_>, api: ApiKey) -> Reply {
+    error!(peer = %ctx.peer, api = api.name(), "no RPC file serves this API; closing connection");
+    Reply::Close
 }
 
 /// A request decoded but refused by Kafka's own parse-time checks: closed, as Kafka's
 /// `SocketServer` closes a connection whose request does not parse.
+/// Frames the response of a handler that may find the request unparsable where Kafka's
+/// parser would (an UNKNOWN code in an ACL request): the connection is closed then.
+pub(crate) fn respond_checked<Resp: Encodable + ErrorCodes>(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    response: Result<Resp, kcoord_acl::UnknownElements>,
+) -> Reply {
+    match response {
+        Ok(response) => respond(ctx, api, version, &response),
+        Err(unparsable) => close_unparsable(ctx, api, unparsable),
+    }
+}
+
 fn close_unparsable(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     reason: kcoord_acl::UnknownElements,
-) -> Outcome {
+) -> Reply {
     let peer = ctx.peer;
     log_per_peer!(warn, peer, "unparsable request", %peer, listener = %ctx.listener.name, api = api.name(), reason = %reason, "request Kafka's parser refuses; closing connection");
-    Outcome::Close
-}
-
-/// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
-/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
-fn produce(ctx: &RequestContext<'_>, api: ApiKey, version: i16, body: Bytes) -> Outcome {
-    let request: kcoord_wire::messages::ProduceRequest = match decode(ctx, api, version, body) {
-        Ok(request) => request,
-        Err(outcome) => return outcome,
-    };
-    let acks = request.acks;
-    let response = produce::handle(ctx, request, version);
-    if acks != 0 {
-        return respond(ctx, api, version, &response);
-    }
-    let failed = response
-        .responses
-        .iter()
-        .flat_map(|t| &t.partition_responses)
-        .find(|p| p.error_code != 0);
-    match failed {
-        None => Outcome::NoResponse,
-        Some(p) => {
-            log_per_peer!(
-                warn, ctx.peer, "acks=0 produce failed",
-                peer = %ctx.peer, listener = %ctx.listener.name, partition = p.index,
-                error = ErrorCode::from_code(p.error_code).map_or("UNKNOWN", ErrorCode::name),
-                "closing connection due to an error in a produce request with acks=0"
-            );
-            Outcome::Close
-        }
-    }
+    Reply::Close
 }
 
 /// Like [`respond`], for a response whose record batches go out by reference.
-fn respond_shared(
+pub(crate) fn respond_shared(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     response: &kcoord_wire::messages::FetchResponse,
-) -> Outcome {
+) -> Reply {
     ctx.server.metrics.requests.response(api, version, response);
     let mut frame = SharedFrame::new();
     for part in response
@@ -357,10 +185,10 @@ fn respond_shared(
         .map_err(|e| e.to_string())
         .and_then(|()| frame.finish().map_err(|e| e.to_string()));
     match encoded {
-        Ok(out) => Outcome::Respond(out),
+        Ok(out) => Reply::Respond(out),
         Err(e) => {
             error!(peer = %ctx.peer, listener = %ctx.listener.name, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
-            Outcome::Close
+            Reply::Close
         }
     }
 }
@@ -370,21 +198,21 @@ fn respond_shared(
 pub(crate) fn parse(
     conn: &Connection,
     mut frame: Bytes,
-) -> Result<(ApiKey, i16, RequestHeader, Bytes), Outcome> {
+) -> Result<(ApiKey, i16, RequestHeader, Bytes), Reply> {
     let peer = conn.peer;
     let listener = conn.listener.name.as_str();
     // The header version depends on the API and its version, which come first in every header.
     let (Some(key), Some(version)) = (read_i16(&frame, 0), read_i16(&frame, 2)) else {
         log_per_peer!(warn, peer, "short request", %peer, listener, size = frame.len(), "request too short to hold a header; closing connection");
-        return Err(Outcome::Close);
+        return Err(Reply::Close);
     };
     let Some(api) = ApiKey::from_i16(key) else {
         log_per_peer!(warn, peer, "unknown api key", %peer, listener, api_key = key, "request for an unknown API key; closing connection");
-        return Err(Outcome::Close);
+        return Err(Reply::Close);
     };
     let Some(supported) = supported_versions(api, conn.listener.kind) else {
         log_per_peer!(warn, peer, "api not served", %peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
-        return Err(Outcome::Close);
+        return Err(Reply::Close);
     };
     // A too-new ApiVersions still has a well-defined header: that of the newest version.
     let valid = api.valid_versions();
@@ -396,7 +224,7 @@ pub(crate) fn parse(
         Ok(header) => header,
         Err(e) => {
             log_per_peer!(warn, peer, "malformed header", %peer, listener, api = api.name(), version, error = %e, "malformed request header; closing connection");
-            return Err(Outcome::Close);
+            return Err(Reply::Close);
         }
     };
     let client_id = Capped(header.client_id.as_deref().unwrap_or(""));
@@ -413,7 +241,7 @@ pub(crate) fn parse(
             %peer, listener, api = api.name(), version, supported = %supported, ?client_id,
             "request for an unsupported version; closing connection"
         );
-        return Err(Outcome::Close);
+        return Err(Reply::Close);
     }
     Ok((api, version, header, frame))
 }
@@ -432,7 +260,7 @@ pub(crate) fn decode<Req: Decodable>(
     api: ApiKey,
     version: i16,
     mut body: Bytes,
-) -> Result<Req, Outcome> {
+) -> Result<Req, Reply> {
     let budget = kcoord_wire::budget::for_frame(body.len());
     kcoord_wire::budget::with_limit(budget, || Req::decode(&mut body, version)).map_err(|e| {
         log_per_peer!(
@@ -441,7 +269,7 @@ pub(crate) fn decode<Req: Decodable>(
             correlation_id = ctx.header.correlation_id, error = %e,
             "malformed request body; closing connection"
         );
-        Outcome::Close
+        Reply::Close
     })
 }
 
@@ -451,7 +279,7 @@ pub(crate) fn respond<Resp: Encodable + ErrorCodes>(
     api: ApiKey,
     version: i16,
     response: &Resp,
-) -> Outcome {
+) -> Reply {
     ctx.server.metrics.requests.response(api, version, response);
     encode(
         ctx.peer,
@@ -473,7 +301,7 @@ fn encode<Resp: Encodable>(
     version: i16,
     header_version: i16,
     response: &Resp,
-) -> Outcome {
+) -> Reply {
     let response_header = ResponseHeader {
         correlation_id: header.correlation_id,
         ..Default::default()
@@ -484,11 +312,11 @@ fn encode<Resp: Encodable>(
         response.encode(buf, version)
     });
     match written {
-        Ok(()) => Outcome::Respond(OutFrame::One(out.freeze())),
+        Ok(()) => Reply::Respond(OutFrame::One(out.freeze())),
         Err(e) => {
             // A handler built a response its version cannot carry: a bug, not bad input.
             error!(%peer, listener, api = api.name(), version, error = %e, "cannot encode the response; closing connection");
-            Outcome::Close
+            Reply::Close
         }
     }
 }

@@ -1,10 +1,153 @@
-//! The RPCs: one file per RPC in `apis/`, the one `ApiKey` dispatch, version negotiation,
-//! authorization as Kafka's `KafkaApis` asks it, and SASL before a connection is
-//! authenticated.
+//! The RPCs: one file per RPC in `apis/`, each declaring itself once ([`Rpc`]); the one
+//! dispatch, version negotiation, authorization as Kafka's `KafkaApis` asks it, and SASL
+//! before a connection is authenticated.
+//!
+//! An RPC's declaration is the one place its key, served versions, listeners and the questions
+//! it asks the authorizer are written. Dispatch ([`apis::serve`]), ApiVersions
+//! ([`versions`]) and the checks of the authorization matrix all come from the declarations,
+//! which `build.rs` collects from the files of `apis/` ([`apis::ALL`]).
+pub mod acls;
 pub mod apis;
 pub mod authentication;
 pub mod authorize;
 pub mod bulk;
 pub mod dispatch;
+pub mod groups;
+pub mod lists;
 pub mod plugin_context;
+#[cfg(test)]
+pub(crate) mod testing;
+pub mod topology_push;
 pub mod versions;
+
+use kcoord_wire::api::ApiKey;
+
+use crate::config::ListenerKind;
+use authorize::{AclOperation, ResourceType};
+
+/// Which listeners serve an RPC (within what its schema allows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listeners {
+    Broker,
+    Controller,
+    BrokerAndController,
+}
+
+impl Listeners {
+    pub fn include(self, kind: ListenerKind) -> bool {
+        match self {
+            Listeners::Broker => kind == ListenerKind::Broker,
+            Listeners::Controller => kind == ListenerKind::Controller,
+            Listeners::BrokerAndController => true,
+        }
+    }
+}
+
+/// A question an RPC may ask the authorizer: an operation on a type of resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    pub operation: AclOperation,
+    pub resource: ResourceType,
+}
+
+impl Check {
+    pub const fn new(operation: AclOperation, resource: ResourceType) -> Check {
+        Check {
+            operation,
+            resource,
+        }
+    }
+}
+
+/// One RPC as kcoord serves it.
+#[derive(Debug, Clone, Copy)]
+pub struct Rpc {
+    pub api: ApiKey,
+    /// The versions served, both included; anything else closes the connection (ApiVersions
+    /// answers UNSUPPORTED_VERSION).
+    pub min_version: i16,
+    pub max_version: i16,
+    /// The lowest version ApiVersions lists (below `min_version` only for Produce).
+    pub advertised_min_version: i16,
+    pub listeners: Listeners,
+    /// Listed by ApiVersions only when a topology description plugin is configured
+    /// (KIP-1331's pushes, which are still accepted without one, to answer
+    /// UNSUPPORTED_VERSION in a response).
+    pub only_with_topology_plugin: bool,
+    /// Every question the RPC may ask the authorizer; the authorization matrix checks that
+    /// its rows ask exactly these.
+    pub asks: &'static [Check],
+}
+
+impl Rpc {
+    /// `api` at versions `min` to `max`, on broker listeners, asking nothing.
+    pub const fn new(api: ApiKey, min: i16, max: i16) -> Rpc {
+        Rpc {
+            api,
+            min_version: min,
+            max_version: max,
+            advertised_min_version: min,
+            listeners: Listeners::Broker,
+            only_with_topology_plugin: false,
+            asks: &[],
+        }
+    }
+
+    pub const fn served_on(self, listeners: Listeners) -> Rpc {
+        Rpc { listeners, ..self }
+    }
+
+    pub const fn asks(self, asks: &'static [Check]) -> Rpc {
+        Rpc { asks, ..self }
+    }
+
+    pub const fn advertised_from(self, version: i16) -> Rpc {
+        Rpc {
+            advertised_min_version: version,
+            ..self
+        }
+    }
+
+    pub const fn only_with_topology_plugin(self) -> Rpc {
+        Rpc {
+            only_with_topology_plugin: true,
+            ..self
+        }
+    }
+}
+
+/// Writes an RPC file's `serve`: decodes the request, runs `handle`, encodes its response.
+/// `sync` and `async` handlers return the response; `checked` ones return `Err` for a request
+/// Kafka's parser refuses (an UNKNOWN code in an ACL request), which closes the connection.
+macro_rules! serve {
+    (sync $handler:path) => {
+        $crate::rpc::serve!(@fn respond [&], $handler,);
+    };
+    (async $handler:path) => {
+        $crate::rpc::serve!(@fn respond [&], $handler, .await);
+    };
+    (checked async $handler:path) => {
+        $crate::rpc::serve!(@fn respond_checked [], $handler, .await);
+    };
+    (checked $handler:path) => {
+        $crate::rpc::serve!(@fn respond_checked [], $handler,);
+    };
+    (@fn $respond:ident [$($ref:tt)?], $handler:path, $($await:tt)*) => {
+        /// Decodes the request, runs the handler, encodes its response.
+        pub(crate) async fn serve(
+            ctx: &$crate::state::RequestContext<'_>,
+            api: kcoord_wire::api::ApiKey,
+            version: i16,
+            body: bytes::Bytes,
+        ) -> $crate::rpc::dispatch::Reply {
+            match $crate::rpc::dispatch::decode(ctx, api, version, body) {
+                Ok(request) => {
+                    let response = $handler(ctx, request, version)$($await)*;
+                    $crate::rpc::dispatch::$respond(ctx, api, version, $($ref)? response)
+                }
+                Err(reply) => reply,
+            }
+        }
+    };
+}
+pub(crate) use serve;

@@ -73,7 +73,7 @@ mod context_tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing;
+    use crate::rpc::testing;
     use crate::runtime::topology_plugin::{copy_context, TopologyDescriptions};
 
     #[tokio::test]

@@ -1,141 +1,86 @@
-//! The API versions this server implements. ApiVersions advertises exactly this table
-//! (restricted to the APIs a listener serves) and dispatch refuses anything outside it.
+//! The API versions this server implements, from the RPC files' declarations
+//! ([`crate::rpc::Rpc`]). ApiVersions advertises exactly these (restricted to the APIs a
+//! listener serves) and dispatch refuses anything outside them.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::VersionRange;
 
 use crate::config::ListenerKind;
+use crate::rpc::{apis, Rpc};
 
-/// `(api, min, max)`: the one table of supported versions. Which listeners serve an API comes
-/// from its schema (`ApiKey::listeners`). Tests derive their expectations from it, and a test
-/// checks the "Supported APIs" table of docs/user-guide.md against it (with
-/// [`TOPOLOGY_PUSH_APIS`]).
-const SUPPORTED: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 3, 13),
-    (ApiKey::Fetch, 4, 18),
-    (ApiKey::ListOffsets, 1, 11),
-    (ApiKey::Metadata, 0, 13),
-    (ApiKey::OffsetCommit, 2, 10),
-    (ApiKey::OffsetFetch, 1, 10),
-    (ApiKey::OffsetDelete, 0, 0),
-    (ApiKey::FindCoordinator, 0, 6),
-    (ApiKey::DescribeGroups, 0, 6),
-    (ApiKey::ListGroups, 0, 5),
-    (ApiKey::ApiVersions, 0, 5),
-    (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteTopics, 1, 6),
-    (ApiKey::DeleteGroups, 0, 3),
-    (ApiKey::DescribeCluster, 0, 2),
-    (ApiKey::StreamsGroupHeartbeat, 0, 2),
-    (ApiKey::StreamsGroupDescribe, 0, 1),
-    (ApiKey::DescribeConfigs, 1, 4),
-    (ApiKey::IncrementalAlterConfigs, 0, 1),
-    (ApiKey::BrokerRegistration, 0, 6),
-    (ApiKey::BrokerHeartbeat, 0, 2),
-    (ApiKey::ListTopics, 0, 1),
-    (ApiKey::DeleteRecords, 0, 2),
-    (ApiKey::InitProducerId, 0, 5),
-    (ApiKey::OffsetForLeaderEpoch, 2, 4),
-    (ApiKey::DescribeAcls, 1, 3),
-    (ApiKey::CreateAcls, 1, 3),
-    (ApiKey::DeleteAcls, 1, 3),
-    (ApiKey::DescribeUserScramCredentials, 0, 0),
-    (ApiKey::AlterUserScramCredentials, 0, 0),
-    (ApiKey::SaslHandshake, 0, 1),
-    (ApiKey::SaslAuthenticate, 0, 2),
-];
-
-/// Kafka 4 serves Produce from v3 but lists it from v0 in ApiVersions, because older
-/// librdkafka releases take a missing v0 to mean the broker cannot take compressed batches
-/// (KAFKA-18659, `ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION`). Requests below v3 are
-/// still refused.
-const PRODUCE_ADVERTISED_MIN: i16 = 0;
-
-/// What a controller listener serves, whatever else the schemas allow there: the APIs brokers
-/// and admin tools need from Kafka's controller (issue 6), and the ACL and SCRAM APIs Kafka's
-/// controller serves (`kafka-acls --bootstrap-controller`). Every other API is for broker
-/// listeners.
-const CONTROLLER_APIS: &[ApiKey] = &[
-    ApiKey::ApiVersions,
-    ApiKey::BrokerRegistration,
-    ApiKey::BrokerHeartbeat,
-    ApiKey::DescribeCluster,
-    ApiKey::CreateTopics,
-    ApiKey::DescribeAcls,
-    ApiKey::CreateAcls,
-    ApiKey::DeleteAcls,
-    ApiKey::AlterUserScramCredentials,
-    ApiKey::SaslHandshake,
-    ApiKey::SaslAuthenticate,
-];
-
-/// KIP-1331's push RPCs (key 93, Kafka 4.4's; key 95, the specification's). Dispatch accepts
-/// them whether or not a plugin is configured, so that a plugin-less node answers them with an
-/// UNSUPPORTED_VERSION response as the specification requires, but ApiVersions lists them only
-/// when a plugin is configured ([`advertised_apis`]).
-const TOPOLOGY_PUSH_APIS: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::StreamsGroupTopologyDescriptionUpdate, 0, 0),
-    (ApiKey::UpdateStreamsGroupTopologyDescription, 0, 0),
-];
+/// The declaration of `api`, if an RPC file declares it.
+pub fn declaration(api: ApiKey) -> Option<&'static Rpc> {
+    static BY_KEY: LazyLock<Vec<Option<&'static Rpc>>> = LazyLock::new(|| {
+        let size = apis::ALL
+            .iter()
+            .map(|rpc| rpc.api.key() as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut by_key = vec![None; size];
+        for rpc in apis::ALL {
+            by_key[rpc.api.key() as usize] = Some(*rpc);
+        }
+        by_key
+    });
+    BY_KEY
+        .get(usize::try_from(api.key()).ok()?)
+        .copied()
+        .flatten()
+}
 
 /// Whether `api` is one of the push RPCs that exist only with a topology description plugin.
 pub fn needs_topology_plugin(api: ApiKey) -> bool {
-    TOPOLOGY_PUSH_APIS.iter().any(|(a, _, _)| *a == api)
+    declaration(api).is_some_and(|rpc| rpc.only_with_topology_plugin)
 }
 
-/// What ApiVersions lists on a `kind` listener: [`served_apis`], plus the push RPCs when a
-/// topology description plugin is configured.
+/// What ApiVersions lists on a `kind` listener: [`served_apis`] (from the lowest version each
+/// lists), plus the push RPCs when a topology description plugin is configured.
 pub fn advertised_apis(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
-    let mut apis: Vec<(ApiKey, VersionRange)> = served_apis(kind)
-        .map(|(api, range)| match api {
-            ApiKey::Produce => (
-                api,
-                VersionRange {
-                    min: PRODUCE_ADVERTISED_MIN,
-                    max: range.max,
-                },
-            ),
-            _ => (api, range),
+    apis::ALL
+        .iter()
+        .filter(|rpc| rpc.listeners.include(kind) && served_by_schema(rpc.api, kind))
+        .filter(|rpc| topology_plugin || !rpc.only_with_topology_plugin)
+        .map(|rpc| {
+            let range = VersionRange {
+                min: rpc.advertised_min_version,
+                max: rpc.max_version,
+            };
+            (rpc.api.key(), (rpc.api, range))
         })
-        .collect();
-    if topology_plugin {
-        apis.extend(
-            TOPOLOGY_PUSH_APIS
-                .iter()
-                .filter_map(|(api, _, _)| supported_versions(*api, kind).map(|r| (*api, r))),
-        );
-        apis.sort_by_key(|(api, _)| api.key());
-    }
-    apis
+        .collect::<BTreeMap<i16, _>>()
+        .into_values()
+        .collect()
 }
 
-/// Whether the schema lists `kind` among the API's listeners (and, for a controller
-/// listener, the API is one of [`CONTROLLER_APIS`]).
-pub fn served_on(api: ApiKey, kind: ListenerKind) -> bool {
+/// Whether the API's schema lists `kind` among its listeners.
+fn served_by_schema(api: ApiKey, kind: ListenerKind) -> bool {
     api.listeners().contains(&kind.as_str())
-        && (kind != ListenerKind::Controller || CONTROLLER_APIS.contains(&api))
+}
+
+/// Whether a `kind` listener serves `api`: its declaration says so, within what its schema
+/// allows.
+pub fn served_on(api: ApiKey, kind: ListenerKind) -> bool {
+    declaration(api).is_some_and(|rpc| rpc.listeners.include(kind)) && served_by_schema(api, kind)
 }
 
 /// The versions of `api` served on a `kind` listener; `None` when it is not served there.
 pub fn supported_versions(api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
-    if !served_on(api, kind) {
-        return None;
-    }
-    SUPPORTED
-        .iter()
-        .chain(TOPOLOGY_PUSH_APIS)
-        .find(|(a, _, _)| *a == api)
-        .map(|(_, min, max)| VersionRange {
-            min: *min,
-            max: *max,
-        })
+    let rpc = declaration(api)?;
+    served_on(api, kind).then_some(VersionRange {
+        min: rpc.min_version,
+        max: rpc.max_version,
+    })
 }
 
-/// Every API served on a `kind` listener, by key: the ApiVersions list.
+/// Every API served on a `kind` listener, by key (the push RPCs included).
 pub fn served_apis(kind: ListenerKind) -> impl Iterator<Item = (ApiKey, VersionRange)> {
-    let mut apis: Vec<(ApiKey, VersionRange)> = SUPPORTED
+    let mut apis: Vec<(ApiKey, VersionRange)> = apis::ALL
         .iter()
-        .filter_map(|(api, _, _)| supported_versions(*api, kind).map(|r| (*api, r)))
+        .filter(|rpc| !rpc.only_with_topology_plugin)
+        .filter_map(|rpc| supported_versions(rpc.api, kind).map(|r| (rpc.api, r)))
         .collect();
     apis.sort_by_key(|(api, _)| api.key());
     apis.into_iter()
@@ -145,25 +90,23 @@ pub fn served_apis(kind: ListenerKind) -> impl Iterator<Item = (ApiKey, VersionR
 mod tests {
     use super::*;
 
-    /// The table's range for `api` (push RPCs included).
+    /// The declared range for `api` (push RPCs included).
     fn table(api: ApiKey) -> VersionRange {
-        SUPPORTED
-            .iter()
-            .chain(TOPOLOGY_PUSH_APIS)
-            .find(|(a, _, _)| *a == api)
-            .map(|(_, min, max)| VersionRange {
-                min: *min,
-                max: *max,
+        declaration(api)
+            .map(|rpc| VersionRange {
+                min: rpc.min_version,
+                max: rpc.max_version,
             })
-            .unwrap_or_else(|| panic!("{} is not in the table", api.name()))
+            .unwrap_or_else(|| panic!("{} is not declared", api.name()))
     }
 
     #[test]
     fn broker_listeners_serve_every_api_but_the_broker_to_controller_rpcs() {
         let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Broker).collect();
-        let mut expected: Vec<ApiKey> = SUPPORTED
+        let mut expected: Vec<ApiKey> = apis::ALL
             .iter()
-            .map(|(api, _, _)| *api)
+            .filter(|rpc| !rpc.only_with_topology_plugin)
+            .map(|rpc| rpc.api)
             .filter(|api| !matches!(api, ApiKey::BrokerRegistration | ApiKey::BrokerHeartbeat))
             .collect();
         expected.sort_by_key(|api| api.key());
@@ -219,10 +162,10 @@ mod tests {
                 Some((cells[1].to_owned(), key, cells[3].to_owned()))
             })
             .collect();
-        let mut expected: Vec<(String, i16, String)> = SUPPORTED
+        let mut expected: Vec<(String, i16, String)> = apis::ALL
             .iter()
-            .chain(TOPOLOGY_PUSH_APIS)
-            .map(|(api, min, max)| {
+            .map(|rpc| {
+                let (api, min, max) = (rpc.api, rpc.min_version, rpc.max_version);
                 let versions = if min == max {
                     min.to_string()
                 } else {
@@ -234,7 +177,7 @@ mod tests {
         expected.sort_by_key(|(_, key, _)| *key);
         assert_eq!(
             listed, expected,
-            "the Supported APIs table of docs/user-guide.md differs from SUPPORTED"
+            "the Supported APIs table of docs/user-guide.md differs from the declarations"
         );
     }
 
@@ -298,14 +241,34 @@ mod tests {
     }
 
     #[test]
-    fn the_table_stays_inside_the_schemas() {
-        for (api, min, max) in SUPPORTED.iter().chain(TOPOLOGY_PUSH_APIS) {
+    fn the_declarations_stay_inside_the_schemas() {
+        for rpc in apis::ALL {
+            let (api, min, max) = (rpc.api, rpc.min_version, rpc.max_version);
             let valid = api.valid_versions();
             assert!(
-                valid.min <= *min && *max <= valid.max,
+                valid.min <= min && max <= valid.max,
                 "{} {min}-{max} outside {valid}",
                 api.name()
             );
+            let listed = [ListenerKind::Broker, ListenerKind::Controller]
+                .into_iter()
+                .filter(|kind| rpc.listeners.include(*kind));
+            for kind in listed {
+                assert!(
+                    served_by_schema(api, kind),
+                    "{} is declared on {kind} listeners, which its schema does not list",
+                    api.name()
+                );
+            }
         }
+    }
+
+    #[test]
+    fn each_api_is_declared_once() {
+        let mut keys: Vec<i16> = apis::ALL.iter().map(|rpc| rpc.api.key()).collect();
+        keys.sort_unstable();
+        let count = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), count);
     }
 }

@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::router;
-use crate::rpc::apis::testing::{
+use crate::rpc::authorize::{AclOperation, ResourceType};
+use crate::rpc::testing::{
     create_topic, heartbeat, loading_server, running, running_with_authorizer, FAST_GROUPS,
 };
-use crate::rpc::authorize::{AclOperation, ResourceType};
 use crate::security::Authorizer;
 use crate::state::ServerState;
 

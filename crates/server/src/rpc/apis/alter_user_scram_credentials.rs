@@ -11,6 +11,16 @@ use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{require_cluster, AclOperation};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::rpc::authorize::ResourceType;
+
+/// AlterUserScramCredentials as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::AlterUserScramCredentials, 0, 0)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

@@ -17,6 +17,13 @@ use kcoord_wire::ErrorCode;
 use crate::rpc::versions::{advertised_apis, supported_versions};
 use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
 use crate::state::RequestContext;
+use crate::rpc::{serve, Listeners, Rpc};
+
+/// ApiVersions as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5)
+    .served_on(Listeners::BrokerAndController);
+
+serve!(sync handle);
 
 pub fn handle(
     ctx: &RequestContext<'_>,
@@ -142,7 +149,7 @@ pub fn unsupported_version_response() -> ApiVersionsResponse {
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+    use crate::rpc::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
 
     fn request(name: &str, version: &str) -> ApiVersionsRequest {
         ApiVersionsRequest {

@@ -11,6 +11,15 @@ use tracing::info;
 use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+
+/// BrokerHeartbeat as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::BrokerHeartbeat, 0, 2)
+    .served_on(Listeners::Controller)
+    .asks(&[Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -45,7 +54,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{encodes, running, server, Ctx};
+    use crate::rpc::testing::{encodes, running, server, Ctx};
     use crate::state::ServerState;
 
     async fn call(

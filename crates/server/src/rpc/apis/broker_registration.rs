@@ -10,6 +10,15 @@ use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+
+/// BrokerRegistration as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::BrokerRegistration, 0, 6)
+    .served_on(Listeners::Controller)
+    .asks(&[Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+
+serve!(async handle);
 
 /// Kafka's `Resource.CLUSTER_NAME`: the one CLUSTER resource.
 pub(crate) const KAFKA_CLUSTER: &str = "kafka-cluster";
@@ -50,7 +59,7 @@ pub(crate) mod tests_support {
     use kcoord_wire::messages::BrokerRegistrationRequest;
     use uuid::Uuid;
 
-    use crate::rpc::apis::testing::CLUSTER_ID;
+    use crate::rpc::testing::CLUSTER_ID;
 
     pub(crate) fn request(broker_id: i32, incarnation: u128) -> BrokerRegistrationRequest {
         BrokerRegistrationRequest {
@@ -89,7 +98,7 @@ mod tests {
     use super::tests_support::request;
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{encodes, running, server, Ctx};
+    use crate::rpc::testing::{encodes, running, server, Ctx};
     use crate::state::ServerState;
 
     async fn call(

@@ -11,9 +11,19 @@ use kcoord_wire::messages::create_acls_response::AclCreationResult;
 use kcoord_wire::messages::{CreateAclsRequest, CreateAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::{has_authorizer, NO_AUTHORIZER};
+use crate::rpc::acls::{has_authorizer, NO_AUTHORIZER};
 use crate::rpc::authorize::{require_cluster, AclOperation};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::rpc::authorize::ResourceType;
+
+/// CreateAcls as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::CreateAcls, 1, 3)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+
+serve!(checked async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

@@ -23,6 +23,15 @@ use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::apis::describe_configs::topic_configs;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+
+/// CreateTopics as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::CreateTopics, 2, 7)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::DescribeConfigs, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Topic)]);
+
+serve!(async handle);
 
 /// The first version whose results carry the topic's configs.
 const CONFIGS_VERSION: i16 = 5;
@@ -158,7 +167,7 @@ mod tests {
     use super::*;
     use crate::config::ListenerKind;
     use crate::rpc::apis::describe_configs::{DEFAULT_CONFIG, DYNAMIC_TOPIC_CONFIG};
-    use crate::rpc::apis::testing::{encodes, running, server, Ctx};
+    use crate::rpc::testing::{encodes, running, server, Ctx};
     use crate::state::ServerState;
 
     async fn call(

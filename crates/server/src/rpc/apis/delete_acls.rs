@@ -9,9 +9,19 @@ use kcoord_wire::messages::delete_acls_response::{DeleteAclsFilterResult, Delete
 use kcoord_wire::messages::{DeleteAclsRequest, DeleteAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::{filter, has_authorizer, NO_AUTHORIZER};
+use crate::rpc::acls::{filter, has_authorizer, NO_AUTHORIZER};
 use crate::rpc::authorize::{require_cluster, AclOperation};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::rpc::authorize::ResourceType;
+
+/// DeleteAcls as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteAcls, 1, 3)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+
+serve!(checked async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

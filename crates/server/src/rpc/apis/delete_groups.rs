@@ -20,12 +20,20 @@ use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::first_occurrences;
-use super::groups::per_group;
+use crate::rpc::lists::first_occurrences;
+use crate::rpc::groups::per_group;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::plugin_context::plugin_context;
 use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DeleteGroups as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteGroups, 0, 3)
+    .asks(&[Check::new(AclOperation::Delete, ResourceType::Group)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -126,7 +134,7 @@ fn result(
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
+    use crate::rpc::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
     use crate::state::ServerState;
 
     async fn call(

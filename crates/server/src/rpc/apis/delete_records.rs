@@ -15,6 +15,14 @@ use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DeleteRecords as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteRecords, 0, 2)
+    .asks(&[Check::new(AclOperation::Delete, ResourceType::Topic)]);
+
+serve!(sync handle);
 
 /// Kafka's `DeleteRecordsRequest.HIGH_WATERMARK`.
 const HIGH_WATERMARK: i64 = -1;

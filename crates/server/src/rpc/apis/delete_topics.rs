@@ -18,6 +18,14 @@ use kcoord_controller::TopicAccess;
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DeleteTopics as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6)
+    .asks(&[Check::new(AclOperation::Delete, ResourceType::Cluster), Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Delete, ResourceType::Topic)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -97,7 +105,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{encodes, running, Ctx};
+    use crate::rpc::testing::{encodes, running, Ctx};
 
     #[tokio::test]
     async fn deletes_by_name_in_old_versions_and_by_id_in_v6() {
@@ -176,8 +184,8 @@ mod tests {
     async fn deleting_a_topic_drops_its_committed_offsets_in_every_group() {
         use kcoord_coordinator::commits::OffsetToCommit;
         let r = running("offsets.topic.num.partitions=3\n");
-        let t = crate::rpc::apis::testing::create_topic(&r.state, "t", 2).await;
-        let u = crate::rpc::apis::testing::create_topic(&r.state, "u", 1).await;
+        let t = crate::rpc::testing::create_topic(&r.state, "t", 2).await;
+        let u = crate::rpc::testing::create_topic(&r.state, "u", 1).await;
         let offset = |topic: &str, topic_id, partition| OffsetToCommit {
             topic: topic.into(),
             topic_id,

@@ -13,9 +13,19 @@ use kcoord_wire::messages::describe_acls_response::{AclDescription, DescribeAcls
 use kcoord_wire::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::acls::filter;
+use crate::rpc::acls::filter;
 use crate::rpc::authorize::{require_cluster, AclOperation};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::rpc::authorize::ResourceType;
+
+/// DescribeAcls as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeAcls, 1, 3)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)]);
+
+serve!(checked handle);
 
 /// Kafka's message when there is no authorizer to ask.
 const NO_AUTHORIZER_ON_BROKER: &str = "No Authorizer is configured on the broker";

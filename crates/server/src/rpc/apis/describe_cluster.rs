@@ -17,13 +17,22 @@ use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kcoord_wire::ErrorCode;
 
 use super::broker_registration::KAFKA_CLUSTER;
-use super::AUTHORIZED_OPERATIONS_OMITTED;
+use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::config::ListenerKind;
 use crate::rpc::authorize::{
     authorize, authorized_operations, require_cluster, AclOperation, ResourceType,
 };
 use crate::runtime::cluster::BrokerNode;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Listeners, Rpc};
+
+/// DescribeCluster as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeCluster, 0, 2)
+    .served_on(Listeners::BrokerAndController)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster), Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+
+serve!(sync handle);
 
 const BROKER: i8 = 1;
 const CONTROLLER: i8 = 2;
@@ -143,8 +152,8 @@ fn error_response(error: ErrorCode, message: String) -> DescribeClusterResponse 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rpc::apis::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
-    use crate::rpc::apis::CLUSTER_AUTHORIZED_OPERATIONS;
+    use crate::rpc::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+    use crate::rpc::authorize::CLUSTER_AUTHORIZED_OPERATIONS;
     use kcoord_wire::Encodable;
 
     fn call(kind: ListenerKind, endpoint_type: i8, version: i16) -> DescribeClusterResponse {
@@ -203,7 +212,7 @@ mod tests {
     #[tokio::test]
     async fn registered_brokers_are_listed_and_fenced_ones_on_request() {
         use crate::rpc::apis::broker_registration::tests_support::request;
-        use crate::rpc::apis::testing::{running, Ctx};
+        use crate::rpc::testing::{running, Ctx};
         let node = running("");
         let state = &node.state;
         let c = Ctx::new(state, ListenerKind::Controller);

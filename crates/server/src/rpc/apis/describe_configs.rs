@@ -38,6 +38,14 @@ use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::runtime::catalog::invalid_topic_name;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DescribeConfigs as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeConfigs, 1, 4)
+    .asks(&[Check::new(AclOperation::DescribeConfigs, ResourceType::Topic), Check::new(AclOperation::DescribeConfigs, ResourceType::Group), Check::new(AclOperation::DescribeConfigs, ResourceType::Cluster)]);
+
+serve!(sync handle);
 
 /// `ConfigResource.Type` ids.
 pub const TOPIC: i8 = 2;
@@ -378,7 +386,7 @@ mod tests {
     use super::*;
     use crate::config::ListenerKind;
     use crate::rpc::apis::broker_registration::tests_support::request as registration;
-    use crate::rpc::apis::testing::{encodes, running, server, with_ctx, Ctx};
+    use crate::rpc::testing::{encodes, running, server, with_ctx, Ctx};
     use crate::state::ServerState;
     use kcoord_wire::messages::broker_registration_request::StaticConfig;
 

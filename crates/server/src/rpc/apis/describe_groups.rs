@@ -10,9 +10,17 @@ use kcoord_wire::messages::describe_groups_response::DescribedGroup;
 use kcoord_wire::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::groups::{per_group, Distinct, RepeatBudget};
+use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DescribeGroups as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeGroups, 0, 6)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group)]);
+
+serve!(async handle);
 
 const DEAD: &str = "Dead";
 
@@ -56,7 +64,7 @@ pub async fn handle(
                 authorized_operations: if version >= 3 && req.include_authorized_operations {
                     authorized_operations(ctx, ResourceType::Group, id)
                 } else {
-                    super::AUTHORIZED_OPERATIONS_OMITTED
+                    crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED
                 },
                 ..Default::default()
             },
@@ -116,7 +124,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{
+    use crate::rpc::testing::{
         create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
     };
     use crate::state::ServerState;
@@ -222,7 +230,7 @@ mod tests {
         let jobs = shard.jobs_run() - before;
         assert_eq!(
             jobs as usize,
-            40usize.div_ceil(super::super::groups::GROUPS_PER_JOB)
+            40usize.div_ceil(crate::rpc::groups::GROUPS_PER_JOB)
         );
         assert_eq!(got.len(), ids.len());
         for (id, answer) in ids.iter().zip(&got) {

@@ -22,6 +22,14 @@ use kcoord_wire::ErrorCode;
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// DescribeUserScramCredentials as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeUserScramCredentials, 0, 0)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)]);
+
+serve!(sync handle);
 
 const DUPLICATE_USER: &str =
     "Cannot describe SCRAM credentials for the same user twice in a single request: ";

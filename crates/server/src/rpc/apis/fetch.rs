@@ -35,6 +35,30 @@ use crate::runtime::catalog::TopicsImage;
 use crate::runtime::fetch_sessions::{FetchPartition, PartitionOutcome, SessionFetch};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::dispatch::Reply;
+use crate::rpc::{Check, Rpc};
+
+/// Fetch as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18)
+    .asks(&[Check::new(AclOperation::Read, ResourceType::Topic), Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+
+/// Decodes the request, runs the handler, and sends the response's record batches by
+/// reference.
+pub(crate) async fn serve(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    body: bytes::Bytes,
+) -> Reply {
+    match crate::rpc::dispatch::decode(ctx, api, version, body) {
+        Ok(request) => {
+            let response = handle(ctx, request, version).await;
+            crate::rpc::dispatch::respond_shared(ctx, api, version, &response)
+        }
+        Err(reply) => reply,
+    }
+}
 
 /// The first version that names topics by id.
 const TOPIC_ID_VERSION: i16 = 13;

@@ -20,6 +20,14 @@ use kcoord_wire::ErrorCode;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::runtime::cluster::Node;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// FindCoordinator as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::TransactionalId)]);
+
+serve!(sync handle);
 
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
@@ -141,7 +149,7 @@ fn kafka_message(error: ErrorCode) -> &'static str {
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{server, with_ctx, NODE_ID};
+    use crate::rpc::testing::{server, with_ctx, NODE_ID};
     use kcoord_wire::Encodable;
 
     fn call(req: FindCoordinatorRequest, version: i16) -> FindCoordinatorResponse {

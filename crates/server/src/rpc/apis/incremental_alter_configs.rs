@@ -29,6 +29,14 @@ use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPI
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
 use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// IncrementalAlterConfigs as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1)
+    .asks(&[Check::new(AclOperation::AlterConfigs, ResourceType::Group), Check::new(AclOperation::AlterConfigs, ResourceType::Topic), Check::new(AclOperation::AlterConfigs, ResourceType::Cluster)]);
+
+serve!(async handle);
 
 type Answer = (ErrorCode, Option<String>);
 

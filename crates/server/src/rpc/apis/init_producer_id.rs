@@ -14,6 +14,14 @@ use tracing::{info, warn};
 
 use crate::rpc::authorize::{authorize, authorize_any, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// InitProducerId as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::InitProducerId, 0, 5)
+    .asks(&[Check::new(AclOperation::IdempotentWrite, ResourceType::Cluster), Check::new(AclOperation::Write, ResourceType::Topic), Check::new(AclOperation::Write, ResourceType::TransactionalId)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

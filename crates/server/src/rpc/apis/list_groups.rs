@@ -16,6 +16,14 @@ use kcoord_wire::ErrorCode;
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// ListGroups as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster), Check::new(AclOperation::Describe, ResourceType::Group)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -96,7 +104,7 @@ fn lower_case_state(state: &str) -> String {
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{
+    use crate::rpc::testing::{
         create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
     };
     use crate::state::ServerState;

@@ -19,6 +19,14 @@ use tracing::warn;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// ListOffsets as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::ListOffsets, 1, 11)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)]);
+
+serve!(sync handle);
 
 const LATEST: i64 = -1;
 const EARLIEST: i64 = -2;
@@ -216,7 +224,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, running_with_authorizer, Ctx};
+    use crate::rpc::testing::{create_topic, running_with_authorizer, Ctx};
     use crate::security::Authorizer;
 
     /// Allows DESCRIBE on the topic "b" only.

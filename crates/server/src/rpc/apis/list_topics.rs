@@ -13,6 +13,14 @@ use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// ListTopics as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::ListTopics, 0, 1)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)]);
+
+serve!(sync handle);
 
 pub fn handle(
     ctx: &RequestContext<'_>,
@@ -47,7 +55,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, running, with_ctx};
+    use crate::rpc::testing::{create_topic, running, with_ctx};
     use crate::security::Authorizer;
     use crate::state::ServerState;
 
@@ -82,7 +90,7 @@ mod tests {
             .collect()
     }
 
-    async fn seeded() -> crate::rpc::apis::testing::Running {
+    async fn seeded() -> crate::rpc::testing::Running {
         let node = running("");
         for name in ["orders", "__consumer_offsets", "secret-payroll", "audit"] {
             create_topic(&node.state, name, 1).await;

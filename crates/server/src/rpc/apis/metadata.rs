@@ -33,10 +33,19 @@ use uuid::Uuid;
 
 use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_cluster::cluster_operations;
-use super::{first_occurrences, AUTHORIZED_OPERATIONS_OMITTED};
+use crate::rpc::lists::first_occurrences;
+use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::runtime::catalog::{is_internal_topic, is_valid_topic_name, TopicImage, TopicsImage};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// Metadata as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::Create, ResourceType::Topic)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -278,8 +287,8 @@ fn error_response(req: &MetadataRequest, error: ErrorCode) -> MetadataResponse {
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
-    use crate::rpc::apis::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
+    use crate::rpc::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
+    use crate::rpc::authorize::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
     use crate::state::ServerState;
     use kcoord_metadata::{Record, Store};
     use kcoord_wire::records::{PartitionRecord, TopicRecord};

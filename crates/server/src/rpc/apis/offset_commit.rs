@@ -26,6 +26,14 @@ use uuid::Uuid;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// OffsetCommit as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10)
+    .asks(&[Check::new(AclOperation::Read, ResourceType::Group), Check::new(AclOperation::Read, ResourceType::Topic)]);
+
+serve!(async handle);
 
 /// The first version that names topics by id.
 const TOPIC_ID_VERSION: i16 = 10;
@@ -150,7 +158,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
+    use crate::rpc::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
     use crate::state::ServerState;
 
     fn commit(

@@ -20,6 +20,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// OffsetDelete as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0)
+    .asks(&[Check::new(AclOperation::Delete, ResourceType::Group), Check::new(AclOperation::Read, ResourceType::Topic)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

@@ -20,7 +20,7 @@
 //! them, all its offsets, in shard jobs of at most [`OFFSETS_PER_JOB`] items, the shard's lock
 //! released between them. An answer given again (a repeated partition's metadata, a repeated
 //! "all offsets" entry) is a copy, and the copies may add at most
-//! [`super::groups::MAX_REPEATED_ANSWER_BYTES`] to the response; a repeat past that answers
+//! [`crate::rpc::groups::MAX_REPEATED_ANSWER_BYTES`] to the response; a repeat past that answers
 //! INVALID_REQUEST (the partition's error, or the group's).
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,11 +39,19 @@ use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use super::groups::RepeatBudget;
+use crate::rpc::groups::RepeatBudget;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::runtime::catalog::TopicsImage;
 use crate::runtime::shards::Coordinators;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// OffsetFetch as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic)]);
+
+serve!(async handle);
 
 const BATCH_VERSION: i16 = 8;
 const TOPIC_ID_VERSION: i16 = 10;

@@ -12,6 +12,14 @@ use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// OffsetForLeaderEpoch as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetForLeaderEpoch, 2, 4)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+
+serve!(sync handle);
 
 pub fn handle(
     ctx: &RequestContext<'_>,
@@ -97,7 +105,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, running_with_authorizer, Ctx};
+    use crate::rpc::testing::{create_topic, running_with_authorizer, Ctx};
     use crate::rpc::authorize::{AclOperation, ResourceType};
     use crate::security::Authorizer;
 

@@ -30,6 +30,51 @@ use crate::rpc::apis::find_coordinator::transactions_unsupported;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::dispatch::Reply;
+use crate::support::logging::log_per_peer;
+use crate::rpc::{Check, Rpc};
+
+/// Produce as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)
+    .asks(&[Check::new(AclOperation::Write, ResourceType::Topic), Check::new(AclOperation::Write, ResourceType::TransactionalId)])
+    .advertised_from(0);
+
+/// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
+/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
+pub(crate) async fn serve(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    body: Bytes,
+) -> Reply {
+    let request: kcoord_wire::messages::ProduceRequest = match crate::rpc::dispatch::decode(ctx, api, version, body) {
+        Ok(request) => request,
+        Err(outcome) => return outcome,
+    };
+    let acks = request.acks;
+    let response = handle(ctx, request, version);
+    if acks != 0 {
+        return crate::rpc::dispatch::respond(ctx, api, version, &response);
+    }
+    let failed = response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partition_responses)
+        .find(|p| p.error_code != 0);
+    match failed {
+        None => Reply::NoResponse,
+        Some(p) => {
+            log_per_peer!(
+                warn, ctx.peer, "acks=0 produce failed",
+                peer = %ctx.peer, listener = %ctx.listener.name, partition = p.index,
+                error = ErrorCode::from_code(p.error_code).map_or("UNKNOWN", ErrorCode::name),
+                "closing connection due to an error in a produce request with acks=0"
+            );
+            Reply::Close
+        }
+    }
+}
 
 /// The first version that names topics by id.
 const TOPIC_ID_VERSION: i16 = 13;
@@ -350,7 +395,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::apis::testing::{create_topic, encodes, running, with_ctx};
+    use crate::rpc::testing::{create_topic, encodes, running, with_ctx};
     use crate::state::ServerState;
 
     fn request(topic: &str, partitions: &[i32]) -> ProduceRequest {

@@ -8,8 +8,8 @@
 //!
 //! A group named more than once is answered at each occurrence, as Kafka answers it, but
 //! authorized, described and read from the plugin once; the copies are bounded by
-//! [`super::groups::MAX_REPEATED_ANSWER_BYTES`], past which a repeat is INVALID_REQUEST. The
-//! shards describe at most [`super::groups::GROUPS_PER_JOB`] groups per job, so a long list
+//! [`crate::rpc::groups::MAX_REPEATED_ANSWER_BYTES`], past which a repeat is INVALID_REQUEST. The
+//! shards describe at most [`crate::rpc::groups::GROUPS_PER_JOB`] groups per job, so a long list
 //! never holds a shard (and the heartbeats of its groups) for long.
 //!
 //! v1 with IncludeTopologyDescription (KIP-1331): once the rest of the response is assembled,
@@ -39,12 +39,20 @@ use kcoord_wire::messages::{StreamsGroupDescribeRequest, StreamsGroupDescribeRes
 use kcoord_wire::{Encodable, ErrorCode};
 use tracing::warn;
 
-use super::groups::{per_group, Distinct, RepeatBudget};
+use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::rpc::plugin_context::plugin_context;
 use crate::runtime::shards::ShardError;
 use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// StreamsGroupDescribe as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1)
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic)]);
+
+serve!(async handle);
 
 /// `TopologyDescriptionStatus` values.
 pub const TOPOLOGY_DESCRIPTION_NOT_REQUESTED: i8 = 0;

@@ -35,6 +35,14 @@ use crate::runtime::auto_topics::creation_failed_suffix;
 use crate::state::RequestContext;
 use crate::support::clock;
 use crate::support::logging::{capped, log_per_group};
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+
+/// StreamsGroupHeartbeat as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2)
+    .asks(&[Check::new(AclOperation::Read, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::Create, ResourceType::Topic)]);
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

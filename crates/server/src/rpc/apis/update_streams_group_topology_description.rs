@@ -25,8 +25,19 @@ use kcoord_wire::messages::{
 };
 use kcoord_wire::ErrorCode;
 
-use super::topology_push::{self, Dialect, Refusal};
+use crate::rpc::topology_push::{self, Dialect, Refusal};
 use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Check, Rpc};
+use crate::rpc::authorize::AclOperation;
+use crate::rpc::authorize::ResourceType;
+
+/// UpdateStreamsGroupTopologyDescription as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::UpdateStreamsGroupTopologyDescription, 0, 0)
+    .asks(&[Check::new(AclOperation::Read, ResourceType::Group)])
+    .only_with_topology_plugin();
+
+serve!(async handle);
 
 pub async fn handle(
     ctx: &RequestContext<'_>,

@@ -29,9 +29,9 @@ use kcoord_wire::{Decodable, Encodable, ErrorCode};
 
 use super::{AclOperation, ResourceType};
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{listener, running_adjusted, Running, FAST_GROUPS};
 use crate::rpc::authentication::SaslSession;
-use crate::rpc::dispatch::{dispatch, Connection, Outcome};
+use crate::rpc::dispatch::{dispatch, Connection, Reply};
+use crate::rpc::testing::{listener, running_adjusted, Running, FAST_GROUPS};
 use crate::rpc::versions::supported_versions;
 use crate::runtime::topology_plugin::TopologyDescriptions;
 use crate::security::Authorizer;
@@ -95,7 +95,7 @@ async fn call(conn: &Connection, api: ApiKey, version: i16, body: &Bytes) -> Byt
     .encode(&mut frame, api.request_header_version(version))
     .unwrap_or_else(|e| panic!("{e}"));
     frame.extend_from_slice(body);
-    let Outcome::Respond(response) = dispatch(conn, frame.freeze()).await else {
+    let Reply::Respond(response) = dispatch(conn, frame.freeze()).await else {
         panic!("{} v{version}: no response", api.name());
     };
     let mut response = response.to_bytes();

@@ -9,11 +9,11 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing;
+use crate::rpc::testing;
 
 /// Runs one request to completion on a throwaway runtime. The test state's controller and
 /// shards are not running, so handlers that need them answer "not available" at once.
-fn dispatch_now(conn: &Connection, frame: Bytes) -> Outcome {
+fn dispatch_now(conn: &Connection, frame: Bytes) -> Reply {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -60,7 +60,7 @@ fn exchange<Req: Encodable, Resp: Decodable>(
     body_version: i16,
 ) -> Resp {
     let outcome = dispatch_now(&conn(kind), request(api, version, 4242, req));
-    let Outcome::Respond(frame) = outcome else {
+    let Reply::Respond(frame) = outcome else {
         panic!("{} v{version}: connection closed", api.name())
     };
     let mut frame = frame.to_bytes();
@@ -79,7 +79,7 @@ fn exchange<Req: Encodable, Resp: Decodable>(
 }
 
 fn closes(kind: ListenerKind, frame: Bytes) -> bool {
-    matches!(dispatch_now(&conn(kind), frame), Outcome::Close)
+    matches!(dispatch_now(&conn(kind), frame), Reply::Close)
 }
 
 #[test]
@@ -127,8 +127,7 @@ fn too_new_api_versions_gets_a_v0_unsupported_version_answer() {
             )[..],
         );
         frame.extend_from_slice(&[0xff, 0xfe, 0x01]);
-        let Outcome::Respond(out) = dispatch_now(&conn(ListenerKind::Broker), frame.freeze())
-        else {
+        let Reply::Respond(out) = dispatch_now(&conn(ListenerKind::Broker), frame.freeze()) else {
             panic!("closed")
         };
         let mut out = out.to_bytes();
@@ -147,7 +146,7 @@ fn too_new_api_versions_gets_a_v0_unsupported_version_answer() {
         );
     }
     // Exact bytes: size, correlation id, error 35, one api key 18 0..5.
-    let Outcome::Respond(out) = dispatch_now(
+    let Reply::Respond(out) = dispatch_now(
         &conn(ListenerKind::Broker),
         request(ApiKey::ApiVersions, 9, 7, &ApiVersionsRequest::default()),
     ) else {

@@ -7,7 +7,7 @@ use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{create_topic, running_with_authorizer, Ctx};
+use crate::rpc::testing::{create_topic, running_with_authorizer, Ctx};
 use crate::security::Authorizer;
 
 /// Allows exactly one operation on one resource type.

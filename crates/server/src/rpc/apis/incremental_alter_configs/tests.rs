@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::*;
 use crate::config::{Config, ListenerKind};
-use crate::rpc::apis::testing::{encodes, running, with_ctx, Ctx};
+use crate::rpc::testing::{encodes, running, with_ctx, Ctx};
 use crate::state::ServerState;
 use kcoord_controller::group_configs::{APPEND, SET};
 
@@ -259,7 +259,7 @@ async fn preprocessing_validation_and_other_resource_types_answer_as_kafka() {
 
 #[tokio::test]
 async fn alter_and_describe_ask_for_alter_and_describe_configs_on_the_group() {
-    let base = crate::rpc::apis::testing::server();
+    let base = crate::rpc::testing::server();
     let (mut state, _) = ServerState::build(
         Arc::clone(&base.config),
         base.listeners.iter().map(|l| (**l).clone()).collect(),
@@ -335,7 +335,7 @@ async fn group_configs_survive_a_restart_with_a_metadata_log_dir() {
             )
             .unwrap(),
         );
-        let base = crate::rpc::apis::testing::server();
+        let base = crate::rpc::testing::server();
         let (state, background) = ServerState::build_with(
             Arc::clone(&config),
             base.listeners.iter().map(|l| (**l).clone()).collect(),

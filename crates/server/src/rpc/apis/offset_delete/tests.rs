@@ -11,7 +11,7 @@ use kcoord_wire::messages::{OffsetCommitRequest, OffsetFetchRequest};
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
+use crate::rpc::testing::{create_topic, encodes, heartbeat, running, Ctx, FAST_GROUPS};
 use crate::security::DenyAll;
 use crate::state::ServerState;
 
@@ -182,7 +182,7 @@ async fn group_level_refusals_answer_the_request() {
         call(&r.state, request("", &[("input", &[0])])).await,
         (ErrorCode::INVALID_GROUP_ID.code(), vec![])
     );
-    let mut denied = crate::rpc::apis::testing::server();
+    let mut denied = crate::rpc::testing::server();
     denied.authorizer = Some(Arc::new(DenyAll));
     assert_eq!(
         call(&denied, request("g", &[("input", &[0])])).await,

@@ -6,7 +6,7 @@ use kcoord_wire::messages::OffsetCommitRequest;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{
+use crate::rpc::testing::{
     create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
 };
 use crate::state::ServerState;
@@ -276,7 +276,7 @@ async fn commit_many(state: &ServerState, group: &str, topic: &str, parts: &[i32
 /// 4000 bytes, so a 4-byte repeat in the request cost 4 KB of response).
 #[tokio::test]
 async fn repeated_partitions_are_copied_within_the_budget() {
-    use crate::rpc::apis::groups::MAX_REPEATED_ANSWER_BYTES;
+    use crate::rpc::groups::MAX_REPEATED_ANSWER_BYTES;
     let r = running("");
     create_topic(&r.state, "t", 2).await;
     let metadata = "x".repeat(4000);
@@ -321,7 +321,7 @@ async fn repeated_partitions_are_copied_within_the_budget() {
 /// budget lasts, then the group answers INVALID_REQUEST.
 #[tokio::test]
 async fn repeated_fetch_all_entries_are_copied_within_the_budget() {
-    use crate::rpc::apis::groups::MAX_REPEATED_ANSWER_BYTES;
+    use crate::rpc::groups::MAX_REPEATED_ANSWER_BYTES;
     let r = running("");
     create_topic(&r.state, "t", 3).await;
     let metadata = "y".repeat(4000);

@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{
+use crate::rpc::testing::{
     create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
 };
 use crate::state::ServerState;
@@ -105,7 +105,7 @@ async fn unavailable_shards_answer_per_group() {
 /// description each).
 #[tokio::test]
 async fn repeated_groups_are_described_once_and_copied_within_the_budget() {
-    use crate::rpc::apis::groups::MAX_REPEATED_ANSWER_BYTES;
+    use crate::rpc::groups::MAX_REPEATED_ANSWER_BYTES;
     let r = running(&format!("{FAST_GROUPS}offsets.topic.num.partitions=1\n"));
     create_topic(&r.state, "input", 2).await;
     heartbeat(&r.state, "g", "m", 0, "input").await;
@@ -163,7 +163,7 @@ impl crate::security::Authorizer for HidesTopic {
 #[tokio::test]
 async fn a_group_whose_topology_names_a_hidden_topic_is_topic_authorization_failed() {
     let hides = std::sync::Arc::new(HidesTopic::default());
-    let r = crate::rpc::apis::testing::running_with_authorizer(FAST_GROUPS, hides.clone());
+    let r = crate::rpc::testing::running_with_authorizer(FAST_GROUPS, hides.clone());
     create_topic(&r.state, "input", 1).await;
     create_topic(&r.state, "secret", 1).await;
     heartbeat(&r.state, "open", "m", 0, "input").await;

@@ -6,7 +6,7 @@ use kcoord_wire::messages::CreateTopicsRequest;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{encodes, running, server, Ctx};
+use crate::rpc::testing::{encodes, running, server, Ctx};
 use crate::rpc::authorize::{AclOperation, ResourceType};
 use crate::state::{client_host, ServerState};
 use std::net::SocketAddr;
@@ -275,7 +275,7 @@ async fn a_topology_naming_a_topic_the_member_may_not_describe_is_refused_whole(
         AclOperation::Describe,
         "app-store-changelog",
     )]));
-    let r = crate::rpc::apis::testing::running_with_authorizer(FAST, refused);
+    let r = crate::rpc::testing::running_with_authorizer(FAST, refused);
     create_topic(&r.state, "input", 3).await;
     let resp = call(
         &r.state,
@@ -297,7 +297,7 @@ async fn internal_topics_the_member_may_not_create_are_not_created_and_the_statu
         AclOperation::Create,
         "app-store-changelog",
     )]));
-    let r = crate::rpc::apis::testing::running_with_authorizer(FAST, refused);
+    let r = crate::rpc::testing::running_with_authorizer(FAST, refused);
     create_topic(&r.state, "input", 3).await;
     let resp = call(
         &r.state,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::apis::testing::{encodes, loading_server, server, Ctx};
+use crate::rpc::testing::{encodes, loading_server, server, Ctx};
 use crate::runtime::topology_plugin::TopologyDescriptions;
 use crate::security::DenyAll;
 use crate::state::ServerState;

@@ -1,0 +1,64 @@
+//! Lists the RPC files of `src/rpc/apis/` for the daemon: every file there is one RPC, named as
+//! its `ApiKey` in snake case, declaring `RPC` and defining `serve`. The generated code is the
+//! list of declarations and the one `match` on the API key that dispatch runs; the module
+//! declarations come from `automod` in `src/rpc/apis/mod.rs`. So adding an RPC is adding its
+//! file: nothing else names it.
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    let dir = Path::new("src/rpc/apis");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut modules: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            let module = name.strip_suffix(".rs")?;
+            (module != "mod").then(|| module.to_owned())
+        })
+        .collect();
+    modules.sort();
+    let mut out = String::new();
+    out.push_str("/// Every RPC's declaration, in file order.\n");
+    out.push_str("pub const ALL: &[&crate::rpc::Rpc] = &[\n");
+    for module in &modules {
+        let _ = writeln!(out, "    &{module}::RPC,");
+    }
+    out.push_str("];\n\n");
+    out.push_str(
+        "/// Runs the RPC of `api`: decodes `body`, calls its handler, encodes its response.\n\
+         pub(crate) async fn serve(\n    \
+             ctx: &crate::state::RequestContext<'_>,\n    \
+             api: kcoord_wire::api::ApiKey,\n    \
+             version: i16,\n    \
+             body: bytes::Bytes,\n\
+         ) -> crate::rpc::dispatch::Reply {\n    \
+             match api {\n",
+    );
+    for module in &modules {
+        let _ = writeln!(
+            out,
+            "        kcoord_wire::api::ApiKey::{} => {module}::serve(ctx, api, version, body).await,",
+            camel(module)
+        );
+    }
+    // Unreachable while every ApiKey has its file; a new schema without one lands here.
+    out.push_str("        #[allow(unreachable_patterns)]\n");
+    out.push_str("        _ => crate::rpc::dispatch::not_served(ctx, api),\n    }\n}\n");
+    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("apis.rs");
+    std::fs::write(&target, out).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+}
+
+/// `create_topics` -> `CreateTopics`.
+fn camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! SaslAuthenticate (key 36), v0-2, on a connection that needs no authentication (a listener
+//! without SASL) or has completed it. Before that, `crate::rpc::authentication` serves it.
+//! Kafka answers ILLEGAL_SASL_STATE here: kcoord does not re-authenticate
+//! (`connections.max.reauth.ms` 0, Kafka's default).
+
+use kcoord_wire::messages::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+use kcoord_wire::ErrorCode;
+
+use crate::state::RequestContext;
+use kcoord_wire::api::ApiKey;
+use crate::rpc::{serve, Listeners, Rpc};
+
+/// SaslAuthenticate as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::SaslAuthenticate, 0, 2)
+    .served_on(Listeners::BrokerAndController);
+
+serve!(sync handle);
+
+pub fn handle(
+    _ctx: &RequestContext<'_>,
+    _req: SaslAuthenticateRequest,
+    _version: i16,
+) -> SaslAuthenticateResponse {
+    SaslAuthenticateResponse {
+        error_code: ErrorCode::ILLEGAL_SASL_STATE.code(),
+        error_message: Some(
+            "SaslAuthenticate request received after successful authentication".to_owned(),
+        ),
+        ..Default::default()
+    }
+}
