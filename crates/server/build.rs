@@ -45,6 +45,16 @@ fn main() {
     // Unreachable while every ApiKey has its file; a new schema without one lands here.
     out.push_str("        #[allow(unreachable_patterns)]\n");
     out.push_str("        _ => crate::rpc::dispatch::not_served(ctx, api),\n    }\n}\n");
+    out.push_str(
+        "\n/// The authorization matrix's rows of every RPC (each file's `authorization_rows`).\n\
+         #[cfg(test)]\n\
+         pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {\n    \
+             let mut rows = Vec::new();\n",
+    );
+    for module in &modules {
+        let _ = writeln!(out, "    rows.extend({module}::authorization_rows());");
+    }
+    out.push_str("    rows\n}\n");
     let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("apis.rs");
     std::fs::write(&target, out).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
 }

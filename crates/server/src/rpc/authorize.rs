@@ -120,4 +120,4 @@ mod tests {
 }
 
 #[cfg(test)]
-mod matrix_tests;
+pub(crate) mod matrix_tests;

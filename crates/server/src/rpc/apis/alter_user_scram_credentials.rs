@@ -67,3 +67,16 @@ fn failed(user: String, code: ErrorCode, message: &str) -> AlterUserScramCredent
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of AlterUserScramCredentials ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    on_every_listener(row!(AlterUserScramCredentials 0 on Broker, alter_scram(),
+                needs [(Alter, Cluster, CLUSTER)],
+                AlterUserScramCredentialsResponse => |r| refusal(r.results[0].error_code, r.results[0].error_message.as_deref()),
+                allowed "NONE",
+                denied "CLUSTER_AUTHORIZATION_FAILED: Request AlterUserScramCredentials needs ALTER permission."))
+}

@@ -145,6 +145,24 @@ pub fn unsupported_version_response() -> ApiVersionsResponse {
     }
 }
 
+
+/// The authorization matrix's rows of ApiVersions ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(ApiVersions 3 on Broker, api_versions(),
+            needs [],
+            ApiVersionsResponse => |r| code(r.error_code),
+            allowed "NONE", denied "NONE"),
+        row!(ApiVersions 3 on Controller, api_versions(),
+            needs [],
+            ApiVersionsResponse => |r| code(r.error_code),
+            allowed "NONE", denied "NONE"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,26 @@ fn error(code: ErrorCode) -> BrokerHeartbeatResponse {
     }
 }
 
+
+/// The authorization matrix's rows of BrokerHeartbeat ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        // Allowed, a broker that never registered has a stale epoch, as Kafka's
+        // `ClusterControlManager.checkBrokerEpoch` says ("No broker registration found").
+        row!(BrokerHeartbeat 1 on Controller, BrokerHeartbeatRequest {
+                broker_id: 2,
+                broker_epoch: -1,
+                ..Default::default()
+            },
+            needs [(ClusterAction, Cluster, CLUSTER)],
+            BrokerHeartbeatResponse => |r| code(r.error_code),
+            allowed "STALE_BROKER_EPOCH", denied "CLUSTER_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

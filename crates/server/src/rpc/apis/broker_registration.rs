@@ -91,6 +91,21 @@ pub(crate) mod tests_support {
     }
 }
 
+
+/// The authorization matrix's rows of BrokerRegistration ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(BrokerRegistration 6 on Controller,
+            crate::rpc::apis::broker_registration::tests_support::request(2, 1),
+            needs [(ClusterAction, Cluster, CLUSTER)],
+            BrokerRegistrationResponse => |r| code(r.error_code),
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

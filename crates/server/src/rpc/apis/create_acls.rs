@@ -83,3 +83,16 @@ fn result(code: ErrorCode, message: Option<String>) -> AclCreationResult {
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of CreateAcls ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    on_every_listener(row!(CreateAcls 3 on Broker, create_acls(),
+                needs [(Alter, Cluster, CLUSTER)],
+                CreateAclsResponse => |r| refusal(r.results[0].error_code, r.results[0].error_message.as_deref()),
+                allowed "NONE",
+                denied "CLUSTER_AUTHORIZATION_FAILED: Request CreateAcls needs ALTER permission."))
+}

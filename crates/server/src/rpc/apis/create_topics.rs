@@ -160,6 +160,42 @@ fn take_uncreatable(
     denied
 }
 
+
+/// The authorization matrix's rows of CreateTopics ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(CreateTopics ("cluster") 7 on Broker, create_topics(),
+            needs [(Create, Cluster, CLUSTER), (DescribeConfigs, Topic, NEW_TOPIC)],
+            CreateTopicsResponse => |r| created(&r),
+            allowed "NONE configs NONE",
+            denied "TOPIC_AUTHORIZATION_FAILED: Authorization failed. configs NONE"),
+        row!(CreateTopics ("topic") 7 on Broker, create_topics(),
+            needs [(Create, Topic, NEW_TOPIC), (DescribeConfigs, Topic, NEW_TOPIC)],
+            CreateTopicsResponse => |r| created(&r),
+            allowed "NONE configs NONE",
+            denied "TOPIC_AUTHORIZATION_FAILED: Authorization failed. configs NONE"),
+        // Created all the same; its configs are withheld.
+        row!(CreateTopics ("configs") 7 on Broker, create_topics(),
+            also [(Create, Topic, NEW_TOPIC)],
+            needs [(DescribeConfigs, Topic, NEW_TOPIC)],
+            CreateTopicsResponse => |r| created(&r),
+            allowed "NONE configs NONE", denied "NONE configs TOPIC_AUTHORIZATION_FAILED"),
+        row!(CreateTopics ("cluster") 7 on Controller, create_topics(),
+            needs [(Create, Cluster, CLUSTER), (DescribeConfigs, Topic, NEW_TOPIC)],
+            CreateTopicsResponse => |r| created(&r),
+            allowed "NONE configs NONE",
+            denied "TOPIC_AUTHORIZATION_FAILED: Authorization failed. configs NONE"),
+        row!(CreateTopics ("topic") 7 on Controller, create_topics(),
+            needs [(Create, Topic, NEW_TOPIC), (DescribeConfigs, Topic, NEW_TOPIC)],
+            CreateTopicsResponse => |r| created(&r),
+            allowed "NONE configs NONE",
+            denied "TOPIC_AUTHORIZATION_FAILED: Authorization failed. configs NONE"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};

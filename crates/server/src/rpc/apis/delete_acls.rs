@@ -104,3 +104,16 @@ fn matching(acl: AclBinding) -> DeleteAclsMatchingAcl {
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of DeleteAcls ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    on_every_listener(row!(DeleteAcls 3 on Broker, delete_acls(),
+                needs [(Alter, Cluster, CLUSTER)],
+                DeleteAclsResponse => |r| refusal(r.filter_results[0].error_code, r.filter_results[0].error_message.as_deref()),
+                allowed "NONE",
+                denied "CLUSTER_AUTHORIZATION_FAILED: Request DeleteAcls needs ALTER permission."))
+}

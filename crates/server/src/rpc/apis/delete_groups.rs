@@ -130,6 +130,23 @@ fn result(
     }
 }
 
+
+/// The authorization matrix's rows of DeleteGroups ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DeleteGroups 2 on Broker, DeleteGroupsRequest {
+                groups_names: vec![GROUP.into()],
+                ..Default::default()
+            },
+            needs [(Delete, Group, GROUP)],
+            DeleteGroupsResponse => |r| code(r.results[0].error_code),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

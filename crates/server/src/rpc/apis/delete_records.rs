@@ -85,3 +85,27 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of DeleteRecords ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DeleteRecords 2 on Broker, DeleteRecordsRequest {
+                topics: vec![with(|t: &mut delete_records_request::DeleteRecordsTopic| {
+                    t.name = TOPIC.into();
+                    t.partitions = vec![delete_records_request::DeleteRecordsPartition {
+                        partition_index: 0,
+                        offset: 0,
+                        ..Default::default()
+                    }];
+                })],
+                timeout_ms: 1000,
+                ..Default::default()
+            },
+            needs [(Delete, Topic, TOPIC)],
+            DeleteRecordsResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}

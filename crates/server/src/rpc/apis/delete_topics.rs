@@ -97,6 +97,29 @@ fn topic_access(ctx: &RequestContext<'_>, req: &DeleteTopicsRequest) -> TopicAcc
     }
 }
 
+
+/// The authorization matrix's rows of DeleteTopics ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DeleteTopics ("cluster") 5 on Broker, delete_topics(),
+            needs [(Delete, Cluster, CLUSTER)],
+            DeleteTopicsResponse => |r| code(r.responses[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(DeleteTopics ("topic") 5 on Broker, delete_topics(),
+            needs [(Describe, Topic, TOPIC), (Delete, Topic, TOPIC)],
+            DeleteTopicsResponse => |r| code(r.responses[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(DeleteTopics ("describable") 5 on Broker, delete_topics(),
+            also [(Describe, Topic, TOPIC)],
+            needs [(Delete, Topic, TOPIC)],
+            DeleteTopicsResponse => |r| code(r.responses[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use kcoord_wire::messages::create_topics_request::CreatableTopic;

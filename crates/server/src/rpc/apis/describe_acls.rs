@@ -102,3 +102,16 @@ fn error(code: ErrorCode, message: String) -> DescribeAclsResponse {
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of DescribeAcls ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    on_every_listener(row!(DescribeAcls 3 on Broker, describe_acls(),
+                needs [(Describe, Cluster, CLUSTER)],
+                DescribeAclsResponse => |r| refusal(r.error_code, r.error_message.as_deref()),
+                allowed "NONE",
+                denied "CLUSTER_AUTHORIZATION_FAILED: Request DescribeAcls needs DESCRIBE permission."))
+}

@@ -149,6 +149,33 @@ fn error_response(error: ErrorCode, message: String) -> DescribeClusterResponse 
     }
 }
 
+
+/// The authorization matrix's rows of DescribeCluster ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        // No access check on a broker listener; the operations need DESCRIBE.
+        row!(DescribeCluster 1 on Broker, DescribeClusterRequest {
+                include_cluster_authorized_operations: true,
+                endpoint_type: 1,
+                ..Default::default()
+            },
+            needs [(Describe, Cluster, CLUSTER)],
+            DescribeClusterResponse => |r| format!("{} {}", code(r.error_code), operations(r.cluster_authorized_operations)),
+            allowed "NONE operations with DESCRIBE", denied "NONE operations 0"),
+        row!(DescribeCluster 1 on Controller, DescribeClusterRequest {
+                endpoint_type: 2,
+                ..Default::default()
+            },
+            needs [(Alter, Cluster, CLUSTER)],
+            DescribeClusterResponse => |r| refusal(r.error_code, r.error_message.as_deref()),
+            allowed "NONE",
+            denied "CLUSTER_AUTHORIZATION_FAILED: Request DescribeCluster needs ALTER permission."),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -379,6 +379,29 @@ fn unsupported(resource_type: i8, name: &str) -> (ErrorCode, Option<String>) {
     )
 }
 
+
+/// The authorization matrix's rows of DescribeConfigs ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DescribeConfigs ("topic") 4 on Broker, describe_configs(TOPIC_RESOURCE, TOPIC),
+            needs [(DescribeConfigs, Topic, TOPIC)],
+            DescribeConfigsResponse => |r| refusal(r.results[0].error_code, r.results[0].error_message.as_deref()),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED: Topic authorization failed."),
+        row!(DescribeConfigs ("group") 4 on Broker, describe_configs(GROUP_RESOURCE, GROUP),
+            needs [(DescribeConfigs, Group, GROUP)],
+            DescribeConfigsResponse => |r| refusal(r.results[0].error_code, r.results[0].error_message.as_deref()),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED: Group authorization failed."),
+        // The empty name: the cluster-wide defaults.
+        row!(DescribeConfigs ("broker") 4 on Broker, describe_configs(BROKER_RESOURCE, ""),
+            needs [(DescribeConfigs, Cluster, CLUSTER)],
+            DescribeConfigsResponse => |r| refusal(r.results[0].error_code, r.results[0].error_message.as_deref()),
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -115,6 +115,23 @@ fn error_group(group_id: &str, code: ErrorCode) -> DescribedGroup {
     }
 }
 
+
+/// The authorization matrix's rows of DescribeGroups ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DescribeGroups 5 on Broker, DescribeGroupsRequest {
+                groups: vec![GROUP.into()],
+                ..Default::default()
+            },
+            needs [(Describe, Group, GROUP)],
+            DescribeGroupsResponse => |r| code(r.groups[0].error_code),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use kcoord_wire::messages::offset_commit_request::{

@@ -130,6 +130,23 @@ fn once_each<'a>(names: &[&'a str]) -> (Vec<&'a str>, HashMap<&'a str, bool>) {
     (order, repeated)
 }
 
+
+/// The authorization matrix's rows of DescribeUserScramCredentials ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(DescribeUserScramCredentials 0 on Broker, DescribeUserScramCredentialsRequest {
+            users: None,
+            ..Default::default()
+        },
+        needs [(Describe, Cluster, CLUSTER)],
+        DescribeUserScramCredentialsResponse => |r| refusal(r.error_code, r.error_message.as_deref()),
+        allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use kcoord_metadata::{Record, State};

@@ -495,5 +495,24 @@ fn push_partition(
     }
 }
 
+
+/// The authorization matrix's rows of Fetch ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(Fetch ("consumer") 12 on Broker, fetch(-1),
+            needs [(Read, Topic, TOPIC)],
+            FetchResponse => |r| code(r.responses[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        // A follower: this node leads every partition alone.
+        row!(Fetch ("follower") 12 on Broker, fetch(2),
+            needs [(ClusterAction, Cluster, CLUSTER)],
+            FetchResponse => |r| code(r.responses[0].partitions[0].error_code),
+            allowed "NOT_LEADER_OR_FOLLOWER", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

@@ -145,6 +145,31 @@ fn kafka_message(error: ErrorCode) -> &'static str {
     }
 }
 
+
+/// The authorization matrix's rows of FindCoordinator ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(FindCoordinator ("group") 4 on Broker, find_coordinator(0, GROUP),
+            needs [(Describe, Group, GROUP)],
+            FindCoordinatorResponse => |r| format!("{} node {}", code(r.coordinators[0].error_code), r.coordinators[0].node_id),
+            allowed "NONE node 7", denied "GROUP_AUTHORIZATION_FAILED node -1"),
+        // Allowed, there is no transaction coordinator: CLUSTER_AUTHORIZATION_FAILED saying so
+        // (README "Differences from Apache Kafka 4.4").
+        row!(FindCoordinator ("transaction") 4 on Broker, find_coordinator(1, TRANSACTIONAL_ID),
+            needs [(Describe, TransactionalId, TRANSACTIONAL_ID)],
+            FindCoordinatorResponse => |r| {
+                let c = &r.coordinators[0];
+                let unsupported = c.error_message.as_deref().is_some_and(|m| m.contains("does not support transactions"));
+                format!("{} node {}{}", code(c.error_code), c.node_id, if unsupported { ", no transactions" } else { "" })
+            },
+            allowed "CLUSTER_AUTHORIZATION_FAILED node -1, no transactions",
+            denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED node -1"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

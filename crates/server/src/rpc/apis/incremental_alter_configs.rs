@@ -195,5 +195,31 @@ fn preprocess(resources: &[AlterConfigsResource]) -> Vec<Option<Answer>> {
     answers
 }
 
+
+/// The authorization matrix's rows of IncrementalAlterConfigs ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(IncrementalAlterConfigs ("group") 1 on Broker,
+            alter_configs(GROUP_RESOURCE, GROUP, "streams.session.timeout.ms", "50000"),
+            needs [(AlterConfigs, Group, GROUP)],
+            IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED: Group authorization failed."),
+        // Allowed, kcoord alters only group configs (README).
+        row!(IncrementalAlterConfigs ("topic") 1 on Broker,
+            alter_configs(TOPIC_RESOURCE, TOPIC, "retention.ms", "1000"),
+            needs [(AlterConfigs, Topic, TOPIC)],
+            IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
+            allowed "INVALID_REQUEST", denied "TOPIC_AUTHORIZATION_FAILED: Topic authorization failed."),
+        row!(IncrementalAlterConfigs ("broker") 1 on Broker,
+            alter_configs(BROKER_RESOURCE, "7", "log.retention.ms", "1000"),
+            needs [(AlterConfigs, Cluster, CLUSTER)],
+            IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
+            allowed "INVALID_REQUEST", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

@@ -86,3 +86,25 @@ pub async fn handle(
         }
     }
 }
+
+/// The authorization matrix's rows of InitProducerId ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(InitProducerId ("idempotent, cluster") 4 on Broker, init_producer_id(None),
+            needs [(IdempotentWrite, Cluster, CLUSTER)],
+            InitProducerIdResponse => |r| code(r.error_code),
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED"),
+        row!(InitProducerId ("idempotent, a topic") 4 on Broker, init_producer_id(None),
+            needs [(Write, Topic, TOPIC)],
+            InitProducerIdResponse => |r| code(r.error_code),
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED"),
+        // Allowed, a transactional id is refused: kcoord has no transactions (README).
+        row!(InitProducerId ("transactional") 4 on Broker, init_producer_id(Some(TRANSACTIONAL_ID)),
+            needs [(Write, TransactionalId, TRANSACTIONAL_ID)],
+            InitProducerIdResponse => |r| code(r.error_code),
+            allowed "UNSUPPORTED_VERSION", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+    ]
+}

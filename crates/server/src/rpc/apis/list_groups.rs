@@ -100,6 +100,24 @@ fn lower_case_state(state: &str) -> String {
     }
 }
 
+
+/// The authorization matrix's rows of ListGroups ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(ListGroups ("cluster") 5 on Broker, ListGroupsRequest::default(),
+            needs [(Describe, Cluster, CLUSTER)],
+            ListGroupsResponse => |r| listed(r.error_code, r.groups.iter().map(|g| g.group_id.as_str()), GROUP),
+            allowed "g listed", denied "g left out"),
+        row!(ListGroups ("group") 5 on Broker, ListGroupsRequest::default(),
+            needs [(Describe, Group, GROUP)],
+            ListGroupsResponse => |r| listed(r.error_code, r.groups.iter().map(|g| g.group_id.as_str()), GROUP),
+            allowed "g listed", denied "g left out"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

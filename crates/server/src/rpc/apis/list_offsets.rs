@@ -216,6 +216,31 @@ fn record(
     }
 }
 
+
+/// The authorization matrix's rows of ListOffsets ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(ListOffsets 9 on Broker, ListOffsetsRequest {
+                replica_id: -1,
+                topics: vec![with(|t: &mut list_offsets_request::ListOffsetsTopic| {
+                    t.name = TOPIC.into();
+                    t.partitions = vec![list_offsets_request::ListOffsetsPartition {
+                        current_leader_epoch: -1,
+                        timestamp: -1,
+                        ..Default::default()
+                    }];
+                })],
+                ..Default::default()
+            },
+            needs [(Describe, Topic, TOPIC)],
+            ListOffsetsResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

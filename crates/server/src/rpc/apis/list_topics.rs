@@ -46,6 +46,20 @@ pub fn handle(
     }
 }
 
+
+/// The authorization matrix's rows of ListTopics ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(ListTopics 1 on Broker, ListTopicsRequest::default(),
+            needs [(Describe, Topic, TOPIC)],
+            ListTopicsResponse => |r| listed(r.error_code, r.topics.iter().map(|t| t.name.as_str()), TOPIC),
+            allowed "t listed", denied "t left out"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

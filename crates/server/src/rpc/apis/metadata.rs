@@ -283,6 +283,35 @@ fn error_response(req: &MetadataRequest, error: ErrorCode) -> MetadataResponse {
     }
 }
 
+
+/// The authorization matrix's rows of Metadata ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(Metadata ("by name") 12 on Broker, metadata(Some(&[TOPIC])),
+            needs [(Describe, Topic, TOPIC)],
+            MetadataResponse => |r| code(r.topics[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(Metadata ("all topics") 12 on Broker, metadata(None),
+            needs [(Describe, Topic, TOPIC)],
+            MetadataResponse => |r| listed(r.error_code, r.topics.iter().filter_map(|t| t.name.as_deref()), TOPIC),
+            allowed "t listed", denied "t left out"),
+        // Created in the background: the answer describes the catalog as it was.
+        row!(Metadata ("auto-create, cluster") 12 on Broker, metadata(Some(&[AUTO_TOPIC])),
+            also [(Describe, Topic, AUTO_TOPIC)],
+            needs [(Create, Cluster, CLUSTER)],
+            MetadataResponse => |r| code(r.topics[0].error_code),
+            allowed "UNKNOWN_TOPIC_OR_PARTITION", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(Metadata ("auto-create, topic") 12 on Broker, metadata(Some(&[AUTO_TOPIC])),
+            also [(Describe, Topic, AUTO_TOPIC)],
+            needs [(Create, Topic, AUTO_TOPIC)],
+            MetadataResponse => |r| code(r.topics[0].error_code),
+            allowed "UNKNOWN_TOPIC_OR_PARTITION", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,25 @@ pub async fn handle(
     }
 }
 
+
+/// The authorization matrix's rows of OffsetCommit ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(OffsetCommit ("group") 9 on Broker, offset_commit(),
+            needs [(Read, Group, GROUP), (Read, Topic, TOPIC)],
+            OffsetCommitResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+        row!(OffsetCommit ("topic") 9 on Broker, offset_commit(),
+            also [(Read, Group, GROUP)],
+            needs [(Read, Topic, TOPIC)],
+            OffsetCommitResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use kcoord_wire::messages::offset_commit_request::{

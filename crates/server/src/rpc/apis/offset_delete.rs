@@ -155,5 +155,24 @@ fn error(code: ErrorCode) -> OffsetDeleteResponse {
     }
 }
 
+
+/// The authorization matrix's rows of OffsetDelete ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(OffsetDelete ("group") 0 on Broker, offset_delete(),
+            needs [(Delete, Group, GROUP), (Read, Topic, TOPIC)],
+            OffsetDeleteResponse => |r| offset_deleted(&r),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+        row!(OffsetDelete ("topic") 0 on Broker, offset_delete(),
+            also [(Delete, Group, GROUP)],
+            needs [(Read, Topic, TOPIC)],
+            OffsetDeleteResponse => |r| offset_deleted(&r),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

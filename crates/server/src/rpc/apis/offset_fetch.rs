@@ -700,5 +700,35 @@ fn build(groups: Vec<OffsetFetchResponseGroup>, version: i16) -> OffsetFetchResp
     }
 }
 
+
+/// The authorization matrix's rows of OffsetFetch ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(OffsetFetch ("group") 8 on Broker, offset_fetch(true),
+            needs [(Describe, Group, GROUP), (Describe, Topic, TOPIC)],
+            OffsetFetchResponse => |r| match r.groups[0].error_code {
+                0 => code(r.groups[0].topics[0].partitions[0].error_code),
+                c => code(c),
+            },
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+        row!(OffsetFetch ("topic") 8 on Broker, offset_fetch(true),
+            also [(Describe, Group, GROUP)],
+            needs [(Describe, Topic, TOPIC)],
+            OffsetFetchResponse => |r| match r.groups[0].error_code {
+                0 => code(r.groups[0].topics[0].partitions[0].error_code),
+                c => code(c),
+            },
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(OffsetFetch ("all offsets") 8 on Broker, offset_fetch(false),
+            also [(Describe, Group, GROUP)],
+            needs [(Describe, Topic, TOPIC)],
+            OffsetFetchResponse => |r| listed(r.groups[0].error_code, r.groups[0].topics.iter().map(|t| t.name.as_str()), TOPIC),
+            allowed "t listed", denied "t left out"),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

@@ -95,6 +95,44 @@ pub fn handle(
     }
 }
 
+
+/// The authorization matrix's rows of OffsetForLeaderEpoch ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(OffsetForLeaderEpoch ("topic") 4 on Broker, OffsetForLeaderEpochRequest {
+                replica_id: -1,
+                topics: vec![with(|t: &mut offset_for_leader_epoch_request::OffsetForLeaderTopic| {
+                    t.topic = TOPIC.into();
+                    t.partitions = vec![offset_for_leader_epoch_request::OffsetForLeaderPartition {
+                        current_leader_epoch: -1,
+                        ..Default::default()
+                    }];
+                })],
+                ..Default::default()
+            },
+            needs [(Describe, Topic, TOPIC)],
+            OffsetForLeaderEpochResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        row!(OffsetForLeaderEpoch ("cluster") 4 on Broker, OffsetForLeaderEpochRequest {
+                replica_id: 2,
+                topics: vec![with(|t: &mut offset_for_leader_epoch_request::OffsetForLeaderTopic| {
+                    t.topic = TOPIC.into();
+                    t.partitions = vec![offset_for_leader_epoch_request::OffsetForLeaderPartition {
+                        current_leader_epoch: -1,
+                        ..Default::default()
+                    }];
+                })],
+                ..Default::default()
+            },
+            needs [(ClusterAction, Cluster, CLUSTER)],
+            OffsetForLeaderEpochResponse => |r| code(r.topics[0].partitions[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

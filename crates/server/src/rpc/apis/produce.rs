@@ -386,6 +386,28 @@ fn appended(a: &Appended) -> PartitionProduceResponse {
     }
 }
 
+
+/// The authorization matrix's rows of Produce ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(Produce 12 on Broker, produce(),
+            needs [(Write, Topic, TOPIC)],
+            ProduceResponse => |r| code(r.responses[0].partition_responses[0].error_code),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        // Allowed, there are no transactions here (README).
+        row!(Produce ("transactional") 12 on Broker, produce_transactional(TRANSACTIONAL_ID),
+            needs [(Write, TransactionalId, TRANSACTIONAL_ID)],
+            ProduceResponse => |r| {
+                let p = &r.responses[0].partition_responses[0];
+                refusal(p.error_code, p.error_message.as_deref())
+            },
+            allowed "INVALID_TXN_STATE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

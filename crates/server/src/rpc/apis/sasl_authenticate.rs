@@ -29,3 +29,15 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of SaslAuthenticate ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    on_every_listener(row!(SaslAuthenticate 2 on Broker, SaslAuthenticateRequest::default(),
+                needs [],
+                SaslAuthenticateResponse => |r| code(r.error_code),
+                allowed "ILLEGAL_SASL_STATE", denied "ILLEGAL_SASL_STATE"))
+}

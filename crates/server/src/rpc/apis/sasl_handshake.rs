@@ -27,3 +27,20 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+/// The authorization matrix's rows of SaslHandshake ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get, on
+/// broker and controller listeners alike.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    // Asks nothing: once authenticated (or on a listener without SASL) both are
+    // ILLEGAL_SASL_STATE.
+    on_every_listener(row!(SaslHandshake 1 on Broker, SaslHandshakeRequest {
+                    mechanism: "PLAIN".into(),
+                    ..Default::default()
+                },
+                needs [],
+                SaslHandshakeResponse => |r| code(r.error_code),
+                allowed "ILLEGAL_SASL_STATE", denied "ILLEGAL_SASL_STATE"))
+}

@@ -261,5 +261,25 @@ async fn attach_topology_descriptions(
     }
 }
 
+
+/// The authorization matrix's rows of StreamsGroupDescribe ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(StreamsGroupDescribe ("group") 0 on Broker, streams_describe(),
+            needs [(Describe, Group, STREAMS), (Describe, Topic, TOPIC)],
+            StreamsGroupDescribeResponse => |r| refusal(r.groups[0].error_code, r.groups[0].error_message.as_deref()),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+        row!(StreamsGroupDescribe ("topics") 0 on Broker, streams_describe(),
+            also [(Describe, Group, STREAMS)],
+            needs [(Describe, Topic, TOPIC)],
+            StreamsGroupDescribeResponse => |r| refusal(r.groups[0].error_code, r.groups[0].error_message.as_deref()),
+            allowed "NONE",
+            denied "TOPIC_AUTHORIZATION_FAILED: The described group uses topics that the client is not authorized to describe."),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

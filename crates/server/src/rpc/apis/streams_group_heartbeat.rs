@@ -196,5 +196,35 @@ fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeart
     }
 }
 
+
+/// The authorization matrix's rows of StreamsGroupHeartbeat ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(StreamsGroupHeartbeat ("group") 1 on Broker, streams_join(JOINING, false),
+            needs [(Read, Group, JOINING), (Describe, Topic, TOPIC)],
+            StreamsGroupHeartbeatResponse => |r| joined(&r),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+        row!(StreamsGroupHeartbeat ("topics") 1 on Broker, streams_join(JOINING, false),
+            also [(Read, Group, JOINING)],
+            needs [(Describe, Topic, TOPIC)],
+            StreamsGroupHeartbeatResponse => |r| joined(&r),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
+        // Not created, and the status says why; the heartbeat itself succeeds.
+        row!(StreamsGroupHeartbeat ("internal topics, cluster") 1 on Broker, streams_join(JOINING, true),
+            also [(Read, Group, JOINING), (Describe, Topic, TOPIC), (Describe, Topic, CHANGELOG)],
+            needs [(Create, Cluster, CLUSTER)],
+            StreamsGroupHeartbeatResponse => |r| joined(&r),
+            allowed "NONE", denied "NONE, Unauthorized to CREATE on topics h-store-changelog."),
+        row!(StreamsGroupHeartbeat ("internal topics, topic") 1 on Broker, streams_join(JOINING, true),
+            also [(Read, Group, JOINING), (Describe, Topic, TOPIC), (Describe, Topic, CHANGELOG)],
+            needs [(Create, Topic, CHANGELOG)],
+            StreamsGroupHeartbeatResponse => |r| joined(&r),
+            allowed "NONE", denied "NONE, Unauthorized to CREATE on topics h-store-changelog."),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

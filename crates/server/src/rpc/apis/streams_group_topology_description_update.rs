@@ -94,5 +94,25 @@ async fn push(
     topology_push::store(ctx, Dialect::Kafka44, &req.group_id, id, description).await
 }
 
+
+/// The authorization matrix's rows of StreamsGroupTopologyDescriptionUpdate ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        // KIP-1331's pushes, READ (not ALTER) on the group; the node has the `memory` plugin.
+        row!(StreamsGroupTopologyDescriptionUpdate 0 on Broker, StreamsGroupTopologyDescriptionUpdateRequest {
+                group_id: STREAMS.into(),
+                member_id: MEMBER.into(),
+                topology_epoch: 1,
+                ..Default::default()
+            },
+            needs [(Read, Group, STREAMS)],
+            StreamsGroupTopologyDescriptionUpdateResponse => |r| code(r.error_code),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

@@ -76,5 +76,23 @@ async fn push(
     .await
 }
 
+
+/// The authorization matrix's rows of UpdateStreamsGroupTopologyDescription ([`crate::rpc::authorize`]'s matrix tests): each
+/// request with the ACLs that allow it and what an allowed and a refused principal get.
+#[cfg(test)]
+pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
+    use crate::rpc::authorize::matrix_tests::prelude::*;
+    vec![
+        row!(UpdateStreamsGroupTopologyDescription 0 on Broker, UpdateStreamsGroupTopologyDescriptionRequest {
+                group_id: STREAMS.into(),
+                topology_description_id: uuid::Uuid::from_u128(1),
+                ..Default::default()
+            },
+            needs [(Read, Group, STREAMS)],
+            UpdateStreamsGroupTopologyDescriptionResponse => |r| code(r.error_code),
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
+    ]
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,15 +7,31 @@
 //! - `User:mallory`, granted the same and denied it too (DENY wins): refused;
 //! - `User:ANONYMOUS`, a client that did not authenticate, with no ACL: refused;
 //!
-//! against Kafka's `StandardAuthorizer` (`super.users=User:admin`). The rows are in
-//! [`rows`]; a test checks that the table of docs/operations.md lists exactly their APIs, and one that
-//! every API a listener serves has a row there. Two more runs check that each row asks its
+//! against Kafka's `StandardAuthorizer` (`super.users=User:admin`). Each RPC's rows are in its
+//! file (`authorization_rows`, collected by [`crate::rpc::apis::authorization_rows`]; the row
+//! format is [`rows::Row`]); tests check that each RPC's rows ask exactly what its declaration
+//! says, that every API a listener serves has rows, and that the user guide's table says what
+//! each asks. Two more runs check that each row asks its
 //! question (an authorizer that records what it is asked), and that a refusal is the same
 //! where nothing exists.
 
-mod requests;
-mod rows;
-mod seen;
+pub(crate) mod requests;
+pub(crate) mod rows;
+pub(crate) mod seen;
+
+/// What an RPC file's `authorization_rows` needs in scope to write its rows with `row!`.
+pub(crate) mod prelude {
+    pub(crate) use super::requests::*;
+    pub(crate) use super::rows::{
+        body, decode, on_every_listener, row, Row, AUTO_TOPIC, CHANGELOG, CLUSTER, GROUP, JOINING,
+        MEMBER, NEW_TOPIC, STREAMS, TOPIC, TRANSACTIONAL_ID,
+    };
+    pub(crate) use super::seen::*;
+    pub(crate) use crate::config::ListenerKind;
+    pub(crate) use crate::rpc::authorize::{AclOperation, ResourceType};
+    pub(crate) use kcoord_wire::api::ApiKey;
+    pub(crate) use kcoord_wire::messages::*;
+}
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,15 +43,16 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::*;
 use kcoord_wire::{Decodable, Encodable, ErrorCode};
 
+use self::rows::{decode, Grant, Row};
 use super::{AclOperation, ResourceType};
 use crate::config::ListenerKind;
+use crate::rpc::apis::authorization_rows;
 use crate::rpc::authentication::SaslSession;
 use crate::rpc::dispatch::{dispatch, Connection, Reply};
 use crate::rpc::testing::{listener, running_adjusted, Running, FAST_GROUPS};
 use crate::rpc::versions::supported_versions;
 use crate::runtime::topology_plugin::TopologyDescriptions;
 use crate::security::Authorizer;
-use rows::{decode, rows, Grant, Row};
 
 /// Kafka's StandardAuthorizer with one super user, and what the rows need of the node.
 const CONFIG: &str = "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
@@ -207,7 +224,7 @@ async fn prepare(node: &Running, row: &Row) {
 #[tokio::test]
 async fn every_rpc_gives_each_principal_exactly_the_expected_answer() {
     let mut wrong = Vec::new();
-    for row in rows() {
+    for row in authorization_rows() {
         for who in Who::ALL {
             // A node per request: what one principal's request changes (a deleted topic, a
             // created ACL) never decides another's answer.
@@ -277,7 +294,7 @@ const ANY_NAME: &str = "<any>";
 /// as the matrix says.
 #[tokio::test]
 async fn every_rpc_asks_kafkas_question() {
-    for row in rows() {
+    for row in authorization_rows() {
         let recording = Arc::new(Recording::default());
         let authorizer = Arc::clone(&recording) as Arc<dyn Authorizer>;
         let node = running_adjusted(FAST_GROUPS, |state, background| {
@@ -318,7 +335,10 @@ async fn every_rpc_asks_kafkas_question() {
 /// `also` granted are left out: without ACLs they are refused earlier).
 #[tokio::test]
 async fn refusals_do_not_depend_on_whether_the_resource_exists() {
-    for row in rows().into_iter().filter(|r| r.also.is_empty()) {
+    for row in authorization_rows()
+        .into_iter()
+        .filter(|r| r.also.is_empty())
+    {
         let node = node();
         let conn = connection(&node, row.kind, Who::Anonymous);
         let seen = (row.seen)(
@@ -332,7 +352,7 @@ async fn refusals_do_not_depend_on_whether_the_resource_exists() {
 /// Every API a listener serves, on every listener kind that serves it, has a row.
 #[test]
 fn the_matrix_covers_every_api_on_every_listener() {
-    let covered: BTreeSet<(i16, &str)> = rows()
+    let covered: BTreeSet<(i16, &str)> = authorization_rows()
         .iter()
         .map(|r| (r.api.key(), r.kind.as_str()))
         .collect();
@@ -347,7 +367,7 @@ fn the_matrix_covers_every_api_on_every_listener() {
         }
     }
     assert!(missing.is_empty(), "no matrix row for {missing:?}");
-    for row in rows() {
+    for row in authorization_rows() {
         assert!(
             supported_versions(row.api, row.kind)
                 .is_some_and(|v| v.min <= row.version && row.version <= v.max),
@@ -358,56 +378,70 @@ fn the_matrix_covers_every_api_on_every_listener() {
 }
 
 /// The APIs the "Authorization" table of docs/operations.md names: the first cell of each row,
-/// a list of API names separated by commas, each maybe followed by a remark in parentheses.
-fn documented_authorization_apis(guide: &str) -> Vec<String> {
+/// The (API, what it asks) of each row of the user guide's "Supported APIs" table.
+fn documented_authorization(guide: &str) -> Vec<(String, String)> {
     let section = guide
         .split("\n## ")
-        .find(|s| s.starts_with("Authorization\n"))
-        .unwrap_or_else(|| panic!("docs/operations.md has no \"## Authorization\" section"));
-    let mut apis = Vec::new();
-    for line in section.lines().filter(|l| l.starts_with('|')).skip(2) {
-        let first = line.split('|').nth(1).unwrap_or_default();
-        for name in first.split(',') {
-            let name = name.split('(').next().unwrap_or_default().trim();
-            apis.push(name.to_owned());
-        }
-    }
-    apis
+        .find(|s| s.starts_with("Supported APIs\n"))
+        .unwrap_or_else(|| panic!("docs/user-guide.md has no \"## Supported APIs\" section"));
+    section
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let cell = |i: usize| cells.get(i).copied().unwrap_or_default().to_owned();
+            (cell(1), cell(5))
+        })
+        .collect()
 }
 
-/// The operations guide's table lists exactly the matrix's APIs, each once, by Kafka's name.
+/// The user guide's table says what every RPC of the matrix asks, each once, naming every
+/// operation its declaration asks about.
 #[test]
-fn the_operations_guide_table_lists_exactly_the_apis_of_the_matrix() {
-    let guide = include_str!("../../../../../docs/operations.md");
-    let listed = documented_authorization_apis(guide);
-    let unique: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
-    assert_eq!(
-        unique.len(),
-        listed.len(),
-        "an API listed twice: {listed:?}"
-    );
-    let matrix: BTreeSet<&str> = rows().iter().map(|r| r.api.name()).collect();
+fn the_user_guide_says_what_each_rpc_asks_the_authorizer() {
+    let guide = include_str!("../../../../../docs/user-guide.md");
+    let listed = documented_authorization(guide);
+    let unique: BTreeSet<&str> = listed.iter().map(|(api, _)| api.as_str()).collect();
+    assert_eq!(unique.len(), listed.len(), "an API listed twice");
+    let matrix: BTreeSet<&str> = authorization_rows().iter().map(|r| r.api.name()).collect();
     assert_eq!(
         unique, matrix,
-        "docs/operations.md \"Authorization\" vs. the matrix"
+        "docs/user-guide.md \"Supported APIs\" vs. the matrix"
     );
+    for (api, asks) in &listed {
+        assert!(
+            !asks.is_empty(),
+            "{api}: the table does not say what it asks"
+        );
+        let Some(rpc) = crate::rpc::apis::ALL.iter().find(|r| r.api.name() == api) else {
+            continue;
+        };
+        for check in rpc.asks {
+            let operation = check.operation.name();
+            assert!(
+                asks.contains(operation),
+                "{api}: the table's \"{asks}\" does not name {operation}, which it asks"
+            );
+        }
+    }
 }
 
 #[test]
-fn the_table_parser_reads_grouped_rows_and_remarks() {
-    let guide = "x\n## Authorization\n\ntext\n\n| API | asks | refused |\n| --- | --- | --- |\n\
-        | ListOffsets, OffsetForLeaderEpoch | DESCRIBE | TAF |\n| ListTopics (KIP-142) | x | |\n\
+fn the_table_parser_reads_the_name_and_the_authorization_cell() {
+    let guide = "x\n## Supported APIs\n\ntext\n\n| API | key | versions | notes | asks | refused |\n\
+        | --- | --- | --- | --- | --- | --- |\n| ListTopics | 96 | 0-1 | KIP-142 | DESCRIBE on each topic | left out |\n\
         \nmore | not a row\n## Next\n| Fetch | no |\n";
     assert_eq!(
-        documented_authorization_apis(guide),
-        vec!["ListOffsets", "OffsetForLeaderEpoch", "ListTopics"]
+        documented_authorization(guide),
+        vec![("ListTopics".to_owned(), "DESCRIBE on each topic".to_owned())]
     );
 }
 
 /// The error code names used by the rows exist (a typo would fail every row, but say less).
 #[test]
 fn the_rows_name_known_codes() {
-    for row in rows() {
+    for row in authorization_rows() {
         for seen in [row.allowed, row.denied] {
             let name = seen.split([':', ' ', ',']).next().unwrap_or_default();
             let known = ErrorCode::ALL.iter().any(|e| e.name() == name)
@@ -416,4 +450,31 @@ fn the_rows_name_known_codes() {
             assert!(known, "{}: {seen}", row.label());
         }
     }
+}
+
+/// Each RPC's declaration names exactly the questions its rows ask the authorizer: what an
+/// RPC may ask is written once, in its declaration, and the matrix proves it.
+#[test]
+fn each_rpcs_rows_ask_exactly_what_its_declaration_says() {
+    let mut wrong = Vec::new();
+    for rpc in crate::rpc::apis::ALL {
+        let declared: BTreeSet<String> = rpc
+            .asks
+            .iter()
+            .map(|c| format!("{:?} on {:?}", c.operation, c.resource))
+            .collect();
+        let asked: BTreeSet<String> = authorization_rows()
+            .iter()
+            .filter(|row| row.api == rpc.api)
+            .flat_map(|row| row.needs.iter().chain(&row.also))
+            .map(|(operation, resource, _)| format!("{operation:?} on {resource:?}"))
+            .collect();
+        if declared != asked {
+            wrong.push(format!(
+                "{}: declared {declared:?}, the rows ask {asked:?}",
+                rpc.api.name()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
