@@ -1,7 +1,11 @@
 //! What the ACL handlers (CreateAcls, DescribeAcls, DeleteAcls) share: Kafka's answer when no
-//! authorizer is configured, and the filters' parse-time check.
+//! authorizer is configured, the filters' parse-time check, and the results of a batch the
+//! controller did not commit.
 
-use kcoord_acl::{AclBindingFilter, UnknownElements};
+use kcoord_acl::{AclApiError, AclBindingFilter, UnknownElements};
+use kcoord_controller::ControllerError;
+
+use crate::runtime::controller::Refused;
 
 use crate::state::RequestContext;
 
@@ -40,4 +44,30 @@ pub fn filter(
         operation,
         permission,
     ))
+}
+
+/// Results when the batch was not applied: entries the decision refused keep their errors,
+/// the others get the batch's; without a decision, every entry gets it.
+pub fn refuse_each<T>(
+    Refused { error, decided }: Refused<Vec<Result<T, AclApiError>>>,
+    entries: usize,
+) -> Vec<Result<T, AclApiError>> {
+    let failed = |error: &ControllerError| AclApiError {
+        error: error.code,
+        message: Some(error.message.clone()),
+    };
+    match decided {
+        Some(results) => results
+            .into_iter()
+            .map(|r| r.and_then(|_| Err(failed(&error))))
+            .collect(),
+        None => (0..entries).map(|_| Err(failed(&error))).collect(),
+    }
+}
+
+pub fn outcome<T>(result: &Result<T, AclApiError>) -> &'static str {
+    match result {
+        Ok(_) => "NONE",
+        Err(e) => e.error.name(),
+    }
 }

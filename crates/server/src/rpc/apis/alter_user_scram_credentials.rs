@@ -5,15 +5,18 @@
 
 use std::collections::BTreeSet;
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kcoord_wire::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
-use kcoord_wire::ErrorCode;
+use tracing::info;
 
-use crate::rpc::authorize::{require_cluster, AclOperation};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::runtime::controller::{ControllerHandle, ControllerUnavailable, Refused};
+use crate::state::RequestContext;
+use crate::support::logging::capped;
 
 /// AlterUserScramCredentials as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::AlterUserScramCredentials, 0, 0)
@@ -35,7 +38,7 @@ pub async fn handle(
             .collect(),
         Ok(()) => {
             let names = users(&req);
-            match ctx.server.controller.alter_scram_credentials(req).await {
+            match alter(&ctx.server.controller, req).await {
                 Ok(results) => results,
                 Err(e) => names
                     .into_iter()
@@ -66,6 +69,41 @@ fn failed(user: String, code: ErrorCode, message: &str) -> AlterUserScramCredent
         error_message: Some(message.to_owned()),
         ..Default::default()
     }
+}
+
+
+/// Alters the credentials through the controller (`Controller::alter_scram_credentials`):
+/// results grouped as Kafka groups them; names and outcomes are logged, never a salt or a key.
+async fn alter(
+    controller: &ControllerHandle,
+    request: AlterUserScramCredentialsRequest,
+) -> Result<Vec<AlterUserScramCredentialsResult>, ControllerUnavailable> {
+    let decided = controller
+        .run("AlterUserScramCredentials", move |c, _| {
+            Ok(c.alter_scram_credentials(&request))
+        })
+        .await?;
+    let results = decided.unwrap_or_else(|Refused { error, decided }| {
+        let failed = |user: String| AlterUserScramCredentialsResult {
+            user,
+            error_code: error.code.code(),
+            error_message: Some(error.message.clone()),
+            ..Default::default()
+        };
+        decided
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| if r.error_code == 0 { failed(r.user) } else { r })
+            .collect()
+    });
+    for result in &results {
+        info!(
+            user = %capped(&result.user),
+            outcome = ErrorCode::from_code(result.error_code).map_or("UNKNOWN", |c| c.name()),
+            "AlterUserScramCredentials"
+        );
+    }
+    Ok(results)
 }
 
 /// The authorization matrix's rows of AlterUserScramCredentials ([`crate::rpc::authorize`]'s matrix tests): each

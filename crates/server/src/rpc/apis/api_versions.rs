@@ -7,17 +7,15 @@
 //! 4. otherwise every API this listener serves, plus features from v3. The KIP-1331 push RPCs
 //!    (keys 93 and 95) are listed only when a topology description plugin is configured.
 
-use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::api_versions_response::{
-    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
-};
-use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::api_versions_response::{ ApiVersion, FinalizedFeatureKey, SupportedFeatureKey, };
+use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
 use crate::rpc::versions::{advertised_apis, supported_versions};
+use crate::rpc::{serve, Listeners, Rpc};
 use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
 use crate::state::RequestContext;
-use crate::rpc::{serve, Listeners, Rpc};
 
 /// ApiVersions as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5)

@@ -4,15 +4,15 @@
 //! and shut down (`kcoord_controller`'s rules). The response body is the same in every
 //! version; an error keeps Kafka's defaults (IsFenced true, IsCaughtUp false).
 
-use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse};
 use tracing::info;
 
-use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::state::RequestContext;
+use super::broker_registration::KAFKA_CLUSTER;
 
 /// BrokerHeartbeat as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::BrokerHeartbeat, 0, 2)

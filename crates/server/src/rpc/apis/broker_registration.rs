@@ -4,14 +4,14 @@
 //! README) with the request version passed through, since v6's StaticConfigs and the v3+
 //! PreviousBrokerEpoch matter to the decision. The response body is the same in every version.
 
-use kcoord_wire::messages::{BrokerRegistrationRequest, BrokerRegistrationResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{BrokerRegistrationRequest, BrokerRegistrationResponse};
 use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::state::RequestContext;
 
 /// BrokerRegistration as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::BrokerRegistration, 0, 6)

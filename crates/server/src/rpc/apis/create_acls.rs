@@ -7,16 +7,21 @@
 //! the authorizer applies them.
 
 use kcoord_acl::{AclCreation, UnknownElements};
+use kcoord_controller::CreateAclResult;
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_acls_response::AclCreationResult;
 use kcoord_wire::messages::{CreateAclsRequest, CreateAclsResponse};
-use kcoord_wire::ErrorCode;
+use tracing::info;
 
 use crate::rpc::acls::{has_authorizer, NO_AUTHORIZER};
-use crate::rpc::authorize::{require_cluster, AclOperation};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::rpc::acls::{outcome, refuse_each};
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::runtime::controller::{ControllerHandle, ControllerUnavailable};
+use crate::state::RequestContext;
+use crate::support::logging::capped;
 
 /// CreateAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::CreateAcls, 1, 3)
@@ -56,7 +61,7 @@ pub async fn handle(
         every(ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER)
     } else {
         let n = creations.len();
-        match ctx.server.controller.create_acls(creations).await {
+        match create(&ctx.server.controller, creations).await {
             Ok(results) => results
                 .into_iter()
                 .map(|r| match r {
@@ -82,6 +87,36 @@ fn result(code: ErrorCode, message: Option<String>) -> AclCreationResult {
         error_message: message,
         ..Default::default()
     }
+}
+
+
+/// Creates the ACLs through the controller (`Controller::create_acls`), one result per
+/// creation in request order, each logged.
+async fn create(
+    controller: &ControllerHandle,
+    creations: Vec<AclCreation>,
+) -> Result<Vec<CreateAclResult>, ControllerUnavailable> {
+    let entries = creations.len();
+    let decided = controller
+        .run("CreateAcls", {
+            let creations = creations.clone();
+            move |c, _| Ok(c.create_acls(&creations, uuid::Uuid::new_v4))
+        })
+        .await?;
+    let results = decided.unwrap_or_else(|refused| refuse_each(refused, entries));
+    for (creation, result) in creations.iter().zip(&results) {
+        info!(
+            resource_type = creation.resource_type,
+            resource = %capped(&creation.resource_name),
+            principal = %capped(&creation.principal),
+            host = %capped(&creation.host),
+            operation = creation.operation,
+            permission = creation.permission,
+            outcome = outcome(result),
+            "CreateAcls"
+        );
+    }
+    Ok(results)
 }
 
 /// The authorization matrix's rows of CreateAcls ([`crate::rpc::authorize`]'s matrix tests): each

@@ -15,16 +15,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
 use kcoord_wire::messages::{CreateTopicsRequest, CreateTopicsResponse};
-use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::apis::describe_configs::topic_configs;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::state::RequestContext;
 
 /// CreateTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::CreateTopics, 2, 7)

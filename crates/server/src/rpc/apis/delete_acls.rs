@@ -5,16 +5,20 @@
 //! (`kcoord_acl::requests::plan_delete_acls`) and each filter lists what it matched.
 
 use kcoord_acl::{AclBinding, AclBindingFilter, UnknownElements};
+use kcoord_controller::DeleteAclsResult;
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::delete_acls_response::{DeleteAclsFilterResult, DeleteAclsMatchingAcl};
 use kcoord_wire::messages::{DeleteAclsRequest, DeleteAclsResponse};
-use kcoord_wire::ErrorCode;
+use tracing::info;
 
+use crate::rpc::acls::refuse_each;
 use crate::rpc::acls::{filter, has_authorizer, NO_AUTHORIZER};
-use crate::rpc::authorize::{require_cluster, AclOperation};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::runtime::controller::{ControllerHandle, ControllerUnavailable};
+use crate::state::RequestContext;
 
 /// DeleteAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteAcls, 1, 3)
@@ -56,7 +60,7 @@ pub async fn handle(
             every(ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER)
         } else {
             let n = filters.len();
-            match ctx.server.controller.delete_acls(filters).await {
+            match delete(&ctx.server.controller, filters).await {
                 Ok(results) => results
                     .into_iter()
                     .map(|r| match r {
@@ -103,6 +107,23 @@ fn matching(acl: AclBinding) -> DeleteAclsMatchingAcl {
         error_message: None,
         ..Default::default()
     }
+}
+
+
+/// Deletes the ACLs the filters match through the controller (`Controller::delete_acls`):
+/// one result per filter, in request order.
+async fn delete(
+    controller: &ControllerHandle,
+    filters: Vec<AclBindingFilter>,
+) -> Result<Vec<DeleteAclsResult>, ControllerUnavailable> {
+    let entries = filters.len();
+    let decided = controller
+        .run("DeleteAcls", move |c, _| Ok(c.delete_acls(&filters)))
+        .await?;
+    let results = decided.unwrap_or_else(|refused| refuse_each(refused, entries));
+    let removed: usize = results.iter().flatten().map(Vec::len).sum();
+    info!(filters = entries, removed, "DeleteAcls");
+    Ok(results)
 }
 
 /// The authorization matrix's rows of DeleteAcls ([`crate::rpc::authorize`]'s matrix tests): each

@@ -16,18 +16,18 @@
 //! timeout) is logged at WARN and does not change the response. Groups that become empty or
 //! expire by themselves never reach the plugin: it forgets them by its own TTL.
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
-use kcoord_wire::ErrorCode;
 
-use crate::rpc::lists::first_occurrences;
-use crate::rpc::groups::per_group;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::groups::per_group;
+use crate::rpc::lists::first_occurrences;
 use crate::rpc::plugin_context::plugin_context;
+use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// DeleteGroups as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteGroups, 0, 3)

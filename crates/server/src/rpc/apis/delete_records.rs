@@ -6,17 +6,15 @@
 //! offset. Segments wholly below it are dropped at once (Kafka waits for its retention pass).
 //! Kafka Streams purges repartition topics with it.
 
-use kcoord_wire::messages::delete_records_response::{
-    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
-};
-use kcoord_wire::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::delete_records_response::{ DeleteRecordsPartitionResult, DeleteRecordsTopicResult, };
+use kcoord_wire::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// DeleteRecords as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteRecords, 0, 2)

@@ -7,19 +7,18 @@
 //! answers in the order it decides, which reveals nothing a denied principal may not know
 //! (a name it may not DESCRIBE is refused before its existence is looked at).
 
-use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
-use kcoord_wire::messages::{DeleteTopicsRequest, DeleteTopicsResponse};
-use kcoord_wire::ErrorCode;
-
 use std::collections::HashSet;
 
 use kcoord_controller::TopicAccess;
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
+use kcoord_wire::messages::{DeleteTopicsRequest, DeleteTopicsResponse};
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// DeleteTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6)

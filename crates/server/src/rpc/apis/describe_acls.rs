@@ -9,16 +9,16 @@
 use std::collections::BTreeMap;
 
 use kcoord_acl::{AclBinding, UnknownElements};
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use kcoord_wire::messages::{DescribeAclsRequest, DescribeAclsResponse};
-use kcoord_wire::ErrorCode;
 
 use crate::rpc::acls::filter;
-use crate::rpc::authorize::{require_cluster, AclOperation};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::authorize::{require_cluster, AclOperation};
+use crate::rpc::{serve, Check, Listeners, Rpc};
+use crate::state::RequestContext;
 
 /// DescribeAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeAcls, 1, 3)

@@ -12,20 +12,18 @@
 //! `ControllerApis.handleDescribeCluster`); ClusterAuthorizedOperations lists the operations
 //! allowed on the cluster, 0 without DESCRIBE.
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_cluster_response::DescribeClusterBroker;
 use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
-use kcoord_wire::ErrorCode;
 
-use super::broker_registration::KAFKA_CLUSTER;
-use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::config::ListenerKind;
-use crate::rpc::authorize::{
-    authorize, authorized_operations, require_cluster, AclOperation, ResourceType,
-};
+use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
+use crate::rpc::authorize::{ authorize, authorized_operations, require_cluster, AclOperation, ResourceType, };
+use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::runtime::cluster::BrokerNode;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Listeners, Rpc};
+use super::broker_registration::KAFKA_CLUSTER;
 
 /// DescribeCluster as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeCluster, 0, 2)

@@ -27,19 +27,17 @@
 //! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
 //! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
 
-use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
-use kcoord_wire::messages::describe_configs_response::{
-    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
-};
-use kcoord_wire::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
+use kcoord_wire::messages::describe_configs_response::{ DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym, };
+use kcoord_wire::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 
-use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::invalid_topic_name;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
+use super::broker_registration::KAFKA_CLUSTER;
 
 /// DescribeConfigs as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeConfigs, 1, 4)

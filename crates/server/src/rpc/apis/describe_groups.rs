@@ -6,15 +6,15 @@
 //! no error, as Kafka does. A group the principal may not DESCRIBE is
 //! GROUP_AUTHORIZATION_FAILED, listed before the others.
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_groups_response::DescribedGroup;
 use kcoord_wire::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
-use kcoord_wire::ErrorCode;
 
-use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
+use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// DescribeGroups as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeGroups, 0, 6)

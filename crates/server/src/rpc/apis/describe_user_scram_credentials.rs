@@ -11,19 +11,15 @@
 use std::collections::HashMap;
 
 use kcoord_metadata::SecurityImage;
-use kcoord_wire::messages::describe_user_scram_credentials_response::{
-    CredentialInfo, DescribeUserScramCredentialsResult,
-};
-use kcoord_wire::messages::{
-    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
-};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::describe_user_scram_credentials_response::{ CredentialInfo, DescribeUserScramCredentialsResult, };
+use kcoord_wire::messages::{ DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse, };
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// DescribeUserScramCredentials as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeUserScramCredentials, 0, 0)

@@ -24,6 +24,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use kcoord_storage::ReadError;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kcoord_wire::messages::{FetchRequest, FetchResponse};
 use kcoord_wire::{ErrorCode, RecordSet};
@@ -31,13 +32,12 @@ use tracing::debug;
 use uuid::Uuid;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::dispatch::Reply;
+use crate::rpc::{Check, Rpc};
 use crate::runtime::catalog::TopicsImage;
 use crate::runtime::fetch_sessions::{FetchPartition, PartitionOutcome, SessionFetch};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::dispatch::Reply;
-use crate::rpc::{Check, Rpc};
 
 /// Fetch as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18)

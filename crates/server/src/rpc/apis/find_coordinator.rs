@@ -13,15 +13,15 @@
 //! Authorization first, per key: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
 //! transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::find_coordinator_response::Coordinator;
 use kcoord_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
-use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::cluster::Node;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// FindCoordinator as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6)

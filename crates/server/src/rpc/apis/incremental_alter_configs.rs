@@ -19,18 +19,18 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::incremental_alter_configs_request::AlterConfigsResource;
 use kcoord_wire::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kcoord_wire::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
-use kcoord_wire::ErrorCode;
 
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
-use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// IncrementalAlterConfigs as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1)

@@ -8,14 +8,14 @@
 //! response has no message field; a Java producer reaches this only without FindCoordinator,
 //! which explains the refusal, see `find_coordinator.rs`).
 
-use kcoord_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 use tracing::{info, warn};
 
 use crate::rpc::authorize::{authorize, authorize_any, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// InitProducerId as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::InitProducerId, 0, 5)

@@ -9,15 +9,15 @@
 //! (the others are left out silently, as in Kafka).
 
 use kcoord_coordinator::groups::ListedGroup;
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::list_groups_response::ListedGroup as WireListedGroup;
 use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
-use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// ListGroups as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5)

@@ -9,18 +9,16 @@
 
 use std::collections::HashSet;
 
-use kcoord_wire::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
-use kcoord_wire::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::list_offsets_response::{ ListOffsetsPartitionResponse, ListOffsetsTopicResponse, };
+use kcoord_wire::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use tracing::warn;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// ListOffsets as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ListOffsets, 1, 11)

@@ -7,14 +7,14 @@
 //! DESCRIBE are left out, without an error, as Metadata leaves them out of an all-topics
 //! answer (R82).
 
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::list_topics_response::TopicListing;
 use kcoord_wire::messages::{ListTopicsRequest, ListTopicsResponse};
-use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// ListTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ListTopics, 0, 1)

@@ -23,23 +23,21 @@
 //! TOPIC_AUTHORIZATION_FAILED). Topics come in Kafka's order: unknown ids, the topics
 //! described, those not creatable, those not describable.
 
-use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
-use kcoord_wire::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
+use kcoord_wire::messages::metadata_response::{ MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic, };
+use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
 use uuid::Uuid;
 
-use super::broker_registration::KAFKA_CLUSTER;
-use super::describe_cluster::cluster_operations;
-use crate::rpc::lists::first_occurrences;
 use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
+use crate::rpc::lists::first_occurrences;
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::{is_internal_topic, is_valid_topic_name, TopicImage, TopicsImage};
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
+use super::broker_registration::KAFKA_CLUSTER;
+use super::describe_cluster::cluster_operations;
 
 /// Metadata as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13)

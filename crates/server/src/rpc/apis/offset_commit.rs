@@ -16,18 +16,16 @@
 //! locked, so it is refused even when the member check would have failed first in Kafka.
 
 use kcoord_coordinator::commits::{offset_commit_batch_bytes, OffsetToCommit};
-use kcoord_wire::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
-use kcoord_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::offset_commit_response::{ OffsetCommitResponsePartition, OffsetCommitResponseTopic, };
+use kcoord_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use tracing::debug;
 use uuid::Uuid;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// OffsetCommit as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10)

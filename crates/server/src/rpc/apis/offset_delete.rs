@@ -11,17 +11,16 @@
 //! any, is tombstoned and the partition answers NONE. As in Kafka the refused partitions come
 //! first in the response, then the shard's answers merged into them by topic.
 
-use kcoord_wire::messages::offset_delete_response::{
-    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
-};
-use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
-use kcoord_wire::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
+use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::offset_delete_response::{ OffsetDeleteResponsePartition, OffsetDeleteResponseTopic, };
+use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
+
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// OffsetDelete as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0)

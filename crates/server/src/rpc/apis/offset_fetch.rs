@@ -28,24 +28,19 @@ use std::ops::Bound;
 
 use kcoord_coordinator::CoordinatorShard;
 use kcoord_metadata::CommittedOffset;
-use kcoord_wire::messages::offset_fetch_request::{
-    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
-};
-use kcoord_wire::messages::offset_fetch_response::{
-    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
-    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
-};
-use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::offset_fetch_request::{ OffsetFetchRequestGroup, OffsetFetchRequestTopics, };
+use kcoord_wire::messages::offset_fetch_response::{ OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics, };
+use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
 use uuid::Uuid;
 
-use crate::rpc::groups::RepeatBudget;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::groups::RepeatBudget;
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::TopicsImage;
 use crate::runtime::shards::Coordinators;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// OffsetFetch as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10)

@@ -4,16 +4,14 @@
 //! epoch, or -1, has no end (-1, -1, no error); an epoch below -1 ends where the current one
 //! starts, the log start offset. The replica id is ignored, as Kafka ignores it.
 
-use kcoord_wire::messages::offset_for_leader_epoch_response::{
-    EpochEndOffset, OffsetForLeaderTopicResult,
-};
-use kcoord_wire::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::offset_for_leader_epoch_response::{ EpochEndOffset, OffsetForLeaderTopicResult, };
+use kcoord_wire::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
 use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// OffsetForLeaderEpoch as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::OffsetForLeaderEpoch, 2, 4)

@@ -18,22 +18,20 @@ use std::sync::Arc;
 use bytes::Bytes;
 use kcoord_storage::validate::{self, ProduceContext};
 use kcoord_storage::{Appended, IncomingBatch};
-use kcoord_wire::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
-};
-use kcoord_wire::messages::{ProduceRequest, ProduceResponse};
 use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::produce_response::{ BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse, };
+use kcoord_wire::messages::{ProduceRequest, ProduceResponse};
 use tracing::debug;
 use uuid::Uuid;
 
 use crate::rpc::apis::find_coordinator::transactions_unsupported;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::dispatch::Reply;
+use crate::rpc::{Check, Rpc};
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
-use kcoord_wire::api::ApiKey;
-use crate::rpc::dispatch::Reply;
 use crate::support::logging::log_per_peer;
-use crate::rpc::{Check, Rpc};
 
 /// Produce as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)

@@ -3,12 +3,12 @@
 //! Kafka answers ILLEGAL_SASL_STATE here: kcoord does not re-authenticate
 //! (`connections.max.reauth.ms` 0, Kafka's default).
 
-use kcoord_wire::messages::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use kcoord_wire::ErrorCode;
-
-use crate::state::RequestContext;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+
 use crate::rpc::{serve, Listeners, Rpc};
+use crate::state::RequestContext;
 
 /// SaslAuthenticate as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::SaslAuthenticate, 0, 2)

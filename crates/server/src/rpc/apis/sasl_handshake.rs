@@ -3,12 +3,12 @@
 //! Kafka answers ILLEGAL_SASL_STATE here: kcoord does not re-authenticate
 //! (`connections.max.reauth.ms` 0, Kafka's default).
 
-use kcoord_wire::messages::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kcoord_wire::ErrorCode;
-
-use crate::state::RequestContext;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{SaslHandshakeRequest, SaslHandshakeResponse};
+
 use crate::rpc::{serve, Listeners, Rpc};
+use crate::state::RequestContext;
 
 /// SaslHandshake as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::SaslHandshake, 0, 1)

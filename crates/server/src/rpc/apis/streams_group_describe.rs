@@ -34,19 +34,19 @@ use std::collections::VecDeque;
 
 use kcoord_coordinator::description::to_describe;
 use kcoord_plugin_api::Uuid;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::streams_group_describe_response::DescribedGroup;
 use kcoord_wire::messages::{StreamsGroupDescribeRequest, StreamsGroupDescribeResponse};
 use kcoord_wire::{Encodable, ErrorCode};
 use tracing::warn;
 
-use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
+use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::plugin_context::plugin_context;
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::shards::ShardError;
 use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// StreamsGroupDescribe as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1)

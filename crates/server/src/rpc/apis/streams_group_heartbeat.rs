@@ -20,23 +20,23 @@
 //! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
 //! push that cannot come. Without a plugin nothing is ever asked.
 
+use kcoord_coordinator::HeartbeatContext;
 use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
 use kcoord_coordinator::validate;
-use kcoord_coordinator::HeartbeatContext;
+use kcoord_wire::ErrorCode;
+use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::streams_group_heartbeat_request::Topology;
 use kcoord_wire::messages::streams_group_heartbeat_response::Status;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
-use kcoord_wire::ErrorCode;
 use tracing::debug;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::auto_topics::creation_failed_suffix;
 use crate::state::RequestContext;
 use crate::support::clock;
 use crate::support::logging::{capped, log_per_group};
-use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
 
 /// StreamsGroupHeartbeat as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2)

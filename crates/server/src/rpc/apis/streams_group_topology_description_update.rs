@@ -19,17 +19,15 @@
 //!    at WARN.
 
 use kcoord_coordinator::description;
-use kcoord_wire::messages::{
-    StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse,
-};
 use kcoord_wire::ErrorCode;
-
-use crate::rpc::topology_push::{self, Dialect, Refusal};
-use crate::state::RequestContext;
 use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
+use kcoord_wire::messages::{ StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse, };
+
 use crate::rpc::authorize::AclOperation;
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::topology_push::{self, Dialect, Refusal};
+use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// StreamsGroupTopologyDescriptionUpdate as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupTopologyDescriptionUpdate, 0, 0)

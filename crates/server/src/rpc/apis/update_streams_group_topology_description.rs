@@ -20,17 +20,15 @@
 //! superseded id means (the `memory` plugin ignores it).
 
 use kcoord_coordinator::description;
-use kcoord_wire::messages::{
-    UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse,
-};
 use kcoord_wire::ErrorCode;
-
-use crate::rpc::topology_push::{self, Dialect, Refusal};
-use crate::state::RequestContext;
 use kcoord_wire::api::ApiKey;
-use crate::rpc::{serve, Check, Rpc};
+use kcoord_wire::messages::{ UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse, };
+
 use crate::rpc::authorize::AclOperation;
 use crate::rpc::authorize::ResourceType;
+use crate::rpc::topology_push::{self, Dialect, Refusal};
+use crate::rpc::{serve, Check, Rpc};
+use crate::state::RequestContext;
 
 /// UpdateStreamsGroupTopologyDescription as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::UpdateStreamsGroupTopologyDescription, 0, 0)

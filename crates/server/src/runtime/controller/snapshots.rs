@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kcoord_controller::{Controller, Effect, Outcome};
 use kcoord_metadata::file_log::entry_size;
-use kcoord_metadata::{LogRecord, MetadataLog};
+use kcoord_metadata::{LogRecord, MetadataLog, Store};
+use tracing::{error, info};
 
 use crate::config::Config;
 
@@ -219,6 +220,85 @@ impl SessionMirror {
         });
         // Effects alone cannot fail: `apply` only checks records.
         debug_assert!(restored.is_ok(), "{restored:?}");
+    }
+}
+
+impl super::ControllerRuntime {
+    /// Replaces the log by a snapshot when one is due ([`snapshots`]).
+    pub(super) fn maybe_snapshot(&mut self, now: i64) {
+        if self.snapshots.due(now) {
+            self.snapshot(now);
+        }
+    }
+
+    /// Replaces the log, in memory and on disk, by a snapshot of the controller's state at its
+    /// next offset, and rebuilds the controller over it with the same state and broker
+    /// sessions. Anything that fails leaves the log and the controller as they were (an
+    /// ERROR says why), and the next attempt waits [`RETRY_AFTER_FAILURE_MS`].
+    /// Returns whether the snapshot was taken.
+    pub(super) fn snapshot(&mut self, now: i64) -> bool {
+        let started = std::time::Instant::now();
+        let records_before = self.controller.store().log().len();
+        let bytes_before = self.snapshots.log_bytes;
+        let next_offset = self.controller.store().log().next_offset();
+        let file = self
+            .controller
+            .log()
+            .durable
+            .as_ref()
+            .map(|d| d.path().display().to_string());
+        let file = file.as_deref().unwrap_or("(in memory)");
+        let built = match self.build_snapshot(next_offset, now) {
+            Ok(built) => built,
+            Err(reason) => {
+                self.snapshots.failed(now);
+                error!(file, next_offset, reason = %reason, retry_in_ms = RETRY_AFTER_FAILURE_MS, "could not build a snapshot of the metadata log; the log is kept as it is");
+                return false;
+            }
+        };
+        let (log, mut controller) = built;
+        if let Some(durable) = self.controller.log_mut().durable.as_mut() {
+            if let Err(e) = durable.rewrite(&log) {
+                self.snapshots.failed(now);
+                error!(file, next_offset, error = %e, retry_in_ms = RETRY_AFTER_FAILURE_MS, "could not write a snapshot of the metadata log; the old file is kept");
+                return false;
+            }
+        }
+        self.sessions.restore(&mut controller);
+        self.controller.replace_core(controller);
+        self.snapshots.taken(&log, now);
+        info!(
+            file,
+            next_offset,
+            records_before,
+            records = log.len(),
+            bytes_before,
+            bytes = self.snapshots.log_bytes,
+            took_ms = started.elapsed().as_millis() as u64,
+            "replaced the metadata log by a snapshot"
+        );
+        true
+    }
+
+    /// The snapshot log and a controller over it, once the snapshot is known to replay to the
+    /// very state the controller has.
+    fn build_snapshot(
+        &self,
+        next_offset: u64,
+        now: i64,
+    ) -> Result<(kcoord_metadata::MetadataLog, Controller), String> {
+        let log = self
+            .controller
+            .state()
+            .snapshot(next_offset)
+            .map_err(|e| e.to_string())?;
+        let store = Store::replay_log(&log).map_err(|e| format!("it does not replay: {e}"))?;
+        if store.state() != self.controller.state() {
+            return Err("it does not replay to the controller's state".to_owned());
+        }
+        let controller = Controller::with_store(self.controller.config().clone(), store, now)
+            .map_err(|e| e.to_string())?;
+        Ok((log, controller))
     }
 }
 

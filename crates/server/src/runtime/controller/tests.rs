@@ -16,7 +16,13 @@ use uuid::Uuid;
 use super::*;
 use crate::config::Config;
 use crate::state::ServerState;
+use kcoord_controller::group_configs::GroupConfigChange;
 use kcoord_controller::TopicAccess;
+use kcoord_metadata::file_log::FileLogError;
+use kcoord_wire::messages::{
+    BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DeleteTopicsRequest,
+};
+use kcoord_wire::ErrorCode;
 
 /// A durable log that keeps what it is given, or fails while `failing` is set.
 #[derive(Debug, Default, Clone)]
