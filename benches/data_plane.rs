@@ -92,7 +92,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kcoord_client::Client;
-use kcoord_records::{BatchBuilder, BatchOptions, BatchSplitter, Compression, RecordBatch};
+use kcoord_record_batches::{BatchBuilder, BatchOptions, BatchSplitter, Compression, RecordBatch};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
 use kcoord_wire::messages::{FetchRequest, FetchResponse};
@@ -1033,7 +1033,7 @@ fn fetch_request(
 fn walk_batches(
     records: Bytes,
     mut offset: i64,
-    mut each: impl FnMut(&kcoord_records::BatchHeader, Bytes) -> Result<(), String>,
+    mut each: impl FnMut(&kcoord_record_batches::BatchHeader, Bytes) -> Result<(), String>,
 ) -> Result<i64, String> {
     for item in BatchSplitter::new(records) {
         match item {
@@ -1048,7 +1048,7 @@ fn walk_batches(
                 each(&header, batch)?;
             }
             // A partial batch at the end of a partition's share: fetched again next time.
-            Err(kcoord_records::RecordsError::Truncated { .. }) => break,
+            Err(kcoord_record_batches::RecordsError::Truncated { .. }) => break,
             Err(e) => return Err(format!("fetched records: {e}")),
         }
     }

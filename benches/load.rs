@@ -1168,7 +1168,7 @@ async fn set_up_background(
     let batch = produce::build_batch(
         BACKGROUND_RECORD_BYTES,
         BACKGROUND_BATCH_BYTES,
-        kcoord_records::Compression::None,
+        kcoord_record_batches::Compression::None,
         1,
     )?;
     produce::streams_on_new_topic(

@@ -85,7 +85,7 @@ use std::time::Instant;
 
 use args::{positive, seconds};
 use kcoord_client::streams::StreamsMember;
-use kcoord_records::Compression;
+use kcoord_record_batches::Compression;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_acls_request::AclCreation;
 use kcoord_wire::messages::{

@@ -263,7 +263,7 @@ async fn producers(addr: &str, o: &Options) -> Result<Vec<produce::ProduceStream
         return Ok(Vec::new());
     }
     let client = fleet::connect_client(addr).await?;
-    let batch = produce::build_batch(1024, 16 * 1024, kcoord_records::Compression::None, 1)?;
+    let batch = produce::build_batch(1024, 16 * 1024, kcoord_record_batches::Compression::None, 1)?;
     produce::streams_on_new_topic(
         &client.bootstrap(),
         PRODUCE_TOPIC,

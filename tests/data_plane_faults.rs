@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::Daemon;
 use kcoord_client::Connection;
-use kcoord_records::{BatchBuilder, BatchOptions};
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{CreateTopicsRequest, FetchRequest, ProduceRequest};
@@ -74,7 +74,7 @@ async fn fetch_count(conn: &Connection) -> (usize, i64) {
     assert_eq!(p.error_code, 0);
     let bytes = p.records.as_ref().map(|r| r.to_bytes()).unwrap_or_default();
     let mut count = 0;
-    for b in kcoord_records::split_batches(bytes) {
+    for b in kcoord_record_batches::split_batches(bytes) {
         let (h, _) = b.unwrap();
         count += h.record_count as usize;
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kcoord_client::{ClientConfig, Connection};
-use kcoord_records::{BatchBuilder, BatchOptions};
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{
@@ -214,9 +214,9 @@ fn values(resp: &FetchResponse, partition: usize) -> Vec<String> {
         .map(|r| r.to_bytes())
         .unwrap_or_default();
     let mut out = Vec::new();
-    for b in kcoord_records::split_batches(bytes) {
+    for b in kcoord_record_batches::split_batches(bytes) {
         let (_, b) = b.unwrap();
-        let batch = kcoord_records::RecordBatch::parse(b).unwrap();
+        let batch = kcoord_record_batches::RecordBatch::parse(b).unwrap();
         for r in batch.decode_records(1 << 24).unwrap() {
             out.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap());
         }
@@ -274,7 +274,7 @@ async fn malformed_batches_get_kafkas_errors_and_append_nothing() {
     // Claims gzip, holds garbage; the CRC is right, so only decompression can tell.
     let mut gzip = good.clone();
     gzip[22] |= 1;
-    kcoord_records::write_crc(&mut gzip).unwrap();
+    kcoord_record_batches::write_crc(&mut gzip).unwrap();
     assert_eq!(
         produce(&conn, "t", 0, gzip.freeze()).await.0,
         -1,
@@ -283,7 +283,7 @@ async fn malformed_batches_get_kafkas_errors_and_append_nothing() {
 
     let mut count = good.clone();
     count[57..61].copy_from_slice(&5i32.to_be_bytes());
-    kcoord_records::write_crc(&mut count).unwrap();
+    kcoord_record_batches::write_crc(&mut count).unwrap();
     assert_eq!(
         produce(&conn, "t", 0, count.freeze()).await.0,
         87,

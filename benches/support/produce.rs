@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kcoord_client::Connection;
-use kcoord_records::{BatchBuilder, BatchOptions, Compression};
+use kcoord_record_batches::{BatchBuilder, BatchOptions, Compression};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::FrameDecoder;
 use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
@@ -421,7 +421,7 @@ impl ProduceStream {
         let mut bytes = BytesMut::from(&batch.bytes[..]);
         bytes[PRODUCER_ID_AT..PRODUCER_ID_AT + 8].copy_from_slice(&producer_id.to_be_bytes());
         bytes[PRODUCER_EPOCH_AT..PRODUCER_EPOCH_AT + 2].copy_from_slice(&epoch.to_be_bytes());
-        kcoord_records::write_crc(&mut bytes).map_err(|e| format!("batch CRC: {e}"))?;
+        kcoord_record_batches::write_crc(&mut bytes).map_err(|e| format!("batch CRC: {e}"))?;
         let batch_bytes = bytes.freeze();
         let request = produce_request(topic, partition, batch_bytes.clone());
         let mut frame = BytesMut::new();
@@ -463,8 +463,9 @@ impl ProduceStream {
         let batch = &mut out[start + self.batch_at..start + self.batch_at + self.batch_len];
         batch[BASE_SEQUENCE_AT..BASE_SEQUENCE_AT + 4]
             .copy_from_slice(&self.next_sequence.to_be_bytes());
-        kcoord_records::write_crc(batch).map_err(|e| format!("batch CRC: {e}"))?;
-        self.next_sequence = kcoord_records::increment_sequence(self.next_sequence, self.records);
+        kcoord_record_batches::write_crc(batch).map_err(|e| format!("batch CRC: {e}"))?;
+        self.next_sequence =
+            kcoord_record_batches::increment_sequence(self.next_sequence, self.records);
         Ok(())
     }
 

@@ -1,27 +1,32 @@
-//! Lists the RPC files of `src/rpc/apis/` for the daemon: every file there is one RPC, named as
-//! its `ApiKey` in snake case, declaring `RPC` and defining `serve`. The generated code is the
-//! list of declarations and the one `match` on the API key that dispatch runs; the module
-//! declarations come from `automod` in `src/rpc/apis/mod.rs`. So adding an RPC is adding its
-//! file: nothing else names it.
+//! Lists the RPC files of `src/rpc/apis/` for the daemon: every file there is one RPC, declaring
+//! `RPC` (`Rpc::new(ApiKey::<Name>, ..)`, which this reads) and defining `serve`. The generated
+//! code is the list of declarations and the one `match` on the API key that dispatch runs; the
+//! module declarations come from `automod` in `src/rpc/apis/mod.rs`. So adding an RPC is adding
+//! its file: nothing else names it.
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
     let dir = Path::new("src/rpc/apis");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut modules: Vec<String> = std::fs::read_dir(dir)
+    let mut modules: Vec<(String, String)> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|entry| {
-            let name = entry.ok()?.file_name().into_string().ok()?;
+            let entry = entry.ok()?;
+            let name = entry.file_name().into_string().ok()?;
             let module = name.strip_suffix(".rs")?;
-            (module != "mod").then(|| module.to_owned())
+            if module == "mod" {
+                return None;
+            }
+            let text = std::fs::read_to_string(entry.path()).ok()?;
+            Some((module.to_owned(), declared_api(&text, module)))
         })
         .collect();
     modules.sort();
     let mut out = String::new();
     out.push_str("/// Every RPC's declaration, in file order.\n");
     out.push_str("pub const ALL: &[&crate::rpc::Rpc] = &[\n");
-    for module in &modules {
+    for (module, _) in &modules {
         let _ = writeln!(out, "    &{module}::RPC,");
     }
     out.push_str("];\n\n");
@@ -35,11 +40,10 @@ fn main() {
          ) -> crate::rpc::dispatch::Reply {\n    \
              match api {\n",
     );
-    for module in &modules {
+    for (module, api) in &modules {
         let _ = writeln!(
             out,
-            "        kcoord_wire::api::ApiKey::{} => {module}::serve(ctx, api, version, body).await,",
-            camel(module)
+            "        kcoord_wire::api::ApiKey::{api} => {module}::serve(ctx, api, version, body).await,"
         );
     }
     // Unreachable while every ApiKey has its file; a new schema without one lands here.
@@ -51,7 +55,7 @@ fn main() {
          pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {\n    \
              let mut rows = Vec::new();\n",
     );
-    for module in &modules {
+    for (module, _) in &modules {
         let _ = writeln!(out, "    rows.extend({module}::authorization_rows());");
     }
     out.push_str("    rows\n}\n");
@@ -59,16 +63,14 @@ fn main() {
     std::fs::write(&target, out).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
 }
 
-/// `create_topics` -> `CreateTopics`.
-fn camel(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|word| {
-            let mut chars = word.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
+/// The `ApiKey` variant the file's declaration names (`Rpc::new(ApiKey::<Name>, ..)`).
+fn declared_api(text: &str, module: &str) -> String {
+    const DECLARED: &str = "Rpc::new(ApiKey::";
+    let at = text
+        .find(DECLARED)
+        .unwrap_or_else(|| panic!("src/rpc/apis/{module}.rs declares no `Rpc::new(ApiKey::..)`"));
+    text[at + DECLARED.len()..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
         .collect()
 }

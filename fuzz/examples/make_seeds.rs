@@ -75,7 +75,7 @@ fn request_seeds(dir: &Path) {
 }
 
 fn batch(records: &[(&str, &str)]) -> Bytes {
-    let mut builder = kcoord_records::BatchBuilder::new(kcoord_records::BatchOptions::default());
+    let mut builder = kcoord_record_batches::BatchBuilder::new(kcoord_record_batches::BatchOptions::default());
     for (key, value) in records {
         builder
             .push(
@@ -377,11 +377,11 @@ fn unquote(cell: &str) -> Option<&str> {
     cell.strip_prefix('`')?.strip_suffix('`')
 }
 
-/// Kafka 4.1's batches (crates/records/testdata), with CRC fixing off and on, and a batch of
+/// Kafka 4.1's batches (crates/record-batches/testdata), with CRC fixing off and on, and a batch of
 /// ours per codec.
 fn record_seeds(dir: &Path, repo: &Path) {
     fresh(dir);
-    let fixtures = repo.join("crates/records/testdata/kafka-4.1.0");
+    let fixtures = repo.join("crates/record-batches/testdata/kafka-4.1.0");
     let mut names: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .expect("the record fixtures")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -402,19 +402,19 @@ fn record_seeds(dir: &Path, repo: &Path) {
         write(dir, &stem, &input);
     }
     for codec in [
-        kcoord_records::Compression::None,
-        kcoord_records::Compression::Gzip,
-        kcoord_records::Compression::Snappy,
-        kcoord_records::Compression::Lz4,
-        kcoord_records::Compression::Zstd,
+        kcoord_record_batches::Compression::None,
+        kcoord_record_batches::Compression::Gzip,
+        kcoord_record_batches::Compression::Snappy,
+        kcoord_record_batches::Compression::Lz4,
+        kcoord_record_batches::Compression::Zstd,
     ] {
-        let mut builder = kcoord_records::BatchBuilder::new(kcoord_records::BatchOptions {
+        let mut builder = kcoord_record_batches::BatchBuilder::new(kcoord_record_batches::BatchOptions {
             compression: codec,
             ..Default::default()
         });
         for i in 0..3 {
             let value = format!("value-{i}");
-            let header = kcoord_records::RecordHeader::new("h", Some(Bytes::from_static(b"v")));
+            let header = kcoord_record_batches::RecordHeader::new("h", Some(Bytes::from_static(b"v")));
             builder
                 .push(
                     1_700_000_000_000 + i,

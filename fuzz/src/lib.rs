@@ -211,7 +211,7 @@ pub fn fix_batch_crcs(bytes: &mut [u8]) {
         else {
             return;
         };
-        let _ = kcoord_records::write_crc(&mut bytes[at..end]);
+        let _ = kcoord_record_batches::write_crc(&mut bytes[at..end]);
         at = end;
     }
 }
@@ -238,13 +238,13 @@ pub fn record_batch(data: &[u8]) {
         fix_batch_crcs(&mut records);
     }
     let records = Bytes::from(records);
-    for batch in kcoord_records::split_batches(records.clone()) {
+    for batch in kcoord_record_batches::split_batches(records.clone()) {
         let Ok((header, bytes)) = batch else { break };
         let _ = header.compression();
         let _ = header.last_sequence();
         let _ = header.delete_horizon_ms();
-        let batch = kcoord_records::RecordBatch::parse(bytes.clone())
-            .unwrap_or_else(|_| kcoord_records::RecordBatch::from_parts(header, bytes));
+        let batch = kcoord_record_batches::RecordBatch::parse(bytes.clone())
+            .unwrap_or_else(|_| kcoord_record_batches::RecordBatch::from_parts(header, bytes));
         let _ = batch.verify_crc();
         if let Ok(records) = batch.records(MAX_UNCOMPRESSED) {
             for record in records {
@@ -260,15 +260,15 @@ pub fn record_batch(data: &[u8]) {
     let compression = match (mode >> 1) & 3 {
         0 => TopicCompression::Producer,
         1 => TopicCompression::Codec {
-            codec: kcoord_records::Compression::None,
+            codec: kcoord_record_batches::Compression::None,
             level: None,
         },
         2 => TopicCompression::Codec {
-            codec: kcoord_records::Compression::Gzip,
+            codec: kcoord_record_batches::Compression::Gzip,
             level: None,
         },
         _ => TopicCompression::Codec {
-            codec: kcoord_records::Compression::Zstd,
+            codec: kcoord_record_batches::Compression::Zstd,
             level: Some(3),
         },
     };

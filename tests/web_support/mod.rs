@@ -176,7 +176,7 @@ impl Write for Shared {
 pub struct Sim {
     runtime: tokio::runtime::Runtime,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<Result<(), kcoord_sim::SimError>>>,
+    task: Option<tokio::task::JoinHandle<Result<(), kcoord_streams_sim::SimError>>>,
     out: Shared,
     _file: tempfile::NamedTempFile,
 }
@@ -203,7 +203,7 @@ impl Sim {
             &path,
         ];
         args.extend_from_slice(extra);
-        let kcoord_sim::Parsed::Run(options) = kcoord_sim::parse(args) else {
+        let kcoord_streams_sim::Parsed::Run(options) = kcoord_streams_sim::parse(args) else {
             panic!("bad simulator arguments")
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -215,7 +215,7 @@ impl Sim {
         let out = Shared::default();
         let mut writer = out.clone();
         let task = runtime.spawn(async move {
-            kcoord_sim::run(&options, &mut writer, async {
+            kcoord_streams_sim::run(&options, &mut writer, async {
                 let _ = stopped.await;
             })
             .await

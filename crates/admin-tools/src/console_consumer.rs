@@ -549,7 +549,7 @@ where
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use kcoord_records::TimestampType;
+    use kcoord_record_batches::TimestampType;
 
     fn args(list: &[&str]) -> Result<Checked, String> {
         let mut all = vec![

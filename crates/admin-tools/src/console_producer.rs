@@ -35,7 +35,7 @@ use bytes::Bytes;
 use clap::Parser;
 use kcoord_client::produce::partition_for_key;
 use kcoord_client::{Client, ClientError, ProducedRecord, Producer, ProducerConfig};
-use kcoord_records::Compression;
+use kcoord_record_batches::Compression;
 use kcoord_wire::ErrorCode;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 

@@ -273,7 +273,7 @@ fn client_config(path: Option<&str>) -> Result<(ClientConfig, Duration), Failure
     let (config, properties) =
         crate::command_config::load("kafka-topics", path, &[]).map_err(Failure::Execution)?;
     let api_timeout = match properties.get("default.api.timeout.ms") {
-        Some(value) => kcoord_client::config::millis("default.api.timeout.ms", value)
+        Some(value) => kcoord_client::client_config::millis("default.api.timeout.ms", value)
             .map_err(|e| Failure::Execution(e.to_string()))?,
         None => DEFAULT_API_TIMEOUT,
     };

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use kcoord_client::admin::NewTopic;
 use kcoord_client::produce::partition_for_key;
 use kcoord_client::{Client, ClientConfig, Consumer, FetchOptions};
-use kcoord_records::Compression;
+use kcoord_record_batches::Compression;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -358,7 +358,7 @@ async fn compression_and_acks_flags_are_honoured() {
         .as_ref()
         .unwrap()
         .to_bytes();
-    let codecs: Vec<Compression> = kcoord_records::split_batches(records)
+    let codecs: Vec<Compression> = kcoord_record_batches::split_batches(records)
         .map(|b| b.unwrap().0.compression().unwrap())
         .collect();
     assert_eq!(

@@ -11,7 +11,7 @@ use kcoord_wire::messages::{
 use kcoord_wire::Request;
 use tracing::debug;
 
-use crate::config::ClientConfig;
+use crate::client_config::ClientConfig;
 use crate::connection::Connection;
 use crate::error::ClientError;
 

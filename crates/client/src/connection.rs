@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tracing::debug;
 
-use crate::config::ClientConfig;
+use crate::client_config::ClientConfig;
 use crate::error::{api_name, ClientError};
 use crate::inflight::{read_responses, write_requests, InFlight, Outgoing, Waiter};
 use crate::security::{sasl, tls};

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kcoord_records::{
+use kcoord_record_batches::{
     split_batches, ControlRecordType, Record, RecordBatch, RecordsError, TimestampType,
 };
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -595,7 +595,9 @@ fn millis_i32(d: Duration) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kcoord_records::{BatchBuilder, BatchOptions, Compression, RecordHeader, NO_TIMESTAMP};
+    use kcoord_record_batches::{
+        BatchBuilder, BatchOptions, Compression, RecordHeader, NO_TIMESTAMP,
+    };
 
     fn batch(base_offset: i64, values: &[&str]) -> Bytes {
         let mut b = BatchBuilder::new(BatchOptions {

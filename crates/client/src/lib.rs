@@ -40,7 +40,7 @@
 pub mod admin;
 pub mod broker;
 mod client;
-pub mod config;
+pub mod client_config;
 mod connection;
 pub mod consume;
 mod error;
@@ -53,7 +53,7 @@ mod versions;
 
 pub use admin::{GroupResult, TopicResult};
 pub use client::{Client, Coordinator};
-pub use config::ClientConfig;
+pub use client_config::ClientConfig;
 pub use connection::Connection;
 pub use consume::{ConsumedRecord, Consumer, FetchOptions, Fetched, IsolationLevel};
 pub use error::{api_name, ClientError};

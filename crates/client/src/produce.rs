@@ -1,4 +1,4 @@
-//! A producer: one record batch per [`Producer::send`], built with `kcoord_records` and sent
+//! A producer: one record batch per [`Producer::send`], built with `kcoord_record_batches` and sent
 //! to the partition's leader with Produce at the newest version both sides know (topic ids
 //! from v13, looked up with Metadata).
 //!
@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use kcoord_records::{
+use kcoord_record_batches::{
     increment_sequence, BatchBuilder, BatchOptions, Compression, RecordHeader, NO_SEQUENCE,
 };
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -349,7 +349,8 @@ impl Producer {
         }
         let now = now_ms();
         let mut builder = BatchBuilder::new(options);
-        let invalid = |e: kcoord_records::RecordsError| ClientError::InvalidArgument(e.to_string());
+        let invalid =
+            |e: kcoord_record_batches::RecordsError| ClientError::InvalidArgument(e.to_string());
         for record in records {
             let headers: Vec<RecordHeader> = record
                 .headers

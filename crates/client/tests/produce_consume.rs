@@ -14,7 +14,7 @@ use kcoord_client::{
     Client, ClientConfig, ClientError, ConsumedRecord, Consumer, FetchOptions, ProducedRecord,
     Producer, ProducerConfig,
 };
-use kcoord_records::{Compression, TimestampType};
+use kcoord_record_batches::{Compression, TimestampType};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::ErrorCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

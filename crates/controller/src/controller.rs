@@ -26,7 +26,7 @@ use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use crate::acls::{self, AclChange, CreateAclResult, DeleteAclsResult};
-use crate::config::ControllerConfig;
+use crate::controller_config::ControllerConfig;
 use crate::error::{ControllerError, Result};
 use crate::group_configs::{self, GroupConfigChange, GroupConfigValidator, ResourceError};
 use crate::heartbeat::{self, BrokerControlState, BrokerHeartbeatReply};

@@ -43,8 +43,8 @@
 //! assert_eq!(controller.metadata_version(), MetadataVersion::LATEST);
 //! ```
 pub mod acls;
-pub mod config;
 pub mod controller;
+pub mod controller_config;
 pub mod error;
 pub mod group_configs;
 pub mod heartbeat;
@@ -54,10 +54,10 @@ mod sessions;
 pub mod topics;
 
 pub use acls::{AclChange, CreateAclResult, DeleteAclsResult};
-pub use config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use controller::{
     Controller, Effect, Outcome, ProducerIdBlock, TickEvent, PRODUCER_ID_BLOCK_SIZE,
 };
+pub use controller_config::{ControllerConfig, DEFAULT_SESSION_TIMEOUT_MS};
 pub use error::ControllerError;
 pub use group_configs::{GroupConfigChange, GroupConfigValidator, ResourceError};
 pub use heartbeat::{BrokerControlState, BrokerHeartbeatReply};

@@ -313,7 +313,7 @@ fn topic_configs(topic: &CreatableTopic) -> Result<BTreeMap<&str, &str>, TopicEr
         .filter_map(|c| c.value.as_deref().map(|v| (c.name.as_str(), v)))
         .collect();
     for (name, value) in &configs {
-        kcoord_storage::config::validate_topic_config(name, value)
+        kcoord_storage::log_config::validate_topic_config(name, value)
             .map_err(|message| error(ErrorCode::INVALID_CONFIG, message))?;
     }
     Ok(configs)

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use kcoord_metadata::TopicsImage;
 
-use crate::config::StreamsGroupConfig;
+use crate::configured_topology::ConfiguredTopology;
 use crate::shard::{CoordinatorShard, GroupSettings, Id};
 use crate::soft_state::{GroupSoftState, MemberTaskOffsets};
+use crate::streams_group_config::StreamsGroupConfig;
 use crate::timer_queue::{entry_or_default, DueTimers};
-use crate::topology::ConfiguredTopology;
 
 /// A change to what the shard keeps in memory only.
 #[derive(Debug, Clone)]

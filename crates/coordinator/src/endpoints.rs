@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kcoord_metadata::{StreamsGroupMember, Tasks, TopicsImage};
 use kcoord_wire::messages::streams_group_heartbeat_response as resp;
 
-use crate::topology::ConfiguredTopology;
+use crate::configured_topology::ConfiguredTopology;
 
 fn topic_partitions(
     tasks: &[&Tasks],

@@ -271,7 +271,7 @@ fn describe_member(
 /// else the one members sent.
 fn describe_topology(
     t: &kcoord_wire::records::StreamsGroupTopologyValue,
-    configured: Option<&crate::topology::ConfiguredTopology>,
+    configured: Option<&crate::configured_topology::ConfiguredTopology>,
 ) -> d::Topology {
     let info = |i: &kcoord_wire::records::streams_group_topology_value::TopicInfo| d::TopicInfo {
         name: i.name.clone(),
@@ -294,21 +294,22 @@ fn describe_topology(
             .subtopologies
             .values()
             .map(|s| {
-                let internal = |i: &crate::topology::ConfiguredInternalTopic| d::TopicInfo {
-                    name: i.name.clone(),
-                    partitions: i.partitions,
-                    replication_factor: i.replication_factor,
-                    topic_configs: i
-                        .configs
-                        .iter()
-                        .map(|(k, v)| d::KeyValue {
-                            key: k.clone(),
-                            value: v.clone(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                };
+                let internal =
+                    |i: &crate::configured_topology::ConfiguredInternalTopic| d::TopicInfo {
+                        name: i.name.clone(),
+                        partitions: i.partitions,
+                        replication_factor: i.replication_factor,
+                        topic_configs: i
+                            .configs
+                            .iter()
+                            .map(|(k, v)| d::KeyValue {
+                                key: k.clone(),
+                                value: v.clone(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    };
                 d::Subtopology {
                     subtopology_id: s.id.clone(),
                     source_topics: s.source_topics.iter().cloned().collect(),

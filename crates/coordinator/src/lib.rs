@@ -5,7 +5,7 @@
 //! outcomes.
 pub mod assignor;
 pub mod commits;
-pub mod config;
+pub mod configured_topology;
 mod core;
 pub mod description;
 pub mod effects;
@@ -19,18 +19,18 @@ pub mod records;
 pub mod shard;
 pub mod soft_state;
 mod steady;
+pub mod streams_group_config;
 pub mod target;
 pub mod task;
 pub mod tick;
 pub mod timer_queue;
-pub mod topology;
 pub mod validate;
 
-pub use config::StreamsGroupConfig;
 pub use effects::Effect;
 pub use error::CoordinatorError;
 pub use heartbeat::{HeartbeatContext, HeartbeatResult};
 pub use shard::{group_state, CoordinatorShard, GroupState, ShardStats, DEFAULT_MAX_GROUPS};
+pub use streams_group_config::StreamsGroupConfig;
 pub use tick::{tick, Tick, TickEvent};
 
 /// What a coordinator handler returns.

@@ -11,13 +11,13 @@ use uuid::Uuid;
 
 pub use kcoord_wire::GroupState;
 
-use crate::config::StreamsGroupConfig;
+use crate::configured_topology::ConfiguredTopology;
 use crate::effects::{Effect, GroupEffect};
 use crate::error::CoordinatorError;
 use crate::soft_state::{GroupSoftState, MemberTaskOffsets};
+use crate::streams_group_config::StreamsGroupConfig;
 use crate::timer_queue::Timers;
 pub(crate) use crate::timer_queue::{FastMap, Id};
-use crate::topology::ConfiguredTopology;
 
 /// `StreamsGroup.maybeUpdateGroupState`, derived from the persisted group.
 pub fn group_state(group: &StreamsGroup) -> GroupState {
@@ -285,7 +285,7 @@ impl CoordinatorShard {
                 return Ok((*hash, configured.clone()));
             }
         }
-        let configured = crate::topology::configure(topology, &*self.topics)
+        let configured = crate::configured_topology::configure(topology, &*self.topics)
             .map_err(|e| CoordinatorError::new(e.error_code(), e.message.clone()))?;
         let hash = configured.metadata_hash;
         let configured = Arc::new(configured);

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::configured_topology::ConfiguredTopology;
 use crate::error::CoordinatorError;
-use crate::topology::ConfiguredTopology;
 
 /// What Kafka keeps about a group only in memory.
 #[derive(Debug, Default)]

@@ -12,12 +12,12 @@ use kcoord_metadata::{MemberState, StreamsGroup, StreamsGroupMember};
 use kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
 use kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
 
+use crate::configured_topology::ConfiguredTopology;
 use crate::effects::{Effect, MemberEffect};
 use crate::error::Result;
 use crate::heartbeat::{invalid_tasks, missing_client_tags, HeartbeatContext, HeartbeatResult};
 use crate::shard::CoordinatorShard;
 use crate::soft_state::GroupSoftState;
-use crate::topology::ConfiguredTopology;
 use crate::Outcome;
 
 impl CoordinatorShard {

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
 
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
+use crate::configured_topology::ConfiguredTopology;
 use crate::records;
 use crate::soft_state::MemberTaskOffsets;
 use crate::task::TaskId;
-use crate::topology::ConfiguredTopology;
 
 /// `canComputeNextTargetAssignment`: no previous assignment (timestamp 0), a zero interval,
 /// a clock that went backwards, or the interval has passed.

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use kcoord_records::{BatchBuilder, BatchOptions};
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
 use kcoord_server::runtime::shards::LoadGate;
 use kcoord_server::{Config, Extensions, ServerHandle};
 use kcoord_wire::api::ApiKey;

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use kcoord_records::{
+use kcoord_record_batches::{
     BatchBuilder, BatchHeader, BatchOptions, Compression, Record, RecordBatch, TimestampType,
 };
 
@@ -85,7 +85,7 @@ fn records(batch: &RecordBatch) -> Result<Vec<Record>, StorageError> {
     batch.decode_records(MAX_UNCOMPRESSED).map_err(corrupt)
 }
 
-fn corrupt(e: kcoord_records::RecordsError) -> StorageError {
+fn corrupt(e: kcoord_record_batches::RecordsError) -> StorageError {
     StorageError::Corrupt {
         log: String::new(),
         reason: e.to_string(),

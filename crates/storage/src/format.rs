@@ -1,11 +1,11 @@
-//! What the log does to and reads from stored batches, through `kcoord-records`.
+//! What the log does to and reads from stored batches, through `kcoord-record-batches`.
 
 use bytes::Bytes;
-use kcoord_records::{RecordBatch, TimestampType};
+use kcoord_record_batches::{RecordBatch, TimestampType};
 
 use crate::log::TimestampOffset;
 
-pub(crate) const HEADER_LEN: usize = kcoord_records::HEADER_LEN;
+pub(crate) const HEADER_LEN: usize = kcoord_record_batches::HEADER_LEN;
 
 /// Decompressed bytes a timestamp search may read from one batch: a stored batch was accepted
 /// under `max.message.bytes`, so its records are bounded; this bounds a damaged one.
@@ -15,8 +15,8 @@ const MAX_UNCOMPRESSED: usize = 256 * 1024 * 1024;
 /// `batch` holds at least the header.
 pub(crate) fn assign_offsets(batch: &mut [u8], base_offset: i64, leader_epoch: i32) {
     // Both fields lie inside the header, which the validator checked is present.
-    let _ = kcoord_records::set_base_offset(batch, base_offset);
-    let _ = kcoord_records::set_partition_leader_epoch(batch, leader_epoch);
+    let _ = kcoord_record_batches::set_base_offset(batch, base_offset);
+    let _ = kcoord_record_batches::set_partition_leader_epoch(batch, leader_epoch);
 }
 
 /// Rewrites a header's timestamp type and max timestamp, and its CRC over `header` + `body`
@@ -27,17 +27,17 @@ pub(crate) fn set_timestamps(
     timestamp_type: TimestampType,
     max_timestamp: i64,
 ) {
-    let Ok(h) = kcoord_records::BatchHeader::parse(header) else {
+    let Ok(h) = kcoord_record_batches::BatchHeader::parse(header) else {
         return;
     };
-    let attributes = kcoord_records::rewritten_attributes(h.attributes, timestamp_type);
+    let attributes = kcoord_record_batches::rewritten_attributes(h.attributes, timestamp_type);
     if let Some(a) = header.get_mut(21..23) {
         a.copy_from_slice(&attributes.to_be_bytes());
     }
     if let Some(m) = header.get_mut(35..43) {
         m.copy_from_slice(&max_timestamp.to_be_bytes());
     }
-    if let Ok(crc) = kcoord_records::compute_crc_parts(header, body) {
+    if let Ok(crc) = kcoord_record_batches::compute_crc_parts(header, body) {
         if let Some(c) = header.get_mut(17..21) {
             c.copy_from_slice(&crc.to_be_bytes());
         }

@@ -4,18 +4,18 @@
 //! and compaction. Knows nothing of sockets or of the coordinator.
 
 pub mod compaction;
-pub mod config;
 pub mod dirs;
 pub mod entry;
 pub mod error;
 mod format;
 pub mod log;
+pub mod log_config;
 pub mod producer_state;
 mod scan;
 mod segment;
 pub mod validate;
 
-pub use config::{LogConfig, TimestampType};
 pub use error::{AppendError, ReadError, StorageError};
 pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset};
+pub use log_config::{LogConfig, TimestampType};
 pub use segment::Chunk;

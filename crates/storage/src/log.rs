@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use tracing::{info, warn};
 
-use crate::config::{LogConfig, TimestampType};
 use crate::entry::BatchEntry;
 use crate::error::{AppendError, ReadError, StorageError};
 use crate::format;
+use crate::log_config::{LogConfig, TimestampType};
 use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::segment::{self, AppendIoError, Chunk, Segment};
 
@@ -49,8 +49,8 @@ pub struct IncomingBatch {
 
 impl IncomingBatch {
     /// The batch as its header describes it (CreateTime kept as sent).
-    pub fn from_batch(bytes: Bytes) -> Result<IncomingBatch, kcoord_records::RecordsError> {
-        let h = kcoord_records::BatchHeader::parse(&bytes)?;
+    pub fn from_batch(bytes: Bytes) -> Result<IncomingBatch, kcoord_record_batches::RecordsError> {
+        let h = kcoord_record_batches::BatchHeader::parse(&bytes)?;
         Ok(IncomingBatch {
             record_count: h.record_count,
             last_offset_delta: h.last_offset_delta,

@@ -5,7 +5,7 @@
 
 use std::io::{self, Read};
 
-use kcoord_records::BatchHeader;
+use kcoord_record_batches::BatchHeader;
 
 use crate::entry::BatchEntry;
 
@@ -22,21 +22,21 @@ pub(crate) fn scan(reader: &mut impl Read, len: u64) -> io::Result<Scanned> {
     let mut batch = Vec::new();
     loop {
         let remaining = len - position;
-        if remaining < kcoord_records::HEADER_LEN as u64 {
+        if remaining < kcoord_record_batches::HEADER_LEN as u64 {
             break;
         }
-        batch.resize(kcoord_records::HEADER_LEN, 0);
+        batch.resize(kcoord_record_batches::HEADER_LEN, 0);
         reader.read_exact(&mut batch)?;
         let Ok(header) = BatchHeader::parse(&batch) else {
             break;
         };
         let size = header.total_size() as u64;
-        if size > remaining || size < kcoord_records::HEADER_LEN as u64 {
+        if size > remaining || size < kcoord_record_batches::HEADER_LEN as u64 {
             break;
         }
         batch.resize(size as usize, 0);
-        reader.read_exact(&mut batch[kcoord_records::HEADER_LEN..])?;
-        if !kcoord_records::crc_is_valid(&batch) {
+        reader.read_exact(&mut batch[kcoord_record_batches::HEADER_LEN..])?;
+        if !kcoord_record_batches::crc_is_valid(&batch) {
             break;
         }
         if entries

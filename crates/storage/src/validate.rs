@@ -112,7 +112,7 @@
 //! * The decompression bound of rule 15.
 
 use bytes::{Bytes, BytesMut};
-use kcoord_records::{
+use kcoord_record_batches::{
     compute_crc_parts, crc_is_valid, rewritten_attributes, BatchHeader, Compression, RecordsError,
     TimestampType, HEADER_LEN, LOG_OVERHEAD,
 };
@@ -487,7 +487,7 @@ fn decompressed(
 ) -> Result<Bytes, ValidationError> {
     match source {
         Compression::None => Ok(payload),
-        codec => match kcoord_records::decompress(codec, &payload, config.max_uncompressed_bytes) {
+        codec => match kcoord_record_batches::decompress(codec, &payload, config.max_uncompressed_bytes) {
             Ok(d) => Ok(Bytes::from(d)),
             Err(RecordsError::DecompressedTooLarge { limit, .. }) => {
                 Err(ValidationError::MessageTooLarge(format!(
@@ -589,7 +589,7 @@ fn check_segment_size(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kcoord_records::{
+    use kcoord_record_batches::{
         set_partition_leader_epoch, verify_crc, write_crc, BatchBuilder, BatchOptions, RecordBatch,
     };
 

@@ -2,7 +2,7 @@
 //! offsets are kept, tombstones stay for `delete.retention.ms` and then go; in memory and on
 //! disk, and a compacted disk log reopens the same.
 
-use kcoord_records::{BatchBuilder, BatchHeader, BatchOptions, Compression, RecordBatch};
+use kcoord_record_batches::{BatchBuilder, BatchHeader, BatchOptions, Compression, RecordBatch};
 use kcoord_storage::{IncomingBatch, Log, LogConfig};
 
 const NOW: i64 = 1_700_000_000_000;

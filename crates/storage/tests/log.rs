@@ -4,7 +4,7 @@
 //! and on disk.
 
 use bytes::Bytes;
-use kcoord_records::{BatchBuilder, BatchHeader, BatchOptions, Compression, RecordBatch};
+use kcoord_record_batches::{BatchBuilder, BatchHeader, BatchOptions, Compression, RecordBatch};
 use kcoord_storage::{Chunk, IncomingBatch, Log, LogConfig, ReadError};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -107,7 +107,7 @@ fn stored_batches_carry_their_offsets_and_the_leader_epoch() {
         let h = BatchHeader::parse(&bytes).unwrap();
         assert_eq!((h.base_offset, h.partition_leader_epoch), (1, 4));
         assert!(
-            kcoord_records::crc_is_valid(&bytes),
+            kcoord_record_batches::crc_is_valid(&bytes),
             "the CRC does not cover the assigned fields"
         );
     });
@@ -331,7 +331,7 @@ fn log_append_time_is_written_into_the_stored_header() {
         let mut b = batch(&[("a", 100)], None);
         b.log_append_time = Some(NOW + 7);
         b.max_timestamp = NOW + 7;
-        b.timestamp_type = kcoord_records::TimestampType::LogAppendTime;
+        b.timestamp_type = kcoord_record_batches::TimestampType::LogAppendTime;
         b.rewrite_timestamps = true;
         let appended = log.append(&b, 0, NOW).unwrap();
         assert_eq!(appended.log_append_time, NOW + 7);
@@ -341,9 +341,9 @@ fn log_append_time_is_written_into_the_stored_header() {
         assert_eq!(h.max_timestamp, NOW + 7);
         assert_eq!(
             h.timestamp_type(),
-            kcoord_records::TimestampType::LogAppendTime
+            kcoord_record_batches::TimestampType::LogAppendTime
         );
-        assert!(kcoord_records::crc_is_valid(&bytes));
+        assert!(kcoord_record_batches::crc_is_valid(&bytes));
     });
 }
 

@@ -40,7 +40,7 @@ use kcoord_wire::{Message, Request};
 use tracing::debug;
 use uuid::Uuid;
 
-use crate::config::ClientConfig;
+use crate::client_config::ClientConfig;
 use crate::connection::Connection;
 use crate::error::ClientError;
 

@@ -12,8 +12,8 @@ use tracing::debug;
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::streams::assignment::Assignment;
-use crate::streams::config::StreamsMemberConfig;
 use crate::streams::member::{MemberSnapshot, MemberState, StreamsMember};
+use crate::streams::member_config::StreamsMemberConfig;
 use crate::streams::push::PushCompletion;
 use crate::streams::status::StreamsGroupStatus;
 

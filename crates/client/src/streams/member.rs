@@ -30,7 +30,7 @@ use crate::client::Client;
 use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::streams::assignment::{from_response, to_request, Assignment, Tasks};
-use crate::streams::config::{OwnedTasksReporting, StreamsMemberConfig};
+use crate::streams::member_config::{OwnedTasksReporting, StreamsMemberConfig};
 use crate::streams::push::{PushReport, PushState};
 use crate::streams::status::StreamsGroupStatus;
 

@@ -43,20 +43,20 @@
 //! loop; a stepped one with [`StreamsMember::maybe_push`] / [`StreamsMember::push_once`].
 
 mod assignment;
-mod config;
 mod handle;
 mod member;
+mod member_config;
 mod push;
 mod status;
 mod topology;
 
 pub use assignment::{tasks_from, Assignment, Tasks};
-pub use config::{Endpoint, OwnedTasksReporting, ResponseHook, StreamsMemberConfig};
 pub use handle::StreamsMemberHandle;
 pub use member::{
     HeartbeatOutcome, MemberSnapshot, MemberState, StreamsMember, TopologyDescriptionRequest,
     JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
+pub use member_config::{Endpoint, OwnedTasksReporting, ResponseHook, StreamsMemberConfig};
 pub use push::{
     PushCompletion, PushOutcome, PushReport, PushResponse, PushResult, TopologyPush,
     TOPOLOGY_DESCRIPTION_PUSH_ENABLED_CONFIG,

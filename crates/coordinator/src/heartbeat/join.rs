@@ -24,6 +24,7 @@ use super::response::{
     response_tasks, target_view,
 };
 use super::{refused, status, HeartbeatContext, HeartbeatResult};
+use crate::configured_topology::ConfiguredTopology;
 use crate::effects::{Effect, GroupEffect, MemberEffect};
 use crate::error::{CoordinatorError, Result};
 use crate::reconcile::{reconcile, TaskOwners};
@@ -31,7 +32,6 @@ use crate::records;
 use crate::shard::{CoordinatorShard, GroupSettings};
 use crate::soft_state::MemberTaskOffsets;
 use crate::target;
-use crate::topology::ConfiguredTopology;
 use crate::validate::JOIN_EPOCH;
 use crate::Outcome;
 

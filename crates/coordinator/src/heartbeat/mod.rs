@@ -14,11 +14,11 @@ use kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbea
 use kcoord_wire::messages::streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
 use uuid::Uuid;
 
+use crate::configured_topology::CreatableTopic;
 use crate::effects::{Effect, GroupEffect, MemberEffect};
 use crate::error::{CoordinatorError, Result};
 use crate::records;
 use crate::shard::CoordinatorShard;
-use crate::topology::CreatableTopic;
 use crate::validate::{self, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use crate::Outcome;
 

@@ -9,8 +9,8 @@ use kcoord_wire::messages::streams_group_heartbeat_request::{
 use kcoord_wire::messages::streams_group_heartbeat_response as resp;
 
 use super::status;
+use crate::configured_topology::ConfiguredTopology;
 use crate::error::{CoordinatorError, Result};
-use crate::topology::ConfiguredTopology;
 
 pub(super) fn delayed(detail: &str) -> resp::Status {
     resp::Status {

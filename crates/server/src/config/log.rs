@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use kcoord_storage::config::TOPIC_CONFIGS;
+use kcoord_storage::log_config::TOPIC_CONFIGS;
 use kcoord_storage::LogConfig;
 
 use super::values::{int_in, optional_string};

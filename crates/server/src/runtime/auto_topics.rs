@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kcoord_coordinator::topology::CreatableTopic;
+use kcoord_coordinator::configured_topology::CreatableTopic;
 use kcoord_wire::messages::create_topics_request::{self as req, CreateTopicsRequest};
 use kcoord_wire::ErrorCode;
 use tracing::{debug, info, warn};

@@ -133,7 +133,7 @@ impl Partitions {
     pub fn log_config(
         &self,
         configs: &std::collections::BTreeMap<String, String>,
-    ) -> Result<LogConfig, kcoord_storage::config::InvalidConfig> {
+    ) -> Result<LogConfig, kcoord_storage::log_config::InvalidConfig> {
         self.settings.defaults.with_topic_configs(configs)
     }
 

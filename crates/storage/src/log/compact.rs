@@ -118,7 +118,7 @@ impl Log {
         map_end: i64,
         pass: &Pass<'_>,
     ) -> Result<CleanedSegment, StorageError> {
-        let corrupt = |err: kcoord_records::RecordsError| StorageError::Corrupt {
+        let corrupt = |err: kcoord_record_batches::RecordsError| StorageError::Corrupt {
             log: self.name.clone(),
             reason: err.to_string(),
         };
@@ -128,7 +128,8 @@ impl Log {
         let mut deadline: Option<i64> = None;
         for (i, e) in s.entries.iter().enumerate() {
             let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-            let batch = kcoord_records::RecordBatch::parse(bytes.clone()).map_err(corrupt)?;
+            let batch =
+                kcoord_record_batches::RecordBatch::parse(bytes.clone()).map_err(corrupt)?;
             let (fate, removed, horizon) =
                 compaction::rewrite_batch(&batch, e, keys, map_end, pass)?;
             removed_records += removed;
@@ -139,7 +140,7 @@ impl Log {
                 Rewritten::Same => kept.push((bytes, *e)),
                 Rewritten::New(b) => {
                     changed = true;
-                    let h = kcoord_records::BatchHeader::parse(&b).map_err(corrupt)?;
+                    let h = kcoord_record_batches::BatchHeader::parse(&b).map_err(corrupt)?;
                     kept.push((b, crate::scan::entry_of(&h, 0, 0)));
                 }
                 Rewritten::Dropped => changed = true,

@@ -5,8 +5,8 @@ use std::path::Path;
 use tracing::{info, warn};
 
 use super::{Log, CLEANER_FILE, LOG_START_FILE};
-use crate::config::LogConfig;
 use crate::error::StorageError;
+use crate::log_config::LogConfig;
 use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::segment::{self, Segment};
 

@@ -1,7 +1,7 @@
 //! Rule 21 of the module docs: a batch Kafka re-encodes rather than keeps.
 
 use bytes::Bytes;
-use kcoord_records::{
+use kcoord_record_batches::{
     BatchBuilder, BatchHeader, BatchOptions, Compression, RecordIter, RecordsError,
 };
 

@@ -2,7 +2,9 @@
 //! each, and what the pass finds for the header the leader stores.
 
 use bytes::Bytes;
-use kcoord_records::{BatchHeader, Record, RecordIter, RecordsError, TimestampType, NO_TIMESTAMP};
+use kcoord_record_batches::{
+    BatchHeader, Record, RecordIter, RecordsError, TimestampType, NO_TIMESTAMP,
+};
 
 use super::{RecordError, ValidationConfig, ValidationError};
 

@@ -104,7 +104,7 @@ pub fn handle(
     }
 }
 
-type Outcome = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
+type Described = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
 
 /// DESCRIBE_CONFIGS on the resource, or `denied` with Kafka's message for that code.
 fn may_describe(
@@ -120,7 +120,7 @@ fn may_describe(
     }
 }
 
-fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
     may_describe(
         ctx,
         ResourceType::Cluster,
@@ -156,7 +156,7 @@ fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms
         .collect())
 }
 
-fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
     let name = resource.resource_name.as_str();
     may_describe(
         ctx,
@@ -194,7 +194,7 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
         .collect())
 }
 
-fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Outcome {
+fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
     let name = resource.resource_name.as_str();
     may_describe(
         ctx,
@@ -251,7 +251,7 @@ pub(crate) fn topic_configs(
     ctx: &RequestContext<'_>,
     set: &std::collections::BTreeMap<String, String>,
 ) -> Vec<TopicConfigEntry> {
-    use kcoord_storage::config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
+    use kcoord_storage::log_config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
     let broker = &ctx.server.config.log.defaults;
     let kafka = kcoord_storage::LogConfig::default();
     let mut out: Vec<TopicConfigEntry> = Vec::new();

@@ -1,4 +1,4 @@
-//! One file per RPC, named as its `ApiKey` in snake case. Each declares its [`crate::rpc::Rpc`]
+//! One file per RPC, named for its API. Each declares its [`crate::rpc::Rpc`]
 //! (`RPC`: key, versions, listeners, authorization), its handler
 //! `handle(&RequestContext, Request, version) -> Response` (`async` when it waits for the
 //! controller or a coordinator shard), testable without sockets, and `serve`, which decodes,

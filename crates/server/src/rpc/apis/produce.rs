@@ -410,7 +410,7 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 mod tests {
     use std::sync::Arc;
 
-    use kcoord_records::{BatchBuilder, BatchOptions};
+    use kcoord_record_batches::{BatchBuilder, BatchOptions};
     use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 
     use super::*;

@@ -169,7 +169,7 @@ fn topology_topics(topology: &Topology) -> impl Iterator<Item = &str> {
 /// else on each topic).
 fn uncreatable_topics(
     ctx: &RequestContext<'_>,
-    to_create: &[kcoord_coordinator::topology::CreatableTopic],
+    to_create: &[kcoord_coordinator::configured_topology::CreatableTopic],
 ) -> Vec<String> {
     if to_create.is_empty()
         || authorize(

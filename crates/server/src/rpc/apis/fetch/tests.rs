@@ -83,7 +83,7 @@ async fn a_follower_needs_cluster_action_and_not_read() {
 
 #[test]
 fn the_records_of_whole_batches_are_counted_and_a_cut_batch_is_not() {
-    use kcoord_records::{BatchBuilder, BatchOptions};
+    use kcoord_record_batches::{BatchBuilder, BatchOptions};
     let batch = |n: usize| {
         let mut b = BatchBuilder::new(BatchOptions::default());
         for _ in 0..n {

@@ -12,12 +12,12 @@ pub fn with<T: Default>(f: impl FnOnce(&mut T)) -> T {
 }
 
 pub fn produce() -> ProduceRequest {
-    produce_with(kcoord_records::BatchOptions::default(), None)
+    produce_with(kcoord_record_batches::BatchOptions::default(), None)
 }
 
 /// A transactional batch from `transactional_id`.
 pub fn produce_transactional(transactional_id: &str) -> ProduceRequest {
-    let options = kcoord_records::BatchOptions {
+    let options = kcoord_record_batches::BatchOptions {
         producer_id: 1,
         producer_epoch: 0,
         base_sequence: 0,
@@ -28,10 +28,10 @@ pub fn produce_transactional(transactional_id: &str) -> ProduceRequest {
 }
 
 fn produce_with(
-    options: kcoord_records::BatchOptions,
+    options: kcoord_record_batches::BatchOptions,
     transactional_id: Option<&str>,
 ) -> ProduceRequest {
-    let mut batch = kcoord_records::BatchBuilder::new(options);
+    let mut batch = kcoord_record_batches::BatchBuilder::new(options);
     batch
         .push(0, Some(b"k"), Some(b"v"), &[])
         .unwrap_or_else(|e| panic!("{e}"));

@@ -26,7 +26,7 @@ public final class Tools {
         }
     }
 
-    /** kcoord's {@code kafka-streams-groups} (crates/streams-groups-tool), built next to the daemon. */
+    /** kcoord's {@code kafka-streams-groups} (crates/streams-groups), built next to the daemon. */
     public static Run kcoordStreamsGroups(String... args) throws Exception {
         Path cli = Kcoord.binary().resolveSibling("kafka-streams-groups");
         List<String> command = new ArrayList<>();

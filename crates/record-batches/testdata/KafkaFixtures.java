@@ -1,8 +1,8 @@
-// Cross-checks kcoord-records against Apache Kafka's own Java client. Not run by CI (it needs a
+// Cross-checks kcoord-record-batches against Apache Kafka's own Java client. Not run by CI (it needs a
 // JDK and Maven Central); see ../README.md.
 //
 //   gen   DIR        writes DIR/<name>.hex: batches built by Kafka's MemoryRecordsBuilder
-//   dump  FILE       reads "<name> <hex>" lines (batches built by kcoord-records) and prints
+//   dump  FILE       reads "<name> <hex>" lines (batches built by kcoord-record-batches) and prints
 //                    every batch and record as Kafka reads them, after Kafka's CRC check
 //
 // The records follow one pattern, which tests/kafka_fixtures.rs rebuilds: record i has key

@@ -10,7 +10,7 @@ use kcoord_client::Client;
 
 use crate::admin::{ClientAdmin, StreamsAdmin};
 use crate::command::execute;
-use crate::config::client_config;
+use crate::command_config::client_config;
 use crate::error::{AdminError, CliError};
 use crate::options::{Action, Command, Options};
 

@@ -7,7 +7,7 @@ mod common;
 
 use bytes::Bytes;
 use common::*;
-use kcoord_records::{
+use kcoord_record_batches::{
     split_batches, BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTxnMarker,
     RecordBatch, TimestampType,
 };
@@ -249,7 +249,9 @@ fn concatenated_fixtures_split() {
         split.iter().map(|(_, b)| b.len()).collect::<Vec<_>>(),
         sizes
     );
-    assert!(split.iter().all(|(_, b)| kcoord_records::crc_is_valid(b)));
+    assert!(split
+        .iter()
+        .all(|(_, b)| kcoord_record_batches::crc_is_valid(b)));
 }
 
 #[test]
@@ -280,7 +282,7 @@ fn kafka_protocol_crate_fetch_fixture() {
 }
 
 /// Writes our batches for KafkaFixtures.java's `dump`, with our own dump beside them:
-/// `KCOORD_RECORDS_OUT=/tmp/x cargo test -p kcoord-records --test kafka_fixtures -- --ignored`,
+/// `KCOORD_RECORDS_OUT=/tmp/x cargo test -p kcoord-record-batches --test kafka_fixtures -- --ignored`,
 /// then `java KafkaFixtures dump /tmp/x/ours.txt | diff - /tmp/x/ours.dump`.
 #[test]
 #[ignore]

@@ -83,7 +83,7 @@ fn a_bad_topology_file_exits_2_with_one_line() {
         "Error: cannot read topology file /nonexistent/orders.json",
     );
 
-    let dir = std::env::temp_dir().join(format!("kcoord-sim-test-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("kcoord-streams-sim-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (

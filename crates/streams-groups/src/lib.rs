@@ -14,7 +14,7 @@
 pub mod admin;
 mod app;
 pub mod command;
-pub mod config;
+pub mod command_config;
 pub mod error;
 pub mod format;
 pub mod java;

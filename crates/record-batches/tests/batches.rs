@@ -4,7 +4,7 @@ mod common;
 
 use bytes::{Bytes, BytesMut};
 use common::*;
-use kcoord_records::*;
+use kcoord_record_batches::*;
 use proptest::prelude::*;
 
 const ALL: [Compression; 5] = [

@@ -19,7 +19,7 @@ use crate::model::GroupState;
     name = "kafka-streams-groups",
     version,
     about = "This tool helps to list, describe and delete streams groups.",
-    after_help = crate::config::PROPERTIES_HELP,
+    after_help = crate::command_config::PROPERTIES_HELP,
     args_override_self = true
 )]
 pub struct Options {

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 pub use crate::validate::TopicCompression;
-use kcoord_records::Compression;
-pub use kcoord_records::TimestampType;
+use kcoord_record_batches::Compression;
+pub use kcoord_record_batches::TimestampType;
 
 /// Kafka's defaults for a topic without overrides, on a broker without overrides.
 pub mod defaults {

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use kcoord_records::{
+use kcoord_record_batches::{
     BatchBuilder, BatchHeader, BatchOptions, Compression, Record, RecordBatch, RecordHeader,
 };
 

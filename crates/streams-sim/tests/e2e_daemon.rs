@@ -19,7 +19,7 @@ use kcoord_plugin_api::{
     PluginError, RequestContext, StreamsGroupTopologyDescription,
     StreamsGroupTopologyDescriptionPlugin, Uuid,
 };
-use kcoord_sim::{app_topology, Options};
+use kcoord_streams_sim::{app_topology, Options};
 use kcoord_wire::ErrorCode;
 use tokio::sync::oneshot;
 
@@ -195,7 +195,7 @@ impl Shared {
 struct Sim {
     out: Shared,
     stop: oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), kcoord_sim::SimError>>,
+    task: tokio::task::JoinHandle<Result<(), kcoord_streams_sim::SimError>>,
 }
 
 impl Sim {
@@ -211,7 +211,7 @@ impl Sim {
             example.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        let kcoord_sim::Parsed::Run(options) = kcoord_sim::parse(args) else {
+        let kcoord_streams_sim::Parsed::Run(options) = kcoord_streams_sim::parse(args) else {
             panic!("bad test arguments")
         };
         let (stop, stopped) = oneshot::channel::<()>();
@@ -219,7 +219,7 @@ impl Sim {
         let mut writer = out.clone();
         let task = tokio::spawn(async move {
             let options: Options = options;
-            kcoord_sim::run(&options, &mut writer, async {
+            kcoord_streams_sim::run(&options, &mut writer, async {
                 let _ = stopped.await;
             })
             .await
@@ -299,7 +299,7 @@ async fn describe_topology_until_available(broker: &str, group: &str) -> String 
 
 fn kip_example_text() -> String {
     std::fs::read_to_string(repo_file(
-        "crates/streams-groups-tool/tests/fixtures/orders.topology.txt",
+        "crates/streams-groups/tests/fixtures/orders.topology.txt",
     ))
     .unwrap()
 }
