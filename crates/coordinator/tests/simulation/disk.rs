@@ -1,0 +1,131 @@
+//! The simulated disk: the shard's durable log as the daemon's writer task keeps it
+//! (`crates/server/src/shard_log.rs` and `shards/writer.rs`), with the writer's timing in the
+//! driver's hands. A job's batch is queued when the runtime appends it; a sync writes queued
+//! batches to the file in order (a group commit); a failed write loses whatever was queued; a
+//! crash loses it too. The file's records are real [`LogRecord`]s, and a restarted or rebuilt
+//! shard replays them through a real [`MetadataLog`].
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use kcoord_metadata::{LogRecord, MetadataLog};
+use kcoord_runtime::Log;
+
+/// A bug planted on purpose, to show that the checks catch what it breaks (`PlantedBug::None`
+/// is the daemon as it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlantedBug {
+    #[default]
+    None,
+    /// The disk reports a batch durable as soon as it is queued (an fsync that was skipped, a
+    /// write cache that lies): requests are answered before their records are on disk.
+    AcknowledgesBeforeSync,
+    /// The disk silently drops the last record of every batch of two or more it writes.
+    LosesLastRecordOfBatch,
+    /// When the disk refuses a write, the writer fails the waiting requests but does not rebuild
+    /// the shard from the file, so memory keeps changes the file lacks.
+    KeepsMemoryAfterFailedWrite,
+}
+
+/// The file and the writer's queue of one shard. The runtime's receipt for a batch is the
+/// offset that must be durable before the request that wrote it (or read what was queued
+/// before it) is answered, as `ShardLog::submit` makes a request wait.
+#[derive(Debug, Clone)]
+pub struct SimDisk {
+    /// The file's records, in offset order (offsets have gaps once the file was compacted).
+    durable: Vec<LogRecord>,
+    /// Every offset below this one is in the file (or was compacted away).
+    durable_next: u64,
+    /// Batches queued for the writer, oldest first.
+    queued: VecDeque<Vec<LogRecord>>,
+    bug: PlantedBug,
+}
+
+impl Log for SimDisk {
+    type Receipt = u64;
+    type Error = Infallible;
+
+    fn append(&mut self, entries: &[LogRecord], next_offset: u64) -> Result<u64, Infallible> {
+        if !entries.is_empty() {
+            self.queued.push_back(entries.to_vec());
+        }
+        Ok(next_offset)
+    }
+}
+
+impl SimDisk {
+    /// An empty file.
+    pub fn new(bug: PlantedBug) -> SimDisk {
+        SimDisk {
+            durable: Vec::new(),
+            durable_next: 0,
+            queued: VecDeque::new(),
+            bug,
+        }
+    }
+
+    pub fn bug(&self) -> PlantedBug {
+        self.bug
+    }
+
+    pub fn queued_batches(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// What the disk tells the writer is durable: every offset below this one.
+    pub fn durable_offset(&self) -> u64 {
+        match self.bug {
+            PlantedBug::AcknowledgesBeforeSync => self
+                .queued
+                .back()
+                .and_then(|batch| batch.last())
+                .map_or(self.durable_next, |last| last.offset + 1),
+            _ => self.durable_next,
+        }
+    }
+
+    /// Writes and syncs the `batches` oldest queued batches.
+    pub fn sync(&mut self, batches: usize) {
+        let batches = batches.min(self.queued.len());
+        for mut batch in self.queued.drain(..batches) {
+            let Some(next) = batch.last().map(|last| last.offset + 1) else {
+                continue;
+            };
+            if self.bug == PlantedBug::LosesLastRecordOfBatch && batch.len() >= 2 {
+                batch.pop();
+            }
+            self.durable.extend(batch);
+            self.durable_next = next;
+        }
+    }
+
+    /// The disk refused a write, or the process died: what was queued never reaches the file.
+    pub fn drop_queued(&mut self) {
+        self.queued.clear();
+    }
+
+    /// The file rewritten as `snapshot`, the shard's compacted log, which holds every queued
+    /// record too (the writer takes the queue with the snapshot, as `writer.rs`'s `compact`).
+    pub fn rewrite(&mut self, snapshot: &MetadataLog) {
+        self.durable = snapshot.records();
+        self.durable_next = snapshot.next_offset();
+        self.queued.clear();
+    }
+
+    /// The file read back, as a restarted shard or the writer after a failed write reads it.
+    pub fn read_back(&self) -> MetadataLog {
+        let mut log = MetadataLog::new();
+        for r in &self.durable {
+            log.push_at(
+                r.offset,
+                r.record_type,
+                r.version,
+                r.key.clone(),
+                r.value.clone(),
+            )
+            .expect("the file's offsets only grow");
+        }
+        log.advance_next_offset(self.durable_next)
+            .expect("the file's next offset is past its records");
+        log
+    }
+}

@@ -1,0 +1,172 @@
+//! The steps the driver draws: what clients send, time passing, and what the disk and the
+//! process do. Each is drawn from the seeded generator alone.
+use rand::rngs::StdRng;
+use rand::Rng;
+
+use super::clients::{Client, SIMPLE_GROUP, STREAMS_GROUPS, TOPICS};
+
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A member's heartbeat (a join at epoch 0), reporting its owned tasks or, for a steady
+    /// heartbeat, not.
+    Heartbeat { client: usize, report_tasks: bool },
+    /// A member leaves (-1, or -2 for a static member) and comes back later under a new id.
+    Leave { client: usize },
+    /// A member leaves and comes back with the next topology epoch.
+    UpgradeTopology { client: usize },
+    /// A member commits the offsets of tasks it owns, at its member epoch.
+    MemberCommit { client: usize },
+    /// The offsets-only group commits (member id "", epoch -1).
+    SimpleCommit {
+        partitions: Vec<(&'static str, i32)>,
+    },
+    /// DeleteGroups of the offsets-only group, sometimes with a streams group (deleted only
+    /// when empty).
+    DeleteGroups { groups: Vec<String> },
+    /// OffsetDelete of some of the offsets-only group's partitions.
+    DeleteOffsets {
+        partitions: Vec<(&'static str, i32)>,
+    },
+    /// The clock moves on; the timers due run.
+    Advance { ms: i64 },
+    /// The clock moves to the shard's next deadline; the timers due run.
+    AdvanceToDeadline,
+    /// The writer writes and syncs the oldest queued batches.
+    Sync { batches: usize },
+    /// The disk refuses the writer's write.
+    FailWrite,
+    /// The writer rewrites the file as the shard's compacted log.
+    RewriteCompacted,
+    /// The process dies and restarts from the file.
+    Crash,
+}
+
+/// How often each kind of step is drawn, out of the sum.
+const WEIGHTS: [(Kind, u32); 13] = [
+    (Kind::Heartbeat, 22),
+    (Kind::SteadyHeartbeat, 10),
+    (Kind::Leave, 3),
+    (Kind::UpgradeTopology, 1),
+    (Kind::MemberCommit, 8),
+    (Kind::SimpleCommit, 5),
+    (Kind::DeleteGroups, 2),
+    (Kind::DeleteOffsets, 2),
+    (Kind::Advance, 10),
+    (Kind::AdvanceToDeadline, 3),
+    (Kind::Sync, 20),
+    (Kind::FailWrite, 2),
+    (Kind::RewriteCompacted, 1),
+];
+
+/// A crash is drawn apart from the others, one step in this many, so that runs have long
+/// stretches between crashes in which groups settle.
+const CRASH_ONE_IN: u32 = 60;
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Heartbeat,
+    SteadyHeartbeat,
+    Leave,
+    UpgradeTopology,
+    MemberCommit,
+    SimpleCommit,
+    DeleteGroups,
+    DeleteOffsets,
+    Advance,
+    AdvanceToDeadline,
+    Sync,
+    FailWrite,
+    RewriteCompacted,
+}
+
+/// Draws the next step. `session_timeout_ms` bounds the long clock moves (a little past one
+/// session, so that silent members are fenced); `queued` is how many batches the disk holds.
+pub fn draw(rng: &mut StdRng, clients: &[Client], session_timeout_ms: i64, queued: usize) -> Step {
+    if rng.random_ratio(1, CRASH_ONE_IN) {
+        return Step::Crash;
+    }
+    let total: u32 = WEIGHTS.iter().map(|(_, w)| w).sum();
+    let mut pick = rng.random_range(0..total);
+    let kind = WEIGHTS
+        .iter()
+        .find(|(_, w)| {
+            let found = pick < *w;
+            pick = pick.saturating_sub(*w);
+            found
+        })
+        .map_or(Kind::Sync, |(k, _)| *k);
+    let idle: Vec<usize> = (0..clients.len())
+        .filter(|&i| !clients[i].waiting)
+        .collect();
+    let client = (!idle.is_empty()).then(|| idle[rng.random_range(0..idle.len())]);
+    let joined = client.filter(|&c| clients[c].member.epoch > 0);
+    match (kind, client, joined) {
+        (Kind::Heartbeat, Some(client), _) => Step::Heartbeat {
+            client,
+            report_tasks: true,
+        },
+        (Kind::SteadyHeartbeat, Some(client), _) => Step::Heartbeat {
+            client,
+            report_tasks: false,
+        },
+        (Kind::Leave, _, Some(client)) => Step::Leave { client },
+        (Kind::UpgradeTopology, _, Some(client)) => Step::UpgradeTopology { client },
+        (Kind::MemberCommit, _, Some(client)) => Step::MemberCommit { client },
+        (Kind::Leave | Kind::UpgradeTopology | Kind::MemberCommit, Some(client), None) => {
+            Step::Heartbeat {
+                client,
+                report_tasks: true,
+            }
+        }
+        (Kind::SimpleCommit, _, _) => Step::SimpleCommit {
+            partitions: partitions(rng),
+        },
+        (Kind::DeleteGroups, _, _) => Step::DeleteGroups {
+            groups: groups_to_delete(rng),
+        },
+        (Kind::DeleteOffsets, _, _) => Step::DeleteOffsets {
+            partitions: partitions(rng),
+        },
+        (Kind::Advance, _, _) => Step::Advance {
+            ms: clock_move(rng, session_timeout_ms),
+        },
+        (Kind::AdvanceToDeadline, _, _) => Step::AdvanceToDeadline,
+        (Kind::FailWrite, _, _) if queued > 0 => Step::FailWrite,
+        (Kind::RewriteCompacted, _, _) => Step::RewriteCompacted,
+        _ => Step::Sync {
+            batches: if queued == 0 {
+                0
+            } else {
+                rng.random_range(1..=queued)
+            },
+        },
+    }
+}
+
+/// One to three partitions of the catalog.
+fn partitions(rng: &mut StdRng) -> Vec<(&'static str, i32)> {
+    let count = rng.random_range(1..=3);
+    (0..count)
+        .map(|_| {
+            let (topic, partitions) = TOPICS[rng.random_range(0..TOPICS.len())];
+            (topic, rng.random_range(0..partitions))
+        })
+        .collect()
+}
+
+fn groups_to_delete(rng: &mut StdRng) -> Vec<String> {
+    let mut groups = vec![SIMPLE_GROUP.to_owned()];
+    if rng.random_bool(0.5) {
+        groups.push(STREAMS_GROUPS[rng.random_range(0..STREAMS_GROUPS.len())].to_owned());
+    }
+    groups
+}
+
+/// Mostly short moves; sometimes past a session timeout.
+fn clock_move(rng: &mut StdRng, session_timeout_ms: i64) -> i64 {
+    if rng.random_ratio(1, 6) {
+        rng.random_range(session_timeout_ms / 2..=session_timeout_ms + 2_000)
+    } else {
+        rng.random_range(1..=400)
+    }
+}
