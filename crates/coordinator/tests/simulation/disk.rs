@@ -19,6 +19,9 @@ pub enum PlantedBug {
     /// The disk reports a batch durable as soon as it is queued (an fsync that was skipped, a
     /// write cache that lies): requests are answered before their records are on disk.
     AcknowledgesBeforeSync,
+    /// A request whose job wrote nothing is answered at once, though it may have read records
+    /// still queued (a steady heartbeat told the epoch a queued batch gave its member).
+    AnswersReadsAtOnce,
     /// The disk silently drops the last record of every batch of two or more it writes.
     LosesLastRecordOfBatch,
     /// When the disk refuses a write, the writer fails the waiting requests but does not rebuild
@@ -45,7 +48,11 @@ impl Log for SimDisk {
     type Error = Infallible;
 
     fn append(&mut self, entries: &[LogRecord], next_offset: u64) -> Result<u64, Infallible> {
-        if !entries.is_empty() {
+        if entries.is_empty() {
+            if self.bug == PlantedBug::AnswersReadsAtOnce {
+                return Ok(0);
+            }
+        } else {
             self.queued.push_back(entries.to_vec());
         }
         Ok(next_offset)

@@ -21,6 +21,9 @@ pub enum Kind {
     /// A group or target assignment epoch went back, or a member's epoch is ahead of its
     /// group's target.
     EpochWentBack,
+    /// A request was answered from committed offsets other than the acknowledged ones: it saw
+    /// a change that was not yet durable (and may still be lost), or missed one that was.
+    AnswerDisagrees,
     /// Replaying the log (memory's, or the file's) does not give the live state.
     ReplayDiffers,
     /// The runtime caught a handler panic, a batch that does not replay, or a diverged state.
@@ -96,7 +99,17 @@ impl Acknowledged {
 
     /// The shard's committed offsets must be exactly the acknowledged ones.
     pub fn check_offsets(&self, state: &State, which: &str) -> Result<(), Violation> {
-        let live = live_offsets(state);
+        self.compare(&live_offsets(state), which)
+    }
+
+    /// The committed offsets a request's job read, when its answer is acknowledged, must be
+    /// exactly the acknowledged ones.
+    pub fn check_read(&self, read: &BTreeMap<OffsetKey, i64>) -> Result<(), Violation> {
+        self.compare(read, "the offsets its job read")
+            .map_err(|v| Violation::new(Kind::AnswerDisagrees, v.detail))
+    }
+
+    fn compare(&self, live: &BTreeMap<OffsetKey, i64>, which: &str) -> Result<(), Violation> {
         for (key, offset) in &self.offsets {
             match live.get(key) {
                 None => {

@@ -86,21 +86,38 @@ pub fn draw(rng: &mut StdRng, clients: &[Client], session_timeout_ms: i64, queue
         return Step::Crash;
     }
     let total: u32 = WEIGHTS.iter().map(|(_, w)| w).sum();
-    let mut pick = rng.random_range(0..total);
-    let kind = WEIGHTS
-        .iter()
-        .find(|(_, w)| {
-            let found = pick < *w;
-            pick = pick.saturating_sub(*w);
-            found
-        })
-        .map_or(Kind::Sync, |(k, _)| *k);
+    // Drawn again when the kind drawn has nothing to act on (no idle client, nothing queued);
+    // a clock move always has.
+    loop {
+        let mut pick = rng.random_range(0..total);
+        let kind = WEIGHTS
+            .iter()
+            .find(|(_, w)| {
+                let found = pick < *w;
+                pick = pick.saturating_sub(*w);
+                found
+            })
+            .map_or(Kind::Advance, |(k, _)| *k);
+        if let Some(step) = step_of(kind, rng, clients, session_timeout_ms, queued) {
+            return step;
+        }
+    }
+}
+
+fn step_of(
+    kind: Kind,
+    rng: &mut StdRng,
+    clients: &[Client],
+    session_timeout_ms: i64,
+    queued: usize,
+) -> Option<Step> {
     let idle: Vec<usize> = (0..clients.len())
         .filter(|&i| !clients[i].waiting)
         .collect();
     let client = (!idle.is_empty()).then(|| idle[rng.random_range(0..idle.len())]);
+    // Leaving, upgrading and committing need a member that has joined; one that has not joins.
     let joined = client.filter(|&c| clients[c].member.epoch > 0);
-    match (kind, client, joined) {
+    let step = match (kind, client, joined) {
         (Kind::Heartbeat, Some(client), _) => Step::Heartbeat {
             client,
             report_tasks: true,
@@ -131,16 +148,14 @@ pub fn draw(rng: &mut StdRng, clients: &[Client], session_timeout_ms: i64, queue
             ms: clock_move(rng, session_timeout_ms),
         },
         (Kind::AdvanceToDeadline, _, _) => Step::AdvanceToDeadline,
+        (Kind::Sync, _, _) if queued > 0 => Step::Sync {
+            batches: rng.random_range(1..=queued),
+        },
         (Kind::FailWrite, _, _) if queued > 0 => Step::FailWrite,
         (Kind::RewriteCompacted, _, _) => Step::RewriteCompacted,
-        _ => Step::Sync {
-            batches: if queued == 0 {
-                0
-            } else {
-                rng.random_range(1..=queued)
-            },
-        },
-    }
+        _ => return None,
+    };
+    Some(step)
 }
 
 /// One to three partitions of the catalog.

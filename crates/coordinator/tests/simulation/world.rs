@@ -2,9 +2,7 @@
 //! acknowledged, driven by one seed.
 use std::collections::BTreeMap;
 
-use kcoord_coordinator::groups::OffsetToCommit;
-use kcoord_coordinator::{CoordinatorError, HeartbeatContext, HeartbeatResult, StreamsGroupConfig};
-use kcoord_wire::ErrorCode;
+use kcoord_coordinator::StreamsGroupConfig;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -13,55 +11,24 @@ use super::clients::{self, Client, SIMPLE_GROUP, STREAMS_GROUPS};
 use super::disk::PlantedBug;
 use super::model::{Acknowledged, EpochWatch, Kind, Violation};
 use super::node::{Node, Ticket};
+use super::requests::Waiting;
 use super::steps::{self, Step};
 use super::Stats;
 
-/// A request waiting for its answer, with what it was answered (decided when its job ran, the
-/// client's only once acknowledged).
-enum InFlight {
-    Heartbeat {
-        client: usize,
-        /// The group's incarnation when the request was sent.
-        incarnation: u64,
-        leave: bool,
-        response: Box<Result<HeartbeatResult, CoordinatorError>>,
-    },
-    Commit {
-        client: Option<usize>,
-        group: String,
-        offsets: Vec<(&'static str, i32, i64)>,
-        response: Result<Vec<ErrorCode>, CoordinatorError>,
-    },
-    DeleteGroups {
-        groups: Vec<String>,
-        response: Vec<Result<(), CoordinatorError>>,
-    },
-    DeleteOffsets {
-        partitions: Vec<(&'static str, i32)>,
-        response: Result<Vec<Vec<ErrorCode>>, CoordinatorError>,
-    },
-}
-
 pub struct World {
-    rng: StdRng,
-    pub node: Node,
-    clients: Vec<Client>,
+    pub(super) rng: StdRng,
+    pub(super) node: Node,
+    pub(super) clients: Vec<Client>,
     session_timeout_ms: i64,
     /// The newest topology epoch of each streams group's clients.
     topology_epochs: [i32; STREAMS_GROUPS.len()],
-    in_flight: BTreeMap<Ticket, InFlight>,
-    model: Acknowledged,
-    watch: EpochWatch,
+    pub(super) waiting: BTreeMap<Ticket, Waiting>,
+    pub(super) model: Acknowledged,
+    pub(super) watch: EpochWatch,
     /// The offset value of the next commit: each commit's is unique.
-    next_offset_value: i64,
+    pub(super) next_offset_value: i64,
     pub stats: Stats,
 }
-
-const CONTEXT: HeartbeatContext<'static> = HeartbeatContext {
-    client_id: "client",
-    client_host: "/127.0.0.1",
-    api_version: 1,
-};
 
 impl World {
     pub fn new(seed: u64, bug: PlantedBug) -> Result<World, Violation> {
@@ -76,7 +43,7 @@ impl World {
             clients: Client::all(),
             session_timeout_ms,
             topology_epochs: [1; STREAMS_GROUPS.len()],
-            in_flight: BTreeMap::new(),
+            waiting: BTreeMap::new(),
             model: Acknowledged::default(),
             watch: EpochWatch::default(),
             next_offset_value: 1,
@@ -96,15 +63,23 @@ impl World {
         );
         let rolled_back = matches!(step, Step::FailWrite | Step::Crash);
         let what = self.run(&step)?;
-        let answered = self.deliver();
+        let answered = self.deliver()?;
         self.check(rolled_back)?;
         Ok(format!("t={} {step:?}{what}{answered}", self.node.now()))
+    }
+
+    /// The shard's state, printed in an order that does not depend on hashing.
+    pub fn fingerprint(&self) -> String {
+        let state = self.node.shard().state();
+        let mut groups: Vec<_> = state.streams_groups.iter().collect();
+        groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        format!("{groups:?} {:?}", state.offsets)
     }
 
     /// Lets the writer catch up, then checks: the end of a run is a quiescent point.
     pub fn drain(&mut self) -> Result<(), Violation> {
         self.node.sync(usize::MAX);
-        self.deliver();
+        self.deliver()?;
         self.check(false)
     }
 
@@ -169,116 +144,6 @@ impl World {
         self.send_heartbeat(client, request, true)
     }
 
-    fn send_heartbeat(
-        &mut self,
-        client: usize,
-        request: kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbeatRequest,
-        leave: bool,
-    ) -> Result<String, Violation> {
-        let incarnation = self.watch.incarnation(&request.group_id);
-        let (response, ticket) = self
-            .node
-            .call(|shard, now| shard.streams_group_heartbeat(&CONTEXT, &request, now))
-            .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
-        let what = match &response {
-            Ok(r) => format!(" -> epoch {}", r.response.member_epoch),
-            Err(e) => format!(" -> {:?} {:?}", e.code, e.message),
-        };
-        self.clients[client].waiting = true;
-        let request = InFlight::Heartbeat {
-            client,
-            incarnation,
-            leave,
-            response: Box::new(response),
-        };
-        self.in_flight.insert(ticket, request);
-        Ok(format!(" {}{what}", self.clients[client].name))
-    }
-
-    fn member_commit(&mut self, client: usize) -> Result<String, Violation> {
-        let c = &self.clients[client];
-        let mut partitions = c.owned_partitions();
-        if partitions.is_empty() {
-            // A member that owns nothing commits all the same: the commit is checked against
-            // its epoch, not its tasks.
-            partitions.push((clients::TOPICS[0].0, self.rng.random_range(0..2)));
-        }
-        partitions.truncate(self.rng.random_range(1..=2));
-        let (group, member_id, epoch) = (c.group, c.member.id.clone(), c.member.epoch);
-        self.commit(Some(client), group, &member_id, epoch, partitions)
-    }
-
-    fn commit(
-        &mut self,
-        client: Option<usize>,
-        group: &str,
-        member_id: &str,
-        epoch: i32,
-        partitions: Vec<(&'static str, i32)>,
-    ) -> Result<String, Violation> {
-        let offsets: Vec<(&'static str, i32, i64)> = partitions
-            .into_iter()
-            .map(|(topic, partition)| {
-                self.next_offset_value += 1;
-                (topic, partition, self.next_offset_value)
-            })
-            .collect();
-        let to_commit: Vec<OffsetToCommit> = offsets.iter().map(offset_to_commit).collect();
-        let (response, ticket) = self
-            .node
-            .call(|shard, now| shard.commit_offsets(group, member_id, epoch, 9, &to_commit, now))
-            .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
-        let what = format!(" {group}/{member_id}@{epoch} {offsets:?} -> {response:?}");
-        if let Some(client) = client {
-            self.clients[client].waiting = true;
-        }
-        let request = InFlight::Commit {
-            client,
-            group: group.to_owned(),
-            offsets,
-            response,
-        };
-        self.in_flight.insert(ticket, request);
-        Ok(what)
-    }
-
-    fn delete_groups(&mut self, groups: Vec<String>) -> Result<String, Violation> {
-        let (response, ticket) = self
-            .node
-            .call(|shard, _| shard.delete_groups(&groups))
-            .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
-        let codes: Vec<_> = response
-            .iter()
-            .map(|r| r.as_ref().err().map(|e| e.code))
-            .collect();
-        self.in_flight
-            .insert(ticket, InFlight::DeleteGroups { groups, response });
-        Ok(format!(" -> {codes:?}"))
-    }
-
-    fn delete_offsets(
-        &mut self,
-        partitions: Vec<(&'static str, i32)>,
-    ) -> Result<String, Violation> {
-        let topics: Vec<(String, Vec<i32>)> = partitions
-            .iter()
-            .map(|(topic, partition)| ((*topic).to_owned(), vec![*partition]))
-            .collect();
-        let (response, ticket) = self
-            .node
-            .call(|shard, _| shard.delete_offsets(SIMPLE_GROUP, &topics))
-            .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
-        let what = format!(" -> {:?}", response.as_ref().map_err(|e| e.code));
-        self.in_flight.insert(
-            ticket,
-            InFlight::DeleteOffsets {
-                partitions,
-                response,
-            },
-        );
-        Ok(what)
-    }
-
     fn advance(&mut self, ms: i64) -> Result<String, Violation> {
         let tick = self.node.advance(ms);
         if let Some(reason) = tick.diverged {
@@ -301,20 +166,21 @@ impl World {
         Ok(format!(" -> {:?} {:?}", tick.events, tick.failures))
     }
 
-    /// Hands every answered request to its client and the model; returns them, for the trace.
-    fn deliver(&mut self) -> String {
+    /// Hands every answered request to its client (and, acknowledged, to the model); returns
+    /// them, for the trace.
+    fn deliver(&mut self) -> Result<String, Violation> {
         let answered = self.node.take_answered();
         let mut trace = String::new();
-        for ticket in &answered.acknowledged {
-            if let Some(request) = self.in_flight.remove(ticket) {
+        for &ticket in &answered.acknowledged {
+            if let Some(waiting) = self.waiting.remove(&ticket) {
                 self.stats.acknowledged += 1;
-                self.acknowledge(request);
+                self.acknowledge(ticket, waiting)?;
             }
         }
         for ticket in &answered.refused {
-            if let Some(request) = self.in_flight.remove(ticket) {
+            if let Some(waiting) = self.waiting.remove(ticket) {
                 self.stats.refused += 1;
-                self.refuse(request);
+                self.refuse(waiting);
             }
         }
         if !answered.acknowledged.is_empty() {
@@ -323,82 +189,7 @@ impl World {
         if !answered.refused.is_empty() {
             trace += &format!(" | refused {:?}", answered.refused);
         }
-        trace
-    }
-
-    fn acknowledge(&mut self, request: InFlight) {
-        match request {
-            InFlight::Heartbeat {
-                client,
-                incarnation,
-                leave,
-                response,
-            } => {
-                let c = &mut self.clients[client];
-                c.waiting = false;
-                match *response {
-                    Ok(_) if leave => {}
-                    Ok(result) => {
-                        c.member.adopt(&result.response);
-                        let epoch = result.response.member_epoch;
-                        if epoch > 0 {
-                            self.model.member_epoch(c.group, incarnation, epoch);
-                        }
-                    }
-                    // Fenced, unknown, or refused its instance id: it joins again.
-                    Err(_) => c.forget(),
-                }
-            }
-            InFlight::Commit {
-                client,
-                group,
-                offsets,
-                response,
-            } => {
-                self.idle(client);
-                let Ok(codes) = response else { return };
-                for ((topic, partition, offset), code) in offsets.iter().zip(codes) {
-                    if code == ErrorCode::NONE {
-                        self.stats.commits += 1;
-                        self.model.committed(&group, topic, *partition, *offset);
-                    }
-                }
-            }
-            InFlight::DeleteGroups { groups, response } => {
-                for (group, deleted) in groups.iter().zip(response) {
-                    if deleted.is_ok() {
-                        self.stats.groups_deleted += 1;
-                        self.model.group_deleted(group);
-                    }
-                }
-            }
-            InFlight::DeleteOffsets {
-                partitions,
-                response,
-            } => {
-                let Ok(codes) = response else { return };
-                for ((topic, partition), code) in partitions.iter().zip(codes) {
-                    if code.first() == Some(&ErrorCode::NONE) {
-                        self.model.offset_deleted(SIMPLE_GROUP, topic, *partition);
-                    }
-                }
-            }
-        }
-    }
-
-    /// A refused request changes nothing the client knows: it will try again.
-    fn refuse(&mut self, request: InFlight) {
-        match request {
-            InFlight::Heartbeat { client, .. } => self.idle(Some(client)),
-            InFlight::Commit { client, .. } => self.idle(client),
-            InFlight::DeleteGroups { .. } | InFlight::DeleteOffsets { .. } => {}
-        }
-    }
-
-    fn idle(&mut self, client: Option<usize>) {
-        if let Some(client) = client {
-            self.clients[client].waiting = false;
-        }
+        Ok(trace)
     }
 
     /// Every invariant, after a step.
@@ -431,17 +222,6 @@ fn group_index(group: &str) -> usize {
         .iter()
         .position(|g| *g == group)
         .expect("a streams group of the simulation")
-}
-
-fn offset_to_commit(&(topic, partition, offset): &(&'static str, i32, i64)) -> OffsetToCommit {
-    OffsetToCommit {
-        topic: topic.into(),
-        topic_id: uuid::Uuid::nil(),
-        partition,
-        offset,
-        leader_epoch: -1,
-        metadata: None,
-    }
 }
 
 /// The settings of a run: small timeouts, so that sessions, rebalance timeouts and initial
