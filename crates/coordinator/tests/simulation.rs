@@ -135,6 +135,34 @@ fn seeded_runs_keep_every_invariant() {
         }
     }
     eprintln!("{total}");
+    if !verbose {
+        assert_everything_happened(&total);
+    }
+}
+
+/// The runs must keep exercising what the checks are about: a change of weights or settings
+/// that made one of these rare events vanish would leave its checks idle.
+fn assert_everything_happened(total: &Stats) {
+    let happened = [
+        ("crashes", total.crashes),
+        ("failed writes", total.failed_writes),
+        ("file rewrites", total.rewrites),
+        ("refused requests", total.refused),
+        ("acknowledged commits", total.commits),
+        ("acknowledged group deletions", total.groups_deleted),
+        ("expired sessions", total.sessions_expired),
+        ("rebalance timeouts", total.rebalances_timed_out),
+        (
+            "assignments after an initial delay",
+            total.delayed_assignments,
+        ),
+        ("groups deleted by the expiry pass", total.groups_expired),
+        ("steady-state heartbeats", total.steady_heartbeats),
+        ("compactions of the shard's log", total.log_compactions),
+    ];
+    for (what, count) in happened {
+        assert!(count > 0, "no {what} in the simulation: {total}");
+    }
 }
 
 /// A seed is the whole of a run: the same seed gives the same steps, answers and state (a

@@ -10,6 +10,12 @@ use std::convert::Infallible;
 use kcoord_metadata::{LogRecord, MetadataLog};
 use kcoord_runtime::Log;
 
+/// The shard's log compacts itself once this many keyed records were appended since its last
+/// compaction (the daemon's logs wait for 1024): a shard is read back from the file with this
+/// floor, so that runs of a few hundred steps compact the live log many times, and every
+/// check of replay against the live state covers compacted logs.
+const COMPACTION_FLOOR: usize = 64;
+
 /// A bug planted on purpose, to show that the checks catch what it breaks (`PlantedBug::None`
 /// is the daemon as it is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,7 +126,7 @@ impl SimDisk {
 
     /// The file read back, as a restarted shard or the writer after a failed write reads it.
     pub fn read_back(&self) -> MetadataLog {
-        let mut log = MetadataLog::new();
+        let mut log = MetadataLog::with_compaction_floor(COMPACTION_FLOOR);
         for r in &self.durable {
             log.push_at(
                 r.offset,

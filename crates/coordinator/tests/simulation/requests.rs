@@ -74,6 +74,7 @@ impl World {
         leave: bool,
     ) -> Result<String, Violation> {
         let incarnation = self.watch.incarnation(&request.group_id);
+        let steady_before = self.node.shard().steady_hits();
         let mut what = String::new();
         self.send(
             |shard, now| shard.streams_group_heartbeat(&CONTEXT, &request, now),
@@ -91,6 +92,7 @@ impl World {
             },
         )?;
         self.clients[client].waiting = true;
+        self.stats.steady_heartbeats += self.node.shard().steady_hits() - steady_before;
         Ok(format!(" {}{what}", self.clients[client].name))
     }
 

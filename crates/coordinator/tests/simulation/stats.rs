@@ -19,9 +19,15 @@ pub struct Stats {
     pub rebalances_timed_out: u64,
     pub delayed_assignments: u64,
     pub groups_expired: u64,
+    /// Heartbeats the steady-state path answered.
+    pub steady_heartbeats: u64,
+    /// Steps after which the shard's own log was shorter than before without a rollback: it
+    /// compacted itself.
+    pub log_compactions: u64,
     pub max_group_epoch: i32,
     /// The most records the shard's own log held (it compacts itself past about a thousand).
     pub max_log_records: usize,
+    log_records: usize,
 }
 
 impl Stats {
@@ -37,10 +43,15 @@ impl Stats {
         }
     }
 
-    pub fn observe(&mut self, shard: &CoordinatorShard) {
+    pub fn observe(&mut self, shard: &CoordinatorShard, rolled_back: bool) {
         let epochs = shard.state().streams_groups.iter().map(|g| g.group_epoch);
         self.max_group_epoch = epochs.fold(self.max_group_epoch, i32::max);
-        self.max_log_records = self.max_log_records.max(shard.store().log().len());
+        let records = shard.store().log().len();
+        if records < self.log_records && !rolled_back {
+            self.log_compactions += 1;
+        }
+        self.log_records = records;
+        self.max_log_records = self.max_log_records.max(records);
     }
 
     pub fn add(&mut self, run: &Stats) {
@@ -57,6 +68,8 @@ impl Stats {
         self.rebalances_timed_out += run.rebalances_timed_out;
         self.delayed_assignments += run.delayed_assignments;
         self.groups_expired += run.groups_expired;
+        self.steady_heartbeats += run.steady_heartbeats;
+        self.log_compactions += run.log_compactions;
         self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
         self.max_log_records = self.max_log_records.max(run.max_log_records);
     }

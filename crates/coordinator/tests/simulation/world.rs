@@ -65,7 +65,11 @@ impl World {
         let what = self.run(&step)?;
         let answered = self.deliver()?;
         self.check(rolled_back)?;
-        Ok(format!("t={} {step:?}{what}{answered}", self.node.now()))
+        Ok(format!(
+            "t={} log={} {step:?}{what}{answered}",
+            self.node.now(),
+            self.node.shard().store().log().len()
+        ))
     }
 
     /// The shard's state, printed in an order that does not depend on hashing.
@@ -208,7 +212,7 @@ impl World {
             self.watch.observe(state, false)?;
             self.model.check_member_epochs(state, &self.watch)?;
         }
-        self.stats.observe(shard);
+        self.stats.observe(shard, rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
             checks::replays_to_live(&self.node.durable_log(), shard, "the file")?;
