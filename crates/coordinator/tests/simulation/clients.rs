@@ -19,22 +19,26 @@ pub const STREAMS_GROUPS: [&str; 2] = ["g0", "g1"];
 pub const SIMPLE_GROUP: &str = "simple";
 /// Members per streams group; the last of each group is static.
 pub const MEMBERS_PER_GROUP: usize = 3;
-/// The topics of the catalog and their partition counts; sub-topology `i` reads topic `i`.
+/// The topics of the catalog and their partition counts at the start; sub-topology `i` reads
+/// topic `i`.
 pub const TOPICS: [(&str, i32); 2] = [("input", 4), ("events", 3)];
+/// The most partitions a topic grows to.
+pub const MAX_PARTITIONS: i32 = 6;
 /// The rebalance timeout members join with: short, so that members slow to revoke are fenced.
 pub const REBALANCE_TIMEOUT_MS: i32 = 2_000;
 
-/// The topic catalog the controller publishes at the start.
-pub fn catalog() -> Arc<TopicsImage> {
+/// The topic catalog the controller publishes: the topics of [`TOPICS`] with `partitions`
+/// partitions each (their ids never change: no topic is deleted).
+pub fn catalog(partitions: [i32; TOPICS.len()]) -> Arc<TopicsImage> {
     let mut store = Store::new();
-    for (i, (name, partitions)) in TOPICS.iter().enumerate() {
+    for (i, ((name, _), count)) in TOPICS.iter().zip(partitions).enumerate() {
         let id = uuid::Uuid::from_u128(i as u128 + 1);
         let mut records = vec![Record::Topic(TopicRecord {
             name: (*name).into(),
             topic_id: id,
             ..Default::default()
         })];
-        records.extend((0..*partitions).map(|p| {
+        records.extend((0..count).map(|p| {
             Record::Partition(PartitionRecord {
                 partition_id: p,
                 topic_id: id,
@@ -135,15 +139,22 @@ impl Client {
     }
 
     /// A leave: epoch -1, or -2 for a static member, which keeps its assignment for the member
-    /// that takes its instance id over. The client then starts afresh under a new member id
-    /// (with `upgrade`, with the next topology: a KIP-1331 push, seen from the core).
-    pub fn leave(&mut self, upgrade_to: Option<i32>) -> StreamsGroupHeartbeatRequest {
+    /// that takes its instance id over. The client then starts afresh, under a new member id
+    /// (a static member may come back under its old one), with `upgrade_to`'s topology if
+    /// given (a KIP-1331 push, seen from the core).
+    pub fn leave(
+        &mut self,
+        upgrade_to: Option<i32>,
+        same_id: bool,
+    ) -> StreamsGroupHeartbeatRequest {
         let mut request = self.member.request();
         request.group_id = self.group.into();
         request.member_epoch = if self.is_static() { -2 } else { -1 };
         request.topology = None;
-        self.restarts += 1;
-        self.member.id = self.member_id();
+        if !(same_id && self.is_static()) {
+            self.restarts += 1;
+            self.member.id = self.member_id();
+        }
         self.forget();
         if let Some(epoch) = upgrade_to {
             self.member.topology = topology(epoch);

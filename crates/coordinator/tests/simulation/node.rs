@@ -155,6 +155,17 @@ impl Node {
         Ok(())
     }
 
+    /// The controller publishes a new catalog: one job, as `Coordinators::topics_changed` runs
+    /// it; a restarted shard gets it too.
+    pub fn publish_topics(&mut self, topics: Arc<TopicsImage>) -> Result<(), String> {
+        self.topics = topics;
+        let topics = Arc::clone(&self.topics);
+        self.runtime
+            .run(|shard| shard.topics_changed(topics))
+            .map_err(|refused| format!("the catalog was refused: {}", refused.error))?;
+        Ok(())
+    }
+
     /// Every request answered since the last call.
     pub fn take_answered(&mut self) -> Answered {
         std::mem::take(&mut self.answered)

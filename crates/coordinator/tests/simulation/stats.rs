@@ -77,6 +77,29 @@ impl Stats {
 
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "simulation: {self:?}")
+        write!(
+            f,
+            "simulation: {} seeds, {} steps; requests acknowledged {}, refused {}; commits {}, \
+             group deletions {}; crashes {}, failed writes {}, file rewrites {}; sessions expired \
+             {}, rebalance timeouts {}, delayed assignments {}, groups expired {}; steady \
+             heartbeats {}; log compactions {}; highest group epoch {}, longest log {} records",
+            self.seeds,
+            self.steps,
+            self.acknowledged,
+            self.refused,
+            self.commits,
+            self.groups_deleted,
+            self.crashes,
+            self.failed_writes,
+            self.rewrites,
+            self.sessions_expired,
+            self.rebalances_timed_out,
+            self.delayed_assignments,
+            self.groups_expired,
+            self.steady_heartbeats,
+            self.log_compactions,
+            self.max_group_epoch,
+            self.max_log_records,
+        )
     }
 }

@@ -27,6 +27,8 @@ pub enum Step {
     DeleteOffsets {
         partitions: Vec<(&'static str, i32)>,
     },
+    /// The controller adds a partition to a topic (up to a bound) and publishes the catalog.
+    GrowTopic { topic: usize },
     /// The clock moves on; the timers due run.
     Advance { ms: i64 },
     /// The clock moves to the shard's next deadline; the timers due run.
@@ -42,7 +44,7 @@ pub enum Step {
 }
 
 /// How often each kind of step is drawn, out of the sum.
-const WEIGHTS: [(Kind, u32); 13] = [
+const WEIGHTS: [(Kind, u32); 14] = [
     (Kind::Heartbeat, 22),
     (Kind::SteadyHeartbeat, 10),
     (Kind::Leave, 3),
@@ -51,6 +53,7 @@ const WEIGHTS: [(Kind, u32); 13] = [
     (Kind::SimpleCommit, 5),
     (Kind::DeleteGroups, 2),
     (Kind::DeleteOffsets, 2),
+    (Kind::GrowTopic, 1),
     (Kind::Advance, 10),
     (Kind::AdvanceToDeadline, 3),
     (Kind::Sync, 20),
@@ -72,6 +75,7 @@ enum Kind {
     SimpleCommit,
     DeleteGroups,
     DeleteOffsets,
+    GrowTopic,
     Advance,
     AdvanceToDeadline,
     Sync,
@@ -143,6 +147,9 @@ fn step_of(
         },
         (Kind::DeleteOffsets, _, _) => Step::DeleteOffsets {
             partitions: partitions(rng),
+        },
+        (Kind::GrowTopic, _, _) => Step::GrowTopic {
+            topic: rng.random_range(0..TOPICS.len()),
         },
         (Kind::Advance, _, _) => Step::Advance {
             ms: clock_move(rng, session_timeout_ms),

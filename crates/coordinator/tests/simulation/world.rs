@@ -20,6 +20,8 @@ pub struct World {
     pub(super) node: Node,
     pub(super) clients: Vec<Client>,
     session_timeout_ms: i64,
+    /// The partition count of each topic of the catalog.
+    partitions: [i32; clients::TOPICS.len()],
     /// The newest topology epoch of each streams group's clients.
     topology_epochs: [i32; STREAMS_GROUPS.len()],
     pub(super) waiting: BTreeMap<Ticket, Waiting>,
@@ -35,13 +37,15 @@ impl World {
         let mut rng = StdRng::seed_from_u64(seed);
         let config = config(&mut rng);
         let session_timeout_ms = i64::from(config.session_timeout_ms);
-        let node = Node::start(config, seed, clients::catalog(), bug, 1_000_000)
+        let partitions = clients::TOPICS.map(|(_, count)| count);
+        let node = Node::start(config, seed, clients::catalog(partitions), bug, 1_000_000)
             .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
         Ok(World {
             rng,
             node,
             clients: Client::all(),
             session_timeout_ms,
+            partitions,
             topology_epochs: [1; STREAMS_GROUPS.len()],
             waiting: BTreeMap::new(),
             model: Acknowledged::default(),
@@ -108,6 +112,13 @@ impl World {
                 let deadline = self.node.next_deadline().unwrap_or(now);
                 self.advance((deadline - now).max(0))
             }
+            Step::GrowTopic { topic } => {
+                let count = &mut self.partitions[*topic];
+                *count = (*count + 1).min(clients::MAX_PARTITIONS);
+                let catalog = clients::catalog(self.partitions);
+                self.node.publish_topics(catalog).map_err(bug)?;
+                Ok(format!(" -> {:?}", self.partitions))
+            }
             Step::Sync { batches } => {
                 self.node.sync(*batches);
                 Ok(String::new())
@@ -144,7 +155,8 @@ impl World {
             }
             self.topology_epochs[group]
         });
-        let request = self.clients[client].leave(upgrade_to);
+        let same_id = self.rng.random_bool(0.5);
+        let request = self.clients[client].leave(upgrade_to, same_id);
         self.send_heartbeat(client, request, true)
     }
 
