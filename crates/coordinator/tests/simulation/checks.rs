@@ -112,13 +112,32 @@ fn first_difference(replayed: &State, live: &State) -> String {
         );
     }
     for live_group in live_groups {
-        let replayed_group = replayed.streams_groups.get(&live_group.group_id);
-        if replayed_group != Some(live_group) {
-            return format!(
-                "group {}: replayed {replayed_group:#?}, live {live_group:#?}",
-                live_group.group_id
-            );
+        match replayed.streams_groups.get(&live_group.group_id) {
+            Some(replayed_group) if replayed_group == live_group => {}
+            Some(replayed_group) => return group_difference(replayed_group, live_group),
+            None => return format!("group {} is not in the replayed state", live_group.group_id),
         }
     }
     "elsewhere (group count, topics)".to_owned()
+}
+
+/// Where two versions of a group differ: its epochs, or the first member that differs.
+fn group_difference(replayed: &StreamsGroup, live: &StreamsGroup) -> String {
+    let id = &live.group_id;
+    let epochs = |g: &StreamsGroup| (g.group_epoch, g.target_assignment_epoch);
+    if epochs(replayed) != epochs(live) {
+        return format!(
+            "group {id}: (group epoch, target epoch) replayed {:?}, live {:?}",
+            epochs(replayed),
+            epochs(live)
+        );
+    }
+    let member_ids = replayed.members.keys().chain(live.members.keys());
+    for member_id in member_ids {
+        let (r, l) = (replayed.members.get(member_id), live.members.get(member_id));
+        if r != l {
+            return format!("group {id}, member {member_id}: replayed {r:?}, live {l:?}");
+        }
+    }
+    format!("group {id}: replayed {replayed:?}, live {live:?}")
 }

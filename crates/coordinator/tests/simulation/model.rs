@@ -64,6 +64,9 @@ pub struct Acknowledged {
     ever_committed: BTreeSet<i64>,
     /// group -> (incarnation, highest member epoch acknowledged to one of its members).
     member_epochs: BTreeMap<String, (u64, i32)>,
+    /// (group, member id) of every dynamic member whose leave was acknowledged: its id is
+    /// never used again, so it must never be back in its group.
+    left: BTreeSet<(String, String)>,
 }
 
 impl Acknowledged {
@@ -95,6 +98,27 @@ impl Acknowledged {
         } else if incarnation == entry.0 {
             entry.1 = entry.1.max(epoch);
         }
+    }
+
+    /// A dynamic member's leave was acknowledged.
+    pub fn member_left(&mut self, group: &str, member_id: &str) {
+        self.left.insert((group.into(), member_id.into()));
+    }
+
+    /// No member whose leave was acknowledged is back.
+    pub fn check_left(&self, state: &State) -> Result<(), Violation> {
+        for (group_id, member_id) in &self.left {
+            let group = state.streams_groups.get(group_id);
+            if group.is_some_and(|g| g.members.contains_key(member_id.as_str())) {
+                return Err(Violation::new(
+                    Kind::LostAcknowledged,
+                    format!(
+                        "member {member_id} of {group_id} is back after its acknowledged leave"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The shard's committed offsets must be exactly the acknowledged ones.
@@ -132,7 +156,7 @@ impl Acknowledged {
                 Kind::UnacknowledgedKept
             };
             let detail = format!(
-                "{which}: {key:?} holds {held}, but its acknowledged deletion (or no commit) says none"
+                "{which}: {key:?} holds {held}; the acknowledged commits and deletions leave it empty"
             );
             return Err(Violation::new(kind, detail));
         }

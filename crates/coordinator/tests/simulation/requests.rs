@@ -206,7 +206,11 @@ impl World {
                 let c = &mut self.clients[client];
                 c.waiting = false;
                 match *response {
-                    Ok(_) if leave => {}
+                    Ok(left) if leave => {
+                        if left.response.member_epoch == -1 {
+                            self.model.member_left(c.group, &left.response.member_id);
+                        }
+                    }
                     Ok(result) => {
                         c.member.adopt(&result.response);
                         let epoch = result.response.member_epoch;

@@ -224,6 +224,7 @@ impl World {
             self.watch.observe(state, false)?;
             self.model.check_member_epochs(state, &self.watch)?;
         }
+        self.model.check_left(state)?;
         self.stats.observe(shard, rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
