@@ -53,7 +53,7 @@ mod simulation {
     mod stats;
 }
 
-use simulation::disk::PlantedBug;
+use simulation::disk::{PlantedBug, TornWrites};
 use simulation::model::{Kind, Violation};
 use simulation::world::World;
 use simulation::Stats;
@@ -66,6 +66,7 @@ const CI_STEPS: usize = 400;
 struct Options {
     steps: usize,
     bug: PlantedBug,
+    torn: TornWrites,
     /// Print every step as it runs.
     verbose: bool,
 }
@@ -75,16 +76,22 @@ struct Options {
 struct Failure {
     seed: u64,
     step: usize,
-    steps: usize,
+    options: Options,
     violation: Violation,
 }
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let torn = match self.options.torn {
+            TornWrites::AtBatches => "",
+            TornWrites::AtRecords => "KCOORD_SIM_TORN=records ",
+        };
         write!(
             f,
-            "the simulation broke an invariant: seed {}, step {}: {}\nreproduce (printing every step) with:\n  KCOORD_SIM_SEED={} KCOORD_SIM_STEPS={} cargo test -p kcoord-coordinator --test simulation",
-            self.seed, self.step, self.violation, self.seed, self.steps
+            "the simulation broke an invariant: seed {}, step {}: {}\n\
+             reproduce (printing every step) with:\n  \
+             {torn}KCOORD_SIM_SEED={} KCOORD_SIM_STEPS={} cargo test -p kcoord-coordinator --test simulation",
+            self.seed, self.step, self.violation, self.seed, self.options.steps
         )
     }
 }
@@ -94,10 +101,10 @@ fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
     let failure = |step, violation| Failure {
         seed,
         step,
-        steps: options.steps,
+        options,
         violation,
     };
-    let mut world = World::new(seed, options.bug).map_err(|v| failure(0, v))?;
+    let mut world = World::new(seed, options.bug, options.torn).map_err(|v| failure(0, v))?;
     for step in 1..=options.steps {
         let done = world.step().map_err(|v| failure(step, v))?;
         if options.verbose {
@@ -126,9 +133,14 @@ fn seeded_runs_keep_every_invariant() {
         Some(seed) => (seed..seed + 1, true),
         None => (0..env("KCOORD_SIM_SEEDS").unwrap_or(CI_SEEDS), false),
     };
+    let torn = match std::env::var("KCOORD_SIM_TORN").as_deref() {
+        Ok("records") => TornWrites::AtRecords,
+        _ => TornWrites::AtBatches,
+    };
     let options = Options {
         steps,
         bug: PlantedBug::None,
+        torn,
         verbose,
     };
     // A long run says how far it got.
@@ -179,7 +191,8 @@ fn assert_everything_happened(total: &Stats) {
 #[test]
 fn a_seed_replays_exactly() {
     let trace = |seed| {
-        let mut world = World::new(seed, PlantedBug::None).expect("the node starts");
+        let mut world =
+            World::new(seed, PlantedBug::None, TornWrites::AtBatches).expect("the node starts");
         let steps: Vec<String> = (0..CI_STEPS)
             .map(|_| world.step().expect("seed 5 keeps every invariant"))
             .collect();
@@ -193,6 +206,7 @@ fn first_failure(bug: PlantedBug, seeds: std::ops::Range<u64>) -> Failure {
     let options = Options {
         steps: CI_STEPS,
         bug,
+        torn: TornWrites::AtBatches,
         verbose: false,
     };
     let failure = seeds
@@ -245,4 +259,32 @@ fn a_writer_that_keeps_memory_ahead_of_the_file_is_caught() {
 fn answering_a_read_before_what_it_read_is_durable_is_caught() {
     let failure = first_failure(PlantedBug::AnswersReadsAtOnce, 0..4);
     assert_eq!(failure.violation.kind, Kind::AnswerDisagrees, "{failure}");
+}
+
+/// FOUND BY THE SIMULATION, NOT FIXED: a crash that tears the writer's write can leave part of a
+/// batch in the file, because `kcoord_metadata::file_log` frames each record as an entry of its
+/// own and cuts a torn tail after the last whole record, not the last whole batch. A restarted
+/// shard then replays part of a batch. Seed 52 crashes (step 202) while the queue holds, among
+/// others, the DeleteGroups batch of the empty group `g0`; the file gets that batch up to its
+/// target-assignment-metadata tombstone (record 20) but not the group tombstone (17) that must
+/// follow it. The shard comes back with `g0` at group epoch 10 and target assignment epoch -1;
+/// members joining it are answered member epoch -1 (steps 203-209); and because compaction
+/// drops a tombstone that is the latest of its key, the file rewritten compacted (step 211)
+/// replays to target epoch 1, not the live -1: the next restart would load a different group.
+/// Batches are all-or-nothing only at their end (see `kcoord_metadata::log`'s "Why replaying a
+/// compacted log gives the live state"), so a file must never hold part of one. Ignored until
+/// the file log cuts torn tails at batch boundaries (a batch framing or an end-of-batch mark);
+/// then this passes, and `TornWrites::AtRecords` can become the CI run's setting.
+#[test]
+#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
+fn a_crash_that_tears_a_batch_leaves_the_file_replaying_to_the_live_state() {
+    let options = Options {
+        steps: 211,
+        bug: PlantedBug::None,
+        torn: TornWrites::AtRecords,
+        verbose: false,
+    };
+    if let Err(failure) = run(52, options) {
+        panic!("{failure}");
+    }
 }

@@ -35,6 +35,18 @@ pub enum PlantedBug {
     KeepsMemoryAfterFailedWrite,
 }
 
+/// Where a write that a crash interrupts is cut when the file is read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TornWrites {
+    /// At a batch boundary: whatever reached the file is whole batches, as a file whose
+    /// entries were batches (Kafka's record batches) would be read back.
+    #[default]
+    AtBatches,
+    /// At a record boundary, as the daemon's `file_log` reads a torn tail back today (each
+    /// record is an entry with its own checksum): the last batch may be cut short.
+    AtRecords,
+}
+
 /// The file and the writer's queue of one shard. The runtime's receipt for a batch is the
 /// offset that must be durable before the request that wrote it (or read what was queued
 /// before it) is answered, as `ShardLog::submit` makes a request wait.
@@ -47,6 +59,7 @@ pub struct SimDisk {
     /// Batches queued for the writer, oldest first.
     queued: VecDeque<Vec<LogRecord>>,
     bug: PlantedBug,
+    torn: TornWrites,
 }
 
 impl Log for SimDisk {
@@ -67,12 +80,13 @@ impl Log for SimDisk {
 
 impl SimDisk {
     /// An empty file.
-    pub fn new(bug: PlantedBug) -> SimDisk {
+    pub fn new(bug: PlantedBug, torn: TornWrites) -> SimDisk {
         SimDisk {
             durable: Vec::new(),
             durable_next: 0,
             queued: VecDeque::new(),
             bug,
+            torn,
         }
     }
 
@@ -109,6 +123,31 @@ impl SimDisk {
             self.durable.extend(batch);
             self.durable_next = next;
         }
+    }
+
+    pub fn queued_records(&self) -> usize {
+        self.queued.iter().map(Vec::len).sum()
+    }
+
+    /// The process dies while the writer writes the queue: its first `records` records reach
+    /// the file, and reading it back cuts the torn tail where [`TornWrites`] says (with
+    /// `AtBatches`, back to the last whole batch); the rest never reach it.
+    pub fn write_torn(&mut self, records: usize) {
+        let mut left = records;
+        let mut written: Vec<LogRecord> = Vec::new();
+        for batch in self.queued.drain(..) {
+            let whole = batch.len() <= left;
+            if !whole && (self.torn == TornWrites::AtBatches || left == 0) {
+                break;
+            }
+            let taken = batch.len().min(left);
+            written.extend(batch.into_iter().take(taken));
+            left -= taken;
+        }
+        if let Some(last) = written.last() {
+            self.durable_next = self.durable_next.max(last.offset + 1);
+        }
+        self.durable.extend(written);
     }
 
     /// The disk refused a write, or the process died: what was queued never reaches the file.

@@ -202,6 +202,40 @@ impl Acknowledged {
     }
 }
 
+/// The changes of requests a crash refused after their records may have reached the file:
+/// their clients do not know whether they were made.
+#[derive(Debug, Default)]
+pub struct MaybeMade {
+    pub commits: BTreeSet<(OffsetKey, i64)>,
+    pub deleted: BTreeSet<OffsetKey>,
+    pub groups_deleted: BTreeSet<String>,
+}
+
+impl Acknowledged {
+    /// After a crash, takes the changes of `maybe` that the restarted shard has (each
+    /// partition on its own: a batch may have reached the file in part). Any other difference
+    /// is left for [`Acknowledged::check_offsets`] to report.
+    pub fn absorb(&mut self, state: &State, maybe: &MaybeMade) {
+        let live = live_offsets(state);
+        let keys: BTreeSet<OffsetKey> = live.keys().chain(self.offsets.keys()).cloned().collect();
+        for key in keys {
+            match (self.offsets.get(&key), live.get(&key)) {
+                (acked, held) if acked == held => {}
+                (_, Some(&held)) if maybe.commits.contains(&(key.clone(), held)) => {
+                    self.offsets.insert(key, held);
+                    self.ever_committed.insert(held);
+                }
+                (Some(_), None)
+                    if maybe.deleted.contains(&key) || maybe.groups_deleted.contains(&key.0) =>
+                {
+                    self.offsets.remove(&key);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// (group, topic, partition) -> offset, of the shard's state.
 pub fn live_offsets(state: &State) -> BTreeMap<OffsetKey, i64> {
     state

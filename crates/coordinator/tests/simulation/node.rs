@@ -42,10 +42,10 @@ impl Node {
         config: StreamsGroupConfig,
         seed: u64,
         topics: Arc<TopicsImage>,
-        bug: PlantedBug,
+        disk: SimDisk,
         now: i64,
     ) -> Result<Node, String> {
-        let runtime = boot(&config, seed, &topics, SimDisk::new(bug), now)?;
+        let runtime = boot(&config, seed, &topics, disk, now)?;
         Ok(Node {
             runtime,
             config,
@@ -145,11 +145,16 @@ impl Node {
         self.settle();
     }
 
-    /// The process dies (the queue and memory are lost, every waiting request's connection
-    /// breaks) and starts again from the file.
-    pub fn crash_and_restart(&mut self) -> Result<(), String> {
+    pub fn queued_records(&self) -> usize {
+        self.runtime.log().queued_records()
+    }
+
+    /// The process dies (memory is lost, every waiting request's connection breaks) and starts
+    /// again from the file; the first `written` queued records reached the file as it died
+    /// (none: they were all still in the writer's queue).
+    pub fn crash_and_restart(&mut self, written: usize) -> Result<(), String> {
         let mut disk = self.runtime.log().clone();
-        disk.drop_queued();
+        disk.write_torn(written);
         self.runtime = boot(&self.config, self.seed, &self.topics, disk, self.now)?;
         self.refuse_all();
         Ok(())

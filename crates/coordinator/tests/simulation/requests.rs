@@ -9,7 +9,7 @@ use kcoord_wire::ErrorCode;
 use rand::Rng;
 
 use super::clients::{self, SIMPLE_GROUP};
-use super::model::{live_offsets, Kind, OffsetKey, Violation};
+use super::model::{live_offsets, Kind, MaybeMade, OffsetKey, Violation};
 use super::node::Ticket;
 use super::world::World;
 
@@ -258,6 +258,45 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// What the requests still waiting would change if their records are in the file.
+    pub(super) fn maybe_made(&self) -> MaybeMade {
+        let mut maybe = MaybeMade::default();
+        for waiting in self.waiting.values() {
+            match &waiting.request {
+                InFlight::Commit {
+                    group,
+                    offsets,
+                    response: Ok(codes),
+                    ..
+                } => {
+                    for ((topic, partition, offset), code) in offsets.iter().zip(codes) {
+                        if *code == ErrorCode::NONE {
+                            let key = (group.clone(), (*topic).to_owned(), *partition);
+                            maybe.commits.insert((key, *offset));
+                        }
+                    }
+                }
+                InFlight::DeleteGroups { groups, response } => {
+                    let deleted = groups.iter().zip(response).filter(|(_, r)| r.is_ok());
+                    maybe.groups_deleted.extend(deleted.map(|(g, _)| g.clone()));
+                }
+                InFlight::DeleteOffsets {
+                    partitions,
+                    response: Ok(codes),
+                } => {
+                    for ((topic, partition), code) in partitions.iter().zip(codes) {
+                        if code.first() == Some(&ErrorCode::NONE) {
+                            let key = (SIMPLE_GROUP.to_owned(), (*topic).to_owned(), *partition);
+                            maybe.deleted.insert(key);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        maybe
     }
 
     /// A refused request changes nothing the client knows: it will try again.

@@ -39,8 +39,9 @@ pub enum Step {
     FailWrite,
     /// The writer rewrites the file as the shard's compacted log.
     RewriteCompacted,
-    /// The process dies and restarts from the file.
-    Crash,
+    /// The process dies and restarts from the file. `written` of the queued records had
+    /// reached the file (a write the crash interrupted, which may end inside a batch).
+    Crash { written: usize },
 }
 
 /// How often each kind of step is drawn, out of the sum.
@@ -83,11 +84,25 @@ enum Kind {
     RewriteCompacted,
 }
 
-/// Draws the next step. `session_timeout_ms` bounds the long clock moves (a little past one
-/// session, so that silent members are fenced); `queued` is how many batches the disk holds.
-pub fn draw(rng: &mut StdRng, clients: &[Client], session_timeout_ms: i64, queued: usize) -> Step {
+/// What the next step's draw depends on besides the generator and the clients.
+#[derive(Debug, Clone, Copy)]
+pub struct Situation {
+    /// Long clock moves go a little past one session, so that silent members are fenced.
+    pub session_timeout_ms: i64,
+    pub queued_batches: usize,
+    pub queued_records: usize,
+}
+
+/// Draws the next step.
+pub fn draw(rng: &mut StdRng, clients: &[Client], situation: Situation) -> Step {
     if rng.random_ratio(1, CRASH_ONE_IN) {
-        return Step::Crash;
+        // Half the crashes interrupt the writer's write of the queue.
+        let written = if rng.random_bool(0.5) {
+            rng.random_range(0..=situation.queued_records)
+        } else {
+            0
+        };
+        return Step::Crash { written };
     }
     let total: u32 = WEIGHTS.iter().map(|(_, w)| w).sum();
     // Drawn again when the kind drawn has nothing to act on (no idle client, nothing queued);
@@ -102,19 +117,14 @@ pub fn draw(rng: &mut StdRng, clients: &[Client], session_timeout_ms: i64, queue
                 found
             })
             .map_or(Kind::Advance, |(k, _)| *k);
-        if let Some(step) = step_of(kind, rng, clients, session_timeout_ms, queued) {
+        if let Some(step) = step_of(kind, rng, clients, situation) {
             return step;
         }
     }
 }
 
-fn step_of(
-    kind: Kind,
-    rng: &mut StdRng,
-    clients: &[Client],
-    session_timeout_ms: i64,
-    queued: usize,
-) -> Option<Step> {
+fn step_of(kind: Kind, rng: &mut StdRng, clients: &[Client], situation: Situation) -> Option<Step> {
+    let queued = situation.queued_batches;
     let idle: Vec<usize> = (0..clients.len())
         .filter(|&i| !clients[i].waiting)
         .collect();
@@ -152,7 +162,7 @@ fn step_of(
             topic: rng.random_range(0..TOPICS.len()),
         },
         (Kind::Advance, _, _) => Step::Advance {
-            ms: clock_move(rng, session_timeout_ms),
+            ms: clock_move(rng, situation.session_timeout_ms),
         },
         (Kind::AdvanceToDeadline, _, _) => Step::AdvanceToDeadline,
         (Kind::Sync, _, _) if queued > 0 => Step::Sync {

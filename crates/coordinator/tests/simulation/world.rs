@@ -8,11 +8,11 @@ use rand::{Rng, SeedableRng};
 
 use super::checks;
 use super::clients::{self, Client, SIMPLE_GROUP, STREAMS_GROUPS};
-use super::disk::PlantedBug;
+use super::disk::{PlantedBug, SimDisk, TornWrites};
 use super::model::{Acknowledged, EpochWatch, Kind, Violation};
 use super::node::{Node, Ticket};
 use super::requests::Waiting;
-use super::steps::{self, Step};
+use super::steps::{self, Situation, Step};
 use super::Stats;
 
 pub struct World {
@@ -33,12 +33,13 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(seed: u64, bug: PlantedBug) -> Result<World, Violation> {
+    pub fn new(seed: u64, bug: PlantedBug, torn: TornWrites) -> Result<World, Violation> {
         let mut rng = StdRng::seed_from_u64(seed);
         let config = config(&mut rng);
         let session_timeout_ms = i64::from(config.session_timeout_ms);
         let partitions = clients::TOPICS.map(|(_, count)| count);
-        let node = Node::start(config, seed, clients::catalog(partitions), bug, 1_000_000)
+        let disk = SimDisk::new(bug, torn);
+        let node = Node::start(config, seed, clients::catalog(partitions), disk, 1_000_000)
             .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
         Ok(World {
             rng,
@@ -58,14 +59,13 @@ impl World {
     /// Draws and runs one step, then checks every invariant. Returns what happened, for the
     /// trace.
     pub fn step(&mut self) -> Result<String, Violation> {
-        let queued = self.node.queued_batches();
-        let step = steps::draw(
-            &mut self.rng,
-            &self.clients,
-            self.session_timeout_ms,
-            queued,
-        );
-        let rolled_back = matches!(step, Step::FailWrite | Step::Crash);
+        let situation = Situation {
+            session_timeout_ms: self.session_timeout_ms,
+            queued_batches: self.node.queued_batches(),
+            queued_records: self.node.queued_records(),
+        };
+        let step = steps::draw(&mut self.rng, &self.clients, situation);
+        let rolled_back = matches!(step, Step::FailWrite | Step::Crash { .. });
         let what = self.run(&step)?;
         let answered = self.deliver()?;
         self.check(rolled_back)?;
@@ -133,9 +133,13 @@ impl World {
                 self.node.rewrite_compacted();
                 Ok(String::new())
             }
-            Step::Crash => {
+            Step::Crash { written } => {
                 self.stats.crashes += 1;
-                self.node.crash_and_restart().map_err(bug)?;
+                // The requests still waiting are refused, but those whose records reached the
+                // file were made: the model takes what the file has of them.
+                let maybe = self.maybe_made();
+                self.node.crash_and_restart(*written).map_err(bug)?;
+                self.model.absorb(self.node.shard().state(), &maybe);
                 Ok(String::new())
             }
         }
