@@ -264,17 +264,18 @@ fn answering_a_read_before_what_it_read_is_durable_is_caught() {
 /// FOUND BY THE SIMULATION, NOT FIXED: a crash that tears the writer's write can leave part of a
 /// batch in the file, because `kcoord_metadata::file_log` frames each record as an entry of its
 /// own and cuts a torn tail after the last whole record, not the last whole batch. A restarted
-/// shard then replays part of a batch. Seed 52 crashes (step 202) while the queue holds, among
+/// shard then replays part of a batch. Seed 52 crashes at step 202 while the queue holds, among
 /// others, the DeleteGroups batch of the empty group `g0`; the file gets that batch up to its
 /// target-assignment-metadata tombstone (record 20) but not the group tombstone (17) that must
-/// follow it. The shard comes back with `g0` at group epoch 10 and target assignment epoch -1;
-/// members joining it are answered member epoch -1 (steps 203-209); and because compaction
-/// drops a tombstone that is the latest of its key, the file rewritten compacted (step 211)
-/// replays to target epoch 1, not the live -1: the next restart would load a different group.
-/// Batches are all-or-nothing only at their end (see `kcoord_metadata::log`'s "Why replaying a
-/// compacted log gives the live state"), so a file must never hold part of one. Ignored until
-/// the file log cuts torn tails at batch boundaries (a batch framing or an end-of-batch mark);
-/// then this passes, and `TornWrites::AtRecords` can become the CI run's setting.
+/// follow it. The shard comes back with `g0` at group epoch 10 and target assignment epoch -1,
+/// and the next member to join `g0` is answered member epoch -1 (step 203, where the run stops:
+/// `BadAnswer`). Left to go on, the run shows the second consequence at step 211: compaction
+/// drops a tombstone that is the latest of its key, so the file rewritten compacted replays to
+/// target epoch 1, not the live -1, and the next restart would load another group than the one
+/// the shard served. Batches are all-or-nothing only at their end (see `kcoord_metadata::log`,
+/// "Why replaying a compacted log gives the live state"), so a file must never hold part of
+/// one. Ignored until the file log cuts torn tails at batch boundaries (a batch framing, or an
+/// end-of-batch mark); then this passes, and `TornWrites::AtRecords` can become the CI setting.
 #[test]
 #[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
 fn a_crash_that_tears_a_batch_leaves_the_file_replaying_to_the_live_state() {

@@ -24,6 +24,9 @@ pub enum Kind {
     /// A request was answered from committed offsets other than the acknowledged ones: it saw
     /// a change that was not yet durable (and may still be lost), or missed one that was.
     AnswerDisagrees,
+    /// An answer no client could act on: a heartbeat that keeps a member in its group with a
+    /// member epoch below 1 (Kafka 4.4's groups start at epoch 1, KAFKA-20268).
+    BadAnswer,
     /// Replaying the log (memory's, or the file's) does not give the live state.
     ReplayDiffers,
     /// The runtime caught a handler panic, a batch that does not replay, or a diverged state.

@@ -75,6 +75,7 @@ impl World {
     ) -> Result<String, Violation> {
         let incarnation = self.watch.incarnation(&request.group_id);
         let steady_before = self.node.shard().steady_hits();
+        let mut epoch = None;
         let mut what = String::new();
         self.send(
             |shard, now| shard.streams_group_heartbeat(&CONTEXT, &request, now),
@@ -83,6 +84,7 @@ impl World {
                     Ok(r) => format!(" -> epoch {}", r.response.member_epoch),
                     Err(e) => format!(" -> {:?} {:?}", e.code, e.message),
                 };
+                epoch = response.as_ref().ok().map(|r| r.response.member_epoch);
                 InFlight::Heartbeat {
                     client,
                     incarnation,
@@ -91,9 +93,14 @@ impl World {
                 }
             },
         )?;
-        self.clients[client].waiting = true;
+        let name = self.clients[client].name.clone();
+        if let Some(epoch) = epoch.filter(|&e| !leave && e < 1) {
+            let detail = format!("{name} was answered member epoch {epoch}");
+            return Err(Violation::new(Kind::BadAnswer, detail));
+        }
         self.stats.steady_heartbeats += self.node.shard().steady_hits() - steady_before;
-        Ok(format!(" {}{what}", self.clients[client].name))
+        self.clients[client].waiting = true;
+        Ok(format!(" {name}{what}"))
     }
 
     pub(super) fn member_commit(&mut self, client: usize) -> Result<String, Violation> {
