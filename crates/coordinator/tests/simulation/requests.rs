@@ -209,26 +209,7 @@ impl World {
                 incarnation,
                 leave,
                 response,
-            } => {
-                let c = &mut self.clients[client];
-                c.waiting = false;
-                match *response {
-                    Ok(left) if leave => {
-                        if left.response.member_epoch == -1 {
-                            self.model.member_left(c.group, &left.response.member_id);
-                        }
-                    }
-                    Ok(result) => {
-                        c.member.adopt(&result.response);
-                        let epoch = result.response.member_epoch;
-                        if epoch > 0 {
-                            self.model.member_epoch(c.group, incarnation, epoch);
-                        }
-                    }
-                    // Fenced, unknown, or refused its instance id: it joins again.
-                    Err(_) => c.forget(),
-                }
-            }
+            } => self.heartbeat_answered(client, incarnation, leave, *response),
             InFlight::Commit {
                 client,
                 group,
@@ -265,6 +246,32 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// A heartbeat's acknowledged answer: the member adopts it (or, refused, joins again).
+    fn heartbeat_answered(
+        &mut self,
+        client: usize,
+        incarnation: u64,
+        leave: bool,
+        response: Result<HeartbeatResult, CoordinatorError>,
+    ) {
+        let c = &mut self.clients[client];
+        c.waiting = false;
+        match response {
+            Ok(left) if leave => {
+                if left.response.member_epoch == -1 {
+                    self.model.member_left(c.group, &left.response.member_id);
+                }
+            }
+            Ok(result) => {
+                c.member.adopt(&result.response);
+                let epoch = result.response.member_epoch;
+                self.model.member_epoch(c.group, incarnation, epoch);
+            }
+            // Fenced, unknown, or refused its instance id: it joins again.
+            Err(_) => c.forget(),
+        }
     }
 
     /// What the requests still waiting would change if their records are in the file.
