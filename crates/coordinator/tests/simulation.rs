@@ -37,6 +37,11 @@
 //! a disk that acknowledges before it syncs (the "lost acknowledged change"), a disk
 //! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
 //! before what it read is durable.
+//!
+//! **What it found.** A crash that tears the writer's write leaves part of a batch in the file,
+//! because the file log cuts a torn tail at record boundaries: the two ignored tests at the end
+//! record the seeds. Until that is fixed, the CI run tears writes at batch boundaries;
+//! `KCOORD_SIM_TORN=records` tears them as the daemon's file log reads them back.
 mod support;
 
 mod simulation {
@@ -278,14 +283,32 @@ fn answering_a_read_before_what_it_read_is_durable_is_caught() {
 /// end-of-batch mark); then this passes, and `TornWrites::AtRecords` can become the CI setting.
 #[test]
 #[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
-fn a_crash_that_tears_a_batch_leaves_the_file_replaying_to_the_live_state() {
+fn a_torn_group_deletion_leaves_no_half_deleted_group() {
+    run_with_torn_records(52, 211);
+}
+
+/// FOUND BY THE SIMULATION, NOT FIXED (the same cause as above, the other consequence): seed
+/// 120's expiry pass deletes the empty groups `g0` and `g1` in one batch (step 34); the crash
+/// at step 43 tears the write after `g1`'s group tombstone (17) but before its topology
+/// tombstone (23). The restarted shard has no `g1`, but the latest record of `g1`'s topology key
+/// is now an older value, which compaction keeps while it drops the tombstone: the shard's own
+/// log, compacted at its next batch, replays to a state with `g1` back (step 45), which is the
+/// very case `kcoord_metadata::log` says compaction must never see inside a batch.
+#[test]
+#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
+fn a_torn_group_deletion_does_not_come_back_after_compaction() {
+    run_with_torn_records(120, 45);
+}
+
+/// Runs `seed` with writes torn at record boundaries, as the daemon's file log reads them back.
+fn run_with_torn_records(seed: u64, steps: usize) {
     let options = Options {
-        steps: 211,
+        steps,
         bug: PlantedBug::None,
         torn: TornWrites::AtRecords,
         verbose: false,
     };
-    if let Err(failure) = run(52, options) {
+    if let Err(failure) = run(seed, options) {
         panic!("{failure}");
     }
 }
