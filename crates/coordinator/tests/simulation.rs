@@ -64,8 +64,8 @@ use simulation::world::World;
 use simulation::Stats;
 
 /// Seeds and steps of the default (CI) run.
-const CI_SEEDS: u64 = 16;
-const CI_STEPS: usize = 400;
+const CI_SEEDS: u64 = 24;
+const CI_STEPS: usize = 500;
 
 #[derive(Debug, Clone, Copy)]
 struct Options {

@@ -83,7 +83,7 @@ pub struct Client {
     pub group: &'static str,
     /// Stable name, for traces ("g0/m2").
     pub name: String,
-    /// Bumped when the client leaves: it comes back under a new member id, as a restarted
+    /// Bumped when the client leaves and comes back under a new member id, as a restarted
     /// Streams client does.
     restarts: u32,
     pub member: Member,

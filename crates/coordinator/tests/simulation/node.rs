@@ -37,7 +37,7 @@ pub struct Node {
 }
 
 impl Node {
-    /// A node starting on an empty disk.
+    /// A node loading its shard from `disk`'s file (a new node's is empty).
     pub fn start(
         config: StreamsGroupConfig,
         seed: u64,

@@ -10,7 +10,8 @@ pub enum Step {
     /// A member's heartbeat (a join at epoch 0), reporting its owned tasks or, for a steady
     /// heartbeat, not.
     Heartbeat { client: usize, report_tasks: bool },
-    /// A member leaves (-1, or -2 for a static member) and comes back later under a new id.
+    /// A member leaves (-1, or -2 for a static member) and comes back later, under a new id
+    /// (a static member may keep its own).
     Leave { client: usize },
     /// A member leaves and comes back with the next topology epoch.
     UpgradeTopology { client: usize },
