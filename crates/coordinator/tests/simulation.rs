@@ -8,27 +8,32 @@
 //! for a simulated disk (`disk.rs`), and is answered (acknowledged) only once the disk says its
 //! receipt's offset is durable. Two streams groups of three members each (one static) and an
 //! offsets-only group (`clients.rs`) send joins, heartbeats with and without their owned tasks,
-//! leaves (-1, and -2 for the static members, who come back under a new member id), topology
-//! upgrades (a join with a higher topology epoch, as a KIP-1331 push reaches the core), offset
-//! commits, DeleteGroups and OffsetDelete. Between them (`steps.rs`) the clock moves and the
-//! due timers run (session and rebalance timeouts, initial rebalance delays, the offset expiry
-//! pass), the writer syncs some of the queued batches, a write fails (the queue is lost, the
-//! shard is rebuilt from the file and every waiting request refused), the writer rewrites the
-//! file compacted, or the process crashes and restarts by replaying the file.
+//! leaves (-1, and -2 for the static members, who come back under their own or a new member
+//! id), topology upgrades (a join with a higher topology epoch, as a KIP-1331 push reaches the
+//! core), offset commits, DeleteGroups and OffsetDelete. Between them (`steps.rs`) the clock
+//! moves and the due timers run (session and rebalance timeouts, initial rebalance delays, the
+//! offset expiry pass), the controller adds partitions, the writer syncs some of the queued
+//! batches, a write fails (the queue is lost, the shard is rebuilt from the file and every
+//! waiting request refused), the writer rewrites the file compacted, or the process crashes
+//! (while part of the queue may have reached the file) and restarts by replaying the file.
+//! Requests and the model live in `requests.rs` and `model.rs`, one run in `world.rs`.
 //!
 //! **What it checks** after every step (`checks.rs`, `model.rs`):
 //! - nothing acknowledged is lost: the acknowledged offset commits and deletions, applied in
 //!   acknowledgment order (one shard answers in the order it applied), must be exactly the
 //!   shard's committed offsets whenever nothing waits for the disk (so right after every crash
-//!   and failed write), and no group may be behind an epoch one of its members was told;
+//!   and failed write; a crash may also keep changes whose requests it refused, which the
+//!   model then takes), no group may be behind an epoch one of its members was told, and no
+//!   member whose leave was acknowledged may be back;
 //! - an acknowledged answer was computed from exactly the acknowledged offsets: it neither saw
 //!   a change that could still be lost nor missed one that was acknowledged;
 //! - no active task is owned by two members of a group (pending revocations count);
 //! - a group's epoch and target assignment epoch never go back (after a rollback, to no less
-//!   than what was acknowledged; a deleted group starts over), and no member is ahead of its
-//!   group's target;
+//!   than what was acknowledged; a deleted group starts over), no member is ahead of its
+//!   group's target, and no heartbeat keeps a member with an epoch below 1;
 //! - the shard's log replays to its live state, and, whenever nothing waits for the disk, so
-//!   does the file.
+//!   does the file; the runtime never refuses a job (a handler panic, a batch that does not
+//!   replay, a diverged state).
 //!
 //! **Running it.** `cargo test -p kcoord-coordinator --test simulation` runs a bounded number
 //! of seeds (CI). `KCOORD_SIM_SEED=N` replays seed N alone, printing every step;
