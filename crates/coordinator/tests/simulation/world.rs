@@ -66,9 +66,10 @@ impl World {
         };
         let step = steps::draw(&mut self.rng, &self.clients, situation);
         let rolled_back = matches!(step, Step::FailWrite | Step::Crash { .. });
-        let what = self.run(&step)?;
-        let answered = self.deliver()?;
-        self.check(rolled_back)?;
+        let during = |v: Violation| Violation::new(v.kind, format!("{step:?}: {}", v.detail));
+        let what = self.run(&step).map_err(during)?;
+        let answered = self.deliver().map_err(during)?;
+        self.check(rolled_back).map_err(during)?;
         Ok(format!(
             "t={} log={} {step:?}{what}{answered}",
             self.node.now(),
