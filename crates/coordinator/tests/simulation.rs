@@ -1,0 +1,319 @@
+//! A deterministic simulation of the coordinator runtime, after TigerBeetle's VOPR: one seed
+//! drives a random stream of client requests, time passing, disk behaviour and crashes against
+//! the real [`kcoord_coordinator::CoordinatorShard`] and [`kcoord_runtime::Runtime`], and
+//! after every step the simulation checks the promises the coordinator makes.
+//!
+//! **What it drives** (`simulation/`): one node with one shard (`node.rs`), run as the daemon
+//! runs it (`crates/server/src/shards/`): each request is one runtime job whose batch is queued
+//! for a simulated disk (`disk.rs`), and is answered (acknowledged) only once the disk says its
+//! receipt's offset is durable. Two streams groups of three members each (one static) and an
+//! offsets-only group (`clients.rs`) send joins, heartbeats with and without their owned tasks,
+//! leaves (-1, and -2 for the static members, who come back under their own or a new member
+//! id), topology upgrades (a join with a higher topology epoch, as a KIP-1331 push reaches the
+//! core), offset commits, DeleteGroups and OffsetDelete. Between them (`steps.rs`) the clock
+//! moves and the due timers run (session and rebalance timeouts, initial rebalance delays, the
+//! offset expiry pass), the controller adds partitions, the writer syncs some of the queued
+//! batches, a write fails (the queue is lost, the shard is rebuilt from the file and every
+//! waiting request refused), the writer rewrites the file compacted, or the process crashes
+//! (while part of the queue may have reached the file) and restarts by replaying the file.
+//! Requests and the model live in `requests.rs` and `model.rs`, one run in `world.rs`.
+//!
+//! **What it checks** after every step (`checks.rs`, `model.rs`):
+//! - nothing acknowledged is lost: the acknowledged offset commits and deletions, applied in
+//!   acknowledgment order (one shard answers in the order it applied), must be exactly the
+//!   shard's committed offsets whenever nothing waits for the disk (so right after every crash
+//!   and failed write; a crash may also keep changes whose requests it refused, which the
+//!   model then takes), no group may be behind an epoch one of its members was told, and no
+//!   member whose leave was acknowledged may be back;
+//! - an acknowledged answer was computed from exactly the acknowledged offsets: it neither saw
+//!   a change that could still be lost nor missed one that was acknowledged;
+//! - no active task is owned by two members of a group (pending revocations count);
+//! - a group's epoch and target assignment epoch never go back (after a rollback, to no less
+//!   than what was acknowledged; a deleted group starts over), no member is ahead of its
+//!   group's target, and no heartbeat keeps a member with an epoch below 1;
+//! - the shard's log replays to its live state, and, whenever nothing waits for the disk, so
+//!   does the file; the runtime never refuses a job (a handler panic, a batch that does not
+//!   replay, a diverged state).
+//!
+//! **Running it.** `cargo test -p kcoord-coordinator --test simulation` runs a bounded number
+//! of seeds (CI). `KCOORD_SIM_SEED=N` replays seed N alone, printing every step;
+//! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer. A failure prints
+//! the command that reproduces it. The planted-bug tests at the end show that the checks catch
+//! a disk that acknowledges before it syncs (the issue's "lost acknowledged change"), a disk
+//! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
+//! before what it read is durable.
+//!
+//! **What it found.** A crash that tears the writer's write leaves part of a batch in the file,
+//! because the file log cuts a torn tail at record boundaries: the two ignored tests at the end
+//! record the seeds. Until that is fixed, the CI run tears writes at batch boundaries;
+//! `KCOORD_SIM_TORN=records` tears them as the daemon's file log reads them back.
+mod support;
+
+mod simulation {
+    pub mod checks;
+    pub mod clients;
+    pub mod disk;
+    pub mod model;
+    pub mod node;
+    pub mod requests;
+    pub mod steps;
+    pub mod world;
+
+    pub use stats::Stats;
+    mod stats;
+}
+
+use simulation::disk::{PlantedBug, TornWrites};
+use simulation::model::{Kind, Violation};
+use simulation::world::World;
+use simulation::Stats;
+
+/// Seeds and steps of the default (CI) run.
+const CI_SEEDS: u64 = 24;
+const CI_STEPS: usize = 500;
+
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    steps: usize,
+    bug: PlantedBug,
+    torn: TornWrites,
+    /// Print every step as it runs.
+    verbose: bool,
+}
+
+/// A run that broke an invariant.
+#[derive(Debug)]
+struct Failure {
+    seed: u64,
+    step: usize,
+    options: Options,
+    violation: Violation,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let torn = match self.options.torn {
+            TornWrites::AtBatches => "",
+            TornWrites::AtRecords => "KCOORD_SIM_TORN=records ",
+        };
+        write!(
+            f,
+            "the simulation broke an invariant: seed {}, step {}: {}\n\
+             reproduce (printing every step) with:\n  \
+             {torn}KCOORD_SIM_SEED={} KCOORD_SIM_STEPS={} cargo test -p kcoord-coordinator --test simulation",
+            self.seed, self.step, self.violation, self.seed, self.options.steps
+        )
+    }
+}
+
+/// Runs one seed for `options.steps` steps, then lets the writer catch up and checks again.
+fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
+    let failure = |step, violation| Failure {
+        seed,
+        step,
+        options,
+        violation,
+    };
+    let mut world = World::new(seed, options.bug, options.torn).map_err(|v| failure(0, v))?;
+    for step in 1..=options.steps {
+        let done = world.step().map_err(|v| failure(step, v))?;
+        if options.verbose {
+            eprintln!("step {step} {done}");
+        }
+    }
+    world.drain().map_err(|v| failure(options.steps + 1, v))?;
+    world.stats.steps = options.steps as u64;
+    Ok(world.stats)
+}
+
+fn env(name: &str) -> Option<u64> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={value} is not a number")),
+    )
+}
+
+/// The CI run (or, with `KCOORD_SIM_SEED`, one seed, printed step by step).
+#[test]
+fn seeded_runs_keep_every_invariant() {
+    let steps = env("KCOORD_SIM_STEPS").map_or(CI_STEPS, |s| s as usize);
+    let (seeds, verbose) = match env("KCOORD_SIM_SEED") {
+        Some(seed) => (seed..seed + 1, true),
+        None => (0..env("KCOORD_SIM_SEEDS").unwrap_or(CI_SEEDS), false),
+    };
+    let torn = match std::env::var("KCOORD_SIM_TORN").as_deref() {
+        Ok("records") => TornWrites::AtRecords,
+        _ => TornWrites::AtBatches,
+    };
+    let options = Options {
+        steps,
+        bug: PlantedBug::None,
+        torn,
+        verbose,
+    };
+    // A long run says how far it got.
+    let long = env("KCOORD_SIM_SEEDS").is_some() || env("KCOORD_SIM_STEPS").is_some();
+    let mut total = Stats::default();
+    for seed in seeds {
+        match run(seed, options) {
+            Ok(stats) => total.add(&stats),
+            Err(failure) => panic!("{failure}"),
+        }
+        if long && !verbose {
+            eprintln!("seed {seed}: every invariant held");
+        }
+    }
+    eprintln!("{total}");
+    if !verbose {
+        assert_everything_happened(&total);
+    }
+}
+
+/// The runs must keep exercising what the checks are about: a change of weights or settings
+/// that made one of these rare events vanish would leave its checks idle.
+fn assert_everything_happened(total: &Stats) {
+    let happened = [
+        ("crashes", total.crashes),
+        ("failed writes", total.failed_writes),
+        ("file rewrites", total.rewrites),
+        ("refused requests", total.refused),
+        ("acknowledged commits", total.commits),
+        ("acknowledged group deletions", total.groups_deleted),
+        ("expired sessions", total.sessions_expired),
+        ("rebalance timeouts", total.rebalances_timed_out),
+        (
+            "assignments after an initial delay",
+            total.delayed_assignments,
+        ),
+        ("groups deleted by the expiry pass", total.groups_expired),
+        ("steady-state heartbeats", total.steady_heartbeats),
+        ("compactions of the shard's log", total.log_compactions),
+    ];
+    for (what, count) in happened {
+        assert!(count > 0, "no {what} in the simulation: {total}");
+    }
+}
+
+/// A seed is the whole of a run: the same seed gives the same steps, answers and state (a
+/// decision that depended on hashing or the clock would break reproduction of failures).
+#[test]
+fn a_seed_replays_exactly() {
+    let trace = |seed| {
+        let mut world =
+            World::new(seed, PlantedBug::None, TornWrites::AtBatches).expect("the node starts");
+        let steps: Vec<String> = (0..CI_STEPS)
+            .map(|_| world.step().expect("seed 5 keeps every invariant"))
+            .collect();
+        (steps, world.fingerprint())
+    };
+    assert!(trace(5) == trace(5), "seed 5 ran differently twice");
+}
+
+/// The first failure among `seeds` with `bug` planted.
+fn first_failure(bug: PlantedBug, seeds: std::ops::Range<u64>) -> Failure {
+    let options = Options {
+        steps: CI_STEPS,
+        bug,
+        torn: TornWrites::AtBatches,
+        verbose: false,
+    };
+    let failure = seeds
+        .clone()
+        .find_map(|seed| run(seed, options).err())
+        .unwrap_or_else(|| panic!("no seed of {seeds:?} caught {bug:?}"));
+    eprintln!("{bug:?} caught, as it must be: {failure}");
+    failure
+}
+
+/// The issue's demonstration: a disk that answers requests before their batch is synced loses
+/// acknowledged changes at the next crash or failed write, and the simulation says so.
+#[test]
+fn a_disk_that_acknowledges_before_it_syncs_is_caught() {
+    let failure = first_failure(PlantedBug::AcknowledgesBeforeSync, 0..4);
+    assert_eq!(failure.violation.kind, Kind::LostAcknowledged, "{failure}");
+}
+
+/// A disk that silently drops a record: the file no longer replays to the shard's state.
+#[test]
+fn a_disk_that_loses_a_record_is_caught() {
+    let failure = first_failure(PlantedBug::LosesLastRecordOfBatch, 0..4);
+    assert!(
+        matches!(
+            failure.violation.kind,
+            Kind::ReplayDiffers | Kind::LostAcknowledged
+        ),
+        "{failure}"
+    );
+}
+
+/// A writer that fails the waiting requests after a failed write but keeps the shard's memory
+/// as it was: the shard holds changes no client was told of (a refused deletion hides an
+/// acknowledged commit), and the file lacks them.
+#[test]
+fn a_writer_that_keeps_memory_ahead_of_the_file_is_caught() {
+    let failure = first_failure(PlantedBug::KeepsMemoryAfterFailedWrite, 0..4);
+    assert!(
+        matches!(
+            failure.violation.kind,
+            Kind::UnacknowledgedKept | Kind::LostAcknowledged | Kind::ReplayDiffers
+        ),
+        "{failure}"
+    );
+}
+
+/// A request that wrote nothing but read a batch still queued must wait for it: answered at
+/// once, a client is told of a change that a crash can still take back.
+#[test]
+fn answering_a_read_before_what_it_read_is_durable_is_caught() {
+    let failure = first_failure(PlantedBug::AnswersReadsAtOnce, 0..4);
+    assert_eq!(failure.violation.kind, Kind::AnswerDisagrees, "{failure}");
+}
+
+/// FOUND BY THE SIMULATION, NOT FIXED: a crash that tears the writer's write can leave part of a
+/// batch in the file, because `kcoord_metadata::file_log` frames each record as an entry of its
+/// own and cuts a torn tail after the last whole record, not the last whole batch. A restarted
+/// shard then replays part of a batch. Seed 52 crashes at step 202 while the queue holds, among
+/// others, the DeleteGroups batch of the empty group `g0`; the file gets that batch up to its
+/// target-assignment-metadata tombstone (record 20) but not the group tombstone (17) that must
+/// follow it. The shard comes back with `g0` at group epoch 10 and target assignment epoch -1,
+/// and the next member to join `g0` is answered member epoch -1 (step 203, where the run stops:
+/// `BadAnswer`). Left to go on, the run shows the second consequence at step 211: compaction
+/// drops a tombstone that is the latest of its key, so the file rewritten compacted replays to
+/// target epoch 1, not the live -1, and the next restart would load another group than the one
+/// the shard served. Batches are all-or-nothing only at their end (see `kcoord_metadata::log`,
+/// "Why replaying a compacted log gives the live state"), so a file must never hold part of
+/// one. Ignored until the file log cuts torn tails at batch boundaries (a batch framing, or an
+/// end-of-batch mark); then this passes, and `TornWrites::AtRecords` can become the CI setting.
+#[test]
+#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
+fn a_torn_group_deletion_leaves_no_half_deleted_group() {
+    run_with_torn_records(52, 211);
+}
+
+/// FOUND BY THE SIMULATION, NOT FIXED (the same cause as above, the other consequence): seed
+/// 120's expiry pass deletes the empty groups `g0` and `g1` in one batch (step 34); the crash
+/// at step 43 tears the write after `g1`'s group tombstone (17) but before its topology
+/// tombstone (23). The restarted shard has no `g1`, but the latest record of `g1`'s topology key
+/// is now an older value, which compaction keeps while it drops the tombstone: the shard's own
+/// log, compacted at its next batch, replays to a state with `g1` back (step 45), which is the
+/// very case `kcoord_metadata::log` says compaction must never see inside a batch.
+#[test]
+#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
+fn a_torn_group_deletion_does_not_come_back_after_compaction() {
+    run_with_torn_records(120, 45);
+}
+
+/// Runs `seed` with writes torn at record boundaries, as the daemon's file log reads them back.
+fn run_with_torn_records(seed: u64, steps: usize) {
+    let options = Options {
+        steps,
+        bug: PlantedBug::None,
+        torn: TornWrites::AtRecords,
+        verbose: false,
+    };
+    if let Err(failure) = run(seed, options) {
+        panic!("{failure}");
+    }
+}

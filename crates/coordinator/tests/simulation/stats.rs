@@ -1,0 +1,105 @@
+//! What the runs did, so that a run that stopped exercising something shows (and the CI run
+//! asserts a floor on the rare events).
+use std::fmt;
+
+use kcoord_coordinator::{CoordinatorShard, TickEvent};
+
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub seeds: u64,
+    pub steps: u64,
+    pub acknowledged: u64,
+    pub refused: u64,
+    pub commits: u64,
+    pub groups_deleted: u64,
+    pub crashes: u64,
+    pub failed_writes: u64,
+    pub rewrites: u64,
+    pub sessions_expired: u64,
+    pub rebalances_timed_out: u64,
+    pub delayed_assignments: u64,
+    pub groups_expired: u64,
+    /// Heartbeats the steady-state path answered.
+    pub steady_heartbeats: u64,
+    /// Steps after which the shard's own log was shorter than before without a rollback: it
+    /// compacted itself.
+    pub log_compactions: u64,
+    pub max_group_epoch: i32,
+    /// The most records the shard's own log held (it compacts itself past about a thousand).
+    pub max_log_records: usize,
+    log_records: usize,
+}
+
+impl Stats {
+    pub fn count_tick(&mut self, events: &[TickEvent]) {
+        for event in events {
+            match event {
+                TickEvent::SessionExpired { .. } => self.sessions_expired += 1,
+                TickEvent::RebalanceTimedOut { .. } => self.rebalances_timed_out += 1,
+                TickEvent::AssignmentComputed { .. } => self.delayed_assignments += 1,
+                TickEvent::GroupExpired { .. } => self.groups_expired += 1,
+                TickEvent::OffsetsExpired { .. } => {}
+            }
+        }
+    }
+
+    pub fn observe(&mut self, shard: &CoordinatorShard, rolled_back: bool) {
+        let epochs = shard.state().streams_groups.iter().map(|g| g.group_epoch);
+        self.max_group_epoch = epochs.fold(self.max_group_epoch, i32::max);
+        let records = shard.store().log().len();
+        if records < self.log_records && !rolled_back {
+            self.log_compactions += 1;
+        }
+        self.log_records = records;
+        self.max_log_records = self.max_log_records.max(records);
+    }
+
+    pub fn add(&mut self, run: &Stats) {
+        self.seeds += 1;
+        self.steps += run.steps;
+        self.acknowledged += run.acknowledged;
+        self.refused += run.refused;
+        self.commits += run.commits;
+        self.groups_deleted += run.groups_deleted;
+        self.crashes += run.crashes;
+        self.failed_writes += run.failed_writes;
+        self.rewrites += run.rewrites;
+        self.sessions_expired += run.sessions_expired;
+        self.rebalances_timed_out += run.rebalances_timed_out;
+        self.delayed_assignments += run.delayed_assignments;
+        self.groups_expired += run.groups_expired;
+        self.steady_heartbeats += run.steady_heartbeats;
+        self.log_compactions += run.log_compactions;
+        self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
+        self.max_log_records = self.max_log_records.max(run.max_log_records);
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "simulation: {} seeds, {} steps; requests acknowledged {}, refused {}; commits {}, \
+             group deletions {}; crashes {}, failed writes {}, file rewrites {}; sessions expired \
+             {}, rebalance timeouts {}, delayed assignments {}, groups expired {}; steady \
+             heartbeats {}; log compactions {}; highest group epoch {}, longest log {} records",
+            self.seeds,
+            self.steps,
+            self.acknowledged,
+            self.refused,
+            self.commits,
+            self.groups_deleted,
+            self.crashes,
+            self.failed_writes,
+            self.rewrites,
+            self.sessions_expired,
+            self.rebalances_timed_out,
+            self.delayed_assignments,
+            self.groups_expired,
+            self.steady_heartbeats,
+            self.log_compactions,
+            self.max_group_epoch,
+            self.max_log_records,
+        )
+    }
+}
