@@ -2,7 +2,7 @@
 //! handed to the client and, when acknowledged, to the model.
 use std::collections::BTreeMap;
 
-use kcoord_coordinator::groups::OffsetToCommit;
+use kcoord_coordinator::commits::OffsetToCommit;
 use kcoord_coordinator::{CoordinatorError, CoordinatorShard, HeartbeatContext, HeartbeatResult};
 use kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
 use kcoord_wire::ErrorCode;
