@@ -263,7 +263,7 @@ mod tests {
         let mut acls = Acls::new();
         let (records, _) = create_acls(&acls, &[creation("t", "User:a")], false, ids());
         replay(&mut acls, &records);
-        let mut state = kcoord_metadata::State::default();
+        let mut state = kcoord_metadata::LogState::default();
         for (offset, r) in records.iter().enumerate() {
             state.replay(&r.record, offset as u64).unwrap();
         }

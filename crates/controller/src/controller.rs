@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use kcoord_acl::{AclBindingFilter, AclCreation, Acls};
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
-    BrokerRegistration, BrokersImage, LogRecord, MetadataLog, MetadataVersion, Record,
-    RecordAndVersion, ReplayError, State, Store,
+    BrokerRegistration, BrokersImage, LogRecord, LogState, MetadataLog, MetadataVersion, Record,
+    RecordAndVersion, ReplayError, Store,
 };
 use kcoord_runtime::Core;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
@@ -236,7 +236,7 @@ impl Controller {
         &self.store
     }
 
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &LogState {
         self.store.state()
     }
 

@@ -233,7 +233,7 @@ mod tests {
     }
 
     fn image_with(records: &[RecordAndVersion]) -> SecurityImage {
-        let mut state = kcoord_metadata::State::default();
+        let mut state = kcoord_metadata::LogState::default();
         for (offset, r) in records.iter().enumerate() {
             state.replay(&r.record, offset as u64).unwrap();
         }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use kcoord_metadata::{State, Store, StreamsGroup, TopicsImage};
+use kcoord_metadata::{LogState, Store, StreamsGroup, TopicsImage};
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
 
@@ -204,7 +204,7 @@ impl CoordinatorShard {
         self.overrides.get(group_id).unwrap_or(&self.base)
     }
 
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &LogState {
         self.store.state()
     }
 

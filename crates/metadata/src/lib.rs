@@ -1,7 +1,7 @@
 //! The metadata log of kcoord and the state built from it.
 //!
 //! Every change is a [`Record`] appended to a [`MetadataLog`] and applied by
-//! [`State::replay`], the only way state changes. Restarting is replaying: a [`Store`] rebuilt
+//! [`LogState::replay`], the only way state changes. Restarting is replaying: a [`Store`] rebuilt
 //! from the same log has the same state. The log compacts its keyed (coordinator) records as
 //! Kafka compacts `__consumer_offsets`, keeping the latest record of each key; the [`log`]
 //! module says why the compacted log still replays to the same state.
@@ -50,7 +50,7 @@ pub enum ReplayError {
 
 /// Everything the records describe.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct State {
+pub struct LogState {
     pub topics: TopicsImage,
     pub streams_groups: StreamsGroupsImage,
     pub offsets: OffsetsImage,
@@ -66,7 +66,7 @@ pub struct State {
     groups: usize,
 }
 
-impl State {
+impl LogState {
     /// The groups: streams groups, and groups that only have committed offsets (a streams
     /// group with offsets counts once). Kept as records replay, so reading it costs nothing.
     pub fn group_count(&self) -> usize {
@@ -179,7 +179,7 @@ impl State {
 #[derive(Debug, Default)]
 pub struct Store {
     log: MetadataLog,
-    state: State,
+    state: LogState,
 }
 
 impl Store {
@@ -187,7 +187,7 @@ impl Store {
         Self::default()
     }
 
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &LogState {
         &self.state
     }
 
@@ -287,7 +287,7 @@ impl Store {
     /// Rebuilds a store from the records of `log`, decoding every one of them. A compacted log
     /// gives the same state as the whole one did (see [`log`] for why).
     pub fn replay_log(log: &MetadataLog) -> Result<Store, ReplayError> {
-        let mut state = State::default();
+        let mut state = LogState::default();
         for entry in log.iter() {
             state.replay(&Record::decode(&entry.to_record())?, entry.offset)?;
         }
@@ -319,7 +319,7 @@ fn encode_batch(batch: &[RecordAndVersion]) -> Result<Vec<Encoded>, ReplayError>
         .collect()
 }
 
-/// The images of [`State`], as bits.
+/// The images of [`LogState`], as bits.
 const TOPICS: u8 = 1;
 const STREAMS_GROUPS: u8 = 1 << 1;
 const OFFSETS: u8 = 1 << 2;
@@ -330,7 +330,7 @@ const PRODUCER_IDS: u8 = 1 << 6;
 const SECURITY: u8 = 1 << 7;
 
 /// The images a record's replay changes, and whether that replay can fail (see
-/// [`State::replay`]: only controller records are checked against the state).
+/// [`LogState::replay`]: only controller records are checked against the state).
 fn footprint(record: &Record) -> (u8, bool) {
     match record {
         Record::Topic(_) | Record::Partition(_) | Record::RemoveTopic(_) => (TOPICS, true),
@@ -369,13 +369,13 @@ fn copy_if<T: Clone + Default>(touched: u8, image: u8, value: &T) -> T {
 /// record's replay reads and writes only its own images ([`footprint`]), so the copies behave
 /// as the whole state would. A coordinator batch (streams groups, offsets), whose replays
 /// cannot fail, takes no copy: it is the hot path and its images are the large ones.
-fn scratch_state(state: &State, batch: &[RecordAndVersion]) -> Option<State> {
+fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogState> {
     let (touched, fallible) = batch.iter().fold((0, false), |(t, f), r| {
         let (images, can_fail) = footprint(&r.record);
         (t | images, f || can_fail)
     });
     fallible.then(|| {
-        let mut scratch = State {
+        let mut scratch = LogState {
             topics: copy_if(touched, TOPICS, &state.topics),
             streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
             offsets: copy_if(touched, OFFSETS, &state.offsets),
@@ -415,7 +415,7 @@ mod tests {
     }
 
     /// A store holding topic t1, and a copy of its state.
-    fn store_with_a_topic() -> (Store, State) {
+    fn store_with_a_topic() -> (Store, LogState) {
         let mut store = Store::new();
         store.append(vec![topic(1)]).unwrap();
         let before = store.state().clone();
@@ -498,7 +498,7 @@ mod tests {
 
     #[test]
     fn only_batches_that_can_fail_are_tried_on_copies_of_the_images_they_touch() {
-        let state = State::default();
+        let state = LogState::default();
         let offset = Record::OffsetCommit(kcoord_wire::records::OffsetCommitKey::default(), None);
         let config = Record::Config(Default::default());
         let coordinator = vec![offset.at_latest_version(), config.at_latest_version()];

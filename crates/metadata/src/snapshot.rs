@@ -1,6 +1,6 @@
-//! Controller snapshots: records that, replayed into an empty [`State`], rebuild the
+//! Controller snapshots: records that, replayed into an empty [`LogState`], rebuild the
 //! controller's part of it (Kafka's controller writes such a snapshot from its managers'
-//! `iterator`s). [`State::snapshot`] puts them in a [`MetadataLog`] that
+//! `iterator`s). [`LogState::snapshot`] puts them in a [`MetadataLog`] that
 //! [`crate::file_log::LogWriter::rewrite`] writes in place of the whole log, so that a restart
 //! reads the snapshot plus what was appended after it, not the whole history.
 //!
@@ -13,13 +13,13 @@
 //! last FeatureLevelRecord). Kafka replays every snapshot record at the snapshot's offset, which
 //! moves both; its brokers replicate the metadata log and soon report an offset past it. A
 //! kcoord broker replicates nothing and reports its own registration offset (its broker epoch),
-//! so [`State::snapshot`] keeps both offsets instead: the log may have gaps, and each
+//! so [`LogState::snapshot`] keeps both offsets instead: the log may have gaps, and each
 //! RegisterBrokerRecord is placed at its broker's registration offset, the last
 //! FeatureLevelRecord at the features epoch, and every other record at the highest offsets
 //! left free below the snapshot's next offset. Replaying that log gives back the very same
 //! state (the tests check it); the broker epoch itself is a field of the record, as in Kafka.
 //!
-//! [`State::snapshot_records`] and [`snapshot_log`] are the plain form: records at offsets just
+//! [`LogState::snapshot_records`] and [`snapshot_log`] are the plain form: records at offsets just
 //! below the next offset, where a registration offset becomes the offset of the broker's
 //! record in the snapshot and the features epoch that of the last FeatureLevelRecord (-1 if no
 //! feature is finalized). Coordinator state (streams groups, offsets) is not part of a
@@ -33,10 +33,10 @@ use std::collections::BTreeSet;
 use crate::log::{MetadataLog, OffsetBehind};
 use crate::metadata_version::{MetadataVersion, FEATURE_NAME};
 use crate::record::{Record, RecordAndVersion, RecordError};
-use crate::{file_log, BrokerRegistration, State};
+use crate::{file_log, BrokerRegistration, LogState};
 
-impl State {
-    /// Records that, replayed in order into an empty [`State`], rebuild its controller images:
+impl LogState {
+    /// Records that, replayed in order into an empty [`LogState`], rebuild its controller images:
     /// finalized features (`metadata.version` first), the producer id block, topics with their
     /// configs and partitions, group configs, ACLs, SCRAM credentials, then broker
     /// registrations (fenced state, controlled shutdown, directories, features and static
@@ -49,7 +49,7 @@ impl State {
     }
 
     /// A snapshot of the controller images as a log whose next offset is `next_offset`, for
-    /// [`crate::file_log::LogWriter::rewrite`]: the records of [`State::snapshot_records`], at
+    /// [`crate::file_log::LogWriter::rewrite`]: the records of [`LogState::snapshot_records`], at
     /// the versions the finalized `metadata.version` writes them (FeatureLevelRecord and
     /// ProducerIdsRecord 0, RegisterBrokerRecord [`MetadataVersion::register_broker_record_version`],
     /// the others their latest, as the controller writes them), each at the offset that makes

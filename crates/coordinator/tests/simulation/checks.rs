@@ -2,13 +2,13 @@
 use std::collections::BTreeMap;
 
 use kcoord_coordinator::CoordinatorShard;
-use kcoord_metadata::{MetadataLog, State, Store, StreamsGroup, Tasks};
+use kcoord_metadata::{LogState, MetadataLog, Store, StreamsGroup, Tasks};
 
 use super::model::{Kind, Violation};
 
 /// Within each group, no active task is owned by two members: a task moving between members
 /// stays with the one revoking it (pending revocation) until that one has let it go.
-pub fn no_task_owned_twice(state: &State) -> Result<(), Violation> {
+pub fn no_task_owned_twice(state: &LogState) -> Result<(), Violation> {
     for group in sorted_groups(state) {
         let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
         for member in group.members.values() {
@@ -30,7 +30,7 @@ pub fn no_task_owned_twice(state: &State) -> Result<(), Violation> {
 }
 
 /// The groups by id, so that the first violation reported does not depend on hashing.
-fn sorted_groups(state: &State) -> Vec<&StreamsGroup> {
+fn sorted_groups(state: &LogState) -> Vec<&StreamsGroup> {
     let mut groups: Vec<&StreamsGroup> = state.streams_groups.iter().collect();
     groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     groups
@@ -44,7 +44,7 @@ fn tasks(tasks: &Tasks) -> impl Iterator<Item = (&str, i32)> {
 
 /// A member's epoch never passes its group's target assignment epoch, nor that the group
 /// epoch.
-pub fn epochs_ordered(state: &State) -> Result<(), Violation> {
+pub fn epochs_ordered(state: &LogState) -> Result<(), Violation> {
     for group in sorted_groups(state) {
         let ahead = group
             .members
@@ -88,7 +88,7 @@ pub fn replays_to_live(
 }
 
 /// Where two states differ, briefly.
-fn first_difference(replayed: &State, live: &State) -> String {
+fn first_difference(replayed: &LogState, live: &LogState) -> String {
     if replayed.offsets != live.offsets {
         return format!(
             "offsets: replayed {:?}, live {:?}",

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use kcoord_metadata::State;
+use kcoord_metadata::LogState;
 
 /// Which promise a violation broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl Acknowledged {
     }
 
     /// No member whose leave was acknowledged is back.
-    pub fn check_left(&self, state: &State) -> Result<(), Violation> {
+    pub fn check_left(&self, state: &LogState) -> Result<(), Violation> {
         for (group_id, member_id) in &self.left {
             let group = state.streams_groups.get(group_id);
             if group.is_some_and(|g| g.members.contains_key(member_id.as_str())) {
@@ -125,7 +125,7 @@ impl Acknowledged {
     }
 
     /// The shard's committed offsets must be exactly the acknowledged ones.
-    pub fn check_offsets(&self, state: &State, which: &str) -> Result<(), Violation> {
+    pub fn check_offsets(&self, state: &LogState, which: &str) -> Result<(), Violation> {
         self.compare(&live_offsets(state), which)
     }
 
@@ -180,7 +180,11 @@ impl Acknowledged {
 
     /// Every group holds at least the epochs its members were told, in the group's current
     /// incarnation.
-    pub fn check_member_epochs(&self, state: &State, watch: &EpochWatch) -> Result<(), Violation> {
+    pub fn check_member_epochs(
+        &self,
+        state: &LogState,
+        watch: &EpochWatch,
+    ) -> Result<(), Violation> {
         for (group_id, &(incarnation, epoch)) in &self.member_epochs {
             if incarnation != watch.incarnation(group_id) || epoch <= 0 {
                 continue;
@@ -218,7 +222,7 @@ impl Acknowledged {
     /// After a crash, takes the changes of `maybe` that the restarted shard has (each
     /// partition on its own: a batch may have reached the file in part). Any other difference
     /// is left for [`Acknowledged::check_offsets`] to report.
-    pub fn absorb(&mut self, state: &State, maybe: &MaybeMade) {
+    pub fn absorb(&mut self, state: &LogState, maybe: &MaybeMade) {
         let live = live_offsets(state);
         let keys: BTreeSet<OffsetKey> = live.keys().chain(self.offsets.keys()).cloned().collect();
         for key in keys {
@@ -240,7 +244,7 @@ impl Acknowledged {
 }
 
 /// (group, topic, partition) -> offset, of the shard's state.
-pub fn live_offsets(state: &State) -> BTreeMap<OffsetKey, i64> {
+pub fn live_offsets(state: &LogState) -> BTreeMap<OffsetKey, i64> {
     state
         .offsets
         .iter()
@@ -273,7 +277,7 @@ impl EpochWatch {
     /// Compares the groups' epochs with the last step's. After a rollback (a failed write, a
     /// crash) they may go back, to no less than what was acknowledged, which
     /// [`Acknowledged::check_member_epochs`] checks.
-    pub fn observe(&mut self, state: &State, rolled_back: bool) -> Result<(), Violation> {
+    pub fn observe(&mut self, state: &LogState, rolled_back: bool) -> Result<(), Violation> {
         let now: BTreeMap<String, (i32, i32)> = state
             .streams_groups
             .iter()

@@ -215,8 +215,8 @@ fn varied_store() -> Store {
 }
 
 /// Replays `records` into an empty state from offset `base` on.
-fn replay(records: &[Record], base: u64) -> State {
-    let mut state = State::default();
+fn replay(records: &[Record], base: u64) -> LogState {
+    let mut state = LogState::default();
     for (i, record) in records.iter().enumerate() {
         state.replay(record, base + i as u64).unwrap();
     }
@@ -225,7 +225,7 @@ fn replay(records: &[Record], base: u64) -> State {
 
 /// The registrations with the offsets a snapshot replayed from `base` gives them.
 fn registrations_as_replayed(
-    state: &State,
+    state: &LogState,
     records: &[Record],
     base: u64,
 ) -> BTreeMap<i32, BrokerRegistration> {
@@ -350,7 +350,7 @@ fn a_snapshot_must_fit_below_its_next_offset() {
 
 #[test]
 fn an_empty_state_has_an_empty_snapshot() {
-    assert!(State::default().snapshot_records().is_empty());
+    assert!(LogState::default().snapshot_records().is_empty());
 }
 
 #[test]

@@ -145,13 +145,13 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 
 #[cfg(test)]
 mod tests {
-    use kcoord_metadata::{Record, State};
+    use kcoord_metadata::{Record, LogState};
     use kcoord_wire::records::UserScramCredentialRecord;
 
     use super::*;
 
     fn image(credentials: &[(&str, i8, i32)]) -> SecurityImage {
-        let mut state = State::default();
+        let mut state = LogState::default();
         for (offset, (name, mechanism, iterations)) in credentials.iter().enumerate() {
             let record = Record::UserScramCredential(UserScramCredentialRecord {
                 name: (*name).into(),

@@ -3,7 +3,7 @@
 //! The controller's records are keyless and its log never compacts, so topics created and
 //! deleted in a loop, or brokers fenced and unfenced, would grow it (and the restart that
 //! replays it) without bound. The runtime therefore replaces it, in memory and on disk, by a
-//! snapshot of the state ([`kcoord_metadata::State::snapshot`]) once enough was appended since
+//! snapshot of the state ([`kcoord_metadata::LogState::snapshot`]) once enough was appended since
 //! the last one: Kafka's `metadata.log.max.record.bytes.between.snapshots` bytes of records,
 //! or as many bytes as the last snapshot holds when that is more (so that rewriting a large
 //! state is always paid for by as many new bytes, and the log never holds more than twice the
