@@ -273,7 +273,7 @@ impl Plan {
 
     /// One answer per entry, in request order.
     fn answer(
-        mut self,
+        self,
         image: &TopicsImage,
         groups: Vec<OffsetFetchRequestGroup>,
         version: i16,
@@ -291,7 +291,7 @@ impl Plan {
             self.groups.iter().map(|_| None).collect();
         let mut answers = Vec::with_capacity(groups.len());
         for (entry, group) in self.entries.iter().zip(groups) {
-            let plan = &mut self.groups[entry.group];
+            let plan = &self.groups[entry.group];
             let fetched = &plan.fetched;
             let error = fetched.failed.or_else(|| {
                 fetched
@@ -304,94 +304,128 @@ impl Plan {
                 answers.push(group_error(&group, code, version));
                 continue;
             }
-            let Some(resolved) = &entry.topics else {
-                let topics = match &all_given[entry.group] {
-                    None => {
-                        let mut topics = all_topics(image, &fetched.all, use_ids);
-                        // Topics the principal may not DESCRIBE are left out silently.
-                        topics.retain(|t| {
-                            let name = if use_ids {
-                                image
-                                    .get_by_id(&t.topic_id)
-                                    .map_or("", |topic| topic.name.as_str())
-                            } else {
-                                t.name.as_str()
-                            };
-                            access.topic(name)
-                        });
-                        all_given[entry.group] = Some(topics.clone());
-                        Some(topics)
+            let answer = match &entry.topics {
+                None => {
+                    let all = &mut all_given[entry.group];
+                    match all_offsets(image, fetched, all, &mut budget, access, use_ids) {
+                        Some(topics) => OffsetFetchResponseGroup {
+                            group_id: group.group_id,
+                            topics,
+                            ..Default::default()
+                        },
+                        None => group_error(&group, ErrorCode::INVALID_REQUEST, version),
                     }
-                    Some(topics) => budget
-                        .take_with(|| topics.iter().map(topic_bytes).sum())
-                        .then(|| topics.clone()),
-                };
-                answers.push(match topics {
-                    Some(topics) => OffsetFetchResponseGroup {
+                }
+                Some(resolved) => {
+                    let given = &mut lookup_given[entry.group];
+                    let topics =
+                        requested_topics(plan, &group, resolved, given, &mut budget, use_ids);
+                    OffsetFetchResponseGroup {
                         group_id: group.group_id,
                         topics,
                         ..Default::default()
-                    },
-                    None => group_error(&group, ErrorCode::INVALID_REQUEST, version),
-                });
-                continue;
+                    }
+                }
             };
-            let given = &mut lookup_given[entry.group];
-            let mut topics = Vec::with_capacity(resolved.len());
-            let mut unknown = Vec::new();
-            for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
-                let ti = match *resolved {
-                    Resolved::Known(ti) => ti,
-                    Resolved::UnknownId => {
-                        unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
-                        continue;
-                    }
-                    Resolved::Denied => {
-                        unknown.push(topic_error(
-                            t,
-                            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-                            use_ids,
-                        ));
-                        continue;
-                    }
-                };
-                let partitions = t
-                    .partition_indexes
-                    .iter()
-                    .map(|p| {
-                        let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
-                            return found(*p, None);
-                        };
-                        let committed = fetched.found.get(i).and_then(Option::as_ref);
-                        let first = !std::mem::replace(&mut given[i], true);
-                        let bytes = committed.map_or(0, |c| c.metadata.len());
-                        if first || bytes == 0 || budget.take(bytes) {
-                            found(*p, committed)
-                        } else {
-                            partition_error(*p, ErrorCode::INVALID_REQUEST)
-                        }
-                    })
-                    .collect();
-                topics.push(OffsetFetchResponseTopics {
-                    name: if use_ids {
-                        String::new()
-                    } else {
-                        plan.topics[ti].clone()
-                    },
-                    topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
-                    partitions,
-                    ..Default::default()
-                });
-            }
-            topics.extend(unknown);
-            answers.push(OffsetFetchResponseGroup {
-                group_id: group.group_id,
-                topics,
-                ..Default::default()
-            });
+            answers.push(answer);
         }
         answers
     }
+}
+
+/// The answer to an "all offsets" entry: every committed offset of the group (`given` keeps it),
+/// or when it was given before, a copy of it if the repeat budget allows.
+fn all_offsets(
+    image: &TopicsImage,
+    fetched: &Fetched,
+    given: &mut Option<Vec<OffsetFetchResponseTopics>>,
+    budget: &mut RepeatBudget,
+    access: &mut Access<'_, '_>,
+    use_ids: bool,
+) -> Option<Vec<OffsetFetchResponseTopics>> {
+    match given {
+        None => {
+            let mut topics = all_topics(image, &fetched.all, use_ids);
+            // Topics the principal may not DESCRIBE are left out silently.
+            topics.retain(|t| {
+                let name = if use_ids {
+                    image
+                        .get_by_id(&t.topic_id)
+                        .map_or("", |topic| topic.name.as_str())
+                } else {
+                    t.name.as_str()
+                };
+                access.topic(name)
+            });
+            *given = Some(topics.clone());
+            Some(topics)
+        }
+        Some(topics) => budget
+            .take_with(|| topics.iter().map(topic_bytes).sum())
+            .then(|| topics.clone()),
+    }
+}
+
+/// The answer to an entry that names its topics: the known topics' partitions, then the
+/// unknown and denied topics. A partition whose answer was given before (`given`, per lookup)
+/// is a repeat: INVALID_REQUEST once the repeat budget is spent.
+fn requested_topics(
+    plan: &GroupPlan,
+    group: &OffsetFetchRequestGroup,
+    resolved: &[Resolved],
+    given: &mut [bool],
+    budget: &mut RepeatBudget,
+    use_ids: bool,
+) -> Vec<OffsetFetchResponseTopics> {
+    let fetched = &plan.fetched;
+    let mut topics = Vec::with_capacity(resolved.len());
+    let mut unknown = Vec::new();
+    for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
+        let ti = match *resolved {
+            Resolved::Known(ti) => ti,
+            Resolved::UnknownId => {
+                unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
+                continue;
+            }
+            Resolved::Denied => {
+                unknown.push(topic_error(
+                    t,
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    use_ids,
+                ));
+                continue;
+            }
+        };
+        let partitions = t
+            .partition_indexes
+            .iter()
+            .map(|p| {
+                let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
+                    return found(*p, None);
+                };
+                let committed = fetched.found.get(i).and_then(Option::as_ref);
+                let first = !std::mem::replace(&mut given[i], true);
+                let bytes = committed.map_or(0, |c| c.metadata.len());
+                if first || bytes == 0 || budget.take(bytes) {
+                    found(*p, committed)
+                } else {
+                    partition_error(*p, ErrorCode::INVALID_REQUEST)
+                }
+            })
+            .collect();
+        topics.push(OffsetFetchResponseTopics {
+            name: if use_ids {
+                String::new()
+            } else {
+                plan.topics[ti].clone()
+            },
+            topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
+            partitions,
+            ..Default::default()
+        });
+    }
+    topics.extend(unknown);
+    topics
 }
 
 /// Reads what `plan` asks of its group on the group's shard, in jobs of at most
