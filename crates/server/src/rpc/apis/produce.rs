@@ -28,6 +28,7 @@ use uuid::Uuid;
 
 use crate::rpc::apis::find_coordinator::transactions_unsupported;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 
@@ -72,27 +73,11 @@ pub fn produce(
         for p in t.partition_data {
             let pi = responses[ti].partition_responses.len();
             let partition = topic.and_then(|t| ctx.server.partitions.get(t.id, p.index));
-            let error = if let Some(refusal) = &whole {
-                Some(refusal.clone())
-            } else {
-                // Kafka asks the authorizer first, by the name the request gives (or resolves).
-                let name = topic.map_or(t.name.as_str(), |t| t.name.as_str());
-                let allowed = (use_ids && topic.is_none())
-                    || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
-                match (topic, &partition) {
-                    _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
-                    (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
-                    (None, _) | (_, None) => {
-                        Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION))
-                    }
-                    // Kafka checks acks once the topics are known.
-                    _ if !matches!(req.acks, -1..=1) => {
-                        Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS))
-                    }
-                    (Some(t), _) if t.is_internal() => {
-                        Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION))
-                    }
-                    _ => None,
+            let error = match &whole {
+                Some(refusal) => Some(refusal.clone()),
+                None => {
+                    let known = partition.is_some();
+                    partition_refusal(ctx, topic, &t.name, known, use_ids, req.acks)
                 }
             };
             responses[ti]
@@ -118,6 +103,49 @@ pub fn produce(
             }
         }
     }
+    append_all(ctx, by_partition, &mut responses, version, now_ms);
+    ProduceResponse {
+        responses,
+        throttle_time_ms: 0,
+        ..Default::default()
+    }
+}
+
+/// Kafka's checks of one partition once the whole request passed them: WRITE on the topic,
+/// the topic and partition known (`partition_known`), acks, and no internal topic.
+#[inline]
+fn partition_refusal(
+    ctx: &RequestContext<'_>,
+    topic: Option<&TopicImage>,
+    requested_name: &str,
+    partition_known: bool,
+    use_ids: bool,
+    acks: i16,
+) -> Option<Refusal> {
+    // Kafka asks the authorizer first, by the name the request gives (or resolves).
+    let name = topic.map_or(requested_name, |t| t.name.as_str());
+    let allowed = (use_ids && topic.is_none())
+        || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
+    match (topic, partition_known) {
+        _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
+        (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
+        (None, _) | (_, false) => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)),
+        // Kafka checks acks once the topics are known.
+        _ if !matches!(acks, -1..=1) => Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS)),
+        (Some(t), _) if t.is_internal() => Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION)),
+        _ => None,
+    }
+}
+
+/// Appends the entries of each partition and puts their answers in their slots of `responses`.
+#[inline]
+fn append_all(
+    ctx: &RequestContext<'_>,
+    by_partition: HashMap<(Uuid, i32), (Arc<Partition>, Vec<Entry>)>,
+    responses: &mut [TopicProduceResponse],
+    version: i16,
+    now_ms: i64,
+) {
     for (partition, entries) in by_partition.into_values() {
         let appended = append_partition(
             &partition,
@@ -130,11 +158,6 @@ pub fn produce(
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
         }
-    }
-    ProduceResponse {
-        responses,
-        throttle_time_ms: 0,
-        ..Default::default()
     }
 }
 
