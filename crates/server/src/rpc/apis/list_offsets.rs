@@ -17,6 +17,7 @@ use kcoord_wire::ErrorCode;
 use tracing::warn;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 
@@ -66,24 +67,7 @@ pub fn handle(
         .iter()
         .map(|t| {
             if !authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name) {
-                let partitions = t
-                    .partitions
-                    .iter()
-                    .map(|p| ListOffsetsPartitionResponse {
-                        partition_index: p.partition_index,
-                        error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
-                        timestamp: -1,
-                        offset: -1,
-                        leader_epoch: -1,
-                        ..Default::default()
-                    })
-                    .collect();
-                let refused = ListOffsetsTopicResponse {
-                    name: t.name.clone(),
-                    partitions,
-                    ..Default::default()
-                };
-                return (false, refused);
+                return (false, refused_topic(t));
             }
             let topic = image.get(&t.name);
             let partitions = t
@@ -91,36 +75,8 @@ pub fn handle(
                 .iter()
                 .filter(|p| answered.insert((t.name.clone(), p.partition_index)))
                 .map(|p| {
-                    let mut answer = ListOffsetsPartitionResponse {
-                        partition_index: p.partition_index,
-                        timestamp: -1,
-                        offset: -1,
-                        leader_epoch: -1,
-                        ..Default::default()
-                    };
-                    let result = if duplicates.contains(&(t.name.clone(), p.partition_index)) {
-                        Err(ErrorCode::INVALID_REQUEST)
-                    } else {
-                        topic
-                            .and_then(|topic| {
-                                ctx.server.partitions.get(topic.id, p.partition_index)
-                            })
-                            .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-                            .and_then(|partition| {
-                                lookup(&partition, p.timestamp, p.current_leader_epoch, version)
-                            })
-                    };
-                    match result {
-                        Ok(found) => {
-                            answer.offset = found.offset;
-                            answer.timestamp = found.timestamp;
-                            if version >= 4 {
-                                answer.leader_epoch = found.leader_epoch;
-                            }
-                        }
-                        Err(code) => answer.error_code = code.code(),
-                    }
-                    answer
+                    let duplicate = duplicates.contains(&(t.name.clone(), p.partition_index));
+                    partition_answer(ctx, topic, p, duplicate, version)
                 })
                 .collect();
             let answer = ListOffsetsTopicResponse {
@@ -136,6 +92,67 @@ pub fn handle(
         topics: topics.into_iter().chain(refused).map(|(_, t)| t).collect(),
         ..Default::default()
     }
+}
+
+/// A topic the principal may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED on every partition it
+/// lists.
+fn refused_topic(
+    t: &kcoord_wire::messages::list_offsets_request::ListOffsetsTopic,
+) -> ListOffsetsTopicResponse {
+    let partitions = t
+        .partitions
+        .iter()
+        .map(|p| ListOffsetsPartitionResponse {
+            partition_index: p.partition_index,
+            error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+            timestamp: -1,
+            offset: -1,
+            leader_epoch: -1,
+            ..Default::default()
+        })
+        .collect();
+    ListOffsetsTopicResponse {
+        name: t.name.clone(),
+        partitions,
+        ..Default::default()
+    }
+}
+
+/// One partition's answer: INVALID_REQUEST when the request names it twice (`duplicate`), else
+/// the offset its log holds for the timestamp asked.
+fn partition_answer(
+    ctx: &RequestContext<'_>,
+    topic: Option<&TopicImage>,
+    p: &kcoord_wire::messages::list_offsets_request::ListOffsetsPartition,
+    duplicate: bool,
+    version: i16,
+) -> ListOffsetsPartitionResponse {
+    let mut answer = ListOffsetsPartitionResponse {
+        partition_index: p.partition_index,
+        timestamp: -1,
+        offset: -1,
+        leader_epoch: -1,
+        ..Default::default()
+    };
+    let result = if duplicate {
+        Err(ErrorCode::INVALID_REQUEST)
+    } else {
+        topic
+            .and_then(|topic| ctx.server.partitions.get(topic.id, p.partition_index))
+            .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+            .and_then(|partition| lookup(&partition, p.timestamp, p.current_leader_epoch, version))
+    };
+    match result {
+        Ok(found) => {
+            answer.offset = found.offset;
+            answer.timestamp = found.timestamp;
+            if version >= 4 {
+                answer.leader_epoch = found.leader_epoch;
+            }
+        }
+        Err(code) => answer.error_code = code.code(),
+    }
+    answer
 }
 
 struct Found {
