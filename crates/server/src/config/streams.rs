@@ -360,67 +360,56 @@ fn assignors(raw: &str) -> Result<Vec<String>, String> {
 
 /// Kafka's `verifyStreamsGroupConfigs`, in its order.
 fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+    verify_liveness(r, c)?;
+    verify_assignment(r, c)
+}
+
+/// The heartbeat interval and session timeout within their bounds, the heartbeat shorter.
+fn verify_liveness(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
     const SESSION: &str = "group.streams.session.timeout.ms";
     const MIN_SESSION: &str = "group.streams.min.session.timeout.ms";
     const MAX_SESSION: &str = "group.streams.max.session.timeout.ms";
     const HEARTBEAT: &str = "group.streams.heartbeat.interval.ms";
     const MIN_HEARTBEAT: &str = "group.streams.min.heartbeat.interval.ms";
     const MAX_HEARTBEAT: &str = "group.streams.max.heartbeat.interval.ms";
-    const INTERVAL: &str = "group.streams.assignment.interval.ms";
-    const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
-    const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
-    const STANDBY: &str = "group.streams.num.standby.replicas";
-    const MAX_STANDBY: &str = "group.streams.max.standby.replicas";
-    const OFFSET_INTERVAL: &str = "group.streams.task.offset.interval.ms";
-    const MIN_OFFSET_INTERVAL: &str = "group.streams.min.task.offset.interval.ms";
-    const WARMUP: &str = "group.streams.num.warmup.replicas";
-    const MAX_WARMUP: &str = "group.streams.max.warmup.replicas";
 
-    let at_least = |a: &'static str, av: i32, b: &'static str, bv: i32| {
-        r.require(
-            av >= bv,
-            &[a, b],
-            format!("{a} ({av}) must be greater than or equal to {b} ({bv})"),
-        )
-    };
-    let at_most = |a: &'static str, av: i32, b: &'static str, bv: i32| {
-        r.require(
-            av <= bv,
-            &[a, b],
-            format!("{a} ({av}) must be less than or equal to {b} ({bv})"),
-        )
-    };
     at_least(
+        r,
         MAX_HEARTBEAT,
         c.max_heartbeat_interval_ms,
         MIN_HEARTBEAT,
         c.min_heartbeat_interval_ms,
     )?;
     at_least(
+        r,
         HEARTBEAT,
         c.heartbeat_interval_ms,
         MIN_HEARTBEAT,
         c.min_heartbeat_interval_ms,
     )?;
     at_most(
+        r,
         HEARTBEAT,
         c.heartbeat_interval_ms,
         MAX_HEARTBEAT,
         c.max_heartbeat_interval_ms,
     )?;
     at_least(
+        r,
         MAX_SESSION,
         c.max_session_timeout_ms,
         MIN_SESSION,
         c.min_session_timeout_ms,
     )?;
     at_least(
+        r,
         SESSION,
         c.session_timeout_ms,
         MIN_SESSION,
         c.min_session_timeout_ms,
     )?;
     at_most(
+        r,
         SESSION,
         c.session_timeout_ms,
         MAX_SESSION,
@@ -434,43 +423,83 @@ fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
             c.heartbeat_interval_ms, c.session_timeout_ms
         ),
     )?;
+    Ok(())
+}
+
+/// The assignment interval within its bounds, the standby and warm-up replicas within theirs,
+/// and the task offset interval above its minimum.
+fn verify_assignment(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+    const INTERVAL: &str = "group.streams.assignment.interval.ms";
+    const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
+    const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
+    const STANDBY: &str = "group.streams.num.standby.replicas";
+    const MAX_STANDBY: &str = "group.streams.max.standby.replicas";
+    const OFFSET_INTERVAL: &str = "group.streams.task.offset.interval.ms";
+    const MIN_OFFSET_INTERVAL: &str = "group.streams.min.task.offset.interval.ms";
+    const WARMUP: &str = "group.streams.num.warmup.replicas";
+    const MAX_WARMUP: &str = "group.streams.max.warmup.replicas";
+
     at_least(
+        r,
         MAX_INTERVAL,
         c.max_assignment_interval_ms,
         MIN_INTERVAL,
         c.min_assignment_interval_ms,
     )?;
     at_least(
+        r,
         INTERVAL,
         c.assignment_interval_ms,
         MIN_INTERVAL,
         c.min_assignment_interval_ms,
     )?;
     at_most(
+        r,
         INTERVAL,
         c.assignment_interval_ms,
         MAX_INTERVAL,
         c.max_assignment_interval_ms,
     )?;
     at_most(
+        r,
         STANDBY,
         c.num_standby_replicas,
         MAX_STANDBY,
         c.max_standby_replicas,
     )?;
     at_least(
+        r,
         OFFSET_INTERVAL,
         c.task_offset_interval_ms,
         MIN_OFFSET_INTERVAL,
         c.min_task_offset_interval_ms,
     )?;
     at_most(
+        r,
         WARMUP,
         c.num_warmup_replicas,
         MAX_WARMUP,
         c.max_warmup_replicas,
     )?;
     Ok(())
+}
+
+/// `a` (`av`) must be at least `b` (`bv`); the error names both keys.
+fn at_least(r: &Reader<'_>, a: &str, av: i32, b: &str, bv: i32) -> Result<(), ConfigError> {
+    r.require(
+        av >= bv,
+        &[a, b],
+        format!("{a} ({av}) must be greater than or equal to {b} ({bv})"),
+    )
+}
+
+/// `a` (`av`) must be at most `b` (`bv`); the error names both keys.
+fn at_most(r: &Reader<'_>, a: &str, av: i32, b: &str, bv: i32) -> Result<(), ConfigError> {
+    r.require(
+        av <= bv,
+        &[a, b],
+        format!("{a} ({av}) must be less than or equal to {b} ({bv})"),
+    )
 }
 
 impl StreamsGroupConfig {
