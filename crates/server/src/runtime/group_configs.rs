@@ -358,57 +358,7 @@ impl GroupConfigRules {
     fn validate_values(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
         use kafka_bounds::*;
         let s = &self.streams;
-        let int = |key: &str| match parsed.get(key) {
-            Some(Value::Int(v)) => Some(*v),
-            _ => None,
-        };
-        let range = |key: &str, (min, max): (i32, i32)| match int(key) {
-            Some(v) if v < min || v > max => Err(format!(
-                "{key} must be in the range {min} to {max} inclusive."
-            )),
-            _ => Ok(()),
-        };
-        let at_most = |key: &str, max: i32| match int(key) {
-            Some(v) if v > max => Err(format!("{key} must be less than or equal to {max}")),
-            _ => Ok(()),
-        };
-        let at_least = |key: &str, min: i32| match int(key) {
-            Some(v) if v < min => Err(format!("{key} must be greater than or equal to {min}")),
-            _ => Ok(()),
-        };
-        range("consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT)?;
-        range("consumer.session.timeout.ms", CONSUMER_SESSION)?;
-        range(
-            "consumer.assignment.interval.ms",
-            CONSUMER_ASSIGNMENT_INTERVAL,
-        )?;
-        range("share.heartbeat.interval.ms", SHARE_HEARTBEAT)?;
-        range("share.session.timeout.ms", SHARE_SESSION)?;
-        range("share.record.lock.duration.ms", SHARE_RECORD_LOCK_DURATION)?;
-        range("share.delivery.count.limit", SHARE_DELIVERY_COUNT_LIMIT)?;
-        range(
-            "share.partition.max.record.locks",
-            SHARE_PARTITION_MAX_RECORD_LOCKS,
-        )?;
-        range("share.assignment.interval.ms", SHARE_ASSIGNMENT_INTERVAL)?;
-        range(
-            STREAMS_HEARTBEAT_INTERVAL_MS,
-            (s.min_heartbeat_interval_ms, s.max_heartbeat_interval_ms),
-        )?;
-        range(
-            STREAMS_SESSION_TIMEOUT_MS,
-            (s.min_session_timeout_ms, s.max_session_timeout_ms),
-        )?;
-        at_most(STREAMS_NUM_STANDBY_REPLICAS, s.max_standby_replicas)?;
-        range(
-            STREAMS_ASSIGNMENT_INTERVAL_MS,
-            (s.min_assignment_interval_ms, s.max_assignment_interval_ms),
-        )?;
-        at_least(
-            STREAMS_TASK_OFFSET_INTERVAL_MS,
-            s.min_task_offset_interval_ms,
-        )?;
-        at_most(STREAMS_NUM_WARMUP_REPLICAS, s.max_warmup_replicas)?;
+        self.validate_bounds(parsed)?;
         if let Some(Value::Str(name)) = parsed.get(STREAMS_ASSIGNOR_NAME) {
             let registered = self.assignor_names();
             if !registered.iter().any(|r| r == name) {
@@ -418,37 +368,20 @@ impl GroupConfigRules {
                 ));
             }
         }
-        let session_above_heartbeat =
-            |session_key: &str, session: i32, heartbeat_key: &str, heartbeat: i32| {
-                if int(session_key).is_none() && int(heartbeat_key).is_none() {
-                    return Ok(());
-                }
-                let session = int(session_key).unwrap_or(session);
-                let heartbeat = int(heartbeat_key).unwrap_or(heartbeat);
-                if session <= heartbeat {
-                    return Err(format!(
-                        "{session_key} must be greater than {heartbeat_key}"
-                    ));
-                }
-                Ok(())
-            };
         session_above_heartbeat(
-            "consumer.session.timeout.ms",
-            CONSUMER_SESSION_DEFAULT,
-            "consumer.heartbeat.interval.ms",
-            CONSUMER_HEARTBEAT_DEFAULT,
+            parsed,
+            ("consumer.session.timeout.ms", CONSUMER_SESSION_DEFAULT),
+            ("consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT_DEFAULT),
         )?;
         session_above_heartbeat(
-            "share.session.timeout.ms",
-            SHARE_SESSION_DEFAULT,
-            "share.heartbeat.interval.ms",
-            SHARE_HEARTBEAT_DEFAULT,
+            parsed,
+            ("share.session.timeout.ms", SHARE_SESSION_DEFAULT),
+            ("share.heartbeat.interval.ms", SHARE_HEARTBEAT_DEFAULT),
         )?;
         session_above_heartbeat(
-            STREAMS_SESSION_TIMEOUT_MS,
-            s.session_timeout_ms,
-            STREAMS_HEARTBEAT_INTERVAL_MS,
-            s.heartbeat_interval_ms,
+            parsed,
+            (STREAMS_SESSION_TIMEOUT_MS, s.session_timeout_ms),
+            (STREAMS_HEARTBEAT_INTERVAL_MS, s.heartbeat_interval_ms),
         )?;
         if let Some(Value::Str(dlq)) = parsed.get("errors.deadletterqueue.topic.name") {
             if dlq.starts_with("__") {
@@ -459,6 +392,64 @@ impl GroupConfigRules {
             }
         }
         Ok(())
+    }
+
+    /// Each value within the broker's bounds: Kafka's defaults for the consumer and share keys,
+    /// the broker's `group.streams.*` bounds for the streams keys.
+    fn validate_bounds(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
+        use kafka_bounds::*;
+        let s = &self.streams;
+        in_range(parsed, "consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT)?;
+        in_range(parsed, "consumer.session.timeout.ms", CONSUMER_SESSION)?;
+        in_range(
+            parsed,
+            "consumer.assignment.interval.ms",
+            CONSUMER_ASSIGNMENT_INTERVAL,
+        )?;
+        in_range(parsed, "share.heartbeat.interval.ms", SHARE_HEARTBEAT)?;
+        in_range(parsed, "share.session.timeout.ms", SHARE_SESSION)?;
+        in_range(
+            parsed,
+            "share.record.lock.duration.ms",
+            SHARE_RECORD_LOCK_DURATION,
+        )?;
+        in_range(
+            parsed,
+            "share.delivery.count.limit",
+            SHARE_DELIVERY_COUNT_LIMIT,
+        )?;
+        in_range(
+            parsed,
+            "share.partition.max.record.locks",
+            SHARE_PARTITION_MAX_RECORD_LOCKS,
+        )?;
+        in_range(
+            parsed,
+            "share.assignment.interval.ms",
+            SHARE_ASSIGNMENT_INTERVAL,
+        )?;
+        in_range(
+            parsed,
+            STREAMS_HEARTBEAT_INTERVAL_MS,
+            (s.min_heartbeat_interval_ms, s.max_heartbeat_interval_ms),
+        )?;
+        in_range(
+            parsed,
+            STREAMS_SESSION_TIMEOUT_MS,
+            (s.min_session_timeout_ms, s.max_session_timeout_ms),
+        )?;
+        at_most(parsed, STREAMS_NUM_STANDBY_REPLICAS, s.max_standby_replicas)?;
+        in_range(
+            parsed,
+            STREAMS_ASSIGNMENT_INTERVAL_MS,
+            (s.min_assignment_interval_ms, s.max_assignment_interval_ms),
+        )?;
+        at_least(
+            parsed,
+            STREAMS_TASK_OFFSET_INTERVAL_MS,
+            s.min_task_offset_interval_ms,
+        )?;
+        at_most(parsed, STREAMS_NUM_WARMUP_REPLICAS, s.max_warmup_replicas)
     }
 
     /// `GroupCoordinatorConfig.streamsGroupAssignorNames()`.
@@ -655,6 +646,61 @@ pub struct GroupConfigEntry {
     pub config_type: i8,
     /// (name, value, source), the group's own first.
     pub synonyms: Vec<(String, Option<String>, i8)>,
+}
+
+/// The parsed INT value of `key`, if the configs set it.
+fn int_value(parsed: &BTreeMap<&str, Value>, key: &str) -> Option<i32> {
+    match parsed.get(key) {
+        Some(Value::Int(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+fn in_range(
+    parsed: &BTreeMap<&str, Value>,
+    key: &str,
+    (min, max): (i32, i32),
+) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v < min || v > max => Err(format!(
+            "{key} must be in the range {min} to {max} inclusive."
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn at_most(parsed: &BTreeMap<&str, Value>, key: &str, max: i32) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v > max => Err(format!("{key} must be less than or equal to {max}")),
+        _ => Ok(()),
+    }
+}
+
+fn at_least(parsed: &BTreeMap<&str, Value>, key: &str, min: i32) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v < min => Err(format!("{key} must be greater than or equal to {min}")),
+        _ => Ok(()),
+    }
+}
+
+/// A session timeout greater than the heartbeat interval, when the configs set either; the one
+/// not set is the broker's (`key`, `default`).
+fn session_above_heartbeat(
+    parsed: &BTreeMap<&str, Value>,
+    (session_key, session): (&str, i32),
+    (heartbeat_key, heartbeat): (&str, i32),
+) -> Result<(), String> {
+    let set_session = int_value(parsed, session_key);
+    let set_heartbeat = int_value(parsed, heartbeat_key);
+    if set_session.is_none() && set_heartbeat.is_none() {
+        return Ok(());
+    }
+    if set_session.unwrap_or(session) <= set_heartbeat.unwrap_or(heartbeat) {
+        return Err(format!(
+            "{session_key} must be greater than {heartbeat_key}"
+        ));
+    }
+    Ok(())
 }
 
 fn def_of(name: &str) -> Option<&'static Def> {
