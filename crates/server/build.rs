@@ -63,14 +63,18 @@ fn main() {
     std::fs::write(&target, out).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
 }
 
-/// The `ApiKey` variant the file's declaration names (`Rpc::new(ApiKey::<Name>, ..)`).
+/// The `ApiKey` variant the file's declaration names (`Rpc::new(ApiKey::<Name>, ..)`, however
+/// rustfmt wraps it).
 fn declared_api(text: &str, module: &str) -> String {
-    const DECLARED: &str = "Rpc::new(ApiKey::";
-    let at = text
-        .find(DECLARED)
+    let name = text
+        .find("Rpc::new(")
+        .and_then(|at| {
+            text[at + "Rpc::new(".len()..]
+                .trim_start()
+                .strip_prefix("ApiKey::")
+        })
         .unwrap_or_else(|| panic!("src/rpc/apis/{module}.rs declares no `Rpc::new(ApiKey::..)`"));
-    text[at + DECLARED.len()..]
-        .chars()
+    name.chars()
         .take_while(|c| c.is_ascii_alphanumeric())
         .collect()
 }

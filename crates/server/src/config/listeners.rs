@@ -243,17 +243,33 @@ pub struct ListenerInputs<'a> {
 
 /// Combines the listener keys into the listeners to bind, with Kafka's consistency rules.
 pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, ListenerError> {
-    const LISTENERS: &str = "listeners";
-    const ADVERTISED: &str = "advertised.listeners";
-    const CONTROLLER_NAMES: &str = "controller.listener.names";
-    const MAP: &str = "listener.security.protocol.map";
-    const ROLES: &str = "process.roles";
-
     if input.listeners.is_empty() {
         return Err(err(LISTENERS, "at least one listener is required"));
     }
-    let is_controller = |name: &str| input.controller_listener_names.iter().any(|n| n == name);
+    check_roles(input)?;
+    check_ports_and_advertised_names(input)?;
+    input
+        .listeners
+        .iter()
+        .map(|l| listener_config(input, l))
+        .collect()
+}
 
+const LISTENERS: &str = "listeners";
+const ADVERTISED: &str = "advertised.listeners";
+const CONTROLLER_NAMES: &str = "controller.listener.names";
+const MAP: &str = "listener.security.protocol.map";
+const ROLES: &str = "process.roles";
+
+impl ListenerInputs<'_> {
+    fn is_controller(&self, name: &str) -> bool {
+        self.controller_listener_names.iter().any(|n| n == name)
+    }
+}
+
+/// The controller listeners listed when the node is a controller and only then; a broker
+/// listener when the node is a broker and only then.
+fn check_roles(input: &ListenerInputs<'_>) -> Result<(), ListenerError> {
     if input.controller_listener_names.is_empty() {
         return Err(err(CONTROLLER_NAMES, "must name at least one listener"));
     }
@@ -268,26 +284,42 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
                 format!("{missing} does not appear in listeners; every controller listener must be listed there when process.roles contains controller"),
             ));
         }
-    } else if let Some(l) = input.listeners.iter().find(|l| is_controller(&l.name)) {
+    } else if let Some(l) = input
+        .listeners
+        .iter()
+        .find(|l| input.is_controller(&l.name))
+    {
         return Err(err_any(
             &[LISTENERS, ROLES, CONTROLLER_NAMES],
             format!("{} is a controller listener (controller.listener.names) but process.roles does not contain controller", l.name),
         ));
     }
     if input.broker_role {
-        if !input.listeners.iter().any(|l| !is_controller(&l.name)) {
+        if !input
+            .listeners
+            .iter()
+            .any(|l| !input.is_controller(&l.name))
+        {
             return Err(err_any(
                 &[LISTENERS, ROLES, CONTROLLER_NAMES],
                 "there must be at least one broker listener when process.roles contains broker; perhaps all listeners appear in controller.listener.names?",
             ));
         }
-    } else if let Some(l) = input.listeners.iter().find(|l| !is_controller(&l.name)) {
+    } else if let Some(l) = input
+        .listeners
+        .iter()
+        .find(|l| !input.is_controller(&l.name))
+    {
         return Err(err_any(
             &[LISTENERS, ROLES, CONTROLLER_NAMES],
             format!("{} is not in controller.listener.names; with process.roles=controller every listener must be a controller listener", l.name),
         ));
     }
+    Ok(())
+}
 
+/// Every port different (0 excepted), every advertised listener a listener.
+fn check_ports_and_advertised_names(input: &ListenerInputs<'_>) -> Result<(), ListenerError> {
     for (i, l) in input.listeners.iter().enumerate() {
         if l.port != 0 && input.listeners[..i].iter().any(|o| o.port == l.port) {
             return Err(err(
@@ -309,74 +341,91 @@ pub fn resolve(input: &ListenerInputs<'_>) -> Result<Vec<ListenerConfig>, Listen
             format!("{} is not a listener name defined in listeners", a.name),
         ));
     }
+    Ok(())
+}
 
-    let mut out = Vec::with_capacity(input.listeners.len());
-    for l in input.listeners {
-        let kind = if is_controller(&l.name) {
-            ListenerKind::Controller
-        } else {
-            ListenerKind::Broker
-        };
-        let protocol = match input.protocol_map.iter().find(|(n, _)| *n == l.name) {
-            Some((_, p)) => *p,
-            // Kafka maps controller listeners to PLAINTEXT when the map is left at its default.
-            None if kind == ListenerKind::Controller && !input.protocol_map_explicit => {
-                SecurityProtocol::Plaintext
-            }
-            None => {
-                let key = if input.protocol_map_explicit {
-                    MAP
-                } else {
-                    LISTENERS
-                };
-                return Err(err(
-                    key,
-                    format!(
-                        "listener name {} is not in listener.security.protocol.map",
-                        l.name
-                    ),
-                ));
-            }
-        };
-        let (advertised_host, advertised_port) = match input
-            .advertised
-            .iter()
-            .find(|a| a.name == l.name)
-        {
-            Some(a) if is_wildcard(&a.host) && !a.host.is_empty() => {
-                return Err(err(
-                    ADVERTISED,
-                    format!(
-                        "{} cannot use the nonroutable meta-address {}; use a routable address",
-                        a.name, a.host
-                    ),
-                ));
-            }
-            Some(a) if a.host.is_empty() => (WILDCARD_ADVERTISED_HOST.to_owned(), a.port),
-            Some(a) => (a.host.clone(), a.port),
-            None if l.host.is_empty() => (WILDCARD_ADVERTISED_HOST.to_owned(), l.port),
-            // Kafka refuses to advertise a broker listener bound to 0.0.0.0; for a controller
-            // listener it falls back to the host name, as an empty host does.
-            None if is_wildcard(&l.host) && kind == ListenerKind::Broker => {
-                return Err(err(
-                    LISTENERS,
-                    format!("{} binds the nonroutable meta-address {}; set advertised.listeners to a routable address", l.name, l.host),
-                ));
-            }
-            None if is_wildcard(&l.host) => (WILDCARD_ADVERTISED_HOST.to_owned(), l.port),
-            None => (l.host.clone(), l.port),
-        };
-        out.push(ListenerConfig {
-            name: l.name.clone(),
-            kind,
-            security_protocol: protocol,
-            bind_host: l.host.clone(),
-            port: l.port,
-            advertised_host,
-            advertised_port,
-        });
+/// One listener of `listeners`, with its kind, security protocol and advertised address.
+fn listener_config(
+    input: &ListenerInputs<'_>,
+    l: &ListenerAddress,
+) -> Result<ListenerConfig, ListenerError> {
+    let kind = if input.is_controller(&l.name) {
+        ListenerKind::Controller
+    } else {
+        ListenerKind::Broker
+    };
+    let protocol = security_protocol(input, l, kind)?;
+    let (advertised_host, advertised_port) = advertised_address(input, l, kind)?;
+    Ok(ListenerConfig {
+        name: l.name.clone(),
+        kind,
+        security_protocol: protocol,
+        bind_host: l.host.clone(),
+        port: l.port,
+        advertised_host,
+        advertised_port,
+    })
+}
+
+/// The listener's protocol in `listener.security.protocol.map`.
+fn security_protocol(
+    input: &ListenerInputs<'_>,
+    l: &ListenerAddress,
+    kind: ListenerKind,
+) -> Result<SecurityProtocol, ListenerError> {
+    match input.protocol_map.iter().find(|(n, _)| *n == l.name) {
+        Some((_, p)) => Ok(*p),
+        // Kafka maps controller listeners to PLAINTEXT when the map is left at its default.
+        None if kind == ListenerKind::Controller && !input.protocol_map_explicit => {
+            Ok(SecurityProtocol::Plaintext)
+        }
+        None => {
+            let key = if input.protocol_map_explicit {
+                MAP
+            } else {
+                LISTENERS
+            };
+            Err(err(
+                key,
+                format!(
+                    "listener name {} is not in listener.security.protocol.map",
+                    l.name
+                ),
+            ))
+        }
     }
-    Ok(out)
+}
+
+/// The host and port the listener is advertised at.
+fn advertised_address(
+    input: &ListenerInputs<'_>,
+    l: &ListenerAddress,
+    kind: ListenerKind,
+) -> Result<(String, u16), ListenerError> {
+    match input.advertised.iter().find(|a| a.name == l.name) {
+        Some(a) if is_wildcard(&a.host) && !a.host.is_empty() => {
+            Err(err(
+                ADVERTISED,
+                format!(
+                    "{} cannot use the nonroutable meta-address {}; use a routable address",
+                    a.name, a.host
+                ),
+            ))
+        }
+        Some(a) if a.host.is_empty() => Ok((WILDCARD_ADVERTISED_HOST.to_owned(), a.port)),
+        Some(a) => Ok((a.host.clone(), a.port)),
+        None if l.host.is_empty() => Ok((WILDCARD_ADVERTISED_HOST.to_owned(), l.port)),
+        // Kafka refuses to advertise a broker listener bound to 0.0.0.0; for a controller
+        // listener it falls back to the host name, as an empty host does.
+        None if is_wildcard(&l.host) && kind == ListenerKind::Broker => {
+            Err(err(
+                LISTENERS,
+                format!("{} binds the nonroutable meta-address {}; set advertised.listeners to a routable address", l.name, l.host),
+            ))
+        }
+        None if is_wildcard(&l.host) => Ok((WILDCARD_ADVERTISED_HOST.to_owned(), l.port)),
+        None => Ok((l.host.clone(), l.port)),
+    }
 }
 
 fn is_wildcard(host: &str) -> bool {

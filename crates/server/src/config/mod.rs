@@ -199,49 +199,14 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     let controller_listener_names: Vec<String> = r.get(
         "controller.listener.names",
         vec![DEFAULT_CONTROLLER_LISTENER_NAMES.to_owned()],
-        |v| {
-            Ok(unique_list(v)?
-                .into_iter()
-                .map(|n| n.to_ascii_uppercase())
-                .collect())
-        },
+        listener_names,
     )?;
-    let listener_addresses =
-        r.get_str("listeners", DEFAULT_LISTENERS, listeners::parse_addresses)?;
-    let advertised = r.get(
-        "advertised.listeners",
-        Vec::new(),
-        listeners::parse_addresses,
-    )?;
-    let protocol_map_explicit = r.is_set("listener.security.protocol.map");
-    let protocol_map = r.get_str(
-        "listener.security.protocol.map",
-        listeners::DEFAULT_SECURITY_PROTOCOL_MAP,
-        listeners::parse_protocol_map,
-    )?;
-    let listeners = listeners::resolve(&listeners::ListenerInputs {
-        listeners: &listener_addresses,
-        advertised: &advertised,
-        protocol_map: &protocol_map,
-        protocol_map_explicit,
-        controller_listener_names: &controller_listener_names,
-        broker_role: process_roles.broker,
-        controller_role: process_roles.controller,
-    })
-    .map_err(|e| r.blame(&e.keys, e.message))?;
+    let listeners = read_listeners(r, process_roles, &controller_listener_names)?;
     // Kafka's coordinator thread count: validated as Kafka does, so a file written for Kafka
     // is read the same way, but coordinator work runs on the connection tasks here.
     r.get("group.coordinator.threads", 1, |v| int_in(v, 1, i32::MAX))?;
     let log = log::read(r)?;
-    let mut controller = controller::read(r)?;
-    if controller.metadata_log_dir.is_none() {
-        // Kafka keeps the metadata log in the first log dir when metadata.log.dir is unset, so
-        // that topics survive a restart together with their partitions.
-        controller.metadata_log_dir = log
-            .log_dirs
-            .first()
-            .map(|d| d.join(format!("{}-0", kcoord_storage::dirs::METADATA_TOPIC)));
-    }
+    let controller = read_controller(r, &log)?;
     let coordinator_log =
         coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
     let connections = connections::read(r, &listeners)?;
@@ -292,6 +257,61 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         http_listener,
         warnings: Vec::new(),
     })
+}
+
+/// `listeners`, `advertised.listeners` and `listener.security.protocol.map`, resolved with the
+/// roles and the controller listener names into the listeners to bind.
+fn read_listeners(
+    r: &Reader<'_>,
+    process_roles: ProcessRoles,
+    controller_listener_names: &[String],
+) -> Result<Vec<ListenerConfig>, ConfigError> {
+    let listener_addresses =
+        r.get_str("listeners", DEFAULT_LISTENERS, listeners::parse_addresses)?;
+    let advertised = r.get(
+        "advertised.listeners",
+        Vec::new(),
+        listeners::parse_addresses,
+    )?;
+    let protocol_map_explicit = r.is_set("listener.security.protocol.map");
+    let protocol_map = r.get_str(
+        "listener.security.protocol.map",
+        listeners::DEFAULT_SECURITY_PROTOCOL_MAP,
+        listeners::parse_protocol_map,
+    )?;
+    listeners::resolve(&listeners::ListenerInputs {
+        listeners: &listener_addresses,
+        advertised: &advertised,
+        protocol_map: &protocol_map,
+        protocol_map_explicit,
+        controller_listener_names,
+        broker_role: process_roles.broker,
+        controller_role: process_roles.controller,
+    })
+    .map_err(|e| r.blame(&e.keys, e.message))
+}
+
+/// The controller's settings, its metadata log in the first log dir when `metadata.log.dir` is
+/// not set.
+fn read_controller(r: &Reader<'_>, log: &LogSettings) -> Result<ControllerSettings, ConfigError> {
+    let mut controller = controller::read(r)?;
+    if controller.metadata_log_dir.is_none() {
+        // Kafka keeps the metadata log in the first log dir when metadata.log.dir is unset, so
+        // that topics survive a restart together with their partitions.
+        controller.metadata_log_dir = log
+            .log_dirs
+            .first()
+            .map(|d| d.join(format!("{}-0", kcoord_storage::dirs::METADATA_TOPIC)));
+    }
+    Ok(controller)
+}
+
+/// `controller.listener.names`: distinct names, upper-cased as in `listeners`.
+fn listener_names(raw: &str) -> Result<Vec<String>, String> {
+    Ok(unique_list(raw)?
+        .into_iter()
+        .map(|n| n.to_ascii_uppercase())
+        .collect())
 }
 
 fn roles(raw: &str) -> Result<ProcessRoles, String> {

@@ -250,13 +250,6 @@ fn keystore(keys: &Keys<'_, '_>) -> Result<Option<Keystore>, ConfigError> {
     let key_password = keys.get(KEY_PASSWORD);
     let private_key = keys.get(KEYSTORE_KEY);
     let chain = keys.get(KEYSTORE_CHAIN);
-    // Kafka's ConfigDef trims passwords as it trims every string.
-    let key_password_text = key_password.as_ref().map(|v| v.value.trim());
-    // A decryption error is the password's fault; anything else the text's.
-    let blame_for = |e: &PemError, text: &Value| match (e, &key_password) {
-        (PemError::Decrypt(_), Some(p)) => p.key.clone(),
-        _ => text.key.clone(),
-    };
     if let Some(key) = private_key {
         if kind != PEM_TYPE {
             let blamed = store_type_value.as_ref().unwrap_or(&key);
@@ -289,24 +282,7 @@ fn keystore(keys: &Keys<'_, '_>) -> Result<Option<Keystore>, ConfigError> {
                 "SSL key store password cannot be specified with PEM format, only key password may be specified.",
             ));
         }
-        let certificates = pem::certificates(&chain.value).map_err(|e| {
-            keys.error(
-                Some(&chain),
-                KEYSTORE_CHAIN,
-                format!("Invalid PEM keystore configs: {e}"),
-            )
-        })?;
-        let private = pem::private_key(&key.value, key_password_text).map_err(|e| {
-            keys.r.error(
-                &blame_for(&e, &key),
-                format!("Invalid PEM keystore configs: {e}"),
-            )
-        })?;
-        return Ok(Some(Keystore {
-            chain: certificates,
-            key: private,
-            blame: key,
-        }));
+        return pem_key_and_chain(keys, key, chain, key_password.as_ref()).map(Some);
     }
     if let Some(chain) = chain {
         return Err(keys.error(
@@ -322,29 +298,7 @@ fn keystore(keys: &Keys<'_, '_>) -> Result<Option<Keystore>, ConfigError> {
             "SSL key store password cannot be specified with PEM format, only key password may be specified",
         )),
         (true, Some(location), None) => {
-            let path = location.value.trim();
-            let failed = |message: String| format!("Failed to load PEM SSL keystore {path}: {message}");
-            let text = read_file(path)
-                .map_err(|e| keys.error(Some(&location), KEYSTORE_LOCATION, failed(e)))?;
-            // Kafka reads the key and the chain from the same text.
-            let private = pem::private_key(&text, key_password_text).map_err(|e| {
-                keys.r.error(
-                    &blame_for(&e, &location),
-                    failed(format!("Invalid PEM keystore configs: {e}")),
-                )
-            })?;
-            let certificates = pem::certificates(&text).map_err(|e| {
-                keys.error(
-                    Some(&location),
-                    KEYSTORE_LOCATION,
-                    failed(format!("Invalid PEM keystore configs: {e}")),
-                )
-            })?;
-            Ok(Some(Keystore {
-                chain: certificates,
-                key: private,
-                blame: location,
-            }))
+            pem_keystore_file(keys, location, key_password.as_ref()).map(Some)
         }
         (_, None, Some(password)) => Err(keys.error(
             Some(&password),
@@ -356,6 +310,80 @@ fn keystore(keys: &Keys<'_, '_>) -> Result<Option<Keystore>, ConfigError> {
             Err(keys.error(Some(blamed), KEYSTORE_TYPE, pem_only("key", KEYSTORE_TYPE, kind)))
         }
         (_, None, None) => Ok(None),
+    }
+}
+
+/// A key store written in the configuration: `ssl.keystore.key`, decrypted with
+/// `ssl.key.password`, and `ssl.keystore.certificate.chain`.
+fn pem_key_and_chain(
+    keys: &Keys<'_, '_>,
+    key: Value,
+    chain: Value,
+    key_password: Option<&Value>,
+) -> Result<Keystore, ConfigError> {
+    let certificates = pem::certificates(&chain.value).map_err(|e| {
+        keys.error(
+            Some(&chain),
+            KEYSTORE_CHAIN,
+            format!("Invalid PEM keystore configs: {e}"),
+        )
+    })?;
+    let private = pem::private_key(&key.value, password_text(key_password)).map_err(|e| {
+        keys.r.error(
+            &blame_for(&e, &key, key_password),
+            format!("Invalid PEM keystore configs: {e}"),
+        )
+    })?;
+    Ok(Keystore {
+        chain: certificates,
+        key: private,
+        blame: key,
+    })
+}
+
+/// A PEM key store file at `ssl.keystore.location`, its key decrypted with `ssl.key.password`.
+fn pem_keystore_file(
+    keys: &Keys<'_, '_>,
+    location: Value,
+    key_password: Option<&Value>,
+) -> Result<Keystore, ConfigError> {
+    let path = location.value.trim();
+    let failed = |message: String| format!("Failed to load PEM SSL keystore {path}: {message}");
+    let text =
+        read_file(path).map_err(|e| keys.error(Some(&location), KEYSTORE_LOCATION, failed(e)))?;
+    // Kafka reads the key and the chain from the same text.
+    let private = pem::private_key(&text, password_text(key_password)).map_err(|e| {
+        keys.r.error(
+            &blame_for(&e, &location, key_password),
+            failed(format!("Invalid PEM keystore configs: {e}")),
+        )
+    })?;
+    let certificates = pem::certificates(&text).map_err(|e| {
+        keys.error(
+            Some(&location),
+            KEYSTORE_LOCATION,
+            failed(format!("Invalid PEM keystore configs: {e}")),
+        )
+    })?;
+    Ok(Keystore {
+        chain: certificates,
+        key: private,
+        blame: location,
+    })
+}
+
+/// `ssl.key.password` as the key is decrypted with it: Kafka's ConfigDef trims passwords as it
+/// trims every string.
+fn password_text(key_password: Option<&Value>) -> Option<&str> {
+    key_password.map(|v| v.value.trim())
+}
+
+/// The key to blame when a private key does not load from `text`: a decryption error is the
+/// password's fault; anything else the text's.
+fn blame_for(e: &PemError, text: &Value, key_password: Option<&Value>) -> String {
+    match (e, key_password) {
+        (PemError::Decrypt(_), Some(p)) => p.key.clone(),
+        _ => text.key.clone(),
     }
 }
 

@@ -96,143 +96,203 @@ const NON_NEGATIVE: (i32, i32) = (0, i32::MAX);
 const MAX_CONCURRENT_CALLS: i32 = 1 << 20;
 
 pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
-    let d = StreamsGroupConfig::default();
-    let int = |key: &'static str, default: i32, (min, max): (i32, i32)| {
-        r.get(key, default, |v| int_in(v, min, max))
-    };
-    let c = StreamsGroupConfig {
-        session_timeout_ms: int(
-            "group.streams.session.timeout.ms",
-            d.session_timeout_ms,
-            POSITIVE,
-        )?,
-        min_session_timeout_ms: int(
-            "group.streams.min.session.timeout.ms",
-            d.min_session_timeout_ms,
-            POSITIVE,
-        )?,
-        max_session_timeout_ms: int(
-            "group.streams.max.session.timeout.ms",
-            d.max_session_timeout_ms,
-            POSITIVE,
-        )?,
-        heartbeat_interval_ms: int(
-            "group.streams.heartbeat.interval.ms",
-            d.heartbeat_interval_ms,
-            POSITIVE,
-        )?,
-        min_heartbeat_interval_ms: int(
-            "group.streams.min.heartbeat.interval.ms",
-            d.min_heartbeat_interval_ms,
-            POSITIVE,
-        )?,
-        max_heartbeat_interval_ms: int(
-            "group.streams.max.heartbeat.interval.ms",
-            d.max_heartbeat_interval_ms,
-            POSITIVE,
-        )?,
-        max_size: int("group.streams.max.size", d.max_size, POSITIVE)?,
-        num_standby_replicas: int(
-            "group.streams.num.standby.replicas",
-            d.num_standby_replicas,
-            NON_NEGATIVE,
-        )?,
-        max_standby_replicas: int(
-            "group.streams.max.standby.replicas",
-            d.max_standby_replicas,
-            NON_NEGATIVE,
-        )?,
-        initial_rebalance_delay_ms: int(
-            "group.streams.initial.rebalance.delay.ms",
-            d.initial_rebalance_delay_ms,
-            NON_NEGATIVE,
-        )?,
-        assignment_interval_ms: int(
-            "group.streams.assignment.interval.ms",
-            d.assignment_interval_ms,
-            NON_NEGATIVE,
-        )?,
-        min_assignment_interval_ms: int(
-            "group.streams.min.assignment.interval.ms",
-            d.min_assignment_interval_ms,
-            NON_NEGATIVE,
-        )?,
-        max_assignment_interval_ms: int(
-            "group.streams.max.assignment.interval.ms",
-            d.max_assignment_interval_ms,
-            NON_NEGATIVE,
-        )?,
-        assignors: r.get("group.streams.assignors", d.assignors, assignors)?,
-        rack_aware_assignment_tags: r.get(
-            "group.streams.rack.aware.assignment.tags",
-            d.rack_aware_assignment_tags,
-            unique_list,
-        )?,
-        assignor_offload_enable: r.get(
-            "group.streams.assignor.offload.enable",
-            d.assignor_offload_enable,
-            boolean,
-        )?,
-        task_offset_interval_ms: int(
-            "group.streams.task.offset.interval.ms",
-            d.task_offset_interval_ms,
-            POSITIVE,
-        )?,
-        min_task_offset_interval_ms: int(
-            "group.streams.min.task.offset.interval.ms",
-            d.min_task_offset_interval_ms,
-            POSITIVE,
-        )?,
-        num_warmup_replicas: int(
-            "group.streams.num.warmup.replicas",
-            d.num_warmup_replicas,
-            NON_NEGATIVE,
-        )?,
-        max_warmup_replicas: int(
-            "group.streams.max.warmup.replicas",
-            d.max_warmup_replicas,
-            NON_NEGATIVE,
-        )?,
-        acceptable_recovery_lag: r.get(
-            "group.streams.acceptable.recovery.lag",
-            d.acceptable_recovery_lag,
-            |v| int_in(v, 0, i64::MAX),
-        )?,
-        topology_description_plugin_class: r.get(
-            "group.streams.topology.description.plugin.class",
-            None,
-            |v| Ok(optional_string(v)),
-        )?,
-        topology_description_class: r
-            .get(TOPOLOGY_DESCRIPTION_CLASS, None, |v| Ok(optional_string(v)))?,
-        topology_description_timeout_ms: int(
-            "group.streams.topology.description.timeout.ms",
-            d.topology_description_timeout_ms,
-            POSITIVE,
-        )?,
-        topology_description_max_concurrent_calls: int(
-            "group.streams.topology.description.max.concurrent.calls",
-            d.topology_description_max_concurrent_calls,
-            (1, MAX_CONCURRENT_CALLS),
-        )?,
-        topology_description_configs: BTreeMap::new(),
-        offsets_retention_minutes: int(
-            "offsets.retention.minutes",
-            d.offsets_retention_minutes,
-            POSITIVE,
-        )?,
-        offsets_retention_check_interval_ms: r.get(
-            "offsets.retention.check.interval.ms",
-            d.offsets_retention_check_interval_ms,
-            |v| int_in(v, 1, i64::MAX),
-        )?,
-    };
+    let mut c = StreamsGroupConfig::default();
+    read_liveness(r, &mut c)?;
+    read_assignment(r, &mut c)?;
+    read_warmup(r, &mut c)?;
+    read_topology_description(r, &mut c)?;
+    read_offsets_retention(r, &mut c)?;
     verify(r, &c)?;
-    let topology_description_configs = topology_description_plugin(r, &c)?;
-    Ok(StreamsGroupConfig {
-        topology_description_configs,
-        ..c
-    })
+    c.topology_description_configs = topology_description_plugin(r, &c)?;
+    Ok(c)
+}
+
+/// An `i32` key within `min..=max`; `default` when it is not set.
+fn int(
+    r: &Reader<'_>,
+    key: &'static str,
+    default: i32,
+    (min, max): (i32, i32),
+) -> Result<i32, ConfigError> {
+    r.get(key, default, |v| int_in(v, min, max))
+}
+
+/// How long a member may stay silent: the session timeout and heartbeat interval, with their
+/// bounds.
+fn read_liveness(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+    c.session_timeout_ms = int(
+        r,
+        "group.streams.session.timeout.ms",
+        c.session_timeout_ms,
+        POSITIVE,
+    )?;
+    c.min_session_timeout_ms = int(
+        r,
+        "group.streams.min.session.timeout.ms",
+        c.min_session_timeout_ms,
+        POSITIVE,
+    )?;
+    c.max_session_timeout_ms = int(
+        r,
+        "group.streams.max.session.timeout.ms",
+        c.max_session_timeout_ms,
+        POSITIVE,
+    )?;
+    c.heartbeat_interval_ms = int(
+        r,
+        "group.streams.heartbeat.interval.ms",
+        c.heartbeat_interval_ms,
+        POSITIVE,
+    )?;
+    c.min_heartbeat_interval_ms = int(
+        r,
+        "group.streams.min.heartbeat.interval.ms",
+        c.min_heartbeat_interval_ms,
+        POSITIVE,
+    )?;
+    c.max_heartbeat_interval_ms = int(
+        r,
+        "group.streams.max.heartbeat.interval.ms",
+        c.max_heartbeat_interval_ms,
+        POSITIVE,
+    )?;
+    Ok(())
+}
+
+/// How the group is assigned: its size, standby replicas, the rebalance delay, the assignment
+/// interval with its bounds, the assignors and the rack-aware assignment tags.
+fn read_assignment(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+    c.max_size = int(r, "group.streams.max.size", c.max_size, POSITIVE)?;
+    c.num_standby_replicas = int(
+        r,
+        "group.streams.num.standby.replicas",
+        c.num_standby_replicas,
+        NON_NEGATIVE,
+    )?;
+    c.max_standby_replicas = int(
+        r,
+        "group.streams.max.standby.replicas",
+        c.max_standby_replicas,
+        NON_NEGATIVE,
+    )?;
+    c.initial_rebalance_delay_ms = int(
+        r,
+        "group.streams.initial.rebalance.delay.ms",
+        c.initial_rebalance_delay_ms,
+        NON_NEGATIVE,
+    )?;
+    c.assignment_interval_ms = int(
+        r,
+        "group.streams.assignment.interval.ms",
+        c.assignment_interval_ms,
+        NON_NEGATIVE,
+    )?;
+    c.min_assignment_interval_ms = int(
+        r,
+        "group.streams.min.assignment.interval.ms",
+        c.min_assignment_interval_ms,
+        NON_NEGATIVE,
+    )?;
+    c.max_assignment_interval_ms = int(
+        r,
+        "group.streams.max.assignment.interval.ms",
+        c.max_assignment_interval_ms,
+        NON_NEGATIVE,
+    )?;
+    c.assignors = r.get(
+        "group.streams.assignors",
+        std::mem::take(&mut c.assignors),
+        assignors,
+    )?;
+    c.rack_aware_assignment_tags = r.get(
+        "group.streams.rack.aware.assignment.tags",
+        std::mem::take(&mut c.rack_aware_assignment_tags),
+        unique_list,
+    )?;
+    c.assignor_offload_enable = r.get(
+        "group.streams.assignor.offload.enable",
+        c.assignor_offload_enable,
+        boolean,
+    )?;
+    Ok(())
+}
+
+/// How tasks catch up: the task offset interval, warm-up replicas and the acceptable
+/// recovery lag.
+fn read_warmup(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+    c.task_offset_interval_ms = int(
+        r,
+        "group.streams.task.offset.interval.ms",
+        c.task_offset_interval_ms,
+        POSITIVE,
+    )?;
+    c.min_task_offset_interval_ms = int(
+        r,
+        "group.streams.min.task.offset.interval.ms",
+        c.min_task_offset_interval_ms,
+        POSITIVE,
+    )?;
+    c.num_warmup_replicas = int(
+        r,
+        "group.streams.num.warmup.replicas",
+        c.num_warmup_replicas,
+        NON_NEGATIVE,
+    )?;
+    c.max_warmup_replicas = int(
+        r,
+        "group.streams.max.warmup.replicas",
+        c.max_warmup_replicas,
+        NON_NEGATIVE,
+    )?;
+    c.acceptable_recovery_lag = r.get(
+        "group.streams.acceptable.recovery.lag",
+        c.acceptable_recovery_lag,
+        |v| int_in(v, 0, i64::MAX),
+    )?;
+    Ok(())
+}
+
+/// The topology description plugin (KIP-1331) and the bounds on its calls.
+fn read_topology_description(
+    r: &Reader<'_>,
+    c: &mut StreamsGroupConfig,
+) -> Result<(), ConfigError> {
+    c.topology_description_plugin_class = r.get(
+        "group.streams.topology.description.plugin.class",
+        None,
+        |v| Ok(optional_string(v)),
+    )?;
+    c.topology_description_class =
+        r.get(TOPOLOGY_DESCRIPTION_CLASS, None, |v| Ok(optional_string(v)))?;
+    c.topology_description_timeout_ms = int(
+        r,
+        "group.streams.topology.description.timeout.ms",
+        c.topology_description_timeout_ms,
+        POSITIVE,
+    )?;
+    c.topology_description_max_concurrent_calls = int(
+        r,
+        "group.streams.topology.description.max.concurrent.calls",
+        c.topology_description_max_concurrent_calls,
+        (1, MAX_CONCURRENT_CALLS),
+    )?;
+    Ok(())
+}
+
+/// The coordinator's offsets retention.
+fn read_offsets_retention(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+    c.offsets_retention_minutes = int(
+        r,
+        "offsets.retention.minutes",
+        c.offsets_retention_minutes,
+        POSITIVE,
+    )?;
+    c.offsets_retention_check_interval_ms = r.get(
+        "offsets.retention.check.interval.ms",
+        c.offsets_retention_check_interval_ms,
+        |v| int_in(v, 1, i64::MAX),
+    )?;
+    Ok(())
 }
 
 /// The specification's plugin key.
@@ -300,67 +360,56 @@ fn assignors(raw: &str) -> Result<Vec<String>, String> {
 
 /// Kafka's `verifyStreamsGroupConfigs`, in its order.
 fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+    verify_liveness(r, c)?;
+    verify_assignment(r, c)
+}
+
+/// The heartbeat interval and session timeout within their bounds, the heartbeat shorter.
+fn verify_liveness(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
     const SESSION: &str = "group.streams.session.timeout.ms";
     const MIN_SESSION: &str = "group.streams.min.session.timeout.ms";
     const MAX_SESSION: &str = "group.streams.max.session.timeout.ms";
     const HEARTBEAT: &str = "group.streams.heartbeat.interval.ms";
     const MIN_HEARTBEAT: &str = "group.streams.min.heartbeat.interval.ms";
     const MAX_HEARTBEAT: &str = "group.streams.max.heartbeat.interval.ms";
-    const INTERVAL: &str = "group.streams.assignment.interval.ms";
-    const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
-    const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
-    const STANDBY: &str = "group.streams.num.standby.replicas";
-    const MAX_STANDBY: &str = "group.streams.max.standby.replicas";
-    const OFFSET_INTERVAL: &str = "group.streams.task.offset.interval.ms";
-    const MIN_OFFSET_INTERVAL: &str = "group.streams.min.task.offset.interval.ms";
-    const WARMUP: &str = "group.streams.num.warmup.replicas";
-    const MAX_WARMUP: &str = "group.streams.max.warmup.replicas";
 
-    let at_least = |a: &'static str, av: i32, b: &'static str, bv: i32| {
-        r.require(
-            av >= bv,
-            &[a, b],
-            format!("{a} ({av}) must be greater than or equal to {b} ({bv})"),
-        )
-    };
-    let at_most = |a: &'static str, av: i32, b: &'static str, bv: i32| {
-        r.require(
-            av <= bv,
-            &[a, b],
-            format!("{a} ({av}) must be less than or equal to {b} ({bv})"),
-        )
-    };
     at_least(
+        r,
         MAX_HEARTBEAT,
         c.max_heartbeat_interval_ms,
         MIN_HEARTBEAT,
         c.min_heartbeat_interval_ms,
     )?;
     at_least(
+        r,
         HEARTBEAT,
         c.heartbeat_interval_ms,
         MIN_HEARTBEAT,
         c.min_heartbeat_interval_ms,
     )?;
     at_most(
+        r,
         HEARTBEAT,
         c.heartbeat_interval_ms,
         MAX_HEARTBEAT,
         c.max_heartbeat_interval_ms,
     )?;
     at_least(
+        r,
         MAX_SESSION,
         c.max_session_timeout_ms,
         MIN_SESSION,
         c.min_session_timeout_ms,
     )?;
     at_least(
+        r,
         SESSION,
         c.session_timeout_ms,
         MIN_SESSION,
         c.min_session_timeout_ms,
     )?;
     at_most(
+        r,
         SESSION,
         c.session_timeout_ms,
         MAX_SESSION,
@@ -374,43 +423,83 @@ fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
             c.heartbeat_interval_ms, c.session_timeout_ms
         ),
     )?;
+    Ok(())
+}
+
+/// The assignment interval within its bounds, the standby and warm-up replicas within theirs,
+/// and the task offset interval above its minimum.
+fn verify_assignment(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+    const INTERVAL: &str = "group.streams.assignment.interval.ms";
+    const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
+    const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
+    const STANDBY: &str = "group.streams.num.standby.replicas";
+    const MAX_STANDBY: &str = "group.streams.max.standby.replicas";
+    const OFFSET_INTERVAL: &str = "group.streams.task.offset.interval.ms";
+    const MIN_OFFSET_INTERVAL: &str = "group.streams.min.task.offset.interval.ms";
+    const WARMUP: &str = "group.streams.num.warmup.replicas";
+    const MAX_WARMUP: &str = "group.streams.max.warmup.replicas";
+
     at_least(
+        r,
         MAX_INTERVAL,
         c.max_assignment_interval_ms,
         MIN_INTERVAL,
         c.min_assignment_interval_ms,
     )?;
     at_least(
+        r,
         INTERVAL,
         c.assignment_interval_ms,
         MIN_INTERVAL,
         c.min_assignment_interval_ms,
     )?;
     at_most(
+        r,
         INTERVAL,
         c.assignment_interval_ms,
         MAX_INTERVAL,
         c.max_assignment_interval_ms,
     )?;
     at_most(
+        r,
         STANDBY,
         c.num_standby_replicas,
         MAX_STANDBY,
         c.max_standby_replicas,
     )?;
     at_least(
+        r,
         OFFSET_INTERVAL,
         c.task_offset_interval_ms,
         MIN_OFFSET_INTERVAL,
         c.min_task_offset_interval_ms,
     )?;
     at_most(
+        r,
         WARMUP,
         c.num_warmup_replicas,
         MAX_WARMUP,
         c.max_warmup_replicas,
     )?;
     Ok(())
+}
+
+/// `a` (`av`) must be at least `b` (`bv`); the error names both keys.
+fn at_least(r: &Reader<'_>, a: &str, av: i32, b: &str, bv: i32) -> Result<(), ConfigError> {
+    r.require(
+        av >= bv,
+        &[a, b],
+        format!("{a} ({av}) must be greater than or equal to {b} ({bv})"),
+    )
+}
+
+/// `a` (`av`) must be at most `b` (`bv`); the error names both keys.
+fn at_most(r: &Reader<'_>, a: &str, av: i32, b: &str, bv: i32) -> Result<(), ConfigError> {
+    r.require(
+        av <= bv,
+        &[a, b],
+        format!("{a} ({av}) must be less than or equal to {b} ({bv})"),
+    )
 }
 
 impl StreamsGroupConfig {

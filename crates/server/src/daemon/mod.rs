@@ -138,46 +138,15 @@ pub async fn start_with(
     let topology = TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
     crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
-    let tls = match listener_tls(&config) {
-        Ok(tls) => tls,
-        Err(e) => {
-            topology.close().await;
-            return Err(e);
-        }
-    };
+    let tls = closing_on_error(&topology, listener_tls(&config)).await?;
     let mut bound = Vec::with_capacity(config.listeners.len());
     for l in &config.listeners {
-        let listener = match bind(l).await {
-            Ok(listener) => listener,
-            Err(e) => {
-                topology.close().await;
-                return Err(e);
-            }
-        };
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| bind_error(l, source))?;
-        let info = ListenerInfo {
-            name: l.name.clone(),
-            kind: l.kind,
-            security_protocol: l.security_protocol,
-            local_addr,
-            advertised_host: l.advertised_host.clone(),
-            advertised_port: if l.advertised_port == 0 {
-                local_addr.port()
-            } else {
-                l.advertised_port
-            },
-        };
+        let listener = closing_on_error(&topology, bind(l).await).await?;
+        let info = listener_info(l, &listener)?;
         bound.push((listener, info));
     }
-    let http = match config.http_listener.as_ref().map(bind_http).transpose() {
-        Ok(http) => http,
-        Err(e) => {
-            topology.close().await;
-            return Err(e);
-        }
-    };
+    let http = config.http_listener.as_ref().map(bind_http).transpose();
+    let http = closing_on_error(&topology, http).await?;
 
     let infos = bound.iter().map(|(_, info)| info.clone()).collect();
     let (mut state, background) = ServerState::build_with(
@@ -203,7 +172,82 @@ pub async fn start_with(
     let background = background.spawn(&stop_background_rx);
     let (shutdown, shutdown_rx) = watch::channel(false);
     let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
-    let acceptors = bound
+    let acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
+    log_running(&state);
+    state.readiness.listeners_started();
+    let handle = ServerHandle {
+        state,
+        shutdown,
+        acceptors,
+        stop_background,
+        background,
+        _coordinator_lock: coordinator_lock,
+        _bulk: bulk,
+        http: None,
+    };
+    start_http(handle, http).await
+}
+
+/// Starts serving `/metrics` and `/health/*` on the bound HTTP listener, if there is one, last;
+/// if its thread cannot start, the node is shut down again.
+async fn start_http(
+    mut handle: ServerHandle,
+    listener: Option<std::net::TcpListener>,
+) -> Result<ServerHandle, StartError> {
+    if let Some(listener) = listener {
+        match crate::http::HttpServer::start(listener, Arc::clone(&handle.state)) {
+            Ok(http) => handle.http = Some(http),
+            Err(e) => {
+                handle.shutdown().await;
+                return Err(StartError::Http(e));
+            }
+        }
+    }
+    Ok(handle)
+}
+
+/// `result`, the topology plugin closed first when it is an error: a start that fails once the
+/// plugin is built leaves none of its threads behind.
+async fn closing_on_error<T>(
+    topology: &TopologyDescriptions,
+    result: Result<T, StartError>,
+) -> Result<T, StartError> {
+    if result.is_err() {
+        topology.close().await;
+    }
+    result
+}
+
+/// What the node tells of a bound listener: its address, and the address it advertises (the
+/// bound port when none is configured).
+fn listener_info(l: &ListenerConfig, listener: &TcpListener) -> Result<ListenerInfo, StartError> {
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| bind_error(l, source))?;
+    Ok(ListenerInfo {
+        name: l.name.clone(),
+        kind: l.kind,
+        security_protocol: l.security_protocol,
+        local_addr,
+        advertised_host: l.advertised_host.clone(),
+        advertised_port: if l.advertised_port == 0 {
+            local_addr.port()
+        } else {
+            l.advertised_port
+        },
+    })
+}
+
+/// One acceptor task per bound listener, in config order, with the listener's TLS side.
+fn spawn_acceptors(
+    bound: Vec<(TcpListener, ListenerInfo)>,
+    tls: Vec<Option<Arc<TlsListener>>>,
+    state: &Arc<ServerState>,
+    quotas: &ConnectionQuotas,
+    bulk: &BulkLane,
+    shutdown: &watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    bound
         .into_iter()
         .zip(state.listeners.iter())
         .zip(tls)
@@ -211,7 +255,7 @@ pub async fn start_with(
         .map(|(index, (((listener, _), info), tls))| {
             tokio::spawn(acceptor::run(
                 listener,
-                Arc::clone(&state),
+                Arc::clone(state),
                 Arc::clone(info),
                 index,
                 quotas.clone(),
@@ -219,10 +263,14 @@ pub async fn start_with(
                     tls,
                     bulk: bulk.handle(),
                 },
-                shutdown_rx.clone(),
+                shutdown.clone(),
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// Logs each listener and the shards, once all run.
+fn log_running(state: &ServerState) {
     for l in &state.listeners {
         info!(
             listener = %l.name, kind = %l.kind, security_protocol = l.security_protocol.name(),
@@ -235,35 +283,6 @@ pub async fn start_with(
         coordinator_shards = state.coordinators.len(),
         "controller and coordinator shards running"
     );
-    state.readiness.listeners_started();
-    let http = match http.map(|l| crate::http::HttpServer::start(l, Arc::clone(&state))) {
-        Some(Err(e)) => {
-            let handle = ServerHandle {
-                state,
-                shutdown,
-                acceptors,
-                stop_background,
-                background,
-                _coordinator_lock: coordinator_lock,
-                _bulk: bulk,
-                http: None,
-            };
-            handle.shutdown().await;
-            return Err(StartError::Http(e));
-        }
-        Some(Ok(http)) => Some(http),
-        None => None,
-    };
-    Ok(ServerHandle {
-        state,
-        shutdown,
-        acceptors,
-        stop_background,
-        background,
-        _coordinator_lock: coordinator_lock,
-        _bulk: bulk,
-        http,
-    })
 }
 
 fn bind_http(

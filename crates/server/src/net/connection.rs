@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::{FrameDecoder, OutFrame};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -368,36 +368,10 @@ async fn read_requests<R: AsyncRead + Unpin>(
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
-                    let started = Instant::now();
-                    activity.received();
-                    let api = request_api(conn, &frame);
-                    queued.wait_for_room().await;
-                    activity.start_request();
-                    let outcome = match &conn.bulk {
-                        Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
-                        _ => dispatch(conn, frame).await,
-                    };
-                    let done = Instant::now();
-                    activity.end_request(done);
-                    if let (Some(api), false) = (api, matches!(outcome, Reply::Close)) {
-                        conn.server.metrics.requests.served(api, done - started);
-                    }
+                    let reply = dispatch_frame(conn, frame, queued, activity).await;
                     decoder = after_authentication(conn, decoder);
-                    match outcome {
-                        Reply::Respond(response) => {
-                            queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
-                            if responses.send(response).await.is_err() {
-                                return; // the writer is gone: the peer stopped reading
-                            }
-                        }
-                        Reply::NoResponse => {}
-                        Reply::Close => return,
-                        // Sent by the writer, which then closes: nothing more is read.
-                        Reply::Last(response) => {
-                            queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
-                            let _ = responses.send(response).await;
-                            return;
-                        }
+                    if !queue_response(reply, &responses, queued).await {
+                        return;
                     }
                     if activity.is_evicted() {
                         return; // asked to make room: the request in hand was answered
@@ -436,6 +410,52 @@ async fn read_requests<R: AsyncRead + Unpin>(
                     return;
                 }
             },
+        }
+    }
+}
+
+/// Serves one request frame once the writer has room for its response: dispatched (a big
+/// frame on the bulk lane), and counted in the request metrics.
+#[inline]
+async fn dispatch_frame(
+    conn: &Connection,
+    frame: Bytes,
+    queued: &Queued,
+    activity: &Activity,
+) -> Reply {
+    let started = Instant::now();
+    activity.received();
+    let api = request_api(conn, &frame);
+    queued.wait_for_room().await;
+    activity.start_request();
+    let reply = match &conn.bulk {
+        Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
+        _ => dispatch(conn, frame).await,
+    };
+    let done = Instant::now();
+    activity.end_request(done);
+    if let (Some(api), false) = (api, matches!(reply, Reply::Close)) {
+        conn.server.metrics.requests.served(api, done - started);
+    }
+    reply
+}
+
+/// Hands the reply's response, if any, to the writer; false when nothing more is to be read.
+#[inline]
+async fn queue_response(reply: Reply, responses: &mpsc::Sender<OutFrame>, queued: &Queued) -> bool {
+    match reply {
+        Reply::Respond(response) => {
+            queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
+            // An error: the writer is gone, the peer stopped reading.
+            responses.send(response).await.is_ok()
+        }
+        Reply::NoResponse => true,
+        Reply::Close => false,
+        // Sent by the writer, which then closes: nothing more is read.
+        Reply::Last(response) => {
+            queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
+            let _ = responses.send(response).await;
+            false
         }
     }
 }

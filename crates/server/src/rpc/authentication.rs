@@ -142,7 +142,7 @@ pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Re
     }
     let (api, version, header, body) = match dispatch::parse(conn, frame) {
         Ok(parsed) => parsed,
-        Err(outcome) => return outcome,
+        Err(reply) => return reply,
     };
     let ctx = conn.context(&header);
     match api {
@@ -179,7 +179,7 @@ fn api_versions(
     }
     let request = match dispatch::decode(ctx, ApiKey::ApiVersions, version, body) {
         Ok(request) => request,
-        Err(outcome) => return outcome,
+        Err(reply) => return reply,
     };
     let response = crate::rpc::apis::api_versions::handle(ctx, request, version);
     if response.error_code == 0 {
@@ -205,7 +205,7 @@ async fn handshake(
     let request: SaslHandshakeRequest =
         match dispatch::decode(ctx, ApiKey::SaslHandshake, version, body) {
             Ok(request) => request,
-            Err(outcome) => return outcome,
+            Err(reply) => return reply,
         };
     let mut response = SaslHandshakeResponse {
         error_code: 0,
@@ -242,7 +242,7 @@ async fn authenticate(
     let request: SaslAuthenticateRequest =
         match dispatch::decode(ctx, ApiKey::SaslAuthenticate, version, body) {
             Ok(request) => request,
-            Err(outcome) => return outcome,
+            Err(reply) => return reply,
         };
     let step = {
         let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);

@@ -117,7 +117,7 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
     }
     let (api, version, header, body) = match parse(conn, frame) {
         Ok(parsed) => parsed,
-        Err(outcome) => return outcome,
+        Err(reply) => return reply,
     };
     let ctx = conn.context(&header);
     crate::rpc::apis::serve(&ctx, api, version, body).await
@@ -194,7 +194,7 @@ pub(crate) fn respond_shared(
 }
 
 /// Reads the header and checks the API and version; what is left of the frame is the body.
-/// `Err` is the outcome to return at once (a close, or ApiVersions' UNSUPPORTED_VERSION).
+/// `Err` is the reply to return at once (a close, or ApiVersions' UNSUPPORTED_VERSION).
 pub(crate) fn parse(
     conn: &Connection,
     mut frame: Bytes,

@@ -10,9 +10,12 @@
 //! the `consumer.*` and `share.*` group configs, which are accepted, stored and described but
 //! drive nothing (kcoord has no consumer or share groups).
 
+mod values;
+
 use std::collections::BTreeMap;
 
 use crate::config::StreamsGroupConfig;
+use values::{java_trim, parse, split_list, Value};
 
 /// `ConfigDef.Type` as DescribeConfigs numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,156 +165,6 @@ mod kafka_bounds {
     pub const SHARE_HEARTBEAT_DEFAULT: i32 = 5_000;
 }
 
-/// A parsed value (`ConfigDef.parseType`).
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    Bool(bool),
-    Str(String),
-    Int(i32),
-    Long(i64),
-    List(Vec<String>),
-}
-
-impl Value {
-    /// `ConfigDef.convertToString`.
-    fn to_kafka_string(&self) -> String {
-        match self {
-            Value::Bool(b) => b.to_string(),
-            Value::Str(s) => s.clone(),
-            Value::Int(i) => i.to_string(),
-            Value::Long(l) => l.to_string(),
-            Value::List(l) => l.join(","),
-        }
-    }
-}
-
-/// Java's `String.trim`: strips every char up to U+0020 at both ends.
-fn java_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c <= ' ')
-}
-
-/// `ConfigDef.parseType` then the key's validator; the error is `ConfigException`'s message.
-fn parse(d: &Def, raw: &str) -> Result<Value, String> {
-    let invalid = |why: &str| format!("Invalid value {raw} for configuration {}: {why}", d.name);
-    let trimmed = java_trim(raw);
-    let value = match d.kind {
-        ConfigType::Boolean => {
-            if trimmed.eq_ignore_ascii_case("true") {
-                Value::Bool(true)
-            } else if trimmed.eq_ignore_ascii_case("false") {
-                Value::Bool(false)
-            } else {
-                return Err(invalid("Expected value to be either true or false"));
-            }
-        }
-        ConfigType::String => Value::Str(trimmed.to_owned()),
-        ConfigType::Int => Value::Int(
-            trimmed
-                .parse::<i32>()
-                .map_err(|_| invalid("Not a number of type INT"))?,
-        ),
-        ConfigType::Long => Value::Long(
-            trimmed
-                .parse::<i64>()
-                .map_err(|_| invalid("Not a number of type LONG"))?,
-        ),
-        ConfigType::List => Value::List(split_list(trimmed)),
-    };
-    match (d.check, &value) {
-        (AtLeast(min), Value::Int(v)) if i64::from(*v) < min => {
-            Err(invalid(&format!("Value must be at least {min}")))
-        }
-        (AtLeast(min), Value::Long(v)) if *v < min => {
-            Err(invalid(&format!("Value must be at least {min}")))
-        }
-        (OneOf(allowed), Value::Str(s)) if !allowed.contains(&s.as_str()) => Err(invalid(
-            &format!("String must be one of: {}", allowed.join(", ")),
-        )),
-        (Check::AutoOffsetReset, Value::Str(s)) if !is_auto_offset_reset(s) => {
-            Err(invalid(&format!(
-                "Invalid value `{s}` for configuration {}. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.",
-                d.name
-            )))
-        }
-        _ => Ok(value),
-    }
-}
-
-/// `ConfigDef`'s LIST parsing: split on commas with the blanks around them.
-fn split_list(trimmed: &str) -> Vec<String> {
-    if trimmed.is_empty() {
-        return Vec::new();
-    }
-    trimmed
-        .split(',')
-        .map(|s| java_trim(s).to_owned())
-        .collect()
-}
-
-/// `ShareGroupAutoOffsetResetStrategy.fromString`: `earliest`, `latest` (any case) or
-/// `by_duration:` and a non-negative ISO-8601 duration (`PnDTnHnMn.nS`).
-fn is_auto_offset_reset(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    if lower == "earliest" || lower == "latest" {
-        return true;
-    }
-    let Some(duration) = lower.strip_prefix("by_duration:") else {
-        return false;
-    };
-    is_non_negative_iso_duration(duration)
-}
-
-/// A `java.time.Duration.parse` form with no negative part: `P[nD][T[nH][nM][n[.n]S]]`, at
-/// least one part, each `n` a plain number.
-fn is_non_negative_iso_duration(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix('p') else {
-        return false;
-    };
-    let (days, time) = match rest.split_once('t') {
-        Some((d, t)) => (d, Some(t)),
-        None => (rest, None),
-    };
-    let mut parts = 0;
-    let number = |n: &str, fraction: bool| {
-        let (int, frac) = match n.split_once('.') {
-            Some((i, f)) if fraction => (i, Some(f)),
-            _ => (n, None),
-        };
-        !int.is_empty()
-            && int.bytes().all(|b| b.is_ascii_digit())
-            && frac.is_none_or(|f| {
-                !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit())
-            })
-    };
-    if !days.is_empty() {
-        let Some(n) = days.strip_suffix('d') else {
-            return false;
-        };
-        if !number(n, false) {
-            return false;
-        }
-        parts += 1;
-    }
-    if let Some(mut t) = time {
-        if t.is_empty() {
-            return false;
-        }
-        for (unit, fraction) in [('h', false), ('m', false), ('s', true)] {
-            if let Some(i) = t.find(unit) {
-                if !number(&t[..i], fraction) {
-                    return false;
-                }
-                parts += 1;
-                t = &t[i + 1..];
-            }
-        }
-        if !t.is_empty() {
-            return false;
-        }
-    }
-    parts > 0
-}
-
 /// The rules group configs are checked and evaluated by: the broker's `group.streams.*`
 /// settings (values and bounds) plus Kafka's defaults for the consumer and share keys.
 #[derive(Debug, Clone, PartialEq)]
@@ -358,57 +211,7 @@ impl GroupConfigRules {
     fn validate_values(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
         use kafka_bounds::*;
         let s = &self.streams;
-        let int = |key: &str| match parsed.get(key) {
-            Some(Value::Int(v)) => Some(*v),
-            _ => None,
-        };
-        let range = |key: &str, (min, max): (i32, i32)| match int(key) {
-            Some(v) if v < min || v > max => Err(format!(
-                "{key} must be in the range {min} to {max} inclusive."
-            )),
-            _ => Ok(()),
-        };
-        let at_most = |key: &str, max: i32| match int(key) {
-            Some(v) if v > max => Err(format!("{key} must be less than or equal to {max}")),
-            _ => Ok(()),
-        };
-        let at_least = |key: &str, min: i32| match int(key) {
-            Some(v) if v < min => Err(format!("{key} must be greater than or equal to {min}")),
-            _ => Ok(()),
-        };
-        range("consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT)?;
-        range("consumer.session.timeout.ms", CONSUMER_SESSION)?;
-        range(
-            "consumer.assignment.interval.ms",
-            CONSUMER_ASSIGNMENT_INTERVAL,
-        )?;
-        range("share.heartbeat.interval.ms", SHARE_HEARTBEAT)?;
-        range("share.session.timeout.ms", SHARE_SESSION)?;
-        range("share.record.lock.duration.ms", SHARE_RECORD_LOCK_DURATION)?;
-        range("share.delivery.count.limit", SHARE_DELIVERY_COUNT_LIMIT)?;
-        range(
-            "share.partition.max.record.locks",
-            SHARE_PARTITION_MAX_RECORD_LOCKS,
-        )?;
-        range("share.assignment.interval.ms", SHARE_ASSIGNMENT_INTERVAL)?;
-        range(
-            STREAMS_HEARTBEAT_INTERVAL_MS,
-            (s.min_heartbeat_interval_ms, s.max_heartbeat_interval_ms),
-        )?;
-        range(
-            STREAMS_SESSION_TIMEOUT_MS,
-            (s.min_session_timeout_ms, s.max_session_timeout_ms),
-        )?;
-        at_most(STREAMS_NUM_STANDBY_REPLICAS, s.max_standby_replicas)?;
-        range(
-            STREAMS_ASSIGNMENT_INTERVAL_MS,
-            (s.min_assignment_interval_ms, s.max_assignment_interval_ms),
-        )?;
-        at_least(
-            STREAMS_TASK_OFFSET_INTERVAL_MS,
-            s.min_task_offset_interval_ms,
-        )?;
-        at_most(STREAMS_NUM_WARMUP_REPLICAS, s.max_warmup_replicas)?;
+        self.validate_bounds(parsed)?;
         if let Some(Value::Str(name)) = parsed.get(STREAMS_ASSIGNOR_NAME) {
             let registered = self.assignor_names();
             if !registered.iter().any(|r| r == name) {
@@ -418,37 +221,20 @@ impl GroupConfigRules {
                 ));
             }
         }
-        let session_above_heartbeat =
-            |session_key: &str, session: i32, heartbeat_key: &str, heartbeat: i32| {
-                if int(session_key).is_none() && int(heartbeat_key).is_none() {
-                    return Ok(());
-                }
-                let session = int(session_key).unwrap_or(session);
-                let heartbeat = int(heartbeat_key).unwrap_or(heartbeat);
-                if session <= heartbeat {
-                    return Err(format!(
-                        "{session_key} must be greater than {heartbeat_key}"
-                    ));
-                }
-                Ok(())
-            };
         session_above_heartbeat(
-            "consumer.session.timeout.ms",
-            CONSUMER_SESSION_DEFAULT,
-            "consumer.heartbeat.interval.ms",
-            CONSUMER_HEARTBEAT_DEFAULT,
+            parsed,
+            ("consumer.session.timeout.ms", CONSUMER_SESSION_DEFAULT),
+            ("consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT_DEFAULT),
         )?;
         session_above_heartbeat(
-            "share.session.timeout.ms",
-            SHARE_SESSION_DEFAULT,
-            "share.heartbeat.interval.ms",
-            SHARE_HEARTBEAT_DEFAULT,
+            parsed,
+            ("share.session.timeout.ms", SHARE_SESSION_DEFAULT),
+            ("share.heartbeat.interval.ms", SHARE_HEARTBEAT_DEFAULT),
         )?;
         session_above_heartbeat(
-            STREAMS_SESSION_TIMEOUT_MS,
-            s.session_timeout_ms,
-            STREAMS_HEARTBEAT_INTERVAL_MS,
-            s.heartbeat_interval_ms,
+            parsed,
+            (STREAMS_SESSION_TIMEOUT_MS, s.session_timeout_ms),
+            (STREAMS_HEARTBEAT_INTERVAL_MS, s.heartbeat_interval_ms),
         )?;
         if let Some(Value::Str(dlq)) = parsed.get("errors.deadletterqueue.topic.name") {
             if dlq.starts_with("__") {
@@ -459,6 +245,64 @@ impl GroupConfigRules {
             }
         }
         Ok(())
+    }
+
+    /// Each value within the broker's bounds: Kafka's defaults for the consumer and share keys,
+    /// the broker's `group.streams.*` bounds for the streams keys.
+    fn validate_bounds(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
+        use kafka_bounds::*;
+        let s = &self.streams;
+        in_range(parsed, "consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT)?;
+        in_range(parsed, "consumer.session.timeout.ms", CONSUMER_SESSION)?;
+        in_range(
+            parsed,
+            "consumer.assignment.interval.ms",
+            CONSUMER_ASSIGNMENT_INTERVAL,
+        )?;
+        in_range(parsed, "share.heartbeat.interval.ms", SHARE_HEARTBEAT)?;
+        in_range(parsed, "share.session.timeout.ms", SHARE_SESSION)?;
+        in_range(
+            parsed,
+            "share.record.lock.duration.ms",
+            SHARE_RECORD_LOCK_DURATION,
+        )?;
+        in_range(
+            parsed,
+            "share.delivery.count.limit",
+            SHARE_DELIVERY_COUNT_LIMIT,
+        )?;
+        in_range(
+            parsed,
+            "share.partition.max.record.locks",
+            SHARE_PARTITION_MAX_RECORD_LOCKS,
+        )?;
+        in_range(
+            parsed,
+            "share.assignment.interval.ms",
+            SHARE_ASSIGNMENT_INTERVAL,
+        )?;
+        in_range(
+            parsed,
+            STREAMS_HEARTBEAT_INTERVAL_MS,
+            (s.min_heartbeat_interval_ms, s.max_heartbeat_interval_ms),
+        )?;
+        in_range(
+            parsed,
+            STREAMS_SESSION_TIMEOUT_MS,
+            (s.min_session_timeout_ms, s.max_session_timeout_ms),
+        )?;
+        at_most(parsed, STREAMS_NUM_STANDBY_REPLICAS, s.max_standby_replicas)?;
+        in_range(
+            parsed,
+            STREAMS_ASSIGNMENT_INTERVAL_MS,
+            (s.min_assignment_interval_ms, s.max_assignment_interval_ms),
+        )?;
+        at_least(
+            parsed,
+            STREAMS_TASK_OFFSET_INTERVAL_MS,
+            s.min_task_offset_interval_ms,
+        )?;
+        at_most(parsed, STREAMS_NUM_WARMUP_REPLICAS, s.max_warmup_replicas)
     }
 
     /// `GroupCoordinatorConfig.streamsGroupAssignorNames()`.
@@ -655,6 +499,61 @@ pub struct GroupConfigEntry {
     pub config_type: i8,
     /// (name, value, source), the group's own first.
     pub synonyms: Vec<(String, Option<String>, i8)>,
+}
+
+/// The parsed INT value of `key`, if the configs set it.
+fn int_value(parsed: &BTreeMap<&str, Value>, key: &str) -> Option<i32> {
+    match parsed.get(key) {
+        Some(Value::Int(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+fn in_range(
+    parsed: &BTreeMap<&str, Value>,
+    key: &str,
+    (min, max): (i32, i32),
+) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v < min || v > max => Err(format!(
+            "{key} must be in the range {min} to {max} inclusive."
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn at_most(parsed: &BTreeMap<&str, Value>, key: &str, max: i32) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v > max => Err(format!("{key} must be less than or equal to {max}")),
+        _ => Ok(()),
+    }
+}
+
+fn at_least(parsed: &BTreeMap<&str, Value>, key: &str, min: i32) -> Result<(), String> {
+    match int_value(parsed, key) {
+        Some(v) if v < min => Err(format!("{key} must be greater than or equal to {min}")),
+        _ => Ok(()),
+    }
+}
+
+/// A session timeout greater than the heartbeat interval, when the configs set either; the one
+/// not set is the broker's (`key`, `default`).
+fn session_above_heartbeat(
+    parsed: &BTreeMap<&str, Value>,
+    (session_key, session): (&str, i32),
+    (heartbeat_key, heartbeat): (&str, i32),
+) -> Result<(), String> {
+    let set_session = int_value(parsed, session_key);
+    let set_heartbeat = int_value(parsed, heartbeat_key);
+    if set_session.is_none() && set_heartbeat.is_none() {
+        return Ok(());
+    }
+    if set_session.unwrap_or(session) <= set_heartbeat.unwrap_or(heartbeat) {
+        return Err(format!(
+            "{session_key} must be greater than {heartbeat_key}"
+        ));
+    }
+    Ok(())
 }
 
 fn def_of(name: &str) -> Option<&'static Def> {

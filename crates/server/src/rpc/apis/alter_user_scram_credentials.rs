@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kcoord_wire::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::authorize::ResourceType;
@@ -70,7 +70,6 @@ fn failed(user: String, code: ErrorCode, message: &str) -> AlterUserScramCredent
         ..Default::default()
     }
 }
-
 
 /// Alters the credentials through the controller (`Controller::alter_scram_credentials`):
 /// results grouped as Kafka groups them; names and outcomes are logged, never a salt or a key.

@@ -7,10 +7,12 @@
 //! 4. otherwise every API this listener serves, plus features from v3. The KIP-1331 push RPCs
 //!    (keys 93 and 95) are listed only when a topology description plugin is configured.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::api_versions_response::{ ApiVersion, FinalizedFeatureKey, SupportedFeatureKey, };
+use kcoord_wire::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::versions::{advertised_apis, supported_versions};
 use crate::rpc::{serve, Listeners, Rpc};
@@ -18,8 +20,7 @@ use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
 use crate::state::RequestContext;
 
 /// ApiVersions as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5)
-    .served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5).served_on(Listeners::BrokerAndController);
 
 serve!(sync handle);
 
@@ -142,7 +143,6 @@ pub fn unsupported_version_response() -> ApiVersionsResponse {
         ..Default::default()
     }
 }
-
 
 /// The authorization matrix's rows of ApiVersions ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

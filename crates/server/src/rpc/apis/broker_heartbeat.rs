@@ -4,20 +4,23 @@
 //! and shut down (`kcoord_controller`'s rules). The response body is the same in every
 //! version; an error keeps Kafka's defaults (IsFenced true, IsCaughtUp false).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{BrokerHeartbeatRequest, BrokerHeartbeatResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
+use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::state::RequestContext;
-use super::broker_registration::KAFKA_CLUSTER;
 
 /// BrokerHeartbeat as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::BrokerHeartbeat, 0, 2)
     .served_on(Listeners::Controller)
-    .asks(&[Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+    .asks(&[Check::new(
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+    )]);
 
 serve!(async handle);
 
@@ -47,7 +50,6 @@ fn error(code: ErrorCode) -> BrokerHeartbeatResponse {
         ..Default::default()
     }
 }
-
 
 /// The authorization matrix's rows of BrokerHeartbeat ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

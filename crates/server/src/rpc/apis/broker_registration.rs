@@ -4,9 +4,9 @@
 //! README) with the request version passed through, since v6's StaticConfigs and the v3+
 //! PreviousBrokerEpoch matter to the decision. The response body is the same in every version.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{BrokerRegistrationRequest, BrokerRegistrationResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
@@ -16,7 +16,10 @@ use crate::state::RequestContext;
 /// BrokerRegistration as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::BrokerRegistration, 0, 6)
     .served_on(Listeners::Controller)
-    .asks(&[Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+    .asks(&[Check::new(
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+    )]);
 
 serve!(async handle);
 
@@ -91,19 +94,16 @@ pub(crate) mod tests_support {
     }
 }
 
-
 /// The authorization matrix's rows of BrokerRegistration ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(BrokerRegistration 6 on Controller,
+    vec![row!(BrokerRegistration 6 on Controller,
             crate::rpc::apis::broker_registration::tests_support::request(2, 1),
             needs [(ClusterAction, Cluster, CLUSTER)],
             BrokerRegistrationResponse => |r| code(r.error_code),
-            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED"),
-    ]
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED")]
 }
 
 #[cfg(test)]

@@ -8,10 +8,10 @@
 
 use kcoord_acl::{AclCreation, UnknownElements};
 use kcoord_controller::CreateAclResult;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_acls_response::AclCreationResult;
 use kcoord_wire::messages::{CreateAclsRequest, CreateAclsResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::acls::{has_authorizer, NO_AUTHORIZER};
@@ -88,7 +88,6 @@ fn result(code: ErrorCode, message: Option<String>) -> AclCreationResult {
         ..Default::default()
     }
 }
-
 
 /// Creates the ACLs through the controller (`Controller::create_acls`), one result per
 /// creation in request order, each logged.

@@ -15,10 +15,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
 use kcoord_wire::messages::{CreateTopicsRequest, CreateTopicsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::apis::describe_configs::topic_configs;
@@ -29,7 +29,11 @@ use crate::state::RequestContext;
 /// CreateTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::CreateTopics, 2, 7)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::DescribeConfigs, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Topic)]);
+    .asks(&[
+        Check::new(AclOperation::Create, ResourceType::Cluster),
+        Check::new(AclOperation::DescribeConfigs, ResourceType::Topic),
+        Check::new(AclOperation::Create, ResourceType::Topic),
+    ]);
 
 serve!(async handle);
 
@@ -159,7 +163,6 @@ fn take_uncreatable(
     });
     denied
 }
-
 
 /// The authorization matrix's rows of CreateTopics ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

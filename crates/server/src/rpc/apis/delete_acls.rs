@@ -6,10 +6,10 @@
 
 use kcoord_acl::{AclBinding, AclBindingFilter, UnknownElements};
 use kcoord_controller::DeleteAclsResult;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::delete_acls_response::{DeleteAclsFilterResult, DeleteAclsMatchingAcl};
 use kcoord_wire::messages::{DeleteAclsRequest, DeleteAclsResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::acls::refuse_each;
@@ -108,7 +108,6 @@ fn matching(acl: AclBinding) -> DeleteAclsMatchingAcl {
         ..Default::default()
     }
 }
-
 
 /// Deletes the ACLs the filters match through the controller (`Controller::delete_acls`):
 /// one result per filter, in request order.

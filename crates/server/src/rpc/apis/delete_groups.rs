@@ -16,10 +16,10 @@
 //! timeout) is logged at WARN and does not change the response. Groups that become empty or
 //! expire by themselves never reach the plugin: it forgets them by its own TTL.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::delete_groups_response::DeletableGroupResult;
 use kcoord_wire::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::groups::per_group;
@@ -130,21 +130,18 @@ fn result(
     }
 }
 
-
 /// The authorization matrix's rows of DeleteGroups ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(DeleteGroups 2 on Broker, DeleteGroupsRequest {
+    vec![row!(DeleteGroups 2 on Broker, DeleteGroupsRequest {
                 groups_names: vec![GROUP.into()],
                 ..Default::default()
             },
             needs [(Delete, Group, GROUP)],
             DeleteGroupsResponse => |r| code(r.results[0].error_code),
-            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
-    ]
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED")]
 }
 
 #[cfg(test)]

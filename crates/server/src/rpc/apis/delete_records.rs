@@ -6,10 +6,12 @@
 //! offset. Segments wholly below it are dropped at once (Kafka waits for its retention pass).
 //! Kafka Streams purges repartition topics with it.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::delete_records_response::{ DeleteRecordsPartitionResult, DeleteRecordsTopicResult, };
+use kcoord_wire::messages::delete_records_response::{
+    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+};
 use kcoord_wire::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
+use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
@@ -89,8 +91,7 @@ pub fn handle(
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(DeleteRecords 2 on Broker, DeleteRecordsRequest {
+    vec![row!(DeleteRecords 2 on Broker, DeleteRecordsRequest {
                 topics: vec![with(|t: &mut delete_records_request::DeleteRecordsTopic| {
                     t.name = TOPIC.into();
                     t.partitions = vec![delete_records_request::DeleteRecordsPartition {
@@ -104,6 +105,5 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             },
             needs [(Delete, Topic, TOPIC)],
             DeleteRecordsResponse => |r| code(r.topics[0].partitions[0].error_code),
-            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
-    ]
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED")]
 }

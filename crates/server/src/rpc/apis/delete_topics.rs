@@ -10,10 +10,10 @@
 use std::collections::HashSet;
 
 use kcoord_controller::TopicAccess;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{DeleteTopicsRequest, DeleteTopicsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
@@ -21,8 +21,11 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// DeleteTopics as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6)
-    .asks(&[Check::new(AclOperation::Delete, ResourceType::Cluster), Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Delete, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6).asks(&[
+    Check::new(AclOperation::Delete, ResourceType::Cluster),
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+    Check::new(AclOperation::Delete, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -95,7 +98,6 @@ fn topic_access(ctx: &RequestContext<'_>, req: &DeleteTopicsRequest) -> TopicAcc
         deletable: allowed(AclOperation::Delete),
     }
 }
-
 
 /// The authorization matrix's rows of DeleteTopics ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 
 use kcoord_acl::{AclBinding, UnknownElements};
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use kcoord_wire::messages::{DescribeAclsRequest, DescribeAclsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::acls::filter;
 use crate::rpc::authorize::ResourceType;

@@ -12,23 +12,28 @@
 //! `ControllerApis.handleDescribeCluster`); ClusterAuthorizedOperations lists the operations
 //! allowed on the cluster, 0 without DESCRIBE.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_cluster_response::DescribeClusterBroker;
 use kcoord_wire::messages::{DescribeClusterRequest, DescribeClusterResponse};
+use kcoord_wire::ErrorCode;
 
+use super::broker_registration::KAFKA_CLUSTER;
 use crate::config::ListenerKind;
 use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
-use crate::rpc::authorize::{ authorize, authorized_operations, require_cluster, AclOperation, ResourceType, };
+use crate::rpc::authorize::{
+    authorize, authorized_operations, require_cluster, AclOperation, ResourceType,
+};
 use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::runtime::cluster::BrokerNode;
 use crate::state::RequestContext;
-use super::broker_registration::KAFKA_CLUSTER;
 
 /// DescribeCluster as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeCluster, 0, 2)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster), Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Cluster),
+        Check::new(AclOperation::Alter, ResourceType::Cluster),
+    ]);
 
 serve!(sync handle);
 
@@ -147,7 +152,6 @@ fn error_response(error: ErrorCode, message: String) -> DescribeClusterResponse 
     }
 }
 
-
 /// The authorization matrix's rows of DescribeCluster ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
@@ -177,8 +181,8 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rpc::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
     use crate::rpc::authorize::CLUSTER_AUTHORIZED_OPERATIONS;
+    use crate::rpc::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
     use kcoord_wire::Encodable;
 
     fn call(kind: ListenerKind, endpoint_type: i8, version: i16) -> DescribeClusterResponse {

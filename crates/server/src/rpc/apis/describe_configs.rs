@@ -27,21 +27,26 @@
 //! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
 //! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
-use kcoord_wire::messages::describe_configs_response::{ DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym, };
+use kcoord_wire::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
 use kcoord_wire::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+use kcoord_wire::ErrorCode;
 
+use super::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::invalid_topic_name;
 use crate::state::RequestContext;
-use super::broker_registration::KAFKA_CLUSTER;
 
 /// DescribeConfigs as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::DescribeConfigs, 1, 4)
-    .asks(&[Check::new(AclOperation::DescribeConfigs, ResourceType::Topic), Check::new(AclOperation::DescribeConfigs, ResourceType::Group), Check::new(AclOperation::DescribeConfigs, ResourceType::Cluster)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::DescribeConfigs, 1, 4).asks(&[
+    Check::new(AclOperation::DescribeConfigs, ResourceType::Topic),
+    Check::new(AclOperation::DescribeConfigs, ResourceType::Group),
+    Check::new(AclOperation::DescribeConfigs, ResourceType::Cluster),
+]);
 
 serve!(sync handle);
 
@@ -120,7 +125,11 @@ fn may_describe(
     }
 }
 
-fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
+fn broker(
+    ctx: &RequestContext<'_>,
+    resource: &DescribeConfigsResource,
+    synonyms: bool,
+) -> Described {
     may_describe(
         ctx,
         ResourceType::Cluster,
@@ -156,7 +165,11 @@ fn broker(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms
         .collect())
 }
 
-fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
+fn topic(
+    ctx: &RequestContext<'_>,
+    resource: &DescribeConfigsResource,
+    synonyms: bool,
+) -> Described {
     let name = resource.resource_name.as_str();
     may_describe(
         ctx,
@@ -194,7 +207,11 @@ fn topic(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms:
         .collect())
 }
 
-fn group(ctx: &RequestContext<'_>, resource: &DescribeConfigsResource, synonyms: bool) -> Described {
+fn group(
+    ctx: &RequestContext<'_>,
+    resource: &DescribeConfigsResource,
+    synonyms: bool,
+) -> Described {
     let name = resource.resource_name.as_str();
     may_describe(
         ctx,
@@ -376,7 +393,6 @@ fn unsupported(resource_type: i8, name: &str) -> (ErrorCode, Option<String>) {
         Some(format!("Unsupported resource type: {known}")),
     )
 }
-
 
 /// The authorization matrix's rows of DescribeConfigs ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

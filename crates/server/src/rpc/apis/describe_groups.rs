@@ -6,10 +6,10 @@
 //! no error, as Kafka does. A group the principal may not DESCRIBE is
 //! GROUP_AUTHORIZATION_FAILED, listed before the others.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_groups_response::DescribedGroup;
 use kcoord_wire::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
@@ -115,21 +115,18 @@ fn error_group(group_id: &str, code: ErrorCode) -> DescribedGroup {
     }
 }
 
-
 /// The authorization matrix's rows of DescribeGroups ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(DescribeGroups 5 on Broker, DescribeGroupsRequest {
+    vec![row!(DescribeGroups 5 on Broker, DescribeGroupsRequest {
                 groups: vec![GROUP.into()],
                 ..Default::default()
             },
             needs [(Describe, Group, GROUP)],
             DescribeGroupsResponse => |r| code(r.groups[0].error_code),
-            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED"),
-    ]
+            allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED")]
 }
 
 #[cfg(test)]

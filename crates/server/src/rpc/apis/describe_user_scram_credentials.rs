@@ -11,10 +11,14 @@
 use std::collections::HashMap;
 
 use kcoord_metadata::SecurityImage;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::describe_user_scram_credentials_response::{ CredentialInfo, DescribeUserScramCredentialsResult, };
-use kcoord_wire::messages::{ DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse, };
+use kcoord_wire::messages::describe_user_scram_credentials_response::{
+    CredentialInfo, DescribeUserScramCredentialsResult,
+};
+use kcoord_wire::messages::{
+    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
+};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
@@ -126,7 +130,6 @@ fn once_each<'a>(names: &[&'a str]) -> (Vec<&'a str>, HashMap<&'a str, bool>) {
     (order, repeated)
 }
 
-
 /// The authorization matrix's rows of DescribeUserScramCredentials ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
@@ -145,7 +148,7 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 
 #[cfg(test)]
 mod tests {
-    use kcoord_metadata::{Record, LogState};
+    use kcoord_metadata::{LogState, Record};
     use kcoord_wire::records::UserScramCredentialRecord;
 
     use super::*;

@@ -40,8 +40,10 @@ use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 
 /// Fetch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18)
-    .asks(&[Check::new(AclOperation::Read, ResourceType::Topic), Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18).asks(&[
+    Check::new(AclOperation::Read, ResourceType::Topic),
+    Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
+]);
 
 /// Decodes the request, runs the handler, and sends the response's record batches by
 /// reference.
@@ -115,54 +117,9 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
             }
         }
     };
-    // A follower (a replica id) needs CLUSTER_ACTION on the cluster instead of READ on each
-    // topic; asked once, as Kafka asks it.
-    let follower = (replica_id >= 0).then(|| {
-        authorize(
-            ctx,
-            AclOperation::ClusterAction,
-            ResourceType::Cluster,
-            crate::rpc::apis::broker_registration::KAFKA_CLUSTER,
-        )
-    });
-    let targets: Vec<Target> = partitions
-        .into_iter()
-        .map(|request| {
-            let log = resolve(ctx, &image, &request, uses_ids, follower);
-            Target { request, log }
-        })
-        .collect();
-    let max_bytes =
-        usize::try_from(req.max_bytes.min(ctx.server.config.log.fetch_max_bytes)).unwrap_or(0);
-    let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0).min(max_bytes);
-    let wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0));
-    let reads = read_until(&targets, max_bytes, min_bytes, wait).await;
-    let on_disk = reads.iter().any(|r| {
-        r.chunks
-            .iter()
-            .any(|c| matches!(c, kcoord_storage::Chunk::File { .. }))
-    });
-    let reads = if on_disk {
-        crate::support::blocking::run(|| load_chunks(reads))
-    } else {
-        reads
-    };
-    let outcomes: Vec<PartitionOutcome> = reads
-        .iter()
-        .map(|r| PartitionOutcome {
-            has_records: r.bytes > 0,
-            error: r.error.is_some(),
-            high_watermark: r.high_watermark,
-            log_start_offset: r.log_start_offset,
-        })
-        .collect();
-    let included = if session_id != 0 {
-        ctx.server
-            .fetch_sessions
-            .finish(session_id, incremental, &outcomes)
-    } else {
-        vec![true; reads.len()]
-    };
+    let targets = targets(ctx, &image, partitions, uses_ids, replica_id);
+    let reads = read_targets(ctx, &req, &targets).await;
+    let included = included(ctx, session_id, incremental, &reads);
     let mut response = FetchResponse {
         throttle_time_ms: 0,
         error_code: 0,
@@ -183,6 +140,85 @@ pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -
         }
     }
     response
+}
+
+/// The partitions to read, each with its log or the error it answers.
+#[inline]
+fn targets(
+    ctx: &RequestContext<'_>,
+    image: &TopicsImage,
+    partitions: Vec<FetchPartition>,
+    uses_ids: bool,
+    replica_id: i32,
+) -> Vec<Target> {
+    // A follower (a replica id) needs CLUSTER_ACTION on the cluster instead of READ on each
+    // topic; asked once, as Kafka asks it.
+    let follower = (replica_id >= 0).then(|| {
+        authorize(
+            ctx,
+            AclOperation::ClusterAction,
+            ResourceType::Cluster,
+            crate::rpc::apis::broker_registration::KAFKA_CLUSTER,
+        )
+    });
+    partitions
+        .into_iter()
+        .map(|request| {
+            let log = resolve(ctx, image, &request, uses_ids, follower);
+            Target { request, log }
+        })
+        .collect()
+}
+
+/// Reads `targets` within the request's byte limits and wait; the chunks still in files are
+/// then loaded into memory.
+async fn read_targets(
+    ctx: &RequestContext<'_>,
+    req: &FetchRequest,
+    targets: &[Target],
+) -> Vec<Read> {
+    let max_bytes =
+        usize::try_from(req.max_bytes.min(ctx.server.config.log.fetch_max_bytes)).unwrap_or(0);
+    let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0).min(max_bytes);
+    let wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0));
+    let reads = read_until(targets, max_bytes, min_bytes, wait).await;
+    let on_disk = reads.iter().any(|r| {
+        r.chunks
+            .iter()
+            .any(|c| matches!(c, kcoord_storage::Chunk::File { .. }))
+    });
+    if on_disk {
+        crate::support::blocking::run(|| load_chunks(reads))
+    } else {
+        reads
+    }
+}
+
+/// Which reads the response carries: all of them without a session, else as the session
+/// decides (`FetchSessions::finish`).
+#[inline]
+fn included(
+    ctx: &RequestContext<'_>,
+    session_id: i32,
+    incremental: bool,
+    reads: &[Read],
+) -> Vec<bool> {
+    let outcomes: Vec<PartitionOutcome> = reads
+        .iter()
+        .map(|r| PartitionOutcome {
+            has_records: r.bytes > 0,
+            error: r.error.is_some(),
+            high_watermark: r.high_watermark,
+            log_start_offset: r.log_start_offset,
+        })
+        .collect();
+    if session_id != 0 {
+        ctx.server
+            .fetch_sessions
+            .finish(session_id, incremental, &outcomes)
+    } else {
+        vec![true; reads.len()]
+    }
 }
 
 /// The request's partitions and forgotten partitions, with names and ids both filled in as
@@ -494,7 +530,6 @@ fn push_partition(
         topic.partitions.push(data);
     }
 }
-
 
 /// The authorization matrix's rows of Fetch ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

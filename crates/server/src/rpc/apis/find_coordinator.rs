@@ -13,10 +13,10 @@
 //! Authorization first, per key: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
 //! transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::find_coordinator_response::Coordinator;
 use kcoord_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
@@ -24,8 +24,10 @@ use crate::runtime::cluster::Node;
 use crate::state::RequestContext;
 
 /// FindCoordinator as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::TransactionalId)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Group),
+    Check::new(AclOperation::Describe, ResourceType::TransactionalId),
+]);
 
 serve!(sync handle);
 
@@ -144,7 +146,6 @@ fn kafka_message(error: ErrorCode) -> &'static str {
         error.message()
     }
 }
-
 
 /// The authorization matrix's rows of FindCoordinator ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

@@ -20,21 +20,24 @@
 use std::collections::{BTreeSet, HashMap};
 
 use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::incremental_alter_configs_request::AlterConfigsResource;
 use kcoord_wire::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kcoord_wire::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
+use kcoord_wire::ErrorCode;
 
+use super::broker_registration::KAFKA_CLUSTER;
+use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
-use super::broker_registration::KAFKA_CLUSTER;
-use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
 
 /// IncrementalAlterConfigs as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1)
-    .asks(&[Check::new(AclOperation::AlterConfigs, ResourceType::Group), Check::new(AclOperation::AlterConfigs, ResourceType::Topic), Check::new(AclOperation::AlterConfigs, ResourceType::Cluster)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1).asks(&[
+    Check::new(AclOperation::AlterConfigs, ResourceType::Group),
+    Check::new(AclOperation::AlterConfigs, ResourceType::Topic),
+    Check::new(AclOperation::AlterConfigs, ResourceType::Cluster),
+]);
 
 serve!(async handle);
 
@@ -53,74 +56,95 @@ pub async fn handle(
         if answers[i].is_some() {
             continue;
         }
-        let name = resource.resource_name.as_str();
-        let (allowed, denied) = match resource.resource_type {
-            GROUP => (
-                authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
-                ErrorCode::GROUP_AUTHORIZATION_FAILED,
-            ),
-            TOPIC => (
-                authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
-                ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-            ),
-            _ => (
-                authorize(
-                    ctx,
-                    AclOperation::AlterConfigs,
-                    ResourceType::Cluster,
-                    KAFKA_CLUSTER,
-                ),
-                ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
-            ),
-        };
-        if !allowed {
-            answers[i] = Some((denied, Some(denied.message().to_owned())));
-            continue;
+        match refusal(ctx, resource) {
+            Some(answer) => answers[i] = Some(answer),
+            None => {
+                changes.push(GroupConfigChange {
+                    group: resource.resource_name.clone(),
+                    ops: resource
+                        .configs
+                        .iter()
+                        .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
+                        .collect(),
+                });
+                change_index.push(i);
+            }
         }
-        if resource.resource_type != GROUP {
-            answers[i] = Some((
-                ErrorCode::INVALID_REQUEST,
-                Some(format!(
-                    "kcoord alters only group configs (resource type {GROUP}), not resource type {}.",
-                    resource.resource_type
-                )),
-            ));
-            continue;
-        }
-        changes.push(GroupConfigChange {
-            group: resource.resource_name.clone(),
-            ops: resource
-                .configs
-                .iter()
-                .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
-                .collect(),
-        });
-        change_index.push(i);
     }
     if !changes.is_empty() {
-        match ctx
-            .server
-            .controller
-            .alter_group_configs(changes, req.validate_only)
-            .await
-        {
-            Ok(results) => {
-                for (i, result) in change_index.into_iter().zip(results) {
-                    answers[i] = Some(match result {
-                        Ok(()) => (ErrorCode::NONE, None),
-                        Err(e) => e,
-                    });
-                }
-            }
-            Err(e) => {
-                for i in change_index {
-                    answers[i] = Some((ErrorCode::NOT_CONTROLLER, Some(e.to_string())));
-                }
-            }
+        let results = alter(ctx, changes, change_index.len(), req.validate_only).await;
+        for (i, result) in change_index.into_iter().zip(results) {
+            answers[i] = Some(result);
         }
     }
-    let responses = req
-        .resources
+    response(&req.resources, answers)
+}
+
+/// Why the controller refuses to change this resource: not authorized (ALTER_CONFIGS on the
+/// group, the topic, else the cluster), or not a group; `None` when it is a group's change.
+fn refusal(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Option<Answer> {
+    let name = resource.resource_name.as_str();
+    let (allowed, denied) = match resource.resource_type {
+        GROUP => (
+            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
+            ErrorCode::GROUP_AUTHORIZATION_FAILED,
+        ),
+        TOPIC => (
+            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        ),
+        _ => (
+            authorize(
+                ctx,
+                AclOperation::AlterConfigs,
+                ResourceType::Cluster,
+                KAFKA_CLUSTER,
+            ),
+            ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+        ),
+    };
+    if !allowed {
+        return Some((denied, Some(denied.message().to_owned())));
+    }
+    (resource.resource_type != GROUP).then(|| {
+        (
+            ErrorCode::INVALID_REQUEST,
+            Some(format!(
+                "kcoord alters only group configs (resource type {GROUP}), not resource type {}.",
+                resource.resource_type
+            )),
+        )
+    })
+}
+
+/// The controller's answer for each group change, in order (NOT_CONTROLLER for each when the
+/// controller did not answer).
+async fn alter(
+    ctx: &RequestContext<'_>,
+    changes: Vec<GroupConfigChange>,
+    count: usize,
+    validate_only: bool,
+) -> Vec<Answer> {
+    match ctx
+        .server
+        .controller
+        .alter_group_configs(changes, validate_only)
+        .await
+    {
+        Ok(results) => results
+            .into_iter()
+            .map(|result| result.map_or_else(|e| e, |()| (ErrorCode::NONE, None)))
+            .collect(),
+        Err(e) => vec![(ErrorCode::NOT_CONTROLLER, Some(e.to_string())); count],
+    }
+}
+
+/// The response, in the request's order (`ConfigAdminManager.reassembleIncrementalResponse`).
+fn response(
+    resources: &[AlterConfigsResource],
+    answers: Vec<Option<Answer>>,
+) -> IncrementalAlterConfigsResponse {
+    let responses = resources
         .iter()
         .zip(answers)
         .map(|(resource, answer)| {
@@ -194,7 +218,6 @@ fn preprocess(resources: &[AlterConfigsResource]) -> Vec<Option<Answer>> {
     }
     answers
 }
-
 
 /// The authorization matrix's rows of IncrementalAlterConfigs ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

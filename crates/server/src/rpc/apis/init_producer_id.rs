@@ -8,9 +8,9 @@
 //! response has no message field; a Java producer reaches this only without FindCoordinator,
 //! which explains the refusal, see `find_coordinator.rs`).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
+use kcoord_wire::ErrorCode;
 use tracing::{info, warn};
 
 use crate::rpc::authorize::{authorize, authorize_any, AclOperation, ResourceType};
@@ -18,8 +18,11 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// InitProducerId as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::InitProducerId, 0, 5)
-    .asks(&[Check::new(AclOperation::IdempotentWrite, ResourceType::Cluster), Check::new(AclOperation::Write, ResourceType::Topic), Check::new(AclOperation::Write, ResourceType::TransactionalId)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::InitProducerId, 0, 5).asks(&[
+    Check::new(AclOperation::IdempotentWrite, ResourceType::Cluster),
+    Check::new(AclOperation::Write, ResourceType::Topic),
+    Check::new(AclOperation::Write, ResourceType::TransactionalId),
+]);
 
 serve!(async handle);
 

@@ -9,10 +9,10 @@
 //! (the others are left out silently, as in Kafka).
 
 use kcoord_coordinator::groups::ListedGroup;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::list_groups_response::ListedGroup as WireListedGroup;
 use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
@@ -20,8 +20,10 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// ListGroups as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster), Check::new(AclOperation::Describe, ResourceType::Group)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Cluster),
+    Check::new(AclOperation::Describe, ResourceType::Group),
+]);
 
 serve!(async handle);
 
@@ -99,7 +101,6 @@ fn lower_case_state(state: &str) -> String {
         other => other.to_lowercase(),
     }
 }
-
 
 /// The authorization matrix's rows of ListGroups ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

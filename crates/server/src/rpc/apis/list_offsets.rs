@@ -9,14 +9,17 @@
 
 use std::collections::HashSet;
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::list_offsets_response::{ ListOffsetsPartitionResponse, ListOffsetsTopicResponse, };
+use kcoord_wire::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kcoord_wire::messages::{ListOffsetsRequest, ListOffsetsResponse};
+use kcoord_wire::ErrorCode;
 use tracing::warn;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
+use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 
@@ -72,24 +75,7 @@ pub fn handle(
         .iter()
         .map(|t| {
             if !authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name) {
-                let partitions = t
-                    .partitions
-                    .iter()
-                    .map(|p| ListOffsetsPartitionResponse {
-                        partition_index: p.partition_index,
-                        error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
-                        timestamp: -1,
-                        offset: -1,
-                        leader_epoch: -1,
-                        ..Default::default()
-                    })
-                    .collect();
-                let refused = ListOffsetsTopicResponse {
-                    name: t.name.clone(),
-                    partitions,
-                    ..Default::default()
-                };
-                return (false, refused);
+                return (false, refused_topic(t));
             }
             let topic = image.get(&t.name);
             let partitions = t
@@ -97,36 +83,8 @@ pub fn handle(
                 .iter()
                 .filter(|p| answered.insert((t.name.clone(), p.partition_index)))
                 .map(|p| {
-                    let mut answer = ListOffsetsPartitionResponse {
-                        partition_index: p.partition_index,
-                        timestamp: -1,
-                        offset: -1,
-                        leader_epoch: -1,
-                        ..Default::default()
-                    };
-                    let result = if duplicates.contains(&(t.name.clone(), p.partition_index)) {
-                        Err(ErrorCode::INVALID_REQUEST)
-                    } else {
-                        topic
-                            .and_then(|topic| {
-                                ctx.server.partitions.get(topic.id, p.partition_index)
-                            })
-                            .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-                            .and_then(|partition| {
-                                lookup(&partition, p.timestamp, p.current_leader_epoch, version)
-                            })
-                    };
-                    match result {
-                        Ok(found) => {
-                            answer.offset = found.offset;
-                            answer.timestamp = found.timestamp;
-                            if version >= 4 {
-                                answer.leader_epoch = found.leader_epoch;
-                            }
-                        }
-                        Err(code) => answer.error_code = code.code(),
-                    }
-                    answer
+                    let duplicate = duplicates.contains(&(t.name.clone(), p.partition_index));
+                    partition_answer(ctx, topic, p, duplicate, version)
                 })
                 .collect();
             let answer = ListOffsetsTopicResponse {
@@ -142,6 +100,67 @@ pub fn handle(
         topics: topics.into_iter().chain(refused).map(|(_, t)| t).collect(),
         ..Default::default()
     }
+}
+
+/// A topic the principal may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED on every partition it
+/// lists.
+fn refused_topic(
+    t: &kcoord_wire::messages::list_offsets_request::ListOffsetsTopic,
+) -> ListOffsetsTopicResponse {
+    let partitions = t
+        .partitions
+        .iter()
+        .map(|p| ListOffsetsPartitionResponse {
+            partition_index: p.partition_index,
+            error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+            timestamp: -1,
+            offset: -1,
+            leader_epoch: -1,
+            ..Default::default()
+        })
+        .collect();
+    ListOffsetsTopicResponse {
+        name: t.name.clone(),
+        partitions,
+        ..Default::default()
+    }
+}
+
+/// One partition's answer: INVALID_REQUEST when the request names it twice (`duplicate`), else
+/// the offset its log holds for the timestamp asked.
+fn partition_answer(
+    ctx: &RequestContext<'_>,
+    topic: Option<&TopicImage>,
+    p: &kcoord_wire::messages::list_offsets_request::ListOffsetsPartition,
+    duplicate: bool,
+    version: i16,
+) -> ListOffsetsPartitionResponse {
+    let mut answer = ListOffsetsPartitionResponse {
+        partition_index: p.partition_index,
+        timestamp: -1,
+        offset: -1,
+        leader_epoch: -1,
+        ..Default::default()
+    };
+    let result = if duplicate {
+        Err(ErrorCode::INVALID_REQUEST)
+    } else {
+        topic
+            .and_then(|topic| ctx.server.partitions.get(topic.id, p.partition_index))
+            .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+            .and_then(|partition| lookup(&partition, p.timestamp, p.current_leader_epoch, version))
+    };
+    match result {
+        Ok(found) => {
+            answer.offset = found.offset;
+            answer.timestamp = found.timestamp;
+            if version >= 4 {
+                answer.leader_epoch = found.leader_epoch;
+            }
+        }
+        Err(code) => answer.error_code = code.code(),
+    }
+    answer
 }
 
 struct Found {
@@ -214,14 +233,12 @@ fn record(
     }
 }
 
-
 /// The authorization matrix's rows of ListOffsets ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(ListOffsets 9 on Broker, ListOffsetsRequest {
+    vec![row!(ListOffsets 9 on Broker, ListOffsetsRequest {
                 replica_id: -1,
                 topics: vec![with(|t: &mut list_offsets_request::ListOffsetsTopic| {
                     t.name = TOPIC.into();
@@ -235,8 +252,7 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             },
             needs [(Describe, Topic, TOPIC)],
             ListOffsetsResponse => |r| code(r.topics[0].partitions[0].error_code),
-            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
-    ]
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED")]
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! DESCRIBE are left out, without an error, as Metadata leaves them out of an all-topics
 //! answer (R82).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::list_topics_response::TopicListing;
 use kcoord_wire::messages::{ListTopicsRequest, ListTopicsResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
@@ -46,18 +46,15 @@ pub fn handle(
     }
 }
 
-
 /// The authorization matrix's rows of ListTopics ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![
-        row!(ListTopics 1 on Broker, ListTopicsRequest::default(),
+    vec![row!(ListTopics 1 on Broker, ListTopicsRequest::default(),
             needs [(Describe, Topic, TOPIC)],
             ListTopicsResponse => |r| listed(r.error_code, r.topics.iter().map(|t| t.name.as_str()), TOPIC),
-            allowed "t listed", denied "t left out"),
-    ]
+            allowed "t listed", denied "t left out")]
 }
 
 #[cfg(test)]

@@ -23,25 +23,30 @@
 //! TOPIC_AUTHORIZATION_FAILED). Topics come in Kafka's order: unknown ids, the topics
 //! described, those not creatable, those not describable.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
-use kcoord_wire::messages::metadata_response::{ MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic, };
+use kcoord_wire::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
 use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
+use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
+use super::broker_registration::KAFKA_CLUSTER;
+use super::describe_cluster::cluster_operations;
 use crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
 use crate::rpc::lists::first_occurrences;
 use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::{is_internal_topic, is_valid_topic_name, TopicImage, TopicsImage};
 use crate::state::RequestContext;
-use super::broker_registration::KAFKA_CLUSTER;
-use super::describe_cluster::cluster_operations;
 
 /// Metadata as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::Create, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+    Check::new(AclOperation::Create, ResourceType::Cluster),
+    Check::new(AclOperation::Create, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -70,114 +75,187 @@ pub async fn handle(
     // The answer describes the catalog as it was when the request arrived, even if topics are
     // auto-created below.
     let image = ctx.server.topics.snapshot();
-    let with_topic_ops = version >= 8 && req.include_topic_authorized_operations;
+    let describer = Describer {
+        ctx,
+        with_topic_ops: version >= 8 && req.include_topic_authorized_operations,
+    };
     let ids: Vec<Uuid> = first_occurrences(
         requested
             .iter()
             .map(|t| t.topic_id)
             .filter(|id| !id.is_nil()),
     );
-    let describable =
-        |name: &str| authorize(ctx, AclOperation::Describe, ResourceType::Topic, name);
-    let topic_ops = |name: &str| {
-        if with_topic_ops {
-            authorized_operations(ctx, ResourceType::Topic, name)
+    let answer = if all_topics {
+        // Topics the principal may not DESCRIBE are left out.
+        KafkaOrder {
+            topics: image
+                .iter()
+                .filter(|t| describer.describable(&t.name))
+                .map(|t| describer.topic_response(t))
+                .collect(),
+            ..Default::default()
+        }
+    } else if !ids.is_empty() {
+        // As Kafka: when any id is given, the ids decide and names are ignored.
+        describe_by_ids(&describer, &image, ids)
+    } else {
+        let auto_create = ctx.server.config.auto_create_topics_enable
+            && (version < 4 || req.allow_auto_topic_creation);
+        describe_by_names(&describer, &image, requested, auto_create).await
+    };
+
+    MetadataResponse {
+        throttle_time_ms: 0,
+        brokers: brokers(ctx),
+        cluster_id: Some(ctx.cluster_id().to_owned()),
+        controller_id: ctx.node_id(),
+        topics: answer.into_topics(),
+        cluster_authorized_operations: cluster_operations(
+            ctx,
+            (8..=10).contains(&version) && req.include_cluster_authorized_operations,
+        ),
+        error_code: ErrorCode::NONE.code(),
+        ..Default::default()
+    }
+}
+
+/// What the principal may see of a topic, and whether its authorized operations are asked for.
+struct Describer<'c, 'a> {
+    ctx: &'c RequestContext<'a>,
+    with_topic_ops: bool,
+}
+
+impl Describer<'_, '_> {
+    fn describable(&self, name: &str) -> bool {
+        authorize(self.ctx, AclOperation::Describe, ResourceType::Topic, name)
+    }
+
+    fn topic_ops(&self, name: &str) -> i32 {
+        if self.with_topic_ops {
+            authorized_operations(self.ctx, ResourceType::Topic, name)
         } else {
             AUTHORIZED_OPERATIONS_OMITTED
         }
-    };
-    // Kafka's order: unknown ids, the topics described, the topics that could not be created
-    // for want of CREATE, the topics the principal may not DESCRIBE.
-    let mut unknown_ids = Vec::new();
-    let mut topics = Vec::new();
-    let mut not_creatable = Vec::new();
-    let mut denied = Vec::new();
-    if all_topics {
-        // Topics the principal may not DESCRIBE are left out.
-        topics.extend(
-            image
-                .iter()
-                .filter(|t| describable(&t.name))
-                .map(|t| topic_response(t, topic_ops(&t.name))),
-        );
-    } else if !ids.is_empty() {
-        // As Kafka: when any id is given, the ids decide and names are ignored.
-        for id in ids {
-            match image.get_by_id(&id) {
-                // Ids are not secret: the id is echoed, the name is not.
-                Some(t) if !describable(&t.name) => denied.push(MetadataResponseTopic {
+    }
+
+    fn topic_response(&self, t: &TopicImage) -> MetadataResponseTopic {
+        topic_response(t, self.topic_ops(&t.name))
+    }
+}
+
+/// The topics of the answer in Kafka's order: unknown ids, the topics described, the topics that
+/// could not be created for want of CREATE, the topics the principal may not DESCRIBE.
+#[derive(Default)]
+struct KafkaOrder {
+    unknown_ids: Vec<MetadataResponseTopic>,
+    topics: Vec<MetadataResponseTopic>,
+    not_creatable: Vec<MetadataResponseTopic>,
+    denied: Vec<MetadataResponseTopic>,
+}
+
+impl KafkaOrder {
+    fn into_topics(self) -> Vec<MetadataResponseTopic> {
+        self.unknown_ids
+            .into_iter()
+            .chain(self.topics)
+            .chain(self.not_creatable)
+            .chain(self.denied)
+            .collect()
+    }
+}
+
+/// The topics asked for by id.
+fn describe_by_ids(
+    describer: &Describer<'_, '_>,
+    image: &TopicsImage,
+    ids: Vec<Uuid>,
+) -> KafkaOrder {
+    let mut answer = KafkaOrder::default();
+    for id in ids {
+        match image.get_by_id(&id) {
+            // Ids are not secret: the id is echoed, the name is not.
+            Some(t) if !describer.describable(&t.name) => {
+                answer.denied.push(MetadataResponseTopic {
                     error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
                     name: None,
                     topic_id: id,
                     ..Default::default()
-                }),
-                Some(t) => topics.push(topic_response(t, topic_ops(&t.name))),
-                None => unknown_ids.push(MetadataResponseTopic {
-                    error_code: ErrorCode::UNKNOWN_TOPIC_ID.code(),
-                    name: None,
-                    topic_id: id,
-                    ..Default::default()
-                }),
+                })
             }
+            Some(t) => answer.topics.push(describer.topic_response(t)),
+            None => answer.unknown_ids.push(MetadataResponseTopic {
+                error_code: ErrorCode::UNKNOWN_TOPIC_ID.code(),
+                name: None,
+                topic_id: id,
+                ..Default::default()
+            }),
         }
-    } else {
-        let (names, refused): (Vec<String>, Vec<String>) =
-            first_occurrences(requested.iter().filter_map(|t| t.name.clone()))
-                .into_iter()
-                .partition(|name| describable(name));
-        denied.extend(refused.into_iter().map(|name| MetadataResponseTopic {
+    }
+    answer
+}
+
+/// The topics asked for by name, the missing ones auto-created first when `auto_create`.
+async fn describe_by_names(
+    describer: &Describer<'_, '_>,
+    image: &TopicsImage,
+    requested: &[MetadataRequestTopic],
+    auto_create: bool,
+) -> KafkaOrder {
+    let ctx = describer.ctx;
+    let mut answer = KafkaOrder::default();
+    let (mut names, refused): (Vec<String>, Vec<String>) =
+        first_occurrences(requested.iter().filter_map(|t| t.name.clone()))
+            .into_iter()
+            .partition(|name| describer.describable(name));
+    answer
+        .denied
+        .extend(refused.into_iter().map(|name| MetadataResponseTopic {
             error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
             name: Some(name),
             ..Default::default()
         }));
-        let auto_create = ctx.server.config.auto_create_topics_enable
-            && (version < 4 || req.allow_auto_topic_creation);
-        let mut names = names;
-        if auto_create {
-            let (missing, uncreatable) = missing_topics(ctx, &image, &mut names);
-            not_creatable.extend(uncreatable.into_iter().map(|name| MetadataResponseTopic {
+    if auto_create {
+        let (missing, uncreatable) = missing_topics(ctx, image, &mut names);
+        answer
+            .not_creatable
+            .extend(uncreatable.into_iter().map(|name| MetadataResponseTopic {
                 error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
                 is_internal: is_internal_topic(&name),
                 name: Some(name),
                 ..Default::default()
             }));
-            if !missing.is_empty() {
-                ctx.server
-                    .auto_topics
-                    .create_for_metadata(&ctx.server.controller, &missing)
-                    .await;
-            }
+        if !missing.is_empty() {
+            ctx.server
+                .auto_topics
+                .create_for_metadata(&ctx.server.controller, &missing)
+                .await;
         }
-        for name in names {
-            match image.get(&name) {
-                Some(t) => topics.push(topic_response(t, topic_ops(&t.name))),
-                None => {
-                    let error = if is_valid_topic_name(&name) {
-                        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
-                    } else {
-                        ErrorCode::INVALID_TOPIC_EXCEPTION
-                    };
-                    topics.push(MetadataResponseTopic {
-                        error_code: error.code(),
-                        is_internal: is_internal_topic(&name),
-                        topic_authorized_operations: topic_ops(&name),
-                        name: Some(name),
-                        ..Default::default()
-                    })
-                }
+    }
+    for name in names {
+        match image.get(&name) {
+            Some(t) => answer.topics.push(describer.topic_response(t)),
+            None => {
+                let error = if is_valid_topic_name(&name) {
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                } else {
+                    ErrorCode::INVALID_TOPIC_EXCEPTION
+                };
+                answer.topics.push(MetadataResponseTopic {
+                    error_code: error.code(),
+                    is_internal: is_internal_topic(&name),
+                    topic_authorized_operations: describer.topic_ops(&name),
+                    name: Some(name),
+                    ..Default::default()
+                })
             }
         }
     }
-    let topics = unknown_ids
-        .into_iter()
-        .chain(topics)
-        .chain(not_creatable)
-        .chain(denied)
-        .collect();
+    answer
+}
 
-    // This node, and the registered unfenced brokers at this listener (cluster.rs).
-    let brokers = ctx
-        .server
+/// This node, and the registered unfenced brokers at this listener (cluster.rs).
+fn brokers(ctx: &RequestContext<'_>) -> Vec<MetadataResponseBroker> {
+    ctx.server
         .cluster
         .snapshot()
         .broker_nodes(ctx.this_node(), ctx.listener, false)
@@ -189,20 +267,7 @@ pub async fn handle(
             rack: b.rack,
             ..Default::default()
         })
-        .collect();
-    MetadataResponse {
-        throttle_time_ms: 0,
-        brokers,
-        cluster_id: Some(ctx.cluster_id().to_owned()),
-        controller_id: ctx.node_id(),
-        topics,
-        cluster_authorized_operations: cluster_operations(
-            ctx,
-            (8..=10).contains(&version) && req.include_cluster_authorized_operations,
-        ),
-        error_code: ErrorCode::NONE.code(),
-        ..Default::default()
-    }
+        .collect()
 }
 
 /// The missing legal names to auto-create, taken out of `names` when the principal may not
@@ -281,7 +346,6 @@ fn error_response(req: &MetadataRequest, error: ErrorCode) -> MetadataResponse {
     }
 }
 
-
 /// The authorization matrix's rows of Metadata ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
@@ -314,8 +378,8 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 mod tests {
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
     use crate::rpc::authorize::{CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS};
+    use crate::rpc::testing::{encodes, running, server, Ctx, CLUSTER_ID, NODE_ID};
     use crate::state::ServerState;
     use kcoord_metadata::{Record, Store};
     use kcoord_wire::records::{PartitionRecord, TopicRecord};

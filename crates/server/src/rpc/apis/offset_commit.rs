@@ -16,20 +16,25 @@
 //! locked, so it is refused even when the member check would have failed first in Kafka.
 
 use kcoord_coordinator::commits::{offset_commit_batch_bytes, OffsetToCommit};
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::offset_commit_response::{ OffsetCommitResponsePartition, OffsetCommitResponseTopic, };
+use kcoord_wire::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
 use kcoord_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use kcoord_wire::ErrorCode;
 use tracing::debug;
 use uuid::Uuid;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
+use crate::runtime::catalog::{TopicImage, TopicsImage};
 use crate::state::RequestContext;
 
 /// OffsetCommit as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10)
-    .asks(&[Check::new(AclOperation::Read, ResourceType::Group), Check::new(AclOperation::Read, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10).asks(&[
+    Check::new(AclOperation::Read, ResourceType::Group),
+    Check::new(AclOperation::Read, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -45,33 +50,66 @@ pub async fn handle(
     // READ on the group decides the whole request.
     let group_allowed = authorize(ctx, AclOperation::Read, ResourceType::Group, &req.group_id);
     let image = ctx.server.topics.snapshot();
-    // One answer per requested partition, filled in as it is decided.
-    let mut topics: Vec<OffsetCommitResponseTopic> = Vec::with_capacity(req.topics.len());
-    // Where each partition sent to the shard goes back: (topic index, partition index).
-    let mut pending: Vec<(usize, usize)> = Vec::new();
-    let mut to_commit: Vec<OffsetToCommit> = Vec::new();
+    let Sorted {
+        mut topics,
+        pending,
+        to_commit,
+    } = sort_partitions(ctx, &req, &image, group_allowed, use_ids);
+
+    let max_batch = usize::try_from(ctx.server.config.log.defaults.max_message_bytes).unwrap_or(0);
+    if !to_commit.is_empty() && offset_commit_batch_bytes(&req.group_id, &to_commit) > max_batch {
+        // Kafka's log refuses the coordinator's batch and the coordinator answers
+        // UNKNOWN_SERVER_ERROR; refused here before the shard is locked, so that a commit of
+        // millions of partitions never holds it.
+        debug!(group = %req.group_id, partitions = to_commit.len(), "offset commit larger than message.max.bytes refused");
+        for (ti, pi) in &pending {
+            topics[*ti].partitions[*pi].error_code = ErrorCode::UNKNOWN_SERVER_ERROR.code();
+        }
+    } else if !to_commit.is_empty() {
+        let codes = commit_on_shard(ctx, &req, version, to_commit, pending.len()).await;
+        for ((ti, pi), code) in pending.iter().zip(codes) {
+            topics[*ti].partitions[*pi].error_code = code.code();
+        }
+    }
+    OffsetCommitResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
+}
+
+/// The request sorted out before the shard is asked.
+struct Sorted {
+    /// One answer per requested partition, filled in as it is decided.
+    topics: Vec<OffsetCommitResponseTopic>,
+    /// Where each partition sent to the shard goes back: (topic index, partition index).
+    pending: Vec<(usize, usize)>,
+    /// The offsets sent to the shard, in the order of `pending`.
+    to_commit: Vec<OffsetToCommit>,
+}
+
+/// Answers the partitions refused before the shard (group or topic not authorized, topic or
+/// partition unknown) and sets the others aside to commit.
+fn sort_partitions(
+    ctx: &RequestContext<'_>,
+    req: &OffsetCommitRequest,
+    image: &TopicsImage,
+    group_allowed: bool,
+    use_ids: bool,
+) -> Sorted {
+    let mut sorted = Sorted {
+        topics: Vec::with_capacity(req.topics.len()),
+        pending: Vec::new(),
+        to_commit: Vec::new(),
+    };
+    let topics = &mut sorted.topics;
     for t in &req.topics {
         let resolved = if use_ids {
             image.get_by_id(&t.topic_id)
         } else {
             image.get(&t.name)
         };
-        let topic_error = match resolved {
-            _ if !group_allowed => Some(ErrorCode::GROUP_AUTHORIZATION_FAILED),
-            None if use_ids => Some(ErrorCode::UNKNOWN_TOPIC_ID),
-            // READ on the topic comes before its existence: a denied name reveals nothing.
-            _ if !use_ids && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &t.name) => {
-                Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
-            }
-            Some(topic)
-                if use_ids
-                    && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &topic.name) =>
-            {
-                Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
-            }
-            None => Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
-            Some(_) => None,
-        };
+        let topic_error = topic_error(ctx, &t.name, resolved, group_allowed, use_ids);
         let ti = topics.len();
         topics.push(OffsetCommitResponseTopic {
             name: if use_ids {
@@ -98,8 +136,8 @@ pub async fn handle(
                 ..Default::default()
             });
             if let (None, Some(topic)) = (code, resolved) {
-                pending.push((ti, pi));
-                to_commit.push(OffsetToCommit {
+                sorted.pending.push((ti, pi));
+                sorted.to_commit.push(OffsetToCommit {
                     topic: topic.name.clone(),
                     topic_id: topic.id,
                     partition: p.partition_index,
@@ -110,44 +148,61 @@ pub async fn handle(
             }
         }
     }
+    sorted
+}
 
-    let max_batch = usize::try_from(ctx.server.config.log.defaults.max_message_bytes).unwrap_or(0);
-    if !to_commit.is_empty() && offset_commit_batch_bytes(&req.group_id, &to_commit) > max_batch {
-        // Kafka's log refuses the coordinator's batch and the coordinator answers
-        // UNKNOWN_SERVER_ERROR; refused here before the shard is locked, so that a commit of
-        // millions of partitions never holds it.
-        debug!(group = %req.group_id, partitions = to_commit.len(), "offset commit larger than message.max.bytes refused");
-        for (ti, pi) in &pending {
-            topics[*ti].partitions[*pi].error_code = ErrorCode::UNKNOWN_SERVER_ERROR.code();
+/// The error of every partition of a requested topic (`name` as sent, `resolved` by name or
+/// id), if the whole topic is refused.
+fn topic_error(
+    ctx: &RequestContext<'_>,
+    name: &str,
+    resolved: Option<&TopicImage>,
+    group_allowed: bool,
+    use_ids: bool,
+) -> Option<ErrorCode> {
+    match resolved {
+        _ if !group_allowed => Some(ErrorCode::GROUP_AUTHORIZATION_FAILED),
+        None if use_ids => Some(ErrorCode::UNKNOWN_TOPIC_ID),
+        // READ on the topic comes before its existence: a denied name reveals nothing.
+        _ if !use_ids && !authorize(ctx, AclOperation::Read, ResourceType::Topic, name) => {
+            Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
         }
-    } else if !to_commit.is_empty() {
-        let group_id = req.group_id.clone();
-        let member_id = req.member_id.clone();
-        let epoch = req.generation_id_or_member_epoch;
-        let committed = ctx
-            .server
-            .coordinators
-            .for_group(&req.group_id)
-            .call(move |shard, now| {
-                shard.commit_offsets(&group_id, &member_id, epoch, version, &to_commit, now)
-            })
-            .await;
-        let codes: Vec<ErrorCode> = match committed {
-            Ok(Ok(codes)) => codes,
-            Ok(Err(e)) => vec![e.code; pending.len()],
-            Err(e) => vec![e.error_code(); pending.len()],
-        };
-        for ((ti, pi), code) in pending.iter().zip(codes) {
-            topics[*ti].partitions[*pi].error_code = code.code();
+        Some(topic)
+            if use_ids && !authorize(ctx, AclOperation::Read, ResourceType::Topic, &topic.name) =>
+        {
+            Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
         }
-    }
-    OffsetCommitResponse {
-        throttle_time_ms: 0,
-        topics,
-        ..Default::default()
+        None => Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+        Some(_) => None,
     }
 }
 
+/// Commits `to_commit` on the group's shard: one code per pending partition (the group's
+/// refusal, or the shard's failure, on each).
+async fn commit_on_shard(
+    ctx: &RequestContext<'_>,
+    req: &OffsetCommitRequest,
+    version: i16,
+    to_commit: Vec<OffsetToCommit>,
+    pending: usize,
+) -> Vec<ErrorCode> {
+    let group_id = req.group_id.clone();
+    let member_id = req.member_id.clone();
+    let epoch = req.generation_id_or_member_epoch;
+    let committed = ctx
+        .server
+        .coordinators
+        .for_group(&req.group_id)
+        .call(move |shard, now| {
+            shard.commit_offsets(&group_id, &member_id, epoch, version, &to_commit, now)
+        })
+        .await;
+    match committed {
+        Ok(Ok(codes)) => codes,
+        Ok(Err(e)) => vec![e.code; pending],
+        Err(e) => vec![e.error_code(); pending],
+    }
+}
 
 /// The authorization matrix's rows of OffsetCommit ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

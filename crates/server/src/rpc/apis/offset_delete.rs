@@ -13,18 +13,22 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::offset_delete_response::{ OffsetDeleteResponsePartition, OffsetDeleteResponseTopic, };
+use kcoord_wire::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
 use kcoord_wire::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// OffsetDelete as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0)
-    .asks(&[Check::new(AclOperation::Delete, ResourceType::Group), Check::new(AclOperation::Read, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0).asks(&[
+    Check::new(AclOperation::Delete, ResourceType::Group),
+    Check::new(AclOperation::Read, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -41,10 +45,42 @@ pub async fn handle(
     ) {
         return error(ErrorCode::GROUP_AUTHORIZATION_FAILED);
     }
-    let image = ctx.server.topics.snapshot();
     let mut answers: Vec<OffsetDeleteResponseTopic> = Vec::new();
     // Where each topic's answer is in `answers`.
     let mut index: HashMap<String, usize> = HashMap::new();
+    let to_delete = answer_refused(ctx, &req, &mut answers, &mut index);
+    if req.group_id.is_empty() {
+        return error(ErrorCode::INVALID_GROUP_ID);
+    }
+    let group_id = req.group_id.clone();
+    let request = distinct_partitions(&to_delete);
+    let deleted = ctx
+        .server
+        .coordinators
+        .for_group(&req.group_id)
+        .call(|shard, _| shard.delete_offsets(&group_id, &request))
+        .await;
+    let codes = match deleted {
+        Ok(Ok(codes)) => codes,
+        Ok(Err(e)) => return error(e.code),
+        Err(e) => return error(e.error_code()),
+    };
+    answer_deleted(&mut answers, &mut index, &to_delete, &request, &codes);
+    OffsetDeleteResponse {
+        topics: answers,
+        ..Default::default()
+    }
+}
+
+/// Answers the partitions refused before the shard (topic not authorized, or topic or partition
+/// unknown); returns the others, by topic, as the request lists them.
+fn answer_refused(
+    ctx: &RequestContext<'_>,
+    req: &OffsetDeleteRequest,
+    answers: &mut Vec<OffsetDeleteResponseTopic>,
+    index: &mut HashMap<String, usize>,
+) -> Vec<(String, Vec<i32>)> {
+    let image = ctx.server.topics.snapshot();
     let mut to_delete: Vec<(String, Vec<i32>)> = Vec::new();
     for t in &req.topics {
         let refused = if !authorize(ctx, AclOperation::Read, ResourceType::Topic, &t.name) {
@@ -63,7 +99,7 @@ pub async fn handle(
                 (!exists).then_some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
             });
             match code {
-                Some(code) => add(&mut answers, &mut index, &t.name, p.partition_index, code),
+                Some(code) => add(answers, index, &t.name, p.partition_index, code),
                 None => valid.push(p.partition_index),
             }
         }
@@ -71,52 +107,49 @@ pub async fn handle(
             to_delete.push((t.name.clone(), valid));
         }
     }
-    if req.group_id.is_empty() {
-        return error(ErrorCode::INVALID_GROUP_ID);
-    }
-    // The shard sees each existing partition once, so its work is bounded by the catalog,
-    // not by how often the request repeats a partition.
+    to_delete
+}
+
+/// The partitions of `to_delete`, each once, sorted by topic and partition. The shard sees each
+/// existing partition once, so its work is bounded by the catalog, not by how often the request
+/// repeats a partition.
+fn distinct_partitions(to_delete: &[(String, Vec<i32>)]) -> Vec<(String, Vec<i32>)> {
     let mut distinct: BTreeMap<&str, BTreeSet<i32>> = BTreeMap::new();
-    for (topic, partitions) in &to_delete {
+    for (topic, partitions) in to_delete {
         distinct
             .entry(topic.as_str())
             .or_default()
             .extend(partitions.iter().copied());
     }
-    let group_id = req.group_id.clone();
-    let request: Vec<(String, Vec<i32>)> = distinct
+    distinct
         .into_iter()
         .map(|(topic, partitions)| (topic.to_owned(), partitions.into_iter().collect()))
-        .collect();
-    let deleted = ctx
-        .server
-        .coordinators
-        .for_group(&req.group_id)
-        .call(|shard, _| shard.delete_offsets(&group_id, &request))
-        .await;
-    let codes = match deleted {
-        Ok(Ok(codes)) => codes,
-        Ok(Err(e)) => return error(e.code),
-        Err(e) => return error(e.error_code()),
-    };
+        .collect()
+}
+
+/// Answers the partitions of `to_delete`, in request order, with the shard's `codes` for the
+/// distinct partitions of `request`.
+fn answer_deleted(
+    answers: &mut Vec<OffsetDeleteResponseTopic>,
+    index: &mut HashMap<String, usize>,
+    to_delete: &[(String, Vec<i32>)],
+    request: &[(String, Vec<i32>)],
+    codes: &[Vec<ErrorCode>],
+) {
     let mut decided: HashMap<(&str, i32), ErrorCode> = HashMap::new();
-    for ((topic, partitions), codes) in request.iter().zip(&codes) {
+    for ((topic, partitions), codes) in request.iter().zip(codes) {
         for (p, code) in partitions.iter().zip(codes) {
             decided.insert((topic.as_str(), *p), *code);
         }
     }
-    for (topic, partitions) in &to_delete {
+    for (topic, partitions) in to_delete {
         for p in partitions {
             let code = decided
                 .get(&(topic.as_str(), *p))
                 .copied()
                 .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
-            add(&mut answers, &mut index, topic, *p, code);
+            add(answers, index, topic, *p, code);
         }
-    }
-    OffsetDeleteResponse {
-        topics: answers,
-        ..Default::default()
     }
 }
 
@@ -153,7 +186,6 @@ fn error(code: ErrorCode) -> OffsetDeleteResponse {
         ..Default::default()
     }
 }
-
 
 /// The authorization matrix's rows of OffsetDelete ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

@@ -24,27 +24,32 @@
 //! INVALID_REQUEST (the partition's error, or the group's).
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
 
-use kcoord_coordinator::CoordinatorShard;
 use kcoord_metadata::CommittedOffset;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::offset_fetch_request::{ OffsetFetchRequestGroup, OffsetFetchRequestTopics, };
-use kcoord_wire::messages::offset_fetch_response::{ OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics, };
+use kcoord_wire::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
+use kcoord_wire::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
 use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
+use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::groups::RepeatBudget;
 use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::TopicsImage;
-use crate::runtime::shards::Coordinators;
 use crate::state::RequestContext;
+use shard_reads::{fetch, Fetched};
 
 /// OffsetFetch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Group),
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -181,19 +186,6 @@ struct GroupPlan {
     fetched: Fetched,
 }
 
-/// What the shard answered for one group.
-#[derive(Default)]
-struct Fetched {
-    /// The shard could not serve the group.
-    failed: Option<ErrorCode>,
-    /// Per check: NONE or the member check's error.
-    checks: Vec<ErrorCode>,
-    /// Per lookup: the committed offset, if any.
-    found: Vec<Option<CommittedOffset>>,
-    /// Every committed offset, when `wants_all`.
-    all: Vec<(String, i32, CommittedOffset)>,
-}
-
 impl Plan {
     fn new(
         image: &TopicsImage,
@@ -276,7 +268,7 @@ impl Plan {
 
     /// One answer per entry, in request order.
     fn answer(
-        mut self,
+        self,
         image: &TopicsImage,
         groups: Vec<OffsetFetchRequestGroup>,
         version: i16,
@@ -294,7 +286,7 @@ impl Plan {
             self.groups.iter().map(|_| None).collect();
         let mut answers = Vec::with_capacity(groups.len());
         for (entry, group) in self.entries.iter().zip(groups) {
-            let plan = &mut self.groups[entry.group];
+            let plan = &self.groups[entry.group];
             let fetched = &plan.fetched;
             let error = fetched.failed.or_else(|| {
                 fetched
@@ -307,202 +299,128 @@ impl Plan {
                 answers.push(group_error(&group, code, version));
                 continue;
             }
-            let Some(resolved) = &entry.topics else {
-                let topics = match &all_given[entry.group] {
-                    None => {
-                        let mut topics = all_topics(image, &fetched.all, use_ids);
-                        // Topics the principal may not DESCRIBE are left out silently.
-                        topics.retain(|t| {
-                            let name = if use_ids {
-                                image
-                                    .get_by_id(&t.topic_id)
-                                    .map_or("", |topic| topic.name.as_str())
-                            } else {
-                                t.name.as_str()
-                            };
-                            access.topic(name)
-                        });
-                        all_given[entry.group] = Some(topics.clone());
-                        Some(topics)
+            let answer = match &entry.topics {
+                None => {
+                    let all = &mut all_given[entry.group];
+                    match all_offsets(image, fetched, all, &mut budget, access, use_ids) {
+                        Some(topics) => OffsetFetchResponseGroup {
+                            group_id: group.group_id,
+                            topics,
+                            ..Default::default()
+                        },
+                        None => group_error(&group, ErrorCode::INVALID_REQUEST, version),
                     }
-                    Some(topics) => budget
-                        .take_with(|| topics.iter().map(topic_bytes).sum())
-                        .then(|| topics.clone()),
-                };
-                answers.push(match topics {
-                    Some(topics) => OffsetFetchResponseGroup {
+                }
+                Some(resolved) => {
+                    let given = &mut lookup_given[entry.group];
+                    let topics =
+                        requested_topics(plan, &group, resolved, given, &mut budget, use_ids);
+                    OffsetFetchResponseGroup {
                         group_id: group.group_id,
                         topics,
                         ..Default::default()
-                    },
-                    None => group_error(&group, ErrorCode::INVALID_REQUEST, version),
-                });
-                continue;
+                    }
+                }
             };
-            let given = &mut lookup_given[entry.group];
-            let mut topics = Vec::with_capacity(resolved.len());
-            let mut unknown = Vec::new();
-            for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
-                let ti = match *resolved {
-                    Resolved::Known(ti) => ti,
-                    Resolved::UnknownId => {
-                        unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
-                        continue;
-                    }
-                    Resolved::Denied => {
-                        unknown.push(topic_error(
-                            t,
-                            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-                            use_ids,
-                        ));
-                        continue;
-                    }
-                };
-                let partitions = t
-                    .partition_indexes
-                    .iter()
-                    .map(|p| {
-                        let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
-                            return found(*p, None);
-                        };
-                        let committed = fetched.found.get(i).and_then(Option::as_ref);
-                        let first = !std::mem::replace(&mut given[i], true);
-                        let bytes = committed.map_or(0, |c| c.metadata.len());
-                        if first || bytes == 0 || budget.take(bytes) {
-                            found(*p, committed)
-                        } else {
-                            partition_error(*p, ErrorCode::INVALID_REQUEST)
-                        }
-                    })
-                    .collect();
-                topics.push(OffsetFetchResponseTopics {
-                    name: if use_ids {
-                        String::new()
-                    } else {
-                        plan.topics[ti].clone()
-                    },
-                    topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
-                    partitions,
-                    ..Default::default()
-                });
-            }
-            topics.extend(unknown);
-            answers.push(OffsetFetchResponseGroup {
-                group_id: group.group_id,
-                topics,
-                ..Default::default()
-            });
+            answers.push(answer);
         }
         answers
     }
 }
 
-/// Reads what `plan` asks of its group on the group's shard, in jobs of at most
-/// [`OFFSETS_PER_JOB`] checks, lookups and offsets together. Jobs after the first read the
-/// offsets as they are then: a request larger than one job is not one snapshot of the group.
-async fn fetch(coordinators: &Coordinators, plan: &mut GroupPlan) {
-    let shard = coordinators.for_group(&plan.id);
-    let mut fetched = Fetched {
-        checks: Vec::with_capacity(plan.checks.len()),
-        found: Vec::with_capacity(plan.lookups.len()),
-        ..Default::default()
-    };
-    // The last offset read when reading them all, and whether all are read.
-    let mut after: Option<(String, i32)> = None;
-    let mut all_done = !plan.wants_all;
-    let mut first = true;
-    while first
-        || fetched.checks.len() < plan.checks.len()
-        || fetched.found.len() < plan.lookups.len()
-        || !all_done
-    {
-        if !first {
-            tokio::task::yield_now().await;
+/// The answer to an "all offsets" entry: every committed offset of the group (`given` keeps it),
+/// or when it was given before, a copy of it if the repeat budget allows.
+fn all_offsets(
+    image: &TopicsImage,
+    fetched: &Fetched,
+    given: &mut Option<Vec<OffsetFetchResponseTopics>>,
+    budget: &mut RepeatBudget,
+    access: &mut Access<'_, '_>,
+    use_ids: bool,
+) -> Option<Vec<OffsetFetchResponseTopics>> {
+    match given {
+        None => {
+            let mut topics = all_topics(image, &fetched.all, use_ids);
+            // Topics the principal may not DESCRIBE are left out silently.
+            topics.retain(|t| {
+                let name = if use_ids {
+                    image
+                        .get_by_id(&t.topic_id)
+                        .map_or("", |topic| topic.name.as_str())
+                } else {
+                    t.name.as_str()
+                };
+                access.topic(name)
+            });
+            *given = Some(topics.clone());
+            Some(topics)
         }
-        first = false;
-        let ran = shard
-            .read(|shard| {
-                let mut work = OFFSETS_PER_JOB;
-                let checks = next(&plan.checks, fetched.checks.len(), &mut work);
-                fetched.checks.extend(
-                    checks
-                        .iter()
-                        .map(|(member, epoch)| check(shard, &plan.id, member.as_deref(), *epoch)),
-                );
-                let lookups = next(&plan.lookups, fetched.found.len(), &mut work);
-                look_up(shard, plan, lookups, &mut fetched.found);
-                if !all_done && work > 0 {
-                    let read = read_all(shard, &plan.id, after.as_ref(), work);
-                    all_done = read.len() < work;
-                    after = read.last().map(|(t, p, _)| (t.clone(), *p));
-                    fetched.all.extend(read);
+        Some(topics) => budget
+            .take_with(|| topics.iter().map(topic_bytes).sum())
+            .then(|| topics.clone()),
+    }
+}
+
+/// The answer to an entry that names its topics: the known topics' partitions, then the
+/// unknown and denied topics. A partition whose answer was given before (`given`, per lookup)
+/// is a repeat: INVALID_REQUEST once the repeat budget is spent.
+fn requested_topics(
+    plan: &GroupPlan,
+    group: &OffsetFetchRequestGroup,
+    resolved: &[Resolved],
+    given: &mut [bool],
+    budget: &mut RepeatBudget,
+    use_ids: bool,
+) -> Vec<OffsetFetchResponseTopics> {
+    let fetched = &plan.fetched;
+    let mut topics = Vec::with_capacity(resolved.len());
+    let mut unknown = Vec::new();
+    for (t, resolved) in group.topics.iter().flatten().zip(resolved) {
+        let ti = match *resolved {
+            Resolved::Known(ti) => ti,
+            Resolved::UnknownId => {
+                unknown.push(topic_error(t, ErrorCode::UNKNOWN_TOPIC_ID, use_ids));
+                continue;
+            }
+            Resolved::Denied => {
+                unknown.push(topic_error(
+                    t,
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    use_ids,
+                ));
+                continue;
+            }
+        };
+        let partitions = t
+            .partition_indexes
+            .iter()
+            .map(|p| {
+                let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
+                    return found(*p, None);
+                };
+                let committed = fetched.found.get(i).and_then(Option::as_ref);
+                let first = !std::mem::replace(&mut given[i], true);
+                let bytes = committed.map_or(0, |c| c.metadata.len());
+                if first || bytes == 0 || budget.take(bytes) {
+                    found(*p, committed)
+                } else {
+                    partition_error(*p, ErrorCode::INVALID_REQUEST)
                 }
             })
-            .await;
-        if let Err(e) = ran {
-            fetched.failed = Some(e.error_code());
-            break;
-        }
+            .collect();
+        topics.push(OffsetFetchResponseTopics {
+            name: if use_ids {
+                String::new()
+            } else {
+                plan.topics[ti].clone()
+            },
+            topic_id: if use_ids { t.topic_id } else { Uuid::nil() },
+            partitions,
+            ..Default::default()
+        });
     }
-    plan.fetched = fetched;
-}
-
-/// The next at most `work` items of `items` from `done`; takes them from `work`.
-fn next<'a, T>(items: &'a [T], done: usize, work: &mut usize) -> &'a [T] {
-    let end = done.saturating_add(*work).min(items.len());
-    let slice = items.get(done..end).unwrap_or_default();
-    *work -= slice.len();
-    slice
-}
-
-/// `StreamsGroup.validateOffsetFetch` for one member id and epoch.
-fn check(shard: &CoordinatorShard, group_id: &str, member: Option<&str>, epoch: i32) -> ErrorCode {
-    match shard.validate_offset_fetch(group_id, member, epoch) {
-        Ok(()) => ErrorCode::NONE,
-        Err(e) => e.code,
-    }
-}
-
-/// The committed offsets of `lookups` (sorted by topic), appended to `found`.
-fn look_up(
-    shard: &CoordinatorShard,
-    plan: &GroupPlan,
-    lookups: &[(usize, i32)],
-    found: &mut Vec<Option<CommittedOffset>>,
-) {
-    let Some(offsets) = shard.state().offsets.group(&plan.id) else {
-        found.extend(lookups.iter().map(|_| None));
-        return;
-    };
-    // One key per topic, its partition changed in place: no allocation per partition.
-    let mut key: Option<(String, i32)> = None;
-    for (ti, partition) in lookups {
-        let name = &plan.topics[*ti];
-        let key = match &mut key {
-            Some(key) if key.0 == *name => key,
-            slot => slot.insert((name.clone(), *partition)),
-        };
-        key.1 = *partition;
-        found.push(offsets.get(key).cloned());
-    }
-}
-
-/// At most `limit` committed offsets of the group, in order, after `after`.
-fn read_all(
-    shard: &CoordinatorShard,
-    group_id: &str,
-    after: Option<&(String, i32)>,
-    limit: usize,
-) -> Vec<(String, i32, CommittedOffset)> {
-    let Some(offsets) = shard.state().offsets.group(group_id) else {
-        return Vec::new();
-    };
-    let from = after.map_or(Bound::Unbounded, Bound::Excluded);
-    offsets
-        .range((from, Bound::Unbounded))
-        .take(limit)
-        .map(|((t, p), o)| (t.clone(), *p, o.clone()))
-        .collect()
+    topics.extend(unknown);
+    topics
 }
 
 /// Every committed offset of a group, by topic (v10: a topic whose id is unknown cannot be
@@ -695,7 +613,6 @@ fn build(groups: Vec<OffsetFetchResponseGroup>, version: i16) -> OffsetFetchResp
     }
 }
 
-
 /// The authorization matrix's rows of OffsetFetch ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
@@ -724,6 +641,7 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             allowed "t listed", denied "t left out"),
     ]
 }
+mod shard_reads;
 
 #[cfg(test)]
 mod tests;

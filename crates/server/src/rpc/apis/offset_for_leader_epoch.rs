@@ -4,18 +4,22 @@
 //! epoch, or -1, has no end (-1, -1, no error); an epoch below -1 ends where the current one
 //! starts, the log start offset. The replica id is ignored, as Kafka ignores it.
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::offset_for_leader_epoch_response::{ EpochEndOffset, OffsetForLeaderTopicResult, };
+use kcoord_wire::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
 use kcoord_wire::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// OffsetForLeaderEpoch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetForLeaderEpoch, 2, 4)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::ClusterAction, ResourceType::Cluster)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetForLeaderEpoch, 2, 4).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+    Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
+]);
 
 serve!(sync handle);
 
@@ -93,7 +97,6 @@ pub fn handle(
     }
 }
 
-
 /// The authorization matrix's rows of OffsetForLeaderEpoch ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.
 #[cfg(test)]
@@ -141,8 +144,8 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::testing::{create_topic, running_with_authorizer, Ctx};
     use crate::rpc::authorize::{AclOperation, ResourceType};
+    use crate::rpc::testing::{create_topic, running_with_authorizer, Ctx};
     use crate::security::Authorizer;
 
     /// Allows DESCRIBE on the topic "b" only.

@@ -18,10 +18,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use kcoord_storage::validate::{self, ProduceContext};
 use kcoord_storage::{Appended, IncomingBatch};
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::produce_response::{ BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse, };
+use kcoord_wire::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kcoord_wire::messages::{ProduceRequest, ProduceResponse};
+use kcoord_wire::ErrorCode;
 use tracing::debug;
 use uuid::Uuid;
 
@@ -29,13 +31,17 @@ use crate::rpc::apis::find_coordinator::transactions_unsupported;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::dispatch::Reply;
 use crate::rpc::{Check, Rpc};
+use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 use crate::support::logging::log_per_peer;
 
 /// Produce as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)
-    .asks(&[Check::new(AclOperation::Write, ResourceType::Topic), Check::new(AclOperation::Write, ResourceType::TransactionalId)])
+    .asks(&[
+        Check::new(AclOperation::Write, ResourceType::Topic),
+        Check::new(AclOperation::Write, ResourceType::TransactionalId),
+    ])
     .advertised_from(0);
 
 /// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
@@ -46,10 +52,11 @@ pub(crate) async fn serve(
     version: i16,
     body: Bytes,
 ) -> Reply {
-    let request: kcoord_wire::messages::ProduceRequest = match crate::rpc::dispatch::decode(ctx, api, version, body) {
-        Ok(request) => request,
-        Err(outcome) => return outcome,
-    };
+    let request: kcoord_wire::messages::ProduceRequest =
+        match crate::rpc::dispatch::decode(ctx, api, version, body) {
+            Ok(request) => request,
+            Err(reply) => return reply,
+        };
     let acks = request.acks;
     let response = handle(ctx, request, version);
     if acks != 0 {
@@ -115,27 +122,11 @@ pub fn produce(
         for p in t.partition_data {
             let pi = responses[ti].partition_responses.len();
             let partition = topic.and_then(|t| ctx.server.partitions.get(t.id, p.index));
-            let error = if let Some(refusal) = &whole {
-                Some(refusal.clone())
-            } else {
-                // Kafka asks the authorizer first, by the name the request gives (or resolves).
-                let name = topic.map_or(t.name.as_str(), |t| t.name.as_str());
-                let allowed = (use_ids && topic.is_none())
-                    || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
-                match (topic, &partition) {
-                    _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
-                    (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
-                    (None, _) | (_, None) => {
-                        Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION))
-                    }
-                    // Kafka checks acks once the topics are known.
-                    _ if !matches!(req.acks, -1..=1) => {
-                        Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS))
-                    }
-                    (Some(t), _) if t.is_internal() => {
-                        Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION))
-                    }
-                    _ => None,
+            let error = match &whole {
+                Some(refusal) => Some(refusal.clone()),
+                None => {
+                    let known = partition.is_some();
+                    partition_refusal(ctx, topic, &t.name, known, use_ids, req.acks)
                 }
             };
             responses[ti]
@@ -161,6 +152,49 @@ pub fn produce(
             }
         }
     }
+    append_all(ctx, by_partition, &mut responses, version, now_ms);
+    ProduceResponse {
+        responses,
+        throttle_time_ms: 0,
+        ..Default::default()
+    }
+}
+
+/// Kafka's checks of one partition once the whole request passed them: WRITE on the topic,
+/// the topic and partition known (`partition_known`), acks, and no internal topic.
+#[inline]
+fn partition_refusal(
+    ctx: &RequestContext<'_>,
+    topic: Option<&TopicImage>,
+    requested_name: &str,
+    partition_known: bool,
+    use_ids: bool,
+    acks: i16,
+) -> Option<Refusal> {
+    // Kafka asks the authorizer first, by the name the request gives (or resolves).
+    let name = topic.map_or(requested_name, |t| t.name.as_str());
+    let allowed = (use_ids && topic.is_none())
+        || authorize(ctx, AclOperation::Write, ResourceType::Topic, name);
+    match (topic, partition_known) {
+        _ if !allowed => Some(Refusal::code(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
+        (None, _) if use_ids => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_ID)),
+        (None, _) | (_, false) => Some(Refusal::code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)),
+        // Kafka checks acks once the topics are known.
+        _ if !matches!(acks, -1..=1) => Some(Refusal::code(ErrorCode::INVALID_REQUIRED_ACKS)),
+        (Some(t), _) if t.is_internal() => Some(Refusal::code(ErrorCode::INVALID_TOPIC_EXCEPTION)),
+        _ => None,
+    }
+}
+
+/// Appends the entries of each partition and puts their answers in their slots of `responses`.
+#[inline]
+fn append_all(
+    ctx: &RequestContext<'_>,
+    by_partition: HashMap<(Uuid, i32), (Arc<Partition>, Vec<Entry>)>,
+    responses: &mut [TopicProduceResponse],
+    version: i16,
+    now_ms: i64,
+) {
     for (partition, entries) in by_partition.into_values() {
         let appended = append_partition(
             &partition,
@@ -173,11 +207,6 @@ pub fn produce(
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
         }
-    }
-    ProduceResponse {
-        responses,
-        throttle_time_ms: 0,
-        ..Default::default()
     }
 }
 
@@ -383,7 +412,6 @@ fn appended(a: &Appended) -> PartitionProduceResponse {
         ..Default::default()
     }
 }
-
 
 /// The authorization matrix's rows of Produce ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

@@ -3,16 +3,16 @@
 //! Kafka answers ILLEGAL_SASL_STATE here: kcoord does not re-authenticate
 //! (`connections.max.reauth.ms` 0, Kafka's default).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::{serve, Listeners, Rpc};
 use crate::state::RequestContext;
 
 /// SaslAuthenticate as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::SaslAuthenticate, 0, 2)
-    .served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc =
+    Rpc::new(ApiKey::SaslAuthenticate, 0, 2).served_on(Listeners::BrokerAndController);
 
 serve!(sync handle);
 
@@ -36,8 +36,10 @@ pub fn handle(
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    on_every_listener(row!(SaslAuthenticate 2 on Broker, SaslAuthenticateRequest::default(),
+    on_every_listener(
+        row!(SaslAuthenticate 2 on Broker, SaslAuthenticateRequest::default(),
                 needs [],
                 SaslAuthenticateResponse => |r| code(r.error_code),
-                allowed "ILLEGAL_SASL_STATE", denied "ILLEGAL_SASL_STATE"))
+                allowed "ILLEGAL_SASL_STATE", denied "ILLEGAL_SASL_STATE"),
+    )
 }

@@ -3,16 +3,16 @@
 //! Kafka answers ILLEGAL_SASL_STATE here: kcoord does not re-authenticate
 //! (`connections.max.reauth.ms` 0, Kafka's default).
 
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{SaslHandshakeRequest, SaslHandshakeResponse};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::{serve, Listeners, Rpc};
 use crate::state::RequestContext;
 
 /// SaslHandshake as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::SaslHandshake, 0, 1)
-    .served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc =
+    Rpc::new(ApiKey::SaslHandshake, 0, 1).served_on(Listeners::BrokerAndController);
 
 serve!(sync handle);
 

@@ -49,8 +49,10 @@ use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
 
 /// StreamsGroupDescribe as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1).asks(&[
+    Check::new(AclOperation::Describe, ResourceType::Group),
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -83,21 +85,7 @@ pub async fn handle(
         .filter(|(id, ok)| **ok && !id.is_empty())
         .map(|(id, _)| id.clone())
         .collect();
-    let answers = per_group(&ctx.server.coordinators, &to_describe, |shard, _, ids| {
-        let described = shard.describe_streams_groups(ids);
-        kcoord_coordinator::Outcome::answer(
-            described
-                .into_iter()
-                .zip(ids)
-                .map(|(group, id)| {
-                    let description_id = shard.group(id).and_then(|g| g.topology_description_id);
-                    (group, description_id)
-                })
-                .collect::<Vec<_>>(),
-        )
-    })
-    .await;
-    let mut answers = answers.into_iter();
+    let mut answers = describe_on_shards(ctx, &to_describe).await.into_iter();
     let mut description_ids = Vec::with_capacity(distinct.ids.len());
     let mut groups: Vec<DescribedGroup> = distinct
         .ids
@@ -145,6 +133,28 @@ pub async fn handle(
         groups,
         ..Default::default()
     }
+}
+
+/// Each group of `group_ids` described on the shard that owns it, with its current
+/// TopologyDescriptionId read in the same job.
+async fn describe_on_shards(
+    ctx: &RequestContext<'_>,
+    group_ids: &[String],
+) -> Vec<Result<(DescribedGroup, Option<Uuid>), ShardError>> {
+    per_group(&ctx.server.coordinators, group_ids, |shard, _, ids| {
+        let described = shard.describe_streams_groups(ids);
+        kcoord_coordinator::Outcome::answer(
+            described
+                .into_iter()
+                .zip(ids)
+                .map(|(group, id)| {
+                    let description_id = shard.group(id).and_then(|g| g.topology_description_id);
+                    (group, description_id)
+                })
+                .collect::<Vec<_>>(),
+        )
+    })
+    .await
 }
 
 /// Kafka's last check, made only when an authorizer is configured: a group whose topology
@@ -260,7 +270,6 @@ async fn attach_topology_descriptions(
         );
     }
 }
-
 
 /// The authorization matrix's rows of StreamsGroupDescribe ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

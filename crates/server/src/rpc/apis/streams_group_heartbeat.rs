@@ -20,14 +20,14 @@
 //! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
 //! push that cannot come. Without a plugin nothing is ever asked.
 
-use kcoord_coordinator::HeartbeatContext;
 use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
 use kcoord_coordinator::validate;
-use kcoord_wire::ErrorCode;
+use kcoord_coordinator::HeartbeatContext;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::streams_group_heartbeat_request::Topology;
 use kcoord_wire::messages::streams_group_heartbeat_response::Status;
 use kcoord_wire::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
+use kcoord_wire::ErrorCode;
 use tracing::debug;
 
 use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
@@ -39,8 +39,12 @@ use crate::support::clock;
 use crate::support::logging::{capped, log_per_group};
 
 /// StreamsGroupHeartbeat as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2)
-    .asks(&[Check::new(AclOperation::Read, ResourceType::Group), Check::new(AclOperation::Describe, ResourceType::Topic), Check::new(AclOperation::Create, ResourceType::Cluster), Check::new(AclOperation::Create, ResourceType::Topic)]);
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2).asks(&[
+    Check::new(AclOperation::Read, ResourceType::Group),
+    Check::new(AclOperation::Describe, ResourceType::Topic),
+    Check::new(AclOperation::Create, ResourceType::Cluster),
+    Check::new(AclOperation::Create, ResourceType::Topic),
+]);
 
 serve!(async handle);
 
@@ -53,16 +57,8 @@ pub async fn handle(
         return error_response(ErrorCode::GROUP_AUTHORIZATION_FAILED, None);
     }
     // Kafka checks the names before anything else, since it must authorize each topic.
-    if let Some(topology) = &req.topology {
-        if let Err(e) = validate::topology_topic_names(topology) {
-            return error_response(e.code, e.message);
-        }
-        // DESCRIBE on every topic the topology names; one refusal refuses the heartbeat.
-        let denied = topology_topics(topology)
-            .any(|name| !authorize(ctx, AclOperation::Describe, ResourceType::Topic, name));
-        if denied {
-            return error_response(ErrorCode::TOPIC_AUTHORIZATION_FAILED, None);
-        }
+    if let Some(refusal) = req.topology.as_ref().and_then(|t| topology_refusal(ctx, t)) {
+        return refusal;
     }
 
     let heartbeat = HeartbeatContext {
@@ -92,7 +88,45 @@ pub async fn handle(
     };
 
     let mut response = result.response;
-    let to_create = &result.internal_topics_to_create;
+    create_internal_topics(ctx, &mut response, &result.internal_topics_to_create);
+    let id = result.topology_description_id;
+    let topology = &ctx.server.topology;
+    let push = match id {
+        Some(id) if version >= 1 && topology.is_enabled() => {
+            crate::rpc::plugin_context::requires_push(topology, ctx, group, id).await
+        }
+        _ => false,
+    };
+    // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
+    response.topology_description_required = push && version == 1;
+    response.topology_description_id = id.filter(|_| push && version >= 2);
+    response
+}
+
+/// The heartbeat's refusal for its topology's topic names, if any: a name not legal for a topic,
+/// or a topic the principal may not DESCRIBE.
+#[inline]
+fn topology_refusal(
+    ctx: &RequestContext<'_>,
+    topology: &Topology,
+) -> Option<StreamsGroupHeartbeatResponse> {
+    if let Err(e) = validate::topology_topic_names(topology) {
+        return Some(error_response(e.code, e.message));
+    }
+    // DESCRIBE on every topic the topology names; one refusal refuses the heartbeat.
+    let denied = topology_topics(topology)
+        .any(|name| !authorize(ctx, AclOperation::Describe, ResourceType::Topic, name));
+    denied.then(|| error_response(ErrorCode::TOPIC_AUTHORIZATION_FAILED, None))
+}
+
+/// Creates the internal topics the group needs on its behalf, adding the creation errors cached
+/// for them to the MISSING_INTERNAL_TOPICS status; without CREATE on them, creates none and
+/// says so in that status.
+fn create_internal_topics(
+    ctx: &RequestContext<'_>,
+    response: &mut StreamsGroupHeartbeatResponse,
+    to_create: &[kcoord_coordinator::configured_topology::CreatableTopic],
+) {
     let uncreatable = uncreatable_topics(ctx, to_create);
     if !uncreatable.is_empty() {
         // Kafka creates none of them and says why in the MISSING_INTERNAL_TOPICS status.
@@ -133,18 +167,6 @@ pub async fn handle(
             }
         }
     }
-    let id = result.topology_description_id;
-    let topology = &ctx.server.topology;
-    let push = match id {
-        Some(id) if version >= 1 && topology.is_enabled() => {
-            crate::rpc::plugin_context::requires_push(topology, ctx, group, id).await
-        }
-        _ => false,
-    };
-    // TopologyDescriptionRequired exists in v1 only, TopologyDescriptionId from v2 on.
-    response.topology_description_required = push && version == 1;
-    response.topology_description_id = id.filter(|_| push && version >= 2);
-    response
 }
 
 /// Every topic a topology names (Kafka's required topics: source, repartition sink and
@@ -195,7 +217,6 @@ fn error_response(code: ErrorCode, message: Option<String>) -> StreamsGroupHeart
         ..Default::default()
     }
 }
-
 
 /// The authorization matrix's rows of StreamsGroupHeartbeat ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

@@ -19,9 +19,11 @@
 //!    at WARN.
 
 use kcoord_coordinator::description;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::{ StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse, };
+use kcoord_wire::messages::{
+    StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse,
+};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::AclOperation;
 use crate::rpc::authorize::ResourceType;
@@ -91,7 +93,6 @@ async fn push(
     let description = description::from_kafka_push(&req.topology_description)?;
     topology_push::store(ctx, Dialect::Kafka44, &req.group_id, id, description).await
 }
-
 
 /// The authorization matrix's rows of StreamsGroupTopologyDescriptionUpdate ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

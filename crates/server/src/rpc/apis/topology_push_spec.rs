@@ -20,9 +20,11 @@
 //! superseded id means (the `memory` plugin ignores it).
 
 use kcoord_coordinator::description;
-use kcoord_wire::ErrorCode;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::{ UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse, };
+use kcoord_wire::messages::{
+    UpdateStreamsGroupTopologyDescriptionRequest, UpdateStreamsGroupTopologyDescriptionResponse,
+};
+use kcoord_wire::ErrorCode;
 
 use crate::rpc::authorize::AclOperation;
 use crate::rpc::authorize::ResourceType;
@@ -73,7 +75,6 @@ async fn push(
     )
     .await
 }
-
 
 /// The authorization matrix's rows of UpdateStreamsGroupTopologyDescription ([`crate::rpc::authorize`]'s matrix tests): each
 /// request with the ACLs that allow it and what an allowed and a refused principal get.

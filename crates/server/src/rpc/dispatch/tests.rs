@@ -59,8 +59,8 @@ fn exchange<Req: Encodable, Resp: Decodable>(
     header_version: i16,
     body_version: i16,
 ) -> Resp {
-    let outcome = dispatch_now(&conn(kind), request(api, version, 4242, req));
-    let Reply::Respond(frame) = outcome else {
+    let reply = dispatch_now(&conn(kind), request(api, version, 4242, req));
+    let Reply::Respond(frame) = reply else {
         panic!("{} v{version}: connection closed", api.name())
     };
     let mut frame = frame.to_bytes();

@@ -6,9 +6,7 @@ use kcoord_wire::messages::OffsetCommitRequest;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::testing::{
-    create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
-};
+use crate::rpc::testing::{create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS};
 use crate::state::ServerState;
 
 async fn call(state: &ServerState, req: OffsetFetchRequest, version: i16) -> OffsetFetchResponse {

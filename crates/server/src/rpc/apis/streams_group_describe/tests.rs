@@ -1,8 +1,6 @@
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::testing::{
-    create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS,
-};
+use crate::rpc::testing::{create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS};
 use crate::state::ServerState;
 
 async fn call(

@@ -6,8 +6,8 @@ use kcoord_wire::messages::CreateTopicsRequest;
 
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::testing::{encodes, running, server, Ctx};
 use crate::rpc::authorize::{AclOperation, ResourceType};
+use crate::rpc::testing::{encodes, running, server, Ctx};
 use crate::state::{client_host, ServerState};
 use std::net::SocketAddr;
 
