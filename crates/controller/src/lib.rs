@@ -8,7 +8,7 @@
 //! A [`Controller`] owns a [`kcoord_metadata::Store`]. Each handler is a function of
 //! (`&self`, request, `now`) that returns an [`Outcome`]: the records to append as one batch,
 //! the answer, and the [`Effect`]s on the in-memory broker sessions. No handler appends: the
-//! caller (the daemon's controller runtime, `crates/server/src/controller_runtime/`) checks the
+//! caller (the daemon's controller runtime, `crates/server/src/runtime/controller/`) checks the
 //! batch with [`Controller::prepare`], writes it to its durable log, and only then
 //! [`Controller::apply`]s it, so a batch that cannot be written changes nothing. A controller
 //! rebuilt from the same log ([`Controller::from_log`]) has the same topics and registrations,

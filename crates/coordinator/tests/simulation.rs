@@ -4,7 +4,7 @@
 //! after every step the simulation checks the promises the coordinator makes.
 //!
 //! **What it drives** (`simulation/`): one node with one shard (`node.rs`), run as the daemon
-//! runs it (`crates/server/src/shards/`): each request is one runtime job whose batch is queued
+//! runs it (`crates/server/src/runtime/shards/`): each request is one runtime job whose batch is queued
 //! for a simulated disk (`disk.rs`), and is answered (acknowledged) only once the disk says its
 //! receipt's offset is durable. Two streams groups of three members each (one static) and an
 //! offsets-only group (`clients.rs`) send joins, heartbeats with and without their owned tasks,

@@ -37,7 +37,7 @@ pub struct ServerState {
     pub auto_topics: Arc<AutoTopicCreation>,
     /// The KIP-1331 topology description plugin, or none (`topology_plugin.rs`).
     pub topology: TopologyDescriptions,
-    /// The injected authorizer; `None` allows everything (`authz.rs`).
+    /// The injected authorizer; `None` allows everything (`crate::security`).
     pub authorizer: Option<Arc<dyn Authorizer>>,
     /// The data plane: the partitions this node leads (`partitions.rs`).
     pub partitions: Arc<Partitions>,

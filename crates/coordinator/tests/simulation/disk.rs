@@ -1,5 +1,5 @@
 //! The simulated disk: the shard's durable log as the daemon's writer task keeps it
-//! (`crates/server/src/shard_log.rs` and `shards/writer.rs`), with the writer's timing in the
+//! (`crates/server/src/runtime/shard_log.rs` and `shards/writer.rs`), with the writer's timing in the
 //! driver's hands. A job's batch is queued when the runtime appends it; a sync writes queued
 //! batches to the file in order (a group commit); a failed write loses whatever was queued; a
 //! crash loses it too. The file's records are real [`LogRecord`]s, and a restarted or rebuilt

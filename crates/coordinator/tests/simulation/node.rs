@@ -1,4 +1,4 @@
-//! The coordinator node around one shard, as the daemon runs it (`crates/server/src/shards/`):
+//! The coordinator node around one shard, as the daemon runs it (`crates/server/src/runtime/shards/`):
 //! a request is one job of the real [`Runtime`] over the real [`CoordinatorShard`], its batch
 //! queued on the [`SimDisk`]; it is answered (acknowledged) once the disk says the offset its
 //! receipt names is durable, and refused (NOT_COORDINATOR, or a broken connection) if the

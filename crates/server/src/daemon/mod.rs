@@ -96,7 +96,7 @@ pub struct ServerHandle {
     background: Vec<JoinHandle<()>>,
     /// Holds the coordinator logs' directory lock for the daemon's life.
     _coordinator_lock: Option<std::fs::File>,
-    /// The runtime of requests in big frames (`net/bulk.rs`).
+    /// The runtime of requests in big frames (`rpc/bulk.rs`).
     _bulk: BulkLane,
     /// `/metrics` and `/health/*` (`http.listener`), on a thread of their own.
     http: Option<crate::http::HttpServer>,
