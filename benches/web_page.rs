@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Setup: the `kcoord` binary Cargo built alongside the bench (for `cargo bench`: the
-//! optimized one) with an HTTP listener and the `memory` plugin; kcoord-streams-sim runs one
+//! optimized one) with an HTTP listener and the `memory` plugin; kcoord-streams-demo runs one
 //! application whose description (`kcoord_topology::synthetic::layered`) has `--subtopologies`
 //! sub-topologies of `--nodes` nodes each, chained through repartition topics (a source,
 //! processors with stores, diamonds, a sink); it pushes it when the coordinator asks. Debian's

@@ -1,7 +1,7 @@
 //! The web page (issue 15) in a real headless Chromium (Debian's `chromium`, installed by
 //! `scripts/install-chromium`), driven over the DevTools protocol with `headless_chrome`.
 //!
-//! A daemon with the `memory` plugin and an HTTP listener; kcoord-streams-sim runs an
+//! A daemon with the `memory` plugin and an HTTP listener; kcoord-streams-demo runs an
 //! application that pushes its topology; the page, once open, must draw it with every node
 //! clickable (a click shows the node in the details panel, with its neighbours from the JSON
 //! topology), show a group that appears later without a reload, show why a group has no

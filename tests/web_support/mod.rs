@@ -1,5 +1,5 @@
 //! Shared by the web API and web page tests and the page's benchmark: an HTTP client, a
-//! simulated streams application that pushes its topology description (kcoord-streams-sim's
+//! simulated streams application that pushes its topology description (kcoord-streams-demo's
 //! library, on a runtime of its own), and Debian's Chromium driven over CDP.
 #![allow(dead_code)] // each test binary uses its own part
 
@@ -170,13 +170,13 @@ impl Write for Shared {
     }
 }
 
-/// kcoord-streams-sim (its library) running one application instance on a runtime of its
+/// kcoord-streams-demo (its library) running one application instance on a runtime of its
 /// own until [`Sim::stop`]: it creates the source topics, joins `group` and pushes the
 /// description when the coordinator asks.
 pub struct Sim {
     runtime: tokio::runtime::Runtime,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<Result<(), kcoord_streams_sim::SimError>>>,
+    task: Option<tokio::task::JoinHandle<Result<(), kcoord_streams_demo::SimError>>>,
     out: Shared,
     _file: tempfile::NamedTempFile,
 }
@@ -194,7 +194,7 @@ impl Sim {
             .expect("the topology file is written");
         let path = file.path().to_str().expect("a UTF-8 temp path").to_owned();
         let mut args = vec![
-            "kcoord-streams-sim",
+            "kcoord-streams-demo",
             "--bootstrap-server",
             bootstrap,
             "--group",
@@ -203,7 +203,7 @@ impl Sim {
             &path,
         ];
         args.extend_from_slice(extra);
-        let kcoord_streams_sim::Parsed::Run(options) = kcoord_streams_sim::parse(args) else {
+        let kcoord_streams_demo::Parsed::Run(options) = kcoord_streams_demo::parse(args) else {
             panic!("bad simulator arguments")
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -215,7 +215,7 @@ impl Sim {
         let out = Shared::default();
         let mut writer = out.clone();
         let task = runtime.spawn(async move {
-            kcoord_streams_sim::run(&options, &mut writer, async {
+            kcoord_streams_demo::run(&options, &mut writer, async {
                 let _ = stopped.await;
             })
             .await

@@ -8,7 +8,7 @@ use kcoord_wire::ErrorCode;
 
 use crate::effects::{Effect, GroupEffect};
 use crate::error::{CoordinatorError, Result};
-use crate::records;
+use crate::record_builders;
 use crate::shard::{group_state, CoordinatorShard, GroupState};
 use crate::Outcome;
 
@@ -116,7 +116,7 @@ impl CoordinatorShard {
                     message: None,
                 }))
             }
-            Some(g) => records.extend(records::delete_group(g)),
+            Some(g) => records.extend(record_builders::delete_group(g)),
             None if state.offsets.group(group_id).is_none() => {
                 return Outcome::answer(Err(CoordinatorError::new(
                     ErrorCode::GROUP_ID_NOT_FOUND,

@@ -15,7 +15,7 @@ pub mod groups;
 pub mod heartbeat;
 pub mod offsets;
 pub mod reconcile;
-pub mod records;
+pub mod record_builders;
 pub mod shard;
 pub mod soft_state;
 mod steady;

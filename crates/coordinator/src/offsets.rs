@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::effects::{Effect, GroupEffect};
 use crate::groups::subscribed_to;
-use crate::records;
+use crate::record_builders;
 use crate::shard::CoordinatorShard;
 use crate::tick::TickEvent;
 use crate::Outcome;
@@ -146,7 +146,7 @@ impl CoordinatorShard {
         // An offsets-only group is gone with its last offset; a streams group needs its
         // tombstones, and only when it is empty.
         if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
-            expiry.records.extend(records::delete_group(g));
+            expiry.records.extend(record_builders::delete_group(g));
             expiry.deleted.push(group_id.to_owned());
             expiry.events.push(TickEvent::GroupExpired {
                 group_id: group_id.to_owned(),

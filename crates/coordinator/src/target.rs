@@ -6,7 +6,7 @@ use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
 
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
 use crate::configured_topology::ConfiguredTopology;
-use crate::records;
+use crate::record_builders;
 use crate::soft_state::MemberTaskOffsets;
 use crate::task::TaskId;
 
@@ -100,9 +100,9 @@ pub fn records(
     let mut out: Vec<Record> = next
         .iter()
         .filter(|(member, tasks)| previous.get(*member) != Some(*tasks))
-        .map(|(member, tasks)| records::target_member(group_id, member, tasks))
+        .map(|(member, tasks)| record_builders::target_member(group_id, member, tasks))
         .collect();
-    out.push(records::target_metadata(group_id, epoch, now));
+    out.push(record_builders::target_metadata(group_id, epoch, now));
     out
 }
 

@@ -9,7 +9,7 @@ use kcoord_runtime::{Log, Refused, RunError, Runtime};
 
 use crate::effects::{Effect, GroupEffect, MemberEffect};
 use crate::error::Result;
-use crate::records;
+use crate::record_builders;
 use crate::shard::CoordinatorShard;
 use crate::target;
 use crate::timer_queue::{DueTimer, TimerKind};
@@ -146,7 +146,10 @@ impl CoordinatorShard {
             },
         };
         Outcome {
-            records: crate::at_latest_version(records::fence_member(group, &timer.member_id)),
+            records: crate::at_latest_version(record_builders::fence_member(
+                group,
+                &timer.member_id,
+            )),
             response: Some(event),
             effects: vec![
                 Effect::Rebalanced,

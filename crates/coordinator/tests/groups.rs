@@ -157,7 +157,7 @@ fn group_deletion_writes_member_tombstones_in_kafka_order() {
         target_assignment: [("m".to_string(), Default::default())].into(),
         ..Default::default()
     };
-    let types: Vec<i16> = kcoord_coordinator::records::delete_group(&group)
+    let types: Vec<i16> = kcoord_coordinator::record_builders::delete_group(&group)
         .iter()
         .map(Record::record_type)
         .collect();

@@ -1,7 +1,7 @@
 //! The writer's model: Kafka Streams' `org.apache.kafka.streams.TopologyDescription`, and its
 //! conversion to the wire as Kafka Streams' `TopologyDescriptionConverter` does it.
 //!
-//! Serialized as JSON (the format of `examples/orders.json`, read by `kcoord-streams-sim`):
+//! Serialized as JSON (the format of `examples/orders.json`, read by `kcoord-streams-demo`):
 //!
 //! ```json
 //! {

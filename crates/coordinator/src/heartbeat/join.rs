@@ -28,7 +28,7 @@ use crate::configured_topology::ConfiguredTopology;
 use crate::effects::{Effect, GroupEffect, MemberEffect};
 use crate::error::{CoordinatorError, Result};
 use crate::reconcile::{reconcile, TaskOwners};
-use crate::records;
+use crate::record_builders;
 use crate::shard::{CoordinatorShard, GroupSettings};
 use crate::soft_state::MemberTaskOffsets;
 use crate::target;
@@ -172,14 +172,14 @@ impl<'a> JoinOrHeartbeat<'a> {
             && !group.members.contains_key(change.member.member_id.as_str());
         if let Some(old) = change.replaced {
             self.records
-                .extend(records::replace_member(group, old, change.member));
+                .extend(record_builders::replace_member(group, old, change.member));
         }
         let updated = &*change.updated;
         if !is_new_member && metadata_equal(change.member, updated) {
             return false;
         }
         self.records
-            .push(records::member_metadata(self.group_id, updated));
+            .push(record_builders::member_metadata(self.group_id, updated));
         is_new_member
             || self.request.instance_id.is_none()
             || epoch_relevant_change(change.member, updated)
@@ -196,22 +196,22 @@ impl<'a> JoinOrHeartbeat<'a> {
         let mut new_topology = None;
         let mut replaced = false;
         if let Some(t) = &self.request.topology {
-            let from_request = records::topology_value(t);
+            let from_request = record_builders::topology_value(t);
             match &group.topology {
                 None => {
                     self.records
-                        .push(records::topology(self.group_id, &from_request));
+                        .push(record_builders::topology(self.group_id, &from_request));
                     new_topology = Some(from_request);
                 }
                 Some(current) if current.epoch > t.epoch => {}
                 Some(current) if current.epoch < t.epoch => {
                     self.records
-                        .push(records::topology(self.group_id, &from_request));
+                        .push(record_builders::topology(self.group_id, &from_request));
                     new_topology = Some(from_request);
                     replaced = true;
                     *bump = true;
                 }
-                Some(current) if !records::same_topology(current, &from_request) => {
+                Some(current) if !record_builders::same_topology(current, &from_request) => {
                     return Err(CoordinatorError::invalid_request(
                         "Topology updates are not supported yet.",
                     ));
@@ -280,7 +280,7 @@ impl<'a> JoinOrHeartbeat<'a> {
             self.effects.push(Effect::Rebalanced);
         }
         if bump || created || topology.replaced {
-            self.records.push(records::group_metadata(
+            self.records.push(record_builders::group_metadata(
                 self.group_id,
                 group_epoch,
                 metadata_hash,
@@ -425,8 +425,10 @@ impl<'a> JoinOrHeartbeat<'a> {
             )?)
         };
         if !assignment_state_equal(&reconciled, change.member) {
-            self.records
-                .push(records::current_assignment(self.group_id, &reconciled));
+            self.records.push(record_builders::current_assignment(
+                self.group_id,
+                &reconciled,
+            ));
         }
         Ok(reconciled)
     }

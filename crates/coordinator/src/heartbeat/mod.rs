@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::configured_topology::CreatableTopic;
 use crate::effects::{Effect, GroupEffect, MemberEffect};
 use crate::error::{CoordinatorError, Result};
-use crate::records;
+use crate::record_builders;
 use crate::shard::CoordinatorShard;
 use crate::validate::{self, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use crate::Outcome;
@@ -144,10 +144,10 @@ impl CoordinatorShard {
             for epoch in leaving.active_task_epochs.values_mut() {
                 *epoch = 0;
             }
-            vec![records::current_assignment(group_id, &leaving)]
+            vec![record_builders::current_assignment(group_id, &leaving)]
         } else {
             effects.push(Effect::Rebalanced);
-            records::fence_member(group, &member.member_id)
+            record_builders::fence_member(group, &member.member_id)
         };
         if request.member_epoch == LEAVE_EPOCH {
             effects.push(Effect::Member(MemberEffect::Gone {

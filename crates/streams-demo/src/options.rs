@@ -14,7 +14,7 @@ pub const USAGE_EXIT: i32 = 2;
 /// topology of a JSON topology description, follows its assignment, and pushes the
 /// description when the coordinator asks for it (KIP-1331). Prints one line per event.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "kcoord-streams-sim", version)]
+#[command(name = "kcoord-streams-demo", version)]
 pub struct Options {
     /// The server to connect to (host:port[,host:port...]).
     #[arg(long, value_name = "HOST:PORT")]
@@ -46,7 +46,7 @@ pub struct Options {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub run_for: Option<Duration>,
 
-    /// Partitions of the source topics the simulator creates when they are missing.
+    /// Partitions of the source topics the demo creates when they are missing.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..))]
     pub partitions: i32,
 
@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     fn usage(args: &[&str]) -> String {
-        match parse(std::iter::once("kcoord-streams-sim").chain(args.iter().copied())) {
+        match parse(std::iter::once("kcoord-streams-demo").chain(args.iter().copied())) {
             Parsed::Usage(line) => line,
             other => panic!("{args:?}: {other:?}"),
         }
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn the_readme_command_line_parses_with_defaults() {
         let args = [
-            "kcoord-streams-sim",
+            "kcoord-streams-demo",
             "--bootstrap-server",
             "127.0.0.1:9092",
             "--group",

@@ -3,7 +3,7 @@
 //! source topics to create.
 //!
 //! Derivation rules (Kafka Streams knows these from its builder; a description only shows
-//! names, so the simulator goes by Kafka Streams' naming):
+//! names, so the demo goes by Kafka Streams' naming):
 //! - a topic whose name ends in `-repartition` is an internal repartition topic: a sink
 //!   writing it makes it a repartition sink topic of that sub-topology, a source reading it a
 //!   repartition source topic (partition count left to the coordinator); it is not created;

@@ -1,4 +1,4 @@
-//! `kcoord-streams-sim`: simulated Kafka Streams application instances for demos and tests.
+//! `kcoord-streams-demo`: simulated Kafka Streams application instances for demos and tests.
 //!
 //! Each member joins the streams group with the assignment topology derived from a JSON
 //! topology description (the format of [`kcoord_client::topology::streams`], e.g.

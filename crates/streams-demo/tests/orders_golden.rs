@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use bytes::BytesMut;
 use kcoord_client::topology::WireTopology;
-use kcoord_streams_sim::app_topology;
+use kcoord_streams_demo::app_topology;
 use kcoord_wire::messages::UpdateStreamsGroupTopologyDescriptionRequest;
 use kcoord_wire::{Decodable, Encodable};
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! `kcoord-streams-sim`: see the `kcoord_streams_sim` library.
+//! `kcoord-streams-demo`: see the `kcoord_streams_demo` library.
 
 use std::process::ExitCode;
 
@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let code = kcoord_streams_sim::main_with(
+    let code = kcoord_streams_demo::main_with(
         std::env::args_os(),
         &mut std::io::stdout(),
         &mut std::io::stderr().lock(),

@@ -1,10 +1,10 @@
-//! The `kcoord-streams-sim` binary: argument and file errors are one line and a non-zero exit.
+//! The `kcoord-streams-demo` binary: argument and file errors are one line and a non-zero exit.
 
 use std::io::Write;
 use std::process::{Command, Output};
 
 fn sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kcoord-streams-sim"))
+    Command::new(env!("CARGO_BIN_EXE_kcoord-streams-demo"))
         .args(args)
         .output()
         .expect("run the binary")
@@ -83,7 +83,7 @@ fn a_bad_topology_file_exits_2_with_one_line() {
         "Error: cannot read topology file /nonexistent/orders.json",
     );
 
-    let dir = std::env::temp_dir().join(format!("kcoord-streams-sim-test-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("kcoord-streams-demo-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (

@@ -52,7 +52,7 @@ pub async fn run(
             })?;
     let client = Client::connect(
         &options.bootstrap_server,
-        ClientConfig::new("kcoord-streams-sim"),
+        ClientConfig::new("kcoord-streams-demo"),
     )
     .await?;
     writeln!(out, "connected to {}", options.bootstrap_server)?;

@@ -19,7 +19,7 @@ use kcoord_plugin_api::{
     PluginError, RequestContext, StreamsGroupTopologyDescription,
     StreamsGroupTopologyDescriptionPlugin, Uuid,
 };
-use kcoord_streams_sim::{app_topology, Options};
+use kcoord_streams_demo::{app_topology, Options};
 use kcoord_wire::ErrorCode;
 use tokio::sync::oneshot;
 
@@ -195,14 +195,14 @@ impl Shared {
 struct Sim {
     out: Shared,
     stop: oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), kcoord_streams_sim::SimError>>,
+    task: tokio::task::JoinHandle<Result<(), kcoord_streams_demo::SimError>>,
 }
 
 impl Sim {
     fn start(broker: &str, group: &str, extra: &[&str]) -> Sim {
         let example = repo_file("examples/orders.json");
         let mut args = vec![
-            "kcoord-streams-sim",
+            "kcoord-streams-demo",
             "--bootstrap-server",
             broker,
             "--group",
@@ -211,7 +211,7 @@ impl Sim {
             example.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        let kcoord_streams_sim::Parsed::Run(options) = kcoord_streams_sim::parse(args) else {
+        let kcoord_streams_demo::Parsed::Run(options) = kcoord_streams_demo::parse(args) else {
             panic!("bad test arguments")
         };
         let (stop, stopped) = oneshot::channel::<()>();
@@ -219,7 +219,7 @@ impl Sim {
         let mut writer = out.clone();
         let task = tokio::spawn(async move {
             let options: Options = options;
-            kcoord_streams_sim::run(&options, &mut writer, async {
+            kcoord_streams_demo::run(&options, &mut writer, async {
                 let _ = stopped.await;
             })
             .await
