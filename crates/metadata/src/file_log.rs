@@ -272,12 +272,16 @@ impl fmt::Display for TailCut {
             "cut {} bytes at byte {}: {why}",
             self.bytes, self.position
         )?;
+        let records = match self.batch_records {
+            1 => "1 whole record".to_string(),
+            n => format!("{n} whole records"),
+        };
         match (self.reason, self.batch_records) {
             (_, 0) => Ok(()),
-            (CutReason::TornBatch, n) => write!(f, " ({n} whole records)"),
-            (_, n) => write!(
+            (CutReason::TornBatch, _) => write!(f, " ({records})"),
+            _ => write!(
                 f,
-                ", with the {n} whole records before it of the same unfinished batch"
+                ", with the {records} before it of the same unfinished batch"
             ),
         }
     }

@@ -62,11 +62,12 @@ fn a_batch_torn_after_any_of_its_records_is_cut_whole() {
             (cut.reason, cut.batch_records),
             (CutReason::TornBatch, whole as u64)
         );
+        let records = if whole == 1 { "record" } else { "records" };
         assert_eq!(
             cut.to_string(),
             format!(
                 "cut {} bytes at byte {b_start}: the first records of a batch whose end never \
-                 reached the file ({whole} whole records)",
+                 reached the file ({whole} whole {records})",
                 end - b_start
             )
         );
