@@ -141,14 +141,22 @@ impl Reader<'_> {
     /// A valid entry, ending at `end`; the batch goes to the log once its last entry is read.
     fn take(&mut self, record: LogRecord, more: bool, end: usize) -> Result<(), FileLogError> {
         self.previous = Some(record.offset);
-        self.batch.push(record);
         if more {
+            self.batch.push(record);
             return Ok(());
         }
-        for record in std::mem::take(&mut self.batch) {
+        let pushed = if self.batch.is_empty() {
+            // A batch of one record (every record of a rewritten or older file): no detour.
             push_loaded(&mut self.log, record)
-                .map_err(|reason| self.corrupt(self.batch_start, reason))?;
-        }
+        } else {
+            self.batch.push(record);
+            // Drained, not taken: the batch's buffer serves the next batch too.
+            let log = &mut self.log;
+            self.batch
+                .drain(..)
+                .try_for_each(|record| push_loaded(log, record))
+        };
+        pushed.map_err(|reason| self.corrupt(self.batch_start, reason))?;
         self.batch_start = end;
         Ok(())
     }
