@@ -1,9 +1,10 @@
 //! File integrity end to end (issue 12 item 8), with the real `kcoord` binary: a second daemon
 //! on the same log directory is refused while the first serves on; a torn tail of the metadata
-//! log is cut at startup with a WARN saying how many bytes; a corrupt entry in the middle of the
-//! metadata log stops the start (status 1, the file and position named); a corrupt coordinator
-//! shard log leaves that shard's groups unavailable with an ERROR naming the file while the
-//! other shards serve.
+//! log is cut at startup with a WARN saying how many bytes, and a batch a crash cut short goes
+//! whole (no topic without its partitions); a corrupt entry in the middle of the metadata log
+//! stops the start (status 1, the file and position named); a corrupt coordinator shard log
+//! leaves that shard's groups unavailable with an ERROR naming the file while the other shards
+//! serve.
 
 mod common;
 
@@ -19,8 +20,10 @@ use kcoord_wire::messages::OffsetFetchRequest;
 use kcoord_wire::ErrorCode;
 
 const WAIT: Duration = Duration::from_secs(30);
-/// Format 2's header: magic, next offset, CRC.
+/// Format 3's header: magic, next offset, CRC.
 const HEADER: usize = 8 + 8 + 4;
+/// Bit 31 of an entry's length field: the next entry belongs to the same batch.
+const MORE: u32 = 1 << 31;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -190,6 +193,64 @@ fn a_torn_entry_at_the_end_of_the_metadata_log_is_cut_with_a_warn() {
 #[test]
 fn zeros_at_the_end_of_the_metadata_log_are_cut_with_a_warn() {
     restart_after_tail(&[0u8; 4096], "zero bytes after the last whole entry");
+}
+
+/// Where each batch of a format 3 log file starts, and how many entries it has.
+fn batches(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut batches = Vec::new();
+    let (mut at, mut open) = (HEADER, false);
+    while at < bytes.len() {
+        let field = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+        if !open {
+            batches.push((at, 0));
+        }
+        batches.last_mut().unwrap().1 += 1;
+        open = field & MORE != 0;
+        at += 4 + (field & !MORE) as usize;
+    }
+    batches
+}
+
+#[test]
+fn a_batch_cut_short_at_the_end_of_the_metadata_log_is_cut_whole_with_a_warn() {
+    let data = tempfile::tempdir().unwrap();
+    let line = log_dirs_line(data.path());
+    let daemon = Daemon::start(&[&line]);
+    create_topic(&daemon, "kept");
+    create_topic(&daemon, "torn");
+    daemon.stop();
+
+    // The last batch is the CreateTopics of `torn`: its TopicRecord and two PartitionRecords.
+    // A crash that wrote its first entry only leaves a topic without partitions, unless the
+    // whole batch goes.
+    let path = metadata_log(data.path());
+    let bytes = std::fs::read(&path).unwrap();
+    let &(start, entries) = batches(&bytes).last().unwrap();
+    assert_eq!(entries, 3, "{:?}", batches(&bytes));
+    let first_len = 4 + (u32::from_be_bytes(bytes[start..start + 4].try_into().unwrap()) & !MORE);
+    let torn_end = start + first_len as usize;
+    std::fs::write(&path, &bytes[..torn_end]).unwrap();
+
+    let daemon = Daemon::start(&[&line]);
+    let warn = daemon.wait_for_log_line(WAIT, "warning about the torn batch", |l| {
+        l.contains("WARN") && l.contains("torn tail of the metadata log")
+    });
+    let cut = torn_end - start;
+    assert!(
+        warn.contains(&format!("torn_bytes={cut}"))
+            && warn.contains(&format!(
+                "cut {cut} bytes at byte {start}: the first records of a batch whose end never \
+                 reached the file (1 whole record)"
+            )),
+        "{warn}"
+    );
+    assert_eq!(topic_names(&daemon), vec!["kept"]);
+    assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, start);
+    create_topic(&daemon, "torn");
+    daemon.stop();
+    let daemon = Daemon::start(&[&line]);
+    assert_eq!(topic_names(&daemon), vec!["kept", "torn"]);
+    daemon.stop();
 }
 
 #[test]

@@ -145,18 +145,26 @@ pub fn config_parse(data: &[u8]) {
     let _ = kcoord_server::Config::parse("fuzz", &text);
 }
 
-/// Rewrites every checksum of a format 2 log image (`KCMLOG02`) so that mutated bodies get past
-/// the checks and reach the record decoders. Leaves anything else as it is.
+/// Rewrites every checksum of a format 2 or 3 log image (`KCMLOG02`, `KCMLOG03`) so that
+/// mutated bodies get past the checks and reach the record decoders. Leaves anything else as it
+/// is.
 pub fn fix_log_checksums(bytes: &mut [u8]) {
     const HEADER: usize = 20;
-    if bytes.len() < HEADER || &bytes[..8] != b"KCMLOG02" {
+    if bytes.len() < HEADER {
         return;
     }
+    // Format 3's bit 31 of a length says the batch goes on; the rest is the length.
+    let length_mask = match &bytes[..8] {
+        b"KCMLOG02" => u32::MAX,
+        b"KCMLOG03" => !(1u32 << 31),
+        _ => return,
+    };
     let crc = crc32c::crc32c(&bytes[..16]);
     bytes[16..20].copy_from_slice(&crc.to_be_bytes());
     let mut at = HEADER;
     while at + 8 <= bytes.len() {
-        let length = u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let field = u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let length = field & length_mask;
         let Some(end) = (length as usize)
             .checked_add(at + 4)
             .filter(|end| *end <= bytes.len() && length >= 4)

@@ -4,9 +4,11 @@
 //! after every step the simulation checks the promises the coordinator makes.
 //!
 //! **What it drives** (`simulation/`): one node with one shard (`node.rs`), run as the daemon
-//! runs it (`crates/server/src/runtime/shards/`): each request is one runtime job whose batch is queued
-//! for a simulated disk (`disk.rs`), and is answered (acknowledged) only once the disk says its
-//! receipt's offset is durable. Two streams groups of three members each (one static) and an
+//! runs it (`crates/server/src/runtime/shards/`): each request is one runtime job whose batch
+//! is queued for a simulated disk (`disk.rs`, which keeps the shard's file in memory byte for
+//! byte as the daemon's file log writes it, and reads it back with the daemon's reader), and is
+//! answered (acknowledged) only once the disk says its receipt's offset is durable. Two streams
+//! groups of three members each (one static) and an
 //! offsets-only group (`clients.rs`) send joins, heartbeats with and without their owned tasks,
 //! leaves (-1, and -2 for the static members, who come back under their own or a new member
 //! id), topology upgrades (a join with a higher topology epoch, as a KIP-1331 push reaches the
@@ -15,7 +17,8 @@
 //! offset expiry pass), the controller adds partitions, the writer syncs some of the queued
 //! batches, a write fails (the queue is lost, the shard is rebuilt from the file and every
 //! waiting request refused), the writer rewrites the file compacted, or the process crashes
-//! (while part of the queue may have reached the file) and restarts by replaying the file.
+//! (while the first records of its write of the queue may have reached the file, ending
+//! inside a batch) and restarts by replaying what the file log loads of the file.
 //! Requests and the model live in `requests.rs` and `model.rs`, one run in `world.rs`.
 //!
 //! **What it checks** after every step (`checks.rs`, `model.rs`):
@@ -37,16 +40,21 @@
 //!
 //! **Running it.** `cargo test -p kcoord-coordinator --test simulation` runs a bounded number
 //! of seeds (CI). `KCOORD_SIM_SEED=N` replays seed N alone, printing every step;
-//! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer. A failure prints
-//! the command that reproduces it. The planted-bug tests at the end show that the checks catch
+//! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer;
+//! `KCOORD_SIM_TORN=inside` makes a torn write end inside a record rather than after one (CI:
+//! after one). A failure prints the command that reproduces it. The planted-bug tests at the end show that the checks catch
 //! a disk that acknowledges before it syncs (the issue's "lost acknowledged change"), a disk
 //! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
 //! before what it read is durable.
 //!
-//! **What it found.** A crash that tears the writer's write leaves part of a batch in the file,
-//! because the file log cuts a torn tail at record boundaries: the two ignored tests at the end
-//! record the seeds. Until that is fixed, the CI run tears writes at batch boundaries;
-//! `KCOORD_SIM_TORN=records` tears them as the daemon's file log reads them back.
+//! **What it found.** A crash that tears the writer's write left part of a batch in the file,
+//! because the file log cut a torn tail at record boundaries (a group came back half deleted,
+//! and after a compaction a deleted group came back): the two tests at the end record the
+//! seeds. Fixed by commit e83e5eb ("file log format 3: a batch is read back whole or not at
+//! all"; the shard writer's jobs are separate batches since 7583b38): the file marks where each
+//! batch ends and the reader cuts a torn batch whole. Before the fix the CI run tore writes at
+//! batch boundaries, which hid it; now it tears them after any record, and the file is read
+//! back by the daemon's own reader.
 mod support;
 
 mod simulation {
@@ -93,8 +101,8 @@ struct Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let torn = match self.options.torn {
-            TornWrites::AtBatches => "",
-            TornWrites::AtRecords => "KCOORD_SIM_TORN=records ",
+            TornWrites::AtRecords => "",
+            TornWrites::InsideRecords => "KCOORD_SIM_TORN=inside ",
         };
         write!(
             f,
@@ -144,8 +152,8 @@ fn seeded_runs_keep_every_invariant() {
         None => (0..env("KCOORD_SIM_SEEDS").unwrap_or(CI_SEEDS), false),
     };
     let torn = match std::env::var("KCOORD_SIM_TORN").as_deref() {
-        Ok("records") => TornWrites::AtRecords,
-        _ => TornWrites::AtBatches,
+        Ok("inside") => TornWrites::InsideRecords,
+        _ => TornWrites::AtRecords,
     };
     let options = Options {
         steps,
@@ -202,7 +210,7 @@ fn assert_everything_happened(total: &Stats) {
 fn a_seed_replays_exactly() {
     let trace = |seed| {
         let mut world =
-            World::new(seed, PlantedBug::None, TornWrites::AtBatches).expect("the node starts");
+            World::new(seed, PlantedBug::None, TornWrites::AtRecords).expect("the node starts");
         let steps: Vec<String> = (0..CI_STEPS)
             .map(|_| world.step().expect("seed 5 keeps every invariant"))
             .collect();
@@ -216,7 +224,7 @@ fn first_failure(bug: PlantedBug, seeds: std::ops::Range<u64>) -> Failure {
     let options = Options {
         steps: CI_STEPS,
         bug,
-        torn: TornWrites::AtBatches,
+        torn: TornWrites::AtRecords,
         verbose: false,
     };
     let failure = seeds
@@ -271,41 +279,40 @@ fn answering_a_read_before_what_it_read_is_durable_is_caught() {
     assert_eq!(failure.violation.kind, Kind::AnswerDisagrees, "{failure}");
 }
 
-/// FOUND BY THE SIMULATION, NOT FIXED: a crash that tears the writer's write can leave part of a
-/// batch in the file, because `kcoord_metadata::file_log` frames each record as an entry of its
-/// own and cuts a torn tail after the last whole record, not the last whole batch. A restarted
-/// shard then replays part of a batch. Seed 52 crashes at step 202 while the queue holds, among
-/// others, the DeleteGroups batch of the empty group `g0`; the file gets that batch up to its
-/// target-assignment-metadata tombstone (record 20) but not the group tombstone (17) that must
-/// follow it. The shard comes back with `g0` at group epoch 10 and target assignment epoch -1,
-/// and the next member to join `g0` is answered member epoch -1 (step 203, where the run stops:
-/// `BadAnswer`). Left to go on, the run shows the second consequence at step 211: compaction
-/// drops a tombstone that is the latest of its key, so the file rewritten compacted replays to
-/// target epoch 1, not the live -1, and the next restart would load another group than the one
-/// the shard served. Batches are all-or-nothing only at their end (see `kcoord_metadata::log`,
-/// "Why replaying a compacted log gives the live state"), so a file must never hold part of
-/// one. Ignored until the file log cuts torn tails at batch boundaries (a batch framing, or an
-/// end-of-batch mark); then this passes, and `TornWrites::AtRecords` can become the CI setting.
+/// FOUND BY THE SIMULATION, FIXED (file log format 3): a crash that tears the writer's write
+/// could leave part of a batch in the file, because `kcoord_metadata::file_log` framed each
+/// record as an entry of its own and cut a torn tail after the last whole record, not the last
+/// whole batch. A restarted shard then replayed part of a batch. Seed 52 crashes at step 202
+/// while the queue holds, among others, the DeleteGroups batch of the empty group `g0`; the
+/// write reaches the file up to that batch's target-assignment-metadata tombstone (record 20)
+/// but not the group tombstone (17) that must follow it. The shard came back with `g0` at group
+/// epoch 10 and target assignment epoch -1, and the next member to join `g0` was answered
+/// member epoch -1 (step 203: `BadAnswer`). Left to go on, the run showed the second
+/// consequence at step 211: compaction dropped a tombstone that was the latest of its key, so
+/// the file rewritten compacted replayed to target epoch 1, not the live -1. Batches are
+/// all-or-nothing only at their end (see `kcoord_metadata::log`, "Why replaying a compacted log
+/// gives the live state"), so a file must never hold part of one: the file log now marks batch
+/// boundaries and cuts a torn batch whole, and the run keeps every invariant to step 211.
 #[test]
-#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
 fn a_torn_group_deletion_leaves_no_half_deleted_group() {
     run_with_torn_records(52, 211);
 }
 
-/// FOUND BY THE SIMULATION, NOT FIXED (the same cause as above, the other consequence): seed
-/// 120's expiry pass deletes the empty groups `g0` and `g1` in one batch (step 34); the crash
-/// at step 43 tears the write after `g1`'s group tombstone (17) but before its topology
-/// tombstone (23). The restarted shard has no `g1`, but the latest record of `g1`'s topology key
-/// is now an older value, which compaction keeps while it drops the tombstone: the shard's own
-/// log, compacted at its next batch, replays to a state with `g1` back (step 45), which is the
-/// very case `kcoord_metadata::log` says compaction must never see inside a batch.
+/// FOUND BY THE SIMULATION, FIXED (the same cause as above, the other consequence): seed 120's
+/// expiry pass deletes the empty groups `g0` and `g1` in one batch (step 34); the crash at step
+/// 43 tears the write after `g1`'s group tombstone (17) but before its topology tombstone (23).
+/// The restarted shard had no `g1`, but the latest record of `g1`'s topology key was an older
+/// value, which compaction kept while it dropped the tombstone: the shard's own log, compacted
+/// at its next batch, replayed to a state with `g1` back (step 45), the very case
+/// `kcoord_metadata::log` says compaction must never see inside a batch. Now the torn batch is
+/// cut whole and `g1` stays deleted.
 #[test]
-#[ignore = "found by the simulation: a torn write leaves part of a batch in the shard's file"]
 fn a_torn_group_deletion_does_not_come_back_after_compaction() {
     run_with_torn_records(120, 45);
 }
 
-/// Runs `seed` with writes torn at record boundaries, as the daemon's file log reads them back.
+/// Runs `seed` with writes torn after a whole record (the CI setting), read back by the
+/// daemon's file log.
 fn run_with_torn_records(seed: u64, steps: usize) {
     let options = Options {
         steps,

@@ -3,13 +3,14 @@
 //! in it is controller-specific, so a coordinator shard keeps its own log the same way (one
 //! directory per log: the file name is fixed).
 //!
-//! # File layout (format 2; big-endian, as the Kafka wire is)
+//! # File layout (format 3; big-endian, as the Kafka wire is)
 //!
 //! ```text
-//! header:  "KCMLOG02"                                  8 bytes, once
+//! header:  "KCMLOG03"                                  8 bytes, once
 //!          next_offset  u64   the log's next offset when the file was written
 //!          crc          u32   CRC-32C of the 16 bytes above
-//! entry:   length   u32   bytes that follow this field (crc + body)
+//! entry:   length   u32   bit 31, "more": the next entry belongs to the same batch;
+//!                         bits 0-30: bytes that follow this field (crc + body)
 //!          crc      u32   CRC-32C (Castagnoli, as Kafka's record batches) of the
 //!                         length field's 4 bytes followed by the body
 //!          body     offset i64, record_type i16, version i16,
@@ -24,26 +25,48 @@
 //! offset may lie past the last record, and the header keeps it so no offset is handed out
 //! twice. Entries appended after a rewrite have offsets of at least the header's.
 //!
-//! Format 1 (`KCMLOG01`, written by older kcoord) had an 8-byte header (the magic alone), dense
-//! offsets from 0 and a checksum of the body only. It is still read; [`open`] converts such a
-//! file to format 2 (the same atomic replacement as [`LogWriter::rewrite`]) before appending.
+//! # Batches
+//!
+//! Each record is one entry, and the entries of one batch (the records one
+//! [`LogWriter::write`] is given: all that one handler decided, such as the tombstones that
+//! delete a group) are a run whose entries all have the "more" bit set but the last. The
+//! runtime appends a batch all or nothing, and its records are consistent only at its end (the
+//! tombstones of a deleted group, `crate::log`'s "Why replaying a compacted log gives the live
+//! state"), so a reader keeps a batch only once its last entry is there: a crash in the middle
+//! of a write can leave the first entries of a batch, which loading cuts whole (below). The
+//! bit costs no space: an entry is at most [`MAX_ENTRY_BYTES`] (2^26) long, so the top bits of
+//! its length were always zero, and the checksum covers the bit as the rest of the field. A
+//! rewritten file ([`LogWriter::rewrite`]) is made atomic by its rename, not by batches: each
+//! of its records is a batch of its own.
+//!
+//! # Older formats
+//!
+//! Format 2 (`KCMLOG02`) is format 3 without batches: the same header and entries, each entry a
+//! batch of its own (no length had bit 31 set; read as format 2, one that has is an impossible
+//! length, as it always was). Format 1 (`KCMLOG01`) had an 8-byte header (the magic alone),
+//! dense offsets from 0 and a checksum of the body only, each entry a batch of its own too.
+//! Both are still read, exactly as before (the same entries, torn tails and corruption), and
+//! [`open`] converts such a file to format 3 (the same atomic replacement as
+//! [`LogWriter::rewrite`]) before appending: a header says how all of a file's entries read, so
+//! batches must not be appended under an older one.
 //!
 //! # Durability
 //!
 //! A new file (and a rewritten one) is written in full to `metadata.log.tmp`, flushed, renamed
 //! over `metadata.log` and the directory is flushed, so a crash leaves the old file or the new
-//! one, whole; [`open`] deletes a temp file left behind. Appends are flushed by
-//! [`LogWriter::sync`] (fdatasync). [`open`] holds an exclusive `flock` on
+//! one, whole; [`open`] deletes a temp file left behind. Appends are whole batches (one or
+//! more per write) and are flushed by [`LogWriter::sync`] (fdatasync), so whatever is synced
+//! ends with the last entry of a batch. [`open`] holds an exclusive `flock` on
 //! `metadata.log.lock` for as long as the [`LogWriter`] lives, so two daemons never write one log.
 //!
 //! # Loading: torn tails versus corruption
 //!
 //! Reading stops at the first position `p` where no valid entry starts (valid: whole, its
 //! checksum matches, its body is well formed and its offset is above the previous one). The
-//! bytes from `p` to the end of the file are then either **cut** (the file is truncated to `p`
-//! and [`LoadedLog::cut`] says how many bytes and why) or the load fails with
-//! [`FileLogError::Corrupt`]. They are cut only when all of the following hold, so that only
-//! bytes after the last valid entry are ever cut and no acknowledged (synced) entry is dropped:
+//! bytes from `p` to the end of the file are then either **cut** (the file is truncated and
+//! [`LoadedLog::cut`] says how many bytes and why) or the load fails with
+//! [`FileLogError::Corrupt`]. They are cut only when all of the following hold, so that no
+//! acknowledged (synced) entry is dropped:
 //!
 //! 1. no valid entry starts anywhere after `p` (a damaged entry followed by valid ones is
 //!    corruption: those later entries may have been acknowledged);
@@ -58,6 +81,14 @@
 //!      the file is zero from a 512-byte boundary inside that entry to its end: the tail of an
 //!      interrupted write whose last sectors never landed.
 //!
+//! A cut takes the unfinished batch with it: the file is cut back to the end of the last whole
+//! batch, `q <= p`, so the valid entries from `q` to `p` (the first records of a batch whose
+//! last entry never landed; [`TailCut::batch_records`] counts them) go too. A file that ends
+//! after such entries, with no bytes left over (`p` is its end), is cut back to `q` in the same
+//! way (**torn batch**). Neither drops anything acknowledged: writes are whole batches and a
+//! sync covers every write before it, so a synced file ends with the last entry of a batch, and
+//! all that follows the last whole batch was never synced. A batch that landed whole is kept.
+//!
 //! Everything else is corruption, e.g. a bit flip in a body or length (caught by the checksum,
 //! which covers both), offsets out of order, or zeros in the middle followed by valid data.
 use std::fmt;
@@ -65,14 +96,17 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
-use bytes::{BufMut, BytesMut};
 use rustix::fs::FlockOperation;
 
-use crate::log::{LogRecord, MetadataLog};
+use crate::log::MetadataLog;
 
+mod encode;
 mod read;
 mod tail;
 mod writer;
+
+use encode::encode_file;
+pub use encode::{batch_bytes, image_bytes};
 
 use read::{parse, Parsed};
 
@@ -84,10 +118,14 @@ pub const TEMP_FILE_NAME: &str = "metadata.log.tmp";
 pub const LOCK_FILE_NAME: &str = "metadata.log.lock";
 /// Identifies format 1 (read, never written).
 const MAGIC_V1: &[u8; 8] = b"KCMLOG01";
-/// Identifies format 2.
+/// Identifies format 2 (read, never written).
 const MAGIC_V2: &[u8; 8] = b"KCMLOG02";
-/// Format 2's header: magic, next offset, crc.
-const HEADER_V2: usize = 8 + 8 + 4;
+/// Identifies format 3, the one written.
+const MAGIC_V3: &[u8; 8] = b"KCMLOG03";
+/// Format 2's and 3's header: magic, next offset, crc.
+const HEADER: usize = 8 + 8 + 4;
+/// Bit 31 of a format 3 entry's length field: the next entry belongs to the same batch.
+const MORE: u32 = 1 << 31;
 /// length + crc.
 const ENTRY_HEADER: usize = 8;
 /// offset + record_type + version + key_len + value_len.
@@ -189,8 +227,8 @@ pub struct LoadedLog {
     pub torn_bytes: u64,
     /// What was cut off the end of the file, if anything: worth a WARN.
     pub cut: Option<TailCut>,
-    /// The file was in format 1 and was converted to format 2.
-    pub converted_from_v1: bool,
+    /// The file was in this older format (1 or 2) and was converted to format 3.
+    pub converted_from: Option<u8>,
 }
 
 /// Bytes [`open`] cut off the end of the file.
@@ -200,6 +238,9 @@ pub struct TailCut {
     pub position: u64,
     pub bytes: u64,
     pub reason: CutReason,
+    /// Whole records (valid entries) cut with the tail: the first records of a batch whose last
+    /// entry never reached the file, so none of the batch was acknowledged.
+    pub batch_records: u64,
 }
 
 /// Why bytes were cut; see the module docs for the rule.
@@ -213,6 +254,8 @@ pub enum CutReason {
     ZeroFilled,
     /// An entry whose last sectors read as zeros.
     LostSectors,
+    /// The file ends after whole entries of a batch whose last entry is missing.
+    TornBatch,
 }
 
 impl fmt::Display for TailCut {
@@ -222,12 +265,25 @@ impl fmt::Display for TailCut {
             CutReason::TornEntry => "a torn last entry (the file ends inside it)",
             CutReason::ZeroFilled => "zero bytes after the last whole entry",
             CutReason::LostSectors => "a last entry whose final sectors never reached the disk",
+            CutReason::TornBatch => "the first records of a batch whose end never reached the file",
         };
         write!(
             f,
             "cut {} bytes at byte {}: {why}",
             self.bytes, self.position
-        )
+        )?;
+        let records = match self.batch_records {
+            1 => "1 whole record".to_string(),
+            n => format!("{n} whole records"),
+        };
+        match (self.reason, self.batch_records) {
+            (_, 0) => Ok(()),
+            (CutReason::TornBatch, _) => write!(f, " ({records})"),
+            _ => write!(
+                f,
+                ", with the {records} before it of the same unfinished batch"
+            ),
+        }
     }
 }
 
@@ -296,8 +352,12 @@ pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
     };
     let file_len = bytes.as_ref().map_or(0, |b| b.len() as u64);
     let cut = parsed.cut;
-    let converted_from_v1 = parsed.format == Some(Format::V1);
-    let (file, len) = if parsed.format == Some(Format::V2) {
+    let converted_from = match parsed.format {
+        Some(Format::V1) => Some(1),
+        Some(Format::V2) => Some(2),
+        _ => None,
+    };
+    let (file, len) = if parsed.format == Some(Format::V3) {
         let file = open_rw(&paths.log)?;
         if parsed.valid_len < file_len {
             file.set_len(parsed.valid_len)
@@ -306,7 +366,7 @@ pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
         }
         (file, parsed.valid_len)
     } else {
-        // No file, a torn header, or format 1: write a format 2 file in its place.
+        // No file, a torn header, or an older format: write a format 3 file in its place.
         let installed = install(&paths, &parsed.log)?;
         sync_dir(&paths.dir)?;
         installed
@@ -327,7 +387,7 @@ pub fn open(dir: &Path) -> Result<LoadedLog, FileLogError> {
         writer,
         torn_bytes: cut.map_or(0, |c| c.bytes),
         cut,
-        converted_from_v1,
+        converted_from,
     })
 }
 
@@ -385,7 +445,7 @@ fn sync_dir(dir: &Path) -> Result<(), FileLogError> {
         .map_err(io_error(dir))
 }
 
-/// Writes `log` as a whole format 2 file to the temp file, flushes it and renames it over the
+/// Writes `log` as a whole format 3 file to the temp file, flushes it and renames it over the
 /// log file; returns the renamed file, open for appends, and its length. The caller flushes the
 /// directory. On an error before the rename the temp file is removed and the log file is
 /// untouched.
@@ -418,56 +478,31 @@ fn install(paths: &Paths, log: &MetadataLog) -> Result<(File, u64), FileLogError
     Ok((file, image.len() as u64))
 }
 
-/// A whole format 2 file holding `log`'s records; the offset of a record too large.
-fn encode_file(log: &MetadataLog) -> Result<BytesMut, (u64, EntryTooLarge)> {
-    let mut out = BytesMut::with_capacity(HEADER_V2);
-    out.put_slice(MAGIC_V2);
-    out.put_u64(log.next_offset());
-    out.put_u32(crc32c::crc32c(&out[..16]));
-    for record in log.iter() {
-        encode_entry(&record.to_record(), &mut out).map_err(|e| (record.offset, e))?;
-    }
-    Ok(out)
-}
-
-/// Appends a format 2 entry for `record` to `out`.
-fn encode_entry(record: &LogRecord, out: &mut BytesMut) -> Result<(), EntryTooLarge> {
-    let (key, value) = (record.key.as_deref(), record.value.as_deref());
-    check_entry_size(key, value)?;
-    let start = out.len();
-    // The size check keeps every length below 64 MiB, so these casts do not truncate.
-    out.put_u32((entry_size(key, value) - 4) as u32);
-    out.put_u32(0); // the crc, once the body is there
-    out.put_i64(record.offset as i64);
-    out.put_i16(record.record_type);
-    out.put_i16(record.version);
-    for part in [key, value] {
-        match part {
-            None => out.put_i32(-1),
-            Some(bytes) => {
-                out.put_i32(bytes.len() as i32);
-                out.put_slice(bytes);
-            }
-        }
-    }
-    let crc = Format::V2.checksum(&out[start..start + 4], &out[start + ENTRY_HEADER..]);
-    out[start + 4..start + ENTRY_HEADER].copy_from_slice(&crc.to_be_bytes());
-    Ok(())
-}
-
-/// The two on-disk formats; see the module docs.
+/// The on-disk formats; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
     V1,
     V2,
+    V3,
 }
 
 impl Format {
-    /// The entry checksum: format 2 covers the length field too, so a damaged length fails it.
+    /// The entry checksum: formats 2 and 3 cover the length field too, so a damaged length (or
+    /// "more" bit) fails it.
     fn checksum(self, length_field: &[u8], body: &[u8]) -> u32 {
         match self {
             Format::V1 => crc32c::crc32c(body),
-            Format::V2 => crc32c::crc32c_append(crc32c::crc32c(length_field), body),
+            Format::V2 | Format::V3 => crc32c::crc32c_append(crc32c::crc32c(length_field), body),
+        }
+    }
+
+    /// An entry's length field read: the bytes that follow it, and whether the next entry
+    /// belongs to the same batch (format 3's bit 31; in the older formats every entry is a
+    /// batch of its own, and a set bit 31 is part of an impossible length).
+    fn split_length(self, field: u32) -> (usize, bool) {
+        match self {
+            Format::V3 => ((field & !MORE) as usize, field & MORE != 0),
+            Format::V1 | Format::V2 => (field as usize, false),
         }
     }
 }

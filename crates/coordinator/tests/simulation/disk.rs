@@ -1,12 +1,17 @@
 //! The simulated disk: the shard's durable log as the daemon's writer task keeps it
-//! (`crates/server/src/runtime/shard_log.rs` and `shards/writer.rs`), with the writer's timing in the
-//! driver's hands. A job's batch is queued when the runtime appends it; a sync writes queued
-//! batches to the file in order (a group commit); a failed write loses whatever was queued; a
-//! crash loses it too. The file's records are real [`LogRecord`]s, and a restarted or rebuilt
-//! shard replays them through a real [`MetadataLog`].
+//! (`crates/server/src/runtime/shard_log.rs` and `shards/writer.rs`), with the writer's timing
+//! in the driver's hands. A job's batch is queued when the runtime appends it; a sync writes
+//! queued batches to the file in order (a group commit), each job's records a batch of the
+//! file; a failed write loses whatever was queued; a crash loses it too, but may leave the
+//! first bytes of the write it interrupted in the file. The file is held in memory byte for
+//! byte as the daemon's file log writes it (`kcoord_metadata::file_log`, with
+//! [`file_log::image_bytes`] and [`file_log::batch_bytes`]) and read back with the daemon's
+//! reader ([`file_log::read_image`]: its torn-tail rules), so a restarted or rebuilt shard
+//! replays what the daemon would load, through a real [`MetadataLog`].
 use std::collections::VecDeque;
 use std::convert::Infallible;
 
+use kcoord_metadata::file_log::{self, entry_size};
 use kcoord_metadata::{LogRecord, MetadataLog};
 use kcoord_runtime::Log;
 
@@ -35,16 +40,17 @@ pub enum PlantedBug {
     KeepsMemoryAfterFailedWrite,
 }
 
-/// Where a write that a crash interrupts is cut when the file is read back.
+/// Where a write that a crash interrupts stops: how much of it reaches the file, which the
+/// daemon's reader then cuts back to the last whole batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TornWrites {
-    /// At a batch boundary: whatever reached the file is whole batches, as a file whose
-    /// entries were batches (Kafka's record batches) would be read back.
+    /// After a whole record (the CI setting): the entries of the write's first records are
+    /// in the file, whole, and may end inside a batch.
     #[default]
-    AtBatches,
-    /// At a record boundary, as the daemon's `file_log` reads a torn tail back today (each
-    /// record is an entry with its own checksum): the last batch may be cut short.
     AtRecords,
+    /// Inside a record (`KCOORD_SIM_TORN=inside`): as `AtRecords`, and the first half of the
+    /// next record's entry too (when at least one record reached the file).
+    InsideRecords,
 }
 
 /// The file and the writer's queue of one shard. The runtime's receipt for a batch is the
@@ -52,8 +58,9 @@ pub enum TornWrites {
 /// before it) is answered, as `ShardLog::submit` makes a request wait.
 #[derive(Debug, Clone)]
 pub struct SimDisk {
-    /// The file's records, in offset order (offsets have gaps once the file was compacted).
-    durable: Vec<LogRecord>,
+    /// The file's bytes: its records in offset order (offsets have gaps once the file was
+    /// compacted), framed as the daemon's file log frames them.
+    file: Vec<u8>,
     /// Every offset below this one is in the file (or was compacted away).
     durable_next: u64,
     /// Batches queued for the writer, oldest first.
@@ -82,7 +89,7 @@ impl SimDisk {
     /// An empty file.
     pub fn new(bug: PlantedBug, torn: TornWrites) -> SimDisk {
         SimDisk {
-            durable: Vec::new(),
+            file: file_log::image_bytes(&MetadataLog::new()).expect("an empty log has no record"),
             durable_next: 0,
             queued: VecDeque::new(),
             bug,
@@ -110,7 +117,7 @@ impl SimDisk {
         }
     }
 
-    /// Writes and syncs the `batches` oldest queued batches.
+    /// Writes and syncs the `batches` oldest queued batches, each a batch of the file.
     pub fn sync(&mut self, batches: usize) {
         let batches = batches.min(self.queued.len());
         for mut batch in self.queued.drain(..batches) {
@@ -120,7 +127,7 @@ impl SimDisk {
             if self.bug == PlantedBug::LosesLastRecordOfBatch && batch.len() >= 2 {
                 batch.pop();
             }
-            self.durable.extend(batch);
+            self.file.extend(encoded(&batch));
             self.durable_next = next;
         }
     }
@@ -129,25 +136,36 @@ impl SimDisk {
         self.queued.iter().map(Vec::len).sum()
     }
 
-    /// The process dies while the writer writes the queue: its first `records` records reach
-    /// the file, and reading it back cuts the torn tail where [`TornWrites`] says (with
-    /// `AtBatches`, back to the last whole batch); the rest never reach it.
-    pub fn write_torn(&mut self, records: usize) {
+    /// The process dies while the writer writes the queue (one write: every queued batch, each
+    /// a batch of the file): the entries of its first `records` records reach the file (and,
+    /// with [`TornWrites::InsideRecords`], half of the next one), the rest never do. Then the
+    /// file is read back and cut as the restarting daemon's file log cuts it: back to the end
+    /// of the last whole batch. Fails when the reader calls the file corrupt.
+    pub fn write_torn(&mut self, records: usize) -> Result<(), String> {
+        let mut write: Vec<u8> = Vec::new();
+        let mut landed = None;
         let mut left = records;
-        let mut written: Vec<LogRecord> = Vec::new();
         for batch in self.queued.drain(..) {
-            let whole = batch.len() <= left;
-            if !whole && (self.torn == TornWrites::AtBatches || left == 0) {
-                break;
+            if landed.is_none() && left < batch.len() {
+                let whole: usize = batch[..left].iter().map(entry_bytes).sum();
+                let inside = match (self.torn, batch.get(left)) {
+                    (TornWrites::InsideRecords, Some(next)) if records > 0 => entry_bytes(next) / 2,
+                    _ => 0,
+                };
+                landed = Some(write.len() + whole + inside);
             }
-            let taken = batch.len().min(left);
-            written.extend(batch.into_iter().take(taken));
-            left -= taken;
+            left = left.saturating_sub(batch.len());
+            write.extend(encoded(&batch));
         }
-        if let Some(last) = written.last() {
-            self.durable_next = self.durable_next.max(last.offset + 1);
+        let landed = landed.unwrap_or(write.len());
+        self.file.extend_from_slice(&write[..landed]);
+        let (log, cut) = file_log::read_image(&self.file)
+            .map_err(|e| format!("the file log refuses the torn file: {e}"))?;
+        if let Some(cut) = cut {
+            self.file.truncate(cut.position as usize);
         }
-        self.durable.extend(written);
+        self.durable_next = self.durable_next.max(log.next_offset());
+        Ok(())
     }
 
     /// The disk refused a write, or the process died: what was queued never reaches the file.
@@ -158,26 +176,36 @@ impl SimDisk {
     /// The file rewritten as `snapshot`, the shard's compacted log, which holds every queued
     /// record too (the writer takes the queue with the snapshot, as `writer.rs`'s `compact`).
     pub fn rewrite(&mut self, snapshot: &MetadataLog) {
-        self.durable = snapshot.records();
+        self.file = file_log::image_bytes(snapshot).expect("the runtime's records fit an entry");
         self.durable_next = snapshot.next_offset();
         self.queued.clear();
     }
 
-    /// The file read back, as a restarted shard or the writer after a failed write reads it.
-    pub fn read_back(&self) -> MetadataLog {
-        let mut log = MetadataLog::with_compaction_floor(COMPACTION_FLOOR);
-        for r in &self.durable {
-            log.push_at(
-                r.offset,
-                r.record_type,
-                r.version,
-                r.key.clone(),
-                r.value.clone(),
-            )
-            .expect("the file's offsets only grow");
+    /// The file read back, as a restarted shard or the writer after a failed write reads it
+    /// (`file_log::open`, whose cut `write_torn` made already: nothing is left to cut).
+    pub fn read_back(&self) -> Result<MetadataLog, String> {
+        let (file, cut) = file_log::read_image(&self.file)
+            .map_err(|e| format!("the file log refuses the shard's file: {e}"))?;
+        if let Some(cut) = cut {
+            return Err(format!("the shard's file has a tail to cut: {cut}"));
         }
-        log.advance_next_offset(self.durable_next)
-            .expect("the file's next offset is past its records");
-        log
+        let mut log = MetadataLog::with_compaction_floor(COMPACTION_FLOOR);
+        for r in file.iter().map(|r| r.to_record()) {
+            log.push_at(r.offset, r.record_type, r.version, r.key, r.value)
+                .map_err(|e| format!("the file's offsets go back: {e}"))?;
+        }
+        log.advance_next_offset(self.durable_next.max(file.next_offset()))
+            .map_err(|e| format!("the file's next offset: {e}"))?;
+        Ok(log)
     }
+}
+
+/// The bytes of one batch in the file.
+fn encoded(batch: &[LogRecord]) -> Vec<u8> {
+    file_log::batch_bytes(batch).expect("the runtime's records fit an entry")
+}
+
+/// The bytes of one record's entry in the file.
+fn entry_bytes(record: &LogRecord) -> usize {
+    entry_size(record.key.as_deref(), record.value.as_deref())
 }

@@ -29,7 +29,8 @@ pub enum Kind {
     BadAnswer,
     /// Replaying the log (memory's, or the file's) does not give the live state.
     ReplayDiffers,
-    /// The runtime caught a handler panic, a batch that does not replay, or a diverged state.
+    /// The runtime caught a handler panic, a batch that does not replay, or a diverged state;
+    /// or the shard's file does not load (the file log calls it corrupt).
     RuntimeRefused,
 }
 

@@ -66,8 +66,8 @@ impl Node {
         self.now
     }
 
-    /// The file's records, read back.
-    pub fn durable_log(&self) -> MetadataLog {
+    /// The file's records, read back; an error if the file log refuses the file.
+    pub fn durable_log(&self) -> Result<MetadataLog, String> {
         self.runtime.log().read_back()
     }
 
@@ -129,7 +129,7 @@ impl Node {
     pub fn fail_write(&mut self) -> Result<(), String> {
         self.runtime.log_mut().drop_queued();
         if self.runtime.log().bug() != PlantedBug::KeepsMemoryAfterFailedWrite {
-            let store = Store::replay_log(&self.durable_log())
+            let store = Store::replay_log(&self.durable_log()?)
                 .map_err(|e| format!("the file does not replay: {e}"))?;
             let rebuilt = self.runtime.reloaded(store, self.now);
             self.runtime.replace_core(rebuilt);
@@ -154,7 +154,7 @@ impl Node {
     /// (none: they were all still in the writer's queue).
     pub fn crash_and_restart(&mut self, written: usize) -> Result<(), String> {
         let mut disk = self.runtime.log().clone();
-        disk.write_torn(written);
+        disk.write_torn(written)?;
         self.runtime = boot(&self.config, self.seed, &self.topics, disk, self.now)?;
         self.refuse_all();
         Ok(())
@@ -203,7 +203,7 @@ fn boot(
     disk: SimDisk,
     now: i64,
 ) -> Result<Runtime<CoordinatorShard, SimDisk>, String> {
-    let shard = CoordinatorShard::from_log(config.clone(), seed, &disk.read_back(), now)
+    let shard = CoordinatorShard::from_log(config.clone(), seed, &disk.read_back()?, now)
         .map_err(|e| format!("the file does not replay: {e}"))?;
     let mut runtime = Runtime::new(shard, disk);
     runtime

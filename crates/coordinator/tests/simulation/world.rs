@@ -233,7 +233,11 @@ impl World {
         self.stats.observe(shard, rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
-            checks::replays_to_live(&self.node.durable_log(), shard, "the file")?;
+            let file = self
+                .node
+                .durable_log()
+                .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
+            checks::replays_to_live(&file, shard, "the file")?;
         }
         Ok(())
     }

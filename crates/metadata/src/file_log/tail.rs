@@ -1,9 +1,10 @@
 //! A suspect tail: whether the bytes after the last valid entry are a torn write to cut or
-//! corruption (module docs of `file_log.rs`, "Loading: torn tails versus corruption").
+//! corruption (module docs of `file_log.rs`, "Loading: torn tails versus corruption"). Where
+//! the cut starts (the end of the last whole batch) is `read.rs`'s call.
 
 use super::read::{read_entry, EntryRead, Expect};
 use super::{be_8, be_u32, is_zero};
-use super::{CutReason, Format, ENTRY_HEADER, MAX_ENTRY_BYTES, MIN_BODY, MIN_ENTRY, SECTOR};
+use super::{CutReason, Format, ENTRY_HEADER, MAX_ENTRY_BYTES, MIN_BODY, MIN_ENTRY, MORE, SECTOR};
 
 /// Decides about the bytes from `position` (where `read` says no valid entry starts) to the
 /// end: why they may be cut, or why they are corruption.
@@ -37,13 +38,13 @@ pub(super) fn tail_cut(
         EntryRead::Damaged {
             checksum: true,
             ..
-        } if zero_from_a_sector_inside(bytes, position) => Ok(CutReason::LostSectors),
+        } if zero_from_a_sector_inside(bytes, position, format) => Ok(CutReason::LostSectors),
         read => Err(explain(&read)),
     }
 }
 
 /// Whether the entry at the start of `rest`, with its length field replaced by the length it
-/// actually has (to the end of the file), matches its checksum.
+/// actually has (to the end of the file; its "more" bit kept), matches its checksum.
 fn whole_with_actual_length(rest: &[u8], format: Format) -> bool {
     if rest.len() < MIN_ENTRY {
         return false;
@@ -51,16 +52,20 @@ fn whole_with_actual_length(rest: &[u8], format: Format) -> bool {
     let Ok(actual) = u32::try_from(rest.len() - 4) else {
         return false;
     };
-    format.checksum(&actual.to_be_bytes(), &rest[ENTRY_HEADER..]) == be_u32(&rest[4..8])
+    let field = match format.split_length(be_u32(rest)) {
+        (_, true) => actual | MORE,
+        (_, false) => actual,
+    };
+    format.checksum(&field.to_be_bytes(), &rest[ENTRY_HEADER..]) == be_u32(&rest[4..8])
 }
 
 /// Whether the file is zero from a 512-byte boundary inside the entry at `position` (inside
 /// what its length says it spans, or to the end of the file) to its end.
-fn zero_from_a_sector_inside(bytes: &[u8], position: usize) -> bool {
+fn zero_from_a_sector_inside(bytes: &[u8], position: usize, format: Format) -> bool {
     let claimed_end = bytes
         .get(position..position + 4)
-        .map(be_u32)
-        .map(|length| position + 4 + length as usize)
+        .map(|field| format.split_length(be_u32(field)).0)
+        .map(|length| position + 4 + length)
         .filter(|end| *end <= bytes.len() && *end > position + 4)
         .unwrap_or(bytes.len());
     let zeros = bytes.iter().rev().take_while(|b| **b == 0).count();
@@ -81,7 +86,7 @@ fn valid_entry_after(
     let last_start = bytes.len().checked_sub(MIN_ENTRY)?;
     (position + 1..=last_start).find(|&at| {
         let rest = &bytes[at..];
-        let length = be_u32(&rest[..4]) as usize;
+        let (length, _) = format.split_length(be_u32(&rest[..4]));
         let offset = i64::from_be_bytes(be_8(&rest[ENTRY_HEADER..ENTRY_HEADER + 8]));
         let plausible = (4 + MIN_BODY..=MAX_ENTRY_BYTES - 4).contains(&length)
             && length + 4 <= rest.len()

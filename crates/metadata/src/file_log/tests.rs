@@ -1,6 +1,11 @@
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 
+use super::encode::encode_entry;
 use super::*;
+use crate::log::LogRecord;
+
+/// Batches of several records: torn, whole, damaged, and format 2 files.
+mod batches;
 
 fn record(offset: u64, record_type: i16, value: &'static [u8]) -> LogRecord {
     LogRecord {
@@ -43,20 +48,24 @@ fn log_path(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-/// The file after `sample()` was appended to a new log.
+/// The file after `sample()`'s records were appended to a new log, each a batch of its own (as
+/// each record of a format 1 or 2 file is): the rules for single entries, which batches of
+/// several records (`batch_tests.rs`) extend.
 fn written(dir: &Path) -> Vec<u8> {
     let mut loaded = open(dir).unwrap();
-    assert_eq!(loaded.writer.sync_from(&sample()).unwrap(), 3);
+    for record in sample().records() {
+        loaded.writer.append(&[record]).unwrap();
+    }
     std::fs::read(log_path(dir)).unwrap()
 }
 
-/// Where each entry of a format 2 image starts.
+/// Where each entry of a format 2 or 3 image starts.
 fn entry_starts(bytes: &[u8]) -> Vec<usize> {
     let mut starts = Vec::new();
-    let mut at = HEADER_V2;
+    let mut at = HEADER;
     while at < bytes.len() {
         starts.push(at);
-        at += 4 + be_u32(&bytes[at..]) as usize;
+        at += 4 + (be_u32(&bytes[at..]) & !MORE) as usize;
     }
     starts
 }
@@ -86,20 +95,20 @@ fn records_written_are_read_back_byte_for_byte() {
     assert_eq!(loaded.log.records(), sample().records());
     assert_eq!(loaded.writer.next_offset(), 3);
     assert_eq!((loaded.torn_bytes, loaded.cut), (0, None));
-    assert!(!loaded.converted_from_v1);
+    assert_eq!(loaded.converted_from, None);
 }
 
 #[test]
-fn a_new_directory_gets_an_empty_format_2_file_and_a_lock_file() {
+fn a_new_directory_gets_an_empty_format_3_file_and_a_lock_file() {
     let dir = tempfile::tempdir().unwrap();
     let nested = dir.path().join("a/b");
     let loaded = open(&nested).unwrap();
     assert!(loaded.log.is_empty());
     let bytes = std::fs::read(log_path(&nested)).unwrap();
-    assert_eq!(bytes.len(), HEADER_V2);
-    assert_eq!(&bytes[..8], MAGIC_V2);
+    assert_eq!(bytes.len(), HEADER);
+    assert_eq!(&bytes[..8], MAGIC_V3);
     assert_eq!(be_u64(&bytes[8..16]), 0, "next offset");
-    assert_eq!(loaded.writer.len_bytes(), HEADER_V2 as u64);
+    assert_eq!(loaded.writer.len_bytes(), HEADER as u64);
     assert!(nested.join(LOCK_FILE_NAME).exists());
     assert!(!nested.join(TEMP_FILE_NAME).exists());
 }
@@ -138,7 +147,7 @@ fn writes_may_leave_gaps_but_offsets_must_increase() {
 fn writes_are_durable_at_the_sync_that_follows_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut writer = open(dir.path()).unwrap().writer;
-    let header = HEADER_V2 as u64;
+    let header = HEADER as u64;
     writer.write(&[record(0, 2, b"a")]).unwrap();
     writer
         .write(&[record(1, 2, b"b"), record(4, 2, b"c")])
@@ -208,7 +217,7 @@ fn records_larger_than_an_entry_may_hold_are_refused_before_anything_is_written(
         matches!(err, FileLogError::TooLarge { offset: 1, .. }),
         "{err}"
     );
-    assert_eq!(writer.len_bytes(), HEADER_V2 as u64, "not even the first");
+    assert_eq!(writer.len_bytes(), HEADER as u64, "not even the first");
 }
 
 #[test]
@@ -238,7 +247,8 @@ fn a_torn_last_entry_is_cut_wherever_the_file_ends_inside_it() {
             Some(TailCut {
                 position: last as u64,
                 bytes: kept as u64,
-                reason
+                reason,
+                batch_records: 0,
             }),
             "kept {kept}"
         );
@@ -377,15 +387,22 @@ fn a_bit_flip_in_a_length_is_corrupt_in_any_entry() {
     let (position, _, reason) = corrupt_at(dir.path(), &flip(starts[2] + 2, 0x10));
     assert_eq!(position, starts[2] as u64);
     assert!(reason.contains("length field is damaged"), "{reason}");
-    // Beyond any entry's size.
-    let (_, _, reason) = corrupt_at(dir.path(), &flip(starts[2], 0x80));
+    // Beyond any entry's size (bit 30; bit 31 is format 3's "more", below).
+    let (_, _, reason) = corrupt_at(dir.path(), &flip(starts[2], 0x40));
     assert!(reason.contains("impossible entry length"), "{reason}");
+    // The "more" bit is covered by the checksum as the rest of the length: a flipped one is
+    // not a batch left open but a corrupt entry, in the middle or last.
+    for start in [starts[0], starts[2]] {
+        let (position, _, reason) = corrupt_at(dir.path(), &flip(start, 0x80));
+        assert_eq!(position, start as u64);
+        assert!(reason.contains("checksum"), "{reason}");
+    }
 }
 
 fn entries(records: &[LogRecord]) -> BytesMut {
     let mut out = BytesMut::from(&encode_file(&MetadataLog::new()).unwrap()[..]);
     for r in records {
-        encode_entry(r, &mut out).unwrap();
+        encode_entry(r, false, &mut out).unwrap();
     }
     out
 }
@@ -424,7 +441,7 @@ fn bodies_are_checked_even_when_the_checksum_matches() {
     out.put_i16(0);
     out.put_i32(100);
     out.put_i32(-1);
-    let crc = Format::V2.checksum(&out[start..start + 4], &out[start + 8..]);
+    let crc = Format::V3.checksum(&out[start..start + 4], &out[start + 8..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
     let err = parse(&out, "x").unwrap_err();
     assert!(err.to_string().contains("the body ends early"), "{err}");
@@ -457,7 +474,13 @@ fn a_file_that_is_not_a_log_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut bad_crc = encode_file(&gappy()).unwrap().to_vec();
     bad_crc[10] ^= 1;
-    for bytes in [&b"hello, world"[..], &bad_crc, &MAGIC_V2[..], &[0u8; 9]] {
+    for bytes in [
+        &b"hello, world"[..],
+        &bad_crc,
+        &MAGIC_V2[..],
+        &MAGIC_V3[..],
+        &[0u8; 9],
+    ] {
         std::fs::write(log_path(dir.path()), bytes).unwrap();
         let err = open(dir.path()).unwrap_err();
         assert!(matches!(err, FileLogError::BadHeader { .. }), "{err}");
@@ -470,7 +493,7 @@ fn format_1(records: &[LogRecord]) -> Vec<u8> {
     let mut out = MAGIC_V1.to_vec();
     for r in records {
         let mut v2 = BytesMut::new();
-        encode_entry(r, &mut v2).unwrap();
+        encode_entry(r, false, &mut v2).unwrap();
         // The same layout; the checksum covers the body only.
         let crc = crc32c::crc32c(&v2[ENTRY_HEADER..]);
         v2[4..8].copy_from_slice(&crc.to_be_bytes());
@@ -480,14 +503,14 @@ fn format_1(records: &[LogRecord]) -> Vec<u8> {
 }
 
 #[test]
-fn a_format_1_file_is_read_and_converted_to_format_2() {
+fn a_format_1_file_is_read_and_converted_to_format_3() {
     let dir = tempfile::tempdir().unwrap();
     let records = sample().records();
     let v1 = format_1(&records);
     // With a torn last entry, which is cut before the conversion.
     std::fs::write(log_path(dir.path()), &v1[..v1.len() - 3]).unwrap();
     let loaded = open(dir.path()).unwrap();
-    assert!(loaded.converted_from_v1);
+    assert_eq!(loaded.converted_from, Some(1));
     assert_eq!(loaded.log.records(), &records[..2]);
     assert_eq!(loaded.cut.map(|c| c.reason), Some(CutReason::TornEntry));
     assert_eq!(loaded.writer.next_offset(), 2);
@@ -495,7 +518,7 @@ fn a_format_1_file_is_read_and_converted_to_format_2() {
     assert_eq!(converted, &encode_file(&loaded.log).unwrap()[..]);
     drop(loaded);
     let reloaded = open(dir.path()).unwrap();
-    assert!(!reloaded.converted_from_v1);
+    assert_eq!(reloaded.converted_from, None);
     assert_eq!(reloaded.log.records(), &records[..2]);
 }
 

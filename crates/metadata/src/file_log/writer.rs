@@ -5,7 +5,8 @@ use std::path::Path;
 
 use bytes::BytesMut;
 
-use super::{encode_entry, install, io_error, sync_dir, FileLogError, LogWriter};
+use super::encode::encode_entry;
+use super::{install, io_error, sync_dir, FileLogError, LogWriter};
 use crate::log::{LogRecord, MetadataLog};
 
 impl LogWriter {
@@ -45,16 +46,27 @@ impl LogWriter {
         self.tail_to_cut = self.file.set_len(len).is_err();
     }
 
-    /// Encodes `records` and writes them after the file's entries, without flushing them: a
-    /// [`LogWriter::sync`] does that, for any number of writes. Their offsets must increase and
+    /// Encodes `batch`, one batch (a reader keeps it whole or not at all: all that one handler
+    /// decided), and writes it after the file's entries, without flushing it: a
+    /// [`LogWriter::sync`] does that, for any number of writes. Its offsets must increase and
     /// start at [`LogWriter::next_offset`] or later (gaps are fine: a compacted log has them).
     /// Nothing is written when a record is out of order or too large. On an I/O error the file
     /// is cut back to where it was, so the same records can be written again.
-    pub fn write(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
-        let Some(last) = records.last() else {
+    pub fn write(&mut self, batch: &[LogRecord]) -> Result<(), FileLogError> {
+        self.write_batches([batch])
+    }
+
+    /// [`LogWriter::write`] of several batches in a row, in one write: each is read back whole
+    /// or not at all, independently of the others (the batches of several requests that a
+    /// group commit writes and syncs together). Empty batches are skipped.
+    pub fn write_batches<'a>(
+        &mut self,
+        batches: impl IntoIterator<Item = &'a [LogRecord]>,
+    ) -> Result<(), FileLogError> {
+        let (out, next_offset) = self.encode(batches)?;
+        if out.is_empty() {
             return Ok(());
-        };
-        let out = self.encode(records)?;
+        }
         if self.tail_to_cut {
             self.file.set_len(self.len).map_err(|e| self.io(e))?;
             self.tail_to_cut = false;
@@ -64,29 +76,39 @@ impl LogWriter {
             return Err(self.io(e));
         }
         self.len += out.len() as u64;
-        self.next_offset = last.offset + 1;
+        self.next_offset = next_offset;
         Ok(())
     }
 
-    fn encode(&self, records: &[LogRecord]) -> Result<BytesMut, FileLogError> {
+    /// The entries of `batches` and the next offset after them, or why they cannot be written.
+    fn encode<'a>(
+        &self,
+        batches: impl IntoIterator<Item = &'a [LogRecord]>,
+    ) -> Result<(BytesMut, u64), FileLogError> {
         let mut out = BytesMut::new();
         let mut expected = self.next_offset;
-        for record in records {
-            if record.offset < expected {
-                return Err(FileLogError::OutOfOrder {
-                    path: self.paths.log.display().to_string(),
-                    expected,
-                    got: record.offset,
-                });
+        for batch in batches {
+            // Every entry of the batch but its last has the "more" bit.
+            let last = batch.len().saturating_sub(1);
+            for (i, record) in batch.iter().enumerate() {
+                if record.offset < expected {
+                    return Err(FileLogError::OutOfOrder {
+                        path: self.paths.log.display().to_string(),
+                        expected,
+                        got: record.offset,
+                    });
+                }
+                encode_entry(record, i < last, &mut out).map_err(|source| {
+                    FileLogError::TooLarge {
+                        path: self.paths.log.display().to_string(),
+                        offset: record.offset,
+                        source,
+                    }
+                })?;
+                expected = record.offset + 1;
             }
-            encode_entry(record, &mut out).map_err(|source| FileLogError::TooLarge {
-                path: self.paths.log.display().to_string(),
-                offset: record.offset,
-                source,
-            })?;
-            expected = record.offset + 1;
         }
-        Ok(out)
+        Ok((out, expected))
     }
 
     /// Flushes what was written since the last sync (fdatasync). Only once it returns `Ok` are
@@ -112,14 +134,14 @@ impl LogWriter {
         Ok(())
     }
 
-    /// [`LogWriter::write`] then [`LogWriter::sync`].
-    pub fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError> {
-        self.write(records)?;
+    /// [`LogWriter::write`] of one batch, then [`LogWriter::sync`].
+    pub fn append(&mut self, batch: &[LogRecord]) -> Result<(), FileLogError> {
+        self.write(batch)?;
         self.sync()
     }
 
     /// Appends and syncs every record of `log` the file does not have yet (those from
-    /// [`LogWriter::next_offset`] on). Returns how many were written.
+    /// [`LogWriter::next_offset`] on), as one batch. Returns how many were written.
     ///
     /// Only for a log whose records are written before a compaction can drop them (a log of
     /// keyless records, the controller's, never compacts): a record compacted away in memory

@@ -4,6 +4,14 @@
 //! fsync: a group commit. A request whose job appended records (or that read records not yet
 //! durable) is answered once they are.
 //!
+//! Each job's records stay one batch in the file ([`Queued`]): the file log reads a batch back
+//! whole or not at all, so a crash in the middle of a write leaves whole jobs on disk, never
+//! part of one (a group half deleted). The jobs of one write are separate batches rather than
+//! one: either is safe, since none of them is acknowledged before the write's fsync, but
+//! separate batches keep what the runtime promises (a job's batch is all or nothing) the file's
+//! unit too, as the controller's log has it, and a torn write keeps the whole jobs before the
+//! tear.
+//!
 //! A request that must wait registers, under the shard's lock, for the offset it needs; waiters
 //! therefore queue in offset order, and a synced batch wakes exactly those it covers (not every
 //! waiter of the shard at every sync).
@@ -55,7 +63,7 @@ impl DurableWait {
 pub struct ShardLog {
     dir: PathBuf,
     /// Records waiting for the writer.
-    queue: Mutex<Vec<LogRecord>>,
+    queue: Mutex<Queued>,
     /// The writer task's (shared by every shard).
     wake: Arc<Notify>,
     /// Every record below this offset is durable. Read without a lock on every request: a
@@ -63,6 +71,46 @@ pub struct ShardLog {
     durable: AtomicU64,
     /// (offset needed, wake-up), in offset order.
     waiters: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
+}
+
+/// Records queued for the writer, job by job: each job's records are one batch of the file.
+#[derive(Debug, Default)]
+pub struct Queued {
+    records: Vec<LogRecord>,
+    /// Where each batch ends in `records` (the index after its last record), in order.
+    ends: Vec<usize>,
+}
+
+impl Queued {
+    /// Queues one job's records as a batch.
+    fn push(&mut self, batch: Vec<LogRecord>) {
+        if batch.is_empty() {
+            return;
+        }
+        self.records.extend(batch);
+        self.ends.push(self.records.len());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Records queued, of every batch.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn last(&self) -> Option<&LogRecord> {
+        self.records.last()
+    }
+
+    /// The batches, oldest first.
+    pub fn batches(&self) -> impl Iterator<Item = &[LogRecord]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.records[start..end])
+    }
 }
 
 /// The file in the shards' directory that records how many shards wrote it.
@@ -131,7 +179,7 @@ impl ShardLog {
     pub fn new(dir: &Path, next_offset: u64, wake: Arc<Notify>) -> ShardLog {
         ShardLog {
             dir: dir.to_path_buf(),
-            queue: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queued::default()),
             wake,
             durable: AtomicU64::new(next_offset),
             waiters: Mutex::new(VecDeque::new()),
@@ -164,29 +212,29 @@ impl ShardLog {
             waiters.push_back((next_offset, durable));
         }
         if !records.is_empty() {
-            self.lock_queue().extend(records);
+            self.lock_queue().push(records);
             self.wake.notify_one();
         }
         DurableWait::Pending(wait)
     }
 
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<LogRecord>> {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queued> {
         lock(&self.queue)
     }
 
     /// Takes everything queued.
-    pub fn take_queued(&self) -> Vec<LogRecord> {
+    pub fn take_queued(&self) -> Queued {
         std::mem::take(&mut *self.lock_queue())
     }
 
-    /// Writes a batch in one write, without syncing it (the writer syncs a round's files
-    /// after writing them all); blocking.
+    /// Writes the queued batches in one write, each a batch of the file, without syncing them
+    /// (the writer syncs a round's files after writing them all); blocking.
     pub fn write_unsynced(
         &self,
         writer: &mut LogWriter,
-        batch: &[LogRecord],
+        queued: &Queued,
     ) -> Result<(), FileLogError> {
-        writer.write(batch)
+        writer.write_batches(queued.batches())
     }
 
     /// Replaces the file with `snapshot` (the shard's compacted log); blocking.
@@ -215,7 +263,7 @@ impl ShardLog {
     /// the shard's lock, after rebuilding the shard from the file, so that no job queues
     /// records of the dropped ones afterwards.
     pub fn start_new_epoch(&self, durable: u64) {
-        self.lock_queue().clear();
+        *self.lock_queue() = Queued::default();
         self.durable.store(durable, Ordering::Release);
         // Dropping the senders fails the waits.
         lock(&self.waiters).clear();
@@ -270,5 +318,64 @@ impl FailureLog {
         if self.last.take().is_some() {
             info!(shard, "a coordinator shard writes its log again");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    fn records(offsets: std::ops::Range<u64>) -> Vec<LogRecord> {
+        offsets
+            .map(|offset| LogRecord {
+                offset,
+                record_type: 1,
+                version: 0,
+                key: Some(Bytes::from(format!("k{offset}"))),
+                value: Some(Bytes::from_static(b"value")),
+            })
+            .collect()
+    }
+
+    /// Three jobs queued, written in one write: a crash that tears the write inside the second
+    /// job's records leaves the first job whole and nothing of the second.
+    #[test]
+    fn each_job_queued_is_a_batch_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut writer, _) = open(dir.path()).unwrap();
+        let log = ShardLog::new(dir.path(), 0, Arc::new(Notify::new()));
+        let jobs = [records(0..2), records(2..5), records(5..6)];
+        for job in &jobs {
+            let next = job.last().map_or(0, |r| r.offset + 1);
+            drop(log.submit(job.clone(), next));
+        }
+        // A job that wrote nothing queues no batch.
+        drop(log.submit(Vec::new(), 6));
+        let queued = log.take_queued();
+        assert_eq!(queued.len(), 6);
+        assert_eq!(queued.batches().collect::<Vec<_>>(), jobs.each_ref());
+        log.write_unsynced(&mut writer, &queued).unwrap();
+        writer.sync().unwrap();
+        drop(writer);
+
+        let path = dir.path().join(file_log::FILE_NAME);
+        let whole = std::fs::read(&path).unwrap();
+        let first_job_end = whole.len()
+            - file_log::batch_bytes(&jobs[1]).unwrap().len()
+            - file_log::batch_bytes(&jobs[2]).unwrap().len();
+        // Torn after the second job's first two records.
+        let two: usize = jobs[1][..2]
+            .iter()
+            .map(|r| file_log::entry_size(r.key.as_deref(), r.value.as_deref()))
+            .sum();
+        std::fs::write(&path, &whole[..first_job_end + two]).unwrap();
+        let (_, loaded) = open(dir.path()).unwrap();
+        assert_eq!(loaded.records(), jobs[0]);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len() as usize,
+            first_job_end
+        );
     }
 }

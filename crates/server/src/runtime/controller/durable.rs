@@ -8,8 +8,9 @@ use kcoord_metadata::{LogRecord, MetadataLog};
 
 /// The durable copy of the controller's log.
 pub trait DurableLog: Send + std::fmt::Debug {
-    /// Appends `records` (their offsets continue the log's) and syncs them, all or nothing:
-    /// on `Err` nothing of the batch counts as written.
+    /// Appends `records`, one batch (their offsets continue the log's), and syncs them, all or
+    /// nothing: on `Err` nothing of the batch counts as written, and after a crash in the
+    /// middle the file log reads the batch back whole or not at all.
     fn append(&mut self, records: &[LogRecord]) -> Result<(), FileLogError>;
 
     /// Replaces the whole log by `log` (a snapshot), atomically: on `Err` the old log stays,

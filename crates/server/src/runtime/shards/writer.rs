@@ -1,17 +1,18 @@
 //! One task writes the durable logs of every shard: each round it takes what every shard has
-//! queued and writes and fsyncs each shard's batch to its file, the files side by side (each
-//! fsync is its own device flush, and the disk serves them faster together than one after
-//! another). A shard's requests are answered as soon as its file is synced
-//! (BENCHMARKS.md, "Coordinator log").
+//! queued and writes and fsyncs each shard's queued batches (one per job, each read back whole
+//! or not at all: `shard_log.rs`) to its file in one write, the files side by side (each fsync
+//! is its own device flush, and the disk serves them faster together than one after another).
+//! A shard's requests are answered as soon as its file is synced (BENCHMARKS.md, "Coordinator
+//! log").
 
 use std::sync::Arc;
 
-use kcoord_metadata::{LogRecord, LogWriter};
+use kcoord_metadata::LogWriter;
 use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
 
 use super::Shared;
-use crate::runtime::shard_log::{self, FailureLog, ShardLog};
+use crate::runtime::shard_log::{self, FailureLog, Queued, ShardLog};
 use crate::support::clock;
 
 /// A shard whose log has loaded, handed to the writer task.
@@ -42,7 +43,7 @@ struct Totals {
 /// One shard's part of a round.
 struct Write {
     index: usize,
-    batch: Vec<LogRecord>,
+    batch: Queued,
     writer: LogWriter,
 }
 
