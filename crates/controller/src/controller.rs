@@ -168,16 +168,8 @@ impl Controller {
             store,
             acls,
         };
-        if controller
-            .store
-            .state()
-            .features
-            .metadata_version()
-            .is_none()
-        {
-            controller.bootstrap()?;
-        }
-        controller.activate(now);
+        let boot = controller.boot(now);
+        controller.apply(boot)?;
         Ok(controller)
     }
 
@@ -193,8 +185,32 @@ impl Controller {
         Controller::with_store(config, store, now)
     }
 
-    /// FeatureLevelRecords for `metadata.version` and the other bootstrap features, in one batch.
-    fn bootstrap(&mut self) -> Result<()> {
+    /// What becoming active decides, as one batch: FeatureLevelRecords for `metadata.version`
+    /// and the other bootstrap features when the log has no `metadata.version` yet, and a
+    /// fresh session at `now` for every registered, unfenced broker (Kafka's controller does
+    /// the same when it becomes active).
+    fn boot(&self, now: i64) -> Outcome<()> {
+        let records = match self.store.state().features.metadata_version() {
+            Some(_) => Vec::new(),
+            None => self.bootstrap_features(),
+        };
+        let effects = self
+            .brokers()
+            .unfenced()
+            .map(|b| Effect::TouchSession {
+                broker_id: b.id,
+                epoch: b.epoch,
+                now,
+            })
+            .collect();
+        Outcome {
+            records,
+            response: (),
+            effects,
+        }
+    }
+
+    fn bootstrap_features(&self) -> Vec<RecordAndVersion> {
         let mut features = vec![(
             FEATURE_NAME.to_string(),
             self.config.metadata_version.feature_level(),
@@ -206,7 +222,7 @@ impl Controller {
                 .filter(|(name, _)| *name != FEATURE_NAME)
                 .map(|(n, l)| (n.clone(), *l)),
         );
-        let records = features
+        features
             .into_iter()
             .map(|(name, feature_level)| {
                 Record::FeatureLevel(FeatureLevelRecord {
@@ -216,16 +232,7 @@ impl Controller {
                 })
                 .at_version(0)
             })
-            .collect();
-        self.append_versioned(records).map(|_| ())
-    }
-
-    fn activate(&mut self, now: i64) {
-        let unfenced: Vec<(i32, i64)> =
-            self.brokers().unfenced().map(|b| (b.id, b.epoch)).collect();
-        for (id, epoch) in unfenced {
-            self.sessions.touch(id, epoch, now);
-        }
+            .collect()
     }
 
     pub fn config(&self) -> &ControllerConfig {
@@ -243,12 +250,6 @@ impl Controller {
     /// Gives the store back, e.g. to rebuild a controller from it.
     pub fn into_store(self) -> Store {
         self.store
-    }
-
-    fn append_versioned(&mut self, records: Vec<RecordAndVersion>) -> Result<u64> {
-        self.store
-            .append_versioned(records)
-            .map_err(ControllerError::internal)
     }
 
     /// Commits `outcome` in memory (no durable log): what the daemon's runtime does, for
