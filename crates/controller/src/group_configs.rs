@@ -14,8 +14,9 @@ use kcoord_wire::ErrorCode;
 use crate::topics::Decision;
 
 /// The rules a group's configs must satisfy after a change (Kafka's `GroupConfig.validate`,
-/// which `ControllerConfigurationValidator` calls). The daemon implements it with the broker's
-/// `group.streams.*` bounds; the error is the message answered with INVALID_CONFIG.
+/// which `ControllerConfigurationValidator` calls). The daemon implements it with the
+/// coordinator's `GroupConfigRules` (the broker's `group.streams.*` bounds); the error is the
+/// message answered with INVALID_CONFIG.
 pub trait GroupConfigValidator {
     fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String>;
 }

@@ -11,6 +11,7 @@ pub mod description;
 pub mod effects;
 pub mod endpoints;
 pub mod error;
+pub mod group_config_rules;
 pub mod groups;
 pub mod heartbeat;
 pub mod offsets;
@@ -28,6 +29,7 @@ pub mod validate;
 
 pub use effects::Effect;
 pub use error::CoordinatorError;
+pub use group_config_rules::{GroupConfigBrokerSettings, GroupConfigRules};
 pub use heartbeat::{HeartbeatContext, HeartbeatResult};
 pub use shard::{group_state, CoordinatorShard, GroupState, ShardStats, DEFAULT_MAX_GROUPS};
 pub use streams_group_config::StreamsGroupConfig;

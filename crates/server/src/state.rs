@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use kcoord_acl::KafkaPrincipal;
+use kcoord_coordinator::GroupConfigRules;
 use kcoord_wire::messages::RequestHeader;
 
 use crate::config::Config;
@@ -141,7 +142,7 @@ impl ServerState {
         let authorizer = crate::security::configured(&config);
         let (controller, mut controller_task) = ControllerRuntime::new(
             boot,
-            crate::runtime::group_configs::GroupConfigRules::new(config.streams.clone()),
+            GroupConfigRules::new(config.streams.group_config_broker_settings()),
             Arc::clone(&topics),
             Arc::clone(&cluster),
             coordinators.clone(),

@@ -534,4 +534,24 @@ impl StreamsGroupConfig {
             offsets_retention_check_interval_ms: self.offsets_retention_check_interval_ms,
         }
     }
+
+    /// What the group config rules read: the settings a group falls back to, and the bounds
+    /// its own values are checked against and capped to.
+    pub fn group_config_broker_settings(&self) -> kcoord_coordinator::GroupConfigBrokerSettings {
+        kcoord_coordinator::GroupConfigBrokerSettings {
+            group_defaults: self.coordinator_config(),
+            min_session_timeout_ms: self.min_session_timeout_ms,
+            max_session_timeout_ms: self.max_session_timeout_ms,
+            min_heartbeat_interval_ms: self.min_heartbeat_interval_ms,
+            max_heartbeat_interval_ms: self.max_heartbeat_interval_ms,
+            max_standby_replicas: self.max_standby_replicas,
+            min_assignment_interval_ms: self.min_assignment_interval_ms,
+            max_assignment_interval_ms: self.max_assignment_interval_ms,
+            min_task_offset_interval_ms: self.min_task_offset_interval_ms,
+            num_warmup_replicas: self.num_warmup_replicas,
+            max_warmup_replicas: self.max_warmup_replicas,
+            assignor_offload_enable: self.assignor_offload_enable,
+            assignors: self.assignors.clone(),
+        }
+    }
 }

@@ -365,6 +365,28 @@ fn streams_settings_reach_the_coordinator() {
     assert_eq!(k.acceptable_recovery_lag, 10_000);
 }
 
+/// The rules' defaults in the coordinator crate are the daemon's, so the rules' own tests (run
+/// at those defaults) test what the daemon runs with.
+#[test]
+fn streams_settings_reach_the_group_config_rules() {
+    assert_eq!(
+        StreamsGroupConfig::default().group_config_broker_settings(),
+        kcoord_coordinator::GroupConfigBrokerSettings::default()
+    );
+    let c = ok("node.id=1\ngroup.streams.max.standby.replicas=5\ngroup.streams.num.standby.replicas=4\ngroup.streams.max.warmup.replicas=3\ngroup.streams.num.warmup.replicas=1\n");
+    let s = c.streams.group_config_broker_settings();
+    assert_eq!(
+        (
+            s.max_standby_replicas,
+            s.group_defaults.num_standby_replicas,
+            s.max_warmup_replicas,
+            s.num_warmup_replicas
+        ),
+        (5, 4, 3, 1)
+    );
+    assert_eq!(s.group_defaults, c.streams.coordinator_config());
+}
+
 #[test]
 fn offsets_retention_keys_have_kafkas_defaults_and_bounds_and_reach_the_coordinator() {
     let k = ok(MINIMAL).streams.coordinator_config();

@@ -9,7 +9,6 @@ pub mod cluster;
 pub mod controller;
 pub mod features;
 pub mod fetch_sessions;
-pub mod group_configs;
 pub mod partitions;
 pub mod producer_ids;
 pub mod shard_log;

@@ -12,11 +12,11 @@
 //!   Kafka reports a topic's own configs); Kafka's defaults are not listed. DESCRIBE_CONFIGS on
 //!   the topic is needed (else TOPIC_AUTHORIZATION_FAILED); an illegal name is
 //!   INVALID_TOPIC_EXCEPTION, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
-//! - **GROUP (32)**: every group config Kafka 4.4 lists (`group_configs.rs`), whether or not
-//!   the group exists: the group's own value (source GROUP_CONFIG) where it set one with
-//!   IncrementalAlterConfigs, else the broker's. DESCRIBE_CONFIGS on the group is needed (else
-//!   GROUP_AUTHORIZATION_FAILED); an empty name is INVALID_REQUEST "Group name must not be
-//!   empty".
+//! - **GROUP (32)**: every group config Kafka 4.4 lists
+//!   (`kcoord_coordinator::group_config_rules`), whether or not the group exists: the group's
+//!   own value (source GROUP_CONFIG) where it set one with IncrementalAlterConfigs, else the
+//!   broker's. DESCRIBE_CONFIGS on the group is needed (else GROUP_AUTHORIZATION_FAILED); an
+//!   empty name is INVALID_REQUEST "Group name must not be empty".
 //! - Other types (BROKER_LOGGER, CLIENT_METRICS) are not kept by kcoord:
 //!   INVALID_REQUEST `Unsupported resource type: <TYPE>`, Kafka's answer for a type its
 //!   ConfigHelper does not describe.
@@ -27,6 +27,7 @@
 //! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
 //! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
 
+use kcoord_coordinator::GroupConfigRules;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
 use kcoord_wire::messages::describe_configs_response::{
@@ -226,8 +227,7 @@ fn group(
         ));
     }
     let cluster = ctx.server.cluster.snapshot();
-    let rules =
-        crate::runtime::group_configs::GroupConfigRules::new(ctx.server.config.streams.clone());
+    let rules = GroupConfigRules::new(ctx.server.config.streams.group_config_broker_settings());
     Ok(rules
         .describe(cluster.group_configs.get(name))
         .into_iter()

@@ -11,9 +11,9 @@
 //!   : k1, k2"; an unknown resource type: INVALID_REQUEST "Unknown resource type N".
 //! - GROUP (32): ALTER_CONFIGS on the group (else GROUP_AUTHORIZATION_FAILED), then the
 //!   controller applies and validates the group's configs (`kcoord_controller::group_configs`,
-//!   `crate::runtime::group_configs`); they are kept as ConfigRecords in the metadata log, so
-//!   they survive a restart with `metadata.log.dir`, and the coordinator runs the group with
-//!   them.
+//!   with the rules of `kcoord_coordinator::group_config_rules`); they are kept as
+//!   ConfigRecords in the metadata log, so they survive a restart with `metadata.log.dir`, and
+//!   the coordinator runs the group with them.
 //! - TOPIC, BROKER, BROKER_LOGGER and CLIENT_METRICS: authorized as Kafka does (ALTER_CONFIGS
 //!   on the topic, else on the cluster), then refused with INVALID_REQUEST: kcoord alters only
 //!   group configs (README, "Differences from Apache Kafka 4.4").

@@ -1,10 +1,14 @@
 //! The controller's commands that need more than one handler's answer: the shaping of a
 //! refused batch's results per API, and the log lines Kafka's controller writes for them.
 
+use std::collections::BTreeMap;
+
 use kcoord_controller::group_configs::{GroupConfigChange, ResourceError};
 use kcoord_controller::{
-    random_topic_id, BrokerHeartbeatReply, BrokerRegistrationReply, ProducerIdBlock, TopicAccess,
+    random_topic_id, BrokerHeartbeatReply, BrokerRegistrationReply, GroupConfigValidator,
+    ProducerIdBlock, TopicAccess,
 };
+use kcoord_coordinator::GroupConfigRules;
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -80,7 +84,7 @@ impl ControllerRuntime {
         let rules = self.group_rules.clone();
         let results = match self
             .handle("IncrementalAlterConfigs", |c| {
-                Ok(c.alter_group_configs(&rules, changes, validate_only))
+                Ok(c.alter_group_configs(&GroupConfigValidation(&rules), changes, validate_only))
             })
             .await
         {
@@ -260,5 +264,16 @@ fn refused_deletions(
                     .map(|t| failed(t.name.clone(), t.topic_id)),
             )
             .collect(),
+    }
+}
+
+/// The coordinator's group config rules behind the controller's trait: the trait is the
+/// controller's and the rules are the coordinator's, and neither core imports the other, so the
+/// daemon, which runs both, joins them.
+struct GroupConfigValidation<'a>(&'a GroupConfigRules);
+
+impl GroupConfigValidator for GroupConfigValidation<'_> {
+    fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String> {
+        self.0.validate(configs)
     }
 }

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcoord_controller::{Controller, TickEvent};
+use kcoord_coordinator::GroupConfigRules;
 use kcoord_metadata::{SecurityImage, TopicsImage};
 use kcoord_runtime::Runtime;
 use tokio::sync::{mpsc, watch};
@@ -46,7 +47,6 @@ use tracing::{error, info};
 
 use crate::runtime::catalog::TopicCatalog;
 use crate::runtime::cluster::{ClusterCatalog, ClusterImage};
-use crate::runtime::group_configs::GroupConfigRules;
 use crate::runtime::partitions::Partitions;
 use crate::runtime::shards::Coordinators;
 use crate::security::Authorizer;

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kcoord_coordinator::{CoordinatorShard, Effect, StreamsGroupConfig};
+use kcoord_coordinator::{CoordinatorShard, Effect, GroupConfigRules, StreamsGroupConfig};
 use kcoord_metadata::TopicsImage;
 use kcoord_runtime::Runtime;
 use tokio::sync::{mpsc, watch, Notify};
@@ -189,7 +189,7 @@ impl Coordinators {
     pub async fn group_configs_changed(
         &self,
         image: &kcoord_metadata::GroupConfigsImage,
-        rules: &crate::runtime::group_configs::GroupConfigRules,
+        rules: &GroupConfigRules,
     ) {
         let mut per_shard: Vec<BTreeMap<String, StreamsGroupConfig>> =
             vec![Default::default(); self.shards.len()];

@@ -9,12 +9,19 @@
 //! `group.share.*` keys it does not read, so their Kafka defaults are the bounds and defaults of
 //! the `consumer.*` and `share.*` group configs, which are accepted, stored and described but
 //! drive nothing (kcoord has no consumer or share groups).
+//!
+//! They live beside the coordinator, as Kafka's `GroupConfig` lives in its group-coordinator
+//! module, and read no file: the daemon hands in the broker's settings
+//! ([`GroupConfigBrokerSettings`]) and runs the rules for the controller (which asks through its
+//! `GroupConfigValidator` trait), for the shards and for DescribeConfigs.
 
+mod broker_settings;
 mod values;
 
 use std::collections::BTreeMap;
 
-use crate::config::StreamsGroupConfig;
+use crate::StreamsGroupConfig;
+pub use broker_settings::GroupConfigBrokerSettings;
 use values::{java_trim, parse, split_list, Value};
 
 /// `ConfigDef.Type` as DescribeConfigs numbers it.
@@ -169,12 +176,12 @@ mod kafka_bounds {
 /// settings (values and bounds) plus Kafka's defaults for the consumer and share keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupConfigRules {
-    streams: StreamsGroupConfig,
+    broker: GroupConfigBrokerSettings,
 }
 
 impl GroupConfigRules {
-    pub fn new(streams: StreamsGroupConfig) -> GroupConfigRules {
-        GroupConfigRules { streams }
+    pub fn new(broker: GroupConfigBrokerSettings) -> GroupConfigRules {
+        GroupConfigRules { broker }
     }
 
     /// `GroupConfig.validate` on a group's configs as they would be after a change (Kafka
@@ -210,7 +217,7 @@ impl GroupConfigRules {
     /// `GroupConfig.validateValues`: the broker's bounds, then the cross-key rules.
     fn validate_values(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
         use kafka_bounds::*;
-        let s = &self.streams;
+        let broker_values = &self.broker.group_defaults;
         self.validate_bounds(parsed)?;
         if let Some(Value::Str(name)) = parsed.get(STREAMS_ASSIGNOR_NAME) {
             let registered = self.assignor_names();
@@ -233,8 +240,11 @@ impl GroupConfigRules {
         )?;
         session_above_heartbeat(
             parsed,
-            (STREAMS_SESSION_TIMEOUT_MS, s.session_timeout_ms),
-            (STREAMS_HEARTBEAT_INTERVAL_MS, s.heartbeat_interval_ms),
+            (STREAMS_SESSION_TIMEOUT_MS, broker_values.session_timeout_ms),
+            (
+                STREAMS_HEARTBEAT_INTERVAL_MS,
+                broker_values.heartbeat_interval_ms,
+            ),
         )?;
         if let Some(Value::Str(dlq)) = parsed.get("errors.deadletterqueue.topic.name") {
             if dlq.starts_with("__") {
@@ -251,7 +261,7 @@ impl GroupConfigRules {
     /// the broker's `group.streams.*` bounds for the streams keys.
     fn validate_bounds(&self, parsed: &BTreeMap<&str, Value>) -> Result<(), String> {
         use kafka_bounds::*;
-        let s = &self.streams;
+        let s = &self.broker;
         in_range(parsed, "consumer.heartbeat.interval.ms", CONSUMER_HEARTBEAT)?;
         in_range(parsed, "consumer.session.timeout.ms", CONSUMER_SESSION)?;
         in_range(
@@ -307,7 +317,7 @@ impl GroupConfigRules {
 
     /// `GroupCoordinatorConfig.streamsGroupAssignorNames()`.
     fn assignor_names(&self) -> Vec<String> {
-        self.streams.assignors.clone()
+        self.broker.assignors.clone()
     }
 
     /// The settings a group with `overrides` runs with (`GroupConfigManager.updateGroupConfig`
@@ -315,11 +325,8 @@ impl GroupConfigRules {
     /// bounds, e.g. after the bounds changed; the coordinator then takes each streams key from
     /// them, else from the broker). Unparsable values (only a log written by something else
     /// could hold one) count as unset.
-    pub fn effective(
-        &self,
-        overrides: &BTreeMap<String, String>,
-    ) -> kcoord_coordinator::StreamsGroupConfig {
-        let s = &self.streams;
+    pub fn effective(&self, overrides: &BTreeMap<String, String>) -> StreamsGroupConfig {
+        let s = &self.broker;
         let int = |key: &str| {
             overrides
                 .get(key)
@@ -328,40 +335,40 @@ impl GroupConfigRules {
         let clamp = |key: &str, default: i32, min: i32, max: i32| {
             int(key).map_or(default, |v| v.clamp(min, max.max(min)))
         };
-        let mut c = s.coordinator_config();
+        let mut c = s.group_defaults.clone();
         c.session_timeout_ms = clamp(
             STREAMS_SESSION_TIMEOUT_MS,
-            s.session_timeout_ms,
+            c.session_timeout_ms,
             s.min_session_timeout_ms,
             s.max_session_timeout_ms,
         );
         c.heartbeat_interval_ms = clamp(
             STREAMS_HEARTBEAT_INTERVAL_MS,
-            s.heartbeat_interval_ms,
+            c.heartbeat_interval_ms,
             s.min_heartbeat_interval_ms,
             s.max_heartbeat_interval_ms,
         );
         c.num_standby_replicas = clamp(
             STREAMS_NUM_STANDBY_REPLICAS,
-            s.num_standby_replicas,
+            c.num_standby_replicas,
             0,
             s.max_standby_replicas,
         );
         c.initial_rebalance_delay_ms = clamp(
             STREAMS_INITIAL_REBALANCE_DELAY_MS,
-            s.initial_rebalance_delay_ms,
+            c.initial_rebalance_delay_ms,
             0,
             i32::MAX,
         );
         c.assignment_interval_ms = clamp(
             STREAMS_ASSIGNMENT_INTERVAL_MS,
-            s.assignment_interval_ms,
+            c.assignment_interval_ms,
             s.min_assignment_interval_ms,
             s.max_assignment_interval_ms,
         );
         c.task_offset_interval_ms = clamp(
             STREAMS_TASK_OFFSET_INTERVAL_MS,
-            s.task_offset_interval_ms,
+            c.task_offset_interval_ms,
             s.min_task_offset_interval_ms,
             i32::MAX,
         );
@@ -381,18 +388,19 @@ impl GroupConfigRules {
     /// default (then DescribeConfigs names it STATIC_BROKER_CONFIG, as for a key set in the
     /// broker's file).
     fn broker_value(&self, d: &Def) -> Option<String> {
-        let s = &self.streams;
+        let s = &self.broker;
+        let g = &s.group_defaults;
         match d.name {
-            STREAMS_SESSION_TIMEOUT_MS => Some(s.session_timeout_ms.to_string()),
-            STREAMS_HEARTBEAT_INTERVAL_MS => Some(s.heartbeat_interval_ms.to_string()),
-            STREAMS_NUM_STANDBY_REPLICAS => Some(s.num_standby_replicas.to_string()),
-            STREAMS_INITIAL_REBALANCE_DELAY_MS => Some(s.initial_rebalance_delay_ms.to_string()),
-            STREAMS_ASSIGNMENT_INTERVAL_MS => Some(s.assignment_interval_ms.to_string()),
+            STREAMS_SESSION_TIMEOUT_MS => Some(g.session_timeout_ms.to_string()),
+            STREAMS_HEARTBEAT_INTERVAL_MS => Some(g.heartbeat_interval_ms.to_string()),
+            STREAMS_NUM_STANDBY_REPLICAS => Some(g.num_standby_replicas.to_string()),
+            STREAMS_INITIAL_REBALANCE_DELAY_MS => Some(g.initial_rebalance_delay_ms.to_string()),
+            STREAMS_ASSIGNMENT_INTERVAL_MS => Some(g.assignment_interval_ms.to_string()),
             "streams.assignor.offload.enable" => Some(s.assignor_offload_enable.to_string()),
-            STREAMS_TASK_OFFSET_INTERVAL_MS => Some(s.task_offset_interval_ms.to_string()),
+            STREAMS_TASK_OFFSET_INTERVAL_MS => Some(g.task_offset_interval_ms.to_string()),
             STREAMS_NUM_WARMUP_REPLICAS => Some(s.num_warmup_replicas.to_string()),
-            STREAMS_RACK_AWARE_ASSIGNMENT_TAGS => Some(s.rack_aware_assignment_tags.join(",")),
-            STREAMS_ACCEPTABLE_RECOVERY_LAG => Some(s.acceptable_recovery_lag.to_string()),
+            STREAMS_RACK_AWARE_ASSIGNMENT_TAGS => Some(g.rack_aware_assignment_tags.join(",")),
+            STREAMS_ACCEPTABLE_RECOVERY_LAG => Some(g.acceptable_recovery_lag.to_string()),
             // The group config holds one assignor: the first registered is the default
             // (`AbstractKafkaConfig.extractGroupConfigMap`).
             STREAMS_ASSIGNOR_NAME => s.assignors.first().cloned(),
@@ -404,7 +412,7 @@ impl GroupConfigRules {
     /// own text (the list of assignors for `streams.assignor.name`).
     fn broker_synonym_value(&self, d: &Def) -> Option<String> {
         if d.name == STREAMS_ASSIGNOR_NAME {
-            return Some(self.streams.assignors.join(","));
+            return Some(self.broker.assignors.join(","));
         }
         self.broker_value(d)
     }
@@ -476,12 +484,6 @@ impl GroupConfigRules {
                 }
             })
             .collect()
-    }
-}
-
-impl kcoord_controller::GroupConfigValidator for GroupConfigRules {
-    fn validate(&self, configs: &BTreeMap<String, String>) -> Result<(), String> {
-        GroupConfigRules::validate(self, configs)
     }
 }
 
@@ -565,7 +567,7 @@ mod tests {
     use super::*;
 
     fn rules() -> GroupConfigRules {
-        GroupConfigRules::new(StreamsGroupConfig::default())
+        GroupConfigRules::new(GroupConfigBrokerSettings::default())
     }
 
     fn check(pairs: &[(&str, &str)]) -> Result<(), String> {
@@ -629,12 +631,12 @@ mod tests {
             ]),
             Ok(())
         );
-        let mut broker = StreamsGroupConfig {
+        let mut broker = GroupConfigBrokerSettings {
             min_heartbeat_interval_ms: 1_000,
             max_heartbeat_interval_ms: 60_000,
             ..Default::default()
         };
-        broker.session_timeout_ms = 45_000;
+        broker.group_defaults.session_timeout_ms = 45_000;
         let rules = GroupConfigRules::new(broker);
         let map = BTreeMap::from([(
             "streams.heartbeat.interval.ms".to_owned(),
@@ -668,7 +670,7 @@ mod tests {
         assert_eq!(c.heartbeat_interval_ms, 5_000, "the broker's");
         assert_eq!(
             rules.effective(&BTreeMap::new()),
-            StreamsGroupConfig::default().coordinator_config()
+            StreamsGroupConfig::default()
         );
     }
 
@@ -749,10 +751,9 @@ mod tests {
             ]
         );
         // A broker value other than Kafka's default is STATIC_BROKER_CONFIG, before the default.
-        let broker = GroupConfigRules::new(StreamsGroupConfig {
-            num_standby_replicas: 1,
-            ..Default::default()
-        });
+        let mut settings = GroupConfigBrokerSettings::default();
+        settings.group_defaults.num_standby_replicas = 1;
+        let broker = GroupConfigRules::new(settings);
         let standby = broker
             .describe(None)
             .into_iter()
