@@ -26,7 +26,7 @@ pub use connections::{ConnectionSettings, ListenerLimits};
 pub use controller::ControllerSettings;
 pub use listeners::{ListenerConfig, ListenerKind, SecurityProtocol};
 pub use log::LogSettings;
-pub use streams::StreamsGroupConfig;
+pub use streams::GroupCoordinatorConfig;
 
 use properties::{Entry, Properties};
 use values::{boolean, int_in, unique_list};
@@ -89,7 +89,7 @@ pub struct Config {
     /// The most groups the node holds, streams groups and offsets-only groups alike
     /// (`group.coordinator.max.groups`, kcoord's own); a new group past it is refused.
     pub max_groups: usize,
-    pub streams: StreamsGroupConfig,
+    pub streams: GroupCoordinatorConfig,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
     /// The data plane: where partitions are stored and every topic's default settings.

@@ -9,8 +9,11 @@ use super::{ConfigError, Reader};
 /// Assignors built into the coordinator; the first is the default.
 pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky"];
 
+/// The broker's `group.streams.*` settings (Kafka's `GroupCoordinatorConfig`, its streams
+/// part) and the topology description plugin's keys; what one group runs with is the
+/// coordinator's `StreamsGroupConfig`, made from these by [`Self::coordinator_config`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamsGroupConfig {
+pub struct GroupCoordinatorConfig {
     pub session_timeout_ms: i32,
     pub min_session_timeout_ms: i32,
     pub max_session_timeout_ms: i32,
@@ -49,9 +52,9 @@ pub struct StreamsGroupConfig {
     pub offsets_retention_check_interval_ms: i64,
 }
 
-impl Default for StreamsGroupConfig {
+impl Default for GroupCoordinatorConfig {
     fn default() -> Self {
-        StreamsGroupConfig {
+        GroupCoordinatorConfig {
             session_timeout_ms: 45_000,
             min_session_timeout_ms: 45_000,
             max_session_timeout_ms: 60_000,
@@ -95,8 +98,8 @@ const NON_NEGATIVE: (i32, i32) = (0, i32::MAX);
 /// hold a call's data while the plugin does not answer, so "unbounded" is not on offer.
 const MAX_CONCURRENT_CALLS: i32 = 1 << 20;
 
-pub(super) fn read(r: &Reader<'_>) -> Result<StreamsGroupConfig, ConfigError> {
-    let mut c = StreamsGroupConfig::default();
+pub(super) fn read(r: &Reader<'_>) -> Result<GroupCoordinatorConfig, ConfigError> {
+    let mut c = GroupCoordinatorConfig::default();
     read_liveness(r, &mut c)?;
     read_assignment(r, &mut c)?;
     read_warmup(r, &mut c)?;
@@ -119,7 +122,7 @@ fn int(
 
 /// How long a member may stay silent: the session timeout and heartbeat interval, with their
 /// bounds.
-fn read_liveness(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+fn read_liveness(r: &Reader<'_>, c: &mut GroupCoordinatorConfig) -> Result<(), ConfigError> {
     c.session_timeout_ms = int(
         r,
         "group.streams.session.timeout.ms",
@@ -161,7 +164,7 @@ fn read_liveness(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), Confi
 
 /// How the group is assigned: its size, standby replicas, the rebalance delay, the assignment
 /// interval with its bounds, the assignors and the rack-aware assignment tags.
-fn read_assignment(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+fn read_assignment(r: &Reader<'_>, c: &mut GroupCoordinatorConfig) -> Result<(), ConfigError> {
     c.max_size = int(r, "group.streams.max.size", c.max_size, POSITIVE)?;
     c.num_standby_replicas = int(
         r,
@@ -219,7 +222,7 @@ fn read_assignment(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), Con
 
 /// How tasks catch up: the task offset interval, warm-up replicas and the acceptable
 /// recovery lag.
-fn read_warmup(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+fn read_warmup(r: &Reader<'_>, c: &mut GroupCoordinatorConfig) -> Result<(), ConfigError> {
     c.task_offset_interval_ms = int(
         r,
         "group.streams.task.offset.interval.ms",
@@ -255,7 +258,7 @@ fn read_warmup(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigE
 /// The topology description plugin (KIP-1331) and the bounds on its calls.
 fn read_topology_description(
     r: &Reader<'_>,
-    c: &mut StreamsGroupConfig,
+    c: &mut GroupCoordinatorConfig,
 ) -> Result<(), ConfigError> {
     c.topology_description_plugin_class = r.get(
         "group.streams.topology.description.plugin.class",
@@ -280,7 +283,10 @@ fn read_topology_description(
 }
 
 /// The coordinator's offsets retention.
-fn read_offsets_retention(r: &Reader<'_>, c: &mut StreamsGroupConfig) -> Result<(), ConfigError> {
+fn read_offsets_retention(
+    r: &Reader<'_>,
+    c: &mut GroupCoordinatorConfig,
+) -> Result<(), ConfigError> {
     c.offsets_retention_minutes = int(
         r,
         "offsets.retention.minutes",
@@ -309,7 +315,7 @@ pub const TOPOLOGY_DESCRIPTION_PREFIX: &str = "group.streams.topology.descriptio
 /// they are not reported as unknown.
 fn topology_description_plugin(
     r: &Reader<'_>,
-    c: &StreamsGroupConfig,
+    c: &GroupCoordinatorConfig,
 ) -> Result<BTreeMap<String, String>, ConfigError> {
     let Some((key, name)) = c.topology_description_plugin() else {
         return Ok(BTreeMap::new());
@@ -359,13 +365,13 @@ fn assignors(raw: &str) -> Result<Vec<String>, String> {
 }
 
 /// Kafka's `verifyStreamsGroupConfigs`, in its order.
-fn verify(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+fn verify(r: &Reader<'_>, c: &GroupCoordinatorConfig) -> Result<(), ConfigError> {
     verify_liveness(r, c)?;
     verify_assignment(r, c)
 }
 
 /// The heartbeat interval and session timeout within their bounds, the heartbeat shorter.
-fn verify_liveness(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+fn verify_liveness(r: &Reader<'_>, c: &GroupCoordinatorConfig) -> Result<(), ConfigError> {
     const SESSION: &str = "group.streams.session.timeout.ms";
     const MIN_SESSION: &str = "group.streams.min.session.timeout.ms";
     const MAX_SESSION: &str = "group.streams.max.session.timeout.ms";
@@ -428,7 +434,7 @@ fn verify_liveness(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigE
 
 /// The assignment interval within its bounds, the standby and warm-up replicas within theirs,
 /// and the task offset interval above its minimum.
-fn verify_assignment(r: &Reader<'_>, c: &StreamsGroupConfig) -> Result<(), ConfigError> {
+fn verify_assignment(r: &Reader<'_>, c: &GroupCoordinatorConfig) -> Result<(), ConfigError> {
     const INTERVAL: &str = "group.streams.assignment.interval.ms";
     const MIN_INTERVAL: &str = "group.streams.min.assignment.interval.ms";
     const MAX_INTERVAL: &str = "group.streams.max.assignment.interval.ms";
@@ -502,7 +508,7 @@ fn at_most(r: &Reader<'_>, a: &str, av: i32, b: &str, bv: i32) -> Result<(), Con
     )
 }
 
-impl StreamsGroupConfig {
+impl GroupCoordinatorConfig {
     /// The topology description plugin the configuration names, with the key that names it:
     /// `group.streams.topology.description.class`, else Kafka 4.4's
     /// `group.streams.topology.description.plugin.class`; `None` = the feature is off.

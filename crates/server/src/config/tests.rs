@@ -30,7 +30,7 @@ fn minimal_file_gets_the_defaults() {
     assert_eq!(c.log_level, "info");
     assert!(!c.auto_create_topics_enable);
     assert_eq!(c.controller_listener_names, vec!["CONTROLLER".to_owned()]);
-    assert_eq!(c.streams, StreamsGroupConfig::default());
+    assert_eq!(c.streams, GroupCoordinatorConfig::default());
     assert_eq!(c.listeners.len(), 2);
     assert_eq!(
         (
@@ -370,7 +370,7 @@ fn streams_settings_reach_the_coordinator() {
 #[test]
 fn streams_settings_reach_the_group_config_rules() {
     assert_eq!(
-        StreamsGroupConfig::default().group_config_broker_settings(),
+        GroupCoordinatorConfig::default().group_config_broker_settings(),
         kcoord_coordinator::GroupConfigBrokerSettings::default()
     );
     let c = ok("node.id=1\ngroup.streams.max.standby.replicas=5\ngroup.streams.num.standby.replicas=4\ngroup.streams.max.warmup.replicas=3\ngroup.streams.num.warmup.replicas=1\n");

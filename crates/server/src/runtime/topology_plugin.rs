@@ -54,7 +54,7 @@ use kcoord_plugin_api::{
 use tokio::sync::oneshot;
 use tracing::{info, warn};
 
-use crate::config::streams::StreamsGroupConfig;
+use crate::config::streams::GroupCoordinatorConfig;
 use crate::config::Config;
 use crate::metrics::{PluginMethod, PluginMetrics};
 
@@ -162,7 +162,7 @@ impl Limits {
     }
 
     /// `group.streams.topology.description.timeout.ms` and `...max.concurrent.calls`.
-    pub fn from_config(streams: &StreamsGroupConfig) -> Self {
+    pub fn from_config(streams: &GroupCoordinatorConfig) -> Self {
         Limits {
             timeout: Duration::from_millis(u64::from(
                 streams.topology_description_timeout_ms.unsigned_abs(),

@@ -8,10 +8,11 @@
 //!   means the cluster-wide dynamic defaults, of which kcoord has none: an empty list. A name
 //!   that is not a number, or the id of no registered broker, is INVALID_REQUEST with Kafka's
 //!   messages (for the latter Kafka names its own id; kcoord names the registered ones).
-//! - **TOPIC (2)**: the configs the topic was created with (source DYNAMIC_TOPIC_CONFIG, as
-//!   Kafka reports a topic's own configs); Kafka's defaults are not listed. DESCRIBE_CONFIGS on
-//!   the topic is needed (else TOPIC_AUTHORIZATION_FAILED); an illegal name is
-//!   INVALID_TOPIC_EXCEPTION, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
+//! - **TOPIC (2)**: every topic config Kafka 4.4 lists, with its effective value and source:
+//!   DYNAMIC_TOPIC_CONFIG where the topic sets it, STATIC_BROKER_CONFIG where the config file
+//!   changed Kafka's default, else DEFAULT_CONFIG. DESCRIBE_CONFIGS on the topic is needed
+//!   (else TOPIC_AUTHORIZATION_FAILED); an illegal name is INVALID_TOPIC_EXCEPTION, an unknown
+//!   one UNKNOWN_TOPIC_OR_PARTITION.
 //! - **GROUP (32)**: every group config Kafka 4.4 lists
 //!   (`kcoord_coordinator::group_config_rules`), whether or not the group exists: the group's
 //!   own value (source GROUP_CONFIG) where it set one with IncrementalAlterConfigs, else the
@@ -24,8 +25,10 @@
 //! As in Kafka (`ConfigHelper.handleDescribeConfigsRequest`), the results of the resources the
 //! principal may describe come first, in request order, then those refused by authorization.
 //!
-//! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms each
-//! config carries itself as its one synonym (kcoord does not know Kafka's defaults).
+//! ConfigurationKeys (non-null) restricts the answer to those names. With IncludeSynonyms a
+//! broker's static config carries itself as its one synonym; a topic's or a group's config
+//! carries its synonyms in Kafka's order (the topic's or group's own value first, then the
+//! broker key's).
 
 use kcoord_coordinator::GroupConfigRules;
 use kcoord_wire::api::ApiKey;
