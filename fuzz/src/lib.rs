@@ -328,7 +328,8 @@ offsets.topic.num.partitions=2
 impl Node {
     fn new() -> Node {
         use kcoord_server::config::{ListenerKind, SecurityProtocol};
-        use kcoord_server::state::{ListenerInfo, ServerState};
+        use kcoord_server::runtime::cluster::ListenerInfo;
+        use kcoord_server::state::ServerState;
         let config = kcoord_server::Config::parse("fuzz", NODE_CONFIG)
             .unwrap_or_else(|e| panic!("the fuzz node's config: {e}"));
         let listener = |name: &str, kind, port| ListenerInfo {
@@ -412,7 +413,7 @@ pub fn dispatch(data: &[u8]) {
         // The client gave up and closed the connection.
         let Ok(outcome) = outcome else { return };
         match outcome {
-            Outcome::Respond(response) => {
+            Reply::Respond(response) => {
                 let response = response.to_bytes();
                 let size = u32::from_be_bytes(response[..4].try_into().expect("a size prefix"));
                 assert_eq!(size as usize, response.len() - 4, "the size prefix");
@@ -422,9 +423,9 @@ pub fn dispatch(data: &[u8]) {
                     "the response answers the request's correlation id"
                 );
             }
-            Outcome::NoResponse => {}
+            Reply::NoResponse => {}
             // Last: a failed SASL exchange's answer, then the close (no SASL listener here).
-            Outcome::Close | Outcome::Last(_) => return,
+            Reply::Close | Reply::Last(_) => return,
         }
     }
 }
