@@ -216,16 +216,7 @@ fn refused_topics(
         ..Default::default()
     };
     match decided {
-        Some(results) => results
-            .into_iter()
-            .map(|r| {
-                if r.error_code == 0 {
-                    failed(&r.name)
-                } else {
-                    r
-                }
-            })
-            .collect(),
+        Some(results) => fail_the_accepted(results, |r| r.error_code, |r| failed(&r.name)),
         None => request.topics.iter().map(|t| failed(&t.name)).collect(),
     }
 }
@@ -243,16 +234,9 @@ fn refused_deletions(
         ..Default::default()
     };
     match decided {
-        Some(results) => results
-            .into_iter()
-            .map(|r| {
-                if r.error_code == 0 {
-                    failed(r.name, r.topic_id)
-                } else {
-                    r
-                }
-            })
-            .collect(),
+        Some(results) => {
+            fail_the_accepted(results, |r| r.error_code, |r| failed(r.name, r.topic_id))
+        }
         None => request
             .topic_names
             .iter()
@@ -265,6 +249,19 @@ fn refused_deletions(
             )
             .collect(),
     }
+}
+
+/// The decision's results with each one it accepted (error code 0) replaced by `failed`: the
+/// batch that would have applied it was not.
+fn fail_the_accepted<T>(
+    results: Vec<T>,
+    error_code: impl Fn(&T) -> i16,
+    failed: impl Fn(T) -> T,
+) -> Vec<T> {
+    results
+        .into_iter()
+        .map(|r| if error_code(&r) == 0 { failed(r) } else { r })
+        .collect()
 }
 
 /// The coordinator's group config rules behind the controller's trait: the trait is the
