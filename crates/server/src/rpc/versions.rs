@@ -37,8 +37,25 @@ pub fn needs_topology_plugin(api: ApiKey) -> bool {
 }
 
 /// What ApiVersions lists on a `kind` listener: [`served_apis`] (from the lowest version each
-/// lists), plus the push RPCs when a topology description plugin is configured.
-pub fn advertised_apis(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
+/// lists), plus the push RPCs when a topology description plugin is configured. Worked out once
+/// per listener kind and plugin setting: ApiVersions is answered on every connection.
+pub fn advertised_apis(
+    kind: ListenerKind,
+    topology_plugin: bool,
+) -> &'static [(ApiKey, VersionRange)] {
+    type Lists = [[Vec<(ApiKey, VersionRange)>; 2]; 2];
+    static LISTS: LazyLock<Lists> = LazyLock::new(|| {
+        let kinds = [ListenerKind::Broker, ListenerKind::Controller];
+        kinds.map(|kind| [false, true].map(|plugin| advertised_list(kind, plugin)))
+    });
+    let kind_index = match kind {
+        ListenerKind::Broker => 0,
+        ListenerKind::Controller => 1,
+    };
+    &LISTS[kind_index][usize::from(topology_plugin)]
+}
+
+fn advertised_list(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
     apis::ALL
         .iter()
         .filter(|rpc| rpc.listeners.include(kind) && served_by_schema(rpc.api, kind))

@@ -53,7 +53,7 @@ pub fn handle(
         error_code: ErrorCode::NONE.code(),
         // The KIP-1331 push RPCs only when a topology description plugin is configured.
         api_keys: advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled())
-            .into_iter()
+            .iter()
             .map(|(api, range)| ApiVersion {
                 api_key: api.key(),
                 min_version: range.min,
@@ -195,10 +195,10 @@ mod tests {
                 version,
             );
             assert_eq!(resp.error_code, 0);
-            // The table of supported_versions.rs, Produce listed from v0 (KAFKA-18659).
+            // The declarations, Produce listed from v0 (KAFKA-18659).
             let expected: Vec<(i16, i16, i16)> =
                 crate::rpc::versions::advertised_apis(ListenerKind::Broker, false)
-                    .into_iter()
+                    .iter()
                     .map(|(api, r)| (api.key(), r.min, r.max))
                     .collect();
             assert_eq!(keys(&resp), expected);
@@ -207,7 +207,7 @@ mod tests {
         let resp = call(ListenerKind::Controller, request("librdkafka", "2.12.1"), 3);
         let expected: Vec<(i16, i16, i16)> =
             crate::rpc::versions::advertised_apis(ListenerKind::Controller, false)
-                .into_iter()
+                .iter()
                 .map(|(api, r)| (api.key(), r.min, r.max))
                 .collect();
         assert_eq!(keys(&resp), expected);
