@@ -28,6 +28,8 @@ pub use image::topics::{
     validate_topic_name, PartitionImage, TopicImage, TopicsImage, CLUSTER_METADATA_TOPIC,
     MAX_TOPIC_NAME_LENGTH,
 };
+pub use image::transactions::{TransactionMetadata, TransactionState, TransactionsImage};
+pub use image::txn_offsets::TxnOffsetsImage;
 pub use image::vec_map::{VecMap, VecSet};
 pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};
@@ -62,6 +64,10 @@ pub struct LogState {
     pub producer_ids: ProducerIdsImage,
     /// ACLs and SCRAM credentials.
     pub security: SecurityImage,
+    /// The transaction coordinator's transactional ids.
+    pub transactions: TransactionsImage,
+    /// Offsets committed inside open transactions.
+    pub txn_offsets: TxnOffsetsImage,
     /// Distinct group ids among the streams groups and the groups with committed offsets.
     groups: usize,
 }
@@ -150,7 +156,9 @@ impl LogState {
                 .security
                 .replay_remove_credential(r)
                 .map_err(inconsistent)?,
-            Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref()),
+            Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref(), offset),
+            Record::TransactionLog(k, v) => self.transactions.replay(k, v.as_ref()),
+            Record::TxnOffsetCommit(k, v) => self.txn_offsets.replay(k, v.as_ref(), offset),
             Record::StreamsGroupMetadata(k, v) => {
                 self.streams_groups.replay_metadata(&k.group_id, v.as_ref())
             }
@@ -320,18 +328,20 @@ fn encode_batch(batch: &[RecordAndVersion]) -> Result<Vec<Encoded>, ReplayError>
 }
 
 /// The images of [`LogState`], as bits.
-const TOPICS: u8 = 1;
-const STREAMS_GROUPS: u8 = 1 << 1;
-const OFFSETS: u8 = 1 << 2;
-const BROKERS: u8 = 1 << 3;
-const FEATURES: u8 = 1 << 4;
-const GROUP_CONFIGS: u8 = 1 << 5;
-const PRODUCER_IDS: u8 = 1 << 6;
-const SECURITY: u8 = 1 << 7;
+const TOPICS: u16 = 1;
+const STREAMS_GROUPS: u16 = 1 << 1;
+const OFFSETS: u16 = 1 << 2;
+const BROKERS: u16 = 1 << 3;
+const FEATURES: u16 = 1 << 4;
+const GROUP_CONFIGS: u16 = 1 << 5;
+const PRODUCER_IDS: u16 = 1 << 6;
+const SECURITY: u16 = 1 << 7;
+const TRANSACTIONS: u16 = 1 << 8;
+const TXN_OFFSETS: u16 = 1 << 9;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`LogState::replay`]: only controller records are checked against the state).
-fn footprint(record: &Record) -> (u8, bool) {
+fn footprint(record: &Record) -> (u16, bool) {
     match record {
         Record::Topic(_) | Record::Partition(_) | Record::RemoveTopic(_) => (TOPICS, true),
         Record::Config(_) => (TOPICS | GROUP_CONFIGS, false),
@@ -353,10 +363,12 @@ fn footprint(record: &Record) -> (u8, bool) {
         | Record::StreamsGroupTargetAssignmentMember(..)
         | Record::StreamsGroupCurrentMemberAssignment(..)
         | Record::StreamsGroupTopology(..) => (STREAMS_GROUPS, false),
+        Record::TransactionLog(..) => (TRANSACTIONS, false),
+        Record::TxnOffsetCommit(..) => (TXN_OFFSETS, false),
     }
 }
 
-fn copy_if<T: Clone + Default>(touched: u8, image: u8, value: &T) -> T {
+fn copy_if<T: Clone + Default>(touched: u16, image: u16, value: &T) -> T {
     if touched & image != 0 {
         value.clone()
     } else {
@@ -384,6 +396,8 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
             group_configs: copy_if(touched, GROUP_CONFIGS, &state.group_configs),
             producer_ids: copy_if(touched, PRODUCER_IDS, &state.producer_ids),
             security: copy_if(touched, SECURITY, &state.security),
+            transactions: copy_if(touched, TRANSACTIONS, &state.transactions),
+            txn_offsets: copy_if(touched, TXN_OFFSETS, &state.txn_offsets),
             groups: 0,
         };
         scratch.groups = scratch.count_groups();

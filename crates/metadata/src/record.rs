@@ -137,6 +137,8 @@ records! {
         StreamsGroupTargetAssignmentMember(StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
         StreamsGroupCurrentMemberAssignment(StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
         StreamsGroupTopology(StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+        TransactionLog(TransactionLogKey, TransactionLogValue),
+        TxnOffsetCommit(TxnOffsetCommitKey, OffsetCommitValue),
     }
 }
 

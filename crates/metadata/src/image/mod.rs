@@ -7,4 +7,6 @@ pub mod producer_ids;
 pub mod security;
 pub mod streams;
 pub mod topics;
+pub mod transactions;
+pub mod txn_offsets;
 pub mod vec_map;

@@ -11,6 +11,22 @@ pub struct CommittedOffset {
     pub commit_timestamp: i64,
     /// The topic's id when the commit named it (OffsetCommitValue v4+); nil otherwise.
     pub topic_id: uuid::Uuid,
+    /// The log offset of the record that wrote it: a transaction's offset replaces a
+    /// committed one only if it was written later (Kafka's `OffsetAndMetadata.recordOffset`).
+    pub record_offset: u64,
+}
+
+impl CommittedOffset {
+    pub fn from_value(v: &OffsetCommitValue, record_offset: u64) -> CommittedOffset {
+        CommittedOffset {
+            offset: v.offset,
+            leader_epoch: v.leader_epoch,
+            metadata: v.metadata.clone(),
+            commit_timestamp: v.commit_timestamp,
+            topic_id: v.topic_id,
+            record_offset,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -37,17 +53,16 @@ impl OffsetsImage {
         self.groups.get(group)?.get(&(topic.to_string(), partition))
     }
 
-    pub(crate) fn replay(&mut self, key: &OffsetCommitKey, value: Option<&OffsetCommitValue>) {
+    pub(crate) fn replay(
+        &mut self,
+        key: &OffsetCommitKey,
+        value: Option<&OffsetCommitValue>,
+        record_offset: u64,
+    ) {
         let tp = (key.topic.clone(), key.partition);
         match value {
             Some(v) => {
-                let committed = CommittedOffset {
-                    offset: v.offset,
-                    leader_epoch: v.leader_epoch,
-                    metadata: v.metadata.clone(),
-                    commit_timestamp: v.commit_timestamp,
-                    topic_id: v.topic_id,
-                };
+                let committed = CommittedOffset::from_value(v, record_offset);
                 self.groups
                     .entry(key.group.clone())
                     .or_default()
