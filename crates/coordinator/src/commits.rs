@@ -130,7 +130,7 @@ impl CoordinatorShard {
             Some(g) => {
                 let checked: Vec<&OffsetToCommit> =
                     offsets.iter().filter(|o| !metadata_too_large(o)).collect();
-                validate_commit(g, member_id, member_epoch, api_version, &checked)?
+                validate_commit(g, member_id, member_epoch, Some(api_version), &checked)?
             }
         }
         Ok(())
@@ -265,17 +265,19 @@ fn commit_records(
     }
 }
 
-fn metadata_too_large(o: &OffsetToCommit) -> bool {
+pub(crate) fn metadata_too_large(o: &OffsetToCommit) -> bool {
     o.metadata
         .as_ref()
         .is_some_and(|m| m.len() > OFFSET_METADATA_MAX_BYTES)
 }
 
-fn validate_commit(
+/// `StreamsGroup.validateOffsetCommit`; `api_version` is None for a transactional commit, which
+/// Kafka does not hold to OffsetCommit's version 9.
+pub(crate) fn validate_commit(
     group: &StreamsGroup,
     member_id: &str,
     member_epoch: i32,
-    api_version: i16,
+    api_version: Option<i16>,
     offsets: &[&OffsetToCommit],
 ) -> Result<()> {
     if member_epoch < 0 && group.members.is_empty() {
@@ -285,7 +287,7 @@ fn validate_commit(
         .members
         .get(member_id)
         .ok_or_else(|| CoordinatorError::unknown_member(&group.group_id, member_id))?;
-    if api_version < 9 {
+    if api_version.is_some_and(|v| v < 9) {
         return Err(CoordinatorError::new(
             ErrorCode::UNSUPPORTED_VERSION,
             "OffsetCommit version 9 or above must be used by members using the streams group protocol",

@@ -68,6 +68,11 @@ impl CoordinatorShard {
             groups_elsewhere: self.groups_elsewhere,
             stats: self.stats,
             steady_hits: self.steady_hits,
+            // Kafka's last epochs live only in memory: a reload forgets them.
+            txn: crate::transactions::TxnSoftState {
+                last_epochs: Default::default(),
+                ..self.txn.clone()
+            },
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);

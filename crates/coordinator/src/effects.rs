@@ -39,6 +39,8 @@ pub enum Effect {
     GroupConfigs(BTreeMap<String, StreamsGroupConfig>),
     /// Input: how many groups the node's other shards hold.
     GroupsElsewhere(usize),
+    /// What the transaction coordinator keeps in memory.
+    Txn(crate::transactions::TxnEffect),
 }
 
 /// A change to one member's timers or reported offsets.
@@ -146,6 +148,7 @@ impl CoordinatorShard {
                     .collect();
             }
             Effect::GroupsElsewhere(groups) => self.groups_elsewhere = groups,
+            Effect::Txn(effect) => self.apply_txn_effect(effect),
         }
     }
 

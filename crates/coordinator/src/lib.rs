@@ -25,6 +25,8 @@ pub mod target;
 pub mod task;
 pub mod tick;
 pub mod timer_queue;
+pub mod transactions;
+pub mod txn_offsets;
 pub mod validate;
 
 pub use effects::Effect;
@@ -34,6 +36,7 @@ pub use heartbeat::{HeartbeatContext, HeartbeatResult};
 pub use shard::{group_state, CoordinatorShard, GroupState, ShardStats, DEFAULT_MAX_GROUPS};
 pub use streams_group_config::StreamsGroupConfig;
 pub use tick::{tick, Tick, TickEvent};
+pub use transactions::{PreparedTransaction, TransactionConfig};
 
 /// What a coordinator handler returns.
 pub type Outcome<R> = kcoord_runtime::Outcome<R, Effect>;

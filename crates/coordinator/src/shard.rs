@@ -108,6 +108,8 @@ pub struct CoordinatorShard {
     pub(crate) stats: ShardStats,
     /// Heartbeats answered by the steady-state path (`steady.rs`), for tests.
     pub(crate) steady_hits: u64,
+    /// What the transaction coordinator keeps in memory.
+    pub(crate) txn: crate::transactions::TxnSoftState,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -138,6 +140,7 @@ impl CoordinatorShard {
             groups_elsewhere: 0,
             stats: ShardStats::default(),
             steady_hits: 0,
+            txn: Default::default(),
         }
     }
 
@@ -241,6 +244,7 @@ impl CoordinatorShard {
             .into_iter()
             .chain(delay)
             .chain(self.expiry_next)
+            .chain(self.transaction_check_deadline())
             .min()
     }
 

@@ -39,6 +39,15 @@ pub enum TickEvent {
     GroupExpired {
         group_id: String,
     },
+    /// An ongoing transaction outlived its timeout: its producer is fenced and it is aborted.
+    TransactionTimedOut {
+        transactional_id: String,
+        producer_id: i64,
+    },
+    /// An idle transactional id outlived `transactional.id.expiration.ms`.
+    TransactionalIdExpired {
+        transactional_id: String,
+    },
 }
 
 /// What a tick did: its events, the jobs that failed (logged by the owner, the others went
@@ -75,6 +84,12 @@ pub fn tick<L: Log>(runtime: &mut Runtime<CoordinatorShard, L>, now: i64) -> Tic
     }
     if runtime.offset_expiry_due(now) {
         match runtime.run(|shard| shard.expire_offsets(now)) {
+            Ok(done) => tick.events.extend(done.response),
+            Err(refused) => tick.failed(refused),
+        }
+    }
+    if tick.diverged.is_none() && runtime.transaction_checks_due(now) {
+        match runtime.run(|shard| shard.check_transactions(now)) {
             Ok(done) => tick.events.extend(done.response),
             Err(refused) => tick.failed(refused),
         }

@@ -100,6 +100,10 @@ error_codes! {
     DUPLICATE_SEQUENCE_NUMBER = 46, "The broker received a duplicate sequence number.";
     INVALID_PRODUCER_EPOCH = 47, "Producer attempted to produce with an old epoch.";
     INVALID_TXN_STATE = 48, "The producer attempted a transactional operation in an invalid state.";
+    INVALID_PRODUCER_ID_MAPPING = 49, "The producer attempted to use a producer id which is not currently assigned to its transactional id.";
+    INVALID_TRANSACTION_TIMEOUT = 50, "The transaction timeout is larger than the maximum value allowed by the broker (as configured by transaction.max.timeout.ms).";
+    CONCURRENT_TRANSACTIONS = 51, "The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing.";
+    TRANSACTION_COORDINATOR_FENCED = 52, "Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the current coordinator for a given producer.";
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53, "Transactional Id authorization failed.";
     SECURITY_DISABLED = 54, "Security features are disabled.";
     KAFKA_STORAGE_ERROR = 56, "Disk error when trying to access log file on the disk.";
@@ -118,7 +122,9 @@ error_codes! {
     FENCED_INSTANCE_ID = 82, "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id.";
     GROUP_SUBSCRIBED_TO_TOPIC = 86, "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
     INVALID_RECORD = 87, "This record has failed the validation on broker and hence will be rejected.";
+    UNSTABLE_OFFSET_COMMIT = 88, "There are unstable offsets that need to be cleared.";
     THROTTLING_QUOTA_EXCEEDED = 89, "The throttling quota has been exceeded.";
+    PRODUCER_FENCED = 90, "There is a newer producer with the same transactionalId which fences the current one.";
     RESOURCE_NOT_FOUND = 91, "A request illegally referred to a resource that does not exist.";
     DUPLICATE_RESOURCE = 92, "A request illegally referred to the same resource twice.";
     UNACCEPTABLE_CREDENTIAL = 93, "Requested credential would not meet criteria for acceptability.";
@@ -127,6 +133,7 @@ error_codes! {
     BROKER_ID_NOT_REGISTERED = 102, "The given broker ID was not registered.";
     INCONSISTENT_TOPIC_ID = 103, "The log's topic ID did not match the topic ID in the request.";
     INCONSISTENT_CLUSTER_ID = 104, "The clusterId in the request does not match that found on the server.";
+    TRANSACTIONAL_ID_NOT_FOUND = 105, "The transactionalId could not be found.";
     FETCH_SESSION_TOPIC_ID_ERROR = 106, "The fetch session encountered inconsistent topic ID usage.";
     FEATURE_UPDATE_FAILED = 96, "Unable to update finalized features due to an unexpected server error.";
     FENCED_MEMBER_EPOCH = 110, "The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin.";
@@ -137,6 +144,7 @@ error_codes! {
     UNSUPPORTED_ENDPOINT_TYPE = 115, "This endpoint type is not supported yet.";
     UNKNOWN_CONTROLLER_ID = 116, "This controller ID is not known.";
     INVALID_REGISTRATION = 119, "The controller has considered the broker registration to be invalid.";
+    TRANSACTION_ABORTABLE = 120, "The server encountered an error with the transaction. The client can abort the transaction to continue using this transactional ID.";
     REBOOTSTRAP_REQUIRED = 129, "Client metadata is stale. The client should rebootstrap to obtain new metadata.";
     STREAMS_INVALID_TOPOLOGY = 130, "The supplied topology is invalid.";
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131, "The supplied topology epoch is invalid.";

@@ -1,0 +1,323 @@
+use kcoord_metadata::TransactionState;
+use kcoord_runtime::{Runtime, Volatile};
+use kcoord_wire::ErrorCode;
+
+use super::init_producer_id::{InitProducerId, InitProducerIdResult};
+use super::*;
+use crate::commits::OffsetToCommit;
+use crate::txn_offsets::TxnOffsetCommit;
+use crate::{StreamsGroupConfig, TickEvent};
+
+type Shard = Runtime<CoordinatorShard, Volatile>;
+
+fn shard() -> Shard {
+    let config = TransactionConfig {
+        max_timeout_ms: 60_000,
+        id_expiration_ms: 100_000,
+        abort_timed_out_interval_ms: 1_000,
+        remove_expired_interval_ms: 10_000,
+    };
+    let core = CoordinatorShard::new(StreamsGroupConfig::default(), 1).with_transactions(config);
+    Runtime::new(core, Volatile)
+}
+
+fn run<R>(s: &mut Shard, f: impl FnOnce(&CoordinatorShard) -> Outcome<R>) -> R {
+    match s.run(f) {
+        Ok(done) => done.response,
+        Err(refused) => panic!("refused: {}", refused.error),
+    }
+}
+
+/// InitProducerId as the server runs it: a fresh producer id when the coordinator asks.
+fn init(s: &mut Shard, id: &str, expected: Option<(i64, i16)>, now: i64) -> InitProducerIdResult {
+    let mut req = InitProducerId {
+        transactional_id: id,
+        transaction_timeout_ms: 10_000,
+        expected,
+        fresh_producer_id: None,
+    };
+    let mut next_id = 1000;
+    loop {
+        match run(s, |c| c.init_producer_id(&req, now)) {
+            InitProducerIdResult::NeedsProducerId => {
+                next_id += 1;
+                req.fresh_producer_id = Some(next_id);
+            }
+            other => return other,
+        }
+    }
+}
+
+fn granted(r: InitProducerIdResult) -> (i64, i16) {
+    match r {
+        InitProducerIdResult::Granted {
+            producer_id,
+            producer_epoch,
+        } => (producer_id, producer_epoch),
+        other => panic!("not granted: {other:?}"),
+    }
+}
+
+fn tp(topic: &str, p: i32) -> (String, i32) {
+    (topic.to_owned(), p)
+}
+
+fn state(s: &Shard, id: &str) -> TransactionState {
+    s.transaction(id).map(|t| t.state).expect("known id")
+}
+
+#[test]
+fn a_new_id_gets_epoch_zero_and_a_second_init_fences_the_first() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    assert_eq!(epoch, 0);
+    let (pid2, epoch2) = granted(init(&mut s, "tx", None, 2));
+    assert_eq!((pid2, epoch2), (pid, 1));
+    let stale = run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, 0, &[tp("a", 0)], 3)
+    });
+    assert_eq!(stale, ErrorCode::PRODUCER_FENCED);
+    let other = run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid + 1, 1, &[tp("a", 0)], 3)
+    });
+    assert_eq!(other, ErrorCode::INVALID_PRODUCER_ID_MAPPING);
+}
+
+#[test]
+fn a_timeout_over_the_maximum_is_refused() {
+    let mut s = shard();
+    let req = InitProducerId {
+        transactional_id: "tx",
+        transaction_timeout_ms: 60_001,
+        expected: None,
+        fresh_producer_id: Some(5),
+    };
+    let refused = run(&mut s, |c| c.init_producer_id(&req, 1));
+    assert_eq!(
+        refused,
+        InitProducerIdResult::Refused(ErrorCode::INVALID_TRANSACTION_TIMEOUT)
+    );
+    assert!(s.transaction("tx").is_none());
+}
+
+#[test]
+fn commit_prepares_then_completes_and_retries_are_answered() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    let parts = [tp("a", 0), tp("b", 3)];
+    let added = run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 2)
+    });
+    assert_eq!(added, ErrorCode::NONE);
+    assert_eq!(
+        s.verify_partitions_in_transaction("tx", pid, epoch, &[tp("a", 0), tp("c", 0)]),
+        [ErrorCode::NONE, ErrorCode::TRANSACTION_ABORTABLE]
+    );
+    let ended = run(&mut s, |c| c.end_transaction("tx", pid, epoch, true, 3));
+    assert_eq!(ended, ErrorCode::NONE);
+    let prepared = s.prepared_transactions();
+    assert_eq!(prepared.len(), 1);
+    assert!(prepared[0].commit);
+    assert_eq!(prepared[0].partitions, parts);
+    // A retry while the markers are written, and one of the other outcome.
+    assert_eq!(
+        run(&mut s, |c| c.end_transaction("tx", pid, epoch, true, 4)),
+        ErrorCode::CONCURRENT_TRANSACTIONS
+    );
+    assert_eq!(
+        run(&mut s, |c| c.end_transaction("tx", pid, epoch, false, 4)),
+        ErrorCode::INVALID_TXN_STATE
+    );
+    assert!(run(&mut s, |c| c.complete_transaction(&prepared[0], 5)));
+    assert_eq!(state(&s, "tx"), TransactionState::CompleteCommit);
+    assert!(s.prepared_transactions().is_empty());
+    assert!(!run(&mut s, |c| c.complete_transaction(&prepared[0], 6)));
+    assert_eq!(
+        run(&mut s, |c| c.end_transaction("tx", pid, epoch, true, 7)),
+        ErrorCode::NONE
+    );
+    assert_eq!(
+        run(&mut s, |c| c.end_transaction("tx", pid, epoch, false, 7)),
+        ErrorCode::INVALID_TXN_STATE
+    );
+}
+
+#[test]
+fn init_during_an_ongoing_transaction_aborts_it_and_fences() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 2)
+    });
+    assert_eq!(
+        init(&mut s, "tx", None, 3),
+        InitProducerIdResult::Refused(ErrorCode::CONCURRENT_TRANSACTIONS)
+    );
+    let prepared = s.prepared_transactions();
+    assert_eq!(prepared.len(), 1);
+    assert!(!prepared[0].commit);
+    assert_eq!(prepared[0].producer_epoch, epoch + 1);
+    // The old producer is fenced at once.
+    assert_eq!(
+        run(&mut s, |c| c.end_transaction("tx", pid, epoch, true, 4)),
+        ErrorCode::PRODUCER_FENCED
+    );
+    run(&mut s, |c| c.complete_transaction(&prepared[0], 5));
+    assert_eq!(granted(init(&mut s, "tx", None, 6)), (pid, epoch + 2));
+}
+
+#[test]
+fn kip_360_a_producer_recovers_with_its_id_and_a_retry_gets_the_same_epoch() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    let bumped = granted(init(&mut s, "tx", Some((pid, epoch)), 2));
+    assert_eq!(bumped, (pid, epoch + 1));
+    // The answer was lost: the producer asks again with the epoch it had.
+    assert_eq!(granted(init(&mut s, "tx", Some((pid, epoch)), 3)), bumped);
+    // A producer id the transactional id never had is fenced.
+    assert_eq!(
+        init(&mut s, "tx", Some((pid + 7, 0)), 4),
+        InitProducerIdResult::Refused(ErrorCode::PRODUCER_FENCED)
+    );
+}
+
+#[test]
+fn an_exhausted_epoch_rotates_the_producer_id() {
+    let mut s = shard();
+    let (pid, _) = granted(init(&mut s, "tx", None, 1));
+    let mut t = s.transaction("tx").cloned().expect("known");
+    t.producer_epoch = i16::MAX - 1;
+    run(&mut s, |_| Outcome {
+        records: crate::at_latest_version(vec![transaction_record(&t)]),
+        response: (),
+        effects: Vec::new(),
+    });
+    let (pid2, epoch2) = granted(init(&mut s, "tx", None, 2));
+    assert_ne!(pid2, pid);
+    assert_eq!(epoch2, 0);
+    assert_eq!(s.transaction("tx").map(|t| t.prev_producer_id), Some(pid));
+}
+
+#[test]
+fn a_timed_out_transaction_is_aborted_and_its_producer_fenced() {
+    let mut s = shard();
+    run(&mut s, |c| c.start_transaction_checks(0));
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 0));
+    run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 100)
+    });
+    assert!(crate::tick(&mut s, 5_000).events.is_empty());
+    let ticked = crate::tick(&mut s, 10_200);
+    assert_eq!(
+        ticked.events,
+        [TickEvent::TransactionTimedOut {
+            transactional_id: "tx".into(),
+            producer_id: pid
+        }]
+    );
+    assert_eq!(state(&s, "tx"), TransactionState::PrepareAbort);
+    assert_eq!(s.transactions_timed_out(), 1);
+    assert_eq!(
+        run(&mut s, |c| c
+            .end_transaction("tx", pid, epoch, true, 10_300)),
+        ErrorCode::PRODUCER_FENCED
+    );
+}
+
+#[test]
+fn an_idle_transactional_id_expires() {
+    let mut s = shard();
+    run(&mut s, |c| c.start_transaction_checks(0));
+    granted(init(&mut s, "tx", None, 0));
+    crate::tick(&mut s, 10_000);
+    assert!(s.transaction("tx").is_some());
+    let ticked = crate::tick(&mut s, 110_000);
+    assert!(ticked.events.contains(&TickEvent::TransactionalIdExpired {
+        transactional_id: "tx".into()
+    }));
+    assert!(s.transaction("tx").is_none());
+}
+
+fn offset(partition: i32, offset: i64) -> OffsetToCommit {
+    OffsetToCommit {
+        topic: "t".into(),
+        topic_id: uuid::Uuid::nil(),
+        partition,
+        offset,
+        leader_epoch: -1,
+        metadata: None,
+    }
+}
+
+fn txn_commit(
+    s: &mut Shard,
+    producer_id: i64,
+    offsets: &[OffsetToCommit],
+    generation: i32,
+) -> Vec<ErrorCode> {
+    let req = TxnOffsetCommit {
+        group_id: "g",
+        producer_id,
+        member_id: "",
+        generation_id_or_member_epoch: generation,
+        api_version: 4,
+        offsets,
+    };
+    match run(s, |c| c.commit_transactional_offsets(&req, 1)) {
+        Ok(codes) => codes,
+        Err(e) => vec![e.code],
+    }
+}
+
+#[test]
+fn transactional_offsets_are_pending_until_the_marker_and_abort_drops_them() {
+    let mut s = shard();
+    assert_eq!(
+        txn_commit(&mut s, 7, &[offset(0, 10), offset(1, 20)], -1),
+        [ErrorCode::NONE; 2]
+    );
+    assert!(s.has_pending_transactional_offset("g", "t", 0));
+    assert!(s.state().offsets.get("g", "t", 0).is_none());
+    assert_eq!(
+        run(&mut s, |c| c.complete_transactional_offsets(7, true)),
+        2
+    );
+    assert_eq!(
+        s.state().offsets.get("g", "t", 1).map(|o| o.offset),
+        Some(20)
+    );
+    assert!(!s.has_pending_transactional_offset("g", "t", 0));
+    txn_commit(&mut s, 8, &[offset(0, 99)], -1);
+    assert_eq!(
+        run(&mut s, |c| c.complete_transactional_offsets(8, false)),
+        0
+    );
+    assert_eq!(
+        s.state().offsets.get("g", "t", 0).map(|o| o.offset),
+        Some(10)
+    );
+    // Unknown group with a generation: ILLEGAL_GENERATION before v6.
+    assert_eq!(
+        txn_commit(&mut s, 9, &[offset(0, 1)], 3),
+        [ErrorCode::ILLEGAL_GENERATION]
+    );
+}
+
+#[test]
+fn a_plain_commit_after_the_transactional_one_wins() {
+    let mut s = shard();
+    txn_commit(&mut s, 7, &[offset(0, 10)], -1);
+    run(&mut s, |c| {
+        c.commit_offsets("g", "", -1, 9, &[offset(0, 50)], 2)
+            .map(|r| r.map(|_| ()).map_err(|e| e.code))
+    })
+    .expect("plain commit");
+    assert_eq!(
+        run(&mut s, |c| c.complete_transactional_offsets(7, true)),
+        0
+    );
+    assert_eq!(
+        s.state().offsets.get("g", "t", 0).map(|o| o.offset),
+        Some(50)
+    );
+}
