@@ -38,7 +38,9 @@ impl Stats {
                 TickEvent::RebalanceTimedOut { .. } => self.rebalances_timed_out += 1,
                 TickEvent::AssignmentComputed { .. } => self.delayed_assignments += 1,
                 TickEvent::GroupExpired { .. } => self.groups_expired += 1,
-                TickEvent::OffsetsExpired { .. } => {}
+                TickEvent::OffsetsExpired { .. }
+                | TickEvent::TransactionTimedOut { .. }
+                | TickEvent::TransactionalIdExpired { .. } => {}
             }
         }
     }
