@@ -26,7 +26,7 @@ mod init_producer_id;
 #[cfg(test)]
 mod tests;
 
-pub use init_producer_id::InitProducerIdResult;
+pub use init_producer_id::{InitProducerId, InitProducerIdResult};
 
 /// No producer id or epoch (Kafka's `RecordBatch.NO_PRODUCER_ID` / `NO_PRODUCER_EPOCH`).
 pub const NO_PRODUCER_ID: i64 = -1;

@@ -136,6 +136,7 @@ impl ServerState {
             config.coordinator_shards,
             &config.streams.coordinator_config(),
             &config.coordinator_log,
+            config.transactions,
             config.max_groups,
             Arc::clone(&metrics),
         );

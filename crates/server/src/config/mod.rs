@@ -16,6 +16,7 @@ pub mod properties;
 pub mod sasl;
 pub mod ssl;
 pub mod streams;
+pub mod transactions;
 mod values;
 
 use std::cell::RefCell;
@@ -90,6 +91,8 @@ pub struct Config {
     /// (`group.coordinator.max.groups`, kcoord's own); a new group past it is refused.
     pub max_groups: usize,
     pub streams: GroupCoordinatorConfig,
+    /// The transaction coordinator (`transaction.*`).
+    pub transactions: kcoord_coordinator::TransactionConfig,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
     /// The data plane: where partitions are stored and every topic's default settings.
@@ -248,6 +251,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             |v| int_in(v, 1, i32::MAX).map(|n: i32| n as usize),
         )?,
         streams: streams::read(r)?,
+        transactions: transactions::read(r)?,
         controller,
         log,
         coordinator_log,

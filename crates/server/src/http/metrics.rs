@@ -22,6 +22,12 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         }
     };
     state.metrics.refresh(census, state.partitions.len());
+    let open: usize = state.coordinators.all().map(|s| s.open_transactions()).sum();
+    state
+        .metrics
+        .transactions
+        .open
+        .set(i64::try_from(open).unwrap_or(i64::MAX));
     (
         [(header::CONTENT_TYPE, CONTENT_TYPE)],
         state.metrics.encode(),

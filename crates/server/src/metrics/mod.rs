@@ -21,6 +21,7 @@ mod logs;
 mod plugin;
 mod requests;
 mod striped;
+mod transactions;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ pub use groups::GroupMetrics;
 pub use logs::LogMetrics;
 pub use plugin::{PluginMethod, PluginMetrics, PluginOutcome};
 pub use requests::RequestMetrics;
+pub use transactions::TransactionMetrics;
 
 /// Every metric family name starts with this (the process collector's `process_*` aside).
 pub const PREFIX: &str = "kcoord";
@@ -56,6 +58,7 @@ pub struct Metrics {
     /// The controller's metadata log (`metadata.log.dir`).
     pub controller_log: LogMetrics,
     pub data: DataPlaneMetrics,
+    pub transactions: TransactionMetrics,
 }
 
 impl Metrics {
@@ -71,6 +74,7 @@ impl Metrics {
             coordinator_log: logs.for_log("coordinator"),
             controller_log: logs.for_log("controller"),
             data: DataPlaneMetrics::new(&registry),
+            transactions: TransactionMetrics::new(&registry),
             registry,
         };
         register_process_collector(&metrics.registry);

@@ -1,10 +1,7 @@
 //! FindCoordinator (key 10), v0-6, after Kafka's `KafkaApis.handleFindCoordinatorRequest`.
 //!
-//! This node coordinates every group (KeyType 0, which streams groups use too). There is no
-//! transaction coordinator: KeyType 1 is answered CLUSTER_AUTHORIZATION_FAILED with a message
-//! saying so, which both the Java producer and librdkafka treat as fatal and show (any
-//! retriable code would have `initTransactions()` retry until it times out; see
-//! docs/kafka-data-plane-facts.md §3). Share (2) coordinators do not exist either:
+//! This node coordinates every group (KeyType 0, which streams groups use too) and every
+//! transactional id (KeyType 1). Share (2) coordinators do not exist:
 //! COORDINATOR_NOT_AVAILABLE per key. A share key before v6 is INVALID_REQUEST per key, and an
 //! unknown key type fails the whole request with INVALID_REQUEST, as in Kafka. v0-3 carry one
 //! key and a top-level answer whose ErrorMessage is Kafka's `Errors.message()` ("NONE" on
@@ -68,8 +65,7 @@ pub fn handle(
                 Ok(node) => (ErrorCode::NONE, node),
                 Err(error) => (error, Node::none()),
             };
-            let error_message = if unknown_type || error == ErrorCode::CLUSTER_AUTHORIZATION_FAILED
-            {
+            let error_message = if unknown_type {
                 message(error, &key)
             } else {
                 String::new()
@@ -115,27 +111,21 @@ fn coordinator(
         {
             Err(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         }
-        GROUP => Ok(ctx.this_node()),
+        GROUP | TRANSACTION => Ok(ctx.this_node()),
         SHARE if version < 6 => Err(ErrorCode::INVALID_REQUEST),
-        TRANSACTION => Err(ErrorCode::CLUSTER_AUTHORIZATION_FAILED),
         SHARE => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
         _ => Err(ErrorCode::INVALID_REQUEST),
     }
 }
 
-/// The answer's ErrorMessage: ours for a transaction key kcoord cannot coordinate, else Kafka's.
-fn message(error: ErrorCode, key: &str) -> String {
-    if error == ErrorCode::CLUSTER_AUTHORIZATION_FAILED {
-        return transactions_unsupported(key);
-    }
+/// The answer's ErrorMessage: Kafka's.
+fn message(error: ErrorCode, _key: &str) -> String {
     kafka_message(error).to_owned()
 }
 
-/// What a transactional producer is told (the README says the same).
+/// What Produce told a transactional producer before transactions were served.
 pub fn transactions_unsupported(transactional_id: &str) -> String {
-    format!(
-        "kcoord does not support transactions (transactional.id '{transactional_id}'): use an idempotent producer without transactional.id, or processing.guarantee=at_least_once in Kafka Streams"
-    )
+    format!("transactional id '{transactional_id}' is not in a transaction")
 }
 
 /// Kafka's `Errors.message()`: the exception's default message, or the enum name for NONE.
@@ -157,17 +147,10 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             needs [(Describe, Group, GROUP)],
             FindCoordinatorResponse => |r| format!("{} node {}", code(r.coordinators[0].error_code), r.coordinators[0].node_id),
             allowed "NONE node 7", denied "GROUP_AUTHORIZATION_FAILED node -1"),
-        // Allowed, there is no transaction coordinator: CLUSTER_AUTHORIZATION_FAILED saying so
-        // (README "Differences from Apache Kafka 4.4").
         row!(FindCoordinator ("transaction") 4 on Broker, find_coordinator(1, TRANSACTIONAL_ID),
             needs [(Describe, TransactionalId, TRANSACTIONAL_ID)],
-            FindCoordinatorResponse => |r| {
-                let c = &r.coordinators[0];
-                let unsupported = c.error_message.as_deref().is_some_and(|m| m.contains("does not support transactions"));
-                format!("{} node {}{}", code(c.error_code), c.node_id, if unsupported { ", no transactions" } else { "" })
-            },
-            allowed "CLUSTER_AUTHORIZATION_FAILED node -1, no transactions",
-            denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED node -1"),
+            FindCoordinatorResponse => |r| format!("{} node {}", code(r.coordinators[0].error_code), r.coordinators[0].node_id),
+            allowed "NONE node 7", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED node -1"),
     ]
 }
 
@@ -250,24 +233,15 @@ mod tests {
     }
 
     #[test]
-    fn transaction_coordinators_are_refused_fatally_with_a_reason() {
+    fn transactions_are_coordinated_here() {
         let resp = call(single(TRANSACTION), 3);
         assert_eq!(
             (resp.error_code, resp.node_id, resp.host.as_str(), resp.port),
-            (31, -1, "", -1)
-        );
-        let message = resp.error_message.unwrap();
-        assert!(
-            message.contains("does not support transactions"),
-            "{message}"
+            (0, NODE_ID, "broker.example", 9092)
         );
         let resp = call(batched(TRANSACTION, &["tx"]), 4);
         let c = &resp.coordinators[0];
-        assert_eq!((c.error_code, c.node_id), (31, -1));
-        assert!(c
-            .error_message
-            .as_deref()
-            .is_some_and(|m| m.contains("'tx'")));
+        assert_eq!((c.error_code, c.node_id, c.error_message.as_deref()), (0, NODE_ID, Some("")));
     }
 
     #[test]

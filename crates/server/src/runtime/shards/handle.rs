@@ -107,6 +107,8 @@ pub(super) struct Shared {
     pub(super) groups_total: Arc<AtomicUsize>,
     /// Rebalances, assignments and their jobs' time; the log's appends and fsyncs.
     pub(super) metrics: Arc<Metrics>,
+    /// Wakes the marker task when a timer aborted a transaction or a load found prepared ones.
+    pub(super) markers: Arc<Notify>,
 }
 
 /// One shard as seen from a connection.
@@ -233,6 +235,16 @@ impl ShardHandle {
         for group in locked.runtime.state().streams_groups.iter() {
             each(kcoord_coordinator::group_state(group), group.members.len());
         }
+    }
+
+    /// Transactions ongoing or with markers to write (for `/metrics`).
+    pub fn open_transactions(&self) -> usize {
+        let locked = self.shared.lock();
+        let transactions = &locked.runtime.state().transactions;
+        transactions
+            .iter()
+            .filter(|t| !t.state.is_idle() && t.state != kcoord_metadata::TransactionState::Dead)
+            .count()
     }
 
     /// Whether the shard is still loading (COORDINATOR_LOAD_IN_PROGRESS).

@@ -34,7 +34,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kcoord_coordinator::{CoordinatorShard, Effect, GroupConfigRules, StreamsGroupConfig};
+use kcoord_coordinator::{
+    CoordinatorShard, Effect, GroupConfigRules, StreamsGroupConfig, TransactionConfig,
+};
 use kcoord_metadata::TopicsImage;
 use kcoord_runtime::Runtime;
 use tokio::sync::{mpsc, watch, Notify};
@@ -57,6 +59,9 @@ pub use task::{LoadGate, ShardTasks};
 #[derive(Debug, Clone)]
 pub struct Coordinators {
     shards: Arc<[ShardHandle]>,
+    /// Wakes the marker task ([`crate::runtime::transactions`]): a transaction's outcome was
+    /// decided.
+    markers: Arc<Notify>,
 }
 
 impl Coordinators {
@@ -67,6 +72,7 @@ impl Coordinators {
             count,
             config,
             &CoordinatorLogSettings::default(),
+            TransactionConfig::default(),
             usize::MAX,
             Arc::new(Metrics::new([])),
         )
@@ -79,12 +85,14 @@ impl Coordinators {
         count: usize,
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
+        transactions: TransactionConfig,
         max_groups: usize,
         metrics: Arc<Metrics>,
     ) -> (Coordinators, ShardTasks) {
         let count = count.max(1);
         let groups_total = Arc::new(AtomicUsize::new(0));
         let wake = Arc::new(Notify::new());
+        let markers = Arc::new(Notify::new());
         let (to_writer, loaded) = mpsc::unbounded_channel();
         let mut handles = Vec::with_capacity(count);
         let mut tasks = Vec::with_capacity(count);
@@ -95,7 +103,9 @@ impl Coordinators {
             // The seed only drives the TopologyDescriptionIds a shard mints; it must differ
             // between shards and runs, not be secret.
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
-            let shard = CoordinatorShard::new(config.clone(), seed).with_max_groups(max_groups);
+            let shard = CoordinatorShard::new(config.clone(), seed)
+                .with_max_groups(max_groups)
+                .with_transactions(transactions);
             let shared = Arc::new(Shared {
                 index,
                 locked: Mutex::new(Locked {
@@ -110,6 +120,7 @@ impl Coordinators {
                 groups: AtomicUsize::new(0),
                 groups_total: Arc::clone(&groups_total),
                 metrics: Arc::clone(&metrics),
+                markers: Arc::clone(&markers),
             });
             handles.push(ShardHandle {
                 shared: Arc::clone(&shared),
@@ -129,6 +140,7 @@ impl Coordinators {
         (
             Coordinators {
                 shards: handles.into(),
+                markers,
             },
             ShardTasks {
                 tasks,
@@ -148,6 +160,27 @@ impl Coordinators {
     /// The shard that owns `group_id`.
     pub fn for_group(&self, group_id: &str) -> &ShardHandle {
         &self.shards[shard_index(group_id, self.shards.len())]
+    }
+
+    /// The shard that coordinates `transactional_id` (Kafka's `partitionFor` on
+    /// `__transaction_state`, with as many partitions as there are shards).
+    pub fn for_transactional_id(&self, transactional_id: &str) -> &ShardHandle {
+        self.for_group(transactional_id)
+    }
+
+    /// What wakes the marker task.
+    pub fn markers_due(&self) -> Arc<Notify> {
+        Arc::clone(&self.markers)
+    }
+
+    /// Tells the marker task a transaction's outcome was decided.
+    pub fn wake_markers(&self) {
+        self.markers.notify_one();
+    }
+
+    /// The shard with this index (a `__consumer_offsets` partition in a transaction).
+    pub fn shard(&self, index: usize) -> Option<&ShardHandle> {
+        self.shards.get(index)
     }
 
     pub fn all(&self) -> impl Iterator<Item = &ShardHandle> {

@@ -118,6 +118,8 @@ impl ShardTask {
         self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
         self.start_offset_expiry();
+        // A transaction decided before a restart has its markers written now.
+        self.shared.markers.notify_one();
         if let (Some(writer), Some((to_writer, _))) = (writer, &self.to_writer) {
             let loaded = writer::Loaded {
                 shared: Arc::clone(&self.shared),
@@ -135,9 +137,14 @@ impl ShardTask {
     /// not a job of its own (nothing is written, and `jobs_run` counts requests' work).
     fn start_offset_expiry(&self) {
         let mut locked = self.shared.lock();
-        let outcome = locked.runtime.start_offset_expiry(clock::now_ms());
+        let now = clock::now_ms();
+        let outcome = locked.runtime.start_offset_expiry(now);
         if let Err(refused) = locked.runtime.commit(outcome) {
             error!(shard = self.shared.index, error = %refused.error, "could not start the expiry of committed offsets");
+        }
+        let outcome = locked.runtime.start_transaction_checks(now);
+        if let Err(refused) = locked.runtime.commit(outcome) {
+            error!(shard = self.shared.index, error = %refused.error, "could not start the transaction timeouts");
         }
     }
 
@@ -219,6 +226,10 @@ impl ShardTask {
             let tick = kcoord_coordinator::tick(&mut locked.runtime, now);
             for event in &tick.events {
                 log_tick_event(self.shared.index, event);
+                if matches!(event, TickEvent::TransactionTimedOut { .. }) {
+                    self.shared.metrics.transactions.timed_out.inc();
+                    self.shared.markers.notify_one();
+                }
             }
             for failure in &tick.failures {
                 error!(shard = self.shared.index, error = %failure, "coordinator timers failed");
@@ -271,6 +282,20 @@ fn log_tick_event(shard: usize, event: &TickEvent) {
             shard,
             group = %group_id,
             "empty group without committed offsets deleted"
+        ),
+        TickEvent::TransactionTimedOut {
+            transactional_id,
+            producer_id,
+        } => info!(
+            shard,
+            transactional_id = %transactional_id,
+            producer_id,
+            "transaction timed out: its producer is fenced and it is aborted"
+        ),
+        TickEvent::TransactionalIdExpired { transactional_id } => info!(
+            shard,
+            transactional_id = %transactional_id,
+            "idle transactional id expired"
         ),
     }
 }

@@ -1,0 +1,139 @@
+//! The transaction markers (Kafka's `TransactionMarkerChannelManager`, on one node): once a
+//! transaction's outcome is decided (PrepareCommit or PrepareAbort in its shard's log), a
+//! COMMIT or ABORT marker goes to each of its partitions: a control batch into each data
+//! partition, and for each group shard in the transaction (AddOffsetsToTxn) its pending
+//! offsets committed or dropped. Then the transaction completes in its shard's log.
+//!
+//! The task looks at every shard when woken (an EndTxn, an InitProducerId that aborted, a
+//! timeout, a shard that loaded prepared transactions from its log) and every second, so a
+//! marker that could not be written is tried again, and a crash between the decision and the
+//! last marker is completed after the restart: the decision is in the log, and writing a
+//! marker twice changes nothing the second time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcoord_coordinator::transactions::CONSUMER_OFFSETS;
+use kcoord_coordinator::PreparedTransaction;
+use tokio::sync::{watch, Notify};
+use tracing::{info, warn};
+
+use crate::metrics::Metrics;
+use crate::runtime::partitions::{MarkerError, Partitions};
+use crate::runtime::shards::{Coordinators, ShardHandle};
+use crate::support::clock;
+
+/// How often prepared transactions are looked for without a wake-up.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The coordinator epoch markers carry: one coordinator, always the same.
+pub const COORDINATOR_EPOCH: i32 = 0;
+
+/// Writes the markers of decided transactions.
+pub struct MarkerTask {
+    pub(crate) coordinators: Coordinators,
+    pub(crate) partitions: Arc<Partitions>,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+impl MarkerTask {
+    pub fn spawn(self, stop: &watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let wake: Arc<Notify> = self.coordinators.markers_due();
+            loop {
+                self.sweep().await;
+                tokio::select! {
+                    () = wake.notified() => {}
+                    () = tokio::time::sleep(SWEEP_INTERVAL) => {}
+                    _ = crate::support::shutdown::stopped(&mut stop) => break,
+                }
+            }
+        })
+    }
+
+    /// Completes every prepared transaction of every loaded shard.
+    async fn sweep(&self) {
+        for shard in self.coordinators.all() {
+            if shard.is_loading() {
+                continue;
+            }
+            let Ok(prepared) = shard.read(|s| s.prepared_transactions()).await else {
+                continue;
+            };
+            for txn in prepared {
+                self.complete(shard, &txn).await;
+            }
+        }
+    }
+
+    /// Writes `txn`'s markers and completes it; a marker that failed leaves it prepared, for
+    /// the next sweep.
+    async fn complete(&self, shard: &ShardHandle, txn: &PreparedTransaction) {
+        let started = std::time::Instant::now();
+        for (topic, partition) in &txn.partitions {
+            if !self.write_marker(txn, topic, *partition).await {
+                return;
+            }
+        }
+        match shard.call(|s, now| s.complete_transaction(txn, now)).await {
+            Ok(true) => {
+                self.metrics
+                    .transactions
+                    .completed(txn.commit, started.elapsed());
+                info!(
+                    transactional_id = %txn.transactional_id,
+                    producer_id = txn.producer_id,
+                    producer_epoch = txn.producer_epoch,
+                    commit = txn.commit,
+                    partitions = txn.partitions.len(),
+                    "transaction completed"
+                );
+            }
+            Ok(false) => {}
+            Err(e) => warn!(transactional_id = %txn.transactional_id, error = %e, "could not complete the transaction; it is tried again"),
+        }
+    }
+
+    /// One marker; false when it must be tried again later.
+    async fn write_marker(&self, txn: &PreparedTransaction, topic: &str, partition: i32) -> bool {
+        if topic == CONSUMER_OFFSETS {
+            let Some(group_shard) = usize::try_from(partition)
+                .ok()
+                .and_then(|i| self.coordinators.shard(i))
+            else {
+                warn!(transactional_id = %txn.transactional_id, partition, "a transaction names a group shard this node does not have; its marker is dropped");
+                return true;
+            };
+            let (producer_id, commit) = (txn.producer_id, txn.commit);
+            return match group_shard
+                .call(move |s, _| s.complete_transactional_offsets(producer_id, commit))
+                .await
+            {
+                Ok(_) => true,
+                Err(e) => {
+                    warn!(transactional_id = %txn.transactional_id, shard = partition, error = %e, "could not settle the transaction's offsets; tried again");
+                    false
+                }
+            };
+        }
+        let written = self.partitions.write_txn_marker(
+            topic,
+            partition,
+            txn.producer_id,
+            txn.producer_epoch,
+            COORDINATOR_EPOCH,
+            txn.commit,
+            clock::now_ms(),
+        );
+        match written {
+            Ok(_) => true,
+            // A partition deleted since it joined the transaction: Kafka drops its marker.
+            Err(MarkerError::UnknownPartition { .. }) => true,
+            Err(e) => {
+                warn!(transactional_id = %txn.transactional_id, topic, partition, error = %e, "a transaction marker was refused; tried again");
+                false
+            }
+        }
+    }
+}
