@@ -370,3 +370,92 @@ cross_check!(
     kp::AlterUserScramCredentialsResponse,
     0..=0
 );
+
+// The transaction RPCs. kafka-protocol 0.18 stops at WriteTxnMarkers v1 and TxnOffsetCommit
+// v5; our v2 and v6 (Kafka 4.4) are checked against Kafka's files only (schemas/README.md).
+cross_check!(
+    add_partitions_to_txn_request,
+    AddPartitionsToTxnRequest,
+    kp::AddPartitionsToTxnRequest,
+    0..=5
+);
+cross_check!(
+    add_partitions_to_txn_response,
+    AddPartitionsToTxnResponse,
+    kp::AddPartitionsToTxnResponse,
+    0..=5
+);
+cross_check!(
+    add_offsets_to_txn_request,
+    AddOffsetsToTxnRequest,
+    kp::AddOffsetsToTxnRequest,
+    0..=4
+);
+cross_check!(
+    add_offsets_to_txn_response,
+    AddOffsetsToTxnResponse,
+    kp::AddOffsetsToTxnResponse,
+    0..=4
+);
+cross_check!(end_txn_request, EndTxnRequest, kp::EndTxnRequest, 0..=5);
+cross_check!(end_txn_response, EndTxnResponse, kp::EndTxnResponse, 0..=5);
+cross_check!(
+    write_txn_markers_request,
+    WriteTxnMarkersRequest,
+    kp::WriteTxnMarkersRequest,
+    1..=1
+);
+cross_check!(
+    write_txn_markers_response,
+    WriteTxnMarkersResponse,
+    kp::WriteTxnMarkersResponse,
+    1..=1
+);
+cross_check!(
+    txn_offset_commit_request,
+    TxnOffsetCommitRequest,
+    kp::TxnOffsetCommitRequest,
+    0..=5
+);
+cross_check!(
+    txn_offset_commit_response,
+    TxnOffsetCommitResponse,
+    kp::TxnOffsetCommitResponse,
+    0..=5
+);
+cross_check!(
+    describe_producers_request,
+    DescribeProducersRequest,
+    kp::DescribeProducersRequest,
+    0..=0
+);
+cross_check!(
+    describe_producers_response,
+    DescribeProducersResponse,
+    kp::DescribeProducersResponse,
+    0..=0
+);
+cross_check!(
+    describe_transactions_request,
+    DescribeTransactionsRequest,
+    kp::DescribeTransactionsRequest,
+    0..=0
+);
+cross_check!(
+    describe_transactions_response,
+    DescribeTransactionsResponse,
+    kp::DescribeTransactionsResponse,
+    0..=0
+);
+cross_check!(
+    list_transactions_request,
+    ListTransactionsRequest,
+    kp::ListTransactionsRequest,
+    0..=2
+);
+cross_check!(
+    list_transactions_response,
+    ListTransactionsResponse,
+    kp::ListTransactionsResponse,
+    0..=2
+);

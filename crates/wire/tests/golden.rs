@@ -265,3 +265,85 @@ fn access_control_entry_record_v0_layout() {
     let decoded = AccessControlEntryRecord::decode(&mut Bytes::from(expected), 0).expect("decodes");
     assert_eq!(decoded, record);
 }
+
+/// Kafka 4.4's TransactionLogKey (`__transaction_state` record type 0, v0, not flexible): the
+/// transactional id as a classic string (int16 length).
+#[test]
+fn transaction_log_key_v0_layout() {
+    use kcoord_wire::records::TransactionLogKey;
+    let key = TransactionLogKey {
+        transactional_id: "tx".into(),
+        ..Default::default()
+    };
+    let expected = hex("0002 7478");
+    assert_eq!(encode(&key, 0), expected);
+    let decoded = TransactionLogKey::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    assert_eq!(decoded, key);
+}
+
+fn transaction_log_value() -> kcoord_wire::records::TransactionLogValue {
+    use kcoord_wire::records::transaction_log_value::{PartitionsSchema, TransactionLogValue};
+    TransactionLogValue {
+        producer_id: 1000,
+        producer_epoch: 5,
+        transaction_timeout_ms: 60_000,
+        transaction_status: 1,
+        transaction_partitions: Some(vec![PartitionsSchema {
+            topic: "t".into(),
+            partition_ids: vec![0, 2],
+            ..Default::default()
+        }]),
+        transaction_last_update_timestamp_ms: 0x10,
+        transaction_start_timestamp_ms: 0x08,
+        ..Default::default()
+    }
+}
+
+/// Kafka 4.4's TransactionLogValue v0 (not flexible): producer id, epoch, timeout, status, the
+/// nullable partitions array (int32 count; topic as int16-length string, ids as int32 count +
+/// int32s), last update and start times.
+#[test]
+fn transaction_log_value_v0_layout() {
+    use kcoord_wire::records::TransactionLogValue;
+    let value = transaction_log_value();
+    let expected = hex(concat!(
+        "00000000000003e8  0005  0000ea60  01 ",
+        "00000001  0001 74  00000002 00000000 00000002 ",
+        "0000000000000010  0000000000000008",
+    ));
+    assert_eq!(encode(&value, 0), expected);
+    let decoded = TransactionLogValue::decode(&mut Bytes::from(expected), 0).expect("decodes");
+    assert_eq!(decoded, value);
+    let null = TransactionLogValue {
+        transaction_partitions: None,
+        ..value
+    };
+    assert_eq!(
+        encode(&null, 0),
+        hex("00000000000003e8 0005 0000ea60 01 ffffffff 0000000000000010 0000000000000008")
+    );
+}
+
+/// TransactionLogValue v1 (flexible): compact arrays and strings, and the tagged fields in tag
+/// order, not declaration order: PreviousProducerId (0), ClientTransactionVersion (2),
+/// NextProducerEpoch (3); NextProducerId (1) is at its default (-1), so absent.
+#[test]
+fn transaction_log_value_v1_layout() {
+    use kcoord_wire::records::TransactionLogValue;
+    let value = TransactionLogValue {
+        previous_producer_id: 999,
+        client_transaction_version: 2,
+        next_producer_epoch: 6,
+        ..transaction_log_value()
+    };
+    let expected = hex(concat!(
+        "00000000000003e8  0005  0000ea60  01 ",
+        "02  02 74  03 00000000 00000002  00 ",
+        "0000000000000010  0000000000000008 ",
+        "03  00 08 00000000000003e7  02 02 0002  03 02 0006",
+    ));
+    assert_eq!(encode(&value, 1), expected);
+    let decoded = TransactionLogValue::decode(&mut Bytes::from(expected), 1).expect("decodes");
+    assert_eq!(decoded, value);
+    assert_eq!(TransactionLogValue::default().next_producer_id, -1);
+}

@@ -35,7 +35,10 @@ pub struct RequestMetrics {
 
 #[derive(Debug)]
 struct Inner {
-    /// API key -> dense index of the API in [`ApiKey::ALL`].
+    /// The APIs counted: those an RPC file declares. An API with only a schema gets no series,
+    /// as dispatch closes the connection before a request for it could be counted.
+    apis: Box<[ApiKey]>,
+    /// API key -> dense index of the API in `apis`.
     dense: Box<[Option<usize>]>,
     /// The buckets' upper bounds in nanoseconds.
     bounds_nanos: Box<[u64]>,
@@ -49,8 +52,13 @@ struct Inner {
 
 impl RequestMetrics {
     pub(super) fn new(registry: &Registry) -> RequestMetrics {
+        let apis: Box<[ApiKey]> = ApiKey::ALL
+            .iter()
+            .copied()
+            .filter(|api| crate::rpc::versions::declaration(*api).is_some())
+            .collect();
         let mut dense: Vec<Option<usize>> = Vec::new();
-        for (index, api) in ApiKey::ALL.iter().enumerate() {
+        for (index, api) in apis.iter().enumerate() {
             let key = key_index(api.key());
             if dense.len() <= key {
                 dense.resize(key + 1, None);
@@ -74,9 +82,10 @@ impl RequestMetrics {
                 .iter()
                 .map(|s| (s * 1e9).round() as u64)
                 .collect(),
-            latency: Striped::new(ApiKey::ALL.len() * (LATENCY_BUCKETS.len() + 2)),
-            errors: Striped::new(ApiKey::ALL.len() * codes),
+            latency: Striped::new(apis.len() * (LATENCY_BUCKETS.len() + 2)),
+            errors: Striped::new(apis.len() * codes),
             codes,
+            apis,
             descs: [
                 desc(REQUESTS, REQUESTS_HELP, &["api"]),
                 desc(DURATION, DURATION_HELP, &["api"]),
@@ -148,7 +157,7 @@ impl Inner {
     /// UNKNOWN_SERVER_ERROR.
     fn error_rows(&self) -> BTreeMap<(&'static str, &'static str), u64> {
         let mut rows = BTreeMap::new();
-        for (api_index, api) in ApiKey::ALL.iter().enumerate() {
+        for (api_index, api) in self.apis.iter().enumerate() {
             for index in 0..self.codes {
                 let count = self.errors.get(api_index * self.codes + index);
                 if count == 0 {
@@ -168,7 +177,7 @@ impl Inner {
     fn latencies(&self) -> Vec<(&'static str, Vec<u64>, f64)> {
         let width = self.latency_width();
         let buckets = self.bounds_nanos.len() + 1;
-        ApiKey::ALL
+        self.apis
             .iter()
             .enumerate()
             .map(|(api_index, api)| {
@@ -259,6 +268,34 @@ mod tests {
             ],
             "an OffsetCommit response without topics carries no error code"
         );
+    }
+
+    /// A schema without an RPC file (EndTxn has only its schema so far) adds no series: the
+    /// series are those of the APIs the RPC files declare.
+    #[test]
+    fn only_declared_apis_have_series() {
+        let metrics = RequestMetrics::new(&Registry::new());
+        let listed: Vec<&str> = metrics
+            .inner
+            .latencies()
+            .into_iter()
+            .map(|(name, _, _)| name)
+            .collect();
+        let declared: Vec<&str> = ApiKey::ALL
+            .iter()
+            .filter(|api| crate::rpc::versions::declaration(**api).is_some())
+            .map(|api| api.name())
+            .collect();
+        assert_eq!(listed, declared);
+        assert!(listed.contains(&"Metadata"));
+        assert!(!listed.contains(&"EndTxn"));
+        metrics.served(ApiKey::EndTxn, Duration::from_micros(10));
+        metrics.response(
+            ApiKey::EndTxn,
+            0,
+            &kcoord_wire::messages::EndTxnResponse::default(),
+        );
+        assert!(metrics.inner.error_rows().is_empty());
     }
 
     #[test]

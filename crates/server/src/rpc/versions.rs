@@ -227,6 +227,40 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
+    /// The transaction RPCs have schemas but no RPC file yet: not served, not advertised.
+    #[test]
+    fn apis_with_only_a_schema_are_neither_served_nor_advertised() {
+        let schema_only = [
+            ApiKey::AddPartitionsToTxn,
+            ApiKey::AddOffsetsToTxn,
+            ApiKey::EndTxn,
+            ApiKey::WriteTxnMarkers,
+            ApiKey::TxnOffsetCommit,
+            ApiKey::DescribeProducers,
+            ApiKey::DescribeTransactions,
+            ApiKey::ListTransactions,
+        ];
+        for api in schema_only {
+            assert!(declaration(api).is_none(), "{}", api.name());
+            for kind in [ListenerKind::Broker, ListenerKind::Controller] {
+                assert_eq!(
+                    supported_versions(api, kind),
+                    None,
+                    "{} on {kind}",
+                    api.name()
+                );
+                assert!(!served_on(api, kind));
+                for plugin in [false, true] {
+                    assert!(
+                        advertised_apis(kind, plugin).iter().all(|(a, _)| *a != api),
+                        "{} advertised on {kind}",
+                        api.name()
+                    );
+                }
+            }
+        }
+    }
+
     /// The security RPCs are served where Kafka serves them: the SASL and ACL ones and
     /// AlterUserScramCredentials on every listener, DescribeUserScramCredentials on broker
     /// listeners only.

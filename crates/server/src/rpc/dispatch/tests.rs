@@ -281,6 +281,16 @@ fn apis_not_served_on_the_listener_close_the_connection() {
     .encode(&mut frame, 2)
     .unwrap();
     assert!(closes(ListenerKind::Broker, frame.freeze()));
+    // Known to the schemas, with no RPC file (the transaction RPCs so far).
+    assert!(closes(
+        ListenerKind::Broker,
+        request(
+            ApiKey::EndTxn,
+            3,
+            1,
+            &kcoord_wire::messages::EndTxnRequest::default()
+        )
+    ));
 }
 
 #[test]
