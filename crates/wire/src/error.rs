@@ -106,6 +106,7 @@ error_codes! {
     TRANSACTION_COORDINATOR_FENCED = 52, "Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the current coordinator for a given producer.";
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53, "Transactional Id authorization failed.";
     SECURITY_DISABLED = 54, "Security features are disabled.";
+    OPERATION_NOT_ATTEMPTED = 55, "The broker did not attempt to execute this operation. This may happen for batched RPCs where some operations in the batch failed, causing the broker to respond without trying the rest.";
     KAFKA_STORAGE_ERROR = 56, "Disk error when trying to access log file on the disk.";
     SASL_AUTHENTICATION_FAILED = 58, "SASL Authentication failed.";
     UNKNOWN_PRODUCER_ID = 59, "This exception is raised by the broker if it could not locate the producer metadata associated with the producerId in question.";

@@ -36,7 +36,10 @@ mod tests {
     #[test]
     fn transaction_settings_default_to_kafkas_and_are_read() {
         let c = Config::parse("t.properties", "node.id=1\n").unwrap();
-        assert_eq!(c.transactions, kcoord_coordinator::TransactionConfig::default());
+        assert_eq!(
+            c.transactions,
+            kcoord_coordinator::TransactionConfig::default()
+        );
         let c = Config::parse(
             "t.properties",
             "node.id=1\ntransaction.max.timeout.ms=5000\ntransaction.abort.timed.out.transaction.cleanup.interval.ms=200\n",
@@ -44,6 +47,8 @@ mod tests {
         .unwrap();
         assert_eq!(c.transactions.max_timeout_ms, 5000);
         assert_eq!(c.transactions.abort_timed_out_interval_ms, 200);
-        assert!(Config::parse("t.properties", "node.id=1\ntransaction.max.timeout.ms=0\n").is_err());
+        assert!(
+            Config::parse("t.properties", "node.id=1\ntransaction.max.timeout.ms=0\n").is_err()
+        );
     }
 }

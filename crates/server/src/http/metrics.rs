@@ -22,7 +22,11 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         }
     };
     state.metrics.refresh(census, state.partitions.len());
-    let open: usize = state.coordinators.all().map(|s| s.open_transactions()).sum();
+    let open: usize = state
+        .coordinators
+        .all()
+        .map(|s| s.open_transactions())
+        .sum();
     state
         .metrics
         .transactions

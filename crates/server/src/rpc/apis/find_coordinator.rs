@@ -241,7 +241,10 @@ mod tests {
         );
         let resp = call(batched(TRANSACTION, &["tx"]), 4);
         let c = &resp.coordinators[0];
-        assert_eq!((c.error_code, c.node_id, c.error_message.as_deref()), (0, NODE_ID, Some("")));
+        assert_eq!(
+            (c.error_code, c.node_id, c.error_message.as_deref()),
+            (0, NODE_ID, Some(""))
+        );
     }
 
     #[test]
