@@ -451,14 +451,14 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             needs [(Write, Topic, TOPIC)],
             ProduceResponse => |r| code(r.responses[0].partition_responses[0].error_code),
             allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
-        // Allowed, there are no transactions here (README).
+        // Appended: the transaction's first batch in the partition, verified.
         row!(Produce ("transactional") 12 on Broker, produce_transactional(TRANSACTIONAL_ID),
-            needs [(Write, TransactionalId, TRANSACTIONAL_ID)],
+            needs [(Write, TransactionalId, TRANSACTIONAL_ID), (Write, Topic, TOPIC)],
             ProduceResponse => |r| {
                 let p = &r.responses[0].partition_responses[0];
                 refusal(p.error_code, p.error_message.as_deref())
             },
-            allowed "INVALID_TXN_STATE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+            allowed "NONE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
     ]
 }
 
@@ -562,10 +562,50 @@ mod tests {
         // Refused, or no id at all: 53 without a message, as Kafka's error response.
         assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
         assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
-        // Allowed: there are no transactions here.
-        let (code, message) = answer(&node.state, transactional("t", Some("tx")));
-        assert_eq!(code, ErrorCode::INVALID_TXN_STATE.code());
-        assert!(message.is_some_and(|m| m.contains("does not support transactions")));
+        // Allowed: appended, and the partition's transaction is open.
+        assert_eq!(answer(&node.state, transactional("t", Some("tx"))), (0, None));
+        let partition = node.state.partitions.by_name("t", 0).unwrap();
+        assert_eq!(partition.log().last_stable_offset(), 0);
+        assert_eq!(partition.active_producers()[0].current_txn_start_offset, 0);
+    }
+
+    /// A batch of producer 1 for `t`-0 at `epoch` from `seq`, transactional or not.
+    fn producer_batch(epoch: i16, seq: i32, txn: bool) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions {
+            producer_id: 1,
+            producer_epoch: epoch,
+            base_sequence: seq,
+            transactional: txn,
+            ..BatchOptions::default()
+        });
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let mut req = ProduceRequest {
+            transactional_id: Some("tx".into()),
+            ..request("t", &[0])
+        };
+        req.topic_data[0].partition_data[0].records = Some(b.build().unwrap().into());
+        req
+    }
+
+    #[tokio::test]
+    async fn transactional_batches_are_checked_against_the_producer_state() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let code = |req| answer(&node.state, req).0;
+        assert_eq!(code(producer_batch(2, 0, true)), 0);
+        assert_eq!(code(producer_batch(2, 1, true)), 0);
+        // A gap, an older epoch, a non-transactional batch in the transaction.
+        assert_eq!(code(producer_batch(2, 5, true)), 45);
+        assert_eq!(code(producer_batch(1, 0, true)), 47);
+        assert_eq!(code(producer_batch(2, 2, false)), 48);
+        // A newer epoch while the older one's transaction is open.
+        assert_eq!(code(producer_batch(3, 0, true)), 48);
+        // Ended by its coordinator, the next epoch starts a new transaction.
+        node.state
+            .partitions
+            .write_txn_marker("t", 0, 1, 3, 0, false, 1_700_000_000_000)
+            .unwrap();
+        assert_eq!(code(producer_batch(3, 0, true)), 0);
     }
 
     #[tokio::test]
