@@ -239,8 +239,14 @@ mod tests {
         assert!(h.is_control() && h.is_transactional());
         assert_eq!(h.compression(), Ok(Compression::None));
         assert_eq!(h.timestamp_type(), TimestampType::CreateTime);
-        assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (42, 5, -1));
-        assert_eq!((h.base_offset, h.record_count, h.last_offset_delta), (0, 1, 0));
+        assert_eq!(
+            (h.producer_id, h.producer_epoch, h.base_sequence),
+            (42, 5, -1)
+        );
+        assert_eq!(
+            (h.base_offset, h.record_count, h.last_offset_delta),
+            (0, 1, 0)
+        );
         assert_eq!(
             (h.base_timestamp, h.max_timestamp),
             (1_700_000_000_000, 1_700_000_000_000)

@@ -210,7 +210,10 @@ async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
     assert_eq!(client.produce(BatchOptions::default(), 1).await, (0, 2));
 
     let uncommitted = client.fetch(0, 0, 0).await;
-    assert_eq!((uncommitted.high_watermark, uncommitted.last_stable_offset), (3, 0));
+    assert_eq!(
+        (uncommitted.high_watermark, uncommitted.last_stable_offset),
+        (3, 0)
+    );
     assert!(uncommitted.bytes > 0);
     assert_eq!(uncommitted.aborted, None, "READ_UNCOMMITTED gets no list");
     let committed = client.fetch(1, 0, 0).await;
@@ -229,8 +232,14 @@ async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
         .write_txn_marker(TOPIC, 0, 10, 0, 0, false, NOW)
         .unwrap();
     assert_eq!(offset, 3);
-    let woken = tokio::time::timeout(TIMEOUT, waiting).await.unwrap().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(6), "woken by the marker");
+    let woken = tokio::time::timeout(TIMEOUT, waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "woken by the marker"
+    );
     assert_eq!(woken.last_stable_offset, 4);
     assert!(woken.bytes > 0);
     assert_eq!(woken.aborted, Some(vec![(10, 0)]));

@@ -19,7 +19,7 @@ pub mod validate;
 
 pub use error::{AppendError, ReadError, StorageError};
 pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset, TxnMarker};
-pub use producer_state::{ProducerSummary, VerificationGuard, VerificationState};
-pub use txn::AbortedTxn;
 pub use log_config::{LogConfig, TimestampType};
+pub use producer_state::{ProducerSummary, VerificationGuard, VerificationState};
 pub use segment::Chunk;
+pub use txn::AbortedTxn;

@@ -14,13 +14,14 @@ use crate::entry::{BatchEntry, MarkerKind};
 use crate::error::{AppendError, ReadError, StorageError};
 use crate::format;
 use crate::log_config::{LogConfig, TimestampType};
-use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::producer_state::VerificationGuard;
+use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::segment::{self, AppendIoError, Chunk, Segment};
 use crate::txn::{AbortedIndex, AbortedTxn};
 
 mod compact;
 mod open;
+mod timestamps;
 mod txn;
 
 pub use txn::TxnMarker;
@@ -504,58 +505,6 @@ impl Log {
         self.segments
             .partition_point(|s| s.base_offset <= offset)
             .saturating_sub(1)
-    }
-
-    /// The first record at or after the log start whose timestamp is at least `timestamp`
-    /// (Kafka's `fetchOffsetByTimestamp`); `None` when there is none.
-    pub fn offset_for_timestamp(
-        &self,
-        timestamp: i64,
-    ) -> Result<Option<TimestampOffset>, StorageError> {
-        for s in &self.segments {
-            for (i, e) in s.entries.iter().enumerate() {
-                if e.max_timestamp < timestamp || e.last_offset < self.log_start_offset {
-                    continue;
-                }
-                let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-                let found =
-                    format::first_record_at_or_after(&bytes, timestamp, self.log_start_offset)
-                        .map_err(|reason| StorageError::Corrupt {
-                            log: self.name.clone(),
-                            reason,
-                        })?;
-                if found.is_some() {
-                    return Ok(found);
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// The record with the largest timestamp (the first of them), Kafka's MAX_TIMESTAMP.
-    pub fn max_timestamp_offset(&self) -> Result<Option<TimestampOffset>, StorageError> {
-        let mut best: Option<(usize, usize, i64)> = None;
-        for (si, s) in self.segments.iter().enumerate() {
-            for (i, e) in s.entries.iter().enumerate() {
-                if e.last_offset >= self.log_start_offset
-                    && best.is_none_or(|(_, _, ts)| e.max_timestamp > ts)
-                {
-                    best = Some((si, i, e.max_timestamp));
-                }
-            }
-        }
-        let Some((si, i, ts)) = best else {
-            return Ok(None);
-        };
-        let bytes = self.segments[si]
-            .batch_bytes(i)
-            .map_err(|err| self.io_error(err))?;
-        format::first_record_at_or_after(&bytes, ts, self.log_start_offset).map_err(|reason| {
-            StorageError::Corrupt {
-                log: self.name.clone(),
-                reason,
-            }
-        })
     }
 
     fn io_error(&self, e: std::io::Error) -> StorageError {

@@ -249,7 +249,11 @@ impl ProducerStates {
         };
         let (pid, epoch, current) = (marker.producer_id, marker.producer_epoch, entry.epoch);
         let tv2 = marker.transaction_version >= 2;
-        let stale = if tv2 { epoch <= current } else { epoch < current };
+        let stale = if tv2 {
+            epoch <= current
+        } else {
+            epoch < current
+        };
         // KAFKA-19999: with TV2, the same epoch again after the transaction ended is a retry.
         let retry = tv2 && epoch == current && entry.txn_first_offset.is_none();
         if stale && !retry {
@@ -330,8 +334,7 @@ impl ProducerStates {
     pub fn expire(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
         let before = self.producers.len();
         self.producers.retain(|_, p| {
-            p.txn_first_offset.is_some()
-                || now_ms.saturating_sub(p.last_timestamp) < expiration_ms
+            p.txn_first_offset.is_some() || now_ms.saturating_sub(p.last_timestamp) < expiration_ms
         });
         self.verifications
             .retain(|_, v| now_ms.saturating_sub(v.created_ms) < expiration_ms);

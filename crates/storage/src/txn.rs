@@ -30,7 +30,10 @@ pub struct AbortedIndex {
 impl AbortedIndex {
     /// Adds a transaction aborted at the log end (markers come in offset order).
     pub fn push(&mut self, txn: AbortedTxn) {
-        debug_assert!(self.txns.last().is_none_or(|t| t.last_offset < txn.last_offset));
+        debug_assert!(self
+            .txns
+            .last()
+            .is_none_or(|t| t.last_offset < txn.last_offset));
         self.txns.push(txn);
     }
 

@@ -11,7 +11,13 @@ const EXPIRY: i64 = 86_400_000;
 
 /// A batch of `values` (key "k"); transactional when `txn`.
 fn batch(pid: i64, epoch: i16, seq: i32, values: &[&str], txn: bool) -> IncomingBatch {
-    batch_keyed(pid, epoch, seq, &values.iter().map(|v| ("k", *v)).collect::<Vec<_>>(), txn)
+    batch_keyed(
+        pid,
+        epoch,
+        seq,
+        &values.iter().map(|v| ("k", *v)).collect::<Vec<_>>(),
+        txn,
+    )
 }
 
 fn batch_keyed(pid: i64, epoch: i16, seq: i32, kv: &[(&str, &str)], txn: bool) -> IncomingBatch {
@@ -73,11 +79,14 @@ fn both(test: impl Fn(&mut Log)) {
 fn the_last_stable_offset_waits_for_the_earliest_ongoing_transaction() {
     both(|log| {
         assert_eq!(append_txn(log, 1, 0, 0, &["a", "b"]), 0);
-        log.append(&batch(9, 0, 0, &["plain"], false), 0, NOW).unwrap();
+        log.append(&batch(9, 0, 0, &["plain"], false), 0, NOW)
+            .unwrap();
         assert_eq!(append_txn(log, 2, 0, 0, &["c"]), 3);
         assert_eq!((log.high_watermark(), log.last_stable_offset()), (4, 0));
         // A retry of the first batch is a duplicate, whatever the transaction.
-        let dup = log.append(&batch(1, 0, 0, &["a", "b"], true), 0, NOW).unwrap();
+        let dup = log
+            .append(&batch(1, 0, 0, &["a", "b"], true), 0, NOW)
+            .unwrap();
         assert!(dup.duplicate && dup.base_offset == 0);
         let commit = log.append_marker(&marker(1, 0, true), 0, NOW).unwrap();
         assert_eq!(commit.base_offset, 4);
@@ -110,7 +119,13 @@ fn read_committed_stops_at_the_lso_and_lists_the_aborted_transactions() {
             last_offset: 4,
             last_stable_offset: 2,
         };
-        assert_eq!(log.aborted_transactions().iter().copied().collect::<Vec<_>>(), vec![aborted]);
+        assert_eq!(
+            log.aborted_transactions()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            vec![aborted]
+        );
         let read = log.read_committed(0, usize::MAX, true).unwrap();
         assert_eq!(read.last_stable_offset, 2);
         assert_eq!(offsets(&read), vec![(0, false)]);
@@ -150,20 +165,28 @@ fn markers_from_older_epochs_are_fenced() {
             coordinator_epoch: 2,
             ..marker(1, 5, true)
         };
-        assert_eq!(log.append_marker(&zombie, 0, NOW).unwrap_err().error_code(), 52);
+        assert_eq!(
+            log.append_marker(&zombie, 0, NOW).unwrap_err().error_code(),
+            52
+        );
         // Transaction version 2: the marker's epoch must be newer than the producer's.
         let tv2 = |epoch| TxnMarker {
             coordinator_epoch: 3,
             transaction_version: 2,
             ..marker(1, epoch, true)
         };
-        assert_eq!(log.append_marker(&tv2(5), 0, NOW).unwrap_err().error_code(), 47);
+        assert_eq!(
+            log.append_marker(&tv2(5), 0, NOW).unwrap_err().error_code(),
+            47
+        );
         log.append_marker(&tv2(6), 0, NOW).unwrap();
         assert_eq!(log.last_stable_offset(), log.high_watermark());
         // Its retry, once the transaction ended, is written again (KAFKA-19999).
         log.append_marker(&tv2(6), 0, NOW).unwrap();
         // A data batch of the old epoch is refused.
-        let stale = log.append(&batch(1, 5, 2, &["c"], false), 0, NOW).unwrap_err();
+        let stale = log
+            .append(&batch(1, 5, 2, &["c"], false), 0, NOW)
+            .unwrap_err();
         assert_eq!(stale.error_code(), 47);
     });
 }
@@ -171,9 +194,13 @@ fn markers_from_older_epochs_are_fenced() {
 #[test]
 fn a_transaction_starts_only_with_a_verification() {
     both(|log| {
-        let unverified = log.append(&batch(1, 0, 0, &["a"], true), 0, NOW).unwrap_err();
+        let unverified = log
+            .append(&batch(1, 0, 0, &["a"], true), 0, NOW)
+            .unwrap_err();
         assert_eq!(unverified.error_code(), 48);
-        let guard = log.maybe_start_transaction_verification(1, 0, 0, NOW).unwrap();
+        let guard = log
+            .maybe_start_transaction_verification(1, 0, 0, NOW)
+            .unwrap();
         assert!(guard.is_some());
         assert_eq!(log.verification_state(1).map(|v| v.guard), guard);
         // A marker written meanwhile ends what the guard verified.
@@ -183,16 +210,21 @@ fn a_transaction_starts_only_with_a_verification() {
         append_txn(log, 1, 0, 0, &["a"]);
         assert!(log.verification_state(1).is_none(), "spent");
         assert_eq!(
-            log.maybe_start_transaction_verification(1, 1, 0, NOW).unwrap(),
+            log.maybe_start_transaction_verification(1, 1, 0, NOW)
+                .unwrap(),
             None,
             "ongoing: nothing to verify"
         );
         log.append(&batch(1, 0, 1, &["b"], true), 0, NOW).unwrap();
         // An idempotent batch while the transaction is ongoing is refused.
-        let plain = log.append(&batch(1, 0, 2, &["c"], false), 0, NOW).unwrap_err();
+        let plain = log
+            .append(&batch(1, 0, 2, &["c"], false), 0, NOW)
+            .unwrap_err();
         assert_eq!(plain.error_code(), 48);
         // So is a transactional one of a newer epoch, verified or not.
-        let guard = log.maybe_start_transaction_verification(1, 0, 1, NOW).unwrap();
+        let guard = log
+            .maybe_start_transaction_verification(1, 0, 1, NOW)
+            .unwrap();
         let newer = log.append_verified(&batch(1, 1, 0, &["d"], true), 0, guard, NOW);
         assert_eq!(newer.unwrap_err().error_code(), 48);
         assert_eq!(
@@ -227,31 +259,59 @@ fn a_restart_rebuilds_open_and_aborted_transactions() {
         log.flush().unwrap();
         assert_eq!(log.last_stable_offset(), 1);
         (
-            log.aborted_transactions().iter().copied().collect::<Vec<_>>(),
+            log.aborted_transactions()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
             log.producer_summaries(),
         )
     };
     assert_eq!(aborted.len(), 2);
     let mut log = Log::open("t-0", dir.path(), config, NOW, EXPIRY).unwrap();
-    assert_eq!(log.last_stable_offset(), 1, "the open transaction still holds it");
-    assert_eq!(log.aborted_transactions().iter().copied().collect::<Vec<_>>(), aborted);
+    assert_eq!(
+        log.last_stable_offset(),
+        1,
+        "the open transaction still holds it"
+    );
+    assert_eq!(
+        log.aborted_transactions()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        aborted
+    );
     assert_eq!(log.producer_summaries(), summaries);
     let p1 = summaries.iter().find(|s| s.producer_id == 1).unwrap();
     assert_eq!((p1.coordinator_epoch, p1.current_txn_start_offset), (7, -1));
     let p2 = summaries.iter().find(|s| s.producer_id == 2).unwrap();
-    assert_eq!((p2.producer_epoch, p2.last_sequence, p2.current_txn_start_offset), (3, 0, 1));
+    assert_eq!(
+        (
+            p2.producer_epoch,
+            p2.last_sequence,
+            p2.current_txn_start_offset
+        ),
+        (3, 0, 1)
+    );
     // The coordinator epoch survived: an older coordinator is still fenced.
     let zombie = TxnMarker {
         coordinator_epoch: 6,
         ..marker(1, 0, true)
     };
-    assert_eq!(log.append_marker(&zombie, 0, NOW).unwrap_err().error_code(), 52);
+    assert_eq!(
+        log.append_marker(&zombie, 0, NOW).unwrap_err().error_code(),
+        52
+    );
     // Producer 2's transaction goes on without a new verification, and ends.
     log.append(&batch(2, 3, 1, &["b2"], true), 0, NOW).unwrap();
     log.append_marker(&marker(2, 3, true), 0, NOW).unwrap();
     assert_eq!(log.last_stable_offset(), log.high_watermark());
     let read = log.read_committed(0, usize::MAX, true).unwrap();
-    let pids: Vec<i64> = read.aborted_transactions.unwrap().iter().map(|t| t.producer_id).collect();
+    let pids: Vec<i64> = read
+        .aborted_transactions
+        .unwrap()
+        .iter()
+        .map(|t| t.producer_id)
+        .collect();
     assert_eq!(pids, vec![1, 3]);
 }
 
@@ -267,11 +327,20 @@ fn a_torn_marker_leaves_the_transaction_open() {
     // The marker's last bytes never reached the disk.
     let file = dir.path().join("00000000000000000000.log");
     let len = std::fs::metadata(&file).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(len - 3).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len - 3)
+        .unwrap();
     let log = Log::open("t-0", dir.path(), LogConfig::default(), NOW, EXPIRY).unwrap();
     assert_eq!((log.high_watermark(), log.last_stable_offset()), (1, 0));
     assert!(log.aborted_transactions().is_empty());
-    assert!(log.read_committed(0, usize::MAX, true).unwrap().chunks.is_empty());
+    assert!(log
+        .read_committed(0, usize::MAX, true)
+        .unwrap()
+        .chunks
+        .is_empty());
 }
 
 #[test]
@@ -334,7 +403,11 @@ fn compaction_stops_at_the_lso_and_drops_aborted_records() {
     log.roll(NOW).unwrap();
     log.compact(NOW).unwrap();
     let kept: Vec<String> = records(&log).into_iter().map(|r| r.2).collect();
-    assert_eq!(kept, vec!["v1", "open", "v2"], "nothing at or past the LSO is cleaned");
+    assert_eq!(
+        kept,
+        vec!["v1", "open", "v2"],
+        "nothing at or past the LSO is cleaned"
+    );
 
     log.append_marker(&marker(2, 0, true), 0, NOW).unwrap();
     log.roll(NOW).unwrap();

@@ -86,8 +86,7 @@ impl Log {
         self.segments[..active]
             .iter()
             .position(|s| {
-                s.next_offset() > lso
-                    || (lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
+                s.next_offset() > lso || (lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
             })
             .unwrap_or(active)
     }

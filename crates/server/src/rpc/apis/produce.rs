@@ -295,7 +295,9 @@ fn whole_request_refusal(ctx: &RequestContext<'_>, req: &ProduceRequest) -> Opti
             Some(id) if authorize(ctx, AclOperation::Write, ResourceType::TransactionalId, id) => {
                 None
             }
-            _ => Some(Refusal::code(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)),
+            _ => Some(Refusal::code(
+                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            )),
         },
         Err(e) => Some(Refusal::code(
             ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE),
@@ -331,7 +333,11 @@ fn validation_refusal(e: &validate::ValidationError) -> Refusal {
 
 /// One entry of a partition after its checks: the batch to append, with the verification
 /// guard its transaction needs, or its refusal.
-type Checked = (usize, usize, Result<(IncomingBatch, Option<VerificationGuard>), Refusal>);
+type Checked = (
+    usize,
+    usize,
+    Result<(IncomingBatch, Option<VerificationGuard>), Refusal>,
+);
 
 /// Validates every batch given for one partition and verifies the transactional ones.
 fn check_partition(
@@ -563,7 +569,10 @@ mod tests {
         assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
         assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
         // Allowed: appended, and the partition's transaction is open.
-        assert_eq!(answer(&node.state, transactional("t", Some("tx"))), (0, None));
+        assert_eq!(
+            answer(&node.state, transactional("t", Some("tx"))),
+            (0, None)
+        );
         let partition = node.state.partitions.by_name("t", 0).unwrap();
         assert_eq!(partition.log().last_stable_offset(), 0);
         assert_eq!(partition.active_producers()[0].current_txn_start_offset, 0);

@@ -83,7 +83,14 @@ impl Partitions {
         match written {
             Ok(appended) => {
                 p.appended.notify_waiters();
-                debug!(topic, partition, producer_id = marker.producer_id, commit = marker.commit, offset = appended.base_offset, "transaction marker written");
+                debug!(
+                    topic,
+                    partition,
+                    producer_id = marker.producer_id,
+                    commit = marker.commit,
+                    offset = appended.base_offset,
+                    "transaction marker written"
+                );
                 Ok(appended.base_offset)
             }
             Err(source) => {
