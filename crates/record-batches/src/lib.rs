@@ -11,7 +11,8 @@
 //! * [`RecordBatch`] / [`RecordIter`] / [`Record`]: decoding, with decompression bounded by a
 //!   caller's limit; [`compress`] / [`decompress`] for the codecs alone.
 //! * [`BatchBuilder`]: encoding records into a batch.
-//! * [`ControlRecordType`], [`EndTxnMarker`]: control records.
+//! * [`ControlRecordType`], [`EndTxnMarker`]: control records; [`end_txn_marker_batch`]: a
+//!   transaction marker batch.
 //!
 //! Nothing here panics on bytes from the network or a file.
 
@@ -28,7 +29,7 @@ pub use builder::{BatchBuilder, BatchOptions};
 pub use compression::{
     check_level, compress, decompress, GZIP_DEFAULT_LEVEL, LZ4_DEFAULT_LEVEL, ZSTD_DEFAULT_LEVEL,
 };
-pub use control::{ControlRecordType, EndTxnMarker};
+pub use control::{end_txn_marker_batch, ControlRecordType, EndTxnMarker};
 pub use error::RecordsError;
 pub use header::{
     attributes, compute_crc, compute_crc_parts, crc_is_valid, decrement_sequence,

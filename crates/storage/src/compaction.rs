@@ -10,6 +10,13 @@
 //!   in a fixed buffer;
 //! * a log is also cleaned when the earliest tombstone deadline it holds has passed, so
 //!   tombstones do leave a quiet log (Kafka waits until the dirty ratio picks the log again).
+//!
+//! Transactions, as Kafka's cleaner treats them: nothing at or past the last stable offset is
+//! cleaned (a segment is cleanable only if it ends below it); the records of aborted
+//! transactions neither enter the key map nor survive a pass (their batches go, or stay empty
+//! when a producer's last); and unlike Kafka, transaction markers are always kept (Kafka drops
+//! them once their transaction's records are gone and `delete.retention.ms` has passed), so
+//! the aborted transaction index never loses the marker a consumer needs to see.
 
 use std::collections::HashMap;
 
@@ -21,6 +28,7 @@ use kcoord_record_batches::{
 use crate::entry::BatchEntry;
 use crate::error::StorageError;
 use crate::segment::Segment;
+use crate::txn::AbortedIndex;
 
 /// Keys one pass remembers; a longer dirty range is finished by the next pass.
 pub const MAX_KEYS: usize = 4_000_000;
@@ -44,18 +52,30 @@ pub(crate) struct Pass<'a> {
     /// even when all its records go, so the producer's sequence survives.
     pub producer_last_offsets: &'a dyn Fn(i64) -> Option<i64>,
     pub high_watermark: i64,
+    pub aborted: &'a AbortedIndex,
+}
+
+/// Whether the batch of `e` belongs to an aborted transaction.
+pub(crate) fn is_aborted(e: &BatchEntry, aborted: &AbortedIndex) -> bool {
+    e.is_transactional && !e.is_control && aborted.contains_batch(e.producer_id, e.last_offset)
 }
 
 /// The latest offset of each key at or after `first_dirty`, and where the map ends.
 pub(crate) fn key_map(
     segments: &[Segment],
     first_dirty: i64,
+    aborted: &AbortedIndex,
 ) -> Result<(HashMap<Bytes, i64>, i64), StorageError> {
     let mut map = HashMap::new();
     let mut end = first_dirty;
     for s in segments {
         for (i, e) in s.entries.iter().enumerate() {
             if e.last_offset < first_dirty || e.is_control {
+                continue;
+            }
+            if is_aborted(e, aborted) {
+                // An aborted record must not hide the committed one of its key.
+                end = e.next_offset();
                 continue;
             }
             if map.len() >= MAX_KEYS {
@@ -119,8 +139,9 @@ pub(crate) fn rewrite_batch(
     let horizon = header.delete_horizon_ms();
     let mut kept = Vec::with_capacity(all.len());
     let mut has_tombstone = false;
+    let aborted = is_aborted(entry, pass.aborted);
     for r in all.iter() {
-        if survives(r, r.offset(&header), keys, map_end, horizon, pass.now_ms) {
+        if !aborted && survives(r, r.offset(&header), keys, map_end, horizon, pass.now_ms) {
             has_tombstone |= r.value.is_none();
             kept.push(r);
         }

@@ -1,7 +1,8 @@
 //! Partition logs for the data plane: batches validated as Kafka validates them
 //! ([`validate`]), stored exactly as received once their offsets are assigned, in memory or in
-//! segment files ([`Log`]), with idempotent producers' state ([`producer_state`]), retention
-//! and compaction. Knows nothing of sockets or of the coordinator.
+//! segment files ([`Log`]), with idempotent and transactional producers' state
+//! ([`producer_state`]), transaction markers and the aborted transaction index ([`txn`]),
+//! retention and compaction. Knows nothing of sockets or of the coordinator.
 
 pub mod compaction;
 pub mod dirs;
@@ -13,9 +14,12 @@ pub mod log_config;
 pub mod producer_state;
 mod scan;
 mod segment;
+pub mod txn;
 pub mod validate;
 
 pub use error::{AppendError, ReadError, StorageError};
-pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset};
+pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset, TxnMarker};
 pub use log_config::{LogConfig, TimestampType};
+pub use producer_state::{ProducerSummary, VerificationGuard, VerificationState};
 pub use segment::Chunk;
+pub use txn::AbortedTxn;

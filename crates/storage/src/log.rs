@@ -1,23 +1,30 @@
 //! One partition's log: segments in offset order (the last one takes appends), the log start
 //! offset, and the producer state. In memory, or in a directory of segment files.
 //!
-//! With a single replica every appended batch is committed at once, so the high watermark and
-//! the last stable offset (there are no transactions) are both the log end offset.
+//! With a single replica every appended batch is committed at once, so the high watermark is
+//! the log end offset; the last stable offset is below it while a transaction is ongoing
+//! (`log/txn.rs`: markers, read_committed reads, the aborted transaction index).
 
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use tracing::{info, warn};
 
-use crate::entry::BatchEntry;
+use crate::entry::{BatchEntry, MarkerKind};
 use crate::error::{AppendError, ReadError, StorageError};
 use crate::format;
 use crate::log_config::{LogConfig, TimestampType};
+use crate::producer_state::VerificationGuard;
 use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
 use crate::segment::{self, AppendIoError, Chunk, Segment};
+use crate::txn::{AbortedIndex, AbortedTxn};
 
 mod compact;
 mod open;
+mod timestamps;
+mod txn;
+
+pub use txn::TxnMarker;
 
 /// The checkpoint of a log start offset moved by DeleteRecords (Kafka keeps these in
 /// `log-start-offset-checkpoint`, one file per log dir; one per partition here).
@@ -43,6 +50,7 @@ pub struct IncomingBatch {
     pub producer_epoch: i16,
     pub base_sequence: i32,
     pub is_control: bool,
+    pub is_transactional: bool,
     /// `Some(now)` for a LogAppendTime topic: the answer's LogAppendTime.
     pub log_append_time: Option<i64>,
 }
@@ -61,6 +69,7 @@ impl IncomingBatch {
             producer_epoch: h.producer_epoch,
             base_sequence: h.base_sequence,
             is_control: h.is_control(),
+            is_transactional: h.is_transactional(),
             log_append_time: None,
             bytes,
         })
@@ -75,6 +84,7 @@ impl IncomingBatch {
             epoch: self.producer_epoch,
             first_seq: self.base_sequence,
             last_seq: last_sequence(self.base_sequence, self.last_offset_delta),
+            is_transactional: self.is_transactional,
         })
     }
 }
@@ -92,6 +102,7 @@ impl From<crate::validate::ValidatedBatch> for IncomingBatch {
             producer_epoch: v.header.producer_epoch,
             base_sequence: v.header.base_sequence,
             is_control: v.header.is_control(),
+            is_transactional: v.header.is_transactional(),
             log_append_time: v.log_append_time,
             bytes: v.bytes,
         }
@@ -117,7 +128,11 @@ pub struct ReadResult {
     pub chunks: Vec<Chunk>,
     pub bytes: usize,
     pub high_watermark: i64,
+    pub last_stable_offset: i64,
     pub log_start_offset: i64,
+    /// A read_committed read: the aborted transactions overlapping what it read (Kafka's
+    /// `FetchDataInfo.abortedTransactions`); `None` for read_uncommitted.
+    pub aborted_transactions: Option<Vec<AbortedTxn>>,
 }
 
 /// A record found by timestamp.
@@ -146,6 +161,7 @@ pub struct Log {
     first_dirty: i64,
     /// The earliest tombstone deadline compaction wrote, to clean again once it has passed.
     next_tombstone_deadline: Option<i64>,
+    aborted: AbortedIndex,
 }
 
 impl Log {
@@ -163,6 +179,7 @@ impl Log {
             failed: None,
             first_dirty: 0,
             next_tombstone_deadline: None,
+            aborted: AbortedIndex::default(),
         }
     }
 
@@ -182,7 +199,7 @@ impl Log {
         self.dir.as_deref()
     }
 
-    /// The next offset to be assigned; also the high watermark and last stable offset.
+    /// The next offset to be assigned; also the high watermark.
     pub fn log_end_offset(&self) -> i64 {
         self.active().next_offset()
     }
@@ -219,10 +236,25 @@ impl Log {
     }
 
     /// Appends one validated batch at the log end, unless it is a retry of one already there.
+    /// A transactional batch needs its producer's transaction ongoing here: to start one, see
+    /// [`Log::append_verified`].
     pub fn append(
         &mut self,
         batch: &IncomingBatch,
         leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<Appended, AppendError> {
+        self.append_verified(batch, leader_epoch, None, now_ms)
+    }
+
+    /// [`Log::append`], for a transactional batch that may start its producer's transaction
+    /// here: `guard` is the verification the coordinator confirmed
+    /// ([`crate::producer_state::verification`]).
+    pub fn append_verified(
+        &mut self,
+        batch: &IncomingBatch,
+        leader_epoch: i32,
+        guard: Option<VerificationGuard>,
         now_ms: i64,
     ) -> Result<Appended, AppendError> {
         if let Some(reason) = &self.failed {
@@ -239,8 +271,32 @@ impl Log {
                     duplicate: true,
                 });
             }
+            self.check_verification(p, guard)?;
             self.producers.check(p, self.log_end_offset(), &self.name)?;
         }
+        let (base_offset, last_offset) = self.write_batch(batch, None, leader_epoch, now_ms)?;
+        if let Some(p) = &producer {
+            self.producers
+                .update(p, base_offset, last_offset, batch.max_timestamp);
+        }
+        Ok(Appended {
+            base_offset,
+            last_offset,
+            log_append_time: batch.log_append_time.unwrap_or(-1),
+            log_start_offset: self.log_start_offset,
+            duplicate: false,
+        })
+    }
+
+    /// Writes a batch at the log end (rolling first if due) and counts it towards the flush;
+    /// returns its first and last offsets.
+    fn write_batch(
+        &mut self,
+        batch: &IncomingBatch,
+        marker: Option<MarkerKind>,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<(i64, i64), AppendError> {
         let size = batch.bytes.len();
         self.maybe_roll(size, batch.max_timestamp, now_ms)?;
         let base_offset = self.log_end_offset();
@@ -256,6 +312,8 @@ impl Log {
             producer_epoch: batch.producer_epoch,
             base_sequence: batch.base_sequence,
             is_control: batch.is_control,
+            is_transactional: batch.is_transactional,
+            marker,
         };
         let (head, body) = batch.bytes.split_at(format::HEADER_LEN.min(size));
         let mut header = [0u8; format::HEADER_LEN];
@@ -266,18 +324,8 @@ impl Log {
             format::set_timestamps(header, body, batch.timestamp_type, batch.max_timestamp);
         }
         self.write_to_active(header, body, entry)?;
-        if let Some(p) = &producer {
-            self.producers
-                .update(p, base_offset, last_offset, max_timestamp);
-        }
         self.note_unflushed(batch.record_count, now_ms)?;
-        Ok(Appended {
-            base_offset,
-            last_offset,
-            log_append_time: batch.log_append_time.unwrap_or(-1),
-            log_start_offset: self.log_start_offset,
-            duplicate: false,
-        })
+        Ok((base_offset, last_offset))
     }
 
     /// Appends to the active segment; a write that could not be undone fails the log.
@@ -396,6 +444,17 @@ impl Log {
         max_bytes: usize,
         min_one_batch: bool,
     ) -> Result<ReadResult, ReadError> {
+        self.read_below(offset, max_bytes, min_one_batch, self.log_end_offset())
+    }
+
+    /// [`Log::read`] of the batches below `max_offset` (a batch boundary) only.
+    fn read_below(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+        max_offset: i64,
+    ) -> Result<ReadResult, ReadError> {
         let end = self.log_end_offset();
         if offset < self.log_start_offset || offset > end {
             return Err(ReadError::OffsetOutOfRange {
@@ -406,6 +465,7 @@ impl Log {
         }
         let mut result = ReadResult {
             high_watermark: end,
+            last_stable_offset: self.last_stable_offset(),
             log_start_offset: self.log_start_offset,
             ..ReadResult::default()
         };
@@ -419,6 +479,10 @@ impl Log {
             }
             let mut to = from;
             while to < s.entries.len() {
+                if s.entries[to].base_offset >= max_offset {
+                    s.chunks(from, to, &mut result.chunks);
+                    return Ok(result);
+                }
                 let size = s.entries[to].size as usize;
                 let fits = result.bytes + size <= max_bytes;
                 let first_of_read = min_one_batch && result.bytes == 0;
@@ -441,58 +505,6 @@ impl Log {
         self.segments
             .partition_point(|s| s.base_offset <= offset)
             .saturating_sub(1)
-    }
-
-    /// The first record at or after the log start whose timestamp is at least `timestamp`
-    /// (Kafka's `fetchOffsetByTimestamp`); `None` when there is none.
-    pub fn offset_for_timestamp(
-        &self,
-        timestamp: i64,
-    ) -> Result<Option<TimestampOffset>, StorageError> {
-        for s in &self.segments {
-            for (i, e) in s.entries.iter().enumerate() {
-                if e.max_timestamp < timestamp || e.last_offset < self.log_start_offset {
-                    continue;
-                }
-                let bytes = s.batch_bytes(i).map_err(|err| self.io_error(err))?;
-                let found =
-                    format::first_record_at_or_after(&bytes, timestamp, self.log_start_offset)
-                        .map_err(|reason| StorageError::Corrupt {
-                            log: self.name.clone(),
-                            reason,
-                        })?;
-                if found.is_some() {
-                    return Ok(found);
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// The record with the largest timestamp (the first of them), Kafka's MAX_TIMESTAMP.
-    pub fn max_timestamp_offset(&self) -> Result<Option<TimestampOffset>, StorageError> {
-        let mut best: Option<(usize, usize, i64)> = None;
-        for (si, s) in self.segments.iter().enumerate() {
-            for (i, e) in s.entries.iter().enumerate() {
-                if e.last_offset >= self.log_start_offset
-                    && best.is_none_or(|(_, _, ts)| e.max_timestamp > ts)
-                {
-                    best = Some((si, i, e.max_timestamp));
-                }
-            }
-        }
-        let Some((si, i, ts)) = best else {
-            return Ok(None);
-        };
-        let bytes = self.segments[si]
-            .batch_bytes(i)
-            .map_err(|err| self.io_error(err))?;
-        format::first_record_at_or_after(&bytes, ts, self.log_start_offset).map_err(|reason| {
-            StorageError::Corrupt {
-                log: self.name.clone(),
-                reason,
-            }
-        })
     }
 
     fn io_error(&self, e: std::io::Error) -> StorageError {
@@ -572,6 +584,7 @@ impl Log {
         }
         let first_base = self.segments.first().map_or(0, |s| s.base_offset);
         self.log_start_offset = self.log_start_offset.max(first_base);
+        self.aborted.remove_below(first_base);
         info!(log = %self.name, deleted = count, reason, log_start_offset = self.log_start_offset, "deleted segments");
         count
     }

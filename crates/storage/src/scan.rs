@@ -5,9 +5,10 @@
 
 use std::io::{self, Read};
 
-use kcoord_record_batches::BatchHeader;
+use bytes::Bytes;
+use kcoord_record_batches::{BatchHeader, EndTxnMarker, RecordBatch};
 
-use crate::entry::BatchEntry;
+use crate::entry::{BatchEntry, MarkerKind};
 
 pub(crate) struct Scanned {
     pub entries: Vec<BatchEntry>,
@@ -45,7 +46,12 @@ pub(crate) fn scan(reader: &mut impl Read, len: u64) -> io::Result<Scanned> {
         {
             break;
         }
-        entries.push(entry_of(&header, position as u32, size as u32));
+        let marker = if header.is_control() {
+            marker_of(Bytes::copy_from_slice(&batch))
+        } else {
+            None
+        };
+        entries.push(entry_of(&header, position as u32, size as u32, marker));
         position += size;
     }
     Ok(Scanned {
@@ -54,8 +60,24 @@ pub(crate) fn scan(reader: &mut impl Read, len: u64) -> io::Result<Scanned> {
     })
 }
 
+/// What a control batch's record says: a COMMIT or ABORT marker, or neither (another control
+/// type, no record, or one that does not read, which then ends no transaction).
+pub(crate) fn marker_of(batch: Bytes) -> Option<MarkerKind> {
+    let batch = RecordBatch::parse(batch).ok()?;
+    match EndTxnMarker::of_batch(&batch) {
+        Ok(Some(m)) if m.commit => Some(MarkerKind::Commit),
+        Ok(Some(_)) => Some(MarkerKind::Abort),
+        _ => None,
+    }
+}
+
 /// The index entry of a batch with this header at `position`.
-pub(crate) fn entry_of(header: &BatchHeader, position: u32, size: u32) -> BatchEntry {
+pub(crate) fn entry_of(
+    header: &BatchHeader,
+    position: u32,
+    size: u32,
+    marker: Option<MarkerKind>,
+) -> BatchEntry {
     BatchEntry {
         base_offset: header.base_offset,
         last_offset: header.last_offset(),
@@ -66,5 +88,7 @@ pub(crate) fn entry_of(header: &BatchHeader, position: u32, size: u32) -> BatchE
         producer_epoch: header.producer_epoch,
         base_sequence: header.base_sequence,
         is_control: header.is_control(),
+        is_transactional: header.is_transactional(),
+        marker,
     }
 }

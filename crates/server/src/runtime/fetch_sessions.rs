@@ -44,6 +44,7 @@ impl FetchPartition {
 struct Cached {
     partition: FetchPartition,
     high_watermark: i64,
+    last_stable_offset: i64,
     log_start_offset: i64,
 }
 
@@ -79,6 +80,8 @@ pub struct PartitionOutcome {
     pub has_records: bool,
     pub error: bool,
     pub high_watermark: i64,
+    /// Kafka's session sends a partition again when it moved (a transaction ended).
+    pub last_stable_offset: i64,
     pub log_start_offset: i64,
 }
 
@@ -155,6 +158,7 @@ impl FetchSessions {
                         None => session.partitions.push(Cached {
                             partition: p.clone(),
                             high_watermark: -1,
+                            last_stable_offset: -1,
                             log_start_offset: -1,
                         }),
                     }
@@ -226,6 +230,7 @@ impl FetchSessions {
                     .map(|p| Cached {
                         partition: p.clone(),
                         high_watermark: -1,
+                        last_stable_offset: -1,
                         log_start_offset: -1,
                     })
                     .collect(),
@@ -261,9 +266,11 @@ impl FetchSessions {
                 let changed = o.has_records
                     || o.error
                     || cached.high_watermark != o.high_watermark
+                    || cached.last_stable_offset != o.last_stable_offset
                     || cached.log_start_offset != o.log_start_offset;
                 // An error is always sent, and sent again once it is gone.
                 cached.high_watermark = if o.error { -1 } else { o.high_watermark };
+                cached.last_stable_offset = o.last_stable_offset;
                 cached.log_start_offset = o.log_start_offset;
                 !incremental || changed
             })
@@ -315,6 +322,7 @@ mod tests {
             has_records: records,
             error: false,
             high_watermark: hw,
+            last_stable_offset: hw,
             log_start_offset: 0,
         }
     }

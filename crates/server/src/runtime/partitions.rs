@@ -8,6 +8,9 @@
 //! waiting on the partition ([`Partition::appended`]).
 
 pub mod maintenance;
+mod markers;
+
+pub use markers::MarkerError;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -48,6 +51,12 @@ impl Partition {
 
     pub fn name(&self) -> String {
         format!("{}-{}", self.topic, self.index)
+    }
+
+    /// Every producer with state in this partition (id, epoch, last sequence, last timestamp,
+    /// coordinator epoch, ongoing transaction's first offset), for DescribeProducers.
+    pub fn active_producers(&self) -> Vec<kcoord_storage::ProducerSummary> {
+        self.log().producer_summaries()
     }
 }
 
@@ -151,6 +160,14 @@ impl Partitions {
 
     pub fn get(&self, topic_id: Uuid, partition: i32) -> Option<Arc<Partition>> {
         self.read().get(&(topic_id, partition)).cloned()
+    }
+
+    /// The partition of topic `topic` (by name) with index `partition`.
+    pub fn by_name(&self, topic: &str, partition: i32) -> Option<Arc<Partition>> {
+        self.read()
+            .values()
+            .find(|p| p.index == partition && p.topic == topic)
+            .cloned()
     }
 
     pub fn all(&self) -> Vec<Arc<Partition>> {

@@ -40,14 +40,18 @@ impl Log {
         if !self.compaction_due(end, first_dirty, now_ms) {
             return Ok(stats);
         }
-        let (keys, map_end) = compaction::key_map(&self.segments[..end], first_dirty)?;
+        let (keys, map_end) =
+            compaction::key_map(&self.segments[..end], first_dirty, &self.aborted)?;
         let producers = self.producers.clone();
+        // A copy: the pass reads it while segments are replaced.
+        let aborted = self.aborted.clone();
         let last_offsets = move |pid: i64| producers.last_offset_of(pid);
         let pass = Pass {
             now_ms,
             delete_retention_ms: self.config.delete_retention_ms,
             producer_last_offsets: &last_offsets,
             high_watermark: self.log_end_offset(),
+            aborted: &aborted,
         };
         let mut deadline: Option<i64> = None;
         for si in 0..end {
@@ -72,14 +76,18 @@ impl Log {
         Ok(stats)
     }
 
-    /// How many segments, from the oldest, are cleanable: sealed, and older than
-    /// `min.compaction.lag.ms` along with every one before them.
+    /// How many segments, from the oldest, are cleanable: sealed, below the last stable offset
+    /// (an undecided transaction may yet abort), and older than `min.compaction.lag.ms` along
+    /// with every one before them.
     fn cleanable_end(&self, now_ms: i64) -> usize {
         let active = self.segments.len() - 1;
         let lag = self.config.min_compaction_lag_ms;
+        let lso = self.last_stable_offset();
         self.segments[..active]
             .iter()
-            .position(|s| lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
+            .position(|s| {
+                s.next_offset() > lso || (lag > 0 && s.max_timestamp() > now_ms.saturating_sub(lag))
+            })
             .unwrap_or(active)
     }
 
@@ -141,7 +149,7 @@ impl Log {
                 Rewritten::New(b) => {
                     changed = true;
                     let h = kcoord_record_batches::BatchHeader::parse(&b).map_err(corrupt)?;
-                    kept.push((b, crate::scan::entry_of(&h, 0, 0)));
+                    kept.push((b, crate::scan::entry_of(&h, 0, 0, e.marker)));
                 }
                 Rewritten::Dropped => changed = true,
             }

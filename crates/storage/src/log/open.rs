@@ -1,14 +1,18 @@
 //! Opening a log directory: its segment files, recovered, and the state kept beside them.
 
+use std::collections::HashMap;
 use std::path::Path;
 
+use kcoord_record_batches::{EndTxnMarker, RecordBatch};
 use tracing::{info, warn};
 
+use super::txn::replay_entry;
 use super::{Log, CLEANER_FILE, LOG_START_FILE};
 use crate::error::StorageError;
 use crate::log_config::LogConfig;
-use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
+use crate::producer_state::ProducerStates;
 use crate::segment::{self, Segment};
+use crate::txn::AbortedIndex;
 
 impl Log {
     /// Opens (or creates) the log in `dir`: every segment file, recovering the last ones, and
@@ -51,28 +55,46 @@ impl Log {
             first_dirty,
             // Unknown after a restart: the first pass finds any tombstone deadline again.
             next_tombstone_deadline: Some(i64::MIN),
+            aborted: AbortedIndex::default(),
         };
         log.rebuild_producer_state(now_ms, producer_expiration_ms);
-        info!(log = %log.name, segments = log.segments.len(), log_start_offset, log_end_offset = end, producers = log.producers.len(), "loaded log");
+        info!(log = %log.name, segments = log.segments.len(), log_start_offset, log_end_offset = end, producers = log.producers.len(), last_stable_offset = log.last_stable_offset(), aborted_transactions = log.aborted.len(), "loaded log");
         Ok(log)
     }
 
+    /// The producer state, ongoing transactions and aborted transaction index, replayed from
+    /// every batch entry; then the coordinator epoch of each producer's last marker, read
+    /// from that marker (the entry does not carry it).
     fn rebuild_producer_state(&mut self, now_ms: i64, expiration_ms: i64) {
         let mut producers = ProducerStates::default();
-        for e in self.segments.iter().flat_map(|s| &s.entries) {
-            if e.producer_id >= 0 && !e.is_control {
-                let delta = i32::try_from(e.last_offset - e.base_offset).unwrap_or(0);
-                let batch = ProducerBatch {
-                    producer_id: e.producer_id,
-                    epoch: e.producer_epoch,
-                    first_seq: e.base_sequence,
-                    last_seq: last_sequence(e.base_sequence, delta),
-                };
-                producers.update(&batch, e.base_offset, e.last_offset, e.max_timestamp);
+        let mut aborted = AbortedIndex::default();
+        let mut last_markers: HashMap<i64, (usize, usize)> = HashMap::new();
+        for (si, s) in self.segments.iter().enumerate() {
+            for (i, e) in s.entries.iter().enumerate() {
+                replay_entry(&mut producers, &mut aborted, e);
+                if e.marker.is_some() && e.producer_id >= 0 {
+                    last_markers.insert(e.producer_id, (si, i));
+                }
+            }
+        }
+        for (pid, (si, i)) in last_markers {
+            let epoch = self.segments[si]
+                .batch_bytes(i)
+                .map_err(|e| e.to_string())
+                .and_then(|b| RecordBatch::parse(b).map_err(|e| e.to_string()))
+                .and_then(|b| EndTxnMarker::of_batch(&b).map_err(|e| e.to_string()));
+            match epoch {
+                Ok(Some(m)) => producers.set_coordinator_epoch(pid, m.coordinator_epoch),
+                Ok(None) => {}
+                Err(error) => {
+                    // Unknown, it stays -1: any coordinator epoch is then accepted.
+                    warn!(log = %self.name, producer_id = pid, %error, "could not read a transaction marker");
+                }
             }
         }
         producers.expire(now_ms, expiration_ms);
         self.producers = producers;
+        self.aborted = aborted;
     }
 }
 

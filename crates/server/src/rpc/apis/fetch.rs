@@ -11,7 +11,12 @@
 //!   it reads ([`crate::runtime::partitions::Partition::appended`]), not by a timer per partition; any
 //!   error answers at once;
 //! * the batches are the stored bytes, sent by reference (`dispatch.rs` encodes the response
-//!   into a `SharedFrame`).
+//!   into a `SharedFrame`);
+//! * READ_COMMITTED (isolation level 1) reads only below the last stable offset and answers
+//!   the aborted transactions overlapping what it read (Kafka's `FetchDataInfo`); both
+//!   isolation levels answer the last stable offset, READ_UNCOMMITTED a null aborted list. A
+//!   marker write wakes the waiting fetches as an append does, so a read_committed fetch
+//!   waiting for data sees the last stable offset move.
 //!
 //! A single replica has no followers: a fetch with a replica id is answered
 //! NOT_LEADER_OR_FOLLOWER, once the follower is allowed CLUSTER_ACTION on the cluster (which
@@ -25,7 +30,9 @@ use std::time::Duration;
 
 use kcoord_storage::ReadError;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kcoord_wire::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
 use kcoord_wire::messages::{FetchRequest, FetchResponse};
 use kcoord_wire::{ErrorCode, RecordSet};
 use tracing::debug;
@@ -80,9 +87,12 @@ struct Target {
 struct Read {
     error: Option<ErrorCode>,
     high_watermark: i64,
+    last_stable_offset: i64,
     log_start_offset: i64,
     chunks: Vec<kcoord_storage::Chunk>,
     bytes: usize,
+    /// READ_COMMITTED: the aborted transactions overlapping what was read.
+    aborted: Option<Vec<kcoord_storage::AbortedTxn>>,
 }
 
 pub async fn handle(ctx: &RequestContext<'_>, req: FetchRequest, version: i16) -> FetchResponse {
@@ -181,7 +191,8 @@ async fn read_targets(
         usize::try_from(req.max_bytes.min(ctx.server.config.log.fetch_max_bytes)).unwrap_or(0);
     let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0).min(max_bytes);
     let wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0));
-    let reads = read_until(targets, max_bytes, min_bytes, wait).await;
+    let committed = req.isolation_level == READ_COMMITTED;
+    let reads = read_until(targets, max_bytes, min_bytes, wait, committed).await;
     let on_disk = reads.iter().any(|r| {
         r.chunks
             .iter()
@@ -209,6 +220,7 @@ fn included(
             has_records: r.bytes > 0,
             error: r.error.is_some(),
             high_watermark: r.high_watermark,
+            last_stable_offset: r.last_stable_offset,
             log_start_offset: r.log_start_offset,
         })
         .collect();
@@ -312,8 +324,9 @@ async fn read_until(
     max_bytes: usize,
     min_bytes: usize,
     wait: Duration,
+    committed: bool,
 ) -> Vec<Read> {
-    let reads = read_all(targets, max_bytes);
+    let reads = read_all(targets, max_bytes, committed);
     if done(&reads, min_bytes) || wait.is_zero() || targets.is_empty() {
         return reads;
     }
@@ -328,7 +341,7 @@ async fn read_until(
         for w in &mut woken {
             w.as_mut().enable();
         }
-        let reads = read_all(targets, max_bytes);
+        let reads = read_all(targets, max_bytes, committed);
         if done(&reads, min_bytes) {
             return reads;
         }
@@ -350,14 +363,15 @@ fn done(reads: &[Read], min_bytes: usize) -> bool {
         || reads.iter().map(|r| r.bytes).sum::<usize>() >= min_bytes
 }
 
-/// One pass over the partitions, in order, within the byte limits.
-fn read_all(targets: &[Target], max_bytes: usize) -> Vec<Read> {
+/// One pass over the partitions, in order, within the byte limits; `committed`: only below
+/// each last stable offset.
+fn read_all(targets: &[Target], max_bytes: usize, committed: bool) -> Vec<Read> {
     let mut remaining = max_bytes;
     let mut min_one = true;
     targets
         .iter()
         .map(|t| {
-            let read = read_one(t, remaining, min_one);
+            let read = read_one(t, remaining, min_one, committed);
             if read.bytes > 0 {
                 min_one = false;
                 remaining = remaining.saturating_sub(read.bytes);
@@ -367,10 +381,11 @@ fn read_all(targets: &[Target], max_bytes: usize) -> Vec<Read> {
         .collect()
 }
 
-fn read_one(t: &Target, remaining: usize, min_one: bool) -> Read {
+fn read_one(t: &Target, remaining: usize, min_one: bool, committed: bool) -> Read {
     let failed = |code: ErrorCode| Read {
         error: Some(code),
         high_watermark: -1,
+        last_stable_offset: -1,
         log_start_offset: -1,
         ..Read::default()
     };
@@ -390,13 +405,20 @@ fn read_one(t: &Target, remaining: usize, min_one: bool) -> Read {
         .unwrap_or(0)
         .min(remaining);
     let log = partition.log();
-    match log.read(t.request.fetch_offset, limit, min_one) {
+    let read = if committed {
+        log.read_committed(t.request.fetch_offset, limit, min_one)
+    } else {
+        log.read(t.request.fetch_offset, limit, min_one)
+    };
+    match read {
         Ok(r) => Read {
             error: None,
             high_watermark: r.high_watermark,
+            last_stable_offset: r.last_stable_offset,
             log_start_offset: r.log_start_offset,
             chunks: r.chunks,
             bytes: r.bytes,
+            aborted: r.aborted_transactions,
         },
         Err(e @ ReadError::OffsetOutOfRange { .. }) => {
             debug!(partition = %partition.name(), error = %e, "fetch out of range");
@@ -428,6 +450,7 @@ fn load_chunks(reads: Vec<Read>) -> Vec<Read> {
                     r = Read {
                         error: Some(ErrorCode::KAFKA_STORAGE_ERROR),
                         high_watermark: -1,
+                        last_stable_offset: -1,
                         log_start_offset: -1,
                         ..Read::default()
                     };
@@ -518,10 +541,9 @@ fn push_partition(
         partition_index: p.partition,
         error_code: read.error.map_or(0, ErrorCode::code),
         high_watermark: read.high_watermark,
-        // No transactions: the last stable offset is the high watermark.
-        last_stable_offset: read.high_watermark,
+        last_stable_offset: read.last_stable_offset,
         log_start_offset: read.log_start_offset,
-        aborted_transactions: (read_committed && read.error.is_none()).then(Vec::new),
+        aborted_transactions: aborted_transactions(read_committed, read.aborted.as_deref()),
         preferred_read_replica: -1,
         records: Some(RecordSet::from(parts)),
         ..Default::default()
@@ -529,6 +551,26 @@ fn push_partition(
     if let Some(topic) = response.responses.last_mut() {
         topic.partitions.push(data);
     }
+}
+
+/// A partition's AbortedTransactions: for READ_COMMITTED the aborted transactions overlapping
+/// what was read (null on an error, as Kafka's empty `FetchDataInfo` gives none), null for
+/// READ_UNCOMMITTED.
+fn aborted_transactions(
+    read_committed: bool,
+    found: Option<&[kcoord_storage::AbortedTxn]>,
+) -> Option<Vec<AbortedTransaction>> {
+    let found = found.filter(|_| read_committed)?;
+    Some(
+        found
+            .iter()
+            .map(|t| AbortedTransaction {
+                producer_id: t.producer_id,
+                first_offset: t.first_offset,
+                ..Default::default()
+            })
+            .collect(),
+    )
 }
 
 /// The authorization matrix's rows of Fetch ([`crate::rpc::authorize`]'s matrix tests): each

@@ -1,9 +1,11 @@
 //! ListOffsets (key 2), v1-11, after Kafka's `KafkaApis.handleListOffsetRequest` and
 //! `UnifiedLog.fetchOffsetByTimestamp` without tiered storage
-//! (docs/kafka-data-plane-facts.md §5): LATEST is the high watermark (also the last stable
-//! offset: there are no transactions), EARLIEST and EARLIEST_LOCAL the log start offset,
-//! MAX_TIMESTAMP the first record with the largest timestamp, a timestamp the first record at
-//! or after it (offset -1 and timestamp -1 when there is none); LATEST_TIERED and
+//! (docs/kafka-data-plane-facts.md §5): LATEST is the high watermark, or with READ_COMMITTED
+//! the last stable offset; EARLIEST and EARLIEST_LOCAL the log start offset, MAX_TIMESTAMP
+//! the first record with the largest timestamp, a timestamp the first record at or after it
+//! (offset -1 and timestamp -1 when there is none, or, as Kafka's `Partition`
+//! `lastFetchableOffset` bounds it, when it is at or past the last stable offset for
+//! READ_COMMITTED, the high watermark otherwise); LATEST_TIERED and
 //! EARLIEST_PENDING_UPLOAD find nothing. Each special value needs the version that introduced
 //! it (UNSUPPORTED_VERSION otherwise); a partition named twice is INVALID_REQUEST, once.
 
@@ -35,6 +37,8 @@ const MAX_TIMESTAMP: i64 = -3;
 const EARLIEST_LOCAL: i64 = -4;
 const LATEST_TIERED: i64 = -5;
 const EARLIEST_PENDING_UPLOAD: i64 = -6;
+/// Kafka's `IsolationLevel.READ_COMMITTED`.
+const READ_COMMITTED: i8 = 1;
 
 /// The version that introduced each special timestamp (Kafka's `timestampMinSupportedVersion`).
 fn min_version(timestamp: i64) -> Option<i16> {
@@ -84,7 +88,8 @@ pub fn handle(
                 .filter(|p| answered.insert((t.name.clone(), p.partition_index)))
                 .map(|p| {
                     let duplicate = duplicates.contains(&(t.name.clone(), p.partition_index));
-                    partition_answer(ctx, topic, p, duplicate, version)
+                    let committed = req.isolation_level == READ_COMMITTED;
+                    partition_answer(ctx, topic, p, duplicate, version, committed)
                 })
                 .collect();
             let answer = ListOffsetsTopicResponse {
@@ -134,6 +139,7 @@ fn partition_answer(
     p: &kcoord_wire::messages::list_offsets_request::ListOffsetsPartition,
     duplicate: bool,
     version: i16,
+    committed: bool,
 ) -> ListOffsetsPartitionResponse {
     let mut answer = ListOffsetsPartitionResponse {
         partition_index: p.partition_index,
@@ -148,7 +154,15 @@ fn partition_answer(
         topic
             .and_then(|topic| ctx.server.partitions.get(topic.id, p.partition_index))
             .ok_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-            .and_then(|partition| lookup(&partition, p.timestamp, p.current_leader_epoch, version))
+            .and_then(|partition| {
+                lookup(
+                    &partition,
+                    p.timestamp,
+                    p.current_leader_epoch,
+                    version,
+                    committed,
+                )
+            })
     };
     match result {
         Ok(found) => {
@@ -180,6 +194,7 @@ fn lookup(
     timestamp: i64,
     current_leader_epoch: i32,
     version: i16,
+    committed: bool,
 ) -> Result<Found, ErrorCode> {
     match min_version(timestamp) {
         Some(min) if version >= min => {}
@@ -199,8 +214,13 @@ fn lookup(
         timestamp: -1,
         leader_epoch: epoch,
     };
+    let last_fetchable = if committed {
+        log.last_stable_offset()
+    } else {
+        log.high_watermark()
+    };
     let found = match timestamp {
-        LATEST => at(log.high_watermark()),
+        LATEST => at(last_fetchable),
         EARLIEST | EARLIEST_LOCAL => at(log.log_start_offset()),
         LATEST_TIERED | EARLIEST_PENDING_UPLOAD => NOTHING,
         MAX_TIMESTAMP => {
@@ -212,7 +232,11 @@ fn lookup(
             record(partition, found)?
         }
     };
-    Ok(found)
+    // Kafka's `ReplicaManager.fetchOffset`: a record found by timestamp at or past the last
+    // fetchable offset is not answered (the special timestamps are not bounded).
+    let by_timestamp = timestamp >= 0 || timestamp == MAX_TIMESTAMP;
+    let fetchable = !by_timestamp || found.offset < last_fetchable;
+    Ok(if fetchable { found } else { NOTHING })
 }
 
 fn record(

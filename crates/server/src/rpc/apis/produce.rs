@@ -3,21 +3,27 @@
 //! node is its only replica, so acks=-1 is answered once the batch is appended (and flushed
 //! when `flush.messages` says so).
 //!
-//! In Kafka's order (docs/kafka-data-plane-facts.md §1): transactional batches fail the
-//! whole request (no transactions here); topics are named by id from v13 (unknown:
+//! In Kafka's order (docs/kafka-data-plane-facts.md §1): a request with transactional batches
+//! needs a transactional id with WRITE (else the whole request is
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED); topics are named by id from v13 (unknown:
 //! UNKNOWN_TOPIC_ID), by name before (unknown: UNKNOWN_TOPIC_OR_PARTITION); then acks (only
 //! -1, 0, 1); internal topics are refused. Each partition's batch is validated as Kafka's
-//! `LogValidator` validates it (`kcoord_storage::validate`) before the partition is locked; the
-//! idempotent producer checks and the append happen under the lock. A partition named twice
-//! in one request appends nothing unless every one of its batches is valid. With acks=0
-//! nothing is answered (`dispatch.rs`).
+//! `LogValidator` validates it (`kcoord_storage::validate`) before the partition is locked; a
+//! transactional batch that would start its producer's transaction in the partition is
+//! verified with the transaction coordinator first ([`verify`], KIP-890); the producer checks
+//! (sequence, epoch, transaction state: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
+//! INVALID_TXN_STATE) and the append happen under the lock. A partition named twice in one
+//! request appends nothing unless every one of its batches is valid. With acks=0 nothing is
+//! answered (`dispatch.rs`).
+
+mod verify;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kcoord_storage::validate::{self, ProduceContext};
-use kcoord_storage::{Appended, IncomingBatch};
+use kcoord_storage::{Appended, IncomingBatch, VerificationGuard};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
@@ -27,7 +33,6 @@ use kcoord_wire::ErrorCode;
 use tracing::debug;
 use uuid::Uuid;
 
-use crate::rpc::apis::find_coordinator::transactions_unsupported;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::dispatch::Reply;
 use crate::rpc::{Check, Rpc};
@@ -152,7 +157,15 @@ pub fn produce(
             }
         }
     }
-    append_all(ctx, by_partition, &mut responses, version, now_ms);
+    let transactional_id = req.transactional_id.as_deref();
+    append_all(
+        ctx,
+        transactional_id,
+        by_partition,
+        &mut responses,
+        version,
+        now_ms,
+    );
     ProduceResponse {
         responses,
         throttle_time_ms: 0,
@@ -190,19 +203,15 @@ fn partition_refusal(
 #[inline]
 fn append_all(
     ctx: &RequestContext<'_>,
+    transactional_id: Option<&str>,
     by_partition: HashMap<(Uuid, i32), (Arc<Partition>, Vec<Entry>)>,
     responses: &mut [TopicProduceResponse],
     version: i16,
     now_ms: i64,
 ) {
     for (partition, entries) in by_partition.into_values() {
-        let appended = append_partition(
-            &partition,
-            entries,
-            version,
-            now_ms,
-            &ctx.server.metrics.data,
-        );
+        let checked = check_partition(ctx, transactional_id, &partition, entries, version, now_ms);
+        let appended = append_partition(&partition, checked, now_ms, &ctx.server.metrics.data);
         for (ti, pi, answer) in appended {
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
@@ -279,16 +288,17 @@ fn whole_request_refusal(ctx: &RequestContext<'_>, req: &ProduceRequest) -> Opti
         .collect();
     match validate::has_transactional_records(&records) {
         Ok(false) => None,
-        // No transaction coordinator here: no transactional producer ever got an id from us.
         // Kafka's first check: WRITE on the transactional id, which there must be; refused,
         // the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a message (the
         // exception's text is the code's default, which `ApiError.fromThrowable` drops).
-        Ok(true) => Some(match &req.transactional_id {
+        Ok(true) => match &req.transactional_id {
             Some(id) if authorize(ctx, AclOperation::Write, ResourceType::TransactionalId, id) => {
-                Refusal::with_message(ErrorCode::INVALID_TXN_STATE, transactions_unsupported(id))
+                None
             }
-            _ => Refusal::code(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-        }),
+            _ => Some(Refusal::code(
+                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            )),
+        },
         Err(e) => Some(Refusal::code(
             ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::CORRUPT_MESSAGE),
         )),
@@ -321,25 +331,30 @@ fn validation_refusal(e: &validate::ValidationError) -> Refusal {
     }
 }
 
-/// Validates every batch given for one partition, then appends them all, or none.
-fn append_partition(
+/// One entry of a partition after its checks: the batch to append, with the verification
+/// guard its transaction needs, or its refusal.
+type Checked = (
+    usize,
+    usize,
+    Result<(IncomingBatch, Option<VerificationGuard>), Refusal>,
+);
+
+/// Validates every batch given for one partition and verifies the transactional ones.
+fn check_partition(
+    ctx: &RequestContext<'_>,
+    transactional_id: Option<&str>,
     partition: &Partition,
     entries: Vec<Entry>,
     version: i16,
     now_ms: i64,
-    metrics: &crate::metrics::DataPlaneMetrics,
-) -> Vec<(usize, usize, PartitionProduceResponse)> {
-    let (validation, log_start, fsyncs_every_append) = {
-        let log = partition.log();
-        let fsyncs = log.dir().is_some() && log.config().flush_messages < i64::MAX;
-        (log.config().validation(), log.log_start_offset(), fsyncs)
-    };
+) -> Vec<Checked> {
+    let validation = partition.log().config().validation();
     let context = ProduceContext {
         api_version: version,
         topic: &partition.topic,
         partition: partition.index,
     };
-    let checked: Vec<(usize, usize, Result<IncomingBatch, Refusal>)> = entries
+    entries
         .into_iter()
         .map(|e| {
             let result = match e.records {
@@ -351,9 +366,27 @@ fn append_partition(
                         validation_refusal(&err)
                     }),
             };
+            let result = result.and_then(|batch| {
+                verify::verified(ctx, transactional_id, partition, &batch, now_ms)
+                    .map(|guard| (batch, guard))
+            });
             (e.ti, e.pi, result)
         })
-        .collect();
+        .collect()
+}
+
+/// Appends every checked batch of one partition, or none when any was refused.
+fn append_partition(
+    partition: &Partition,
+    checked: Vec<Checked>,
+    now_ms: i64,
+    metrics: &crate::metrics::DataPlaneMetrics,
+) -> Vec<(usize, usize, PartitionProduceResponse)> {
+    let (log_start, fsyncs_every_append) = {
+        let log = partition.log();
+        let fsyncs = log.dir().is_some() && log.config().flush_messages < i64::MAX;
+        (log.log_start_offset(), fsyncs)
+    };
     if checked.iter().any(|(_, _, r)| r.is_err()) {
         return checked
             .into_iter()
@@ -373,8 +406,9 @@ fn append_partition(
         checked
             .into_iter()
             .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
-            .map(|(ti, pi, batch)| {
-                let answer = match log.append(&batch, partition.leader_epoch, now_ms) {
+            .map(|(ti, pi, (batch, guard))| {
+                let result = log.append_verified(&batch, partition.leader_epoch, guard, now_ms);
+                let answer = match result {
                     Ok(a) => {
                         if !a.duplicate {
                             let records = u64::try_from(batch.record_count).unwrap_or(0);
@@ -423,14 +457,14 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             needs [(Write, Topic, TOPIC)],
             ProduceResponse => |r| code(r.responses[0].partition_responses[0].error_code),
             allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
-        // Allowed, there are no transactions here (README).
+        // Appended: the transaction's first batch in the partition, verified.
         row!(Produce ("transactional") 12 on Broker, produce_transactional(TRANSACTIONAL_ID),
-            needs [(Write, TransactionalId, TRANSACTIONAL_ID)],
+            needs [(Write, TransactionalId, TRANSACTIONAL_ID), (Write, Topic, TOPIC)],
             ProduceResponse => |r| {
                 let p = &r.responses[0].partition_responses[0];
                 refusal(p.error_code, p.error_message.as_deref())
             },
-            allowed "INVALID_TXN_STATE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+            allowed "NONE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
     ]
 }
 
@@ -534,10 +568,53 @@ mod tests {
         // Refused, or no id at all: 53 without a message, as Kafka's error response.
         assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
         assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
-        // Allowed: there are no transactions here.
-        let (code, message) = answer(&node.state, transactional("t", Some("tx")));
-        assert_eq!(code, ErrorCode::INVALID_TXN_STATE.code());
-        assert!(message.is_some_and(|m| m.contains("does not support transactions")));
+        // Allowed: appended, and the partition's transaction is open.
+        assert_eq!(
+            answer(&node.state, transactional("t", Some("tx"))),
+            (0, None)
+        );
+        let partition = node.state.partitions.by_name("t", 0).unwrap();
+        assert_eq!(partition.log().last_stable_offset(), 0);
+        assert_eq!(partition.active_producers()[0].current_txn_start_offset, 0);
+    }
+
+    /// A batch of producer 1 for `t`-0 at `epoch` from `seq`, transactional or not.
+    fn producer_batch(epoch: i16, seq: i32, txn: bool) -> ProduceRequest {
+        let mut b = BatchBuilder::new(BatchOptions {
+            producer_id: 1,
+            producer_epoch: epoch,
+            base_sequence: seq,
+            transactional: txn,
+            ..BatchOptions::default()
+        });
+        b.push(0, Some(b"k"), Some(b"v"), &[]).unwrap();
+        let mut req = ProduceRequest {
+            transactional_id: Some("tx".into()),
+            ..request("t", &[0])
+        };
+        req.topic_data[0].partition_data[0].records = Some(b.build().unwrap().into());
+        req
+    }
+
+    #[tokio::test]
+    async fn transactional_batches_are_checked_against_the_producer_state() {
+        let node = running("");
+        create_topic(&node.state, "t", 1).await;
+        let code = |req| answer(&node.state, req).0;
+        assert_eq!(code(producer_batch(2, 0, true)), 0);
+        assert_eq!(code(producer_batch(2, 1, true)), 0);
+        // A gap, an older epoch, a non-transactional batch in the transaction.
+        assert_eq!(code(producer_batch(2, 5, true)), 45);
+        assert_eq!(code(producer_batch(1, 0, true)), 47);
+        assert_eq!(code(producer_batch(2, 2, false)), 48);
+        // A newer epoch while the older one's transaction is open.
+        assert_eq!(code(producer_batch(3, 0, true)), 48);
+        // Ended by its coordinator, the next epoch starts a new transaction.
+        node.state
+            .partitions
+            .write_txn_marker("t", 0, 1, 3, 0, false, 1_700_000_000_000)
+            .unwrap();
+        assert_eq!(code(producer_batch(3, 0, true)), 0);
     }
 
     #[tokio::test]

@@ -1,0 +1,268 @@
+//! Transactions in the data plane against the real daemon: transactional batches produced over
+//! the wire, markers written through `Partitions::write_txn_marker` (as the transaction
+//! coordinator writes them), and what READ_COMMITTED and READ_UNCOMMITTED consumers see in
+//! Fetch and ListOffsets: the last stable offset, the aborted transactions, and a long-polling
+//! read_committed fetch woken by the marker.
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
+use kcoord_server::{Config, ServerHandle};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
+use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kcoord_wire::messages::{
+    CreateTopicsRequest, CreateTopicsResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
+};
+use kcoord_wire::{Decodable, Encodable};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const TOPIC: &str = "payments";
+const NOW: i64 = 1_700_000_000_000;
+
+async fn start() -> ServerHandle {
+    let text = "node.id=1\n\
+         listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+         controller.listener.names=CONTROLLER\n\
+         listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         offsets.topic.num.partitions=1\n";
+    kcoord_server::start(Config::parse("transactions-test", text).unwrap())
+        .await
+        .unwrap()
+}
+
+/// A Kafka client connection sending hand-built frames.
+struct Kafka {
+    stream: TcpStream,
+    correlation_id: i32,
+}
+
+impl Kafka {
+    async fn connect(server: &ServerHandle) -> Kafka {
+        let stream = TcpStream::connect(server.broker_addr().unwrap())
+            .await
+            .unwrap();
+        Kafka {
+            stream,
+            correlation_id: 0,
+        }
+    }
+
+    async fn call<Req: Encodable, Resp: Decodable>(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        request: &Req,
+    ) -> Resp {
+        self.correlation_id += 1;
+        let header = RequestHeader {
+            request_api_key: api.key(),
+            request_api_version: version,
+            correlation_id: self.correlation_id,
+            client_id: Some("transactions-test".to_owned()),
+            ..Default::default()
+        };
+        let mut buf = BytesMut::new();
+        header
+            .encode(&mut buf, api.request_header_version(version))
+            .unwrap();
+        request.encode(&mut buf, version).unwrap();
+        let mut frame = (buf.len() as i32).to_be_bytes().to_vec();
+        frame.extend_from_slice(&buf);
+        self.stream.write_all(&frame).await.unwrap();
+        let mut size = [0u8; 4];
+        tokio::time::timeout(TIMEOUT, self.stream.read_exact(&mut size))
+            .await
+            .expect("a response")
+            .unwrap();
+        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+        self.stream.read_exact(&mut body).await.unwrap();
+        let mut body = Bytes::from(body);
+        ResponseHeader::decode(&mut body, api.response_header_version(version)).unwrap();
+        Resp::decode(&mut body, version).unwrap()
+    }
+
+    async fn create_topic(&mut self, name: &str) {
+        let request = CreateTopicsRequest {
+            topics: vec![CreatableTopic {
+                name: name.into(),
+                num_partitions: 1,
+                replication_factor: -1,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        };
+        let response: CreateTopicsResponse = self.call(ApiKey::CreateTopics, 7, &request).await;
+        assert_eq!(response.topics[0].error_code, 0, "{response:?}");
+    }
+
+    /// Produces one batch of `records` records; (error code, base offset).
+    async fn produce(&mut self, options: BatchOptions, records: usize) -> (i16, i64) {
+        let mut b = BatchBuilder::new(options);
+        for i in 0..records {
+            b.push(NOW, Some(b"k"), Some(format!("v{i}").as_bytes()), &[])
+                .unwrap();
+        }
+        let request = ProduceRequest {
+            transactional_id: options.transactional.then(|| "payments-app".to_owned()),
+            acks: -1,
+            timeout_ms: 5000,
+            topic_data: vec![TopicProduceData {
+                name: TOPIC.into(),
+                partition_data: vec![PartitionProduceData {
+                    index: 0,
+                    records: Some(b.build().unwrap().into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response: ProduceResponse = self.call(ApiKey::Produce, 9, &request).await;
+        let p = &response.responses[0].partition_responses[0];
+        (p.error_code, p.base_offset)
+    }
+
+    async fn fetch(&mut self, isolation_level: i8, min_bytes: i32, max_wait_ms: i32) -> Fetched {
+        let request = FetchRequest {
+            replica_id: -1,
+            max_wait_ms,
+            min_bytes,
+            max_bytes: 1 << 20,
+            isolation_level,
+            topics: vec![FetchTopic {
+                topic: TOPIC.into(),
+                partitions: vec![FetchPartition {
+                    partition_max_bytes: 1 << 20,
+                    current_leader_epoch: -1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response: FetchResponse = self.call(ApiKey::Fetch, 12, &request).await;
+        let p = &response.responses[0].partitions[0];
+        assert_eq!(p.error_code, 0, "{p:?}");
+        Fetched {
+            high_watermark: p.high_watermark,
+            last_stable_offset: p.last_stable_offset,
+            bytes: p.records.as_ref().map_or(0, |r| r.to_bytes().len()),
+            aborted: p
+                .aborted_transactions
+                .as_ref()
+                .map(|a| a.iter().map(|t| (t.producer_id, t.first_offset)).collect()),
+        }
+    }
+
+    async fn latest(&mut self, isolation_level: i8) -> i64 {
+        let request = ListOffsetsRequest {
+            replica_id: -1,
+            isolation_level,
+            topics: vec![ListOffsetsTopic {
+                name: TOPIC.into(),
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: 0,
+                    current_leader_epoch: -1,
+                    timestamp: -1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response: ListOffsetsResponse = self.call(ApiKey::ListOffsets, 7, &request).await;
+        response.topics[0].partitions[0].offset
+    }
+}
+
+#[derive(Debug)]
+struct Fetched {
+    high_watermark: i64,
+    last_stable_offset: i64,
+    bytes: usize,
+    aborted: Option<Vec<(i64, i64)>>,
+}
+
+fn transactional(producer_id: i64, epoch: i16, seq: i32) -> BatchOptions {
+    BatchOptions {
+        producer_id,
+        producer_epoch: epoch,
+        base_sequence: seq,
+        transactional: true,
+        ..BatchOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
+    let server = start().await;
+    let mut client = Kafka::connect(&server).await;
+    client.create_topic(TOPIC).await;
+    assert_eq!(client.produce(transactional(10, 0, 0), 2).await, (0, 0));
+    assert_eq!(client.produce(BatchOptions::default(), 1).await, (0, 2));
+
+    let uncommitted = client.fetch(0, 0, 0).await;
+    assert_eq!(
+        (uncommitted.high_watermark, uncommitted.last_stable_offset),
+        (3, 0)
+    );
+    assert!(uncommitted.bytes > 0);
+    assert_eq!(uncommitted.aborted, None, "READ_UNCOMMITTED gets no list");
+    let committed = client.fetch(1, 0, 0).await;
+    assert_eq!((committed.last_stable_offset, committed.bytes), (0, 0));
+    assert_eq!(committed.aborted, Some(vec![]));
+    assert_eq!(client.latest(0).await, 3);
+    assert_eq!(client.latest(1).await, 0);
+
+    // A read_committed consumer waits for data; the ABORT marker wakes it.
+    let mut waiter = Kafka::connect(&server).await;
+    let started = Instant::now();
+    let waiting = tokio::spawn(async move { waiter.fetch(1, 1, 8_000).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let partitions = &server.state().partitions;
+    let offset = partitions
+        .write_txn_marker(TOPIC, 0, 10, 0, 0, false, NOW)
+        .unwrap();
+    assert_eq!(offset, 3);
+    let woken = tokio::time::timeout(TIMEOUT, waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "woken by the marker"
+    );
+    assert_eq!(woken.last_stable_offset, 4);
+    assert!(woken.bytes > 0);
+    assert_eq!(woken.aborted, Some(vec![(10, 0)]));
+    assert_eq!(client.latest(1).await, 4);
+
+    // A committed transaction is listed nowhere.
+    assert_eq!(client.produce(transactional(11, 0, 0), 1).await, (0, 4));
+    assert_eq!(client.latest(1).await, 4);
+    partitions
+        .write_txn_marker(TOPIC, 0, 11, 0, 0, true, NOW)
+        .unwrap();
+    let after = client.fetch(1, 0, 0).await;
+    assert_eq!((after.high_watermark, after.last_stable_offset), (6, 6));
+    assert_eq!(after.aborted, Some(vec![(10, 0)]));
+
+    // Markers the data plane refuses: an older producer epoch, a partition it does not have.
+    let stale = partitions
+        .write_txn_marker(TOPIC, 0, 11, -1, 0, true, NOW)
+        .unwrap_err();
+    assert_eq!(stale.error_code(), 47);
+    let offsets = partitions
+        .write_txn_marker("__consumer_offsets", 0, 11, 0, 0, true, NOW)
+        .unwrap_err();
+    assert_eq!(offsets.error_code(), 3);
+    server.shutdown().await;
+}
