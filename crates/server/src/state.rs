@@ -81,6 +81,9 @@ pub struct Background {
     pub(crate) controller: ControllerRuntime,
     shards: ShardTasks,
     partitions: Arc<Partitions>,
+    /// For the marker task (`runtime/transactions.rs`).
+    coordinators: Coordinators,
+    metrics: Arc<Metrics>,
 }
 
 impl Background {
@@ -98,9 +101,17 @@ impl Background {
         let mut tasks = self.shards.spawn(stop);
         tasks.push(self.controller.spawn(stop));
         tasks.push(crate::runtime::partitions::maintenance::spawn(
-            self.partitions,
+            Arc::clone(&self.partitions),
             stop,
         ));
+        tasks.push(
+            crate::runtime::transactions::MarkerTask {
+                coordinators: self.coordinators,
+                partitions: self.partitions,
+                metrics: self.metrics,
+            }
+            .spawn(stop),
+        );
         tasks
     }
 }
@@ -170,15 +181,14 @@ impl ServerState {
             metrics,
             readiness: Readiness::default(),
         };
-        let partitions = Arc::clone(&state.partitions);
-        (
-            state,
-            Background {
-                controller: controller_task,
-                shards,
-                partitions,
-            },
-        )
+        let background = Background {
+            controller: controller_task,
+            shards,
+            partitions: Arc::clone(&state.partitions),
+            coordinators: state.coordinators.clone(),
+            metrics: Arc::clone(&state.metrics),
+        };
+        (state, background)
     }
 
     pub fn node_id(&self) -> i32 {

@@ -288,12 +288,12 @@ mod tests {
             .collect();
         assert_eq!(listed, declared);
         assert!(listed.contains(&"Metadata"));
-        assert!(!listed.contains(&"EndTxn"));
-        metrics.served(ApiKey::EndTxn, Duration::from_micros(10));
+        assert!(!listed.contains(&"ListTransactions"));
+        metrics.served(ApiKey::ListTransactions, Duration::from_micros(10));
         metrics.response(
-            ApiKey::EndTxn,
+            ApiKey::ListTransactions,
             0,
-            &kcoord_wire::messages::EndTxnResponse::default(),
+            &kcoord_wire::messages::ListTransactionsResponse::default(),
         );
         assert!(metrics.inner.error_rows().is_empty());
     }

@@ -227,15 +227,11 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
-    /// The transaction RPCs have schemas but no RPC file yet: not served, not advertised.
+    /// APIs with a schema but no RPC file: not served, not advertised.
     #[test]
     fn apis_with_only_a_schema_are_neither_served_nor_advertised() {
         let schema_only = [
-            ApiKey::AddPartitionsToTxn,
-            ApiKey::AddOffsetsToTxn,
-            ApiKey::EndTxn,
             ApiKey::WriteTxnMarkers,
-            ApiKey::TxnOffsetCommit,
             ApiKey::DescribeProducers,
             ApiKey::DescribeTransactions,
             ApiKey::ListTransactions,

@@ -14,3 +14,4 @@ pub mod producer_ids;
 pub mod shard_log;
 pub mod shards;
 pub mod topology_plugin;
+pub mod transactions;

@@ -55,7 +55,10 @@ impl MarkerTask {
     /// Completes every prepared transaction of every loaded shard.
     async fn sweep(&self) {
         for shard in self.coordinators.all() {
-            if shard.is_loading() {
+            // A look under the lock first, so that idle shards run no job; the read then waits
+            // until the decisions it returns are durable, so no marker precedes its decision.
+            let any = shard.peek(|s| s.state().transactions.prepared().next().is_some());
+            if any != Ok(true) {
                 continue;
             }
             let Ok(prepared) = shard.read(|s| s.prepared_transactions()).await else {
@@ -91,7 +94,9 @@ impl MarkerTask {
                 );
             }
             Ok(false) => {}
-            Err(e) => warn!(transactional_id = %txn.transactional_id, error = %e, "could not complete the transaction; it is tried again"),
+            Err(e) => {
+                warn!(transactional_id = %txn.transactional_id, error = %e, "could not complete the transaction; it is tried again")
+            }
         }
     }
 

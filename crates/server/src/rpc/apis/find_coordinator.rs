@@ -123,11 +123,6 @@ fn message(error: ErrorCode, _key: &str) -> String {
     kafka_message(error).to_owned()
 }
 
-/// What Produce told a transactional producer before transactions were served.
-pub fn transactions_unsupported(transactional_id: &str) -> String {
-    format!("transactional id '{transactional_id}' is not in a transaction")
-}
-
 /// Kafka's `Errors.message()`: the exception's default message, or the enum name for NONE.
 fn kafka_message(error: ErrorCode) -> &'static str {
     if error == ErrorCode::NONE {

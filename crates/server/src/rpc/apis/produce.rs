@@ -237,7 +237,7 @@ struct Refusal {
 }
 
 impl Refusal {
-    fn code(code: ErrorCode) -> Refusal {
+    pub(super) fn code(code: ErrorCode) -> Refusal {
         Refusal {
             code,
             message: None,
@@ -245,7 +245,7 @@ impl Refusal {
         }
     }
 
-    fn with_message(code: ErrorCode, message: String) -> Refusal {
+    pub(super) fn with_message(code: ErrorCode, message: String) -> Refusal {
         Refusal {
             message: Some(message),
             ..Refusal::code(code)
@@ -457,14 +457,14 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             needs [(Write, Topic, TOPIC)],
             ProduceResponse => |r| code(r.responses[0].partition_responses[0].error_code),
             allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED"),
-        // Appended: the transaction's first batch in the partition, verified.
+        // Allowed, the transaction coordinator has no such producer: its answer, as Kafka's.
         row!(Produce ("transactional") 12 on Broker, produce_transactional(TRANSACTIONAL_ID),
             needs [(Write, TransactionalId, TRANSACTIONAL_ID), (Write, Topic, TOPIC)],
             ProduceResponse => |r| {
                 let p = &r.responses[0].partition_responses[0];
                 refusal(p.error_code, p.error_message.as_deref())
             },
-            allowed "NONE", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+            allowed "INVALID_PRODUCER_ID_MAPPING", denied "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
     ]
 }
 
@@ -568,7 +568,13 @@ mod tests {
         // Refused, or no id at all: 53 without a message, as Kafka's error response.
         assert_eq!(answer(&denied, transactional("t", Some("tx"))), (53, None));
         assert_eq!(answer(&node.state, transactional("t", None)), (53, None));
-        // Allowed: appended, and the partition's transaction is open.
+        // Allowed, but producer 1 has no transaction: the coordinator's answer.
+        assert_eq!(
+            answer(&node.state, transactional("t", Some("tx"))),
+            (49, None)
+        );
+        // In a transaction holding the partition: appended, and the transaction is open.
+        assert_eq!(begin(&node.state, 0).await, 0);
         assert_eq!(
             answer(&node.state, transactional("t", Some("tx"))),
             (0, None)
@@ -576,6 +582,32 @@ mod tests {
         let partition = node.state.partitions.by_name("t", 0).unwrap();
         assert_eq!(partition.log().last_stable_offset(), 0);
         assert_eq!(partition.active_producers()[0].current_txn_start_offset, 0);
+    }
+
+    /// Producer 1 gets transactional id "tx" (InitProducerId `bumps` + 1 times) and a
+    /// transaction holding `t`-0; returns its epoch.
+    async fn begin(state: &ServerState, bumps: usize) -> i16 {
+        use kcoord_coordinator::transactions::{InitProducerId, InitProducerIdResult};
+        let shard = state.coordinators.for_transactional_id("tx");
+        let init = InitProducerId {
+            transactional_id: "tx",
+            transaction_timeout_ms: 60_000,
+            expected: None,
+            fresh_producer_id: Some(1),
+        };
+        let mut epoch = -1;
+        for _ in 0..=bumps {
+            match shard.call(|s, now| s.init_producer_id(&init, now)).await {
+                Ok(InitProducerIdResult::Granted { producer_epoch, .. }) => epoch = producer_epoch,
+                other => panic!("InitProducerId: {other:?}"),
+            }
+        }
+        let tp = [("t".to_owned(), 0)];
+        let added = shard
+            .call(|s, now| s.add_partitions_to_transaction("tx", 1, epoch, &tp, now))
+            .await;
+        assert_eq!(added, Ok(ErrorCode::NONE));
+        epoch
     }
 
     /// A batch of producer 1 for `t`-0 at `epoch` from `seq`, transactional or not.
@@ -601,19 +633,42 @@ mod tests {
         let node = running("");
         create_topic(&node.state, "t", 1).await;
         let code = |req| answer(&node.state, req).0;
+        assert_eq!(begin(&node.state, 2).await, 2);
         assert_eq!(code(producer_batch(2, 0, true)), 0);
         assert_eq!(code(producer_batch(2, 1, true)), 0);
         // A gap, an older epoch, a non-transactional batch in the transaction.
         assert_eq!(code(producer_batch(2, 5, true)), 45);
         assert_eq!(code(producer_batch(1, 0, true)), 47);
         assert_eq!(code(producer_batch(2, 2, false)), 48);
-        // A newer epoch while the older one's transaction is open.
-        assert_eq!(code(producer_batch(3, 0, true)), 48);
-        // Ended by its coordinator, the next epoch starts a new transaction.
-        node.state
-            .partitions
-            .write_txn_marker("t", 0, 1, 3, 0, false, 1_700_000_000_000)
-            .unwrap();
+        // A newer epoch while the older one's transaction is open: the coordinator, asked to
+        // verify it, knows no such epoch (PRODUCER_FENCED, which producers get as 47).
+        assert_eq!(code(producer_batch(3, 0, true)), 47);
+        // Aborted by its coordinator, whose marker task writes the ABORT marker; the next
+        // epoch then starts a new transaction.
+        let shard = node.state.coordinators.for_transactional_id("tx");
+        let ended = shard
+            .call(|s, now| s.end_transaction("tx", 1, 2, false, now))
+            .await;
+        assert_eq!(ended, Ok(ErrorCode::NONE));
+        node.state.coordinators.wake_markers();
+        let completed = |s: &kcoord_coordinator::CoordinatorShard| {
+            s.transaction("tx").map(|t| t.state)
+                == Some(kcoord_metadata::TransactionState::CompleteAbort)
+        };
+        for _ in 0..500 {
+            if shard.read(completed).await == Ok(true) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            shard.read(completed).await,
+            Ok(true),
+            "the markers were not written within 5 s"
+        );
+        let partition = node.state.partitions.by_name("t", 0).unwrap();
+        assert_eq!(partition.log().aborted_transactions().len(), 1);
+        assert_eq!(begin(&node.state, 0).await, 3);
         assert_eq!(code(producer_batch(3, 0, true)), 0);
     }
 

@@ -99,7 +99,7 @@ fn api_versions_every_version_with_header_v0() {
             version,
         );
         assert_eq!(resp.error_code, 0);
-        assert_eq!(resp.api_keys.len(), 30);
+        assert_eq!(resp.api_keys.len(), 34);
     }
     let req = ApiVersionsRequest {
         client_software_name: "t".into(),
@@ -281,14 +281,14 @@ fn apis_not_served_on_the_listener_close_the_connection() {
     .encode(&mut frame, 2)
     .unwrap();
     assert!(closes(ListenerKind::Broker, frame.freeze()));
-    // Known to the schemas, with no RPC file (the transaction RPCs so far).
+    // Known to the schemas, with no RPC file.
     assert!(closes(
         ListenerKind::Broker,
         request(
-            ApiKey::EndTxn,
-            3,
+            ApiKey::ListTransactions,
+            0,
             1,
-            &kcoord_wire::messages::EndTxnRequest::default()
+            &kcoord_wire::messages::ListTransactionsRequest::default()
         )
     ));
 }

@@ -291,6 +291,19 @@ impl ShardHandle {
         Ok(value)
     }
 
+    /// Reads the shard's state as it is now, under its lock, without waiting for its log to be
+    /// durable (for checks Kafka also makes against memory, like a transaction's partitions).
+    pub fn peek<R>(&self, read: impl FnOnce(&CoordinatorShard) -> R) -> Result<R, ShardError> {
+        if self.is_loading() {
+            return Err(ShardError::Loading);
+        }
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return Err(ShardError::Unavailable);
+        }
+        let locked = self.shared.lock();
+        Ok(read(locked.runtime.core()))
+    }
+
     /// Reads the shard: `read`'s answer, once everything it may have read is durable.
     pub async fn read<R>(
         &self,

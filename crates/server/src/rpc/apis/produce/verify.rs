@@ -51,28 +51,61 @@ pub(super) fn verified(
     );
     match refusal {
         None => Ok(Some(guard)),
+        Some(ErrorCode::INVALID_TXN_STATE) => Err(Refusal::with_message(
+            ErrorCode::INVALID_TXN_STATE,
+            "Partition was not added to the transaction".to_owned(),
+        )),
         Some(code) => Err(Refusal::code(code)),
     }
 }
 
-/// THE HOOK: the transaction coordinator fills this in. Asks the coordinator of
-/// `transactional_id` whether `producer_id` at `producer_epoch` has an ongoing transaction
-/// that includes `topic`-`partition` (Kafka's AddPartitionsToTxn v4+ with `VerifyOnly`), and
-/// answers the error to refuse the batch with: `None` when verified; else Kafka's answers,
-/// such as INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE (the partition is not in the
-/// transaction), NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
-/// (Kafka maps these to NOT_ENOUGH_REPLICAS for the producer to retry). Called only for a
-/// batch that would start the producer's transaction in this partition, without the
-/// partition's lock.
-///
-/// Until the coordinator is wired in, every transaction counts as verified.
+/// The first Produce version whose clients know TRANSACTION_ABORTABLE.
+const ABORTABLE_VERSION: i16 = 11;
+
+/// Asks the coordinator of `transactional_id` whether `producer_id` at `producer_epoch` has an
+/// ongoing transaction that includes `topic`-`partition` (Kafka's AddPartitionsToTxn with
+/// `VerifyOnly`), and answers the error to refuse the batch with, translated as Kafka's
+/// `AddPartitionsToTxnManager` and `ReplicaManager` translate it for producers: PRODUCER_FENCED
+/// is INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE before Produce v11,
+/// and a coordinator that cannot answer yet (loading, busy with the transaction's markers) is
+/// NOT_ENOUGH_REPLICAS, which producers retry without a metadata refresh. The coordinator's
+/// state is read under its lock without waiting for its log: Kafka verifies against its
+/// in-memory state too.
 pub(crate) fn transaction_refusal(
-    _ctx: &RequestContext<'_>,
-    _transactional_id: &str,
-    _producer_id: i64,
-    _producer_epoch: i16,
-    _topic: &str,
-    _partition: i32,
+    ctx: &RequestContext<'_>,
+    transactional_id: &str,
+    producer_id: i64,
+    producer_epoch: i16,
+    topic: &str,
+    partition: i32,
 ) -> Option<ErrorCode> {
-    None
+    let partitions = [(topic.to_owned(), partition)];
+    let shard = ctx
+        .server
+        .coordinators
+        .for_transactional_id(transactional_id);
+    let answer = shard.peek(|s| {
+        s.verify_partitions_in_transaction(
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            &partitions,
+        )
+    });
+    let code = match answer {
+        Ok(codes) => codes.first().copied().unwrap_or(ErrorCode::NONE),
+        Err(e) => e.error_code(),
+    };
+    match code {
+        ErrorCode::NONE => None,
+        ErrorCode::PRODUCER_FENCED => Some(ErrorCode::INVALID_PRODUCER_EPOCH),
+        ErrorCode::TRANSACTION_ABORTABLE if ctx.header.request_api_version < ABORTABLE_VERSION => {
+            Some(ErrorCode::INVALID_TXN_STATE)
+        }
+        ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
+        | ErrorCode::COORDINATOR_NOT_AVAILABLE
+        | ErrorCode::NOT_COORDINATOR
+        | ErrorCode::CONCURRENT_TRANSACTIONS => Some(ErrorCode::NOT_ENOUGH_REPLICAS),
+        other => Some(other),
+    }
 }
