@@ -1,8 +1,8 @@
-//! Transactions in the data plane against the real daemon: transactional batches produced over
-//! the wire, markers written through `Partitions::write_txn_marker` (as the transaction
-//! coordinator writes them), and what READ_COMMITTED and READ_UNCOMMITTED consumers see in
-//! Fetch and ListOffsets: the last stable offset, the aborted transactions, and a long-polling
-//! read_committed fetch woken by the marker.
+//! Transactions against the real daemon, over the wire: InitProducerId, AddPartitionsToTxn,
+//! transactional batches, EndTxn, and the markers the coordinator's marker task then writes;
+//! what READ_COMMITTED and READ_UNCOMMITTED consumers see in Fetch and ListOffsets (the last
+//! stable offset, the aborted transactions, a long-polling read_committed fetch woken by the
+//! marker); and the markers the data plane refuses.
 
 use std::time::{Duration, Instant};
 
@@ -10,13 +10,16 @@ use bytes::{Bytes, BytesMut};
 use kcoord_record_batches::{BatchBuilder, BatchOptions};
 use kcoord_server::{Config, ServerHandle};
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kcoord_wire::messages::create_topics_request::CreatableTopic;
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
 use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{
-    CreateTopicsRequest, CreateTopicsResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
-    ListOffsetsResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, CreateTopicsRequest,
+    CreateTopicsResponse, EndTxnRequest, EndTxnResponse, FetchRequest, FetchResponse,
+    InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest, ListOffsetsResponse,
+    ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
 };
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -103,15 +106,78 @@ impl Kafka {
         assert_eq!(response.topics[0].error_code, 0, "{response:?}");
     }
 
+    /// InitProducerId for `transactional_id` and AddPartitionsToTxn of the topic's partition:
+    /// (producer id, epoch).
+    async fn begin(&mut self, transactional_id: &str) -> (i64, i16) {
+        let init = InitProducerIdRequest {
+            transactional_id: Some(transactional_id.into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        let got: InitProducerIdResponse = self.call(ApiKey::InitProducerId, 4, &init).await;
+        assert_eq!(got.error_code, 0, "{got:?}");
+        let add = AddPartitionsToTxnRequest {
+            v3_and_below_transactional_id: transactional_id.into(),
+            v3_and_below_producer_id: got.producer_id,
+            v3_and_below_producer_epoch: got.producer_epoch,
+            v3_and_below_topics: vec![AddPartitionsToTxnTopic {
+                name: TOPIC.into(),
+                partitions: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let added: AddPartitionsToTxnResponse =
+            self.call(ApiKey::AddPartitionsToTxn, 3, &add).await;
+        let code =
+            added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
+        assert_eq!(code, 0, "{added:?}");
+        (got.producer_id, got.producer_epoch)
+    }
+
+    async fn end(&mut self, transactional_id: &str, producer: (i64, i16), commit: bool) {
+        let request = EndTxnRequest {
+            transactional_id: transactional_id.into(),
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            committed: commit,
+            ..Default::default()
+        };
+        let ended: EndTxnResponse = self.call(ApiKey::EndTxn, 3, &request).await;
+        assert_eq!(ended.error_code, 0, "{ended:?}");
+    }
+
+    /// [`Kafka::produce`] for the transactional id `transactional_id`.
+    async fn produce_as(
+        &mut self,
+        transactional_id: &str,
+        options: BatchOptions,
+        records: usize,
+    ) -> (i16, i64) {
+        self.produce_with(Some(transactional_id), options, records)
+            .await
+    }
+
     /// Produces one batch of `records` records; (error code, base offset).
     async fn produce(&mut self, options: BatchOptions, records: usize) -> (i16, i64) {
+        self.produce_with(None, options, records).await
+    }
+
+    async fn produce_with(
+        &mut self,
+        transactional_id: Option<&str>,
+        options: BatchOptions,
+        records: usize,
+    ) -> (i16, i64) {
         let mut b = BatchBuilder::new(options);
         for i in 0..records {
             b.push(NOW, Some(b"k"), Some(format!("v{i}").as_bytes()), &[])
                 .unwrap();
         }
         let request = ProduceRequest {
-            transactional_id: options.transactional.then(|| "payments-app".to_owned()),
+            transactional_id: transactional_id.map(str::to_owned),
             acks: -1,
             timeout_ms: 5000,
             topic_data: vec![TopicProduceData {
@@ -206,7 +272,15 @@ async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
     let server = start().await;
     let mut client = Kafka::connect(&server).await;
     client.create_topic(TOPIC).await;
-    assert_eq!(client.produce(transactional(10, 0, 0), 2).await, (0, 0));
+    let mut setup = Kafka::connect(&server).await;
+    let (pid, epoch) = setup.begin("payments-a").await;
+    let a = (pid, epoch);
+    assert_eq!(
+        client
+            .produce_as("payments-a", transactional(pid, epoch, 0), 2)
+            .await,
+        (0, 0)
+    );
     assert_eq!(client.produce(BatchOptions::default(), 1).await, (0, 2));
 
     let uncommitted = client.fetch(0, 0, 0).await;
@@ -222,16 +296,13 @@ async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
     assert_eq!(client.latest(0).await, 3);
     assert_eq!(client.latest(1).await, 0);
 
-    // A read_committed consumer waits for data; the ABORT marker wakes it.
+    // A read_committed consumer waits for data; the ABORT marker the coordinator writes after
+    // EndTxn wakes it.
     let mut waiter = Kafka::connect(&server).await;
     let started = Instant::now();
     let waiting = tokio::spawn(async move { waiter.fetch(1, 1, 8_000).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let partitions = &server.state().partitions;
-    let offset = partitions
-        .write_txn_marker(TOPIC, 0, 10, 0, 0, false, NOW)
-        .unwrap();
-    assert_eq!(offset, 3);
+    setup.end("payments-a", a, false).await;
     let woken = tokio::time::timeout(TIMEOUT, waiting)
         .await
         .unwrap()
@@ -242,27 +313,67 @@ async fn read_committed_consumers_see_the_lso_and_the_aborted_transactions() {
     );
     assert_eq!(woken.last_stable_offset, 4);
     assert!(woken.bytes > 0);
-    assert_eq!(woken.aborted, Some(vec![(10, 0)]));
+    assert_eq!(woken.aborted, Some(vec![(pid, 0)]));
     assert_eq!(client.latest(1).await, 4);
 
     // A committed transaction is listed nowhere.
-    assert_eq!(client.produce(transactional(11, 0, 0), 1).await, (0, 4));
+    let b = setup.begin("payments-b").await;
+    assert_eq!(
+        client
+            .produce_as("payments-b", transactional(b.0, b.1, 0), 1)
+            .await,
+        (0, 4)
+    );
     assert_eq!(client.latest(1).await, 4);
-    partitions
-        .write_txn_marker(TOPIC, 0, 11, 0, 0, true, NOW)
-        .unwrap();
+    setup.end("payments-b", b, true).await;
+    let deadline = Instant::now() + TIMEOUT;
+    while client.latest(1).await != 6 {
+        assert!(
+            Instant::now() < deadline,
+            "the COMMIT marker was not written"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let after = client.fetch(1, 0, 0).await;
     assert_eq!((after.high_watermark, after.last_stable_offset), (6, 6));
-    assert_eq!(after.aborted, Some(vec![(10, 0)]));
+    assert_eq!(after.aborted, Some(vec![(pid, 0)]));
 
     // Markers the data plane refuses: an older producer epoch, a partition it does not have.
+    let partitions = &server.state().partitions;
     let stale = partitions
-        .write_txn_marker(TOPIC, 0, 11, -1, 0, true, NOW)
+        .write_txn_marker(TOPIC, 0, b.0, -1, 0, true, NOW)
         .unwrap_err();
     assert_eq!(stale.error_code(), 47);
     let offsets = partitions
-        .write_txn_marker("__consumer_offsets", 0, 11, 0, 0, true, NOW)
+        .write_txn_marker("__consumer_offsets", 0, b.0, 0, 0, true, NOW)
         .unwrap_err();
     assert_eq!(offsets.error_code(), 3);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_batch_outside_the_producers_transaction_is_refused() {
+    let server = start().await;
+    let mut client = Kafka::connect(&server).await;
+    client.create_topic(TOPIC).await;
+    // No transaction at all: the coordinator knows no such producer.
+    assert_eq!(
+        client
+            .produce_as("payments-z", transactional(77, 0, 0), 1)
+            .await
+            .0,
+        49
+    );
+    // A transaction that does not hold the partition: INVALID_TXN_STATE before Produce v11.
+    let init = InitProducerIdRequest {
+        transactional_id: Some("payments-z".into()),
+        transaction_timeout_ms: 60_000,
+        producer_id: -1,
+        producer_epoch: -1,
+        ..Default::default()
+    };
+    let got: InitProducerIdResponse = client.call(ApiKey::InitProducerId, 4, &init).await;
+    let batch = transactional(got.producer_id, got.producer_epoch, 0);
+    assert_eq!(client.produce_as("payments-z", batch, 1).await.0, 48);
     server.shutdown().await;
 }
