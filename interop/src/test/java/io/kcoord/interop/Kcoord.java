@@ -39,11 +39,15 @@ public final class Kcoord implements AutoCloseable {
     private final Process process;
     private final Path log;
     private final Map<String, String> listeners;
+    private final String id;
+    private final Path configFile;
 
-    private Kcoord(Process process, Path log, Map<String, String> listeners) {
+    private Kcoord(Process process, Path log, Map<String, String> listeners, String id, Path configFile) {
         this.process = process;
         this.log = log;
         this.listeners = listeners;
+        this.id = id;
+        this.configFile = configFile;
     }
 
     /** Starts a daemon with the base config plus {@code key=value} lines. */
@@ -61,13 +65,41 @@ public final class Kcoord implements AutoCloseable {
         StringBuilder text = new StringBuilder();
         props.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
         Files.writeString(configFile, text);
-        Path log = logs.resolve(id + ".log");
+        return launch(id, configFile, logs.resolve(id + ".log"));
+    }
 
+    private static Kcoord launch(String id, Path configFile, Path log) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(binary().toString(), configFile.toString());
         builder.redirectError(log.toFile());
         Process process = builder.start();
         Map<String, String> listeners = awaitStartupLine(process, log);
-        return new Kcoord(process, log, listeners);
+        return new Kcoord(process, log, listeners, id, configFile);
+    }
+
+    /**
+     * A daemon that {@link #killAndRestart} can bring back where it was: its listeners on free
+     * ports chosen here (not 0, so a restart binds the same ones and clients find it again) and
+     * everything it keeps (metadata log, partitions, coordinator shards) under {@code dataDir}
+     * ({@code log.dirs}).
+     */
+    public static Kcoord startRestartable(String name, Path dataDir, String... config) throws IOException {
+        List<String> lines = new ArrayList<>();
+        lines.add("listeners=PLAINTEXT://127.0.0.1:" + KafkaBroker.freePort()
+                + ",CONTROLLER://127.0.0.1:" + KafkaBroker.freePort());
+        lines.add("log.dirs=" + dataDir);
+        lines.addAll(List.of(config));
+        return start(name, lines.toArray(String[]::new));
+    }
+
+    /**
+     * Kills the daemon without a goodbye (SIGKILL) and starts the binary again on the same
+     * configuration file: the same ports and data directories if it was started by {@link
+     * #startRestartable}. Its stderr goes on in a new log file ({@code <name>-N.restart-M.log}).
+     */
+    public Kcoord killAndRestart() throws IOException, InterruptedException {
+        kill();
+        Path log = this.log.resolveSibling(id + ".restart-" + STARTED.incrementAndGet() + ".log");
+        return launch(id, configFile, log);
     }
 
     static Path binary() {

@@ -50,6 +50,19 @@ public final class Tools {
         return inProcess(org.apache.kafka.tools.ConfigCommand::main, args);
     }
 
+    /** Kafka 4.4's {@code kafka-transactions.sh} ({@code org.apache.kafka.tools.TransactionsCommand}), in this JVM. */
+    public static Run kafkaTransactions(String... args) {
+        return inProcess(a -> {
+            try {
+                org.apache.kafka.tools.TransactionsCommand.main(a);
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, args);
+    }
+
     /** Thrown by Kafka's {@link Exit} while a tool runs in this JVM, to end its main. */
     private static final class ToolExit extends RuntimeException {
         final int status;

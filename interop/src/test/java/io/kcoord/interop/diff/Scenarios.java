@@ -59,6 +59,7 @@ final class Scenarios {
         all.add(new Scenario("shutdown-application", MAIN, Map.of("shutdown-application-in", 2), Scenarios::shutdownApplication));
         all.add(new Scenario("user-endpoints", MAIN, Map.of("user-endpoints-in", 4), Scenarios::userEndpoints));
         all.addAll(OffsetScenarios.all());
+        all.addAll(TransactionScenarios.all());
         all.add(new Scenario("initial-delay", ALT, Map.of("initial-delay-in", 2), Scenarios::initialDelay));
         all.add(new Scenario("standby-three-members", ALT, Map.of("standby-three-members-in", 3), Scenarios::standbyThree));
         all.add(new Scenario("session-expiry", ALT, Map.of("session-expiry-in", 4), Scenarios::sessionExpiry));

@@ -15,7 +15,7 @@ import org.apache.kafka.common.requests.RequestHeader;
  * explicit version over a plain socket and parses the answer with Kafka's own parser. The same
  * bytes go to Kafka and to kcoord.
  */
-final class WireClient implements AutoCloseable {
+public final class WireClient implements AutoCloseable {
     private final String hostPort;
     private final String clientId;
     private Socket socket;
@@ -23,7 +23,7 @@ final class WireClient implements AutoCloseable {
     private DataOutputStream out;
     private int correlationId;
 
-    WireClient(String hostPort, String clientId) {
+    public WireClient(String hostPort, String clientId) {
         this.hostPort = hostPort;
         this.clientId = clientId;
     }
@@ -40,7 +40,7 @@ final class WireClient implements AutoCloseable {
     }
 
     /** Sends {@code builder} built at {@code version}; returns the parsed response. */
-    AbstractResponse send(AbstractRequest.Builder<?> builder, short version) throws IOException {
+    public AbstractResponse send(AbstractRequest.Builder<?> builder, short version) throws IOException {
         return send(builder, version, clientId);
     }
 
