@@ -7,8 +7,9 @@
 //! checks the member (docs/kafka-coordinator-facts.md §12: admins without a member id pass; otherwise the
 //! member must exist and its epoch match) and reads the committed offsets; a partition without
 //! one answers offset -1. A group-level error is the group's ErrorCode from v2 (top-level
-//! before v8) and each partition's before that. RequireStable needs no waiting: there are no
-//! transactions here.
+//! before v8) and each partition's before that. With RequireStable (v7+), a partition
+//! with an offset in an open transaction answers UNSTABLE_OFFSET_COMMIT (offset -1), as Kafka's
+//! `fetchOffsets` does; the client retries until the transaction is settled.
 //!
 //! Authorization as Kafka's: DESCRIBE on each group (else the group's error is
 //! GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each requested topic (else
@@ -93,6 +94,7 @@ pub async fn handle(
     let mut access = Access::new(ctx);
     let mut plan = Plan::new(&image, &groups, version, &mut access);
     for group in &mut plan.groups {
+        group.require_stable = req.require_stable;
         if access.group(&group.id) {
             fetch(&ctx.server.coordinators, group).await;
         } else {
@@ -183,6 +185,8 @@ struct GroupPlan {
     lookups: Vec<(usize, i32)>,
     /// Whether some entry asks for every offset.
     wants_all: bool,
+    /// RequireStable (v7+): an offset an open transaction holds is UNSTABLE_OFFSET_COMMIT.
+    require_stable: bool,
     fetched: Fetched,
 }
 
@@ -340,7 +344,7 @@ fn all_offsets(
 ) -> Option<Vec<OffsetFetchResponseTopics>> {
     match given {
         None => {
-            let mut topics = all_topics(image, &fetched.all, use_ids);
+            let mut topics = all_topics(image, &fetched.all, &fetched.all_unstable, use_ids);
             // Topics the principal may not DESCRIBE are left out silently.
             topics.retain(|t| {
                 let name = if use_ids {
@@ -398,6 +402,9 @@ fn requested_topics(
                 let Ok(i) = plan.lookups.binary_search(&(ti, *p)) else {
                     return found(*p, None);
                 };
+                if fetched.unstable.get(i) == Some(&true) {
+                    return partition_error(*p, ErrorCode::UNSTABLE_OFFSET_COMMIT);
+                }
                 let committed = fetched.found.get(i).and_then(Option::as_ref);
                 let first = !std::mem::replace(&mut given[i], true);
                 let bytes = committed.map_or(0, |c| c.metadata.len());
@@ -428,14 +435,17 @@ fn requested_topics(
 fn all_topics(
     image: &TopicsImage,
     offsets: &[(String, i32, CommittedOffset)],
+    unstable: &[bool],
     use_ids: bool,
 ) -> Vec<OffsetFetchResponseTopics> {
     let mut by_topic: BTreeMap<&str, Vec<OffsetFetchResponsePartitions>> = BTreeMap::new();
-    for (topic, partition, committed) in offsets {
-        by_topic
-            .entry(topic)
-            .or_default()
-            .push(found(*partition, Some(committed)));
+    for (i, (topic, partition, committed)) in offsets.iter().enumerate() {
+        let answer = if unstable.get(i) == Some(&true) {
+            partition_error(*partition, ErrorCode::UNSTABLE_OFFSET_COMMIT)
+        } else {
+            found(*partition, Some(committed))
+        };
+        by_topic.entry(topic).or_default().push(answer);
     }
     let mut topics = Vec::with_capacity(by_topic.len());
     for (name, partitions) in by_topic {

@@ -19,8 +19,12 @@ pub(super) struct Fetched {
     pub(super) checks: Vec<ErrorCode>,
     /// Per lookup: the committed offset, if any.
     pub(super) found: Vec<Option<CommittedOffset>>,
+    /// Per lookup, with RequireStable: whether an open transaction holds an offset of it.
+    pub(super) unstable: Vec<bool>,
     /// Every committed offset, when `wants_all`.
     pub(super) all: Vec<(String, i32, CommittedOffset)>,
+    /// Per offset of `all`, with RequireStable: whether an open transaction holds one.
+    pub(super) all_unstable: Vec<bool>,
 }
 
 /// Reads what `plan` asks of its group on the group's shard, in jobs of at most
@@ -57,10 +61,20 @@ pub(super) async fn fetch(coordinators: &Coordinators, plan: &mut GroupPlan) {
                 );
                 let lookups = next(&plan.lookups, fetched.found.len(), &mut work);
                 look_up(shard, plan, lookups, &mut fetched.found);
+                if plan.require_stable {
+                    fetched.unstable.extend(lookups.iter().map(|(ti, p)| {
+                        shard.has_pending_transactional_offset(&plan.id, &plan.topics[*ti], *p)
+                    }));
+                }
                 if !all_done && work > 0 {
                     let read = read_all(shard, &plan.id, after.as_ref(), work);
                     all_done = read.len() < work;
                     after = read.last().map(|(t, p, _)| (t.clone(), *p));
+                    if plan.require_stable {
+                        fetched.all_unstable.extend(read.iter().map(|(t, p, _)| {
+                            shard.has_pending_transactional_offset(&plan.id, t, *p)
+                        }));
+                    }
                     fetched.all.extend(read);
                 }
             })

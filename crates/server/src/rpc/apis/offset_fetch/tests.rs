@@ -401,3 +401,64 @@ async fn long_lists_are_read_in_small_jobs() {
             .collect::<Vec<_>>()
     );
 }
+
+#[tokio::test]
+async fn require_stable_answers_unstable_offset_commit_while_a_transaction_holds_an_offset() {
+    let r = running("");
+    create_topic(&r.state, "t", 2).await;
+    commit(&r.state, "g", "", -1, "t", 0, 5).await;
+    // Producer 9's open transaction holds an offset of t-1 for "g".
+    let offsets = [kcoord_coordinator::commits::OffsetToCommit {
+        topic: "t".into(),
+        topic_id: Uuid::nil(),
+        partition: 1,
+        offset: 40,
+        leader_epoch: -1,
+        metadata: None,
+    }];
+    let pending = kcoord_coordinator::txn_offsets::TxnOffsetCommit {
+        group_id: "g",
+        producer_id: 9,
+        member_id: "",
+        generation_id_or_member_epoch: -1,
+        api_version: 3,
+        offsets: &offsets,
+    };
+    let shard = r.state.coordinators.for_group("g");
+    let written = shard
+        .call(|s, now| s.commit_transactional_offsets(&pending, now))
+        .await;
+    assert!(matches!(written, Ok(Ok(_))), "{written:?}");
+    let fetch = |stable: bool, topics: Option<Vec<OffsetFetchRequestTopics>>| OffsetFetchRequest {
+        groups: vec![group("g", None, -1, topics)],
+        require_stable: stable,
+        ..Default::default()
+    };
+    let named = || Some(vec![by_name("t", &[0, 1])]);
+    let unstable = ErrorCode::UNSTABLE_OFFSET_COMMIT.code();
+    let resp = call(&r.state, fetch(true, named()), 8).await;
+    assert_eq!(
+        rows(&resp.groups[0]),
+        vec![
+            ("t".into(), Uuid::nil(), 0, 5, 0),
+            ("t".into(), Uuid::nil(), 1, -1, unstable)
+        ]
+    );
+    assert_eq!(resp.groups[0].error_code, 0);
+    // Without RequireStable the pending offset is not there yet.
+    let resp = call(&r.state, fetch(false, named()), 8).await;
+    assert_eq!(rows(&resp.groups[0])[1], ("t".into(), Uuid::nil(), 1, -1, 0));
+    // Once committed by its marker, "all offsets" lists it as stable.
+    shard
+        .call(|s, _| s.complete_transactional_offsets(9, true))
+        .await
+        .unwrap();
+    let resp = call(&r.state, fetch(true, None), 8).await;
+    assert_eq!(
+        rows(&resp.groups[0]),
+        vec![
+            ("t".into(), Uuid::nil(), 0, 5, 0),
+            ("t".into(), Uuid::nil(), 1, 40, 0)
+        ]
+    );
+}
