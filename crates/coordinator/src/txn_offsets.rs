@@ -78,15 +78,26 @@ impl CoordinatorShard {
             code: ErrorCode::ILLEGAL_GENERATION,
             message: None,
         };
+        let generation = req.generation_id_or_member_epoch;
         let Some(group) = self.group(req.group_id) else {
-            if req.generation_id_or_member_epoch < 0 {
-                return Ok(());
-            }
-            if legacy {
-                return Err(illegal_generation());
-            }
-            return Err(CoordinatorError::any_group_not_found(req.group_id));
+            let state = self.store.state();
+            let simple = state.offsets.group(req.group_id).is_some()
+                || state.txn_offsets.has_group(req.group_id);
+            return match (generation < 0, simple) {
+                (true, _) => Ok(()),
+                // Kafka's simple (empty classic) group knows no members.
+                (false, true) => Err(CoordinatorError::unknown_member(
+                    req.group_id,
+                    req.member_id,
+                )),
+                (false, false) if legacy => Err(illegal_generation()),
+                (false, false) => Err(CoordinatorError::any_group_not_found(req.group_id)),
+            };
         };
+        // TxnOffsetCommit need not name a member: without one, nothing is checked.
+        if generation < 0 && req.member_id.is_empty() {
+            return Ok(());
+        }
         let checked: Vec<&OffsetToCommit> = req
             .offsets
             .iter()

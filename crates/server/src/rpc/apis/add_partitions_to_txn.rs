@@ -1,7 +1,8 @@
-//! AddPartitionsToTxn (key 24), v0-4, after Kafka's `KafkaApis.handleAddPartitionsToTxnRequest`.
+//! AddPartitionsToTxn (key 24), v0-5, after Kafka's `KafkaApis.handleAddPartitionsToTxnRequest`.
 //! v0-3 come from producers: one transaction, WRITE on its transactional id
-//! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and on each topic. v4 is the
-//! batched form brokers send (KIP-890), CLUSTER_ACTION on the cluster, with `VerifyOnly` asking
+//! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and on each topic (an internal
+//! topic is TOPIC_AUTHORIZATION_FAILED). v4-5 are the batched form brokers send (KIP-890; v5
+//! from transaction version 2 brokers, served the same here), CLUSTER_ACTION on the cluster, with `VerifyOnly` asking
 //! only whether the partitions are in the transaction. A partition refused before the
 //! coordinator (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION) fails its whole
 //! transaction: the others answer OPERATION_NOT_ATTEMPTED. Otherwise the transactional id's
@@ -21,7 +22,7 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// AddPartitionsToTxn as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::AddPartitionsToTxn, 0, 4).asks(&[
+pub const RPC: Rpc = Rpc::new(ApiKey::AddPartitionsToTxn, 0, 5).asks(&[
     Check::new(AclOperation::Write, ResourceType::TransactionalId),
     Check::new(AclOperation::Write, ResourceType::Topic),
     Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
@@ -160,10 +161,11 @@ fn check_partitions(
     partitions
         .iter()
         .map(|(topic, partition)| {
+            // Kafka leaves internal topics out of the topics it authorizes, so a producer
+            // naming one is refused as unauthorized.
             let internal = topic == kcoord_coordinator::transactions::CONSUMER_OFFSETS;
             if from_client
-                && !internal
-                && !authorize(ctx, AclOperation::Write, ResourceType::Topic, topic)
+                && (internal || !authorize(ctx, AclOperation::Write, ResourceType::Topic, topic))
             {
                 return ErrorCode::TOPIC_AUTHORIZATION_FAILED;
             }

@@ -234,6 +234,9 @@ struct Refusal {
     code: ErrorCode,
     message: Option<String>,
     record_errors: Vec<BatchIndexAndErrorMessage>,
+    /// Refused before the log saw the batch (the transaction verification): Kafka answers
+    /// its unknown append info, log start offset -1.
+    before_append: bool,
 }
 
 impl Refusal {
@@ -242,6 +245,16 @@ impl Refusal {
             code,
             message: None,
             record_errors: Vec::new(),
+            before_append: false,
+        }
+    }
+
+    /// A refusal of the transaction verification, before the append.
+    pub(super) fn unverified(code: ErrorCode, message: Option<String>) -> Refusal {
+        Refusal {
+            message,
+            before_append: true,
+            ..Refusal::code(code)
         }
     }
 
@@ -253,17 +266,18 @@ impl Refusal {
     }
 
     fn answer(self, index: i32, log_start_offset: i64) -> PartitionProduceResponse {
-        let keeps_log_start = !matches!(
-            self.code,
-            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
-                | ErrorCode::UNKNOWN_TOPIC_ID
-                | ErrorCode::NOT_LEADER_OR_FOLLOWER
-                | ErrorCode::MESSAGE_TOO_LARGE
-                | ErrorCode::RECORD_LIST_TOO_LARGE
-                | ErrorCode::CORRUPT_MESSAGE
-                | ErrorCode::KAFKA_STORAGE_ERROR
-                | ErrorCode::INVALID_TOPIC_EXCEPTION
-        );
+        let keeps_log_start = !self.before_append
+            && !matches!(
+                self.code,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                    | ErrorCode::UNKNOWN_TOPIC_ID
+                    | ErrorCode::NOT_LEADER_OR_FOLLOWER
+                    | ErrorCode::MESSAGE_TOO_LARGE
+                    | ErrorCode::RECORD_LIST_TOO_LARGE
+                    | ErrorCode::CORRUPT_MESSAGE
+                    | ErrorCode::KAFKA_STORAGE_ERROR
+                    | ErrorCode::INVALID_TOPIC_EXCEPTION
+            );
         PartitionProduceResponse {
             index,
             error_message: self.message,
@@ -328,6 +342,7 @@ fn validation_refusal(e: &validate::ValidationError) -> Refusal {
                 ..Default::default()
             })
             .collect(),
+        before_append: false,
     }
 }
 

@@ -163,6 +163,8 @@ async fn verify(ctx: &RequestContext<'_>, req: &TxnOffsetCommitRequest) -> Resul
     match codes.first().copied().unwrap_or(ErrorCode::NONE) {
         ErrorCode::NONE => Ok(()),
         ErrorCode::TRANSACTION_ABORTABLE => Err(ErrorCode::INVALID_TXN_STATE),
+        // As Kafka's verification answers a producer.
+        ErrorCode::PRODUCER_FENCED => Err(ErrorCode::INVALID_PRODUCER_EPOCH),
         other => Err(other),
     }
 }

@@ -447,7 +447,10 @@ async fn require_stable_answers_unstable_offset_commit_while_a_transaction_holds
     assert_eq!(resp.groups[0].error_code, 0);
     // Without RequireStable the pending offset is not there yet.
     let resp = call(&r.state, fetch(false, named()), 8).await;
-    assert_eq!(rows(&resp.groups[0])[1], ("t".into(), Uuid::nil(), 1, -1, 0));
+    assert_eq!(
+        rows(&resp.groups[0])[1],
+        ("t".into(), Uuid::nil(), 1, -1, 0)
+    );
     // Once committed by its marker, "all offsets" lists it as stable.
     shard
         .call(|s, _| s.complete_transactional_offsets(9, true))

@@ -37,7 +37,7 @@ pub(super) fn verified(
         Err(e) => {
             debug!(partition = %partition.name(), error = %e, "transactional produce refused");
             let code = ErrorCode::from_code(e.error_code()).unwrap_or(ErrorCode::INVALID_TXN_STATE);
-            return Err(Refusal::code(code));
+            return Err(Refusal::unverified(code, None));
         }
     };
     // Asked without the partition's lock: the coordinator may take its time.
@@ -51,11 +51,11 @@ pub(super) fn verified(
     );
     match refusal {
         None => Ok(Some(guard)),
-        Some(ErrorCode::INVALID_TXN_STATE) => Err(Refusal::with_message(
+        Some(ErrorCode::INVALID_TXN_STATE) => Err(Refusal::unverified(
             ErrorCode::INVALID_TXN_STATE,
-            "Partition was not added to the transaction".to_owned(),
+            Some("Partition was not added to the transaction".to_owned()),
         )),
-        Some(code) => Err(Refusal::code(code)),
+        Some(code) => Err(Refusal::unverified(code, None)),
     }
 }
 
