@@ -296,10 +296,10 @@ fn transactional_offsets_are_pending_until_the_marker_and_abort_drops_them() {
         s.state().offsets.get("g", "t", 0).map(|o| o.offset),
         Some(10)
     );
-    // Unknown group with a generation: ILLEGAL_GENERATION before v6.
+    // A generation for a simple group, which has no members (Kafka 4.4 answers the same).
     assert_eq!(
         txn_commit(&mut s, 9, &[offset(0, 1)], 3),
-        [ErrorCode::ILLEGAL_GENERATION]
+        [ErrorCode::UNKNOWN_MEMBER_ID]
     );
 }
 
