@@ -708,12 +708,14 @@ final class TransactionScenarios {
         String t = tid + "-t";
         r.call("produce plain records", produce(null, t, 0, plainBatch("p0", "p1"), 11), 11);
         long[] p = initTxn(r, "init", tid);
+        // Transaction version 1 forms (an explicit add, EndTxn v4), which both servers serve.
+        r.call("add", addPartitions(tid, p[0], p[1], List.of(tp(t, 0))), 3);
         r.call("produce (v12)", produce(tid, t, 0, txnBatch(p[0], p[1], 0, "open"), 12), 12);
         for (int v : new int[] {2, 8}) {
             r.call("latest read_committed v" + v, listOffsets(t, 1, IsolationLevel.READ_COMMITTED), v);
             r.call("latest read_uncommitted v" + v, listOffsets(t, 1, IsolationLevel.READ_UNCOMMITTED), v);
         }
-        r.call("commit (v5)", endTxn(tid, p[0], p[1], true, 5), 5);
+        r.call("commit (v4)", endTxn(tid, p[0], p[1], true, 4), 4);
         r.awaitState("committed", tid, "CompleteCommit");
         r.s.poll("latest read_committed after the commit", () -> listOffsets(t, 1, IsolationLevel.READ_COMMITTED), (short) 8,
                 "diff-suite", false, resp -> ((ListOffsetsResponse) resp).data().topics().get(0).partitions().get(0).offset() == 4,
