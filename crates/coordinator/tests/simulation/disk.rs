@@ -38,6 +38,12 @@ pub enum PlantedBug {
     /// When the disk refuses a write, the writer fails the waiting requests but does not rebuild
     /// the shard from the file, so memory keeps changes the file lacks.
     KeepsMemoryAfterFailedWrite,
+    /// The marker writer completes a transaction before it writes the transaction's last
+    /// marker: a crash in between leaves that partition without its marker.
+    CompletesBeforeLastMarker,
+    /// The marker writer acts on the prepared transactions it reads at once, not once they are
+    /// durable: a crash can take back a decision whose markers are written.
+    MarksUndurableDecisions,
 }
 
 /// Where a write that a crash interrupts stops: how much of it reaches the file, which the

@@ -29,6 +29,17 @@ pub enum Kind {
     BadAnswer,
     /// Replaying the log (memory's, or the file's) does not give the live state.
     ReplayDiffers,
+    /// A transaction got both outcomes: a COMMIT and an ABORT marker, a marker against its
+    /// acknowledged EndTxn, or a marker closing another transaction's records.
+    ConflictingMarkers,
+    /// A transaction whose commit was acknowledged lacks a COMMIT marker or its offsets once
+    /// every marker is written, or is still prepared.
+    TxnNotCompleted,
+    /// An offset of a transaction not decided commit became a committed offset.
+    AbortedOffsetsCommitted,
+    /// A fenced producer (an older epoch or producer id) was acknowledged an AddPartitionsToTxn
+    /// or EndTxn.
+    FencedAcknowledged,
     /// The runtime caught a handler panic, a batch that does not replay, or a diverged state;
     /// or the shard's file does not load (the file log calls it corrupt).
     RuntimeRefused,
@@ -244,11 +255,13 @@ impl Acknowledged {
     }
 }
 
-/// (group, topic, partition) -> offset, of the shard's state.
+/// (group, topic, partition) -> offset, of the shard's state; the transactional producers'
+/// group is the transactions model's (`txn_model.rs`).
 pub fn live_offsets(state: &LogState) -> BTreeMap<OffsetKey, i64> {
     state
         .offsets
         .iter()
+        .filter(|(group, _)| *group != super::producers::TXN_GROUP)
         .flat_map(|(group, offsets)| {
             offsets.iter().map(move |((topic, partition), committed)| {
                 (

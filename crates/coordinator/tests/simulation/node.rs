@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use kcoord_coordinator::{CoordinatorShard, Outcome, StreamsGroupConfig, Tick};
+use kcoord_coordinator::{CoordinatorShard, Outcome, StreamsGroupConfig, Tick, TransactionConfig};
 use kcoord_metadata::{MetadataLog, Store, TopicsImage};
 use kcoord_runtime::Runtime;
 
@@ -25,6 +25,9 @@ pub struct Answered {
 pub struct Node {
     runtime: Runtime<CoordinatorShard, SimDisk>,
     config: StreamsGroupConfig,
+    /// The transaction coordinator's settings, when the run drives transactions (its checks
+    /// are started only then, so that a run without transactions has no timer of theirs).
+    transactions: Option<TransactionConfig>,
     /// The shard's seed for the TopologyDescriptionIds it mints.
     seed: u64,
     /// The topic catalog the controller publishes to the shard.
@@ -40,15 +43,17 @@ impl Node {
     /// A node loading its shard from `disk`'s file (a new node's is empty).
     pub fn start(
         config: StreamsGroupConfig,
+        transactions: Option<TransactionConfig>,
         seed: u64,
         topics: Arc<TopicsImage>,
         disk: SimDisk,
         now: i64,
     ) -> Result<Node, String> {
-        let runtime = boot(&config, seed, &topics, disk, now)?;
+        let runtime = boot(&config, transactions, seed, &topics, disk, now)?;
         Ok(Node {
             runtime,
             config,
+            transactions,
             seed,
             topics,
             waiters: VecDeque::new(),
@@ -155,7 +160,14 @@ impl Node {
     pub fn crash_and_restart(&mut self, written: usize) -> Result<(), String> {
         let mut disk = self.runtime.log().clone();
         disk.write_torn(written)?;
-        self.runtime = boot(&self.config, self.seed, &self.topics, disk, self.now)?;
+        self.runtime = boot(
+            &self.config,
+            self.transactions,
+            self.seed,
+            &self.topics,
+            disk,
+            self.now,
+        )?;
         self.refuse_all();
         Ok(())
     }
@@ -195,9 +207,11 @@ impl Node {
 }
 
 /// A shard loaded from `disk`'s file as the daemon loads one (`task.rs`): replayed with fresh
-/// timers, given the controller's catalog, and its offset expiry started.
+/// timers, given the controller's catalog, and its offset expiry (and transaction checks)
+/// started.
 fn boot(
     config: &StreamsGroupConfig,
+    transactions: Option<TransactionConfig>,
     seed: u64,
     topics: &Arc<TopicsImage>,
     disk: SimDisk,
@@ -205,6 +219,10 @@ fn boot(
 ) -> Result<Runtime<CoordinatorShard, SimDisk>, String> {
     let shard = CoordinatorShard::from_log(config.clone(), seed, &disk.read_back()?, now)
         .map_err(|e| format!("the file does not replay: {e}"))?;
+    let shard = match transactions {
+        Some(txn) => shard.with_transactions(txn),
+        None => shard,
+    };
     let mut runtime = Runtime::new(shard, disk);
     runtime
         .run(|shard| shard.topics_changed(Arc::clone(topics)))
@@ -212,5 +230,10 @@ fn boot(
     runtime
         .run(|shard| shard.start_offset_expiry(now))
         .map_err(|refused| format!("the offset expiry was refused: {}", refused.error))?;
+    if transactions.is_some() {
+        runtime
+            .run(|shard| shard.start_transaction_checks(now))
+            .map_err(|refused| format!("the transaction checks were refused: {}", refused.error))?;
+    }
     Ok(runtime)
 }

@@ -24,6 +24,17 @@ pub struct Stats {
     /// Steps after which the shard's own log was shorter than before without a rollback: it
     /// compacted itself.
     pub log_compactions: u64,
+    pub txn_commits: u64,
+    pub txn_aborts: u64,
+    pub txn_timeouts: u64,
+    pub txn_ids_expired: u64,
+    pub txn_offsets: u64,
+    /// Producer requests the coordinator refused (fenced, unknown id, aborted under it).
+    pub txn_refused: u64,
+    /// Transactions the marker writer completed.
+    pub txns_completed: u64,
+    /// Crashes that stopped the marker writer in the middle of its work.
+    pub writer_interrupted: u64,
     pub max_group_epoch: i32,
     /// The most records the shard's own log held (it compacts itself past about a thousand).
     pub max_log_records: usize,
@@ -38,9 +49,9 @@ impl Stats {
                 TickEvent::RebalanceTimedOut { .. } => self.rebalances_timed_out += 1,
                 TickEvent::AssignmentComputed { .. } => self.delayed_assignments += 1,
                 TickEvent::GroupExpired { .. } => self.groups_expired += 1,
-                TickEvent::OffsetsExpired { .. }
-                | TickEvent::TransactionTimedOut { .. }
-                | TickEvent::TransactionalIdExpired { .. } => {}
+                TickEvent::TransactionTimedOut { .. } => self.txn_timeouts += 1,
+                TickEvent::TransactionalIdExpired { .. } => self.txn_ids_expired += 1,
+                TickEvent::OffsetsExpired { .. } => {}
             }
         }
     }
@@ -72,6 +83,14 @@ impl Stats {
         self.groups_expired += run.groups_expired;
         self.steady_heartbeats += run.steady_heartbeats;
         self.log_compactions += run.log_compactions;
+        self.txn_commits += run.txn_commits;
+        self.txn_aborts += run.txn_aborts;
+        self.txn_timeouts += run.txn_timeouts;
+        self.txn_ids_expired += run.txn_ids_expired;
+        self.txn_offsets += run.txn_offsets;
+        self.txn_refused += run.txn_refused;
+        self.txns_completed += run.txns_completed;
+        self.writer_interrupted += run.writer_interrupted;
         self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
         self.max_log_records = self.max_log_records.max(run.max_log_records);
     }
@@ -84,7 +103,10 @@ impl fmt::Display for Stats {
             "simulation: {} seeds, {} steps; requests acknowledged {}, refused {}; commits {}, \
              group deletions {}; crashes {}, failed writes {}, file rewrites {}; sessions expired \
              {}, rebalance timeouts {}, delayed assignments {}, groups expired {}; steady \
-             heartbeats {}; log compactions {}; highest group epoch {}, longest log {} records",
+             heartbeats {}; log compactions {}; highest group epoch {}, longest log {} records; \
+             transactions committed {}, aborted {}, timed out {}, completed by the marker writer \
+             {} (interrupted by a crash {}); transactional offsets {}; producer requests refused \
+             {}; transactional ids expired {}",
             self.seeds,
             self.steps,
             self.acknowledged,
@@ -102,6 +124,14 @@ impl fmt::Display for Stats {
             self.log_compactions,
             self.max_group_epoch,
             self.max_log_records,
+            self.txn_commits,
+            self.txn_aborts,
+            self.txn_timeouts,
+            self.txns_completed,
+            self.writer_interrupted,
+            self.txn_offsets,
+            self.txn_refused,
+            self.txn_ids_expired,
         )
     }
 }

@@ -4,9 +4,13 @@ use rand::rngs::StdRng;
 use rand::Rng;
 
 use super::clients::{Client, SIMPLE_GROUP, STREAMS_GROUPS, TOPICS};
+use super::producers::TxnStep;
 
 #[derive(Debug, Clone)]
 pub enum Step {
+    /// A transactional producer's request, or the marker writer's next action
+    /// (`producers.rs`).
+    Txn(TxnStep),
     /// A member's heartbeat (a join at epoch 0), reporting its owned tasks or, for a steady
     /// heartbeat, not.
     Heartbeat { client: usize, report_tasks: bool },

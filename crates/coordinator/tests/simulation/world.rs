@@ -11,8 +11,10 @@ use super::clients::{self, Client, SIMPLE_GROUP, STREAMS_GROUPS};
 use super::disk::{PlantedBug, SimDisk, TornWrites};
 use super::model::{Acknowledged, EpochWatch, Kind, Violation};
 use super::node::{Node, Ticket};
+use super::producers;
 use super::requests::Waiting;
 use super::steps::{self, Situation, Step};
+use super::transactions::Txns;
 use super::Stats;
 
 pub struct World {
@@ -29,18 +31,35 @@ pub struct World {
     pub(super) watch: EpochWatch,
     /// The offset value of the next commit: each commit's is unique.
     pub(super) next_offset_value: i64,
+    /// The transactional producers, the marker writer and the data plane (inert unless the
+    /// run drives transactions).
+    pub(super) txn: Txns,
     pub stats: Stats,
 }
 
 impl World {
-    pub fn new(seed: u64, bug: PlantedBug, torn: TornWrites) -> Result<World, Violation> {
+    pub fn new(
+        seed: u64,
+        bug: PlantedBug,
+        torn: TornWrites,
+        transactions: bool,
+    ) -> Result<World, Violation> {
         let mut rng = StdRng::seed_from_u64(seed);
         let config = config(&mut rng);
+        let txn = Txns::new(transactions, bug, &mut rng);
+        let txn_config = transactions.then(producers::config);
         let session_timeout_ms = i64::from(config.session_timeout_ms);
         let partitions = clients::TOPICS.map(|(_, count)| count);
         let disk = SimDisk::new(bug, torn);
-        let node = Node::start(config, seed, clients::catalog(partitions), disk, 1_000_000)
-            .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
+        let node = Node::start(
+            config,
+            txn_config,
+            seed,
+            clients::catalog(partitions),
+            disk,
+            1_000_000,
+        )
+        .map_err(|e| Violation::new(Kind::RuntimeRefused, e))?;
         Ok(World {
             rng,
             node,
@@ -52,6 +71,7 @@ impl World {
             model: Acknowledged::default(),
             watch: EpochWatch::default(),
             next_offset_value: 1,
+            txn,
             stats: Stats::default(),
         })
     }
@@ -64,7 +84,11 @@ impl World {
             queued_batches: self.node.queued_batches(),
             queued_records: self.node.queued_records(),
         };
-        let step = steps::draw(&mut self.rng, &self.clients, situation);
+        // A run without transactions draws exactly as before they were simulated.
+        let step = match self.draw_txn(situation.queued_batches) {
+            Some(step) => step,
+            None => steps::draw(&mut self.rng, &self.clients, situation),
+        };
         let rolled_back = matches!(step, Step::FailWrite | Step::Crash { .. });
         let during = |v: Violation| Violation::new(v.kind, format!("{step:?}: {}", v.detail));
         let what = self.run(&step).map_err(during)?;
@@ -82,19 +106,23 @@ impl World {
         let state = self.node.shard().state();
         let mut groups: Vec<_> = state.streams_groups.iter().collect();
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        format!("{groups:?} {:?}", state.offsets)
+        format!("{groups:?} {:?} {:?}", state.offsets, state.transactions)
     }
 
     /// Lets the writer catch up, then checks: the end of a run is a quiescent point.
     pub fn drain(&mut self) -> Result<(), Violation> {
         self.node.sync(usize::MAX);
         self.deliver()?;
+        if self.txn.enabled {
+            self.finish_txns()?;
+        }
         self.check(false)
     }
 
     fn run(&mut self, step: &Step) -> Result<String, Violation> {
         let bug = |e: String| Violation::new(Kind::RuntimeRefused, e);
         match step {
+            Step::Txn(step) => self.run_txn(step),
             Step::Heartbeat {
                 client,
                 report_tasks,
@@ -140,6 +168,7 @@ impl World {
                 // file were made: the model takes what the file has of them.
                 let maybe = self.maybe_made();
                 self.node.crash_and_restart(*written).map_err(bug)?;
+                self.writer_crashed();
                 self.model.absorb(self.node.shard().state(), &maybe);
                 Ok(String::new())
             }
@@ -165,7 +194,7 @@ impl World {
         self.send_heartbeat(client, request, true)
     }
 
-    fn advance(&mut self, ms: i64) -> Result<String, Violation> {
+    pub(super) fn advance(&mut self, ms: i64) -> Result<String, Violation> {
         let tick = self.node.advance(ms);
         if let Some(reason) = tick.diverged {
             return Err(Violation::new(
@@ -189,19 +218,23 @@ impl World {
 
     /// Hands every answered request to its client (and, acknowledged, to the model); returns
     /// them, for the trace.
-    fn deliver(&mut self) -> Result<String, Violation> {
+    pub(super) fn deliver(&mut self) -> Result<String, Violation> {
         let answered = self.node.take_answered();
         let mut trace = String::new();
         for &ticket in &answered.acknowledged {
             if let Some(waiting) = self.waiting.remove(&ticket) {
                 self.stats.acknowledged += 1;
                 self.acknowledge(ticket, waiting)?;
+            } else {
+                self.txn_answered(ticket, true)?;
             }
         }
         for ticket in &answered.refused {
             if let Some(waiting) = self.waiting.remove(ticket) {
                 self.stats.refused += 1;
                 self.refuse(waiting);
+            } else {
+                self.txn_answered(*ticket, false)?;
             }
         }
         if !answered.acknowledged.is_empty() {
@@ -230,6 +263,7 @@ impl World {
             self.model.check_member_epochs(state, &self.watch)?;
         }
         self.model.check_left(state)?;
+        self.check_txns()?;
         self.stats.observe(shard, rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
