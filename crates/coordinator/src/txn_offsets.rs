@@ -120,8 +120,10 @@ impl CoordinatorShard {
     }
 
     /// The marker of `producer_id`'s transaction reached this shard: its pending offsets are
-    /// committed (unless a later plain commit of the partition exists) or dropped. Returns how
-    /// many were committed.
+    /// committed (unless the partition's committed offset was written later, by a plain commit
+    /// or by a transaction settled before) or dropped. A committed offset keeps the record
+    /// offset it was first written at (`OriginRecordOffset`), as Kafka's does. Returns how many
+    /// were committed.
     pub fn complete_transactional_offsets(&self, producer_id: i64, commit: bool) -> Outcome<usize> {
         let state = self.store.state();
         let mut records = Vec::new();
@@ -160,6 +162,7 @@ impl CoordinatorShard {
                             metadata: offset.metadata.clone(),
                             commit_timestamp: offset.commit_timestamp,
                             topic_id: offset.topic_id,
+                            origin_record_offset: i64::try_from(offset.record_offset).unwrap_or(-1),
                             ..Default::default()
                         }),
                     ));

@@ -449,18 +449,13 @@ fn run_with_torn_records(seed: u64, steps: usize) {
     }
 }
 
-/// FOUND BY THE SIMULATION, NOT YET FIXED (ignored until it is): seed 22 of the transaction
-/// runs. `tx1` writes a transactional offset of `txn-group`/`input-0` (value 25, step 292),
-/// then `tx0` writes one of the same partition (42, step 336); `tx1`'s COMMIT marker reaches
-/// the group's shard first (step 347), then `tx0`'s (step 385), and the group is left at 25,
-/// though `tx0` was acknowledged committed and wrote later. `complete_transactional_offsets`
-/// keeps the committed offset when its record offset is above the pending one's ("a later
-/// plain commit"), but the committed offset it compares with was itself materialized by the
-/// earlier marker as a new OffsetCommit record, so it looks newer than a pending offset that
-/// was written after the one it came from. Kafka's `replayEndTransactionMarker` keeps the
-/// pending offset's own record offset when it materializes it, so there the later write wins.
+/// Found by the simulation (seed 22 of the transaction runs): `tx1` wrote a transactional
+/// offset of `txn-group`/`input-0`, then `tx0` wrote one of the same partition; `tx1`'s COMMIT
+/// marker reached the group's shard first, then `tx0`'s, and the group was left at `tx1`'s,
+/// because the offset the first marker settled looked as new as its settling record. A settled
+/// offset now keeps the record offset it was first written at (`OriginRecordOffset`), as
+/// Kafka's does, so the later write wins.
 #[test]
-#[ignore = "a transactional offset written later loses to an earlier one committed later"]
 fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
     let options = Options {
         steps: CI_STEPS,

@@ -17,7 +17,10 @@ pub struct CommittedOffset {
 }
 
 impl CommittedOffset {
+    /// The offset in `v`, written by the record at `record_offset` (or, for a transaction's
+    /// offset settled by its marker, first written where `v` says).
     pub fn from_value(v: &OffsetCommitValue, record_offset: u64) -> CommittedOffset {
+        let record_offset = u64::try_from(v.origin_record_offset).unwrap_or(record_offset);
         CommittedOffset {
             offset: v.offset,
             leader_epoch: v.leader_epoch,
