@@ -23,10 +23,12 @@ mod add_partitions;
 mod end_txn;
 mod expiry;
 mod init_producer_id;
+mod listing;
 #[cfg(test)]
 mod tests;
 
 pub use init_producer_id::{InitProducerId, InitProducerIdResult};
+pub use listing::{unknown_state_filters, TransactionFilter};
 
 /// No producer id or epoch (Kafka's `RecordBatch.NO_PRODUCER_ID` / `NO_PRODUCER_EPOCH`).
 pub const NO_PRODUCER_ID: i64 = -1;

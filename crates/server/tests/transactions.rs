@@ -2,7 +2,8 @@
 //! transactional batches, EndTxn, and the markers the coordinator's marker task then writes;
 //! what READ_COMMITTED and READ_UNCOMMITTED consumers see in Fetch and ListOffsets (the last
 //! stable offset, the aborted transactions, a long-polling read_committed fetch woken by the
-//! marker); and the markers the data plane refuses.
+//! marker); the markers the data plane refuses; and what `kafka-transactions` asks to list,
+//! describe and abort a transaction left open in a partition.
 
 use std::time::{Duration, Instant};
 
@@ -15,11 +16,15 @@ use kcoord_wire::messages::create_topics_request::CreatableTopic;
 use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
 use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kcoord_wire::messages::write_txn_markers_request::{WritableTxnMarker, WritableTxnMarkerTopic};
 use kcoord_wire::messages::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, CreateTopicsRequest,
-    CreateTopicsResponse, EndTxnRequest, EndTxnResponse, FetchRequest, FetchResponse,
-    InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest, ListOffsetsResponse,
-    ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
+    CreateTopicsResponse, DescribeProducersRequest, DescribeProducersResponse,
+    DescribeTransactionsRequest, DescribeTransactionsResponse, EndTxnRequest, EndTxnResponse,
+    FetchRequest, FetchResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest,
+    ListOffsetsResponse, ListTransactionsRequest, ListTransactionsResponse, ProduceRequest,
+    ProduceResponse, RequestHeader, ResponseHeader, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 };
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -375,5 +380,173 @@ async fn a_batch_outside_the_producers_transaction_is_refused() {
     let got: InitProducerIdResponse = client.call(ApiKey::InitProducerId, 4, &init).await;
     let batch = transactional(got.producer_id, got.producer_epoch, 0);
     assert_eq!(client.produce_as("payments-z", batch, 1).await.0, 48);
+    server.shutdown().await;
+}
+
+impl Kafka {
+    /// ListTransactions v2: (transactional id, producer id, state) of each, and the unknown
+    /// state filters; the error code must be NONE.
+    async fn list_transactions(
+        &mut self,
+        states: &[&str],
+        pattern: Option<&str>,
+    ) -> (Vec<(String, i64, String)>, Vec<String>) {
+        let request = ListTransactionsRequest {
+            state_filters: states.iter().map(|s| (*s).to_owned()).collect(),
+            duration_filter: -1,
+            transactional_id_pattern: pattern.map(str::to_owned),
+            ..Default::default()
+        };
+        let listed: ListTransactionsResponse =
+            self.call(ApiKey::ListTransactions, 2, &request).await;
+        assert_eq!(listed.error_code, 0, "{listed:?}");
+        let states = listed
+            .transaction_states
+            .into_iter()
+            .map(|t| (t.transactional_id, t.producer_id, t.transaction_state))
+            .collect();
+        (states, listed.unknown_state_filters)
+    }
+
+    /// DescribeProducers of the topic's partition: (producer id, epoch, last sequence,
+    /// coordinator epoch, open transaction's first offset) of each.
+    async fn producers(&mut self) -> Vec<(i64, i32, i32, i32, i64)> {
+        let request = DescribeProducersRequest {
+            topics: vec![
+                kcoord_wire::messages::describe_producers_request::TopicRequest {
+                    name: TOPIC.into(),
+                    partition_indexes: vec![0],
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let described: DescribeProducersResponse =
+            self.call(ApiKey::DescribeProducers, 0, &request).await;
+        let p = &described.topics[0].partitions[0];
+        assert_eq!(p.error_code, 0, "{p:?}");
+        p.active_producers
+            .iter()
+            .map(|s| {
+                let txn = s.current_txn_start_offset;
+                (
+                    s.producer_id,
+                    s.producer_epoch,
+                    s.last_sequence,
+                    s.coordinator_epoch,
+                    txn,
+                )
+            })
+            .collect()
+    }
+}
+
+/// `kafka-transactions list`, `describe`, `describe-producers` and `abort`: a transaction left
+/// open in the partition is found by its producer's open offset and closed by an ABORT marker
+/// (WriteTxnMarkers, as `Admin.abortTransaction` sends it), after which read_committed readers
+/// move on; the coordinator's own abort then completes the transaction.
+#[tokio::test]
+async fn a_transaction_open_in_its_partition_is_listed_described_and_aborted() {
+    let server = start().await;
+    let mut client = Kafka::connect(&server).await;
+    client.create_topic(TOPIC).await;
+    let (pid, epoch) = client.begin("payments-h").await;
+    let batch = transactional(pid, epoch, 0);
+    assert_eq!(client.produce_as("payments-h", batch, 2).await, (0, 0));
+    let open = ("payments-h".to_owned(), pid, "Ongoing".to_owned());
+
+    let (listed, unknown) = client
+        .list_transactions(&["Ongoing", "Hanging"], Some("payments-.*"))
+        .await;
+    assert_eq!(
+        (listed, unknown),
+        (vec![open.clone()], vec!["Hanging".to_owned()])
+    );
+    let (listed, _) = client.list_transactions(&[], Some("payments")).await;
+    assert!(listed.is_empty(), "the pattern matches the whole id");
+    let invalid: ListTransactionsResponse = client
+        .call(
+            ApiKey::ListTransactions,
+            2,
+            &ListTransactionsRequest {
+                duration_filter: -1,
+                transactional_id_pattern: Some("payments-(".into()),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert_eq!(invalid.error_code, 128, "INVALID_REGULAR_EXPRESSION");
+
+    let request = DescribeTransactionsRequest {
+        transactional_ids: vec!["payments-h".into(), "nobody".into()],
+        ..Default::default()
+    };
+    let described: DescribeTransactionsResponse =
+        client.call(ApiKey::DescribeTransactions, 0, &request).await;
+    let (h, nobody) = (
+        &described.transaction_states[0],
+        &described.transaction_states[1],
+    );
+    assert_eq!((h.error_code, nobody.error_code), (0, 105));
+    assert_eq!(
+        (
+            h.producer_id,
+            h.producer_epoch,
+            h.transaction_state.as_str()
+        ),
+        (pid, epoch, "Ongoing")
+    );
+    assert_eq!(h.transaction_timeout_ms, 60_000);
+    assert_eq!(h.topics.len(), 1);
+    assert_eq!(
+        (h.topics[0].topic.as_str(), &h.topics[0].partitions[..]),
+        (TOPIC, &[0][..])
+    );
+
+    // The producer's transaction is open from offset 0; read_committed readers wait there.
+    let e = i32::from(epoch);
+    assert_eq!(client.producers().await, [(pid, e, 1, -1, 0)]);
+    assert_eq!(client.latest(1).await, 0);
+
+    // `kafka-transactions abort --start-offset 0`: the producer's epoch, and its coordinator
+    // epoch (-1: none yet) raised to 0.
+    let abort = WriteTxnMarkersRequest {
+        markers: vec![WritableTxnMarker {
+            producer_id: pid,
+            producer_epoch: epoch,
+            transaction_result: false,
+            topics: vec![WritableTxnMarkerTopic {
+                name: TOPIC.into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }],
+            coordinator_epoch: 0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let written: WriteTxnMarkersResponse = client.call(ApiKey::WriteTxnMarkers, 1, &abort).await;
+    let m = &written.markers[0];
+    assert_eq!((m.producer_id, m.topics[0].name.as_str()), (pid, TOPIC));
+    assert_eq!(m.topics[0].partitions[0].error_code, 0, "{written:?}");
+    assert_eq!(client.producers().await, [(pid, e, 1, 0, -1)]);
+    assert_eq!(
+        client.latest(1).await,
+        3,
+        "past the two records and the marker"
+    );
+    assert_eq!(client.fetch(1, 0, 0).await.aborted, Some(vec![(pid, 0)]));
+
+    // The coordinator still holds the transaction; its own abort completes it.
+    client.end("payments-h", (pid, epoch), false).await;
+    let done = ("payments-h".to_owned(), pid, "CompleteAbort".to_owned());
+    let deadline = Instant::now() + TIMEOUT;
+    while client.list_transactions(&[], None).await.0 != [done.clone()] {
+        assert!(
+            Instant::now() < deadline,
+            "the transaction did not complete"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     server.shutdown().await;
 }

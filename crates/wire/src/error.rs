@@ -146,6 +146,7 @@ error_codes! {
     UNKNOWN_CONTROLLER_ID = 116, "This controller ID is not known.";
     INVALID_REGISTRATION = 119, "The controller has considered the broker registration to be invalid.";
     TRANSACTION_ABORTABLE = 120, "The server encountered an error with the transaction. The client can abort the transaction to continue using this transactional ID.";
+    INVALID_REGULAR_EXPRESSION = 128, "The regular expression is not valid.";
     REBOOTSTRAP_REQUIRED = 129, "Client metadata is stale. The client should rebootstrap to obtain new metadata.";
     STREAMS_INVALID_TOPOLOGY = 130, "The supplied topology is invalid.";
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131, "The supplied topology epoch is invalid.";

@@ -321,3 +321,120 @@ fn a_plain_commit_after_the_transactional_one_wins() {
         Some(50)
     );
 }
+
+#[test]
+fn describe_reports_the_transaction_and_its_partitions_by_topic() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    let parts = [tp("b", 3), tp("a", 1), tp("a", 0)];
+    run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 2)
+    });
+    let d = s.describe_transaction("tx");
+    assert_eq!(d.error_code, 0);
+    assert_eq!(
+        (
+            d.producer_id,
+            d.producer_epoch,
+            d.transaction_state.as_str()
+        ),
+        (pid, epoch, "Ongoing")
+    );
+    assert_eq!(
+        (d.transaction_timeout_ms, d.transaction_start_time_ms),
+        (10_000, 2)
+    );
+    let topics: Vec<(&str, &[i32])> = d
+        .topics
+        .iter()
+        .map(|t| (t.topic.as_str(), t.partitions.as_slice()))
+        .collect();
+    assert_eq!(topics, [("a", &[0, 1][..]), ("b", &[3][..])]);
+    assert_eq!(
+        s.describe_transaction("other").error_code,
+        ErrorCode::TRANSACTIONAL_ID_NOT_FOUND.code()
+    );
+    assert_eq!(
+        s.describe_transaction("").error_code,
+        ErrorCode::INVALID_REQUEST.code()
+    );
+}
+
+#[test]
+fn list_filters_by_producer_state_duration_and_id() {
+    let mut s = shard();
+    let (a, epoch) = granted(init(&mut s, "a", None, 1));
+    run(&mut s, |c| {
+        c.add_partitions_to_transaction("a", a, epoch, &[tp("t", 0)], 100)
+    });
+    // `init` hands out the same producer id every time: "b" gets one of its own.
+    let req = InitProducerId {
+        transactional_id: "b",
+        transaction_timeout_ms: 10_000,
+        expected: None,
+        fresh_producer_id: Some(a + 1),
+    };
+    let (b, _) = granted(run(&mut s, |c| c.init_producer_id(&req, 1)));
+    let ids = |filter: &TransactionFilter<'_>, now: i64| -> Vec<String> {
+        s.list_transactions(filter, |_| true, now)
+            .into_iter()
+            .map(|t| {
+                format!(
+                    "{} {} {}",
+                    t.transactional_id,
+                    t.producer_id - a,
+                    t.transaction_state
+                )
+            })
+            .collect()
+    };
+    let all = TransactionFilter {
+        duration_ms: -1,
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&all, 200),
+        ["a 0 Ongoing", format!("b {} Empty", b - a).as_str()]
+    );
+    let by_producer = TransactionFilter {
+        producer_ids: &[b],
+        ..all
+    };
+    assert_eq!(ids(&by_producer, 200), [format!("b {} Empty", b - a)]);
+    let states = ["Ongoing".to_owned(), "Bogus".to_owned()];
+    let by_state = TransactionFilter {
+        states: &states,
+        ..all
+    };
+    assert_eq!(ids(&by_state, 200), ["a 0 Ongoing"]);
+    let only_unknown = ["Bogus".to_owned()];
+    let none = TransactionFilter {
+        states: &only_unknown,
+        ..all
+    };
+    assert!(
+        ids(&none, 200).is_empty(),
+        "an unknown state matches nothing"
+    );
+    // "a" started at 100: running for longer than 99 ms at 200, not for longer than 100.
+    let ongoing = TransactionFilter {
+        states: &states[..1],
+        duration_ms: 99,
+        ..all
+    };
+    assert_eq!(ids(&ongoing, 200), ["a 0 Ongoing"]);
+    let younger = TransactionFilter {
+        duration_ms: 100,
+        ..ongoing
+    };
+    assert!(ids(&younger, 200).is_empty());
+    let listed = s.list_transactions(&all, |id| id == "b", 200);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].transactional_id, "b");
+}
+
+#[test]
+fn unknown_state_filters_are_named_once() {
+    let names = ["Ongoing", "ongoing", "Nope", "Nope"].map(str::to_owned);
+    assert_eq!(unknown_state_filters(&names), ["ongoing", "Nope"]);
+}

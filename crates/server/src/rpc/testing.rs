@@ -74,6 +74,19 @@ pub fn running(extra: &str) -> Running {
     }
 }
 
+/// [`running`] whose coordinator shards stay loading (their load gate never opens) while the
+/// node runs: what they are asked answers COORDINATOR_LOAD_IN_PROGRESS.
+pub fn running_loading() -> Running {
+    let (state, background) = ServerState::build(Arc::new(config("")), listeners());
+    let background = background.with_load_gate(crate::runtime::shards::LoadGate::new());
+    let (stop, stop_rx) = watch::channel(false);
+    background.spawn(&stop_rx);
+    Running {
+        state: Arc::new(state),
+        _stop: stop,
+    }
+}
+
 /// [`running`] with `authorizer` deciding every request.
 pub fn running_with_authorizer(
     extra: &str,

@@ -56,8 +56,16 @@ pub fn advertised_apis(
 }
 
 fn advertised_list(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
-    apis::ALL
-        .iter()
+    advertised_from(apis::ALL, kind, topology_plugin)
+}
+
+/// [`advertised_list`] over the declarations `rpcs`: an API no RPC file declares is not listed.
+fn advertised_from(
+    rpcs: &[&Rpc],
+    kind: ListenerKind,
+    topology_plugin: bool,
+) -> Vec<(ApiKey, VersionRange)> {
+    rpcs.iter()
         .filter(|rpc| rpc.listeners.include(kind) && served_by_schema(rpc.api, kind))
         .filter(|rpc| topology_plugin || !rpc.only_with_topology_plugin)
         .map(|rpc| {
@@ -80,13 +88,23 @@ fn served_by_schema(api: ApiKey, kind: ListenerKind) -> bool {
 /// Whether a `kind` listener serves `api`: its declaration says so, within what its schema
 /// allows.
 pub fn served_on(api: ApiKey, kind: ListenerKind) -> bool {
-    declaration(api).is_some_and(|rpc| rpc.listeners.include(kind)) && served_by_schema(api, kind)
+    served_as(declaration(api), api, kind)
+}
+
+/// [`served_on`] for the declaration `rpc` of `api` (none: no RPC file declares it).
+fn served_as(rpc: Option<&Rpc>, api: ApiKey, kind: ListenerKind) -> bool {
+    rpc.is_some_and(|rpc| rpc.listeners.include(kind)) && served_by_schema(api, kind)
 }
 
 /// The versions of `api` served on a `kind` listener; `None` when it is not served there.
 pub fn supported_versions(api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
-    let rpc = declaration(api)?;
-    served_on(api, kind).then_some(VersionRange {
+    versions_as(declaration(api), api, kind)
+}
+
+/// [`supported_versions`] for the declaration `rpc` of `api`.
+fn versions_as(rpc: Option<&Rpc>, api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
+    let rpc = rpc?;
+    served_as(Some(rpc), api, kind).then_some(VersionRange {
         min: rpc.min_version,
         max: rpc.max_version,
     })
@@ -227,34 +245,51 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
-    /// APIs with a schema but no RPC file: not served, not advertised.
+    /// An API with a schema but no RPC file is neither served nor advertised. Every API with a
+    /// schema has an RPC file today, so the declarations are taken without one of them.
     #[test]
     fn apis_with_only_a_schema_are_neither_served_nor_advertised() {
-        let schema_only = [
-            ApiKey::WriteTxnMarkers,
-            ApiKey::DescribeProducers,
-            ApiKey::DescribeTransactions,
-            ApiKey::ListTransactions,
-        ];
-        for api in schema_only {
-            assert!(declaration(api).is_none(), "{}", api.name());
+        let undeclared: Vec<ApiKey> = ApiKey::ALL
+            .iter()
+            .copied()
+            .filter(|api| declaration(*api).is_none())
+            .collect();
+        for api in undeclared.iter().copied().chain([ApiKey::WriteTxnMarkers]) {
+            let without: Vec<&Rpc> = apis::ALL
+                .iter()
+                .copied()
+                .filter(|rpc| rpc.api != api)
+                .collect();
             for kind in [ListenerKind::Broker, ListenerKind::Controller] {
                 assert_eq!(
-                    supported_versions(api, kind),
+                    versions_as(None, api, kind),
                     None,
                     "{} on {kind}",
                     api.name()
                 );
-                assert!(!served_on(api, kind));
+                assert!(!served_as(None, api, kind));
                 for plugin in [false, true] {
                     assert!(
-                        advertised_apis(kind, plugin).iter().all(|(a, _)| *a != api),
+                        advertised_from(&without, kind, plugin)
+                            .iter()
+                            .all(|(a, _)| *a != api),
                         "{} advertised on {kind}",
                         api.name()
                     );
                 }
             }
         }
+        // Declared, the same API is served and advertised: the tables above did decide.
+        let api = ApiKey::WriteTxnMarkers;
+        let rpc = declaration(api);
+        assert!(served_as(rpc, api, ListenerKind::Broker));
+        assert_eq!(
+            versions_as(rpc, api, ListenerKind::Broker),
+            Some(VersionRange { min: 1, max: 2 })
+        );
+        assert!(advertised_from(apis::ALL, ListenerKind::Broker, false)
+            .iter()
+            .any(|(a, _)| *a == api));
     }
 
     /// The security RPCs are served where Kafka serves them: the SASL and ACL ones and

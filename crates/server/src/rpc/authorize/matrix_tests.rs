@@ -24,7 +24,7 @@ pub(crate) mod prelude {
     pub(crate) use super::requests::*;
     pub(crate) use super::rows::{
         body, decode, on_every_listener, row, Row, AUTO_TOPIC, CHANGELOG, CLUSTER, GROUP, JOINING,
-        MEMBER, NEW_TOPIC, STREAMS, TOPIC, TRANSACTIONAL_ID,
+        MEMBER, NEW_TOPIC, OPEN_TRANSACTION, STREAMS, TOPIC, TRANSACTIONAL_ID,
     };
     pub(crate) use super::seen::*;
     pub(crate) use crate::config::ListenerKind;
@@ -192,6 +192,7 @@ async fn prepare(node: &Running, row: &Row) {
     )
     .await;
     assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    open_transaction(&admin).await;
 
     let mut creations = Vec::new();
     for grant in &row.also {
@@ -219,6 +220,43 @@ async fn prepare(node: &Running, row: &Row) {
     for result in &acls.results {
         assert_eq!(result.error_code, 0, "{:?}", result.error_message);
     }
+}
+
+/// [`rows::OPEN_TRANSACTION`]'s producer and its transaction holding [`rows::TOPIC`]-0.
+async fn open_transaction(admin: &Connection) {
+    let init: InitProducerIdResponse = send(
+        admin,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest {
+            transactional_id: Some(rows::OPEN_TRANSACTION.into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(init.error_code, 0, "{init:?}");
+    let added: AddPartitionsToTxnResponse = send(
+        admin,
+        ApiKey::AddPartitionsToTxn,
+        3,
+        &AddPartitionsToTxnRequest {
+            v3_and_below_transactional_id: rows::OPEN_TRANSACTION.into(),
+            v3_and_below_producer_id: init.producer_id,
+            v3_and_below_producer_epoch: init.producer_epoch,
+            v3_and_below_topics: vec![add_partitions_to_txn_request::AddPartitionsToTxnTopic {
+                name: rows::TOPIC.into(),
+                partitions: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    let code = added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
+    assert_eq!(code, 0, "{added:?}");
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 //!
 //! Every node the matrix starts holds the topic [`TOPIC`] (one partition), the group [`GROUP`]
 //! with a committed offset of it, and the streams group [`STREAMS`] whose member [`MEMBER`]
-//! reads it (topology epoch 1), all made by the super user; the rows act on those, or create
+//! reads it (topology epoch 1), and the transaction of [`OPEN_TRANSACTION`] holding [`TOPIC`]-0,
+//! all made by the super user; the rows act on those, or create
 //! [`NEW_TOPIC`], [`AUTO_TOPIC`] and the streams group [`JOINING`].
 
 use bytes::{Bytes, BytesMut};
@@ -27,6 +28,9 @@ pub const NEW_TOPIC: &str = "new";
 /// A topic Metadata creates (`auto.create.topics.enable=true`).
 pub const AUTO_TOPIC: &str = "auto";
 pub const TRANSACTIONAL_ID: &str = "tx";
+/// A transactional id whose transaction holds [`TOPIC`]-0 (Ongoing), for the rows that describe
+/// or list transactions.
+pub const OPEN_TRANSACTION: &str = "open";
 pub const CLUSTER: &str = "kafka-cluster";
 
 /// One permission: an operation on a LITERAL resource.
