@@ -245,6 +245,19 @@ mod tests {
             .all(|(a, _)| !needs_topology_plugin(*a)));
     }
 
+    /// Every API with a schema has an RPC file: the request metrics make series for every
+    /// schema (`metrics::requests`), which would otherwise list an API never served.
+    #[test]
+    fn every_api_with_a_schema_is_declared() {
+        for api in ApiKey::ALL {
+            assert!(
+                declaration(*api).is_some(),
+                "{} has no RPC file",
+                api.name()
+            );
+        }
+    }
+
     /// An API with a schema but no RPC file is neither served nor advertised. Every API with a
     /// schema has an RPC file today, so the declarations are taken without one of them.
     #[test]
