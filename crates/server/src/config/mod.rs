@@ -93,6 +93,8 @@ pub struct Config {
     pub streams: GroupCoordinatorConfig,
     /// The transaction coordinator (`transaction.*`).
     pub transactions: kcoord_coordinator::TransactionConfig,
+    /// `transaction.partition.verification.enable` (KIP-890 part 1).
+    pub transaction_partition_verification: bool,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
     pub controller: ControllerSettings,
     /// The data plane: where partitions are stored and every topic's default settings.
@@ -252,6 +254,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         )?,
         streams: streams::read(r)?,
         transactions: transactions::read(r)?,
+        transaction_partition_verification: transactions::read_partition_verification(r)?,
         controller,
         log,
         coordinator_log,

@@ -3,7 +3,7 @@
 
 use kcoord_coordinator::TransactionConfig;
 
-use super::values::int_in;
+use super::values::{boolean, int_in};
 use super::{ConfigError, Reader};
 
 pub(super) fn read(r: &Reader<'_>) -> Result<TransactionConfig, ConfigError> {
@@ -29,6 +29,14 @@ pub(super) fn read(r: &Reader<'_>) -> Result<TransactionConfig, ConfigError> {
     })
 }
 
+/// `transaction.partition.verification.enable` (KIP-890 part 1): whether a transaction's first
+/// batch in a partition is checked with the transaction coordinator. Kafka's default, true;
+/// false lets a producer write outside its transaction (what Kafka's own tests do to make a
+/// hanging transaction).
+pub(super) fn read_partition_verification(r: &Reader<'_>) -> Result<bool, ConfigError> {
+    r.get("transaction.partition.verification.enable", true, boolean)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
@@ -50,5 +58,12 @@ mod tests {
         assert!(
             Config::parse("t.properties", "node.id=1\ntransaction.max.timeout.ms=0\n").is_err()
         );
+        assert!(c.transaction_partition_verification);
+        let c = Config::parse(
+            "t.properties",
+            "node.id=1\ntransaction.partition.verification.enable=false\n",
+        )
+        .unwrap();
+        assert!(!c.transaction_partition_verification);
     }
 }

@@ -29,6 +29,24 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// The coordinator epoch markers carry: one coordinator, always the same.
 pub const COORDINATOR_EPOCH: i32 = 0;
 
+/// The marker of `producer_id`'s transaction for `__consumer_offsets` partition `partition`:
+/// the shards holding that partition's groups commit (`commit`) or drop the offsets the
+/// transaction wrote there. Returns how many were committed.
+pub async fn settle_offsets(
+    coordinators: &Coordinators,
+    partition: i32,
+    producer_id: i64,
+    commit: bool,
+) -> Result<usize, crate::runtime::shards::ShardError> {
+    let mut committed = 0;
+    for shard in coordinators.shards_of_offsets_partition(partition) {
+        committed += shard
+            .call(move |s, _| s.complete_transactional_offsets(producer_id, commit))
+            .await?;
+    }
+    Ok(committed)
+}
+
 /// Writes the markers of decided transactions.
 pub struct MarkerTask {
     pub(crate) coordinators: Coordinators,
@@ -103,24 +121,12 @@ impl MarkerTask {
     /// One marker; false when it must be tried again later.
     async fn write_marker(&self, txn: &PreparedTransaction, topic: &str, partition: i32) -> bool {
         if topic == CONSUMER_OFFSETS {
-            let Some(group_shard) = usize::try_from(partition)
-                .ok()
-                .and_then(|i| self.coordinators.shard(i))
-            else {
-                warn!(transactional_id = %txn.transactional_id, partition, "a transaction names a group shard this node does not have; its marker is dropped");
-                return true;
-            };
-            let (producer_id, commit) = (txn.producer_id, txn.commit);
-            return match group_shard
-                .call(move |s, _| s.complete_transactional_offsets(producer_id, commit))
-                .await
-            {
-                Ok(_) => true,
-                Err(e) => {
-                    warn!(transactional_id = %txn.transactional_id, shard = partition, error = %e, "could not settle the transaction's offsets; tried again");
-                    false
-                }
-            };
+            let settled =
+                settle_offsets(&self.coordinators, partition, txn.producer_id, txn.commit).await;
+            if let Err(e) = settled {
+                warn!(transactional_id = %txn.transactional_id, partition, error = %e, "could not settle the transaction's offsets; tried again");
+            }
+            return settled.is_ok();
         }
         let written = self.partitions.write_txn_marker(
             topic,

@@ -1,7 +1,7 @@
 //! AddOffsetsToTxn (key 25), v0-4, after Kafka's `KafkaApis.handleAddOffsetsToTxnRequest`:
-//! WRITE on the transactional id, READ on the group, then the group's shard joins the
-//! transaction as the `__consumer_offsets` partition Kafka would name (its index), so the
-//! transaction's marker settles the offsets TxnOffsetCommit wrote there.
+//! WRITE on the transactional id, READ on the group, then the group joins the transaction as the
+//! `__consumer_offsets` partition Kafka would keep it on, so the transaction's marker settles
+//! the offsets TxnOffsetCommit wrote on the group's shard.
 
 use kcoord_coordinator::transactions::CONSUMER_OFFSETS;
 use kcoord_wire::api::ApiKey;
@@ -43,10 +43,9 @@ async fn add(ctx: &RequestContext<'_>, req: &AddOffsetsToTxnRequest) -> ErrorCod
         return ErrorCode::GROUP_AUTHORIZATION_FAILED;
     }
     let coordinators = &ctx.server.coordinators;
-    let group_shard = coordinators.for_group(&req.group_id).index();
     let partition = [(
         CONSUMER_OFFSETS.to_owned(),
-        i32::try_from(group_shard).unwrap_or(i32::MAX),
+        coordinators.offsets_partition(&req.group_id),
     )];
     let (producer_id, epoch) = (req.producer_id, req.producer_epoch);
     match coordinators

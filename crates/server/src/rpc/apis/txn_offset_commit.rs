@@ -145,13 +145,12 @@ async fn commit(
     }
 }
 
-/// The producer's transaction holds the group's shard (`__consumer_offsets-<shard>`).
+/// The producer's transaction holds the group's `__consumer_offsets` partition.
 async fn verify(ctx: &RequestContext<'_>, req: &TxnOffsetCommitRequest) -> Result<(), ErrorCode> {
     let coordinators = &ctx.server.coordinators;
-    let shard_index = coordinators.for_group(&req.group_id).index();
     let partition = [(
         CONSUMER_OFFSETS.to_owned(),
-        i32::try_from(shard_index).unwrap_or(i32::MAX),
+        coordinators.offsets_partition(&req.group_id),
     )];
     let id = req.transactional_id.as_str();
     let (pid, epoch) = (req.producer_id, req.producer_epoch);

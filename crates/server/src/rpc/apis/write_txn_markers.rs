@@ -93,15 +93,19 @@ async fn write(
     let (producer_id, commit) = (m.producer_id, m.transaction_result);
     if topic == CONSUMER_OFFSETS {
         let coordinators = &ctx.server.coordinators;
-        let Some(shard) = usize::try_from(partition)
-            .ok()
-            .and_then(|i| coordinators.shard(i))
-        else {
+        if coordinators
+            .shards_of_offsets_partition(partition)
+            .is_empty()
+        {
             return ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
-        };
-        let settled = shard
-            .call(move |s, _| s.complete_transactional_offsets(producer_id, commit))
-            .await;
+        }
+        let settled = crate::runtime::transactions::settle_offsets(
+            coordinators,
+            partition,
+            producer_id,
+            commit,
+        )
+        .await;
         return match settled {
             Ok(committed) => {
                 info!(peer = %ctx.peer, producer_id, commit, shard = partition, committed, "transactional offsets settled by WriteTxnMarkers");

@@ -178,9 +178,36 @@ impl Coordinators {
         self.markers.notify_one();
     }
 
-    /// The shard with this index (a `__consumer_offsets` partition in a transaction).
+    /// The shard with this index.
     pub fn shard(&self, index: usize) -> Option<&ShardHandle> {
         self.shards.get(index)
+    }
+
+    /// The `__consumer_offsets` partition Kafka would keep `group_id` on (what a transaction
+    /// holding the group's offsets names): Kafka's `Utils.abs(groupId.hashCode()) % n`.
+    pub fn offsets_partition(&self, group_id: &str) -> i32 {
+        let n = self.shards.len().max(1) as i64;
+        i32::try_from(i64::from(java_hash(group_id)).abs() % n).unwrap_or(0)
+    }
+
+    /// The shards holding the groups of `__consumer_offsets` partition `partition`: a group
+    /// whose hash is negative lives in another shard than its Kafka partition (see
+    /// [`shard_index`]), so there are at most two.
+    pub fn shards_of_offsets_partition(&self, partition: i32) -> Vec<&ShardHandle> {
+        let n = self.shards.len().max(1) as i64;
+        let Some(p) = usize::try_from(partition)
+            .ok()
+            .filter(|p| *p < self.shards.len())
+        else {
+            return Vec::new();
+        };
+        // For a negative hash h: (h & 0x7fffffff) % n == (2^31 % n - |h| % n) mod n.
+        let negative = ((1i64 << 31) % n - i64::from(partition)).rem_euclid(n) as usize;
+        let mut shards: Vec<&ShardHandle> = self.shards.get(p).into_iter().collect();
+        if negative != p {
+            shards.extend(self.shards.get(negative));
+        }
+        shards
     }
 
     pub fn all(&self) -> impl Iterator<Item = &ShardHandle> {
@@ -239,11 +266,20 @@ impl Coordinators {
 
 /// Kafka's `Utils.abs(groupId.hashCode()) % partitions`: Java's `String.hashCode` over UTF-16
 /// units, so the mapping is stable across runs and platforms.
+///
+/// Kafka takes the hash's absolute value where this masks it; the two agree for the groups whose
+/// hash is positive. Shard logs already on disk hold their groups where this puts them, so the
+/// mapping stays; [`Coordinators::offsets_partition`] gives Kafka's partition where a client sees
+/// it (a transaction's `__consumer_offsets` partition).
 pub fn shard_index(group_id: &str, shards: usize) -> usize {
-    let hash = group_id.encode_utf16().fold(0i32, |h, unit| {
+    (java_hash(group_id) & 0x7fff_ffff) as usize % shards.max(1)
+}
+
+/// Java's `String.hashCode`.
+fn java_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, unit| {
         h.wrapping_mul(31).wrapping_add(i32::from(unit))
-    });
-    (hash & 0x7fff_ffff) as usize % shards.max(1)
+    })
 }
 
 #[cfg(test)]
@@ -263,6 +299,34 @@ mod tests {
                 assert_eq!(shard_index(g, n), shard_index(g, n));
             }
         }
+    }
+
+    #[test]
+    fn offsets_partitions_are_kafkas_and_lead_back_to_the_groups_shard() {
+        let (coordinators, _tasks) = Coordinators::new(50, &StreamsGroupConfig::default());
+        // "orders".hashCode() == -1008770331: Kafka's partition is 1008770331 % 50 == 31.
+        assert_eq!(coordinators.offsets_partition("orders"), 31);
+        for g in [
+            "orders",
+            "a",
+            "group-1",
+            "txn-offsets-simple-group-g",
+            "ünïcode",
+        ] {
+            let p = coordinators.offsets_partition(g);
+            let owner = coordinators.for_group(g).index();
+            let candidates: Vec<usize> = coordinators
+                .shards_of_offsets_partition(p)
+                .iter()
+                .map(|s| s.index())
+                .collect();
+            assert!(
+                candidates.contains(&owner),
+                "{g}: {p} -> {candidates:?}, owner {owner}"
+            );
+        }
+        assert!(coordinators.shards_of_offsets_partition(-1).is_empty());
+        assert!(coordinators.shards_of_offsets_partition(50).is_empty());
     }
 
     #[tokio::test]

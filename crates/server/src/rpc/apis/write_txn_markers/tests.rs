@@ -209,7 +209,7 @@ async fn a_group_shards_marker_settles_its_pending_offsets() {
         s.state().offsets.get("g", "t", 0).map(|o| o.offset)
     };
     assert_eq!(shard.read(committed).await, Ok(None));
-    let index = i32::try_from(shard.index()).unwrap();
+    let index = node.state.coordinators.offsets_partition("g");
     let resp = write_all(
         &node.state,
         vec![marker(7, 0, true, &[(CONSUMER_OFFSETS, &[index])])],
