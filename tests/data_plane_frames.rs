@@ -743,22 +743,33 @@ async fn list_offsets_delete_records_and_offset_for_leader_epoch() {
 }
 
 #[tokio::test]
-async fn init_producer_id_hands_out_new_ids_and_refuses_transactions_with_a_reason() {
+async fn init_producer_id_hands_out_new_ids_and_coordinates_transactions_here() {
     let d = daemon(&[]).await;
     let conn = d.connect().await;
-    let init = |transactional_id: Option<&str>| InitProducerIdRequest {
+    let init = |transactional_id: Option<&str>, timeout: i32| InitProducerIdRequest {
         transactional_id: transactional_id.map(str::to_owned),
-        transaction_timeout_ms: i32::MAX,
+        transaction_timeout_ms: timeout,
         producer_id: -1,
         producer_epoch: -1,
         ..Default::default()
     };
-    let a = conn.send(init(None), 4).await.unwrap();
-    let b = conn.send(init(None), 4).await.unwrap();
+    // Idempotent producers ignore the timeout.
+    let a = conn.send(init(None, i32::MAX), 4).await.unwrap();
+    let b = conn.send(init(None, i32::MAX), 4).await.unwrap();
     assert_eq!((a.error_code, a.producer_epoch, b.error_code), (0, 0, 0));
     assert!(b.producer_id > a.producer_id);
-    let t = conn.send(init(Some("tx")), 4).await.unwrap();
-    assert_eq!((t.error_code, t.producer_id), (35, -1));
+    // A transactional id: above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT, then
+    // an id with epoch 0, bumped by the next InitProducerId.
+    let t = conn.send(init(Some("tx"), i32::MAX), 4).await.unwrap();
+    assert_eq!((t.error_code, t.producer_id), (50, -1));
+    let t = conn.send(init(Some("tx"), 60_000), 4).await.unwrap();
+    assert_eq!((t.error_code, t.producer_epoch), (0, 0));
+    assert!(t.producer_id > b.producer_id);
+    let again = conn.send(init(Some("tx"), 60_000), 4).await.unwrap();
+    assert_eq!(
+        (again.error_code, again.producer_id, again.producer_epoch),
+        (0, t.producer_id, 1)
+    );
     let found = conn
         .send(
             FindCoordinatorRequest {
@@ -770,10 +781,6 @@ async fn init_producer_id_hands_out_new_ids_and_refuses_transactions_with_a_reas
         )
         .await
         .unwrap();
-    assert_eq!(found.error_code, 31);
-    assert!(found
-        .error_message
-        .unwrap()
-        .contains("does not support transactions"));
+    assert_eq!((found.error_code, found.node_id), (0, 1));
     d.stop().await;
 }
