@@ -125,7 +125,16 @@ async fn committed_and_aborted_transactions_as_consumers_see_them() {
 async fn offsets_sent_to_a_transaction_are_committed_with_it() {
     let daemon = Daemon::start(&[]);
     create_topic(&daemon).await;
+    // read_uncommitted: librdkafka asks OffsetFetch with RequireStable otherwise, and waits
+    // while a transaction holds an offset (checked below).
     let group: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", daemon.bootstrap())
+        .set("group.id", "eos-group")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_uncommitted")
+        .create()
+        .expect("consumer");
+    let stable: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", daemon.bootstrap())
         .set("group.id", "eos-group")
         .set("enable.auto.commit", "false")
@@ -160,6 +169,12 @@ async fn offsets_sent_to_a_transaction_are_committed_with_it() {
     send(&p, &["y"]);
     p.send_offsets_to_transaction(&offsets, &metadata, TIMEOUT)
         .expect("send_offsets_to_transaction");
+    // A read_committed consumer's OffsetFetch (RequireStable) gets UNSTABLE_OFFSET_COMMIT while
+    // the transaction holds the offset, and librdkafka retries until its timeout.
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition(TOPIC, 0);
+    let unstable = stable.committed_offsets(tpl, Duration::from_secs(2));
+    assert!(unstable.is_err(), "{unstable:?}");
     p.commit_transaction(TIMEOUT).expect("commit");
     // The group's shard settles the offsets when the marker reaches it, just after the answer.
     let deadline = Instant::now() + TIMEOUT;
