@@ -6,9 +6,10 @@
 //! reads the prepared transactions ([`CoordinatorShard::prepared_transactions`]) and then
 //! completes them ([`CoordinatorShard::complete_transaction`]).
 //!
-//! Transaction version 1 semantics throughout (the version a cluster without a finalized
-//! `transaction.version` of 2 gives its clients): the epoch changes only in InitProducerId and
-//! when the coordinator fences a producer.
+//! Both transaction versions (KIP-890 part 2): at version 1 the epoch changes only in
+//! InitProducerId and when the coordinator fences a producer; at version 2 every EndTxn bumps
+//! it. The client's request version says which (`end_txn.rs`, `add_partitions.rs`); the
+//! coordinator's own aborts follow [`TransactionConfig::transaction_version`].
 use std::collections::BTreeMap;
 
 use kcoord_metadata::{Record, TransactionMetadata, TransactionState};
@@ -27,12 +28,22 @@ mod listing;
 #[cfg(test)]
 mod tests;
 
+pub use end_txn::{EndTxn, EndTxnResult};
 pub use init_producer_id::{InitProducerId, InitProducerIdResult};
 pub use listing::{unknown_state_filters, TransactionFilter};
 
 /// No producer id or epoch (Kafka's `RecordBatch.NO_PRODUCER_ID` / `NO_PRODUCER_EPOCH`).
 pub const NO_PRODUCER_ID: i64 = -1;
 pub const NO_PRODUCER_EPOCH: i16 = -1;
+
+/// Transaction version 2 (KIP-890 part 2): an epoch bump at every EndTxn, partitions added by
+/// Produce v12+ and offsets' groups by TxnOffsetCommit v5+.
+pub const TV_2: i16 = 2;
+
+/// Whether `version` bumps the epoch at every transaction (Kafka's `supportsEpochBump`).
+pub fn supports_epoch_bump(version: i16) -> bool {
+    version >= TV_2
+}
 
 /// The topic whose partitions stand for the groups' shards in a transaction (AddOffsetsToTxn).
 pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";
@@ -48,6 +59,9 @@ pub struct TransactionConfig {
     pub abort_timed_out_interval_ms: i64,
     /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
     pub remove_expired_interval_ms: i64,
+    /// The finalized `transaction.version`: what the coordinator's own aborts (timeouts, a
+    /// producer fenced by InitProducerId) follow, as Kafka's use the cluster's level.
+    pub transaction_version: i16,
 }
 
 impl Default for TransactionConfig {
@@ -58,6 +72,7 @@ impl Default for TransactionConfig {
             id_expiration_ms: 604_800_000,
             abort_timed_out_interval_ms: 10_000,
             remove_expired_interval_ms: 3_600_000,
+            transaction_version: TV_2,
         }
     }
 }
@@ -99,6 +114,8 @@ pub struct PreparedTransaction {
     pub producer_epoch: i16,
     pub commit: bool,
     pub partitions: Vec<(String, i32)>,
+    /// The transaction version its markers are written at.
+    pub transaction_version: i16,
 }
 
 /// A transition about to be written: the new metadata and the last epoch that goes with it.
@@ -191,6 +208,7 @@ impl CoordinatorShard {
                 producer_epoch: t.producer_epoch,
                 commit: t.state == TransactionState::PrepareCommit,
                 partitions: t.partitions.iter().cloned().collect(),
+                transaction_version: t.client_transaction_version,
             })
             .collect()
     }
@@ -214,6 +232,13 @@ impl CoordinatorShard {
         } else {
             TransactionState::CompleteAbort
         };
+        // At version 2 a transaction that exhausted the epoch ends on its next producer id.
+        if supports_epoch_bump(current.client_transaction_version)
+            && current.next_producer_id != NO_PRODUCER_ID
+        {
+            next.metadata.producer_id = current.next_producer_id;
+            next.metadata.producer_epoch = 0;
+        }
         next.metadata.next_producer_id = NO_PRODUCER_ID;
         next.metadata.partitions.clear();
         next.metadata.txn_last_update_timestamp = now;

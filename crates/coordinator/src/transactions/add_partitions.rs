@@ -10,12 +10,15 @@ use crate::Outcome;
 
 impl CoordinatorShard {
     /// One code for every partition: the coordinator accepts or refuses them together.
+    /// `transaction_version` is the client's (2 for AddPartitionsToTxn v5 and the partitions
+    /// Produce v12+ adds, else 0), which the transaction's markers then follow.
     pub fn add_partitions_to_transaction(
         &self,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &[(String, i32)],
+        transaction_version: i16,
         now: i64,
     ) -> Outcome<ErrorCode> {
         if transactional_id.is_empty() {
@@ -24,14 +27,15 @@ impl CoordinatorShard {
         let Some(current) = self.transaction(transactional_id) else {
             return Outcome::answer(ErrorCode::INVALID_PRODUCER_ID_MAPPING);
         };
+        // Markers being written (Kafka's pending transition) come first.
+        if current.state.is_prepared() {
+            return Outcome::answer(ErrorCode::CONCURRENT_TRANSACTIONS);
+        }
         if current.producer_id != producer_id {
             return Outcome::answer(ErrorCode::INVALID_PRODUCER_ID_MAPPING);
         }
         if current.producer_epoch != producer_epoch {
             return Outcome::answer(ErrorCode::PRODUCER_FENCED);
-        }
-        if current.state.is_prepared() {
-            return Outcome::answer(ErrorCode::CONCURRENT_TRANSACTIONS);
         }
         let known = partitions.iter().all(|p| current.partitions.contains(p));
         if current.state == TransactionState::Ongoing && known {
@@ -44,7 +48,7 @@ impl CoordinatorShard {
         next.metadata.partitions.extend(partitions.iter().cloned());
         next.metadata.state = TransactionState::Ongoing;
         next.metadata.txn_last_update_timestamp = now;
-        next.metadata.client_transaction_version = 0;
+        next.metadata.client_transaction_version = transaction_version;
         next.write(ErrorCode::NONE)
     }
 }

@@ -62,6 +62,10 @@ impl CoordinatorShard {
             },
         };
         let last_epoch = self.last_epoch(req.transactional_id);
+        // Markers being written (Kafka's pending transition) come first.
+        if current.state.is_prepared() {
+            return refuse(ErrorCode::CONCURRENT_TRANSACTIONS);
+        }
         if let Some((producer_id, epoch)) = req.expected {
             // Kafka's `isValidProducerId`.
             let valid = current.producer_epoch == NO_PRODUCER_EPOCH
@@ -86,13 +90,24 @@ impl CoordinatorShard {
     /// Kafka's `prepareFenceProducerEpoch` followed by the coordinator's own EndTxn(ABORT) at
     /// transaction version 1: the epoch is bumped (fencing the producer) and the transaction
     /// moves to PrepareAbort, whose markers the owner then writes.
+    ///
+    /// At the server's transaction version 2 the abort bumps the epoch once more than version 1
+    /// would not: Kafka lets version 2's own epoch bump fence the producer (the last epoch is
+    /// then the fenced producer's, where version 1 forgets it).
     pub(crate) fn fence_and_abort(&self, current: &TransactionMetadata, now: i64) -> Outcome<()> {
-        let mut next = Transition::from(current, NO_PRODUCER_EPOCH);
+        let version = self.txn.config.transaction_version;
+        let last = if super::supports_epoch_bump(version) {
+            current.producer_epoch
+        } else {
+            NO_PRODUCER_EPOCH
+        };
+        let mut next = Transition::from(current, last);
         if current.producer_epoch < i16::MAX {
             next.metadata.producer_epoch = current.producer_epoch + 1;
         }
         next.metadata.state = TransactionState::PrepareAbort;
         next.metadata.txn_last_update_timestamp = now;
+        next.metadata.client_transaction_version = version;
         next.write(())
     }
 }

@@ -16,6 +16,7 @@ fn shard() -> Shard {
         id_expiration_ms: 100_000,
         abort_timed_out_interval_ms: 1_000,
         remove_expired_interval_ms: 10_000,
+        ..TransactionConfig::default()
     };
     let core = CoordinatorShard::new(StreamsGroupConfig::default(), 1).with_transactions(config);
     Runtime::new(core, Volatile)
@@ -74,11 +75,11 @@ fn a_new_id_gets_epoch_zero_and_a_second_init_fences_the_first() {
     let (pid2, epoch2) = granted(init(&mut s, "tx", None, 2));
     assert_eq!((pid2, epoch2), (pid, 1));
     let stale = run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid, 0, &[tp("a", 0)], 3)
+        c.add_partitions_to_transaction("tx", pid, 0, &[tp("a", 0)], 0, 3)
     });
     assert_eq!(stale, ErrorCode::PRODUCER_FENCED);
     let other = run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid + 1, 1, &[tp("a", 0)], 3)
+        c.add_partitions_to_transaction("tx", pid + 1, 1, &[tp("a", 0)], 0, 3)
     });
     assert_eq!(other, ErrorCode::INVALID_PRODUCER_ID_MAPPING);
 }
@@ -106,7 +107,7 @@ fn commit_prepares_then_completes_and_retries_are_answered() {
     let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
     let parts = [tp("a", 0), tp("b", 3)];
     let added = run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 2)
+        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 0, 2)
     });
     assert_eq!(added, ErrorCode::NONE);
     assert_eq!(
@@ -124,9 +125,10 @@ fn commit_prepares_then_completes_and_retries_are_answered() {
         run(&mut s, |c| c.end_transaction("tx", pid, epoch, true, 4)),
         ErrorCode::CONCURRENT_TRANSACTIONS
     );
+    // The other outcome too: the markers are being written (Kafka's pending transition).
     assert_eq!(
         run(&mut s, |c| c.end_transaction("tx", pid, epoch, false, 4)),
-        ErrorCode::INVALID_TXN_STATE
+        ErrorCode::CONCURRENT_TRANSACTIONS
     );
     assert!(run(&mut s, |c| c.complete_transaction(&prepared[0], 5)));
     assert_eq!(state(&s, "tx"), TransactionState::CompleteCommit);
@@ -147,7 +149,7 @@ fn init_during_an_ongoing_transaction_aborts_it_and_fences() {
     let mut s = shard();
     let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
     run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 2)
+        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 0, 2)
     });
     assert_eq!(
         init(&mut s, "tx", None, 3),
@@ -204,7 +206,7 @@ fn a_timed_out_transaction_is_aborted_and_its_producer_fenced() {
     run(&mut s, |c| c.start_transaction_checks(0));
     let (pid, epoch) = granted(init(&mut s, "tx", None, 0));
     run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 100)
+        c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], 0, 100)
     });
     assert!(crate::tick(&mut s, 5_000).events.is_empty());
     let ticked = crate::tick(&mut s, 10_200);
@@ -328,7 +330,7 @@ fn describe_reports_the_transaction_and_its_partitions_by_topic() {
     let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
     let parts = [tp("b", 3), tp("a", 1), tp("a", 0)];
     run(&mut s, |c| {
-        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 2)
+        c.add_partitions_to_transaction("tx", pid, epoch, &parts, 0, 2)
     });
     let d = s.describe_transaction("tx");
     assert_eq!(d.error_code, 0);
@@ -365,7 +367,7 @@ fn list_filters_by_producer_state_duration_and_id() {
     let mut s = shard();
     let (a, epoch) = granted(init(&mut s, "a", None, 1));
     run(&mut s, |c| {
-        c.add_partitions_to_transaction("a", a, epoch, &[tp("t", 0)], 100)
+        c.add_partitions_to_transaction("a", a, epoch, &[tp("t", 0)], 0, 100)
     });
     // `init` hands out the same producer id every time: "b" gets one of its own.
     let req = InitProducerId {
@@ -437,4 +439,125 @@ fn list_filters_by_producer_state_duration_and_id() {
 fn unknown_state_filters_are_named_once() {
     let names = ["Ongoing", "ongoing", "Nope", "Nope"].map(str::to_owned);
     assert_eq!(unknown_state_filters(&names), ["ongoing", "Nope"]);
+}
+
+fn end_v2(s: &mut Shard, pid: i64, epoch: i16, commit: bool, now: i64) -> super::EndTxnResult {
+    let req = super::EndTxn {
+        transactional_id: "tx",
+        producer_id: pid,
+        producer_epoch: epoch,
+        commit,
+        transaction_version: super::TV_2,
+        fresh_producer_id: None,
+    };
+    run(s, |c| c.end_txn(&req, now))
+}
+
+fn ended(error: ErrorCode, producer_id: i64, producer_epoch: i16) -> super::EndTxnResult {
+    super::EndTxnResult::Ended {
+        error,
+        producer_id,
+        producer_epoch,
+    }
+}
+
+#[test]
+fn version_2_bumps_the_epoch_at_every_end_and_recognises_retries() {
+    let mut s = shard();
+    let (pid, epoch) = granted(init(&mut s, "tx", None, 1));
+    let add = |s: &mut Shard, epoch: i16, now: i64| {
+        run(s, |c| {
+            c.add_partitions_to_transaction("tx", pid, epoch, &[tp("a", 0)], TV_2, now)
+        })
+    };
+    assert_eq!(add(&mut s, epoch, 2), ErrorCode::NONE);
+    assert_eq!(
+        end_v2(&mut s, pid, epoch, true, 3),
+        ended(ErrorCode::NONE, pid, epoch + 1)
+    );
+    let prepared = s.prepared_transactions();
+    assert_eq!(
+        (prepared[0].producer_epoch, prepared[0].transaction_version),
+        (epoch + 1, TV_2)
+    );
+    // Markers being written: anything is CONCURRENT_TRANSACTIONS.
+    assert_eq!(
+        end_v2(&mut s, pid, epoch, true, 4),
+        ended(ErrorCode::CONCURRENT_TRANSACTIONS, -1, -1)
+    );
+    run(&mut s, |c| c.complete_transaction(&prepared[0], 5));
+    // A retry (the old epoch) of the commit is answered with the epoch to go on with; an
+    // abort retried is refused.
+    assert_eq!(
+        end_v2(&mut s, pid, epoch, true, 6),
+        ended(ErrorCode::NONE, pid, epoch + 1)
+    );
+    assert_eq!(
+        end_v2(&mut s, pid, epoch, false, 6),
+        ended(ErrorCode::INVALID_TXN_STATE, -1, -1)
+    );
+    // Committing again at the current epoch, with nothing ongoing, is refused; aborting is not.
+    assert_eq!(
+        end_v2(&mut s, pid, epoch + 1, true, 7),
+        ended(ErrorCode::INVALID_TXN_STATE, -1, -1)
+    );
+    assert_eq!(
+        end_v2(&mut s, pid, epoch + 1, false, 8),
+        ended(ErrorCode::NONE, pid, epoch + 2)
+    );
+    // An epoch below the retry's is fenced.
+    let prepared = s.prepared_transactions();
+    run(&mut s, |c| c.complete_transaction(&prepared[0], 9));
+    assert_eq!(
+        end_v2(&mut s, pid, epoch, false, 10),
+        ended(ErrorCode::PRODUCER_FENCED, -1, -1)
+    );
+    assert_eq!(add(&mut s, epoch + 2, 11), ErrorCode::NONE);
+}
+
+#[test]
+fn version_2_moves_an_exhausted_epoch_to_a_new_producer_id_when_the_transaction_completes() {
+    let mut s = shard();
+    let (pid, _) = granted(init(&mut s, "tx", None, 1));
+    let mut t = s.transaction("tx").cloned().expect("known");
+    t.producer_epoch = i16::MAX - 1;
+    run(&mut s, |_| Outcome {
+        records: crate::at_latest_version(vec![transaction_record(&t)]),
+        response: (),
+        effects: Vec::new(),
+    });
+    let parts = [tp("a", 0)];
+    run(&mut s, |c| {
+        c.add_partitions_to_transaction("tx", pid, i16::MAX - 1, &parts, TV_2, 2)
+    });
+    let mut req = super::EndTxn {
+        transactional_id: "tx",
+        producer_id: pid,
+        producer_epoch: i16::MAX - 1,
+        commit: true,
+        transaction_version: TV_2,
+        fresh_producer_id: None,
+    };
+    assert_eq!(
+        run(&mut s, |c| c.end_txn(&req, 3)),
+        super::EndTxnResult::NeedsProducerId
+    );
+    req.fresh_producer_id = Some(pid + 100);
+    assert_eq!(
+        run(&mut s, |c| c.end_txn(&req, 3)),
+        ended(ErrorCode::NONE, pid + 100, 0)
+    );
+    let prepared = s.prepared_transactions();
+    assert_eq!(prepared[0].producer_epoch, i16::MAX);
+    run(&mut s, |c| c.complete_transaction(&prepared[0], 4));
+    let t = s.transaction("tx").expect("known");
+    assert_eq!(
+        (t.producer_id, t.producer_epoch, t.prev_producer_id),
+        (pid + 100, 0, pid)
+    );
+    // The producer's retry with the old id and epoch is recognised.
+    assert_eq!(
+        run(&mut s, |c| c.end_txn(&req, 5)),
+        ended(ErrorCode::NONE, pid + 100, 0)
+    );
 }

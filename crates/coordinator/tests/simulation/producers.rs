@@ -35,6 +35,7 @@ pub fn config() -> TransactionConfig {
         id_expiration_ms: 40_000,
         abort_timed_out_interval_ms: 500,
         remove_expired_interval_ms: 5_000,
+        ..TransactionConfig::default()
     }
 }
 

@@ -150,7 +150,7 @@ impl World {
         let (id, ids) = (p.transactional_id, p.ids.expect("an initialized producer"));
         let ((code, txn), ticket) = self.call(|s, now| {
             let txn = current_txn(s, id, now);
-            s.add_partitions_to_transaction(id, ids.0, ids.1, &partitions, now)
+            s.add_partitions_to_transaction(id, ids.0, ids.1, &partitions, 0, now)
                 .map(|code| (code, txn))
         })?;
         let what = format!(" p{producer} {id}@{ids:?} {partitions:?} -> {code:?}{ticked}");

@@ -26,6 +26,8 @@ pub(super) fn read(r: &Reader<'_>) -> Result<TransactionConfig, ConfigError> {
             kafka.remove_expired_interval_ms as i32,
             positive,
         )?),
+        // Finalized at Kafka 4.4's level, as `streams.version` is (runtime/features.rs).
+        transaction_version: kafka.transaction_version,
     })
 }
 

@@ -128,15 +128,16 @@ impl MarkerTask {
             }
             return settled.is_ok();
         }
-        let written = self.partitions.write_txn_marker(
-            topic,
-            partition,
-            txn.producer_id,
-            txn.producer_epoch,
-            COORDINATOR_EPOCH,
-            txn.commit,
-            clock::now_ms(),
-        );
+        let marker = kcoord_storage::TxnMarker {
+            producer_id: txn.producer_id,
+            producer_epoch: txn.producer_epoch,
+            coordinator_epoch: COORDINATOR_EPOCH,
+            commit: txn.commit,
+            transaction_version: txn.transaction_version,
+        };
+        let written =
+            self.partitions
+                .write_txn_marker_with(topic, partition, &marker, clock::now_ms());
         match written {
             Ok(_) => true,
             // A partition deleted since it joined the transaction: Kafka drops its marker.

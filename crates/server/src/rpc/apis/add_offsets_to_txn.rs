@@ -50,7 +50,7 @@ async fn add(ctx: &RequestContext<'_>, req: &AddOffsetsToTxnRequest) -> ErrorCod
     let (producer_id, epoch) = (req.producer_id, req.producer_epoch);
     match coordinators
         .for_transactional_id(id)
-        .call(|s, now| s.add_partitions_to_transaction(id, producer_id, epoch, &partition, now))
+        .call(|s, now| s.add_partitions_to_transaction(id, producer_id, epoch, &partition, 0, now))
         .await
     {
         Ok(code) => code,

@@ -40,6 +40,9 @@ struct Transaction<'a> {
     producer_epoch: i16,
     verify_only: bool,
     topics: &'a [AddPartitionsToTxnTopic],
+    /// The client's transaction version: 2 from v5 (Kafka's
+    /// `transactionVersionForAddPartitionsToTxn`), else 0.
+    version: i16,
 }
 
 pub async fn handle(
@@ -54,6 +57,7 @@ pub async fn handle(
             producer_epoch: req.v3_and_below_producer_epoch,
             verify_only: false,
             topics: &req.v3_and_below_topics,
+            version: 0,
         };
         return AddPartitionsToTxnResponse {
             results_by_topic_v3_and_below: add(ctx, &txn, version).await,
@@ -80,6 +84,11 @@ pub async fn handle(
             producer_epoch: t.producer_epoch,
             verify_only: t.verify_only,
             topics: &t.topics,
+            version: if version >= 5 {
+                kcoord_coordinator::transactions::TV_2
+            } else {
+                0
+            },
         };
         results.push(AddPartitionsToTxnResult {
             transactional_id: t.transactional_id.clone(),
@@ -139,7 +148,9 @@ async fn add(
         }
     } else {
         let code = match shard
-            .call(|s, now| s.add_partitions_to_transaction(id, pid, epoch, &partitions, now))
+            .call(|s, now| {
+                s.add_partitions_to_transaction(id, pid, epoch, &partitions, txn.version, now)
+            })
             .await
         {
             Ok(code) => older_clients(code, version),

@@ -16,7 +16,7 @@ use kcoord_wire::ErrorCode;
 
 use crate::rpc::versions::{advertised_apis, supported_versions};
 use crate::rpc::{serve, Listeners, Rpc};
-use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL};
+use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION};
 use crate::state::RequestContext;
 
 /// ApiVersions as kcoord serves it.
@@ -80,7 +80,13 @@ pub fn handle(
             .finalized_features
             .iter()
             .map(|(name, level)| (name.as_str(), *level))
-            .chain([(STREAMS_VERSION, STREAMS_VERSION_LEVEL)])
+            .chain([
+                (STREAMS_VERSION, STREAMS_VERSION_LEVEL),
+                (
+                    TRANSACTION_VERSION,
+                    ctx.server.config.transactions.transaction_version,
+                ),
+            ])
             .filter(|(_, level)| *level != 0)
             .map(|(name, level)| FinalizedFeatureKey {
                 name: name.to_owned(),
@@ -229,7 +235,11 @@ mod tests {
             .collect();
         assert_eq!(
             supported,
-            vec![("metadata.version", 7, 34), ("streams.version", 0, 1)]
+            vec![
+                ("metadata.version", 7, 34),
+                ("streams.version", 0, 1),
+                ("transaction.version", 0, 2)
+            ]
         );
         let finalized: Vec<(&str, i16, i16)> = resp
             .finalized_features
@@ -238,7 +248,11 @@ mod tests {
             .collect();
         assert_eq!(
             finalized,
-            vec![("metadata.version", 34, 34), ("streams.version", 1, 1)]
+            vec![
+                ("metadata.version", 34, 34),
+                ("streams.version", 1, 1),
+                ("transaction.version", 2, 2)
+            ]
         );
         assert!(resp.finalized_features_epoch >= 0);
     }
@@ -262,7 +276,11 @@ mod tests {
             .collect();
         assert_eq!(
             finalized,
-            vec![("metadata.version", 33, 33), ("streams.version", 1, 1)]
+            vec![
+                ("metadata.version", 33, 33),
+                ("streams.version", 1, 1),
+                ("transaction.version", 2, 2)
+            ]
         );
         // The bootstrap FeatureLevelRecord is the first record of the log.
         assert_eq!(resp.finalized_features_epoch, 0);
@@ -293,7 +311,12 @@ mod tests {
         assert_eq!(names(3), vec!["metadata.version"]);
         assert_eq!(
             names(4),
-            vec!["metadata.version", "streams.version", "group.version"]
+            vec![
+                "metadata.version",
+                "streams.version",
+                "transaction.version",
+                "group.version"
+            ]
         );
     }
 

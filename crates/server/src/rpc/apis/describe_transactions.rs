@@ -112,7 +112,7 @@ mod tests {
         assert!(matches!(granted, Ok(InitProducerIdResult::Granted { .. })));
         let tps = [("t".to_owned(), 1), ("t".to_owned(), 0)];
         let added = shard
-            .call(|s, now| s.add_partitions_to_transaction("tx", 1, 0, &tps, now))
+            .call(|s, now| s.add_partitions_to_transaction("tx", 1, 0, &tps, 0, now))
             .await;
         assert_eq!(added, Ok(ErrorCode::NONE));
     }

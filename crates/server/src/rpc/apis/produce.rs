@@ -16,6 +16,7 @@
 //! request appends nothing unless every one of its batches is valid. With acks=0 nothing is
 //! answered (`dispatch.rs`).
 
+mod implicit_add;
 mod verify;
 
 use std::collections::HashMap;
@@ -63,6 +64,7 @@ pub(crate) async fn serve(
             Err(reply) => return reply,
         };
     let acks = request.acks;
+    implicit_add::add_partitions(ctx, &request, version).await;
     let response = handle(ctx, request, version);
     if acks != 0 {
         return crate::rpc::dispatch::respond(ctx, api, version, &response);
@@ -619,7 +621,7 @@ mod tests {
         }
         let tp = [("t".to_owned(), 0)];
         let added = shard
-            .call(|s, now| s.add_partitions_to_transaction("tx", 1, epoch, &tp, now))
+            .call(|s, now| s.add_partitions_to_transaction("tx", 1, epoch, &tp, 0, now))
             .await;
         assert_eq!(added, Ok(ErrorCode::NONE));
         epoch

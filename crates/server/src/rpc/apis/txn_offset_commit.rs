@@ -1,14 +1,15 @@
-//! TxnOffsetCommit (key 28), v0-4, after Kafka's `KafkaApis.handleTxnOffsetCommitRequest` and
+//! TxnOffsetCommit (key 28), v0-5, after Kafka's `KafkaApis.handleTxnOffsetCommitRequest` and
 //! `OffsetMetadataManager.commitTransactionalOffset`: WRITE on the transactional id
 //! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), READ on the group
 //! (GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED), then unknown
-//! topics or partitions (UNKNOWN_TOPIC_OR_PARTITION). The transaction must hold the group's
-//! shard (AddOffsetsToTxn; Kafka's KIP-890 verification), else INVALID_TXN_STATE. The group's
+//! topics or partitions (UNKNOWN_TOPIC_OR_PARTITION). Up to v4 the transaction must hold the
+//! group's `__consumer_offsets` partition (AddOffsetsToTxn; Kafka's KIP-890 verification), else
+//! INVALID_TXN_STATE; from v5 (transaction version 2) the commit adds it, as Kafka's does. The group's
 //! shard applies KIP-447's member checks for streams groups (a zombie's offsets are refused)
 //! and keeps the offsets pending until the transaction's marker.
 
 use kcoord_coordinator::commits::OffsetToCommit;
-use kcoord_coordinator::transactions::CONSUMER_OFFSETS;
+use kcoord_coordinator::transactions::{CONSUMER_OFFSETS, TV_2};
 use kcoord_coordinator::txn_offsets::TxnOffsetCommit;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::txn_offset_commit_response::{
@@ -23,13 +24,16 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// TxnOffsetCommit as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::TxnOffsetCommit, 0, 4).asks(&[
+pub const RPC: Rpc = Rpc::new(ApiKey::TxnOffsetCommit, 0, 5).asks(&[
     Check::new(AclOperation::Write, ResourceType::TransactionalId),
     Check::new(AclOperation::Read, ResourceType::Group),
     Check::new(AclOperation::Read, ResourceType::Topic),
 ]);
 
 serve!(async handle);
+
+/// The first version of transaction version 2 (the commit adds the group's partition).
+const TV2_VERSION: i16 = 5;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -118,7 +122,7 @@ async fn commit(
     if offsets.is_empty() {
         return;
     }
-    let decided = match verify(ctx, req).await {
+    let decided = match verify(ctx, req, version).await {
         Err(code) => vec![older_clients(code, version); offsets.len()],
         Ok(()) => {
             let commit = TxnOffsetCommit {
@@ -145,8 +149,13 @@ async fn commit(
     }
 }
 
-/// The producer's transaction holds the group's `__consumer_offsets` partition.
-async fn verify(ctx: &RequestContext<'_>, req: &TxnOffsetCommitRequest) -> Result<(), ErrorCode> {
+/// The producer's transaction holds the group's `__consumer_offsets` partition (from v5: is
+/// made to hold it).
+async fn verify(
+    ctx: &RequestContext<'_>,
+    req: &TxnOffsetCommitRequest,
+    version: i16,
+) -> Result<(), ErrorCode> {
     let coordinators = &ctx.server.coordinators;
     let partition = [(
         CONSUMER_OFFSETS.to_owned(),
@@ -154,6 +163,18 @@ async fn verify(ctx: &RequestContext<'_>, req: &TxnOffsetCommitRequest) -> Resul
     )];
     let id = req.transactional_id.as_str();
     let (pid, epoch) = (req.producer_id, req.producer_epoch);
+    if version >= TV2_VERSION {
+        let added = coordinators
+            .for_transactional_id(id)
+            .call(|s, now| s.add_partitions_to_transaction(id, pid, epoch, &partition, TV_2, now))
+            .await
+            .map_err(|e| e.error_code())?;
+        return match added {
+            ErrorCode::NONE => Ok(()),
+            ErrorCode::PRODUCER_FENCED => Err(ErrorCode::INVALID_PRODUCER_EPOCH),
+            other => Err(other),
+        };
+    }
     let codes = coordinators
         .for_transactional_id(id)
         .read(|s| s.verify_partitions_in_transaction(id, pid, epoch, &partition))

@@ -105,6 +105,13 @@ pub(crate) fn transaction_refusal(
         ErrorCode::TRANSACTION_ABORTABLE if ctx.header.request_api_version < ABORTABLE_VERSION => {
             Some(ErrorCode::INVALID_TXN_STATE)
         }
+        // Transaction version 2 (Produce v12+) keeps it: it is common while a commit's
+        // markers are written, and clients retry it.
+        ErrorCode::CONCURRENT_TRANSACTIONS
+            if ctx.header.request_api_version >= super::implicit_add::IMPLICIT_ADD_VERSION =>
+        {
+            Some(ErrorCode::CONCURRENT_TRANSACTIONS)
+        }
         ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
         | ErrorCode::COORDINATOR_NOT_AVAILABLE
         | ErrorCode::NOT_COORDINATOR

@@ -31,7 +31,7 @@ async fn open_transaction(state: &ServerState) -> i16 {
     };
     let tp = [("t".to_owned(), 0)];
     let added = shard
-        .call(|s, now| s.add_partitions_to_transaction("tx", 1, producer_epoch, &tp, now))
+        .call(|s, now| s.add_partitions_to_transaction("tx", 1, producer_epoch, &tp, 0, now))
         .await;
     assert_eq!(added, Ok(ErrorCode::NONE));
     let mut b = BatchBuilder::new(BatchOptions {

@@ -330,15 +330,9 @@ class TransactionsTest {
         // Kafka 4.4 answers the stale producer's EndTxn(commit) INVALID_TXN_STATE (48): the
         // producer's commit throws InvalidTxnStateException, which is fatal to it (abort and any
         // later call: "Cannot execute transactional method because we are in an error state").
-        if (target.isKafka()) {
-            assertThrows(InvalidTxnStateException.class, p::commitTransaction);
-            KafkaException abort = assertThrows(KafkaException.class, p::abortTransaction);
-            assertInstanceOf(InvalidTxnStateException.class, abort.getCause(), chain(abort));
-        } else {
-            // kcoord serves transaction version 1 (README, "Transactions at transaction version
-            // 1"), where Kafka answers the stale epoch PRODUCER_FENCED: the producer is fenced.
-            assertThrows(org.apache.kafka.common.errors.ProducerFencedException.class, p::commitTransaction);
-        }
+        assertThrows(InvalidTxnStateException.class, p::commitTransaction);
+        KafkaException abort = assertThrows(KafkaException.class, p::abortTransaction);
+        assertInstanceOf(InvalidTxnStateException.class, abort.getCause(), chain(abort));
         assertThrows(KafkaException.class, p::beginTransaction);
     }
 

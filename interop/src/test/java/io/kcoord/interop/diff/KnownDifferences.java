@@ -29,18 +29,18 @@ final class KnownDifferences {
     private static final String UPGRADES = "Topology upgrades (extension).";
     private static final String PUSHES = "Topology description pushes.";
     private static final String CONTROLLER = "Controller listener.";
-    private static final String TRANSACTIONS = "Transactions at transaction version 1.";
+    private static final String TRANSACTIONS = "TxnOffsetCommit by topic name.";
 
     static {
         // ---- ApiVersions
         d("api-versions|no-plugin-push", ".*", "/apiKeysCompared/\\[apiKey=88\\]/maxVersion",
                 "StreamsGroupHeartbeat v2 is the specification's version (docs/decisions.md), Kafka 4.4 stops at v1.",
                 VERSIONS);
-        d("api-versions", ".*", "/(finalizedFeatures|supportedFeatures)/\\[name=(group|transaction|eligible\\.leader\\.replicas|share|kraft)\\.version\\]",
-                "kcoord serves no consumer (KIP-848) or share groups, transaction version 2, eligible leader replicas or KRaft quorum, so it supports and finalizes only metadata.version and streams.version.",
+        d("api-versions", ".*", "/(finalizedFeatures|supportedFeatures)/\\[name=(group|eligible\\.leader\\.replicas|share|kraft)\\.version\\]",
+                "kcoord serves no consumer (KIP-848) or share groups, eligible leader replicas or KRaft quorum, so it supports and finalizes only metadata.version, streams.version and transaction.version.",
                 VERSIONS);
-        d("api-versions", ".*", "/apiKeysCompared/\\[apiKey=(26|28)\\]/maxVersion",
-                "EndTxn v5 and TxnOffsetCommit v5-6 belong to transaction version 2 (KIP-890 part 2), which kcoord does not serve.",
+        d("api-versions", ".*", "/apiKeysCompared/\\[apiKey=28\\]/maxVersion",
+                "TxnOffsetCommit v6 names topics by id (KIP-1319); kcoord serves up to v5, which names them.",
                 TRANSACTIONS);
         d("api-versions", ".*", "/(finalizedFeatures/\\[name=metadata\\.version\\]/(max|min)VersionLevel|supportedFeatures/\\[name=metadata\\.version\\]/maxVersion)",
                 "kcoord's metadata.version goes to its own 4.5-IV0 (level 34, docs/decisions.md); this Kafka runs at 4.4's level.",
@@ -48,11 +48,6 @@ final class KnownDifferences {
         d("no-plugin-push", "ApiVersions without a plugin", "/apiKeysCompared/\\[apiKey=93\\]",
                 "without a plugin kcoord does not advertise key 93 (docs/decisions.md); Kafka 4.4 always advertises it.",
                 VERSIONS);
-
-        // ---- transactions
-        d("txn-end-v5", ".*", ".*",
-                "The scenario is transaction version 2 (Produce v12 adds the partition, EndTxn v5 bumps the epoch); kcoord serves version 1, where that Produce is refused (the partition is not in the transaction) and EndTxn v5 is not served.",
-                TRANSACTIONS);
 
         // ---- the controller listener
         d("acls-controller-listener", "ApiVersions on the controller listener", "/apiKeysCompared/\\[apiKey=50\\]",

@@ -643,6 +643,9 @@ final class TransactionScenarios {
         r.awaitState("describe after the abort", tid, "CompleteAbort");
         long epoch2 = abort.data().producerEpoch();
         r.call("abort with no transaction (v5)", endTxn(tid, p[0], epoch2, false, 5), 5);
+        // Once that abort's markers are written: while they are, the answer is
+        // CONCURRENT_TRANSACTIONS, and how long that lasts is the server's timing.
+        r.awaitState("aborted again", tid, "CompleteAbort");
         r.call("commit with no transaction (v5)", endTxn(tid, p[0], epoch2, true, 5), 5);
         recordFetch(r, "fetch read_uncommitted", t, 2, IsolationLevel.READ_UNCOMMITTED);
         recordFetch(r, "fetch read_committed", t, 2, IsolationLevel.READ_COMMITTED);
