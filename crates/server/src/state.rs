@@ -105,11 +105,11 @@ impl Background {
             stop,
         ));
         tasks.push(
-            crate::runtime::transactions::MarkerTask {
-                coordinators: self.coordinators,
-                partitions: self.partitions,
-                metrics: self.metrics,
-            }
+            crate::runtime::transactions::MarkerTask::new(
+                self.coordinators,
+                self.partitions,
+                self.metrics,
+            )
             .spawn(stop),
         );
         tasks

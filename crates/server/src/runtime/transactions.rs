@@ -16,12 +16,13 @@ use std::time::Duration;
 use kcoord_coordinator::transactions::CONSUMER_OFFSETS;
 use kcoord_coordinator::PreparedTransaction;
 use tokio::sync::{watch, Notify};
-use tracing::{info, warn};
+use tracing::info;
 
 use crate::metrics::Metrics;
 use crate::runtime::partitions::{MarkerError, Partitions};
 use crate::runtime::shards::{Coordinators, ShardHandle};
 use crate::support::clock;
+use crate::support::logging::{log_per_group, LogLimiter};
 
 /// How often prepared transactions are looked for without a wake-up.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -49,12 +50,27 @@ pub async fn settle_offsets(
 
 /// Writes the markers of decided transactions.
 pub struct MarkerTask {
-    pub(crate) coordinators: Coordinators,
-    pub(crate) partitions: Arc<Partitions>,
-    pub(crate) metrics: Arc<Metrics>,
+    coordinators: Coordinators,
+    partitions: Arc<Partitions>,
+    metrics: Arc<Metrics>,
+    /// A marker refused again and again is logged once a minute per transactional id.
+    lines: LogLimiter<(&'static str, String)>,
 }
 
 impl MarkerTask {
+    pub fn new(
+        coordinators: Coordinators,
+        partitions: Arc<Partitions>,
+        metrics: Arc<Metrics>,
+    ) -> MarkerTask {
+        MarkerTask {
+            coordinators,
+            partitions,
+            metrics,
+            lines: crate::support::logging::group_lines(),
+        }
+    }
+
     pub fn spawn(self, stop: &watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
         let mut stop = stop.clone();
         tokio::spawn(async move {
@@ -113,7 +129,7 @@ impl MarkerTask {
             }
             Ok(false) => {}
             Err(e) => {
-                warn!(transactional_id = %txn.transactional_id, error = %e, "could not complete the transaction; it is tried again")
+                log_per_group!(warn, self.lines, "complete", &txn.transactional_id, transactional_id = %txn.transactional_id, error = %e, "could not complete the transaction; it is tried again")
             }
         }
     }
@@ -124,7 +140,7 @@ impl MarkerTask {
             let settled =
                 settle_offsets(&self.coordinators, partition, txn.producer_id, txn.commit).await;
             if let Err(e) = settled {
-                warn!(transactional_id = %txn.transactional_id, partition, error = %e, "could not settle the transaction's offsets; tried again");
+                log_per_group!(warn, self.lines, "offsets", &txn.transactional_id, transactional_id = %txn.transactional_id, partition, error = %e, "could not settle the transaction's offsets; tried again");
             }
             return settled.is_ok();
         }
@@ -143,7 +159,7 @@ impl MarkerTask {
             // A partition deleted since it joined the transaction: Kafka drops its marker.
             Err(MarkerError::UnknownPartition { .. }) => true,
             Err(e) => {
-                warn!(transactional_id = %txn.transactional_id, topic, partition, error = %e, "a transaction marker was refused; tried again");
+                log_per_group!(warn, self.lines, "marker", &txn.transactional_id, transactional_id = %txn.transactional_id, topic, partition, error = %e, "a transaction marker was refused; tried again");
                 false
             }
         }
