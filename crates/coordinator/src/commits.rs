@@ -233,6 +233,26 @@ fn commit_records(
     offsets: &[OffsetToCommit],
     now: i64,
 ) -> Outcome<Result<Vec<ErrorCode>>> {
+    offset_records(offsets, now, |o, value| {
+        Record::OffsetCommit(
+            OffsetCommitKey {
+                group: group_id.into(),
+                topic: o.topic.clone(),
+                partition: o.partition,
+                ..Default::default()
+            },
+            Some(value),
+        )
+    })
+}
+
+/// One record per offset whose metadata fits, made by `record` from the offset and its value
+/// committed at `now`, and one code per offset (OFFSET_METADATA_TOO_LARGE, or NONE).
+pub(crate) fn offset_records(
+    offsets: &[OffsetToCommit],
+    now: i64,
+    record: impl Fn(&OffsetToCommit, OffsetCommitValue) -> Record,
+) -> Outcome<Result<Vec<ErrorCode>>> {
     let mut codes = Vec::with_capacity(offsets.len());
     let mut records = Vec::new();
     for o in offsets {
@@ -241,22 +261,15 @@ fn commit_records(
             continue;
         }
         codes.push(ErrorCode::NONE);
-        records.push(Record::OffsetCommit(
-            OffsetCommitKey {
-                group: group_id.into(),
-                topic: o.topic.clone(),
-                partition: o.partition,
-                ..Default::default()
-            },
-            Some(OffsetCommitValue {
-                offset: o.offset,
-                leader_epoch: o.leader_epoch,
-                metadata: o.metadata.clone().unwrap_or_default(),
-                commit_timestamp: now,
-                topic_id: o.topic_id,
-                ..Default::default()
-            }),
-        ));
+        let value = OffsetCommitValue {
+            offset: o.offset,
+            leader_epoch: o.leader_epoch,
+            metadata: o.metadata.clone().unwrap_or_default(),
+            commit_timestamp: now,
+            topic_id: o.topic_id,
+            ..Default::default()
+        };
+        records.push(record(o, value));
     }
     Outcome {
         records: crate::at_latest_version(records),

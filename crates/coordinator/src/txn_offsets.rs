@@ -6,7 +6,7 @@ use kcoord_metadata::Record;
 use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue, TxnOffsetCommitKey};
 use kcoord_wire::ErrorCode;
 
-use crate::commits::{metadata_too_large, validate_commit, OffsetToCommit};
+use crate::commits::{metadata_too_large, offset_records, validate_commit, OffsetToCommit};
 use crate::error::{CoordinatorError, Result};
 use crate::shard::CoordinatorShard;
 use crate::Outcome;
@@ -38,15 +38,8 @@ impl CoordinatorShard {
         if let Err(e) = self.check_transactional_commit(req) {
             return Outcome::answer(Err(e));
         }
-        let mut codes = Vec::with_capacity(req.offsets.len());
-        let mut records = Vec::new();
-        for o in req.offsets {
-            if metadata_too_large(o) {
-                codes.push(ErrorCode::OFFSET_METADATA_TOO_LARGE);
-                continue;
-            }
-            codes.push(ErrorCode::NONE);
-            records.push(Record::TxnOffsetCommit(
+        offset_records(req.offsets, now, |o, value| {
+            Record::TxnOffsetCommit(
                 TxnOffsetCommitKey {
                     producer_id: req.producer_id,
                     group: req.group_id.into(),
@@ -54,21 +47,9 @@ impl CoordinatorShard {
                     partition: o.partition,
                     ..Default::default()
                 },
-                Some(OffsetCommitValue {
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    metadata: o.metadata.clone().unwrap_or_default(),
-                    commit_timestamp: now,
-                    topic_id: o.topic_id,
-                    ..Default::default()
-                }),
-            ));
-        }
-        Outcome {
-            records: crate::at_latest_version(records),
-            response: Ok(codes),
-            effects: Vec::new(),
-        }
+                Some(value),
+            )
+        })
     }
 
     /// `validateTransactionalOffsetCommit`.
