@@ -344,7 +344,8 @@ async fn r74_at_metadata_version_4_4_iv2_no_static_configs_are_kept_and_the_reco
         finalized,
         vec![
             ("metadata.version".to_string(), 33),
-            ("streams.version".to_string(), 1)
+            ("streams.version".to_string(), 1),
+            ("transaction.version".to_string(), 2)
         ]
     );
     node.stop().await;
