@@ -12,12 +12,14 @@
 //!
 //! The transaction an EndTxn ends is the producer's: the one its acknowledged
 //! AddPartitionsToTxn named (a retry of a completed transaction ends it too, and a timed-out
-//! transaction's abort is answered NONE at version 2).
+//! transaction's abort is answered NONE at version 2). A version-2 producer also aborts now
+//! and then with nothing ongoing, which Kafka accepts (and bumps the epoch for): that
+//! transaction starts at the abort, with no partitions.
 use kcoord_coordinator::transactions::{EndTxn, EndTxnResult};
 use kcoord_wire::ErrorCode;
 
 use super::model::{Kind, Violation};
-use super::transactions::Request;
+use super::transactions::{current_txn, Request};
 use super::txn_model::TxnId;
 use super::world::World;
 
@@ -25,10 +27,8 @@ impl World {
     pub(super) fn end_txn(&mut self, producer: usize, commit: bool) -> Result<String, Violation> {
         let p = &self.txn.producers[producer];
         let ids = p.ids.expect("an initialized producer");
-        let txn = p
-            .txn
-            .clone()
-            .expect("EndTxn ends the producer's transaction");
+        // An abort with nothing ongoing (version 2) ends the transaction it starts now.
+        let open = p.txn.clone();
         let mut req = EndTxn {
             transactional_id: p.transactional_id,
             producer_id: ids.0,
@@ -38,7 +38,11 @@ impl World {
             fresh_producer_id: None,
         };
         loop {
-            let (result, ticket) = self.call(|s, now| s.end_txn(&req, now))?;
+            let ((result, txn), ticket) = self.call(|s, now| {
+                let id = req.transactional_id;
+                let txn = open.clone().unwrap_or_else(|| current_txn(s, id, now));
+                s.end_txn(&req, now).map(|result| (result, txn))
+            })?;
             if result == EndTxnResult::NeedsProducerId && req.fresh_producer_id.is_none() {
                 req.fresh_producer_id = Some(self.allocate_producer_id());
                 continue;
@@ -49,8 +53,13 @@ impl World {
                 ticket,
                 Request::End(producer, ids, commit, result, txn),
             );
+            let idle = if open.is_none() {
+                ", nothing ongoing"
+            } else {
+                ""
+            };
             return Ok(format!(
-                " p{producer} {}@{ids:?} EndTxn(commit={commit}, version {}) -> {result:?}",
+                " p{producer} {}@{ids:?} EndTxn(commit={commit}, version {}{idle}) -> {result:?}",
                 req.transactional_id, req.transaction_version
             ));
         }

@@ -108,9 +108,7 @@ impl Producer {
 #[derive(Debug, Clone)]
 pub enum TxnStep {
     /// InitProducerId (with a fresh producer id from the allocator when the coordinator asks).
-    Init {
-        producer: usize,
-    },
+    Init { producer: usize },
     /// AddPartitionsToTxn of data partitions, or AddOffsetsToTxn (`__consumer_offsets-0`);
     /// once acknowledged, the producer writes a record to each data partition.
     Add {
@@ -123,10 +121,8 @@ pub enum TxnStep {
         producer: usize,
         partitions: Vec<(&'static str, i32)>,
     },
-    EndTxn {
-        producer: usize,
-        commit: bool,
-    },
+    /// EndTxn of the producer's transaction (at version 2, an abort also with none ongoing).
+    EndTxn { producer: usize, commit: bool },
     /// The marker writer takes one step: reads the decided transactions, writes one marker,
     /// or completes one transaction.
     Markers,
@@ -159,6 +155,14 @@ pub fn draw(rng: &mut StdRng, producers: &[Producer]) -> Option<TxnStep> {
         return Some(TxnStep::EndTxn { producer, commit });
     }
     let in_txn = p.txn.is_some();
+    // At version 2 an abort with nothing ongoing is accepted and bumps the epoch (drawn only
+    // for version-2 instances: a run of version-1 instances draws as before).
+    if p.version >= 2 && !in_txn && rng.random_ratio(1, 20) {
+        return Some(TxnStep::EndTxn {
+            producer,
+            commit: false,
+        });
+    }
     let has_offsets = p.partitions.contains(&offsets_partition());
     let step = match rng.random_range(0..10) {
         0..=2 if in_txn => TxnStep::EndTxn {

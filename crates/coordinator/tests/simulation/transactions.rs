@@ -66,7 +66,7 @@ pub(super) enum Request {
 }
 
 /// The transaction the coordinator holds for `id` at `now` (a new one starts at `now`).
-fn current_txn(shard: &CoordinatorShard, id: &str, now: i64) -> TxnId {
+pub(super) fn current_txn(shard: &CoordinatorShard, id: &str, now: i64) -> TxnId {
     let start = shard.transaction(id).map_or(now, |t| {
         if t.state.is_idle() {
             now
