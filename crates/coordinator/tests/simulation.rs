@@ -28,9 +28,17 @@
 //! that never reuses one), AddPartitionsToTxn of a simulated data plane's partitions and of
 //! `__consumer_offsets-0` (AddOffsetsToTxn), TxnOffsetCommit for a simple group (generation -1;
 //! verified on the transaction first and committed once that answer comes, as the server runs
-//! it) and EndTxn commit or abort; transactions time out through `tick`. An acknowledged
-//! AddPartitionsToTxn makes the producer write a record to each data partition (verified with
-//! the coordinator, KIP-890). A simulated marker writer takes one action per step, as the
+//! it) and EndTxn commit or abort; transactions time out through `tick`. Each instance speaks
+//! transaction version 1 or 2 (KIP-890 part 2) for its life, drawn from the seed by a
+//! generator of its own (`producers.rs`): at version 2 it adds partitions at TV_2, every EndTxn
+//! bumps the epoch and answers the producer id and epoch the producer adopts for its next
+//! transaction, an EndTxn whose answer was lost is retried with the old epoch, as the Java
+//! client does, and now and then it aborts with nothing ongoing (`endings.rs`); the
+//! coordinator's own aborts are at version 2 (the default finalized level). Adding the
+//! versions changed no run whose four instances all draw version 1 (seeds 0, 7, 17, 23, 29 and
+//! 35 of the first 40); the others take other paths from the first step a version-2 instance
+//! draws differently. An acknowledged AddPartitionsToTxn makes the producer write a record to
+//! each data partition (verified with the coordinator, KIP-890). A simulated marker writer takes one action per step, as the
 //! server's marker task does: read the prepared transactions (answered once durable), write
 //! each marker (data partitions into the data plane, `__consumer_offsets-0` through
 //! `complete_transactional_offsets`, waited for), then `complete_transaction`; a crash can fall
@@ -39,9 +47,16 @@
 //! and an ABORT marker, a marker against its acknowledged EndTxn, a marker closing another
 //! transaction's records), no offset of a transaction not decided commit becomes a committed
 //! offset, no fenced producer (a later grant acknowledged) is acknowledged AddPartitionsToTxn
-//! or EndTxn; at the end of a run, once the writer has written everything, no transaction is
-//! prepared, and every transaction acknowledged committed has a COMMIT marker in every
-//! partition it added and its acknowledged offsets committed (or a later write of theirs).
+//! or EndTxn (at version 2 a producer's latest ids are those its last acknowledged EndTxn
+//! answered, and a retry carrying the epoch before them is no fenced producer), no marker
+//! carries an epoch below that of the records it closes (at version 2, none not above it: the
+//! marker has the bumped epoch, the transaction's data the one before), at version 2 no EndTxn
+//! hands out an epoch that an acknowledged answer (a grant or an EndTxn) already handed out for
+//! its producer id, and a retried EndTxn answered NONE hands out what the lost answer did; at
+//! the end of a run, once the writer has written everything, no transaction is prepared, and
+//! every transaction acknowledged committed has a COMMIT marker in every partition it added
+//! and its acknowledged offsets committed (or a later write of theirs). Markers are matched to
+//! transactions by name (transactional id and start), never by epoch.
 //!
 //! **What it checks** after every step (`checks.rs`, `model.rs`):
 //! - nothing acknowledged is lost: the acknowledged offset commits and deletions, applied in
@@ -64,8 +79,9 @@
 //! of seeds (CI). `KCOORD_SIM_SEED=N` replays seed N alone, printing every step;
 //! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer;
 //! `KCOORD_SIM_TORN=inside` makes a torn write end inside a record rather than after one (CI:
-//! after one). A failure prints the command that reproduces it. The planted-bug tests at the end show that the checks catch
-//! a disk that acknowledges before it syncs (the issue's "lost acknowledged change"), a disk
+//! after one); `KCOORD_SIM_TV=1` makes every producer instance speak transaction version 1.
+//! A failure prints the command that reproduces it. The planted-bug tests at the end show that
+//! the checks catch a disk that acknowledges before it syncs (the issue's "lost acknowledged change"), a disk
 //! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
 //! before what it read is durable; and, with transactions, a marker writer that completes a
 //! transaction before its last marker and one that writes the markers of a decision that is not
@@ -85,6 +101,7 @@ mod simulation {
     pub mod checks;
     pub mod clients;
     pub mod disk;
+    pub mod endings;
     pub mod markers;
     pub mod model;
     pub mod node;
@@ -119,6 +136,9 @@ struct Options {
     transactions: bool,
     /// Print every step as it runs.
     verbose: bool,
+    /// Every producer instance speaks transaction version 1 (a seed recorded before the
+    /// versions were drawn), not the version its seed draws.
+    version_one_only: bool,
 }
 
 /// A run that broke an invariant.
@@ -136,6 +156,11 @@ impl std::fmt::Display for Failure {
             TornWrites::AtRecords => "",
             TornWrites::InsideRecords => "KCOORD_SIM_TORN=inside ",
         };
+        let version = if self.options.version_one_only {
+            "KCOORD_SIM_TV=1 "
+        } else {
+            ""
+        };
         let test = if self.options.transactions {
             " transaction_runs"
         } else {
@@ -145,7 +170,7 @@ impl std::fmt::Display for Failure {
             f,
             "the simulation broke an invariant: seed {}, step {}: {}\n\
              reproduce (printing every step) with:\n  \
-             {torn}KCOORD_SIM_SEED={} KCOORD_SIM_STEPS={} cargo test -p kcoord-coordinator --test simulation{test}",
+             {torn}{version}KCOORD_SIM_SEED={} KCOORD_SIM_STEPS={} cargo test -p kcoord-coordinator --test simulation{test}",
             self.seed, self.step, self.violation, self.seed, self.options.steps
         )
     }
@@ -161,6 +186,9 @@ fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
     };
     let mut world = World::new(seed, options.bug, options.torn, options.transactions)
         .map_err(|v| failure(0, v))?;
+    if options.version_one_only {
+        world.speak_version_one();
+    }
     for step in 1..=options.steps {
         let done = world.step().map_err(|v| failure(step, v))?;
         if options.verbose {
@@ -216,6 +244,7 @@ fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
         torn,
         transactions,
         verbose,
+        version_one_only: std::env::var("KCOORD_SIM_TV").as_deref() == Ok("1"),
     };
     // A long run says how far it got.
     let long = env("KCOORD_SIM_SEEDS").is_some() || env("KCOORD_SIM_STEPS").is_some();
@@ -250,6 +279,11 @@ fn assert_transactions_happened(total: &Stats) {
         ),
         ("acknowledged transactional offsets", total.txn_offsets),
         ("refused producer requests", total.txn_refused),
+        ("acknowledged EndTxn at version 2", total.txn_v2_ends),
+        (
+            "EndTxn at version 2 retried after a lost answer",
+            total.txn_v2_retries,
+        ),
     ];
     for (what, count) in happened {
         assert!(count > 0, "no {what} in the simulation: {total}");
@@ -316,6 +350,9 @@ fn first_failure_of(bug: PlantedBug, seeds: std::ops::Range<u64>, transactions: 
         torn: TornWrites::AtRecords,
         transactions,
         verbose: false,
+        // Its CI seeds catch it at version 1 (seed 1, as before the versions were drawn); with
+        // the drawn versions the first to is seed 33.
+        version_one_only: bug == PlantedBug::MarksUndurableDecisions,
     };
     let failure = seeds
         .clone()
@@ -389,7 +426,8 @@ fn a_marker_writer_that_completes_before_the_last_marker_is_caught() {
 
 /// A marker writer that writes the markers of a decision before the decision is durable: a
 /// crash takes the decision back, the transaction times out and is aborted, and partitions that
-/// got its COMMIT marker get an ABORT marker too.
+/// got its COMMIT marker get an ABORT marker too. Its seeds run with every instance at version
+/// 1 (`first_failure_of`): seed 1 catches it so, as before the versions were drawn.
 #[test]
 fn a_marker_writer_that_marks_undurable_decisions_is_caught() {
     let failure = first_failure_of(PlantedBug::MarksUndurableDecisions, 0..CI_TXN_SEEDS, true);
@@ -443,6 +481,7 @@ fn run_with_torn_records(seed: u64, steps: usize) {
         torn: TornWrites::AtRecords,
         transactions: false,
         verbose: false,
+        version_one_only: false,
     };
     if let Err(failure) = run(seed, options) {
         panic!("{failure}");
@@ -454,7 +493,8 @@ fn run_with_torn_records(seed: u64, steps: usize) {
 /// marker reached the group's shard first, then `tx0`'s, and the group was left at `tx1`'s,
 /// because the offset the first marker settled looked as new as its settling record. A settled
 /// offset now keeps the record offset it was first written at (`OriginRecordOffset`), as
-/// Kafka's does, so the later write wins.
+/// Kafka's does, so the later write wins. The seed was recorded before the producers drew
+/// their transaction versions: it runs with every instance at version 1, as it did then.
 #[test]
 fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
     let options = Options {
@@ -463,6 +503,7 @@ fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
         torn: TornWrites::AtRecords,
         transactions: true,
         verbose: false,
+        version_one_only: true,
     };
     if let Err(failure) = run(22, options) {
         panic!("{failure}");

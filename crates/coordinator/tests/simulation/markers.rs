@@ -187,6 +187,7 @@ impl World {
                 producer_id: txn.producer_id,
                 producer_epoch: txn.producer_epoch,
                 commit: txn.commit,
+                version: txn.transaction_version,
             },
         )
     }

@@ -25,7 +25,8 @@ pub enum Kind {
     /// a change that was not yet durable (and may still be lost), or missed one that was.
     AnswerDisagrees,
     /// An answer no client could act on: a heartbeat that keeps a member in its group with a
-    /// member epoch below 1 (Kafka 4.4's groups start at epoch 1, KAFKA-20268).
+    /// member epoch below 1 (Kafka 4.4's groups start at epoch 1, KAFKA-20268); or a retried
+    /// version-2 EndTxn answered NONE with other than the answer that was lost.
     BadAnswer,
     /// Replaying the log (memory's, or the file's) does not give the live state.
     ReplayDiffers,
@@ -40,6 +41,10 @@ pub enum Kind {
     /// A fenced producer (an older epoch or producer id) was acknowledged an AddPartitionsToTxn
     /// or EndTxn.
     FencedAcknowledged,
+    /// A producer epoch went back: a version-2 EndTxn handed out an epoch an acknowledged
+    /// answer had already handed out for its producer id (or a lower one), or a marker carries
+    /// an epoch below that of the records it closes (at version 2: not above it).
+    ProducerEpochWentBack,
     /// The runtime caught a handler panic, a batch that does not replay, or a diverged state;
     /// or the shard's file does not load (the file log calls it corrupt).
     RuntimeRefused,

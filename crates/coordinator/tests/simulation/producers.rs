@@ -1,12 +1,16 @@
 //! The transactional producers: two transactional ids, each used by two producer instances
 //! (the second fences the first, as a restarted application instance does), one request in
 //! flight each; and the steps the driver draws for them and for the marker writer.
+//!
+//! Each instance speaks transaction version 1 or 2 (KIP-890 part 2) for its life, drawn from
+//! the seed by a generator of its own (the run's main generator draws exactly as before
+//! versions were drawn, so a run whose instances all speak version 1 is the run it was).
 use std::collections::BTreeSet;
 
-use kcoord_coordinator::transactions::CONSUMER_OFFSETS;
+use kcoord_coordinator::transactions::{CONSUMER_OFFSETS, TV_2};
 use kcoord_coordinator::TransactionConfig;
 use rand::rngs::StdRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 
 use super::txn_model::{Partition, TxnId};
 
@@ -52,19 +56,39 @@ pub struct Producer {
     pub ending: Option<bool>,
     pub waiting: bool,
     pub timeout_ms: i32,
+    /// The transaction version it speaks: 1, or 2 (every EndTxn bumps the epoch and answers
+    /// the producer id and epoch to go on with).
+    pub version: i16,
+    /// At version 2, the answer (producer id, epoch) of an EndTxn that was computed but never
+    /// acknowledged: the producer retries with its old epoch, as the Java client does, and a
+    /// retry answered NONE must hand out the same.
+    pub lost_end: Option<(i64, i16)>,
 }
 
 impl Producer {
-    pub fn all(rng: &mut StdRng) -> Vec<Producer> {
+    /// The instances of a run; their versions come from `seed` alone.
+    pub fn all(rng: &mut StdRng, seed: u64) -> Vec<Producer> {
+        let mut versions = StdRng::seed_from_u64(seed ^ 0x7476_325f_7632_7632);
         let ids = TRANSACTIONAL_IDS.iter();
         let instances = ids.flat_map(|id| std::iter::repeat_n(*id, INSTANCES_PER_ID));
         instances
             .map(|transactional_id| Producer {
                 transactional_id,
                 timeout_ms: rng.random_range(3_000..=30_000),
+                version: if versions.random_ratio(1, 2) { 2 } else { 1 },
                 ..Default::default()
             })
             .collect()
+    }
+
+    /// The transaction version its requests carry (0 below version 2, as the server reads
+    /// AddPartitionsToTxn v0-4 and EndTxn v0-4).
+    pub fn client_version(&self) -> i16 {
+        if self.version >= 2 {
+            TV_2
+        } else {
+            0
+        }
     }
 
     /// Forgets its ids and transaction: it was fenced, or its id expired; it initializes again.
@@ -77,15 +101,14 @@ impl Producer {
         self.txn = None;
         self.partitions.clear();
         self.ending = None;
+        self.lost_end = None;
     }
 }
 
 #[derive(Debug, Clone)]
 pub enum TxnStep {
     /// InitProducerId (with a fresh producer id from the allocator when the coordinator asks).
-    Init {
-        producer: usize,
-    },
+    Init { producer: usize },
     /// AddPartitionsToTxn of data partitions, or AddOffsetsToTxn (`__consumer_offsets-0`);
     /// once acknowledged, the producer writes a record to each data partition.
     Add {
@@ -98,10 +121,8 @@ pub enum TxnStep {
         producer: usize,
         partitions: Vec<(&'static str, i32)>,
     },
-    EndTxn {
-        producer: usize,
-        commit: bool,
-    },
+    /// EndTxn of the producer's transaction (at version 2, an abort also with none ongoing).
+    EndTxn { producer: usize, commit: bool },
     /// The marker writer takes one step: reads the decided transactions, writes one marker,
     /// or completes one transaction.
     Markers,
@@ -134,6 +155,14 @@ pub fn draw(rng: &mut StdRng, producers: &[Producer]) -> Option<TxnStep> {
         return Some(TxnStep::EndTxn { producer, commit });
     }
     let in_txn = p.txn.is_some();
+    // At version 2 an abort with nothing ongoing is accepted and bumps the epoch (drawn only
+    // for version-2 instances: a run of version-1 instances draws as before).
+    if p.version >= 2 && !in_txn && rng.random_ratio(1, 20) {
+        return Some(TxnStep::EndTxn {
+            producer,
+            commit: false,
+        });
+    }
     let has_offsets = p.partitions.contains(&offsets_partition());
     let step = match rng.random_range(0..10) {
         0..=2 if in_txn => TxnStep::EndTxn {

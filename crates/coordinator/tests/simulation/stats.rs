@@ -35,6 +35,10 @@ pub struct Stats {
     pub txns_completed: u64,
     /// Crashes that stopped the marker writer in the middle of its work.
     pub writer_interrupted: u64,
+    /// EndTxn acknowledged at transaction version 2 (each hands out the epoch to go on with).
+    pub txn_v2_ends: u64,
+    /// Of those, retries of an EndTxn whose answer was lost (sent with the old epoch).
+    pub txn_v2_retries: u64,
     pub max_group_epoch: i32,
     /// The most records the shard's own log held (it compacts itself past about a thousand).
     pub max_log_records: usize,
@@ -91,6 +95,8 @@ impl Stats {
         self.txn_refused += run.txn_refused;
         self.txns_completed += run.txns_completed;
         self.writer_interrupted += run.writer_interrupted;
+        self.txn_v2_ends += run.txn_v2_ends;
+        self.txn_v2_retries += run.txn_v2_retries;
         self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
         self.max_log_records = self.max_log_records.max(run.max_log_records);
     }
@@ -106,7 +112,8 @@ impl fmt::Display for Stats {
              heartbeats {}; log compactions {}; highest group epoch {}, longest log {} records; \
              transactions committed {}, aborted {}, timed out {}, completed by the marker writer \
              {} (interrupted by a crash {}); transactional offsets {}; producer requests refused \
-             {}; transactional ids expired {}",
+             {}; transactional ids expired {}; EndTxn at version 2 {} (retried after a lost \
+             answer {})",
             self.seeds,
             self.steps,
             self.acknowledged,
@@ -132,6 +139,8 @@ impl fmt::Display for Stats {
             self.txn_offsets,
             self.txn_refused,
             self.txn_ids_expired,
+            self.txn_v2_ends,
+            self.txn_v2_retries,
         )
     }
 }

@@ -1,11 +1,14 @@
 //! The transactional producers' requests, run as the daemon runs them (`crates/server/src/rpc/
 //! apis/{init_producer_id,add_partitions_to_txn,add_offsets_to_txn,txn_offset_commit,
 //! end_txn}.rs`), each a job of the node answered once durable; what their acknowledged
-//! answers tell the producers and the model; and the checks of the model.
+//! answers tell the producers and the model; and the checks of the model. EndTxn is in
+//! `endings.rs`.
 use std::collections::BTreeMap;
 
 use kcoord_coordinator::commits::OffsetToCommit;
-use kcoord_coordinator::transactions::{InitProducerId, InitProducerIdResult, CONSUMER_OFFSETS};
+use kcoord_coordinator::transactions::{
+    EndTxnResult, InitProducerId, InitProducerIdResult, CONSUMER_OFFSETS,
+};
 use kcoord_coordinator::txn_offsets::TxnOffsetCommit;
 use kcoord_coordinator::{CoordinatorError, CoordinatorShard};
 use kcoord_metadata::LogState;
@@ -37,12 +40,12 @@ pub struct Txns {
 }
 
 impl Txns {
-    pub fn new(enabled: bool, bug: PlantedBug, rng: &mut StdRng) -> Txns {
+    pub fn new(enabled: bool, bug: PlantedBug, seed: u64, rng: &mut StdRng) -> Txns {
         Txns {
             enabled,
             bug,
             producers: if enabled {
-                Producer::all(rng)
+                Producer::all(rng, seed)
             } else {
                 Vec::new()
             },
@@ -54,16 +57,16 @@ impl Txns {
 
 /// A producer's request waiting for its answer.
 #[derive(Debug)]
-enum Request {
+pub(super) enum Request {
     Init(usize, InitProducerIdResult),
     Add(usize, (i64, i16), Vec<Partition>, ErrorCode, TxnId),
     Verify(usize, Vec<(&'static str, i32)>, ErrorCode),
     Commit(usize, Vec<i64>, Result<Vec<ErrorCode>, CoordinatorError>),
-    End(usize, (i64, i16), bool, ErrorCode, TxnId),
+    End(usize, (i64, i16), bool, EndTxnResult, TxnId),
 }
 
 /// The transaction the coordinator holds for `id` at `now` (a new one starts at `now`).
-fn current_txn(shard: &CoordinatorShard, id: &str, now: i64) -> TxnId {
+pub(super) fn current_txn(shard: &CoordinatorShard, id: &str, now: i64) -> TxnId {
     let start = shard.transaction(id).map_or(now, |t| {
         if t.state.is_idle() {
             now
@@ -85,6 +88,14 @@ pub fn txn_group_offsets(state: &LogState) -> BTreeMap<Partition, i64> {
 }
 
 impl World {
+    /// Every producer instance speaks transaction version 1, whatever the seed drew (before
+    /// the first step).
+    pub fn speak_version_one(&mut self) {
+        for p in &mut self.txn.producers {
+            p.version = 1;
+        }
+    }
+
     pub(super) fn run_txn(&mut self, step: &TxnStep) -> Result<String, Violation> {
         let what = match step {
             TxnStep::Markers => return self.markers_step(),
@@ -102,7 +113,7 @@ impl World {
         Ok(what)
     }
 
-    fn call<R>(
+    pub(super) fn call<R>(
         &mut self,
         handler: impl FnOnce(&CoordinatorShard, i64) -> kcoord_coordinator::Outcome<R>,
     ) -> Result<(R, Ticket), Violation> {
@@ -111,7 +122,7 @@ impl World {
             .map_err(|e| Violation::new(Kind::RuntimeRefused, e))
     }
 
-    fn wait(&mut self, producer: usize, ticket: Ticket, request: Request) {
+    pub(super) fn wait(&mut self, producer: usize, ticket: Ticket, request: Request) {
         self.txn.producers[producer].waiting = true;
         self.txn.waiting.insert(ticket, request);
     }
@@ -127,8 +138,7 @@ impl World {
         loop {
             let (result, ticket) = self.call(|s, now| s.init_producer_id(&req, now))?;
             if result == InitProducerIdResult::NeedsProducerId && req.fresh_producer_id.is_none() {
-                self.txn.next_producer_id += 1;
-                req.fresh_producer_id = Some(self.txn.next_producer_id);
+                req.fresh_producer_id = Some(self.allocate_producer_id());
                 continue;
             }
             self.wait(producer, ticket, Request::Init(producer, result));
@@ -137,6 +147,12 @@ impl World {
                 req.transactional_id
             ));
         }
+    }
+
+    /// A producer id from the controller's allocator.
+    pub(super) fn allocate_producer_id(&mut self) -> i64 {
+        self.txn.next_producer_id += 1;
+        self.txn.next_producer_id
     }
 
     fn add_partitions(
@@ -148,9 +164,10 @@ impl World {
         let ticked = self.advance(1)?;
         let p = &self.txn.producers[producer];
         let (id, ids) = (p.transactional_id, p.ids.expect("an initialized producer"));
+        let version = p.client_version();
         let ((code, txn), ticket) = self.call(|s, now| {
             let txn = current_txn(s, id, now);
-            s.add_partitions_to_transaction(id, ids.0, ids.1, &partitions, 0, now)
+            s.add_partitions_to_transaction(id, ids.0, ids.1, &partitions, version, now)
                 .map(|code| (code, txn))
         })?;
         let what = format!(" p{producer} {id}@{ids:?} {partitions:?} -> {code:?}{ticked}");
@@ -229,25 +246,6 @@ impl World {
         Ok(())
     }
 
-    fn end_txn(&mut self, producer: usize, commit: bool) -> Result<String, Violation> {
-        let p = &self.txn.producers[producer];
-        let (id, ids) = (p.transactional_id, p.ids.expect("an initialized producer"));
-        let ((code, txn), ticket) = self.call(|s, now| {
-            let txn = current_txn(s, id, now);
-            s.end_transaction(id, ids.0, ids.1, commit, now)
-                .map(|code| (code, txn))
-        })?;
-        self.txn.producers[producer].ending = Some(commit);
-        self.wait(
-            producer,
-            ticket,
-            Request::End(producer, ids, commit, code, txn),
-        );
-        Ok(format!(
-            " p{producer} {id}@{ids:?} EndTxn(commit={commit}) -> {code:?}"
-        ))
-    }
-
     /// A ticket that is not a groups client's: a producer's or the marker writer's.
     pub(super) fn txn_answered(
         &mut self,
@@ -271,6 +269,7 @@ impl World {
         if acknowledged {
             self.txn_acknowledged(request)
         } else {
+            self.end_lost(&request);
             Ok(())
         }
     }
@@ -358,47 +357,15 @@ impl World {
                 std::slice::from_ref(partition),
             );
             if verified.first() == Some(&ErrorCode::NONE) {
-                self.txn.plane.produce(partition, &txn, ids.0);
+                self.txn.plane.produce(partition, &txn, ids);
             }
         }
         Ok(())
     }
 
-    fn ended(
-        &mut self,
-        producer: usize,
-        ids: (i64, i16),
-        commit: bool,
-        code: ErrorCode,
-        txn: TxnId,
-    ) -> Result<(), Violation> {
-        match code {
-            ErrorCode::NONE => {}
-            ErrorCode::CONCURRENT_TRANSACTIONS => return Ok(()),
-            _ => {
-                self.refused_by_coordinator(producer);
-                return Ok(());
-            }
-        }
-        let p = &mut self.txn.producers[producer];
-        self.txn
-            .model
-            .check_not_fenced("EndTxn", p.transactional_id, ids)?;
-        p.end_transaction();
-        if commit {
-            self.stats.txn_commits += 1;
-            self.txn.model.commit_acknowledged(&txn)
-        } else {
-            self.stats.txn_aborts += 1;
-            self.txn
-                .model
-                .decided(&txn, false, "an acknowledged EndTxn(abort)")
-        }
-    }
-
     /// Fenced, its id unknown or expired, or its transaction aborted under it: the producer
     /// initializes again.
-    fn refused_by_coordinator(&mut self, producer: usize) {
+    pub(super) fn refused_by_coordinator(&mut self, producer: usize) {
         self.stats.txn_refused += 1;
         self.txn.producers[producer].reset();
     }

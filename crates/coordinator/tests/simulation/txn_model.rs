@@ -6,7 +6,9 @@
 //! ([`TxnId`]): the driver moves the clock before every AddPartitionsToTxn, so no two
 //! transactions of one id share it, and the coordinator keeps it through every later
 //! transition (a fence, the decision), so the marker writer names the transaction it writes
-//! markers for as the producers named the one they wrote in.
+//! markers for as the producers named the one they wrote in. At transaction version 2 the
+//! marker carries the epoch EndTxn bumped to (data written at epoch E, the marker at E + 1):
+//! the name, not the epoch, matches markers to transactions.
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{Kind, Violation};
@@ -23,12 +25,15 @@ pub enum Entry {
     Data {
         txn: TxnId,
         producer_id: i64,
+        producer_epoch: i16,
     },
     Marker {
         txn: TxnId,
         producer_id: i64,
         producer_epoch: i16,
         commit: bool,
+        /// The transaction version it is written at.
+        version: i16,
     },
 }
 
@@ -40,19 +45,26 @@ pub struct DataPlane {
 }
 
 impl DataPlane {
-    pub fn produce(&mut self, partition: &Partition, txn: &TxnId, producer_id: i64) {
+    pub fn produce(&mut self, partition: &Partition, txn: &TxnId, ids: (i64, i16)) {
         let entries = self.partitions.entry(partition.clone()).or_default();
         entries.push(Entry::Data {
             txn: txn.clone(),
-            producer_id,
+            producer_id: ids.0,
+            producer_epoch: ids.1,
         });
     }
 
     /// A marker: it closes the producer's open records on the partition, which must all be of
-    /// the transaction it settles (a record of another transaction left open would hang).
+    /// the transaction it settles (a record of another transaction left open would hang), and
+    /// written at an epoch the partition accepts: not below theirs, and at version 2 above it
+    /// (the epoch EndTxn or the coordinator's abort bumped to).
     pub fn marker(&mut self, partition: &Partition, marker: Entry) -> Result<(), Violation> {
         let Entry::Marker {
-            txn, producer_id, ..
+            txn,
+            producer_id,
+            producer_epoch,
+            version,
+            ..
         } = &marker
         else {
             return Ok(());
@@ -62,18 +74,34 @@ impl DataPlane {
             Entry::Marker { producer_id: p, .. } => p != producer_id,
             Entry::Data { .. } => true,
         });
-        let stray = open.filter_map(|e| match e {
+        let mine = open.filter_map(|e| match e {
             Entry::Data {
                 txn: other,
                 producer_id: p,
-            } if p == producer_id && other != txn => Some(other.clone()),
+                producer_epoch: e,
+            } if p == producer_id => Some((other, *e)),
             _ => None,
         });
-        if let Some(other) = stray.last() {
-            return Err(Violation::new(
-                Kind::ConflictingMarkers,
-                format!("{partition:?}: the marker of {txn:?} closes records of {other:?}"),
-            ));
+        for (other, epoch) in mine {
+            if other != txn {
+                return Err(Violation::new(
+                    Kind::ConflictingMarkers,
+                    format!("{partition:?}: the marker of {txn:?} closes records of {other:?}"),
+                ));
+            }
+            let accepted = match *version >= 2 {
+                true => *producer_epoch > epoch,
+                false => *producer_epoch >= epoch,
+            };
+            if !accepted {
+                return Err(Violation::new(
+                    Kind::ProducerEpochWentBack,
+                    format!(
+                        "{partition:?}: the marker of {txn:?} at version {version} carries \
+                         epoch {producer_epoch}, its records epoch {epoch}"
+                    ),
+                ));
+            }
         }
         entries.push(marker);
         Ok(())
@@ -92,9 +120,14 @@ impl DataPlane {
 /// What the producers were told, and the outcome of every transaction as far as it is known.
 #[derive(Debug, Default)]
 pub struct TxnModel {
-    /// The latest acknowledged InitProducerId grant of each transactional id: an older epoch
-    /// (or another producer id) is fenced.
+    /// The latest producer id and epoch handed out for each transactional id, by an
+    /// acknowledged InitProducerId grant or (version 2) EndTxn answer: an older epoch (or
+    /// another producer id) is fenced, unless it is a version-2 EndTxn retrying an answer that
+    /// was lost (the coordinator recognises it by its epoch, one below).
     grants: BTreeMap<String, (i64, i16)>,
+    /// The highest epoch acknowledged answers handed out for each producer id: a version-2
+    /// EndTxn must hand out a higher one.
+    handed_out: BTreeMap<i64, i16>,
     /// The outcome of each transaction: from an acknowledged EndTxn, from a decision the marker
     /// writer read (durable), or from a marker.
     outcomes: BTreeMap<TxnId, bool>,
@@ -113,6 +146,31 @@ impl TxnModel {
     pub fn granted(&mut self, transactional_id: &str, producer_id: i64, epoch: i16) {
         self.grants
             .insert(transactional_id.to_owned(), (producer_id, epoch));
+        let highest = self.handed_out.entry(producer_id).or_insert(epoch);
+        *highest = (*highest).max(epoch);
+    }
+
+    /// A version-2 EndTxn was acknowledged NONE with the producer id and epoch to go on with:
+    /// no acknowledged answer handed that epoch (or a later one) out for that producer id
+    /// before, and it is the id's latest.
+    pub fn end_answered(
+        &mut self,
+        transactional_id: &str,
+        (producer_id, epoch): (i64, i16),
+    ) -> Result<(), Violation> {
+        if let Some(&highest) = self.handed_out.get(&producer_id) {
+            if epoch <= highest {
+                return Err(Violation::new(
+                    Kind::ProducerEpochWentBack,
+                    format!(
+                        "EndTxn of {transactional_id} handed out epoch {epoch} of producer id \
+                         {producer_id}, after an acknowledged answer handed out {highest}"
+                    ),
+                ));
+            }
+        }
+        self.granted(transactional_id, producer_id, epoch);
+        Ok(())
     }
 
     /// An AddPartitionsToTxn or EndTxn was acknowledged NONE: the producer must not be fenced

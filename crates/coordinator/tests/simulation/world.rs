@@ -46,7 +46,7 @@ impl World {
     ) -> Result<World, Violation> {
         let mut rng = StdRng::seed_from_u64(seed);
         let config = config(&mut rng);
-        let txn = Txns::new(transactions, bug, &mut rng);
+        let txn = Txns::new(transactions, bug, seed, &mut rng);
         let txn_config = transactions.then(producers::config);
         let session_timeout_ms = i64::from(config.session_timeout_ms);
         let partitions = clients::TOPICS.map(|(_, count)| count);
