@@ -22,14 +22,15 @@
 //! crate, `transactional.id`, acks=all, no compression, `linger.ms` `--linger-ms` (5),
 //! `queue.buffering.max.kbytes` `--queue-kbytes` (8192), so a commit has little to flush)
 //! writes `--record-bytes` (1024) records, null keys, round-robin over the `--partitions` (10)
-//! partitions of a new topic, as fast as it can, and commits every `--commit-ms` (100) ms:
+//! partitions of a topic, as fast as it can, and commits every `--commit-ms` (100) ms:
 //! begin, send for 100 ms, commit (which waits for every record), again. Before round 1 each
 //! server gets `--warmup` (20) seconds of this load (Kafka's JIT; the `warmup` line shows its
-//! figure). Each round, each server (kcoord first in odd rounds, Kafka first in even ones): a
-//! new topic, `--ramp` (1) s of transactions, then transactions for `--seconds` (8) s measured
-//! from before a begin to after a commit; the topic is deleted afterwards. Reported: MB of
-//! committed record values per server CPU-second, and a `produce_vs_kafka` line per round
-//! with the ratio (goal >= 2).
+//! figure). Each round, each server (kcoord first in odd rounds, Kafka first in even ones):
+//! `--ramp` (1) s of transactions, then transactions for `--seconds` (8) s measured from
+//! before a begin to after a commit. One topic per server serves the warm-up and all rounds
+//! and is not deleted (Kafka would delete its files a minute later, within another
+//! measurement). Reported: MB of committed record values per server CPU-second, and a
+//! `produce_vs_kafka` line per round with the ratio (goal >= 2).
 //!
 //! **Read committed against read uncommitted** (`catchup`): once per server, a topic of
 //! `--partitions` partitions is filled with `--fill-mb` (512) MB of the same records in
@@ -290,22 +291,14 @@ impl ProduceRun {
     }
 }
 
-/// On a new topic: `ramp` seconds of transactions, then `seconds` measured; deletes the topic.
+/// On `topic`: `ramp` seconds of transactions, then `seconds` measured.
 fn produce_window(
     server: &Server,
     options: &Options,
-    rt: &tokio::runtime::Runtime,
     topic: &str,
     ramp: f64,
     seconds: f64,
 ) -> Result<ProduceRun, String> {
-    let conn = server.client.bootstrap();
-    let partitions = options.partitions as i32;
-    rt.block_on(produce::create_topics(
-        &conn,
-        &[(topic.to_string(), partitions)],
-        &[],
-    ))?;
     let value = produce::record_value(options.record_bytes, 11);
     let ramp_end = Instant::now() + Duration::from_secs_f64(ramp);
     transactions_until(&server.producer, topic, options, &value, ramp_end)?;
@@ -313,11 +306,9 @@ fn produce_window(
     let until = started + Duration::from_secs_f64(seconds);
     let stats = transactions_until(&server.producer, topic, options, &value, until)?;
     let (server1, client1) = (cpu(server.pid)?, self_cpu()?);
-    let seconds = started.elapsed().as_secs_f64();
-    rt.block_on(produce::delete_topics(&conn, &[topic.to_string()]))?;
     Ok(ProduceRun {
         stats,
-        seconds,
+        seconds: started.elapsed().as_secs_f64(),
         server_cpu_s: server1 - server0,
         client_cpu_s: client1 - client0,
     })
@@ -352,9 +343,19 @@ fn produce_rounds(
     options: &Options,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(), String> {
-    if options.warmup > 0.0 {
-        for server in servers {
-            let run = produce_window(server, options, rt, "txn-warmup", 0.0, options.warmup)?;
+    // One topic for the warm-up and every round, never deleted during the run: Kafka
+    // deletes a topic's files a minute later, which would land in another measurement.
+    let topic = "txn-produce".to_string();
+    for server in servers {
+        let conn = server.client.bootstrap();
+        let partitions = options.partitions as i32;
+        rt.block_on(produce::create_topics(
+            &conn,
+            &[(topic.clone(), partitions)],
+            &[],
+        ))?;
+        if options.warmup > 0.0 {
+            let run = produce_window(server, options, &topic, 0.0, options.warmup)?;
             produce_line(server, "warmup", 0, options, &run);
         }
     }
@@ -365,8 +366,7 @@ fn produce_rounds(
         }
         let mut figures = Vec::new();
         for server in order {
-            let topic = format!("txn-produce-{round}");
-            let run = produce_window(server, options, rt, &topic, options.ramp, options.seconds)?;
+            let run = produce_window(server, options, &topic, options.ramp, options.seconds)?;
             produce_line(server, "produce", round, options, &run);
             figures.push((server.kind, run.mb_per_server_cpu_s(options.record_bytes)));
         }

@@ -352,6 +352,7 @@ async fn consume(
         if response.error_code != 0 {
             return Err(format!("Fetch: error {}", response.error_code));
         }
+        let before: i64 = parts.iter().map(|p| p.1).sum();
         for p in response.responses.into_iter().flat_map(|t| t.partitions) {
             if p.error_code != 0 {
                 return Err(format!(
@@ -372,6 +373,9 @@ async fn consume(
                 aborted.as_deref(),
                 &mut read,
             )?;
+        }
+        if parts.iter().map(|p| p.1).sum::<i64>() == before {
+            return Err(format!("a Fetch of {pending:?} brought no whole batch"));
         }
     }
 }
