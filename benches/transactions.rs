@@ -24,13 +24,15 @@
 //! writes `--record-bytes` (1024) records, null keys, round-robin over the `--partitions` (10)
 //! partitions of a topic, as fast as it can, and commits every `--commit-ms` (100) ms:
 //! begin, send for 100 ms, commit (which waits for every record), again. Before round 1 each
-//! server gets `--warmup` (20) seconds of this load (Kafka's JIT; the `warmup` line shows its
-//! figure). Each round, each server (kcoord first in odd rounds, Kafka first in even ones):
+//! server gets `--warmup` (20) seconds of this load (Kafka's JIT), in windows of 5 s on a
+//! topic each (a `warmup` line each). Each round, each server (kcoord first in odd rounds, Kafka first in even ones):
 //! `--ramp` (1) s of transactions, then transactions for `--seconds` (8) s measured from
-//! before a begin to after a commit. One topic per server serves the warm-up and all rounds
-//! and is not deleted (Kafka would delete its files a minute later, within another
-//! measurement). Reported: MB of committed record values per server CPU-second, and a
-//! `produce_vs_kafka` line per round with the ratio (goal >= 2).
+//! before a begin to after a commit. Every round (and the warm-up) writes to a new topic,
+//! deleted after it (a round writes gigabytes), then a 2 s pause; Kafka runs with
+//! `log.segment.delete.delay.ms=0` so that it too deletes the files then, not a minute later
+//! within another measurement. Reported: MB of committed record values per server
+//! CPU-second, and a `produce_vs_kafka` line per round with the ratio (goal >= 2). The
+//! producer is a `BaseProducer` polled by the bench's thread (see [`TxnProducer`]).
 //!
 //! **Read committed against read uncommitted** (`catchup`): once per server, a topic of
 //! `--partitions` partitions is filled with `--fill-mb` (512) MB of the same records in
@@ -73,13 +75,18 @@ use std::time::{Duration, Instant};
 use kcoord_client::Client;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::producer::{BaseProducer, BaseRecord, DefaultProducerContext, Producer};
 use txn_options::{Measure, Options, ServerKind};
 
 const GOAL_PRODUCE_RATIO: f64 = 2.0;
 pub const TXN_TIMEOUT: Duration = Duration::from_secs(60);
+/// The pause after deleting a produce topic.
+const AFTER_DELETE: Duration = Duration::from_secs(2);
 
-pub type TxnProducer = ThreadedProducer<DefaultProducerContext>;
+/// A `BaseProducer`, polled by the bench's thread (see [`drain`]).
+pub type TxnProducer = BaseProducer<DefaultProducerContext>;
+/// Successful sends between two `poll`s of the delivery reports.
+const POLL_EVERY: u64 = 256;
 
 // ---------------------------------------------------------------------------------------------
 // Servers
@@ -103,8 +110,12 @@ impl Server {
     }
 }
 
+/// Kafka deletes a deleted topic's files at once rather than a minute later (within another
+/// measurement), as kcoord does.
 fn start_kafka(options: &Options) -> Result<kafka::KafkaBroker, String> {
-    kafka::KafkaBroker::start(&options.kafka_config)
+    let mut settings = vec!["log.segment.delete.delay.ms=0".to_string()];
+    settings.extend(options.kafka_config.iter().cloned());
+    kafka::KafkaBroker::start(&settings)
 }
 
 fn start_kcoord(options: &Options) -> Result<(common::Daemon, Option<tempfile::TempDir>), String> {
@@ -206,11 +217,12 @@ pub struct TxnStats {
     /// Records of committed transactions, and of aborted ones.
     pub committed_records: u64,
     pub aborted_records: u64,
-    /// Time spent in `commit_transaction` (or flush and abort).
+    /// Time spent flushing before the commit, then in `commit_transaction`.
+    pub flush_s: f64,
     pub commit_s: f64,
 }
 
-/// Sends `record` round-robin over `partitions` partitions of `topic` until `count` records
+/// Sends `value` round-robin over `partitions` partitions of `topic` until `count` records
 /// were accepted or `until` has passed (checked every 64 records); how many were sent.
 pub fn send_records(
     producer: &TxnProducer,
@@ -232,13 +244,33 @@ pub fn send_records(
             .partition((sent % partitions as u64) as i32)
             .payload(value);
         match producer.send(record) {
-            Ok(()) => sent += 1,
+            Ok(()) => {
+                sent += 1;
+                if sent % POLL_EVERY == 0 {
+                    producer.poll(Duration::ZERO);
+                }
+            }
             Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
-                std::thread::sleep(Duration::from_micros(200));
+                producer.poll(Duration::from_millis(1));
             }
             Err((e, _)) => return Err(format!("send to {topic}: {e}")),
         }
     }
+}
+
+/// Waits until every record sent was answered, serving the delivery reports. The `rdkafka`
+/// crate's `flush` (which its `commit_transaction` calls first) polls 100 ms at a time and
+/// its `poll` returns only at the end of the time given, so every commit would wait 100 ms;
+/// after this, that flush finds nothing to wait for.
+pub fn drain(producer: &TxnProducer) -> Result<(), String> {
+    let deadline = Instant::now() + TXN_TIMEOUT;
+    while producer.in_flight_count() > 0 {
+        if Instant::now() > deadline {
+            return Err(format!("{} records unanswered", producer.in_flight_count()));
+        }
+        producer.poll(Duration::from_micros(200));
+    }
+    Ok(())
 }
 
 /// Transactions of `commit_every` each (begin, send, commit) until `until`; the last one
@@ -258,7 +290,10 @@ fn transactions_until(
             .map_err(|e| format!("begin_transaction: {e}"))?;
         let end = Instant::now() + every;
         let sent = send_records(producer, topic, options.partitions, value, None, Some(end))?;
+        let flush = Instant::now();
+        drain(producer)?;
         let commit = Instant::now();
+        stats.flush_s += (commit - flush).as_secs_f64();
         producer
             .commit_transaction(TXN_TIMEOUT)
             .map_err(|e| format!("commit_transaction: {e}"))?;
@@ -314,11 +349,36 @@ fn produce_window(
     })
 }
 
+/// [`produce_window`] on a new topic, deleted afterwards (the disk would fill up otherwise:
+/// a round writes gigabytes); then a pause of [`AFTER_DELETE`], so that the deletion's cost
+/// (Kafka's too: the bench sets its `log.segment.delete.delay.ms` to 0) falls outside the
+/// measured windows.
+fn on_new_topic(
+    server: &Server,
+    options: &Options,
+    rt: &tokio::runtime::Runtime,
+    topic: &str,
+    ramp: f64,
+    seconds: f64,
+) -> Result<ProduceRun, String> {
+    let conn = server.client.bootstrap();
+    let partitions = options.partitions as i32;
+    rt.block_on(produce::create_topics(
+        &conn,
+        &[(topic.to_string(), partitions)],
+        &[],
+    ))?;
+    let run = produce_window(server, options, topic, ramp, seconds)?;
+    rt.block_on(produce::delete_topics(&conn, &[topic.to_string()]))?;
+    std::thread::sleep(AFTER_DELETE);
+    Ok(run)
+}
+
 fn produce_line(server: &Server, measure: &str, round: usize, options: &Options, r: &ProduceRun) {
     let s = &r.stats;
     let per_cpu = r.mb_per_server_cpu_s(options.record_bytes);
     println!(
-        r#"{{"bench":"transactions","measure":"{measure}","server":"{}","round":{round},"partitions":{},"record_bytes":{},"commit_ms":{},"seconds":{:.2},"transactions":{},"records":{},"mb":{:.1},"mb_per_s":{:.1},"server_cpu_s":{:.2},"server_cores":{:.2},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"mean_txn_ms":{:.1},"mean_commit_ms":{:.1}}}"#,
+        r#"{{"bench":"transactions","measure":"{measure}","server":"{}","round":{round},"partitions":{},"record_bytes":{},"commit_ms":{},"seconds":{:.2},"transactions":{},"records":{},"mb":{:.1},"mb_per_s":{:.1},"server_cpu_s":{:.2},"server_cores":{:.2},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"mean_txn_ms":{:.1},"mean_flush_ms":{:.1},"mean_commit_ms":{:.1}}}"#,
         server.name(),
         options.partitions,
         options.record_bytes,
@@ -333,6 +393,7 @@ fn produce_line(server: &Server, measure: &str, round: usize, options: &Options,
         txn_options::json_f64(per_cpu, 1),
         r.client_cpu_s,
         r.seconds * 1e3 / s.transactions.max(1) as f64,
+        s.flush_s * 1e3 / s.transactions.max(1) as f64,
         s.commit_s * 1e3 / s.transactions.max(1) as f64,
     );
 }
@@ -343,20 +404,16 @@ fn produce_rounds(
     options: &Options,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(), String> {
-    // One topic for the warm-up and every round, never deleted during the run: Kafka
-    // deletes a topic's files a minute later, which would land in another measurement.
-    let topic = "txn-produce".to_string();
+    // The warm-up in windows of at most 5 s, each on its own topic (a line each: Kafka's JIT
+    // warming shows), so that the disk holds one window's data at a time.
     for server in servers {
-        let conn = server.client.bootstrap();
-        let partitions = options.partitions as i32;
-        rt.block_on(produce::create_topics(
-            &conn,
-            &[(topic.clone(), partitions)],
-            &[],
-        ))?;
-        if options.warmup > 0.0 {
-            let run = produce_window(server, options, &topic, 0.0, options.warmup)?;
+        let (mut left, mut window) = (options.warmup, 0);
+        while left > 0.0 {
+            let seconds = left.min(5.0);
+            let topic = format!("txn-warmup-{window}");
+            let run = on_new_topic(server, options, rt, &topic, 0.0, seconds)?;
             produce_line(server, "warmup", 0, options, &run);
+            (left, window) = (left - seconds, window + 1);
         }
     }
     for round in 1..=options.rounds {
@@ -366,7 +423,8 @@ fn produce_rounds(
         }
         let mut figures = Vec::new();
         for server in order {
-            let run = produce_window(server, options, &topic, options.ramp, options.seconds)?;
+            let topic = format!("txn-produce-{round}");
+            let run = on_new_topic(server, options, rt, &topic, options.ramp, options.seconds)?;
             produce_line(server, "produce", round, options, &run);
             figures.push((server.kind, run.mb_per_server_cpu_s(options.record_bytes)));
         }
@@ -378,7 +436,11 @@ fn produce_rounds(
                 txn_options::json_f64(k, 1),
                 txn_options::json_f64(j, 1),
                 txn_options::json_f64(ratio, 3),
-                ratio >= GOAL_PRODUCE_RATIO,
+                if ratio.is_finite() {
+                    (ratio >= GOAL_PRODUCE_RATIO).to_string()
+                } else {
+                    "null".into()
+                },
             );
         }
     }

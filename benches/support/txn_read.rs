@@ -45,7 +45,7 @@ mod producer_side {
 
     use super::{end_offsets, Filled};
     use crate::txn_options::Options;
-    use crate::{produce, send_records, Server, TxnStats, TXN_TIMEOUT};
+    use crate::{drain, produce, send_records, Server, TxnStats, TXN_TIMEOUT};
 
     /// Writes `--fill-mb` of records in transactions of `--txn-records`, every
     /// `--abort-every`th aborted after a flush (so that its records are in the log).
@@ -74,7 +74,7 @@ mod producer_side {
             let sent = send_records(p, &topic, options.partitions, &value, Some(want), None)?;
             stats.transactions += 1;
             if stats.transactions % options.abort_every == 0 {
-                p.flush(TXN_TIMEOUT).map_err(|e| err("flush", e))?;
+                drain(p)?;
                 p.abort_transaction(TXN_TIMEOUT)
                     .map_err(|e| err("abort", e))?;
                 stats.aborted += 1;
@@ -476,7 +476,7 @@ pub fn catchup_rounds(
                 per_cpu[level as usize] = catchup(server, topic, options, rt, level, round)?;
             }
             let ratio = per_cpu[1] / per_cpu[0];
-            let goal = server.kind == ServerKind::Kcoord;
+            let goal = server.kind == ServerKind::Kcoord && ratio.is_finite();
             println!(
                 r#"{{"bench":"transactions","measure":"read_committed_vs_uncommitted","server":"{}","round":{round},"read_committed_mb_per_server_cpu_s":{},"read_uncommitted_mb_per_server_cpu_s":{},"ratio":{},"goal_ratio":{},"goal_met":{}}}"#,
                 server.name(),
