@@ -25,9 +25,9 @@
 //! partitions of a topic, as fast as it can, and commits every `--commit-ms` (100) ms:
 //! begin, send for 100 ms, commit (which waits for every record), again. Before round 1 each
 //! server gets `--warmup` (20) seconds of this load (Kafka's JIT), in windows of 5 s on a
-//! topic each (a `warmup` line each). Each round, each server (kcoord first in odd rounds, Kafka first in even ones):
-//! `--ramp` (1) s of transactions, then transactions for `--seconds` (8) s measured from
-//! before a begin to after a commit. Every round (and the warm-up) writes to a new topic,
+//! topic each (a `warmup` line each). Each round, each server (kcoord first in odd rounds,
+//! Kafka first in even ones): `--ramp` (1) s of transactions, then transactions for
+//! `--seconds` (8) s measured from before a begin to after a commit. Every round (and the warm-up) writes to a new topic,
 //! deleted after it (a round writes gigabytes), then a 2 s pause; Kafka runs with
 //! `log.segment.delete.delay.ms=0` so that it too deletes the files then, not a minute later
 //! within another measurement. Reported: MB of committed record values per server
@@ -39,7 +39,7 @@
 //! transactions of `--txn-records` (1000) records, every `--abort-every` (5)th aborted (after a
 //! flush, so its records are in the log). Each round, for each isolation level (in alternating
 //! order), `--consumers` (2) raw connections read their share of the partitions from offset 0
-//! to the log end, `--passes` (4) times, one Fetch v16 in flight each, sessionless,
+//! to the log end, `--passes` (12) times, one Fetch v16 in flight each, sessionless,
 //! partition_max_bytes `--partition-max-bytes` (1 MiB), max_bytes 50 MiB. The read_committed
 //! consumer drops the aborted transactions' batches as Kafka's consumer does (the response's
 //! aborted transactions, then the abort markers) and must see exactly the committed records;
@@ -202,6 +202,20 @@ pub fn cpu(pid: u32) -> Result<f64, String> {
     fleet::cpu_seconds(&pid.to_string()).ok_or_else(|| format!("cannot read /proc/{pid}/stat"))
 }
 
+/// The system part of [`cpu`] (`stime`): the kernel's work for the process, copies into and
+/// out of sockets and the page cache mostly.
+pub fn sys_cpu(pid: u32) -> Result<f64, String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    let after = text.rfind(')').map_or("", |i| &text[i + 1..]);
+    after
+        .split_whitespace()
+        .nth(12)
+        .and_then(|t| t.parse::<f64>().ok())
+        .map(|ticks| ticks / 100.0)
+        .ok_or_else(|| format!("no stime in /proc/{pid}/stat"))
+}
+
 pub fn self_cpu() -> Result<f64, String> {
     fleet::cpu_seconds("self").ok_or_else(|| "cannot read /proc/self/stat".to_string())
 }
@@ -309,6 +323,8 @@ struct ProduceRun {
     stats: TxnStats,
     seconds: f64,
     server_cpu_s: f64,
+    /// The system part of `server_cpu_s`.
+    server_sys_s: f64,
     client_cpu_s: f64,
 }
 
@@ -337,14 +353,16 @@ fn produce_window(
     let value = produce::record_value(options.record_bytes, 11);
     let ramp_end = Instant::now() + Duration::from_secs_f64(ramp);
     transactions_until(&server.producer, topic, options, &value, ramp_end)?;
-    let (server0, client0, started) = (cpu(server.pid)?, self_cpu()?, Instant::now());
+    let (server0, sys0) = (cpu(server.pid)?, sys_cpu(server.pid)?);
+    let (client0, started) = (self_cpu()?, Instant::now());
     let until = started + Duration::from_secs_f64(seconds);
     let stats = transactions_until(&server.producer, topic, options, &value, until)?;
-    let (server1, client1) = (cpu(server.pid)?, self_cpu()?);
+    let (server1, sys1, client1) = (cpu(server.pid)?, sys_cpu(server.pid)?, self_cpu()?);
     Ok(ProduceRun {
         stats,
         seconds: started.elapsed().as_secs_f64(),
         server_cpu_s: server1 - server0,
+        server_sys_s: sys1 - sys0,
         client_cpu_s: client1 - client0,
     })
 }
@@ -378,7 +396,7 @@ fn produce_line(server: &Server, measure: &str, round: usize, options: &Options,
     let s = &r.stats;
     let per_cpu = r.mb_per_server_cpu_s(options.record_bytes);
     println!(
-        r#"{{"bench":"transactions","measure":"{measure}","server":"{}","round":{round},"partitions":{},"record_bytes":{},"commit_ms":{},"seconds":{:.2},"transactions":{},"records":{},"mb":{:.1},"mb_per_s":{:.1},"server_cpu_s":{:.2},"server_cores":{:.2},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"mean_txn_ms":{:.1},"mean_flush_ms":{:.1},"mean_commit_ms":{:.1}}}"#,
+        r#"{{"bench":"transactions","measure":"{measure}","server":"{}","round":{round},"partitions":{},"record_bytes":{},"commit_ms":{},"seconds":{:.2},"transactions":{},"records":{},"mb":{:.1},"mb_per_s":{:.1},"server_cpu_s":{:.2},"server_sys_s":{:.2},"server_cores":{:.2},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"mean_txn_ms":{:.1},"mean_flush_ms":{:.1},"mean_commit_ms":{:.1}}}"#,
         server.name(),
         options.partitions,
         options.record_bytes,
@@ -389,6 +407,7 @@ fn produce_line(server: &Server, measure: &str, round: usize, options: &Options,
         r.mb(options.record_bytes),
         r.mb(options.record_bytes) / r.seconds,
         r.server_cpu_s,
+        r.server_sys_s,
         r.server_cpu_s / r.seconds,
         txn_options::json_f64(per_cpu, 1),
         r.client_cpu_s,

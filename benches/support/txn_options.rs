@@ -79,7 +79,7 @@ fn defaults(bench: bool) -> Options {
         txn_records: if bench { 1000 } else { 200 },
         abort_every: 5,
         consumers: 2,
-        passes: if bench { 4 } else { 1 },
+        passes: if bench { 12 } else { 1 },
         partition_max_bytes: 1 << 20,
         pin_servers: None,
         pin_load: None,

@@ -19,7 +19,7 @@ use tokio::net::TcpStream;
 use uuid::Uuid;
 
 use crate::txn_options::{json_f64, Options, ServerKind};
-use crate::{cpu, fleet, self_cpu, Server};
+use crate::{cpu, fleet, self_cpu, sys_cpu, Server};
 
 const GOAL_RATIO: f64 = 0.9;
 const FETCH_VERSION: i16 = 16;
@@ -48,7 +48,8 @@ mod producer_side {
     use crate::{drain, produce, send_records, Server, TxnStats, TXN_TIMEOUT};
 
     /// Writes `--fill-mb` of records in transactions of `--txn-records`, every
-    /// `--abort-every`th aborted after a flush (so that its records are in the log).
+    /// `--abort-every`th aborted; each drained first (so that an aborted one's records are in
+    /// the log, and the commit does not wait in the `rdkafka` crate's flush).
     pub fn fill(
         server: &Server,
         options: &Options,
@@ -73,8 +74,8 @@ mod producer_side {
                 .min(total - stats.committed_records - stats.aborted_records);
             let sent = send_records(p, &topic, options.partitions, &value, Some(want), None)?;
             stats.transactions += 1;
+            drain(p)?;
             if stats.transactions % options.abort_every == 0 {
-                drain(p)?;
                 p.abort_transaction(TXN_TIMEOUT)
                     .map_err(|e| err("abort", e))?;
                 stats.aborted += 1;
@@ -395,7 +396,8 @@ fn catchup(
 ) -> Result<f64, String> {
     let consumers = options.consumers.min(topic.ends.len());
     let pmb = i32::try_from(options.partition_max_bytes).map_err(|_| "--partition-max-bytes")?;
-    let (server0, client0, started) = (cpu(server.pid)?, self_cpu()?, Instant::now());
+    let (server0, sys0) = (cpu(server.pid)?, sys_cpu(server.pid)?);
+    let (client0, started) = (self_cpu()?, Instant::now());
     let mut total = Read::default();
     for _ in 0..options.passes {
         let tasks: Vec<_> = (0..consumers)
@@ -429,12 +431,12 @@ fn catchup(
         total.add(&pass);
     }
     let seconds = started.elapsed().as_secs_f64();
-    let (server1, client1) = (cpu(server.pid)?, self_cpu()?);
-    let server_cpu_s = server1 - server0;
+    let (server1, sys1, client1) = (cpu(server.pid)?, sys_cpu(server.pid)?, self_cpu()?);
+    let (server_cpu_s, server_sys_s) = (server1 - server0, sys1 - sys0);
     let mb = total.bytes as f64 / 1e6;
     let per_cpu = mb / server_cpu_s;
     println!(
-        r#"{{"bench":"transactions","measure":"catchup","server":"{}","round":{round},"isolation":"{}","partitions":{},"consumers":{consumers},"passes":{},"partition_max_bytes":{},"mb":{mb:.1},"records":{},"dropped_records":{},"fetches":{},"seconds":{seconds:.2},"server_cpu_s":{server_cpu_s:.2},"mb_per_server_cpu_s":{},"records_per_server_cpu_s":{},"client_cpu_s":{:.2}}}"#,
+        r#"{{"bench":"transactions","measure":"catchup","server":"{}","round":{round},"isolation":"{}","partitions":{},"consumers":{consumers},"passes":{},"partition_max_bytes":{},"mb":{mb:.1},"records":{},"dropped_records":{},"fetches":{},"seconds":{seconds:.2},"server_cpu_s":{server_cpu_s:.2},"server_sys_s":{server_sys_s:.2},"mb_per_server_cpu_s":{},"records_per_server_cpu_s":{},"client_cpu_s":{:.2}}}"#,
         server.name(),
         if isolation_level == READ_COMMITTED {
             "read_committed"
