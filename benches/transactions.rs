@@ -508,12 +508,14 @@ fn bench(options: &Options, rt: &tokio::runtime::Runtime) -> Result<(), String> 
     }
     let mut servers = Vec::new();
     for &kind in &options.servers {
-        servers.push(start_server(kind, options, rt)?);
+        let server = start_server(kind, options, rt)?;
         eprintln!(
-            "transactions: {} serves at {}",
-            kind.name(),
-            servers.last().map_or("", |s| s.addr.as_str())
+            "transactions: {} serves at {}, pid {}",
+            server.name(),
+            server.addr,
+            server.pid
         );
+        servers.push(server);
     }
     let result = (|| {
         if options.measures.contains(&Measure::Produce) {
