@@ -135,7 +135,7 @@ impl Drop for KafkaBroker {
 }
 
 /// `interop/target/test-classes` plus the module's dependencies, compiled and resolved by Maven.
-fn interop_classpath(root: &Path) -> Result<String, String> {
+pub fn interop_classpath(root: &Path) -> Result<String, String> {
     let pom = root.join("interop/pom.xml");
     let list: PathBuf = root.join("interop/target/bench-classpath.txt");
     let status = Command::new("mvn")
