@@ -235,8 +235,19 @@ async fn a_shard_log_is_compacted_on_disk_and_replays_to_the_same_offsets() {
             }],
             ..Default::default()
         };
-        let response = admin.send(simple, 9).await.expect("OffsetCommit");
-        assert_eq!(response.topics[0].partitions[0].error_code, 0);
+        // The group's shard loads its (empty) log right after the start: until it has, a commit
+        // is answered COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let response = admin.send(simple.clone(), 9).await.expect("OffsetCommit");
+            let code = response.topics[0].partitions[0].error_code;
+            if code != ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code() {
+                assert_eq!(code, 0);
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never loaded");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
     let before = committed(&admin, "busy").await;
     let logs: u64 = shard_log_sizes(dir.path()).iter().sum();
