@@ -325,20 +325,13 @@ impl App {
         text.get(start..).unwrap_or_default().to_string()
     }
 
-    /// `close` on stdin (a clean close, up to 30 s), then SIGKILL if it still runs.
+    /// `close` on stdin (a clean close, up to 40 s), then SIGKILL if it still runs.
     fn close(mut self) {
         if let Some(stdin) = self.child.stdin.as_mut() {
             let _ = stdin.write_all(b"close\n");
             let _ = stdin.flush();
         }
-        for _ in 0..400 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        kafka::wait_or_kill(&mut self.child, Duration::from_secs(40));
     }
 }
 

@@ -123,15 +123,21 @@ impl Drop for KafkaBroker {
         if let Some(mut stdin) = self.stdin.take() {
             let _ = stdin.flush();
         }
-        for _ in 0..300 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        wait_or_kill(&mut self.child, Duration::from_secs(30));
     }
+}
+
+/// Waits up to `grace` for `child` to exit, then kills it.
+pub fn wait_or_kill(child: &mut std::process::Child, grace: Duration) {
+    let deadline = std::time::Instant::now() + grace;
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// `interop/target/test-classes` plus the module's dependencies, compiled and resolved by Maven.
