@@ -79,6 +79,15 @@ fn varint_len(v: i64) -> usize {
     uvarint_len(((v << 1) ^ (v >> 63)) as u64)
 }
 
+/// Who commits: a member id (empty for an admin or a simple consumer), a classic static
+/// member's instance id, and the generation (classic) or member epoch (streams), -1 for none.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitMember<'a> {
+    pub member_id: &'a str,
+    pub group_instance_id: Option<&'a str>,
+    pub generation_or_epoch: i32,
+}
+
 impl CoordinatorShard {
     /// OffsetCommit (`OffsetMetadataManager.commitOffset` with `StreamsGroup.validateOffsetCommit`).
     /// Returns one code per offset (OFFSET_METADATA_TOO_LARGE or NONE); a request-level error
@@ -93,6 +102,40 @@ impl CoordinatorShard {
         offsets: &[OffsetToCommit],
         now: i64,
     ) -> Outcome<Result<Vec<ErrorCode>>> {
+        let member = CommitMember {
+            member_id,
+            group_instance_id: None,
+            generation_or_epoch: member_epoch,
+        };
+        self.commit_offsets_of(&member, group_id, api_version, offsets, now)
+    }
+
+    /// [`CoordinatorShard::commit_offsets`] for a member that may be a classic group's static
+    /// member.
+    pub fn commit_offsets_of(
+        &self,
+        member: &CommitMember<'_>,
+        group_id: &str,
+        api_version: i16,
+        offsets: &[OffsetToCommit],
+        now: i64,
+    ) -> Outcome<Result<Vec<ErrorCode>>> {
+        if let Some(group) = self.classic_group(group_id) {
+            let checked = group.validate_offset_commit(
+                member.member_id,
+                member.group_instance_id,
+                member.generation_or_epoch,
+                false,
+            );
+            return match checked {
+                Ok(()) => commit_records(group_id, offsets, now),
+                Err(code) => Outcome::answer(Err(CoordinatorError {
+                    code,
+                    message: None,
+                })),
+            };
+        }
+        let (member_id, member_epoch) = (member.member_id, member.generation_or_epoch);
         match self.check_commit(group_id, member_id, member_epoch, api_version, offsets) {
             Ok(()) => commit_records(group_id, offsets, now),
             Err(e) => Outcome::answer(Err(e)),

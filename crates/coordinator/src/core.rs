@@ -52,6 +52,7 @@ impl CoordinatorShard {
     /// replayed), with what is kept only in memory started afresh as [`CoordinatorShard::from_log`]
     /// says.
     pub fn reloaded(&self, store: Store, now: i64) -> CoordinatorShard {
+        let classic = self.classic.loaded(&store.state().classic_groups, now);
         let mut shard = CoordinatorShard {
             store,
             topics: self.topics.clone(),
@@ -73,6 +74,7 @@ impl CoordinatorShard {
                 last_epochs: Default::default(),
                 ..self.txn.clone()
             },
+            classic,
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);

@@ -41,6 +41,8 @@ pub enum Effect {
     GroupsElsewhere(usize),
     /// What the transaction coordinator keeps in memory.
     Txn(crate::transactions::TxnEffect),
+    /// What the classic groups keep in memory.
+    Classic(crate::classic::ClassicEffect),
 }
 
 /// A change to one member's timers or reported offsets.
@@ -149,6 +151,7 @@ impl CoordinatorShard {
             }
             Effect::GroupsElsewhere(groups) => self.groups_elsewhere = groups,
             Effect::Txn(effect) => self.apply_txn_effect(effect),
+            Effect::Classic(effect) => self.apply_classic(effect),
         }
     }
 

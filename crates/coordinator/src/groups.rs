@@ -6,6 +6,9 @@ use kcoord_wire::messages::streams_group_describe_response as d;
 use kcoord_wire::records::OffsetCommitKey;
 use kcoord_wire::ErrorCode;
 
+use kcoord_wire::messages::describe_groups_response::DescribedGroup;
+
+use crate::classic::ClassicGroupState;
 use crate::effects::{Effect, GroupEffect};
 use crate::error::{CoordinatorError, Result};
 use crate::record_builders;
@@ -14,6 +17,8 @@ use crate::Outcome;
 
 /// The protocol type and group type Kafka reports for streams groups.
 pub const STREAMS: &str = "streams";
+/// The group type of classic groups.
+pub const CLASSIC: &str = "classic";
 
 /// One entry of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,13 +94,21 @@ impl CoordinatorShard {
                 group_type: STREAMS.into(),
             })
             .collect();
+        out.extend(self.classic_groups().map(|g| ListedGroup {
+            group_id: g.group_id.to_string(),
+            protocol_type: g.protocol_type.clone().unwrap_or_default(),
+            group_state: g.state.name().into(),
+            group_type: CLASSIC.into(),
+        }));
         for group_id in state.offsets.group_ids() {
-            if state.streams_groups.get(group_id).is_none() {
+            if state.streams_groups.get(group_id).is_none()
+                && self.classic_group(group_id).is_none()
+            {
                 out.push(ListedGroup {
                     group_id: group_id.to_string(),
                     protocol_type: String::new(),
                     group_state: "Empty".into(),
-                    group_type: "classic".into(),
+                    group_type: CLASSIC.into(),
                 });
             }
         }
@@ -117,13 +130,22 @@ impl CoordinatorShard {
                 }))
             }
             Some(g) => records.extend(record_builders::delete_group(g)),
-            None if state.offsets.group(group_id).is_none() => {
-                return Outcome::answer(Err(CoordinatorError::new(
-                    ErrorCode::GROUP_ID_NOT_FOUND,
-                    format!("Group {group_id} not found."),
-                )))
-            }
-            None => {}
+            None => match self.classic_group(group_id) {
+                Some(g) if !g.is(ClassicGroupState::Empty) => {
+                    return Outcome::answer(Err(CoordinatorError {
+                        code: ErrorCode::NON_EMPTY_GROUP,
+                        message: None,
+                    }))
+                }
+                Some(_) => records.extend(self.expire_classic_group(group_id)),
+                None if state.offsets.group(group_id).is_none() => {
+                    return Outcome::answer(Err(CoordinatorError::new(
+                        ErrorCode::GROUP_ID_NOT_FOUND,
+                        format!("Group {group_id} not found."),
+                    )))
+                }
+                None => {}
+            },
         }
         if let Some(offsets) = state.offsets.group(group_id) {
             for (topic, partition) in offsets.keys() {
@@ -141,9 +163,15 @@ impl CoordinatorShard {
         Outcome {
             records: crate::at_latest_version(records),
             response: Ok(()),
-            effects: vec![Effect::Group(GroupEffect::Gone {
-                group_id: group_id.into(),
-            })],
+            effects: vec![
+                Effect::Group(GroupEffect::Gone {
+                    group_id: group_id.into(),
+                }),
+                Effect::Classic(crate::classic::ClassicEffect::Group {
+                    group_id: group_id.into(),
+                    group: None,
+                }),
+            ],
         }
     }
 
@@ -160,11 +188,12 @@ impl CoordinatorShard {
         all
     }
 
-    /// DescribeGroups (the classic API): a streams group is not a classic group.
+    /// DescribeGroups (the classic API), without the authorized operations: a streams group
+    /// is not a classic group; a group known only by its offsets is an Empty one.
     pub fn describe_classic_group(
         &self,
         group_id: &str,
-    ) -> std::result::Result<&'static str, CoordinatorError> {
+    ) -> std::result::Result<DescribedGroup, CoordinatorError> {
         let state = self.store.state();
         if state.streams_groups.get(group_id).is_some() {
             return Err(CoordinatorError::new(
@@ -172,8 +201,15 @@ impl CoordinatorShard {
                 format!("Group {group_id} is not a classic group."),
             ));
         }
+        if let Some(group) = self.classic_group(group_id) {
+            return Ok(crate::classic::describe(group));
+        }
         if state.offsets.group(group_id).is_some() {
-            return Ok("Empty");
+            return Ok(DescribedGroup {
+                group_id: group_id.to_owned(),
+                group_state: ClassicGroupState::Empty.name().to_owned(),
+                ..Default::default()
+            });
         }
         Err(CoordinatorError::new(
             ErrorCode::GROUP_ID_NOT_FOUND,

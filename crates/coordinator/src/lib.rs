@@ -4,6 +4,7 @@
 //! shard, touch sockets or tasks, or read a clock; `kcoord_runtime::Runtime` commits their
 //! outcomes.
 pub mod assignor;
+pub mod classic;
 pub mod commits;
 pub mod configured_topology;
 mod core;

@@ -8,6 +8,7 @@ use kcoord_metadata::{Record, TopicsImage};
 use kcoord_wire::records::OffsetCommitKey;
 use uuid::Uuid;
 
+use crate::classic::ClassicGroupState;
 use crate::effects::{Effect, GroupEffect};
 use crate::groups::subscribed_to;
 use crate::record_builders;
@@ -94,11 +95,15 @@ impl CoordinatorShard {
             self.expire_group(group_id, now, &mut expiry);
         }
         let mut effects = vec![Effect::OffsetExpiryAt(now.saturating_add(interval))];
-        effects.extend(expiry.deleted.into_iter().map(|group_id| {
-            Effect::Group(GroupEffect::Gone {
+        for group_id in expiry.deleted {
+            effects.push(Effect::Group(GroupEffect::Gone {
                 group_id: group_id.as_str().into(),
-            })
-        }));
+            }));
+            effects.push(Effect::Classic(crate::classic::ClassicEffect::Group {
+                group_id: group_id.as_str().into(),
+                group: None,
+            }));
+        }
         Outcome {
             records: crate::at_latest_version(expiry.records),
             response: expiry.events,
@@ -113,6 +118,7 @@ impl CoordinatorShard {
             .streams_groups
             .iter()
             .map(|g| g.group_id.as_str())
+            .chain(self.classic_groups().map(|g| g.group_id.as_str()))
             .chain(state.offsets.group_ids())
             .collect();
         group_ids.sort_unstable();
@@ -124,12 +130,21 @@ impl CoordinatorShard {
         let state = self.store.state();
         let retention = self.base.config.offsets_retention_ms;
         let group = state.streams_groups.get(group_id);
+        let classic = self.classic_group(group_id);
+        if classic.is_some_and(|g| g.protocol_type.is_some() && !g.is(ClassicGroupState::Empty)) {
+            // Kafka expires a live classic group's offsets only for topics its consumers no
+            // longer subscribe to; kcoord keeps them all while it has members.
+            return;
+        }
+        // An empty classic group's offsets age from when it became empty.
+        let emptied = classic.and_then(|g| g.protocol_type.as_ref().and(g.state_timestamp));
         let mut all_expired = true;
         let mut expired = 0;
         if let Some(offsets) = state.offsets.group(group_id) {
             for ((topic, partition), committed) in offsets {
                 let subscribed = group.is_some_and(|g| subscribed_to(g, topic));
-                if !subscribed && now.saturating_sub(committed.commit_timestamp) >= retention {
+                let since = emptied.unwrap_or(committed.commit_timestamp);
+                if !subscribed && now.saturating_sub(since) >= retention {
                     expiry.records.push(tombstone(group_id, topic, *partition));
                     expired += 1;
                 } else {
@@ -145,6 +160,16 @@ impl CoordinatorShard {
         }
         // An offsets-only group is gone with its last offset; a streams group needs its
         // tombstones, and only when it is empty.
+        if let Some(tombstone) = classic
+            .filter(|_| all_expired)
+            .and_then(|_| self.expire_classic_group(group_id))
+        {
+            expiry.records.push(tombstone);
+            expiry.deleted.push(group_id.to_owned());
+            expiry.events.push(TickEvent::GroupExpired {
+                group_id: group_id.to_owned(),
+            });
+        }
         if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
             expiry.records.extend(record_builders::delete_group(g));
             expiry.deleted.push(group_id.to_owned());

@@ -110,6 +110,8 @@ pub struct CoordinatorShard {
     pub(crate) steady_hits: u64,
     /// What the transaction coordinator keeps in memory.
     pub(crate) txn: crate::transactions::TxnSoftState,
+    /// The classic groups, which Kafka too keeps in memory.
+    pub(crate) classic: crate::classic::ClassicSoftState,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -141,6 +143,7 @@ impl CoordinatorShard {
             stats: ShardStats::default(),
             steady_hits: 0,
             txn: Default::default(),
+            classic: Default::default(),
         }
     }
 
@@ -245,6 +248,7 @@ impl CoordinatorShard {
             .chain(delay)
             .chain(self.expiry_next)
             .chain(self.transaction_check_deadline())
+            .chain(self.next_classic_deadline())
             .min()
     }
 

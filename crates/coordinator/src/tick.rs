@@ -48,6 +48,12 @@ pub enum TickEvent {
     TransactionalIdExpired {
         transactional_id: String,
     },
+    /// A classic group's member went without heartbeats for its session timeout (or a new or
+    /// pending member never came back) and was removed.
+    ClassicMemberExpired {
+        group_id: String,
+        member_id: String,
+    },
 }
 
 /// What a tick did: its events, the jobs that failed (logged by the owner, the others went
@@ -76,6 +82,9 @@ pub fn tick<L: Log>(runtime: &mut Runtime<CoordinatorShard, L>, now: i64) -> Tic
             return tick;
         }
     }
+    if !tick_classic(runtime, now, &mut tick) {
+        return tick;
+    }
     for group_id in runtime.ended_initial_delays(now) {
         let ended = runtime.run(|shard| shard.end_initial_delay(&group_id, now));
         if !tick.record(ended.map(|done| done.response)) {
@@ -95,6 +104,28 @@ pub fn tick<L: Log>(runtime: &mut Runtime<CoordinatorShard, L>, now: i64) -> Tic
         }
     }
     tick
+}
+
+/// The classic groups' due timers, each its own job; false when the tick must stop.
+fn tick_classic<L: Log>(
+    runtime: &mut Runtime<CoordinatorShard, L>,
+    now: i64,
+    tick: &mut Tick,
+) -> bool {
+    let due = match runtime.run(|shard| shard.take_due_classic_timers(now)) {
+        Ok(done) => done.response,
+        Err(refused) => {
+            tick.failed(refused);
+            return tick.diverged.is_none();
+        }
+    };
+    for timer in &due {
+        let fired = runtime.run(|shard| shard.fire_classic_timer(timer, now));
+        if !tick.record(fired.map(|done| done.response.map(Ok))) {
+            return false;
+        }
+    }
+    true
 }
 
 impl Tick {

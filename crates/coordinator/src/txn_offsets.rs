@@ -17,6 +17,8 @@ pub struct TxnOffsetCommit<'a> {
     pub group_id: &'a str,
     pub producer_id: i64,
     pub member_id: &'a str,
+    /// A classic group's static member.
+    pub group_instance_id: Option<&'a str>,
     /// The generation, or for a streams group the member epoch; -1 for a simple group.
     pub generation_id_or_member_epoch: i32,
     pub api_version: i16,
@@ -60,6 +62,14 @@ impl CoordinatorShard {
             message: None,
         };
         let generation = req.generation_id_or_member_epoch;
+        if let Some(group) = self.classic_group(req.group_id) {
+            return group
+                .validate_offset_commit(req.member_id, req.group_instance_id, generation, true)
+                .map_err(|code| CoordinatorError {
+                    code,
+                    message: None,
+                });
+        }
         let Some(group) = self.group(req.group_id) else {
             let state = self.store.state();
             let simple = state.offsets.group(req.group_id).is_some()

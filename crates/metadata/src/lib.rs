@@ -14,6 +14,7 @@ pub mod snapshot;
 
 pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
+pub use image::classic_groups::ClassicGroupsImage;
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
@@ -55,6 +56,8 @@ pub enum ReplayError {
 pub struct LogState {
     pub topics: TopicsImage,
     pub streams_groups: StreamsGroupsImage,
+    /// Classic groups as their last GroupMetadata record left them.
+    pub classic_groups: ClassicGroupsImage,
     pub offsets: OffsetsImage,
     pub brokers: BrokersImage,
     pub features: FeaturesImage,
@@ -68,7 +71,8 @@ pub struct LogState {
     pub transactions: TransactionsImage,
     /// Offsets committed inside open transactions.
     pub txn_offsets: TxnOffsetsImage,
-    /// Distinct group ids among the streams groups and the groups with committed offsets.
+    /// Distinct group ids among the streams groups, the classic groups and the groups with
+    /// committed offsets.
     groups: usize,
 }
 
@@ -80,22 +84,32 @@ impl LogState {
     }
 
     fn holds_group(&self, group_id: &str) -> bool {
-        self.streams_groups.get(group_id).is_some() || self.offsets.group(group_id).is_some()
+        self.streams_groups.get(group_id).is_some()
+            || self.classic_groups.get(group_id).is_some()
+            || self.offsets.group(group_id).is_some()
     }
 
     fn count_groups(&self) -> usize {
+        let classic_only = self
+            .classic_groups
+            .iter()
+            .filter(|(g, _)| self.streams_groups.get(g).is_none())
+            .count();
         let offsets_only = self
             .offsets
             .group_ids()
-            .filter(|g| self.streams_groups.get(g).is_none())
+            .filter(|g| {
+                self.streams_groups.get(g).is_none() && self.classic_groups.get(g).is_none()
+            })
             .count();
-        self.streams_groups.len() + offsets_only
+        self.streams_groups.len() + classic_only + offsets_only
     }
 
     /// The group a coordinator record belongs to.
     fn group_of(record: &Record) -> Option<&str> {
         match record {
             Record::OffsetCommit(k, _) => Some(&k.group),
+            Record::GroupMetadata(k, _) => Some(&k.group),
             Record::StreamsGroupMetadata(k, _) => Some(&k.group_id),
             Record::StreamsGroupMemberMetadata(k, _) => Some(&k.group_id),
             Record::StreamsGroupTargetAssignmentMetadata(k, _) => Some(&k.group_id),
@@ -157,6 +171,7 @@ impl LogState {
                 .replay_remove_credential(r)
                 .map_err(inconsistent)?,
             Record::OffsetCommit(k, v) => self.offsets.replay(k, v.as_ref(), offset),
+            Record::GroupMetadata(k, v) => self.classic_groups.replay(k, v.as_ref()),
             Record::TransactionLog(k, v) => self.transactions.replay(k, v.as_ref()),
             Record::TxnOffsetCommit(k, v) => self.txn_offsets.replay(k, v.as_ref(), offset),
             Record::StreamsGroupMetadata(k, v) => {
@@ -338,6 +353,7 @@ const PRODUCER_IDS: u16 = 1 << 6;
 const SECURITY: u16 = 1 << 7;
 const TRANSACTIONS: u16 = 1 << 8;
 const TXN_OFFSETS: u16 = 1 << 9;
+const CLASSIC_GROUPS: u16 = 1 << 10;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`LogState::replay`]: only controller records are checked against the state).
@@ -357,6 +373,7 @@ fn footprint(record: &Record) -> (u16, bool) {
         | Record::UserScramCredential(_)
         | Record::RemoveUserScramCredential(_) => (SECURITY, true),
         Record::OffsetCommit(..) => (OFFSETS, false),
+        Record::GroupMetadata(..) => (CLASSIC_GROUPS, false),
         Record::StreamsGroupMetadata(..)
         | Record::StreamsGroupMemberMetadata(..)
         | Record::StreamsGroupTargetAssignmentMetadata(..)
@@ -390,6 +407,7 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
         let mut scratch = LogState {
             topics: copy_if(touched, TOPICS, &state.topics),
             streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
+            classic_groups: copy_if(touched, CLASSIC_GROUPS, &state.classic_groups),
             offsets: copy_if(touched, OFFSETS, &state.offsets),
             brokers: copy_if(touched, BROKERS, &state.brokers),
             features: copy_if(touched, FEATURES, &state.features),

@@ -131,6 +131,7 @@ records! {
     }
     keyed {
         OffsetCommit(OffsetCommitKey, OffsetCommitValue),
+        GroupMetadata(GroupMetadataKey, GroupMetadataValue),
         StreamsGroupMetadata(StreamsGroupMetadataKey, StreamsGroupMetadataValue),
         StreamsGroupMemberMetadata(StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue),
         StreamsGroupTargetAssignmentMetadata(StreamsGroupTargetAssignmentMetadataKey, StreamsGroupTargetAssignmentMetadataValue),

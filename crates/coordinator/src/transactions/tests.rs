@@ -261,6 +261,7 @@ fn txn_commit(
         group_id: "g",
         producer_id,
         member_id: "",
+        group_instance_id: None,
         generation_id_or_member_epoch: generation,
         api_version: 4,
         offsets,

@@ -49,7 +49,9 @@ impl Stats {
     pub fn count_tick(&mut self, events: &[TickEvent]) {
         for event in events {
             match event {
-                TickEvent::SessionExpired { .. } => self.sessions_expired += 1,
+                TickEvent::SessionExpired { .. } | TickEvent::ClassicMemberExpired { .. } => {
+                    self.sessions_expired += 1
+                }
                 TickEvent::RebalanceTimedOut { .. } => self.rebalances_timed_out += 1,
                 TickEvent::AssignmentComputed { .. } => self.delayed_assignments += 1,
                 TickEvent::GroupExpired { .. } => self.groups_expired += 1,

@@ -233,6 +233,7 @@ impl World {
             group_id: TXN_GROUP,
             producer_id: pid,
             member_id: "",
+            group_instance_id: None,
             generation_id_or_member_epoch: -1,
             api_version: 4,
             offsets: &offsets,

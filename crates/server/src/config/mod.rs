@@ -6,6 +6,7 @@
 //! is set up (which itself depends on `log.level`).
 
 pub mod authorizer;
+pub mod classic_groups;
 pub mod connections;
 pub mod controller;
 pub mod coordinator_log;
@@ -93,6 +94,8 @@ pub struct Config {
     pub streams: GroupCoordinatorConfig,
     /// The transaction coordinator (`transaction.*`).
     pub transactions: kcoord_coordinator::TransactionConfig,
+    /// Classic groups (`group.min.session.timeout.ms` and siblings).
+    pub classic_groups: kcoord_coordinator::classic::ClassicGroupConfig,
     /// `transaction.partition.verification.enable` (KIP-890 part 1).
     pub transaction_partition_verification: bool,
     /// The controller role: `metadata.version`, broker sessions, the durable metadata log.
@@ -254,6 +257,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         )?,
         streams: streams::read(r)?,
         transactions: transactions::read(r)?,
+        classic_groups: classic_groups::read(r)?,
         transaction_partition_verification: transactions::read_partition_verification(r)?,
         controller,
         log,

@@ -1,6 +1,7 @@
 //! DescribeGroups (key 15), v0-6: the classic groups API, after Kafka's
-//! `GroupMetadataManager.describeGroups`. There are no classic members here; a group known only
-//! by its committed offsets is an Empty classic group (protocol type "", no members). A streams
+//! `GroupMetadataManager.describeGroups`. A classic group shows its state, protocol type and
+//! members (with their metadata and assignment once Stable); a group known only by its
+//! committed offsets is an Empty classic group (protocol type "", no members). A streams
 //! group is "not a classic group", and an unknown group is not found: v6 answers
 //! GROUP_ID_NOT_FOUND with Kafka's message and state Dead, older versions just state Dead with
 //! no error, as Kafka does. A group the principal may not DESCRIBE is
@@ -54,19 +55,13 @@ pub async fn handle(
         .iter()
         .zip(answers)
         .map(|(id, answer)| match answer {
-            Ok(Ok(state)) => DescribedGroup {
-                group_id: id.clone(),
-                error_code: ErrorCode::NONE.code(),
-                group_state: state.to_owned(),
-                protocol_type: String::new(),
-                protocol_data: String::new(),
-                members: Vec::new(),
+            Ok(Ok(described)) => DescribedGroup {
                 authorized_operations: if version >= 3 && req.include_authorized_operations {
                     authorized_operations(ctx, ResourceType::Group, id)
                 } else {
                     crate::rpc::authorize::AUTHORIZED_OPERATIONS_OMITTED
                 },
-                ..Default::default()
+                ..described
             },
             Ok(Err((code, message))) if code == ErrorCode::GROUP_ID_NOT_FOUND => {
                 if version >= 6 {

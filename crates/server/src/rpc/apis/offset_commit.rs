@@ -7,7 +7,8 @@
 //! partition is GROUP_AUTHORIZATION_FAILED; then, after the topic ids are resolved and before
 //! names are looked up, READ on each topic (TOPIC_AUTHORIZATION_FAILED). The rest goes to the group's shard, which applies the streams
 //! group rules (docs/kafka-coordinator-facts.md §4: admin commits to an empty or unknown group, v9+ for
-//! members, the member-epoch checks); a group-level refusal is answered on every one of those
+//! members, the member-epoch checks) or a classic group's (member, static instance and
+//! generation, REBALANCE_IN_PROGRESS before the sync); a group-level refusal is answered on every one of those
 //! partitions, as Kafka does. The offsets are kept in the shard's log as OffsetCommit records.
 //!
 //! A commit whose records would not fit one batch of `message.max.bytes` (Kafka's coordinator
@@ -15,7 +16,7 @@
 //! every partition sent to the shard, as Kafka does; here it is refused before the shard is
 //! locked, so it is refused even when the member check would have failed first in Kafka.
 
-use kcoord_coordinator::commits::{offset_commit_batch_bytes, OffsetToCommit};
+use kcoord_coordinator::commits::{offset_commit_batch_bytes, CommitMember, OffsetToCommit};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -186,15 +187,17 @@ async fn commit_on_shard(
     to_commit: Vec<OffsetToCommit>,
     pending: usize,
 ) -> Vec<ErrorCode> {
-    let group_id = req.group_id.clone();
-    let member_id = req.member_id.clone();
-    let epoch = req.generation_id_or_member_epoch;
+    let member = CommitMember {
+        member_id: &req.member_id,
+        group_instance_id: req.group_instance_id.as_deref(),
+        generation_or_epoch: req.generation_id_or_member_epoch,
+    };
     let committed = ctx
         .server
         .coordinators
         .for_group(&req.group_id)
-        .call(move |shard, now| {
-            shard.commit_offsets(&group_id, &member_id, epoch, version, &to_commit, now)
+        .call(|shard, now| {
+            shard.commit_offsets_of(&member, &req.group_id, version, &to_commit, now)
         })
         .await;
     match committed {

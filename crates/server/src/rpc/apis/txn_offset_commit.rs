@@ -129,6 +129,7 @@ async fn commit(
                 group_id: &req.group_id,
                 producer_id: req.producer_id,
                 member_id: &req.member_id,
+                group_instance_id: req.group_instance_id.as_deref(),
                 generation_id_or_member_epoch: req.generation_id_or_member_epoch,
                 api_version: version,
                 offsets: &offsets,

@@ -33,6 +33,9 @@ pub enum ShardError {
     /// shard was rebuilt from the log without them.
     #[error("the coordinator shard could not write its log")]
     NotDurable,
+    /// The request was parked and the shard forgot it (rebuilt from its log).
+    #[error("the coordinator shard was rebuilt while the request waited")]
+    Moved,
 }
 
 impl ShardError {
@@ -45,7 +48,7 @@ impl ShardError {
             // Kafka's group coordinator answers a write its log could not take (a storage error)
             // with NOT_COORDINATOR (`GroupCoordinatorService.normalizeException`): the client
             // looks the coordinator up again and retries.
-            ShardError::NotDurable => ErrorCode::NOT_COORDINATOR,
+            ShardError::NotDurable | ShardError::Moved => ErrorCode::NOT_COORDINATOR,
         }
     }
 }
@@ -84,6 +87,8 @@ pub(super) struct Locked {
     /// The deadline the timer task sleeps until (`i64::MAX`: none). Kept under the lock so a
     /// request that arms an earlier deadline always sees what the timer task is waiting for.
     pub(super) armed: i64,
+    /// JoinGroup and SyncGroup requests waiting for their group.
+    pub(super) parked: super::parked::Parked,
 }
 
 pub(super) struct Shared {
@@ -162,20 +167,20 @@ impl Shared {
             .groups_total
             .load(Ordering::Acquire)
             .saturating_sub(self.groups.load(Ordering::Acquire));
-        let runtime = &mut locked.runtime;
-        runtime.input(Effect::GroupsElsewhere(elsewhere));
-        let before = runtime.stats();
+        locked.runtime.input(Effect::GroupsElsewhere(elsewhere));
+        let before = locked.runtime.stats();
         self.jobs.fetch_add(1, Ordering::Relaxed);
         let now = started.ms();
-        let ran = runtime.run(|shard| handler(shard, now));
-        let answer = ran
-            .map(|done| (done.response, done.receipt))
-            .map_err(|refused| self.refused(runtime, refused, now));
-        self.publish_groups(runtime);
+        let ran = locked.runtime.run(|shard| handler(shard, now));
+        let answer = match ran {
+            Ok(done) => Ok((done.response, done.receipt)),
+            Err(refused) => Err(self.refused(locked, refused, now)),
+        };
+        self.publish_groups(&locked.runtime);
         // The clock is read again only for a job that computed an assignment.
         self.metrics
             .groups
-            .job_ran(before, runtime.stats(), || started.elapsed());
+            .job_ran(before, locked.runtime.stats(), || started.elapsed());
         answer
     }
 
@@ -183,14 +188,14 @@ impl Shared {
     /// state no longer follows it.
     fn refused<R>(
         &self,
-        runtime: &mut ShardRuntime,
+        locked: &mut Locked,
         refused: Refused<R, std::convert::Infallible>,
         now: i64,
     ) -> ShardError {
         match refused.error {
             RunError::Diverged(reason) => {
                 error!(shard = self.index, reason = %reason, "a coordinator job left the shard's state apart from its log; the shard is rebuilt from the log");
-                self.rebuild(runtime, now);
+                self.rebuild(locked, now);
             }
             other => error!(
                 shard = self.index,
@@ -203,7 +208,9 @@ impl Shared {
 
     /// Replaces the shard's state by its log replayed (the in-memory log holds every batch the
     /// durable log was given).
-    pub(super) fn rebuild(&self, runtime: &mut ShardRuntime, now: i64) {
+    pub(super) fn rebuild(&self, locked: &mut Locked, now: i64) {
+        locked.parked.clear();
+        let runtime = &mut locked.runtime;
         match Store::replay_log(runtime.store().log()) {
             Ok(store) => {
                 let rebuilt = runtime.reloaded(store, now);
@@ -213,6 +220,19 @@ impl Shared {
                 error!(shard = self.index, error = %e, "the coordinator shard's log does not replay; the shard stops");
                 self.stopped.store(true, Ordering::Release);
             }
+        }
+    }
+}
+
+impl Shared {
+    /// Wakes the timer task when the job brought the next deadline forward.
+    pub(super) fn wake_timers(&self, locked: &Locked) {
+        if locked
+            .runtime
+            .next_deadline()
+            .is_some_and(|d| d < locked.armed)
+        {
+            self.deadline_moved.notify_one();
         }
     }
 }
@@ -265,6 +285,22 @@ impl ShardHandle {
         &self,
         handler: impl FnOnce(&CoordinatorShard, i64) -> Outcome<R>,
     ) -> Result<R, ShardError> {
+        self.ready()?;
+        let (value, wait) = {
+            let mut locked = self.shared.lock();
+            let ran = self.shared.run_job(&mut locked, Stamp::now(), handler);
+            // A job of any kind (a LeaveGroup, a DeleteGroups) may answer parked requests.
+            self.shared.deliver(&mut locked);
+            self.shared.wake_timers(&locked);
+            ran?
+        };
+        wait.wait().await.map_err(|_| ShardError::NotDurable)?;
+        Ok(value)
+    }
+
+    /// Whether the shard takes requests: COORDINATOR_LOAD_IN_PROGRESS while it loads, as
+    /// Kafka's coordinator answers.
+    pub(super) fn ready(&self) -> Result<(), ShardError> {
         if self.is_loading() {
             return Err(if self.shared.stopped.load(Ordering::Acquire) {
                 ShardError::Unavailable
@@ -275,20 +311,7 @@ impl ShardHandle {
         if self.shared.stopped.load(Ordering::Acquire) {
             return Err(ShardError::Unavailable);
         }
-        let (value, wait) = {
-            let mut locked = self.shared.lock();
-            let ran = self.shared.run_job(&mut locked, Stamp::now(), handler);
-            if locked
-                .runtime
-                .next_deadline()
-                .is_some_and(|d| d < locked.armed)
-            {
-                self.shared.deadline_moved.notify_one();
-            }
-            ran?
-        };
-        wait.wait().await.map_err(|_| ShardError::NotDurable)?;
-        Ok(value)
+        Ok(())
     }
 
     /// Reads the shard's state as it is now, under its lock, without waiting for its log to be

@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use kcoord_coordinator::classic::ClassicGroupConfig;
 use kcoord_coordinator::{
     CoordinatorShard, Effect, GroupConfigRules, StreamsGroupConfig, TransactionConfig,
 };
@@ -47,6 +48,7 @@ use crate::metrics::Metrics;
 use crate::support::clock::Stamp;
 
 mod handle;
+mod parked;
 mod task;
 mod writer;
 
@@ -73,6 +75,7 @@ impl Coordinators {
             config,
             &CoordinatorLogSettings::default(),
             TransactionConfig::default(),
+            ClassicGroupConfig::default(),
             usize::MAX,
             Arc::new(Metrics::new([])),
         )
@@ -86,6 +89,7 @@ impl Coordinators {
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
         transactions: TransactionConfig,
+        classic: ClassicGroupConfig,
         max_groups: usize,
         metrics: Arc<Metrics>,
     ) -> (Coordinators, ShardTasks) {
@@ -105,12 +109,14 @@ impl Coordinators {
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
             let shard = CoordinatorShard::new(config.clone(), seed)
                 .with_max_groups(max_groups)
-                .with_transactions(transactions);
+                .with_transactions(transactions)
+                .with_classic_groups(classic.clone());
             let shared = Arc::new(Shared {
                 index,
                 locked: Mutex::new(Locked {
                     runtime: Runtime::new(shard, ShardSink::Memory),
                     armed: i64::MAX,
+                    parked: Default::default(),
                 }),
                 deadline_moved: Notify::new(),
                 stopped: AtomicBool::new(false),

@@ -236,8 +236,9 @@ impl ShardTask {
             }
             if let Some(reason) = &tick.diverged {
                 error!(shard = self.shared.index, reason = %reason, "a coordinator timer left the shard's state apart from its log; the shard is rebuilt from the log");
-                self.shared.rebuild(&mut locked.runtime, now);
+                self.shared.rebuild(&mut locked, now);
             }
+            self.shared.deliver(&mut locked);
             self.shared.publish_groups(&locked.runtime);
         }
         let next = locked.runtime.next_deadline();
@@ -291,6 +292,15 @@ fn log_tick_event(shard: usize, event: &TickEvent) {
             transactional_id = %transactional_id,
             producer_id,
             "transaction timed out: its producer is fenced and it is aborted"
+        ),
+        TickEvent::ClassicMemberExpired {
+            group_id,
+            member_id,
+        } => info!(
+            shard,
+            group = %group_id,
+            member = %member_id,
+            "classic group member removed: no heartbeat within its session timeout"
         ),
         TickEvent::TransactionalIdExpired { transactional_id } => info!(
             shard,

@@ -420,6 +420,7 @@ async fn require_stable_answers_unstable_offset_commit_while_a_transaction_holds
         group_id: "g",
         producer_id: 9,
         member_id: "",
+        group_instance_id: None,
         generation_id_or_member_epoch: -1,
         api_version: 3,
         offsets: &offsets,

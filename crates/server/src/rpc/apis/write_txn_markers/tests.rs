@@ -197,6 +197,7 @@ async fn a_group_shards_marker_settles_its_pending_offsets() {
         group_id: "g",
         producer_id: 7,
         member_id: "",
+        group_instance_id: None,
         generation_id_or_member_epoch: -1,
         api_version: 3,
         offsets: &offsets,
