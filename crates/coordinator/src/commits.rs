@@ -6,6 +6,7 @@ use kcoord_wire::records::{OffsetCommitKey, OffsetCommitValue};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
+use crate::classic::ClassicGroupState;
 use crate::error::{CoordinatorError, Result};
 use crate::groups::subscribed_to;
 use crate::shard::CoordinatorShard;
@@ -191,14 +192,26 @@ impl CoordinatorShard {
     ) -> Outcome<Result<Vec<Vec<ErrorCode>>>> {
         let state = self.store.state();
         let group = state.streams_groups.get(group_id);
-        if group.is_none() && state.offsets.group(group_id).is_none() {
+        let classic = self.classic_group(group_id);
+        if group.is_none() && classic.is_none() && state.offsets.group(group_id).is_none() {
             return Outcome::answer(Err(CoordinatorError::any_group_not_found(group_id)));
+        }
+        // Kafka's `ClassicGroup.validateOffsetDelete`: a live group that is not a consumer
+        // group keeps its offsets.
+        if classic.is_some_and(|g| !g.is(ClassicGroupState::Empty) && !g.uses_consumer_protocol()) {
+            return Outcome::answer(Err(CoordinatorError {
+                code: ErrorCode::NON_EMPTY_GROUP,
+                message: None,
+            }));
         }
         let committed = state.offsets.group(group_id);
         let mut records = Vec::new();
         let mut codes = Vec::with_capacity(topics.len());
         for (topic, partitions) in topics {
-            if group.is_some_and(|g| subscribed_to(g, topic)) {
+            let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
+                || classic
+                    .is_some_and(|g| !g.is(ClassicGroupState::Empty) && g.is_subscribed_to(topic));
+            if subscribed {
                 codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
                 continue;
             }

@@ -131,9 +131,12 @@ impl CoordinatorShard {
         let retention = self.base.config.offsets_retention_ms;
         let group = state.streams_groups.get(group_id);
         let classic = self.classic_group(group_id);
-        if classic.is_some_and(|g| g.protocol_type.is_some() && !g.is(ClassicGroupState::Empty)) {
-            // Kafka expires a live classic group's offsets only for topics its consumers no
-            // longer subscribe to; kcoord keeps them all while it has members.
+        // Kafka's `ClassicGroup.offsetExpirationCondition`: a live group's offsets expire only
+        // when it is a Stable consumer group whose subscriptions are known (and then only those
+        // of topics it no longer subscribes to).
+        let live = classic.filter(|g| g.protocol_type.is_some() && !g.is(ClassicGroupState::Empty));
+        if live.is_some_and(|g| !g.is(ClassicGroupState::Stable) || g.subscribed_topics().is_none())
+        {
             return;
         }
         // An empty classic group's offsets age from when it became empty.
@@ -142,7 +145,8 @@ impl CoordinatorShard {
         let mut expired = 0;
         if let Some(offsets) = state.offsets.group(group_id) {
             for ((topic, partition), committed) in offsets {
-                let subscribed = group.is_some_and(|g| subscribed_to(g, topic));
+                let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
+                    || live.is_some_and(|g| g.is_subscribed_to(topic));
                 let since = emptied.unwrap_or(committed.commit_timestamp);
                 if !subscribed && now.saturating_sub(since) >= retention {
                     expiry.records.push(tombstone(group_id, topic, *partition));

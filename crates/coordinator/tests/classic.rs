@@ -476,3 +476,42 @@ fn a_reload_brings_back_the_last_written_generation_with_fresh_sessions() {
     g.advance(i64::from(SESSION) + 1);
     assert_eq!(g.state(), ClassicGroupState::Empty);
 }
+
+/// A consumer-protocol subscription (version 0) to `topics`.
+fn subscription(topics: &[&str]) -> String {
+    let mut bytes = vec![0u8, 0];
+    bytes.extend((topics.len() as i32).to_be_bytes());
+    for t in topics {
+        bytes.extend((t.len() as i16).to_be_bytes());
+        bytes.extend(t.as_bytes());
+    }
+    // What follows the topics (user data, owned partitions) is not read.
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn offsets_of_subscribed_topics_cannot_be_deleted_while_the_group_consumes_them() {
+    let mut g = Group::no_delay();
+    let req = Group::join_request("", None, &[("range", &subscription(&["in"]))]);
+    let Joined::Parked(w) = g.join_with(&req, 3) else {
+        panic!()
+    };
+    let a = g.join_answer(w).unwrap().member_id;
+    g.sync(&a, 1, &[]);
+    let group = g.shard.core().classic_group(GROUP).unwrap();
+    assert_eq!(group.subscribed_topics(), Some(["in".to_string()].into()));
+    let topics = [("in".to_string(), vec![0]), ("other".to_string(), vec![0])];
+    let codes = g
+        .shard
+        .run(|s| s.delete_offsets(GROUP, &topics))
+        .unwrap()
+        .response
+        .unwrap();
+    assert_eq!(
+        codes,
+        vec![
+            vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC],
+            vec![ErrorCode::NONE]
+        ]
+    );
+}

@@ -13,6 +13,25 @@ use kcoord_wire::ErrorCode;
 use super::WaiterId;
 use crate::shard::Id;
 
+/// The protocol type of Kafka's consumers.
+pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
+
+/// The topics of a consumer-protocol subscription: int16 version, then an array (int32 count)
+/// of int16-length topic names; what follows depends on the version and is not needed here.
+fn subscription_topics(metadata: &[u8]) -> Option<Vec<String>> {
+    let mut rest = metadata.get(2..)?;
+    let count = i32::from_be_bytes(rest.get(..4)?.try_into().ok()?);
+    rest = &rest[4..];
+    let mut topics = Vec::with_capacity(usize::try_from(count).ok()?.min(rest.len() / 2));
+    for _ in 0..count {
+        let len = usize::try_from(i16::from_be_bytes(rest.get(..2)?.try_into().ok()?)).ok()?;
+        let name = rest.get(2..2 + len)?;
+        topics.push(String::from_utf8(name.to_vec()).ok()?);
+        rest = &rest[2 + len..];
+    }
+    Some(topics)
+}
+
 /// Kafka's `ClassicGroupState`, with its names (DescribeGroups and ListGroups show them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClassicGroupState {
@@ -448,6 +467,35 @@ impl ClassicGroup {
                 ..Default::default()
             })
             .collect()
+    }
+
+    /// Whether the group uses Kafka's consumer protocol (`protocol_type` "consumer").
+    pub fn uses_consumer_protocol(&self) -> bool {
+        self.protocol_type.as_deref() == Some(CONSUMER_PROTOCOL_TYPE)
+    }
+
+    /// Kafka's `computeSubscribedTopics`: the topics the members' consumer-protocol
+    /// subscriptions name (read as version 0, which every version starts with), or `None`
+    /// when the group is not a consumer group or a subscription cannot be read.
+    pub fn subscribed_topics(&self) -> Option<BTreeSet<String>> {
+        if !self.uses_consumer_protocol() {
+            return None;
+        }
+        let protocol = self.protocol_name.as_deref()?;
+        let mut topics = BTreeSet::new();
+        for member in self.members.values() {
+            topics.extend(subscription_topics(member.metadata(protocol)?)?);
+        }
+        Some(topics)
+    }
+
+    /// Kafka's `isSubscribedToTopic`: a consumer group whose subscriptions cannot be read is
+    /// taken to subscribe to everything.
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        match self.subscribed_topics() {
+            Some(topics) => topics.contains(topic),
+            None => self.uses_consumer_protocol(),
+        }
     }
 
     /// Kafka's `validateOffsetCommit` for a classic group: the error an OffsetCommit (or, with

@@ -6,6 +6,7 @@
 
 use kcoord_coordinator::classic::LeavingMember;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::leave_group_response::MemberResponse;
 use kcoord_wire::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use kcoord_wire::ErrorCode;
 
@@ -47,6 +48,10 @@ pub async fn handle(
         .await;
     let members = match left {
         Ok(Ok(members)) => members,
+        // Kafka answers a group it does not hold member by member.
+        Ok(Err(ErrorCode::UNKNOWN_MEMBER_ID)) => {
+            each_member(&leaving, ErrorCode::UNKNOWN_MEMBER_ID)
+        }
         Ok(Err(code)) => return error_response(code),
         Err(e) => return error_response(e.error_code()),
     };
@@ -62,6 +67,18 @@ pub async fn handle(
     response
 }
 
+fn each_member(leaving: &[LeavingMember], code: ErrorCode) -> Vec<MemberResponse> {
+    leaving
+        .iter()
+        .map(|m| MemberResponse {
+            member_id: m.member_id.clone(),
+            group_instance_id: m.group_instance_id.clone(),
+            error_code: code.code(),
+            ..Default::default()
+        })
+        .collect()
+}
+
 fn error_response(code: ErrorCode) -> LeaveGroupResponse {
     LeaveGroupResponse {
         error_code: code.code(),
@@ -75,9 +92,14 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
     use crate::rpc::authorize::matrix_tests::prelude::*;
     vec![row!(LeaveGroup 5 on Broker, LeaveGroupRequest {
                 group_id: GROUP.into(),
+                members: vec![kcoord_wire::messages::leave_group_request::MemberIdentity {
+                    member_id: "m".into(),
+                    ..Default::default()
+                }],
                 ..Default::default()
             },
             needs [(Read, Group, GROUP)],
-            LeaveGroupResponse => |r| code(r.error_code),
+            // A refusal is the response's error; an unknown member is the member's.
+            LeaveGroupResponse => |r| code(r.members.first().map_or(r.error_code, |m| m.error_code)),
             allowed "UNKNOWN_MEMBER_ID", denied "GROUP_AUTHORIZATION_FAILED")]
 }

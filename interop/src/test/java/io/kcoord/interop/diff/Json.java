@@ -27,6 +27,12 @@ final class Json {
     /** Field names whose values are uuids minted by the server: replaced by stable symbols. */
     private static final Set<String> MINTED_UUIDS = Set.of("topicId");
 
+    /** Fields that hold a member id, which the server may have minted. */
+    private static final Set<String> MEMBER_ID_FIELDS = Set.of("memberId", "leader");
+
+    private static final java.util.regex.Pattern MINTED_MEMBER_ID = java.util.regex.Pattern.compile(
+            ".*-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
     /** Arrays whose order carries no meaning (Kafka builds them from hash maps): sorted by key. */
     private static final Map<String, String> UNORDERED = Map.of(
             "members", "memberId",
@@ -62,6 +68,13 @@ final class Json {
                         obj.set(name, TextNode.valueOf(uuidSymbols.computeIfAbsent(
                                 text, t -> "<" + name + "#" + (uuidSymbols.size() + 1) + ">")));
                     }
+                } else if (MEMBER_ID_FIELDS.contains(name) && value.isTextual()
+                        && MINTED_MEMBER_ID.matcher(value.asText()).matches()) {
+                    // Classic member ids are the client id (or instance id) and a minted uuid.
+                    String text = value.asText();
+                    String prefix = text.substring(0, text.length() - 36);
+                    obj.set(name, TextNode.valueOf(uuidSymbols.computeIfAbsent(
+                            text, t -> prefix + "<member#" + (uuidSymbols.size() + 1) + ">")));
                 } else if (name.equals("finalizedFeaturesEpoch") && value.asLong() >= 0) {
                     // Kafka's is the offset of the last feature change in its metadata log.
                     obj.set(name, TextNode.valueOf("<epoch>"));

@@ -41,6 +41,7 @@ final class Settings {
         SECURED.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
         SECURED.put("super.users", "User:ANONYMOUS");
 
+        MAIN.put("group.initial.rebalance.delay.ms", "0");
         MAIN.put("group.streams.session.timeout.ms", "45000");
         MAIN.put("group.streams.heartbeat.interval.ms", "5000");
         MAIN.put("group.streams.initial.rebalance.delay.ms", "0");
@@ -48,6 +49,8 @@ final class Settings {
         MAIN.put("group.streams.num.standby.replicas", "0");
         MAIN.put("group.streams.topology.description.plugin.class", PLUGIN);
 
+        ALT.put("group.initial.rebalance.delay.ms", "2000");
+        ALT.put("group.min.session.timeout.ms", "1000");
         ALT.put("group.streams.min.session.timeout.ms", "1000");
         ALT.put("group.streams.session.timeout.ms", "4000");
         ALT.put("group.streams.min.heartbeat.interval.ms", "500");
