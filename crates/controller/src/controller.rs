@@ -15,6 +15,8 @@ use kcoord_metadata::{
 };
 use kcoord_runtime::Core;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kcoord_wire::messages::create_partitions_request::CreatePartitionsTopic;
+use kcoord_wire::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -521,6 +523,23 @@ impl Controller {
             &self.config.topic_limits,
             request,
             new_id,
+        )
+        .into()
+    }
+
+    /// CreatePartitions of the topics left once the handler answered duplicates and refusals
+    /// (see [`topics::create_partitions`]).
+    pub fn create_partitions(
+        &self,
+        topics: &[CreatePartitionsTopic],
+        validate_only: bool,
+    ) -> Outcome<Vec<CreatePartitionsTopicResult>> {
+        topics::create_partitions(
+            &self.state().topics,
+            self.config.topic_defaults.node_id,
+            &self.config.topic_limits,
+            topics,
+            validate_only,
         )
         .into()
     }

@@ -145,6 +145,21 @@ pub fn create_topics() -> CreateTopicsRequest {
     }
 }
 
+/// [`TOPIC`] grown from one partition to two.
+pub fn create_partitions() -> CreatePartitionsRequest {
+    CreatePartitionsRequest {
+        topics: vec![with(
+            |t: &mut create_partitions_request::CreatePartitionsTopic| {
+                t.name = TOPIC.into();
+                t.count = 2;
+                t.assignments = None;
+            },
+        )],
+        timeout_ms: 1000,
+        ..Default::default()
+    }
+}
+
 pub fn delete_topics() -> DeleteTopicsRequest {
     DeleteTopicsRequest {
         topic_names: vec![TOPIC.into()],
