@@ -570,6 +570,22 @@ impl Controller {
         .into()
     }
 
+    /// IncrementalAlterConfigs and AlterConfigs of TOPIC and BROKER resources (see
+    /// [`crate::configs::alter_configs`]): one result per change, in order.
+    pub fn alter_configs(
+        &self,
+        changes: &[crate::configs::ConfigChange],
+        validate_only: bool,
+    ) -> Outcome<Vec<std::result::Result<(), ResourceError>>> {
+        crate::configs::alter_configs(
+            self.state(),
+            self.config.topic_defaults.node_id,
+            changes,
+            validate_only,
+        )
+        .into()
+    }
+
     /// The ACLs the log holds.
     pub fn acls(&self) -> &Acls {
         &self.acls

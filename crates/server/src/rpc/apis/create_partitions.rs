@@ -23,6 +23,7 @@ use kcoord_wire::ErrorCode;
 use tracing::info;
 
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::lists::{java_hash_set_order, java_table_size};
 use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::runtime::controller::Refused;
 use crate::state::RequestContext;
@@ -170,34 +171,6 @@ fn java_hash_sets<'a>(names: impl Iterator<Item = &'a str>) -> (Vec<&'a str>, Ve
         java_hash_set_order(once, table),
         java_hash_set_order(twice.clone(), java_table_size(twice.len())),
     )
-}
-
-/// The bucket count of a Java `HashMap` (default capacity 16, load factor 0.75) after
-/// `entries` insertions.
-fn java_table_size(entries: usize) -> usize {
-    let mut size = 16usize;
-    while entries > size / 4 * 3 {
-        size *= 2;
-    }
-    size
-}
-
-/// `names` (distinct, in insertion order) in the iteration order of a Java `HashSet` of
-/// `table` buckets: by bucket (the spread `String.hashCode`), insertion order within one.
-fn java_hash_set_order(names: Vec<&str>, table: usize) -> Vec<&str> {
-    let bucket = |name: &str| {
-        let h = name.encode_utf16().fold(0i32, |h, unit| {
-            h.wrapping_mul(31).wrapping_add(i32::from(unit))
-        }) as u32;
-        ((h ^ (h >> 16)) as usize) & (table - 1)
-    };
-    let mut ordered: Vec<(usize, usize, &str)> = names
-        .into_iter()
-        .enumerate()
-        .map(|(i, n)| (bucket(n), i, n))
-        .collect();
-    ordered.sort_unstable();
-    ordered.into_iter().map(|(_, _, n)| n).collect()
 }
 
 /// The authorization matrix's rows of CreatePartitions ([`crate::rpc::authorize`]'s matrix

@@ -227,6 +227,27 @@ pub fn alter_configs(
     }
 }
 
+pub fn legacy_alter_configs(
+    resource_type: i8,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> AlterConfigsRequest {
+    AlterConfigsRequest {
+        resources: vec![alter_configs_request::AlterConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configs: vec![alter_configs_request::AlterableConfig {
+                name: key.into(),
+                value: Some(value.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
 pub fn describe_acls() -> DescribeAclsRequest {
     DescribeAclsRequest {
         resource_type_filter: 1,
