@@ -98,7 +98,8 @@ pub fn handle(
                 ].contains(code)
             );
             let (error_code, error_message, configs) = match outcome {
-                Ok(configs) => (ErrorCode::NONE.code(), None, configs),
+                // Kafka's generated default: an empty message, not null.
+                Ok(configs) => (ErrorCode::NONE.code(), Some(String::new()), configs),
                 Err((code, message)) => (code.code(), message, Vec::new()),
             };
             let result = DescribeConfigsResult {
@@ -197,7 +198,7 @@ fn topic(
     }
     let topics = ctx.server.topics.snapshot();
     let Some(topic) = topics.get(name) else {
-        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None));
+        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, Some(String::new())));
     };
     Ok(topic_configs(ctx, &topic.configs)
         .into_iter()
@@ -306,7 +307,7 @@ pub(crate) fn topic_configs(
             let (value, source) = synonyms
                 .first()
                 .map(|(_, v, source)| (v.clone(), *source))
-                .unwrap_or_default();
+                .unwrap_or_else(|| (default_value(name), DEFAULT_CONFIG));
             TopicConfigEntry {
                 name: name.to_owned(),
                 value,
@@ -318,6 +319,13 @@ pub(crate) fn topic_configs(
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// The value of a topic config nothing sets: the config file's, or Kafka's default.
+fn default_value(name: &str) -> String {
+    kcoord_storage::LogConfig::default()
+        .value_of(name)
+        .unwrap_or_default()
 }
 
 /// The dynamic broker configs of this node and of the cluster, as DescribeConfigs reads them.
@@ -362,7 +370,12 @@ impl BrokerLayers {
         } else {
             STATIC_BROKER_CONFIG
         };
-        out.push((broker_key.to_owned(), file.unwrap_or_default(), source));
+        // Kafka's primary keys without a default of their own (they default through
+        // `log.retention.hours`, `log.roll.hours`, ...) have no DEFAULT_CONFIG synonym.
+        let no_default = ["log.retention.ms", "log.roll.ms", "log.flush.interval.ms"];
+        if source == STATIC_BROKER_CONFIG || !no_default.contains(&broker_key) {
+            out.push((broker_key.to_owned(), file.unwrap_or_default(), source));
+        }
         out
     }
 }
@@ -386,7 +399,10 @@ fn this_node_configs(
             if cluster_wide {
                 synonyms.retain(|(_, _, source)| *source == DYNAMIC_DEFAULT_BROKER_CONFIG);
             }
-            let (_, value, source) = synonyms.first().cloned().unwrap_or_default();
+            let (_, value, source) = synonyms
+                .first()
+                .cloned()
+                .unwrap_or_else(|| (String::new(), default_value(topic_key), DEFAULT_CONFIG));
             let mut e = entry(broker_key, Some(value), source, false, false);
             e.config_type = config_type(topic_key);
             if with_synonyms {

@@ -6,7 +6,7 @@ use kcoord_wire::messages::{CreateTopicsRequest, DescribeConfigsRequest};
 use super::*;
 use crate::config::ListenerKind;
 use crate::rpc::apis::describe_configs::{
-    DEFAULT_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG,
+    DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG,
 };
 use crate::rpc::testing::{encodes, running, with_ctx, Ctx, NODE_ID};
 use crate::state::ServerState;
@@ -132,7 +132,7 @@ async fn topic_configs_are_replaced_and_reach_the_live_partition() {
         (
             Some("1000".into()),
             DYNAMIC_TOPIC_CONFIG,
-            vec![DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG]
+            vec![DYNAMIC_TOPIC_CONFIG]
         )
     );
     // Left out: deleted.
@@ -166,7 +166,7 @@ async fn broker_defaults_and_this_nodes_configs_take_effect_in_kafkas_order() {
         (
             Some("5000".into()),
             DYNAMIC_DEFAULT_BROKER_CONFIG,
-            vec![DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG]
+            vec![DYNAMIC_DEFAULT_BROKER_CONFIG]
         )
     );
     assert_eq!(
@@ -187,11 +187,7 @@ async fn broker_defaults_and_this_nodes_configs_take_effect_in_kafkas_order() {
         (
             Some("6000".into()),
             DYNAMIC_BROKER_CONFIG,
-            vec![
-                DYNAMIC_BROKER_CONFIG,
-                DYNAMIC_DEFAULT_BROKER_CONFIG,
-                DEFAULT_CONFIG
-            ]
+            vec![DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG]
         )
     );
     assert_eq!(
