@@ -15,6 +15,8 @@ use kcoord_metadata::{
 };
 use kcoord_runtime::Core;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kcoord_wire::messages::create_partitions_request::CreatePartitionsTopic;
+use kcoord_wire::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
@@ -525,6 +527,23 @@ impl Controller {
         .into()
     }
 
+    /// CreatePartitions of the topics left once the handler answered duplicates and refusals
+    /// (see [`topics::create_partitions`]).
+    pub fn create_partitions(
+        &self,
+        topics: &[CreatePartitionsTopic],
+        validate_only: bool,
+    ) -> Outcome<Vec<CreatePartitionsTopicResult>> {
+        topics::create_partitions(
+            &self.state().topics,
+            self.config.topic_defaults.node_id,
+            &self.config.topic_limits,
+            topics,
+            validate_only,
+        )
+        .into()
+    }
+
     /// DeleteTopics (see [`topics::delete_topics_as`]).
     pub fn delete_topics(
         &self,
@@ -545,6 +564,22 @@ impl Controller {
         group_configs::alter_group_configs(
             &self.state().group_configs,
             rules,
+            changes,
+            validate_only,
+        )
+        .into()
+    }
+
+    /// IncrementalAlterConfigs and AlterConfigs of TOPIC and BROKER resources (see
+    /// [`crate::configs::alter_configs`]): one result per change, in order.
+    pub fn alter_configs(
+        &self,
+        changes: &[crate::configs::ConfigChange],
+        validate_only: bool,
+    ) -> Outcome<Vec<std::result::Result<(), ResourceError>>> {
+        crate::configs::alter_configs(
+            self.state(),
+            self.config.topic_defaults.node_id,
             changes,
             validate_only,
         )

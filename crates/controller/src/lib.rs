@@ -43,6 +43,7 @@
 //! assert_eq!(controller.metadata_version(), MetadataVersion::LATEST);
 //! ```
 pub mod acls;
+pub mod configs;
 pub mod controller;
 pub mod controller_config;
 pub mod error;

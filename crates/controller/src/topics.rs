@@ -19,8 +19,10 @@ use uuid::Uuid;
 use kcoord_metadata::{invalid_topic_name, CLUSTER_METADATA_TOPIC};
 
 mod delete;
+mod partitions;
 
 pub use delete::{delete_topics, delete_topics_as, TopicAccess};
+pub use partitions::create_partitions;
 
 /// Kafka's `ReplicationControlManager.MAX_PARTITIONS_PER_BATCH`.
 pub const MAX_PARTITIONS_PER_BATCH: i64 = 10_000;

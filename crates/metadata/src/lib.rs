@@ -13,6 +13,7 @@ pub mod record;
 pub mod snapshot;
 
 pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
+pub use image::broker_configs::{BrokerConfigsImage, BROKER_RESOURCE};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::classic_groups::ClassicGroupsImage;
 pub use image::features::FeaturesImage;
@@ -65,6 +66,8 @@ pub struct LogState {
     pub group_configs: GroupConfigsImage,
     /// The producer ids handed out so far (Kafka's `ProducerIdControlManager`).
     pub producer_ids: ProducerIdsImage,
+    /// Dynamic broker configs (ConfigRecords of resource type BROKER).
+    pub broker_configs: BrokerConfigsImage,
     /// ACLs and SCRAM credentials.
     pub security: SecurityImage,
     /// The transaction coordinator's transactional ids.
@@ -146,6 +149,7 @@ impl LogState {
             Record::Config(r) => {
                 self.topics.replay_config(r);
                 self.group_configs.replay_config(r);
+                self.broker_configs.replay_config(r);
             }
             Record::RegisterBroker(r) => self
                 .brokers
@@ -413,6 +417,8 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
             features: copy_if(touched, FEATURES, &state.features),
             group_configs: copy_if(touched, GROUP_CONFIGS, &state.group_configs),
             producer_ids: copy_if(touched, PRODUCER_IDS, &state.producer_ids),
+            // A ConfigRecord's replay cannot fail, so no batch needs a copy of these.
+            broker_configs: BrokerConfigsImage::default(),
             security: copy_if(touched, SECURITY, &state.security),
             transactions: copy_if(touched, TRANSACTIONS, &state.transactions),
             txn_offsets: copy_if(touched, TXN_OFFSETS, &state.txn_offsets),

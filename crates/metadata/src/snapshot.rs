@@ -163,6 +163,11 @@ impl LogState {
                 records.push(config(GROUP_RESOURCE, group, name, value));
             }
         }
+        for (broker, configs) in self.broker_configs.iter() {
+            for (name, value) in configs {
+                records.push(config(crate::BROKER_RESOURCE, broker, name, value));
+            }
+        }
         records.extend(
             self.security
                 .acls()

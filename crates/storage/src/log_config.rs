@@ -275,7 +275,44 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// The topic config a broker-level key (`log.retention.ms`, `message.max.bytes`, ...) is the
+/// default of, for the broker keys this log reads (the dynamic broker configs kcoord honours).
+pub fn topic_config_of_broker_key(broker_key: &str) -> Option<&'static str> {
+    TOPIC_CONFIGS
+        .iter()
+        .find(|(_, b)| *b == broker_key)
+        .map(|(topic, _)| *topic)
+}
+
+/// Kafka's check of a broker-level log config's value (KafkaConfig's definition), with the
+/// broker key in the message; `Ok(false)` for a key this log does not read.
+pub fn validate_broker_log_config(broker_key: &str, value: &str) -> Result<bool, InvalidConfig> {
+    let Some(topic_key) = topic_config_of_broker_key(broker_key) else {
+        return Ok(false);
+    };
+    LogConfig::default()
+        .set(topic_key, value)
+        .map_err(|e| InvalidConfig {
+            key: broker_key.to_owned(),
+            ..e
+        })?;
+    Ok(true)
+}
+
 impl LogConfig {
+    /// `self` (the static broker settings) overridden by dynamic broker configs, by broker key
+    /// (`log.retention.ms`, ...); keys this log does not read, or values it refuses, are left
+    /// alone (the controller checked them).
+    pub fn with_broker_configs(&self, configs: &BTreeMap<String, String>) -> LogConfig {
+        let mut c = self.clone();
+        for (key, value) in configs {
+            if let Some(topic_key) = topic_config_of_broker_key(key) {
+                let _ = c.set(topic_key, value);
+            }
+        }
+        c
+    }
+
     /// `self` (the broker's defaults) overridden by a topic's configs. Keys this log does not
     /// read are left alone: the controller decides which names are legal.
     pub fn with_topic_configs(
@@ -410,6 +447,32 @@ mod tests {
         );
         assert_eq!(c.value_of("cleanup.policy").as_deref(), Some("compact"));
         assert_eq!(LogConfig::default().max_message_bytes, 1_048_588);
+    }
+
+    #[test]
+    fn broker_keys_map_to_their_topic_configs() {
+        assert_eq!(
+            topic_config_of_broker_key("log.retention.ms"),
+            Some("retention.ms")
+        );
+        assert_eq!(
+            topic_config_of_broker_key("log.roll.ms"),
+            Some("segment.ms")
+        );
+        assert_eq!(topic_config_of_broker_key("log.retention.hours"), None);
+        assert_eq!(validate_broker_log_config("num.io.threads", "8"), Ok(false));
+        assert_eq!(
+            validate_broker_log_config("log.retention.ms", "soon")
+                .unwrap_err()
+                .to_string(),
+            "Invalid value soon for configuration log.retention.ms: Not a number of type LONG"
+        );
+        let c = LogConfig::default().with_broker_configs(&configs(&[
+            ("log.retention.ms", "5"),
+            ("log.cleanup.policy", "compact"),
+            ("num.io.threads", "8"),
+        ]));
+        assert_eq!((c.retention_ms, c.cleanup_compact), (5, true));
     }
 
     #[test]

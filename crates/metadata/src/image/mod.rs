@@ -1,4 +1,5 @@
 //! Images: the state that replaying records builds. Nothing else mutates them.
+pub mod broker_configs;
 pub mod brokers;
 pub mod classic_groups;
 pub mod features;

@@ -138,6 +138,20 @@ fn varied_store() -> Store {
                 Some("2"),
             ),
             set_config(GROUP_RESOURCE, "g2", "streams.num.standby.replicas", None),
+            set_config(crate::BROKER_RESOURCE, "", "log.retention.ms", Some("5000")),
+            set_config(
+                crate::BROKER_RESOURCE,
+                "1",
+                "log.retention.ms",
+                Some("6000"),
+            ),
+            set_config(
+                crate::BROKER_RESOURCE,
+                "1",
+                "message.max.bytes",
+                Some("1000"),
+            ),
+            set_config(crate::BROKER_RESOURCE, "1", "message.max.bytes", None),
         ],
         vec![Record::RegisterBroker(register(1, 10, 1000))],
         vec![Record::UnfenceBroker(r::UnfenceBrokerRecord {
@@ -273,6 +287,8 @@ fn a_replayed_snapshot_rebuilds_the_controller_state() {
     let replayed = replay(&records, base);
     assert_eq!(replayed.topics, state.topics);
     assert_eq!(replayed.group_configs, state.group_configs);
+    assert_eq!(state.broker_configs.iter().count(), 2);
+    assert_eq!(replayed.broker_configs, state.broker_configs);
     assert_eq!(replayed.producer_ids, state.producer_ids);
     assert_eq!(replayed.security, state.security);
     assert_eq!(replayed.features.finalized(), state.features.finalized());

@@ -11,6 +11,7 @@ pub mod apis;
 pub mod authentication;
 pub mod authorize;
 pub mod bulk;
+pub mod configs;
 pub mod dispatch;
 pub mod groups;
 pub mod lists;

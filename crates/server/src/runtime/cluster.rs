@@ -30,6 +30,9 @@ pub struct ClusterImage {
     pub finalized_features_epoch: i64,
     /// Per-group config overrides (DescribeConfigs GROUP).
     pub group_configs: kcoord_metadata::GroupConfigsImage,
+    /// Dynamic broker configs: the cluster-wide defaults and each broker's (DescribeConfigs
+    /// BROKER, and the defaults of topic configs).
+    pub broker_configs: kcoord_metadata::BrokerConfigsImage,
     /// ACLs and SCRAM credentials (DescribeUserScramCredentials, SASL/SCRAM); shared between
     /// images until they change.
     pub security: Arc<kcoord_metadata::SecurityImage>,
@@ -52,8 +55,23 @@ impl ClusterImage {
             finalized_features: controller.finalized_features(),
             finalized_features_epoch: controller.finalized_features_epoch(),
             group_configs: controller.state().group_configs.clone(),
+            broker_configs: controller.state().broker_configs.clone(),
             security,
         }
+    }
+
+    /// The dynamic broker configs in effect on node `node_id`, by broker key: the cluster-wide
+    /// defaults overridden by the node's own (Kafka's precedence).
+    pub fn dynamic_broker_configs(&self, node_id: i32) -> BTreeMap<String, String> {
+        let mut configs = self
+            .broker_configs
+            .cluster_defaults()
+            .cloned()
+            .unwrap_or_default();
+        if let Some(own) = self.broker_configs.get(&node_id.to_string()) {
+            configs.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        configs
     }
 
     /// The registered brokers to list next to this node for a request on `listener`: unfenced

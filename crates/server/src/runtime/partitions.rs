@@ -64,6 +64,9 @@ impl Partition {
 #[derive(Debug)]
 pub struct Partitions {
     settings: LogSettings,
+    /// The dynamic broker configs in effect on this node (by broker key, e.g.
+    /// `log.retention.ms`), over the config file's settings: the defaults of topic configs.
+    dynamic: RwLock<std::collections::BTreeMap<String, String>>,
     logs: RwLock<HashMap<(Uuid, i32), Arc<Partition>>>,
 }
 
@@ -72,6 +75,7 @@ impl Partitions {
     pub fn new(settings: LogSettings) -> Partitions {
         Partitions {
             settings,
+            dynamic: RwLock::default(),
             logs: RwLock::default(),
         }
     }
@@ -138,12 +142,28 @@ impl Partitions {
         Some((topic.id, p.leader_epoch, config))
     }
 
-    /// A topic's settings: the broker defaults overridden by its configs.
+    /// A topic's settings: the broker defaults (the config file's, overridden by the dynamic
+    /// broker configs) overridden by its configs.
     pub fn log_config(
         &self,
         configs: &std::collections::BTreeMap<String, String>,
     ) -> Result<LogConfig, kcoord_storage::log_config::InvalidConfig> {
-        self.settings.defaults.with_topic_configs(configs)
+        self.defaults().with_topic_configs(configs)
+    }
+
+    /// The settings of a topic without configs of its own.
+    pub fn defaults(&self) -> LogConfig {
+        let dynamic = self.dynamic.read().unwrap_or_else(PoisonError::into_inner);
+        self.settings.defaults.with_broker_configs(&dynamic)
+    }
+
+    /// Takes the dynamic broker configs in effect on this node; the next [`Partitions::sync`]
+    /// applies them to every log. Whether they changed.
+    pub fn set_broker_configs(&self, configs: std::collections::BTreeMap<String, String>) -> bool {
+        let mut dynamic = self.dynamic.write().unwrap_or_else(PoisonError::into_inner);
+        let changed = *dynamic != configs;
+        *dynamic = configs;
+        changed
     }
 
     pub fn settings(&self) -> &LogSettings {
@@ -217,7 +237,7 @@ impl Partitions {
                 Err(e) => {
                     // CreateTopics validated them; a config from an older log may not.
                     warn!(topic = %topic.name, error = %e, "topic config ignored");
-                    self.settings.defaults.clone()
+                    self.defaults()
                 }
             };
             for (index, p) in &topic.partitions {

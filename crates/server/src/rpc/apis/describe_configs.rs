@@ -1,16 +1,22 @@
 //! DescribeConfigs (key 32), v1-4, on broker listeners, after Kafka's
 //! `KafkaApis.handleDescribeConfigsRequest` and `ConfigHelper.describeConfigs`.
 //!
-//! - **BROKER (4)** with a registered broker's id: the static configs it registered with
-//!   (KIP-1326), each with source STATIC_BROKER_CONFIG, its value as stored (null stays null),
-//!   IsSensitive false (sensitive configs never reach the controller) and ReadOnly true. Kafka
-//!   asks DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED). An empty name
-//!   means the cluster-wide dynamic defaults, of which kcoord has none: an empty list. A name
-//!   that is not a number, or the id of no registered broker, is INVALID_REQUEST with Kafka's
-//!   messages (for the latter Kafka names its own id; kcoord names the registered ones).
+//! - **BROKER (4)**, DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED):
+//!   - this node's id: every broker config kcoord takes dynamically (`crate::rpc::configs`)
+//!     with its effective value and source (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+//!     STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and Kafka's synonyms; Kafka lists every broker
+//!     config it has (README, "Differences");
+//!   - the empty name: the cluster-wide dynamic defaults that are set, each with source
+//!     DYNAMIC_DEFAULT_BROKER_CONFIG, as Kafka lists them;
+//!   - a registered broker's id: the static configs it registered with (KIP-1326), each with
+//!     source STATIC_BROKER_CONFIG, its value as stored (null stays null), IsSensitive false
+//!     (sensitive configs never reach the controller) and ReadOnly true;
+//!   - a name that is not a number, or the id of no broker, is INVALID_REQUEST with Kafka's
+//!     messages (for the latter Kafka names its own id; kcoord names the registered ones).
 //! - **TOPIC (2)**: every topic config Kafka 4.4 lists, with its effective value and source:
-//!   DYNAMIC_TOPIC_CONFIG where the topic sets it, STATIC_BROKER_CONFIG where the config file
-//!   changed Kafka's default, else DEFAULT_CONFIG. DESCRIBE_CONFIGS on the topic is needed
+//!   DYNAMIC_TOPIC_CONFIG where the topic sets it, else the broker key's DYNAMIC_BROKER_CONFIG
+//!   or DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG where the config file changed
+//!   Kafka's default, else DEFAULT_CONFIG. DESCRIBE_CONFIGS on the topic is needed
 //!   (else TOPIC_AUTHORIZATION_FAILED); an illegal name is INVALID_TOPIC_EXCEPTION, an unknown
 //!   one UNKNOWN_TOPIC_OR_PARTITION.
 //! - **GROUP (32)**: every group config Kafka 4.4 lists
@@ -63,6 +69,8 @@ pub const GROUP: i8 = 32;
 
 /// `ConfigEntry.ConfigSource` ids.
 pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
+pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
 pub const STATIC_BROKER_CONFIG: i8 = 4;
 pub const DEFAULT_CONFIG: i8 = 5;
 
@@ -90,7 +98,8 @@ pub fn handle(
                 ].contains(code)
             );
             let (error_code, error_message, configs) = match outcome {
-                Ok(configs) => (ErrorCode::NONE.code(), None, configs),
+                // Kafka's generated default: an empty message, not null.
+                Ok(configs) => (ErrorCode::NONE.code(), Some(String::new()), configs),
                 Err((code, message)) => (code.code(), message, Vec::new()),
             };
             let result = DescribeConfigsResult {
@@ -142,7 +151,10 @@ fn broker(
     )?;
     let name = resource.resource_name.as_str();
     if name.is_empty() {
-        return Ok(Vec::new());
+        return Ok(this_node_configs(ctx, resource, true, synonyms));
+    }
+    if name == ctx.server.config.node_id.to_string() {
+        return Ok(this_node_configs(ctx, resource, false, synonyms));
     }
     let Ok(id) = name.parse::<i32>() else {
         return Err((
@@ -186,7 +198,7 @@ fn topic(
     }
     let topics = ctx.server.topics.snapshot();
     let Some(topic) = topics.get(name) else {
-        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None));
+        return Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, Some(String::new())));
     };
     Ok(topic_configs(ctx, &topic.configs)
         .into_iter()
@@ -265,53 +277,148 @@ pub(crate) struct TopicConfigEntry {
 }
 
 /// Every topic config Kafka 4.4 lists, by name: the topic's own value (DYNAMIC_TOPIC_CONFIG),
-/// else the broker's (STATIC_BROKER_CONFIG when the config file changed Kafka's default),
-/// else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them, topic first.
+/// else the broker's: this node's dynamic config (DYNAMIC_BROKER_CONFIG), the cluster-wide one
+/// (DYNAMIC_DEFAULT_BROKER_CONFIG), the config file's (STATIC_BROKER_CONFIG when it changed
+/// Kafka's default), else Kafka's default (DEFAULT_CONFIG); synonyms as Kafka orders them,
+/// topic first.
 pub(crate) fn topic_configs(
     ctx: &RequestContext<'_>,
     set: &std::collections::BTreeMap<String, String>,
 ) -> Vec<TopicConfigEntry> {
     use kcoord_storage::log_config::{OTHER_TOPIC_CONFIGS, TOPIC_CONFIGS};
-    let broker = &ctx.server.config.log.defaults;
-    let kafka = kcoord_storage::LogConfig::default();
-    let mut out: Vec<TopicConfigEntry> = Vec::new();
-    let ours = TOPIC_CONFIGS.iter().map(|(name, broker_key)| {
-        let broker_value = broker.value_of(name).unwrap_or_default();
-        let source = if broker.value_of(name) == kafka.value_of(name) {
+    let dynamic = BrokerLayers::of(ctx);
+    let ours = TOPIC_CONFIGS
+        .iter()
+        .map(|(name, broker_key)| (*name, dynamic.synonyms(ctx, name, broker_key)));
+    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| {
+        (
+            *name,
+            vec![((*name).to_owned(), (*default).to_owned(), DEFAULT_CONFIG)],
+        )
+    });
+    let mut out: Vec<TopicConfigEntry> = ours
+        .chain(others)
+        .map(|(name, broker_synonyms)| {
+            let mut synonyms = Vec::new();
+            if let Some(v) = set.get(name) {
+                synonyms.push((name.to_owned(), v.clone(), DYNAMIC_TOPIC_CONFIG));
+            }
+            synonyms.extend(broker_synonyms);
+            let (value, source) = synonyms
+                .first()
+                .map(|(_, v, source)| (v.clone(), *source))
+                .unwrap_or_else(|| (default_value(name), DEFAULT_CONFIG));
+            TopicConfigEntry {
+                name: name.to_owned(),
+                value,
+                source,
+                config_type: config_type(name),
+                synonyms,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The value of a topic config nothing sets: the config file's, or Kafka's default.
+fn default_value(name: &str) -> String {
+    kcoord_storage::LogConfig::default()
+        .value_of(name)
+        .unwrap_or_default()
+}
+
+/// The dynamic broker configs of this node and of the cluster, as DescribeConfigs reads them.
+struct BrokerLayers {
+    own: std::collections::BTreeMap<String, String>,
+    cluster: std::collections::BTreeMap<String, String>,
+}
+
+impl BrokerLayers {
+    fn of(ctx: &RequestContext<'_>) -> BrokerLayers {
+        let image = ctx.server.cluster.snapshot();
+        let get = |name: &str| image.broker_configs.get(name).cloned().unwrap_or_default();
+        BrokerLayers {
+            own: get(&ctx.server.config.node_id.to_string()),
+            cluster: get(""),
+        }
+    }
+
+    /// The broker key's synonyms in Kafka's order (`ConfigHelper.configSynonyms`): this node's
+    /// dynamic value, the cluster-wide one, then the config file's or Kafka's default.
+    fn synonyms(
+        &self,
+        ctx: &RequestContext<'_>,
+        topic_key: &str,
+        broker_key: &str,
+    ) -> Vec<(String, String, i8)> {
+        let mut out = Vec::new();
+        if let Some(v) = self.own.get(broker_key) {
+            out.push((broker_key.to_owned(), v.clone(), DYNAMIC_BROKER_CONFIG));
+        }
+        if let Some(v) = self.cluster.get(broker_key) {
+            out.push((
+                broker_key.to_owned(),
+                v.clone(),
+                DYNAMIC_DEFAULT_BROKER_CONFIG,
+            ));
+        }
+        let file = ctx.server.config.log.defaults.value_of(topic_key);
+        let kafka = kcoord_storage::LogConfig::default().value_of(topic_key);
+        let source = if file == kafka {
             DEFAULT_CONFIG
         } else {
             STATIC_BROKER_CONFIG
         };
-        (*name, broker_key.to_string(), broker_value, source)
-    });
-    let others = OTHER_TOPIC_CONFIGS.iter().map(|(name, default)| {
-        (
-            *name,
-            (*name).to_owned(),
-            (*default).to_owned(),
-            DEFAULT_CONFIG,
-        )
-    });
-    for (name, broker_key, broker_value, broker_source) in ours.chain(others) {
-        let mut synonyms = Vec::new();
-        if let Some(v) = set.get(name) {
-            synonyms.push((name.to_owned(), v.clone(), DYNAMIC_TOPIC_CONFIG));
+        // Kafka's primary keys without a default of their own (they default through
+        // `log.retention.hours`, `log.roll.hours`, ...) have no DEFAULT_CONFIG synonym.
+        let no_default = ["log.retention.ms", "log.roll.ms", "log.flush.interval.ms"];
+        if source == STATIC_BROKER_CONFIG || !no_default.contains(&broker_key) {
+            out.push((broker_key.to_owned(), file.unwrap_or_default(), source));
         }
-        synonyms.push((broker_key, broker_value.clone(), broker_source));
-        let (value, source) = match set.get(name) {
-            Some(v) => (v.clone(), DYNAMIC_TOPIC_CONFIG),
-            None => (broker_value, broker_source),
-        };
-        out.push(TopicConfigEntry {
-            name: name.to_owned(),
-            value,
-            source,
-            config_type: config_type(name),
-            synonyms,
-        });
+        out
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
+}
+
+/// This node's broker configs (DescribeConfigs BROKER with this node's id): every broker config
+/// kcoord takes dynamically, with its effective value and source; or, for the cluster-wide
+/// resource (""), only the dynamic defaults set, as Kafka lists them.
+fn this_node_configs(
+    ctx: &RequestContext<'_>,
+    resource: &DescribeConfigsResource,
+    cluster_wide: bool,
+    with_synonyms: bool,
+) -> Vec<DescribeConfigsResourceResult> {
+    let layers = BrokerLayers::of(ctx);
+    kcoord_storage::log_config::TOPIC_CONFIGS
+        .iter()
+        .filter(|(_, broker_key)| is_requested(resource, broker_key))
+        .filter(|(_, broker_key)| !cluster_wide || layers.cluster.contains_key(*broker_key))
+        .map(|(topic_key, broker_key)| {
+            let mut synonyms = layers.synonyms(ctx, topic_key, broker_key);
+            if cluster_wide {
+                synonyms.retain(|(_, _, source)| *source == DYNAMIC_DEFAULT_BROKER_CONFIG);
+            }
+            let (_, value, source) = synonyms
+                .first()
+                .cloned()
+                .unwrap_or_else(|| (String::new(), default_value(topic_key), DEFAULT_CONFIG));
+            let mut e = entry(broker_key, Some(value), source, false, false);
+            e.config_type = config_type(topic_key);
+            if with_synonyms {
+                e.synonyms = synonyms
+                    .into_iter()
+                    .map(|(name, value, source)| DescribeConfigsSynonym {
+                        name,
+                        value: Some(value),
+                        source,
+                        ..Default::default()
+                    })
+                    .collect();
+            }
+            e
+        })
+        .collect()
 }
 
 /// Kafka's `ConfigDef.Type` ids: BOOLEAN 1, STRING 2, INT 3, LONG 5, DOUBLE 6, LIST 7.
@@ -420,228 +527,4 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::*;
-    use crate::config::ListenerKind;
-    use crate::rpc::apis::broker_registration::tests_support::request as registration;
-    use crate::rpc::testing::{encodes, running, server, with_ctx, Ctx};
-    use crate::state::ServerState;
-    use kcoord_wire::messages::broker_registration_request::StaticConfig;
-
-    fn resource(resource_type: i8, name: &str, keys: Option<&[&str]>) -> DescribeConfigsResource {
-        DescribeConfigsResource {
-            resource_type,
-            resource_name: name.into(),
-            configuration_keys: keys.map(|k| k.iter().map(|s| (*s).to_owned()).collect()),
-            ..Default::default()
-        }
-    }
-
-    fn call(
-        state: &ServerState,
-        resources: Vec<DescribeConfigsResource>,
-        synonyms: bool,
-        version: i16,
-    ) -> DescribeConfigsResponse {
-        let req = DescribeConfigsRequest {
-            resources,
-            include_synonyms: synonyms,
-            ..Default::default()
-        };
-        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
-        encodes(&resp, version);
-        resp
-    }
-
-    async fn register_with_configs(state: &ServerState, id: i32, configs: &[(&str, Option<&str>)]) {
-        let mut req = registration(id, 1);
-        req.static_configs = configs
-            .iter()
-            .map(|(name, value)| StaticConfig {
-                name: (*name).into(),
-                value: value.map(str::to_owned),
-                ..Default::default()
-            })
-            .collect();
-        let c = Ctx::new(state, ListenerKind::Controller);
-        let resp = crate::rpc::apis::broker_registration::handle(&c.ctx(state), req, 6).await;
-        assert_eq!(resp.error_code, 0);
-    }
-
-    #[tokio::test]
-    async fn r75_broker_configs_are_the_static_configs_with_nulls_kept() {
-        let node = running("");
-        register_with_configs(
-            &node.state,
-            4,
-            &[("num.io.threads", Some("16")), ("broker.rack", None)],
-        )
-        .await;
-        for version in 1..=4 {
-            let resp = call(
-                &node.state,
-                vec![resource(BROKER, "4", None)],
-                version >= 2,
-                version,
-            );
-            let r = &resp.results[0];
-            assert_eq!(
-                (r.error_code, r.resource_type, r.resource_name.as_str()),
-                (0, BROKER, "4")
-            );
-            let configs: Vec<(&str, Option<&str>, i8, bool, bool)> = r
-                .configs
-                .iter()
-                .map(|c| {
-                    (
-                        c.name.as_str(),
-                        c.value.as_deref(),
-                        c.config_source,
-                        c.read_only,
-                        c.is_sensitive,
-                    )
-                })
-                .collect();
-            assert_eq!(
-                configs,
-                vec![
-                    ("broker.rack", None, STATIC_BROKER_CONFIG, true, false),
-                    (
-                        "num.io.threads",
-                        Some("16"),
-                        STATIC_BROKER_CONFIG,
-                        true,
-                        false
-                    )
-                ],
-                "v{version}"
-            );
-            let synonyms = r.configs[1].synonyms.len();
-            assert_eq!(synonyms, usize::from(version >= 2), "v{version}");
-        }
-        let only = call(
-            &node.state,
-            vec![resource(BROKER, "4", Some(&["num.io.threads", "nope"]))],
-            false,
-            4,
-        );
-        assert_eq!(only.results[0].configs.len(), 1);
-    }
-
-    #[tokio::test]
-    async fn unknown_brokers_bad_names_and_other_types_get_kafkas_errors() {
-        let node = running("");
-        register_with_configs(&node.state, 4, &[]).await;
-        let resp = call(
-            &node.state,
-            vec![
-                resource(BROKER, "9", None),
-                resource(BROKER, "x", None),
-                resource(BROKER, "", None),
-                resource(GROUP, "", None),
-                resource(BROKER_LOGGER, "4", None),
-                resource(77, "r", None),
-                resource(TOPIC, "missing", None),
-                resource(TOPIC, "a b", None),
-            ],
-            false,
-            4,
-        );
-        let answers: Vec<(i16, Option<&str>)> = resp
-            .results
-            .iter()
-            .map(|r| (r.error_code, r.error_message.as_deref()))
-            .collect();
-        assert_eq!(
-            answers,
-            vec![
-                (42, Some("Unexpected broker id, expected one of the registered broker ids [4] or empty string, but received 9")),
-                (42, Some("Broker id must be an integer, but it is: x")),
-                (0, None),
-                (42, Some("Group name must not be empty")),
-                (42, Some("Unsupported resource type: BROKER_LOGGER")),
-                (42, Some("Unexpected resource type UNKNOWN for resource r")),
-                (3, None),
-                (17, Some("Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")),
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn topic_configs_list_every_config_with_its_source() {
-        use kcoord_wire::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
-        let node = running("");
-        let created = node
-            .state
-            .controller
-            .create_topics(kcoord_wire::messages::CreateTopicsRequest {
-                topics: vec![CreatableTopic {
-                    name: "orders".into(),
-                    num_partitions: 1,
-                    replication_factor: -1,
-                    configs: vec![CreatableTopicConfig {
-                        name: "retention.ms".into(),
-                        value: Some("1000".into()),
-                        ..Default::default()
-                    }],
-                    ..Default::default()
-                }],
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(created[0].error_code, 0);
-        let resp = call(&node.state, vec![resource(TOPIC, "orders", None)], true, 4);
-        let configs = &resp.results[0].configs;
-        let c = configs.iter().find(|c| c.name == "retention.ms").unwrap();
-        assert_eq!(
-            (
-                c.value.as_deref(),
-                c.config_source,
-                c.read_only,
-                c.synonyms.len(),
-                c.config_type
-            ),
-            (Some("1000"), DYNAMIC_TOPIC_CONFIG, false, 2, 5)
-        );
-        assert_eq!(c.synonyms[1].name, "log.retention.ms");
-        // Every other config comes with its default, as Kafka lists them.
-        let segment = configs.iter().find(|c| c.name == "segment.bytes").unwrap();
-        assert_eq!(
-            (segment.value.as_deref(), segment.config_source),
-            (Some("1073741824"), DEFAULT_CONFIG)
-        );
-        assert!(configs.iter().any(|c| c.name == "min.insync.replicas"));
-        assert!(configs.len() > 30, "{}", configs.len());
-    }
-
-    #[test]
-    fn authorization_is_asked_per_resource_type() {
-        let base = server();
-        let (mut state, _) = ServerState::build(
-            Arc::clone(&base.config),
-            base.listeners.iter().map(|l| (**l).clone()).collect(),
-        );
-        state.authorizer = Some(Arc::new(crate::security::DenyAll));
-        let resp = call(
-            &state,
-            vec![resource(BROKER, "1", None), resource(TOPIC, "t", None)],
-            false,
-            4,
-        );
-        let answers: Vec<(i16, Option<&str>)> = resp
-            .results
-            .iter()
-            .map(|r| (r.error_code, r.error_message.as_deref()))
-            .collect();
-        assert_eq!(
-            answers,
-            vec![
-                (31, Some("Cluster authorization failed.")),
-                (29, Some("Topic authorization failed."))
-            ]
-        );
-    }
-}
+mod tests;

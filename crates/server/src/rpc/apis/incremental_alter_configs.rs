@@ -14,12 +14,23 @@
 //!   with the rules of `kcoord_coordinator::group_config_rules`); they are kept as
 //!   ConfigRecords in the metadata log, so they survive a restart with `metadata.log.dir`, and
 //!   the coordinator runs the group with them.
-//! - TOPIC, BROKER, BROKER_LOGGER and CLIENT_METRICS: authorized as Kafka does (ALTER_CONFIGS
-//!   on the topic, else on the cluster), then refused with INVALID_REQUEST: kcoord alters only
-//!   group configs (README, "Differences from Apache Kafka 4.4").
+//! - TOPIC (2): ALTER_CONFIGS on the topic (else TOPIC_AUTHORIZATION_FAILED), then the
+//!   controller (`kcoord_controller::configs`, Kafka's `ConfigurationControlManager`): SET,
+//!   DELETE, APPEND and SUBTRACT (the last two on LIST configs only), every config of the topic
+//!   afterwards checked as Kafka's `LogConfig.validate` (INVALID_CONFIG with Kafka's message),
+//!   UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist. The ConfigRecords go to the
+//!   metadata log and the topic's partitions take the new settings before the answer.
+//! - BROKER (4): first the broker's own checks (`ConfigAdminManager.preprocess`): the name is ""
+//!   (cluster-wide) or this node's id, and the configs afterwards are ones kcoord takes
+//!   dynamically (`crate::rpc::configs`); then ALTER_CONFIGS on the cluster (else
+//!   CLUSTER_AUTHORIZATION_FAILED) and the controller, as for a topic.
+//! - BROKER_LOGGER and CLIENT_METRICS: authorized as Kafka does (ALTER_CONFIGS on the cluster),
+//!   then refused with INVALID_REQUEST: kcoord keeps neither (README, "Differences from Apache
+//!   Kafka 4.4").
 
 use std::collections::{BTreeSet, HashMap};
 
+use kcoord_controller::configs::{ConfigChange, ConfigOps};
 use kcoord_controller::group_configs::{GroupConfigChange, DELETE};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::incremental_alter_configs_request::AlterConfigsResource;
@@ -30,6 +41,7 @@ use kcoord_wire::ErrorCode;
 use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::configs::{check_broker_name, check_broker_props, incremental_broker_props};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
@@ -42,7 +54,7 @@ pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1).asks(&[
 
 serve!(async handle);
 
-type Answer = (ErrorCode, Option<String>);
+type Answer = crate::rpc::configs::Answer;
 
 pub async fn handle(
     ctx: &RequestContext<'_>,
@@ -50,39 +62,82 @@ pub async fn handle(
     _version: i16,
 ) -> IncrementalAlterConfigsResponse {
     let mut answers: Vec<Option<Answer>> = preprocess(&req.resources);
+    for (i, resource) in req.resources.iter().enumerate() {
+        if answers[i].is_none() && resource.resource_type == BROKER {
+            answers[i] = check_broker(ctx, resource).err();
+        }
+    }
     // What the controller does with the resources left: authorization, then the change.
-    let mut changes = Vec::new();
-    let mut change_index = Vec::new();
+    let mut groups = Vec::new();
+    let mut group_index = Vec::new();
+    let mut configs = Vec::new();
+    let mut config_index = Vec::new();
     for (i, resource) in req.resources.iter().enumerate() {
         if answers[i].is_some() {
             continue;
         }
-        match refusal(ctx, resource) {
-            Some(answer) => answers[i] = Some(answer),
-            None => {
-                changes.push(GroupConfigChange {
-                    group: resource.resource_name.clone(),
-                    ops: resource
-                        .configs
-                        .iter()
-                        .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
-                        .collect(),
-                });
-                change_index.push(i);
-            }
+        if let Some(answer) = refusal(ctx, resource) {
+            answers[i] = Some(answer);
+            continue;
+        }
+        let ops: Vec<(String, i8, Option<String>)> = resource
+            .configs
+            .iter()
+            .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
+            .collect();
+        if resource.resource_type == GROUP {
+            groups.push(GroupConfigChange {
+                group: resource.resource_name.clone(),
+                ops,
+            });
+            group_index.push(i);
+        } else {
+            configs.push(ConfigChange {
+                resource_type: resource.resource_type,
+                name: resource.resource_name.clone(),
+                ops: ConfigOps::Incremental(ops),
+            });
+            config_index.push(i);
         }
     }
-    if !changes.is_empty() {
-        let results = alter(ctx, changes, change_index.len(), req.validate_only).await;
-        for (i, result) in change_index.into_iter().zip(results) {
+    if !groups.is_empty() {
+        let results = alter(ctx, groups, group_index.len(), req.validate_only).await;
+        for (i, result) in group_index.into_iter().zip(results) {
+            answers[i] = Some(result);
+        }
+    }
+    if !configs.is_empty() {
+        let results = crate::rpc::configs::alter(ctx, configs, req.validate_only).await;
+        for (i, result) in config_index.into_iter().zip(results) {
             answers[i] = Some(result);
         }
     }
     response(&req.resources, answers)
 }
 
+/// The broker's checks of a BROKER resource before it forwards the change: its name, then its
+/// configs as the operations would leave them.
+fn check_broker(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Result<(), Answer> {
+    check_broker_name(ctx.server.config.node_id, &resource.resource_name)?;
+    let current = ctx
+        .server
+        .cluster
+        .snapshot()
+        .broker_configs
+        .get(&resource.resource_name)
+        .cloned()
+        .unwrap_or_default();
+    let ops: Vec<(String, i8, Option<String>)> = resource
+        .configs
+        .iter()
+        .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
+        .collect();
+    check_broker_props(&incremental_broker_props(current, &ops)?)
+}
+
 /// Why the controller refuses to change this resource: not authorized (ALTER_CONFIGS on the
-/// group, the topic, else the cluster), or not a group; `None` when it is a group's change.
+/// group, the topic, else the cluster), or a type kcoord keeps no configs of; `None` when the
+/// controller decides it.
 fn refusal(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Option<Answer> {
     let name = resource.resource_name.as_str();
     let (allowed, denied) = match resource.resource_type {
@@ -107,11 +162,11 @@ fn refusal(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Option<
     if !allowed {
         return Some((denied, Some(denied.message().to_owned())));
     }
-    (resource.resource_type != GROUP).then(|| {
+    (![GROUP, TOPIC, BROKER].contains(&resource.resource_type)).then(|| {
         (
             ErrorCode::INVALID_REQUEST,
             Some(format!(
-                "kcoord alters only group configs (resource type {GROUP}), not resource type {}.",
+                "kcoord keeps no configs of resource type {} (it alters topic, broker and group configs).",
                 resource.resource_type
             )),
         )
@@ -231,19 +286,21 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             needs [(AlterConfigs, Group, GROUP)],
             IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
             allowed "NONE", denied "GROUP_AUTHORIZATION_FAILED: Group authorization failed."),
-        // Allowed, kcoord alters only group configs (README).
         row!(IncrementalAlterConfigs ("topic") 1 on Broker,
             alter_configs(TOPIC_RESOURCE, TOPIC, "retention.ms", "1000"),
             needs [(AlterConfigs, Topic, TOPIC)],
             IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
-            allowed "INVALID_REQUEST", denied "TOPIC_AUTHORIZATION_FAILED: Topic authorization failed."),
+            allowed "NONE", denied "TOPIC_AUTHORIZATION_FAILED: Topic authorization failed."),
         row!(IncrementalAlterConfigs ("broker") 1 on Broker,
             alter_configs(BROKER_RESOURCE, "7", "log.retention.ms", "1000"),
             needs [(AlterConfigs, Cluster, CLUSTER)],
             IncrementalAlterConfigsResponse => |r| refusal(r.responses[0].error_code, r.responses[0].error_message.as_deref()),
-            allowed "INVALID_REQUEST", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."),
+            allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."),
     ]
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod topic_broker_tests;

@@ -155,6 +155,10 @@ impl ControllerRuntime {
     }
 
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        // Dynamic broker configs replayed from the log: the logs were opened without them.
+        if self.publish_broker_configs() {
+            self.partitions.sync(&self.catalog.snapshot(), now_ms());
+        }
         // Topics replayed from the log: the shards start with an empty catalog.
         let replayed = self.catalog.snapshot();
         if !replayed.is_empty() {
@@ -234,6 +238,14 @@ impl ControllerRuntime {
         self.published_group_configs = image.clone();
     }
 
+    /// Hands the partitions the dynamic broker configs in effect on this node (from the image
+    /// just published); whether they changed.
+    fn publish_broker_configs(&self) -> bool {
+        let node_id = self.controller.config().topic_defaults.node_id;
+        let configs = self.cluster.snapshot().dynamic_broker_configs(node_id);
+        self.partitions.set_broker_configs(configs)
+    }
+
     /// After a batch was applied: publishes the images, and tells the partitions and shards
     /// when topics changed.
     async fn publish(&mut self, topics_changed: bool) {
@@ -242,6 +254,10 @@ impl ControllerRuntime {
                 &self.controller,
                 Arc::clone(&self.published_security),
             )));
+        let broker_configs_changed = self.publish_broker_configs();
+        if broker_configs_changed && !topics_changed {
+            self.partitions.sync(&self.catalog.snapshot(), now_ms());
+        }
         if topics_changed {
             let image: Arc<TopicsImage> = Arc::new(self.controller.state().topics.clone());
             // Logs first: a client that sees a partition in the catalog can produce to it.

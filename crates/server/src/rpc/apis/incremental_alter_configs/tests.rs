@@ -247,7 +247,7 @@ async fn preprocessing_validation_and_other_resource_types_answer_as_kafka() {
             (40, Some("streams.num.standby.replicas must be less than or equal to 2")),
             (42, Some("Default group resources are not allowed.")),
             (40, Some("Can't APPEND to key streams.rack.aware.assignment.tags because its type is not LIST.")),
-            (42, Some("kcoord alters only group configs (resource type 32), not resource type 2.")),
+            (3, Some("The topic 't' does not exist.")),
             (0, None),
         ]
     );
@@ -274,7 +274,7 @@ async fn alter_and_describe_ask_for_alter_and_describe_configs_on_the_group() {
                 vec![op("streams.num.standby.replicas", SET, Some("1"))],
             ),
             resource(TOPIC, "t", vec![]),
-            resource(4, "1", vec![]),
+            resource(4, "7", vec![]),
         ],
         false,
     )

@@ -145,6 +145,21 @@ pub fn create_topics() -> CreateTopicsRequest {
     }
 }
 
+/// [`TOPIC`] grown from one partition to two.
+pub fn create_partitions() -> CreatePartitionsRequest {
+    CreatePartitionsRequest {
+        topics: vec![with(
+            |t: &mut create_partitions_request::CreatePartitionsTopic| {
+                t.name = TOPIC.into();
+                t.count = 2;
+                t.assignments = None;
+            },
+        )],
+        timeout_ms: 1000,
+        ..Default::default()
+    }
+}
+
 pub fn delete_topics() -> DeleteTopicsRequest {
     DeleteTopicsRequest {
         topic_names: vec![TOPIC.into()],
@@ -203,6 +218,27 @@ pub fn alter_configs(
             configs: vec![incremental_alter_configs_request::AlterableConfig {
                 name: key.into(),
                 config_operation: 0,
+                value: Some(value.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+pub fn legacy_alter_configs(
+    resource_type: i8,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> AlterConfigsRequest {
+    AlterConfigsRequest {
+        resources: vec![alter_configs_request::AlterConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configs: vec![alter_configs_request::AlterableConfig {
+                name: key.into(),
                 value: Some(value.into()),
                 ..Default::default()
             }],

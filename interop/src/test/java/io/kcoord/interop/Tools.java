@@ -50,6 +50,19 @@ public final class Tools {
         return inProcess(org.apache.kafka.tools.ConfigCommand::main, args);
     }
 
+    /**
+     * Kafka 4.4's {@code kafka-topics.sh} ({@code org.apache.kafka.tools.TopicCommand}) in a child
+     * JVM: its main catches the exception {@link #inProcess} ends a tool with.
+     */
+    public static Run kafkaTopics(String... args) throws Exception {
+        return java("org.apache.kafka.tools.TopicCommand", args);
+    }
+
+    /** Kafka 4.4's {@code kafka-log-dirs.sh} ({@code org.apache.kafka.tools.LogDirsCommand}), in this JVM. */
+    public static Run kafkaLogDirs(String... args) {
+        return inProcess(org.apache.kafka.tools.LogDirsCommand::main, args);
+    }
+
     /** Kafka 4.4's {@code kafka-transactions.sh} ({@code org.apache.kafka.tools.TransactionsCommand}), in this JVM. */
     public static Run kafkaTransactions(String... args) {
         return inProcess(a -> {
