@@ -14,6 +14,10 @@ pub mod snapshot;
 
 pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter, TailCut};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
+pub use image::consumer_groups::{
+    ConsumerGroup, ConsumerGroupMember, ConsumerGroupsImage, ConsumerMemberState, PartitionEpochs,
+    ResolvedRegex, TopicPartitions,
+};
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
@@ -55,6 +59,8 @@ pub enum ReplayError {
 pub struct LogState {
     pub topics: TopicsImage,
     pub streams_groups: StreamsGroupsImage,
+    /// KIP-848 consumer groups.
+    pub consumer_groups: ConsumerGroupsImage,
     pub offsets: OffsetsImage,
     pub brokers: BrokersImage,
     pub features: FeaturesImage,
@@ -68,7 +74,8 @@ pub struct LogState {
     pub transactions: TransactionsImage,
     /// Offsets committed inside open transactions.
     pub txn_offsets: TxnOffsetsImage,
-    /// Distinct group ids among the streams groups and the groups with committed offsets.
+    /// Distinct group ids among the streams and consumer groups and the groups with committed
+    /// offsets.
     groups: usize,
 }
 
@@ -80,7 +87,9 @@ impl LogState {
     }
 
     fn holds_group(&self, group_id: &str) -> bool {
-        self.streams_groups.get(group_id).is_some() || self.offsets.group(group_id).is_some()
+        self.streams_groups.get(group_id).is_some()
+            || self.consumer_groups.get(group_id).is_some()
+            || self.offsets.group(group_id).is_some()
     }
 
     fn count_groups(&self) -> usize {
@@ -88,8 +97,9 @@ impl LogState {
             .offsets
             .group_ids()
             .filter(|g| self.streams_groups.get(g).is_none())
+            .filter(|g| self.consumer_groups.get(g).is_none())
             .count();
-        self.streams_groups.len() + offsets_only
+        self.streams_groups.len() + self.consumer_groups.len() + offsets_only
     }
 
     /// The group a coordinator record belongs to.
@@ -102,6 +112,13 @@ impl LogState {
             Record::StreamsGroupTargetAssignmentMember(k, _) => Some(&k.group_id),
             Record::StreamsGroupCurrentMemberAssignment(k, _) => Some(&k.group_id),
             Record::StreamsGroupTopology(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupPartitionMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupMemberMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupTargetAssignmentMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupTargetAssignmentMember(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupCurrentMemberAssignment(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupRegularExpression(k, _) => Some(&k.group_id),
             _ => None,
         }
     }
@@ -178,8 +195,44 @@ impl LogState {
             Record::StreamsGroupTopology(k, v) => {
                 self.streams_groups.replay_topology(&k.group_id, v.as_ref())
             }
+            Record::ConsumerGroupMetadata(..)
+            | Record::ConsumerGroupPartitionMetadata(..)
+            | Record::ConsumerGroupMemberMetadata(..)
+            | Record::ConsumerGroupTargetAssignmentMetadata(..)
+            | Record::ConsumerGroupTargetAssignmentMember(..)
+            | Record::ConsumerGroupCurrentMemberAssignment(..)
+            | Record::ConsumerGroupRegularExpression(..) => self.replay_consumer_group(record),
         }
         Ok(())
+    }
+}
+
+impl LogState {
+    /// The consumer group records (KIP-848); any other record is not for this image.
+    fn replay_consumer_group(&mut self, record: &Record) {
+        let groups = &mut self.consumer_groups;
+        match record {
+            Record::ConsumerGroupMetadata(k, v) => groups.replay_metadata(&k.group_id, v.as_ref()),
+            Record::ConsumerGroupPartitionMetadata(k, v) => {
+                groups.replay_partition_metadata(&k.group_id, v.is_some())
+            }
+            Record::ConsumerGroupMemberMetadata(k, v) => {
+                groups.replay_member_metadata(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupTargetAssignmentMetadata(k, v) => {
+                groups.replay_target_metadata(&k.group_id, v.as_ref())
+            }
+            Record::ConsumerGroupTargetAssignmentMember(k, v) => {
+                groups.replay_target_member(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupCurrentMemberAssignment(k, v) => {
+                groups.replay_current_assignment(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupRegularExpression(k, v) => {
+                groups.replay_regex(&k.group_id, &k.regular_expression, v.as_ref())
+            }
+            _ => {}
+        }
     }
 }
 
@@ -338,6 +391,7 @@ const PRODUCER_IDS: u16 = 1 << 6;
 const SECURITY: u16 = 1 << 7;
 const TRANSACTIONS: u16 = 1 << 8;
 const TXN_OFFSETS: u16 = 1 << 9;
+const CONSUMER_GROUPS: u16 = 1 << 10;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`LogState::replay`]: only controller records are checked against the state).
@@ -365,6 +419,13 @@ fn footprint(record: &Record) -> (u16, bool) {
         | Record::StreamsGroupTopology(..) => (STREAMS_GROUPS, false),
         Record::TransactionLog(..) => (TRANSACTIONS, false),
         Record::TxnOffsetCommit(..) => (TXN_OFFSETS, false),
+        Record::ConsumerGroupMetadata(..)
+        | Record::ConsumerGroupPartitionMetadata(..)
+        | Record::ConsumerGroupMemberMetadata(..)
+        | Record::ConsumerGroupTargetAssignmentMetadata(..)
+        | Record::ConsumerGroupTargetAssignmentMember(..)
+        | Record::ConsumerGroupCurrentMemberAssignment(..)
+        | Record::ConsumerGroupRegularExpression(..) => (CONSUMER_GROUPS, false),
     }
 }
 
@@ -390,6 +451,7 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
         let mut scratch = LogState {
             topics: copy_if(touched, TOPICS, &state.topics),
             streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
+            consumer_groups: copy_if(touched, CONSUMER_GROUPS, &state.consumer_groups),
             offsets: copy_if(touched, OFFSETS, &state.offsets),
             brokers: copy_if(touched, BROKERS, &state.brokers),
             features: copy_if(touched, FEATURES, &state.features),

@@ -1,5 +1,6 @@
 //! Images: the state that replaying records builds. Nothing else mutates them.
 pub mod brokers;
+pub mod consumer_groups;
 pub mod features;
 pub mod group_configs;
 pub mod offsets;
