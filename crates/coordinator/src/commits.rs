@@ -110,6 +110,18 @@ impl CoordinatorShard {
         offsets: &[OffsetToCommit],
     ) -> Result<()> {
         let state = self.store.state();
+        if let Some(g) = state.consumer_groups.get(group_id) {
+            let checked: Vec<&OffsetToCommit> =
+                offsets.iter().filter(|o| !metadata_too_large(o)).collect();
+            return crate::consumer::admin::validate_commit(
+                g,
+                member_id,
+                member_epoch,
+                Some(api_version),
+                &checked,
+                &self.topics,
+            );
+        }
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {
                 if state.offsets.group(group_id).is_none() {
@@ -148,14 +160,17 @@ impl CoordinatorShard {
     ) -> Outcome<Result<Vec<Vec<ErrorCode>>>> {
         let state = self.store.state();
         let group = state.streams_groups.get(group_id);
-        if group.is_none() && state.offsets.group(group_id).is_none() {
+        let consumer = state.consumer_groups.get(group_id);
+        if group.is_none() && consumer.is_none() && state.offsets.group(group_id).is_none() {
             return Outcome::answer(Err(CoordinatorError::any_group_not_found(group_id)));
         }
         let committed = state.offsets.group(group_id);
         let mut records = Vec::new();
         let mut codes = Vec::with_capacity(topics.len());
         for (topic, partitions) in topics {
-            if group.is_some_and(|g| subscribed_to(g, topic)) {
+            if group.is_some_and(|g| subscribed_to(g, topic))
+                || consumer.is_some_and(|g| crate::consumer::admin::subscribed_to(g, topic))
+            {
                 codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
                 continue;
             }
@@ -189,6 +204,9 @@ impl CoordinatorShard {
         member_id: Option<&str>,
         member_epoch: i32,
     ) -> Result<()> {
+        if let Some(g) = self.consumer_group(group_id) {
+            return crate::consumer::admin::validate_fetch(g, member_id, member_epoch);
+        }
         let Some(group) = self.group(group_id) else {
             return Ok(());
         };

@@ -73,6 +73,7 @@ impl CoordinatorShard {
                 last_epochs: Default::default(),
                 ..self.txn.clone()
             },
+            consumer: self.consumer.clone(),
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);
@@ -90,7 +91,7 @@ impl CoordinatorShard {
 
     /// The timers of a shard just loaded.
     fn loaded_timers(&self, now: i64) -> Vec<Effect> {
-        let mut timers = Vec::new();
+        let mut timers = self.loaded_consumer_timers(now);
         for group in self.store.state().streams_groups.iter() {
             let session = i64::from(self.settings(&group.group_id).config.session_timeout_ms);
             for member in group.members.values() {

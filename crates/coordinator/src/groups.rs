@@ -89,8 +89,20 @@ impl CoordinatorShard {
                 group_type: STREAMS.into(),
             })
             .collect();
+        out.extend(state.consumer_groups.iter().map(|g| {
+            ListedGroup {
+                group_id: g.group_id.clone(),
+                protocol_type: crate::consumer::CONSUMER.into(),
+                group_state: crate::consumer::admin::consumer_group_state(g)
+                    .as_str()
+                    .into(),
+                group_type: crate::consumer::CONSUMER.into(),
+            }
+        }));
         for group_id in state.offsets.group_ids() {
-            if state.streams_groups.get(group_id).is_none() {
+            if state.streams_groups.get(group_id).is_none()
+                && state.consumer_groups.get(group_id).is_none()
+            {
                 out.push(ListedGroup {
                     group_id: group_id.to_string(),
                     protocol_type: String::new(),
@@ -117,6 +129,17 @@ impl CoordinatorShard {
                 }))
             }
             Some(g) => records.extend(record_builders::delete_group(g)),
+            None if state.consumer_groups.get(group_id).is_some() => {
+                let deleted = state
+                    .consumer_groups
+                    .get(group_id)
+                    .map(|g| self.delete_consumer_group_records(g));
+                match deleted {
+                    Some(Ok(tombstones)) => records.extend(tombstones),
+                    Some(Err(e)) => return Outcome::answer(Err(e)),
+                    None => {}
+                }
+            }
             None if state.offsets.group(group_id).is_none() => {
                 return Outcome::answer(Err(CoordinatorError::new(
                     ErrorCode::GROUP_ID_NOT_FOUND,
@@ -160,13 +183,16 @@ impl CoordinatorShard {
         all
     }
 
-    /// DescribeGroups (the classic API): a streams group is not a classic group.
+    /// DescribeGroups (the classic API): a streams or consumer group is not a classic group.
     pub fn describe_classic_group(
         &self,
         group_id: &str,
     ) -> std::result::Result<&'static str, CoordinatorError> {
         let state = self.store.state();
-        if state.streams_groups.get(group_id).is_some() {
+        // Kafka's `classicGroup(groupId)`: a streams or consumer group is of another type.
+        if state.streams_groups.get(group_id).is_some()
+            || state.consumer_groups.get(group_id).is_some()
+        {
             return Err(CoordinatorError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
                 format!("Group {group_id} is not a classic group."),

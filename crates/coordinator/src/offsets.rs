@@ -113,6 +113,7 @@ impl CoordinatorShard {
             .streams_groups
             .iter()
             .map(|g| g.group_id.as_str())
+            .chain(state.consumer_groups.iter().map(|g| g.group_id.as_str()))
             .chain(state.offsets.group_ids())
             .collect();
         group_ids.sort_unstable();
@@ -124,11 +125,13 @@ impl CoordinatorShard {
         let state = self.store.state();
         let retention = self.base.config.offsets_retention_ms;
         let group = state.streams_groups.get(group_id);
+        let consumer = state.consumer_groups.get(group_id);
         let mut all_expired = true;
         let mut expired = 0;
         if let Some(offsets) = state.offsets.group(group_id) {
             for ((topic, partition), committed) in offsets {
-                let subscribed = group.is_some_and(|g| subscribed_to(g, topic));
+                let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
+                    || consumer.is_some_and(|g| crate::consumer::admin::subscribed_to(g, topic));
                 if !subscribed && now.saturating_sub(committed.commit_timestamp) >= retention {
                     expiry.records.push(tombstone(group_id, topic, *partition));
                     expired += 1;
@@ -147,6 +150,15 @@ impl CoordinatorShard {
         // tombstones, and only when it is empty.
         if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
             expiry.records.extend(record_builders::delete_group(g));
+            expiry.deleted.push(group_id.to_owned());
+            expiry.events.push(TickEvent::GroupExpired {
+                group_id: group_id.to_owned(),
+            });
+        }
+        if let Some(g) = consumer.filter(|g| all_expired && g.members.is_empty()) {
+            expiry
+                .records
+                .extend(crate::consumer::records::delete_group(g));
             expiry.deleted.push(group_id.to_owned());
             expiry.events.push(TickEvent::GroupExpired {
                 group_id: group_id.to_owned(),

@@ -110,6 +110,8 @@ pub struct CoordinatorShard {
     pub(crate) steady_hits: u64,
     /// What the transaction coordinator keeps in memory.
     pub(crate) txn: crate::transactions::TxnSoftState,
+    /// The consumer group settings (`group.consumer.*`).
+    pub(crate) consumer: Arc<crate::consumer::ConsumerGroupConfig>,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -141,7 +143,14 @@ impl CoordinatorShard {
             stats: ShardStats::default(),
             steady_hits: 0,
             txn: Default::default(),
+            consumer: Arc::default(),
         }
+    }
+
+    /// The consumer group settings (`group.consumer.*`); set before the shard runs.
+    pub fn with_consumer_config(mut self, config: crate::consumer::ConsumerGroupConfig) -> Self {
+        self.consumer = Arc::new(config);
+        self
     }
 
     /// Bounds the groups of the node (`group.coordinator.max.groups`); set before the shard
@@ -256,6 +265,13 @@ impl CoordinatorShard {
             .streams_groups
             .iter()
             .map(|g| g.group_id.clone())
+            .chain(
+                self.store
+                    .state()
+                    .consumer_groups
+                    .iter()
+                    .map(|g| g.group_id.clone()),
+            )
             .collect();
         ids.sort_unstable();
         ids
