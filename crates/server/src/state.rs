@@ -148,6 +148,7 @@ impl ServerState {
             &config.streams.coordinator_config(),
             &config.coordinator_log,
             config.transactions,
+            &config.consumer,
             config.max_groups,
             Arc::clone(&metrics),
         );

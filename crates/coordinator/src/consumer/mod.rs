@@ -73,7 +73,7 @@ pub struct ConsumerHeartbeatContext<'a> {
     pub api_version: i16,
     /// Whether the requester may DESCRIBE a topic: a regular expression resolves only to
     /// those, as Kafka's `TopicRegexResolver` filters them.
-    pub may_describe: &'a dyn Fn(&str) -> bool,
+    pub may_describe: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 impl std::fmt::Debug for ConsumerHeartbeatContext<'_> {

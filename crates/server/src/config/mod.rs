@@ -7,6 +7,7 @@
 
 pub mod authorizer;
 pub mod connections;
+pub mod consumer;
 pub mod controller;
 pub mod coordinator_log;
 pub mod http;
@@ -91,6 +92,8 @@ pub struct Config {
     /// (`group.coordinator.max.groups`, kcoord's own); a new group past it is refused.
     pub max_groups: usize,
     pub streams: GroupCoordinatorConfig,
+    /// KIP-848 consumer groups (`group.consumer.*`).
+    pub consumer: kcoord_coordinator::ConsumerGroupConfig,
     /// The transaction coordinator (`transaction.*`).
     pub transactions: kcoord_coordinator::TransactionConfig,
     /// `transaction.partition.verification.enable` (KIP-890 part 1).
@@ -253,6 +256,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             |v| int_in(v, 1, i32::MAX).map(|n: i32| n as usize),
         )?,
         streams: streams::read(r)?,
+        consumer: consumer::read(r)?,
         transactions: transactions::read(r)?,
         transaction_partition_verification: transactions::read_partition_verification(r)?,
         controller,

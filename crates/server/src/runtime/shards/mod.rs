@@ -73,6 +73,7 @@ impl Coordinators {
             config,
             &CoordinatorLogSettings::default(),
             TransactionConfig::default(),
+            &kcoord_coordinator::ConsumerGroupConfig::default(),
             usize::MAX,
             Arc::new(Metrics::new([])),
         )
@@ -86,6 +87,7 @@ impl Coordinators {
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
         transactions: TransactionConfig,
+        consumer: &kcoord_coordinator::ConsumerGroupConfig,
         max_groups: usize,
         metrics: Arc<Metrics>,
     ) -> (Coordinators, ShardTasks) {
@@ -105,7 +107,8 @@ impl Coordinators {
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
             let shard = CoordinatorShard::new(config.clone(), seed)
                 .with_max_groups(max_groups)
-                .with_transactions(transactions);
+                .with_transactions(transactions)
+                .with_consumer_config(consumer.clone());
             let shared = Arc::new(Shared {
                 index,
                 locked: Mutex::new(Locked {
