@@ -512,17 +512,30 @@ fn a_v0_join_without_a_member_id_gets_one_minted() {
 #[test]
 fn a_shard_rebuilt_from_its_log_has_every_consumer_group_and_arms_their_sessions() {
     let mut h = harness();
-    let mut members = [Consumer::new("a", &["orders"]), Consumer::new("b", &["orders"])];
+    let mut members = [
+        Consumer::new("a", &["orders"]),
+        Consumer::new("b", &["orders"]),
+    ];
     settle(&mut h, &mut members);
     let log = h.shard.store().log().clone();
     let now = h.now;
     let rebuilt = CoordinatorShard::from_log(config(), 7, &log, now).unwrap();
-    assert_eq!(rebuilt.state().consumer_groups, h.shard.state().consumer_groups);
+    assert_eq!(
+        rebuilt.state().consumer_groups,
+        h.shard.state().consumer_groups
+    );
     assert_eq!(rebuilt.state().group_count(), 1);
-    assert_eq!(rebuilt.next_deadline(), Some(now + 45_000), "a fresh session per member");
+    assert_eq!(
+        rebuilt.next_deadline(),
+        Some(now + 45_000),
+        "a fresh session per member"
+    );
     let compacted = rebuilt.compacted_log();
     let again = CoordinatorShard::from_log(config(), 7, &compacted, now).unwrap();
-    assert_eq!(again.state().consumer_groups, h.shard.state().consumer_groups);
+    assert_eq!(
+        again.state().consumer_groups,
+        h.shard.state().consumer_groups
+    );
 }
 
 #[test]
@@ -544,9 +557,19 @@ fn offsets_follow_kafkas_member_epoch_rules_and_deletion_needs_an_empty_group() 
         h.run(|s, now| s.commit_offsets(GROUP, member, epoch, 9, &[offset(0)], now))
     };
     assert!(commit(&mut h, "a", a.epoch).is_ok());
-    assert_eq!(commit(&mut h, "a", a.epoch + 1).unwrap_err().code, ErrorCode::STALE_MEMBER_EPOCH);
-    assert_eq!(commit(&mut h, "zz", a.epoch).unwrap_err().code, ErrorCode::UNKNOWN_MEMBER_ID);
-    assert_eq!(commit(&mut h, "a", a.epoch - 1).unwrap_err().code, ErrorCode::STALE_MEMBER_EPOCH, "older than the partition's assignment epoch");
+    assert_eq!(
+        commit(&mut h, "a", a.epoch + 1).unwrap_err().code,
+        ErrorCode::STALE_MEMBER_EPOCH
+    );
+    assert_eq!(
+        commit(&mut h, "zz", a.epoch).unwrap_err().code,
+        ErrorCode::UNKNOWN_MEMBER_ID
+    );
+    assert_eq!(
+        commit(&mut h, "a", a.epoch - 1).unwrap_err().code,
+        ErrorCode::STALE_MEMBER_EPOCH,
+        "older than the partition's assignment epoch"
+    );
     let v8 = h.run(|s, now| s.commit_offsets(GROUP, "a", a.epoch, 8, &[offset(0)], now));
     assert_eq!(v8.unwrap_err().code, ErrorCode::UNSUPPORTED_VERSION);
     let mut b = Consumer::new("b", &["orders"]);
@@ -557,11 +580,26 @@ fn offsets_follow_kafkas_member_epoch_rules_and_deletion_needs_an_empty_group() 
     let kept = *a.owned[&t].iter().next().unwrap();
     let old = h.run(|s, now| s.commit_offsets(GROUP, "a", 2, 9, &[offset(kept)], now));
     assert!(old.is_ok(), "{old:?}");
-    assert_eq!(h.shard.validate_offset_fetch(GROUP, Some("a"), 2).unwrap_err().code, ErrorCode::STALE_MEMBER_EPOCH);
+    assert_eq!(
+        h.shard
+            .validate_offset_fetch(GROUP, Some("a"), 2)
+            .unwrap_err()
+            .code,
+        ErrorCode::STALE_MEMBER_EPOCH
+    );
     assert!(h.shard.validate_offset_fetch(GROUP, None, -1).is_ok());
     let listed = h.shard.list_groups();
-    assert_eq!((listed[0].group_type.as_str(), listed[0].protocol_type.as_str()), ("consumer", "consumer"));
-    assert_eq!(h.run(|s, _| s.delete_group(GROUP)).unwrap_err().code, ErrorCode::NON_EMPTY_GROUP);
+    assert_eq!(
+        (
+            listed[0].group_type.as_str(),
+            listed[0].protocol_type.as_str()
+        ),
+        ("consumer", "consumer")
+    );
+    assert_eq!(
+        h.run(|s, _| s.delete_group(GROUP)).unwrap_err().code,
+        ErrorCode::NON_EMPTY_GROUP
+    );
     a.leave(&mut h, -1);
     b.leave(&mut h, -1);
     h.run(|s, _| s.delete_group(GROUP)).unwrap();
