@@ -154,6 +154,18 @@ impl CoordinatorShard {
         offsets: &[OffsetToCommit],
     ) -> Result<()> {
         let state = self.store.state();
+        if let Some(g) = state.consumer_groups.get(group_id) {
+            let checked: Vec<&OffsetToCommit> =
+                offsets.iter().filter(|o| !metadata_too_large(o)).collect();
+            return crate::consumer::admin::validate_commit(
+                g,
+                member_id,
+                member_epoch,
+                Some(api_version),
+                &checked,
+                &self.topics,
+            );
+        }
         match state.streams_groups.get(group_id) {
             None if member_epoch < 0 => {
                 if state.offsets.group(group_id).is_none() {
@@ -193,7 +205,12 @@ impl CoordinatorShard {
         let state = self.store.state();
         let group = state.streams_groups.get(group_id);
         let classic = self.classic_group(group_id);
-        if group.is_none() && classic.is_none() && state.offsets.group(group_id).is_none() {
+        let consumer = state.consumer_groups.get(group_id);
+        if group.is_none()
+            && classic.is_none()
+            && consumer.is_none()
+            && state.offsets.group(group_id).is_none()
+        {
             return Outcome::answer(Err(CoordinatorError::any_group_not_found(group_id)));
         }
         // Kafka's `ClassicGroup.validateOffsetDelete`: a live group that is not a consumer
@@ -210,7 +227,8 @@ impl CoordinatorShard {
         for (topic, partitions) in topics {
             let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
                 || classic
-                    .is_some_and(|g| !g.is(ClassicGroupState::Empty) && g.is_subscribed_to(topic));
+                    .is_some_and(|g| !g.is(ClassicGroupState::Empty) && g.is_subscribed_to(topic))
+                || consumer.is_some_and(|g| crate::consumer::admin::subscribed_to(g, topic));
             if subscribed {
                 codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
                 continue;
@@ -245,6 +263,9 @@ impl CoordinatorShard {
         member_id: Option<&str>,
         member_epoch: i32,
     ) -> Result<()> {
+        if let Some(g) = self.consumer_group(group_id) {
+            return crate::consumer::admin::validate_fetch(g, member_id, member_epoch);
+        }
         let Some(group) = self.group(group_id) else {
             return Ok(());
         };

@@ -75,6 +75,7 @@ impl CoordinatorShard {
                 ..self.txn.clone()
             },
             classic,
+            consumer: self.consumer.clone(),
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);
@@ -92,7 +93,7 @@ impl CoordinatorShard {
 
     /// The timers of a shard just loaded.
     fn loaded_timers(&self, now: i64) -> Vec<Effect> {
-        let mut timers = Vec::new();
+        let mut timers = self.loaded_consumer_timers(now);
         for group in self.store.state().streams_groups.iter() {
             let session = i64::from(self.settings(&group.group_id).config.session_timeout_ms);
             for member in group.members.values() {

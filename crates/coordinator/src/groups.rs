@@ -100,9 +100,20 @@ impl CoordinatorShard {
             group_state: g.state.name().into(),
             group_type: CLASSIC.into(),
         }));
+        out.extend(state.consumer_groups.iter().map(|g| {
+            ListedGroup {
+                group_id: g.group_id.clone(),
+                protocol_type: crate::consumer::CONSUMER.into(),
+                group_state: crate::consumer::admin::consumer_group_state(g)
+                    .as_str()
+                    .into(),
+                group_type: crate::consumer::CONSUMER.into(),
+            }
+        }));
         for group_id in state.offsets.group_ids() {
             if state.streams_groups.get(group_id).is_none()
                 && self.classic_group(group_id).is_none()
+                && state.consumer_groups.get(group_id).is_none()
             {
                 out.push(ListedGroup {
                     group_id: group_id.to_string(),
@@ -130,6 +141,17 @@ impl CoordinatorShard {
                 }))
             }
             Some(g) => records.extend(record_builders::delete_group(g)),
+            None if state.consumer_groups.get(group_id).is_some() => {
+                let deleted = state
+                    .consumer_groups
+                    .get(group_id)
+                    .map(|g| self.delete_consumer_group_records(g));
+                match deleted {
+                    Some(Ok(tombstones)) => records.extend(tombstones),
+                    Some(Err(e)) => return Outcome::answer(Err(e)),
+                    None => {}
+                }
+            }
             None => match self.classic_group(group_id) {
                 Some(g) if !g.is(ClassicGroupState::Empty) => {
                     return Outcome::answer(Err(CoordinatorError {
@@ -188,14 +210,17 @@ impl CoordinatorShard {
         all
     }
 
-    /// DescribeGroups (the classic API), without the authorized operations: a streams group
-    /// is not a classic group; a group known only by its offsets is an Empty one.
+    /// DescribeGroups (the classic API), without the authorized operations: a streams or
+    /// consumer group is not a classic group; a group known only by its offsets is an Empty one.
     pub fn describe_classic_group(
         &self,
         group_id: &str,
     ) -> std::result::Result<DescribedGroup, CoordinatorError> {
         let state = self.store.state();
-        if state.streams_groups.get(group_id).is_some() {
+        // Kafka's `classicGroup(groupId)`: a streams or consumer group is of another type.
+        if state.streams_groups.get(group_id).is_some()
+            || state.consumer_groups.get(group_id).is_some()
+        {
             return Err(CoordinatorError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
                 format!("Group {group_id} is not a classic group."),

@@ -7,6 +7,7 @@ pub mod assignor;
 pub mod classic;
 pub mod commits;
 pub mod configured_topology;
+pub mod consumer;
 mod core;
 pub mod description;
 pub mod effects;
@@ -30,6 +31,7 @@ pub mod transactions;
 pub mod txn_offsets;
 pub mod validate;
 
+pub use consumer::{ConsumerGroupConfig, ConsumerHeartbeatContext};
 pub use effects::Effect;
 pub use error::CoordinatorError;
 pub use group_config_rules::{GroupConfigBrokerSettings, GroupConfigRules};

@@ -119,6 +119,7 @@ impl CoordinatorShard {
             .iter()
             .map(|g| g.group_id.as_str())
             .chain(self.classic_groups().map(|g| g.group_id.as_str()))
+            .chain(state.consumer_groups.iter().map(|g| g.group_id.as_str()))
             .chain(state.offsets.group_ids())
             .collect();
         group_ids.sort_unstable();
@@ -141,12 +142,14 @@ impl CoordinatorShard {
         }
         // An empty classic group's offsets age from when it became empty.
         let emptied = classic.and_then(|g| g.protocol_type.as_ref().and(g.state_timestamp));
+        let consumer = state.consumer_groups.get(group_id);
         let mut all_expired = true;
         let mut expired = 0;
         if let Some(offsets) = state.offsets.group(group_id) {
             for ((topic, partition), committed) in offsets {
                 let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
-                    || live.is_some_and(|g| g.is_subscribed_to(topic));
+                    || live.is_some_and(|g| g.is_subscribed_to(topic))
+                    || consumer.is_some_and(|g| crate::consumer::admin::subscribed_to(g, topic));
                 let since = emptied.unwrap_or(committed.commit_timestamp);
                 if !subscribed && now.saturating_sub(since) >= retention {
                     expiry.records.push(tombstone(group_id, topic, *partition));
@@ -176,6 +179,15 @@ impl CoordinatorShard {
         }
         if let Some(g) = group.filter(|g| all_expired && g.members.is_empty()) {
             expiry.records.extend(record_builders::delete_group(g));
+            expiry.deleted.push(group_id.to_owned());
+            expiry.events.push(TickEvent::GroupExpired {
+                group_id: group_id.to_owned(),
+            });
+        }
+        if let Some(g) = consumer.filter(|g| all_expired && g.members.is_empty()) {
+            expiry
+                .records
+                .extend(crate::consumer::records::delete_group(g));
             expiry.deleted.push(group_id.to_owned());
             expiry.events.push(TickEvent::GroupExpired {
                 group_id: group_id.to_owned(),

@@ -112,6 +112,8 @@ pub struct CoordinatorShard {
     pub(crate) txn: crate::transactions::TxnSoftState,
     /// The classic groups, which Kafka too keeps in memory.
     pub(crate) classic: crate::classic::ClassicSoftState,
+    /// The consumer group settings (`group.consumer.*`).
+    pub(crate) consumer: Arc<crate::consumer::ConsumerGroupConfig>,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -144,7 +146,14 @@ impl CoordinatorShard {
             steady_hits: 0,
             txn: Default::default(),
             classic: Default::default(),
+            consumer: Arc::default(),
         }
+    }
+
+    /// The consumer group settings (`group.consumer.*`); set before the shard runs.
+    pub fn with_consumer_config(mut self, config: crate::consumer::ConsumerGroupConfig) -> Self {
+        self.consumer = Arc::new(config);
+        self
     }
 
     /// Bounds the groups of the node (`group.coordinator.max.groups`); set before the shard
@@ -260,6 +269,13 @@ impl CoordinatorShard {
             .streams_groups
             .iter()
             .map(|g| g.group_id.clone())
+            .chain(
+                self.store
+                    .state()
+                    .consumer_groups
+                    .iter()
+                    .map(|g| g.group_id.clone()),
+            )
             .collect();
         ids.sort_unstable();
         ids

@@ -16,6 +16,10 @@ pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter,
 pub use image::broker_configs::{BrokerConfigsImage, BROKER_RESOURCE};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::classic_groups::ClassicGroupsImage;
+pub use image::consumer_groups::{
+    ConsumerGroup, ConsumerGroupMember, ConsumerGroupsImage, ConsumerMemberState, PartitionEpochs,
+    ResolvedRegex, TopicPartitions,
+};
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
@@ -59,6 +63,8 @@ pub struct LogState {
     pub streams_groups: StreamsGroupsImage,
     /// Classic groups as their last GroupMetadata record left them.
     pub classic_groups: ClassicGroupsImage,
+    /// KIP-848 consumer groups.
+    pub consumer_groups: ConsumerGroupsImage,
     pub offsets: OffsetsImage,
     pub brokers: BrokersImage,
     pub features: FeaturesImage,
@@ -74,7 +80,7 @@ pub struct LogState {
     pub transactions: TransactionsImage,
     /// Offsets committed inside open transactions.
     pub txn_offsets: TxnOffsetsImage,
-    /// Distinct group ids among the streams groups, the classic groups and the groups with
+    /// Distinct group ids among the streams, classic and consumer groups and the groups with
     /// committed offsets.
     groups: usize,
 }
@@ -89,6 +95,7 @@ impl LogState {
     fn holds_group(&self, group_id: &str) -> bool {
         self.streams_groups.get(group_id).is_some()
             || self.classic_groups.get(group_id).is_some()
+            || self.consumer_groups.get(group_id).is_some()
             || self.offsets.group(group_id).is_some()
     }
 
@@ -104,8 +111,9 @@ impl LogState {
             .filter(|g| {
                 self.streams_groups.get(g).is_none() && self.classic_groups.get(g).is_none()
             })
+            .filter(|g| self.consumer_groups.get(g).is_none())
             .count();
-        self.streams_groups.len() + classic_only + offsets_only
+        self.streams_groups.len() + self.consumer_groups.len() + classic_only + offsets_only
     }
 
     /// The group a coordinator record belongs to.
@@ -119,6 +127,13 @@ impl LogState {
             Record::StreamsGroupTargetAssignmentMember(k, _) => Some(&k.group_id),
             Record::StreamsGroupCurrentMemberAssignment(k, _) => Some(&k.group_id),
             Record::StreamsGroupTopology(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupPartitionMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupMemberMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupTargetAssignmentMetadata(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupTargetAssignmentMember(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupCurrentMemberAssignment(k, _) => Some(&k.group_id),
+            Record::ConsumerGroupRegularExpression(k, _) => Some(&k.group_id),
             _ => None,
         }
     }
@@ -197,8 +212,44 @@ impl LogState {
             Record::StreamsGroupTopology(k, v) => {
                 self.streams_groups.replay_topology(&k.group_id, v.as_ref())
             }
+            Record::ConsumerGroupMetadata(..)
+            | Record::ConsumerGroupPartitionMetadata(..)
+            | Record::ConsumerGroupMemberMetadata(..)
+            | Record::ConsumerGroupTargetAssignmentMetadata(..)
+            | Record::ConsumerGroupTargetAssignmentMember(..)
+            | Record::ConsumerGroupCurrentMemberAssignment(..)
+            | Record::ConsumerGroupRegularExpression(..) => self.replay_consumer_group(record),
         }
         Ok(())
+    }
+}
+
+impl LogState {
+    /// The consumer group records (KIP-848); any other record is not for this image.
+    fn replay_consumer_group(&mut self, record: &Record) {
+        let groups = &mut self.consumer_groups;
+        match record {
+            Record::ConsumerGroupMetadata(k, v) => groups.replay_metadata(&k.group_id, v.as_ref()),
+            Record::ConsumerGroupPartitionMetadata(k, v) => {
+                groups.replay_partition_metadata(&k.group_id, v.is_some())
+            }
+            Record::ConsumerGroupMemberMetadata(k, v) => {
+                groups.replay_member_metadata(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupTargetAssignmentMetadata(k, v) => {
+                groups.replay_target_metadata(&k.group_id, v.as_ref())
+            }
+            Record::ConsumerGroupTargetAssignmentMember(k, v) => {
+                groups.replay_target_member(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupCurrentMemberAssignment(k, v) => {
+                groups.replay_current_assignment(&k.group_id, &k.member_id, v.as_ref())
+            }
+            Record::ConsumerGroupRegularExpression(k, v) => {
+                groups.replay_regex(&k.group_id, &k.regular_expression, v.as_ref())
+            }
+            _ => {}
+        }
     }
 }
 
@@ -358,6 +409,7 @@ const SECURITY: u16 = 1 << 7;
 const TRANSACTIONS: u16 = 1 << 8;
 const TXN_OFFSETS: u16 = 1 << 9;
 const CLASSIC_GROUPS: u16 = 1 << 10;
+const CONSUMER_GROUPS: u16 = 1 << 11;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`LogState::replay`]: only controller records are checked against the state).
@@ -386,6 +438,13 @@ fn footprint(record: &Record) -> (u16, bool) {
         | Record::StreamsGroupTopology(..) => (STREAMS_GROUPS, false),
         Record::TransactionLog(..) => (TRANSACTIONS, false),
         Record::TxnOffsetCommit(..) => (TXN_OFFSETS, false),
+        Record::ConsumerGroupMetadata(..)
+        | Record::ConsumerGroupPartitionMetadata(..)
+        | Record::ConsumerGroupMemberMetadata(..)
+        | Record::ConsumerGroupTargetAssignmentMetadata(..)
+        | Record::ConsumerGroupTargetAssignmentMember(..)
+        | Record::ConsumerGroupCurrentMemberAssignment(..)
+        | Record::ConsumerGroupRegularExpression(..) => (CONSUMER_GROUPS, false),
     }
 }
 
@@ -412,6 +471,7 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
             topics: copy_if(touched, TOPICS, &state.topics),
             streams_groups: copy_if(touched, STREAMS_GROUPS, &state.streams_groups),
             classic_groups: copy_if(touched, CLASSIC_GROUPS, &state.classic_groups),
+            consumer_groups: copy_if(touched, CONSUMER_GROUPS, &state.consumer_groups),
             offsets: copy_if(touched, OFFSETS, &state.offsets),
             brokers: copy_if(touched, BROKERS, &state.brokers),
             features: copy_if(touched, FEATURES, &state.features),

@@ -140,6 +140,13 @@ records! {
         StreamsGroupTopology(StreamsGroupTopologyKey, StreamsGroupTopologyValue),
         TransactionLog(TransactionLogKey, TransactionLogValue),
         TxnOffsetCommit(TxnOffsetCommitKey, OffsetCommitValue),
+        ConsumerGroupMetadata(ConsumerGroupMetadataKey, ConsumerGroupMetadataValue),
+        ConsumerGroupPartitionMetadata(ConsumerGroupPartitionMetadataKey, ConsumerGroupPartitionMetadataValue),
+        ConsumerGroupMemberMetadata(ConsumerGroupMemberMetadataKey, ConsumerGroupMemberMetadataValue),
+        ConsumerGroupTargetAssignmentMetadata(ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue),
+        ConsumerGroupTargetAssignmentMember(ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
+        ConsumerGroupCurrentMemberAssignment(ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
+        ConsumerGroupRegularExpression(ConsumerGroupRegularExpressionKey, ConsumerGroupRegularExpressionValue),
     }
 }
 

@@ -147,8 +147,11 @@ impl ServerState {
             config.coordinator_shards,
             &config.streams.coordinator_config(),
             &config.coordinator_log,
-            config.transactions,
-            config.classic_groups.clone(),
+            &crate::runtime::shards::Protocols {
+                transactions: config.transactions,
+                classic: config.classic_groups.clone(),
+                consumer: config.consumer.clone(),
+            },
             config.max_groups,
             Arc::clone(&metrics),
         );

@@ -56,6 +56,15 @@ impl CoordinatorShard {
             // A streams group's id is not a classic group's.
             return now_answer(join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL));
         }
+        // An empty consumer group is converted (Kafka's `maybeDeleteEmptyConsumerGroup`: its
+        // records go, its offsets stay); classic members cannot join a live one here.
+        let mut converted = Vec::new();
+        if let Some(consumer) = self.consumer_group(&req.group_id) {
+            match self.delete_consumer_group_records(consumer) {
+                Ok(tombstones) if req.member_id.is_empty() => converted = tombstones,
+                _ => return now_answer(join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL)),
+            }
+        }
         let unknown_member = req.member_id.is_empty();
         let existing = self.classic.groups.get(req.group_id.as_str());
         let group = match existing {
@@ -89,14 +98,14 @@ impl CoordinatorShard {
         } else {
             join_existing_member(&mut change, &join)
         };
-        let new_group = existing.is_none();
-        let mut outcome = if new_group && !change.has_records() {
+        if existing.is_none() && !change.has_records() {
             let record = change.group.empty_record();
             change.record(record);
-            change.finish(reply)
-        } else {
-            change.finish(reply)
-        };
+        }
+        for tombstone in converted {
+            change.record(tombstone);
+        }
+        let mut outcome = change.finish(reply);
         if unknown_member {
             outcome.effects.push(Effect::IdsMinted(1));
         }

@@ -73,6 +73,10 @@ impl CoordinatorShard {
         if let Err(e) = validated {
             return Outcome::answer(Err(e));
         }
+        if self.consumer_group(&request.group_id).is_some() {
+            let other = CoordinatorError::not_a_streams_group(&request.group_id);
+            return Outcome::answer(Err(other));
+        }
         if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
             return self.leave(request);
         }
@@ -91,7 +95,8 @@ impl CoordinatorShard {
     /// only) is "not a streams group"; else `getStreamsGroupOrThrow`'s words for a heartbeat,
     /// `group()`'s for the other paths (`any`).
     pub(crate) fn missing_streams_group(&self, group_id: &str, any: bool) -> CoordinatorError {
-        if self.state().offsets.group(group_id).is_some() {
+        if self.state().offsets.group(group_id).is_some() || self.consumer_group(group_id).is_some()
+        {
             CoordinatorError::not_a_streams_group(group_id)
         } else if any {
             CoordinatorError::any_group_not_found(group_id)

@@ -8,6 +8,7 @@
 pub mod authorizer;
 pub mod classic_groups;
 pub mod connections;
+pub mod consumer;
 pub mod controller;
 pub mod coordinator_log;
 pub mod http;
@@ -92,6 +93,8 @@ pub struct Config {
     /// (`group.coordinator.max.groups`, kcoord's own); a new group past it is refused.
     pub max_groups: usize,
     pub streams: GroupCoordinatorConfig,
+    /// KIP-848 consumer groups (`group.consumer.*`).
+    pub consumer: kcoord_coordinator::ConsumerGroupConfig,
     /// The transaction coordinator (`transaction.*`).
     pub transactions: kcoord_coordinator::TransactionConfig,
     /// Classic groups (`group.min.session.timeout.ms` and siblings).
@@ -256,6 +259,7 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
             |v| int_in(v, 1, i32::MAX).map(|n: i32| n as usize),
         )?,
         streams: streams::read(r)?,
+        consumer: consumer::read(r)?,
         transactions: transactions::read(r)?,
         classic_groups: classic_groups::read(r)?,
         transaction_partition_verification: transactions::read_partition_verification(r)?,

@@ -196,6 +196,42 @@ pub async fn create_topic(state: &ServerState, name: &str, partitions: i32) -> u
     results[0].topic_id
 }
 
+/// A ConsumerGroupHeartbeat (v1) of `member` in `group`: a join subscribed to `topics` at epoch
+/// 0, a leave at -1 or -2, else a heartbeat owning `owned` (topic id, partitions).
+pub async fn consumer_heartbeat(
+    state: &ServerState,
+    group: &str,
+    member: &str,
+    epoch: i32,
+    topics: &[&str],
+    owned: &[(uuid::Uuid, Vec<i32>)],
+) -> kcoord_wire::messages::ConsumerGroupHeartbeatResponse {
+    use kcoord_wire::messages::consumer_group_heartbeat_request::TopicPartitions;
+    let joining = epoch == 0;
+    let req = kcoord_wire::messages::ConsumerGroupHeartbeatRequest {
+        group_id: group.into(),
+        member_id: member.into(),
+        member_epoch: epoch,
+        rebalance_timeout_ms: if joining { 30_000 } else { -1 },
+        subscribed_topic_names: joining.then(|| topics.iter().map(|t| t.to_string()).collect()),
+        topic_partitions: (epoch >= 0).then(|| {
+            owned
+                .iter()
+                .map(|(id, ps)| TopicPartitions {
+                    topic_id: *id,
+                    partitions: ps.clone(),
+                    ..Default::default()
+                })
+                .collect()
+        }),
+        ..Default::default()
+    };
+    let c = Ctx::new(state, ListenerKind::Broker);
+    let resp = crate::rpc::apis::consumer_group_heartbeat::handle(&c.ctx(state), req, 1).await;
+    encodes(&resp, 1);
+    resp
+}
+
 /// A heartbeat of `member` in `group` (a join with a one-sub-topology topology reading `source`
 /// when `epoch` is 0, a leave when -1), through the heartbeat handler at v1.
 pub async fn heartbeat(

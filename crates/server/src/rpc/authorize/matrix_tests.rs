@@ -23,8 +23,9 @@ pub(crate) mod seen;
 pub(crate) mod prelude {
     pub(crate) use super::requests::*;
     pub(crate) use super::rows::{
-        body, decode, on_every_listener, row, Row, AUTO_TOPIC, CHANGELOG, CLUSTER, GROUP, JOINING,
-        MEMBER, NEW_TOPIC, OPEN_TRANSACTION, STREAMS, TOPIC, TRANSACTIONAL_ID,
+        body, decode, on_every_listener, row, Row, AUTO_TOPIC, CHANGELOG, CLUSTER, CONSUMER,
+        CONSUMER_JOINING, GROUP, JOINING, MEMBER, NEW_TOPIC, OPEN_TRANSACTION, STREAMS, TOPIC,
+        TRANSACTIONAL_ID,
     };
     pub(crate) use super::seen::*;
     pub(crate) use crate::config::ListenerKind;
@@ -192,6 +193,14 @@ async fn prepare(node: &Running, row: &Row) {
     )
     .await;
     assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    let consumer: ConsumerGroupHeartbeatResponse = send(
+        &admin,
+        ApiKey::ConsumerGroupHeartbeat,
+        1,
+        &requests::consumer_join(rows::CONSUMER),
+    )
+    .await;
+    assert_eq!(consumer.error_code, 0, "{:?}", consumer.error_message);
     open_transaction(&admin).await;
 
     let mut creations = Vec::new();

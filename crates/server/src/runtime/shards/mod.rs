@@ -57,6 +57,14 @@ pub use handle::{ShardError, ShardHandle};
 use task::ShardTask;
 pub use task::{LoadGate, ShardTasks};
 
+/// The settings of what the shards coordinate besides streams groups.
+#[derive(Debug, Clone, Default)]
+pub struct Protocols {
+    pub transactions: TransactionConfig,
+    pub classic: ClassicGroupConfig,
+    pub consumer: kcoord_coordinator::ConsumerGroupConfig,
+}
+
 /// Every shard; routes a group to its owner.
 #[derive(Debug, Clone)]
 pub struct Coordinators {
@@ -74,8 +82,7 @@ impl Coordinators {
             count,
             config,
             &CoordinatorLogSettings::default(),
-            TransactionConfig::default(),
-            ClassicGroupConfig::default(),
+            &Protocols::default(),
             usize::MAX,
             Arc::new(Metrics::new([])),
         )
@@ -88,8 +95,7 @@ impl Coordinators {
         count: usize,
         config: &StreamsGroupConfig,
         logs: &CoordinatorLogSettings,
-        transactions: TransactionConfig,
-        classic: ClassicGroupConfig,
+        protocols: &Protocols,
         max_groups: usize,
         metrics: Arc<Metrics>,
     ) -> (Coordinators, ShardTasks) {
@@ -109,8 +115,9 @@ impl Coordinators {
             let seed = uuid::Uuid::new_v4().as_u64_pair().0 ^ index as u64;
             let shard = CoordinatorShard::new(config.clone(), seed)
                 .with_max_groups(max_groups)
-                .with_transactions(transactions)
-                .with_classic_groups(classic.clone());
+                .with_transactions(protocols.transactions)
+                .with_classic_groups(protocols.classic.clone())
+                .with_consumer_config(protocols.consumer.clone());
             let shared = Arc::new(Shared {
                 index,
                 locked: Mutex::new(Locked {

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use kcoord_wire::messages::*;
 
-use super::rows::{CHANGELOG, GROUP, MEMBER, NEW_TOPIC, STREAMS, TOPIC};
+use super::rows::{CHANGELOG, CONSUMER, GROUP, MEMBER, NEW_TOPIC, STREAMS, TOPIC};
 
 pub fn with<T: Default>(f: impl FnOnce(&mut T)) -> T {
     let mut t = T::default();
@@ -303,6 +303,27 @@ pub fn alter_scram() -> AlterUserScramCredentialsRequest {
                 ..Default::default()
             },
         ],
+        ..Default::default()
+    }
+}
+
+/// A KIP-848 consumer joining `group`, subscribed to [`TOPIC`].
+pub fn consumer_join(group: &str) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest {
+        group_id: group.into(),
+        member_id: MEMBER.into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec![TOPIC.into()]),
+        topic_partitions: Some(Vec::new()),
+        ..Default::default()
+    }
+}
+
+/// ConsumerGroupDescribe of [`CONSUMER`].
+pub fn consumer_describe() -> ConsumerGroupDescribeRequest {
+    ConsumerGroupDescribeRequest {
+        group_ids: vec![CONSUMER.into()],
         ..Default::default()
     }
 }

@@ -22,6 +22,10 @@ pub const STREAMS: &str = "s";
 pub const MEMBER: &str = "m";
 /// A streams group the rows' heartbeats create.
 pub const JOINING: &str = "h";
+/// The consumer group whose member [`MEMBER`] reads [`TOPIC`].
+pub const CONSUMER: &str = "cg";
+/// A consumer group the rows' heartbeats create.
+pub const CONSUMER_JOINING: &str = "c";
 /// The changelog topic [`JOINING`]'s topology asks the coordinator to create.
 pub const CHANGELOG: &str = "h-store-changelog";
 pub const NEW_TOPIC: &str = "new";

@@ -1,0 +1,390 @@
+//! A join or a heartbeat (`consumerGroupHeartbeat`): the member is created or updated (a
+//! changed subscription bumps the group epoch), the target assignment is computed when the
+//! group epoch is ahead of it, and the member is reconciled towards it.
+use std::collections::BTreeSet;
+
+use kcoord_metadata::{ConsumerGroup, ConsumerGroupMember, ConsumerMemberState, Record};
+use kcoord_wire::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
+use kcoord_wire::messages::consumer_group_heartbeat_response::{
+    Assignment, ConsumerGroupHeartbeatResponse, TopicPartitions as ResponsePartitions,
+};
+use kcoord_wire::ErrorCode;
+use uuid::Uuid;
+
+use super::reconcile::Reconciliation;
+use super::subscription::{self, member_topic_names};
+use super::{
+    kafka_uuid_string, member, not_a_consumer_group, records, target, ConsumerHeartbeatContext,
+};
+use crate::effects::{Effect, MemberEffect};
+use crate::error::{CoordinatorError, Result};
+use crate::shard::{CoordinatorShard, Id};
+use crate::Outcome;
+
+/// How a member's regular expression changed (`UpdateRegularExpressionStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegexChange {
+    None,
+    Updated,
+    UpdatedAndResolved,
+}
+
+pub(super) struct ConsumerHeartbeat<'a> {
+    shard: &'a CoordinatorShard,
+    ctx: &'a ConsumerHeartbeatContext<'a>,
+    request: &'a ConsumerGroupHeartbeatRequest,
+    now: i64,
+}
+
+/// What the heartbeat has decided so far.
+struct Decided {
+    records: Vec<Record>,
+    effects: Vec<Effect>,
+}
+
+impl<'a> ConsumerHeartbeat<'a> {
+    pub(super) fn new(
+        shard: &'a CoordinatorShard,
+        ctx: &'a ConsumerHeartbeatContext<'a>,
+        request: &'a ConsumerGroupHeartbeatRequest,
+        now: i64,
+    ) -> Self {
+        ConsumerHeartbeat {
+            shard,
+            ctx,
+            request,
+            now,
+        }
+    }
+
+    pub(super) fn run(self) -> Outcome<Result<ConsumerGroupHeartbeatResponse>> {
+        let mut decided = Decided {
+            records: Vec::new(),
+            effects: Vec::new(),
+        };
+        match self.decide(&mut decided) {
+            Ok(response) => Outcome {
+                records: crate::at_latest_version(decided.records),
+                response: Ok(response),
+                effects: decided.effects,
+            },
+            Err(e) => Outcome::answer(Err(e)),
+        }
+    }
+
+    /// `getOrMaybeCreateConsumerGroup`: the group as it is, or a new one for a join. A join
+    /// to an empty classic group converts it, as Kafka does: its record goes, its offsets stay.
+    fn group(&self, d: &mut Decided) -> Result<ConsumerGroup> {
+        let gid = self.request.group_id.as_str();
+        if let Some(g) = self.shard.state().consumer_groups.get(gid) {
+            return Ok(g.clone());
+        }
+        let empty_classic = self
+            .shard
+            .classic_group(gid)
+            .is_some_and(|g| g.is(crate::classic::ClassicGroupState::Empty));
+        if empty_classic && self.request.member_epoch == 0 {
+            d.records.extend(self.shard.expire_classic_group(gid));
+            d.effects
+                .push(Effect::Classic(crate::classic::ClassicEffect::Group {
+                    group_id: gid.into(),
+                    group: None,
+                }));
+            return Ok(ConsumerGroup::new(gid));
+        }
+        if self.shard.is_other_group_type(gid) {
+            return Err(not_a_consumer_group(gid));
+        }
+        if self.request.member_epoch != 0 {
+            return Err(self.shard.missing_consumer_group(gid));
+        }
+        if self.shard.state().offsets.group(gid).is_none() {
+            self.shard.check_room_for_group()?;
+        }
+        Ok(ConsumerGroup::new(gid))
+    }
+
+    /// `throwIfConsumerGroupIsFull`: a known static instance or member always fits.
+    fn check_room(&self, group: &ConsumerGroup, member_id: &str) -> Result<()> {
+        let max = self.shard.consumer.max_size;
+        let known_static = self
+            .request
+            .instance_id
+            .as_deref()
+            .is_some_and(|i| group.static_member(i).is_some());
+        if known_static {
+            return Ok(());
+        }
+        let full = group.members.len() >= usize::try_from(max).unwrap_or(0);
+        if full && !group.members.contains_key(member_id) {
+            return Err(CoordinatorError::new(
+                ErrorCode::GROUP_MAX_SIZE_REACHED,
+                format!("The consumer group has reached its maximum capacity of {max} members."),
+            ));
+        }
+        Ok(())
+    }
+
+    fn decide(&self, d: &mut Decided) -> Result<ConsumerGroupHeartbeatResponse> {
+        let group = self.group(d)?;
+        let member_id = if self.request.member_id.is_empty() {
+            d.effects.push(Effect::IdsMinted(1));
+            kafka_uuid_string(self.shard.mint_id(0))
+        } else {
+            self.request.member_id.clone()
+        };
+        self.check_room(&group, &member_id)?;
+        let found = member::find(&group, &member_id, self.request)?;
+        let mut work = group.clone();
+        if let Some(old) = &found.replaced {
+            work.members.remove(old.as_str());
+            if let Some(t) = work.target_assignment.remove(old.as_str()) {
+                work.target_assignment.insert(member_id.as_str().into(), t);
+            }
+            d.effects.push(Effect::Member(MemberEffect::Gone {
+                group_id: group.group_id.as_str().into(),
+                member_id: old.as_str().into(),
+            }));
+        }
+        d.records.extend(found.records);
+        let before = found.member;
+        work.members
+            .insert(before.member_id.clone(), before.clone());
+        let updated = self.updated_member(&before);
+        let names_changed = if updated != before {
+            d.records
+                .push(records::member_subscription(&group.group_id, &updated));
+            updated.subscribed_topic_names != before.subscribed_topic_names
+        } else {
+            false
+        };
+        let regex = self.update_regexes(&mut work, &before, &updated, d)?;
+        let default = self.shard.consumer.default_assignor();
+        let assignor_before = target::preferred_assignor(work.members.values(), default);
+        work.members
+            .insert(updated.member_id.clone(), updated.clone());
+        let assignor = target::preferred_assignor(work.members.values(), default);
+        let bump = names_changed
+            || regex == RegexChange::UpdatedAndResolved
+            || assignor != assignor_before;
+        self.maybe_bump(&mut work, bump, d);
+        let target = self.maybe_assign(&mut work, &assignor, &updated.member_id, d)?;
+        let subscription_changed = names_changed || regex != RegexChange::None;
+        let reconciled = self.reconcile(&work, &updated, &target, subscription_changed, d)?;
+        d.effects.push(Effect::Member(MemberEffect::SessionTimer {
+            group_id: group.group_id.as_str().into(),
+            member_id: reconciled.member_id.clone(),
+            deadline: self.now + i64::from(self.shard.consumer.session_timeout_ms),
+        }));
+        Ok(self.response(&before, &reconciled))
+    }
+
+    /// The member with what the request changed (`ConsumerGroupMember.Builder.maybeUpdate*`).
+    fn updated_member(&self, member: &ConsumerGroupMember) -> ConsumerGroupMember {
+        let r = self.request;
+        let mut m = member.clone();
+        if let Some(i) = &r.instance_id {
+            m.instance_id = Some(i.clone());
+        }
+        if let Some(rack) = &r.rack_id {
+            m.rack_id = Some(rack.clone());
+        }
+        if r.rebalance_timeout_ms != -1 {
+            m.rebalance_timeout_ms = r.rebalance_timeout_ms;
+        }
+        if let Some(a) = &r.server_assignor {
+            m.server_assignor = Some(a.clone());
+        }
+        if let Some(names) = &r.subscribed_topic_names {
+            m.subscribed_topic_names = names.iter().cloned().collect();
+        }
+        if let Some(regex) = &r.subscribed_topic_regex {
+            m.subscribed_topic_regex = regex.clone();
+        }
+        m.client_id = self.ctx.client_id.to_string();
+        m.client_host = self.ctx.client_host.to_string();
+        m.classic_member_metadata = None;
+        m
+    }
+
+    /// `maybeUpdateRegularExpressions`, resolving at once: a new expression is compiled and
+    /// resolved in this heartbeat (Kafka resolves it off the request path and bumps the epoch
+    /// when the resolution lands), and every expression resolved against an older catalog is
+    /// resolved again.
+    fn update_regexes(
+        &self,
+        work: &mut ConsumerGroup,
+        before: &ConsumerGroupMember,
+        updated: &ConsumerGroupMember,
+        d: &mut Decided,
+    ) -> Result<RegexChange> {
+        let (old, new) = (
+            &before.subscribed_topic_regex,
+            &updated.subscribed_topic_regex,
+        );
+        let gid = work.group_id.clone();
+        let mut change = RegexChange::None;
+        if old != new {
+            change = RegexChange::Updated;
+            if !old.is_empty() && work.regex_subscribers(old) == 1 {
+                work.resolved_regexes.remove(old);
+                d.records.push(records::regex(&gid, old, None));
+            }
+            if !new.is_empty() {
+                if !work.resolved_regexes.contains_key(new) {
+                    subscription::compile(new)?;
+                    let resolved = self.resolve(new);
+                    d.records.push(records::regex(&gid, new, Some(&resolved)));
+                    work.resolved_regexes.insert(new.clone(), resolved);
+                }
+                change = RegexChange::UpdatedAndResolved;
+            } else if !old.is_empty() {
+                change = RegexChange::UpdatedAndResolved;
+            }
+        }
+        let version = subscription::catalog_version(self.shard.topics());
+        let stale: Vec<String> = work
+            .resolved_regexes
+            .iter()
+            .filter(|(_, r)| r.version != version)
+            .map(|(regex, _)| regex.clone())
+            .collect();
+        for regex in stale {
+            let resolved = self.resolve(&regex);
+            d.records
+                .push(records::regex(&gid, &regex, Some(&resolved)));
+            work.resolved_regexes.insert(regex, resolved);
+        }
+        Ok(change)
+    }
+
+    fn resolve(&self, regex: &str) -> kcoord_metadata::ResolvedRegex {
+        subscription::resolve(regex, self.shard.topics(), self.ctx.may_describe, self.now)
+    }
+
+    /// `updateSubscriptionMetadata`: the metadata hash over what the group subscribes to now;
+    /// the group epoch moves when it changed or the subscription did.
+    fn maybe_bump(&self, work: &mut ConsumerGroup, bump: bool, d: &mut Decided) {
+        let names = subscription::subscribed_topic_names(work.members.values(), work);
+        let hash = subscription::metadata_hash(&names, self.shard.topics());
+        if !bump && hash == work.metadata_hash {
+            return;
+        }
+        work.group_epoch += 1;
+        work.metadata_hash = hash;
+        d.records
+            .push(records::group_epoch(&work.group_id, work.group_epoch, hash));
+        if work.has_partition_metadata {
+            d.records
+                .push(records::partition_metadata_tombstone(&work.group_id));
+        }
+        d.effects.push(Effect::Rebalanced);
+    }
+
+    /// `maybeUpdateTargetAssignment`: the member's target at the group's assignment epoch.
+    fn maybe_assign(
+        &self,
+        work: &mut ConsumerGroup,
+        assignor: &str,
+        member_id: &str,
+        d: &mut Decided,
+    ) -> Result<kcoord_metadata::TopicPartitions> {
+        if work.target_assignment_epoch < work.group_epoch {
+            let epoch = work.group_epoch;
+            let (recs, assignment) =
+                target::compute(work, assignor, self.shard.topics(), epoch, self.now)?;
+            d.records.extend(recs);
+            d.effects.push(Effect::AssignmentComputed);
+            work.target_assignment = assignment
+                .into_iter()
+                .map(|(id, parts)| (Id::from(id.as_str()), parts))
+                .collect();
+            work.target_assignment_epoch = epoch;
+            work.target_assignment_timestamp = self.now;
+        }
+        Ok(work
+            .target_assignment
+            .get(member_id)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// `maybeReconcile`: the member moved towards its target; a new state is a record, and
+    /// arms (or cancels) the rebalance timer.
+    fn reconcile(
+        &self,
+        work: &ConsumerGroup,
+        member: &ConsumerGroupMember,
+        target: &kcoord_metadata::TopicPartitions,
+        subscription_changed: bool,
+        d: &mut Decided,
+    ) -> Result<ConsumerGroupMember> {
+        let epoch = work.target_assignment_epoch;
+        if !subscription_changed && member.is_reconciled_to(epoch) {
+            return Ok(member.clone());
+        }
+        let names: BTreeSet<String> = member_topic_names(member, work);
+        let ids: BTreeSet<Uuid> = target::topic_ids(&names, self.shard.topics());
+        let partition_epoch = |t: &Uuid, p: i32| work.current_partition_epoch(t, p);
+        let updated = Reconciliation {
+            target_epoch: epoch,
+            target,
+            subscription_changed,
+            subscribed_topic_ids: &ids,
+            partition_epoch: &partition_epoch,
+            owned: self.request.topic_partitions.as_deref(),
+        }
+        .build(member)?;
+        if updated != *member {
+            d.records
+                .push(records::current_assignment(&work.group_id, &updated));
+            let (group_id, member_id) =
+                (Id::from(work.group_id.as_str()), updated.member_id.clone());
+            d.effects.push(Effect::Member(match updated.state {
+                ConsumerMemberState::UnrevokedPartitions => MemberEffect::RebalanceTimer {
+                    group_id,
+                    member_id,
+                    deadline: self.now + i64::from(updated.rebalance_timeout_ms.max(0)),
+                    epoch: updated.member_epoch,
+                },
+                _ => MemberEffect::CancelRebalanceTimer {
+                    group_id,
+                    member_id,
+                },
+            }));
+        }
+        Ok(updated)
+    }
+
+    /// The answer: the assignment goes along on a join, on a full request (one that carries
+    /// the rebalance timeout, a subscription and the owned partitions) and when it changed.
+    fn response(
+        &self,
+        before: &ConsumerGroupMember,
+        after: &ConsumerGroupMember,
+    ) -> ConsumerGroupHeartbeatResponse {
+        let r = self.request;
+        let full = r.rebalance_timeout_ms != -1
+            && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
+            && r.topic_partitions.is_some();
+        let send = r.member_epoch == 0 || full || before.assigned != after.assigned;
+        ConsumerGroupHeartbeatResponse {
+            member_id: Some(after.member_id.to_string()),
+            member_epoch: after.member_epoch,
+            heartbeat_interval_ms: self.shard.consumer.heartbeat_interval_ms,
+            assignment: send.then(|| Assignment {
+                topic_partitions: after
+                    .assigned
+                    .iter()
+                    .map(|(t, parts)| ResponsePartitions {
+                        topic_id: *t,
+                        partitions: parts.keys().copied().collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+}

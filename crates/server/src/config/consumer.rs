@@ -1,0 +1,67 @@
+//! The `group.consumer.*` keys of Kafka's `GroupCoordinatorConfig` (KIP-848 consumer groups),
+//! with Kafka's defaults and bounds.
+
+use kcoord_coordinator::ConsumerGroupConfig;
+
+use super::values::{int_in, unique_list};
+use super::{ConfigError, Reader};
+
+/// The server-side assignors built into the coordinator; Kafka's default list, in its order.
+pub const BUILTIN_ASSIGNORS: &[&str] = &["uniform", "range"];
+
+pub(super) fn read(r: &Reader<'_>) -> Result<ConsumerGroupConfig, ConfigError> {
+    let d = ConsumerGroupConfig::default();
+    let session_timeout_ms = r.get(
+        "group.consumer.session.timeout.ms",
+        d.session_timeout_ms,
+        |v| int_in(v, 1, i32::MAX),
+    )?;
+    let heartbeat_interval_ms = r.get(
+        "group.consumer.heartbeat.interval.ms",
+        d.heartbeat_interval_ms,
+        |v| int_in(v, 1, i32::MAX),
+    )?;
+    let max_size = r.get("group.consumer.max.size", d.max_size, |v| {
+        int_in(v, 1, i32::MAX)
+    })?;
+    let assignors = r.get("group.consumer.assignors", d.assignors, assignors)?;
+    // Kafka's `GroupCoordinatorConfig` requires the interval below the session timeout.
+    if heartbeat_interval_ms >= session_timeout_ms {
+        return Err(r.error(
+            "group.consumer.heartbeat.interval.ms",
+            format!("must be less than group.consumer.session.timeout.ms ({session_timeout_ms})"),
+        ));
+    }
+    Ok(ConsumerGroupConfig {
+        session_timeout_ms,
+        heartbeat_interval_ms,
+        max_size,
+        assignors,
+    })
+}
+
+/// Assignor names: Kafka's `group.consumer.assignors` takes class names too; kcoord knows its
+/// two built-in ones by their names (and by Kafka's class names for them).
+fn assignors(raw: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = unique_list(raw)?
+        .into_iter()
+        .map(|n| match n.as_str() {
+            "org.apache.kafka.coordinator.group.assignor.UniformAssignor" => "uniform".to_owned(),
+            "org.apache.kafka.coordinator.group.assignor.RangeAssignor" => "range".to_owned(),
+            _ => n,
+        })
+        .collect();
+    if names.is_empty() {
+        return Err("must name at least one assignor".to_owned());
+    }
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !BUILTIN_ASSIGNORS.contains(&n.as_str()))
+    {
+        return Err(format!(
+            "unknown assignor \"{unknown}\" (built-in assignors: {})",
+            BUILTIN_ASSIGNORS.join(", ")
+        ));
+    }
+    Ok(names)
+}
