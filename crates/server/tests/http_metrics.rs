@@ -293,6 +293,7 @@ async fn metrics_are_prometheus_text_with_the_documented_families() {
         ("kcoord_connections_closed_total", "counter"),
         ("kcoord_streams_groups", "gauge"),
         ("kcoord_streams_group_members", "gauge"),
+        ("kcoord_group_members", "gauge"),
         ("kcoord_streams_group_rebalances_total", "counter"),
         ("kcoord_streams_group_assignments_total", "counter"),
         (
@@ -628,5 +629,64 @@ async fn a_slow_http_client_does_not_hold_up_another() {
         "the slow client is still being waited for"
     );
     drop(slow);
+    server.shutdown().await;
+}
+
+/// Groups of every type are counted by type and state: a classic group whose member joined (a
+/// v3 JoinGroup, admitted at once) and a KIP-848 consumer group with one member.
+#[tokio::test]
+async fn groups_of_every_type_are_counted_by_type_and_state() {
+    let (server, http) = start_http(Extensions::default()).await;
+    let mut kafka = Kafka::connect(&server).await;
+    kafka.create_topic("typed", 2).await;
+    let join = kcoord_wire::messages::JoinGroupRequest {
+        group_id: "classic-g".into(),
+        session_timeout_ms: 30_000,
+        rebalance_timeout_ms: 30_000,
+        protocol_type: "consumer".into(),
+        protocols: vec![
+            kcoord_wire::messages::join_group_request::JoinGroupRequestProtocol {
+                name: "range".into(),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let joined: kcoord_wire::messages::JoinGroupResponse =
+        kafka.call(ApiKey::JoinGroup, 3, &join).await;
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let heartbeat = kcoord_wire::messages::ConsumerGroupHeartbeatRequest {
+        group_id: "consumer-g".into(),
+        member_id: "m".into(),
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec!["typed".into()]),
+        topic_partitions: Some(Vec::new()),
+        ..Default::default()
+    };
+    let beat: kcoord_wire::messages::ConsumerGroupHeartbeatResponse = kafka
+        .call(ApiKey::ConsumerGroupHeartbeat, 1, &heartbeat)
+        .await;
+    assert_eq!(beat.error_code, 0, "{beat:?}");
+    let metrics = scrape_until(http, "one classic and one consumer group", |m| {
+        m.value(
+            "kcoord_groups",
+            &[("type", "classic"), ("state", "CompletingRebalance")],
+        ) == Some(1.0)
+            && m.value("kcoord_group_members", &[("type", "consumer")]) == Some(1.0)
+    })
+    .await;
+    assert_eq!(
+        metrics.get("kcoord_group_members", &[("type", "classic")]),
+        1.0
+    );
+    assert_eq!(
+        metrics.get("kcoord_group_members", &[("type", "streams")]),
+        0.0
+    );
+    let consumer_groups: f64 = ["Empty", "Assigning", "Reconciling", "Stable"]
+        .iter()
+        .filter_map(|s| metrics.value("kcoord_groups", &[("type", "consumer"), ("state", s)]))
+        .sum();
+    assert_eq!(consumer_groups, 1.0);
     server.shutdown().await;
 }

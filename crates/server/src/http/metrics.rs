@@ -16,7 +16,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let census = |each: &mut dyn FnMut(kcoord_wire::GroupState, usize)| {
+    let census = |each: &mut dyn FnMut(crate::metrics::GroupCount)| {
         for shard in state.coordinators.all() {
             shard.census(&mut *each);
         }

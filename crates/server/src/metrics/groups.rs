@@ -1,5 +1,6 @@
-//! Streams groups: how many in each state and their members (counted from the shards at
-//! scrape time), rebalances and target assignment computations (counted as jobs end).
+//! Groups: how many of each type in each state and their members (counted from the shards at
+//! scrape time), and for streams groups rebalances and target assignment computations
+//! (counted as jobs end).
 
 use std::time::Duration;
 
@@ -7,12 +8,35 @@ use kcoord_coordinator::ShardStats;
 use kcoord_wire::GroupState;
 use prometheus::{Histogram, IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
 
+/// One group as `/metrics` counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCount {
+    /// Kafka's group type: `streams`, `classic` or `consumer`.
+    pub group_type: &'static str,
+    pub state: &'static str,
+    pub members: usize,
+}
+
+impl GroupCount {
+    pub fn of(group_type: &'static str, state: &'static str, members: usize) -> GroupCount {
+        GroupCount {
+            group_type,
+            state,
+            members,
+        }
+    }
+}
+
 use super::{counter, gauge, histogram, register, PREFIX, VALID};
 
 #[derive(Debug)]
 pub struct GroupMetrics {
     by_state: Vec<(GroupState, IntGauge)>,
     members: IntGauge,
+    /// Every group type, by state (Kafka's `group-count` by protocol and its per-type state
+    /// counts).
+    groups: IntGaugeVec,
+    group_members: IntGaugeVec,
     rebalances: IntCounter,
     assignments: IntCounter,
     assignment_jobs: Histogram,
@@ -42,6 +66,28 @@ impl GroupMetrics {
                 registry,
                 "streams_group_members",
                 "Members of all streams groups (computed when scraped).",
+            ),
+            groups: register(
+                registry,
+                IntGaugeVec::new(
+                    Opts::new(
+                        format!("{PREFIX}_groups"),
+                        "Groups of every type (streams, classic, consumer), by state (computed when scraped).",
+                    ),
+                    &["type", "state"],
+                )
+                .expect(VALID),
+            ),
+            group_members: register(
+                registry,
+                IntGaugeVec::new(
+                    Opts::new(
+                        format!("{PREFIX}_group_members"),
+                        "Members of the groups of each type (computed when scraped).",
+                    ),
+                    &["type"],
+                )
+                .expect(VALID),
             ),
             rebalances: counter(
                 registry,
@@ -79,17 +125,37 @@ impl GroupMetrics {
         }
     }
 
-    /// Counts the groups and members `census` reports (it calls its argument with the state
-    /// and member count of every streams group the node holds).
-    pub(super) fn refresh(&self, census: impl FnOnce(&mut dyn FnMut(GroupState, usize))) {
+    /// Counts the groups and members `census` reports (it calls its argument with every group
+    /// the node holds).
+    pub(super) fn refresh(&self, census: impl FnOnce(&mut dyn FnMut(GroupCount))) {
         let mut by_state = [0i64; GroupState::STREAMS.len()];
         let mut members = 0i64;
-        census(&mut |state, member_count| {
-            if let Some(i) = GroupState::STREAMS.iter().position(|s| *s == state) {
+        let mut by_type: std::collections::BTreeMap<(&str, &str), i64> = Default::default();
+        let mut members_by_type: std::collections::BTreeMap<&str, i64> = Default::default();
+        census(&mut |group| {
+            let count = i64::try_from(group.members).unwrap_or(i64::MAX);
+            *by_type.entry((group.group_type, group.state)).or_default() += 1;
+            *members_by_type.entry(group.group_type).or_default() += count;
+            if group.group_type != "streams" {
+                return;
+            }
+            if let Some(i) = GroupState::STREAMS
+                .iter()
+                .position(|s| s.as_str() == group.state)
+            {
                 by_state[i] += 1;
             }
-            members += i64::try_from(member_count).unwrap_or(i64::MAX);
+            members += count;
         });
+        // A type and state no group is in any more drops out rather than staying at its last count.
+        self.groups.reset();
+        for ((group_type, state), n) in by_type {
+            self.groups.with_label_values(&[group_type, state]).set(n);
+        }
+        for group_type in ["streams", "classic", "consumer"] {
+            let n = members_by_type.get(group_type).copied().unwrap_or(0);
+            self.group_members.with_label_values(&[group_type]).set(n);
+        }
         for (state, gauge) in &self.by_state {
             if let Some(i) = GroupState::STREAMS.iter().position(|s| s == state) {
                 gauge.set(by_state[i]);

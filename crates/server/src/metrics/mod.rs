@@ -29,7 +29,7 @@ use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry}
 use tracing::warn;
 
 pub use connections::{ConnectionMetrics, ListenerConnections, OpenConnection};
-pub use groups::GroupMetrics;
+pub use groups::{GroupCount, GroupMetrics};
 pub use logs::LogMetrics;
 pub use plugin::{PluginMethod, PluginMetrics, PluginOutcome};
 pub use requests::RequestMetrics;
@@ -82,13 +82,9 @@ impl Metrics {
     }
 
     /// Brings the values computed at scrape time up to date (see the module documentation):
-    /// `census` reports every streams group (its state and member count), and the node leads
+    /// `census` reports every group (its type, state and member count), and the node leads
     /// `partitions` partitions.
-    pub fn refresh(
-        &self,
-        census: impl FnOnce(&mut dyn FnMut(kcoord_wire::GroupState, usize)),
-        partitions: usize,
-    ) {
+    pub fn refresh(&self, census: impl FnOnce(&mut dyn FnMut(GroupCount)), partitions: usize) {
         self.groups.refresh(census);
         self.data
             .partitions

@@ -12,7 +12,7 @@ use kcoord_wire::ErrorCode;
 use tokio::sync::{watch, Notify};
 use tracing::error;
 
-use crate::metrics::Metrics;
+use crate::metrics::{GroupCount, Metrics};
 use crate::runtime::shard_log::{DurableWait, ShardLog};
 use crate::support::clock::Stamp;
 
@@ -248,12 +248,26 @@ impl ShardHandle {
         self.shared.jobs.load(Ordering::Relaxed)
     }
 
-    /// Calls `each` with the state and member count of every streams group the shard holds,
-    /// under its lock (for `/metrics`: a pass over the groups, no allocation).
-    pub fn census(&self, mut each: impl FnMut(kcoord_wire::GroupState, usize)) {
+    /// Calls `each` with the type, state and member count of every group the shard holds
+    /// (streams, classic and consumer groups), under its lock (for `/metrics`: a pass over
+    /// the groups, no allocation).
+    pub fn census(&self, mut each: impl FnMut(GroupCount)) {
         let locked = self.shared.lock();
-        for group in locked.runtime.state().streams_groups.iter() {
-            each(kcoord_coordinator::group_state(group), group.members.len());
+        let shard = locked.runtime.core();
+        for group in shard.state().streams_groups.iter() {
+            let state = kcoord_coordinator::group_state(group).as_str();
+            each(GroupCount::of("streams", state, group.members.len()));
+        }
+        for group in shard.classic_groups() {
+            each(GroupCount::of(
+                "classic",
+                group.state.name(),
+                group.members.len(),
+            ));
+        }
+        for group in shard.state().consumer_groups.iter() {
+            let state = kcoord_coordinator::consumer::admin::consumer_group_state(group).as_str();
+            each(GroupCount::of("consumer", state, group.members.len()));
         }
     }
 
