@@ -160,6 +160,7 @@ fn orders_json() -> Value {
 fn every_answer_matches_the_openapi_document() {
     let mut api = OpenApi::load();
     groups_with_and_without_descriptions(&mut api);
+    consumer_groups_with_their_lag(&mut api);
     an_authorizer_without_acls_refuses_user_anonymous(&mut api);
     loading_coordinators_answer_503(&mut api);
     a_failing_plugin_answers_error(&mut api);
@@ -248,6 +249,68 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     daemon.stop();
 }
 
+const CONSUMER_GROUPS: &str = "/api/v1/consumer-groups";
+const CONSUMER_GROUP: &str = "/api/v1/consumer-groups/{groupId}";
+
+fn consumer_group_path(group: &str) -> String {
+    format!("/api/v1/consumer-groups/{}", encode(group))
+}
+
+/// A classic group (its leader's consumer-protocol assignment, a lag of 3) and a KIP-848
+/// consumer group beside a streams group, which the consumer groups' API does not show.
+fn consumer_groups_with_their_lag(api: &mut OpenApi) {
+    use web_support::consumers::{CLASSIC, CONSUMER, TOPIC};
+    let daemon = Daemon::start(WEB_CONFIG);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    web_support::consumers::start(&daemon);
+    let list = api.get(&http, CONSUMER_GROUPS, CONSUMER_GROUPS).json();
+    let listed: Vec<(&str, &str)> = list["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["groupId"].as_str().unwrap(),
+                g["groupType"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, [(CONSUMER, "consumer"), (CLASSIC, "classic")]);
+
+    let classic = api
+        .get(&http, CONSUMER_GROUP, &consumer_group_path(CLASSIC))
+        .json();
+    assert_eq!(
+        (
+            classic["groupState"].as_str(),
+            classic["partitionAssignor"].as_str()
+        ),
+        (Some("Stable"), Some("range"))
+    );
+    assert_eq!(classic["members"][0]["assignment"], json!({TOPIC: [0, 1]}));
+    assert_eq!(
+        classic["offsets"],
+        json!([{"topic": TOPIC, "partition": 0, "committedOffset": 2, "logEndOffset": 5, "lag": 3}])
+    );
+    assert_eq!(classic["totalLag"], 3);
+
+    let consumer = api
+        .get(&http, CONSUMER_GROUP, &consumer_group_path(CONSUMER))
+        .json();
+    assert_eq!(consumer["groupType"], "consumer");
+    assert_eq!(consumer["members"][0]["memberId"], "auditor-1");
+    assert_eq!(consumer["members"][0]["assignment"], json!({TOPIC: [0, 1]}));
+    assert_eq!(
+        (consumer["offsets"].clone(), consumer["totalLag"].clone()),
+        (json!([]), json!(0))
+    );
+
+    let missing = api.get(&http, CONSUMER_GROUP, &consumer_group_path("no-such-group"));
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"], "GROUP_ID_NOT_FOUND");
+    daemon.stop();
+}
+
 /// Kafka's StandardAuthorizer without ACLs, everyone denied: the API (`User:ANONYMOUS`) lists
 /// nothing and may describe nothing, whether the group exists or not (as in Kafka, authorization
 /// comes first).
@@ -261,7 +324,11 @@ fn an_authorizer_without_acls_refuses_user_anonymous(api: &mut OpenApi) {
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
     let list = api.get(&http, "/api/v1/groups", "/api/v1/groups").json();
     assert_eq!(list, json!({"groups": []}));
-    for (template, path) in group_paths("any-group") {
+    let list = api.get(&http, CONSUMER_GROUPS, CONSUMER_GROUPS).json();
+    assert_eq!(list, json!({"groups": []}));
+    let mut paths = group_paths("any-group").to_vec();
+    paths.push((CONSUMER_GROUP, consumer_group_path("any-group")));
+    for (template, path) in paths {
         let answer = api.get(&http, template, &path);
         assert_eq!(answer.status, 403, "{path}");
         assert_eq!(
@@ -309,7 +376,11 @@ fn loading_coordinators_answer_503(api: &mut OpenApi) {
         },
     );
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
-    let mut paths = vec![("/api/v1/groups", "/api/v1/groups".to_owned())];
+    let mut paths = vec![
+        ("/api/v1/groups", "/api/v1/groups".to_owned()),
+        (CONSUMER_GROUPS, CONSUMER_GROUPS.to_owned()),
+        (CONSUMER_GROUP, consumer_group_path("loading-group")),
+    ];
     paths.extend(group_paths("loading-group"));
     for (template, path) in paths {
         let answer = api.get(&http, template, &path);

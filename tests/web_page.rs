@@ -5,7 +5,8 @@
 //! application that pushes its topology; the page, once open, must draw it with every node
 //! clickable (a click shows the node in the details panel, with its neighbours from the JSON
 //! topology), show a group that appears later without a reload, show why a group has no
-//! drawing, and keep the selection across refreshes. A screenshot is saved to
+//! drawing, keep the selection across refreshes, and show the consumer groups (classic and
+//! KIP-848) with their members' assignments and lag. A screenshot is saved to
 //! `target/test-artifacts/topology-page.png`.
 
 mod common;
@@ -73,6 +74,7 @@ fn the_page_draws_the_topology_with_clickable_nodes() {
 
     the_drawing_zooms_to_fit(&tab);
     a_new_group_appears_with_its_status(&tab, &daemon);
+    consumer_groups_show_their_members_and_lag(&tab, &daemon);
     the_selection_survives_a_refresh(&tab, clicked.last().unwrap());
 
     // A processor selected for the picture.
@@ -90,6 +92,32 @@ fn the_page_draws_the_topology_with_clickable_nodes() {
     drop(tab);
     app.stop();
     daemon.stop();
+}
+
+/// A classic group (lag 3 on one partition) and a consumer group appear below the streams
+/// groups, without a reload, with each member's assignment and each partition's lag.
+fn consumer_groups_show_their_members_and_lag(tab: &Tab, daemon: &Daemon) {
+    use web_support::consumers::{CLASSIC, CONSUMER, TOPIC};
+    web_support::consumers::start(daemon);
+    let text = wait_in_page(
+        tab,
+        "document.getElementById('consumer-groups').innerText",
+        "the consumer groups",
+        |t| {
+            t.as_str()
+                .is_some_and(|t| t.contains(CLASSIC) && t.contains(CONSUMER))
+        },
+    );
+    let text = text.as_str().unwrap();
+    assert!(text.contains("total lag 3"), "{text}");
+    assert!(text.contains(&format!("{TOPIC} [0, 1]")), "{text}");
+    let lag = evaluate(
+        tab,
+        &format!(
+            "document.querySelector('.consumer-group[data-group=\"{CLASSIC}\"] td.lag').innerText"
+        ),
+    );
+    assert_eq!(lag.as_str(), Some("3"), "the largest lag is listed first");
 }
 
 /// Clicks each drawn node of the group and checks the details panel: its name, its kind, and

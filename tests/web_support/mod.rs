@@ -3,6 +3,8 @@
 //! library, on a runtime of its own), and Debian's Chromium driven over CDP.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod consumers;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -20,6 +22,7 @@ pub const WEB_CONFIG: &[&str] = &[
     "group.streams.initial.rebalance.delay.ms=0",
     "group.streams.assignment.interval.ms=0",
     "offsets.topic.num.partitions=2",
+    "group.initial.rebalance.delay.ms=0",
 ];
 
 /// Where Debian's `chromium` package puts the browser.

@@ -1,7 +1,7 @@
 //! The Kafka requests behind the JSON API, answered by the same handlers as on a Kafka
-//! listener (`handlers::list_groups`, `handlers::streams_group_describe`), so that
-//! authorization and the topology description plugin are exactly those of ListGroups and
-//! StreamsGroupDescribe.
+//! listener (ListGroups, StreamsGroupDescribe, DescribeGroups, ConsumerGroupDescribe,
+//! OffsetFetch, ListOffsets), so that authorization and the topology description plugin are
+//! exactly those of the Kafka requests.
 //!
 //! The HTTP API does not authenticate: its requests carry the principal an unauthenticated
 //! Kafka client has, `User:ANONYMOUS`, from the HTTP client's address, on a listener named
@@ -17,7 +17,10 @@ use kcoord_wire::messages::{
 };
 
 use crate::config::{ListenerKind, SecurityProtocol};
-use crate::rpc::apis::{list_groups, streams_group_describe};
+use crate::rpc::apis::{
+    consumer_group_describe, describe_groups, list_groups, list_offsets, offset_fetch,
+    streams_group_describe,
+};
 use crate::runtime::cluster::ListenerInfo;
 use crate::state::{client_host, RequestContext, ServerState};
 
@@ -109,4 +112,100 @@ pub async fn describe_streams_groups(
     streams_group_describe::handle(&synthetic.ctx(server), request, DESCRIBE_VERSION)
         .await
         .groups
+}
+
+/// ListGroups of the groups consumers join (TypesFilter `classic` and `consumer`).
+pub async fn list_consumer_groups(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+) -> ListGroupsResponse {
+    let synthetic = Synthetic::new(peer, ApiKey::ListGroups, LIST_GROUPS_VERSION);
+    let request = ListGroupsRequest {
+        types_filter: vec!["classic".to_owned(), "consumer".to_owned()],
+        ..Default::default()
+    };
+    list_groups::handle(&synthetic.ctx(server), request, LIST_GROUPS_VERSION).await
+}
+
+/// DescribeGroups v5 (the classic groups' describe) of `group_ids`, in their order.
+pub async fn describe_classic_groups(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+    group_ids: Vec<String>,
+) -> Vec<kcoord_wire::messages::describe_groups_response::DescribedGroup> {
+    const VERSION: i16 = 5;
+    let synthetic = Synthetic::new(peer, ApiKey::DescribeGroups, VERSION);
+    let request = kcoord_wire::messages::DescribeGroupsRequest {
+        groups: group_ids,
+        ..Default::default()
+    };
+    describe_groups::handle(&synthetic.ctx(server), request, VERSION)
+        .await
+        .groups
+}
+
+/// ConsumerGroupDescribe v1 of `group_ids`, in their order.
+pub async fn describe_kip848_groups(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+    group_ids: Vec<String>,
+) -> Vec<kcoord_wire::messages::consumer_group_describe_response::DescribedGroup> {
+    const VERSION: i16 = 1;
+    let synthetic = Synthetic::new(peer, ApiKey::ConsumerGroupDescribe, VERSION);
+    let request = kcoord_wire::messages::ConsumerGroupDescribeRequest {
+        group_ids,
+        ..Default::default()
+    };
+    consumer_group_describe::handle(&synthetic.ctx(server), request, VERSION)
+        .await
+        .groups
+}
+
+/// OffsetFetch v7 of every offset `group_id` committed.
+pub async fn committed_offsets(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+    group_id: &str,
+) -> kcoord_wire::messages::OffsetFetchResponse {
+    const VERSION: i16 = 7;
+    let synthetic = Synthetic::new(peer, ApiKey::OffsetFetch, VERSION);
+    let request = kcoord_wire::messages::OffsetFetchRequest {
+        group_id: group_id.to_owned(),
+        topics: None,
+        ..Default::default()
+    };
+    offset_fetch::handle(&synthetic.ctx(server), request, VERSION).await
+}
+
+/// ListOffsets v7 (latest, read uncommitted) of `partitions` (topic, partitions).
+pub fn log_end_offsets(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+    partitions: Vec<(String, Vec<i32>)>,
+) -> kcoord_wire::messages::ListOffsetsResponse {
+    use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    const VERSION: i16 = 7;
+    const LATEST: i64 = -1;
+    let synthetic = Synthetic::new(peer, ApiKey::ListOffsets, VERSION);
+    let request = kcoord_wire::messages::ListOffsetsRequest {
+        replica_id: -1,
+        topics: partitions
+            .into_iter()
+            .map(|(name, partitions)| ListOffsetsTopic {
+                name,
+                partitions: partitions
+                    .into_iter()
+                    .map(|p| ListOffsetsPartition {
+                        partition_index: p,
+                        current_leader_epoch: -1,
+                        timestamp: LATEST,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    list_offsets::handle(&synthetic.ctx(server), request, VERSION)
 }

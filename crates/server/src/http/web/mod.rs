@@ -3,6 +3,8 @@
 //!
 //! - [`api`]: `/api/v1/groups`, `/api/v1/groups/{groupId}`, `.../topology`, `.../topology.svg`
 //!   and `/api/openapi.json` (`docs/openapi.json`, which the tests check every answer against);
+//! - [`consumer_groups`]: `/api/v1/consumer-groups` and `/api/v1/consumer-groups/{groupId}`
+//!   (classic and consumer groups: members, assignments, lag);
 //! - [`page`]: `/`, plain HTML, CSS and JavaScript compiled into the binary, which polls the
 //!   API and inlines each group's drawing.
 //!
@@ -10,6 +12,7 @@
 //! StreamsGroupDescribe of `User:ANONYMOUS`, authorized and served as on a Kafka listener.
 
 pub mod api;
+mod consumer_groups;
 mod drawings;
 mod error;
 mod json;
@@ -28,7 +31,10 @@ use crate::state::ServerState;
 
 /// The API's and the page's routes, which the HTTP listener merges (`crate::http::router`).
 pub fn routes() -> Router<Arc<ServerState>> {
-    Router::new().merge(api::routes()).merge(page::routes())
+    Router::new()
+        .merge(api::routes())
+        .merge(consumer_groups::routes())
+        .merge(page::routes())
 }
 
 /// [`routes`] reading `server`, on their own (the module's tests call them in-process).

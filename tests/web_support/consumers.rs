@@ -1,0 +1,146 @@
+//! Classic and consumer groups for the JSON API's tests and the web page's: a topic with
+//! records, a classic group whose leader assigned both partitions in Kafka's consumer protocol
+//! and committed behind the end of one (lag 3), and a KIP-848 consumer group of one member.
+use bytes::Bytes;
+use kcoord_client::Connection;
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
+use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::join_group_request::JoinGroupRequestProtocol;
+use kcoord_wire::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kcoord_wire::messages::sync_group_request::SyncGroupRequestAssignment;
+use kcoord_wire::messages::{
+    ConsumerGroupHeartbeatRequest, CreateTopicsRequest, JoinGroupRequest, OffsetCommitRequest,
+    ProduceRequest, SyncGroupRequest,
+};
+
+use super::WAIT;
+use crate::common::Daemon;
+
+pub const TOPIC: &str = "payments";
+pub const CLASSIC: &str = "payments-readers";
+pub const CONSUMER: &str = "payments-auditors";
+
+/// Kafka's consumer-protocol assignment (version 0) of `partitions` of [`TOPIC`].
+fn assignment(partitions: &[i32]) -> Bytes {
+    let mut bytes = vec![0u8, 0];
+    bytes.extend(1i32.to_be_bytes());
+    bytes.extend((TOPIC.len() as i16).to_be_bytes());
+    bytes.extend(TOPIC.as_bytes());
+    bytes.extend((partitions.len() as i32).to_be_bytes());
+    for p in partitions {
+        bytes.extend(p.to_be_bytes());
+    }
+    bytes.extend((-1i32).to_be_bytes());
+    Bytes::from(bytes)
+}
+
+/// The groups and records above, on `daemon`.
+pub fn start(daemon: &Daemon) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let conn = daemon.client_connection("web-consumers", WAIT).await;
+        create_topic_with_records(&conn).await;
+        classic_group(&conn).await;
+        let join = ConsumerGroupHeartbeatRequest {
+            group_id: CONSUMER.into(),
+            member_id: "auditor-1".into(),
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec![TOPIC.into()]),
+            topic_partitions: Some(Vec::new()),
+            ..Default::default()
+        };
+        let joined = conn.send(join, 1).await.expect("ConsumerGroupHeartbeat");
+        assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    });
+}
+
+async fn create_topic_with_records(conn: &Connection) {
+    let topic = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: TOPIC.into(),
+            num_partitions: 2,
+            replication_factor: -1,
+            ..Default::default()
+        }],
+        timeout_ms: 10_000,
+        ..Default::default()
+    };
+    assert_eq!(
+        conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
+        0
+    );
+    let mut batch = BatchBuilder::new(BatchOptions::default());
+    for value in ["a", "b", "c", "d", "e"] {
+        batch.push(1, None, Some(value.as_bytes()), &[]).unwrap();
+    }
+    let produce = ProduceRequest {
+        acks: 1,
+        timeout_ms: 5000,
+        topic_data: vec![TopicProduceData {
+            name: TOPIC.into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch.build().unwrap().into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let produced = conn.send(produce, 9).await.expect("Produce");
+    assert_eq!(produced.responses[0].partition_responses[0].error_code, 0);
+}
+
+/// One member (v3 JoinGroup, admitted at once) that assigns itself both partitions and
+/// commits offset 2 of partition 0.
+async fn classic_group(conn: &Connection) {
+    let join = JoinGroupRequest {
+        group_id: CLASSIC.into(),
+        session_timeout_ms: 30_000,
+        rebalance_timeout_ms: 30_000,
+        protocol_type: "consumer".into(),
+        protocols: vec![JoinGroupRequestProtocol {
+            name: "range".into(),
+            metadata: Bytes::new(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let joined = conn.send(join, 3).await.expect("JoinGroup");
+    assert_eq!(joined.error_code, 0);
+    let sync = SyncGroupRequest {
+        group_id: CLASSIC.into(),
+        generation_id: joined.generation_id,
+        member_id: joined.member_id.clone(),
+        assignments: vec![SyncGroupRequestAssignment {
+            member_id: joined.member_id.clone(),
+            assignment: assignment(&[1, 0]),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert_eq!(conn.send(sync, 3).await.expect("SyncGroup").error_code, 0);
+    let commit = OffsetCommitRequest {
+        group_id: CLASSIC.into(),
+        member_id: joined.member_id,
+        generation_id_or_member_epoch: joined.generation_id,
+        topics: vec![OffsetCommitRequestTopic {
+            name: TOPIC.into(),
+            partitions: vec![OffsetCommitRequestPartition {
+                partition_index: 0,
+                committed_offset: 2,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let committed = conn.send(commit, 8).await.expect("OffsetCommit");
+    assert_eq!(committed.topics[0].partitions[0].error_code, 0);
+}
