@@ -35,6 +35,7 @@ final class ClassicScenarios {
         all.add(new Scenario("classic-static-rejoin", MAIN, Map.of(), ClassicScenarios::staticRejoin));
         all.add(new Scenario("classic-leave", MAIN, Map.of(), ClassicScenarios::leave));
         all.add(new Scenario("classic-rejoin-while-completing", MAIN, Map.of(), ClassicScenarios::rejoinWhileCompleting));
+        all.add(new Scenario("classic-cooperative-rebalance", MAIN, Map.of(), ClassicScenarios::cooperativeRebalance));
         all.add(new Scenario("classic-offsets", MAIN, Map.of("classic-offsets-in", 2), ClassicScenarios::offsetCommits));
         all.add(new Scenario("classic-describe-list-delete", MAIN, Map.of(), ClassicScenarios::describeListDelete));
         all.add(new Scenario("classic-join-storm", ALT, Map.of(), ClassicScenarios::joinStorm));
@@ -227,6 +228,41 @@ final class ClassicScenarios {
             awaitState(s, g, "PreparingRebalance");
             a.keep(a.call("a rejoins for the new metadata", a.joinRequest(), V9));
             b.await("b's new join completes", bAgain, V9);
+        }
+    }
+
+    /**
+     * The cooperative protocol as the coordinator sees it: after a rebalance that moved a
+     * partition, the member that gave it up rejoins at once with its new owned partitions in
+     * its metadata, which starts a second rebalance in which the partition is assigned.
+     */
+    static void cooperativeRebalance(Side s) throws Exception {
+        String g = "classic-cooperative-rebalance";
+        try (ClassicMember a = new ClassicMember(s, g, "client-a"); ClassicMember b = new ClassicMember(s, g, "client-b")) {
+            a.protocol = "cooperative-sticky";
+            b.protocol = "cooperative-sticky";
+            a.metadata = "owned:p0,p1";
+            a.join("a asks for an id", V9);
+            a.join("a joins", V9);
+            a.call("a syncs", a.syncRequest(Map.of(a.memberId, "p0,p1")), (short) 5);
+            CompletableFuture<AbstractResponse> bJoin = b.joinAsync("b asks for an id", V9);
+            awaitState(s, g, "PreparingRebalance");
+            a.keep(a.call("a rejoins with what it owns", a.joinRequest(), V9));
+            b.keep(b.await("b joins", bJoin, V9));
+            CompletableFuture<AbstractResponse> bSync = b.syncAsync(Map.of(), (short) 5);
+            awaitPendingSync(s, g);
+            a.call("a keeps p0, revokes p1", a.syncRequest(Map.of(a.memberId, "p0", b.memberId, "")), (short) 5);
+            b.await("b gets nothing yet", bSync, (short) 5);
+            a.metadata = "owned:p0";
+            CompletableFuture<AbstractResponse> aAgain = a.joinAsync(null, V9);
+            awaitState(s, g, "PreparingRebalance");
+            b.heartbeat("b is told to rejoin");
+            b.keep(b.call("b rejoins", b.joinRequest(), V9));
+            a.keep(a.await("a's second join completes", aAgain, V9));
+            CompletableFuture<AbstractResponse> bSync2 = b.syncAsync(Map.of(), (short) 5);
+            awaitPendingSync(s, g);
+            a.call("the leader assigns p1 to b", a.syncRequest(Map.of(a.memberId, "p0", b.memberId, "p1")), (short) 5);
+            b.await("b gets p1", bSync2, (short) 5);
         }
     }
 
