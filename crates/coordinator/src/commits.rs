@@ -182,8 +182,9 @@ impl CoordinatorShard {
     /// OffsetDelete (`OffsetMetadataManager.deleteOffsets`) for the partitions that passed the
     /// network layer's topic checks: one code per partition, in the order given. A topic the
     /// group still consumes (a source or repartition source topic of a non-empty streams
-    /// group) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The
-    /// group must exist (streams or offsets-only): else GROUP_ID_NOT_FOUND for the request.
+    /// group, a topic the current generation of a classic `consumer` group subscribes to) is
+    /// GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The group must
+    /// exist (streams, classic or offsets-only): else GROUP_ID_NOT_FOUND for the request.
     pub fn delete_offsets(
         &self,
         group_id: &str,
@@ -191,14 +192,17 @@ impl CoordinatorShard {
     ) -> Outcome<Result<Vec<Vec<ErrorCode>>>> {
         let state = self.store.state();
         let group = state.streams_groups.get(group_id);
-        if group.is_none() && state.offsets.group(group_id).is_none() {
+        let classic = self.classic_group(group_id);
+        if group.is_none() && classic.is_none() && state.offsets.group(group_id).is_none() {
             return Outcome::answer(Err(CoordinatorError::any_group_not_found(group_id)));
         }
         let committed = state.offsets.group(group_id);
         let mut records = Vec::new();
         let mut codes = Vec::with_capacity(topics.len());
         for (topic, partitions) in topics {
-            if group.is_some_and(|g| subscribed_to(g, topic)) {
+            let subscribed = group.is_some_and(|g| subscribed_to(g, topic))
+                || classic.is_some_and(|g| g.is_subscribed_to(topic));
+            if subscribed {
                 codes.push(vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC; partitions.len()]);
                 continue;
             }

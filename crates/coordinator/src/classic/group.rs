@@ -10,8 +10,12 @@ use kcoord_wire::records::group_metadata_value::MemberMetadata;
 use kcoord_wire::records::{GroupMetadataKey, GroupMetadataValue};
 use kcoord_wire::ErrorCode;
 
+use super::subscription::subscription_topics;
 use super::WaiterId;
 use crate::shard::Id;
+
+/// The protocol type of Kafka's consumers (`ConsumerProtocol.PROTOCOL_TYPE`).
+pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 
 /// Kafka's `ClassicGroupState`, with its names (DescribeGroups and ListGroups show them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +124,10 @@ pub struct ClassicGroup {
     pub pending_sync: BTreeSet<Id>,
     /// A member joined during the initial rebalance delay, which may then be extended.
     pub new_member_added: bool,
+    /// The topics the members of this generation subscribe to (Kafka's `subscribedTopics`,
+    /// computed when a generation starts and when the group is loaded): `None` unless the
+    /// protocol type is `consumer` and every member's metadata is a subscription.
+    pub subscribed_topics: Option<BTreeSet<String>>,
 }
 
 impl ClassicGroup {
@@ -139,6 +147,7 @@ impl ClassicGroup {
             pending_join: BTreeSet::new(),
             pending_sync: BTreeSet::new(),
             new_member_added: false,
+            subscribed_topics: None,
         }
     }
 
@@ -188,6 +197,7 @@ impl ClassicGroup {
                 .members
                 .insert(member.member_id.clone(), Arc::new(member));
         }
+        group.subscribed_topics = group.compute_subscribed_topics();
         group
     }
 
@@ -432,7 +442,33 @@ impl ClassicGroup {
             self.protocol_name = self.select_protocol();
             self.transition(ClassicGroupState::CompletingRebalance, now);
         }
+        self.subscribed_topics = self.compute_subscribed_topics();
         self.pending_sync.clear();
+    }
+
+    /// Kafka's `computeSubscribedTopics`: for a `consumer` group, the union of its members'
+    /// subscriptions under the selected protocol (none for a group without members).
+    fn compute_subscribed_topics(&self) -> Option<BTreeSet<String>> {
+        if self.protocol_type.as_deref() != Some(CONSUMER_PROTOCOL_TYPE) {
+            return None;
+        }
+        if self.members.is_empty() {
+            return Some(BTreeSet::new());
+        }
+        let protocol = self.protocol_name.as_deref()?;
+        let mut topics = BTreeSet::new();
+        for member in self.members.values() {
+            let metadata = member.metadata(protocol).map_or(&[][..], |m| &m[..]);
+            topics.extend(subscription_topics(metadata)?);
+        }
+        Some(topics)
+    }
+
+    /// Kafka's `isSubscribedToTopic`: whether this generation's members subscribe to `topic`.
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        self.subscribed_topics
+            .as_ref()
+            .is_some_and(|t| t.contains(topic))
     }
 
     /// What the leader's JoinGroup response lists: every member with its metadata for the
