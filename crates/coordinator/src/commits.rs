@@ -195,8 +195,9 @@ impl CoordinatorShard {
     /// OffsetDelete (`OffsetMetadataManager.deleteOffsets`) for the partitions that passed the
     /// network layer's topic checks: one code per partition, in the order given. A topic the
     /// group still consumes (a source or repartition source topic of a non-empty streams
-    /// group) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The
-    /// group must exist (streams or offsets-only): else GROUP_ID_NOT_FOUND for the request.
+    /// group, a topic the current generation of a classic `consumer` group subscribes to) is
+    /// GROUP_SUBSCRIBED_TO_TOPIC; otherwise the offset, if any, is deleted. The group must
+    /// exist (streams, classic or offsets-only): else GROUP_ID_NOT_FOUND for the request.
     pub fn delete_offsets(
         &self,
         group_id: &str,

@@ -136,8 +136,7 @@ impl CoordinatorShard {
         // when it is a Stable consumer group whose subscriptions are known (and then only those
         // of topics it no longer subscribes to).
         let live = classic.filter(|g| g.protocol_type.is_some() && !g.is(ClassicGroupState::Empty));
-        if live.is_some_and(|g| !g.is(ClassicGroupState::Stable) || g.subscribed_topics().is_none())
-        {
+        if live.is_some_and(|g| !g.is(ClassicGroupState::Stable) || g.subscribed_topics.is_none()) {
             return;
         }
         // An empty classic group's offsets age from when it became empty.

@@ -477,41 +477,75 @@ fn a_reload_brings_back_the_last_written_generation_with_fresh_sessions() {
     assert_eq!(g.state(), ClassicGroupState::Empty);
 }
 
-/// A consumer-protocol subscription (version 0) to `topics`.
-fn subscription(topics: &[&str]) -> String {
-    let mut bytes = vec![0u8, 0];
-    bytes.extend((topics.len() as i32).to_be_bytes());
+/// A consumer's subscription to `topics` as Kafka's `ConsumerProtocol` writes it (version 0:
+/// the topics, then no user data).
+fn subscription(topics: &[&str]) -> Vec<u8> {
+    let mut b = 0i16.to_be_bytes().to_vec();
+    b.extend((topics.len() as i32).to_be_bytes());
     for t in topics {
-        bytes.extend((t.len() as i16).to_be_bytes());
-        bytes.extend(t.as_bytes());
+        b.extend((t.len() as i16).to_be_bytes());
+        b.extend(t.as_bytes());
     }
-    // What follows the topics (user data, owned partitions) is not read.
-    String::from_utf8(bytes).unwrap()
+    b.extend((-1i32).to_be_bytes());
+    b
 }
 
 #[test]
-fn offsets_of_subscribed_topics_cannot_be_deleted_while_the_group_consumes_them() {
+fn offset_delete_refuses_the_topics_a_consumer_group_subscribes_to_until_it_is_empty() {
     let mut g = Group::no_delay();
-    let req = Group::join_request("", None, &[("range", &subscription(&["in"]))]);
-    let Joined::Parked(w) = g.join_with(&req, 3) else {
-        panic!()
+    let mut req = Group::join_request("", None, &[]);
+    req.protocols = vec![JoinGroupRequestProtocol {
+        name: "range".into(),
+        metadata: Bytes::from(subscription(&["t"])),
+        ..Default::default()
+    }];
+    let Joined::Now(first) = g.join_with(&req, 9) else {
+        panic!("parked first join")
     };
-    let a = g.join_answer(w).unwrap().member_id;
-    g.sync(&a, 1, &[]);
-    let group = g.shard.core().classic_group(GROUP).unwrap();
-    assert_eq!(group.subscribed_topics(), Some(["in".to_string()].into()));
-    let topics = [("in".to_string(), vec![0]), ("other".to_string(), vec![0])];
-    let codes = g
-        .shard
-        .run(|s| s.delete_offsets(GROUP, &topics))
-        .unwrap()
-        .response
-        .unwrap();
+    req.member_id = first.member_id.clone();
+    let Joined::Parked(wa) = g.join_with(&req, 9) else {
+        panic!("answered now")
+    };
+    g.join_answer(wa).unwrap();
+    let a = first.member_id;
+    let delete = |g: &mut Group| {
+        let topics = [("t".to_string(), vec![0]), ("other".to_string(), vec![0])];
+        let codes = g
+            .shard
+            .run(|s| s.delete_offsets(GROUP, &topics))
+            .unwrap()
+            .response;
+        codes.map_err(|e| e.code)
+    };
+    // A classic group with no committed offset exists all the same (Kafka's group lookup).
     assert_eq!(
-        codes,
-        vec![
+        delete(&mut g),
+        Ok(vec![
             vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC],
             vec![ErrorCode::NONE]
-        ]
+        ])
     );
+    g.sync(&a, 1, &[]);
+    assert_eq!(
+        delete(&mut g).unwrap()[0],
+        vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC]
+    );
+    // The subscription survives a reload (Kafka computes it when it loads the group).
+    let store = Store::replay_log(g.shard.core().store().log()).unwrap();
+    let reloaded = g.shard.core().reloaded(store, g.now);
+    g.shard.replace_core(reloaded);
+    assert_eq!(
+        delete(&mut g).unwrap()[0],
+        vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC]
+    );
+    let leaving = [LeavingMember {
+        member_id: a.clone(),
+        group_instance_id: None,
+    }];
+    let now = g.now;
+    g.shard
+        .run(|s| s.classic_leave(GROUP, &leaving, now))
+        .unwrap();
+    assert_eq!(g.state(), ClassicGroupState::Empty);
+    assert_eq!(delete(&mut g).unwrap()[0], vec![ErrorCode::NONE]);
 }

@@ -10,27 +10,12 @@ use kcoord_wire::records::group_metadata_value::MemberMetadata;
 use kcoord_wire::records::{GroupMetadataKey, GroupMetadataValue};
 use kcoord_wire::ErrorCode;
 
+use super::subscription::subscription_topics;
 use super::WaiterId;
 use crate::shard::Id;
 
-/// The protocol type of Kafka's consumers.
+/// The protocol type of Kafka's consumers (`ConsumerProtocol.PROTOCOL_TYPE`).
 pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
-
-/// The topics of a consumer-protocol subscription: int16 version, then an array (int32 count)
-/// of int16-length topic names; what follows depends on the version and is not needed here.
-fn subscription_topics(metadata: &[u8]) -> Option<Vec<String>> {
-    let mut rest = metadata.get(2..)?;
-    let count = i32::from_be_bytes(rest.get(..4)?.try_into().ok()?);
-    rest = &rest[4..];
-    let mut topics = Vec::with_capacity(usize::try_from(count).ok()?.min(rest.len() / 2));
-    for _ in 0..count {
-        let len = usize::try_from(i16::from_be_bytes(rest.get(..2)?.try_into().ok()?)).ok()?;
-        let name = rest.get(2..2 + len)?;
-        topics.push(String::from_utf8(name.to_vec()).ok()?);
-        rest = &rest[2 + len..];
-    }
-    Some(topics)
-}
 
 /// Kafka's `ClassicGroupState`, with its names (DescribeGroups and ListGroups show them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +124,10 @@ pub struct ClassicGroup {
     pub pending_sync: BTreeSet<Id>,
     /// A member joined during the initial rebalance delay, which may then be extended.
     pub new_member_added: bool,
+    /// The topics the members of this generation subscribe to (Kafka's `subscribedTopics`,
+    /// computed when a generation starts and when the group is loaded): `None` unless the
+    /// protocol type is `consumer` and every member's metadata is a subscription.
+    pub subscribed_topics: Option<BTreeSet<String>>,
 }
 
 impl ClassicGroup {
@@ -158,6 +147,7 @@ impl ClassicGroup {
             pending_join: BTreeSet::new(),
             pending_sync: BTreeSet::new(),
             new_member_added: false,
+            subscribed_topics: None,
         }
     }
 
@@ -207,6 +197,7 @@ impl ClassicGroup {
                 .members
                 .insert(member.member_id.clone(), Arc::new(member));
         }
+        group.subscribed_topics = group.compute_subscribed_topics();
         group
     }
 
@@ -451,7 +442,36 @@ impl ClassicGroup {
             self.protocol_name = self.select_protocol();
             self.transition(ClassicGroupState::CompletingRebalance, now);
         }
+        self.subscribed_topics = self.compute_subscribed_topics();
         self.pending_sync.clear();
+    }
+
+    /// Kafka's `computeSubscribedTopics`: for a `consumer` group, the union of its members'
+    /// subscriptions under the selected protocol (none for a group without members).
+    fn compute_subscribed_topics(&self) -> Option<BTreeSet<String>> {
+        if !self.uses_consumer_protocol() {
+            return None;
+        }
+        if self.members.is_empty() {
+            return Some(BTreeSet::new());
+        }
+        let protocol = self.protocol_name.as_deref()?;
+        let mut topics = BTreeSet::new();
+        for member in self.members.values() {
+            let metadata = member.metadata(protocol).map_or(&[][..], |m| &m[..]);
+            topics.extend(subscription_topics(metadata)?);
+        }
+        Some(topics)
+    }
+
+    /// Kafka's `isSubscribedToTopic`: whether this generation's members subscribe to `topic`;
+    /// a consumer group whose subscriptions could not be read is taken to subscribe to
+    /// everything.
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        match &self.subscribed_topics {
+            Some(topics) => topics.contains(topic),
+            None => self.uses_consumer_protocol(),
+        }
     }
 
     /// What the leader's JoinGroup response lists: every member with its metadata for the
@@ -472,30 +492,6 @@ impl ClassicGroup {
     /// Whether the group uses Kafka's consumer protocol (`protocol_type` "consumer").
     pub fn uses_consumer_protocol(&self) -> bool {
         self.protocol_type.as_deref() == Some(CONSUMER_PROTOCOL_TYPE)
-    }
-
-    /// Kafka's `computeSubscribedTopics`: the topics the members' consumer-protocol
-    /// subscriptions name (read as version 0, which every version starts with), or `None`
-    /// when the group is not a consumer group or a subscription cannot be read.
-    pub fn subscribed_topics(&self) -> Option<BTreeSet<String>> {
-        if !self.uses_consumer_protocol() {
-            return None;
-        }
-        let protocol = self.protocol_name.as_deref()?;
-        let mut topics = BTreeSet::new();
-        for member in self.members.values() {
-            topics.extend(subscription_topics(member.metadata(protocol)?)?);
-        }
-        Some(topics)
-    }
-
-    /// Kafka's `isSubscribedToTopic`: a consumer group whose subscriptions cannot be read is
-    /// taken to subscribe to everything.
-    pub fn is_subscribed_to(&self, topic: &str) -> bool {
-        match self.subscribed_topics() {
-            Some(topics) => topics.contains(topic),
-            None => self.uses_consumer_protocol(),
-        }
     }
 
     /// Kafka's `validateOffsetCommit` for a classic group: the error an OffsetCommit (or, with

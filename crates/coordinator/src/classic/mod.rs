@@ -13,6 +13,7 @@ mod expiry;
 mod group;
 mod join;
 mod membership;
+mod subscription;
 mod sync;
 mod timers;
 

@@ -7,7 +7,8 @@
 //! INVALID_GROUP_ID. The group's shard then answers the remaining partitions: an unknown group
 //! is GROUP_ID_NOT_FOUND for the request (and the partition answers are dropped, as Kafka's
 //! error response carries none); a topic a non-empty streams group consumes (source or
-//! repartition source topic) is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the committed offset, if
+//! repartition source topic), or that the current generation of a classic `consumer` group
+//! subscribes to, is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the committed offset, if
 //! any, is tombstoned and the partition answers NONE. As in Kafka the refused partitions come
 //! first in the response, then the shard's answers merged into them by topic.
 
