@@ -92,6 +92,14 @@ impl<'a> ConsumerHeartbeat<'a> {
                 }));
             return Ok(ConsumerGroup::new(gid));
         }
+        if self.request.member_epoch == 0 {
+            if let Some(classic) = self.shard.classic_group(gid) {
+                return Err(super::upgrade::refusal(
+                    classic,
+                    self.shard.consumer.max_size,
+                ));
+            }
+        }
         if self.shard.is_other_group_type(gid) {
             return Err(not_a_consumer_group(gid));
         }

@@ -6,7 +6,8 @@
 //! (finding the member, static membership and epoch checks), [`reconcile`] (Kafka's
 //! `CurrentAssignmentBuilder`), [`assignor`] (`uniform` and `range`), [`target`] (the target
 //! assignment and its records), [`subscription`] (regular expressions and the metadata hash),
-//! [`admin`] (describe, list, delete, offsets, timers).
+//! [`admin`] (describe, list, delete, offsets, timers), `upgrade` (why a live classic group
+//! is not converted).
 pub mod admin;
 pub mod assignor;
 mod heartbeat;
@@ -16,6 +17,7 @@ pub mod reconcile;
 pub mod records;
 pub mod subscription;
 pub mod target;
+mod upgrade;
 
 use kcoord_wire::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
 use kcoord_wire::messages::consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse;
