@@ -11,8 +11,20 @@ use kcoord_wire::ErrorCode;
 use support::{config, Harness};
 use uuid::Uuid;
 
+/// A shard whose consumer groups compute every target assignment at once (an assignment
+/// interval of 0, as the differential suite runs Kafka), with a topic of six partitions.
 fn harness() -> Harness {
-    let mut h = Harness::new(config());
+    harness_with_interval(0)
+}
+
+fn harness_with_interval(assignment_interval_ms: i32) -> Harness {
+    let shard = CoordinatorShard::new(config(), 7).with_consumer_config(
+        kcoord_coordinator::ConsumerGroupConfig {
+            assignment_interval_ms,
+            ..Default::default()
+        },
+    );
+    let mut h = Harness::with_shard(shard);
     h.create_topic("orders", 6);
     h
 }
@@ -761,4 +773,34 @@ fn an_invalid_regex_is_refused_in_re2js_words() {
             ),
         );
     }
+}
+
+#[test]
+fn the_assignment_interval_holds_the_target_back_as_kafkas_does() {
+    let mut h = harness_with_interval(1_000);
+    let mut a = Consumer::new("a", &["orders"]);
+    a.beat(&mut h);
+    assert_eq!(
+        (a.epoch, a.count()),
+        (2, 6),
+        "the first target is computed at once"
+    );
+    // b joins within the interval: the group epoch moves, the target stays epoch 2's.
+    let mut b = Consumer::new("b", &["orders"]);
+    let r = b.beat(&mut h);
+    let g = h.shard.state().consumer_groups.get(GROUP).unwrap();
+    assert_eq!((g.group_epoch, g.target_assignment_epoch), (3, 2));
+    assert_eq!((r.member_epoch, b.count()), (2, 0));
+    a.beat(&mut h);
+    assert_eq!(a.count(), 6, "a keeps everything while the target waits");
+    // Once the interval has passed, the next heartbeat computes the new target.
+    h.now += 1_000;
+    a.beat(&mut h);
+    let g = h.shard.state().consumer_groups.get(GROUP).unwrap();
+    assert_eq!(g.target_assignment_epoch, 3);
+    assert_eq!(a.count(), 3, "a is asked to revoke");
+    let mut members = [a, b];
+    settle(&mut h, &mut members);
+    assert_disjoint_and_complete(&members, topic(&h, "orders"), 6);
+    h.assert_replay_matches();
 }

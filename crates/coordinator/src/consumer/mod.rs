@@ -45,6 +45,9 @@ pub struct ConsumerGroupConfig {
     pub max_size: i32,
     /// `group.consumer.assignors`: the first is the default.
     pub assignors: Vec<String>,
+    /// `group.consumer.assignment.interval.ms`: the least time between two target assignment
+    /// computations of a group (0: every heartbeat that moves the group epoch computes one).
+    pub assignment_interval_ms: i32,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -54,6 +57,7 @@ impl Default for ConsumerGroupConfig {
             heartbeat_interval_ms: 5_000,
             max_size: i32::MAX,
             assignors: vec![assignor::UNIFORM.to_string(), assignor::RANGE.to_string()],
+            assignment_interval_ms: 1_000,
         }
     }
 }
