@@ -92,6 +92,14 @@ impl<'a> ConsumerHeartbeat<'a> {
                 }));
             return Ok(ConsumerGroup::new(gid));
         }
+        if self.request.member_epoch == 0 {
+            if let Some(classic) = self.shard.classic_group(gid) {
+                return Err(super::upgrade::refusal(
+                    classic,
+                    self.shard.consumer.max_size,
+                ));
+            }
+        }
         if self.shard.is_other_group_type(gid) {
             return Err(not_a_consumer_group(gid));
         }
@@ -282,6 +290,8 @@ impl<'a> ConsumerHeartbeat<'a> {
     }
 
     /// `maybeUpdateTargetAssignment`: the member's target at the group's assignment epoch.
+    /// Within `group.consumer.assignment.interval.ms` of the last computation the last target
+    /// stands (`canComputeNextTargetAssignment`); a later heartbeat computes the new one.
     fn maybe_assign(
         &self,
         work: &mut ConsumerGroup,
@@ -289,7 +299,10 @@ impl<'a> ConsumerHeartbeat<'a> {
         member_id: &str,
         d: &mut Decided,
     ) -> Result<kcoord_metadata::TopicPartitions> {
-        if work.target_assignment_epoch < work.group_epoch {
+        let interval = self.shard.consumer.assignment_interval_ms;
+        if work.target_assignment_epoch < work.group_epoch
+            && crate::target::can_compute(work.target_assignment_timestamp, interval, self.now)
+        {
             let epoch = work.group_epoch;
             let (recs, assignment) =
                 target::compute(work, assignor, self.shard.topics(), epoch, self.now)?;

@@ -6,7 +6,8 @@
 //! (finding the member, static membership and epoch checks), [`reconcile`] (Kafka's
 //! `CurrentAssignmentBuilder`), [`assignor`] (`uniform` and `range`), [`target`] (the target
 //! assignment and its records), [`subscription`] (regular expressions and the metadata hash),
-//! [`admin`] (describe, list, delete, offsets, timers).
+//! [`admin`] (describe, list, delete, offsets, timers), `upgrade` (why a live classic group
+//! is not converted).
 pub mod admin;
 pub mod assignor;
 mod heartbeat;
@@ -16,6 +17,7 @@ pub mod reconcile;
 pub mod records;
 pub mod subscription;
 pub mod target;
+mod upgrade;
 
 use kcoord_wire::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
 use kcoord_wire::messages::consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse;
@@ -43,6 +45,9 @@ pub struct ConsumerGroupConfig {
     pub max_size: i32,
     /// `group.consumer.assignors`: the first is the default.
     pub assignors: Vec<String>,
+    /// `group.consumer.assignment.interval.ms`: the least time between two target assignment
+    /// computations of a group (0: every heartbeat that moves the group epoch computes one).
+    pub assignment_interval_ms: i32,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -52,6 +57,7 @@ impl Default for ConsumerGroupConfig {
             heartbeat_interval_ms: 5_000,
             max_size: i32::MAX,
             assignors: vec![assignor::UNIFORM.to_string(), assignor::RANGE.to_string()],
+            assignment_interval_ms: 1_000,
         }
     }
 }

@@ -14,12 +14,52 @@ use kcoord_wire::ErrorCode;
 use crate::error::CoordinatorError;
 
 /// Compiles a subscription regex as Kafka matches it: against the whole topic name.
+/// The error names the fault in RE2J's words when there are such (Kafka answers with RE2J's
+/// `PatternSyntaxException.getDescription()`), else in the `regex` crate's.
 pub fn compile(regex: &str) -> Result<regex::Regex, CoordinatorError> {
     regex::Regex::new(&format!("^(?:{regex})$")).map_err(|e| {
+        let description = re2j_description(regex).map_or_else(|| e.to_string(), str::to_owned);
         CoordinatorError::new(
             ErrorCode::INVALID_REGULAR_EXPRESSION,
-            format!("SubscribedTopicRegex `{regex}` is not a valid regular expression: {e}."),
+            format!(
+                "SubscribedTopicRegex `{regex}` is not a valid regular expression: {description}."
+            ),
         )
+    })
+}
+
+/// RE2J's description of why `regex` does not parse, for the faults both parsers see alike
+/// (RE2J's texts are Go's `regexp/syntax` error codes). `None` when the `regex` crate's parser
+/// accepts the syntax (the fault is found later, e.g. an unknown Unicode class) or has no
+/// RE2J counterpart.
+fn re2j_description(regex: &str) -> Option<&'static str> {
+    use regex_syntax::ast::ErrorKind as K;
+    let error = regex_syntax::ast::parse::Parser::new().parse(regex).err()?;
+    Some(match error.kind() {
+        K::ClassUnclosed => "missing closing ]",
+        K::GroupUnclosed => "missing closing )",
+        K::GroupUnopened => "unexpected )",
+        K::RepetitionMissing => "missing argument to repetition operator",
+        K::RepetitionCountInvalid => "invalid repeat count",
+        K::ClassRangeInvalid | K::ClassRangeLiteral => "invalid character class range",
+        K::EscapeUnexpectedEof => "trailing backslash at end of expression",
+        K::EscapeUnrecognized
+        | K::EscapeHexEmpty
+        | K::EscapeHexInvalid
+        | K::EscapeHexInvalidDigit
+        | K::ClassEscapeInvalid => "invalid escape sequence",
+        K::GroupNameDuplicate { .. } => "duplicate capture group name",
+        K::GroupNameEmpty | K::GroupNameInvalid | K::GroupNameUnexpectedEof => {
+            "invalid named capture"
+        }
+        K::FlagUnrecognized
+        | K::FlagDanglingNegation
+        | K::FlagDuplicate { .. }
+        | K::FlagRepeatedNegation { .. }
+        | K::FlagUnexpectedEof
+        | K::UnsupportedLookAround
+        | K::UnsupportedBackreference => "invalid or unsupported Perl syntax",
+        _ => return None,
     })
 }
 

@@ -25,6 +25,11 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ConsumerGroupConfig, ConfigError> {
         int_in(v, 1, i32::MAX)
     })?;
     let assignors = r.get("group.consumer.assignors", d.assignors, assignors)?;
+    let assignment_interval_ms = r.get(
+        "group.consumer.assignment.interval.ms",
+        d.assignment_interval_ms,
+        |v| int_in(v, 0, i32::MAX),
+    )?;
     // Kafka's `GroupCoordinatorConfig` requires the interval below the session timeout.
     if heartbeat_interval_ms >= session_timeout_ms {
         return Err(r.error(
@@ -37,6 +42,7 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ConsumerGroupConfig, ConfigError> {
         heartbeat_interval_ms,
         max_size,
         assignors,
+        assignment_interval_ms,
     })
 }
 

@@ -9,9 +9,12 @@
 //! streams groups in every cluster and has no way to turn them off, so no record decides it.
 //! `transaction.version` (KIP-890) is supported 0-2 and finalized at the transaction
 //! coordinator's level, 2 as in Kafka 4.4: clients then add partitions with Produce and bump
-//! the epoch at every EndTxn. The features of what kcoord does not serve (`group.version`'s
-//! consumer groups, `share.version`, `eligible.leader.replicas.version`, `kraft.version`) are
-//! neither supported nor finalized (README, "Differences from Apache Kafka 4.4").
+//! the epoch at every EndTxn. `group.version` is supported 0-1 and always finalized at 1, as
+//! a Kafka 4.4 cluster formatted at its latest version finalizes it: level 1 is KIP-848's
+//! consumer rebalance protocol, which kcoord serves in every cluster (Kafka's consumer reads
+//! the level to know ConsumerGroupHeartbeat is there). The features of what kcoord does not
+//! serve (`share.version`, `eligible.leader.replicas.version`, `kraft.version`) are neither
+//! supported nor finalized (README, "Differences from Apache Kafka 4.4").
 
 use kcoord_metadata::MetadataVersion;
 
@@ -34,6 +37,9 @@ pub const METADATA_VERSION_LATEST: i16 = MetadataVersion::LATEST.feature_level()
 pub const STREAMS_VERSION: &str = "streams.version";
 /// The `streams.version` level of every kcoord cluster (Kafka 4.4's highest).
 pub const STREAMS_VERSION_LEVEL: i16 = 1;
+pub const GROUP_VERSION: &str = "group.version";
+/// The `group.version` level of every kcoord cluster: 1, consumer groups (Kafka 4.4's highest).
+pub const GROUP_VERSION_LEVEL: i16 = 1;
 pub const TRANSACTION_VERSION: &str = "transaction.version";
 /// The highest `transaction.version` this build serves.
 pub const TRANSACTION_VERSION_MAX: i16 = kcoord_coordinator::transactions::TV_2;
@@ -51,6 +57,11 @@ impl Default for Features {
                     name: STREAMS_VERSION,
                     min_version: 0,
                     max_version: STREAMS_VERSION_LEVEL,
+                },
+                SupportedFeature {
+                    name: GROUP_VERSION,
+                    min_version: 0,
+                    max_version: GROUP_VERSION_LEVEL,
                 },
                 SupportedFeature {
                     name: TRANSACTION_VERSION,

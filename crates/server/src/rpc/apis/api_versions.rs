@@ -16,7 +16,9 @@ use kcoord_wire::ErrorCode;
 
 use crate::rpc::versions::{advertised_apis, supported_versions};
 use crate::rpc::{serve, Listeners, Rpc};
-use crate::runtime::features::{STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION};
+use crate::runtime::features::{
+    GROUP_VERSION, GROUP_VERSION_LEVEL, STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION,
+};
 use crate::state::RequestContext;
 
 /// ApiVersions as kcoord serves it.
@@ -82,6 +84,7 @@ pub fn handle(
             .map(|(name, level)| (name.as_str(), *level))
             .chain([
                 (STREAMS_VERSION, STREAMS_VERSION_LEVEL),
+                (GROUP_VERSION, GROUP_VERSION_LEVEL),
                 (
                     TRANSACTION_VERSION,
                     ctx.server.config.transactions.transaction_version,
@@ -238,6 +241,7 @@ mod tests {
             vec![
                 ("metadata.version", 7, 34),
                 ("streams.version", 0, 1),
+                ("group.version", 0, 1),
                 ("transaction.version", 0, 2)
             ]
         );
@@ -251,6 +255,7 @@ mod tests {
             vec![
                 ("metadata.version", 34, 34),
                 ("streams.version", 1, 1),
+                ("group.version", 1, 1),
                 ("transaction.version", 2, 2)
             ]
         );
@@ -279,6 +284,7 @@ mod tests {
             vec![
                 ("metadata.version", 33, 33),
                 ("streams.version", 1, 1),
+                ("group.version", 1, 1),
                 ("transaction.version", 2, 2)
             ]
         );
@@ -295,7 +301,7 @@ mod tests {
             .features
             .supported
             .push(crate::runtime::features::SupportedFeature {
-                name: "group.version",
+                name: "share.version",
                 min_version: 0,
                 max_version: 1,
             });
@@ -314,8 +320,9 @@ mod tests {
             vec![
                 "metadata.version",
                 "streams.version",
+                "group.version",
                 "transaction.version",
-                "group.version"
+                "share.version"
             ]
         );
     }

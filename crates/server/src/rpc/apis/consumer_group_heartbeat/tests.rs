@@ -4,7 +4,8 @@ use crate::rpc::testing::{consumer_heartbeat, create_topic, encodes, heartbeat, 
 
 #[tokio::test]
 async fn consumers_join_share_the_partitions_and_leave() {
-    let node = running("");
+    // Every target assignment at once (Kafka's default interval would hold b's back for 1 s).
+    let node = running("group.consumer.assignment.interval.ms=0\n");
     let s = &node.state;
     let t = create_topic(s, "orders", 4).await;
     let a = consumer_heartbeat(s, "g", "a", 0, &["orders"], &[]).await;

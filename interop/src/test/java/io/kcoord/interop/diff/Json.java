@@ -30,6 +30,13 @@ final class Json {
     /** Fields that hold a member id, which the server may have minted. */
     private static final Set<String> MEMBER_ID_FIELDS = Set.of("memberId", "leader");
 
+    /** A KIP-848 member id a v0 coordinator minted: Kafka's Uuid string (22 characters). */
+    private static final java.util.regex.Pattern MINTED_CONSUMER_ID = java.util.regex.Pattern.compile(
+            "[A-Za-z0-9_-]{22}");
+
+    /** String arrays whose order carries no meaning (Kafka builds them from hash sets). */
+    private static final Set<String> UNORDERED_STRINGS = Set.of("subscribedTopicNames");
+
     private static final java.util.regex.Pattern MINTED_MEMBER_ID = java.util.regex.Pattern.compile(
             ".*-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
@@ -42,7 +49,8 @@ final class Json {
             "warmupTasks", "subtopologyId",
             "topics", "name",
             "subtopologies", "subtopologyId",
-            "partitionsByUserEndpoint", "userEndpoint");
+            "partitionsByUserEndpoint", "userEndpoint",
+            "topicPartitions", "topicId");
 
     /**
      * Masks what either server legitimately generates: uuids (by order of first appearance in
@@ -75,6 +83,16 @@ final class Json {
                     String prefix = text.substring(0, text.length() - 36);
                     obj.set(name, TextNode.valueOf(uuidSymbols.computeIfAbsent(
                             text, t -> prefix + "<member#" + (uuidSymbols.size() + 1) + ">")));
+                } else if (MEMBER_ID_FIELDS.contains(name) && value.isTextual()
+                        && MINTED_CONSUMER_ID.matcher(value.asText()).matches()) {
+                    obj.set(name, TextNode.valueOf(uuidSymbols.computeIfAbsent(
+                            value.asText(), t -> "<member#" + (uuidSymbols.size() + 1) + ">")));
+                } else if (UNORDERED_STRINGS.contains(name) && value instanceof ArrayNode arr) {
+                    List<String> items = new ArrayList<>();
+                    arr.forEach(i -> items.add(i.asText()));
+                    items.sort(null);
+                    arr.removeAll();
+                    items.forEach(arr::add);
                 } else if (name.equals("finalizedFeaturesEpoch") && value.asLong() >= 0) {
                     // Kafka's is the offset of the last feature change in its metadata log.
                     obj.set(name, TextNode.valueOf("<epoch>"));
@@ -146,6 +164,11 @@ final class Json {
                 JsonNode value = obj.get(name);
                 if ((name.equals("activeTasks") || name.equals("standbyTasks")
                         || name.equals("warmupTasks")) && value.isArray()) {
+                    int count = 0;
+                    for (JsonNode t : value) count += t.path("partitions").size();
+                    obj.set(name, IntNode.valueOf(count));
+                } else if (name.equals("topicPartitions") && value.isArray()) {
+                    // A consumer's partitions: how many, whichever topics and partitions.
                     int count = 0;
                     for (JsonNode t : value) count += t.path("partitions").size();
                     obj.set(name, IntNode.valueOf(count));

@@ -36,8 +36,8 @@ final class KnownDifferences {
         d("api-versions|no-plugin-push", ".*", "/apiKeysCompared/\\[apiKey=88\\]/maxVersion",
                 "StreamsGroupHeartbeat v2 is the specification's version (docs/decisions.md), Kafka 4.4 stops at v1.",
                 VERSIONS);
-        d("api-versions", ".*", "/(finalizedFeatures|supportedFeatures)/\\[name=(group|eligible\\.leader\\.replicas|share|kraft)\\.version\\]",
-                "kcoord serves no consumer (KIP-848) or share groups, eligible leader replicas or KRaft quorum, so it supports and finalizes only metadata.version, streams.version and transaction.version.",
+        d("api-versions", ".*", "/(finalizedFeatures|supportedFeatures)/\\[name=(eligible\\.leader\\.replicas|share|kraft)\\.version\\]",
+                "kcoord serves no share groups, eligible leader replicas or KRaft quorum, so it supports and finalizes only metadata.version, streams.version, group.version and transaction.version.",
                 VERSIONS);
         d("api-versions", ".*", "/apiKeysCompared/\\[apiKey=28\\]/maxVersion",
                 "TxnOffsetCommit v6 names topics by id (KIP-1319); kcoord serves up to v5, which names them.",

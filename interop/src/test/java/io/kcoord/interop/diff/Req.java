@@ -55,6 +55,12 @@ final class Req {
                 .setGroupIds(List.of(groups)).setIncludeTopologyDescription(includeTopology));
     }
 
+    static AbstractRequest.Builder<?> consumerDescribe(boolean operations, String... groups) {
+        return new org.apache.kafka.common.requests.ConsumerGroupDescribeRequest.Builder(
+                new org.apache.kafka.common.message.ConsumerGroupDescribeRequestData()
+                        .setGroupIds(List.of(groups)).setIncludeAuthorizedOperations(operations));
+    }
+
     static AbstractRequest.Builder<?> listGroups(List<String> states, List<String> types) {
         return new ListGroupsRequest.Builder(new ListGroupsRequestData()
                 .setStatesFilter(states).setTypesFilter(types));

@@ -61,6 +61,7 @@ final class Scenarios {
         all.addAll(OffsetScenarios.all());
         all.addAll(TransactionScenarios.all());
         all.addAll(ClassicScenarios.all());
+        all.addAll(ConsumerScenarios.all());
         all.addAll(TopicToolScenarios.all());
         all.add(new Scenario("initial-delay", ALT, Map.of("initial-delay-in", 2), Scenarios::initialDelay));
         all.add(new Scenario("standby-three-members", ALT, Map.of("standby-three-members-in", 3), Scenarios::standbyThree));
@@ -72,8 +73,8 @@ final class Scenarios {
 
     // ---------------------------------------------------------------- helpers
 
-    /** API keys whose versions the suite compares (the streams ones and what they use, the ACL and SCRAM ones). */
-    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 29, 30, 31, 33, 35, 37, 42, 44, 47, 50, 51, 88, 89, 93);
+    /** API keys whose versions the suite compares (the group ones and what they use, the ACL and SCRAM ones). */
+    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 29, 30, 31, 33, 35, 37, 42, 44, 47, 50, 51, 68, 69, 88, 89, 93);
 
     /** StreamsGroupDescribe where the assignor may pick other members, plus its invariants. */
     static StreamsGroupDescribeResponseData describeTies(Side s, String step, int version, String group) throws Exception {

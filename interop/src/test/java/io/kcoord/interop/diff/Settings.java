@@ -11,14 +11,15 @@ final class Settings {
 
     /**
      * Kafka's defaults (45 s sessions, 5 s heartbeats, no standbys), except: no initial
-     * rebalance delay and no assignment interval, so every assignment is computed by the
-     * heartbeat that triggers it (deterministic), and the in-memory topology description plugin.
+     * rebalance delay and no assignment interval (streams and consumer groups), so every
+     * assignment is computed by the heartbeat that triggers it (deterministic), and the
+     * in-memory topology description plugin.
      */
     static final Map<String, String> MAIN = new LinkedHashMap<>();
 
     /**
-     * Short sessions (expiry within seconds), one standby replica, Kafka's initial rebalance
-     * delay (shortened to 2 s) and no plugin.
+     * Short sessions (expiry within seconds; consumer groups' too), one standby replica, Kafka's
+     * initial rebalance delay (shortened to 2 s) and no plugin.
      */
     static final Map<String, String> ALT = new LinkedHashMap<>();
 
@@ -48,6 +49,7 @@ final class Settings {
         MAIN.put("group.streams.assignment.interval.ms", "0");
         MAIN.put("group.streams.num.standby.replicas", "0");
         MAIN.put("group.streams.topology.description.plugin.class", PLUGIN);
+        MAIN.put("group.consumer.assignment.interval.ms", "0");
 
         ALT.put("group.initial.rebalance.delay.ms", "2000");
         ALT.put("group.min.session.timeout.ms", "1000");
@@ -58,5 +60,10 @@ final class Settings {
         ALT.put("group.streams.initial.rebalance.delay.ms", "2000");
         ALT.put("group.streams.assignment.interval.ms", "0");
         ALT.put("group.streams.num.standby.replicas", "1");
+        ALT.put("group.consumer.assignment.interval.ms", "0");
+        ALT.put("group.consumer.min.session.timeout.ms", "1000");
+        ALT.put("group.consumer.session.timeout.ms", "3000");
+        ALT.put("group.consumer.min.heartbeat.interval.ms", "500");
+        ALT.put("group.consumer.heartbeat.interval.ms", "1000");
     }
 }

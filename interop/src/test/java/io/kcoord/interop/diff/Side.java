@@ -112,6 +112,17 @@ final class Side implements AutoCloseable {
         transcript.add(new Step(step, Json.mask(json, uuidSymbols), ties));
     }
 
+    /**
+     * Gives the ids of {@code topics} the symbols {@code <topicId:NAME>} (Metadata, unrecorded),
+     * so that masked ids do not depend on which topic a server happens to list first.
+     */
+    void nameTopics(String... topics) throws IOException {
+        AbstractResponse r = send(Req.metadata(topics), (short) 12, "diff-suite");
+        if (r == null) throw new IOException(server + ": no Metadata answer");
+        ((org.apache.kafka.common.requests.MetadataResponse) r).data().topics().forEach(
+                t -> uuidSymbols.put(t.topicId().toString(), "<topicId:" + t.name() + ">"));
+    }
+
     /** Records a value the scenario computed itself (e.g. an invariant's outcome). */
     void note(String step, JsonNode json) {
         transcript.add(new Step(step, json, false));
