@@ -628,14 +628,31 @@ fn classic_join(
     classic_join_with(h, "consumer", Vec::new())
 }
 
+/// A classic JoinGroup (v3) to `group`.
+fn classic_join_to(
+    h: &mut Harness,
+    group: &str,
+) -> kcoord_coordinator::classic::Reply<kcoord_wire::messages::JoinGroupResponse> {
+    classic_join_as(h, group, "consumer", Vec::new())
+}
+
 /// A classic JoinGroup with the "range" protocol's `metadata` and `protocol_type`.
 fn classic_join_with(
     h: &mut Harness,
     protocol_type: &str,
     metadata: Vec<u8>,
 ) -> kcoord_coordinator::classic::Reply<kcoord_wire::messages::JoinGroupResponse> {
+    classic_join_as(h, GROUP, protocol_type, metadata)
+}
+
+fn classic_join_as(
+    h: &mut Harness,
+    group: &str,
+    protocol_type: &str,
+    metadata: Vec<u8>,
+) -> kcoord_coordinator::classic::Reply<kcoord_wire::messages::JoinGroupResponse> {
     let req = kcoord_wire::messages::JoinGroupRequest {
-        group_id: GROUP.into(),
+        group_id: group.into(),
         session_timeout_ms: 10_000,
         rebalance_timeout_ms: 10_000,
         protocol_type: protocol_type.into(),
@@ -802,5 +819,36 @@ fn the_assignment_interval_holds_the_target_back_as_kafkas_does() {
     let mut members = [a, b];
     settle(&mut h, &mut members);
     assert_disjoint_and_complete(&members, topic(&h, "orders"), 6);
+    h.assert_replay_matches();
+}
+
+#[test]
+fn a_classic_join_converts_an_empty_streams_group_and_a_live_one_refuses_it() {
+    use kcoord_coordinator::classic::Reply;
+    let mut h = harness();
+    h.create_topic("input", 2);
+    let mut streams = support::Member::new("s1", "p1", support::simple_topology(0));
+    streams.beat(&mut h);
+    let Reply::Now(refused) = classic_join_to(&mut h, support::GROUP) else {
+        panic!("a join to a live streams group was parked")
+    };
+    assert_eq!(
+        refused.error_code,
+        ErrorCode::INCONSISTENT_GROUP_PROTOCOL.code()
+    );
+    let mut leave = streams.request();
+    leave.member_epoch = -1;
+    h.heartbeat(&leave).unwrap();
+    assert!(
+        h.shard.core().group(support::GROUP).is_some(),
+        "empty, still there"
+    );
+    classic_join_to(&mut h, support::GROUP);
+    assert!(
+        h.shard.core().group(support::GROUP).is_none(),
+        "the streams group's records went"
+    );
+    assert!(h.shard.core().classic_group(support::GROUP).is_some());
+    assert_eq!(h.shard.core().state().group_count(), 1);
     h.assert_replay_matches();
 }

@@ -52,19 +52,10 @@ impl CoordinatorShard {
                 ErrorCode::INVALID_SESSION_TIMEOUT,
             ));
         }
-        if self.group(&req.group_id).is_some() {
-            // A streams group's id is not a classic group's.
-            return now_answer(join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL));
-        }
-        // An empty consumer group is converted (Kafka's `maybeDeleteEmptyConsumerGroup`: its
-        // records go, its offsets stay); classic members cannot join a live one here.
-        let mut converted = Vec::new();
-        if let Some(consumer) = self.consumer_group(&req.group_id) {
-            match self.delete_consumer_group_records(consumer) {
-                Ok(tombstones) if req.member_id.is_empty() => converted = tombstones,
-                _ => return now_answer(join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL)),
-            }
-        }
+        let (converted, gone) = match self.convert_empty_group(req) {
+            Ok(converted) => converted,
+            Err(refused) => return now_answer(refused),
+        };
         let unknown_member = req.member_id.is_empty();
         let existing = self.classic.groups.get(req.group_id.as_str());
         let group = match existing {
@@ -106,10 +97,45 @@ impl CoordinatorShard {
             change.record(tombstone);
         }
         let mut outcome = change.finish(reply);
+        outcome.effects.extend(gone);
         if unknown_member {
             outcome.effects.push(Effect::IdsMinted(1));
         }
         outcome
+    }
+
+    /// The tombstones (and the effects) that turn an empty streams or consumer group of the
+    /// id into nothing, so that a new member's join creates a classic group in its place, as
+    /// Kafka's `maybeDeleteEmptyStreamsGroup` and `maybeDeleteEmptyConsumerGroup` do (its
+    /// offsets stay). A group of another type with members refuses the join
+    /// (INCONSISTENT_GROUP_PROTOCOL); a join with a member id converts nothing (it is then
+    /// unknown). The topology description plugin is not asked to delete what it holds for a
+    /// converted streams group: it forgets it by its TTL, as for a group that expires.
+    fn convert_empty_group(
+        &self,
+        req: &JoinGroupRequest,
+    ) -> Result<(Vec<kcoord_metadata::Record>, Vec<Effect>), JoinGroupResponse> {
+        let inconsistent = || join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+        if let Some(streams) = self.group(&req.group_id) {
+            if !streams.members.is_empty() {
+                return Err(inconsistent());
+            }
+            if req.member_id.is_empty() {
+                let gone = Effect::Group(crate::effects::GroupEffect::Gone {
+                    group_id: req.group_id.as_str().into(),
+                });
+                return Ok((crate::record_builders::delete_group(streams), vec![gone]));
+            }
+        }
+        if let Some(consumer) = self.consumer_group(&req.group_id) {
+            let tombstones = self
+                .delete_consumer_group_records(consumer)
+                .map_err(|_| inconsistent())?;
+            if req.member_id.is_empty() {
+                return Ok((tombstones, Vec::new()));
+            }
+        }
+        Ok((Vec::new(), Vec::new()))
     }
 
     /// Kafka's `classicGroupJoinNewMember`: a member id is made up for it.
