@@ -95,13 +95,19 @@
 //! batch ends and the reader cuts a torn batch whole. Before the fix the CI run tore writes at
 //! batch boundaries, which hid it; now it tears them after any record, and the file is read
 //! back by the daemon's own reader.
+mod consumer_support;
 mod support;
 
 mod simulation {
     pub mod checks;
+    pub mod classic_clients;
     pub mod clients;
+    pub mod consumers;
     pub mod disk;
     pub mod endings;
+    pub mod group_model;
+    pub mod group_requests;
+    pub mod groups;
     pub mod markers;
     pub mod model;
     pub mod node;
@@ -126,6 +132,8 @@ const CI_SEEDS: u64 = 24;
 const CI_STEPS: usize = 500;
 /// Seeds of the default (CI) run with transactions (as many steps).
 const CI_TXN_SEEDS: u64 = 12;
+/// Seeds of the default (CI) run with the classic and consumer groups (as many steps).
+const CI_GROUP_SEEDS: u64 = 8;
 
 #[derive(Debug, Clone, Copy)]
 struct Options {
@@ -134,6 +142,8 @@ struct Options {
     torn: TornWrites,
     /// Drive transactional producers and the marker writer too.
     transactions: bool,
+    /// Drive a classic group's and a consumer group's members too.
+    groups: bool,
     /// Print every step as it runs.
     verbose: bool,
     /// Every producer instance speaks transaction version 1 (a seed recorded before the
@@ -163,6 +173,8 @@ impl std::fmt::Display for Failure {
         };
         let test = if self.options.transactions {
             " transaction_runs"
+        } else if self.options.groups {
+            " group_runs"
         } else {
             " seeded_runs"
         };
@@ -184,8 +196,14 @@ fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
         options,
         violation,
     };
-    let mut world = World::new(seed, options.bug, options.torn, options.transactions)
-        .map_err(|v| failure(0, v))?;
+    let mut world = World::new(
+        seed,
+        options.bug,
+        options.torn,
+        options.transactions,
+        options.groups,
+    )
+    .map_err(|v| failure(0, v))?;
     if options.version_one_only {
         world.speak_version_one();
     }
@@ -226,9 +244,22 @@ fn seeded_transaction_runs_keep_every_invariant() {
     }
 }
 
+/// The CI run with a classic group's and a consumer group's members among the clients.
+#[test]
+fn seeded_group_runs_keep_every_invariant() {
+    if let Some(total) = run_seeds_of(false, true, CI_GROUP_SEEDS) {
+        assert_groups_happened(&total);
+    }
+}
+
 /// Runs the seeds the environment asks for (by default `0..ci_seeds`); their statistics, unless
 /// one seed was printed step by step.
 fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
+    run_seeds_of(transactions, false, ci_seeds)
+}
+
+/// [`run_seeds`], with or without the classic and consumer groups.
+fn run_seeds_of(transactions: bool, groups: bool, ci_seeds: u64) -> Option<Stats> {
     let steps = env("KCOORD_SIM_STEPS").map_or(CI_STEPS, |s| s as usize);
     let (seeds, verbose) = match env("KCOORD_SIM_SEED") {
         Some(seed) => (seed..seed + 1, true),
@@ -243,6 +274,7 @@ fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
         bug: PlantedBug::None,
         torn,
         transactions,
+        groups,
         verbose,
         version_one_only: std::env::var("KCOORD_SIM_TV").as_deref() == Ok("1"),
     };
@@ -290,6 +322,32 @@ fn assert_transactions_happened(total: &Stats) {
     }
 }
 
+/// The group runs must keep reaching what their checks are about.
+fn assert_groups_happened(total: &Stats) {
+    let happened = [
+        ("crashes", total.crashes),
+        ("acknowledged SyncGroup answers", total.classic_syncs),
+        ("parked requests refused by a rebuild", total.parked_refused),
+        ("static classic members restarting", total.classic_restarts),
+        (
+            "static classic members taking their own place",
+            total.static_replacements,
+        ),
+        ("acknowledged LeaveGroup requests", total.classic_leaves),
+        (
+            "acknowledged consumer heartbeats",
+            total.consumer_heartbeats,
+        ),
+        ("acknowledged consumer leaves", total.consumer_leaves),
+        ("fenced or unknown consumers", total.consumers_fenced),
+        ("acknowledged commits", total.commits),
+    ];
+    for (what, count) in happened {
+        assert!(count > 0, "no {what} in the simulation: {total}");
+    }
+    assert_eq!(total.groups_converged, total.seeds, "{total}");
+}
+
 /// The runs must keep exercising what the checks are about: a change of weights or settings
 /// that made one of these rare events vanish would leave its checks idle.
 fn assert_everything_happened(total: &Stats) {
@@ -319,18 +377,24 @@ fn assert_everything_happened(total: &Stats) {
 /// decision that depended on hashing or the clock would break reproduction of failures).
 #[test]
 fn a_seed_replays_exactly() {
-    for transactions in [false, true] {
+    for (transactions, groups) in [(false, false), (true, false), (false, true)] {
         assert!(
-            trace(5, transactions) == trace(5, transactions),
-            "seed 5 ran differently twice (transactions: {transactions})"
+            trace(5, transactions, groups) == trace(5, transactions, groups),
+            "seed 5 ran differently twice (transactions: {transactions}, groups: {groups})"
         );
     }
 }
 
 /// Every step's trace of a run of `seed`, and the state it ends in.
-fn trace(seed: u64, transactions: bool) -> (Vec<String>, String) {
-    let mut world = World::new(seed, PlantedBug::None, TornWrites::AtRecords, transactions)
-        .expect("the node starts");
+fn trace(seed: u64, transactions: bool, groups: bool) -> (Vec<String>, String) {
+    let mut world = World::new(
+        seed,
+        PlantedBug::None,
+        TornWrites::AtRecords,
+        transactions,
+        groups,
+    )
+    .expect("the node starts");
     let steps: Vec<String> = (0..CI_STEPS)
         .map(|_| world.step().expect("the seed keeps every invariant"))
         .collect();
@@ -349,6 +413,7 @@ fn first_failure_of(bug: PlantedBug, seeds: std::ops::Range<u64>, transactions: 
         bug,
         torn: TornWrites::AtRecords,
         transactions,
+        groups: false,
         verbose: false,
         // Its CI seeds catch it at version 1 (seed 1, as before the versions were drawn); with
         // the drawn versions the first to is seed 33.
@@ -480,6 +545,7 @@ fn run_with_torn_records(seed: u64, steps: usize) {
         bug: PlantedBug::None,
         torn: TornWrites::AtRecords,
         transactions: false,
+        groups: false,
         verbose: false,
         version_one_only: false,
     };
@@ -502,6 +568,7 @@ fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
         bug: PlantedBug::None,
         torn: TornWrites::AtRecords,
         transactions: true,
+        groups: false,
         verbose: false,
         version_one_only: true,
     };
