@@ -367,6 +367,13 @@ impl World {
                 incarnation,
             } => {
                 self.set_waiting(Owner::Classic(client), false);
+                // A static member that rejoins with no member id and is answered at once took
+                // its own place (no rebalance).
+                let c = &self.groups.classic[client];
+                if answer.is_some() && c.instance.is_some() && c.member_id.is_empty() {
+                    self.stats.static_replacements +=
+                        u64::from(answer.as_ref().is_some_and(|a| a.error_code == 0));
+                }
                 let answer = match (answer, parked) {
                     (Some(a), _) | (None, Some(ClassicAnswer::Join(a))) => a,
                     _ => {
@@ -432,9 +439,6 @@ impl World {
         let c = &mut self.groups.classic[client];
         unexpected(&c.name, code)?;
         if code == ErrorCode::NONE && incarnation == self.groups.classic_model.incarnation {
-            if c.instance.is_some() && answer.skip_assignment {
-                self.stats.static_replacements += 1;
-            }
             self.groups
                 .classic_model
                 .answered(client, answer.generation_id)?;

@@ -116,9 +116,9 @@ impl World {
             Phase::Joining => ClassicAction::Join,
             Phase::Syncing { .. } => ClassicAction::Sync,
             Phase::Stable { .. } if self.classic_metadata_changed(client) => ClassicAction::Join,
-            Phase::Stable { .. } => match self.rng.random_range(0..25) {
+            Phase::Stable { .. } => match self.rng.random_range(0..12) {
                 0 => ClassicAction::Leave,
-                1..=8 => ClassicAction::Commit,
+                1..=4 => ClassicAction::Commit,
                 _ => ClassicAction::Heartbeat,
             },
         }
@@ -128,12 +128,12 @@ impl World {
         if self.groups.consumers[client].epoch() <= 0 {
             return ConsumerAction::Heartbeat { report: true };
         }
-        match self.rng.random_range(0..25) {
+        match self.rng.random_range(0..16) {
             0 => ConsumerAction::Leave {
                 restart: self.rng.random_bool(0.5),
             },
-            1..=7 => ConsumerAction::Commit,
-            8..=15 => ConsumerAction::Heartbeat { report: false },
+            1..=4 => ConsumerAction::Commit,
+            5..=9 => ConsumerAction::Heartbeat { report: false },
             _ => ConsumerAction::Heartbeat { report: true },
         }
     }

@@ -44,8 +44,8 @@ pub struct Stats {
     pub max_generation: i32,
     /// Parked JoinGroup and SyncGroup requests refused by a crash or a failed write.
     pub parked_refused: u64,
-    /// Static classic members that restarted, and that took their own place (v9's
-    /// skip_assignment) on rejoining.
+    /// Static classic members that restarted, and that took their own place on rejoining
+    /// (answered at once, with no rebalance).
     pub classic_restarts: u64,
     pub static_replacements: u64,
     /// Acknowledged LeaveGroup requests of dynamic classic members.
