@@ -549,3 +549,39 @@ fn offset_delete_refuses_the_topics_a_consumer_group_subscribes_to_until_it_is_e
     assert_eq!(g.state(), ClassicGroupState::Empty);
     assert_eq!(delete(&mut g).unwrap()[0], vec![ErrorCode::NONE]);
 }
+
+/// Found by the simulation (`seeded_group_runs_keep_every_invariant`, seed 32): a group whose
+/// last members expired while a new member's id was pending (handed out with
+/// MEMBER_ID_REQUIRED) waits in PreparingRebalance with no member; the new member's JoinGroup
+/// was refused INCONSISTENT_GROUP_PROTOCOL, fatal to Kafka's consumer, because no protocol was
+/// supported by "every member" of none. Kafka counts (`supportedProtocols.get(name) ==
+/// numMembers()`, 0 == 0): it joins.
+#[test]
+fn a_pending_member_joins_a_group_whose_members_all_expired() {
+    let mut g = Group::no_delay();
+    let (a, wa) = g.new_member();
+    g.join_answer(wa).unwrap();
+    g.sync(&a, 1, &[(&a, "parts")]);
+    g.advance(i64::from(SESSION) - 100);
+    let Joined::Now(first) = g.join("") else {
+        panic!("parked first join")
+    };
+    assert_eq!(first.error_code, ErrorCode::MEMBER_ID_REQUIRED.code());
+    // `a` expires; `b`'s id is still pending, so the join phase waits for it.
+    g.advance(101);
+    let group = g.shard.core().classic_group(GROUP).unwrap();
+    assert_eq!(
+        (group.state, group.members.len()),
+        (ClassicGroupState::PreparingRebalance, 0)
+    );
+    let b = first.member_id;
+    let answer = match g.join(&b) {
+        Joined::Now(r) => r,
+        Joined::Parked(w) => g.join_answer(w).expect("the join phase completes"),
+    };
+    assert_eq!(answer.error_code, ErrorCode::NONE.code(), "{answer:?}");
+    assert_eq!(
+        (answer.generation_id, answer.leader.as_str()),
+        (2, b.as_str())
+    );
+}

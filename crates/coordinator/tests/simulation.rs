@@ -18,7 +18,8 @@
 //! batches, a write fails (the queue is lost, the shard is rebuilt from the file and every
 //! waiting request refused), the writer rewrites the file compacted, or the process crashes
 //! (while the first records of its write of the queue may have reached the file, ending
-//! inside a batch) and restarts by replaying what the file log loads of the file.
+//! inside a batch) and restarts by replaying what the file log loads of the file (configured
+//! before it loads, and with a new seed for the ids it mints, as the daemon starts a shard).
 //! Requests and the model live in `requests.rs` and `model.rs`, one run in `world.rs`.
 //!
 //! **Transactions** (`seeded_transaction_runs_keep_every_invariant`; `producers.rs`,
@@ -58,6 +59,39 @@
 //! and its acknowledged offsets committed (or a later write of theirs). Markers are matched to
 //! transactions by name (transactional id and start), never by epoch.
 //!
+//! **Classic and consumer groups** (`seeded_group_runs_keep_every_invariant`;
+//! `classic_clients.rs`, `consumers.rs`, `groups.rs`, `group_requests.rs`, `group_model.rs`):
+//! half the steps of these runs are the members of a classic group (three, one static) and of
+//! a KIP-848 consumer group (three, one static), on the same shard as the streams groups. The
+//! classic members do what Kafka's consumer does: JoinGroup at v9 with the MEMBER_ID_REQUIRED
+//! round trip (a dynamic member's incarnation sometimes at v3, which has none), SyncGroup (the
+//! leader sends a range assignment of `input`'s partitions, and rejoins when the topic grows),
+//! Heartbeat, OffsetCommit at their generation, LeaveGroup then a restart under a new member id
+//! (the static member sends none: it restarts and takes its own place), and a rejoin on
+//! REBALANCE_IN_PROGRESS and ILLEGAL_GENERATION (same member id) or UNKNOWN_MEMBER_ID and
+//! FENCED_INSTANCE_ID (a new one). A JoinGroup or SyncGroup the shard parks is answered as the
+//! daemon's `parked.rs` answers it (`node.rs`): the answers are taken after every job and tick,
+//! and each is acknowledged once what was appended up to then is durable; a crash or failed
+//! write forgets the parked requests, whose clients see NOT_COORDINATOR and join again. The
+//! consumers join, heartbeat reporting what they own (or, steady, nothing), commit at their
+//! member epoch, leave (-1, back under the same or a new member id; -2 for the static member,
+//! back under a new one) and, fenced or unknown, let everything go and join again at epoch 0.
+//! Checked after every step, besides everything below: within a classic generation, every
+//! acknowledged SyncGroup answer is what the leader assigned that member (a static member is
+//! its instance id) and no partition is given to two members; no member is answered a lower
+//! generation than it was before (after a crash, than a SyncGroup answer handed out: a
+//! JoinGroup answer alone is not durable, in Kafka either); the group never falls below a
+//! generation a SyncGroup answer handed out (the group's deletion, empty and without offsets,
+//! starts it over); in the consumer group no partition is held (assigned or being revoked) by
+//! two members, no two consumers own a partition at one member epoch, no member is ahead of the
+//! target nor the target of the group, the epochs go back only in a rollback, and never below
+//! an epoch a member was told; the members' acknowledged commits are in the offsets model
+//! below. At the end of a run, every write durable, the members go on (join, sync, heartbeat)
+//! while the clock moves in small steps until both groups settle: the classic group Stable with
+//! every member in its generation and every partition of `input` assigned once, every consumer
+//! reconciled to the target and owning exactly what the coordinator assigned it, every
+//! partition of both topics owned once.
+//!
 //! **What it checks** after every step (`checks.rs`, `model.rs`):
 //! - nothing acknowledged is lost: the acknowledged offset commits and deletions, applied in
 //!   acknowledgment order (one shard answers in the order it applied), must be exactly the
@@ -80,31 +114,43 @@
 //! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer;
 //! `KCOORD_SIM_TORN=inside` makes a torn write end inside a record rather than after one (CI:
 //! after one); `KCOORD_SIM_TV=1` makes every producer instance speak transaction version 1.
-//! A failure prints the command that reproduces it. The planted-bug tests at the end show that
+//! The group runs take the same variables (`... --test simulation group_runs`).
+//! A failure prints the command that reproduces it. The planted-bug tests (`simulation/planted.rs`) show that
 //! the checks catch a disk that acknowledges before it syncs (the issue's "lost acknowledged change"), a disk
 //! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
-//! before what it read is durable; and, with transactions, a marker writer that completes a
+//! before what it read is durable; with transactions, a marker writer that completes a
 //! transaction before its last marker and one that writes the markers of a decision that is not
-//! yet durable.
+//! yet durable; and, with groups, a node that answers parked JoinGroup and SyncGroup requests
+//! before the job that decided their answer is durable.
 //!
 //! **What it found.** A crash that tears the writer's write left part of a batch in the file,
 //! because the file log cut a torn tail at record boundaries (a group came back half deleted,
-//! and after a compaction a deleted group came back): the two tests at the end record the
-//! seeds. Fixed by commit e83e5eb ("file log format 3: a batch is read back whole or not at
+//! and after a compaction a deleted group came back): the two tests of `simulation/planted.rs`
+//! record the seeds. Fixed by commit e83e5eb ("file log format 3: a batch is read back whole or not at
 //! all"; the shard writer's jobs are separate batches since 7583b38): the file marks where each
 //! batch ends and the reader cuts a torn batch whole. Before the fix the CI run tore writes at
 //! batch boundaries, which hid it; now it tears them after any record, and the file is read
-//! back by the daemon's own reader.
+//! back by the daemon's own reader. The group runs found that a classic group whose last
+//! members expired while a new member's id was pending refused that member's JoinGroup with
+//! INCONSISTENT_GROUP_PROTOCOL (fatal to Kafka's consumer): fixed in commit 5ba451b
+//! (`tests/classic.rs`, `a_pending_member_joins_a_group_whose_members_all_expired`).
+mod consumer_support;
 mod support;
 
 mod simulation {
     pub mod checks;
+    pub mod classic_clients;
     pub mod clients;
+    pub mod consumers;
     pub mod disk;
     pub mod endings;
+    pub mod group_model;
+    pub mod group_requests;
+    pub mod groups;
     pub mod markers;
     pub mod model;
     pub mod node;
+    mod planted;
     pub mod producers;
     pub mod requests;
     pub mod steps;
@@ -117,7 +163,7 @@ mod simulation {
 }
 
 use simulation::disk::{PlantedBug, TornWrites};
-use simulation::model::{Kind, Violation};
+use simulation::model::Violation;
 use simulation::world::World;
 use simulation::Stats;
 
@@ -126,6 +172,8 @@ const CI_SEEDS: u64 = 24;
 const CI_STEPS: usize = 500;
 /// Seeds of the default (CI) run with transactions (as many steps).
 const CI_TXN_SEEDS: u64 = 12;
+/// Seeds of the default (CI) run with the classic and consumer groups (as many steps).
+const CI_GROUP_SEEDS: u64 = 4;
 
 #[derive(Debug, Clone, Copy)]
 struct Options {
@@ -134,6 +182,8 @@ struct Options {
     torn: TornWrites,
     /// Drive transactional producers and the marker writer too.
     transactions: bool,
+    /// Drive a classic group's and a consumer group's members too.
+    groups: bool,
     /// Print every step as it runs.
     verbose: bool,
     /// Every producer instance speaks transaction version 1 (a seed recorded before the
@@ -163,6 +213,8 @@ impl std::fmt::Display for Failure {
         };
         let test = if self.options.transactions {
             " transaction_runs"
+        } else if self.options.groups {
+            " group_runs"
         } else {
             " seeded_runs"
         };
@@ -184,8 +236,14 @@ fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
         options,
         violation,
     };
-    let mut world = World::new(seed, options.bug, options.torn, options.transactions)
-        .map_err(|v| failure(0, v))?;
+    let mut world = World::new(
+        seed,
+        options.bug,
+        options.torn,
+        options.transactions,
+        options.groups,
+    )
+    .map_err(|v| failure(0, v))?;
     if options.version_one_only {
         world.speak_version_one();
     }
@@ -226,9 +284,22 @@ fn seeded_transaction_runs_keep_every_invariant() {
     }
 }
 
+/// The CI run with a classic group's and a consumer group's members among the clients.
+#[test]
+fn seeded_group_runs_keep_every_invariant() {
+    if let Some(total) = run_seeds_of(false, true, CI_GROUP_SEEDS) {
+        assert_groups_happened(&total);
+    }
+}
+
 /// Runs the seeds the environment asks for (by default `0..ci_seeds`); their statistics, unless
 /// one seed was printed step by step.
 fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
+    run_seeds_of(transactions, false, ci_seeds)
+}
+
+/// [`run_seeds`], with or without the classic and consumer groups.
+fn run_seeds_of(transactions: bool, groups: bool, ci_seeds: u64) -> Option<Stats> {
     let steps = env("KCOORD_SIM_STEPS").map_or(CI_STEPS, |s| s as usize);
     let (seeds, verbose) = match env("KCOORD_SIM_SEED") {
         Some(seed) => (seed..seed + 1, true),
@@ -243,6 +314,7 @@ fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
         bug: PlantedBug::None,
         torn,
         transactions,
+        groups,
         verbose,
         version_one_only: std::env::var("KCOORD_SIM_TV").as_deref() == Ok("1"),
     };
@@ -290,6 +362,32 @@ fn assert_transactions_happened(total: &Stats) {
     }
 }
 
+/// The group runs must keep reaching what their checks are about.
+fn assert_groups_happened(total: &Stats) {
+    let happened = [
+        ("crashes", total.crashes),
+        ("acknowledged SyncGroup answers", total.classic_syncs),
+        ("parked requests refused by a rebuild", total.parked_refused),
+        ("static classic members restarting", total.classic_restarts),
+        (
+            "static classic members taking their own place",
+            total.static_replacements,
+        ),
+        ("acknowledged LeaveGroup requests", total.classic_leaves),
+        (
+            "acknowledged consumer heartbeats",
+            total.consumer_heartbeats,
+        ),
+        ("acknowledged consumer leaves", total.consumer_leaves),
+        ("fenced or unknown consumers", total.consumers_fenced),
+        ("acknowledged commits", total.commits),
+    ];
+    for (what, count) in happened {
+        assert!(count > 0, "no {what} in the simulation: {total}");
+    }
+    assert_eq!(total.groups_converged, total.seeds, "{total}");
+}
+
 /// The runs must keep exercising what the checks are about: a change of weights or settings
 /// that made one of these rare events vanish would leave its checks idle.
 fn assert_everything_happened(total: &Stats) {
@@ -319,193 +417,28 @@ fn assert_everything_happened(total: &Stats) {
 /// decision that depended on hashing or the clock would break reproduction of failures).
 #[test]
 fn a_seed_replays_exactly() {
-    for transactions in [false, true] {
+    for (transactions, groups) in [(false, false), (true, false), (false, true)] {
+        // The group runs' steps cost more: a shorter run of theirs shows the same.
+        let steps = if groups { CI_STEPS / 2 } else { CI_STEPS };
         assert!(
-            trace(5, transactions) == trace(5, transactions),
-            "seed 5 ran differently twice (transactions: {transactions})"
+            trace(5, transactions, groups, steps) == trace(5, transactions, groups, steps),
+            "seed 5 ran differently twice (transactions: {transactions}, groups: {groups})"
         );
     }
 }
 
 /// Every step's trace of a run of `seed`, and the state it ends in.
-fn trace(seed: u64, transactions: bool) -> (Vec<String>, String) {
-    let mut world = World::new(seed, PlantedBug::None, TornWrites::AtRecords, transactions)
-        .expect("the node starts");
-    let steps: Vec<String> = (0..CI_STEPS)
+fn trace(seed: u64, transactions: bool, groups: bool, steps: usize) -> (Vec<String>, String) {
+    let mut world = World::new(
+        seed,
+        PlantedBug::None,
+        TornWrites::AtRecords,
+        transactions,
+        groups,
+    )
+    .expect("the node starts");
+    let steps: Vec<String> = (0..steps)
         .map(|_| world.step().expect("the seed keeps every invariant"))
         .collect();
     (steps, world.fingerprint())
-}
-
-/// The first failure among `seeds` with `bug` planted.
-fn first_failure(bug: PlantedBug, seeds: std::ops::Range<u64>) -> Failure {
-    first_failure_of(bug, seeds, false)
-}
-
-/// The first failure among `seeds` with `bug` planted, in runs with or without transactions.
-fn first_failure_of(bug: PlantedBug, seeds: std::ops::Range<u64>, transactions: bool) -> Failure {
-    let options = Options {
-        steps: CI_STEPS,
-        bug,
-        torn: TornWrites::AtRecords,
-        transactions,
-        verbose: false,
-        // Its CI seeds catch it at version 1 (seed 1, as before the versions were drawn); with
-        // the drawn versions the first to is seed 33.
-        version_one_only: bug == PlantedBug::MarksUndurableDecisions,
-    };
-    let failure = seeds
-        .clone()
-        .find_map(|seed| run(seed, options).err())
-        .unwrap_or_else(|| panic!("no seed of {seeds:?} caught {bug:?}"));
-    eprintln!("{bug:?} caught, as it must be: {failure}");
-    failure
-}
-
-/// The issue's demonstration: a disk that answers requests before their batch is synced loses
-/// acknowledged changes at the next crash or failed write, and the simulation says so.
-#[test]
-fn a_disk_that_acknowledges_before_it_syncs_is_caught() {
-    let failure = first_failure(PlantedBug::AcknowledgesBeforeSync, 0..4);
-    assert_eq!(failure.violation.kind, Kind::LostAcknowledged, "{failure}");
-}
-
-/// A disk that silently drops a record: the file no longer replays to the shard's state.
-#[test]
-fn a_disk_that_loses_a_record_is_caught() {
-    let failure = first_failure(PlantedBug::LosesLastRecordOfBatch, 0..4);
-    assert!(
-        matches!(
-            failure.violation.kind,
-            Kind::ReplayDiffers | Kind::LostAcknowledged
-        ),
-        "{failure}"
-    );
-}
-
-/// A writer that fails the waiting requests after a failed write but keeps the shard's memory
-/// as it was: the shard holds changes no client was told of (a refused deletion hides an
-/// acknowledged commit), and the file lacks them.
-#[test]
-fn a_writer_that_keeps_memory_ahead_of_the_file_is_caught() {
-    let failure = first_failure(PlantedBug::KeepsMemoryAfterFailedWrite, 0..4);
-    assert!(
-        matches!(
-            failure.violation.kind,
-            Kind::UnacknowledgedKept | Kind::LostAcknowledged | Kind::ReplayDiffers
-        ),
-        "{failure}"
-    );
-}
-
-/// A request that wrote nothing but read a batch still queued must wait for it: answered at
-/// once, a client is told of a change that a crash can still take back.
-#[test]
-fn answering_a_read_before_what_it_read_is_durable_is_caught() {
-    let failure = first_failure(PlantedBug::AnswersReadsAtOnce, 0..4);
-    assert_eq!(failure.violation.kind, Kind::AnswerDisagrees, "{failure}");
-}
-
-/// The issue's demonstration for transactions: a marker writer that completes a transaction
-/// before it writes the last marker (the daemon's task writes every marker first). A crash
-/// after the completion is durable but before that marker leaves the partition without it,
-/// and nothing will ever write it (a transaction acknowledged committed is not committed
-/// everywhere); without a crash, the late marker can land after the producer's next
-/// transaction wrote to the partition, and closes that transaction's records.
-#[test]
-fn a_marker_writer_that_completes_before_the_last_marker_is_caught() {
-    let failure = first_failure_of(PlantedBug::CompletesBeforeLastMarker, 0..CI_TXN_SEEDS, true);
-    assert!(
-        matches!(
-            failure.violation.kind,
-            Kind::TxnNotCompleted | Kind::ConflictingMarkers
-        ),
-        "{failure}"
-    );
-}
-
-/// A marker writer that writes the markers of a decision before the decision is durable: a
-/// crash takes the decision back, the transaction times out and is aborted, and partitions that
-/// got its COMMIT marker get an ABORT marker too. Its seeds run with every instance at version
-/// 1 (`first_failure_of`): seed 1 catches it so, as before the versions were drawn.
-#[test]
-fn a_marker_writer_that_marks_undurable_decisions_is_caught() {
-    let failure = first_failure_of(PlantedBug::MarksUndurableDecisions, 0..CI_TXN_SEEDS, true);
-    assert!(
-        matches!(
-            failure.violation.kind,
-            Kind::ConflictingMarkers | Kind::AbortedOffsetsCommitted | Kind::TxnNotCompleted
-        ),
-        "{failure}"
-    );
-}
-
-/// FOUND BY THE SIMULATION, FIXED (file log format 3): a crash that tears the writer's write
-/// could leave part of a batch in the file, because `kcoord_metadata::file_log` framed each
-/// record as an entry of its own and cut a torn tail after the last whole record, not the last
-/// whole batch. A restarted shard then replayed part of a batch. Seed 52 crashes at step 202
-/// while the queue holds, among others, the DeleteGroups batch of the empty group `g0`; the
-/// write reaches the file up to that batch's target-assignment-metadata tombstone (record 20)
-/// but not the group tombstone (17) that must follow it. The shard came back with `g0` at group
-/// epoch 10 and target assignment epoch -1, and the next member to join `g0` was answered
-/// member epoch -1 (step 203: `BadAnswer`). Left to go on, the run showed the second
-/// consequence at step 211: compaction dropped a tombstone that was the latest of its key, so
-/// the file rewritten compacted replayed to target epoch 1, not the live -1. Batches are
-/// all-or-nothing only at their end (see `kcoord_metadata::log`, "Why replaying a compacted log
-/// gives the live state"), so a file must never hold part of one: the file log now marks batch
-/// boundaries and cuts a torn batch whole, and the run keeps every invariant to step 211.
-#[test]
-fn a_torn_group_deletion_leaves_no_half_deleted_group() {
-    run_with_torn_records(52, 211);
-}
-
-/// FOUND BY THE SIMULATION, FIXED (the same cause as above, the other consequence): seed 120's
-/// expiry pass deletes the empty groups `g0` and `g1` in one batch (step 34); the crash at step
-/// 43 tears the write after `g1`'s group tombstone (17) but before its topology tombstone (23).
-/// The restarted shard had no `g1`, but the latest record of `g1`'s topology key was an older
-/// value, which compaction kept while it dropped the tombstone: the shard's own log, compacted
-/// at its next batch, replayed to a state with `g1` back (step 45), the very case
-/// `kcoord_metadata::log` says compaction must never see inside a batch. Now the torn batch is
-/// cut whole and `g1` stays deleted.
-#[test]
-fn a_torn_group_deletion_does_not_come_back_after_compaction() {
-    run_with_torn_records(120, 45);
-}
-
-/// Runs `seed` with writes torn after a whole record (the CI setting), read back by the
-/// daemon's file log.
-fn run_with_torn_records(seed: u64, steps: usize) {
-    let options = Options {
-        steps,
-        bug: PlantedBug::None,
-        torn: TornWrites::AtRecords,
-        transactions: false,
-        verbose: false,
-        version_one_only: false,
-    };
-    if let Err(failure) = run(seed, options) {
-        panic!("{failure}");
-    }
-}
-
-/// Found by the simulation (seed 22 of the transaction runs): `tx1` wrote a transactional
-/// offset of `txn-group`/`input-0`, then `tx0` wrote one of the same partition; `tx1`'s COMMIT
-/// marker reached the group's shard first, then `tx0`'s, and the group was left at `tx1`'s,
-/// because the offset the first marker settled looked as new as its settling record. A settled
-/// offset now keeps the record offset it was first written at (`OriginRecordOffset`), as
-/// Kafka's does, so the later write wins. The seed was recorded before the producers drew
-/// their transaction versions: it runs with every instance at version 1, as it did then.
-#[test]
-fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
-    let options = Options {
-        steps: CI_STEPS,
-        bug: PlantedBug::None,
-        torn: TornWrites::AtRecords,
-        transactions: true,
-        verbose: false,
-        version_one_only: true,
-    };
-    if let Err(failure) = run(22, options) {
-        panic!("{failure}");
-    }
 }

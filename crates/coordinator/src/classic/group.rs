@@ -327,6 +327,8 @@ impl ClassicGroup {
 
     /// Kafka's `supportsProtocols`: an empty group takes any non-empty type and protocol
     /// list; otherwise the type must match and one protocol be supported by every member.
+    /// With no member left (its last ones expired while a new member's id is pending) every
+    /// protocol is, as Kafka's count has it (`supportedProtocols.get(name) == numMembers()`).
     pub fn supports_protocols(&self, protocol_type: &str, protocols: &[Protocol]) -> bool {
         if self.is(ClassicGroupState::Empty) {
             return !protocol_type.is_empty() && !protocols.is_empty();
@@ -337,7 +339,7 @@ impl ClassicGroup {
         let candidates = self.candidate_protocols();
         protocols
             .iter()
-            .any(|p| candidates.contains(p.name.as_str()))
+            .any(|p| self.members.is_empty() || candidates.contains(p.name.as_str()))
     }
 
     /// Kafka's `selectProtocol`: each member votes for its most preferred protocol among

@@ -44,6 +44,10 @@ pub enum PlantedBug {
     /// The marker writer acts on the prepared transactions it reads at once, not once they are
     /// durable: a crash can take back a decision whose markers are written.
     MarksUndurableDecisions,
+    /// A parked JoinGroup or SyncGroup is answered as soon as a job decides its answer, not
+    /// once that job's records are durable: a crash can take back the generation whose
+    /// assignment a SyncGroup answer handed out.
+    AnswersParkedAtOnce,
 }
 
 /// Where a write that a crash interrupts stops: how much of it reaches the file, which the

@@ -45,6 +45,14 @@ pub enum Kind {
     /// answer had already handed out for its producer id (or a lower one), or a marker carries
     /// an epoch below that of the records it closes (at version 2: not above it).
     ProducerEpochWentBack,
+    /// A partition is held by two members of a consumer group, given to two members of one
+    /// classic generation, or owned by two consumers at one member epoch.
+    PartitionOwnedTwice,
+    /// A classic member's SyncGroup answer is not what the leader assigned it.
+    AssignmentChanged,
+    /// At the end of a run, with every write durable and every client active, a classic or
+    /// consumer group did not settle with every member stable and every partition assigned.
+    NotConverged,
     /// The runtime caught a handler panic, a batch that does not replay, or a diverged state;
     /// or the shard's file does not load (the file log calls it corrupt).
     RuntimeRefused,

@@ -3,12 +3,23 @@
 //! queued on the [`SimDisk`]; it is answered (acknowledged) once the disk says the offset its
 //! receipt names is durable, and refused (NOT_COORDINATOR, or a broken connection) if the
 //! disk loses the batch first. The clock is the driver's.
-use std::collections::VecDeque;
+//!
+//! A JoinGroup or SyncGroup the shard parks (`Reply::Parked`) is kept by its waiter id, as
+//! `crates/server/src/runtime/shards/parked.rs` keeps it: after every job and tick the answers
+//! the shard decided are taken, and each is acknowledged once everything appended up to then
+//! (the records of the job that decided it among them) is durable. A crash or a failed write
+//! rebuilds the shard, which forgets its parked requests: they are refused (NOT_COORDINATOR).
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use kcoord_coordinator::{CoordinatorShard, Outcome, StreamsGroupConfig, Tick, TransactionConfig};
+use kcoord_coordinator::classic::{ClassicAnswer, ClassicGroupConfig, Reply, WaiterId};
+use kcoord_coordinator::{
+    ConsumerGroupConfig, CoordinatorShard, Outcome, StreamsGroupConfig, Tick, TransactionConfig,
+};
 use kcoord_metadata::{MetadataLog, Store, TopicsImage};
 use kcoord_runtime::Runtime;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 use super::disk::{PlantedBug, SimDisk};
 
@@ -34,6 +45,13 @@ pub struct Node {
     topics: Arc<TopicsImage>,
     /// (offset that must be durable, request), in offset order: jobs run one at a time.
     waiters: VecDeque<(u64, Ticket)>,
+    /// Parked JoinGroup and SyncGroup requests, by the waiter id the shard gave them.
+    parked: BTreeMap<WaiterId, Ticket>,
+    /// The answers handed to parked requests, until the driver takes them.
+    classic_answers: BTreeMap<Ticket, ClassicAnswer>,
+    /// How many times the process started: each start draws a new seed for the ids the shard
+    /// mints, as the daemon's does (a restarted shard must not mint a member id again).
+    boots: u64,
     next_ticket: Ticket,
     answered: Answered,
     now: i64,
@@ -57,6 +75,9 @@ impl Node {
             seed,
             topics,
             waiters: VecDeque::new(),
+            parked: BTreeMap::new(),
+            classic_answers: BTreeMap::new(),
+            boots: 1,
             next_ticket: 0,
             answered: Answered::default(),
             now,
@@ -98,22 +119,94 @@ impl Node {
             .runtime
             .run(|shard| handler(shard, now))
             .map_err(|refused| format!("the runtime refused a job: {}", refused.error))?;
+        let ticket = self.new_ticket();
+        self.wait_for(done.receipt, ticket);
+        // A job of any kind (a LeaveGroup, an OffsetCommit that fences nobody) may answer
+        // parked requests.
+        self.deliver_parked()?;
+        Ok((done.response, ticket))
+    }
+
+    /// Runs a JoinGroup or SyncGroup `handler` as one job: answered as [`Node::call`]'s when
+    /// the shard answers now; parked otherwise, until a job decides its answer (perhaps this
+    /// one), which [`Node::take_classic_answer`] gives once the ticket is acknowledged.
+    pub fn call_parked<T>(
+        &mut self,
+        handler: impl FnOnce(&CoordinatorShard, i64) -> Outcome<Reply<T>>,
+    ) -> Result<(Option<T>, Ticket), String> {
+        let now = self.now;
+        let done = self
+            .runtime
+            .run(|shard| handler(shard, now))
+            .map_err(|refused| format!("the runtime refused a job: {}", refused.error))?;
+        let ticket = self.new_ticket();
+        let answer = match done.response {
+            Reply::Now(answer) => {
+                self.wait_for(done.receipt, ticket);
+                Some(answer)
+            }
+            Reply::Parked(waiter) => {
+                self.parked.insert(waiter, ticket);
+                None
+            }
+        };
+        self.deliver_parked()?;
+        Ok((answer, ticket))
+    }
+
+    /// The answer a parked request was given, once its ticket is answered.
+    pub fn take_classic_answer(&mut self, ticket: Ticket) -> Option<ClassicAnswer> {
+        self.classic_answers.remove(&ticket)
+    }
+
+    fn new_ticket(&mut self) -> Ticket {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        // As `ShardLog::submit`: a request whose receipt is durable already is answered at
-        // once; the others wait in offset order.
-        if done.receipt <= self.runtime.log().durable_offset() {
+        ticket
+    }
+
+    /// As `ShardLog::submit`: a request whose receipt is durable already is answered at once;
+    /// the others wait in offset order.
+    fn wait_for(&mut self, receipt: u64, ticket: Ticket) {
+        if receipt <= self.runtime.log().durable_offset() {
             self.answered.acknowledged.push(ticket);
         } else {
-            self.waiters.push_back((done.receipt, ticket));
+            self.waiters.push_back((receipt, ticket));
         }
-        Ok((done.response, ticket))
+    }
+
+    /// `Shared::deliver`: takes the answers the shard decided (one job) and hands each to its
+    /// parked request, to be acknowledged once everything appended so far is durable.
+    fn deliver_parked(&mut self) -> Result<(), String> {
+        if !self.runtime.core().has_classic_answers() {
+            return Ok(());
+        }
+        let done = self
+            .runtime
+            .run(|shard| shard.take_classic_answers())
+            .map_err(|refused| format!("the answers could not be taken: {}", refused.error))?;
+        for (waiter, answer) in done.response {
+            // A waiter the driver does not know was parked by a shard since rebuilt.
+            let Some(ticket) = self.parked.remove(&waiter) else {
+                continue;
+            };
+            self.classic_answers.insert(ticket, answer);
+            if self.runtime.log().bug() == PlantedBug::AnswersParkedAtOnce {
+                self.answered.acknowledged.push(ticket);
+            } else {
+                self.wait_for(done.receipt, ticket);
+            }
+        }
+        Ok(())
     }
 
     /// Moves the clock forward by `ms` and runs every timer due, as the shard's timer task.
     pub fn advance(&mut self, ms: i64) -> Tick {
         self.now += ms;
-        let tick = kcoord_coordinator::tick(&mut self.runtime, self.now);
+        let mut tick = kcoord_coordinator::tick(&mut self.runtime, self.now);
+        if let Err(refused) = self.deliver_parked() {
+            tick.diverged = Some(refused);
+        }
         self.settle();
         tick
     }
@@ -160,10 +253,14 @@ impl Node {
     pub fn crash_and_restart(&mut self, written: usize) -> Result<(), String> {
         let mut disk = self.runtime.log().clone();
         disk.write_torn(written)?;
+        self.boots += 1;
+        // Drawn, not mixed: the shard mixes the ids it mints into its seed, and a start's seed
+        // mixed the same way gave a restarted shard an id it had minted before.
+        let seed = StdRng::seed_from_u64(self.seed.wrapping_add(self.boots)).random();
         self.runtime = boot(
             &self.config,
             self.transactions,
-            self.seed,
+            seed,
             &self.topics,
             disk,
             self.now,
@@ -180,7 +277,7 @@ impl Node {
         self.runtime
             .run(|shard| shard.topics_changed(topics))
             .map_err(|refused| format!("the catalog was refused: {}", refused.error))?;
-        Ok(())
+        self.deliver_parked()
     }
 
     /// Every request answered since the last call.
@@ -200,9 +297,13 @@ impl Node {
         }
     }
 
+    /// Every waiting request is refused, the parked ones too (their shard forgot them).
     fn refuse_all(&mut self) {
         let refused = self.waiters.drain(..).map(|(_, ticket)| ticket);
         self.answered.refused.extend(refused);
+        let parked = std::mem::take(&mut self.parked).into_values();
+        self.answered.refused.extend(parked);
+        self.classic_answers.clear();
     }
 }
 
@@ -217,8 +318,14 @@ fn boot(
     disk: SimDisk,
     now: i64,
 ) -> Result<Runtime<CoordinatorShard, SimDisk>, String> {
-    let shard = CoordinatorShard::from_log(config.clone(), seed, &disk.read_back()?, now)
+    // Configured before it loads, as the daemon's shards are: the timers armed at the load
+    // take their settings (a consumer's session) from it.
+    let store = Store::replay_log(&disk.read_back()?)
         .map_err(|e| format!("the file does not replay: {e}"))?;
+    let shard = CoordinatorShard::new(config.clone(), seed)
+        .with_classic_groups(classic_config())
+        .with_consumer_config(consumer_config())
+        .reloaded(store, now);
     let shard = match transactions {
         Some(txn) => shard.with_transactions(txn),
         None => shard,
@@ -236,4 +343,24 @@ fn boot(
             .map_err(|refused| format!("the transaction checks were refused: {}", refused.error))?;
     }
     Ok(runtime)
+}
+
+/// The classic groups' settings: sessions of a few seconds may be asked for, so that silent
+/// members expire within a run.
+pub fn classic_config() -> ClassicGroupConfig {
+    ClassicGroupConfig {
+        min_session_timeout_ms: 1_000,
+        max_session_timeout_ms: 30_000,
+        initial_rebalance_delay_ms: 300,
+        ..Default::default()
+    }
+}
+
+/// The consumer groups' settings: short sessions, so that silent consumers are fenced.
+pub fn consumer_config() -> ConsumerGroupConfig {
+    ConsumerGroupConfig {
+        session_timeout_ms: 4_000,
+        heartbeat_interval_ms: 500,
+        ..Default::default()
+    }
 }

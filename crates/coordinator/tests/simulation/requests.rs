@@ -2,7 +2,7 @@
 //! handed to the client and, when acknowledged, to the model.
 use std::collections::BTreeMap;
 
-use kcoord_coordinator::commits::OffsetToCommit;
+use kcoord_coordinator::commits::{CommitMember, OffsetToCommit};
 use kcoord_coordinator::{CoordinatorError, CoordinatorShard, HeartbeatContext, HeartbeatResult};
 use kcoord_wire::messages::streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
 use kcoord_wire::ErrorCode;
@@ -12,6 +12,25 @@ use super::clients::{self, SIMPLE_GROUP};
 use super::model::{live_offsets, Kind, MaybeMade, OffsetKey, Violation};
 use super::node::Ticket;
 use super::world::World;
+
+/// The client a request is of, which sends nothing else until it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// No client waits (a DeleteGroups, the offsets-only group's commits).
+    Nobody,
+    Streams(usize),
+    Classic(usize),
+    Consumer(usize),
+}
+
+/// Who commits, as OffsetCommit names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Committer<'a> {
+    pub member_id: &'a str,
+    pub instance_id: Option<&'a str>,
+    /// The member epoch (streams, consumer groups) or generation (classic groups); -1 for none.
+    pub epoch: i32,
+}
 
 /// A request waiting for its answer: what it was answered (decided when its job ran, the
 /// client's only once acknowledged), and the committed offsets its job read.
@@ -29,7 +48,7 @@ enum InFlight {
         response: Box<Result<HeartbeatResult, CoordinatorError>>,
     },
     Commit {
-        client: Option<usize>,
+        owner: Owner,
         group: String,
         offsets: Vec<(&'static str, i32, i64)>,
         response: Result<Vec<ErrorCode>, CoordinatorError>,
@@ -113,15 +132,19 @@ impl World {
         }
         partitions.truncate(self.rng.random_range(1..=2));
         let (group, member_id, epoch) = (c.group, c.member.id.clone(), c.member.epoch);
-        self.commit(Some(client), group, &member_id, epoch, partitions)
+        let who = Committer {
+            member_id: &member_id,
+            instance_id: None,
+            epoch,
+        };
+        self.commit(Owner::Streams(client), group, who, partitions)
     }
 
     pub(super) fn commit(
         &mut self,
-        client: Option<usize>,
+        owner: Owner,
         group: &str,
-        member_id: &str,
-        epoch: i32,
+        who: Committer<'_>,
         partitions: Vec<(&'static str, i32)>,
     ) -> Result<String, Violation> {
         let offsets: Vec<(&'static str, i32, i64)> = partitions
@@ -132,22 +155,25 @@ impl World {
             })
             .collect();
         let to_commit: Vec<OffsetToCommit> = offsets.iter().map(offset_to_commit).collect();
-        let mut what = format!(" {group}/{member_id}@{epoch} {offsets:?}");
+        let mut what = format!(" {group}/{}@{} {offsets:?}", who.member_id, who.epoch);
+        let member = CommitMember {
+            member_id: who.member_id,
+            group_instance_id: who.instance_id,
+            generation_or_epoch: who.epoch,
+        };
         self.send(
-            |shard, now| shard.commit_offsets(group, member_id, epoch, 9, &to_commit, now),
+            |shard, now| shard.commit_offsets_of(&member, group, 9, &to_commit, now),
             |response| {
                 what += &format!(" -> {:?}", response.as_ref().map_err(|e| e.code));
                 InFlight::Commit {
-                    client,
+                    owner,
                     group: group.to_owned(),
                     offsets,
                     response,
                 }
             },
         )?;
-        if let Some(client) = client {
-            self.clients[client].waiting = true;
-        }
+        self.set_waiting(owner, true);
         Ok(what)
     }
 
@@ -211,13 +237,19 @@ impl World {
                 response,
             } => self.heartbeat_answered(client, incarnation, leave, *response),
             InFlight::Commit {
-                client,
+                owner,
                 group,
                 offsets,
                 response,
             } => {
-                self.idle(client);
-                let Ok(codes) = response else { return Ok(()) };
+                self.set_waiting(owner, false);
+                let codes = match response {
+                    Ok(codes) => codes,
+                    Err(e) => {
+                        self.commit_refused(owner, e.code);
+                        return Ok(());
+                    }
+                };
                 for ((topic, partition, offset), code) in offsets.iter().zip(codes) {
                     if code == ErrorCode::NONE {
                         self.stats.commits += 1;
@@ -316,15 +348,18 @@ impl World {
     /// A refused request changes nothing the client knows: it will try again.
     pub(super) fn refuse(&mut self, waiting: Waiting) {
         match waiting.request {
-            InFlight::Heartbeat { client, .. } => self.idle(Some(client)),
-            InFlight::Commit { client, .. } => self.idle(client),
+            InFlight::Heartbeat { client, .. } => self.set_waiting(Owner::Streams(client), false),
+            InFlight::Commit { owner, .. } => self.set_waiting(owner, false),
             InFlight::DeleteGroups { .. } | InFlight::DeleteOffsets { .. } => {}
         }
     }
 
-    fn idle(&mut self, client: Option<usize>) {
-        if let Some(client) = client {
-            self.clients[client].waiting = false;
+    pub(super) fn set_waiting(&mut self, owner: Owner, waiting: bool) {
+        match owner {
+            Owner::Nobody => {}
+            Owner::Streams(client) => self.clients[client].waiting = waiting,
+            Owner::Classic(client) => self.groups.classic[client].waiting = waiting,
+            Owner::Consumer(client) => self.groups.consumers[client].waiting = waiting,
         }
     }
 }

@@ -39,6 +39,24 @@ pub struct Stats {
     pub txn_v2_ends: u64,
     /// Of those, retries of an EndTxn whose answer was lost (sent with the old epoch).
     pub txn_v2_retries: u64,
+    /// SyncGroup answers acknowledged without error, and the highest generation they named.
+    pub classic_syncs: u64,
+    pub max_generation: i32,
+    /// Parked JoinGroup and SyncGroup requests refused by a crash or a failed write.
+    pub parked_refused: u64,
+    /// Static classic members that restarted, and that took their own place on rejoining
+    /// (answered at once, with no rebalance).
+    pub classic_restarts: u64,
+    pub static_replacements: u64,
+    /// Acknowledged LeaveGroup requests of dynamic classic members.
+    pub classic_leaves: u64,
+    /// Consumer group heartbeats acknowledged (not leaves), leaves acknowledged, and answers
+    /// that fenced a consumer or did not know it.
+    pub consumer_heartbeats: u64,
+    pub consumer_leaves: u64,
+    pub consumers_fenced: u64,
+    /// Runs whose classic and consumer groups settled at the end.
+    pub groups_converged: u64,
     pub max_group_epoch: i32,
     /// The most records the shard's own log held (it compacts itself past about a thousand).
     pub max_log_records: usize,
@@ -99,6 +117,16 @@ impl Stats {
         self.writer_interrupted += run.writer_interrupted;
         self.txn_v2_ends += run.txn_v2_ends;
         self.txn_v2_retries += run.txn_v2_retries;
+        self.classic_syncs += run.classic_syncs;
+        self.max_generation = self.max_generation.max(run.max_generation);
+        self.parked_refused += run.parked_refused;
+        self.classic_restarts += run.classic_restarts;
+        self.static_replacements += run.static_replacements;
+        self.classic_leaves += run.classic_leaves;
+        self.consumer_heartbeats += run.consumer_heartbeats;
+        self.consumer_leaves += run.consumer_leaves;
+        self.consumers_fenced += run.consumers_fenced;
+        self.groups_converged += run.groups_converged;
         self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
         self.max_log_records = self.max_log_records.max(run.max_log_records);
     }
@@ -143,6 +171,25 @@ impl fmt::Display for Stats {
             self.txn_ids_expired,
             self.txn_v2_ends,
             self.txn_v2_retries,
-        )
+        )?;
+        if self.classic_syncs + self.consumer_heartbeats > 0 {
+            write!(
+                f,
+                "; classic SyncGroup answers {} (highest generation {}), parked requests refused {}, \
+                 static restarts {} (taking their own place {}), leaves {}; consumer heartbeats {}, \
+                 leaves {}, fenced or unknown {}; groups settled at the end {}",
+                self.classic_syncs,
+                self.max_generation,
+                self.parked_refused,
+                self.classic_restarts,
+                self.static_replacements,
+                self.classic_leaves,
+                self.consumer_heartbeats,
+                self.consumer_leaves,
+                self.consumers_fenced,
+                self.groups_converged,
+            )?;
+        }
+        Ok(())
     }
 }

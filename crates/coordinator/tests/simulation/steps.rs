@@ -4,6 +4,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 
 use super::clients::{Client, SIMPLE_GROUP, STREAMS_GROUPS, TOPICS};
+use super::groups::GroupStep;
 use super::producers::TxnStep;
 
 #[derive(Debug, Clone)]
@@ -11,6 +12,8 @@ pub enum Step {
     /// A transactional producer's request, or the marker writer's next action
     /// (`producers.rs`).
     Txn(TxnStep),
+    /// A classic group member's or a consumer group member's request (`groups.rs`).
+    Group(GroupStep),
     /// A member's heartbeat (a join at epoch 0), reporting its owned tasks or, for a steady
     /// heartbeat, not.
     Heartbeat { client: usize, report_tasks: bool },

@@ -9,10 +9,11 @@ use rand::{Rng, SeedableRng};
 use super::checks;
 use super::clients::{self, Client, SIMPLE_GROUP, STREAMS_GROUPS};
 use super::disk::{PlantedBug, SimDisk, TornWrites};
+use super::groups::Groups;
 use super::model::{Acknowledged, EpochWatch, Kind, Violation};
 use super::node::{Node, Ticket};
 use super::producers;
-use super::requests::Waiting;
+use super::requests::{Committer, Owner, Waiting};
 use super::steps::{self, Situation, Step};
 use super::transactions::Txns;
 use super::Stats;
@@ -34,6 +35,8 @@ pub struct World {
     /// The transactional producers, the marker writer and the data plane (inert unless the
     /// run drives transactions).
     pub(super) txn: Txns,
+    /// The classic group and the consumer group (inert unless the run drives them).
+    pub(super) groups: Groups,
     pub stats: Stats,
 }
 
@@ -43,10 +46,12 @@ impl World {
         bug: PlantedBug,
         torn: TornWrites,
         transactions: bool,
+        groups: bool,
     ) -> Result<World, Violation> {
         let mut rng = StdRng::seed_from_u64(seed);
         let config = config(&mut rng);
         let txn = Txns::new(transactions, bug, seed, &mut rng);
+        let groups = Groups::new(groups, &mut rng);
         let txn_config = transactions.then(producers::config);
         let session_timeout_ms = i64::from(config.session_timeout_ms);
         let partitions = clients::TOPICS.map(|(_, count)| count);
@@ -72,6 +77,7 @@ impl World {
             watch: EpochWatch::default(),
             next_offset_value: 1,
             txn,
+            groups,
             stats: Stats::default(),
         })
     }
@@ -84,8 +90,12 @@ impl World {
             queued_batches: self.node.queued_batches(),
             queued_records: self.node.queued_records(),
         };
-        // A run without transactions draws exactly as before they were simulated.
-        let step = match self.draw_txn(situation.queued_batches) {
+        // A run without transactions or groups draws exactly as before they were simulated.
+        let ours = match self.draw_group(situation.queued_batches) {
+            Some(step) => Some(step),
+            None => self.draw_txn(situation.queued_batches),
+        };
+        let step = match ours {
             Some(step) => step,
             None => steps::draw(&mut self.rng, &self.clients, situation),
         };
@@ -106,7 +116,13 @@ impl World {
         let state = self.node.shard().state();
         let mut groups: Vec<_> = state.streams_groups.iter().collect();
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        format!("{groups:?} {:?} {:?}", state.offsets, state.transactions)
+        let mut consumers: Vec<_> = state.consumer_groups.iter().collect();
+        consumers.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        let classic: Vec<_> = self.node.shard().classic_groups().collect();
+        format!(
+            "{groups:?} {consumers:?} {classic:?} {:?} {:?}",
+            state.offsets, state.transactions
+        )
     }
 
     /// Lets the writer catch up, then checks: the end of a run is a quiescent point.
@@ -116,13 +132,22 @@ impl World {
         if self.txn.enabled {
             self.finish_txns()?;
         }
+        if self.groups.enabled {
+            self.converge_groups()?;
+        }
         self.check(false)
+    }
+
+    /// The partition count of the catalog's topic `topic`.
+    pub(super) fn partition_count(&self, topic: usize) -> i32 {
+        self.partitions[topic]
     }
 
     fn run(&mut self, step: &Step) -> Result<String, Violation> {
         let bug = |e: String| Violation::new(Kind::RuntimeRefused, e);
         match step {
             Step::Txn(step) => self.run_txn(step),
+            Step::Group(step) => self.run_group(step),
             Step::Heartbeat {
                 client,
                 report_tasks,
@@ -131,7 +156,12 @@ impl World {
             Step::UpgradeTopology { client } => self.leave(*client, true),
             Step::MemberCommit { client } => self.member_commit(*client),
             Step::SimpleCommit { partitions } => {
-                self.commit(None, SIMPLE_GROUP, "", -1, partitions.clone())
+                let who = Committer {
+                    member_id: "",
+                    instance_id: None,
+                    epoch: -1,
+                };
+                self.commit(Owner::Nobody, SIMPLE_GROUP, who, partitions.clone())
             }
             Step::DeleteGroups { groups } => self.delete_groups(groups.clone()),
             Step::DeleteOffsets { partitions } => self.delete_offsets(partitions.clone()),
@@ -225,6 +255,9 @@ impl World {
             if let Some(waiting) = self.waiting.remove(&ticket) {
                 self.stats.acknowledged += 1;
                 self.acknowledge(ticket, waiting)?;
+            } else if let Some(answered) = self.group_answered(ticket, true) {
+                self.stats.acknowledged += 1;
+                answered?;
             } else {
                 self.txn_answered(ticket, true)?;
             }
@@ -233,6 +266,9 @@ impl World {
             if let Some(waiting) = self.waiting.remove(ticket) {
                 self.stats.refused += 1;
                 self.refuse(waiting);
+            } else if let Some(answered) = self.group_answered(*ticket, false) {
+                self.stats.refused += 1;
+                answered?;
             } else {
                 self.txn_answered(*ticket, false)?;
             }
@@ -264,6 +300,9 @@ impl World {
         }
         self.model.check_left(state)?;
         self.check_txns()?;
+        self.check_groups(rolled_back)?;
+        let shard = self.node.shard();
+        let state = shard.state();
         self.stats.observe(shard, rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
