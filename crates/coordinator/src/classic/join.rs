@@ -54,7 +54,7 @@ impl CoordinatorShard {
         }
         let (converted, gone) = match self.convert_empty_group(req) {
             Ok(converted) => converted,
-            Err(refused) => return now_answer(refused),
+            Err(refused) => return now_answer(join_error("", refused)),
         };
         let unknown_member = req.member_id.is_empty();
         let existing = self.classic.groups.get(req.group_id.as_str());
@@ -114,8 +114,8 @@ impl CoordinatorShard {
     fn convert_empty_group(
         &self,
         req: &JoinGroupRequest,
-    ) -> Result<(Vec<kcoord_metadata::Record>, Vec<Effect>), JoinGroupResponse> {
-        let inconsistent = || join_error("", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+    ) -> Result<(Vec<kcoord_metadata::Record>, Vec<Effect>), ErrorCode> {
+        let inconsistent = || ErrorCode::INCONSISTENT_GROUP_PROTOCOL;
         if let Some(streams) = self.group(&req.group_id) {
             if !streams.members.is_empty() {
                 return Err(inconsistent());
