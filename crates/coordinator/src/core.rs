@@ -76,6 +76,7 @@ impl CoordinatorShard {
             },
             classic,
             consumer: self.consumer.clone(),
+            consumer_overrides: self.consumer_overrides.clone(),
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);

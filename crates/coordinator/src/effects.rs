@@ -37,6 +37,9 @@ pub enum Effect {
     /// Input: the settings of every group with config overrides (the others run with the
     /// broker's).
     GroupConfigs(BTreeMap<String, StreamsGroupConfig>),
+    /// Input: every group's config overrides as stored (the consumer groups' come from their
+    /// `consumer.*` keys).
+    ConsumerGroupConfigs(BTreeMap<String, BTreeMap<String, String>>),
     /// Input: how many groups the node's other shards hold.
     GroupsElsewhere(usize),
     /// What the transaction coordinator keeps in memory.
@@ -149,6 +152,7 @@ impl CoordinatorShard {
                     })
                     .collect();
             }
+            Effect::ConsumerGroupConfigs(overrides) => self.set_consumer_overrides(&overrides),
             Effect::GroupsElsewhere(groups) => self.groups_elsewhere = groups,
             Effect::Txn(effect) => self.apply_txn_effect(effect),
             Effect::Classic(effect) => self.apply_classic(effect),

@@ -5,10 +5,11 @@
 //! (`GroupConfig.evaluate`: values outside the broker's bounds are capped) and the list
 //! DescribeConfigs shows (`ConfigHelper.createGroupConfigEntry`).
 //!
-//! kcoord reads the `group.streams.*` broker keys (config/README.md); the `group.consumer.*` and
-//! `group.share.*` keys it does not read, so their Kafka defaults are the bounds and defaults of
-//! the `consumer.*` and `share.*` group configs, which are accepted, stored and described but
-//! drive nothing (kcoord has no consumer or share groups).
+//! kcoord reads the `group.streams.*` broker keys (config/README.md) for these rules; the
+//! bounds and defaults of the `consumer.*` and `share.*` group configs are Kafka's defaults of
+//! the `group.consumer.*` / `group.share.*` keys. A consumer group runs with its `consumer.*`
+//! session timeout, heartbeat and assignment intervals (`consumer/settings.rs`); the `share.*`
+//! keys drive nothing (kcoord has no share groups).
 //!
 //! They live beside the coordinator, as Kafka's `GroupConfig` lives in its group-coordinator
 //! module, and read no file: the daemon hands in the broker's settings

@@ -114,6 +114,8 @@ pub struct CoordinatorShard {
     pub(crate) classic: crate::classic::ClassicSoftState,
     /// The consumer group settings (`group.consumer.*`).
     pub(crate) consumer: Arc<crate::consumer::ConsumerGroupConfig>,
+    /// The consumer groups with `consumer.*` group configs, with the settings they make.
+    pub(crate) consumer_overrides: FastMap<Id, Arc<crate::consumer::ConsumerGroupConfig>>,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -147,6 +149,7 @@ impl CoordinatorShard {
             txn: Default::default(),
             classic: Default::default(),
             consumer: Arc::default(),
+            consumer_overrides: FastMap::default(),
         }
     }
 

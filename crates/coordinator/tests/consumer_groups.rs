@@ -852,3 +852,41 @@ fn a_classic_join_converts_an_empty_streams_group_and_a_live_one_refuses_it() {
     assert_eq!(h.shard.core().state().group_count(), 1);
     h.assert_replay_matches();
 }
+
+#[test]
+fn a_groups_consumer_configs_set_its_heartbeat_interval_and_session() {
+    let mut h = harness();
+    let overrides = std::collections::BTreeMap::from([(
+        GROUP.to_string(),
+        std::collections::BTreeMap::from([
+            (
+                "consumer.session.timeout.ms".to_string(),
+                "50000".to_string(),
+            ),
+            (
+                "consumer.heartbeat.interval.ms".to_string(),
+                "7000".to_string(),
+            ),
+        ]),
+    )]);
+    h.input(kcoord_coordinator::Effect::ConsumerGroupConfigs(overrides));
+    let mut c = Consumer::new("c", &["orders"]);
+    let joined = c.beat(&mut h);
+    assert_eq!(joined.heartbeat_interval_ms, 7000);
+    // The broker's 45 s session would have expired by now; the group's 50 s has not.
+    h.advance(46_000);
+    h.tick();
+    assert_eq!(state(&h), GroupState::Stable);
+    h.advance(5_000);
+    h.tick();
+    assert_eq!(state(&h), GroupState::Empty);
+    // Another group runs with the broker's settings.
+    let mut other = Consumer::new("o", &["orders"]);
+    let req = kcoord_wire::messages::ConsumerGroupHeartbeatRequest {
+        group_id: "other".into(),
+        ..other.request()
+    };
+    let answer = other.send(&mut h, &req).unwrap();
+    assert_eq!(answer.heartbeat_interval_ms, 5000);
+    other.epoch = answer.member_epoch;
+}

@@ -136,9 +136,9 @@ impl CoordinatorShard {
     /// The timers of the consumer groups of a shard just loaded, as Kafka arms them after a
     /// failover: a session per member, a rebalance timeout per member revoking partitions.
     pub(crate) fn loaded_consumer_timers(&self, now: i64) -> Vec<Effect> {
-        let session = i64::from(self.consumer.session_timeout_ms);
         let mut out = Vec::new();
         for g in self.state().consumer_groups.iter() {
+            let session = i64::from(self.consumer_settings(&g.group_id).session_timeout_ms);
             let group_id = Id::from(g.group_id.as_str());
             for m in g.members.values() {
                 out.push(Effect::Member(MemberEffect::SessionTimer {

@@ -72,6 +72,11 @@ impl<'a> ConsumerHeartbeat<'a> {
         }
     }
 
+    /// The settings of the group (its `consumer.*` group configs, else the broker's).
+    fn settings(&self) -> &crate::consumer::ConsumerGroupConfig {
+        self.shard.consumer_settings(&self.request.group_id)
+    }
+
     /// `getOrMaybeCreateConsumerGroup`: the group as it is, or a new one for a join. A join
     /// to an empty classic group converts it, as Kafka does: its record goes, its offsets stay.
     fn group(&self, d: &mut Decided) -> Result<ConsumerGroup> {
@@ -182,7 +187,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         d.effects.push(Effect::Member(MemberEffect::SessionTimer {
             group_id: group.group_id.as_str().into(),
             member_id: reconciled.member_id.clone(),
-            deadline: self.now + i64::from(self.shard.consumer.session_timeout_ms),
+            deadline: self.now + i64::from(self.settings().session_timeout_ms),
         }));
         Ok(self.response(&before, &reconciled))
     }
@@ -299,7 +304,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         member_id: &str,
         d: &mut Decided,
     ) -> Result<kcoord_metadata::TopicPartitions> {
-        let interval = self.shard.consumer.assignment_interval_ms;
+        let interval = self.settings().assignment_interval_ms;
         if work.target_assignment_epoch < work.group_epoch
             && crate::target::can_compute(work.target_assignment_timestamp, interval, self.now)
         {
@@ -384,7 +389,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         ConsumerGroupHeartbeatResponse {
             member_id: Some(after.member_id.to_string()),
             member_epoch: after.member_epoch,
-            heartbeat_interval_ms: self.shard.consumer.heartbeat_interval_ms,
+            heartbeat_interval_ms: self.settings().heartbeat_interval_ms,
             assignment: send.then(|| Assignment {
                 topic_partitions: after
                     .assigned

@@ -15,6 +15,7 @@ mod leave;
 mod member;
 pub mod reconcile;
 pub mod records;
+mod settings;
 pub mod subscription;
 pub mod target;
 mod upgrade;

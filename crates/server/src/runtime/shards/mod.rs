@@ -266,13 +266,19 @@ impl Coordinators {
     ) {
         let mut per_shard: Vec<BTreeMap<String, StreamsGroupConfig>> =
             vec![Default::default(); self.shards.len()];
+        let mut raw: Vec<BTreeMap<String, BTreeMap<String, String>>> =
+            vec![Default::default(); self.shards.len()];
         for (group, overrides) in image.iter() {
             let index = shard_index(group, self.shards.len());
             per_shard[index].insert(group.to_owned(), rules.effective(overrides));
+            raw[index].insert(group.to_owned(), overrides.clone());
         }
-        for (handle, configs) in self.shards.iter().zip(per_shard) {
+        for ((handle, configs), overrides) in self.shards.iter().zip(per_shard).zip(raw) {
             let mut locked = handle.shared.lock();
             locked.runtime.input(Effect::GroupConfigs(configs));
+            locked
+                .runtime
+                .input(Effect::ConsumerGroupConfigs(overrides));
         }
     }
 }
