@@ -345,6 +345,7 @@ async fn r74_at_metadata_version_4_4_iv2_no_static_configs_are_kept_and_the_reco
         vec![
             ("metadata.version".to_string(), 33),
             ("streams.version".to_string(), 1),
+            ("group.version".to_string(), 1),
             ("transaction.version".to_string(), 2)
         ]
     );
@@ -492,7 +493,7 @@ async fn describe_cluster_lists_fenced_brokers_only_when_asked_and_controllers_a
         .collect();
     assert_eq!(
         controller_apis,
-        vec![17, 18, 19, 29, 30, 31, 36, 51, 60, 62, 63]
+        vec![17, 18, 19, 29, 30, 31, 36, 37, 51, 60, 62, 63]
     );
     drop(unfenced);
     node.stop().await;
