@@ -101,6 +101,21 @@ impl KafkaBroker {
             .ok_or_else(|| format!("no heap use in {info:?}"))?;
         Ok(used * 1024)
     }
+
+    /// Bytes of live Java objects: `jcmd GC.class_histogram`, which runs a full stop-the-world
+    /// collection first (unlike `GC.run`, which `-XX:+ExplicitGCInvokesConcurrent` turns into
+    /// a concurrent cycle that may leave garbage behind), then its "Total" line's bytes.
+    pub fn live_heap_bytes(&self) -> Result<u64, String> {
+        let histogram = jcmd(&self.pid().to_string(), "GC.class_histogram")?;
+        // "Total        1234567       89012345"
+        histogram
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("Total"))
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|bytes| bytes.parse().ok())
+            .ok_or_else(|| "no Total line in jcmd GC.class_histogram".to_string())
+    }
 }
 
 fn jcmd(pid: &str, command: &str) -> Result<String, String> {

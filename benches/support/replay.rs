@@ -142,6 +142,87 @@ impl Generator for Repeat {
     }
 }
 
+/// One request frame per member, sent round robin (so no member has two in flight while a
+/// connection holds more members than requests in flight). Each frame is encoded once and
+/// resent with the correlation id patched in; a member's first answer is checked by
+/// `check_first`, every later one must equal it byte for byte (steady heartbeats: nothing
+/// changes).
+pub struct Rotation {
+    frames: Vec<Vec<u8>>,
+    expected: Vec<Option<Vec<u8>>>,
+    response_header_version: i16,
+    check_first: fn(&mut Bytes) -> Result<(), String>,
+    next: usize,
+    /// Member slots of the requests in flight, oldest first.
+    in_flight: VecDeque<usize>,
+}
+
+impl Rotation {
+    pub fn new<R: Encodable>(
+        api: ApiKey,
+        version: i16,
+        requests: &[R],
+        check_first: fn(&mut Bytes) -> Result<(), String>,
+    ) -> Result<Rotation, String> {
+        check_version(api, version)?;
+        let frames = requests
+            .iter()
+            .map(|r| {
+                let mut frame = BytesMut::new();
+                fleet::encode_request(api, version, 0, r, &mut frame)?;
+                Ok(frame.to_vec())
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if frames.is_empty() {
+            return Err("a rotation needs at least one request".into());
+        }
+        Ok(Rotation {
+            expected: vec![None; frames.len()],
+            frames,
+            response_header_version: api.response_header_version(version),
+            check_first,
+            next: 0,
+            in_flight: VecDeque::new(),
+        })
+    }
+}
+
+impl Generator for Rotation {
+    fn write_request(&mut self, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
+        let slot = self.next;
+        self.next = (self.next + 1) % self.frames.len();
+        let start = out.len();
+        out.extend_from_slice(&self.frames[slot]);
+        out[start + CORRELATION_ID_AT..start + CORRELATION_ID_AT + 4]
+            .copy_from_slice(&correlation_id.to_be_bytes());
+        self.in_flight.push_back(slot);
+        Ok(())
+    }
+
+    fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
+        let slot = self.in_flight.pop_front().ok_or("an answer nobody asked for")?;
+        let rest = frame
+            .get(4..)
+            .ok_or("response shorter than its correlation id")?;
+        match &self.expected[slot] {
+            Some(expected) if expected.as_slice() == rest => Ok(()),
+            Some(_) => Err("response differs from the member's first one".into()),
+            None => {
+                let mut bytes = Bytes::copy_from_slice(frame);
+                ResponseHeader::decode(&mut bytes, self.response_header_version)
+                    .map_err(|e| format!("response header: {e}"))?;
+                (self.check_first)(&mut bytes)?;
+                self.expected[slot] = Some(rest.to_vec());
+                Ok(())
+            }
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
 /// Heartbeats of one connection's share of the members. The member that waited longest goes
 /// next; a member has at most one heartbeat in flight. With [`ClientMode::Member`] each
 /// request is the member's own `prepare_heartbeat` and each response goes to its
