@@ -889,4 +889,45 @@ fn a_groups_consumer_configs_set_its_heartbeat_interval_and_session() {
     let answer = other.send(&mut h, &req).unwrap();
     assert_eq!(answer.heartbeat_interval_ms, 5000);
     other.epoch = answer.member_epoch;
+/// The steady path (`consumer/steady.rs`) answers what the full path answers and leaves the
+/// same state: two shards, one with it off, through the same heartbeats, steady and not.
+#[test]
+fn steady_heartbeats_answer_as_the_full_path_does() {
+    let shards = [
+        CoordinatorShard::new(config(), 7),
+        CoordinatorShard::new(config(), 7).with_steady_path(false),
+    ];
+    let mut answers = Vec::new();
+    let mut hits = Vec::new();
+    for shard in shards {
+        let mut h = Harness::with_shard(shard);
+        h.create_topic("orders", 6);
+        let mut members = [
+            Consumer::new("a", &["orders"]),
+            Consumer::new("b", &["orders"]),
+        ];
+        settle(&mut h, &mut members);
+        let mut seen = Vec::new();
+        for round in 0..3 {
+            for m in members.iter_mut() {
+                let mut req = m.request();
+                req.topic_partitions = None; // what the Java consumer sends when nothing changed
+                seen.push(format!("{:?}", m.send(&mut h, &req)));
+            }
+            if round == 1 {
+                // A new member: the others' steady heartbeats must now take the full path.
+                let mut c = Consumer::new("c", &["orders"]);
+                seen.push(format!("{:?}", c.beat(&mut h)));
+            }
+            h.now += 1_000;
+        }
+        seen.push(format!(
+            "{:?}",
+            h.shard.state().consumer_groups.get(GROUP).unwrap()
+        ));
+        hits.push(h.shard.steady_hits());
+        answers.push(seen);
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(hits, [4, 0], "two steady rounds of two members, then a rebalance");
 }

@@ -16,6 +16,7 @@ mod member;
 pub mod reconcile;
 pub mod records;
 mod settings;
+mod steady;
 pub mod subscription;
 pub mod target;
 mod upgrade;
@@ -107,6 +108,9 @@ impl CoordinatorShard {
         }
         if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
             return self.consumer_group_leave(request);
+        }
+        if let Some(steady) = self.consumer_steady_heartbeat(ctx, request, now) {
+            return steady;
         }
         heartbeat::ConsumerHeartbeat::new(self, ctx, request, now).run()
     }
