@@ -169,9 +169,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         }
         i += 2;
     }
-    if let Some(m) = o.measures.iter().find(|m| {
-        !["heartbeat", "storm", "memory"].contains(&m.as_str())
-    }) {
+    if let Some(m) = o
+        .measures
+        .iter()
+        .find(|m| !["heartbeat", "storm", "memory"].contains(&m.as_str()))
+    {
         return Err(format!("unknown measure {m:?}"));
     }
     Ok(o)
@@ -191,8 +193,14 @@ impl Options {
         vec![
             format!("group.initial.rebalance.delay.ms={}", self.initial_delay_ms),
             format!("group.consumer.heartbeat.interval.ms={}", self.interval_ms),
-            format!("group.consumer.session.timeout.ms={}", groups::SESSION_TIMEOUT_MS),
-            format!("group.max.session.timeout.ms={}", groups::SESSION_TIMEOUT_MS),
+            format!(
+                "group.consumer.session.timeout.ms={}",
+                groups::SESSION_TIMEOUT_MS
+            ),
+            format!(
+                "group.max.session.timeout.ms={}",
+                groups::SESSION_TIMEOUT_MS
+            ),
         ]
     }
 
@@ -200,8 +208,14 @@ impl Options {
     fn kafka_settings(&self) -> Vec<String> {
         let mut settings = self.shared_settings();
         settings.extend([
-            format!("group.consumer.min.heartbeat.interval.ms={}", self.interval_ms),
-            format!("group.consumer.max.session.timeout.ms={}", groups::SESSION_TIMEOUT_MS),
+            format!(
+                "group.consumer.min.heartbeat.interval.ms={}",
+                self.interval_ms
+            ),
+            format!(
+                "group.consumer.max.session.timeout.ms={}",
+                groups::SESSION_TIMEOUT_MS
+            ),
             "group.consumer.assignment.interval.ms=0".to_string(),
         ]);
         settings
@@ -371,7 +385,9 @@ async fn set_up(
         let (spec, limit) = (spec.clone(), Arc::clone(&limit));
         tasks.push(tokio::spawn(async move {
             let _permit = limit.acquire().await.map_err(|e| e.to_string())?;
-            groups::run_group(&spec, &id).await.map(|(settled, _)| settled)
+            groups::run_group(&spec, &id)
+                .await
+                .map(|(settled, _)| settled)
         }));
     }
     let mut all = Vec::with_capacity(groups * o.members);
@@ -396,7 +412,10 @@ fn check_consumer(body: &mut Bytes) -> Result<(), String> {
     match (r.error_code, &r.assignment) {
         (0, None) => Ok(()),
         (0, Some(_)) => Err("a steady heartbeat got a new assignment".into()),
-        (code, _) => Err(format!("ConsumerGroupHeartbeat: error {code} {:?}", r.error_message)),
+        (code, _) => Err(format!(
+            "ConsumerGroupHeartbeat: error {code} {:?}",
+            r.error_message
+        )),
     }
 }
 
@@ -428,7 +447,10 @@ fn rotations(
                         .iter()
                         .map(|m| groups::consumer_heartbeat_request(m))
                         .collect();
-                    let (api, v) = (ApiKey::ConsumerGroupHeartbeat, groups::CONSUMER_HEARTBEAT_VERSION);
+                    let (api, v) = (
+                        ApiKey::ConsumerGroupHeartbeat,
+                        groups::CONSUMER_HEARTBEAT_VERSION,
+                    );
                     replay::Rotation::new(api, v, &requests, check_consumer)?
                 }
             }))
@@ -524,8 +546,9 @@ async fn storms(o: &Options, targets: &[Target]) -> Result<(), String> {
         let mut best = Vec::new();
         for t in targets {
             let client = fleet::connect_client(&t.addr).await?;
-            let ids: Vec<String> =
-                (0..o.storm_repeat).map(|r| group_name("storm", protocol, r)).collect();
+            let ids: Vec<String> = (0..o.storm_repeat)
+                .map(|r| group_name("storm", protocol, r))
+                .collect();
             fleet::find_coordinators(&client, &ids).await?;
             let mut times = Vec::new();
             let (members, partitions) = (o.storm_members, o.storm_partitions());
@@ -573,7 +596,11 @@ async fn memory(o: &Options, targets: &[Target]) -> Result<(), String> {
                 r#"{{"bench":"consumer_memory","server":"{}","protocol":"{}","members":{members},"measured":"{}","bytes_per_member":{bytes:.0},"rss_bytes_per_member":{rss:.0}}}"#,
                 t.name,
                 protocol.name(),
-                if t.kafka.is_some() { "live heap after full GC" } else { "RSS" },
+                if t.kafka.is_some() {
+                    "live heap after full GC"
+                } else {
+                    "RSS"
+                },
             );
             per_member.push(bytes);
         }

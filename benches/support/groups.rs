@@ -338,7 +338,11 @@ fn range_assign(
     topic: &str,
     partitions: usize,
 ) -> Result<Vec<SyncGroupRequestAssignment>, String> {
-    let mut ids: Vec<&str> = joined.members.iter().map(|m| m.member_id.as_str()).collect();
+    let mut ids: Vec<&str> = joined
+        .members
+        .iter()
+        .map(|m| m.member_id.as_str())
+        .collect();
     if ids.is_empty() {
         return Err("the leader's JoinGroup answer lists no member".into());
     }

@@ -200,7 +200,10 @@ impl Generator for Rotation {
     }
 
     fn check_response(&mut self, frame: &[u8]) -> Result<(), String> {
-        let slot = self.in_flight.pop_front().ok_or("an answer nobody asked for")?;
+        let slot = self
+            .in_flight
+            .pop_front()
+            .ok_or("an answer nobody asked for")?;
         let rest = frame
             .get(4..)
             .ok_or("response shorter than its correlation id")?;

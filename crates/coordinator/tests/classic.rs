@@ -585,3 +585,50 @@ fn a_pending_member_joins_a_group_whose_members_all_expired() {
         (2, b.as_str())
     );
 }
+
+/// A member's metadata and assignment are copies: a decoded request's `Bytes` share the
+/// connection's read buffer, which a member kept for its lifetime would pin.
+#[test]
+fn a_member_keeps_copies_not_slices_of_the_requests_buffers() {
+    let mut g = Group::no_delay();
+    let Joined::Now(first) = g.join("") else {
+        panic!("parked first join")
+    };
+    let id = first.member_id;
+    let buffer = Bytes::from(vec![7u8; 4096]);
+    let mut req = Group::join_request(&id, None, &[("range", "m")]);
+    req.protocols[0].metadata = buffer.slice(100..110);
+    let Joined::Parked(w) = g.join_with(&req, 9) else {
+        panic!("the join was answered at once")
+    };
+    let generation = g.join_answer(w).expect("joined").generation_id;
+    let request_assignment = Bytes::from(vec![9u8; 4096]);
+    let sync = SyncGroupRequest {
+        group_id: GROUP.into(),
+        generation_id: generation,
+        member_id: id.clone(),
+        assignments: vec![SyncGroupRequestAssignment {
+            member_id: id.clone(),
+            assignment: request_assignment.slice(0..8),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let now = g.now;
+    g.shard.run(|s| s.classic_sync(&sync, now)).unwrap();
+    let member = g
+        .shard
+        .core()
+        .classic_group(GROUP)
+        .unwrap()
+        .member(&id)
+        .unwrap();
+    let within = |b: &Bytes, of: &Bytes| of.as_ptr_range().contains(&b.as_ptr());
+    let metadata = member.metadata("range").unwrap();
+    assert_eq!(metadata.as_ref(), &[7u8; 10]);
+    assert!(!within(metadata, &buffer), "the metadata pins the request");
+    assert!(
+        !within(&member.assignment, &request_assignment),
+        "the assignment pins the request"
+    );
+}

@@ -929,5 +929,9 @@ fn steady_heartbeats_answer_as_the_full_path_does() {
         answers.push(seen);
     }
     assert_eq!(answers[0], answers[1]);
-    assert_eq!(hits, [4, 0], "two steady rounds of two members, then a rebalance");
+    assert_eq!(
+        hits,
+        [4, 0],
+        "two steady rounds of two members, then a rebalance"
+    );
 }

@@ -90,7 +90,11 @@ fn store_leader_assignment(change: &mut Change<'_>, req: &SyncGroupRequest) {
     let mut assignment: BTreeMap<Id, Bytes> = req
         .assignments
         .iter()
-        .map(|a| (Id::from(a.member_id.as_str()), a.assignment.clone()))
+        // Copies, so the group does not pin the leader's request buffer (as in `join.rs`).
+        .map(|a| {
+            let assignment = Bytes::copy_from_slice(&a.assignment);
+            (Id::from(a.member_id.as_str()), assignment)
+        })
         .collect();
     for member_id in change.group.members.keys() {
         assignment.entry(member_id.clone()).or_default();
