@@ -33,7 +33,8 @@
 //!   until every member holds its assignment of one generation (classic: JoinGroup and
 //!   SyncGroup answered, the leader's range assignment) or one member epoch (KIP-848), the
 //!   assignments complete and disjoint. `--storm-repeat` (1) storms per server and protocol.
-//!   Goal: kcoord 5x faster.
+//!   Each line also gives the generation or epoch the group settled at and the server's CPU
+//!   seconds from the first connection to the last member's return. Goal: kcoord 5x faster.
 //! - `memory`: `--memory-groups` (1000) groups of `--members` join and become stable, their
 //!   connections closed; per member: kcoord's resident set growth (after `--settle` seconds,
 //!   2, for idle threads to give freed memory back) against Kafka's live heap growth (`jcmd
@@ -554,9 +555,15 @@ async fn storms(o: &Options, targets: &[Target]) -> Result<(), String> {
             let (members, partitions) = (o.storm_members, o.storm_partitions());
             let spec = spec(o, t, protocol, STORM_TOPIC, members, partitions);
             for id in &ids {
-                let (_, took) = groups::run_group(&spec, id).await?;
+                let cpu_before = fleet::cpu_seconds(&t.pid.to_string());
+                let (settled, took) = groups::run_group(&spec, id).await?;
+                let cpu = fleet::cpu_seconds(&t.pid.to_string())
+                    .zip(cpu_before)
+                    .map_or(-1.0, |(after, before)| after - before);
+                // The generation (classic) or member epoch (KIP-848) the group settled at.
+                let epoch = settled.iter().map(|m| m.epoch).max().unwrap_or(0);
                 println!(
-                    r#"{{"bench":"join_storm","server":"{}","protocol":"{}","members":{members},"partitions":{partitions},"initial_delay_ms":{},"heartbeat_interval_ms":{},"stable_s":{:.3}}}"#,
+                    r#"{{"bench":"join_storm","server":"{}","protocol":"{}","members":{members},"partitions":{partitions},"initial_delay_ms":{},"heartbeat_interval_ms":{},"stable_s":{:.3},"settled_epoch":{epoch},"server_cpu_s":{cpu:.2}}}"#,
                     t.name,
                     protocol.name(),
                     o.initial_delay_ms,
