@@ -148,14 +148,16 @@ impl<'a> ConsumerHeartbeat<'a> {
         };
         self.check_room(&group, &member_id)?;
         let found = member::find(&group, &member_id, self.request)?;
-        let mut work = group.clone();
+        // `group()` already made the copy this heartbeat works on; a second one would double
+        // the cost of every non-steady heartbeat in a big group (a join storm's).
+        let mut work = group;
         if let Some(old) = &found.replaced {
             work.members.remove(old.as_str());
             if let Some(t) = work.target_assignment.remove(old.as_str()) {
                 work.target_assignment.insert(member_id.as_str().into(), t);
             }
             d.effects.push(Effect::Member(MemberEffect::Gone {
-                group_id: group.group_id.as_str().into(),
+                group_id: work.group_id.as_str().into(),
                 member_id: old.as_str().into(),
             }));
         }
@@ -166,7 +168,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         let updated = self.updated_member(&before);
         let names_changed = if updated != before {
             d.records
-                .push(records::member_subscription(&group.group_id, &updated));
+                .push(records::member_subscription(&work.group_id, &updated));
             updated.subscribed_topic_names != before.subscribed_topic_names
         } else {
             false
@@ -185,7 +187,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         let subscription_changed = names_changed || regex != RegexChange::None;
         let reconciled = self.reconcile(&work, &updated, &target, subscription_changed, d)?;
         d.effects.push(Effect::Member(MemberEffect::SessionTimer {
-            group_id: group.group_id.as_str().into(),
+            group_id: work.group_id.as_str().into(),
             member_id: reconciled.member_id.clone(),
             deadline: self.now + i64::from(self.settings().session_timeout_ms),
         }));
