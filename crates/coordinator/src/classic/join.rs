@@ -76,9 +76,8 @@ impl CoordinatorShard {
                 .iter()
                 .map(|p| Protocol {
                     name: p.name.clone(),
-                    // A copy: the request's `Bytes` share the connection's whole read buffer,
-                    // which a member kept for its lifetime would pin (16 KB per idle member,
-                    // BENCHMARKS.md "Consumer groups").
+                    // A copy: the request's `Bytes` share the connection's read buffer, which
+                    // a member would pin for its lifetime (16 KB each, BENCHMARKS.md).
                     metadata: Bytes::copy_from_slice(&p.metadata),
                 })
                 .collect(),
