@@ -11,9 +11,9 @@
 //! 4.4 broker (`support/kafka.rs`), both with the same group settings:
 //! `group.initial.rebalance.delay.ms` (`--initial-delay-ms`, 0) and
 //! `group.consumer.heartbeat.interval.ms` (`--heartbeat-interval-ms`, 500; Kafka's
-//! `group.consumer.min.heartbeat.interval.ms` lowered to it), 600 s sessions, and on Kafka
-//! `group.consumer.assignment.interval.ms=0` (kcoord computes a new target assignment at once,
-//! as Kafka does with no interval). Every member is on its own connection
+//! `group.consumer.min.heartbeat.interval.ms` lowered to it), 600 s sessions and
+//! `group.consumer.assignment.interval.ms=0` (a new target assignment computed at once, not
+//! batched). Every member is on its own connection
 //! (`support/groups.rs`); a classic member heartbeats every `--heartbeat-interval-ms` once it
 //! holds an assignment, a KIP-848 member at the interval the server gives it and at once to
 //! acknowledge a new assignment.
@@ -202,10 +202,13 @@ impl Options {
                 "group.max.session.timeout.ms={}",
                 groups::SESSION_TIMEOUT_MS
             ),
+            // Kafka batches target assignments (1 s by default) and so does kcoord since
+            // `4517df7`; both compute at once here.
+            "group.consumer.assignment.interval.ms=0".to_string(),
         ]
     }
 
-    /// Kafka's bounds for them (kcoord does not read these keys) and its assignment batching.
+    /// Kafka's bounds for them (kcoord does not read these keys).
     fn kafka_settings(&self) -> Vec<String> {
         let mut settings = self.shared_settings();
         settings.extend([
@@ -217,7 +220,6 @@ impl Options {
                 "group.consumer.max.session.timeout.ms={}",
                 groups::SESSION_TIMEOUT_MS
             ),
-            "group.consumer.assignment.interval.ms=0".to_string(),
         ]);
         settings
     }

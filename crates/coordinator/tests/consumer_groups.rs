@@ -889,17 +889,22 @@ fn a_groups_consumer_configs_set_its_heartbeat_interval_and_session() {
     let answer = other.send(&mut h, &req).unwrap();
     assert_eq!(answer.heartbeat_interval_ms, 5000);
     other.epoch = answer.member_epoch;
+}
+
 /// The steady path (`consumer/steady.rs`) answers what the full path answers and leaves the
 /// same state: two shards, one with it off, through the same heartbeats, steady and not.
 #[test]
 fn steady_heartbeats_answer_as_the_full_path_does() {
-    let shards = [
-        CoordinatorShard::new(config(), 7),
-        CoordinatorShard::new(config(), 7).with_steady_path(false),
-    ];
     let mut answers = Vec::new();
     let mut hits = Vec::new();
-    for shard in shards {
+    for steady_path in [true, false] {
+        let consumer = kcoord_coordinator::ConsumerGroupConfig {
+            assignment_interval_ms: 0,
+            ..Default::default()
+        };
+        let shard = CoordinatorShard::new(config(), 7)
+            .with_consumer_config(consumer)
+            .with_steady_path(steady_path);
         let mut h = Harness::with_shard(shard);
         h.create_topic("orders", 6);
         let mut members = [
