@@ -10,9 +10,6 @@ use kcoord_wire::ErrorCode;
 use crate::classic::ClassicGroup;
 use crate::error::CoordinatorError;
 
-/// The protocol type of Kafka's consumers (`ConsumerProtocol.PROTOCOL_TYPE`).
-const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
-
 /// The highest version of the embedded consumer protocol Kafka 4.4 knows; a higher one is read
 /// as this one (`checkSubscriptionVersion`).
 const HIGHEST_PROTOCOL_VERSION: i16 = 3;
@@ -27,7 +24,7 @@ pub(super) fn refusal(classic: &ClassicGroup, max_size: i32) -> CoordinatorError
             format!("Cannot upgrade classic group {gid} to consumer group because {why}"),
         )
     };
-    if classic.protocol_type.as_deref() != Some(CONSUMER_PROTOCOL_TYPE) {
+    if !classic.uses_consumer_protocol() {
         return cannot("the group does not use the consumer embedded protocol.");
     }
     if classic.members.len() > usize::try_from(max_size).unwrap_or(0) {

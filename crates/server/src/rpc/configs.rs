@@ -17,11 +17,46 @@ use kcoord_controller::group_configs::{APPEND, DELETE, SET, SUBTRACT};
 use kcoord_storage::log_config::validate_broker_log_config;
 use kcoord_wire::ErrorCode;
 
+use crate::rpc::apis::broker_registration::KAFKA_CLUSTER;
+use crate::rpc::apis::describe_configs::{GROUP, TOPIC};
+use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::lists::{java_hash_set_order, java_table_size};
 use crate::state::RequestContext;
 
 /// An answer for one resource: its error code and message.
 pub type Answer = (ErrorCode, Option<String>);
+
+/// ALTER_CONFIGS on the resource (`ControllerApis.authorizeAlterResource`: on the group, the
+/// topic, else the cluster): the refusal when the principal may not alter it.
+pub fn alter_refused(ctx: &RequestContext<'_>, resource_type: i8, name: &str) -> Option<Answer> {
+    let (allowed, denied) = match resource_type {
+        GROUP => (
+            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
+            ErrorCode::GROUP_AUTHORIZATION_FAILED,
+        ),
+        TOPIC => (
+            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        ),
+        _ => (
+            authorize(
+                ctx,
+                AclOperation::AlterConfigs,
+                ResourceType::Cluster,
+                KAFKA_CLUSTER,
+            ),
+            ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+        ),
+    };
+    (!allowed).then(|| (denied, Some(denied.message().to_owned())))
+}
+
+/// The answer for a resource type kcoord keeps no configs of.
+pub fn not_kept(resource_type: i8) -> Answer {
+    invalid_request(format!(
+        "kcoord keeps no configs of resource type {resource_type} (it alters topic, broker and group configs)."
+    ))
+}
 
 fn invalid_request(message: String) -> Answer {
     (ErrorCode::INVALID_REQUEST, Some(message))

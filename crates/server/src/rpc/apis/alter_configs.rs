@@ -27,10 +27,9 @@ use kcoord_wire::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kcoord_wire::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_configs::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
-use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::rpc::configs::{check_broker_name, check_broker_props, Answer};
+use crate::rpc::authorize::{AclOperation, ResourceType};
+use crate::rpc::configs::{alter_refused, check_broker_name, check_broker_props, not_kept, Answer};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
@@ -138,37 +137,9 @@ async fn alter_groups(
 /// ALTER_CONFIGS on the resource (`ControllerApis.authorizeAlterResource`), then what kcoord
 /// keeps no configs of.
 fn refusal(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Option<Answer> {
-    let name = resource.resource_name.as_str();
-    let (allowed, denied) = match resource.resource_type {
-        TOPIC => (
-            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
-            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        ),
-        GROUP => (
-            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
-            ErrorCode::GROUP_AUTHORIZATION_FAILED,
-        ),
-        _ => (
-            authorize(
-                ctx,
-                AclOperation::AlterConfigs,
-                ResourceType::Cluster,
-                KAFKA_CLUSTER,
-            ),
-            ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
-        ),
-    };
-    if !allowed {
-        return Some((denied, Some(denied.message().to_owned())));
-    }
-    (resource.resource_type == CLIENT_METRICS).then(|| {
-        (
-            ErrorCode::INVALID_REQUEST,
-            Some(format!(
-                "kcoord keeps no configs of resource type {CLIENT_METRICS} (it alters topic, broker and group configs)."
-            )),
-        )
-    })
+    let kind = resource.resource_type;
+    alter_refused(ctx, kind, &resource.resource_name)
+        .or_else(|| (kind == CLIENT_METRICS).then(|| not_kept(kind)))
 }
 
 /// `ConfigAdminManager.preprocess` (AlterConfigs): the answers the broker gives itself.

@@ -38,10 +38,11 @@ use kcoord_wire::messages::incremental_alter_configs_response::AlterConfigsResou
 use kcoord_wire::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
 use kcoord_wire::ErrorCode;
 
-use super::broker_registration::KAFKA_CLUSTER;
 use super::describe_configs::{BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC};
-use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
-use crate::rpc::configs::{check_broker_name, check_broker_props, incremental_broker_props};
+use crate::rpc::authorize::{AclOperation, ResourceType};
+use crate::rpc::configs::{
+    alter_refused, check_broker_name, check_broker_props, incremental_broker_props, not_kept,
+};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
@@ -139,38 +140,9 @@ fn check_broker(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Re
 /// group, the topic, else the cluster), or a type kcoord keeps no configs of; `None` when the
 /// controller decides it.
 fn refusal(ctx: &RequestContext<'_>, resource: &AlterConfigsResource) -> Option<Answer> {
-    let name = resource.resource_name.as_str();
-    let (allowed, denied) = match resource.resource_type {
-        GROUP => (
-            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Group, name),
-            ErrorCode::GROUP_AUTHORIZATION_FAILED,
-        ),
-        TOPIC => (
-            authorize(ctx, AclOperation::AlterConfigs, ResourceType::Topic, name),
-            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        ),
-        _ => (
-            authorize(
-                ctx,
-                AclOperation::AlterConfigs,
-                ResourceType::Cluster,
-                KAFKA_CLUSTER,
-            ),
-            ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
-        ),
-    };
-    if !allowed {
-        return Some((denied, Some(denied.message().to_owned())));
-    }
-    (![GROUP, TOPIC, BROKER].contains(&resource.resource_type)).then(|| {
-        (
-            ErrorCode::INVALID_REQUEST,
-            Some(format!(
-                "kcoord keeps no configs of resource type {} (it alters topic, broker and group configs).",
-                resource.resource_type
-            )),
-        )
-    })
+    let kind = resource.resource_type;
+    alter_refused(ctx, kind, &resource.resource_name)
+        .or_else(|| (![GROUP, TOPIC, BROKER].contains(&kind)).then(|| not_kept(kind)))
 }
 
 /// The controller's answer for each group change, in order (NOT_CONTROLLER for each when the
