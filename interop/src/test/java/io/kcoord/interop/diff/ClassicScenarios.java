@@ -319,7 +319,10 @@ final class ClassicScenarios {
                 members.add(m);
                 joins.add(m.joinAsync("member " + i + " asks for an id", V9));
             }
+            // Which member leads depends on which join the coordinator reads first, so the
+            // followers are recorded as one sorted list rather than by index.
             int leaders = 0;
+            List<String> followers = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 JoinGroupResponse r = (JoinGroupResponse) joins.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
                 members.get(i).keep(r);
@@ -328,11 +331,12 @@ final class ClassicScenarios {
                     s.note("the leader's view", Json.MAPPER.valueToTree(Map.of(
                             "generation", r.data().generationId(), "members", r.data().members().size())));
                 } else {
-                    s.note("follower " + i, Json.MAPPER.valueToTree(Map.of(
-                            "error", r.data().errorCode(), "generation", r.data().generationId(),
-                            "members", r.data().members().size())));
+                    followers.add("error " + r.data().errorCode() + ", generation " + r.data().generationId()
+                            + ", members " + r.data().members().size());
                 }
             }
+            java.util.Collections.sort(followers);
+            s.note("the followers' views", Json.MAPPER.valueToTree(followers));
             s.note("leaders", Json.MAPPER.valueToTree(leaders));
         } finally {
             members.forEach(ClassicMember::close);
