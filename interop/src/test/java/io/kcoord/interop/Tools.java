@@ -112,7 +112,7 @@ public final class Tools {
             System.err.flush();
             System.setOut(out);
             System.setErr(err);
-            Exit.setExitProcedure((code, message) -> System.exit(code));
+            Exit.setExitProcedure(NoExit::refuseExit);
         }
         return new Run(status, stdout.toString(StandardCharsets.UTF_8),
                 stderr.toString(StandardCharsets.UTF_8));
