@@ -51,6 +51,34 @@ pub fn authorize_any(
         .is_none_or(|a| a.authorize_any(&ctx.requester(), operation, resource))
 }
 
+/// DESCRIBE verdicts on topics, asked once per name over a whole request (the group
+/// describes refuse a group that names a topic the principal may not describe).
+#[derive(Default)]
+pub struct TopicDescribeVerdicts(std::collections::HashMap<String, bool>);
+
+impl TopicDescribeVerdicts {
+    /// Whether the principal may DESCRIBE every topic of `names`.
+    pub fn all_describable<'n>(
+        &mut self,
+        ctx: &RequestContext<'_>,
+        names: impl IntoIterator<Item = &'n String>,
+    ) -> bool {
+        let mut all = true;
+        for name in names {
+            let allowed = match self.0.get(name) {
+                Some(verdict) => *verdict,
+                None => {
+                    let verdict = authorize(ctx, AclOperation::Describe, ResourceType::Topic, name);
+                    self.0.insert(name.clone(), verdict);
+                    verdict
+                }
+            };
+            all &= allowed;
+        }
+        all
+    }
+}
+
 /// Kafka's `AuthHelper.authorizedOperations`: the operations the resource type supports that
 /// the principal may perform, as a bit field of operation codes. Without an authorizer that
 /// is every supported operation (`AclEntry.supportedOperations`).

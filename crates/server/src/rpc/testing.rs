@@ -269,3 +269,22 @@ pub async fn heartbeat(
     assert_eq!(resp.error_code, 0, "{:?}", resp.error_message);
     resp
 }
+
+/// Allows everything, except DESCRIBE on the topic it is told to hide.
+#[derive(Debug, Default)]
+pub struct HidesTopic(pub std::sync::Mutex<Option<String>>);
+
+impl crate::security::Authorizer for HidesTopic {
+    fn authorize(
+        &self,
+        _: &crate::security::Requester<'_>,
+        operation: crate::security::AclOperation,
+        resource: crate::security::ResourceType,
+        name: &str,
+    ) -> bool {
+        let hidden = self.0.lock().unwrap();
+        !(resource == crate::security::ResourceType::Topic
+            && operation == crate::security::AclOperation::Describe
+            && hidden.as_deref() == Some(name))
+    }
+}

@@ -14,7 +14,9 @@ use kcoord_wire::messages::consumer_group_describe_response::DescribedGroup;
 use kcoord_wire::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
 use kcoord_wire::{Encodable, ErrorCode};
 
-use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
+use crate::rpc::authorize::{
+    authorize, authorized_operations, AclOperation, ResourceType, TopicDescribeVerdicts,
+};
 use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::shards::ShardError;
@@ -92,22 +94,16 @@ pub async fn handle(
 /// Kafka's last check, made only with an authorizer: DESCRIBE on every topic of the members'
 /// assignments and target assignments (asked once per name).
 fn refuse_undescribable_topics(ctx: &RequestContext<'_>, groups: &mut [DescribedGroup]) {
-    let mut verdicts: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    let mut verdicts = TopicDescribeVerdicts::default();
     for group in groups.iter_mut() {
         let names = group.members.iter().flat_map(|m| {
             m.assignment
                 .topic_partitions
                 .iter()
                 .chain(&m.target_assignment.topic_partitions)
-                .map(|t| t.topic_name.clone())
+                .map(|t| &t.topic_name)
         });
-        let mut denied = false;
-        for name in names.collect::<Vec<_>>() {
-            let allowed = *verdicts.entry(name.clone()).or_insert_with(|| {
-                authorize(ctx, AclOperation::Describe, ResourceType::Topic, &name)
-            });
-            denied |= !allowed;
-        }
+        let denied = !verdicts.all_describable(ctx, names);
         if denied {
             *group = DescribedGroup {
                 error_message: Some(

@@ -40,7 +40,9 @@ use kcoord_wire::messages::{StreamsGroupDescribeRequest, StreamsGroupDescribeRes
 use kcoord_wire::{Encodable, ErrorCode};
 use tracing::warn;
 
-use crate::rpc::authorize::{authorize, authorized_operations, AclOperation, ResourceType};
+use crate::rpc::authorize::{
+    authorize, authorized_operations, AclOperation, ResourceType, TopicDescribeVerdicts,
+};
 use crate::rpc::groups::{per_group, Distinct, RepeatBudget};
 use crate::rpc::plugin_context::plugin_context;
 use crate::rpc::{serve, Check, Rpc};
@@ -161,7 +163,7 @@ async fn describe_on_shards(
 /// names a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED instead
 /// (DESCRIBE asked once per topic name).
 fn refuse_undescribable_topics(ctx: &RequestContext<'_>, groups: &mut [DescribedGroup]) {
-    let mut verdicts: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    let mut verdicts = TopicDescribeVerdicts::default();
     for group in groups.iter_mut() {
         let Some(topology) = &group.topology else {
             continue;
@@ -173,13 +175,7 @@ fn refuse_undescribable_topics(ctx: &RequestContext<'_>, groups: &mut [Described
                 .chain(s.state_changelog_topics.iter().map(|t| &t.name))
                 .chain(s.repartition_source_topics.iter().map(|t| &t.name))
         });
-        let mut denied = false;
-        for name in names {
-            let allowed = *verdicts.entry(name.clone()).or_insert_with(|| {
-                authorize(ctx, AclOperation::Describe, ResourceType::Topic, name)
-            });
-            denied |= !allowed;
-        }
+        let denied = !verdicts.all_describable(ctx, names);
         if denied {
             *group = DescribedGroup {
                 error_message: Some(

@@ -1,6 +1,9 @@
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::testing::{consumer_heartbeat, create_topic, encodes, heartbeat, running, Ctx};
+use crate::rpc::testing::{
+    consumer_heartbeat, create_topic, encodes, heartbeat, running, running_with_authorizer, Ctx,
+    HidesTopic,
+};
 
 async fn describe(
     state: &crate::state::ServerState,
@@ -67,4 +70,32 @@ async fn a_group_is_described_with_members_assignments_and_operations() {
         Some("Group streams is not a consumer group.")
     );
     assert_eq!(r.groups[3].error_code, ErrorCode::INVALID_GROUP_ID.code());
+}
+
+#[tokio::test]
+async fn a_group_assigned_a_hidden_topic_is_topic_authorization_failed() {
+    let hides = std::sync::Arc::new(HidesTopic::default());
+    let node = running_with_authorizer("", hides.clone());
+    let s = &node.state;
+    create_topic(s, "input", 1).await;
+    create_topic(s, "secret", 1).await;
+    consumer_heartbeat(s, "open", "a", 0, &["input"], &[]).await;
+    consumer_heartbeat(s, "closed", "a", 0, &["secret"], &[]).await;
+    *hides.0.lock().unwrap() = Some("secret".into());
+    let r = describe(s, &["open", "closed"], 1).await;
+    assert_eq!(
+        (r.groups[0].group_id.as_str(), r.groups[0].error_code),
+        ("open", 0)
+    );
+    assert_eq!(r.groups[0].members.len(), 1);
+    let closed = &r.groups[1];
+    assert_eq!(
+        (closed.group_id.as_str(), closed.error_code),
+        ("closed", ErrorCode::TOPIC_AUTHORIZATION_FAILED.code())
+    );
+    assert_eq!(
+        closed.error_message.as_deref(),
+        Some("The group has described topic(s) that the client is not authorized to describe.")
+    );
+    assert!(closed.members.is_empty());
 }

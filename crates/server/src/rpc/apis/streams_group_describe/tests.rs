@@ -1,6 +1,8 @@
 use super::*;
 use crate::config::ListenerKind;
-use crate::rpc::testing::{create_topic, encodes, heartbeat, running, server, Ctx, FAST_GROUPS};
+use crate::rpc::testing::{
+    create_topic, encodes, heartbeat, running, server, Ctx, HidesTopic, FAST_GROUPS,
+};
 use crate::state::ServerState;
 
 async fn call(
@@ -137,25 +139,6 @@ async fn repeated_groups_are_described_once_and_copied_within_the_budget() {
         .all(|d| d.error_code == ErrorCode::INVALID_REQUEST.code()
             && d.members.is_empty()
             && d.authorized_operations == i32::MIN));
-}
-
-/// Allows everything, except DESCRIBE on the topic it is told to hide.
-#[derive(Debug, Default)]
-struct HidesTopic(std::sync::Mutex<Option<String>>);
-
-impl crate::security::Authorizer for HidesTopic {
-    fn authorize(
-        &self,
-        _: &crate::security::Requester<'_>,
-        operation: AclOperation,
-        resource: ResourceType,
-        name: &str,
-    ) -> bool {
-        let hidden = self.0.lock().unwrap();
-        !(resource == ResourceType::Topic
-            && operation == AclOperation::Describe
-            && hidden.as_deref() == Some(name))
-    }
 }
 
 #[tokio::test]
