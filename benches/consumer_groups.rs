@@ -36,9 +36,10 @@
 //!   Each line also gives the generation or epoch the group settled at and the server's CPU
 //!   seconds from the first connection to the last member's return. Goal: kcoord 5x faster.
 //! - `memory`: `--memory-groups` (1000) groups of `--members` join and become stable, their
-//!   connections closed; per member: kcoord's resident set growth (after `--settle` seconds,
-//!   2, for idle threads to give freed memory back) against Kafka's live heap growth (`jcmd
-//!   GC.class_histogram`, which runs a full collection first). Goal: kcoord <= 1/5 of Kafka.
+//!   connections closed; per member, after `--settle` seconds (2): kcoord's live heap growth
+//!   (`kcoord_heap_live_bytes`, its counted allocator) against Kafka's live heap growth (`jcmd
+//!   GC.class_histogram`, which runs a full collection first), the resident sets beside them.
+//!   Goal: kcoord <= 1/5 of Kafka.
 //!
 //! `--pin-servers CPUS` / `--pin-load CPUS` pin the servers and this process with `taskset`.
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
@@ -236,13 +237,15 @@ struct Target {
 }
 
 impl Target {
-    /// Memory to compare: kcoord's resident set, Kafka's live heap after a full collection;
-    /// and the resident set of either.
+    /// Memory to compare, live bytes against live bytes: kcoord's counted heap
+    /// (`kcoord_heap_live_bytes`), Kafka's live heap after a full collection; and the resident
+    /// set of either.
     fn memory(&self) -> Result<(u64, u64), String> {
         let rss = fleet::proc_status_kib(self.pid, "VmRSS").ok_or("no VmRSS")? * 1024;
-        match &self.kafka {
-            Some(broker) => Ok((broker.live_heap_bytes()?, rss)),
-            None => Ok((rss, rss)),
+        match (&self.kafka, &self.daemon) {
+            (Some(broker), _) => Ok((broker.live_heap_bytes()?, rss)),
+            (None, Some(daemon)) => Ok((daemon.metric("kcoord_heap_live_bytes")? as u64, rss)),
+            (None, None) => Err(format!("{}: neither kcoord nor Kafka", self.name)),
         }
     }
 }
@@ -277,7 +280,9 @@ fn main() -> ExitCode {
 }
 
 fn start_targets(o: &Options) -> Result<Vec<Target>, String> {
-    let config = o.shared_settings();
+    let mut config = o.shared_settings();
+    // `/metrics` tells the daemon's live heap bytes.
+    config.push("http.listener=127.0.0.1:0".to_string());
     let daemon = common::Daemon::try_start_with_config(&common::config_text(
         &config.iter().map(String::as_str).collect::<Vec<_>>(),
     ))?;
@@ -608,7 +613,7 @@ async fn memory(o: &Options, targets: &[Target]) -> Result<(), String> {
                 if t.kafka.is_some() {
                     "live heap after full GC"
                 } else {
-                    "RSS"
+                    "counted live heap"
                 },
             );
             per_member.push(bytes);

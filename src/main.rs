@@ -1,12 +1,16 @@
 //! The `kcoord` daemon: `kcoord <path/to/server.properties>`.
 
+use kcoord_server::support::heap::CountingAllocator;
+
 /// mimalloc instead of glibc's malloc: a streams-group member is a few dozen small
 /// allocations (ids, task sets), which mimalloc's size classes hold without glibc's per-chunk
 /// header, and the heartbeat path's short-lived allocations are cheaper (BENCHMARKS.md).
+/// Counted, for `kcoord_heap_live_bytes` and the memory benchmarks.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: CountingAllocator<mimalloc::MiMalloc> = CountingAllocator::new(mimalloc::MiMalloc);
 
 fn main() -> std::process::ExitCode {
+    GLOBAL.start();
     kcoord_server::daemon_main_with(collect_freed_memory)
 }
 

@@ -42,6 +42,9 @@ fn the_daemon_serves_metrics_and_probes_on_the_port_its_startup_line_names() {
     assert_eq!(status, 200);
     assert!(metrics.contains("# TYPE kcoord_requests_total counter"));
     assert!(metrics.contains("process_resident_memory_bytes "));
+    // The daemon's allocator is counted: a running daemon holds some hundreds of kilobytes.
+    let live = daemon.metric("kcoord_heap_live_bytes").unwrap();
+    assert!(live > 100_000.0, "{live}");
     daemon.stop();
 }
 

@@ -188,6 +188,32 @@ impl Daemon {
         self.http
     }
 
+    /// The value of the unlabelled metric `name` on `/metrics` (needs `http.listener`).
+    pub fn metric(&self, name: &str) -> Result<f64, String> {
+        let addr = self.http.ok_or("no http.listener")?;
+        let mut stream = TcpStream::connect(addr).map_err(|e| format!("GET /metrics: {e}"))?;
+        stream
+            .set_read_timeout(Some(IO_TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        write!(
+            stream,
+            "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .map_err(|e| format!("GET /metrics: {e}"))?;
+        let mut response = String::new();
+        stream
+            .read_to_string(&mut response)
+            .map_err(|e| format!("GET /metrics: {e}"))?;
+        let prefix = format!("{name} ");
+        response
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .ok_or_else(|| format!("no {name} on /metrics"))?
+            .trim()
+            .parse()
+            .map_err(|e| format!("{name}: {e}"))
+    }
+
     /// The `PLAINTEXT` listener (the broker listener of [`BASE_CONFIG`]).
     pub fn broker_addr(&self) -> SocketAddr {
         self.listener_addr("PLAINTEXT")

@@ -59,6 +59,9 @@ pub struct Metrics {
     pub controller_log: LogMetrics,
     pub data: DataPlaneMetrics,
     pub transactions: TransactionMetrics,
+    /// `kcoord_heap_live_bytes`, set at scrape time; none when the allocator is not counted
+    /// (`crate::support::heap`).
+    heap_live_bytes: Option<IntGauge>,
 }
 
 impl Metrics {
@@ -75,6 +78,13 @@ impl Metrics {
             controller_log: logs.for_log("controller"),
             data: DataPlaneMetrics::new(&registry),
             transactions: TransactionMetrics::new(&registry),
+            heap_live_bytes: crate::support::heap::live_bytes().map(|_| {
+                gauge(
+                    &registry,
+                    "heap_live_bytes",
+                    "Bytes allocated on the heap and not yet freed.",
+                )
+            }),
             registry,
         };
         register_process_collector(&metrics.registry);
@@ -86,6 +96,11 @@ impl Metrics {
     /// `partitions` partitions.
     pub fn refresh(&self, census: impl FnOnce(&mut dyn FnMut(GroupCount)), partitions: usize) {
         self.groups.refresh(census);
+        if let (Some(gauge), Some(bytes)) =
+            (&self.heap_live_bytes, crate::support::heap::live_bytes())
+        {
+            gauge.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
         self.data
             .partitions
             .set(i64::try_from(partitions).unwrap_or(i64::MAX));
