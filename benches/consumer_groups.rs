@@ -599,6 +599,10 @@ async fn memory(o: &Options, targets: &[Target]) -> Result<(), String> {
     for &protocol in &o.protocols {
         let mut per_member = Vec::new();
         for t in targets {
+            // A first group of the protocol, unmeasured: Kafka creates `__consumer_offsets` (50
+            // partitions) and loads the protocol's classes with it, which would otherwise count
+            // as the members' when memory is measured first.
+            set_up(o, t, protocol, "memwarm", MEMORY_TOPIC, 1).await?;
             tokio::time::sleep(Duration::from_secs_f64(o.settle)).await;
             let (before, rss_before) = t.memory()?;
             set_up(o, t, protocol, "mem", MEMORY_TOPIC, o.memory_groups).await?;
