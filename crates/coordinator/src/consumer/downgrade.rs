@@ -1,0 +1,89 @@
+//! Fencing members of a consumer group, and Kafka 4.4's online downgrade that may follow
+//! (`consumerGroupFenceMembers`, `validateOnlineDowngradeWithFencedMembers`,
+//! `convertToClassicGroup`): when the members that stay all speak the classic protocol, the
+//! policy allows it and they fit in a classic group, the consumer group's records go and a
+//! classic group takes its place (`classic::downgrade`).
+use kcoord_metadata::{ConsumerGroup, ConsumerGroupMember, Record};
+
+use super::{leave, records};
+use crate::classic::{ClassicEffect, ClassicTimer};
+use crate::effects::{Effect, MemberEffect};
+use crate::error::Result;
+use crate::shard::CoordinatorShard;
+
+impl CoordinatorShard {
+    /// The records and effects that remove `members` from `group`, downgrading it when Kafka
+    /// would.
+    pub(crate) fn fence_consumer_members(
+        &self,
+        group: &ConsumerGroup,
+        members: &[&ConsumerGroupMember],
+        now: i64,
+    ) -> Result<(Vec<Record>, Vec<Effect>)> {
+        if members.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut effects: Vec<Effect> = members
+            .iter()
+            .flat_map(|m| classic_member_timers(&group.group_id, &m.member_id))
+            .map(|t| Effect::Classic(ClassicEffect::Cancel(t)))
+            .collect();
+        if self.may_downgrade(group, members) {
+            let leaving: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+            let (classic_records, classic_effects) =
+                self.downgrade_to_classic(group, &leaving, now)?;
+            let mut out = records::delete_group(group);
+            out.extend(classic_records);
+            for m in group.members.values() {
+                effects.push(Effect::Member(MemberEffect::Gone {
+                    group_id: group.group_id.as_str().into(),
+                    member_id: m.member_id.clone(),
+                }));
+                if !leaving.contains(&m.member_id.as_str()) {
+                    effects.extend(
+                        classic_member_timers(&group.group_id, &m.member_id)
+                            .map(|t| Effect::Classic(ClassicEffect::Cancel(t))),
+                    );
+                }
+            }
+            effects.push(Effect::Rebalanced);
+            effects.extend(classic_effects);
+            return Ok((out, effects));
+        }
+        let (out, more) = leave::fence_members(group, members, self.topics());
+        effects.extend(more);
+        Ok((out, effects))
+    }
+
+    /// `validateOnlineDowngradeWithFencedMembers`.
+    fn may_downgrade(&self, group: &ConsumerGroup, members: &[&ConsumerGroupMember]) -> bool {
+        let leaving = |id: &str| members.iter().any(|m| m.member_id == id);
+        let remaining: Vec<&ConsumerGroupMember> = group
+            .members
+            .values()
+            .filter(|m| !leaving(&m.member_id))
+            .collect();
+        !remaining.is_empty()
+            && remaining.iter().all(|m| m.uses_classic_protocol())
+            && self.consumer.migration_policy.is_downgrade_enabled()
+            && remaining.len() <= usize::try_from(self.classic_config().max_size).unwrap_or(0)
+    }
+}
+
+/// The join and sync timers a classic member of a consumer group may have armed.
+pub(crate) fn classic_member_timers(
+    group_id: &str,
+    member_id: &str,
+) -> impl Iterator<Item = ClassicTimer> {
+    [
+        ClassicTimer::ConsumerJoin {
+            group_id: group_id.into(),
+            member_id: member_id.into(),
+        },
+        ClassicTimer::ConsumerSync {
+            group_id: group_id.into(),
+            member_id: member_id.into(),
+        },
+    ]
+    .into_iter()
+}
