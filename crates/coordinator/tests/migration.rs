@@ -618,3 +618,30 @@ fn a_custom_assignors_user_data_refuses_the_upgrade() {
         "the group stays classic"
     );
 }
+
+#[test]
+fn a_classic_static_member_replacing_the_last_consumer_downgrades_the_group() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (mut a, mut b) = classic_group(&mut h);
+    let mut c = Consumer::new("c", &[TOPIC]);
+    c.instance_id = Some("instance-c".into());
+    c.beat(&mut h);
+    settle(&mut h, &mut [&mut a, &mut b], &mut [&mut c]);
+    let epoch = consumer_group(&h).group_epoch;
+    // The instance restarts with the classic protocol, owning what c owned.
+    let mut restarted = Classic::new();
+    restarted.instance = Some("instance-c".into());
+    let joined = restarted.join(&mut h).unwrap();
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    assert!(h.shard.state().consumer_groups.get(GROUP).is_none());
+    let classic = h
+        .shard
+        .core()
+        .classic_group(GROUP)
+        .expect("a classic group again");
+    assert_eq!(classic.generation_id, epoch);
+    assert_eq!(classic.members.len(), 3);
+    assert!(classic.members.contains_key(restarted.id.as_str()));
+    assert!(!classic.members.contains_key("c"));
+    h.assert_replay_matches();
+}

@@ -19,13 +19,14 @@ use crate::shard::CoordinatorShard;
 
 impl CoordinatorShard {
     /// The classic group `group` becomes without the `leaving` members: its record, each
-    /// member's session timer, and the rebalance that follows (the consumer group's tombstones
-    /// are the caller's).
+    /// member's session timer, and (with `rebalance`) the rebalance that follows (the consumer
+    /// group's tombstones are the caller's).
     pub(crate) fn downgrade_to_classic(
         &self,
         group: &ConsumerGroup,
         leaving: &[&str],
         now: i64,
+        rebalance: bool,
     ) -> Result<(Vec<Record>, Vec<Effect>)> {
         let classic = from_consumer_group(group, leaving, self.topics(), now)?;
         let mut change = Change::of(self, classic, now);
@@ -40,7 +41,9 @@ impl CoordinatorShard {
         for (member_id, session) in sessions {
             change.reschedule_heartbeat(&member_id, session);
         }
-        change.prepare_rebalance();
+        if rebalance {
+            change.prepare_rebalance();
+        }
         Ok(change.into_parts())
     }
 }

@@ -18,6 +18,16 @@ use crate::error::{CoordinatorError, Result};
 use crate::shard::CoordinatorShard;
 use crate::Outcome;
 
+/// A JoinGroup to a consumer group, as far as it has been checked.
+struct Join<'a> {
+    group: &'a ConsumerGroup,
+    ctx: JoinContext<'a>,
+    req: &'a JoinGroupRequest,
+    member_id: &'a str,
+    unknown: bool,
+    now: i64,
+}
+
 impl CoordinatorShard {
     /// JoinGroup to a consumer group that has members.
     pub(crate) fn classic_join_to_consumer_group(
@@ -88,8 +98,28 @@ impl CoordinatorShard {
                 ..Default::default()
             });
         }
+        let join = Join {
+            group,
+            ctx,
+            req,
+            member_id: &member_id,
+            unknown,
+            now,
+        };
+        self.join_as_member(&join, d)
+    }
+
+    /// The member joins (or rejoins) and is reconciled; a static member replacing the group's
+    /// last consumer-protocol member downgrades the group instead.
+    fn join_as_member(&self, join: &Join<'_>, d: &mut Decided) -> Result<JoinGroupResponse> {
+        let (group, req) = (join.group, join.req);
+        let gid = group.group_id.as_str();
+        let instance_id = req.group_instance_id.as_deref();
+        let replaced = instance_id.and_then(|i| group.static_member(i));
+        let downgrade = replaced.is_some_and(|r| self.may_downgrade_replacing(group, r));
         let mut work = group.clone();
-        let before = self.joining_member(&mut work, &member_id, instance_id, unknown, d)?;
+        let before =
+            self.joining_member(&mut work, join.member_id, instance_id, join.unknown, d)?;
         let subscription = req
             .protocols
             .first()
@@ -102,7 +132,7 @@ impl CoordinatorShard {
                 )
             })?;
         let owned = self.owned_partitions(&subscription);
-        let updated = updated_member(&before, ctx, req, subscription);
+        let updated = updated_member(&before, join.ctx, req, subscription);
         let mut bump = false;
         if updated != before {
             d.records.push(records::member_subscription(gid, &updated));
@@ -115,11 +145,34 @@ impl CoordinatorShard {
         let assignor =
             target::preferred_assignor(work.members.values(), self.consumer.default_assignor());
         self.consumer_bump(&mut work, bump, d);
-        let target = self.consumer_assign(&mut work, &assignor, &updated.member_id, now, d)?;
-        let reconciled =
-            self.consumer_reconcile(&work, &updated, &target, bump, Some(&owned), now, d)?;
-        d.effects
-            .extend(join_timers(gid, &reconciled.member_id, req, now));
+        let now = join.now;
+        let reconciled = if downgrade {
+            // Kafka reconciles the joiner to the current target unless the join moved the
+            // group epoch; then the classic group rebalances at once.
+            let rebalance = work.target_assignment_epoch < work.group_epoch;
+            let mut member = updated;
+            if !rebalance {
+                let target = work
+                    .target_assignment
+                    .get(member.member_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
+                member =
+                    self.consumer_reconcile(&work, &member, &target, bump, Some(&owned), now, d)?;
+                work.members
+                    .insert(member.member_id.clone(), member.clone());
+            }
+            work.group_epoch = group.group_epoch;
+            work.resolved_regexes = group.resolved_regexes.clone();
+            self.downgrade_on_join(group, &work, member, rebalance, now, d)?
+        } else {
+            let target = self.consumer_assign(&mut work, &assignor, &updated.member_id, now, d)?;
+            let reconciled =
+                self.consumer_reconcile(&work, &updated, &target, bump, Some(&owned), now, d)?;
+            d.effects
+                .extend(join_timers(gid, &reconciled.member_id, req, now));
+            reconciled
+        };
         Ok(JoinGroupResponse {
             member_id: reconciled.member_id.to_string(),
             generation_id: reconciled.member_epoch,
@@ -127,6 +180,37 @@ impl CoordinatorShard {
             protocol_name: req.protocols.first().map(|p| p.name.clone()),
             ..Default::default()
         })
+    }
+
+    /// The downgrade a static member's replacement triggers (`classicGroupJoinToConsumerGroup`
+    /// with `convertToClassicGroup`). `work` is the group with the joiner in its
+    /// predecessor's place, at the epoch it had before the join.
+    fn downgrade_on_join(
+        &self,
+        group: &ConsumerGroup,
+        work: &ConsumerGroup,
+        member: ConsumerGroupMember,
+        rebalance: bool,
+        now: i64,
+        d: &mut Decided,
+    ) -> Result<ConsumerGroupMember> {
+        d.records.extend(records::delete_group(work));
+        let (classic_records, classic_effects) =
+            self.downgrade_to_classic(work, &[], now, rebalance)?;
+        d.records.extend(classic_records);
+        for m in group.members.values().chain([&member]) {
+            d.effects.push(Effect::Member(MemberEffect::Gone {
+                group_id: group.group_id.as_str().into(),
+                member_id: m.member_id.clone(),
+            }));
+            d.effects.extend(
+                super::downgrade::classic_member_timers(&group.group_id, &m.member_id)
+                    .map(|t| Effect::Classic(ClassicEffect::Cancel(t))),
+            );
+        }
+        d.effects.push(Effect::Rebalanced);
+        d.effects.extend(classic_effects);
+        Ok(member)
     }
 
     /// `getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember` for a classic member: a

@@ -31,7 +31,7 @@ impl CoordinatorShard {
         if self.may_downgrade(group, members) {
             let leaving: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
             let (classic_records, classic_effects) =
-                self.downgrade_to_classic(group, &leaving, now)?;
+                self.downgrade_to_classic(group, &leaving, now, true)?;
             let mut out = records::delete_group(group);
             out.extend(classic_records);
             for m in group.members.values() {
@@ -53,6 +53,24 @@ impl CoordinatorShard {
         let (out, more) = leave::fence_members(group, members, self.topics());
         effects.extend(more);
         Ok((out, effects))
+    }
+
+    /// `validateOnlineDowngradeWithReplacedMember`: a classic static member takes the place
+    /// of the group's only consumer-protocol member.
+    pub(super) fn may_downgrade_replacing(
+        &self,
+        group: &ConsumerGroup,
+        replaced: &ConsumerGroupMember,
+    ) -> bool {
+        let classic = group
+            .members
+            .values()
+            .filter(|m| m.uses_classic_protocol())
+            .count();
+        !replaced.uses_classic_protocol()
+            && classic + 1 == group.members.len()
+            && self.consumer.migration_policy.is_downgrade_enabled()
+            && group.members.len() <= usize::try_from(self.classic_config().max_size).unwrap_or(0)
     }
 
     /// `validateOnlineDowngradeWithFencedMembers`.
