@@ -115,18 +115,7 @@ impl Classic {
 
     /// A JoinGroup (v5); a parked one is answered from the shard's outbox.
     fn join(&mut self, h: &mut Harness) -> Option<JoinGroupResponse> {
-        let req = self.join_request();
-        let ctx = JoinContext {
-            client_id: "classic",
-            client_host: "/127.0.0.1",
-            api_version: 5,
-        };
-        let now = h.now;
-        let reply = h
-            .shard
-            .run(|s| s.classic_join(ctx, &req, now))
-            .unwrap()
-            .response;
+        let reply = send_join(h, &self.join_request(), 5);
         h.tick();
         let r = match reply {
             Reply::Now(r) => r,
@@ -227,6 +216,20 @@ impl Classic {
     }
 }
 
+/// Sends a JoinGroup at `version`; its reply, parked or not.
+fn send_join(h: &mut Harness, req: &JoinGroupRequest, version: i16) -> Reply<JoinGroupResponse> {
+    let ctx = JoinContext {
+        client_id: "classic",
+        client_host: "/127.0.0.1",
+        api_version: version,
+    };
+    let now = h.now;
+    h.shard
+        .run(|s| s.classic_join(ctx, req, now))
+        .unwrap()
+        .response
+}
+
 fn take(h: &mut Harness) -> Vec<(u64, ClassicAnswer)> {
     if !h.shard.core().has_classic_answers() {
         return Vec::new();
@@ -251,15 +254,8 @@ fn of(partitions: &[i32]) -> Bytes {
 fn classic_group_with(h: &mut Harness, b_assignment: Bytes) -> (Classic, Classic) {
     let (mut a, mut b) = (Classic::new(), Classic::new());
     // Both join before the (zero) initial delay ends, so one generation takes both.
-    for m in [&mut a, &mut b] {
-        let req = m.join_request();
-        let ctx = JoinContext {
-            client_id: "classic",
-            client_host: "/127.0.0.1",
-            api_version: 3,
-        };
-        let now = h.now;
-        h.shard.run(|s| s.classic_join(ctx, &req, now)).unwrap();
+    for m in [&a, &b] {
+        send_join(h, &m.join_request(), 3);
     }
     // The zero delay is extended once as a member joined during it.
     h.tick();
@@ -429,18 +425,7 @@ fn the_last_consumer_leaving_downgrades_the_group_and_the_classic_members_rebala
     h.assert_replay_matches();
     // The members rejoin as classic members of a classic group.
     assert_eq!(a.heartbeat(&mut h), ErrorCode::REBALANCE_IN_PROGRESS);
-    let req_a = a.join_request();
-    let ctx = JoinContext {
-        client_id: "classic",
-        client_host: "/127.0.0.1",
-        api_version: 5,
-    };
-    let now = h.now;
-    let parked = h
-        .shard
-        .run(|s| s.classic_join(ctx, &req_a, now))
-        .unwrap()
-        .response;
+    let parked = send_join(&mut h, &a.join_request(), 5);
     assert!(matches!(parked, Reply::Parked(_)), "a waits for b");
     let jb = b.join(&mut h).unwrap();
     assert_eq!(jb.generation_id, epoch + 1);

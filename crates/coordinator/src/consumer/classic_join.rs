@@ -198,16 +198,10 @@ impl CoordinatorShard {
         let (classic_records, classic_effects) =
             self.downgrade_to_classic(work, &[], now, rebalance)?;
         d.records.extend(classic_records);
-        for m in group.members.values().chain([&member]) {
-            d.effects.push(Effect::Member(MemberEffect::Gone {
-                group_id: group.group_id.as_str().into(),
-                member_id: m.member_id.clone(),
-            }));
-            d.effects.extend(
-                super::downgrade::classic_member_timers(&group.group_id, &m.member_id)
-                    .map(|t| Effect::Classic(ClassicEffect::Cancel(t))),
-            );
-        }
+        d.effects.extend(super::downgrade::forget_members(
+            &group.group_id,
+            group.members.keys().chain([&member.member_id]),
+        ));
         d.effects.push(Effect::Rebalanced);
         d.effects.extend(classic_effects);
         Ok(member)

@@ -23,33 +23,22 @@ impl CoordinatorShard {
         if members.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
-        let mut effects: Vec<Effect> = members
-            .iter()
-            .flat_map(|m| classic_member_timers(&group.group_id, &m.member_id))
-            .map(|t| Effect::Classic(ClassicEffect::Cancel(t)))
-            .collect();
         if self.may_downgrade(group, members) {
             let leaving: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
             let (classic_records, classic_effects) =
                 self.downgrade_to_classic(group, &leaving, now, true)?;
             let mut out = records::delete_group(group);
             out.extend(classic_records);
-            for m in group.members.values() {
-                effects.push(Effect::Member(MemberEffect::Gone {
-                    group_id: group.group_id.as_str().into(),
-                    member_id: m.member_id.clone(),
-                }));
-                if !leaving.contains(&m.member_id.as_str()) {
-                    effects.extend(
-                        classic_member_timers(&group.group_id, &m.member_id)
-                            .map(|t| Effect::Classic(ClassicEffect::Cancel(t))),
-                    );
-                }
-            }
+            let mut effects = forget_members(&group.group_id, group.members.keys());
             effects.push(Effect::Rebalanced);
             effects.extend(classic_effects);
             return Ok((out, effects));
         }
+        let mut effects: Vec<Effect> = members
+            .iter()
+            .flat_map(|m| classic_member_timers(&group.group_id, &m.member_id))
+            .map(|t| Effect::Classic(ClassicEffect::Cancel(t)))
+            .collect();
         let (out, more) = leave::fence_members(group, members, self.topics());
         effects.extend(more);
         Ok((out, effects))
@@ -75,17 +64,31 @@ impl CoordinatorShard {
 
     /// `validateOnlineDowngradeWithFencedMembers`.
     fn may_downgrade(&self, group: &ConsumerGroup, members: &[&ConsumerGroupMember]) -> bool {
-        let leaving = |id: &str| members.iter().any(|m| m.member_id == id);
-        let remaining: Vec<&ConsumerGroupMember> = group
-            .members
-            .values()
-            .filter(|m| !leaving(&m.member_id))
-            .collect();
+        let remaining = leave::remaining(group, members);
         !remaining.is_empty()
             && remaining.iter().all(|m| m.uses_classic_protocol())
             && self.consumer.migration_policy.is_downgrade_enabled()
             && remaining.len() <= usize::try_from(self.classic_config().max_size).unwrap_or(0)
     }
+}
+
+/// Every timer of the members of a group that is no longer a consumer group goes.
+pub(super) fn forget_members<'a>(
+    group_id: &str,
+    members: impl Iterator<Item = &'a crate::shard::Id>,
+) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for member_id in members {
+        effects.push(Effect::Member(MemberEffect::Gone {
+            group_id: group_id.into(),
+            member_id: member_id.clone(),
+        }));
+        effects.extend(
+            classic_member_timers(group_id, member_id)
+                .map(|t| Effect::Classic(ClassicEffect::Cancel(t))),
+        );
+    }
+    effects
 }
 
 /// The join and sync timers a classic member of a consumer group may have armed.

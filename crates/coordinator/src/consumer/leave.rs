@@ -100,11 +100,7 @@ pub(crate) fn fence_members(
         }));
     }
     let leaving = |id: &str| members.iter().any(|m| m.member_id == id);
-    let remaining: Vec<&ConsumerGroupMember> = group
-        .members
-        .values()
-        .filter(|m| !leaving(&m.member_id))
-        .collect();
+    let remaining = remaining(group, members);
     for regex in group.resolved_regexes.keys() {
         if !remaining.iter().any(|m| &m.subscribed_topic_regex == regex) {
             records.push(records::regex(gid, regex, None));
@@ -122,4 +118,16 @@ pub(crate) fn fence_members(
         records.push(records::target_metadata(gid, epoch, 0));
     }
     (records, effects)
+}
+
+/// The members of `group` other than `leaving`.
+pub(super) fn remaining<'g>(
+    group: &'g ConsumerGroup,
+    leaving: &[&ConsumerGroupMember],
+) -> Vec<&'g ConsumerGroupMember> {
+    group
+        .members
+        .values()
+        .filter(|m| !leaving.iter().any(|l| l.member_id == m.member_id))
+        .collect()
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -17,10 +16,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
@@ -113,7 +110,7 @@ class OnlineMigrationTest {
             int sent = produce(producer, 0, 300);
             awaitOwnership(admin, GroupType.CLASSIC, classic);
             awaitConsumed(seen, sent);
-            Map<TopicPartition, Long> committed = awaitCommittedToTheEnd(admin);
+            Map<TopicPartition, Long> committed = Clients.awaitCommittedToTheEnd(admin, GROUP, TOPIC, PARTITIONS);
 
             // The upgrade: a consumer-protocol member joins the classic group.
             try (Member consumer = new Member(bootstrap, "consumer", "consumer-1", seen)) {
@@ -135,7 +132,7 @@ class OnlineMigrationTest {
             awaitOwnership(admin, GroupType.CLASSIC, classic);
             sent = produce(producer, sent, 300);
             awaitConsumed(seen, sent);
-            awaitCommittedToTheEnd(admin);
+            Clients.awaitCommittedToTheEnd(admin, GROUP, TOPIC, PARTITIONS);
             for (Member m : classic) {
                 m.close();
                 assertEquals(null, m.failure.get(), "a consumer failed");
@@ -207,25 +204,5 @@ class OnlineMigrationTest {
         } catch (RuntimeException e) {
             return e.toString();
         }
-    }
-
-    /** Waits until every partition's committed offset is its end; those offsets. */
-    private static Map<TopicPartition, Long> awaitCommittedToTheEnd(Admin admin) throws Exception {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        for (int p = 0; p < PARTITIONS; p++) latest.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
-        Map<TopicPartition, Long> ends = new HashMap<>();
-        admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
-        Clients.await(() -> {
-            try {
-                Map<TopicPartition, OffsetAndMetadata> committed =
-                        admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get();
-                return ends.entrySet().stream().allMatch(e -> committed.containsKey(e.getKey())
-                        && committed.get(e.getKey()).offset() == e.getValue());
-            } catch (Exception e) {
-                return false;
-            }
-        }, Duration.ofSeconds(30), () -> "offsets not committed to the end " + ends);
-        assertTrue(ends.values().stream().mapToLong(Long::longValue).sum() > 0);
-        return ends;
     }
 }

@@ -135,17 +135,23 @@ final class MigrationScenarios {
         ConsumerScenarios.describeTies(s, "describe when stable", g);
     }
 
-    /** A classic member joins a consumer group with a consumer member in it. */
-    static void classicMember(Side s) throws Exception {
-        String g = "migration-classic-member-in-consumer-group";
-        String t = g + "-in";
+    /** Consumer member c joins {@code g} and acks; classic member d joins it after. */
+    private static Classic consumerThenClassic(Side s, String g, String t, ConsumerMember c) throws Exception {
         s.nameTopics(t);
-        ConsumerMember c = new ConsumerMember(s, g, "member-c").topics(t).ties();
         c.join("c joins");
         c.heartbeat("c acks");
         Classic d = new Classic(s, g, "client-d", t);
         d.join("d asks for an id");
         d.join("d joins the consumer group");
+        return d;
+    }
+
+    /** A classic member joins a consumer group with a consumer member in it. */
+    static void classicMember(Side s) throws Exception {
+        String g = "migration-classic-member-in-consumer-group";
+        String t = g + "-in";
+        ConsumerMember c = new ConsumerMember(s, g, "member-c").topics(t).ties();
+        Classic d = consumerThenClassic(s, g, t, c);
         String protocol = d.m.protocol;
         d.m.protocol = "roundrobin";
         d.sync("d syncs with another protocol name", Map.of());
@@ -176,13 +182,8 @@ final class MigrationScenarios {
     static void downgrade(Side s) throws Exception {
         String g = "migration-downgrade";
         String t = g + "-in";
-        s.nameTopics(t);
         ConsumerMember c = new ConsumerMember(s, g, "member-c").topics(t).ties();
-        c.join("c joins");
-        c.heartbeat("c acks");
-        Classic d = new Classic(s, g, "client-d", t);
-        d.join("d asks for an id");
-        d.join("d joins the consumer group");
+        Classic d = consumerThenClassic(s, g, t, c);
         c.heartbeat("c revokes");
         c.heartbeat("c acks the revocation");
         d.m.heartbeat("d is told to rejoin");
