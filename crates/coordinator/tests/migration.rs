@@ -630,3 +630,41 @@ fn a_classic_static_member_replacing_the_last_consumer_downgrades_the_group() {
     assert!(!classic.members.contains_key("c"));
     h.assert_replay_matches();
 }
+
+#[test]
+fn a_static_classic_member_restarts_in_a_consumer_group_and_fences_its_old_self() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let mut c = Consumer::new("c", &[TOPIC]);
+    c.beat(&mut h);
+    let mut d = Classic::new();
+    d.instance = Some("instance-d".into());
+    assert_eq!(d.join(&mut h).unwrap().error_code, 0);
+    settle(&mut h, &mut [&mut d], &mut [&mut c]);
+    let old = Classic {
+        id: d.id.clone(),
+        instance: d.instance.clone(),
+        generation: d.generation,
+        owned: BTreeSet::new(),
+    };
+    // The restarted instance joins without a member id and takes d's place and partitions.
+    d.id = String::new();
+    let joined = d.join(&mut h).unwrap();
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    assert_ne!(d.id, old.id);
+    let g = consumer_group(&h);
+    assert!(!g.members.contains_key(old.id.as_str()));
+    assert_eq!(
+        g.members[d.id.as_str()].instance_id.as_deref(),
+        Some("instance-d")
+    );
+    assert_eq!(old.heartbeat(&mut h), ErrorCode::FENCED_INSTANCE_ID);
+    // A JoinGroup with an instance id nobody holds and a member id is refused.
+    let mut stranger = Classic::new();
+    stranger.id = "someone".into();
+    stranger.instance = Some("instance-x".into());
+    let refused = stranger.join(&mut h).unwrap();
+    assert_eq!(refused.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
+    settle(&mut h, &mut [&mut d], &mut [&mut c]);
+    assert_eq!(d.owned.len() + c.count(), PARTITIONS as usize);
+    h.assert_replay_matches();
+}
