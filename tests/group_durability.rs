@@ -37,6 +37,26 @@ async fn connect(daemon: &Daemon) -> Connection {
     daemon.client_connection("durability-test", WAIT).await
 }
 
+/// Creates "in", three partitions.
+async fn create_in(conn: &Connection) {
+    let topic = CreateTopicsRequest {
+        topics: vec![
+            kcoord_wire::messages::create_topics_request::CreatableTopic {
+                name: "in".into(),
+                num_partitions: 3,
+                replication_factor: -1,
+                ..Default::default()
+            },
+        ],
+        timeout_ms: 10_000,
+        ..Default::default()
+    };
+    assert_eq!(
+        conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
+        0
+    );
+}
+
 /// Retries `call` while the group's shard is still loading after the restart.
 async fn loaded<T>(mut call: impl AsyncFnMut() -> (i16, T)) -> T {
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -128,22 +148,7 @@ async fn classic_and_consumer_groups_and_their_offsets_survive_kill_9() {
     let extra: Vec<&str> = settings.iter().map(String::as_str).collect();
     let daemon = Daemon::start(&extra);
     let conn = connect(&daemon).await;
-    let topic = CreateTopicsRequest {
-        topics: vec![
-            kcoord_wire::messages::create_topics_request::CreatableTopic {
-                name: "in".into(),
-                num_partitions: 3,
-                replication_factor: -1,
-                ..Default::default()
-            },
-        ],
-        timeout_ms: 10_000,
-        ..Default::default()
-    };
-    assert_eq!(
-        conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
-        0
-    );
+    create_in(&conn).await;
     let (member, generation) = classic_group(&conn).await;
     let epoch = consumer_group(&conn).await;
     let committed = conn
@@ -271,19 +276,7 @@ async fn a_consumer_group_with_a_classic_member_survives_kill_9() {
     let extra: Vec<&str> = settings.iter().map(String::as_str).collect();
     let daemon = Daemon::start(&extra);
     let conn = connect(&daemon).await;
-    let topic = CreateTopicsRequest {
-        topics: vec![
-            kcoord_wire::messages::create_topics_request::CreatableTopic {
-                name: "in".into(),
-                num_partitions: 3,
-                replication_factor: -1,
-                ..Default::default()
-            },
-        ],
-        timeout_ms: 10_000,
-        ..Default::default()
-    };
-    conn.send(topic, 7).await.expect("CreateTopics");
+    create_in(&conn).await;
     let join = JoinGroupRequest {
         group_id: "mixed".into(),
         session_timeout_ms: 30_000,
