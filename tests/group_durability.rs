@@ -37,6 +37,26 @@ async fn connect(daemon: &Daemon) -> Connection {
     daemon.client_connection("durability-test", WAIT).await
 }
 
+/// Creates "in", three partitions.
+async fn create_in(conn: &Connection) {
+    let topic = CreateTopicsRequest {
+        topics: vec![
+            kcoord_wire::messages::create_topics_request::CreatableTopic {
+                name: "in".into(),
+                num_partitions: 3,
+                replication_factor: -1,
+                ..Default::default()
+            },
+        ],
+        timeout_ms: 10_000,
+        ..Default::default()
+    };
+    assert_eq!(
+        conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
+        0
+    );
+}
+
 /// Retries `call` while the group's shard is still loading after the restart.
 async fn loaded<T>(mut call: impl AsyncFnMut() -> (i16, T)) -> T {
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -128,22 +148,7 @@ async fn classic_and_consumer_groups_and_their_offsets_survive_kill_9() {
     let extra: Vec<&str> = settings.iter().map(String::as_str).collect();
     let daemon = Daemon::start(&extra);
     let conn = connect(&daemon).await;
-    let topic = CreateTopicsRequest {
-        topics: vec![
-            kcoord_wire::messages::create_topics_request::CreatableTopic {
-                name: "in".into(),
-                num_partitions: 3,
-                replication_factor: -1,
-                ..Default::default()
-            },
-        ],
-        timeout_ms: 10_000,
-        ..Default::default()
-    };
-    assert_eq!(
-        conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
-        0
-    );
+    create_in(&conn).await;
     let (member, generation) = classic_group(&conn).await;
     let epoch = consumer_group(&conn).await;
     let committed = conn
@@ -251,5 +256,101 @@ async fn classic_and_consumer_groups_and_their_offsets_survive_kill_9() {
             "{group}"
         );
     }
+    daemon.kill();
+}
+
+/// A classic member's `ConsumerProtocolSubscription` (v0) to "in".
+fn subscription_to_in() -> Bytes {
+    let mut b = vec![0, 0, 0, 0, 0, 1, 0, 2];
+    b.extend(b"in");
+    b.extend((-1i32).to_be_bytes());
+    Bytes::from(b)
+}
+
+/// The online upgrade's consumer group (a classic member and a consumer-protocol one) survives
+/// kill -9 with its classic member still speaking the classic protocol.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_group_with_a_classic_member_survives_kill_9() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let settings = settings(dir.path());
+    let extra: Vec<&str> = settings.iter().map(String::as_str).collect();
+    let daemon = Daemon::start(&extra);
+    let conn = connect(&daemon).await;
+    create_in(&conn).await;
+    let join = JoinGroupRequest {
+        group_id: "mixed".into(),
+        session_timeout_ms: 30_000,
+        rebalance_timeout_ms: 30_000,
+        protocol_type: "consumer".into(),
+        protocols: vec![JoinGroupRequestProtocol {
+            name: "range".into(),
+            metadata: subscription_to_in(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let joined = conn.send(join, 3).await.expect("JoinGroup");
+    let all = std::collections::BTreeMap::from([("in".to_string(), (0..3).collect())]);
+    let sync = SyncGroupRequest {
+        group_id: "mixed".into(),
+        generation_id: joined.generation_id,
+        member_id: joined.member_id.clone(),
+        assignments: vec![SyncGroupRequestAssignment {
+            member_id: joined.member_id.clone(),
+            assignment: kcoord_coordinator::consumer_protocol::write_assignment(&all, 0),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert_eq!(conn.send(sync, 3).await.expect("SyncGroup").error_code, 0);
+    let upgrade = ConsumerGroupHeartbeatRequest {
+        group_id: "mixed".into(),
+        member_id: "c1".into(),
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec!["in".into()]),
+        topic_partitions: Some(Vec::new()),
+        ..Default::default()
+    };
+    let upgraded = conn.send(upgrade, 1).await.expect("ConsumerGroupHeartbeat");
+    assert_eq!(upgraded.error_code, 0, "{:?}", upgraded.error_message);
+    daemon.kill();
+
+    let daemon = Daemon::start(&extra);
+    let conn = connect(&daemon).await;
+    let described = loaded(async || {
+        let request = ConsumerGroupDescribeRequest {
+            group_ids: vec!["mixed".into()],
+            ..Default::default()
+        };
+        let g = conn
+            .send(request, 1)
+            .await
+            .expect("ConsumerGroupDescribe")
+            .groups
+            .remove(0);
+        (g.error_code, g)
+    })
+    .await;
+    let mut types: Vec<(String, i8)> = described
+        .members
+        .iter()
+        .map(|m| (m.member_id.clone(), m.member_type))
+        .collect();
+    types.sort();
+    let mut expected = vec![(joined.member_id.clone(), 0), ("c1".to_string(), 1)];
+    expected.sort();
+    assert_eq!(types, expected, "the classic member is still one");
+    // Behind the target the upgrade computed, the classic member is told to rejoin (an unknown
+    // member would hear UNKNOWN_MEMBER_ID).
+    let heartbeat = HeartbeatRequest {
+        group_id: "mixed".into(),
+        generation_id: joined.generation_id,
+        member_id: joined.member_id.clone(),
+        ..Default::default()
+    };
+    assert_eq!(
+        conn.send(heartbeat, 4).await.expect("Heartbeat").error_code,
+        ErrorCode::REBALANCE_IN_PROGRESS.code()
+    );
     daemon.kill();
 }

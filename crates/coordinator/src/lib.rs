@@ -8,6 +8,7 @@ pub mod classic;
 pub mod commits;
 pub mod configured_topology;
 pub mod consumer;
+pub mod consumer_protocol;
 mod core;
 pub mod description;
 pub mod effects;

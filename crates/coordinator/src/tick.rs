@@ -164,9 +164,9 @@ impl CoordinatorShard {
 
     /// A due timer: the member is fenced if its session expired, or if it is still revoking
     /// the tasks of the epoch its rebalance timer was armed for.
-    pub fn fire_timer(&self, timer: &DueTimer, _now: i64) -> Outcome<Option<TickEvent>> {
+    pub fn fire_timer(&self, timer: &DueTimer, now: i64) -> Outcome<Option<TickEvent>> {
         if let Some(g) = self.consumer_group(&timer.group_id) {
-            return self.fire_consumer_timer(g, timer);
+            return self.fire_consumer_timer(g, timer, now);
         }
         let Some(group) = self.group(&timer.group_id) else {
             return Outcome::answer(None);

@@ -755,15 +755,7 @@ fn a_live_classic_group_is_refused_for_kafkas_reasons() {
         refusal_for("consumer", b"subscription".to_vec()),
         cannot("the embedded consumer protocol is malformed.")
     );
-    // A well-formed v0 subscription to "orders": Kafka would upgrade the group online, which
-    // kcoord does not do yet (README, "Known gaps").
-    let mut v0 = vec![0, 0, 0, 0, 0, 1, 0, 6];
-    v0.extend(b"orders");
-    v0.extend((-1i32).to_be_bytes());
-    assert_eq!(
-        refusal_for("consumer", v0),
-        Some(format!("Group {GROUP} is not a consumer group."))
-    );
+    // A well-formed v0 subscription to "orders" is upgraded online (tests/migration.rs).
 }
 
 #[test]

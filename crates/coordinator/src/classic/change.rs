@@ -179,6 +179,16 @@ impl<'a> Change<'a> {
 
     /// The job's outcome: its records, then the group's new state, timers and answers.
     pub(crate) fn finish<R>(self, response: R) -> Outcome<R> {
+        let (records, effects) = self.into_parts();
+        Outcome {
+            records: crate::at_latest_version(records),
+            response,
+            effects,
+        }
+    }
+
+    /// The job's records and effects, for a job that writes more than this group's.
+    pub(crate) fn into_parts(self) -> (Vec<Record>, Vec<Effect>) {
         let mut effects = Vec::with_capacity(self.effects.len() + 2);
         effects.push(Effect::Classic(ClassicEffect::Group {
             group_id: self.group.group_id.clone(),
@@ -188,11 +198,7 @@ impl<'a> Change<'a> {
         if self.minted > 0 {
             effects.push(Effect::Classic(ClassicEffect::WaitersMinted(self.minted)));
         }
-        Outcome {
-            records: crate::at_latest_version(self.records),
-            response,
-            effects,
-        }
+        (self.records, effects)
     }
 
     /// Kafka's `maybePrepareRebalanceOrCompleteJoin`.

@@ -32,11 +32,14 @@ impl CoordinatorShard {
             return Outcome::answer(None);
         }
         let fired = Effect::Classic(ClassicEffect::Cancel(due.timer.clone()));
-        let group_id = match &due.timer {
-            ClassicTimer::Heartbeat { group_id, .. }
-            | ClassicTimer::Join { group_id }
-            | ClassicTimer::Sync { group_id } => group_id,
-        };
+        let group_id = due.timer.group_id();
+        if let ClassicTimer::ConsumerJoin { member_id, .. }
+        | ClassicTimer::ConsumerSync { member_id, .. } = &due.timer
+        {
+            let mut outcome = self.fence_classic_member_in_time(group_id, member_id, now);
+            outcome.effects.insert(0, fired);
+            return outcome;
+        }
         let Some(group) = self.classic.groups.get(group_id) else {
             return Outcome::answer(None).with_effect(fired);
         };
@@ -66,7 +69,7 @@ impl CoordinatorShard {
                 change.expire_pending_sync(generation);
                 None
             }
-            (_, ClassicTask::ExpireHeartbeat) => None,
+            (_, ClassicTask::ExpireHeartbeat | ClassicTask::FenceConsumerMember) => None,
         };
         let mut outcome = change.finish(event);
         outcome.effects.insert(0, fired);

@@ -10,7 +10,6 @@ use kcoord_wire::records::group_metadata_value::MemberMetadata;
 use kcoord_wire::records::{GroupMetadataKey, GroupMetadataValue};
 use kcoord_wire::ErrorCode;
 
-use super::subscription::subscription_topics;
 use super::WaiterId;
 use crate::shard::Id;
 
@@ -450,7 +449,7 @@ impl ClassicGroup {
 
     /// Kafka's `computeSubscribedTopics`: for a `consumer` group, the union of its members'
     /// subscriptions under the selected protocol (none for a group without members).
-    fn compute_subscribed_topics(&self) -> Option<BTreeSet<String>> {
+    pub(crate) fn compute_subscribed_topics(&self) -> Option<BTreeSet<String>> {
         if !self.uses_consumer_protocol() {
             return None;
         }
@@ -461,7 +460,11 @@ impl ClassicGroup {
         let mut topics = BTreeSet::new();
         for member in self.members.values() {
             let metadata = member.metadata(protocol).map_or(&[][..], |m| &m[..]);
-            topics.extend(subscription_topics(metadata)?);
+            topics.extend(
+                crate::consumer_protocol::read_subscription(metadata)
+                    .ok()?
+                    .topics,
+            );
         }
         Some(topics)
     }

@@ -53,6 +53,12 @@ impl CoordinatorShard {
                 ErrorCode::INVALID_SESSION_TIMEOUT,
             ));
         }
+        if let Some(consumer) = self
+            .consumer_group(&req.group_id)
+            .filter(|g| !g.members.is_empty())
+        {
+            return self.classic_join_to_consumer_group(consumer, ctx, req, now);
+        }
         let (converted, gone) = match self.convert_empty_group(req) {
             Ok(converted) => converted,
             Err(refused) => return now_answer(join_error("", refused)),

@@ -23,7 +23,10 @@ impl CoordinatorShard {
     /// Heartbeat: the member's session starts again; REBALANCE_IN_PROGRESS tells it to rejoin.
     pub fn classic_heartbeat(&self, req: &HeartbeatRequest, now: i64) -> Outcome<ErrorCode> {
         let Some(group) = self.classic.groups.get(req.group_id.as_str()) else {
-            return Outcome::answer(ErrorCode::UNKNOWN_MEMBER_ID);
+            return match self.consumer_group(&req.group_id) {
+                Some(consumer) => self.classic_heartbeat_to_consumer_group(consumer, req, now),
+                None => Outcome::answer(ErrorCode::UNKNOWN_MEMBER_ID),
+            };
         };
         if group.is(Dead) {
             return Outcome::answer(ErrorCode::COORDINATOR_NOT_AVAILABLE);
@@ -61,7 +64,10 @@ impl CoordinatorShard {
         now: i64,
     ) -> Outcome<Result<Vec<MemberResponse>, ErrorCode>> {
         let Some(group) = self.classic.groups.get(group_id) else {
-            return Outcome::answer(Err(ErrorCode::UNKNOWN_MEMBER_ID));
+            return match self.consumer_group(group_id) {
+                Some(consumer) => self.classic_leave_to_consumer_group(consumer, members, now),
+                None => Outcome::answer(Err(ErrorCode::UNKNOWN_MEMBER_ID)),
+            };
         };
         if group.is(Dead) {
             return Outcome::answer(Err(ErrorCode::COORDINATOR_NOT_AVAILABLE));

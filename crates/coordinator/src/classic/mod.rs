@@ -9,11 +9,11 @@
 //! answers in an effect ([`ClassicEffect::Answer`]); the runtime's owner takes them
 //! ([`CoordinatorShard::take_classic_answers`]) and hands each to the request that waits for it.
 mod change;
+mod downgrade;
 mod expiry;
 mod group;
 mod join;
 mod membership;
-mod subscription;
 mod sync;
 mod timers;
 

@@ -21,7 +21,12 @@ impl CoordinatorShard {
     pub fn classic_sync(&self, req: &SyncGroupRequest, now: i64) -> SyncOutcome {
         let now_error = |code| Outcome::answer(Reply::Now(sync_error(code)));
         let Some(group) = self.classic.groups.get(req.group_id.as_str()) else {
-            return now_error(ErrorCode::UNKNOWN_MEMBER_ID);
+            return match self.consumer_group(&req.group_id) {
+                Some(consumer) => self
+                    .classic_sync_to_consumer_group(consumer, req, now)
+                    .map(Reply::Now),
+                None => now_error(ErrorCode::UNKNOWN_MEMBER_ID),
+            };
         };
         if group.is(Empty) {
             return now_error(ErrorCode::UNKNOWN_MEMBER_ID);

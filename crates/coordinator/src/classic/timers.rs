@@ -19,6 +19,23 @@ pub enum ClassicTimer {
     Join { group_id: Id },
     /// The end of the sync phase.
     Sync { group_id: Id },
+    /// A classic member of a consumer group told to rejoin (Kafka's `consumerGroupJoinKey`).
+    ConsumerJoin { group_id: Id, member_id: Id },
+    /// A classic member of a consumer group that joined and must sync
+    /// (`consumerGroupSyncKey`).
+    ConsumerSync { group_id: Id, member_id: Id },
+}
+
+impl ClassicTimer {
+    pub fn group_id(&self) -> &Id {
+        match self {
+            ClassicTimer::Heartbeat { group_id, .. }
+            | ClassicTimer::Join { group_id }
+            | ClassicTimer::Sync { group_id }
+            | ClassicTimer::ConsumerJoin { group_id, .. }
+            | ClassicTimer::ConsumerSync { group_id, .. } => group_id,
+        }
+    }
 }
 
 /// What a timer does when it fires.
@@ -35,6 +52,8 @@ pub enum ClassicTask {
     ExpireSync {
         generation: i32,
     },
+    /// Fences a classic member of a consumer group that did not rejoin or sync in time.
+    FenceConsumerMember,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +108,11 @@ impl ClassicTimers {
         );
     }
 
+    /// Whether `timer` is armed (Kafka's `scheduleIfAbsent` leaves an armed one as it is).
+    pub(crate) fn is_armed(&self, timer: &ClassicTimer) -> bool {
+        self.armed.contains_key(timer)
+    }
+
     pub(crate) fn cancel(&mut self, timer: &ClassicTimer) {
         if let Some(armed) = self.armed.remove(timer) {
             self.queue.remove(&(armed.queued, timer.clone()));
@@ -139,11 +163,7 @@ impl ClassicTimers {
         let of_group: Vec<ClassicTimer> = self
             .armed
             .keys()
-            .filter(|t| match t {
-                ClassicTimer::Heartbeat { group_id: g, .. }
-                | ClassicTimer::Join { group_id: g }
-                | ClassicTimer::Sync { group_id: g } => g == group_id,
-            })
+            .filter(|t| t.group_id().as_str() == group_id)
             .cloned()
             .collect();
         for timer in &of_group {

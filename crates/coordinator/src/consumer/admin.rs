@@ -8,7 +8,7 @@ use kcoord_wire::messages::consumer_group_describe_response as d;
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use super::{leave, records, target};
+use super::{records, target};
 use crate::commits::OffsetToCommit;
 use crate::effects::{Effect, MemberEffect};
 use crate::error::{CoordinatorError, Result};
@@ -100,6 +100,7 @@ impl CoordinatorShard {
         &self,
         g: &ConsumerGroup,
         timer: &DueTimer,
+        now: i64,
     ) -> Outcome<Option<TickEvent>> {
         let Some(member) = g.members.get(timer.member_id.as_str()) else {
             return Outcome::answer(None);
@@ -125,7 +126,11 @@ impl CoordinatorShard {
                 member_id,
             },
         };
-        let (records, effects) = leave::fence_members(g, &[member], self.topics());
+        // A downgrade that fails (a protocol Kafka cannot read) leaves the member, as Kafka's
+        // failed timer operation does.
+        let Ok((records, effects)) = self.fence_consumer_members(g, &[member], now) else {
+            return Outcome::answer(None);
+        };
         Outcome {
             records: crate::at_latest_version(records),
             response: Some(event),
@@ -187,10 +192,18 @@ pub(crate) fn validate_commit(
     if member_epoch == member.member_epoch {
         return Ok(());
     }
-    let stale = |msg: String| CoordinatorError::new(ErrorCode::STALE_MEMBER_EPOCH, msg);
+    // A classic member hears ILLEGAL_GENERATION and "generation id" where a consumer-protocol
+    // member hears STALE_MEMBER_EPOCH and "member epoch".
+    let classic = member.uses_classic_protocol();
+    let (code, what) = if classic {
+        (ErrorCode::ILLEGAL_GENERATION, "generation id")
+    } else {
+        (ErrorCode::STALE_MEMBER_EPOCH, "member epoch")
+    };
+    let stale = |msg: String| CoordinatorError::new(code, msg);
     if member_epoch > member.member_epoch {
         return Err(stale(format!(
-            "Received member epoch {member_epoch} is newer than current member epoch {}.",
+            "Received {what} {member_epoch} is newer than current member epoch {}.",
             member.member_epoch
         )));
     }
@@ -210,7 +223,7 @@ pub(crate) fn validate_commit(
         };
         if member_epoch < epoch {
             return Err(stale(format!(
-                "Received member epoch {member_epoch} is older than assignment epoch {epoch} for partition {}-{}.",
+                "Received {what} {member_epoch} is older than assignment epoch {epoch} for partition {}-{}.",
                 o.topic, o.partition
             )));
         }
@@ -238,10 +251,15 @@ pub(crate) fn validate_fetch(
         .get(member_id)
         .ok_or_else(|| CoordinatorError::unknown_member(&g.group_id, member_id))?;
     if member_epoch != member.member_epoch {
+        let (code, what) = if member.uses_classic_protocol() {
+            (ErrorCode::ILLEGAL_GENERATION, "generation id")
+        } else {
+            (ErrorCode::STALE_MEMBER_EPOCH, "member epoch")
+        };
         return Err(CoordinatorError::new(
-            ErrorCode::STALE_MEMBER_EPOCH,
+            code,
             format!(
-                "Received member epoch {member_epoch} does not match current member epoch {}.",
+                "Received {what} {member_epoch} does not match current member epoch {}.",
                 member.member_epoch
             ),
         ));

@@ -1,24 +1,20 @@
 //! A join or a heartbeat (`consumerGroupHeartbeat`): the member is created or updated (a
 //! changed subscription bumps the group epoch), the target assignment is computed when the
 //! group epoch is ahead of it, and the member is reconciled towards it.
-use std::collections::BTreeSet;
-
-use kcoord_metadata::{ConsumerGroup, ConsumerGroupMember, ConsumerMemberState, Record};
+use kcoord_metadata::{ConsumerGroup, ConsumerGroupMember};
 use kcoord_wire::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
 use kcoord_wire::messages::consumer_group_heartbeat_response::{
     Assignment, ConsumerGroupHeartbeatResponse, TopicPartitions as ResponsePartitions,
 };
-use kcoord_wire::ErrorCode;
-use uuid::Uuid;
 
-use super::reconcile::Reconciliation;
-use super::subscription::{self, member_topic_names};
+use super::steps::Decided;
+use super::subscription;
 use super::{
     kafka_uuid_string, member, not_a_consumer_group, records, target, ConsumerHeartbeatContext,
 };
 use crate::effects::{Effect, MemberEffect};
-use crate::error::{CoordinatorError, Result};
-use crate::shard::{CoordinatorShard, Id};
+use crate::error::Result;
+use crate::shard::CoordinatorShard;
 use crate::Outcome;
 
 /// How a member's regular expression changed (`UpdateRegularExpressionStatus`).
@@ -34,12 +30,6 @@ pub(super) struct ConsumerHeartbeat<'a> {
     ctx: &'a ConsumerHeartbeatContext<'a>,
     request: &'a ConsumerGroupHeartbeatRequest,
     now: i64,
-}
-
-/// What the heartbeat has decided so far.
-struct Decided {
-    records: Vec<Record>,
-    effects: Vec<Effect>,
 }
 
 impl<'a> ConsumerHeartbeat<'a> {
@@ -58,10 +48,7 @@ impl<'a> ConsumerHeartbeat<'a> {
     }
 
     pub(super) fn run(self) -> Outcome<Result<ConsumerGroupHeartbeatResponse>> {
-        let mut decided = Decided {
-            records: Vec::new(),
-            effects: Vec::new(),
-        };
+        let mut decided = Decided::default();
         match self.decide(&mut decided) {
             Ok(response) => Outcome {
                 records: crate::at_latest_version(decided.records),
@@ -99,10 +86,10 @@ impl<'a> ConsumerHeartbeat<'a> {
         }
         if self.request.member_epoch == 0 {
             if let Some(classic) = self.shard.classic_group(gid) {
-                return Err(super::upgrade::refusal(
-                    classic,
-                    self.shard.consumer.max_size,
-                ));
+                let converted = self.shard.upgrade_classic_group(classic, self.now)?;
+                d.records.extend(converted.records);
+                d.effects.extend(converted.effects);
+                return Ok(converted.group);
             }
         }
         if self.shard.is_other_group_type(gid) {
@@ -117,27 +104,6 @@ impl<'a> ConsumerHeartbeat<'a> {
         Ok(ConsumerGroup::new(gid))
     }
 
-    /// `throwIfConsumerGroupIsFull`: a known static instance or member always fits.
-    fn check_room(&self, group: &ConsumerGroup, member_id: &str) -> Result<()> {
-        let max = self.shard.consumer.max_size;
-        let known_static = self
-            .request
-            .instance_id
-            .as_deref()
-            .is_some_and(|i| group.static_member(i).is_some());
-        if known_static {
-            return Ok(());
-        }
-        let full = group.members.len() >= usize::try_from(max).unwrap_or(0);
-        if full && !group.members.contains_key(member_id) {
-            return Err(CoordinatorError::new(
-                ErrorCode::GROUP_MAX_SIZE_REACHED,
-                format!("The consumer group has reached its maximum capacity of {max} members."),
-            ));
-        }
-        Ok(())
-    }
-
     fn decide(&self, d: &mut Decided) -> Result<ConsumerGroupHeartbeatResponse> {
         let group = self.group(d)?;
         let member_id = if self.request.member_id.is_empty() {
@@ -146,7 +112,12 @@ impl<'a> ConsumerHeartbeat<'a> {
         } else {
             self.request.member_id.clone()
         };
-        self.check_room(&group, &member_id)?;
+        member::check_room(
+            &group,
+            &member_id,
+            self.request.instance_id.as_deref(),
+            self.shard.consumer.max_size,
+        )?;
         let found = member::find(&group, &member_id, self.request)?;
         // `group()` already made the copy this heartbeat works on; a second one would double
         // the cost of every non-steady heartbeat in a big group (a join storm's).
@@ -182,10 +153,20 @@ impl<'a> ConsumerHeartbeat<'a> {
         let bump = names_changed
             || regex == RegexChange::UpdatedAndResolved
             || assignor != assignor_before;
-        self.maybe_bump(&mut work, bump, d);
-        let target = self.maybe_assign(&mut work, &assignor, &updated.member_id, d)?;
+        self.shard.consumer_bump(&mut work, bump, d);
+        let target =
+            self.shard
+                .consumer_assign(&mut work, &assignor, &updated.member_id, self.now, d)?;
         let subscription_changed = names_changed || regex != RegexChange::None;
-        let reconciled = self.reconcile(&work, &updated, &target, subscription_changed, d)?;
+        let reconciled = self.shard.consumer_reconcile(
+            &work,
+            &updated,
+            &target,
+            subscription_changed,
+            self.request.topic_partitions.as_deref(),
+            self.now,
+            d,
+        )?;
         d.effects.push(Effect::Member(MemberEffect::SessionTimer {
             group_id: work.group_id.as_str().into(),
             member_id: reconciled.member_id.clone(),
@@ -275,105 +256,6 @@ impl<'a> ConsumerHeartbeat<'a> {
 
     fn resolve(&self, regex: &str) -> kcoord_metadata::ResolvedRegex {
         subscription::resolve(regex, self.shard.topics(), self.ctx.may_describe, self.now)
-    }
-
-    /// `updateSubscriptionMetadata`: the metadata hash over what the group subscribes to now;
-    /// the group epoch moves when it changed or the subscription did.
-    fn maybe_bump(&self, work: &mut ConsumerGroup, bump: bool, d: &mut Decided) {
-        let names = subscription::subscribed_topic_names(work.members.values(), work);
-        let hash = subscription::metadata_hash(&names, self.shard.topics());
-        if !bump && hash == work.metadata_hash {
-            return;
-        }
-        work.group_epoch += 1;
-        work.metadata_hash = hash;
-        d.records
-            .push(records::group_epoch(&work.group_id, work.group_epoch, hash));
-        if work.has_partition_metadata {
-            d.records
-                .push(records::partition_metadata_tombstone(&work.group_id));
-        }
-        d.effects.push(Effect::Rebalanced);
-    }
-
-    /// `maybeUpdateTargetAssignment`: the member's target at the group's assignment epoch.
-    /// Within `group.consumer.assignment.interval.ms` of the last computation the last target
-    /// stands (`canComputeNextTargetAssignment`); a later heartbeat computes the new one.
-    fn maybe_assign(
-        &self,
-        work: &mut ConsumerGroup,
-        assignor: &str,
-        member_id: &str,
-        d: &mut Decided,
-    ) -> Result<kcoord_metadata::TopicPartitions> {
-        let interval = self.settings().assignment_interval_ms;
-        if work.target_assignment_epoch < work.group_epoch
-            && crate::target::can_compute(work.target_assignment_timestamp, interval, self.now)
-        {
-            let epoch = work.group_epoch;
-            let (recs, assignment) =
-                target::compute(work, assignor, self.shard.topics(), epoch, self.now)?;
-            d.records.extend(recs);
-            d.effects.push(Effect::AssignmentComputed);
-            work.target_assignment = assignment
-                .into_iter()
-                .map(|(id, parts)| (Id::from(id.as_str()), parts))
-                .collect();
-            work.target_assignment_epoch = epoch;
-            work.target_assignment_timestamp = self.now;
-        }
-        Ok(work
-            .target_assignment
-            .get(member_id)
-            .cloned()
-            .unwrap_or_default())
-    }
-
-    /// `maybeReconcile`: the member moved towards its target; a new state is a record, and
-    /// arms (or cancels) the rebalance timer.
-    fn reconcile(
-        &self,
-        work: &ConsumerGroup,
-        member: &ConsumerGroupMember,
-        target: &kcoord_metadata::TopicPartitions,
-        subscription_changed: bool,
-        d: &mut Decided,
-    ) -> Result<ConsumerGroupMember> {
-        let epoch = work.target_assignment_epoch;
-        if !subscription_changed && member.is_reconciled_to(epoch) {
-            return Ok(member.clone());
-        }
-        let names: BTreeSet<String> = member_topic_names(member, work);
-        let ids: BTreeSet<Uuid> = target::topic_ids(&names, self.shard.topics());
-        let partition_epoch = |t: &Uuid, p: i32| work.current_partition_epoch(t, p);
-        let updated = Reconciliation {
-            target_epoch: epoch,
-            target,
-            subscription_changed,
-            subscribed_topic_ids: &ids,
-            partition_epoch: &partition_epoch,
-            owned: self.request.topic_partitions.as_deref(),
-        }
-        .build(member)?;
-        if updated != *member {
-            d.records
-                .push(records::current_assignment(&work.group_id, &updated));
-            let (group_id, member_id) =
-                (Id::from(work.group_id.as_str()), updated.member_id.clone());
-            d.effects.push(Effect::Member(match updated.state {
-                ConsumerMemberState::UnrevokedPartitions => MemberEffect::RebalanceTimer {
-                    group_id,
-                    member_id,
-                    deadline: self.now + i64::from(updated.rebalance_timeout_ms.max(0)),
-                    epoch: updated.member_epoch,
-                },
-                _ => MemberEffect::CancelRebalanceTimer {
-                    group_id,
-                    member_id,
-                },
-            }));
-        }
-        Ok(updated)
     }
 
     /// The answer: the assignment goes along on a join, on a full request (one that carries

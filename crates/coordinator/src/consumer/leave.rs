@@ -16,8 +16,9 @@ impl CoordinatorShard {
     pub(super) fn consumer_group_leave(
         &self,
         request: &ConsumerGroupHeartbeatRequest,
+        now: i64,
     ) -> Outcome<Result<ConsumerGroupHeartbeatResponse>> {
-        match self.consumer_leave_records(request) {
+        match self.consumer_leave_records(request, now) {
             Ok((records, effects, epoch)) => Outcome {
                 records: crate::at_latest_version(records),
                 response: Ok(ConsumerGroupHeartbeatResponse {
@@ -34,6 +35,7 @@ impl CoordinatorShard {
     fn consumer_leave_records(
         &self,
         request: &ConsumerGroupHeartbeatRequest,
+        now: i64,
     ) -> Result<(Vec<Record>, Vec<Effect>, i32)> {
         let gid = request.group_id.as_str();
         let Some(group) = self.state().consumer_groups.get(gid) else {
@@ -49,7 +51,7 @@ impl CoordinatorShard {
                 .members
                 .get(request.member_id.as_str())
                 .ok_or_else(|| CoordinatorError::unknown_member(gid, &request.member_id))?;
-            let (records, effects) = fence_members(group, &[m], self.topics());
+            let (records, effects) = self.fence_consumer_members(group, &[m], now)?;
             return Ok((records, effects, request.member_epoch));
         };
         let m = group.static_member(instance_id).ok_or_else(|| {
@@ -74,7 +76,7 @@ impl CoordinatorShard {
                 STATIC_LEAVE_EPOCH,
             ));
         }
-        let (records, effects) = fence_members(group, &[m], self.topics());
+        let (records, effects) = self.fence_consumer_members(group, &[m], now)?;
         Ok((records, effects, request.member_epoch))
     }
 }
@@ -98,11 +100,7 @@ pub(crate) fn fence_members(
         }));
     }
     let leaving = |id: &str| members.iter().any(|m| m.member_id == id);
-    let remaining: Vec<&ConsumerGroupMember> = group
-        .members
-        .values()
-        .filter(|m| !leaving(&m.member_id))
-        .collect();
+    let remaining = remaining(group, members);
     for regex in group.resolved_regexes.keys() {
         if !remaining.iter().any(|m| &m.subscribed_topic_regex == regex) {
             records.push(records::regex(gid, regex, None));
@@ -120,4 +118,16 @@ pub(crate) fn fence_members(
         records.push(records::target_metadata(gid, epoch, 0));
     }
     (records, effects)
+}
+
+/// The members of `group` other than `leaving`.
+pub(super) fn remaining<'g>(
+    group: &'g ConsumerGroup,
+    leaving: &[&ConsumerGroupMember],
+) -> Vec<&'g ConsumerGroupMember> {
+    group
+        .members
+        .values()
+        .filter(|m| !leaving.iter().any(|l| l.member_id == m.member_id))
+        .collect()
 }

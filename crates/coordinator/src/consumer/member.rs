@@ -101,7 +101,7 @@ pub(super) fn check_not_fenced(
 /// The static member's new incarnation: the old one's state under the new id at epoch 0, and
 /// `replaceMember`'s records (the old member's removal, then the new one's subscription,
 /// target assignment and current assignment).
-fn replace(group: &ConsumerGroup, old: &ConsumerGroupMember, member_id: &str) -> Found {
+pub(super) fn replace(group: &ConsumerGroup, old: &ConsumerGroupMember, member_id: &str) -> Found {
     let mut member = old.clone();
     member.member_id = member_id.into();
     member.member_epoch = 0;
@@ -157,4 +157,24 @@ fn is_subset(owned: Option<&[Owned]>, assigned: &PartitionEpochs) -> bool {
             .get(&t.topic_id)
             .is_some_and(|a| t.partitions.iter().all(|p| a.contains_key(p)))
     })
+}
+
+/// `throwIfConsumerGroupIsFull`: a known static instance or member always fits.
+pub(super) fn check_room(
+    group: &ConsumerGroup,
+    member_id: &str,
+    instance_id: Option<&str>,
+    max_size: i32,
+) -> Result<()> {
+    if instance_id.is_some_and(|i| group.static_member(i).is_some()) {
+        return Ok(());
+    }
+    let full = group.members.len() >= usize::try_from(max_size).unwrap_or(0);
+    if full && (member_id.is_empty() || !group.members.contains_key(member_id)) {
+        return Err(CoordinatorError::new(
+            ErrorCode::GROUP_MAX_SIZE_REACHED,
+            format!("The consumer group has reached its maximum capacity of {max_size} members."),
+        ));
+    }
+    Ok(())
 }

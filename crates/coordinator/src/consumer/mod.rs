@@ -10,6 +10,9 @@
 //! is not converted).
 pub mod admin;
 pub mod assignor;
+mod classic_join;
+mod classic_members;
+mod downgrade;
 mod heartbeat;
 mod leave;
 mod member;
@@ -17,6 +20,7 @@ pub mod reconcile;
 pub mod records;
 mod settings;
 mod steady;
+mod steps;
 pub mod subscription;
 pub mod target;
 mod upgrade;
@@ -50,6 +54,58 @@ pub struct ConsumerGroupConfig {
     /// `group.consumer.assignment.interval.ms`: the least time between two target assignment
     /// computations of a group (0: every heartbeat that moves the group epoch computes one).
     pub assignment_interval_ms: i32,
+    /// `group.consumer.migration.policy`.
+    pub migration_policy: MigrationPolicy,
+}
+
+/// Kafka's `ConsumerGroupMigrationPolicy`: whether a classic group with members may become a
+/// consumer group online (upgrade), and a consumer group whose members all speak the classic
+/// protocol may become a classic group again (downgrade).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MigrationPolicy {
+    #[default]
+    Bidirectional,
+    Upgrade,
+    Downgrade,
+    /// Neither; a classic member may not join a consumer group either.
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// The policy `name` names, case-insensitively as Kafka parses it.
+    pub fn parse(name: &str) -> Option<MigrationPolicy> {
+        [
+            MigrationPolicy::Bidirectional,
+            MigrationPolicy::Upgrade,
+            MigrationPolicy::Downgrade,
+            MigrationPolicy::Disabled,
+        ]
+        .into_iter()
+        .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrationPolicy::Bidirectional => "bidirectional",
+            MigrationPolicy::Upgrade => "upgrade",
+            MigrationPolicy::Downgrade => "downgrade",
+            MigrationPolicy::Disabled => "disabled",
+        }
+    }
+
+    pub fn is_upgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    pub fn is_downgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
 }
 
 impl Default for ConsumerGroupConfig {
@@ -60,6 +116,7 @@ impl Default for ConsumerGroupConfig {
             max_size: i32::MAX,
             assignors: vec![assignor::UNIFORM.to_string(), assignor::RANGE.to_string()],
             assignment_interval_ms: 1_000,
+            migration_policy: MigrationPolicy::Bidirectional,
         }
     }
 }
@@ -107,7 +164,7 @@ impl CoordinatorShard {
             return Outcome::answer(Err(e));
         }
         if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
-            return self.consumer_group_leave(request);
+            return self.consumer_group_leave(request, now);
         }
         if let Some(steady) = self.consumer_steady_heartbeat(ctx, request, now) {
             return steady;

@@ -1,6 +1,7 @@
 //! The `group.consumer.*` keys of Kafka's `GroupCoordinatorConfig` (KIP-848 consumer groups),
 //! with Kafka's defaults and bounds.
 
+use kcoord_coordinator::consumer::MigrationPolicy;
 use kcoord_coordinator::ConsumerGroupConfig;
 
 use super::values::{int_in, unique_list};
@@ -30,6 +31,10 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ConsumerGroupConfig, ConfigError> {
         d.assignment_interval_ms,
         |v| int_in(v, 0, i32::MAX),
     )?;
+    let migration_policy = r.get("group.consumer.migration.policy", d.migration_policy, |v| {
+        MigrationPolicy::parse(v.trim())
+            .ok_or_else(|| "must be one of bidirectional, upgrade, downgrade, disabled".to_owned())
+    })?;
     // Kafka's `GroupCoordinatorConfig` requires the interval below the session timeout.
     if heartbeat_interval_ms >= session_timeout_ms {
         return Err(r.error(
@@ -43,6 +48,7 @@ pub(super) fn read(r: &Reader<'_>) -> Result<ConsumerGroupConfig, ConfigError> {
         max_size,
         assignors,
         assignment_interval_ms,
+        migration_policy,
     })
 }
 
@@ -70,4 +76,38 @@ fn assignors(raw: &str) -> Result<Vec<String>, String> {
         ));
     }
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use kcoord_coordinator::consumer::MigrationPolicy;
+
+    use crate::config::Config;
+
+    #[test]
+    fn the_migration_policy_is_read_case_insensitively_and_defaults_to_bidirectional() {
+        let policy = |lines: &str| {
+            Config::parse("t.properties", &format!("node.id=1\n{lines}"))
+                .map(|c| c.consumer.migration_policy)
+        };
+        assert_eq!(policy("").unwrap(), MigrationPolicy::Bidirectional);
+        assert_eq!(
+            policy("group.consumer.migration.policy=Upgrade\n").unwrap(),
+            MigrationPolicy::Upgrade
+        );
+        assert_eq!(
+            policy("group.consumer.migration.policy=DISABLED\n").unwrap(),
+            MigrationPolicy::Disabled
+        );
+        assert_eq!(
+            policy("group.consumer.migration.policy=downgrade\n").unwrap(),
+            MigrationPolicy::Downgrade
+        );
+        let e = policy("group.consumer.migration.policy=sideways\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("must be one of bidirectional, upgrade, downgrade, disabled"),
+            "{e}"
+        );
+    }
 }

@@ -212,40 +212,14 @@ fn sorted(mut partitions: Vec<i32>) -> Vec<i32> {
     partitions
 }
 
-/// A consumer-protocol assignment (int16 version, then an array of topics, each a name and
-/// an array of int32 partitions; what follows depends on the version and is not needed).
+/// A consumer-protocol assignment as topics and their sorted partitions.
 fn consumer_assignment(bytes: &[u8]) -> Option<BTreeMap<String, Vec<i32>>> {
-    let mut r = Reader(bytes.get(2..)?);
-    let mut out = BTreeMap::new();
-    for _ in 0..r.count()? {
-        let len = usize::try_from(i16::from_be_bytes(r.take()?)).ok()?;
-        let name = String::from_utf8(r.bytes(len)?.to_vec()).ok()?;
-        let partitions = (0..r.count()?)
-            .map(|_| r.take().map(i32::from_be_bytes))
-            .collect::<Option<Vec<i32>>>()?;
-        out.entry(name).or_insert_with(Vec::new).extend(partitions);
+    let read = kcoord_coordinator::consumer_protocol::read_assignment(bytes).ok()?;
+    let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for (topic, partitions) in read.partitions {
+        out.entry(topic).or_default().extend(partitions);
     }
     Some(out.into_iter().map(|(t, p)| (t, sorted(p))).collect())
-}
-
-/// Big-endian fields read off the front of a slice.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn bytes(&mut self, n: usize) -> Option<&[u8]> {
-        let (head, tail) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = tail;
-        Some(head)
-    }
-
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.bytes(N)?.try_into().ok()
-    }
-
-    /// An int32 array length; a negative one (null) reads as empty.
-    fn count(&mut self) -> Option<usize> {
-        Some(usize::try_from(i32::from_be_bytes(self.take()?)).unwrap_or(0))
-    }
 }
 
 /// The group's committed offsets with each partition's log end offset and lag.

@@ -1,14 +1,11 @@
 package io.kcoord.interop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,10 +14,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
@@ -116,7 +111,7 @@ class ClassicConsumerGroupTest {
             int total = sent;
             Clients.await(() -> seen.size() == total, Duration.ofSeconds(60),
                     () -> "consumed " + seen.size() + " of " + total);
-            awaitCommittedToTheEnd(admin, group);
+            Clients.awaitCommittedToTheEnd(admin, group, TOPIC, PARTITIONS);
             for (Member m : members) {
                 m.close();
                 assertEquals(null, m.failure.get(), "a consumer failed");
@@ -164,23 +159,5 @@ class ClassicConsumerGroupTest {
         Set<TopicPartition> described = new HashSet<>();
         d.members().forEach(m -> described.addAll(m.assignment().topicPartitions()));
         assertEquals(PARTITIONS, described.size(), "the described assignment covers every partition");
-    }
-
-    private static void awaitCommittedToTheEnd(Admin admin, String group) throws Exception {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        for (int p = 0; p < PARTITIONS; p++) latest.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
-        Map<TopicPartition, Long> ends = new HashMap<>();
-        admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
-        Clients.await(() -> {
-            try {
-                Map<TopicPartition, OffsetAndMetadata> committed =
-                        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-                return ends.entrySet().stream().allMatch(e -> committed.containsKey(e.getKey())
-                        && committed.get(e.getKey()).offset() == e.getValue());
-            } catch (Exception e) {
-                return false;
-            }
-        }, Duration.ofSeconds(30), () -> "offsets not committed to the end " + ends);
-        assertTrue(ends.values().stream().mapToLong(Long::longValue).sum() > 0);
     }
 }

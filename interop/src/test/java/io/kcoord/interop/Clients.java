@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -15,9 +16,11 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -200,6 +203,32 @@ public final class Clients {
             if (System.nanoTime() > end) throw new AssertionError("timed out: " + what.get());
             Thread.sleep(50);
         }
+    }
+
+    /**
+     * Waits until {@code group} has committed every partition of {@code topic} at its end
+     * (within 30 s), which must hold some record; those end offsets.
+     */
+    public static Map<TopicPartition, Long> awaitCommittedToTheEnd(
+            Admin admin, String group, String topic, int partitions) throws Exception {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < partitions; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
+        await(() -> {
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed =
+                        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+                return ends.entrySet().stream().allMatch(e -> committed.containsKey(e.getKey())
+                        && committed.get(e.getKey()).offset() == e.getValue());
+            } catch (Exception e) {
+                return false;
+            }
+        }, Duration.ofSeconds(30), () -> "offsets not committed to the end " + ends);
+        if (ends.values().stream().mapToLong(Long::longValue).sum() == 0) {
+            throw new AssertionError("no record in " + topic);
+        }
+        return ends;
     }
 
     public static void closeAll(Collection<KafkaStreams> apps) {

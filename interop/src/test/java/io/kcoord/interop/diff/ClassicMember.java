@@ -33,6 +33,8 @@ final class ClassicMember implements AutoCloseable {
     int generation = -1;
     String protocol = "range";
     String metadata = "subscription";
+    /** Metadata as bytes (a real {@code ConsumerProtocolSubscription}); wins over {@link #metadata}. */
+    byte[] rawMetadata;
     int sessionTimeoutMs = 45_000;
     int rebalanceTimeoutMs = 30_000;
     private final WireClient wire;
@@ -53,7 +55,7 @@ final class ClassicMember implements AutoCloseable {
         JoinGroupRequestData.JoinGroupRequestProtocolCollection protocols =
                 new JoinGroupRequestData.JoinGroupRequestProtocolCollection();
         protocols.add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName(protocol)
-                .setMetadata(metadata.getBytes(StandardCharsets.UTF_8)));
+                .setMetadata(rawMetadata != null ? rawMetadata : metadata.getBytes(StandardCharsets.UTF_8)));
         return new JoinGroupRequest.Builder(new JoinGroupRequestData().setGroupId(groupId)
                 .setMemberId(memberId).setGroupInstanceId(instanceId).setProtocolType("consumer")
                 .setSessionTimeoutMs(sessionTimeoutMs).setRebalanceTimeoutMs(rebalanceTimeoutMs)
@@ -117,6 +119,16 @@ final class ClassicMember implements AutoCloseable {
         List<SyncGroupRequestData.SyncGroupRequestAssignment> list = new ArrayList<>();
         assignments.forEach((m, a) -> list.add(new SyncGroupRequestData.SyncGroupRequestAssignment()
                 .setMemberId(m).setAssignment(a.getBytes(StandardCharsets.UTF_8))));
+        return new SyncGroupRequest.Builder(new SyncGroupRequestData().setGroupId(groupId)
+                .setMemberId(memberId).setGroupInstanceId(instanceId).setGenerationId(generation)
+                .setProtocolType("consumer").setProtocolName(protocol).setAssignments(list));
+    }
+
+    /** A SyncGroup whose assignments are bytes (real {@code ConsumerProtocolAssignment}s). */
+    AbstractRequest.Builder<?> syncRequestRaw(Map<String, byte[]> assignments) {
+        List<SyncGroupRequestData.SyncGroupRequestAssignment> list = new ArrayList<>();
+        assignments.forEach((m, a) -> list.add(new SyncGroupRequestData.SyncGroupRequestAssignment()
+                .setMemberId(m).setAssignment(a)));
         return new SyncGroupRequest.Builder(new SyncGroupRequestData().setGroupId(groupId)
                 .setMemberId(memberId).setGroupInstanceId(instanceId).setGenerationId(generation)
                 .setProtocolType("consumer").setProtocolName(protocol).setAssignments(list));

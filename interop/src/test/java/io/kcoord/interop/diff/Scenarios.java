@@ -62,6 +62,7 @@ final class Scenarios {
         all.addAll(TransactionScenarios.all());
         all.addAll(ClassicScenarios.all());
         all.addAll(ConsumerScenarios.all());
+        all.addAll(MigrationScenarios.all());
         all.addAll(TopicToolScenarios.all());
         all.add(new Scenario("initial-delay", ALT, Map.of("initial-delay-in", 2), Scenarios::initialDelay));
         all.add(new Scenario("standby-three-members", ALT, Map.of("standby-three-members-in", 3), Scenarios::standbyThree));
