@@ -27,7 +27,9 @@
 //! is built once; each request patches its base sequence and recomputes the CRC
 //! (`support/produce.rs`), so the client stays cheap; every answer must be error-free at the
 //! base offset the stream expects. After `--warmup` (1 s), `--seconds` (5) are measured: the
-//! answers received then, the daemon's CPU, the bench's CPU. The topic is deleted afterwards.
+//! answers received then, the daemon's CPU, the bench's CPU, and the requests' latency (p50,
+//! p99 and the slowest: with `--daemon-config log.segment.bytes=...` small enough for the load
+//! to roll segments, the slowest shows whether a roll stalls produce). The topic is deleted afterwards.
 //! Then the same frames go to the **discard server** for the same time (unless
 //! `--no-discard`): this bench binary re-executed with `--discard-server`, a separate process
 //! (so its CPU is read the same way) with a thread per connection that reads into a 1 MiB
@@ -856,7 +858,7 @@ fn produce_line(
         }
     };
     format!(
-        r#"{{"bench":"data_plane","measure":"produce","target":"{target}","storage":{},"round":{round},"record_bytes":{record_bytes},"compression":"{}","connections":{},"inflight":{},"records_per_batch":{},"batch_wire_bytes":{},"seconds":{:.1},"requests":{},"records_per_s":{:.0},"mb_per_s":{:.1},"wire_mb_per_s":{:.1},"server_cpu_s":{:.2},"server_cores":{:.2},"wire_mb_per_server_cpu_s":{},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"p50_us":{:.0},"p99_us":{:.0}}}"#,
+        r#"{{"bench":"data_plane","measure":"produce","target":"{target}","storage":{},"round":{round},"record_bytes":{record_bytes},"compression":"{}","connections":{},"inflight":{},"records_per_batch":{},"batch_wire_bytes":{},"seconds":{:.1},"requests":{},"records_per_s":{:.0},"mb_per_s":{:.1},"wire_mb_per_s":{:.1},"server_cpu_s":{:.2},"server_cores":{:.2},"wire_mb_per_server_cpu_s":{},"mb_per_server_cpu_s":{},"client_cpu_s":{:.2},"p50_us":{:.0},"p99_us":{:.0},"max_us":{:.0}}}"#,
         storage.map_or_else(|| "null".to_string(), |s| format!("\"{}\"", s.name())),
         compression.name(),
         options.connections,
@@ -875,6 +877,7 @@ fn produce_line(
         r.client_cpu_s,
         produce::percentile_us(&s.latencies_ns, 50.0),
         produce::percentile_us(&s.latencies_ns, 99.0),
+        s.latencies_ns.last().map_or(0.0, |ns| f64::from(*ns) / 1e3),
     )
 }
 

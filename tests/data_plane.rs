@@ -9,7 +9,7 @@ mod data_plane_support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{wait_until, Daemon};
+use common::{wait_until, Daemon, IO_TIMEOUT};
 use data_plane_support::*;
 use rdkafka::consumer::Consumer;
 use rdkafka::producer::Producer;
@@ -143,6 +143,16 @@ fn a_restart_with_log_dirs_finds_every_acknowledged_record() {
         r.value = Some(vec![b'v'; 700]);
     }
     let sent = produce(&producer(&daemon, &[]), "durable", &recs);
+    // A rolled segment is sealed off the write path: its index appears while the daemon runs,
+    // not only with the flush at its shutdown.
+    let indexed = wait_until(IO_TIMEOUT, || {
+        let index = dir
+            .path()
+            .join("durable-0")
+            .join("00000000000000000000.index");
+        index.exists().then_some(())
+    });
+    assert!(indexed.is_some(), "the first segment was never sealed");
     daemon.stop();
     assert!(dir
         .path()

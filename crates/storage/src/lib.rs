@@ -13,6 +13,7 @@ pub mod log;
 pub mod log_config;
 pub mod producer_state;
 mod scan;
+pub mod seal;
 mod segment;
 pub mod txn;
 pub mod validate;

@@ -6,6 +6,7 @@
 //! (`log/txn.rs`: markers, read_committed reads, the aborted transaction index).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use tracing::{info, warn};
@@ -16,11 +17,13 @@ use crate::format;
 use crate::log_config::{LogConfig, TimestampType};
 use crate::producer_state::VerificationGuard;
 use crate::producer_state::{last_sequence, ProducerBatch, ProducerStates};
+use crate::seal::PendingSeal;
 use crate::segment::{self, AppendIoError, Chunk, Segment};
 use crate::txn::{AbortedIndex, AbortedTxn};
 
 mod compact;
 mod open;
+mod seal;
 mod timestamps;
 mod txn;
 
@@ -162,6 +165,11 @@ pub struct Log {
     /// The earliest tombstone deadline compaction wrote, to clean again once it has passed.
     next_tombstone_deadline: Option<i64>,
     aborted: AbortedIndex,
+    /// Seals of rolled segments not known to have run ([`crate::seal`]): a flush settles
+    /// them, and one that failed stops appends as a failed write does.
+    pending_seals: Vec<Arc<PendingSeal>>,
+    /// The same seals, until the daemon takes them to run ([`Log::take_seals`]).
+    seals_to_run: Vec<Arc<PendingSeal>>,
 }
 
 impl Log {
@@ -180,6 +188,8 @@ impl Log {
             first_dirty: 0,
             next_tombstone_deadline: None,
             aborted: AbortedIndex::default(),
+            pending_seals: Vec::new(),
+            seals_to_run: Vec::new(),
         }
     }
 
@@ -257,6 +267,7 @@ impl Log {
         guard: Option<VerificationGuard>,
         now_ms: i64,
     ) -> Result<Appended, AppendError> {
+        self.note_failed_seals();
         if let Some(reason) = &self.failed {
             return Err(AppendError::Storage(reason.clone()));
         }
@@ -390,49 +401,6 @@ impl Log {
                 .map_err(|e| AppendError::Storage(e.to_string()))?;
         }
         Ok(())
-    }
-
-    /// Seals the active segment and starts a new one at the log end.
-    pub fn roll(&mut self, now_ms: i64) -> Result<(), StorageError> {
-        let base = self.log_end_offset();
-        let next = match &self.dir {
-            None => Segment::in_memory(base, now_ms),
-            Some(dir) => {
-                Segment::create_file(dir, base, now_ms).map_err(|e| StorageError::io(dir, e))?
-            }
-        };
-        if let Err(e) = self.active_mut().seal() {
-            segment::remove_if_exists(next.path().unwrap_or(Path::new(""))).ok();
-            return Err(StorageError::io(
-                self.dir.as_deref().unwrap_or(Path::new("")),
-                e,
-            ));
-        }
-        self.segments.push(next);
-        self.unflushed_messages = 0;
-        self.oldest_unflushed_ms = None;
-        Ok(())
-    }
-
-    /// fsyncs the active segment (sealed segments were synced when sealed).
-    pub fn flush(&mut self) -> std::io::Result<()> {
-        if self.unflushed_messages > 0 {
-            self.active().flush()?;
-            self.unflushed_messages = 0;
-            self.oldest_unflushed_ms = None;
-        }
-        Ok(())
-    }
-
-    /// Flushes if the oldest unflushed append is `flush.ms` old.
-    pub fn flush_if_due(&mut self, now_ms: i64) -> std::io::Result<bool> {
-        match self.oldest_unflushed_ms {
-            Some(since) if now_ms.saturating_sub(since) >= self.config.flush_ms => {
-                self.flush()?;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
     }
 
     /// Batches from the one holding `offset` on, up to `max_bytes`; with `min_one_batch` the

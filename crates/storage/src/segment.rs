@@ -13,6 +13,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::entry::{self, BatchEntry};
 use crate::scan;
+use crate::seal::{self, PendingSeal};
 
 /// Where a segment's bytes live.
 #[derive(Debug)]
@@ -27,8 +28,11 @@ pub(crate) struct FileStore {
     pub path: PathBuf,
     /// Shared with reads in progress, which keep it open even after the segment is deleted.
     pub file: Arc<File>,
-    /// The index file has been written: the segment takes no more appends.
+    /// The segment takes no more appends; its index file is written, or will be by its
+    /// pending seal.
     pub sealed: bool,
+    /// Sealed by a roll and not yet synced and indexed ([`crate::seal`]).
+    pub pending_seal: Option<Arc<PendingSeal>>,
 }
 
 #[derive(Debug)]
@@ -120,6 +124,7 @@ impl Segment {
                 path,
                 file: Arc::new(file),
                 sealed: false,
+                pending_seal: None,
             }),
         })
     }
@@ -141,6 +146,7 @@ impl Segment {
                 path: path.to_path_buf(),
                 file: Arc::new(file),
                 sealed: false,
+                pending_seal: None,
             }),
         })
     }
@@ -202,6 +208,7 @@ impl Segment {
                     path: path.to_path_buf(),
                     file: Arc::new(file),
                     sealed,
+                    pending_seal: None,
                 }),
             },
             dropped,
@@ -311,11 +318,44 @@ impl Segment {
                 f.sealed = true;
             }
         }
-        Ok(())
+        self.settle_seal()
+    }
+
+    /// Takes no more appends and hands back the fsync and index write still to do, to run off
+    /// the write path ([`crate::seal`]); none for a segment in memory or already sealed.
+    pub fn begin_seal(&mut self) -> Option<Arc<PendingSeal>> {
+        let Store::File(f) = &mut self.store else {
+            return None;
+        };
+        if f.sealed {
+            return None;
+        }
+        f.sealed = true;
+        let pending = PendingSeal::new(
+            Arc::clone(&f.file),
+            f.path.with_extension("index"),
+            self.entries.clone(),
+        );
+        f.pending_seal = Some(Arc::clone(&pending));
+        Some(pending)
+    }
+
+    /// Runs the seal a roll left pending, if any (waiting for it when it is running elsewhere).
+    pub fn settle_seal(&self) -> io::Result<()> {
+        match &self.store {
+            Store::File(FileStore {
+                pending_seal: Some(pending),
+                ..
+            }) => seal::settle(pending),
+            _ => Ok(()),
+        }
     }
 
     /// Removes the segment's files (open reads keep theirs until they finish).
     pub fn delete_files(&self) -> io::Result<()> {
+        // A seal still to run would write the index of a deleted segment; whether it succeeds
+        // does not matter for a segment on its way out.
+        let _ = self.settle_seal();
         if let Store::File(f) = &self.store {
             remove_if_exists(&f.path.with_extension("index"))?;
             remove_if_exists(&f.path)?;

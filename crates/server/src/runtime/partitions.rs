@@ -9,6 +9,7 @@
 
 pub mod maintenance;
 mod markers;
+pub mod seals;
 
 pub use markers::MarkerError;
 

@@ -196,6 +196,10 @@ impl Log {
             })?;
         }
         if let Some(old_path) = self.segments[index].path().map(Path::to_path_buf) {
+            // The old segment's seal, if still to run, would write its index over the new one's.
+            self.segments[index]
+                .settle_seal()
+                .map_err(|e| StorageError::io(&old_path, e))?;
             next.install_as(&old_path)
                 .map_err(|e| StorageError::io(&old_path, e))?;
         }

@@ -56,6 +56,8 @@ impl Log {
             // Unknown after a restart: the first pass finds any tombstone deadline again.
             next_tombstone_deadline: Some(i64::MIN),
             aborted: AbortedIndex::default(),
+            pending_seals: Vec::new(),
+            seals_to_run: Vec::new(),
         };
         log.rebuild_producer_state(now_ms, producer_expiration_ms);
         info!(log = %log.name, segments = log.segments.len(), log_start_offset, log_end_offset = end, producers = log.producers.len(), last_stable_offset = log.last_stable_offset(), aborted_transactions = log.aborted.len(), "loaded log");

@@ -64,6 +64,7 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<Appended, AppendError> {
+        self.note_failed_seals();
         if let Some(reason) = &self.failed {
             return Err(AppendError::Storage(reason.clone()));
         }

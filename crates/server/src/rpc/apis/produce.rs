@@ -420,7 +420,7 @@ fn append_partition(
     }
     let append = || {
         let mut log = partition.log();
-        checked
+        let answers = checked
             .into_iter()
             .filter_map(|(ti, pi, r)| r.ok().map(|b| (ti, pi, b)))
             .map(|(ti, pi, (batch, guard))| {
@@ -442,15 +442,19 @@ fn append_partition(
                 };
                 (ti, pi, answer)
             })
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (answers, log.take_seals())
     };
     // An fsync (flush.messages) must not stall the worker's other connections.
-    let answers = if fsyncs_every_append {
+    let (answers, seals) = if fsyncs_every_append {
         crate::support::blocking::run(append)
     } else {
         append()
     };
     partition.appended.notify_waiters();
+    if !seals.is_empty() {
+        crate::runtime::partitions::seals::run_in_background(partition.name(), seals);
+    }
     answers
 }
 

@@ -60,6 +60,9 @@ fn one_pass(partitions: &Partitions, due: Due, now: i64, expiration_ms: i64) {
                 Err(e) => warn!(partition = %p.name(), error = %e, "compaction failed"),
             }
         }
+        let seals = log.take_seals();
+        drop(log);
+        super::seals::run_here(&p.name(), &seals);
     }
 }
 
