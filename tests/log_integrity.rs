@@ -329,6 +329,34 @@ fn fetch(daemon: &Daemon, group: &str) -> (i16, Vec<(String, i32, i64)>) {
     })
 }
 
+/// Commits `offsets` for `group`, retrying while the just-started daemon is still loading the
+/// group's shard (COORDINATOR_LOAD_IN_PROGRESS, which clients retry).
+async fn commit_once_loaded(
+    client: &Client,
+    group: &str,
+    offsets: &BTreeMap<TopicPartition, OffsetAndMetadata>,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let results = client.commit_offsets(group, offsets, None).await.unwrap();
+        let loading = results.values().any(|r| {
+            r.as_ref()
+                .is_err_and(|e| e.error_code() == Some(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS))
+        });
+        if !loading {
+            for (tp, r) in results {
+                r.unwrap_or_else(|e| panic!("{group} {tp:?}: {e}"));
+            }
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{group}: never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[test]
 fn a_corrupt_shard_log_leaves_its_groups_unavailable_and_the_other_shard_serves() {
     let data = tempfile::tempdir().unwrap();
@@ -348,9 +376,7 @@ fn a_corrupt_shard_log_leaves_its_groups_unavailable_and_the_other_shard_serves(
                     TopicPartition::new("t", 0),
                     OffsetAndMetadata::new(offset + round),
                 )]);
-                for (tp, r) in client.commit_offsets(group, &offsets, None).await.unwrap() {
-                    r.unwrap_or_else(|e| panic!("{group} {tp:?}: {e}"));
-                }
+                commit_once_loaded(&client, group, &offsets).await;
             }
         }
     });
