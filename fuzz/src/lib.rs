@@ -339,6 +339,7 @@ impl Node {
             local_addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
             advertised_host: "127.0.0.1".to_owned(),
             advertised_port: port,
+            upstream_broker: None,
         };
         let listeners = vec![
             listener("PLAINTEXT", ListenerKind::Broker, 9092),

@@ -52,6 +52,8 @@ pub struct ServerState {
     pub metrics: Arc<Metrics>,
     /// What `/health/ready` waits for besides the shards.
     pub readiness: Readiness,
+    /// Gateway mode: the upstream cluster requests are forwarded to; none in standalone mode.
+    pub gateway: Option<Arc<crate::gateway::Gateway>>,
 }
 
 /// Whether the node has finished starting: every listener bound and serving (the coordinator
@@ -184,6 +186,7 @@ impl ServerState {
             group_lines: crate::support::logging::group_lines(),
             metrics,
             readiness: Readiness::default(),
+            gateway: None,
         };
         let background = Background {
             controller: controller_task,

@@ -14,7 +14,10 @@ use kcoord_wire::messages::api_versions_response::{
 use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kcoord_wire::ErrorCode;
 
-use crate::rpc::versions::{advertised_apis, supported_versions};
+use kcoord_wire::VersionRange;
+
+use crate::config::ListenerKind;
+use crate::rpc::versions::{advertised_apis, in_gateway, supported_versions};
 use crate::rpc::{serve, Listeners, Rpc};
 use crate::runtime::features::{
     GROUP_VERSION, GROUP_VERSION_LEVEL, STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION,
@@ -22,7 +25,9 @@ use crate::runtime::features::{
 use crate::state::RequestContext;
 
 /// ApiVersions as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5).served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5)
+    .served_on(Listeners::BrokerAndController)
+    .local_in_gateway();
 
 serve!(sync handle);
 
@@ -36,7 +41,7 @@ pub fn handle(
     }
     if version >= 5 {
         if let Some(cluster_id) = &req.cluster_id {
-            if cluster_id != ctx.cluster_id() || req.node_id != ctx.node_id() {
+            if !is_this_node(ctx, cluster_id, req.node_id) {
                 tracing::debug!(
                     peer = %ctx.peer,
                     requested_cluster_id = %cluster_id,
@@ -54,7 +59,7 @@ pub fn handle(
     ApiVersionsResponse {
         error_code: ErrorCode::NONE.code(),
         // The KIP-1331 push RPCs only when a topology description plugin is configured.
-        api_keys: advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled())
+        api_keys: advertised(ctx)
             .iter()
             .map(|(api, range)| ApiVersion {
                 api_key: api.key(),
@@ -99,6 +104,31 @@ pub fn handle(
             })
             .collect(),
         ..Default::default()
+    }
+}
+
+/// What this listener advertises; in gateway mode on a broker listener, with the forwarded
+/// APIs narrowed to what the upstream cluster serves ([`in_gateway`]).
+fn advertised(ctx: &RequestContext<'_>) -> std::borrow::Cow<'static, [(ApiKey, VersionRange)]> {
+    let ours = advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled());
+    match &ctx.server.gateway {
+        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+            std::borrow::Cow::Owned(in_gateway(ours, &gateway.view().versions))
+        }
+        _ => std::borrow::Cow::Borrowed(ours),
+    }
+}
+
+/// Whether KIP-1242's ClusterId and NodeId name this node. Through a gateway's broker port a
+/// client knows the node as the upstream broker the port stands for, in the upstream cluster
+/// (the Metadata it was given is the upstream's); on the bootstrap port any broker is right.
+fn is_this_node(ctx: &RequestContext<'_>, cluster_id: &str, node_id: i32) -> bool {
+    match &ctx.server.gateway {
+        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+            gateway.view().cluster_id.as_deref() == Some(cluster_id)
+                && ctx.listener.upstream_broker.is_none_or(|id| id == node_id)
+        }
+        _ => cluster_id == ctx.cluster_id() && node_id == ctx.node_id(),
     }
 }
 

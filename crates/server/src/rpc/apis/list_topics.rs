@@ -18,7 +18,8 @@ use crate::state::RequestContext;
 
 /// ListTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ListTopics, 0, 1)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)]);
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)])
+    .local_in_gateway();
 
 serve!(sync handle);
 

@@ -47,10 +47,12 @@ use crate::state::RequestContext;
 use shard_reads::{fetch, Fetched};
 
 /// OffsetFetch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10).asks(&[
-    Check::new(AclOperation::Describe, ResourceType::Group),
-    Check::new(AclOperation::Describe, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10)
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Group),
+        Check::new(AclOperation::Describe, ResourceType::Topic),
+    ])
+    .by_group_in_gateway();
 
 serve!(async handle);
 
