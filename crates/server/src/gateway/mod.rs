@@ -107,8 +107,28 @@ impl Gateway {
         Ok(view)
     }
 
+    /// Every topic of the upstream cluster, by name, with whether it is internal: its Metadata
+    /// for all topics, asked of any broker.
+    pub async fn topics(&self) -> Result<Vec<(String, bool)>, kcoord_client::ClientError> {
+        let address = self.address_for(None).ok_or_else(|| {
+            kcoord_client::ClientError::InvalidArgument("no upstream broker is known".to_owned())
+        })?;
+        let conn = kcoord_client::Connection::connect(&address, self.client.clone()).await?;
+        let metadata = conn
+            .send_negotiated(kcoord_wire::messages::MetadataRequest {
+                topics: None,
+                ..Default::default()
+            })
+            .await?;
+        Ok(metadata
+            .topics
+            .into_iter()
+            .filter_map(|t| Some((t.name?, t.is_internal)))
+            .collect())
+    }
+
     /// Logs an upstream failure at most once a minute per address.
-    pub(crate) fn log_failure(&self, address: &str, what: &str, error: &dyn std::fmt::Display) {
+    pub fn log_failure(&self, address: &str, what: &str, error: &dyn std::fmt::Display) {
         if let Some(suppressed) = self
             .failures
             .check(address.to_owned(), std::time::Instant::now())
