@@ -12,9 +12,9 @@ use kcoord_wire::messages::create_topics_request::CreatableTopic;
 use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kcoord_wire::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, ListOffsetsRequest,
-    ListOffsetsResponse, ListTopicsRequest, ListTopicsResponse, MetadataRequest, MetadataResponse,
-    ProduceRequest, RequestHeader, ResponseHeader,
+    ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    ListOffsetsRequest, ListOffsetsResponse, ListTopicsRequest, ListTopicsResponse,
+    MetadataRequest, MetadataResponse, ProduceRequest, RequestHeader, ResponseHeader,
 };
 use kcoord_wire::{Decodable, Encodable};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,6 +35,14 @@ async fn upstream() -> ServerHandle {
 
 /// A gateway in front of `upstream`, with upstream broker 1 on the returned port.
 async fn gateway(upstream: &ServerHandle) -> (ServerHandle, u16) {
+    gateway_with(upstream, "").await.unwrap()
+}
+
+/// [`gateway`] with more config lines.
+async fn gateway_with(
+    upstream: &ServerHandle,
+    extra: &str,
+) -> Result<(ServerHandle, u16), kcoord_server::StartError> {
     // A port the OS just had free for broker 1; the start is the one below it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -42,14 +50,12 @@ async fn gateway(upstream: &ServerHandle) -> (ServerHandle, u16) {
         .unwrap()
         .port();
     let text = format!(
-        "node.id=7\n{BASE}upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n",
+        "node.id=7\n{BASE}upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{extra}",
         upstream.broker_addr().unwrap(),
         port - 1
     );
-    let server = kcoord_server::start(Config::parse("gateway", &text).unwrap())
-        .await
-        .unwrap();
-    (server, port)
+    let server = kcoord_server::start(Config::parse("gateway", &text).unwrap()).await?;
+    Ok((server, port))
 }
 
 fn frame<Req: Encodable>(api: ApiKey, version: i16, correlation_id: i32, request: &Req) -> Vec<u8> {
@@ -82,6 +88,22 @@ async fn read_response(stream: &mut TcpStream, api: ApiKey, version: i16) -> Opt
     let mut body = Bytes::from(body);
     let header = ResponseHeader::decode(&mut body, api.response_header_version(version)).unwrap();
     Some((header.correlation_id, body))
+}
+
+/// Creates a topic of one partition through `addr`.
+async fn create_topic(addr: std::net::SocketAddr, name: &str) {
+    let create = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.to_owned(),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..Default::default()
+        }],
+        timeout_ms: 5000,
+        ..Default::default()
+    };
+    let created: CreateTopicsResponse = call(addr, ApiKey::CreateTopics, 7, &create).await;
+    assert_eq!(created.topics[0].error_code, 0, "{created:?}");
 }
 
 fn api_versions() -> ApiVersionsRequest {
@@ -182,23 +204,7 @@ async fn pipelined_answers_come_back_in_request_order_local_and_forwarded_alike(
 async fn a_produce_with_acks_0_gets_no_answer_and_the_next_request_does() {
     let upstream = upstream().await;
     let (gateway, _) = gateway(&upstream).await;
-    let create = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: "t".to_owned(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 5000,
-        ..Default::default()
-    };
-    let _: kcoord_wire::messages::CreateTopicsResponse = call(
-        gateway.broker_addr().unwrap(),
-        ApiKey::CreateTopics,
-        7,
-        &create,
-    )
-    .await;
+    create_topic(gateway.broker_addr().unwrap(), "t").await;
     let mut builder = BatchBuilder::new(BatchOptions::default());
     builder
         .push(1_700_000_000_000, Some(b"k"), Some(b"v"), &[])
@@ -255,23 +261,7 @@ async fn a_produce_with_acks_0_gets_no_answer_and_the_next_request_does() {
 async fn list_topics_lists_the_upstream_topics() {
     let upstream = upstream().await;
     let (gateway, _) = gateway(&upstream).await;
-    let create = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: "upstream-only".to_owned(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 5000,
-        ..Default::default()
-    };
-    let _: kcoord_wire::messages::CreateTopicsResponse = call(
-        upstream.broker_addr().unwrap(),
-        ApiKey::CreateTopics,
-        7,
-        &create,
-    )
-    .await;
+    create_topic(upstream.broker_addr().unwrap(), "upstream-only").await;
     let listed: ListTopicsResponse = call(
         gateway.broker_addr().unwrap(),
         ApiKey::ListTopics,
@@ -334,4 +324,46 @@ async fn a_gateway_does_not_start_when_no_upstream_answers() {
         .to_string();
     assert!(err.contains("upstream.bootstrap.servers"), "{err}");
     assert!(err.contains(&addr.to_string()), "{err}");
+}
+
+#[tokio::test]
+async fn the_upstream_connections_authenticate_with_the_upstream_sasl_settings() {
+    let text = "node.id=1\nlisteners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+         controller.listener.names=CONTROLLER\n\
+         listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         sasl.enabled.mechanisms=PLAIN\n\
+         listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\";\n";
+    let upstream = kcoord_server::start(Config::parse("sasl-upstream", text).unwrap())
+        .await
+        .unwrap();
+    let settings = |password: &str| {
+        format!(
+            "upstream.security.protocol=SASL_PLAINTEXT\nupstream.sasl.mechanism=PLAIN\n\
+             upstream.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"{password}\";\n"
+        )
+    };
+    let wrong = gateway_with(&upstream, &settings("guess")).await;
+    let err = wrong
+        .expect_err("a wrong password stops the start")
+        .to_string();
+    assert!(err.contains("upstream.bootstrap.servers"), "{err}");
+    let (gateway, port) = gateway_with(&upstream, &settings("alice-secret"))
+        .await
+        .unwrap();
+    // The gateway's own listener is PLAINTEXT; its upstream connections authenticate.
+    let metadata: MetadataResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default(),
+    )
+    .await;
+    let brokers: Vec<_> = metadata
+        .brokers
+        .iter()
+        .map(|b| (b.node_id, b.port))
+        .collect();
+    assert_eq!(brokers, [(1, i32::from(port))]);
+    gateway.shutdown().await;
+    upstream.shutdown().await;
 }
