@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use kcoord_client::{ClientConfig, ClientError, Connection};
+use kcoord_wire::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
 use kcoord_wire::messages::MetadataRequest;
 use kcoord_wire::VersionRange;
 use tracing::debug;
@@ -16,6 +17,11 @@ pub struct UpstreamView {
     pub brokers: BTreeMap<i32, String>,
     /// The versions the upstream serves, by API key.
     pub versions: BTreeMap<i16, VersionRange>,
+    /// The upstream's features as its ApiVersions lists them: clients decide with these how to
+    /// talk to the cluster (e.g. `transaction.version`).
+    pub supported_features: Vec<SupportedFeatureKey>,
+    pub finalized_features: Vec<FinalizedFeatureKey>,
+    pub finalized_features_epoch: i64,
 }
 
 /// No upstream broker answered.
@@ -66,6 +72,9 @@ async fn ask(address: &str, client: &ClientConfig) -> Result<UpstreamView, Clien
             .map(|b| (b.node_id, join_host_port(&b.host, b.port)))
             .collect(),
         versions: versions.ranges().collect(),
+        supported_features: versions.response().supported_features.clone(),
+        finalized_features: versions.response().finalized_features.clone(),
+        finalized_features_epoch: versions.response().finalized_features_epoch,
     })
 }
 

@@ -1,12 +1,14 @@
 //! One task per connection. It reads ahead, dispatches requests in arrival order and hands
 //! each response to a writer running alongside, so responses leave in request order while
-//! the next requests are read; responses that are ready together go out in one write.
+//! the next requests are read; responses that are ready together go out in one write. A
+//! response still on its way (a request forwarded upstream in gateway mode) is handed over as
+//! such, and the writer waits for it in its turn.
 //!
 //! A client that stops reading holds at most [`MAX_QUEUED_RESPONSES`] responses and, past
 //! [`MAX_QUEUED_RESPONSE_BYTES`], no more than one: the reader waits before handling another
 //! request (Kafka mutes such a channel likewise).
 //!
-//! A watchdog beside them closes the connection when no request is being handled and no byte
+//! A watchdog beside them closes the connection when no request is being handled or awaited and no byte
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
 //! arrived in full `socket.request.receive.timeout.ms` after its first bytes, or when the
 //! connection quotas ask for room (see `limiter`).
@@ -93,6 +95,8 @@ pub(crate) struct Activity {
     last_active: AtomicU64,
     /// A request is being handled: the connection is not idle, whatever the clock says.
     in_flight: AtomicBool,
+    /// Answers the writer is waiting for (forwarded upstream in gateway mode): not idle either.
+    awaited: AtomicUsize,
     /// When the first bytes of the request still arriving came; [`NOT_RECEIVING`] when none.
     receiving_since: AtomicU64,
     /// The quotas want this connection closed to make room.
@@ -109,6 +113,7 @@ impl Activity {
             epoch,
             last_active: AtomicU64::new(0),
             in_flight: AtomicBool::new(false),
+            awaited: AtomicUsize::new(0),
             receiving_since: AtomicU64::new(NOT_RECEIVING),
             evicted: AtomicBool::new(false),
             wake: Notify::new(),
@@ -329,7 +334,9 @@ async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
     loop {
         let now = Instant::now();
         let mut deadline = None;
-        if activity.in_flight.load(Ordering::Relaxed) {
+        if activity.in_flight.load(Ordering::Relaxed)
+            || activity.awaited.load(Ordering::Relaxed) > 0
+        {
             deadline = Some(now + recheck);
         } else {
             if activity.is_evicted() {
@@ -504,7 +511,7 @@ async fn write_responses<W: AsyncWrite + Unpin>(
                 None => break,
             },
         };
-        let Some(first) = ready(item, queued).await else {
+        let Some(first) = ready(item, queued, activity).await else {
             // An answer that will not come: the connection closes, as a broker's would.
             queued.writer_stopped.notify_one();
             return;
@@ -546,13 +553,17 @@ async fn write_responses<W: AsyncWrite + Unpin>(
     let _ = writer.shutdown().await;
 }
 
-/// The frame of one item, waiting for it if it is still on its way (then counting its bytes
-/// as queued, which the reader could not); `None` when the connection is to close.
-async fn ready(item: Outgoing, queued: &Queued) -> Option<OutFrame> {
+/// The frame of one item, waiting for it if it is still on its way (the connection is not idle
+/// meanwhile; its bytes are counted as queued once there, which the reader could not do);
+/// `None` when the connection is to close.
+async fn ready(item: Outgoing, queued: &Queued, activity: &Activity) -> Option<OutFrame> {
     match item {
         Outgoing::Frame(frame) => Some(frame),
         Outgoing::Later(later) => {
-            let frame = later.frame().await?;
+            activity.awaited.fetch_add(1, Ordering::Relaxed);
+            let frame = later.frame().await;
+            activity.awaited.fetch_sub(1, Ordering::Relaxed);
+            let frame = frame?;
             queued.bytes.fetch_add(frame.len(), Ordering::AcqRel);
             Some(frame)
         }

@@ -178,6 +178,16 @@ class GatewayTest {
             ApiVersion describe = response.data().apiKeys().find(ApiKeys.STREAMS_GROUP_DESCRIBE.id);
             assertTrue(heartbeat != null && describe != null, "streams group APIs advertised: " + response.data());
             assertTrue(response.data().apiKeys().find(ApiKeys.FETCH.id) != null, "Fetch advertised");
+            // The cluster's features, which clients decide by (metadata.version and
+            // transaction.version among them), not kcoord's own.
+            String broker = cluster.bootstrap().split(",")[0];
+            try (WireClient direct = new WireClient(broker, "gateway-test")) {
+                ApiVersionsResponse theirs = (ApiVersionsResponse) direct.send(new ApiVersionsRequest.Builder(), (short) 3);
+                for (String feature : List.of("metadata.version", "transaction.version")) {
+                    assertEquals(theirs.data().finalizedFeatures().find(feature).maxVersionLevel(),
+                            response.data().finalizedFeatures().find(feature).maxVersionLevel(), feature);
+                }
+            }
         }
     }
 
