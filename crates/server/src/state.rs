@@ -168,6 +168,9 @@ impl ServerState {
             metrics.controller_log.clone(),
         );
         controller_task.attach_authorizer(authorizer.clone());
+        if config.gateway.is_some() {
+            controller_task.leave_topics_to_the_gateway();
+        }
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let state = ServerState {
             config,

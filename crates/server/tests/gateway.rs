@@ -367,3 +367,31 @@ async fn the_upstream_connections_authenticate_with_the_upstream_sasl_settings()
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_coordinator_sees_the_upstream_topics() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    create_topic(upstream.broker_addr().unwrap(), "source").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let image = gateway.state().topics.snapshot();
+        if let Some(topic) = image.get("source") {
+            let theirs = upstream.state().topics.snapshot();
+            assert_eq!(
+                topic.id,
+                theirs.get("source").unwrap().id,
+                "the upstream's topic id"
+            );
+            assert_eq!(topic.partition_count(), 1);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the gateway's catalog never showed the upstream topic"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

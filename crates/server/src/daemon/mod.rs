@@ -3,6 +3,7 @@
 
 pub mod command_line;
 mod gateway_ports;
+mod gateway_topics;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -177,7 +178,7 @@ pub async fn start_with(
     let mut acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
     if let Some((ports, bound_ports)) = gateway {
         let serving = gateway_ports::Serving::new(&state, quotas, &bulk, shutdown_rx);
-        acceptors.push(ports.spawn(bound_ports, serving));
+        acceptors.extend(spawn_gateway(ports, bound_ports, serving));
     }
     log_running(&state);
     state.readiness.listeners_started();
@@ -192,6 +193,21 @@ pub async fn start_with(
         http: None,
     };
     start_http(handle, http).await
+}
+
+/// Gateway mode's tasks: the topic mirror, and the upstream brokers' ports with their
+/// refresh.
+fn spawn_gateway(
+    ports: gateway_ports::BrokerPorts,
+    bound: Vec<(TcpListener, ListenerInfo)>,
+    serving: gateway_ports::Serving,
+) -> [JoinHandle<()>; 2] {
+    let mirror = gateway_topics::spawn(
+        ports.gateway(),
+        Arc::clone(&serving.state),
+        serving.shutdown.clone(),
+    );
+    [mirror, ports.spawn(bound, serving)]
 }
 
 /// Binds every configured listener, in config order.

@@ -11,12 +11,14 @@
 
 pub mod forward;
 pub mod mapping;
+pub mod topics;
 pub mod upstream;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use kcoord_client::ClientConfig;
+use kcoord_client::{ClientConfig, ClientError, Connection};
+use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
 use tracing::{info, warn};
 
 use crate::config::gateway::GatewaySettings;
@@ -46,6 +48,8 @@ pub struct Gateway {
     spread: AtomicUsize,
     /// One line per upstream address and minute when it fails.
     failures: LogLimiter<String>,
+    /// Asks the topic mirror for a look at the upstream topics before its next turn.
+    topics_wanted: tokio::sync::Notify,
 }
 
 impl Gateway {
@@ -72,6 +76,7 @@ impl Gateway {
             view: RwLock::new(Arc::new(view)),
             spread: AtomicUsize::new(0),
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
+            topics_wanted: tokio::sync::Notify::new(),
         })
     }
 
@@ -107,24 +112,48 @@ impl Gateway {
         Ok(view)
     }
 
-    /// Every topic of the upstream cluster, by name, with whether it is internal: its Metadata
-    /// for all topics, asked of any broker.
-    pub async fn topics(&self) -> Result<Vec<(String, bool)>, kcoord_client::ClientError> {
-        let address = self.address_for(None).ok_or_else(|| {
-            kcoord_client::ClientError::InvalidArgument("no upstream broker is known".to_owned())
-        })?;
-        let conn = kcoord_client::Connection::connect(&address, self.client.clone()).await?;
-        let metadata = conn
-            .send_negotiated(kcoord_wire::messages::MetadataRequest {
-                topics: None,
-                ..Default::default()
-            })
-            .await?;
+    /// Every topic of the upstream cluster, by name, with whether it is internal.
+    pub async fn topics(&self) -> Result<Vec<(String, bool)>, ClientError> {
+        let metadata = self.all_topics().await?;
         Ok(metadata
             .topics
             .into_iter()
             .filter_map(|t| Some((t.name?, t.is_internal)))
             .collect())
+    }
+
+    /// The upstream cluster's topics as a catalog, for the coordinator shards
+    /// ([`topics::image`]).
+    pub async fn topics_image(&self) -> Result<kcoord_metadata::TopicsImage, ClientError> {
+        Ok(topics::image(self.all_topics().await?))
+    }
+
+    /// The upstream's Metadata for all topics, asked of any broker.
+    async fn all_topics(&self) -> Result<MetadataResponse, ClientError> {
+        let conn = self.control_connection().await?;
+        conn.send_negotiated(MetadataRequest {
+            topics: None,
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// A connection to any upstream broker for kcoord's own requests.
+    async fn control_connection(&self) -> Result<Connection, ClientError> {
+        let address = self.address_for(None).ok_or_else(|| {
+            ClientError::InvalidArgument("no upstream broker is known".to_owned())
+        })?;
+        Connection::connect(&address, self.client.clone()).await
+    }
+
+    /// Wakes the topic mirror at once (a topic was just created upstream).
+    pub fn topics_changed_upstream(&self) {
+        self.topics_wanted.notify_one();
+    }
+
+    /// Resolves when [`Gateway::topics_changed_upstream`] was called since the last time.
+    pub async fn topics_wanted(&self) {
+        self.topics_wanted.notified().await;
     }
 
     /// Logs an upstream failure at most once a minute per address.

@@ -55,9 +55,11 @@ class GatewayTest {
     static void start() throws Exception {
         cluster = KafkaCluster.shared();
         portStart = freePortRange(3);
-        kcoord = Kcoord.start("gateway",
-                "upstream.bootstrap.servers=" + cluster.bootstrap(),
-                "gateway.broker.port.start=" + portStart);
+        List<String> config = new ArrayList<>(Kcoord.fastStreamsGroups());
+        config.add("group.streams.topology.description.class=memory");
+        config.add("upstream.bootstrap.servers=" + cluster.bootstrap());
+        config.add("gateway.broker.port.start=" + portStart);
+        kcoord = Kcoord.start("gateway", config.toArray(String[]::new));
     }
 
     @AfterAll
@@ -188,6 +190,46 @@ class GatewayTest {
                             response.data().finalizedFeatures().find(feature).maxVersionLevel(), feature);
                 }
             }
+        }
+    }
+
+    @Test
+    void a_stateful_streams_app_through_kcoord_counts_exactly_on_the_cluster() throws Exception {
+        String app = "gw-stateful";
+        // Its input and output live in the cluster, created and filled there directly.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            direct.createTopics(List.of(new NewTopic("words", 2, (short) 3),
+                    new NewTopic("word-counts", 2, (short) 3), new NewTopic("prices", 1, (short) 3)))
+                    .all().get(60, TimeUnit.SECONDS);
+        }
+        List<String> words = List.of("apple", "banana", "cherry");
+        List<Map.Entry<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            for (String word : words) records.add(Map.entry("k" + i + word, word));
+        }
+        Clients.produce(cluster.bootstrap(), "words", records);
+
+        Properties props = Clients.streamsProps(kcoord.bootstrap(), app, Clients.tempDir(app));
+        props.put(org.apache.kafka.streams.StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        org.apache.kafka.streams.KafkaStreams streams =
+                Clients.startRunning(Shapes.stateful().topology(), props, Duration.ofSeconds(120));
+        try {
+            Map<String, Long> last = new HashMap<>();
+            Clients.await(() -> {
+                for (var r : Clients.readAllLongs(cluster.bootstrap(), "word-counts")) {
+                    last.put(r.key(), r.value());
+                }
+                return words.stream().allMatch(w -> Long.valueOf(100).equals(last.get(w)));
+            }, Duration.ofSeconds(120), () -> "counts " + last + ", expected 100 each; kcoord:\n"
+                    + kcoord.logTail());
+        } finally {
+            streams.close(Duration.ofSeconds(30));
+        }
+        // kcoord created the app's internal topics in the cluster.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            Set<String> names = direct.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertTrue(names.contains(app + "-counts-changelog"), "topics " + names);
+            assertTrue(names.contains(app + "-counts-repartition"), "topics " + names);
         }
     }
 
