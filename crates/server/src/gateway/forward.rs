@@ -52,6 +52,24 @@ impl std::fmt::Debug for Forwarded {
 /// writer may batch with others; larger ones go out as they came.
 const COPY_LIMIT: usize = 64 * 1024;
 
+/// How a forwarded answer is changed before it goes back to the client.
+pub enum Change {
+    /// Its brokers mapped onto kcoord's endpoints ([`mapping::rewrite`]).
+    Brokers,
+    /// By the caller: kcoord's own part of the answer added (the body in, the new body or why
+    /// not out).
+    With(Box<dyn FnOnce(Bytes) -> Result<Bytes, String> + Send>),
+}
+
+impl std::fmt::Debug for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Change::Brokers => "Brokers",
+            Change::With(_) => "With",
+        })
+    }
+}
+
 /// One client connection's way upstream.
 #[derive(Debug)]
 pub struct Forwarder {
@@ -104,14 +122,13 @@ impl Forwarder {
         opened.ok()
     }
 
-    /// Sends one request upstream; its answer comes later, in order, with its brokers mapped
-    /// onto kcoord's endpoints when `rewrite` is set.
+    /// Sends one request upstream; its answer comes later, in order, changed as `change` says.
     pub async fn forward(
         &self,
         header: &RequestHeader,
         (api, version): (ApiKey, i16),
         body: Bytes,
-        rewrite: bool,
+        change: Option<Change>,
     ) -> Forwarded {
         let expect_response = !(api == ApiKey::Produce && produce_acks(&body, version) == Some(0));
         let Some((address, upstream)) = self.connection().await else {
@@ -148,20 +165,22 @@ impl Forwarder {
                     return None;
                 }
             };
-            let body = if rewrite {
-                match mapping::rewrite(api, version, body, gateway.endpoints()) {
-                    Ok(body) => body,
-                    Err(e) => {
-                        gateway.log_failure(
-                            &address,
-                            "cannot map the upstream's answer; closing the client connection",
-                            &e,
-                        );
-                        return None;
-                    }
+            let changed = match change {
+                None => Ok(body),
+                Some(Change::Brokers) => mapping::rewrite(api, version, body, gateway.endpoints())
+                    .map_err(|e| e.to_string()),
+                Some(Change::With(change)) => change(body),
+            };
+            let body = match changed {
+                Ok(body) => body,
+                Err(e) => {
+                    gateway.log_failure(
+                        &address,
+                        "cannot change the upstream's answer; closing the client connection",
+                        &e,
+                    );
+                    return None;
                 }
-            } else {
-                body
             };
             frame(api, version, correlation_id, body)
         }))

@@ -17,7 +17,7 @@ use kcoord_wire::messages::{RequestHeader, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable, ErrorCodes};
 use tracing::{debug, error};
 
-use crate::gateway::forward::{Forwarded, Forwarder, PendingFrame};
+use crate::gateway::forward::{Change, Forwarded, Forwarder, PendingFrame};
 use crate::rpc::apis::api_versions;
 use crate::rpc::authentication::SaslSession;
 use crate::rpc::bulk::BulkHandle;
@@ -153,32 +153,37 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         Ok(parsed) => parsed,
         Err(reply) => return reply,
     };
+    let ctx = conn.context(&header);
     if let Some(upstream) = &conn.upstream {
-        if let Some(rewrite) = forwarded(&conn.server, api, version, &body) {
-            return match upstream
-                .forward(&header, (api, version), body, rewrite)
-                .await
-            {
+        if let Some(change) = forwarded(&ctx, api, version, &body).await {
+            let forwarded = upstream.forward(&header, (api, version), body, change);
+            return match forwarded.await {
                 Forwarded::NoResponse => Reply::NoResponse,
                 Forwarded::Failed => Reply::Close,
                 Forwarded::Later(frame) => Reply::Later(Later(frame)),
             };
         }
     }
-    let ctx = conn.context(&header);
     crate::rpc::apis::serve(&ctx, api, version, body).await
 }
 
 /// Whether a gateway forwards this request (its declaration says so, or for a group RPC the
-/// groups it names), and if so whether the answer is rewritten.
-fn forwarded(server: &ServerState, api: ApiKey, version: i16, body: &Bytes) -> Option<bool> {
+/// groups it names), and if so how its answer is changed.
+async fn forwarded(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> Option<Option<Change>> {
     match crate::rpc::versions::declaration(api)?.gateway {
         Gateway::Local => None,
-        Gateway::Forwarded => Some(false),
-        Gateway::Rewritten => Some(true),
+        Gateway::Forwarded => Some(None),
+        Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
-            (!crate::rpc::by_group::served_locally(server, api, version, body)).then_some(false)
+            let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
+            (!local).then_some(None)
         }
+        Gateway::Merged => Some(crate::rpc::merged::local_part(ctx, api, version, body).await),
     }
 }
 

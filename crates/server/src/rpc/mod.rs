@@ -16,6 +16,7 @@ pub mod configs;
 pub mod dispatch;
 pub mod groups;
 pub mod lists;
+pub mod merged;
 pub mod plugin_context;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -58,6 +59,9 @@ pub enum Gateway {
     /// Served by kcoord when every group the request names is a streams group it
     /// coordinates, forwarded otherwise ([`by_group`]).
     ByGroup,
+    /// Forwarded, and kcoord's own answer for its streams groups merged into the cluster's
+    /// ([`merged`]).
+    Merged,
 }
 
 /// A question an RPC may ask the authorizer: an operation on a type of resource.
@@ -126,6 +130,14 @@ impl Rpc {
     pub const fn by_group_in_gateway(self) -> Rpc {
         Rpc {
             gateway: Gateway::ByGroup,
+            ..self
+        }
+    }
+
+    /// Forwarded in gateway mode with kcoord's own answer merged in ([`Gateway::Merged`]).
+    pub const fn merged_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Merged,
             ..self
         }
     }

@@ -13,12 +13,15 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -27,6 +30,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -222,6 +226,18 @@ class GatewayTest {
                 return words.stream().allMatch(w -> Long.valueOf(100).equals(last.get(w)));
             }, Duration.ofSeconds(120), () -> "counts " + last + ", expected 100 each; kcoord:\n"
                     + kcoord.logTail());
+            // Through kcoord, Kafka's Admin sees the streams group kcoord coordinates: listed
+            // with the cluster's groups, and described by kcoord (its coordinator port).
+            try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+                Map<String, Optional<GroupType>> listed = new HashMap<>();
+                for (GroupListing g : admin.listGroups().all().get(30, TimeUnit.SECONDS)) {
+                    listed.put(g.groupId(), g.type());
+                }
+                assertEquals(Optional.of(GroupType.STREAMS), listed.get(app), "groups " + listed);
+                StreamsGroupDescription group = admin.describeStreamsGroups(List.of(app))
+                        .describedGroups().get(app).get(30, TimeUnit.SECONDS);
+                assertEquals(1, group.members().size(), "members of " + group);
+            }
         } finally {
             streams.close(Duration.ofSeconds(30));
         }
