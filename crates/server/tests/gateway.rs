@@ -106,6 +106,11 @@ async fn create_topic(addr: std::net::SocketAddr, name: &str) {
     assert_eq!(created.topics[0].error_code, 0, "{created:?}");
 }
 
+/// Metadata for all topics through `addr`.
+async fn metadata_of(addr: std::net::SocketAddr) -> MetadataResponse {
+    call(addr, ApiKey::Metadata, 12, &MetadataRequest::default()).await
+}
+
 fn api_versions() -> ApiVersionsRequest {
     ApiVersionsRequest {
         client_software_name: "gateway-test".to_owned(),
@@ -135,13 +140,7 @@ async fn call<Req: Encodable, Resp: Decodable>(
 async fn metadata_through_the_gateway_shows_the_upstream_broker_at_its_gateway_port() {
     let upstream = upstream().await;
     let (gateway, port) = gateway(&upstream).await;
-    let metadata: MetadataResponse = call(
-        gateway.broker_addr().unwrap(),
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default(),
-    )
-    .await;
+    let metadata = metadata_of(gateway.broker_addr().unwrap()).await;
     let brokers: Vec<_> = metadata
         .brokers
         .iter()
@@ -154,13 +153,7 @@ async fn metadata_through_the_gateway_shows_the_upstream_broker_at_its_gateway_p
         Some(upstream.state().cluster_id())
     );
     // The broker port answers too, and forwards to broker 1.
-    let via_port: MetadataResponse = call(
-        ([127, 0, 0, 1], port).into(),
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default(),
-    )
-    .await;
+    let via_port = metadata_of(([127, 0, 0, 1], port).into()).await;
     assert_eq!(via_port.brokers.len(), 1);
     gateway.shutdown().await;
     upstream.shutdown().await;
@@ -351,13 +344,7 @@ async fn the_upstream_connections_authenticate_with_the_upstream_sasl_settings()
         .await
         .unwrap();
     // The gateway's own listener is PLAINTEXT; its upstream connections authenticate.
-    let metadata: MetadataResponse = call(
-        gateway.broker_addr().unwrap(),
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default(),
-    )
-    .await;
+    let metadata = metadata_of(gateway.broker_addr().unwrap()).await;
     let brokers: Vec<_> = metadata
         .brokers
         .iter()
