@@ -425,8 +425,9 @@ pub fn dispatch(data: &[u8]) {
                 );
             }
             Reply::NoResponse => {}
-            // Last: a failed SASL exchange's answer, then the close (no SASL listener here).
-            Reply::Close | Reply::Last(_) => return,
+            // Last: a failed SASL exchange's answer, then the close (no SASL listener here);
+            // Later: only a gateway forwards, and this node is none.
+            Reply::Close | Reply::Last(_) | Reply::Later(_) => return,
         }
     }
 }
