@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use kcoord_client::broker::{register_broker, BrokerProperties, RegistrationOptions};
+use kcoord_client::ClientConfig;
 use kcoord_record_batches::{BatchBuilder, BatchOptions};
 use kcoord_server::{Config, ServerHandle};
 use kcoord_wire::api::ApiKey;
@@ -44,18 +46,30 @@ async fn gateway_with(
     extra: &str,
 ) -> Result<(ServerHandle, u16), kcoord_server::StartError> {
     // A port the OS just had free for broker 1; the start is the one below it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    let port = free_port();
+    let server = gateway_at(upstream, port - 1, extra).await?;
+    Ok((server, port))
+}
+
+/// A gateway in front of `upstream` serving upstream broker `b` on `start + b`.
+async fn gateway_at(
+    upstream: &ServerHandle,
+    start: u16,
+    extra: &str,
+) -> Result<ServerHandle, kcoord_server::StartError> {
+    let text = format!(
+        "node.id=7\n{BASE}upstream.bootstrap.servers={}\ngateway.broker.port.start={start}\n{extra}",
+        upstream.broker_addr().unwrap(),
+    );
+    kcoord_server::start(Config::parse("gateway", &text).unwrap()).await
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
-    let text = format!(
-        "node.id=7\n{BASE}upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{extra}",
-        upstream.broker_addr().unwrap(),
-        port - 1
-    );
-    let server = kcoord_server::start(Config::parse("gateway", &text).unwrap()).await?;
-    Ok((server, port))
+        .port()
 }
 
 fn frame<Req: Encodable>(api: ApiKey, version: i16, correlation_id: i32, request: &Req) -> Vec<u8> {
@@ -379,6 +393,61 @@ async fn the_coordinator_sees_the_upstream_topics() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broker_that_joins_the_upstream_gets_its_port_at_the_next_refresh() {
+    let upstream = upstream().await;
+    // Two free ports, the second above the first: broker 1 on the first, the newcomer on the
+    // second.
+    let first = free_port();
+    let second = (0..100)
+        .map(|_| free_port())
+        .find(|p| *p > first + 1)
+        .expect("a free port above the first");
+    let start = first - 1;
+    let newcomer = i32::from(second - start);
+    let gateway = gateway_at(&upstream, start, "upstream.metadata.max.age.ms=1000\n")
+        .await
+        .unwrap();
+    let properties = BrokerProperties::parse(&format!(
+        "node.id={newcomer}\nprocess.roles=broker\ncontroller.listener.names=CONTROLLER\n\
+         listeners=PLAINTEXT://127.0.0.1:1\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         broker.heartbeat.interval.ms=100\n"
+    ))
+    .unwrap();
+    let options = RegistrationOptions {
+        client: ClientConfig::new("gateway-test").with_request_timeout(TIMEOUT),
+        ..Default::default()
+    };
+    let controller = upstream.controller_addr().unwrap().to_string();
+    let broker = register_broker(&properties, &controller, options)
+        .await
+        .unwrap()
+        .start_heartbeats();
+    broker.wait_unfenced(TIMEOUT).await.unwrap();
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let ports: Vec<(i32, i32)> = metadata_of(gateway.broker_addr().unwrap())
+            .await
+            .brokers
+            .iter()
+            .map(|b| (b.node_id, b.port))
+            .collect();
+        let served = TcpStream::connect(("127.0.0.1", second)).await.is_ok();
+        if ports.contains(&(newcomer, i32::from(second))) && served {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "broker {newcomer} never got port {second}: {ports:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    broker.kill();
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
