@@ -218,6 +218,7 @@ fn requires_push(c: &mut Criterion) {
         local_addr: SocketAddr::from(([127, 0, 0, 1], 9092)),
         advertised_host: "localhost".into(),
         advertised_port: 9092,
+        upstream_broker: None,
     };
     let (server, _background) = ServerState::build(Arc::new(config), vec![listener.clone()]);
     let header = RequestHeader {

@@ -339,6 +339,7 @@ impl Node {
             local_addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
             advertised_host: "127.0.0.1".to_owned(),
             advertised_port: port,
+            upstream_broker: None,
         };
         let listeners = vec![
             listener("PLAINTEXT", ListenerKind::Broker, 9092),
@@ -424,8 +425,9 @@ pub fn dispatch(data: &[u8]) {
                 );
             }
             Reply::NoResponse => {}
-            // Last: a failed SASL exchange's answer, then the close (no SASL listener here).
-            Reply::Close | Reply::Last(_) => return,
+            // Last: a failed SASL exchange's answer, then the close (no SASL listener here);
+            // Later: only a gateway forwards, and this node is none.
+            Reply::Close | Reply::Last(_) | Reply::Later(_) => return,
         }
     }
 }

@@ -226,10 +226,63 @@ impl Connection {
             api_key,
             version,
             (request_header, response_header),
-            append,
+            (None, append),
             self.inner.config.request_timeout,
         )
         .await
+    }
+
+    /// Queues a request body encoded elsewhere, as a proxy forwards a client's request: the
+    /// header carries this connection's correlation id and the client's own `client_id`, the
+    /// body goes out untouched. Requests queued one after the other are written in that order.
+    /// Returns once the request is queued: with `expect_response`, the receiver of its response
+    /// body (after the response header), which has no timeout of its own; without (Produce with
+    /// acks=0), nothing.
+    pub async fn forward(
+        &self,
+        api: ApiKey,
+        version: i16,
+        client_id: Option<&str>,
+        body: Bytes,
+        expect_response: bool,
+    ) -> Result<Option<PendingResponse>, ClientError> {
+        let inner = &*self.inner;
+        let append = |buf: &mut BytesMut| {
+            buf.extend_from_slice(&body);
+            Ok::<(), Infallible>(())
+        };
+        let request_header = api.request_header_version(version);
+        let (correlation_id, frame) =
+            self.frame(api.key(), version, request_header, client_id, append)?;
+        let pending = if expect_response {
+            let (reply, response) = oneshot::channel();
+            inner.inflight.register(
+                correlation_id,
+                Waiter {
+                    api_key: api.key(),
+                    version,
+                    response_header_version: api.response_header_version(version),
+                    reply,
+                },
+            )?;
+            Some(PendingResponse {
+                response,
+                inflight: Arc::clone(&inner.inflight),
+            })
+        } else if inner.inflight.is_closed() {
+            return Err(inner.inflight.closed());
+        } else {
+            None
+        };
+        let outgoing = Outgoing {
+            frame,
+            written: None,
+        };
+        if inner.queue.send(outgoing).await.is_err() {
+            inner.inflight.take(correlation_id);
+            return Err(inner.inflight.closed());
+        }
+        Ok(pending)
     }
 
     /// Asks the server for its API versions with ApiVersions, starting at the newest version
@@ -319,7 +372,7 @@ impl Connection {
             R::KEY,
             version,
             headers,
-            |buf| req.encode(buf, version),
+            (None, |buf: &mut BytesMut| req.encode(buf, version)),
             timeout,
         )
         .await
@@ -338,16 +391,34 @@ impl Connection {
         version: i16,
     ) -> Result<(), ClientError> {
         self.check_version::<R>(version)?;
-        let inner = &*self.inner;
-        let request_header_version = R::header_version(version);
         let (correlation_id, frame) =
-            self.frame(R::KEY, version, request_header_version, |buf| {
+            self.frame(R::KEY, version, R::header_version(version), None, |buf| {
                 req.encode(buf, version)
             })?;
+        self.write_only(
+            R::KEY,
+            version,
+            correlation_id,
+            frame,
+            self.inner.config.request_timeout,
+        )
+        .await
+    }
+
+    /// Queues a frame no response is expected for and waits until it is written.
+    async fn write_only(
+        &self,
+        api_key: i16,
+        version: i16,
+        correlation_id: i32,
+        frame: Bytes,
+        timeout: Duration,
+    ) -> Result<(), ClientError> {
+        let inner = &*self.inner;
         if inner.inflight.is_closed() {
             return Err(inner.inflight.closed());
         }
-        debug!(addr = %inner.addr, api = %api_name(R::KEY), version, correlation_id, size = frame.len(), "sending request without a response");
+        debug!(addr = %inner.addr, api = %api_name(api_key), version, correlation_id, size = frame.len(), "sending request without a response");
         let (notice, written) = oneshot::channel();
         let exchange = async {
             inner
@@ -360,7 +431,6 @@ impl Connection {
                 .map_err(|_| inner.inflight.closed())?;
             written.await.map_err(|_| inner.inflight.closed())
         };
-        let timeout = inner.config.request_timeout;
         tokio::time::timeout(timeout, exchange)
             .await
             .unwrap_or_else(|_| {
@@ -368,7 +438,7 @@ impl Connection {
                     addr: inner.addr.clone(),
                     operation: format!(
                         "writing the {} v{version} request (correlation id {correlation_id})",
-                        api_name(R::KEY)
+                        api_name(api_key)
                     ),
                     after: timeout,
                 })
@@ -387,12 +457,14 @@ impl Connection {
         })
     }
 
-    /// One request frame (size prefix, header, body) with the next correlation id.
+    /// One request frame (size prefix, header, body) with the next correlation id, naming
+    /// `client_id` or, without one, the configured client id.
     fn frame<E: Display>(
         &self,
         api_key: i16,
         version: i16,
         request_header_version: i16,
+        client_id: Option<&str>,
         encode_body: impl FnOnce(&mut BytesMut) -> Result<(), E>,
     ) -> Result<(i32, Bytes), ClientError> {
         let inner = &*self.inner;
@@ -405,7 +477,7 @@ impl Connection {
             client_id: Some(if request_header_version == 0 {
                 String::new()
             } else {
-                inner.config.client_id.clone()
+                client_id.unwrap_or(&inner.config.client_id).to_owned()
             }),
             ..Default::default()
         };
@@ -433,12 +505,17 @@ impl Connection {
         api_key: i16,
         version: i16,
         (request_header_version, response_header_version): (i16, i16),
-        encode_body: impl FnOnce(&mut BytesMut) -> Result<(), E>,
+        (client_id, encode_body): (Option<&str>, impl FnOnce(&mut BytesMut) -> Result<(), E>),
         timeout: Duration,
     ) -> Result<Bytes, ClientError> {
         let inner = &*self.inner;
-        let (correlation_id, frame) =
-            self.frame(api_key, version, request_header_version, encode_body)?;
+        let (correlation_id, frame) = self.frame(
+            api_key,
+            version,
+            request_header_version,
+            client_id,
+            encode_body,
+        )?;
         let (reply, response) = oneshot::channel();
         inner.inflight.register(
             correlation_id,
@@ -479,6 +556,28 @@ impl Connection {
                     after: timeout,
                 })
             }
+        }
+    }
+}
+
+/// The response to a request queued by [`Connection::forward`].
+pub struct PendingResponse {
+    response: oneshot::Receiver<Result<Bytes, ClientError>>,
+    inflight: Arc<InFlight>,
+}
+
+impl std::fmt::Debug for PendingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingResponse").finish_non_exhaustive()
+    }
+}
+
+impl PendingResponse {
+    /// The response body, or why there is none (the connection closed first).
+    pub async fn response(self) -> Result<Bytes, ClientError> {
+        match self.response.await {
+            Ok(result) => result,
+            Err(_) => Err(self.inflight.closed()),
         }
     }
 }

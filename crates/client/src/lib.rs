@@ -54,7 +54,7 @@ mod versions;
 pub use admin::{GroupResult, TopicResult};
 pub use client::{Client, Coordinator};
 pub use client_config::ClientConfig;
-pub use connection::Connection;
+pub use connection::{Connection, PendingResponse};
 pub use consume::{ConsumedRecord, Consumer, FetchOptions, Fetched, IsolationLevel};
 pub use error::{api_name, ClientError};
 pub use produce::{ProducedRecord, Producer, ProducerConfig, SendResult};

@@ -17,10 +17,12 @@
 
 // The rooms. Each imports only the rooms below it in `tests/rooms.rs`'s list, lowest first:
 // TLS material, the configuration, support (clock, logs, shutdown), metrics and the
-// authorizer; the runtime that drives the cores; the state a request sees; the RPCs; the two
+// authorizer; the runtime that drives the cores; the way to an upstream cluster in gateway
+// mode; the state a request sees; the RPCs; the two
 // ways in (the Kafka listeners, the HTTP side); and the daemon's startup, which wires them.
 pub mod config;
 pub mod daemon;
+pub mod gateway;
 pub mod http;
 pub mod metrics;
 mod net;

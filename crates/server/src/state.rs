@@ -52,6 +52,8 @@ pub struct ServerState {
     pub metrics: Arc<Metrics>,
     /// What `/health/ready` waits for besides the shards.
     pub readiness: Readiness,
+    /// Gateway mode: the upstream cluster requests are forwarded to; none in standalone mode.
+    pub gateway: Option<Arc<crate::gateway::Gateway>>,
 }
 
 /// Whether the node has finished starting: every listener bound and serving (the coordinator
@@ -166,6 +168,9 @@ impl ServerState {
             metrics.controller_log.clone(),
         );
         controller_task.attach_authorizer(authorizer.clone());
+        if config.gateway.is_some() {
+            controller_task.leave_topics_to_the_gateway();
+        }
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let state = ServerState {
             config,
@@ -184,6 +189,7 @@ impl ServerState {
             group_lines: crate::support::logging::group_lines(),
             metrics,
             readiness: Readiness::default(),
+            gateway: None,
         };
         let background = Background {
             controller: controller_task,

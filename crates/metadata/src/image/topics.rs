@@ -106,6 +106,30 @@ impl TopicsImage {
             .map(String::as_str)
     }
 
+    /// A catalog of `topics` as another cluster describes them (kcoord's gateway mode mirrors
+    /// its upstream cluster's); a topic whose name or id is already in it is left out, as a
+    /// replayed log would refuse it.
+    pub fn from_topics(topics: impl IntoIterator<Item = TopicImage>) -> TopicsImage {
+        let mut image = TopicsImage::default();
+        for topic in topics {
+            if image.by_name.contains_key(&topic.name) || image.names_by_id.contains_key(&topic.id)
+            {
+                continue;
+            }
+            image.names_by_id.insert(topic.id, topic.name.clone());
+            if has_collision_chars(&topic.name) {
+                image
+                    .collisions
+                    .entry(unify_collision_chars(&topic.name))
+                    .or_default()
+                    .insert(topic.name.clone());
+            }
+            image.partitions += topic.partitions.len();
+            image.by_name.insert(topic.name.clone(), topic);
+        }
+        image
+    }
+
     /// A new topic. A name or an id the catalog already has is refused: the controller never
     /// writes one (a topic is removed before its name is used again), so such a record would
     /// mean a damaged or spliced log, and applying it would drop the existing topic's
@@ -262,6 +286,43 @@ pub fn is_internal_topic(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_catalog_from_another_clusters_topics_is_looked_up_like_a_replayed_one() {
+        let topic = |name: &str, id: u128, partitions: i32| TopicImage {
+            id: Uuid::from_u128(id),
+            name: name.to_owned(),
+            requested_replication_factor: -1,
+            partitions: (0..partitions)
+                .map(|p| {
+                    let image = PartitionImage {
+                        partition: p,
+                        leader: 1,
+                        leader_epoch: 0,
+                        replicas: vec![1, 2, 3],
+                        isr: vec![1, 2, 3],
+                    };
+                    (p, image)
+                })
+                .collect(),
+            configs: BTreeMap::new(),
+        };
+        let image = TopicsImage::from_topics([
+            topic("orders.v1", 1, 3),
+            topic("payments", 2, 2),
+            topic("orders.v1", 3, 1),
+            topic("again", 2, 1),
+        ]);
+        assert_eq!(image.len(), 2, "a repeated name or id is left out");
+        assert_eq!(image.partition_count(), 5);
+        assert_eq!(image.get("orders.v1").unwrap().partition_count(), 3);
+        assert_eq!(
+            image.get_by_id(&Uuid::from_u128(2)).unwrap().name,
+            "payments"
+        );
+        assert_eq!(image.get("payments").unwrap().replication_factor(), 3);
+        assert_eq!(image.colliding_topic("orders_v1"), Some("orders.v1"));
+    }
 
     #[test]
     fn topic_names_follow_kafka_rules() {

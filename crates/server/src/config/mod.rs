@@ -11,6 +11,7 @@ pub mod connections;
 pub mod consumer;
 pub mod controller;
 pub mod coordinator_log;
+pub mod gateway;
 pub mod http;
 pub mod listeners;
 pub mod log;
@@ -115,6 +116,8 @@ pub struct Config {
     pub ssl: Vec<ssl::SslListener>,
     /// `http.listener`: where `/metrics` and `/health/*` are served; none serves no HTTP.
     pub http_listener: Option<http::HttpListener>,
+    /// Gateway mode (`upstream.bootstrap.servers`); none is standalone.
+    pub gateway: Option<gateway::GatewaySettings>,
     /// Things worth a WARN once logging is up.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -224,6 +227,8 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     let sasl = sasl::read(r, &listeners)?;
     let ssl = ssl::read(r, &listeners)?;
     let http_listener = http::read(r, &listeners)?;
+    let authorizer = authorizer::read(r)?;
+    let gateway = gateway::read(r, &listeners, &authorizer)?;
 
     Ok(Config {
         source: r.path.to_owned(),
@@ -266,10 +271,11 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
         controller,
         log,
         coordinator_log,
-        authorizer: authorizer::read(r)?,
+        authorizer,
         sasl,
         ssl,
         http_listener,
+        gateway,
         warnings: Vec::new(),
     })
 }
@@ -420,6 +426,20 @@ impl<'a> Reader<'a> {
         let (k, e) = self.props.entries.get_key_value(key)?;
         self.used.borrow_mut().insert(k.as_str());
         Some(e)
+    }
+
+    /// Every key starting with `prefix`, with its value, in key order.
+    fn with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        let mut used = self.used.borrow_mut();
+        self.props
+            .entries
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(k, e)| {
+                used.insert(k.as_str());
+                (k.clone(), e.value.clone())
+            })
+            .collect()
     }
 
     fn is_set(&self, key: &str) -> bool {

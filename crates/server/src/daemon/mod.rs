@@ -2,6 +2,8 @@
 //! [`ServerHandle`]; the CLI and the tests both go through it.
 
 pub mod command_line;
+mod gateway_ports;
+mod gateway_topics;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -75,6 +77,10 @@ pub enum StartError {
     /// An SSL listener without TLS settings: a `Config` built by hand rather than parsed.
     #[error("listener {0} uses SSL but the configuration has no TLS settings for it")]
     NoTlsSettings(String),
+    /// Gateway mode could not start: the upstream cluster does not answer, or one of its
+    /// broker ids has no port.
+    #[error("gateway mode: {0}")]
+    Gateway(#[from] crate::gateway::GatewayError),
     /// A host of `max.connections.per.ip.overrides` does not resolve (Kafka fails likewise).
     #[error("max.connections.per.ip.overrides: cannot resolve {host}: {source}")]
     UnknownHost {
@@ -139,16 +145,12 @@ pub async fn start_with(
     crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
     let config = Arc::new(config);
     let tls = closing_on_error(&topology, listener_tls(&config)).await?;
-    let mut bound = Vec::with_capacity(config.listeners.len());
-    for l in &config.listeners {
-        let listener = closing_on_error(&topology, bind(l).await).await?;
-        let info = listener_info(l, &listener)?;
-        bound.push((listener, info));
-    }
+    let bound = closing_on_error(&topology, bind_listeners(&config).await).await?;
     let http = config.http_listener.as_ref().map(bind_http).transpose();
     let http = closing_on_error(&topology, http).await?;
 
-    let infos = bound.iter().map(|(_, info)| info.clone()).collect();
+    let infos: Vec<ListenerInfo> = bound.iter().map(|(_, info)| info.clone()).collect();
+    let gateway = closing_on_error(&topology, start_gateway(&config, &infos, &tls).await).await?;
     let (mut state, background) = ServerState::build_with(
         Arc::clone(&config),
         infos,
@@ -157,6 +159,7 @@ pub async fn start_with(
         metrics,
     );
     state.topology = topology;
+    state.gateway = gateway.as_ref().map(|(ports, _)| ports.gateway());
     let mut background = background;
     if let Some(authorizer) = extensions.authorizer {
         state.authorizer = Some(Arc::clone(&authorizer));
@@ -172,7 +175,11 @@ pub async fn start_with(
     let background = background.spawn(&stop_background_rx);
     let (shutdown, shutdown_rx) = watch::channel(false);
     let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
-    let acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
+    let mut acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
+    if let Some((ports, bound_ports)) = gateway {
+        let serving = gateway_ports::Serving::new(&state, quotas, &bulk, shutdown_rx);
+        acceptors.extend(spawn_gateway(ports, bound_ports, serving));
+    }
     log_running(&state);
     state.readiness.listeners_started();
     let handle = ServerHandle {
@@ -186,6 +193,62 @@ pub async fn start_with(
         http: None,
     };
     start_http(handle, http).await
+}
+
+/// Gateway mode's tasks: the topic mirror, and the upstream brokers' ports with their
+/// refresh.
+fn spawn_gateway(
+    ports: gateway_ports::BrokerPorts,
+    bound: Vec<(TcpListener, ListenerInfo)>,
+    serving: gateway_ports::Serving,
+) -> [JoinHandle<()>; 2] {
+    let mirror = gateway_topics::spawn(
+        ports.gateway(),
+        Arc::clone(&serving.state),
+        serving.shutdown.clone(),
+    );
+    [mirror, ports.spawn(bound, serving)]
+}
+
+/// Binds every configured listener, in config order.
+async fn bind_listeners(config: &Config) -> Result<Vec<(TcpListener, ListenerInfo)>, StartError> {
+    let mut bound = Vec::with_capacity(config.listeners.len());
+    for l in &config.listeners {
+        let listener = bind(l).await?;
+        let info = listener_info(l, &listener)?;
+        bound.push((listener, info));
+    }
+    Ok(bound)
+}
+
+/// In gateway mode, learns the upstream cluster and binds a port for each of its brokers,
+/// beside the first broker listener (`gateway_ports.rs`).
+async fn start_gateway(
+    config: &Config,
+    infos: &[ListenerInfo],
+    tls: &[Option<Arc<TlsListener>>],
+) -> Result<Option<(gateway_ports::BrokerPorts, Vec<(TcpListener, ListenerInfo)>)>, StartError> {
+    let Some(settings) = &config.gateway else {
+        return Ok(None);
+    };
+    let infos: Vec<Arc<ListenerInfo>> = infos.iter().cloned().map(Arc::new).collect();
+    let Some((index, template)) = gateway_ports::template(&infos) else {
+        return Ok(None); // the configuration requires a broker listener
+    };
+    let bind_host = match config.listeners[index].bind_host.as_str() {
+        "" => "0.0.0.0".to_owned(),
+        host => host.to_owned(),
+    };
+    let host = if template.advertised_host.is_empty() {
+        template.local_addr.ip().to_string()
+    } else {
+        template.advertised_host.clone()
+    };
+    let gateway = Arc::new(crate::gateway::Gateway::start(settings.clone(), host).await?);
+    let tls = tls.get(index).cloned().flatten();
+    let mut ports = gateway_ports::BrokerPorts::new(gateway, template, index, bind_host, tls);
+    let bound = ports.bind_new().await?;
+    Ok(Some((ports, bound)))
 }
 
 /// Starts serving `/metrics` and `/health/*` on the bound HTTP listener, if there is one, last;
@@ -235,6 +298,7 @@ fn listener_info(l: &ListenerConfig, listener: &TcpListener) -> Result<ListenerI
         } else {
             l.advertised_port
         },
+        upstream_broker: None,
     })
 }
 

@@ -1,12 +1,14 @@
 //! One task per connection. It reads ahead, dispatches requests in arrival order and hands
 //! each response to a writer running alongside, so responses leave in request order while
-//! the next requests are read; responses that are ready together go out in one write.
+//! the next requests are read; responses that are ready together go out in one write. A
+//! response still on its way (a request forwarded upstream in gateway mode) is handed over as
+//! such, and the writer waits for it in its turn.
 //!
 //! A client that stops reading holds at most [`MAX_QUEUED_RESPONSES`] responses and, past
 //! [`MAX_QUEUED_RESPONSE_BYTES`], no more than one: the reader waits before handling another
 //! request (Kafka mutes such a channel likewise).
 //!
-//! A watchdog beside them closes the connection when no request is being handled and no byte
+//! A watchdog beside them closes the connection when no request is being handled or awaited and no byte
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
 //! arrived in full `socket.request.receive.timeout.ms` after its first bytes, or when the
 //! connection quotas ask for room (see `limiter`).
@@ -36,7 +38,7 @@ use super::limiter::ConnectionPermit;
 use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
 use crate::rpc::bulk::BulkHandle;
-use crate::rpc::dispatch::{dispatch, Connection, Reply};
+use crate::rpc::dispatch::{dispatch, Connection, Later, Reply};
 use crate::support::logging::log_per_peer;
 
 /// Responses waiting for the socket before we stop reading requests (back-pressure on a
@@ -55,6 +57,16 @@ const BATCH_COPY_LIMIT: usize = 64 * 1024;
 struct Queued {
     bytes: AtomicUsize,
     drained: Notify,
+    /// The writer gave up (an answer from upstream that never came): stop reading.
+    writer_stopped: Notify,
+}
+
+/// What the reader hands the writer, in request order.
+#[derive(Debug)]
+enum Outgoing {
+    Frame(OutFrame),
+    /// An answer the writer waits for in its turn (gateway mode).
+    Later(Later),
 }
 
 impl Queued {
@@ -83,6 +95,8 @@ pub(crate) struct Activity {
     last_active: AtomicU64,
     /// A request is being handled: the connection is not idle, whatever the clock says.
     in_flight: AtomicBool,
+    /// Answers the writer is waiting for (forwarded upstream in gateway mode): not idle either.
+    awaited: AtomicUsize,
     /// When the first bytes of the request still arriving came; [`NOT_RECEIVING`] when none.
     receiving_since: AtomicU64,
     /// The quotas want this connection closed to make room.
@@ -99,6 +113,7 @@ impl Activity {
             epoch,
             last_active: AtomicU64::new(0),
             in_flight: AtomicBool::new(false),
+            awaited: AtomicUsize::new(0),
             receiving_since: AtomicU64::new(NOT_RECEIVING),
             evicted: AtomicBool::new(false),
             wake: Notify::new(),
@@ -319,7 +334,9 @@ async fn watchdog(activity: &Activity, timeouts: Timeouts) -> Expired {
     loop {
         let now = Instant::now();
         let mut deadline = None;
-        if activity.in_flight.load(Ordering::Relaxed) {
+        if activity.in_flight.load(Ordering::Relaxed)
+            || activity.awaited.load(Ordering::Relaxed) > 0
+        {
             deadline = Some(now + recheck);
         } else {
             if activity.is_evicted() {
@@ -356,7 +373,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
     mut reader: R,
     conn: &Connection,
     mut decoder: FrameDecoder,
-    responses: mpsc::Sender<OutFrame>,
+    responses: mpsc::Sender<Outgoing>,
     queued: &Queued,
     activity: &Activity,
     mut shutdown: watch::Receiver<bool>,
@@ -397,6 +414,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
         tokio::select! {
             biased;
             _ = crate::support::shutdown::stopped(&mut shutdown) => return,
+            () = queued.writer_stopped.notified() => return,
             read = reader.read_buf(&mut buf) => match read {
                 Ok(0) => {
                     if !buf.is_empty() {
@@ -429,7 +447,10 @@ async fn dispatch_frame(
     queued.wait_for_room().await;
     activity.start_request();
     let reply = match &conn.bulk {
-        Some(bulk) if BulkHandle::takes(&frame) => bulk.dispatch(conn, frame).await,
+        // A gateway forwards most big frames without decoding them: they stay here.
+        Some(bulk) if BulkHandle::takes(&frame) && conn.upstream.is_none() => {
+            bulk.dispatch(conn, frame).await
+        }
         _ => dispatch(conn, frame).await,
     };
     let done = Instant::now();
@@ -442,19 +463,21 @@ async fn dispatch_frame(
 
 /// Hands the reply's response, if any, to the writer; false when nothing more is to be read.
 #[inline]
-async fn queue_response(reply: Reply, responses: &mpsc::Sender<OutFrame>, queued: &Queued) -> bool {
+async fn queue_response(reply: Reply, responses: &mpsc::Sender<Outgoing>, queued: &Queued) -> bool {
     match reply {
         Reply::Respond(response) => {
             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
             // An error: the writer is gone, the peer stopped reading.
-            responses.send(response).await.is_ok()
+            responses.send(Outgoing::Frame(response)).await.is_ok()
         }
+        // Counted by the writer once it is there.
+        Reply::Later(later) => responses.send(Outgoing::Later(later)).await.is_ok(),
         Reply::NoResponse => true,
         Reply::Close => false,
         // Sent by the writer, which then closes: nothing more is read.
         Reply::Last(response) => {
             queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
-            let _ = responses.send(response).await;
+            let _ = responses.send(Outgoing::Frame(response)).await;
             false
         }
     }
@@ -473,7 +496,7 @@ fn request_api(conn: &Connection, frame: &[u8]) -> Option<ApiKey> {
 
 async fn write_responses<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut responses: mpsc::Receiver<OutFrame>,
+    mut responses: mpsc::Receiver<Outgoing>,
     peer: SocketAddr,
     queued: &Queued,
     activity: &Activity,
@@ -481,12 +504,17 @@ async fn write_responses<W: AsyncWrite + Unpin>(
     let mut batch = BytesMut::new();
     let mut next = None;
     loop {
-        let first = match next.take() {
+        let item = match next.take() {
             Some(f) => f,
             None => match responses.recv().await {
                 Some(f) => f,
                 None => break,
             },
+        };
+        let Some(first) = ready(item, queued, activity).await else {
+            // An answer that will not come: the connection closes, as a broker's would.
+            queued.writer_stopped.notify_one();
+            return;
         };
         let written = first.len();
         let result = if written > BATCH_COPY_LIMIT || !matches!(first, OutFrame::One(_)) {
@@ -496,24 +524,10 @@ async fn write_responses<W: AsyncWrite + Unpin>(
                 // The common case, one response: write it without copying.
                 Err(_) => write_frame(&mut writer, &first).await.map(|()| written),
                 Ok(second) => {
-                    let mut total = written;
-                    batch.extend_from_slice(&first.to_bytes());
-                    let mut pending = Some(second);
-                    while let Some(f) = pending.take() {
-                        if f.len() > BATCH_COPY_LIMIT
-                            || !matches!(f, OutFrame::One(_))
-                            || batch.len() >= MAX_WRITE_BATCH
-                        {
-                            next = Some(f);
-                            break;
-                        }
-                        total += f.len();
-                        batch.extend_from_slice(&f.to_bytes());
-                        pending = responses.try_recv().ok();
-                    }
-                    let result = writer.write_all(&batch).await.map(|()| total);
-                    batch.clear();
-                    result
+                    let (total, rest) =
+                        write_batch(&mut writer, &mut batch, first, second, &mut responses).await;
+                    next = rest;
+                    total
                 }
             }
         };
@@ -530,12 +544,66 @@ async fn write_responses<W: AsyncWrite + Unpin>(
             }
             Err(e) => {
                 debug!(%peer, error = %e, "write failed; closing connection");
+                queued.writer_stopped.notify_one();
                 return;
             }
         }
     }
     // The reader is done and every response is out: close our side.
     let _ = writer.shutdown().await;
+}
+
+/// The frame of one item, waiting for it if it is still on its way (the connection is not idle
+/// meanwhile; its bytes are counted as queued once there, which the reader could not do);
+/// `None` when the connection is to close.
+async fn ready(item: Outgoing, queued: &Queued, activity: &Activity) -> Option<OutFrame> {
+    match item {
+        Outgoing::Frame(frame) => Some(frame),
+        Outgoing::Later(later) => {
+            activity.awaited.fetch_add(1, Ordering::Relaxed);
+            let frame = later.frame().await;
+            activity.awaited.fetch_sub(1, Ordering::Relaxed);
+            let frame = frame?;
+            queued.bytes.fetch_add(frame.len(), Ordering::AcqRel);
+            Some(frame)
+        }
+    }
+}
+
+/// Copies `first`, `second` and whatever small frames are ready after them into one write;
+/// returns the bytes written and the item that did not fit, if any.
+async fn write_batch<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    batch: &mut BytesMut,
+    first: OutFrame,
+    second: Outgoing,
+    responses: &mut mpsc::Receiver<Outgoing>,
+) -> (std::io::Result<usize>, Option<Outgoing>) {
+    let mut total = first.len();
+    batch.extend_from_slice(&first.to_bytes());
+    let mut pending = Some(second);
+    let mut rest = None;
+    while let Some(item) = pending.take() {
+        let f = match item {
+            Outgoing::Frame(f)
+                if f.len() <= BATCH_COPY_LIMIT
+                    && matches!(f, OutFrame::One(_))
+                    && batch.len() < MAX_WRITE_BATCH =>
+            {
+                f
+            }
+            other => {
+                rest = Some(other);
+                break;
+            }
+        };
+        total += f.len();
+        batch.extend_from_slice(&f.to_bytes());
+        pending = responses.try_recv().ok();
+    }
+    let result = writer.write_all(batch).await.map(|()| total);
+    batch.clear();
+    (result, rest)
 }
 
 /// Writes one frame, its pieces with vectored writes.
@@ -654,9 +722,11 @@ mod tests {
         let activity = Activity::new(Instant::now(), Instant::now());
         let response = vec![7u8; 3 * BATCH_COPY_LIMIT];
         queued.bytes.fetch_add(response.len(), Ordering::AcqRel);
-        tx.send(OutFrame::One(bytes::Bytes::from(response.clone())))
-            .await
-            .unwrap();
+        tx.send(Outgoing::Frame(OutFrame::One(bytes::Bytes::from(
+            response.clone(),
+        ))))
+        .await
+        .unwrap();
         let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
         // The channel stays open: the writer waits for the next response once this one is out.
         let writing = write_responses(writer, rx, peer, &queued, &activity);

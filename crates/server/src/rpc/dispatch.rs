@@ -17,10 +17,12 @@ use kcoord_wire::messages::{RequestHeader, ResponseHeader};
 use kcoord_wire::{Decodable, Encodable, ErrorCodes};
 use tracing::{debug, error};
 
+use crate::gateway::forward::{Change, Forwarded, Forwarder, PendingFrame};
 use crate::rpc::apis::api_versions;
 use crate::rpc::authentication::SaslSession;
 use crate::rpc::bulk::BulkHandle;
 use crate::rpc::versions::supported_versions;
+use crate::rpc::Gateway;
 use crate::runtime::cluster::ListenerInfo;
 use crate::state::{RequestContext, ServerState};
 use crate::support::logging::{log_per_peer, Capped};
@@ -41,6 +43,25 @@ pub enum Reply {
     Close,
     /// Send this frame, then close the connection (a failed authentication).
     Last(OutFrame),
+    /// An answer still on its way (from the upstream cluster, in gateway mode): the writer
+    /// waits for it in its turn while the next requests are read.
+    Later(Later),
+}
+
+/// A response frame that is not ready yet; `None` closes the connection instead.
+pub struct Later(PendingFrame);
+
+impl Later {
+    /// The frame, once it is there.
+    pub async fn frame(self) -> Option<OutFrame> {
+        self.0.await
+    }
+}
+
+impl std::fmt::Debug for Later {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Later")
+    }
 }
 
 /// The connection a request arrived on.
@@ -60,6 +81,8 @@ pub struct Connection {
     /// Where requests in big frames are handled ([`crate::rpc::bulk`]); none handles them in
     /// place.
     pub bulk: Option<BulkHandle>,
+    /// In gateway mode, on a broker listener: where the requests kcoord does not serve go.
+    pub upstream: Option<Arc<Forwarder>>,
 }
 
 /// Kafka's principal for a client that did not authenticate.
@@ -78,6 +101,11 @@ impl Connection {
             .sasl
             .listener(&listener.name)
             .map(|l| Arc::new(SaslSession::new(l.clone())));
+        let upstream = server
+            .gateway
+            .as_ref()
+            .filter(|_| listener.kind == crate::config::ListenerKind::Broker)
+            .map(|g| Arc::new(Forwarder::new(Arc::clone(g), listener.upstream_broker)));
         Connection {
             server,
             listener,
@@ -86,6 +114,7 @@ impl Connection {
             sasl,
             tls_principal: None,
             bulk: None,
+            upstream,
         }
     }
 
@@ -125,7 +154,37 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         Err(reply) => return reply,
     };
     let ctx = conn.context(&header);
+    if let Some(upstream) = &conn.upstream {
+        if let Some(change) = forwarded(&ctx, api, version, &body).await {
+            let forwarded = upstream.forward(&header, (api, version), body, change);
+            return match forwarded.await {
+                Forwarded::NoResponse => Reply::NoResponse,
+                Forwarded::Failed => Reply::Close,
+                Forwarded::Later(frame) => Reply::Later(Later(frame)),
+            };
+        }
+    }
     crate::rpc::apis::serve(&ctx, api, version, body).await
+}
+
+/// Whether a gateway forwards this request (its declaration says so, or for a group RPC the
+/// groups it names), and if so how its answer is changed.
+async fn forwarded(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> Option<Option<Change>> {
+    match crate::rpc::versions::declaration(api)?.gateway {
+        Gateway::Local => None,
+        Gateway::Forwarded => Some(None),
+        Gateway::Rewritten => Some(Some(Change::Brokers)),
+        Gateway::ByGroup => {
+            let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
+            (!local).then_some(None)
+        }
+        Gateway::Merged => Some(crate::rpc::merged::local_part(ctx, api, version, body).await),
+    }
 }
 
 /// An API no RPC file declares: [`parse`] closes the connection before it gets here (no

@@ -11,10 +11,12 @@ pub mod apis;
 pub mod authentication;
 pub mod authorize;
 pub mod bulk;
+pub mod by_group;
 pub mod configs;
 pub mod dispatch;
 pub mod groups;
 pub mod lists;
+pub mod merged;
 pub mod plugin_context;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -42,6 +44,24 @@ impl Listeners {
             Listeners::BrokerAndController => true,
         }
     }
+}
+
+/// What a gateway (kcoord with `upstream.bootstrap.servers`, docs/gateway.md) does with an
+/// RPC that arrives on a broker listener. The controller listener serves everything itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gateway {
+    /// Served by kcoord, as in standalone mode.
+    Local,
+    /// Sent to the upstream cluster as it came, the answer returned as it comes back.
+    Forwarded,
+    /// Forwarded, and the answer's brokers mapped onto kcoord's endpoints.
+    Rewritten,
+    /// Served by kcoord when every group the request names is a streams group it
+    /// coordinates, forwarded otherwise ([`by_group`]).
+    ByGroup,
+    /// Forwarded, and kcoord's own answer for its streams groups merged into the cluster's
+    /// ([`merged`]).
+    Merged,
 }
 
 /// A question an RPC may ask the authorizer: an operation on a type of resource.
@@ -78,6 +98,9 @@ pub struct Rpc {
     /// Every question the RPC may ask the authorizer; the authorization matrix checks that
     /// its rows ask exactly these.
     pub asks: &'static [Check],
+    /// What a gateway does with it (forwarded unless the file says otherwise: a broker's RPC
+    /// is the cluster's business unless kcoord coordinates it).
+    pub gateway: Gateway,
 }
 
 impl Rpc {
@@ -91,6 +114,39 @@ impl Rpc {
             listeners: Listeners::Broker,
             only_with_topology_plugin: false,
             asks: &[],
+            gateway: Gateway::Forwarded,
+        }
+    }
+
+    /// Served by kcoord itself in gateway mode.
+    pub const fn local_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Local,
+            ..self
+        }
+    }
+
+    /// In gateway mode, served or forwarded by the groups it names ([`Gateway::ByGroup`]).
+    pub const fn by_group_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::ByGroup,
+            ..self
+        }
+    }
+
+    /// Forwarded in gateway mode with kcoord's own answer merged in ([`Gateway::Merged`]).
+    pub const fn merged_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Merged,
+            ..self
+        }
+    }
+
+    /// Forwarded in gateway mode with the brokers of its answer mapped onto kcoord's.
+    pub const fn rewritten_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Rewritten,
+            ..self
         }
     }
 

@@ -31,6 +31,7 @@ fn listeners() -> Vec<ListenerInfo> {
         local_addr: SocketAddr::from(([127, 0, 0, 1], port)),
         advertised_host: host.to_owned(),
         advertised_port: port,
+        upstream_broker: None,
     };
     vec![
         listener("PLAINTEXT", ListenerKind::Broker, 9092, "broker.example"),

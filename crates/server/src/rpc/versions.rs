@@ -80,6 +80,32 @@ fn advertised_from(
         .collect()
 }
 
+/// What a gateway advertises of `local_list` (what kcoord advertises itself): the APIs it
+/// serves itself at its own versions, the forwarded ones at the versions both it and the
+/// upstream cluster serve, and none the upstream lacks, so a client never picks a version the
+/// cluster cannot answer.
+pub fn in_gateway(
+    local_list: &[(ApiKey, VersionRange)],
+    upstream: &BTreeMap<i16, VersionRange>,
+) -> Vec<(ApiKey, VersionRange)> {
+    local_list
+        .iter()
+        .filter_map(|(api, range)| {
+            let local =
+                declaration(*api).is_none_or(|rpc| rpc.gateway == crate::rpc::Gateway::Local);
+            if local {
+                return Some((*api, *range));
+            }
+            let theirs = upstream.get(&api.key())?;
+            let both = VersionRange {
+                min: range.min.max(theirs.min),
+                max: range.max.min(theirs.max),
+            };
+            (both.min <= both.max).then_some((*api, both))
+        })
+        .collect()
+}
+
 /// Whether the API's schema lists `kind` among its listeners.
 fn served_by_schema(api: ApiKey, kind: ListenerKind) -> bool {
     api.listeners().contains(&kind.as_str())
@@ -124,6 +150,40 @@ pub fn served_apis(kind: ListenerKind) -> impl Iterator<Item = (ApiKey, VersionR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gateway_advertises_local_apis_as_its_own_and_forwarded_ones_at_both_sides_versions() {
+        let ours = advertised_apis(ListenerKind::Broker, true);
+        let mut upstream: BTreeMap<i16, VersionRange> = BTreeMap::new();
+        // A cluster with Fetch 4-12, Metadata 0-20, no Produce and no streams groups.
+        upstream.insert(ApiKey::Fetch.key(), VersionRange { min: 4, max: 12 });
+        upstream.insert(ApiKey::Metadata.key(), VersionRange { min: 0, max: 20 });
+        let list = in_gateway(ours, &upstream);
+        let get = |api: ApiKey| list.iter().find(|(a, _)| *a == api).map(|(_, r)| *r);
+        let fetch_ours = ours.iter().find(|(a, _)| *a == ApiKey::Fetch).unwrap().1;
+        assert_eq!(
+            get(ApiKey::Fetch),
+            Some(VersionRange {
+                min: fetch_ours.min.max(4),
+                max: fetch_ours.max.min(12)
+            })
+        );
+        let metadata_ours = ours.iter().find(|(a, _)| *a == ApiKey::Metadata).unwrap().1;
+        assert_eq!(get(ApiKey::Metadata), Some(metadata_ours));
+        assert_eq!(get(ApiKey::Produce), None, "the upstream lacks it");
+        for local in [
+            ApiKey::StreamsGroupHeartbeat,
+            ApiKey::StreamsGroupDescribe,
+            ApiKey::ApiVersions,
+            ApiKey::SaslHandshake,
+        ] {
+            assert_eq!(
+                get(local),
+                ours.iter().find(|(a, _)| *a == local).map(|(_, r)| *r),
+                "{local:?}"
+            );
+        }
+    }
 
     /// The declared range for `api` (push RPCs included).
     fn table(api: ApiKey) -> VersionRange {

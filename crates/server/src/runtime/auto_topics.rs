@@ -9,10 +9,13 @@
 //! heartbeats (no topic to create) never take it.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use kcoord_coordinator::configured_topology::CreatableTopic;
 use kcoord_wire::messages::create_topics_request::{self as req, CreateTopicsRequest};
+use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::ErrorCode;
 use tracing::{debug, info, warn};
 
@@ -29,7 +32,20 @@ const REQUEST_TIMEOUT_MS: i32 = 30_000;
 #[derive(Debug, Default)]
 pub struct AutoTopicCreation {
     inner: Mutex<Inner>,
+    /// Where streams internal topics are created instead of this node's controller: the
+    /// upstream cluster in gateway mode.
+    elsewhere: OnceLock<Arc<dyn TopicCreator>>,
 }
+
+/// What a streams group's internal topics are created with when not by this node's
+/// controller. The error is the reason shown to the group's members.
+pub trait TopicCreator: Send + Sync + std::fmt::Debug {
+    fn create_topics(&self, request: CreateTopicsRequest) -> CreatedTopics;
+}
+
+/// The results of a [`TopicCreator`]'s creation, one per topic asked for.
+pub type CreatedTopics =
+    Pin<Box<dyn Future<Output = Result<Vec<CreatableTopicResult>, String>> + Send>>;
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -137,6 +153,11 @@ impl AutoTopicCreation {
         }
     }
 
+    /// Creates streams internal topics with `creator` from now on, not the controller.
+    pub fn create_elsewhere(&self, creator: Arc<dyn TopicCreator>) {
+        let _ = self.elsewhere.set(creator);
+    }
+
     /// Streams internal topics: starts creating the ones neither in flight nor failed recently,
     /// without waiting (the heartbeat is answered at once; a later heartbeat sees the topics).
     /// Errors are cached for `ttl_ms`.
@@ -162,33 +183,18 @@ impl AutoTopicCreation {
             return;
         }
         let names: Vec<String> = to_create.iter().map(|t| t.name.clone()).collect();
-        let request = CreateTopicsRequest {
-            topics: to_create
-                .iter()
-                .map(|t| req::CreatableTopic {
-                    name: t.name.clone(),
-                    num_partitions: t.partitions,
-                    replication_factor: t.replication_factor,
-                    configs: t
-                        .configs
-                        .iter()
-                        .map(|(k, v)| req::CreatableTopicConfig {
-                            name: k.clone(),
-                            value: Some(v.clone()),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            timeout_ms: REQUEST_TIMEOUT_MS,
-            ..Default::default()
-        };
+        let request = internal_topics_request(&to_create);
         info!(topics = names.len(), first = %first_name(&names), "creating streams internal topics");
         let this = Arc::clone(self);
         let controller = controller.clone();
         tokio::spawn(async move {
-            let results = controller.create_topics(request).await;
+            let results = match this.elsewhere.get() {
+                Some(creator) => creator.create_topics(request).await,
+                None => controller
+                    .create_topics(request)
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
             let now = clock::now_ms();
             let mut inner = this.lock();
             for name in &names {
@@ -244,6 +250,32 @@ impl AutoTopicCreation {
         self.lock()
             .errors
             .put(topic, message.to_owned(), ttl_ms, now);
+    }
+}
+
+/// The CreateTopics request of a streams group's internal topics, with their settings.
+fn internal_topics_request(to_create: &[&CreatableTopic]) -> CreateTopicsRequest {
+    CreateTopicsRequest {
+        topics: to_create
+            .iter()
+            .map(|t| req::CreatableTopic {
+                name: t.name.clone(),
+                num_partitions: t.partitions,
+                replication_factor: t.replication_factor,
+                configs: t
+                    .configs
+                    .iter()
+                    .map(|(k, v)| req::CreatableTopicConfig {
+                        name: k.clone(),
+                        value: Some(v.clone()),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        timeout_ms: REQUEST_TIMEOUT_MS,
+        ..Default::default()
     }
 }
 

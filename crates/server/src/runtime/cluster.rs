@@ -156,6 +156,9 @@ pub struct ListenerInfo {
     pub local_addr: SocketAddr,
     pub advertised_host: String,
     pub advertised_port: u16,
+    /// In gateway mode, the upstream broker a connection on this port goes to; `None` on the
+    /// bootstrap listener (any broker) and in standalone mode.
+    pub upstream_broker: Option<i32>,
 }
 
 /// A node endpoint as the protocol carries it. Kafka's `Node.noNode()` is id -1, host "",
@@ -249,6 +252,7 @@ mod tests {
             local_addr: SocketAddr::from(([127, 0, 0, 1], 9092)),
             advertised_host: "localhost".into(),
             advertised_port: 9092,
+            upstream_broker: None,
         }
     }
 

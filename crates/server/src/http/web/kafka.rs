@@ -55,6 +55,7 @@ impl Synthetic {
                 local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
                 advertised_host: String::new(),
                 advertised_port: 0,
+                upstream_broker: None,
             },
             principal: KafkaPrincipal::anonymous(),
             header: RequestHeader {

@@ -21,7 +21,8 @@ use crate::support::logging::capped;
 /// AlterUserScramCredentials as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::AlterUserScramCredentials, 0, 0)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
+    .local_in_gateway();
 
 serve!(async handle);
 

@@ -14,7 +14,10 @@ use kcoord_wire::messages::api_versions_response::{
 use kcoord_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kcoord_wire::ErrorCode;
 
-use crate::rpc::versions::{advertised_apis, supported_versions};
+use kcoord_wire::VersionRange;
+
+use crate::config::ListenerKind;
+use crate::rpc::versions::{advertised_apis, in_gateway, supported_versions};
 use crate::rpc::{serve, Listeners, Rpc};
 use crate::runtime::features::{
     GROUP_VERSION, GROUP_VERSION_LEVEL, STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION,
@@ -22,7 +25,9 @@ use crate::runtime::features::{
 use crate::state::RequestContext;
 
 /// ApiVersions as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5).served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc = Rpc::new(ApiKey::ApiVersions, 0, 5)
+    .served_on(Listeners::BrokerAndController)
+    .local_in_gateway();
 
 serve!(sync handle);
 
@@ -36,7 +41,7 @@ pub fn handle(
     }
     if version >= 5 {
         if let Some(cluster_id) = &req.cluster_id {
-            if cluster_id != ctx.cluster_id() || req.node_id != ctx.node_id() {
+            if !is_this_node(ctx, cluster_id, req.node_id) {
                 tracing::debug!(
                     peer = %ctx.peer,
                     requested_cluster_id = %cluster_id,
@@ -48,13 +53,10 @@ pub fn handle(
         }
     }
 
-    let features = &ctx.server.features;
-    // The controller's finalized levels as of its last publication.
-    let cluster = ctx.server.cluster.snapshot();
-    ApiVersionsResponse {
+    let mut response = ApiVersionsResponse {
         error_code: ErrorCode::NONE.code(),
         // The KIP-1331 push RPCs only when a topology description plugin is configured.
-        api_keys: advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled())
+        api_keys: advertised(ctx)
             .iter()
             .map(|(api, range)| ApiVersion {
                 api_key: api.key(),
@@ -64,41 +66,124 @@ pub fn handle(
             })
             .collect(),
         throttle_time_ms: 0,
-        // Before v4, clients choke on a feature whose minimum is 0 (KAFKA-17492).
-        supported_features: features
-            .supported
-            .iter()
-            .filter(|f| version >= 4 || f.min_version != 0)
-            .map(|f| SupportedFeatureKey {
-                name: f.name.to_owned(),
-                min_version: f.min_version,
-                max_version: f.max_version,
-                ..Default::default()
-            })
-            .collect(),
-        finalized_features_epoch: cluster.finalized_features_epoch,
-        // Level 0 means "disabled" and is not listed, as in Kafka.
-        finalized_features: cluster
-            .finalized_features
-            .iter()
-            .map(|(name, level)| (name.as_str(), *level))
-            .chain([
-                (STREAMS_VERSION, STREAMS_VERSION_LEVEL),
-                (GROUP_VERSION, GROUP_VERSION_LEVEL),
-                (
-                    TRANSACTION_VERSION,
-                    ctx.server.config.transactions.transaction_version,
-                ),
-            ])
-            .filter(|(_, level)| *level != 0)
-            .map(|(name, level)| FinalizedFeatureKey {
-                name: name.to_owned(),
-                max_version_level: level,
-                min_version_level: level,
-                ..Default::default()
-            })
-            .collect(),
         ..Default::default()
+    };
+    match &ctx.server.gateway {
+        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+            upstream_features(&mut response, ctx, &gateway.view(), version)
+        }
+        _ => own_features(&mut response, ctx, version),
+    }
+    response
+}
+
+/// This node's features: those it supports, and the levels its controller finalized.
+fn own_features(response: &mut ApiVersionsResponse, ctx: &RequestContext<'_>, version: i16) {
+    // Before v4, clients choke on a feature whose minimum is 0 (KAFKA-17492).
+    response.supported_features = ctx
+        .server
+        .features
+        .supported
+        .iter()
+        .filter(|f| version >= 4 || f.min_version != 0)
+        .map(|f| SupportedFeatureKey {
+            name: f.name.to_owned(),
+            min_version: f.min_version,
+            max_version: f.max_version,
+            ..Default::default()
+        })
+        .collect();
+    // The controller's finalized levels as of its last publication.
+    let cluster = ctx.server.cluster.snapshot();
+    response.finalized_features_epoch = cluster.finalized_features_epoch;
+    // Level 0 means "disabled" and is not listed, as in Kafka.
+    response.finalized_features = cluster
+        .finalized_features
+        .iter()
+        .map(|(name, level)| (name.as_str(), *level))
+        .chain([
+            (STREAMS_VERSION, STREAMS_VERSION_LEVEL),
+            (GROUP_VERSION, GROUP_VERSION_LEVEL),
+            (
+                TRANSACTION_VERSION,
+                ctx.server.config.transactions.transaction_version,
+            ),
+        ])
+        .filter(|(_, level)| *level != 0)
+        .map(|(name, level)| finalized(name, level))
+        .collect();
+}
+
+/// In gateway mode, the upstream cluster's features (clients pick how to talk to the cluster
+/// by them, `transaction.version` for one), except `streams.version`: kcoord serves the
+/// streams groups, so that one is its own.
+fn upstream_features(
+    response: &mut ApiVersionsResponse,
+    ctx: &RequestContext<'_>,
+    upstream: &crate::gateway::upstream::UpstreamView,
+    version: i16,
+) {
+    let ours = ctx
+        .server
+        .features
+        .supported
+        .iter()
+        .find(|f| f.name == STREAMS_VERSION)
+        .map(|f| SupportedFeatureKey {
+            name: f.name.to_owned(),
+            min_version: f.min_version,
+            max_version: f.max_version,
+            ..Default::default()
+        });
+    response.supported_features = upstream
+        .supported_features
+        .iter()
+        .filter(|f| f.name != STREAMS_VERSION)
+        .cloned()
+        .chain(ours)
+        .filter(|f| version >= 4 || f.min_version != 0)
+        .collect();
+    response.finalized_features_epoch = upstream.finalized_features_epoch;
+    response.finalized_features = upstream
+        .finalized_features
+        .iter()
+        .filter(|f| f.name != STREAMS_VERSION)
+        .cloned()
+        .chain([finalized(STREAMS_VERSION, STREAMS_VERSION_LEVEL)])
+        .collect();
+}
+
+fn finalized(name: &str, level: i16) -> FinalizedFeatureKey {
+    FinalizedFeatureKey {
+        name: name.to_owned(),
+        max_version_level: level,
+        min_version_level: level,
+        ..Default::default()
+    }
+}
+
+/// What this listener advertises; in gateway mode on a broker listener, with the forwarded
+/// APIs narrowed to what the upstream cluster serves ([`in_gateway`]).
+fn advertised(ctx: &RequestContext<'_>) -> std::borrow::Cow<'static, [(ApiKey, VersionRange)]> {
+    let ours = advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled());
+    match &ctx.server.gateway {
+        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+            std::borrow::Cow::Owned(in_gateway(ours, &gateway.view().versions))
+        }
+        _ => std::borrow::Cow::Borrowed(ours),
+    }
+}
+
+/// Whether KIP-1242's ClusterId and NodeId name this node. Through a gateway's broker port a
+/// client knows the node as the upstream broker the port stands for, in the upstream cluster
+/// (the Metadata it was given is the upstream's); on the bootstrap port any broker is right.
+fn is_this_node(ctx: &RequestContext<'_>, cluster_id: &str, node_id: i32) -> bool {
+    match &ctx.server.gateway {
+        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+            gateway.view().cluster_id.as_deref() == Some(cluster_id)
+                && ctx.listener.upstream_broker.is_none_or(|id| id == node_id)
+        }
+        _ => cluster_id == ctx.cluster_id() && node_id == ctx.node_id(),
     }
 }
 
@@ -175,6 +260,57 @@ mod tests {
     use super::*;
     use crate::config::ListenerKind;
     use crate::rpc::testing::{server, with_ctx, CLUSTER_ID, NODE_ID};
+
+    #[test]
+    fn a_gateway_lists_the_upstreams_features_with_its_own_streams_version() {
+        let upstream = crate::gateway::upstream::UpstreamView {
+            supported_features: vec![SupportedFeatureKey {
+                name: TRANSACTION_VERSION.to_owned(),
+                min_version: 0,
+                max_version: 1,
+                ..Default::default()
+            }],
+            finalized_features: vec![
+                finalized(TRANSACTION_VERSION, 1),
+                finalized("metadata.version", 21),
+            ],
+            finalized_features_epoch: 42,
+            ..Default::default()
+        };
+        let state = server();
+        let response = with_ctx(&state, ListenerKind::Broker, |ctx| {
+            let mut response = ApiVersionsResponse::default();
+            upstream_features(&mut response, ctx, &upstream, 4);
+            response
+        });
+        let levels: Vec<(&str, i16)> = response
+            .finalized_features
+            .iter()
+            .map(|f| (f.name.as_str(), f.max_version_level))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                (TRANSACTION_VERSION, 1),
+                ("metadata.version", 21),
+                (STREAMS_VERSION, STREAMS_VERSION_LEVEL)
+            ]
+        );
+        assert_eq!(response.finalized_features_epoch, 42);
+        let supported: Vec<&str> = response
+            .supported_features
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(supported, [TRANSACTION_VERSION, STREAMS_VERSION]);
+        // Before v4 a feature with minimum 0 is left out (KAFKA-17492).
+        let old = with_ctx(&state, ListenerKind::Broker, |ctx| {
+            let mut response = ApiVersionsResponse::default();
+            upstream_features(&mut response, ctx, &upstream, 3);
+            response
+        });
+        assert!(old.supported_features.iter().all(|f| f.min_version != 0));
+    }
 
     fn request(name: &str, version: &str) -> ApiVersionsRequest {
         ApiVersionsRequest {

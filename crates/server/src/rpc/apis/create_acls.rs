@@ -26,7 +26,8 @@ use crate::support::logging::capped;
 /// CreateAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::CreateAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
+    .local_in_gateway();
 
 serve!(checked async handle);
 

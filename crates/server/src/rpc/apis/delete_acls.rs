@@ -23,7 +23,8 @@ use crate::state::RequestContext;
 /// DeleteAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
+    .local_in_gateway();
 
 serve!(checked async handle);
 

@@ -31,7 +31,8 @@ use crate::support::logging::{capped, log_per_group};
 
 /// DeleteGroups as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteGroups, 0, 3)
-    .asks(&[Check::new(AclOperation::Delete, ResourceType::Group)]);
+    .asks(&[Check::new(AclOperation::Delete, ResourceType::Group)])
+    .by_group_in_gateway();
 
 serve!(async handle);
 

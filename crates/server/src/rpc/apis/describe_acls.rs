@@ -23,7 +23,8 @@ use crate::state::RequestContext;
 /// DescribeAcls as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)]);
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)])
+    .local_in_gateway();
 
 serve!(checked handle);
 

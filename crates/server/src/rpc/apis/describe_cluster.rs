@@ -33,7 +33,8 @@ pub const RPC: Rpc = Rpc::new(ApiKey::DescribeCluster, 0, 2)
     .asks(&[
         Check::new(AclOperation::Describe, ResourceType::Cluster),
         Check::new(AclOperation::Alter, ResourceType::Cluster),
-    ]);
+    ])
+    .rewritten_in_gateway();
 
 serve!(sync handle);
 

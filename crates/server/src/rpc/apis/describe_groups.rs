@@ -19,7 +19,8 @@ use crate::state::RequestContext;
 
 /// DescribeGroups as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeGroups, 0, 6)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group)]);
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Group)])
+    .by_group_in_gateway();
 
 serve!(async handle);
 

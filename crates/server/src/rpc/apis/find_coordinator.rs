@@ -21,10 +21,12 @@ use crate::runtime::cluster::Node;
 use crate::state::RequestContext;
 
 /// FindCoordinator as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6).asks(&[
-    Check::new(AclOperation::Describe, ResourceType::Group),
-    Check::new(AclOperation::Describe, ResourceType::TransactionalId),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::FindCoordinator, 0, 6)
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Group),
+        Check::new(AclOperation::Describe, ResourceType::TransactionalId),
+    ])
+    .rewritten_in_gateway();
 
 serve!(sync handle);
 

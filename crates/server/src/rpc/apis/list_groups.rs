@@ -20,10 +20,12 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// ListGroups as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5).asks(&[
-    Check::new(AclOperation::Describe, ResourceType::Cluster),
-    Check::new(AclOperation::Describe, ResourceType::Group),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::ListGroups, 0, 5)
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Cluster),
+        Check::new(AclOperation::Describe, ResourceType::Group),
+    ])
+    .merged_in_gateway();
 
 serve!(async handle);
 

@@ -6,6 +6,9 @@
 //! internal topics only when ListInternal is true (R80, R81); topics the principal may not
 //! DESCRIBE are left out, without an error, as Metadata leaves them out of an all-topics
 //! answer (R82).
+//!
+//! In gateway mode the topics are the upstream cluster's, from its Metadata for all topics
+//! (docs/gateway.md); an upstream that does not answer is UNKNOWN_SERVER_ERROR, logged.
 
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::list_topics_response::TopicListing;
@@ -18,29 +21,49 @@ use crate::state::RequestContext;
 
 /// ListTopics as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::ListTopics, 0, 1)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)]);
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Topic)])
+    .local_in_gateway();
 
-serve!(sync handle);
+serve!(async handle);
 
-pub fn handle(
+pub async fn handle(
     ctx: &RequestContext<'_>,
     req: ListTopicsRequest,
     _version: i16,
 ) -> ListTopicsResponse {
-    let image = ctx.server.topics.snapshot();
-    let topics = image
-        .iter()
-        .filter(|t| req.list_internal || !t.is_internal())
-        .filter(|t| authorize(ctx, AclOperation::Describe, ResourceType::Topic, &t.name))
-        .map(|t| TopicListing {
-            name: t.name.clone(),
-            internal: t.is_internal(),
+    let all: Vec<(String, bool)> = match &ctx.server.gateway {
+        Some(gateway) => match gateway.topics().await {
+            Ok(topics) => topics,
+            Err(e) => {
+                gateway.log_failure("any", "cannot list the upstream topics", &e);
+                return response(ErrorCode::UNKNOWN_SERVER_ERROR, Vec::new());
+            }
+        },
+        None => ctx
+            .server
+            .topics
+            .snapshot()
+            .iter()
+            .map(|t| (t.name.clone(), t.is_internal()))
+            .collect(),
+    };
+    let topics = all
+        .into_iter()
+        .filter(|(_, internal)| req.list_internal || !internal)
+        .filter(|(name, _)| authorize(ctx, AclOperation::Describe, ResourceType::Topic, name))
+        .map(|(name, internal)| TopicListing {
+            name,
+            internal,
             ..Default::default()
         })
         .collect();
+    response(ErrorCode::NONE, topics)
+}
+
+fn response(error: ErrorCode, topics: Vec<TopicListing>) -> ListTopicsResponse {
     ListTopicsResponse {
         throttle_time_ms: 0,
-        error_code: ErrorCode::NONE.code(),
+        error_code: error.code(),
         topics,
         ..Default::default()
     }
@@ -66,7 +89,7 @@ mod tests {
 
     use super::*;
     use crate::config::ListenerKind;
-    use crate::rpc::testing::{create_topic, running, with_ctx};
+    use crate::rpc::testing::{create_topic, running, Ctx};
     use crate::security::Authorizer;
     use crate::state::ServerState;
 
@@ -88,12 +111,13 @@ mod tests {
         }
     }
 
-    fn call(state: &ServerState, list_internal: bool, version: i16) -> Vec<(String, bool)> {
+    async fn call(state: &ServerState, list_internal: bool, version: i16) -> Vec<(String, bool)> {
         let req = ListTopicsRequest {
             list_internal,
             ..Default::default()
         };
-        let resp = with_ctx(state, ListenerKind::Broker, |ctx| handle(ctx, req, version));
+        let ctx = Ctx::new(state, ListenerKind::Broker);
+        let resp = handle(&ctx.ctx(state), req, version).await;
         assert_eq!(resp.error_code, 0);
         resp.topics
             .into_iter()
@@ -114,7 +138,7 @@ mod tests {
         let node = seeded().await;
         for version in 0..=1 {
             assert_eq!(
-                call(&node.state, true, version),
+                call(&node.state, true, version).await,
                 vec![
                     ("__consumer_offsets".to_string(), true),
                     ("audit".to_string(), false),
@@ -129,6 +153,7 @@ mod tests {
     async fn r81_list_internal_false_omits_internal_topics() {
         let node = seeded().await;
         let names: Vec<String> = call(&node.state, false, 1)
+            .await
             .into_iter()
             .map(|(n, _)| n)
             .collect();
@@ -145,7 +170,11 @@ mod tests {
         );
         state.topics = Arc::clone(&node.state.topics);
         state.authorizer = Some(Arc::new(DenySecretTopics));
-        let names: Vec<String> = call(&state, true, 0).into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = call(&state, true, 0)
+            .await
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert_eq!(names, vec!["__consumer_offsets", "audit", "orders"]);
     }
 

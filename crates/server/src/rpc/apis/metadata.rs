@@ -42,11 +42,13 @@ use crate::runtime::catalog::{is_internal_topic, is_valid_topic_name, TopicImage
 use crate::state::RequestContext;
 
 /// Metadata as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13).asks(&[
-    Check::new(AclOperation::Describe, ResourceType::Topic),
-    Check::new(AclOperation::Create, ResourceType::Cluster),
-    Check::new(AclOperation::Create, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::Metadata, 0, 13)
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Topic),
+        Check::new(AclOperation::Create, ResourceType::Cluster),
+        Check::new(AclOperation::Create, ResourceType::Topic),
+    ])
+    .rewritten_in_gateway();
 
 serve!(async handle);
 

@@ -32,10 +32,12 @@ use crate::runtime::catalog::{TopicImage, TopicsImage};
 use crate::state::RequestContext;
 
 /// OffsetCommit as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10).asks(&[
-    Check::new(AclOperation::Read, ResourceType::Group),
-    Check::new(AclOperation::Read, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetCommit, 2, 10)
+    .asks(&[
+        Check::new(AclOperation::Read, ResourceType::Group),
+        Check::new(AclOperation::Read, ResourceType::Topic),
+    ])
+    .by_group_in_gateway();
 
 serve!(async handle);
 

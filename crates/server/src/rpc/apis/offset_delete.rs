@@ -26,10 +26,12 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// OffsetDelete as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0).asks(&[
-    Check::new(AclOperation::Delete, ResourceType::Group),
-    Check::new(AclOperation::Read, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0)
+    .asks(&[
+        Check::new(AclOperation::Delete, ResourceType::Group),
+        Check::new(AclOperation::Read, ResourceType::Topic),
+    ])
+    .by_group_in_gateway();
 
 serve!(async handle);
 

@@ -39,18 +39,22 @@ use kcoord_wire::messages::{OffsetFetchRequest, OffsetFetchResponse};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
-use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
+use crate::rpc::authorize::{AclOperation, ResourceType};
 use crate::rpc::groups::RepeatBudget;
 use crate::rpc::{serve, Check, Rpc};
 use crate::runtime::catalog::TopicsImage;
 use crate::state::RequestContext;
+use access::Access;
 use shard_reads::{fetch, Fetched};
 
 /// OffsetFetch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10).asks(&[
+pub const RPC: Rpc = Rpc::new(ApiKey::OffsetFetch, 1, 10)
+    .asks(ASKS)
+    .by_group_in_gateway();
+const ASKS: &[Check] = &[
     Check::new(AclOperation::Describe, ResourceType::Group),
     Check::new(AclOperation::Describe, ResourceType::Topic),
-]);
+];
 
 serve!(async handle);
 
@@ -103,46 +107,6 @@ pub async fn handle(
     }
     let answers = plan.answer(&image, groups, version, &mut access);
     build(answers, version)
-}
-
-/// DESCRIBE on groups and topics, asked once per name (Kafka asks per entry; the answer is
-/// the same).
-struct Access<'c, 'a> {
-    ctx: &'c RequestContext<'a>,
-    groups: HashMap<String, bool>,
-    topics: HashMap<String, bool>,
-}
-
-impl<'c, 'a> Access<'c, 'a> {
-    fn new(ctx: &'c RequestContext<'a>) -> Self {
-        Access {
-            ctx,
-            groups: HashMap::new(),
-            topics: HashMap::new(),
-        }
-    }
-
-    fn group(&mut self, id: &str) -> bool {
-        Self::ask(self.ctx, &mut self.groups, ResourceType::Group, id)
-    }
-
-    fn topic(&mut self, name: &str) -> bool {
-        Self::ask(self.ctx, &mut self.topics, ResourceType::Topic, name)
-    }
-
-    fn ask(
-        ctx: &RequestContext<'_>,
-        seen: &mut HashMap<String, bool>,
-        resource: ResourceType,
-        name: &str,
-    ) -> bool {
-        if let Some(allowed) = seen.get(name) {
-            return *allowed;
-        }
-        let allowed = authorize(ctx, AclOperation::Describe, resource, name);
-        seen.insert(name.to_owned(), allowed);
-        allowed
-    }
 }
 
 /// What a requested topic turned out to be.
@@ -651,6 +615,7 @@ pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::r
             allowed "t listed", denied "t left out"),
     ]
 }
+mod access;
 mod shard_reads;
 
 #[cfg(test)]

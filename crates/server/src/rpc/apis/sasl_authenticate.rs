@@ -11,8 +11,9 @@ use crate::rpc::{serve, Listeners, Rpc};
 use crate::state::RequestContext;
 
 /// SaslAuthenticate as kcoord serves it.
-pub const RPC: Rpc =
-    Rpc::new(ApiKey::SaslAuthenticate, 0, 2).served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc = Rpc::new(ApiKey::SaslAuthenticate, 0, 2)
+    .served_on(Listeners::BrokerAndController)
+    .local_in_gateway();
 
 serve!(sync handle);
 

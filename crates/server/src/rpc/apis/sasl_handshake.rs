@@ -11,8 +11,9 @@ use crate::rpc::{serve, Listeners, Rpc};
 use crate::state::RequestContext;
 
 /// SaslHandshake as kcoord serves it.
-pub const RPC: Rpc =
-    Rpc::new(ApiKey::SaslHandshake, 0, 1).served_on(Listeners::BrokerAndController);
+pub const RPC: Rpc = Rpc::new(ApiKey::SaslHandshake, 0, 1)
+    .served_on(Listeners::BrokerAndController)
+    .local_in_gateway();
 
 serve!(sync handle);
 

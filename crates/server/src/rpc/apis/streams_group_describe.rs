@@ -51,10 +51,12 @@ use crate::state::RequestContext;
 use crate::support::logging::{capped, log_per_group};
 
 /// StreamsGroupDescribe as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1).asks(&[
-    Check::new(AclOperation::Describe, ResourceType::Group),
-    Check::new(AclOperation::Describe, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupDescribe, 0, 1)
+    .asks(&[
+        Check::new(AclOperation::Describe, ResourceType::Group),
+        Check::new(AclOperation::Describe, ResourceType::Topic),
+    ])
+    .local_in_gateway();
 
 serve!(async handle);
 

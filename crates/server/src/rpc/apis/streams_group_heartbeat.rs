@@ -39,12 +39,14 @@ use crate::support::clock;
 use crate::support::logging::{capped, log_per_group};
 
 /// StreamsGroupHeartbeat as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2).asks(&[
-    Check::new(AclOperation::Read, ResourceType::Group),
-    Check::new(AclOperation::Describe, ResourceType::Topic),
-    Check::new(AclOperation::Create, ResourceType::Cluster),
-    Check::new(AclOperation::Create, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupHeartbeat, 0, 2)
+    .asks(&[
+        Check::new(AclOperation::Read, ResourceType::Group),
+        Check::new(AclOperation::Describe, ResourceType::Topic),
+        Check::new(AclOperation::Create, ResourceType::Cluster),
+        Check::new(AclOperation::Create, ResourceType::Topic),
+    ])
+    .local_in_gateway();
 
 serve!(async handle);
 

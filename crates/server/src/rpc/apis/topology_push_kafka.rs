@@ -34,7 +34,8 @@ use crate::state::RequestContext;
 /// StreamsGroupTopologyDescriptionUpdate as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::StreamsGroupTopologyDescriptionUpdate, 0, 0)
     .asks(&[Check::new(AclOperation::Read, ResourceType::Group)])
-    .only_with_topology_plugin();
+    .only_with_topology_plugin()
+    .local_in_gateway();
 
 serve!(async handle);
 

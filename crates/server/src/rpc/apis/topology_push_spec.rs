@@ -35,7 +35,8 @@ use crate::state::RequestContext;
 /// UpdateStreamsGroupTopologyDescription as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::UpdateStreamsGroupTopologyDescription, 0, 0)
     .asks(&[Check::new(AclOperation::Read, ResourceType::Group)])
-    .only_with_topology_plugin();
+    .only_with_topology_plugin()
+    .local_in_gateway();
 
 serve!(async handle);
 

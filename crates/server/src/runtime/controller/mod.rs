@@ -89,6 +89,9 @@ pub struct ControllerRuntime {
     /// The ACLs and SCRAM credentials handlers last saw, shared by every [`ClusterImage`]
     /// until a batch changes them.
     published_security: Arc<SecurityImage>,
+    /// Whether the topic catalog the shards and handlers see is this controller's; not in
+    /// gateway mode, where it mirrors the upstream cluster's.
+    publishes_topics: bool,
 }
 
 impl ControllerRuntime {
@@ -136,6 +139,7 @@ impl ControllerRuntime {
                 sessions,
                 authorizer: None,
                 published_security,
+                publishes_topics: true,
             },
         )
     }
@@ -147,6 +151,13 @@ impl ControllerRuntime {
             authorizer.acls_loaded(self.controller.acls());
         }
         self.authorizer = authorizer;
+    }
+
+    /// Leaves the topic catalog to someone else (gateway mode's mirror of the upstream
+    /// cluster's topics): a topic this controller creates is not published, where it would
+    /// replace the mirror and make the shards drop the offsets of every mirrored topic.
+    pub fn leave_topics_to_the_gateway(&mut self) {
+        self.publishes_topics = false;
     }
 
     /// Starts the task; it stops when `stop` turns true (or its sender is dropped).
@@ -161,7 +172,7 @@ impl ControllerRuntime {
         }
         // Topics replayed from the log: the shards start with an empty catalog.
         let replayed = self.catalog.snapshot();
-        if !replayed.is_empty() {
+        if !replayed.is_empty() && self.publishes_topics {
             self.coordinators.topics_changed(&replayed).await;
         }
         // Group configs replayed from the log: the shards start without overrides.
@@ -258,7 +269,7 @@ impl ControllerRuntime {
         if broker_configs_changed && !topics_changed {
             self.partitions.sync(&self.catalog.snapshot(), now_ms());
         }
-        if topics_changed {
+        if topics_changed && self.publishes_topics {
             let image: Arc<TopicsImage> = Arc::new(self.controller.state().topics.clone());
             // Logs first: a client that sees a partition in the catalog can produce to it.
             self.partitions.sync(&image, now_ms());

@@ -31,15 +31,24 @@ public final class KafkaBroker {
     /** Formats {@code dir} and starts the node; {@code settings} go on top of the defaults here. */
     public static KafkaRaftServer start(Map<String, String> settings, int brokerPort, int controllerPort,
             Path dir, String clusterId) {
+        return start(settings, 0, brokerPort, controllerPort, "0@127.0.0.1:" + controllerPort, dir, clusterId);
+    }
+
+    /**
+     * Node {@code nodeId} of a cluster whose controller quorum is {@code voters}
+     * ({@code controller.quorum.voters}); the other nodes are started the same way.
+     */
+    public static KafkaRaftServer start(Map<String, String> settings, int nodeId, int brokerPort,
+            int controllerPort, String voters, Path dir, String clusterId) {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("process.roles", "broker,controller");
-        props.put("node.id", "0");
+        props.put("node.id", Integer.toString(nodeId));
         props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
         props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
         props.put("controller.listener.names", "CONTROLLER");
         props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         props.put("inter.broker.listener.name", "PLAINTEXT");
-        props.put("controller.quorum.voters", "0@127.0.0.1:" + controllerPort);
+        props.put("controller.quorum.voters", voters);
         props.put("log.dirs", dir.toString());
         props.put("unstable.api.versions.enable", "false");
         props.put("unstable.feature.versions.enable", "false");
@@ -55,7 +64,7 @@ public final class KafkaBroker {
         try {
             new Formatter()
                     .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
-                    .setNodeId(0)
+                    .setNodeId(nodeId)
                     .setClusterId(clusterId)
                     .setDirectories(List.of(dir.toString()))
                     .setMetadataLogDirectory(dir.toString())

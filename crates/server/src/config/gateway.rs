@@ -1,0 +1,138 @@
+//! Gateway mode (docs/gateway.md): `upstream.bootstrap.servers` puts kcoord in front of an
+//! existing Kafka cluster. The client settings kcoord uses to reach that cluster are Kafka's
+//! client keys under the `upstream.` prefix (`upstream.security.protocol`,
+//! `upstream.sasl.jaas.config`, ...), read by the client crate as a tool reads its
+//! `--command-config`; `gateway.broker.port.start` says where each upstream broker is served.
+
+use std::time::Duration;
+
+use kcoord_client::ClientConfig;
+
+use super::authorizer::AuthorizerSettings;
+use super::listeners::{ListenerConfig, ListenerKind};
+use super::values::{int_in, list};
+use super::{ConfigError, Reader};
+
+pub const UPSTREAM_PREFIX: &str = "upstream.";
+pub const BOOTSTRAP_SERVERS: &str = "upstream.bootstrap.servers";
+pub const METADATA_MAX_AGE: &str = "upstream.metadata.max.age.ms";
+pub const BROKER_PORT_START: &str = "gateway.broker.port.start";
+/// Kafka's client default of `metadata.max.age.ms`: how often the upstream brokers are learnt
+/// again.
+pub const DEFAULT_METADATA_MAX_AGE: Duration = Duration::from_secs(300);
+/// The client id kcoord's own upstream requests carry (forwarded ones carry the client's).
+pub const UPSTREAM_CLIENT_ID: &str = "kcoord-gateway";
+
+/// Where the upstream cluster is and how to reach it.
+#[derive(Clone, PartialEq)]
+pub struct GatewaySettings {
+    /// `host:port` of each bootstrap server, in the order given.
+    pub bootstrap_servers: Vec<String>,
+    /// Upstream broker `b` is served on this port plus `b`.
+    pub broker_port_start: u16,
+    /// How often the upstream's brokers are fetched again.
+    pub metadata_max_age: Duration,
+    /// The `upstream.*` keys without their prefix, checked by the client crate at load.
+    client_properties: Vec<(String, String)>,
+}
+
+// The upstream keys hold passwords (`sasl.jaas.config`): only their names are shown.
+impl std::fmt::Debug for GatewaySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .client_properties
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        f.debug_struct("GatewaySettings")
+            .field("bootstrap_servers", &self.bootstrap_servers)
+            .field("broker_port_start", &self.broker_port_start)
+            .field("metadata_max_age", &self.metadata_max_age)
+            .field("client_keys", &keys)
+            .finish()
+    }
+}
+
+impl GatewaySettings {
+    /// The client settings of every upstream connection.
+    pub fn client_config(&self) -> Result<ClientConfig, kcoord_client::SecurityConfigError> {
+        ClientConfig::from_properties(UPSTREAM_CLIENT_ID, self.client_properties.iter().cloned())
+    }
+
+    /// The port upstream broker `id` is served on, if the id fits below port 65536.
+    pub fn broker_port(&self, id: i32) -> Option<u16> {
+        let port = i64::from(self.broker_port_start) + i64::from(id);
+        if id < 0 {
+            return None;
+        }
+        u16::try_from(port).ok()
+    }
+}
+
+/// The gateway's settings, or none (standalone) when `upstream.bootstrap.servers` is unset.
+pub(super) fn read(
+    r: &Reader<'_>,
+    listeners: &[ListenerConfig],
+    authorizer: &AuthorizerSettings,
+) -> Result<Option<GatewaySettings>, ConfigError> {
+    let upstream = r.with_prefix(UPSTREAM_PREFIX);
+    let Some(bootstrap_servers) = r.get(BOOTSTRAP_SERVERS, None, |v| servers(v).map(Some))? else {
+        r.require(
+            !r.is_set(BROKER_PORT_START),
+            &[BROKER_PORT_START],
+            format!("only used in gateway mode, which {BOOTSTRAP_SERVERS} turns on"),
+        )?;
+        return Ok(None);
+    };
+    r.require(
+        authorizer.kind.is_none(),
+        &["authorizer.class.name", BOOTSTRAP_SERVERS],
+        "gateway mode does not authorize forwarded requests yet, so it cannot run with an \
+         authorizer: unset authorizer.class.name or upstream.bootstrap.servers (docs/gateway.md)"
+            .to_owned(),
+    )?;
+    r.require(
+        listeners.iter().any(|l| l.kind == ListenerKind::Broker),
+        &[BOOTSTRAP_SERVERS, "listeners"],
+        "gateway mode needs a broker listener: it is where clients bootstrap".to_owned(),
+    )?;
+    let broker_port_start = r.required(BROKER_PORT_START, |v| {
+        int_in(v, 1, i32::from(u16::MAX)).map(|p: i32| p as u16)
+    })?;
+    let metadata_max_age = r.get(METADATA_MAX_AGE, DEFAULT_METADATA_MAX_AGE, |v| {
+        int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
+    })?;
+    let client_properties: Vec<(String, String)> = upstream
+        .into_iter()
+        .filter(|(k, _)| k != BOOTSTRAP_SERVERS && k != METADATA_MAX_AGE)
+        .filter_map(|(k, v)| Some((k.strip_prefix(UPSTREAM_PREFIX)?.to_owned(), v)))
+        .collect();
+    let settings = GatewaySettings {
+        bootstrap_servers,
+        broker_port_start,
+        metadata_max_age,
+        client_properties,
+    };
+    if let Err(e) = settings.client_config() {
+        return Err(r.error(BOOTSTRAP_SERVERS, format!("upstream client settings: {e}")));
+    }
+    Ok(Some(settings))
+}
+
+/// `host:port[,host:port...]`, as Kafka's `bootstrap.servers`.
+fn servers(raw: &str) -> Result<Vec<String>, String> {
+    let servers = list(raw)?;
+    if servers.is_empty() {
+        return Err("expected host:port[,host:port...]".to_owned());
+    }
+    for server in &servers {
+        let port = server.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+        if !matches!(port, Some(Ok(p)) if p > 0) {
+            return Err(format!("expected host:port, got \"{server}\""));
+        }
+    }
+    Ok(servers)
+}
+
+#[cfg(test)]
+mod tests;

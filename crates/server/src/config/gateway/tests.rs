@@ -1,0 +1,104 @@
+use super::*;
+use crate::config::Config;
+
+const BASE: &str = "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n";
+
+fn parse(extra: &str) -> Result<Config, ConfigError> {
+    Config::parse("a.properties", &format!("{BASE}{extra}"))
+}
+
+fn error(extra: &str) -> String {
+    match parse(extra) {
+        Ok(c) => panic!("accepted: {:?}", c.gateway),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn standalone_without_upstream_bootstrap_servers() {
+    assert_eq!(parse("").unwrap().gateway, None);
+}
+
+#[test]
+fn upstream_keys_make_a_gateway_with_kafka_client_settings() {
+    let c = parse(
+        "upstream.bootstrap.servers=k1:9092, k2:9092\ngateway.broker.port.start=19000\n\
+         upstream.security.protocol=SASL_PLAINTEXT\nupstream.sasl.mechanism=PLAIN\n\
+         upstream.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"secret\";\n\
+         upstream.metadata.max.age.ms=5000\n",
+    )
+    .unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let g = c.gateway.unwrap();
+    assert_eq!(g.bootstrap_servers, ["k1:9092", "k2:9092"]);
+    assert_eq!(g.broker_port_start, 19000);
+    assert_eq!(g.metadata_max_age, Duration::from_secs(5));
+    let client = g.client_config().unwrap();
+    assert_eq!(
+        client.security.protocol,
+        kcoord_client::SecurityProtocol::SaslPlaintext
+    );
+    assert_eq!(client.client_id, UPSTREAM_CLIENT_ID);
+    assert!(
+        !format!("{g:?}").contains("secret"),
+        "no password in the debug form"
+    );
+}
+
+#[test]
+fn the_default_refresh_is_kafkas_metadata_max_age() {
+    let c = parse("upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n").unwrap();
+    assert_eq!(
+        c.gateway.unwrap().metadata_max_age,
+        Duration::from_secs(300)
+    );
+}
+
+#[test]
+fn the_broker_port_start_is_required_and_only_in_gateway_mode() {
+    let e = error("upstream.bootstrap.servers=k1:9092\n");
+    assert!(
+        e.contains("gateway.broker.port.start: required key is missing"),
+        "{e}"
+    );
+    let e = error("gateway.broker.port.start=19000\n");
+    assert!(e.contains("only used in gateway mode"), "{e}");
+    let e = error("upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=70000\n");
+    assert!(e.contains("gateway.broker.port.start"), "{e}");
+}
+
+#[test]
+fn an_authorizer_with_a_gateway_is_refused_until_forwarded_requests_are_authorized() {
+    let e = error(
+        "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n\
+         authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
+    );
+    assert!(e.contains("authorizer.class.name"), "{e}");
+    assert!(e.contains("does not authorize forwarded requests"), "{e}");
+}
+
+#[test]
+fn bad_bootstrap_servers_and_client_settings_are_refused() {
+    for bad in ["k1", "k1:0", "k1:x", ""] {
+        let e = error(&format!(
+            "upstream.bootstrap.servers={bad}\ngateway.broker.port.start=19000\n"
+        ));
+        assert!(e.contains("upstream.bootstrap.servers"), "{bad}: {e}");
+    }
+    let e = error(
+        "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n\
+         upstream.security.protocol=SMOKE_SIGNALS\n",
+    );
+    assert!(e.contains("upstream client settings"), "{e}");
+    assert!(e.contains("security.protocol"), "{e}");
+}
+
+#[test]
+fn a_broker_port_is_the_start_plus_the_id_while_it_fits() {
+    let c = parse("upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=65530\n").unwrap();
+    let g = c.gateway.unwrap();
+    assert_eq!(g.broker_port(0), Some(65530));
+    assert_eq!(g.broker_port(5), Some(65535));
+    assert_eq!(g.broker_port(6), None);
+    assert_eq!(g.broker_port(-1), None);
+}

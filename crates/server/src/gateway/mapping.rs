@@ -1,0 +1,150 @@
+//! The upstream cluster's brokers as clients see them through the gateway: broker `b` at
+//! kcoord's host on `gateway.broker.port.start + b` ("port per broker", as Kroxylicious maps
+//! a virtual cluster). Ids stay the upstream's, so partition leaders, replicas and the
+//! controller id in forwarded answers need no change; only hosts and ports do.
+
+use bytes::{Bytes, BytesMut};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{DescribeClusterResponse, FindCoordinatorResponse, MetadataResponse};
+use kcoord_wire::{Decodable, Encodable};
+
+/// Where kcoord serves each upstream broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoints {
+    /// The host of kcoord's broker listener, as it advertises it.
+    pub host: String,
+    pub port_start: u16,
+}
+
+/// A broker whose id has no port below 65536 at the configured start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "upstream broker id {id} does not fit: gateway.broker.port.start={port_start} plus the id \
+     is past port 65535 (lower gateway.broker.port.start to at most {highest_start})"
+)]
+pub struct IdDoesNotFit {
+    pub id: i32,
+    pub port_start: u16,
+    /// The largest start that would still fit this id (0 when none would).
+    pub highest_start: i64,
+}
+
+impl Endpoints {
+    /// The port upstream broker `id` is served on.
+    pub fn port(&self, id: i32) -> Result<u16, IdDoesNotFit> {
+        let port = i64::from(self.port_start) + i64::from(id);
+        u16::try_from(port)
+            .ok()
+            .filter(|_| id >= 0)
+            .ok_or(IdDoesNotFit {
+                id,
+                port_start: self.port_start,
+                highest_start: (i64::from(u16::MAX) - i64::from(id)).max(0),
+            })
+    }
+
+    /// Every id of `ids` fits, or the first that does not.
+    pub fn check(&self, ids: impl IntoIterator<Item = i32>) -> Result<(), IdDoesNotFit> {
+        ids.into_iter().try_for_each(|id| self.port(id).map(drop))
+    }
+
+    /// `(host, port)` for a broker id as the protocol carries it; none for an id without a
+    /// port (a negative "no node" id included).
+    fn endpoint(&self, id: i32) -> Option<(String, i32)> {
+        self.port(id)
+            .ok()
+            .map(|p| (self.host.clone(), i32::from(p)))
+    }
+}
+
+/// Why a forwarded answer could not be rewritten.
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error("the upstream's {api} v{version} response does not decode: {reason}")]
+    Decode {
+        api: &'static str,
+        version: i16,
+        reason: String,
+    },
+    #[error("the rewritten {api} v{version} response does not encode: {reason}")]
+    Encode {
+        api: &'static str,
+        version: i16,
+        reason: String,
+    },
+    #[error("{0} has no rewrite")]
+    NotRewritten(&'static str),
+}
+
+/// The upstream's response body for `api` with its brokers at kcoord's endpoints. A broker
+/// whose id has no port is left out (it cannot be reached through kcoord); that is logged
+/// where the brokers are learnt.
+pub fn rewrite(
+    api: ApiKey,
+    version: i16,
+    body: Bytes,
+    endpoints: &Endpoints,
+) -> Result<Bytes, RewriteError> {
+    match api {
+        ApiKey::Metadata => recode(api, version, body, |r: &mut MetadataResponse| {
+            r.brokers
+                .retain_mut(|b| place(endpoints, b.node_id, &mut b.host, &mut b.port));
+        }),
+        ApiKey::DescribeCluster => recode(api, version, body, |r: &mut DescribeClusterResponse| {
+            r.brokers
+                .retain_mut(|b| place(endpoints, b.broker_id, &mut b.host, &mut b.port));
+        }),
+        ApiKey::FindCoordinator => {
+            recode(api, version, body, |r: &mut FindCoordinatorResponse| {
+                // One key before v4, a list of them from v4 on.
+                if version < 4 && r.node_id >= 0 {
+                    place(endpoints, r.node_id, &mut r.host, &mut r.port);
+                }
+                for c in &mut r.coordinators {
+                    if c.node_id >= 0 {
+                        place(endpoints, c.node_id, &mut c.host, &mut c.port);
+                    }
+                }
+            })
+        }
+        other => Err(RewriteError::NotRewritten(other.name())),
+    }
+}
+
+/// Puts broker `id` at its endpoint; false when it has none.
+fn place(endpoints: &Endpoints, id: i32, host: &mut String, port: &mut i32) -> bool {
+    match endpoints.endpoint(id) {
+        Some((h, p)) => {
+            *host = h;
+            *port = p;
+            true
+        }
+        None => false,
+    }
+}
+
+fn recode<M: Decodable + Encodable>(
+    api: ApiKey,
+    version: i16,
+    mut body: Bytes,
+    change: impl FnOnce(&mut M),
+) -> Result<Bytes, RewriteError> {
+    let mut message = M::decode(&mut body, version).map_err(|e| RewriteError::Decode {
+        api: api.name(),
+        version,
+        reason: e.to_string(),
+    })?;
+    change(&mut message);
+    let mut out = BytesMut::with_capacity(256);
+    message
+        .encode(&mut out, version)
+        .map_err(|e| RewriteError::Encode {
+            api: api.name(),
+            version,
+            reason: e.to_string(),
+        })?;
+    Ok(out.freeze())
+}
+
+#[cfg(test)]
+mod tests;

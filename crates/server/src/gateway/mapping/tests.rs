@@ -1,0 +1,184 @@
+use kcoord_wire::messages::describe_cluster_response::DescribeClusterBroker;
+use kcoord_wire::messages::find_coordinator_response::Coordinator;
+use kcoord_wire::messages::metadata_response::MetadataResponseBroker;
+
+use super::*;
+
+fn endpoints() -> Endpoints {
+    Endpoints {
+        host: "gw.example".to_owned(),
+        port_start: 19000,
+    }
+}
+
+fn encode<M: Encodable>(m: &M, version: i16) -> Bytes {
+    let mut out = BytesMut::new();
+    m.encode(&mut out, version).unwrap();
+    out.freeze()
+}
+
+fn metadata_broker(id: i32) -> MetadataResponseBroker {
+    MetadataResponseBroker {
+        node_id: id,
+        host: format!("kafka-{id}.internal"),
+        port: 9092,
+        rack: Some("r1".to_owned()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn metadata_brokers_move_to_their_ports_and_keep_ids_racks_and_the_controller() {
+    for version in [1, 2, 9, 12, 13] {
+        let upstream = MetadataResponse {
+            brokers: vec![metadata_broker(0), metadata_broker(2)],
+            cluster_id: Some("upstream-cluster".to_owned()),
+            controller_id: 2,
+            ..Default::default()
+        };
+        let body = rewrite(
+            ApiKey::Metadata,
+            version,
+            encode(&upstream, version),
+            &endpoints(),
+        )
+        .unwrap();
+        let got = MetadataResponse::decode(&mut body.clone(), version).unwrap();
+        let brokers: Vec<_> = got
+            .brokers
+            .iter()
+            .map(|b| (b.node_id, b.host.as_str(), b.port, b.rack.as_deref()))
+            .collect();
+        assert_eq!(
+            brokers,
+            [
+                (0, "gw.example", 19000, Some("r1")),
+                (2, "gw.example", 19002, Some("r1"))
+            ],
+            "v{version}"
+        );
+        assert_eq!(got.controller_id, 2);
+        if version >= 2 {
+            assert_eq!(got.cluster_id.as_deref(), Some("upstream-cluster"));
+        }
+    }
+}
+
+#[test]
+fn a_broker_without_a_port_is_left_out_rather_than_shown_at_its_upstream_address() {
+    let ends = Endpoints {
+        host: "gw".to_owned(),
+        port_start: 65535,
+    };
+    let upstream = MetadataResponse {
+        brokers: vec![metadata_broker(0), metadata_broker(1)],
+        ..Default::default()
+    };
+    let body = rewrite(ApiKey::Metadata, 12, encode(&upstream, 12), &ends).unwrap();
+    let got = MetadataResponse::decode(&mut body.clone(), 12).unwrap();
+    let ids: Vec<i32> = got.brokers.iter().map(|b| b.node_id).collect();
+    assert_eq!(ids, [0]);
+}
+
+#[test]
+fn describe_cluster_brokers_move_to_their_ports() {
+    let upstream = DescribeClusterResponse {
+        brokers: vec![DescribeClusterBroker {
+            broker_id: 1,
+            host: "kafka-1".to_owned(),
+            port: 9092,
+            ..Default::default()
+        }],
+        controller_id: 1,
+        ..Default::default()
+    };
+    let body = rewrite(
+        ApiKey::DescribeCluster,
+        1,
+        encode(&upstream, 1),
+        &endpoints(),
+    )
+    .unwrap();
+    let got = DescribeClusterResponse::decode(&mut body.clone(), 1).unwrap();
+    assert_eq!(got.brokers[0].host, "gw.example");
+    assert_eq!(got.brokers[0].port, 19001);
+    assert_eq!(got.brokers[0].broker_id, 1);
+    assert_eq!(got.controller_id, 1);
+}
+
+#[test]
+fn find_coordinator_nodes_move_in_both_shapes_and_no_node_stays_none() {
+    let old = FindCoordinatorResponse {
+        node_id: 2,
+        host: "kafka-2".to_owned(),
+        port: 9092,
+        ..Default::default()
+    };
+    let body = rewrite(ApiKey::FindCoordinator, 3, encode(&old, 3), &endpoints()).unwrap();
+    let got = FindCoordinatorResponse::decode(&mut body.clone(), 3).unwrap();
+    assert_eq!(
+        (got.node_id, got.host.as_str(), got.port),
+        (2, "gw.example", 19002)
+    );
+
+    let batched = FindCoordinatorResponse {
+        coordinators: vec![
+            Coordinator {
+                key: "g".to_owned(),
+                node_id: 0,
+                host: "kafka-0".to_owned(),
+                port: 9092,
+                ..Default::default()
+            },
+            Coordinator {
+                key: "h".to_owned(),
+                node_id: -1,
+                host: String::new(),
+                port: -1,
+                error_code: 15,
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let body = rewrite(
+        ApiKey::FindCoordinator,
+        6,
+        encode(&batched, 6),
+        &endpoints(),
+    )
+    .unwrap();
+    let got = FindCoordinatorResponse::decode(&mut body.clone(), 6).unwrap();
+    let nodes: Vec<_> = got
+        .coordinators
+        .iter()
+        .map(|c| (c.node_id, c.host.as_str(), c.port))
+        .collect();
+    assert_eq!(nodes, [(0, "gw.example", 19000), (-1, "", -1)]);
+}
+
+#[test]
+fn ports_fit_or_say_which_id_does_not() {
+    let ends = Endpoints {
+        host: "gw".to_owned(),
+        port_start: 65000,
+    };
+    assert_eq!(ends.port(535), Ok(65535));
+    assert!(ends.check([0, 1, 535]).is_ok());
+    let err = ends.check([0, 1000]).unwrap_err();
+    assert_eq!(err.id, 1000);
+    assert!(err.to_string().contains("at most 64535"), "{err}");
+    assert!(ends.port(-1).is_err());
+}
+
+#[test]
+fn an_undecodable_answer_is_an_error_not_a_panic() {
+    let err = rewrite(
+        ApiKey::Metadata,
+        12,
+        Bytes::from_static(&[0, 0, 0, 1, 255]),
+        &endpoints(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, RewriteError::Decode { .. }), "{err}");
+}

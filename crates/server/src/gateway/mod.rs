@@ -1,0 +1,168 @@
+//! Gateway mode (docs/gateway.md): kcoord in front of an existing Kafka cluster. What kcoord
+//! coordinates is served as in standalone mode; every other request a broker listener gets is
+//! forwarded to the upstream cluster, whose brokers clients reach through kcoord, one port
+//! per broker ([`mapping`]). Which RPC is which is part of each RPC's declaration
+//! ([`crate::rpc::Gateway`]).
+//!
+//! The room sits below `state` and `rpc`: dispatch hands it the requests kcoord does not serve
+//! itself, and it answers with frames; it reaches upstream with the client crate's
+//! connections. The ports of the upstream brokers are opened by the daemon
+//! (`daemon/gateway_ports.rs`).
+
+pub mod forward;
+pub mod mapping;
+pub mod topics;
+pub mod upstream;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use kcoord_client::{ClientConfig, ClientError, Connection};
+use kcoord_wire::messages::{MetadataRequest, MetadataResponse};
+use tracing::{info, warn};
+
+use crate::config::gateway::GatewaySettings;
+use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
+use mapping::{Endpoints, IdDoesNotFit};
+use upstream::{Unreachable, UpstreamView};
+
+/// Why gateway mode could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error("upstream.bootstrap.servers: {0}")]
+    Unreachable(#[from] Unreachable),
+    #[error("{0}")]
+    IdDoesNotFit(#[from] IdDoesNotFit),
+    #[error("upstream client settings: {0}")]
+    Client(#[from] kcoord_client::SecurityConfigError),
+}
+
+/// The upstream cluster, how to reach it and where its brokers are served.
+#[derive(Debug)]
+pub struct Gateway {
+    settings: GatewaySettings,
+    client: ClientConfig,
+    endpoints: Endpoints,
+    view: RwLock<Arc<UpstreamView>>,
+    /// Picks the broker of the next bootstrap-port connection.
+    spread: AtomicUsize,
+    /// One line per upstream address and minute when it fails.
+    failures: LogLimiter<String>,
+    /// Asks the topic mirror for a look at the upstream topics before its next turn.
+    topics_wanted: tokio::sync::Notify,
+}
+
+impl Gateway {
+    /// Learns the upstream cluster from its bootstrap servers; every broker id must have a
+    /// port. `host` is where kcoord's broker listener is reached.
+    pub async fn start(settings: GatewaySettings, host: String) -> Result<Gateway, GatewayError> {
+        let client = settings.client_config()?;
+        let view = upstream::discover(&settings.bootstrap_servers, &client).await?;
+        let endpoints = Endpoints {
+            host,
+            port_start: settings.broker_port_start,
+        };
+        endpoints.check(view.brokers.keys().copied())?;
+        info!(
+            upstream = %settings.bootstrap_servers.join(","),
+            cluster_id = view.cluster_id.as_deref().unwrap_or(""),
+            brokers = ?view.brokers,
+            "gateway mode: forwarding to the upstream cluster"
+        );
+        Ok(Gateway {
+            settings,
+            client,
+            endpoints,
+            view: RwLock::new(Arc::new(view)),
+            spread: AtomicUsize::new(0),
+            failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
+            topics_wanted: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// The upstream cluster as last learnt.
+    pub fn view(&self) -> Arc<UpstreamView> {
+        Arc::clone(&self.view.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    pub fn endpoints(&self) -> &Endpoints {
+        &self.endpoints
+    }
+
+    pub fn settings(&self) -> &GatewaySettings {
+        &self.settings
+    }
+
+    pub(crate) fn client(&self) -> &ClientConfig {
+        &self.client
+    }
+
+    /// Where a new forwarded connection for `target` goes (see [`upstream::address_for`]).
+    pub(crate) fn address_for(&self, target: Option<i32>) -> Option<String> {
+        let spread = self.spread.fetch_add(1, Ordering::Relaxed);
+        upstream::address_for(&self.view(), target, spread).map(str::to_owned)
+    }
+
+    /// Learns the upstream cluster again, from the brokers known, then the bootstrap servers.
+    pub async fn refresh(&self) -> Result<Arc<UpstreamView>, Unreachable> {
+        let mut addresses: Vec<String> = self.view().brokers.values().cloned().collect();
+        addresses.extend(self.settings.bootstrap_servers.iter().cloned());
+        let view = Arc::new(upstream::discover(&addresses, &self.client).await?);
+        *self.view.write().unwrap_or_else(PoisonError::into_inner) = Arc::clone(&view);
+        Ok(view)
+    }
+
+    /// Every topic of the upstream cluster, by name, with whether it is internal.
+    pub async fn topics(&self) -> Result<Vec<(String, bool)>, ClientError> {
+        let metadata = self.all_topics().await?;
+        Ok(metadata
+            .topics
+            .into_iter()
+            .filter_map(|t| Some((t.name?, t.is_internal)))
+            .collect())
+    }
+
+    /// The upstream cluster's topics as a catalog, for the coordinator shards
+    /// ([`topics::image`]).
+    pub async fn topics_image(&self) -> Result<kcoord_metadata::TopicsImage, ClientError> {
+        Ok(topics::image(self.all_topics().await?))
+    }
+
+    /// The upstream's Metadata for all topics, asked of any broker.
+    async fn all_topics(&self) -> Result<MetadataResponse, ClientError> {
+        let conn = self.control_connection().await?;
+        conn.send_negotiated(MetadataRequest {
+            topics: None,
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// A connection to any upstream broker for kcoord's own requests.
+    async fn control_connection(&self) -> Result<Connection, ClientError> {
+        let address = self.address_for(None).ok_or_else(|| {
+            ClientError::InvalidArgument("no upstream broker is known".to_owned())
+        })?;
+        Connection::connect(&address, self.client.clone()).await
+    }
+
+    /// Wakes the topic mirror at once (a topic was just created upstream).
+    pub fn topics_changed_upstream(&self) {
+        self.topics_wanted.notify_one();
+    }
+
+    /// Resolves when [`Gateway::topics_changed_upstream`] was called since the last time.
+    pub async fn topics_wanted(&self) {
+        self.topics_wanted.notified().await;
+    }
+
+    /// Logs an upstream failure at most once a minute per address.
+    pub fn log_failure(&self, address: &str, what: &str, error: &dyn std::fmt::Display) {
+        if let Some(suppressed) = self
+            .failures
+            .check(address.to_owned(), std::time::Instant::now())
+        {
+            warn!(upstream = %address, error = %error, suppressed, "{what}");
+        }
+    }
+}

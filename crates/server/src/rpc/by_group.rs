@@ -1,0 +1,148 @@
+//! In gateway mode, the group RPCs that both kcoord and the upstream cluster serve
+//! (OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, DeleteGroups): a request goes to
+//! kcoord's own coordinator when every group it names is a streams group kcoord coordinates,
+//! and upstream otherwise. A batch naming both kinds goes upstream whole, where kcoord's
+//! streams groups are unknown (docs/gateway.md, "Not done yet").
+
+use bytes::Bytes;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{
+    DeleteGroupsRequest, DescribeGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
+    OffsetFetchRequest,
+};
+use kcoord_wire::Decodable;
+
+use crate::state::ServerState;
+
+/// Whether kcoord serves this request itself: it names at least one group, and each is a
+/// streams group of kcoord's. A body that does not decode goes upstream, whose answer to it
+/// is Kafka's own.
+pub(crate) fn served_locally(
+    server: &ServerState,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> bool {
+    let groups = named_groups(api, version, body.clone());
+    !groups.is_empty() && groups.iter().all(|group| is_streams_group(server, group))
+}
+
+/// The groups a request names; none when it names none or does not decode.
+pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
+    fn decoded<M: Decodable>(mut body: Bytes, version: i16) -> Option<M> {
+        let budget = kcoord_wire::budget::for_frame(body.len());
+        kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
+    }
+    let groups = match api {
+        ApiKey::OffsetCommit => {
+            decoded::<OffsetCommitRequest>(body, version).map(|r| vec![r.group_id])
+        }
+        ApiKey::OffsetDelete => {
+            decoded::<OffsetDeleteRequest>(body, version).map(|r| vec![r.group_id])
+        }
+        // One group before v8, a list of them from v8 on.
+        ApiKey::OffsetFetch => decoded::<OffsetFetchRequest>(body, version).map(|r| {
+            if version < 8 {
+                vec![r.group_id]
+            } else {
+                r.groups.into_iter().map(|g| g.group_id).collect()
+            }
+        }),
+        ApiKey::DescribeGroups => decoded::<DescribeGroupsRequest>(body, version).map(|r| r.groups),
+        ApiKey::DeleteGroups => {
+            decoded::<DeleteGroupsRequest>(body, version).map(|r| r.groups_names)
+        }
+        _ => None,
+    };
+    groups.unwrap_or_default()
+}
+
+/// Whether `group` is a streams group kcoord coordinates; a shard still loading says no.
+fn is_streams_group(server: &ServerState, group: &str) -> bool {
+    server
+        .coordinators
+        .for_group(group)
+        .peek(|shard| shard.group(group).is_some())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+    use kcoord_wire::messages::offset_fetch_request::OffsetFetchRequestGroup;
+    use kcoord_wire::Encodable;
+
+    fn encode<M: Encodable>(m: &M, version: i16) -> Bytes {
+        let mut out = BytesMut::new();
+        m.encode(&mut out, version).unwrap();
+        out.freeze()
+    }
+
+    #[test]
+    fn every_group_rpc_names_its_groups_in_each_shape() {
+        let commit = OffsetCommitRequest {
+            group_id: "a".to_owned(),
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::OffsetCommit, 8, encode(&commit, 8)),
+            ["a"]
+        );
+        let delete = OffsetDeleteRequest {
+            group_id: "d".to_owned(),
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::OffsetDelete, 0, encode(&delete, 0)),
+            ["d"]
+        );
+        let fetch_one = OffsetFetchRequest {
+            group_id: "b".to_owned(),
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::OffsetFetch, 7, encode(&fetch_one, 7)),
+            ["b"]
+        );
+        let fetch_many = OffsetFetchRequest {
+            groups: vec![
+                OffsetFetchRequestGroup {
+                    group_id: "b".to_owned(),
+                    ..Default::default()
+                },
+                OffsetFetchRequestGroup {
+                    group_id: "c".to_owned(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::OffsetFetch, 9, encode(&fetch_many, 9)),
+            ["b", "c"]
+        );
+        let describe = DescribeGroupsRequest {
+            groups: vec!["x".to_owned(), "y".to_owned()],
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::DescribeGroups, 5, encode(&describe, 5)),
+            ["x", "y"]
+        );
+        let delete_groups = DeleteGroupsRequest {
+            groups_names: vec!["z".to_owned()],
+            ..Default::default()
+        };
+        assert_eq!(
+            named_groups(ApiKey::DeleteGroups, 2, encode(&delete_groups, 2)),
+            ["z"]
+        );
+    }
+
+    #[test]
+    fn a_body_that_does_not_decode_names_no_group() {
+        assert!(named_groups(ApiKey::OffsetCommit, 8, Bytes::from_static(&[1, 2])).is_empty());
+        assert!(named_groups(ApiKey::Produce, 9, Bytes::new()).is_empty());
+    }
+}

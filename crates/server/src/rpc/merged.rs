@@ -1,0 +1,112 @@
+//! In gateway mode, the RPCs whose answer is the cluster's and kcoord's together: ListGroups
+//! lists the cluster's groups and the streams groups kcoord coordinates, which the cluster
+//! does not know (docs/gateway.md). kcoord's part is worked out before the request goes
+//! upstream and merged into the cluster's answer when it comes back.
+
+use bytes::{Bytes, BytesMut};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
+use kcoord_wire::{Decodable, Encodable};
+
+use crate::gateway::forward::Change;
+use crate::rpc::apis::list_groups;
+use crate::state::RequestContext;
+
+/// kcoord's part of the answer to this request, as a change to the cluster's; none when the
+/// request does not decode (the cluster answers it alone, as Kafka would).
+pub(crate) async fn local_part(
+    ctx: &RequestContext<'_>,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> Option<Change> {
+    if api != ApiKey::ListGroups {
+        return None;
+    }
+    let request = ListGroupsRequest::decode(&mut body.clone(), version).ok()?;
+    let ours = list_groups::handle(ctx, request, version).await;
+    Some(Change::With(Box::new(move |theirs| {
+        merge_list_groups(theirs, ours, version)
+    })))
+}
+
+/// The cluster's ListGroups answer with kcoord's groups added; a group both list is kcoord's.
+/// An error of the cluster's stays, so a client retries as it would with the cluster alone.
+pub(crate) fn merge_list_groups(
+    mut theirs: Bytes,
+    ours: ListGroupsResponse,
+    version: i16,
+) -> Result<Bytes, String> {
+    let mut merged = ListGroupsResponse::decode(&mut theirs, version)
+        .map_err(|e| format!("the upstream's ListGroups v{version} answer does not decode: {e}"))?;
+    if merged.error_code == 0 {
+        merged
+            .groups
+            .retain(|g| !ours.groups.iter().any(|o| o.group_id == g.group_id));
+        merged.groups.extend(ours.groups);
+    }
+    let mut out = BytesMut::with_capacity(256);
+    merged
+        .encode(&mut out, version)
+        .map_err(|e| format!("the merged ListGroups v{version} answer does not encode: {e}"))?;
+    Ok(out.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use kcoord_wire::messages::list_groups_response::ListedGroup;
+
+    use super::*;
+
+    fn group(id: &str, kind: &str) -> ListedGroup {
+        ListedGroup {
+            group_id: id.to_owned(),
+            protocol_type: String::new(),
+            group_state: "Stable".to_owned(),
+            group_type: kind.to_owned(),
+            ..Default::default()
+        }
+    }
+
+    fn encoded(response: &ListGroupsResponse, version: i16) -> Bytes {
+        let mut out = BytesMut::new();
+        response.encode(&mut out, version).unwrap();
+        out.freeze()
+    }
+
+    #[test]
+    fn the_clusters_groups_and_kcoords_streams_groups_are_listed_together() {
+        let theirs = ListGroupsResponse {
+            groups: vec![group("classic-app", "classic"), group("app", "classic")],
+            ..Default::default()
+        };
+        let ours = ListGroupsResponse {
+            groups: vec![group("app", "streams")],
+            ..Default::default()
+        };
+        let merged = merge_list_groups(encoded(&theirs, 5), ours, 5).unwrap();
+        let merged = ListGroupsResponse::decode(&mut merged.clone(), 5).unwrap();
+        let groups: Vec<(&str, &str)> = merged
+            .groups
+            .iter()
+            .map(|g| (g.group_id.as_str(), g.group_type.as_str()))
+            .collect();
+        assert_eq!(groups, [("classic-app", "classic"), ("app", "streams")]);
+    }
+
+    #[test]
+    fn an_error_of_the_cluster_stays_and_a_bad_answer_is_an_error() {
+        let theirs = ListGroupsResponse {
+            error_code: 15,
+            ..Default::default()
+        };
+        let ours = ListGroupsResponse {
+            groups: vec![group("app", "streams")],
+            ..Default::default()
+        };
+        let merged = merge_list_groups(encoded(&theirs, 4), ours.clone(), 4).unwrap();
+        let merged = ListGroupsResponse::decode(&mut merged.clone(), 4).unwrap();
+        assert_eq!((merged.error_code, merged.groups.len()), (15, 0));
+        assert!(merge_list_groups(Bytes::from_static(&[0]), ours, 4).is_err());
+    }
+}

@@ -1,0 +1,453 @@
+//! Gateway mode against an upstream that speaks Kafka's protocol: a standalone kcoord plays the
+//! cluster (one broker, id 1), a second kcoord stands in front of it. What Kafka's own clients
+//! see through a gateway in front of a real Kafka 4.4 cluster is `interop/`'s GatewayTest.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kcoord_client::broker::{register_broker, BrokerProperties, RegistrationOptions};
+use kcoord_client::ClientConfig;
+use kcoord_record_batches::{BatchBuilder, BatchOptions};
+use kcoord_server::{Config, ServerHandle};
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kcoord_wire::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kcoord_wire::messages::{
+    ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    ListOffsetsRequest, ListOffsetsResponse, ListTopicsRequest, ListTopicsResponse,
+    MetadataRequest, MetadataResponse, ProduceRequest, RequestHeader, ResponseHeader,
+};
+use kcoord_wire::{Decodable, Encodable};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const BASE: &str = "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+     controller.listener.names=CONTROLLER\n\
+     listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+     offsets.topic.num.partitions=1\n";
+
+async fn upstream() -> ServerHandle {
+    let text = format!("node.id=1\n{BASE}");
+    kcoord_server::start(Config::parse("upstream", &text).unwrap())
+        .await
+        .unwrap()
+}
+
+/// A gateway in front of `upstream`, with upstream broker 1 on the returned port.
+async fn gateway(upstream: &ServerHandle) -> (ServerHandle, u16) {
+    gateway_with(upstream, "").await.unwrap()
+}
+
+/// [`gateway`] with more config lines.
+async fn gateway_with(
+    upstream: &ServerHandle,
+    extra: &str,
+) -> Result<(ServerHandle, u16), kcoord_server::StartError> {
+    // A port the OS just had free for broker 1; the start is the one below it.
+    let port = free_port();
+    let server = gateway_at(upstream, port - 1, extra).await?;
+    Ok((server, port))
+}
+
+/// A gateway in front of `upstream` serving upstream broker `b` on `start + b`.
+async fn gateway_at(
+    upstream: &ServerHandle,
+    start: u16,
+    extra: &str,
+) -> Result<ServerHandle, kcoord_server::StartError> {
+    let text = format!(
+        "node.id=7\n{BASE}upstream.bootstrap.servers={}\ngateway.broker.port.start={start}\n{extra}",
+        upstream.broker_addr().unwrap(),
+    );
+    kcoord_server::start(Config::parse("gateway", &text).unwrap()).await
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn frame<Req: Encodable>(api: ApiKey, version: i16, correlation_id: i32, request: &Req) -> Vec<u8> {
+    let header = RequestHeader {
+        request_api_key: api.key(),
+        request_api_version: version,
+        correlation_id,
+        client_id: Some("gateway-test".to_owned()),
+        ..Default::default()
+    };
+    let mut buf = BytesMut::new();
+    header
+        .encode(&mut buf, api.request_header_version(version))
+        .unwrap();
+    request.encode(&mut buf, version).unwrap();
+    let mut out = (buf.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(&buf);
+    out
+}
+
+/// The next response frame's correlation id and body; `None` when the connection closed.
+async fn read_response(stream: &mut TcpStream, api: ApiKey, version: i16) -> Option<(i32, Bytes)> {
+    let mut size = [0u8; 4];
+    tokio::time::timeout(TIMEOUT, stream.read_exact(&mut size))
+        .await
+        .expect("a response or a close in time")
+        .ok()?;
+    let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut body).await.ok()?;
+    let mut body = Bytes::from(body);
+    let header = ResponseHeader::decode(&mut body, api.response_header_version(version)).unwrap();
+    Some((header.correlation_id, body))
+}
+
+/// Creates a topic of one partition through `addr`.
+async fn create_topic(addr: std::net::SocketAddr, name: &str) {
+    let create = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.to_owned(),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..Default::default()
+        }],
+        timeout_ms: 5000,
+        ..Default::default()
+    };
+    let created: CreateTopicsResponse = call(addr, ApiKey::CreateTopics, 7, &create).await;
+    assert_eq!(created.topics[0].error_code, 0, "{created:?}");
+}
+
+/// Metadata for all topics through `addr`.
+async fn metadata_of(addr: std::net::SocketAddr) -> MetadataResponse {
+    call(addr, ApiKey::Metadata, 12, &MetadataRequest::default()).await
+}
+
+fn api_versions() -> ApiVersionsRequest {
+    ApiVersionsRequest {
+        client_software_name: "gateway-test".to_owned(),
+        client_software_version: "1".to_owned(),
+        ..Default::default()
+    }
+}
+
+async fn call<Req: Encodable, Resp: Decodable>(
+    addr: std::net::SocketAddr,
+    api: ApiKey,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(&frame(api, version, 1, request))
+        .await
+        .unwrap();
+    let (_, mut body) = read_response(&mut stream, api, version)
+        .await
+        .expect("an answer");
+    Resp::decode(&mut body, version).unwrap()
+}
+
+#[tokio::test]
+async fn metadata_through_the_gateway_shows_the_upstream_broker_at_its_gateway_port() {
+    let upstream = upstream().await;
+    let (gateway, port) = gateway(&upstream).await;
+    let metadata = metadata_of(gateway.broker_addr().unwrap()).await;
+    let brokers: Vec<_> = metadata
+        .brokers
+        .iter()
+        .map(|b| (b.node_id, b.host.as_str(), b.port))
+        .collect();
+    assert_eq!(brokers, [(1, "127.0.0.1", i32::from(port))]);
+    // Kafka's cluster id is the upstream's, not the gateway's own.
+    assert_eq!(
+        metadata.cluster_id.as_deref(),
+        Some(upstream.state().cluster_id())
+    );
+    // The broker port answers too, and forwards to broker 1.
+    let via_port = metadata_of(([127, 0, 0, 1], port).into()).await;
+    assert_eq!(via_port.brokers.len(), 1);
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn pipelined_answers_come_back_in_request_order_local_and_forwarded_alike() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    let mut stream = TcpStream::connect(gateway.broker_addr().unwrap())
+        .await
+        .unwrap();
+    // Forwarded Metadata and local ApiVersions in turns: a local answer is ready at once, a
+    // forwarded one a round trip later, so any reordering would show.
+    let mut frames = Vec::new();
+    for id in 1..=8 {
+        if id % 2 == 1 {
+            frames.extend(frame(ApiKey::Metadata, 12, id, &MetadataRequest::default()));
+        } else {
+            frames.extend(frame(ApiKey::ApiVersions, 3, id, &api_versions()));
+        }
+    }
+    stream.write_all(&frames).await.unwrap();
+    for id in 1..=8 {
+        let api = if id % 2 == 1 {
+            ApiKey::Metadata
+        } else {
+            ApiKey::ApiVersions
+        };
+        let version = if id % 2 == 1 { 12 } else { 3 };
+        let (got, _) = read_response(&mut stream, api, version)
+            .await
+            .expect("an answer");
+        assert_eq!(got, id, "answers in request order");
+    }
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_produce_with_acks_0_gets_no_answer_and_the_next_request_does() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    create_topic(gateway.broker_addr().unwrap(), "t").await;
+    let mut builder = BatchBuilder::new(BatchOptions::default());
+    builder
+        .push(1_700_000_000_000, Some(b"k"), Some(b"v"), &[])
+        .unwrap();
+    let batch = builder.build().unwrap();
+    let produce = ProduceRequest {
+        acks: 0,
+        timeout_ms: 1000,
+        topic_data: vec![TopicProduceData {
+            name: "t".to_owned(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut stream = TcpStream::connect(gateway.broker_addr().unwrap())
+        .await
+        .unwrap();
+    let mut frames = frame(ApiKey::Produce, 9, 1, &produce);
+    let latest = ListOffsetsRequest {
+        replica_id: -1,
+        topics: vec![ListOffsetsTopic {
+            name: "t".to_owned(),
+            partitions: vec![ListOffsetsPartition {
+                partition_index: 0,
+                timestamp: -1,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    frames.extend(frame(ApiKey::ListOffsets, 7, 2, &latest));
+    stream.write_all(&frames).await.unwrap();
+    let (got, mut body) = read_response(&mut stream, ApiKey::ListOffsets, 7)
+        .await
+        .expect("an answer");
+    let offsets = ListOffsetsResponse::decode(&mut body, 7).unwrap();
+    // Forwarded on the same upstream connection after the Produce, so it sees the record.
+    assert_eq!(
+        offsets.topics[0].partitions[0].offset, 1,
+        "the record arrived"
+    );
+    assert_eq!(got, 2, "the acks=0 Produce is not answered");
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_topics_lists_the_upstream_topics() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    create_topic(upstream.broker_addr().unwrap(), "upstream-only").await;
+    let listed: ListTopicsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::ListTopics,
+        1,
+        &ListTopicsRequest::default(),
+    )
+    .await;
+    let names: Vec<&str> = listed.topics.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["upstream-only"]);
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_dead_upstream_closes_forwarding_connections_and_local_answers_go_on() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    upstream.shutdown().await;
+    let mut stream = TcpStream::connect(gateway.broker_addr().unwrap())
+        .await
+        .unwrap();
+    stream
+        .write_all(&frame(ApiKey::Metadata, 12, 1, &MetadataRequest::default()))
+        .await
+        .unwrap();
+    assert!(
+        read_response(&mut stream, ApiKey::Metadata, 12)
+            .await
+            .is_none(),
+        "the client's connection is closed"
+    );
+    let versions: ApiVersionsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::ApiVersions,
+        3,
+        &api_versions(),
+    )
+    .await;
+    assert_eq!(versions.error_code, 0);
+    let streams = versions
+        .api_keys
+        .iter()
+        .any(|k| k.api_key == ApiKey::StreamsGroupHeartbeat.key());
+    assert!(streams, "kcoord's own APIs are still served");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_gateway_does_not_start_when_no_upstream_answers() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap();
+    drop(closed);
+    let text = format!(
+        "node.id=7\n{BASE}upstream.bootstrap.servers={addr}\ngateway.broker.port.start=30000\n\
+         upstream.socket.connection.setup.timeout.ms=2000\n"
+    );
+    let err = kcoord_server::start(Config::parse("gateway", &text).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("upstream.bootstrap.servers"), "{err}");
+    assert!(err.contains(&addr.to_string()), "{err}");
+}
+
+#[tokio::test]
+async fn the_upstream_connections_authenticate_with_the_upstream_sasl_settings() {
+    let text = "node.id=1\nlisteners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+         controller.listener.names=CONTROLLER\n\
+         listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         sasl.enabled.mechanisms=PLAIN\n\
+         listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\";\n";
+    let upstream = kcoord_server::start(Config::parse("sasl-upstream", text).unwrap())
+        .await
+        .unwrap();
+    let settings = |password: &str| {
+        format!(
+            "upstream.security.protocol=SASL_PLAINTEXT\nupstream.sasl.mechanism=PLAIN\n\
+             upstream.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"{password}\";\n"
+        )
+    };
+    let wrong = gateway_with(&upstream, &settings("guess")).await;
+    let err = wrong
+        .expect_err("a wrong password stops the start")
+        .to_string();
+    assert!(err.contains("upstream.bootstrap.servers"), "{err}");
+    let (gateway, port) = gateway_with(&upstream, &settings("alice-secret"))
+        .await
+        .unwrap();
+    // The gateway's own listener is PLAINTEXT; its upstream connections authenticate.
+    let metadata = metadata_of(gateway.broker_addr().unwrap()).await;
+    let brokers: Vec<_> = metadata
+        .brokers
+        .iter()
+        .map(|b| (b.node_id, b.port))
+        .collect();
+    assert_eq!(brokers, [(1, i32::from(port))]);
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_coordinator_sees_the_upstream_topics() {
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    create_topic(upstream.broker_addr().unwrap(), "source").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let image = gateway.state().topics.snapshot();
+        if let Some(topic) = image.get("source") {
+            let theirs = upstream.state().topics.snapshot();
+            assert_eq!(
+                topic.id,
+                theirs.get("source").unwrap().id,
+                "the upstream's topic id"
+            );
+            assert_eq!(topic.partition_count(), 1);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the gateway's catalog never showed the upstream topic"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broker_that_joins_the_upstream_gets_its_port_at_the_next_refresh() {
+    let upstream = upstream().await;
+    // Two free ports, the second above the first: broker 1 on the first, the newcomer on the
+    // second.
+    let first = free_port();
+    let second = (0..100)
+        .map(|_| free_port())
+        .find(|p| *p > first + 1)
+        .expect("a free port above the first");
+    let start = first - 1;
+    let newcomer = i32::from(second - start);
+    let gateway = gateway_at(&upstream, start, "upstream.metadata.max.age.ms=1000\n")
+        .await
+        .unwrap();
+    let properties = BrokerProperties::parse(&format!(
+        "node.id={newcomer}\nprocess.roles=broker\ncontroller.listener.names=CONTROLLER\n\
+         listeners=PLAINTEXT://127.0.0.1:1\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         broker.heartbeat.interval.ms=100\n"
+    ))
+    .unwrap();
+    let options = RegistrationOptions {
+        client: ClientConfig::new("gateway-test").with_request_timeout(TIMEOUT),
+        ..Default::default()
+    };
+    let controller = upstream.controller_addr().unwrap().to_string();
+    let broker = register_broker(&properties, &controller, options)
+        .await
+        .unwrap()
+        .start_heartbeats();
+    broker.wait_unfenced(TIMEOUT).await.unwrap();
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let ports: Vec<(i32, i32)> = metadata_of(gateway.broker_addr().unwrap())
+            .await
+            .brokers
+            .iter()
+            .map(|b| (b.node_id, b.port))
+            .collect();
+        let served = TcpStream::connect(("127.0.0.1", second)).await.is_ok();
+        if ports.contains(&(newcomer, i32::from(second))) && served {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "broker {newcomer} never got port {second}: {ports:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    broker.kill();
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

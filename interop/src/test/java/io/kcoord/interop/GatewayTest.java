@@ -1,0 +1,283 @@
+package io.kcoord.interop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kcoord.interop.diff.WireClient;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Gateway mode (docs/gateway.md): kcoord in front of a real Apache Kafka 4.4 cluster of three
+ * KRaft nodes ({@link KafkaCluster}), with Kafka's own clients bootstrapping from kcoord only.
+ */
+class GatewayTest {
+    private static final int RECORDS = 10_000;
+
+    private static KafkaCluster cluster;
+    private static Kcoord kcoord;
+    private static int portStart;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = KafkaCluster.shared();
+        portStart = freePortRange(3);
+        List<String> config = new ArrayList<>(Kcoord.fastStreamsGroups());
+        config.add("group.streams.topology.description.class=memory");
+        config.add("upstream.bootstrap.servers=" + cluster.bootstrap());
+        config.add("gateway.broker.port.start=" + portStart);
+        kcoord = Kcoord.start("gateway", config.toArray(String[]::new));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (kcoord != null) kcoord.close();
+    }
+
+    /** The ports kcoord serves the upstream brokers 0, 1 and 2 on. */
+    private static Set<String> brokerEndpoints() {
+        Set<String> endpoints = new HashSet<>();
+        for (int id = 0; id < 3; id++) endpoints.add("127.0.0.1:" + (portStart + id));
+        return endpoints;
+    }
+
+    private static String endpoint(Node node) {
+        return node.host() + ":" + node.port();
+    }
+
+    @Test
+    void admin_through_kcoord_creates_a_replicated_topic_and_sees_only_kcoord_endpoints() throws Exception {
+        try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+            admin.createTopics(List.of(new NewTopic("gw-admin", 3, (short) 3))).all().get(60, TimeUnit.SECONDS);
+            Set<String> seen = new HashSet<>();
+            for (Node node : admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)) {
+                assertEquals(portStart + node.id(), node.port(), "broker " + node.id());
+                seen.add(endpoint(node));
+            }
+            assertEquals(brokerEndpoints(), seen);
+            TopicDescription topic = admin.describeTopics(List.of("gw-admin")).allTopicNames()
+                    .get(30, TimeUnit.SECONDS).get("gw-admin");
+            assertEquals(3, topic.partitions().size());
+            for (TopicPartitionInfo p : topic.partitions()) {
+                assertEquals(3, p.replicas().size(), "replicas of " + p);
+                assertTrue(brokerEndpoints().contains(endpoint(p.leader())), "leader " + p.leader());
+                for (Node replica : p.replicas()) {
+                    assertTrue(brokerEndpoints().contains(endpoint(replica)), "replica " + replica);
+                }
+            }
+        }
+        // The cluster itself has the topic, replicated three times.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            TopicDescription topic = direct.describeTopics(List.of("gw-admin")).allTopicNames()
+                    .get(30, TimeUnit.SECONDS).get("gw-admin");
+            assertEquals(3, topic.partitions().get(0).replicas().size());
+        }
+    }
+
+    @Test
+    void records_produced_and_consumed_through_kcoord_are_exact_and_the_same_on_the_cluster() throws Exception {
+        String topic = "gw-records";
+        String group = "gw-classic-group";
+        try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+            admin.createTopics(List.of(new NewTopic(topic, 3, (short) 3))).all().get(60, TimeUnit.SECONDS);
+        }
+        Map<String, String> sent = new HashMap<>();
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kcoord.bootstrap());
+        producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerProps.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        try (KafkaProducer<String, String> producer =
+                new KafkaProducer<>(producerProps, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < RECORDS; i++) {
+                sent.put("k-" + i, "v-" + i);
+                producer.send(new ProducerRecord<>(topic, "k-" + i, "v-" + i));
+            }
+            producer.flush();
+        }
+
+        Properties consumerProps = new Properties();
+        consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kcoord.bootstrap());
+        consumerProps.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        consumerProps.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        Map<String, String> consumed = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(consumerProps, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            List<ConsumerRecord<String, String>> all = pollAll(consumer, RECORDS);
+            for (ConsumerRecord<String, String> r : all) consumed.put(r.key(), r.value());
+            assertEquals(RECORDS, all.size(), "no record twice");
+            consumer.commitSync(Duration.ofSeconds(30));
+        }
+        assertEquals(sent, consumed);
+
+        // Asked directly, the cluster has the group's offsets: every record consumed.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = direct.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            long committed = offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum();
+            assertEquals(3, offsets.size(), "offsets " + offsets);
+            assertEquals(RECORDS, committed);
+        }
+
+        // Read directly from the cluster, the records are the same.
+        Properties directProps = new Properties();
+        directProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
+        directProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        Map<String, String> direct = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(directProps, new StringDeserializer(), new StringDeserializer())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (int p = 0; p < 3; p++) partitions.add(new TopicPartition(topic, p));
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            for (ConsumerRecord<String, String> r : pollAll(consumer, RECORDS)) direct.put(r.key(), r.value());
+        }
+        assertEquals(sent, direct);
+    }
+
+    @Test
+    void api_versions_through_kcoord_advertise_the_streams_group_apis() throws Exception {
+        try (WireClient wire = new WireClient(kcoord.bootstrap(), "gateway-test")) {
+            ApiVersionsResponse response = (ApiVersionsResponse) wire.send(new ApiVersionsRequest.Builder(), (short) 3);
+            assertEquals(0, response.data().errorCode());
+            ApiVersion heartbeat = response.data().apiKeys().find(ApiKeys.STREAMS_GROUP_HEARTBEAT.id);
+            ApiVersion describe = response.data().apiKeys().find(ApiKeys.STREAMS_GROUP_DESCRIBE.id);
+            assertTrue(heartbeat != null && describe != null, "streams group APIs advertised: " + response.data());
+            assertTrue(response.data().apiKeys().find(ApiKeys.FETCH.id) != null, "Fetch advertised");
+            // The cluster's features, which clients decide by (metadata.version and
+            // transaction.version among them), not kcoord's own.
+            String broker = cluster.bootstrap().split(",")[0];
+            try (WireClient direct = new WireClient(broker, "gateway-test")) {
+                ApiVersionsResponse theirs = (ApiVersionsResponse) direct.send(new ApiVersionsRequest.Builder(), (short) 3);
+                for (String feature : List.of("metadata.version", "transaction.version")) {
+                    assertEquals(theirs.data().finalizedFeatures().find(feature).maxVersionLevel(),
+                            response.data().finalizedFeatures().find(feature).maxVersionLevel(), feature);
+                }
+            }
+        }
+    }
+
+    @Test
+    void a_stateful_streams_app_through_kcoord_counts_exactly_on_the_cluster() throws Exception {
+        String app = "gw-stateful";
+        // Its input and output live in the cluster, created and filled there directly.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            direct.createTopics(List.of(new NewTopic("words", 2, (short) 3),
+                    new NewTopic("word-counts", 2, (short) 3), new NewTopic("prices", 1, (short) 3)))
+                    .all().get(60, TimeUnit.SECONDS);
+        }
+        List<String> words = List.of("apple", "banana", "cherry");
+        List<Map.Entry<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            for (String word : words) records.add(Map.entry("k" + i + word, word));
+        }
+        Clients.produce(cluster.bootstrap(), "words", records);
+
+        Properties props = Clients.streamsProps(kcoord.bootstrap(), app, Clients.tempDir(app));
+        props.put(org.apache.kafka.streams.StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        org.apache.kafka.streams.KafkaStreams streams =
+                Clients.startRunning(Shapes.stateful().topology(), props, Duration.ofSeconds(120));
+        try {
+            Map<String, Long> last = new HashMap<>();
+            Clients.await(() -> {
+                for (var r : Clients.readAllLongs(cluster.bootstrap(), "word-counts")) {
+                    last.put(r.key(), r.value());
+                }
+                return words.stream().allMatch(w -> Long.valueOf(100).equals(last.get(w)));
+            }, Duration.ofSeconds(120), () -> "counts " + last + ", expected 100 each; kcoord:\n"
+                    + kcoord.logTail());
+            // Through kcoord, Kafka's Admin sees the streams group kcoord coordinates: listed
+            // with the cluster's groups, and described by kcoord (its coordinator port).
+            try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+                Map<String, Optional<GroupType>> listed = new HashMap<>();
+                for (GroupListing g : admin.listGroups().all().get(30, TimeUnit.SECONDS)) {
+                    listed.put(g.groupId(), g.type());
+                }
+                assertEquals(Optional.of(GroupType.STREAMS), listed.get(app), "groups " + listed);
+                StreamsGroupDescription group = admin.describeStreamsGroups(List.of(app))
+                        .describedGroups().get(app).get(30, TimeUnit.SECONDS);
+                assertEquals(1, group.members().size(), "members of " + group);
+            }
+        } finally {
+            streams.close(Duration.ofSeconds(30));
+        }
+        // kcoord created the app's internal topics in the cluster.
+        try (Admin direct = Clients.admin(cluster.bootstrap())) {
+            Set<String> names = direct.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertTrue(names.contains(app + "-counts-changelog"), "topics " + names);
+            assertTrue(names.contains(app + "-counts-repartition"), "topics " + names);
+        }
+    }
+
+    /** Polls until {@code count} records came (each poll bounded; the loop bounded by a deadline). */
+    private static List<ConsumerRecord<String, String>> pollAll(KafkaConsumer<String, String> consumer, int count) {
+        List<ConsumerRecord<String, String>> all = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (all.size() < count && System.nanoTime() < deadline) {
+            consumer.poll(Duration.ofMillis(500)).forEach(all::add);
+        }
+        // A little longer: nothing more may come.
+        consumer.poll(Duration.ofMillis(500)).forEach(all::add);
+        return all;
+    }
+
+    /** The first of {@code n} consecutive free loopback ports. */
+    private static int freePortRange(int n) throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int start = ThreadLocalRandom.current().nextInt(20_000, 60_000);
+            if (allFree(start, n)) return start;
+        }
+        throw new IllegalStateException("no " + n + " consecutive free ports");
+    }
+
+    private static boolean allFree(int start, int n) {
+        for (int port = start; port < start + n; port++) {
+            try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                socket.setReuseAddress(true);
+            } catch (IOException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
