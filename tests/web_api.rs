@@ -266,7 +266,10 @@ fn one_version_of_each_group(api: &mut OpenApi, http: &Http) {
         "AVAILABLE"
     );
     assert_eq!(orders["versions"][0]["current"], true);
-    assert_eq!(orders["versions"][0]["topologyEpoch"], 0, "the demo app's first topology");
+    assert_eq!(
+        orders["versions"][0]["topologyEpoch"], 0,
+        "the demo app's first topology"
+    );
     assert_eq!(
         (
             orders["topologyStale"].clone(),
