@@ -7,75 +7,17 @@ mod common;
 mod web_support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use common::Daemon;
 use serde_json::{json, Value};
-use web_support::{encode, Http, Sim, WAIT, WEB_CONFIG};
+use web_support::{all_stored, encode, file_plugin_config, orders_v1, orders_v2, Http, Sim};
 
 const APP: &str = "orders-app";
 
 fn config(dir: &Path) -> String {
-    let mut lines: Vec<String> = WEB_CONFIG
-        .iter()
-        .filter(|l| !l.starts_with("group.streams.topology.description.class"))
-        .map(|l| l.to_string())
-        .collect();
-    lines.extend([
-        "group.streams.topology.description.class=file".to_owned(),
-        format!(
-            "group.streams.topology.description.file.dir={}",
-            dir.join("topologies").display()
-        ),
-        format!("log.dirs={}", dir.join("logs").display()),
-    ]);
+    let lines = file_plugin_config(dir);
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     common::config_text(&lines)
-}
-
-/// The orders app of `examples/orders.json`.
-fn first() -> Value {
-    json!({"subtopologies": [{"id": 0, "nodes": [
-        {"type": "source", "name": "src", "topics": ["orders"], "successors": ["filter"]},
-        {"type": "processor", "name": "filter", "stores": [], "successors": ["sink"]},
-        {"type": "sink", "name": "sink", "topic": "valid-orders"}
-    ]}], "globalStores": []})
-}
-
-/// Redeployed: the filter counts orders into a store and writes to another topic.
-fn second() -> Value {
-    json!({"subtopologies": [{"id": 0, "nodes": [
-        {"type": "source", "name": "src", "topics": ["orders"], "successors": ["filter"]},
-        {"type": "processor", "name": "filter", "stores": [], "successors": ["count"]},
-        {"type": "processor", "name": "count", "stores": ["order-counts"], "successors": ["sink"]},
-        {"type": "sink", "name": "sink", "topic": "checked-orders"}
-    ]}], "globalStores": []})
-}
-
-/// `GET path` until `done` holds for a 200 answer (shards load, pushes arrive).
-fn wait_for(http: &Http, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let answer = http.get(path);
-        if answer.status == 200 && done(&answer.json()) {
-            return answer.json();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{path}: {} {}",
-            answer.status,
-            answer.body
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn all_stored(versions: &Value, count: usize) -> bool {
-    let list = versions["versions"].as_array().cloned().unwrap_or_default();
-    list.len() == count
-        && list
-            .iter()
-            .all(|v| v["topologyDescriptionStatus"] == "AVAILABLE")
 }
 
 fn check_diff(diff: &Value) {
@@ -115,23 +57,23 @@ fn versions_and_their_difference_survive_kill_9_with_the_file_plugin() {
 
     let daemon = Daemon::start_with_config(&text);
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
-    let v1 = Sim::start(&daemon.bootstrap(), APP, &first(), &[]);
-    wait_for(&http, &versions_path, |v| all_stored(v, 1));
+    let v1 = Sim::start(&daemon.bootstrap(), APP, &orders_v1(), &[]);
+    http.wait_for(&versions_path, |v| all_stored(v, 1));
     v1.stop();
     let v2 = Sim::start(
         &daemon.bootstrap(),
         APP,
-        &second(),
+        &orders_v2(),
         &["--topology-epoch", "1"],
     );
-    let before = wait_for(&http, &versions_path, |v| all_stored(v, 2));
+    let before = http.wait_for(&versions_path, |v| all_stored(v, 2));
     v2.stop();
     check_diff(&http.get(&diff_path).json());
     daemon.kill();
 
     let daemon = Daemon::start_with_config(&text);
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
-    let after = wait_for(&http, &versions_path, |v| all_stored(v, 2));
+    let after = http.wait_for(&versions_path, |v| all_stored(v, 2));
     assert_eq!(after, before, "the same versions after kill -9");
     let epochs: Vec<&Value> = after["versions"]
         .as_array()

@@ -1,5 +1,5 @@
 //! `/`: the page listing the streams groups and drawing each one's topology, then the
-//! consumer groups with their members, assignments and lag, and its three assets. All of them
+//! consumer groups with their members, assignments and lag, and its four assets. All of them
 //! are compiled in (no file to deploy, nothing fetched at run time); the
 //! script polls the JSON API and inlines each group's SVG so that its nodes can be clicked.
 
@@ -15,6 +15,7 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 const CONSUMERS_JS: &str = include_str!("assets/consumers.js");
+const VERSIONS_JS: &str = include_str!("assets/versions.js");
 
 /// The page runs its own script and style only, and talks to this server only.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -34,6 +35,10 @@ pub fn routes() -> Router<Arc<ServerState>> {
         .route(
             "/assets/consumers.js",
             get(|| async { asset("text/javascript; charset=utf-8", CONSUMERS_JS) }),
+        )
+        .route(
+            "/assets/versions.js",
+            get(|| async { asset("text/javascript; charset=utf-8", VERSIONS_JS) }),
         )
         .route(
             "/assets/app.css",
