@@ -82,16 +82,21 @@ fn the_page_draws_the_topology_with_clickable_nodes() {
         .find_element(&format!("{selector}[data-kind=\"processor\"]"))
         .unwrap();
     processor.click().unwrap();
-    let png = tab
-        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
-        .unwrap();
-    let path = artifact_path("topology-page.png");
-    std::fs::write(&path, png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    screenshot(&tab, "topology-page.png");
 
     drop(tab);
     app.stop();
     daemon.stop();
+}
+
+/// Saves what the tab shows as `target/test-artifacts/<name>`.
+fn screenshot(tab: &Tab, name: &str) {
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .unwrap();
+    let path = artifact_path(name);
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
 }
 
 /// A classic group (lag 3 on one partition) and a consumer group appear below the streams
@@ -343,12 +348,7 @@ fn the_page_shows_what_a_redeploy_changed() {
         &tab,
         &format!("document.querySelector('{section} details.versions').scrollIntoView()"),
     );
-    let png = tab
-        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
-        .unwrap();
-    let path = artifact_path("topology-versions.png");
-    std::fs::write(&path, png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    screenshot(&tab, "topology-versions.png");
 
     // The other way round, chosen on the page: the redeploy's additions are removals.
     evaluate(

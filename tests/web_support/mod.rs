@@ -162,20 +162,7 @@ impl Http {
     /// `GET .../topology` until its status is AVAILABLE (the push may still be on its way).
     pub fn wait_for_topology(&self, group: &str) -> Value {
         let path = format!("/api/v1/groups/{}/topology", encode(group));
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let answer = self.get(&path);
-            if answer.status == 200 && answer.json()["topologyDescriptionStatus"] == "AVAILABLE" {
-                return answer.json();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{path}: still {} {} after {WAIT:?}",
-                answer.status,
-                answer.body
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_for(&path, |doc| doc["topologyDescriptionStatus"] == "AVAILABLE")
     }
 }
 

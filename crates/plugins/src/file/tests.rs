@@ -23,6 +23,14 @@ fn open(config: FilePluginConfig, clock: &ManualClock) -> FilePlugin {
     FilePlugin::open(config, Arc::new(clock.clone())).unwrap()
 }
 
+/// A plugin on a new directory, with the default test settings.
+fn fresh() -> (tempfile::TempDir, ManualClock, FilePlugin) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(1_000_000);
+    let plugin = open(config(dir.path()), &clock);
+    (dir, clock, plugin)
+}
+
 /// What a member does when asked: the coordinator asks about `id`, the member pushes.
 async fn push(
     p: &FilePlugin,
@@ -54,9 +62,7 @@ fn files(dir: &Path) -> Vec<(String, u64)> {
 
 #[tokio::test]
 async fn a_restart_keeps_the_descriptions_and_their_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(1_000_000);
-    let p = open(config(dir.path()), &clock);
+    let (dir, clock, p) = fresh();
     push(&p, "app", id(1), description(2)).await.unwrap();
     clock.advance(10);
     push(&p, "app", id(2), description(3)).await.unwrap();
@@ -80,9 +86,7 @@ async fn a_restart_keeps_the_descriptions_and_their_history() {
 
 #[tokio::test]
 async fn a_group_keeps_history_count_versions_and_the_oldest_go_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(1_000_000);
-    let p = open(config(dir.path()), &clock);
+    let (dir, clock, p) = fresh();
     for n in 1..=5 {
         clock.advance(10);
         push(&p, "app", id(n), description(n as usize))
@@ -100,9 +104,7 @@ async fn a_group_keeps_history_count_versions_and_the_oldest_go_first() {
 
 #[tokio::test]
 async fn groups_not_heard_from_for_the_ttl_leave_the_disk() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(1_000_000);
-    let p = open(config(dir.path()), &clock);
+    let (dir, clock, p) = fresh();
     push(&p, "gone", id(1), description(2)).await.unwrap();
     clock.advance(10);
     push(&p, "gone", id(2), description(2)).await.unwrap();
@@ -132,9 +134,7 @@ async fn groups_not_heard_from_for_the_ttl_leave_the_disk() {
 
 #[tokio::test]
 async fn a_description_over_max_bytes_is_too_large_and_never_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(1_000_000);
-    let p = open(config(dir.path()), &clock);
+    let (dir, _clock, p) = fresh();
     let err = push(&p, "app", id(1), description(1_000))
         .await
         .unwrap_err();
@@ -192,9 +192,7 @@ async fn max_total_bytes_bounds_the_files_and_superseded_versions_make_room_firs
 
 #[tokio::test]
 async fn torn_and_corrupt_files_are_skipped_at_load() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(1_000_000);
-    let p = open(config(dir.path()), &clock);
+    let (dir, clock, p) = fresh();
     push(&p, "good", id(1), description(2)).await.unwrap();
     push(&p, "torn", id(2), description(2)).await.unwrap();
     drop(p);
