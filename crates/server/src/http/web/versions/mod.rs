@@ -76,7 +76,7 @@ pub struct DiffDocument {
 }
 
 /// `?from=<id>&to=<id>`; ids need no percent-decoding, and anything else is ignored.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct DiffQuery {
     from: Option<String>,
     to: Option<String>,
@@ -119,14 +119,21 @@ async fn group_versions(
         .map_err(|e| ApiError::kafka(e.error_code().code(), None))?;
     let (current, mut versions) =
         read.ok_or_else(|| ApiError::kafka(ErrorCode::GROUP_ID_NOT_FOUND.code(), None))?;
+    let epoch = described.topology.as_ref().map_or(-1, |t| t.epoch);
+    with_current(&mut versions, current, epoch);
+    Ok((current, versions))
+}
+
+/// Adds the current id, minted for `topology_epoch`, if `versions` lack it: a group whose log
+/// predates versions knows only its current id, and not when it was minted (-1).
+fn with_current(versions: &mut Vec<TopologyVersion>, current: Option<Uuid>, topology_epoch: i32) {
     if let Some(id) = current.filter(|id| !versions.iter().any(|v| v.id == *id)) {
         versions.push(TopologyVersion {
             id,
-            topology_epoch: described.topology.as_ref().map_or(-1, |t| t.epoch),
+            topology_epoch,
             minted_ms: -1,
         });
     }
-    Ok((current, versions))
 }
 
 /// Each version's description as the plugin has it (read concurrently, under the plugin's
@@ -293,5 +300,58 @@ fn readable(
             TOPOLOGY_DESCRIPTION_ERROR,
             format!("The topology description of version {id} could not be read: {e}"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(id: u128, epoch: i32) -> TopologyVersion {
+        TopologyVersion {
+            id: Uuid::from_u128(id),
+            topology_epoch: epoch,
+            minted_ms: 1_000,
+        }
+    }
+
+    #[test]
+    fn a_group_from_an_old_log_shows_its_current_id_without_a_time() {
+        let mut versions = Vec::new();
+        with_current(&mut versions, Some(Uuid::from_u128(7)), 3);
+        let shown = version(
+            &versions[0],
+            Some(Uuid::from_u128(7)),
+            TopologyDescriptionStatus::Available,
+        );
+        assert_eq!(
+            (shown.minted_ms, shown.topology_epoch, shown.current),
+            (None, 3, true)
+        );
+        let mut versions = vec![kept(1, 0), kept(7, 1)];
+        with_current(&mut versions, Some(Uuid::from_u128(7)), 1);
+        assert_eq!(
+            versions,
+            [kept(1, 0), kept(7, 1)],
+            "a kept current id is not added twice"
+        );
+    }
+
+    #[test]
+    fn a_diff_compares_the_last_two_versions_unless_told_otherwise() {
+        let versions = [kept(1, 0), kept(2, 1), kept(3, 2)];
+        let (from, to) = chosen(&DiffQuery::parse(None), &versions).unwrap();
+        assert_eq!((from.id, to.id), (Uuid::from_u128(2), Uuid::from_u128(3)));
+        let query = format!("to={}&from={}&x=1", Uuid::from_u128(2), Uuid::from_u128(1));
+        let (from, to) = chosen(&DiffQuery::parse(Some(&query)), &versions).unwrap();
+        assert_eq!((from.id, to.id), (Uuid::from_u128(1), Uuid::from_u128(2)));
+        for bad in ["from=nope", &format!("from={}", Uuid::from_u128(9))] {
+            let err = chosen(&DiffQuery::parse(Some(bad)), &versions).unwrap_err();
+            assert_eq!(err.status, StatusCode::BAD_REQUEST, "{bad}");
+        }
+        assert!(
+            chosen(&DiffQuery::default(), &versions[..1]).is_err(),
+            "one version: nothing to compare"
+        );
     }
 }
