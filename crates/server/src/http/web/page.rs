@@ -1,5 +1,5 @@
 //! `/`: the page listing the streams groups and drawing each one's topology, then the
-//! consumer groups with their members, assignments and lag, and its four assets. All of them
+//! consumer groups with their members, assignments and lag, and its five assets. All of them
 //! are compiled in (no file to deploy, nothing fetched at run time); the
 //! script polls the JSON API and inlines each group's SVG so that its nodes can be clicked.
 
@@ -12,6 +12,7 @@ use axum::Router;
 use crate::state::ServerState;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
+const COMMON_JS: &str = include_str!("assets/common.js");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 const CONSUMERS_JS: &str = include_str!("assets/consumers.js");
@@ -27,6 +28,10 @@ pub fn routes() -> Router<Arc<ServerState>> {
         .route(
             "/",
             get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/assets/common.js",
+            get(|| async { asset("text/javascript; charset=utf-8", COMMON_JS) }),
         )
         .route(
             "/assets/app.js",

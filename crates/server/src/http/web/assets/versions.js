@@ -11,23 +11,7 @@
   /** groupId -> { panel, from, to, diffKey }: the user's choice survives the polls. */
   const state = new Map();
 
-  function el(tag, attributes = {}, ...children) {
-    const element = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      element.setAttribute(name, value);
-    }
-    element.append(...children);
-    return element;
-  }
-
-  async function getJson(path) {
-    const response = await fetch(path, { cache: 'no-store' });
-    const body = await response.json().catch(() => null);
-    if (!response.ok) {
-      throw new Error(body && body.message ? `${body.error}: ${body.message}` : `HTTP ${response.status}`);
-    }
-    return body;
-  }
+  const { el, getJson } = window.kcoordPage;
 
   const groupPath = (id) => `api/v1/groups/${encodeURIComponent(id)}/topology`;
   const shortId = (id) => id.slice(0, 8);
