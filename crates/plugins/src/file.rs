@@ -130,14 +130,14 @@ impl Index {
 
     /// What to remove so that `incoming` more bytes for `group_id` fit `history_count` and
     /// `max_bytes`: the group's oldest past its count, then the oldest superseded version of
-    /// any group. `None` if even that is not enough.
+    /// any group; and whether that is enough (if not, it is every superseded version).
     fn make_room(
         &self,
         group_id: &str,
         incoming: usize,
         history_count: usize,
         max_bytes: usize,
-    ) -> Option<Vec<(String, Uuid)>> {
+    ) -> (Vec<(String, Uuid)>, bool) {
         let own = self.groups.get(group_id).map_or(&[][..], Vec::as_slice);
         let surplus = (own.len() + 1).saturating_sub(history_count);
         let mut evict: Vec<(String, Uuid)> = own[..surplus]
@@ -158,11 +158,13 @@ impl Index {
         superseded.sort_by_key(|(_, v)| v.stored_ms);
         let mut candidates = superseded.into_iter();
         while bytes + incoming > max_bytes {
-            let (g, v) = candidates.next()?;
+            let Some((g, v)) = candidates.next() else {
+                return (evict, false);
+            };
             bytes -= v.bytes;
             evict.push((g.clone(), v.id));
         }
-        Some(evict)
+        (evict, true)
     }
 }
 
@@ -235,15 +237,12 @@ impl FilePlugin {
         let groups: Vec<String> = index.groups.keys().cloned().collect();
         for group_id in &groups {
             let history = self.config.history_count;
-            let mut evict = index
-                .make_room(group_id, 0, history + 1, usize::MAX)
-                .unwrap_or_default();
+            let (mut evict, _) = index.make_room(group_id, 0, history + 1, usize::MAX);
             evict.retain(|(g, _)| g == group_id);
             self.evict(&mut index, evict);
         }
-        let evict = index
-            .make_room("", 0, usize::MAX, self.config.limits.max_total_bytes)
-            .unwrap_or_default();
+        // As far as superseded versions go: a group's latest is never removed at load.
+        let (evict, _) = index.make_room("", 0, usize::MAX, self.config.limits.max_total_bytes);
         self.evict(&mut index, evict);
         for (group_id, versions) in &index.groups {
             if let Some(latest) = versions.last() {
@@ -301,13 +300,14 @@ impl FilePlugin {
             self.config.history_count,
             self.config.limits.max_total_bytes,
         );
-        let Some(evict) = index.make_room(group_id, bytes.len(), history, max) else {
+        let (evict, fits) = index.make_room(group_id, bytes.len(), history, max);
+        if !fits {
             return Err(PluginError::Other(format!(
                 "the description takes {} bytes on disk and the stored ones already hold {} of the {max} bytes this plugin stores in all",
                 bytes.len(),
                 index.bytes
             )));
-        };
+        }
         disk::write(&self.config.dir, group_id, id, &bytes).map_err(other)?;
         self.evict(&mut index, evict);
         index.add(

@@ -276,3 +276,27 @@ fn settings_are_read_from_the_file_keys() {
     .into();
     assert!(FilePluginConfig::from_configs(&zero).is_err());
 }
+
+#[tokio::test]
+async fn smaller_limits_apply_to_what_a_restart_finds() {
+    let (dir, clock, p) = fresh();
+    for n in 1..=3 {
+        clock.advance(10);
+        push(&p, "app", id(n), description(20)).await.unwrap();
+    }
+    push(&p, "other", id(9), description(20)).await.unwrap();
+    let one = p.stored_bytes() / 4;
+    drop(p);
+    let mut c = config(dir.path());
+    c.history_count = 2;
+    assert_eq!(open(c.clone(), &clock).versions("app"), [id(2), id(3)]);
+    // Room for two files: each group keeps its latest, superseded ones go first.
+    c.limits.max_total_bytes = one * 2;
+    c.limits.max_bytes = one;
+    let p = open(c, &clock);
+    assert_eq!(
+        (p.versions("app"), p.versions("other")),
+        (vec![id(3)], vec![id(9)])
+    );
+    assert_eq!(files(dir.path()).len(), 2);
+}
