@@ -538,6 +538,18 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
         assert_eq!(ctx.client_address, std::net::IpAddr::from([127, 0, 0, 1]));
         assert_eq!((ctx.api_key, ctx.api_version), (89, 1));
     }
+    // The versions read the plugin as describe does: its failure is each version's ERROR, and
+    // a diff of versions it cannot read is 503.
+    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("broken-app");
+    let listed = api.get(&http, versions, &versions_path).json();
+    assert_eq!(listed["versions"][0]["topologyDescriptionStatus"], "ERROR");
+    assert_eq!(listed["topologyStale"], false);
+    let id = listed["topologyDescriptionId"].as_str().unwrap().to_owned();
+    let unreadable = api.get(&http, diff, &format!("{diff_path}?from={id}&to={id}"));
+    assert_eq!(
+        (unreadable.status, unreadable.json()["error"].clone()),
+        (503, json!("TOPOLOGY_DESCRIPTION_ERROR"))
+    );
     app.stop();
     runtime.block_on(daemon.shutdown());
 }

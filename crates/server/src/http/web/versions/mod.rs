@@ -27,6 +27,7 @@ use super::api::{describe_one, Peer};
 use super::error::{ApiError, TOPOLOGY_DESCRIPTION_ERROR, TOPOLOGY_DESCRIPTION_NOT_STORED};
 use super::{kafka, no_store};
 use crate::state::ServerState;
+use crate::support::logging::{capped, log_per_group};
 pub use diff::TopologyDiff;
 
 pub fn routes() -> Router<Arc<ServerState>> {
@@ -153,8 +154,16 @@ async fn read_descriptions(
         .map(|id| server.topology.get(ctx.clone(), group_id.to_owned(), *id))
         .collect();
     let mut read = Vec::with_capacity(calls.len());
-    for call in calls {
-        read.push(call.outcome().await.map_err(|e| e.to_string()));
+    for (call, id) in calls.into_iter().zip(ids) {
+        let outcome = call.outcome().await.map_err(|e| e.to_string());
+        if let Err(e) = &outcome {
+            log_per_group!(
+                warn, server.group_lines, "versions: plugin read failed", group_id,
+                group = %capped(group_id), topology_description_id = %id, error = %e,
+                "topology description plugin failed to return a version's topology description; the API answers ERROR for it"
+            );
+        }
+        read.push(outcome);
     }
     read
 }
