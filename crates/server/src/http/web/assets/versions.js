@@ -155,11 +155,22 @@
       ...(blocks.length ? blocks : [el('p', { class: 'hint' }, 'No differences.')]));
   }
 
+  /** Each round reads the versions of the groups whose panel is open; every
+   * STALE_EVERY-th round also the others', for the stale flag: every version is a plugin read,
+   * and a closed panel needs only the flag. */
+  const STALE_EVERY = 4;
+  let round = 0;
+
   async function poll() {
     try {
       const sections = Array.from(document.querySelectorAll('#groups section.group'));
+      const all = round % STALE_EVERY === 0;
+      round += 1;
       for (const section of sections) {
-        await refresh(section);
+        const entry = state.get(section.dataset.group);
+        if (all || !entry || entry.panel.open) {
+          await refresh(section);
+        }
       }
     } finally {
       setTimeout(poll, POLL_MS);
