@@ -141,13 +141,17 @@ fn escape_pointer(token: &str) -> String {
 const GROUP: &str = "/api/v1/groups/{groupId}";
 const TOPOLOGY: &str = "/api/v1/groups/{groupId}/topology";
 const SVG: &str = "/api/v1/groups/{groupId}/topology.svg";
+const VERSIONS: &str = "/api/v1/groups/{groupId}/topology/versions";
+const DIFF: &str = "/api/v1/groups/{groupId}/topology/diff";
 
-fn group_paths(group: &str) -> [(&'static str, String); 3] {
+fn group_paths(group: &str) -> [(&'static str, String); 5] {
     let base = format!("/api/v1/groups/{}", encode(group));
     [
         (GROUP, base.clone()),
         (TOPOLOGY, format!("{base}/topology")),
         (SVG, format!("{base}/topology.svg")),
+        (VERSIONS, format!("{base}/topology/versions")),
+        (DIFF, format!("{base}/topology/diff")),
     ]
 }
 
@@ -197,7 +201,7 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     assert_eq!(ids, ["orders-app", "silent-app"]);
     assert_eq!(list["groups"][0]["memberCount"], 1);
 
-    let [(group, group_path), (topology, topology_path), (svg, svg_path)] =
+    let [(group, group_path), (topology, topology_path), (svg, svg_path), _, _] =
         group_paths("orders-app");
     let described = api.get(&http, group, &group_path).json();
     assert_eq!(described["groupId"], "orders-app");
@@ -231,7 +235,8 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
         );
     }
 
-    let [_, (topology, topology_path), (svg, svg_path)] = group_paths("silent-app");
+    one_version_of_each_group(api, &http);
+    let [_, (topology, topology_path), (svg, svg_path), _, _] = group_paths("silent-app");
     let silent_doc = api.get(&http, topology, &topology_path).json();
     assert_eq!(silent_doc["topologyDescriptionStatus"], "NOT_STORED");
     assert_eq!(silent_doc["topologyDescription"], Value::Null);
@@ -247,6 +252,66 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     orders.stop();
     silent.stop();
     daemon.stop();
+}
+
+/// One deployment each: `orders-app`'s description is stored, `silent-app`'s is not. A diff
+/// needs two versions (400), or names one twice (200, nothing changed), and both stored (404).
+fn one_version_of_each_group(api: &mut OpenApi, http: &Http) {
+    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("orders-app");
+    let orders = api.get(http, versions, &versions_path).json();
+    let id = orders["topologyDescriptionId"].as_str().unwrap().to_owned();
+    assert_eq!(orders["versions"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        orders["versions"][0]["topologyDescriptionStatus"],
+        "AVAILABLE"
+    );
+    assert_eq!(orders["versions"][0]["current"], true);
+    assert_eq!(
+        orders["versions"][0]["topologyEpoch"], 0,
+        "the demo app's first topology"
+    );
+    assert_eq!(
+        (
+            orders["topologyStale"].clone(),
+            orders["storedTopologyDescriptionId"].as_str()
+        ),
+        (json!(false), Some(id.as_str()))
+    );
+    let too_few = api.get(http, diff, &diff_path);
+    assert_eq!(
+        (too_few.status, too_few.json()["error"].clone()),
+        (400, json!("INVALID_REQUEST"))
+    );
+    let bad = api.get(http, diff, &format!("{diff_path}?from=not-an-id&to={id}"));
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let same = api
+        .get(http, diff, &format!("{diff_path}?from={id}&to={id}"))
+        .json();
+    assert_eq!(
+        same["nodes"],
+        json!({"added": [], "removed": [], "changed": []})
+    );
+    assert_eq!(same["from"]["topologyDescriptionId"], id.as_str());
+
+    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("silent-app");
+    let silent = api.get(http, versions, &versions_path).json();
+    assert_eq!(
+        silent["versions"][0]["topologyDescriptionStatus"],
+        "NOT_STORED"
+    );
+    assert_eq!(
+        (
+            silent["topologyStale"].clone(),
+            silent["storedTopologyDescriptionId"].clone()
+        ),
+        (json!(false), Value::Null)
+    );
+    let id = silent["topologyDescriptionId"].as_str().unwrap().to_owned();
+    let not_stored = api.get(http, diff, &format!("{diff_path}?from={id}&to={id}"));
+    assert_eq!(
+        (not_stored.status, not_stored.json()["error"].clone()),
+        (404, json!("TOPOLOGY_DESCRIPTION_NOT_STORED"))
+    );
 }
 
 const CONSUMER_GROUPS: &str = "/api/v1/consumer-groups";
@@ -448,7 +513,7 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
     let broker = daemon.broker_addr().expect("a broker listener").to_string();
     let app = Sim::start(&broker, "broken-app", &orders_json(), &[]);
-    let [_, (topology, topology_path), (svg, svg_path)] = group_paths("broken-app");
+    let [_, (topology, topology_path), (svg, svg_path), _, _] = group_paths("broken-app");
     let deadline = std::time::Instant::now() + web_support::WAIT;
     // The group exists once the member has joined.
     let doc = loop {
@@ -473,6 +538,18 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
         assert_eq!(ctx.client_address, std::net::IpAddr::from([127, 0, 0, 1]));
         assert_eq!((ctx.api_key, ctx.api_version), (89, 1));
     }
+    // The versions read the plugin as describe does: its failure is each version's ERROR, and
+    // a diff of versions it cannot read is 503.
+    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("broken-app");
+    let listed = api.get(&http, versions, &versions_path).json();
+    assert_eq!(listed["versions"][0]["topologyDescriptionStatus"], "ERROR");
+    assert_eq!(listed["topologyStale"], false);
+    let id = listed["topologyDescriptionId"].as_str().unwrap().to_owned();
+    let unreadable = api.get(&http, diff, &format!("{diff_path}?from={id}&to={id}"));
+    assert_eq!(
+        (unreadable.status, unreadable.json()["error"].clone()),
+        (503, json!("TOPOLOGY_DESCRIPTION_ERROR"))
+    );
     app.stop();
     runtime.block_on(daemon.shutdown());
 }

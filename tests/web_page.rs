@@ -82,16 +82,21 @@ fn the_page_draws_the_topology_with_clickable_nodes() {
         .find_element(&format!("{selector}[data-kind=\"processor\"]"))
         .unwrap();
     processor.click().unwrap();
-    let png = tab
-        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
-        .unwrap();
-    let path = artifact_path("topology-page.png");
-    std::fs::write(&path, png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    screenshot(&tab, "topology-page.png");
 
     drop(tab);
     app.stop();
     daemon.stop();
+}
+
+/// Saves what the tab shows as `target/test-artifacts/<name>`.
+fn screenshot(tab: &Tab, name: &str) {
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .unwrap();
+    let path = artifact_path(name);
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
 }
 
 /// A classic group (lag 3 on one partition) and a consumer group appear below the streams
@@ -257,4 +262,134 @@ fn the_selection_survives_a_refresh(tab: &Tab, (kind, name): &(String, String)) 
     assert_eq!(selected, serde_json::json!([[kind, name]]));
     let heading = evaluate(tab, "document.querySelector('#details h2').textContent");
     assert_eq!(heading, Value::String(name.clone()));
+}
+
+/// Issue 26: an application redeployed with a changed topology, the `file` plugin keeping both
+/// descriptions. The group's "Versions" panel lists both and shows what the redeploy added,
+/// removed and changed; a third deployment whose members do not push is flagged as running a
+/// topology that differs from the last stored description. A screenshot is saved to
+/// `target/test-artifacts/topology-versions.png`.
+#[test]
+fn the_page_shows_what_a_redeploy_changed() {
+    const ORDERS: &str = "orders-app";
+    let browser = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = web_support::file_plugin_config(dir.path());
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let daemon = Daemon::start_with_config(&common::config_text(&lines));
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    let versions = format!(
+        "/api/v1/groups/{}/topology/versions",
+        web_support::encode(ORDERS)
+    );
+    let v1 = Sim::start(&daemon.bootstrap(), ORDERS, &web_support::orders_v1(), &[]);
+    http.wait_for(&versions, |v| web_support::all_stored(v, 1));
+    v1.stop();
+    let v2 = Sim::start(
+        &daemon.bootstrap(),
+        ORDERS,
+        &web_support::orders_v2(),
+        &["--topology-epoch", "1"],
+    );
+    http.wait_for(&versions, |v| web_support::all_stored(v, 2));
+
+    let tab = browser.new_tab().unwrap();
+    tab.navigate_to(&http.url("/"))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    let section = format!("section[data-group=\"{ORDERS}\"]");
+    wait_in_page(
+        &tab,
+        &format!("document.querySelector('{section} details.versions') !== null"),
+        "the group's versions panel",
+        |v| v == &Value::Bool(true),
+    );
+    evaluate(
+        &tab,
+        &format!("document.querySelector('{section} details.versions').open = true"),
+    );
+    let changes = wait_in_page(
+        &tab,
+        &format!(
+            "Array.from(document.querySelectorAll('{section} .diff li')).map((li) => `${{li.className}} ${{li.dataset.kind}} ${{li.dataset.name}}`)"
+        ),
+        "the differences between the two versions",
+        |v| v.as_array().is_some_and(|a| !a.is_empty()),
+    );
+    let changes: Vec<&str> = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in [
+        "added node count",
+        "changed node filter",
+        "changed node sink",
+        "added edge filter->count",
+        "removed edge filter->sink",
+        "added topic checked-orders",
+        "removed topic valid-orders",
+        "added store order-counts",
+        "changed subtopology 0",
+    ] {
+        assert!(
+            changes.contains(&expected),
+            "{expected} is not shown: {changes:?}"
+        );
+    }
+    let rows = evaluate(
+        &tab,
+        &format!("document.querySelectorAll('{section} .version-list tbody tr').length"),
+    );
+    assert_eq!(rows, 2);
+    evaluate(
+        &tab,
+        &format!("document.querySelector('{section} details.versions').scrollIntoView()"),
+    );
+    screenshot(&tab, "topology-versions.png");
+
+    // The other way round, chosen on the page: the redeploy's additions are removals.
+    evaluate(
+        &tab,
+        &format!(
+            "(() => {{ const [newer, older] = document.querySelectorAll('{section} .version-list tbody tr'); older.querySelector('input[data-role=to]').click(); newer.querySelector('input[data-role=from]').click(); return true; }})()"
+        ),
+    );
+    wait_in_page(
+        &tab,
+        &format!(
+            "Array.from(document.querySelectorAll('{section} .diff li')).map((li) => `${{li.className}} ${{li.dataset.kind}} ${{li.dataset.name}}`)"
+        ),
+        "the differences the other way round",
+        |v| v.as_array().is_some_and(|a| a.contains(&Value::from("removed node count"))),
+    );
+
+    // Redeployed again, but the members do not push: the page says the drawing is stale.
+    v2.stop();
+    let v3 = Sim::start(
+        &daemon.bootstrap(),
+        ORDERS,
+        &web_support::orders_v1(),
+        &["--topology-epoch", "2", "--no-push"],
+    );
+    let stale = wait_in_page(
+        &tab,
+        &format!(
+            "(() => {{ const p = document.querySelector('{section} p.stale'); return p && !p.hidden ? p.textContent : null; }})()"
+        ),
+        "the stale flag",
+        |v| v.is_string(),
+    );
+    assert!(
+        stale
+            .as_str()
+            .unwrap()
+            .contains("differs from the last stored description"),
+        "{stale}"
+    );
+    drop(tab);
+    v3.stop();
+    daemon.stop();
 }

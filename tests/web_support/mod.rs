@@ -25,6 +25,54 @@ pub const WEB_CONFIG: &[&str] = &[
     "group.initial.rebalance.delay.ms=0",
 ];
 
+/// [`WEB_CONFIG`] with the durable `file` plugin keeping its files in `dir/topologies`, and the
+/// daemon's logs in `dir/logs`.
+pub fn file_plugin_config(dir: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = WEB_CONFIG
+        .iter()
+        .filter(|l| !l.starts_with("group.streams.topology.description.class"))
+        .map(|l| l.to_string())
+        .collect();
+    lines.extend([
+        "group.streams.topology.description.class=file".to_owned(),
+        format!(
+            "group.streams.topology.description.file.dir={}",
+            dir.join("topologies").display()
+        ),
+        format!("log.dirs={}", dir.join("logs").display()),
+    ]);
+    lines
+}
+
+/// The orders app of `examples/orders.json`, with short names.
+pub fn orders_v1() -> Value {
+    serde_json::json!({"subtopologies": [{"id": 0, "nodes": [
+        {"type": "source", "name": "src", "topics": ["orders"], "successors": ["filter"]},
+        {"type": "processor", "name": "filter", "stores": [], "successors": ["sink"]},
+        {"type": "sink", "name": "sink", "topic": "valid-orders"}
+    ]}], "globalStores": []})
+}
+
+/// The orders app redeployed: the filter's orders are counted into a store and written to
+/// another topic.
+pub fn orders_v2() -> Value {
+    serde_json::json!({"subtopologies": [{"id": 0, "nodes": [
+        {"type": "source", "name": "src", "topics": ["orders"], "successors": ["filter"]},
+        {"type": "processor", "name": "filter", "stores": [], "successors": ["count"]},
+        {"type": "processor", "name": "count", "stores": ["order-counts"], "successors": ["sink"]},
+        {"type": "sink", "name": "sink", "topic": "checked-orders"}
+    ]}], "globalStores": []})
+}
+
+/// Whether a `.../topology/versions` document lists `count` versions, all stored.
+pub fn all_stored(versions: &Value, count: usize) -> bool {
+    let list = versions["versions"].as_array().cloned().unwrap_or_default();
+    list.len() == count
+        && list
+            .iter()
+            .all(|v| v["topologyDescriptionStatus"] == "AVAILABLE")
+}
+
 /// Where Debian's `chromium` package puts the browser.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -93,23 +141,28 @@ impl Http {
         }
     }
 
-    /// `GET .../topology` until its status is AVAILABLE (the push may still be on its way).
-    pub fn wait_for_topology(&self, group: &str) -> Value {
-        let path = format!("/api/v1/groups/{}/topology", encode(group));
+    /// `GET path` until `done` holds for a 200 answer (shards load, pushes arrive).
+    pub fn wait_for(&self, path: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + WAIT;
         loop {
-            let answer = self.get(&path);
-            if answer.status == 200 && answer.json()["topologyDescriptionStatus"] == "AVAILABLE" {
+            let answer = self.get(path);
+            if answer.status == 200 && done(&answer.json()) {
                 return answer.json();
             }
             assert!(
                 Instant::now() < deadline,
-                "{path}: still {} {} after {WAIT:?}",
+                "{path}: {} {}",
                 answer.status,
                 answer.body
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// `GET .../topology` until its status is AVAILABLE (the push may still be on its way).
+    pub fn wait_for_topology(&self, group: &str) -> Value {
+        let path = format!("/api/v1/groups/{}/topology", encode(group));
+        self.wait_for(&path, |doc| doc["topologyDescriptionStatus"] == "AVAILABLE")
     }
 }
 

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use kcoord_metadata::image::streams::{to_current_task_ids, to_target_task_ids};
-use kcoord_metadata::{Record, StreamsGroup, StreamsGroupMember, TasksTuple};
+use kcoord_metadata::{
+    Record, StreamsGroup, StreamsGroupMember, TasksTuple, TopologyVersion, MAX_TOPOLOGY_VERSIONS,
+};
 use kcoord_wire::messages::streams_group_heartbeat_request as req;
 use kcoord_wire::records::{
     streams_group_member_metadata_value as member_value,
@@ -23,8 +25,9 @@ pub fn group_metadata(
     validated_topology_epoch: i32,
     assignment_configs: &BTreeMap<String, String>,
     group: &StreamsGroup,
-    topology_description_id: Option<Uuid>,
+    description_id: DescriptionId,
 ) -> Record {
+    let topology_description_id = description_id.id;
     Record::StreamsGroupMetadata(
         StreamsGroupMetadataKey {
             group_id: group_id.to_string(),
@@ -47,9 +50,54 @@ pub fn group_metadata(
             stored_description_topology_epoch: group.stored_description_topology_epoch,
             failed_description_topology_epoch: group.failed_description_topology_epoch,
             topology_description_id,
+            topology_description_versions: Some(topology_versions(
+                group,
+                description_id.minted(group),
+            )),
             ..Default::default()
         }),
     )
+}
+
+/// The group's TopologyDescriptionId as a metadata record carries it: when it is not the
+/// group's current id it was just minted, for `topology_epoch` at `now`, and joins the
+/// group's versions.
+#[derive(Debug, Clone, Copy)]
+pub struct DescriptionId {
+    pub id: Option<Uuid>,
+    pub topology_epoch: i32,
+    pub now: i64,
+}
+
+impl DescriptionId {
+    fn minted(&self, group: &StreamsGroup) -> Option<TopologyVersion> {
+        self.id
+            .filter(|id| group.topology_description_id != Some(*id))
+            .map(|id| TopologyVersion {
+                id,
+                topology_epoch: self.topology_epoch,
+                minted_ms: self.now,
+            })
+    }
+}
+
+/// The group's kept versions with `minted` appended, the oldest dropped past
+/// [`MAX_TOPOLOGY_VERSIONS`].
+fn topology_versions(
+    group: &StreamsGroup,
+    minted: Option<TopologyVersion>,
+) -> Vec<group_value::TopologyDescriptionVersion> {
+    let all: Vec<&TopologyVersion> = group.topology_versions.iter().chain(&minted).collect();
+    let skip = all.len().saturating_sub(MAX_TOPOLOGY_VERSIONS);
+    all.into_iter()
+        .skip(skip)
+        .map(|v| group_value::TopologyDescriptionVersion {
+            id: v.id,
+            topology_epoch: v.topology_epoch,
+            minted_ms: v.minted_ms,
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// The group metadata record with only the epoch changed (fencing a member).
@@ -62,7 +110,11 @@ pub fn bumped_group_metadata(group: &StreamsGroup, epoch: i32) -> Record {
         group.validated_topology_epoch,
         &configs,
         group,
-        group.topology_description_id,
+        DescriptionId {
+            id: group.topology_description_id,
+            topology_epoch: group.topology_epoch().unwrap_or(-1),
+            now: 0,
+        },
     )
 }
 

@@ -27,7 +27,7 @@ pub use image::producer_ids::ProducerIdsImage;
 pub use image::security::SecurityImage;
 pub use image::streams::{
     entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember,
-    StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple,
+    StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple, TopologyVersion, MAX_TOPOLOGY_VERSIONS,
 };
 pub use image::topics::{
     invalid_topic_name, is_internal_topic, is_valid_topic_name, unify_collision_chars,

@@ -73,12 +73,17 @@ impl Default for MemoryPluginConfig {
 impl MemoryPluginConfig {
     /// Reads `group.streams.topology.description.memory.*`; absent keys keep their defaults.
     pub fn from_configs(configs: &PluginConfigs) -> Result<Self, PluginError> {
+        Self::from_prefixed(configs, PREFIX)
+    }
+
+    /// The same settings under another plugin's prefix (the `file` plugin shares them).
+    pub fn from_prefixed(configs: &PluginConfigs, prefix: &str) -> Result<Self, PluginError> {
         let mut c = MemoryPluginConfig::default();
-        let get = |key: &str| configs.get(&format!("{PREFIX}{key}"));
+        let get = |key: &str| configs.get(&format!("{prefix}{key}"));
         let number = |key: &str, v: &String| {
             v.trim().parse::<u64>().map_err(|_| {
                 PluginError::InvalidRequest(format!(
-                    "{PREFIX}{key}: expected a non-negative integer, got {v:?}"
+                    "{prefix}{key}: expected a non-negative integer, got {v:?}"
                 ))
             })
         };
@@ -108,19 +113,19 @@ impl MemoryPluginConfig {
                 .filter(|j| (0.0..=1.0).contains(j));
             c.backoff.jitter = j.ok_or_else(|| {
                 PluginError::InvalidRequest(format!(
-                    "{PREFIX}backoff.jitter: expected a number in [0, 1], got {v:?}"
+                    "{prefix}backoff.jitter: expected a number in [0, 1], got {v:?}"
                 ))
             })?;
         }
         if c.max_total_bytes < c.max_bytes {
             return Err(PluginError::InvalidRequest(format!(
-                "{PREFIX}max.total.bytes ({}) must be at least {PREFIX}max.bytes ({})",
+                "{prefix}max.total.bytes ({}) must be at least {prefix}max.bytes ({})",
                 c.max_total_bytes, c.max_bytes
             )));
         }
         if c.backoff.max_ms < c.backoff.base_ms {
             return Err(PluginError::InvalidRequest(format!(
-                "{PREFIX}backoff.max.ms must be at least {PREFIX}backoff.base.ms"
+                "{prefix}backoff.max.ms must be at least {prefix}backoff.base.ms"
             )));
         }
         Ok(c)
@@ -664,5 +669,6 @@ impl StreamsGroupTopologyDescriptionPlugin for MemoryPlugin {
     }
 }
 
+mod backend;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

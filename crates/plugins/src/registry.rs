@@ -4,16 +4,20 @@ use std::sync::Arc;
 
 use kcoord_plugin_api::{PluginConfigs, PluginError, StreamsGroupTopologyDescriptionPlugin};
 
+use crate::file::FilePlugin;
 use crate::memory::MemoryPlugin;
 
 /// (short name, aliases) of every built-in plugin.
-pub const BUILT_IN: &[(&str, &[&str])] = &[(
-    "memory",
-    &[
-        "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
-        "io.kcoord.plugins.MemoryTopologyDescriptionPlugin",
-    ],
-)];
+pub const BUILT_IN: &[(&str, &[&str])] = &[
+    (
+        "memory",
+        &[
+            "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
+            "io.kcoord.plugins.MemoryTopologyDescriptionPlugin",
+        ],
+    ),
+    ("file", &["io.kcoord.plugins.FileTopologyDescriptionPlugin"]),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -28,12 +32,13 @@ pub enum RegistryError {
 /// of handing it to threads of the plugin's own. `memory`'s is: O(1), answered from a
 /// lock-free snapshot in the steady state and under one short lock otherwise, no I/O. The
 /// hand-over costs more than a whole heartbeat, so a plugin that does not need it is spared.
+/// `file`'s is `memory`'s: it decides with one inside and never reads the disk there.
 pub fn requires_push_never_blocks(name: &str) -> bool {
     let name = name.trim();
     BUILT_IN
         .iter()
         .find(|(short, aliases)| *short == name || aliases.contains(&name))
-        .is_some_and(|(short, _)| *short == "memory")
+        .is_some_and(|(short, _)| matches!(*short, "memory" | "file"))
 }
 
 /// The names the registry accepts, for error messages and docs.
@@ -59,22 +64,26 @@ pub fn create(
             name: name.to_string(),
             known: known_names(),
         })?;
-    let mut plugin = match short {
-        "memory" => MemoryPlugin::default(),
-        _ => {
-            return Err(RegistryError::Unknown {
-                name: name.to_string(),
-                known: known_names(),
-            })
-        }
+    let configure_error = |source| RegistryError::Configure {
+        name: short.to_string(),
+        source,
     };
-    plugin
-        .configure(configs)
-        .map_err(|source| RegistryError::Configure {
-            name: short.to_string(),
-            source,
-        })?;
-    Ok(Arc::new(plugin))
+    match short {
+        "memory" => {
+            let mut plugin = MemoryPlugin::default();
+            plugin.configure(configs).map_err(configure_error)?;
+            Ok(Arc::new(plugin))
+        }
+        "file" => {
+            let mut plugin = FilePlugin::default();
+            plugin.configure(configs).map_err(configure_error)?;
+            Ok(Arc::new(plugin))
+        }
+        _ => Err(RegistryError::Unknown {
+            name: name.to_string(),
+            known: known_names(),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -97,7 +106,23 @@ mod tests {
         assert!(requires_push_never_blocks(
             "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin"
         ));
+        assert!(requires_push_never_blocks("file"));
         assert!(!requires_push_never_blocks("org.example.Plugin"));
+    }
+
+    #[test]
+    fn the_file_plugin_needs_a_directory() {
+        assert!(matches!(
+            create("file", &PluginConfigs::new()),
+            Err(RegistryError::Configure { .. })
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let configs: PluginConfigs = [(
+            "group.streams.topology.description.file.dir".to_string(),
+            dir.path().display().to_string(),
+        )]
+        .into();
+        assert!(create("io.kcoord.plugins.FileTopologyDescriptionPlugin", &configs).is_ok());
     }
 
     #[test]

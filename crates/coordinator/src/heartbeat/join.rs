@@ -287,7 +287,11 @@ impl<'a> JoinOrHeartbeat<'a> {
                 validated_epoch,
                 &self.settings.assignment_configs,
                 group,
-                description_id,
+                record_builders::DescriptionId {
+                    id: description_id,
+                    topology_epoch: current.epoch,
+                    now: self.now,
+                },
             ));
         }
         Ok(GroupChange {

@@ -161,12 +161,29 @@ pub struct StreamsGroup {
     pub failed_description_topology_epoch: i32,
     /// KIP-1331 (draft): minted on creation and on every topology epoch bump.
     pub topology_description_id: Option<Uuid>,
+    /// The last ids minted for the group, oldest first, at most
+    /// [`MAX_TOPOLOGY_VERSIONS`]: what operators compare deployments by. Empty for a group
+    /// whose log predates them.
+    pub topology_versions: Vec<TopologyVersion>,
     pub topology: Option<StreamsGroupTopologyValue>,
     pub target_assignment_epoch: i32,
     pub target_assignment_timestamp: i64,
     pub target_assignment: BTreeMap<String, TasksTuple>,
     pub members: BTreeMap<Id, StreamsGroupMember>,
 }
+
+/// A TopologyDescriptionId as the coordinator minted it. The plugin never sees the epoch or
+/// the time (KIP-1331 hides both from it); the coordinator keeps them for the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopologyVersion {
+    pub id: Uuid,
+    pub topology_epoch: i32,
+    pub minted_ms: i64,
+}
+
+/// Versions kept per group. Each costs 28 bytes in every group metadata record, which is
+/// written on every group epoch bump: 32 keep a redeploy a day for a month within about 1 KB.
+pub const MAX_TOPOLOGY_VERSIONS: usize = 32;
 
 /// Kafka 4.4 starts a group at group epoch 1 with an (empty) target assignment of epoch 1, so
 /// that the first computed assignment has epoch 2 and a member joining before it exists (the
@@ -255,6 +272,16 @@ impl StreamsGroupsImage {
         g.stored_description_topology_epoch = v.stored_description_topology_epoch;
         g.failed_description_topology_epoch = v.failed_description_topology_epoch;
         g.topology_description_id = v.topology_description_id;
+        g.topology_versions = v
+            .topology_description_versions
+            .iter()
+            .flatten()
+            .map(|t| TopologyVersion {
+                id: t.id,
+                topology_epoch: t.topology_epoch,
+                minted_ms: t.minted_ms,
+            })
+            .collect();
     }
 
     pub(crate) fn replay_member_metadata(

@@ -47,11 +47,11 @@ mod counting {
     }
 }
 
-fn ctx() -> RequestContext {
+pub(crate) fn ctx() -> RequestContext {
     RequestContext::internal(88, 2)
 }
 
-fn config() -> MemoryPluginConfig {
+pub(crate) fn config() -> MemoryPluginConfig {
     MemoryPluginConfig {
         ttl_ms: 60_000,
         max_bytes: 10_000,
@@ -73,7 +73,7 @@ fn plugin() -> (MemoryPlugin, ManualClock) {
     )
 }
 
-fn description(nodes: usize) -> StreamsGroupTopologyDescription {
+pub(crate) fn description(nodes: usize) -> StreamsGroupTopologyDescription {
     StreamsGroupTopologyDescription {
         subtopologies: vec![Subtopology {
             id: "0".into(),
@@ -89,7 +89,7 @@ fn description(nodes: usize) -> StreamsGroupTopologyDescription {
     }
 }
 
-fn id(n: u128) -> Uuid {
+pub(crate) fn id(n: u128) -> Uuid {
     Uuid::from_u128(n)
 }
 

@@ -210,3 +210,13 @@ pub fn log_end_offsets(
     };
     list_offsets::handle(&synthetic.ctx(server), request, VERSION)
 }
+
+/// The plugin's request context for the API's reads of versions' descriptions: that of the
+/// StreamsGroupDescribe v1 the API sends, so a plugin sees every read from the API alike.
+pub fn plugin_context(
+    server: &ServerState,
+    peer: Option<SocketAddr>,
+) -> kcoord_plugin_api::RequestContext {
+    let synthetic = Synthetic::new(peer, ApiKey::StreamsGroupDescribe, DESCRIBE_VERSION);
+    crate::rpc::plugin_context::plugin_context(&synthetic.ctx(server))
+}

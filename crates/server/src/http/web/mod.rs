@@ -3,6 +3,8 @@
 //!
 //! - [`api`]: `/api/v1/groups`, `/api/v1/groups/{groupId}`, `.../topology`, `.../topology.svg`
 //!   and `/api/openapi.json` (`docs/openapi.json`, which the tests check every answer against);
+//! - [`versions`]: `.../topology/versions` and `.../topology/diff`, the group's deployments
+//!   (TopologyDescriptionIds the coordinator minted) and what changed between two of them;
 //! - [`consumer_groups`]: `/api/v1/consumer-groups` and `/api/v1/consumer-groups/{groupId}`
 //!   (classic and consumer groups: members, assignments, lag);
 //! - [`page`]: `/`, plain HTML, CSS and JavaScript compiled into the binary, which polls the
@@ -19,6 +21,7 @@ mod json;
 pub mod kafka;
 pub mod page;
 mod topology;
+mod versions;
 
 use std::sync::Arc;
 
@@ -34,6 +37,7 @@ pub fn routes() -> Router<Arc<ServerState>> {
     Router::new()
         .merge(api::routes())
         .merge(consumer_groups::routes())
+        .merge(versions::routes())
         .merge(page::routes())
 }
 

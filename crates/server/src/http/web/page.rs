@@ -1,5 +1,5 @@
 //! `/`: the page listing the streams groups and drawing each one's topology, then the
-//! consumer groups with their members, assignments and lag, and its three assets. All of them
+//! consumer groups with their members, assignments and lag, and its five assets. All of them
 //! are compiled in (no file to deploy, nothing fetched at run time); the
 //! script polls the JSON API and inlines each group's SVG so that its nodes can be clicked.
 
@@ -12,9 +12,11 @@ use axum::Router;
 use crate::state::ServerState;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
+const COMMON_JS: &str = include_str!("assets/common.js");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 const CONSUMERS_JS: &str = include_str!("assets/consumers.js");
+const VERSIONS_JS: &str = include_str!("assets/versions.js");
 
 /// The page runs its own script and style only, and talks to this server only.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -28,12 +30,20 @@ pub fn routes() -> Router<Arc<ServerState>> {
             get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
         )
         .route(
+            "/assets/common.js",
+            get(|| async { asset("text/javascript; charset=utf-8", COMMON_JS) }),
+        )
+        .route(
             "/assets/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
         )
         .route(
             "/assets/consumers.js",
             get(|| async { asset("text/javascript; charset=utf-8", CONSUMERS_JS) }),
+        )
+        .route(
+            "/assets/versions.js",
+            get(|| async { asset("text/javascript; charset=utf-8", VERSIONS_JS) }),
         )
         .route(
             "/assets/app.css",

@@ -187,8 +187,10 @@ async fn the_page_and_its_assets_are_compiled_in() {
         .header("content-security-policy")
         .contains("script-src 'self'"));
     for (path, content_type) in [
+        ("/assets/common.js", "text/javascript; charset=utf-8"),
         ("/assets/app.js", "text/javascript; charset=utf-8"),
         ("/assets/app.css", "text/css; charset=utf-8"),
+        ("/assets/versions.js", "text/javascript; charset=utf-8"),
     ] {
         let asset = get(&state, path, None).await;
         assert_eq!(asset.status, StatusCode::OK, "{path}");

@@ -48,15 +48,7 @@
 
   // ---- Building elements ----------------------------------------------------------------
 
-  /** An element with attributes and children (strings become text nodes). */
-  function el(tag, attributes = {}, ...children) {
-    const element = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      element.setAttribute(name, value);
-    }
-    element.append(...children);
-    return element;
-  }
+  const { el } = window.kcoordPage;
 
   function stateBadge(state) {
     return el('span', { class: `state ${state}` }, state);

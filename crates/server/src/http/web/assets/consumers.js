@@ -11,23 +11,7 @@
   const list = container.querySelector('.groups');
   const empty = container.querySelector('.empty');
 
-  function el(tag, attributes = {}, ...children) {
-    const element = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      element.setAttribute(name, value);
-    }
-    element.append(...children);
-    return element;
-  }
-
-  async function getJson(path) {
-    const response = await fetch(path, { cache: 'no-store' });
-    const body = await response.json().catch(() => null);
-    if (!response.ok) {
-      throw new Error(body && body.message ? `${body.error}: ${body.message}` : `HTTP ${response.status}`);
-    }
-    return body;
-  }
+  const { el, getJson } = window.kcoordPage;
 
   const table = (headings, rows) => el('table', {},
     el('thead', {}, el('tr', {}, ...headings.map((h) => el('th', { scope: 'col' }, h)))),
