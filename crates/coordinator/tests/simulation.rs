@@ -148,6 +148,8 @@ mod simulation {
     pub mod group_requests;
     pub mod groups;
     pub mod markers;
+    pub mod mixed;
+    pub mod mixed_checks;
     pub mod model;
     pub mod node;
     mod planted;
@@ -174,6 +176,8 @@ const CI_STEPS: usize = 500;
 const CI_TXN_SEEDS: u64 = 12;
 /// Seeds of the default (CI) run with the classic and consumer groups (as many steps).
 const CI_GROUP_SEEDS: u64 = 4;
+/// Seeds of the default (CI) run with the mixed group (as many steps).
+const CI_MIXED_SEEDS: u64 = 3;
 
 #[derive(Debug, Clone, Copy)]
 struct Options {
@@ -184,6 +188,8 @@ struct Options {
     transactions: bool,
     /// Drive a classic group's and a consumer group's members too.
     groups: bool,
+    /// Drive the mixed group's members too.
+    mixed: bool,
     /// Print every step as it runs.
     verbose: bool,
     /// Every producer instance speaks transaction version 1 (a seed recorded before the
@@ -215,6 +221,8 @@ impl std::fmt::Display for Failure {
             " transaction_runs"
         } else if self.options.groups {
             " group_runs"
+        } else if self.options.mixed {
+            " mixed_runs"
         } else {
             " seeded_runs"
         };
@@ -244,6 +252,9 @@ fn run(seed: u64, options: Options) -> Result<Stats, Failure> {
         options.groups,
     )
     .map_err(|v| failure(0, v))?;
+    if options.mixed {
+        world.drive_mixed();
+    }
     if options.version_one_only {
         world.speak_version_one();
     }
@@ -292,6 +303,14 @@ fn seeded_group_runs_keep_every_invariant() {
     }
 }
 
+/// The CI run with the mixed group's classic and consumer-protocol members among the clients.
+#[test]
+fn seeded_mixed_runs_keep_every_invariant() {
+    if let Some(total) = run_seeds_with(false, false, true, CI_MIXED_SEEDS) {
+        assert_mixed_happened(&total);
+    }
+}
+
 /// Runs the seeds the environment asks for (by default `0..ci_seeds`); their statistics, unless
 /// one seed was printed step by step.
 fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
@@ -300,6 +319,11 @@ fn run_seeds(transactions: bool, ci_seeds: u64) -> Option<Stats> {
 
 /// [`run_seeds`], with or without the classic and consumer groups.
 fn run_seeds_of(transactions: bool, groups: bool, ci_seeds: u64) -> Option<Stats> {
+    run_seeds_with(transactions, groups, false, ci_seeds)
+}
+
+/// [`run_seeds_of`], with or without the mixed group.
+fn run_seeds_with(transactions: bool, groups: bool, mixed: bool, ci_seeds: u64) -> Option<Stats> {
     let steps = env("KCOORD_SIM_STEPS").map_or(CI_STEPS, |s| s as usize);
     let (seeds, verbose) = match env("KCOORD_SIM_SEED") {
         Some(seed) => (seed..seed + 1, true),
@@ -315,6 +339,7 @@ fn run_seeds_of(transactions: bool, groups: bool, ci_seeds: u64) -> Option<Stats
         torn,
         transactions,
         groups,
+        mixed,
         verbose,
         version_one_only: std::env::var("KCOORD_SIM_TV").as_deref() == Ok("1"),
     };
@@ -386,6 +411,29 @@ fn assert_groups_happened(total: &Stats) {
         assert!(count > 0, "no {what} in the simulation: {total}");
     }
     assert_eq!(total.groups_converged, total.seeds, "{total}");
+}
+
+/// The mixed runs must keep migrating the group both ways and settling it.
+fn assert_mixed_happened(total: &Stats) {
+    let happened = [
+        ("crashes", total.crashes),
+        ("acknowledged SyncGroup answers", total.mixed_syncs),
+        (
+            "SyncGroup answers from a consumer group",
+            total.mixed_coordinator_syncs,
+        ),
+        (
+            "classic members told to rejoin a consumer group",
+            total.mixed_rejoins_told,
+        ),
+        ("acknowledged consumer heartbeats", total.mixed_heartbeats),
+        ("online upgrades", total.mixed_upgrades),
+        ("online downgrades", total.mixed_downgrades),
+    ];
+    for (what, count) in happened {
+        assert!(count > 0, "no {what} in the simulation: {total}");
+    }
+    assert_eq!(total.mixed_converged, total.seeds, "{total}");
 }
 
 /// The runs must keep exercising what the checks are about: a change of weights or settings
