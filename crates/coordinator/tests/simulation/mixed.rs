@@ -5,7 +5,7 @@
 //! members, and downgrades it when the last consumer leaves. Clients stop and start again, so
 //! that a run has stretches with only one kind. The checks and the convergence are in
 //! `mixed_checks.rs`.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kcoord_coordinator::classic::{ClassicAnswer, JoinContext, LeavingMember};
 use kcoord_coordinator::{ConsumerHeartbeatContext, CoordinatorError};
@@ -41,6 +41,8 @@ pub struct Mixed {
     pub(super) last_type: GroupType,
     /// Bumped whenever the group is gone: epochs of the group created again start over.
     pub(super) incarnation: u64,
+    /// (incarnation, generation) -> member id -> what a classic leader assigned it.
+    pub(super) leader_sent: BTreeMap<(u64, i32), BTreeMap<String, BTreeSet<i32>>>,
     /// The incarnation each client's epoch or generation is of (classic ones first).
     pub(super) answered_in: Vec<u64>,
 }
@@ -104,7 +106,12 @@ pub struct MixedStep {
 
 enum MixedRequest {
     Join(Option<JoinGroupResponse>),
-    Sync(i32, Option<SyncGroupResponse>),
+    /// A SyncGroup of `generation`, sent while the group was classic or not.
+    Sync {
+        generation: i32,
+        answer: Option<SyncGroupResponse>,
+        classic: bool,
+    },
     Heartbeat(ErrorCode),
     Leave,
     Consumer {
@@ -140,9 +147,15 @@ impl World {
         }
         let client = idle[self.rng.random_range(0..idle.len())];
         if !self.mixed.running[client] {
-            // Stopped clients start again slowly, so that the group spends a while with only
-            // one kind of member (and migrates when the other kind comes back).
-            if !self.rng.random_ratio(1, 6) {
+            // Stopped clients start again slowly, consumers more slowly, so that the group
+            // spends a while with only one kind of member (classic ones rebalancing on their
+            // own), and migrates when the other kind comes back.
+            let odds = if client < self.mixed.classic.len() {
+                4
+            } else {
+                12
+            };
+            if !self.rng.random_ratio(1, odds) {
                 return None;
             }
             self.mixed.running[client] = true;
@@ -169,7 +182,7 @@ impl World {
             }
             Some(_) => match self.rng.random_range(0..12) {
                 0 => MixedAction::Leave {
-                    stop: self.rng.random_bool(0.5),
+                    stop: self.rng.random_ratio(3, 4),
                 },
                 1..=5 => MixedAction::Heartbeat { report: false },
                 _ => MixedAction::Heartbeat { report: true },
@@ -248,19 +261,31 @@ impl World {
             c.name,
             request.assignments.len()
         );
-        let before = mixed_checks::classic_member_view(self.node.shard(), &request.member_id);
+        let shard = self.node.shard();
+        let before = mixed_checks::classic_member_view(shard, &request.member_id);
+        let classic = shard.classic_group(MIXED_GROUP).is_some();
+        if classic && !request.assignments.is_empty() {
+            let key = (self.mixed.incarnation, generation);
+            self.mixed
+                .leader_sent
+                .insert(key, mixed_checks::sent(&request));
+        }
         let (answer, ticket) = self
             .node
             .call_parked(|s, now| s.classic_sync(&request, now))
             .map_err(runtime)?;
         if let Some(a) = &answer {
-            let counted = mixed_checks::sync_answer(before.as_ref(), &request, a)?;
-            self.stats.mixed_coordinator_syncs += u64::from(counted);
+            mixed_checks::sync_answer(before.as_ref(), &request, a)?;
         }
         let told = answer.as_ref().map_or("parked".to_owned(), |a| {
             format!("{:?}", code_of(a.error_code))
         });
-        self.mixed_wait(client, ticket, MixedRequest::Sync(generation, answer));
+        let request = MixedRequest::Sync {
+            generation,
+            answer,
+            classic,
+        };
+        self.mixed_wait(client, ticket, request);
         Ok(format!("{what} -> {told}"))
     }
 
@@ -346,7 +371,7 @@ impl World {
         Some(match (client, acknowledged) {
             (None, _) => Ok(()),
             (Some(client), false) => {
-                if matches!(request, MixedRequest::Sync(..)) {
+                if matches!(request, MixedRequest::Sync { .. }) {
                     self.mixed.classic[client].rejoin_after(ErrorCode::NOT_COORDINATOR);
                 }
                 Ok(())
@@ -373,7 +398,11 @@ impl World {
                 mixed_checks::expected(&c.name, code_of(answer.error_code))?;
                 c.joined(&answer);
             }
-            MixedRequest::Sync(generation, answer) => {
+            MixedRequest::Sync {
+                generation,
+                answer,
+                classic,
+            } => {
                 let answer = match (answer, parked) {
                     (Some(a), _) | (None, Some(ClassicAnswer::Sync(a))) => a,
                     _ => return bad("a parked SyncGroup got no SyncGroup answer"),
@@ -384,6 +413,11 @@ impl World {
                 if code == ErrorCode::NONE {
                     mixed_checks::real_assignment(&c.name, &answer.assignment)?;
                     self.stats.mixed_syncs += 1;
+                    self.stats.mixed_coordinator_syncs += u64::from(!classic);
+                    if classic {
+                        let sent = self.mixed.leader_sent.get(&(incarnation, generation));
+                        mixed_checks::leader_assigned(c, generation, sent, &answer.assignment)?;
+                    }
                     self.mixed.answered_in[client] = incarnation;
                 }
                 c.synced(generation, code, &answer.assignment);

@@ -9,8 +9,9 @@ use kcoord_coordinator::CoordinatorShard;
 use kcoord_metadata::{ConsumerGroup, ConsumerMemberState};
 use kcoord_wire::messages::{JoinGroupResponse, SyncGroupRequest, SyncGroupResponse};
 use kcoord_wire::ErrorCode;
+use rand::Rng;
 
-use super::classic_clients::{Phase, CLASSIC_TOPIC};
+use super::classic_clients::{ClassicClient, Phase, CLASSIC_TOPIC};
 use super::consumers::topic_id;
 use super::mixed::{MixedAction, MixedStep, MIXED_GROUP};
 use super::model::{Kind, Violation};
@@ -71,6 +72,39 @@ pub fn real_assignment(who: &str, bytes: &Bytes) -> Result<(), Violation> {
     Ok(())
 }
 
+/// What a classic leader's SyncGroup assigns each member.
+pub fn sent(request: &SyncGroupRequest) -> BTreeMap<String, BTreeSet<i32>> {
+    request
+        .assignments
+        .iter()
+        .map(|a| {
+            let partitions = assigned_partitions(&a.assignment).unwrap_or_default();
+            (a.member_id.clone(), partitions)
+        })
+        .collect()
+}
+
+/// A SyncGroup answer of the classic group gives the member what its leader assigned it.
+pub fn leader_assigned(
+    c: &ClassicClient,
+    generation: i32,
+    sent: Option<&BTreeMap<String, BTreeSet<i32>>>,
+    assignment: &Bytes,
+) -> Result<(), Violation> {
+    let Some(sent) = sent else {
+        return Ok(());
+    };
+    let given = assigned_partitions(assignment).unwrap_or_default();
+    let expected = sent.get(&c.member_id).cloned().unwrap_or_default();
+    if given != expected {
+        bad(format!(
+            "{} synced classic generation {generation}: given {given:?}, its leader assigned {expected:?}",
+            c.name
+        ))?;
+    }
+    Ok(())
+}
+
 /// A classic member of the mixed group while it is a consumer group, as the shard has it.
 pub struct MemberView {
     epoch: i32,
@@ -121,14 +155,14 @@ pub fn join_answer(shard: &CoordinatorShard, answer: &JoinGroupResponse) -> Resu
 }
 
 /// A SyncGroup inside a consumer group is answered, leader or not, with the member's current
-/// assignment in the consumer protocol; whether it was such an answer.
+/// assignment in the consumer protocol.
 pub fn sync_answer(
     before: Option<&MemberView>,
     request: &SyncGroupRequest,
     answer: &SyncGroupResponse,
-) -> Result<bool, Violation> {
+) -> Result<(), Violation> {
     let Some(view) = before.filter(|_| answer.error_code == 0) else {
-        return Ok(false);
+        return Ok(());
     };
     let given = assigned_partitions(&answer.assignment);
     if given.as_ref() != Some(&view.assigned) {
@@ -137,7 +171,7 @@ pub fn sync_answer(
             request.member_id, request.generation_id, view.assigned
         ))?;
     }
-    Ok(true)
+    Ok(())
 }
 
 /// A Heartbeat inside a consumer group: REBALANCE_IN_PROGRESS when the member must rejoin
@@ -268,6 +302,18 @@ impl World {
     /// The end of a run: the running clients go on while the clock moves in small steps until
     /// the mixed group settles, whatever its type.
     pub(super) fn converge_mixed(&mut self) -> Result<(), Violation> {
+        self.node.sync(usize::MAX);
+        self.deliver()?;
+        // Half the runs end with every consumer leaving, so that the group settles as classic
+        // (downgraded, if classic members run) as often as as a consumer group.
+        if self.rng.random_bool(0.5) {
+            for client in self.mixed.classic.len()..self.mixed.running.len() {
+                if self.mixed.running[client] && !self.mixed_is_waiting(client) {
+                    let action = MixedAction::Leave { stop: true };
+                    self.run_mixed(&MixedStep { client, action })?;
+                }
+            }
+        }
         for _ in 0..400 {
             self.node.sync(usize::MAX);
             self.deliver()?;
