@@ -92,6 +92,26 @@
 //! reconciled to the target and owning exactly what the coordinator assigned it, every
 //! partition of both topics owned once.
 //!
+//! **The mixed group** (`seeded_mixed_runs_keep_every_invariant`; `mixed.rs`, `mixed_checks.rs`):
+//! half the steps of these runs are one group's two classic members (the same clients as the
+//! classic group's: the consumer embedded protocol, the leader's range assignment as a
+//! `ConsumerProtocolAssignment` per member) and two KIP-848 consumers of `input`, which leave
+//! and restart, or stop and start again later (consumers more slowly), so that the group is
+//! upgraded online when a consumer joins it classic with members and downgraded when the last
+//! consumer leaves, across crashes and failed writes. Checked after every step, besides
+//! everything below: the group is never both a classic and a consumer group; no two clients own
+//! a partition at one (incarnation, epoch or generation) (a consumer's epoch, a classic
+//! member's generation of its last SyncGroup answer; the incarnation changes when the group is
+//! deleted or, empty, replaced by one of the other type, which starts its epochs over), nor do
+//! two that the shard has current; inside a consumer group a classic member's JoinGroup is
+//! answered with its member epoch and no member list, its SyncGroup, leader or not, with its
+//! assignment in the consumer protocol, and its Heartbeat REBALANCE_IN_PROGRESS whenever it is
+//! behind the target or revoking; in the classic group a SyncGroup answer is what the leader
+//! assigned; no answer is one no client provokes. At the end (half the runs first make every
+//! consumer leave) the running clients go on until every one is a current member owning its
+//! part of a complete and disjoint assignment of `input`, as a consumer group or a classic one.
+//! Runs without the mixed group draw exactly as before it.
+//!
 //! **What it checks** after every step (`checks.rs`, `model.rs`):
 //! - nothing acknowledged is lost: the acknowledged offset commits and deletions, applied in
 //!   acknowledgment order (one shard answers in the order it applied), must be exactly the
@@ -114,7 +134,8 @@
 //! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer;
 //! `KCOORD_SIM_TORN=inside` makes a torn write end inside a record rather than after one (CI:
 //! after one); `KCOORD_SIM_TV=1` makes every producer instance speak transaction version 1.
-//! The group runs take the same variables (`... --test simulation group_runs`).
+//! The group runs take the same variables (`... --test simulation group_runs`), and so do the
+//! mixed runs (`mixed_runs`).
 //! A failure prints the command that reproduces it. The planted-bug tests (`simulation/planted.rs`) show that
 //! the checks catch a disk that acknowledges before it syncs (the "lost acknowledged change"), a disk
 //! that drops a record, a writer that keeps memory ahead of a failed file, and a read answered
@@ -465,18 +486,33 @@ fn assert_everything_happened(total: &Stats) {
 /// decision that depended on hashing or the clock would break reproduction of failures).
 #[test]
 fn a_seed_replays_exactly() {
-    for (transactions, groups) in [(false, false), (true, false), (false, true)] {
+    let runs = [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (false, false, true),
+    ];
+    for (transactions, groups, mixed) in runs {
         // The group runs' steps cost more: a shorter run of theirs shows the same.
-        let steps = if groups { CI_STEPS / 2 } else { CI_STEPS };
+        let steps = if groups || mixed {
+            CI_STEPS / 2
+        } else {
+            CI_STEPS
+        };
+        let run = || trace(5, (transactions, groups, mixed), steps);
         assert!(
-            trace(5, transactions, groups, steps) == trace(5, transactions, groups, steps),
-            "seed 5 ran differently twice (transactions: {transactions}, groups: {groups})"
+            run() == run(),
+            "seed 5 ran differently twice (transactions: {transactions}, groups: {groups}, mixed: {mixed})"
         );
     }
 }
 
 /// Every step's trace of a run of `seed`, and the state it ends in.
-fn trace(seed: u64, transactions: bool, groups: bool, steps: usize) -> (Vec<String>, String) {
+fn trace(
+    seed: u64,
+    (transactions, groups, mixed): (bool, bool, bool),
+    steps: usize,
+) -> (Vec<String>, String) {
     let mut world = World::new(
         seed,
         PlantedBug::None,
@@ -485,6 +521,9 @@ fn trace(seed: u64, transactions: bool, groups: bool, steps: usize) -> (Vec<Stri
         groups,
     )
     .expect("the node starts");
+    if mixed {
+        world.drive_mixed();
+    }
     let steps: Vec<String> = (0..steps)
         .map(|_| world.step().expect("the seed keeps every invariant"))
         .collect();

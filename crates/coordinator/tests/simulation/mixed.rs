@@ -264,16 +264,19 @@ impl World {
         let shard = self.node.shard();
         let before = mixed_checks::classic_member_view(shard, &request.member_id);
         let classic = shard.classic_group(MIXED_GROUP).is_some();
-        if classic && !request.assignments.is_empty() {
+        let (answer, ticket) = self
+            .node
+            .call_parked(|s, now| s.classic_sync(&request, now))
+            .map_err(runtime)?;
+        // A leader's assignment refused at once (a generation a rollback took back) binds
+        // nothing.
+        let taken = answer.as_ref().is_none_or(|a| a.error_code == 0);
+        if classic && taken && !request.assignments.is_empty() {
             let key = (self.mixed.incarnation, generation);
             self.mixed
                 .leader_sent
                 .insert(key, mixed_checks::sent(&request));
         }
-        let (answer, ticket) = self
-            .node
-            .call_parked(|s, now| s.classic_sync(&request, now))
-            .map_err(runtime)?;
         if let Some(a) = &answer {
             mixed_checks::sync_answer(before.as_ref(), &request, a)?;
         }

@@ -276,6 +276,11 @@ impl World {
             self.mixed.incarnation += 1;
         }
         self.stats.mixed_rolled_back += u64::from(changed && rolled_back);
+        // A rollback or a migration may bring a generation number back with other members:
+        // what leaders assigned before binds only the answers already checked.
+        if changed || rolled_back {
+            self.mixed.leader_sent.clear();
+        }
         self.mixed.last_type = now;
         let owners = self.mixed_owners();
         let mut by_epoch: BTreeMap<(u64, i32), BTreeMap<i32, &str>> = BTreeMap::new();
