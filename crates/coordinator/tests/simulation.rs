@@ -96,7 +96,9 @@
 //! half the steps of these runs are one group's two classic members (the same clients as the
 //! classic group's: the consumer embedded protocol, the leader's range assignment as a
 //! `ConsumerProtocolAssignment` per member) and two KIP-848 consumers of `input`, which leave
-//! and restart, or stop and start again later (consumers more slowly), so that the group is
+//! and restart, or stop and start again later (consumers more slowly; the second classic member
+//! and the second consumer are one static instance, which restarts in the other protocol when it
+//! stops, as in a rolling migration), so that the group is
 //! upgraded online when a consumer joins it classic with members and downgraded when the last
 //! consumer leaves, across crashes and failed writes. Checked after every step, besides
 //! everything below: the group is never both a classic and a consumer group; no two clients own
@@ -131,7 +133,8 @@
 //!
 //! **Running it.** `cargo test -p kcoord-coordinator --test simulation` runs a bounded number
 //! of seeds (CI). `KCOORD_SIM_SEED=N` replays seed N alone, printing every step;
-//! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer;
+//! `KCOORD_SIM_SEEDS=N` and `KCOORD_SIM_STEPS=N` run more seeds and longer (`KCOORD_SIM_FROM=N`:
+//! from seed N);
 //! `KCOORD_SIM_TORN=inside` makes a torn write end inside a record rather than after one (CI:
 //! after one); `KCOORD_SIM_TV=1` makes every producer instance speak transaction version 1.
 //! The group runs take the same variables (`... --test simulation group_runs`), and so do the
@@ -348,7 +351,13 @@ fn run_seeds_with(transactions: bool, groups: bool, mixed: bool, ci_seeds: u64) 
     let steps = env("KCOORD_SIM_STEPS").map_or(CI_STEPS, |s| s as usize);
     let (seeds, verbose) = match env("KCOORD_SIM_SEED") {
         Some(seed) => (seed..seed + 1, true),
-        None => (0..env("KCOORD_SIM_SEEDS").unwrap_or(ci_seeds), false),
+        None => {
+            let from = env("KCOORD_SIM_FROM").unwrap_or(0);
+            (
+                from..from + env("KCOORD_SIM_SEEDS").unwrap_or(ci_seeds),
+                false,
+            )
+        }
     };
     let torn = match std::env::var("KCOORD_SIM_TORN").as_deref() {
         Ok("inside") => TornWrites::InsideRecords,
@@ -450,6 +459,10 @@ fn assert_mixed_happened(total: &Stats) {
         ("acknowledged consumer heartbeats", total.mixed_heartbeats),
         ("online upgrades", total.mixed_upgrades),
         ("online downgrades", total.mixed_downgrades),
+        (
+            "restarts of the static instance in the other protocol",
+            total.mixed_switches,
+        ),
     ];
     for (what, count) in happened {
         assert!(count > 0, "no {what} in the simulation: {total}");

@@ -58,13 +58,32 @@ impl Mixed {
             c.name = format!("{MIXED_GROUP}/classic{i}");
             c.session_timeout_ms = 4_000;
         }
+        let mut consumers = ConsumerClient::of(MIXED_GROUP, CONSUMERS, &[CLASSIC_TOPIC], false);
+        // One instance switches protocols as it restarts (Kafka's rolling migration of a static
+        // member): the last classic client and the last consumer share its instance id, and one
+        // of them runs at a time.
+        let instance = Some(format!("{MIXED_GROUP}-static"));
+        classic[CLASSIC_MEMBERS - 1].instance = instance.clone();
+        consumers[CONSUMERS - 1].consumer.instance_id = instance;
+        let mut running = vec![true; CLASSIC_MEMBERS + CONSUMERS];
+        running[CLASSIC_MEMBERS + CONSUMERS - 1] = false;
         Mixed {
             enabled,
             classic,
-            consumers: ConsumerClient::of(MIXED_GROUP, CONSUMERS, &[CLASSIC_TOPIC], false),
-            running: vec![true; CLASSIC_MEMBERS + CONSUMERS],
+            consumers,
+            running,
             answered_in: vec![0; CLASSIC_MEMBERS + CONSUMERS],
             ..Default::default()
+        }
+    }
+
+    /// The other protocol's client of the switching instance, if `client` is one of the two.
+    pub fn partner(&self, client: usize) -> Option<usize> {
+        let (classic, all) = (self.classic.len(), self.running.len());
+        match client {
+            c if c + 1 == classic => Some(all - 1),
+            c if c + 1 == all => Some(classic - 1),
+            _ => None,
         }
     }
 
@@ -146,6 +165,13 @@ impl World {
             return None;
         }
         let client = idle[self.rng.random_range(0..idle.len())];
+        let partner_runs = self
+            .mixed
+            .partner(client)
+            .is_some_and(|p| self.mixed.running[p]);
+        if !self.mixed.running[client] && partner_runs {
+            return None;
+        }
         if !self.mixed.running[client] {
             // Stopped clients start again slowly, consumers more slowly, so that the group
             // spends a while with only one kind of member (classic ones rebalancing on their
@@ -207,7 +233,7 @@ impl World {
             (None, MixedAction::Heartbeat { .. }) => self.mixed_heartbeat(client),
             (None, MixedAction::Leave { stop }) => self.mixed_classic_leave(client, stop),
             (Some(c), MixedAction::Leave { stop }) => {
-                self.mixed.running[client] = !stop;
+                self.stop_or_switch(client, stop);
                 let request = self.mixed.consumers[c].leave(true);
                 self.mixed_consumer(client, request, true)
             }
@@ -273,9 +299,8 @@ impl World {
         let taken = answer.as_ref().is_none_or(|a| a.error_code == 0);
         if classic && taken && !request.assignments.is_empty() {
             let key = (self.mixed.incarnation, generation);
-            self.mixed
-                .leader_sent
-                .insert(key, mixed_checks::sent(&request));
+            let sent = mixed_checks::sent(&self.mixed.classic[client].phase, &request);
+            self.mixed.leader_sent.insert(key, sent);
         }
         if let Some(a) = &answer {
             mixed_checks::sync_answer(before.as_ref(), &request, a)?;
@@ -313,8 +338,19 @@ impl World {
         ))
     }
 
-    fn mixed_classic_leave(&mut self, client: usize, stop: bool) -> Result<String, Violation> {
+    /// A client that stops; the switching instance starts again in the other protocol.
+    fn stop_or_switch(&mut self, client: usize, stop: bool) {
         self.mixed.running[client] = !stop;
+        if let Some(partner) = self.mixed.partner(client).filter(|_| stop) {
+            self.mixed.running[partner] = true;
+            self.stats.mixed_switches += 1;
+        }
+    }
+
+    /// A dynamic member sends LeaveGroup and restarts (or stops); the static one sends none,
+    /// as Kafka's consumer does not.
+    fn mixed_classic_leave(&mut self, client: usize, stop: bool) -> Result<String, Violation> {
+        self.stop_or_switch(client, stop);
         let c = &mut self.mixed.classic[client];
         let leaving = [LeavingMember {
             member_id: c.member_id.clone(),
@@ -322,6 +358,9 @@ impl World {
         }];
         let name = c.name.clone();
         c.restart(9);
+        if c.instance.is_some() {
+            return Ok(format!(" {name} restarts (stop: {stop})"));
+        }
         let (answer, ticket) = self.call(|s, now| s.classic_leave(MIXED_GROUP, &leaving, now))?;
         let incarnation = self.mixed.incarnation;
         self.mixed

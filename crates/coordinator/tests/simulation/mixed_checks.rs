@@ -72,14 +72,26 @@ pub fn real_assignment(who: &str, bytes: &Bytes) -> Result<(), Violation> {
     Ok(())
 }
 
-/// What a classic leader's SyncGroup assigns each member.
-pub fn sent(request: &SyncGroupRequest) -> BTreeMap<String, BTreeSet<i32>> {
+/// What a classic leader (in `phase`) assigns each member, by identity: a static member that
+/// takes its own place later, under a new member id, is given what its old one was.
+pub fn sent(phase: &Phase, request: &SyncGroupRequest) -> BTreeMap<String, BTreeSet<i32>> {
+    let instances: BTreeMap<&str, &str> = match phase {
+        Phase::Syncing { members, .. } => members
+            .iter()
+            .filter_map(|(m, i)| Some((m.as_str(), i.as_deref()?)))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
     request
         .assignments
         .iter()
         .map(|a| {
             let partitions = assigned_partitions(&a.assignment).unwrap_or_default();
-            (a.member_id.clone(), partitions)
+            let id = a.member_id.as_str();
+            (
+                instances.get(id).copied().unwrap_or(id).to_owned(),
+                partitions,
+            )
         })
         .collect()
 }
@@ -95,7 +107,7 @@ pub fn leader_assigned(
         return Ok(());
     };
     let given = assigned_partitions(assignment).unwrap_or_default();
-    let expected = sent.get(&c.member_id).cloned().unwrap_or_default();
+    let expected = sent.get(&c.identity()).cloned().unwrap_or_default();
     if given != expected {
         bad(format!(
             "{} synced classic generation {generation}: given {given:?}, its leader assigned {expected:?}",

@@ -60,7 +60,7 @@ pub struct Stats {
     /// The mixed group: acknowledged SyncGroup answers (and those the coordinator of a
     /// consumer group gave), heartbeats that told a classic member inside a consumer group to
     /// rejoin, acknowledged consumer heartbeats, online upgrades and downgrades, steps that
-    /// rolled its type back, runs whose mixed group settled, and as which type.
+    /// rolled its type back, restarts of the static instance in the other protocol, runs whose mixed group settled, and as which type.
     pub mixed_syncs: u64,
     pub mixed_coordinator_syncs: u64,
     pub mixed_rejoins_told: u64,
@@ -68,6 +68,7 @@ pub struct Stats {
     pub mixed_upgrades: u64,
     pub mixed_downgrades: u64,
     pub mixed_rolled_back: u64,
+    pub mixed_switches: u64,
     pub mixed_converged: u64,
     pub mixed_ended_classic: u64,
     pub mixed_ended_consumer: u64,
@@ -148,6 +149,7 @@ impl Stats {
         self.mixed_upgrades += run.mixed_upgrades;
         self.mixed_downgrades += run.mixed_downgrades;
         self.mixed_rolled_back += run.mixed_rolled_back;
+        self.mixed_switches += run.mixed_switches;
         self.mixed_converged += run.mixed_converged;
         self.mixed_ended_classic += run.mixed_ended_classic;
         self.mixed_ended_consumer += run.mixed_ended_consumer;
@@ -219,7 +221,7 @@ impl fmt::Display for Stats {
                 f,
                 "; mixed group: SyncGroup answers {} (from a consumer group {}), told to rejoin {}, \
                  consumer heartbeats {}, upgrades {}, downgrades {}, type rolled back {}, \
-                 settled {} (as classic {}, as consumer {})",
+                 static member switching protocols {}, settled {} (as classic {}, as consumer {})",
                 self.mixed_syncs,
                 self.mixed_coordinator_syncs,
                 self.mixed_rejoins_told,
@@ -227,6 +229,7 @@ impl fmt::Display for Stats {
                 self.mixed_upgrades,
                 self.mixed_downgrades,
                 self.mixed_rolled_back,
+                self.mixed_switches,
                 self.mixed_converged,
                 self.mixed_ended_classic,
                 self.mixed_ended_consumer,
