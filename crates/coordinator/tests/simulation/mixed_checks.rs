@@ -25,7 +25,9 @@ pub enum GroupType {
     Classic {
         members: usize,
     },
-    Consumer,
+    Consumer {
+        members: usize,
+    },
 }
 
 /// Answers no client of the mixed group provokes (GROUP_ID_NOT_FOUND is not one: an upgrade
@@ -222,7 +224,9 @@ impl World {
             (Some(g), None) => Ok(GroupType::Classic {
                 members: g.members.len(),
             }),
-            (None, Some(_)) => Ok(GroupType::Consumer),
+            (None, Some(g)) => Ok(GroupType::Consumer {
+                members: g.members.len(),
+            }),
             (None, None) => Ok(GroupType::Absent),
         }
     }
@@ -269,22 +273,19 @@ impl World {
             return Ok(());
         }
         let now = self.mixed_type()?;
-        match (self.mixed.last_type, now) {
-            (GroupType::Classic { members }, GroupType::Consumer) if members > 0 => {
-                self.stats.mixed_upgrades += 1
-            }
-            (GroupType::Consumer, GroupType::Classic { .. }) => self.stats.mixed_downgrades += 1,
-            _ => {}
-        }
         // A group deleted, or an empty one replaced by one of the other type, starts its
-        // epochs over; an online migration keeps them.
-        let migrated = matches!(
-            (self.mixed.last_type, now),
-            (GroupType::Classic { members: 1.. }, GroupType::Consumer)
-                | (GroupType::Consumer, GroupType::Classic { members: 1.. })
-        );
+        // epochs over; an online migration keeps them (a rollback that changes the type is
+        // taken as starting over: it only keeps apart what might have been compared).
+        let (upgraded, downgraded) = match (self.mixed.last_type, now) {
+            _ if rolled_back => (false, false),
+            (GroupType::Classic { members: 1.. }, GroupType::Consumer { .. }) => (true, false),
+            (GroupType::Consumer { members: 1.. }, GroupType::Classic { .. }) => (false, true),
+            _ => (false, false),
+        };
+        self.stats.mixed_upgrades += u64::from(upgraded);
+        self.stats.mixed_downgrades += u64::from(downgraded);
         let changed = std::mem::discriminant(&now) != std::mem::discriminant(&self.mixed.last_type);
-        if changed && !migrated {
+        if changed && !upgraded && !downgraded {
             self.mixed.incarnation += 1;
         }
         self.stats.mixed_rolled_back += u64::from(changed && rolled_back);
@@ -337,7 +338,7 @@ impl World {
             if self.mixed_settled().is_ok() {
                 self.stats.mixed_converged += 1;
                 match self.mixed_type()? {
-                    GroupType::Consumer => self.stats.mixed_ended_consumer += 1,
+                    GroupType::Consumer { .. } => self.stats.mixed_ended_consumer += 1,
                     _ => self.stats.mixed_ended_classic += 1,
                 }
                 return Ok(());
