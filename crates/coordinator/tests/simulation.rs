@@ -158,6 +158,15 @@
 //! members expired while a new member's id was pending refused that member's JoinGroup with
 //! INCONSISTENT_GROUP_PROTOCOL (fatal to Kafka's consumer): fixed in commit 5ba451b
 //! (`tests/classic.rs`, `a_pending_member_joins_a_group_whose_members_all_expired`).
+//! The mixed runs found that an online downgrade's rebalance does not survive a rebuild of the
+//! shard (seed 8 of `mixed_runs`, not among the CI seeds; seed 221 with `KCOORD_SIM_STEPS=1000`):
+//! the downgrade writes the classic group Stable at the group epoch with each remaining member's
+//! target assignment, which leaves out the partitions of the consumer that left, and starts the
+//! rebalance that would hand them out in memory only (Kafka's `convertToClassicGroup` does the
+//! same, so a failover there loses it too). A failed write or a crash before that rebalance
+//! completes brings the group back Stable with nobody to rejoin it: a follower that rejoins is
+//! answered the same generation, and the leader was never told to, so those partitions stay unowned
+//! until something else rebalances the group.
 mod consumer_support;
 mod support;
 
