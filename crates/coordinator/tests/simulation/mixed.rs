@@ -39,9 +39,11 @@ pub struct Mixed {
     waiting: BTreeMap<Ticket, (Option<usize>, MixedRequest, u64)>,
     /// The group's type after the last step, to count the migrations.
     pub(super) last_type: GroupType,
-    /// Bumped whenever the group is gone: epochs of the group created again start over.
+    /// Bumped whenever the group starts its epochs over (deleted, or replaced empty by one of
+    /// the other type).
     pub(super) incarnation: u64,
-    /// (incarnation, generation) -> member id -> what a classic leader assigned it.
+    /// (incarnation, generation) -> member (a static one by its instance id) -> what a classic
+    /// leader assigned it.
     pub(super) leader_sent: BTreeMap<(u64, i32), BTreeMap<String, BTreeSet<i32>>>,
     /// The incarnation each client's epoch or generation is of (classic ones first).
     pub(super) answered_in: Vec<u64>,
