@@ -247,12 +247,19 @@ impl World {
         }
     }
 
-    fn mixed_wait(&mut self, client: usize, ticket: Ticket, request: MixedRequest) {
+    fn mixed_wait(
+        &mut self,
+        client: usize,
+        ticket: Ticket,
+        request: MixedRequest,
+    ) -> Result<(), Violation> {
+        self.track_mixed_type(false)?;
         self.mixed.set_waiting(client, true);
         let incarnation = self.mixed.incarnation;
         self.mixed
             .waiting
             .insert(ticket, (Some(client), request, incarnation));
+        Ok(())
     }
 
     fn mixed_join(&mut self, client: usize) -> Result<String, Violation> {
@@ -275,7 +282,7 @@ impl World {
         let told = answer.as_ref().map_or("parked".to_owned(), |a| {
             format!("{:?} gen {}", code_of(a.error_code), a.generation_id)
         });
-        self.mixed_wait(client, ticket, MixedRequest::Join(answer));
+        self.mixed_wait(client, ticket, MixedRequest::Join(answer))?;
         Ok(format!("{what} -> {told}"))
     }
 
@@ -315,7 +322,7 @@ impl World {
             answer,
             classic,
         };
-        self.mixed_wait(client, ticket, request);
+        self.mixed_wait(client, ticket, request)?;
         Ok(format!("{what} -> {told}"))
     }
 
@@ -333,7 +340,7 @@ impl World {
         let (code, ticket) = self.call(|s, now| s.classic_heartbeat(&request, now))?;
         let told = mixed_checks::heartbeat_answer(before.as_ref(), request.generation_id, code)?;
         self.stats.mixed_rejoins_told += u64::from(told);
-        self.mixed_wait(client, ticket, MixedRequest::Heartbeat(code));
+        self.mixed_wait(client, ticket, MixedRequest::Heartbeat(code))?;
         Ok(format!(
             " {name} heartbeat gen {} -> {code:?}",
             request.generation_id
@@ -364,6 +371,7 @@ impl World {
             return Ok(format!(" {name} restarts (stop: {stop})"));
         }
         let (answer, ticket) = self.call(|s, now| s.classic_leave(MIXED_GROUP, &leaving, now))?;
+        self.track_mixed_type(false)?;
         let incarnation = self.mixed.incarnation;
         self.mixed
             .waiting
@@ -396,7 +404,7 @@ impl World {
         };
         let what = format!(" {}@{}{what}", request.member_id, request.member_epoch);
         let response = Box::new(response);
-        self.mixed_wait(client, ticket, MixedRequest::Consumer { leave, response });
+        self.mixed_wait(client, ticket, MixedRequest::Consumer { leave, response })?;
         Ok(what)
     }
 

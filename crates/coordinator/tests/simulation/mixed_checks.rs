@@ -272,6 +272,32 @@ impl World {
         if !self.mixed.enabled {
             return Ok(());
         }
+        self.track_mixed_type(rolled_back)?;
+        let owners = self.mixed_owners();
+        let mut by_epoch: BTreeMap<(u64, i32), BTreeMap<i32, &str>> = BTreeMap::new();
+        let mut current: BTreeMap<i32, &str> = BTreeMap::new();
+        for (name, epoch, is_current, owned) in &owners {
+            for p in owned {
+                let same_epoch = by_epoch.entry(*epoch).or_default().insert(*p, name);
+                let both_current = if *is_current {
+                    current.insert(*p, name)
+                } else {
+                    None
+                };
+                if let Some(other) = same_epoch.or(both_current) {
+                    return Err(Violation::new(
+                        Kind::PartitionOwnedTwice,
+                        format!("mixed group: {other} and {name} both own partition {p} ((incarnation, epoch) {epoch:?}): {owners:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Follows the group's type, after every step and right after each request of its clients
+    /// (a request that replaces the group is answered by the new one).
+    pub(super) fn track_mixed_type(&mut self, rolled_back: bool) -> Result<(), Violation> {
         let now = self.mixed_type()?;
         // A group deleted, or an empty one replaced by one of the other type, starts its
         // epochs over; an online migration keeps them (a rollback that changes the type is
@@ -295,25 +321,6 @@ impl World {
             self.mixed.leader_sent.clear();
         }
         self.mixed.last_type = now;
-        let owners = self.mixed_owners();
-        let mut by_epoch: BTreeMap<(u64, i32), BTreeMap<i32, &str>> = BTreeMap::new();
-        let mut current: BTreeMap<i32, &str> = BTreeMap::new();
-        for (name, epoch, is_current, owned) in &owners {
-            for p in owned {
-                let same_epoch = by_epoch.entry(*epoch).or_default().insert(*p, name);
-                let both_current = if *is_current {
-                    current.insert(*p, name)
-                } else {
-                    None
-                };
-                if let Some(other) = same_epoch.or(both_current) {
-                    return Err(Violation::new(
-                        Kind::PartitionOwnedTwice,
-                        format!("mixed group: {other} and {name} both own partition {p} ((incarnation, epoch) {epoch:?}): {owners:?}"),
-                    ));
-                }
-            }
-        }
         Ok(())
     }
 
