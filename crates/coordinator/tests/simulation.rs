@@ -472,6 +472,10 @@ fn assert_mixed_happened(total: &Stats) {
             "restarts of the static instance in the other protocol",
             total.mixed_switches,
         ),
+        (
+            "changes of the group's type by a rebuild",
+            total.mixed_rolled_back,
+        ),
     ];
     for (what, count) in happened {
         assert!(count > 0, "no {what} in the simulation: {total}");
