@@ -167,6 +167,16 @@
 //! completes brings the group back Stable with nobody to rejoin it: a follower that rejoins is
 //! answered the same generation, and the leader was never told to, so those partitions stay unowned
 //! until something else rebalances the group.
+//! A second way to the same end (seed 52 with `KCOORD_SIM_TORN=inside`, no rebuild needed): a
+//! downgrade by a classic static member taking the place of the last consumer, which starts no
+//! rebalance when the subscription is the same (as KAFKA-19546 has it), writes each remaining
+//! member's target assignment at the group epoch; a classic member still waiting for partitions the
+//! consumer had not yet released was told less at that same generation by its SyncGroup, its
+//! heartbeats are answered NONE, and it never learns of them. Seed 1020 with
+//! `KCOORD_SIM_STEPS=3000` carries the first case through an upgrade: the group upgraded from the
+//! incomplete classic group takes its assignments as the target, and a static replacement does not
+//! bump the epoch. Neither is fixed here (Kafka's `convertToClassicGroup` behaves alike, so the fix
+//! is a decision, not a port).
 mod consumer_support;
 mod support;
 
