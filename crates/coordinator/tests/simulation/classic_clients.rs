@@ -43,6 +43,7 @@ pub enum Phase {
 #[derive(Debug)]
 pub struct ClassicClient {
     pub name: String,
+    pub group: &'static str,
     pub instance: Option<String>,
     /// Empty until the coordinator gives it one.
     pub member_id: String,
@@ -59,10 +60,16 @@ pub struct ClassicClient {
 
 impl ClassicClient {
     pub fn all() -> Vec<ClassicClient> {
-        (0..CLASSIC_MEMBERS)
+        Self::of(CLASSIC_GROUP, CLASSIC_MEMBERS, true)
+    }
+
+    /// `count` members of `group`, the last static if `with_static`.
+    pub fn of(group: &'static str, count: usize, with_static: bool) -> Vec<ClassicClient> {
+        (0..count)
             .map(|i| ClassicClient {
-                name: format!("{CLASSIC_GROUP}/m{i}"),
-                instance: (i + 1 == CLASSIC_MEMBERS).then(|| format!("{CLASSIC_GROUP}-static")),
+                name: format!("{group}/m{i}"),
+                group,
+                instance: (with_static && i + 1 == count).then(|| format!("{group}-static")),
                 member_id: String::new(),
                 version: 9,
                 session_timeout_ms: 3_000,
@@ -99,7 +106,7 @@ impl ClassicClient {
 
     pub fn join_request(&self) -> JoinGroupRequest {
         JoinGroupRequest {
-            group_id: CLASSIC_GROUP.into(),
+            group_id: self.group.into(),
             session_timeout_ms: self.session_timeout_ms,
             rebalance_timeout_ms: REBALANCE_TIMEOUT_MS,
             member_id: self.member_id.clone(),
@@ -158,7 +165,7 @@ impl ClassicClient {
             Vec::new()
         };
         SyncGroupRequest {
-            group_id: CLASSIC_GROUP.into(),
+            group_id: self.group.into(),
             generation_id: *generation,
             member_id: self.member_id.clone(),
             group_instance_id: self.instance.clone(),

@@ -19,6 +19,7 @@ const REBALANCE_TIMEOUT_MS: i32 = 2_000;
 
 pub struct ConsumerClient {
     pub name: String,
+    pub group: &'static str,
     pub consumer: Consumer,
     pub waiting: bool,
     /// The incarnation of the group its epoch and partitions are of.
@@ -29,15 +30,26 @@ pub struct ConsumerClient {
 impl ConsumerClient {
     pub fn all() -> Vec<ConsumerClient> {
         let topics: Vec<&str> = TOPICS.iter().map(|(t, _)| *t).collect();
-        (0..CONSUMERS)
+        Self::of(CONSUMER_GROUP, CONSUMERS, &topics, true)
+    }
+
+    /// `count` consumers of `group` subscribed to `topics`, the last static if `with_static`.
+    pub fn of(
+        group: &'static str,
+        count: usize,
+        topics: &[&str],
+        with_static: bool,
+    ) -> Vec<ConsumerClient> {
+        (0..count)
             .map(|i| {
-                let name = format!("{CONSUMER_GROUP}/m{i}");
-                let mut consumer = Consumer::new(&member_id(&name, 0), &topics);
-                if i + 1 == CONSUMERS {
-                    consumer.instance_id = Some(format!("{CONSUMER_GROUP}-static"));
+                let name = format!("{group}/m{i}");
+                let mut consumer = Consumer::new(&member_id(&name, 0), topics);
+                if with_static && i + 1 == count {
+                    consumer.instance_id = Some(format!("{group}-static"));
                 }
                 ConsumerClient {
                     name,
+                    group,
                     consumer,
                     waiting: false,
                     incarnation: 0,
@@ -59,7 +71,7 @@ impl ConsumerClient {
     /// Kafka's consumer does when they did not change.
     pub fn heartbeat(&self, report: bool) -> ConsumerGroupHeartbeatRequest {
         let mut request = self.consumer.request();
-        request.group_id = CONSUMER_GROUP.into();
+        request.group_id = self.group.into();
         if self.consumer.epoch == 0 {
             request.rebalance_timeout_ms = REBALANCE_TIMEOUT_MS;
         } else if !report {
@@ -72,7 +84,7 @@ impl ConsumerClient {
     /// member id if `restart` (always for the static member).
     pub fn leave(&mut self, restart: bool) -> ConsumerGroupHeartbeatRequest {
         let request = ConsumerGroupHeartbeatRequest {
-            group_id: CONSUMER_GROUP.into(),
+            group_id: self.group.into(),
             member_id: self.consumer.id.clone(),
             member_epoch: if self.is_static() { -2 } else { -1 },
             instance_id: self.consumer.instance_id.clone(),

@@ -17,6 +17,7 @@ fn first_failure_of(bug: PlantedBug, seeds: std::ops::Range<u64>, transactions: 
         torn: TornWrites::AtRecords,
         transactions,
         groups: false,
+        mixed: false,
         verbose: false,
         // Its CI seeds catch it at version 1 (seed 1, as before the versions were drawn); with
         // the drawn versions the first to is seed 33.
@@ -120,6 +121,7 @@ fn answering_parked_requests_before_they_are_durable_is_caught() {
         torn: TornWrites::AtRecords,
         transactions: false,
         groups: true,
+        mixed: false,
         verbose: false,
         version_one_only: false,
     };
@@ -177,6 +179,7 @@ fn run_with_torn_records(seed: u64, steps: usize) {
         torn: TornWrites::AtRecords,
         transactions: false,
         groups: false,
+        mixed: false,
         verbose: false,
         version_one_only: false,
     };
@@ -200,6 +203,7 @@ fn a_later_transactional_offset_wins_over_an_earlier_one_committed_after_it() {
         torn: TornWrites::AtRecords,
         transactions: true,
         groups: false,
+        mixed: false,
         verbose: false,
         version_one_only: true,
     };

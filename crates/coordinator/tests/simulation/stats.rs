@@ -57,6 +57,21 @@ pub struct Stats {
     pub consumers_fenced: u64,
     /// Runs whose classic and consumer groups settled at the end.
     pub groups_converged: u64,
+    /// The mixed group: acknowledged SyncGroup answers (and those the coordinator of a
+    /// consumer group gave), heartbeats that told a classic member inside a consumer group to
+    /// rejoin, acknowledged consumer heartbeats, online upgrades and downgrades, steps that
+    /// rolled its type back, restarts of the static instance in the other protocol, runs whose mixed group settled, and as which type.
+    pub mixed_syncs: u64,
+    pub mixed_coordinator_syncs: u64,
+    pub mixed_rejoins_told: u64,
+    pub mixed_heartbeats: u64,
+    pub mixed_upgrades: u64,
+    pub mixed_downgrades: u64,
+    pub mixed_rolled_back: u64,
+    pub mixed_switches: u64,
+    pub mixed_converged: u64,
+    pub mixed_ended_classic: u64,
+    pub mixed_ended_consumer: u64,
     pub max_group_epoch: i32,
     /// The most records the shard's own log held (it compacts itself past about a thousand).
     pub max_log_records: usize,
@@ -127,6 +142,17 @@ impl Stats {
         self.consumer_leaves += run.consumer_leaves;
         self.consumers_fenced += run.consumers_fenced;
         self.groups_converged += run.groups_converged;
+        self.mixed_syncs += run.mixed_syncs;
+        self.mixed_coordinator_syncs += run.mixed_coordinator_syncs;
+        self.mixed_rejoins_told += run.mixed_rejoins_told;
+        self.mixed_heartbeats += run.mixed_heartbeats;
+        self.mixed_upgrades += run.mixed_upgrades;
+        self.mixed_downgrades += run.mixed_downgrades;
+        self.mixed_rolled_back += run.mixed_rolled_back;
+        self.mixed_switches += run.mixed_switches;
+        self.mixed_converged += run.mixed_converged;
+        self.mixed_ended_classic += run.mixed_ended_classic;
+        self.mixed_ended_consumer += run.mixed_ended_consumer;
         self.max_group_epoch = self.max_group_epoch.max(run.max_group_epoch);
         self.max_log_records = self.max_log_records.max(run.max_log_records);
     }
@@ -188,6 +214,25 @@ impl fmt::Display for Stats {
                 self.consumer_leaves,
                 self.consumers_fenced,
                 self.groups_converged,
+            )?;
+        }
+        if self.mixed_syncs + self.mixed_heartbeats > 0 {
+            write!(
+                f,
+                "; mixed group: SyncGroup answers {} (from a consumer group {}), told to rejoin {}, \
+                 consumer heartbeats {}, upgrades {}, downgrades {}, type rolled back {}, \
+                 static member switching protocols {}, settled {} (as classic {}, as consumer {})",
+                self.mixed_syncs,
+                self.mixed_coordinator_syncs,
+                self.mixed_rejoins_told,
+                self.mixed_heartbeats,
+                self.mixed_upgrades,
+                self.mixed_downgrades,
+                self.mixed_rolled_back,
+                self.mixed_switches,
+                self.mixed_converged,
+                self.mixed_ended_classic,
+                self.mixed_ended_consumer,
             )?;
         }
         Ok(())

@@ -5,6 +5,7 @@ use rand::Rng;
 
 use super::clients::{Client, SIMPLE_GROUP, STREAMS_GROUPS, TOPICS};
 use super::groups::GroupStep;
+use super::mixed::MixedStep;
 use super::producers::TxnStep;
 
 #[derive(Debug, Clone)]
@@ -14,6 +15,8 @@ pub enum Step {
     Txn(TxnStep),
     /// A classic group member's or a consumer group member's request (`groups.rs`).
     Group(GroupStep),
+    /// A mixed-group client's request (`mixed.rs`).
+    Mixed(MixedStep),
     /// A member's heartbeat (a join at epoch 0), reporting its owned tasks or, for a steady
     /// heartbeat, not.
     Heartbeat { client: usize, report_tasks: bool },

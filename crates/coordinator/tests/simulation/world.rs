@@ -10,6 +10,7 @@ use super::checks;
 use super::clients::{self, Client, SIMPLE_GROUP, STREAMS_GROUPS};
 use super::disk::{PlantedBug, SimDisk, TornWrites};
 use super::groups::Groups;
+use super::mixed::Mixed;
 use super::model::{Acknowledged, EpochWatch, Kind, Violation};
 use super::node::{Node, Ticket};
 use super::producers;
@@ -37,6 +38,8 @@ pub struct World {
     pub(super) txn: Txns,
     /// The classic group and the consumer group (inert unless the run drives them).
     pub(super) groups: Groups,
+    /// The mixed group (inert unless the run drives it).
+    pub(super) mixed: Mixed,
     pub stats: Stats,
 }
 
@@ -78,8 +81,15 @@ impl World {
             next_offset_value: 1,
             txn,
             groups,
+            mixed: Mixed::default(),
             stats: Stats::default(),
         })
+    }
+
+    /// Drives the mixed group too (it draws nothing when made: a run with it draws as one
+    /// without until its first step).
+    pub fn drive_mixed(&mut self) {
+        self.mixed = Mixed::new(true);
     }
 
     /// Draws and runs one step, then checks every invariant. Returns what happened, for the
@@ -91,9 +101,12 @@ impl World {
             queued_records: self.node.queued_records(),
         };
         // A run without transactions or groups draws exactly as before they were simulated.
-        let ours = match self.draw_group(situation.queued_batches) {
+        let ours = match self.draw_mixed(situation.queued_batches) {
             Some(step) => Some(step),
-            None => self.draw_txn(situation.queued_batches),
+            None => match self.draw_group(situation.queued_batches) {
+                Some(step) => Some(step),
+                None => self.draw_txn(situation.queued_batches),
+            },
         };
         let step = match ours {
             Some(step) => step,
@@ -135,6 +148,9 @@ impl World {
         if self.groups.enabled {
             self.converge_groups()?;
         }
+        if self.mixed.enabled {
+            self.converge_mixed()?;
+        }
         self.check(false)
     }
 
@@ -148,6 +164,7 @@ impl World {
         match step {
             Step::Txn(step) => self.run_txn(step),
             Step::Group(step) => self.run_group(step),
+            Step::Mixed(step) => self.run_mixed(step),
             Step::Heartbeat {
                 client,
                 report_tasks,
@@ -258,6 +275,9 @@ impl World {
             } else if let Some(answered) = self.group_answered(ticket, true) {
                 self.stats.acknowledged += 1;
                 answered?;
+            } else if let Some(answered) = self.mixed_answered(ticket, true) {
+                self.stats.acknowledged += 1;
+                answered?;
             } else {
                 self.txn_answered(ticket, true)?;
             }
@@ -267,6 +287,9 @@ impl World {
                 self.stats.refused += 1;
                 self.refuse(waiting);
             } else if let Some(answered) = self.group_answered(*ticket, false) {
+                self.stats.refused += 1;
+                answered?;
+            } else if let Some(answered) = self.mixed_answered(*ticket, false) {
                 self.stats.refused += 1;
                 answered?;
             } else {
@@ -301,6 +324,7 @@ impl World {
         self.model.check_left(state)?;
         self.check_txns()?;
         self.check_groups(rolled_back)?;
+        self.check_mixed(rolled_back)?;
         let shard = self.node.shard();
         let state = shard.state();
         self.stats.observe(shard, rolled_back);
