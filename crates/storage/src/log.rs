@@ -590,7 +590,8 @@ impl Log {
     }
 
     /// Deletes every file of this log (the topic was deleted).
-    pub fn delete(self) -> Result<(), StorageError> {
+    pub fn delete(mut self) -> Result<(), StorageError> {
+        self.abandon_seals();
         if let Some(dir) = &self.dir {
             std::fs::remove_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
         }

@@ -69,6 +69,15 @@ impl PendingSeal {
         outcome(&state)
     }
 
+    /// Gives the seal up: its segment's files are being deleted with the whole log. Waits for
+    /// a run in progress, so nothing is written into the directory after this returns.
+    pub fn abandon(&self) {
+        let mut state = self.lock();
+        if matches!(*state, SealState::Pending { .. }) {
+            *state = SealState::Done;
+        }
+    }
+
     /// Whether it has run, successfully or not.
     pub fn is_settled(&self) -> bool {
         !matches!(*self.lock(), SealState::Pending { .. })

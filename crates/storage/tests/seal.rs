@@ -145,3 +145,19 @@ fn retention_deleting_a_segment_whose_seal_has_not_run_leaves_no_index_behind() 
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
+
+#[test]
+fn deleting_the_log_abandons_its_seals_and_leaves_nothing_behind() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("t-0");
+    let mut log = Log::open("t-0", &dir, small_segments(), NOW, EXPIRY).unwrap();
+    append_until_rolled(&mut log, 2);
+    let seals = log.take_seals();
+    log.delete().unwrap();
+    // A seal run late (its task was still queued) writes nothing where the log was.
+    for s in &seals {
+        assert!(s.is_settled());
+        s.run().unwrap();
+    }
+    assert!(!dir.exists());
+}

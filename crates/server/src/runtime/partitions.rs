@@ -220,8 +220,13 @@ impl Partitions {
             .collect();
         for key in removed {
             if let Some(p) = logs.remove(&key) {
-                // Fetches still holding it finish on their copy; the files go now.
-                let dir = p.log().dir().map(PathBuf::from);
+                // Fetches still holding it finish on their copy; the files go now, with no
+                // seal of a rolled segment left to write into the directory.
+                let dir = {
+                    let mut log = p.log();
+                    log.abandon_seals();
+                    log.dir().map(PathBuf::from)
+                };
                 if let Some(dir) = dir {
                     if let Err(e) = std::fs::remove_dir_all(&dir) {
                         warn!(dir = %dir.display(), error = %e, "could not delete the log of a deleted topic");

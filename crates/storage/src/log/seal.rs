@@ -39,6 +39,15 @@ impl Log {
         std::mem::take(&mut self.seals_to_run)
     }
 
+    /// Gives up the seals not yet run, before the log's directory is deleted (a seal would
+    /// write an index into it); waits for one running.
+    pub fn abandon_seals(&mut self) {
+        for pending in self.pending_seals.drain(..) {
+            pending.abandon();
+        }
+        self.seals_to_run.clear();
+    }
+
     /// fsyncs everything appended: the seals rolls left pending, then the active segment.
     pub fn flush(&mut self) -> std::io::Result<()> {
         for pending in std::mem::take(&mut self.pending_seals) {
