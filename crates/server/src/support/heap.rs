@@ -53,24 +53,25 @@ fn size(layout: Layout) -> i64 {
     layout.size() as i64
 }
 
+/// `ptr`, after counting `delta` bytes if the allocator gave one (null: nothing changed hands).
+#[inline]
+fn counted(ptr: *mut u8, delta: i64) -> *mut u8 {
+    if !ptr.is_null() {
+        count(delta);
+    }
+    ptr
+}
+
 // SAFETY: every call is handed to `A` unchanged; the count only reads the layouts.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = self.0.alloc(layout);
-        if !ptr.is_null() {
-            count(size(layout));
-        }
-        ptr
+        counted(self.0.alloc(layout), size(layout))
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let ptr = self.0.alloc_zeroed(layout);
-        if !ptr.is_null() {
-            count(size(layout));
-        }
-        ptr
+        counted(self.0.alloc_zeroed(layout), size(layout))
     }
 
     #[inline]
@@ -81,11 +82,10 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let moved = self.0.realloc(ptr, layout, new_size);
-        if !moved.is_null() {
-            count(new_size as i64 - size(layout));
-        }
-        moved
+        counted(
+            self.0.realloc(ptr, layout, new_size),
+            new_size as i64 - size(layout),
+        )
     }
 }
 

@@ -8,11 +8,9 @@ use std::sync::Arc;
 use kcoord_storage::seal::PendingSeal;
 use tracing::error;
 
-/// Runs `seals` of partition `name` on the blocking pool, or here outside a runtime.
+/// Runs `seals` of partition `name` on the blocking pool, or here outside a runtime. Callers
+/// with none call neither this nor [`run_here`] (the name is a new string each time).
 pub fn run_in_background(name: String, seals: Vec<Arc<PendingSeal>>) {
-    if seals.is_empty() {
-        return;
-    }
     let work = move || run_here(&name, &seals);
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => drop(runtime.spawn_blocking(work)),
