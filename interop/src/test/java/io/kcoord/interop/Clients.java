@@ -1,6 +1,8 @@
 package io.kcoord.interop;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
@@ -31,6 +34,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 
 /** Apache Kafka's own clients, configured for a test against one bootstrap address. */
 public final class Clients {
@@ -184,9 +188,24 @@ public final class Clients {
     public static KafkaStreams startRunning(Topology topology, Properties props, Duration deadline)
             throws InterruptedException {
         KafkaStreams streams = new KafkaStreams(topology, props);
+        // Kafka's default answer to an uncaught exception (the client shuts down), with the
+        // exception kept: a failed start then says why instead of only "ERROR".
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        streams.setUncaughtExceptionHandler(e -> {
+            failed.compareAndSet(null, e);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
         streams.start();
-        awaitState(streams, KafkaStreams.State.RUNNING, deadline);
+        await(() -> streams.state() == KafkaStreams.State.RUNNING, deadline,
+                () -> "Kafka Streams is " + streams.state() + ", not RUNNING"
+                        + (failed.get() == null ? "" : "; it failed with " + stackOf(failed.get())));
         return streams;
+    }
+
+    private static String stackOf(Throwable t) {
+        StringWriter text = new StringWriter();
+        t.printStackTrace(new PrintWriter(text));
+        return text.toString();
     }
 
     public static void awaitState(KafkaStreams streams, KafkaStreams.State state, Duration deadline)

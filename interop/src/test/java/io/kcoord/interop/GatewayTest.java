@@ -201,11 +201,8 @@ class GatewayTest {
     void a_stateful_streams_app_through_kcoord_counts_exactly_on_the_cluster() throws Exception {
         String app = "gw-stateful";
         // Its input and output live in the cluster, created and filled there directly.
-        try (Admin direct = Clients.admin(cluster.bootstrap())) {
-            direct.createTopics(List.of(new NewTopic("words", 2, (short) 3),
-                    new NewTopic("word-counts", 2, (short) 3), new NewTopic("prices", 1, (short) 3)))
-                    .all().get(60, TimeUnit.SECONDS);
-        }
+        cluster.createTopics(List.of(new NewTopic("words", 2, (short) 3),
+                new NewTopic("word-counts", 2, (short) 3), new NewTopic("prices", 1, (short) 3)));
         List<String> words = List.of("apple", "banana", "cherry");
         List<Map.Entry<String, String>> records = new ArrayList<>();
         for (int i = 0; i < 100; i++) {

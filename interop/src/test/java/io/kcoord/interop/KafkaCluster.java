@@ -3,6 +3,7 @@ package io.kcoord.interop;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -10,10 +11,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import io.kcoord.interop.diff.WireClient;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 
 /**
  * A real Apache Kafka 4.4 cluster of three combined broker and controller nodes (a three-voter
@@ -46,6 +53,49 @@ public final class KafkaCluster {
     /** host:port of every broker, for {@code bootstrap.servers}. */
     public String bootstrap() {
         return bootstrap;
+    }
+
+    /**
+     * Creates {@code topics} in the cluster and waits until every broker's metadata has them: a
+     * topic the controller created reaches each broker a little later, and a client asking a
+     * broker that has not caught up (a Kafka Streams global store asking for its partitions,
+     * through kcoord's turn-by-turn spread over the brokers) is told it does not exist.
+     */
+    public void createTopics(List<NewTopic> topics) throws Exception {
+        try (Admin admin = Admin.create(adminProps())) {
+            admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+        }
+        List<String> names = topics.stream().map(NewTopic::name).toList();
+        for (String broker : bootstrap.split(",")) {
+            try (WireClient wire = new WireClient(broker, "kafka-cluster-topics")) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (!knowsAll(wire, topics, names)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("broker " + broker + " did not learn " + names);
+                    }
+                    Thread.sleep(50);
+                }
+            }
+        }
+    }
+
+    private static boolean knowsAll(WireClient wire, List<NewTopic> topics, List<String> names)
+            throws Exception {
+        MetadataRequest.Builder ask = new MetadataRequest.Builder(
+                new MetadataRequestData().setAllowAutoTopicCreation(false).setTopics(names.stream()
+                        .map(n -> new MetadataRequestData.MetadataRequestTopic().setName(n)).toList()));
+        MetadataResponse answer = (MetadataResponse) wire.send(ask, (short) 12);
+        Map<String, Integer> known = new HashMap<>();
+        for (MetadataResponseData.MetadataResponseTopic t : answer.data().topics()) {
+            if (t.errorCode() == 0) known.put(t.name(), t.partitions().size());
+        }
+        return topics.stream().allMatch(t -> Integer.valueOf(t.numPartitions()).equals(known.get(t.name())));
+    }
+
+    private Properties adminProps() {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return props;
     }
 
     private static KafkaCluster start() throws Exception {
@@ -88,9 +138,7 @@ public final class KafkaCluster {
 
     /** Waits until every broker is registered and unfenced: then the cluster takes topics of RF 3. */
     private void awaitBrokers() throws Exception {
-        Properties props = new Properties();
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        try (Admin admin = Admin.create(props)) {
+        try (Admin admin = Admin.create(adminProps())) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size() < NODES) {
                 if (System.nanoTime() > deadline) {
