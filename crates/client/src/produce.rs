@@ -45,6 +45,8 @@ use crate::client::Client;
 use crate::error::ClientError;
 use crate::topic_meta::{is_stale_metadata, TopicCache};
 
+mod transactional;
+
 /// The first Produce version that names topics by id.
 const TOPIC_ID_VERSION: i16 = 13;
 /// InitProducerId is retried at least this many times (the first request after a Kafka
@@ -69,6 +71,11 @@ pub struct ProducerConfig {
     pub retry_backoff: Duration,
     /// Kafka's `retry.backoff.max.ms` (1 s).
     pub retry_backoff_max: Duration,
+    /// Kafka's `transactional.id`: with one, every send belongs to a transaction
+    /// ([`Producer::init_transactions`], [`Producer::commit_transaction`]).
+    pub transactional_id: Option<String>,
+    /// Kafka's `transaction.timeout.ms` (60 s).
+    pub transaction_timeout: Duration,
 }
 
 impl Default for ProducerConfig {
@@ -81,6 +88,8 @@ impl Default for ProducerConfig {
             retries: 5,
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
+            transactional_id: None,
+            transaction_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -160,6 +169,8 @@ struct State {
     bump_epoch: bool,
     /// The next sequence of each (topic, partition) for the current identity.
     sequences: HashMap<(String, i32), i32>,
+    /// The partitions added to the open transaction (a transactional producer's).
+    in_transaction: std::collections::BTreeSet<(String, i32)>,
 }
 
 /// Sends record batches; see the [module documentation](self). Cheap to share behind an
@@ -232,7 +243,16 @@ impl Producer {
             ))
         })?;
         let mut state = self.state.lock().await;
-        let identity = if self.config.idempotent {
+        let identity = if self.config.transactional_id.is_some() {
+            let identity = state.identity.ok_or_else(|| {
+                ClientError::InvalidArgument(
+                    "a transactional producer sends after init_transactions".to_string(),
+                )
+            })?;
+            self.add_to_transaction(&mut state, topic, partition, identity)
+                .await?;
+            Some(identity)
+        } else if self.config.idempotent {
             Some(self.current_identity(&mut state).await?)
         } else {
             None
@@ -266,7 +286,12 @@ impl Producer {
                 tokio::time::sleep(backoff).await;
                 continue;
             }
-            if identity.is_some() && (maybe_written || breaks_sequence(&error)) {
+            // A transactional producer's epoch is its coordinator's to bump: after such a
+            // failure its owner aborts or starts again with init_transactions.
+            if identity.is_some()
+                && self.config.transactional_id.is_none()
+                && (maybe_written || breaks_sequence(&error))
+            {
                 state.bump_epoch = true;
             }
             return Err(error);
@@ -293,7 +318,7 @@ impl Producer {
         let by_id = version >= TOPIC_ID_VERSION;
         let timeout = conn.config().request_timeout;
         let request = ProduceRequest {
-            transactional_id: None,
+            transactional_id: self.config.transactional_id.clone(),
             acks: self.config.acks,
             timeout_ms: i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX),
             topic_data: vec![topic_produce_data(
@@ -338,6 +363,7 @@ impl Producer {
         let mut options = BatchOptions {
             compression: self.config.compression,
             compression_level: self.config.compression_level,
+            transactional: self.config.transactional_id.is_some(),
             ..Default::default()
         };
         if let (Some(identity), Some(sequence)) = (identity, sequence) {

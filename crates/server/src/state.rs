@@ -95,6 +95,15 @@ impl Background {
         self
     }
 
+    /// Keeps the coordinator shards' logs in the upstream cluster (gateway mode).
+    pub fn with_upstream_logs(
+        mut self,
+        logs: Arc<crate::gateway::coordinator_log::CoordinatorLogs>,
+    ) -> Self {
+        self.shards = self.shards.with_upstream_logs(logs);
+        self
+    }
+
     /// Starts the controller and the shard tasks; they stop when `stop` turns true.
     pub fn spawn(
         self,

@@ -17,6 +17,10 @@ pub const UPSTREAM_PREFIX: &str = "upstream.";
 pub const BOOTSTRAP_SERVERS: &str = "upstream.bootstrap.servers";
 pub const METADATA_MAX_AGE: &str = "upstream.metadata.max.age.ms";
 pub const BROKER_PORT_START: &str = "gateway.broker.port.start";
+pub const COORDINATOR_LOG_TOPIC: &str = "gateway.coordinator.log.topic";
+pub const COORDINATOR_LOG_REPLICATION_FACTOR: &str = "gateway.coordinator.log.replication.factor";
+/// The compacted upstream topic holding the coordinator shards' logs, one partition each.
+pub const DEFAULT_COORDINATOR_LOG_TOPIC: &str = "__kcoord_coordinator_log";
 /// Kafka's client default of `metadata.max.age.ms`: how often the upstream brokers are learnt
 /// again.
 pub const DEFAULT_METADATA_MAX_AGE: Duration = Duration::from_secs(300);
@@ -32,6 +36,10 @@ pub struct GatewaySettings {
     pub broker_port_start: u16,
     /// How often the upstream's brokers are fetched again.
     pub metadata_max_age: Duration,
+    /// The upstream topic the coordinator shards keep their logs in.
+    pub coordinator_log_topic: String,
+    /// Its replication factor when kcoord creates it; -1 is the cluster's default.
+    pub coordinator_log_replication_factor: i16,
     /// The `upstream.*` keys without their prefix, checked by the client crate at load.
     client_properties: Vec<(String, String)>,
 }
@@ -48,6 +56,11 @@ impl std::fmt::Debug for GatewaySettings {
             .field("bootstrap_servers", &self.bootstrap_servers)
             .field("broker_port_start", &self.broker_port_start)
             .field("metadata_max_age", &self.metadata_max_age)
+            .field("coordinator_log_topic", &self.coordinator_log_topic)
+            .field(
+                "coordinator_log_replication_factor",
+                &self.coordinator_log_replication_factor,
+            )
             .field("client_keys", &keys)
             .finish()
     }
@@ -77,11 +90,17 @@ pub(super) fn read(
 ) -> Result<Option<GatewaySettings>, ConfigError> {
     let upstream = r.with_prefix(UPSTREAM_PREFIX);
     let Some(bootstrap_servers) = r.get(BOOTSTRAP_SERVERS, None, |v| servers(v).map(Some))? else {
-        r.require(
-            !r.is_set(BROKER_PORT_START),
-            &[BROKER_PORT_START],
-            format!("only used in gateway mode, which {BOOTSTRAP_SERVERS} turns on"),
-        )?;
+        for key in [
+            BROKER_PORT_START,
+            COORDINATOR_LOG_TOPIC,
+            COORDINATOR_LOG_REPLICATION_FACTOR,
+        ] {
+            r.require(
+                !r.is_set(key),
+                &[key],
+                format!("only used in gateway mode, which {BOOTSTRAP_SERVERS} turns on"),
+            )?;
+        }
         return Ok(None);
     };
     r.require(
@@ -102,6 +121,19 @@ pub(super) fn read(
     let metadata_max_age = r.get(METADATA_MAX_AGE, DEFAULT_METADATA_MAX_AGE, |v| {
         int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
     })?;
+    let coordinator_log_topic = r.get(
+        COORDINATOR_LOG_TOPIC,
+        DEFAULT_COORDINATOR_LOG_TOPIC.to_owned(),
+        topic_name,
+    )?;
+    let coordinator_log_replication_factor =
+        r.get(COORDINATOR_LOG_REPLICATION_FACTOR, -1, |v| {
+            let factor: i32 = int_in(v, -1, i32::from(i16::MAX))?;
+            if factor == 0 {
+                return Err("expected -1 (the cluster's default) or a factor of at least 1".into());
+            }
+            Ok(factor as i16)
+        })?;
     let client_properties: Vec<(String, String)> = upstream
         .into_iter()
         .filter(|(k, _)| k != BOOTSTRAP_SERVERS && k != METADATA_MAX_AGE)
@@ -111,12 +143,25 @@ pub(super) fn read(
         bootstrap_servers,
         broker_port_start,
         metadata_max_age,
+        coordinator_log_topic,
+        coordinator_log_replication_factor,
         client_properties,
     };
     if let Err(e) = settings.client_config() {
         return Err(r.error(BOOTSTRAP_SERVERS, format!("upstream client settings: {e}")));
     }
     Ok(Some(settings))
+}
+
+/// A name Kafka takes for a topic: 1 to 249 of `[a-zA-Z0-9._-]`, not `.` or `..`.
+fn topic_name(raw: &str) -> Result<String, String> {
+    let legal = raw
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if raw.is_empty() || raw.len() > 249 || !legal || raw == "." || raw == ".." {
+        return Err(format!("\"{raw}\" is not a legal topic name"));
+    }
+    Ok(raw.to_owned())
 }
 
 /// `host:port[,host:port...]`, as Kafka's `bootstrap.servers`.

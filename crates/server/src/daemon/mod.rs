@@ -126,9 +126,15 @@ pub async fn start_with(
     let controller =
         crate::runtime::controller::ControllerBoot::open(&config, crate::support::clock::now_ms())?;
     // Before the partitions are recovered: a second daemon on the same log.dirs stops here.
-    let coordinator_lock =
-        crate::runtime::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
-            .map_err(StartError::CoordinatorLog)?;
+    // In gateway mode the shards' logs live in the upstream cluster instead.
+    let coordinator_lock = match config.gateway {
+        Some(_) => None,
+        None => crate::runtime::shard_log::prepare_dir(
+            &config.coordinator_log,
+            config.coordinator_shards,
+        )
+        .map_err(StartError::CoordinatorLog)?,
+    };
     // Recovers every partition log before a client can reach it.
     let partitions = Arc::new(crate::runtime::partitions::Partitions::open(
         config.log.clone(),
@@ -142,7 +148,9 @@ pub async fn start_with(
     ));
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
-    crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
+    if config.gateway.is_none() {
+        crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
+    }
     let config = Arc::new(config);
     let tls = closing_on_error(&topology, listener_tls(&config)).await?;
     let bound = closing_on_error(&topology, bind_listeners(&config).await).await?;
@@ -166,6 +174,14 @@ pub async fn start_with(
         background.controller.attach_authorizer(Some(authorizer));
     }
     let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
+    if let Some((ports, _)) = &gateway {
+        let logs = closing_on_error(
+            &state.topology,
+            upstream_logs(&ports.gateway(), config.coordinator_shards).await,
+        )
+        .await?;
+        background = background.with_upstream_logs(logs);
+    }
     let background = match extensions.load_gate {
         Some(gate) => background.with_load_gate(gate),
         None => background,
@@ -208,6 +224,20 @@ fn spawn_gateway(
         serving.shutdown.clone(),
     );
     [mirror, ports.spawn(bound, serving)]
+}
+
+/// The upstream topic of the coordinator shards' logs (gateway mode), said once where they are.
+async fn upstream_logs(
+    gateway: &crate::gateway::Gateway,
+    shards: usize,
+) -> Result<Arc<crate::gateway::coordinator_log::CoordinatorLogs>, StartError> {
+    let logs = gateway.coordinator_logs(shards).await?;
+    tracing::info!(
+        topic = logs.topic(),
+        shards,
+        "streams groups and committed offsets are kept in the upstream cluster, one partition of this compacted topic per coordinator shard"
+    );
+    Ok(Arc::new(logs))
 }
 
 /// Binds every configured listener, in config order.

@@ -9,6 +9,7 @@
 //! connections. The ports of the upstream brokers are opened by the daemon
 //! (`daemon/gateway_ports.rs`).
 
+pub mod coordinator_log;
 pub mod forward;
 pub mod mapping;
 pub mod topics;
@@ -35,6 +36,8 @@ pub enum GatewayError {
     IdDoesNotFit(#[from] IdDoesNotFit),
     #[error("upstream client settings: {0}")]
     Client(#[from] kcoord_client::SecurityConfigError),
+    #[error("the coordinator logs' topic: {0}")]
+    CoordinatorLog(#[from] coordinator_log::CoordinatorLogError),
 }
 
 /// The upstream cluster, how to reach it and where its brokers are served.
@@ -78,6 +81,25 @@ impl Gateway {
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
             topics_wanted: tokio::sync::Notify::new(),
         })
+    }
+
+    /// The upstream topic the `shards` coordinator shards keep their logs in, created when
+    /// missing (`gateway.coordinator.log.*`).
+    pub async fn coordinator_logs(
+        &self,
+        shards: usize,
+    ) -> Result<coordinator_log::CoordinatorLogs, GatewayError> {
+        let bootstrap = self.settings.bootstrap_servers.join(",");
+        let client = kcoord_client::Client::connect(&bootstrap, self.client.clone())
+            .await
+            .map_err(coordinator_log::CoordinatorLogError::from)?;
+        Ok(coordinator_log::CoordinatorLogs::open(
+            client,
+            &self.settings.coordinator_log_topic,
+            shards,
+            self.settings.coordinator_log_replication_factor,
+        )
+        .await?)
     }
 
     /// The upstream cluster as last learnt.

@@ -57,13 +57,19 @@ pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String
     groups.unwrap_or_default()
 }
 
-/// Whether `group` is a streams group kcoord coordinates; a shard still loading says no.
+/// Whether `group` is a streams group kcoord coordinates. A shard still loading cannot tell
+/// yet, so it keeps the request: it answers COORDINATOR_LOAD_IN_PROGRESS and the client retries,
+/// where upstream a streams group's offsets would be missing (an app restarted from
+/// `auto.offset.reset`). A stopped shard says no.
 fn is_streams_group(server: &ServerState, group: &str) -> bool {
-    server
+    match server
         .coordinators
         .for_group(group)
         .peek(|shard| shard.group(group).is_some())
-        .unwrap_or(false)
+    {
+        Ok(known) => known,
+        Err(e) => e == crate::runtime::shards::ShardError::Loading,
+    }
 }
 
 #[cfg(test)]

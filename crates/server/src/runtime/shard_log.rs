@@ -295,7 +295,7 @@ pub struct FailureLog {
 }
 
 impl FailureLog {
-    pub fn failed(&mut self, shard: usize, error: &FileLogError) {
+    pub fn failed(&mut self, shard: usize, error: &dyn std::fmt::Display) {
         let now = Instant::now();
         if self
             .last

@@ -102,3 +102,35 @@ fn a_broker_port_is_the_start_plus_the_id_while_it_fits() {
     assert_eq!(g.broker_port(6), None);
     assert_eq!(g.broker_port(-1), None);
 }
+
+#[test]
+fn the_coordinator_log_topic_has_a_default_and_takes_only_legal_names_and_factors() {
+    const GATEWAY: &str = "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n";
+    let g = parse(GATEWAY).unwrap().gateway.unwrap();
+    assert_eq!(g.coordinator_log_topic, "__kcoord_coordinator_log");
+    assert_eq!(g.coordinator_log_replication_factor, -1);
+    let g = parse(&format!(
+        "{GATEWAY}gateway.coordinator.log.topic=team-a.kcoord_log\n\
+         gateway.coordinator.log.replication.factor=3\n"
+    ))
+    .unwrap()
+    .gateway
+    .unwrap();
+    assert_eq!(g.coordinator_log_topic, "team-a.kcoord_log");
+    assert_eq!(g.coordinator_log_replication_factor, 3);
+    for bad in ["a/b", "..", "a b"] {
+        let e = error(&format!("{GATEWAY}gateway.coordinator.log.topic={bad}\n"));
+        assert!(e.contains("not a legal topic name"), "{bad}: {e}");
+    }
+    for bad in ["0", "-2", "40000"] {
+        let e = error(&format!(
+            "{GATEWAY}gateway.coordinator.log.replication.factor={bad}\n"
+        ));
+        assert!(
+            e.contains("gateway.coordinator.log.replication.factor"),
+            "{bad}: {e}"
+        );
+    }
+    let e = error("gateway.coordinator.log.topic=t\n");
+    assert!(e.contains("only used in gateway mode"), "{e}");
+}

@@ -50,6 +50,7 @@ use crate::support::clock::Stamp;
 mod handle;
 mod parked;
 mod task;
+mod upstream;
 mod writer;
 
 use handle::{Locked, ShardSink, Shared};
@@ -148,6 +149,7 @@ impl Coordinators {
                     .dir
                     .is_some()
                     .then(|| (to_writer.clone(), Arc::clone(&wake))),
+                upstream: None,
             });
         }
         (

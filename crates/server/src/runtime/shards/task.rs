@@ -12,7 +12,8 @@ use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
 
 use super::handle::{ShardSink, Shared};
-use super::writer;
+use super::{upstream, writer};
+use crate::gateway::coordinator_log::CoordinatorLogs;
 use crate::runtime::shard_log::{self, ShardLog};
 use crate::support::clock::{self, Stamp};
 
@@ -64,6 +65,8 @@ pub(super) struct ShardTask {
     pub(super) log_dir: Option<PathBuf>,
     /// Hands the loaded shard's log to the writer task, and wakes it when records queue.
     pub(super) to_writer: Option<(mpsc::UnboundedSender<writer::Loaded>, Arc<Notify>)>,
+    /// In gateway mode: the upstream topic the shard's log lives in (instead of a file).
+    pub(super) upstream: Option<Arc<CoordinatorLogs>>,
 }
 
 impl ShardTasks {
@@ -74,6 +77,20 @@ impl ShardTasks {
             task.shared.loaded.store(false, Ordering::Release);
             task.loading.send_replace(true);
         }
+        self
+    }
+
+    /// Every shard keeps its log in the upstream cluster's `logs` topic (gateway mode), not in
+    /// memory or a file: each loads by claiming its partition.
+    pub fn with_upstream_logs(mut self, logs: Arc<CoordinatorLogs>) -> Self {
+        for task in &mut self.tasks {
+            task.upstream = Some(Arc::clone(&logs));
+            task.log_dir = None;
+            task.to_writer = None;
+            task.shared.loaded.store(false, Ordering::Release);
+            task.loading.send_replace(true);
+        }
+        self.writer = None;
         self
     }
 
@@ -107,6 +124,22 @@ impl ShardTask {
                 _ = crate::support::shutdown::stopped(&mut stop) => return,
             }
         }
+        if let Some(logs) = self.upstream.clone() {
+            // Logged by `load` when it gives up; the task ends, so the shard answers
+            // COORDINATOR_NOT_AVAILABLE.
+            let Some(claimed) = upstream::load(&self.shared, &logs, &mut stop).await else {
+                return;
+            };
+            self.loaded();
+            tokio::spawn(upstream::write(
+                Arc::clone(&self.shared),
+                logs,
+                claimed,
+                stop.clone(),
+            ));
+            self.run_timers(&mut stop).await;
+            return;
+        }
         let writer = match &self.log_dir {
             None => None,
             Some(dir) => match self.load(dir).await {
@@ -115,11 +148,7 @@ impl ShardTask {
                 None => return,
             },
         };
-        self.shared.loaded.store(true, Ordering::Release);
-        self.loading.send_replace(false);
-        self.start_offset_expiry();
-        // A transaction decided before a restart has its markers written now.
-        self.shared.markers.notify_one();
+        self.loaded();
         if let (Some(writer), Some((to_writer, _))) = (writer, &self.to_writer) {
             let loaded = writer::Loaded {
                 shared: Arc::clone(&self.shared),
@@ -131,6 +160,15 @@ impl ShardTask {
             }
         }
         self.run_timers(&mut stop).await;
+    }
+
+    /// The shard serves from now on.
+    fn loaded(&self) {
+        self.shared.loaded.store(true, Ordering::Release);
+        self.loading.send_replace(false);
+        self.start_offset_expiry();
+        // A transaction decided before a restart has its markers written now.
+        self.shared.markers.notify_one();
     }
 
     /// Arms the periodic expiry of committed offsets, as Kafka does once a shard is loaded;
