@@ -95,12 +95,14 @@ impl Background {
         self
     }
 
-    /// Keeps the coordinator shards' logs in the upstream cluster (gateway mode).
+    /// Keeps the coordinator shards' logs in the upstream cluster (gateway mode), each shard
+    /// served while `ownership` says this node has it.
     pub fn with_upstream_logs(
         mut self,
         logs: Arc<crate::gateway::coordinator_log::CoordinatorLogs>,
+        ownership: tokio::sync::watch::Receiver<crate::gateway::nodes::Ownership>,
     ) -> Self {
-        self.shards = self.shards.with_upstream_logs(logs);
+        self.shards = self.shards.with_upstream_logs(logs, ownership);
         self
     }
 

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use kcoord_server::runtime::shards::shard_index;
 use kcoord_server::ServerHandle;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::offset_commit_request::{
@@ -15,9 +16,10 @@ use kcoord_wire::messages::offset_fetch_request::{
 };
 use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
 use kcoord_wire::messages::{
-    DescribeConfigsRequest, DescribeConfigsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, StreamsGroupDescribeRequest,
-    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
+    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use kcoord_wire::ErrorCode;
 
@@ -223,36 +225,148 @@ async fn a_new_gateway_finds_the_groups_and_offsets_an_old_one_wrote_upstream() 
     upstream.shutdown().await;
 }
 
+/// The shards `gateway` serves, once the nodes' group has assigned them (30 s at most).
+async fn owned_shards(gateway: &ServerHandle, shards: usize) -> Vec<usize> {
+    let view = gateway.state().gateway.clone().expect("gateway mode");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ownership = view.ownership();
+        if ownership.owners.is_some() {
+            return (0..shards)
+                .filter(|s| ownership.owns(*s) == Some(true))
+                .collect();
+        }
+        assert!(Instant::now() < deadline, "no assignment of the shards");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the two gateways split `shards` shards between them, each serving some.
+async fn split(a: &ServerHandle, b: &ServerHandle, shards: usize) -> (Vec<usize>, Vec<usize>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (mine, theirs) = (owned_shards(a, shards).await, owned_shards(b, shards).await);
+        let mut all: Vec<usize> = mine.iter().chain(&theirs).copied().collect();
+        all.sort_unstable();
+        if !mine.is_empty() && !theirs.is_empty() && all == (0..shards).collect::<Vec<_>>() {
+            return (mine, theirs);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the shards were never split: {mine:?} / {theirs:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// FindCoordinator v4 for `group` through `through`: the coordinator's port.
+async fn coordinator_port(through: &ServerHandle, group: &str) -> i32 {
+    let request = FindCoordinatorRequest {
+        key_type: 0,
+        coordinator_keys: vec![group.into()],
+        ..Default::default()
+    };
+    let answer: FindCoordinatorResponse = call(
+        through.broker_addr().unwrap(),
+        ApiKey::FindCoordinator,
+        4,
+        &request,
+    )
+    .await;
+    assert_eq!(answer.coordinators[0].error_code, 0, "{answer:?}");
+    answer.coordinators[0].port
+}
+
 #[tokio::test]
-async fn a_gateway_that_claims_the_shards_fences_the_one_that_had_them() {
+async fn two_gateways_share_the_shards_and_each_group_is_served_by_its_shards_node() {
+    const SHARDS: usize = 4;
+    let shards = format!("{FAST}offsets.topic.num.partitions={SHARDS}\n");
     let upstream = upstream().await;
     create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let first = gateway_seeing_the_source(&upstream).await;
-    let epoch = join(&first, "member-1").await;
-    assert_eq!(commit(&first, "member-1", epoch, 7).await, 0);
-
-    // A second node claims the (one) shard: the first one's producer is fenced.
-    let second = gateway_seeing_the_source(&upstream).await;
-    assert_eq!(committed(&second).await, 7);
-
-    // The first node's next write is refused and it stops serving the shard; nothing it
-    // tried reaches the log.
-    let refused = commit(&first, "member-1", epoch, 8).await;
-    assert!(
-        [
-            ErrorCode::NOT_COORDINATOR.code(),
-            ErrorCode::COORDINATOR_NOT_AVAILABLE.code()
-        ]
-        .contains(&refused),
-        "the fenced node's commit: {refused}"
+    let (a, a_port) = gateway_with(&upstream, &shards).await.unwrap();
+    let (b, b_port) = gateway_with(&upstream, &shards).await.unwrap();
+    let (a_shards, _) = split(&a, &b, SHARDS).await;
+    let (owner, other, owner_port) = if a_shards.contains(&shard_index(GROUP, SHARDS)) {
+        (a, b, a_port)
+    } else {
+        (b, a, b_port)
+    };
+    // Asked through either node, FindCoordinator names the owner's port of the upstream
+    // coordinator (broker 1).
+    assert_eq!(coordinator_port(&owner, GROUP).await, i32::from(owner_port));
+    assert_eq!(coordinator_port(&other, GROUP).await, i32::from(owner_port));
+    while owner.state().topics.snapshot().get(SOURCE).is_none() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let epoch = join(&owner, "member-1").await;
+    assert_eq!(commit(&owner, "member-1", epoch, 5).await, 0);
+    // The other node does not serve the group: the client is sent to look again.
+    assert_eq!(
+        commit(&other, "member-1", epoch, 6).await,
+        ErrorCode::NOT_COORDINATOR.code()
     );
-    // It has stopped: later commits are not written either, whoever answers them.
-    commit(&first, "member-1", epoch, 9).await;
-    assert_eq!(committed(&second).await, 7);
-    first.shutdown().await;
-    let third = gateway_seeing_the_source(&upstream).await;
-    assert_eq!(committed(&third).await, 7);
-    third.shutdown().await;
-    second.shutdown().await;
+
+    // The owner leaves: the other node takes its shards, and the group with them.
+    owner.shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while owned_shards(&other, SHARDS).await.len() < SHARDS {
+        assert!(Instant::now() < deadline, "the shards never moved");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(committed(&other).await, 5);
+    assert_eq!(members(&other).await, ["member-1"]);
+    other.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// Two writers of one shard's log: the second claim fences the first, whose later writes are
+/// refused as fenced and never reach the log.
+#[tokio::test]
+async fn a_claim_fences_the_shards_earlier_writer() {
+    use bytes::Bytes;
+    use kcoord_metadata::LogRecord;
+    use kcoord_server::gateway::coordinator_log::{is_fenced, CoordinatorLogs};
+
+    let upstream = upstream().await;
+    let open = || async {
+        let client = kcoord_client::Client::connect(
+            &upstream.broker_addr().unwrap().to_string(),
+            kcoord_client::ClientConfig::new("fencing-test"),
+        )
+        .await
+        .unwrap();
+        CoordinatorLogs::open(client, "fencing-log", 2, -1)
+            .await
+            .unwrap()
+    };
+    let record = |key: &str, value: &str| LogRecord {
+        offset: 0,
+        record_type: 1,
+        version: 0,
+        key: Some(Bytes::from(key.to_owned())),
+        value: Some(Bytes::from(value.to_owned())),
+    };
+    let (first, _) = open().await.claim(1).await.unwrap();
+    first.append(&[record("k", "one")]).await.unwrap();
+    let (second, seen) = open().await.claim(1).await.unwrap();
+    assert_eq!(
+        seen.len(),
+        1,
+        "the second writer reads what the first committed"
+    );
+    let refused = first.append(&[record("k", "two")]).await.unwrap_err();
+    assert!(is_fenced(&refused), "{refused}");
+    second.append(&[record("j", "three")]).await.unwrap();
+    let (_, log) = open().await.claim(1).await.unwrap();
+    let values: Vec<Option<Bytes>> = log.records().into_iter().map(|r| r.value).collect();
+    assert_eq!(
+        values,
+        [
+            Some(Bytes::from_static(b"one")),
+            Some(Bytes::from_static(b"three"))
+        ]
+    );
+    // The other shard's partition holds none of it.
+    assert!(open().await.claim(0).await.unwrap().1.is_empty());
     upstream.shutdown().await;
 }

@@ -19,6 +19,10 @@ pub const METADATA_MAX_AGE: &str = "upstream.metadata.max.age.ms";
 pub const BROKER_PORT_START: &str = "gateway.broker.port.start";
 pub const COORDINATOR_LOG_TOPIC: &str = "gateway.coordinator.log.topic";
 pub const COORDINATOR_LOG_REPLICATION_FACTOR: &str = "gateway.coordinator.log.replication.factor";
+pub const NODE_SESSION_TIMEOUT: &str = "gateway.node.session.timeout.ms";
+/// The classic consumer's default `session.timeout.ms` before Kafka 3.0 (10 s), within the
+/// broker's default bounds (6 s to 30 min).
+pub const DEFAULT_NODE_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// The compacted upstream topic holding the coordinator shards' logs, one partition each.
 pub const DEFAULT_COORDINATOR_LOG_TOPIC: &str = "__kcoord_coordinator_log";
 /// Kafka's client default of `metadata.max.age.ms`: how often the upstream brokers are learnt
@@ -40,6 +44,8 @@ pub struct GatewaySettings {
     pub coordinator_log_topic: String,
     /// Its replication factor when kcoord creates it; -1 is the cluster's default.
     pub coordinator_log_replication_factor: i16,
+    /// How long the cluster waits for a silent kcoord node before its shards move.
+    pub node_session_timeout: Duration,
     /// The `upstream.*` keys without their prefix, checked by the client crate at load.
     client_properties: Vec<(String, String)>,
 }
@@ -61,6 +67,7 @@ impl std::fmt::Debug for GatewaySettings {
                 "coordinator_log_replication_factor",
                 &self.coordinator_log_replication_factor,
             )
+            .field("node_session_timeout", &self.node_session_timeout)
             .field("client_keys", &keys)
             .finish()
     }
@@ -94,6 +101,7 @@ pub(super) fn read(
             BROKER_PORT_START,
             COORDINATOR_LOG_TOPIC,
             COORDINATOR_LOG_REPLICATION_FACTOR,
+            NODE_SESSION_TIMEOUT,
         ] {
             r.require(
                 !r.is_set(key),
@@ -134,6 +142,9 @@ pub(super) fn read(
             }
             Ok(factor as i16)
         })?;
+    let node_session_timeout = r.get(NODE_SESSION_TIMEOUT, DEFAULT_NODE_SESSION_TIMEOUT, |v| {
+        int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
+    })?;
     let client_properties: Vec<(String, String)> = upstream
         .into_iter()
         .filter(|(k, _)| k != BOOTSTRAP_SERVERS && k != METADATA_MAX_AGE)
@@ -145,6 +156,7 @@ pub(super) fn read(
         metadata_max_age,
         coordinator_log_topic,
         coordinator_log_replication_factor,
+        node_session_timeout,
         client_properties,
     };
     if let Err(e) = settings.client_config() {

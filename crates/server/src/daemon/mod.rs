@@ -180,7 +180,7 @@ pub async fn start_with(
             upstream_logs(&ports.gateway(), config.coordinator_shards).await,
         )
         .await?;
-        background = background.with_upstream_logs(logs);
+        background = background.with_upstream_logs(logs, ports.gateway().ownership_updates());
     }
     let background = match extensions.load_gate {
         Some(gate) => background.with_load_gate(gate),
@@ -188,7 +188,22 @@ pub async fn start_with(
     };
     let state = Arc::new(state);
     let (stop_background, stop_background_rx) = watch::channel(false);
-    let background = background.spawn(&stop_background_rx);
+    let mut background = background.spawn(&stop_background_rx);
+    if let Some((ports, _)) = &gateway {
+        // The shards load once the nodes' group has said which are this node's.
+        let sharing = ports
+            .gateway()
+            .share_shards(config.coordinator_shards, stop_background_rx.clone())
+            .await;
+        match sharing {
+            Ok(task) => background.push(task),
+            Err(e) => {
+                let _ = stop_background.send(true);
+                state.topology.close().await;
+                return Err(e.into());
+            }
+        }
+    }
     let (shutdown, shutdown_rx) = watch::channel(false);
     let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
     let mut acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);

@@ -12,6 +12,7 @@
 pub mod coordinator_log;
 pub mod forward;
 pub mod mapping;
+pub mod nodes;
 pub mod topics;
 pub mod upstream;
 
@@ -53,6 +54,8 @@ pub struct Gateway {
     failures: LogLimiter<String>,
     /// Asks the topic mirror for a look at the upstream topics before its next turn.
     topics_wanted: tokio::sync::Notify,
+    /// Which kcoord node serves each coordinator shard ([`nodes`]).
+    ownership: tokio::sync::watch::Sender<nodes::Ownership>,
 }
 
 impl Gateway {
@@ -80,6 +83,7 @@ impl Gateway {
             spread: AtomicUsize::new(0),
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
             topics_wanted: tokio::sync::Notify::new(),
+            ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
         })
     }
 
@@ -100,6 +104,46 @@ impl Gateway {
             self.settings.coordinator_log_replication_factor,
         )
         .await?)
+    }
+
+    /// Which node serves each coordinator shard, as last assigned.
+    pub fn ownership(&self) -> nodes::Ownership {
+        self.ownership.borrow().clone()
+    }
+
+    /// Follows [`Gateway::ownership`].
+    pub fn ownership_updates(&self) -> tokio::sync::watch::Receiver<nodes::Ownership> {
+        self.ownership.subscribe()
+    }
+
+    pub(crate) fn ownership_sender(&self) -> &tokio::sync::watch::Sender<nodes::Ownership> {
+        &self.ownership
+    }
+
+    /// Joins the kcoord nodes' group in the cluster, which shares the `shards` coordinator
+    /// shards among the nodes, until `stop`.
+    pub async fn share_shards(
+        self: Arc<Self>,
+        shards: usize,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<tokio::task::JoinHandle<()>, GatewayError> {
+        let bootstrap = self.settings.bootstrap_servers.join(",");
+        let client = kcoord_client::Client::connect(&bootstrap, self.client.clone())
+            .await
+            .map_err(coordinator_log::CoordinatorLogError::from)?;
+        let membership = nodes::Membership {
+            group_id: format!(
+                "kcoord-coordinator-nodes-{}",
+                self.settings.coordinator_log_topic
+            ),
+            shards,
+            endpoints: nodes::NodeEndpoints {
+                host: self.endpoints.host.clone(),
+                port_start: self.endpoints.port_start,
+            },
+            session_timeout: self.settings.node_session_timeout,
+        };
+        Ok(tokio::spawn(nodes::run(client, membership, self, stop)))
     }
 
     /// The upstream cluster as last learnt.

@@ -60,7 +60,8 @@ pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String
 /// Whether `group` is a streams group kcoord coordinates. A shard still loading cannot tell
 /// yet, so it keeps the request: it answers COORDINATOR_LOAD_IN_PROGRESS and the client retries,
 /// where upstream a streams group's offsets would be missing (an app restarted from
-/// `auto.offset.reset`). A stopped shard says no.
+/// `auto.offset.reset`). A shard another kcoord node serves keeps it too (NOT_COORDINATOR: the
+/// client asks FindCoordinator again, which names that node). A stopped shard says no.
 fn is_streams_group(server: &ServerState, group: &str) -> bool {
     match server
         .coordinators
@@ -68,7 +69,11 @@ fn is_streams_group(server: &ServerState, group: &str) -> bool {
         .peek(|shard| shard.group(group).is_some())
     {
         Ok(known) => known,
-        Err(e) => e == crate::runtime::shards::ShardError::Loading,
+        Err(e) => matches!(
+            e,
+            crate::runtime::shards::ShardError::Loading
+                | crate::runtime::shards::ShardError::NotOwned
+        ),
     }
 }
 

@@ -178,7 +178,9 @@ async fn forwarded(
     match crate::rpc::versions::declaration(api)?.gateway {
         Gateway::Local => None,
         Gateway::Forwarded => Some(None),
-        Gateway::Rewritten => Some(Some(Change::Brokers)),
+        Gateway::Rewritten => Some(Some(crate::rpc::coordinator_owner::change(
+            ctx, api, version, body,
+        ))),
         Gateway::ByGroup => {
             let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
             (!local).then_some(None)

@@ -13,6 +13,7 @@ pub mod authorize;
 pub mod bulk;
 pub mod by_group;
 pub mod configs;
+pub mod coordinator_owner;
 pub mod dispatch;
 pub mod groups;
 pub mod lists;

@@ -36,6 +36,9 @@ pub enum ShardError {
     /// The request was parked and the shard forgot it (rebuilt from its log).
     #[error("the coordinator shard was rebuilt while the request waited")]
     Moved,
+    /// Another kcoord node serves this shard (gateway mode with several nodes).
+    #[error("another kcoord node serves this coordinator shard")]
+    NotOwned,
 }
 
 impl ShardError {
@@ -49,6 +52,8 @@ impl ShardError {
             // with NOT_COORDINATOR (`GroupCoordinatorService.normalizeException`): the client
             // looks the coordinator up again and retries.
             ShardError::NotDurable | ShardError::Moved => ErrorCode::NOT_COORDINATOR,
+            // The client looks the coordinator up again, and FindCoordinator names the owner.
+            ShardError::NotOwned => ErrorCode::NOT_COORDINATOR,
         }
     }
 }
@@ -97,6 +102,9 @@ pub(super) struct Shared {
     /// Wakes the timer task when a request brought the next deadline forward.
     pub(super) deadline_moved: Notify,
     pub(super) stopped: AtomicBool,
+    /// False while another kcoord node serves the shard (gateway mode with several nodes):
+    /// changed under the lock, with the shard's state, so a job that holds the lock sees both.
+    pub(super) owned: AtomicBool,
     /// Set once loading has finished: read on every request, where the `loading` watch would
     /// take its read lock.
     pub(super) loaded: AtomicBool,
@@ -302,6 +310,8 @@ impl ShardHandle {
         self.ready()?;
         let (value, wait) = {
             let mut locked = self.shared.lock();
+            // The shard may have moved to another node while this request waited for the lock.
+            self.ready()?;
             let ran = self.shared.run_job(&mut locked, Stamp::now(), handler);
             // A job of any kind (a LeaveGroup, a DeleteGroups) may answer parked requests.
             self.shared.deliver(&mut locked);
@@ -315,6 +325,9 @@ impl ShardHandle {
     /// Whether the shard takes requests: COORDINATOR_LOAD_IN_PROGRESS while it loads, as
     /// Kafka's coordinator answers.
     pub(super) fn ready(&self) -> Result<(), ShardError> {
+        if !self.shared.owned.load(Ordering::Acquire) {
+            return Err(ShardError::NotOwned);
+        }
         if self.is_loading() {
             return Err(if self.shared.stopped.load(Ordering::Acquire) {
                 ShardError::Unavailable
@@ -331,6 +344,9 @@ impl ShardHandle {
     /// Reads the shard's state as it is now, under its lock, without waiting for its log to be
     /// durable (for checks Kafka also makes against memory, like a transaction's partitions).
     pub fn peek<R>(&self, read: impl FnOnce(&CoordinatorShard) -> R) -> Result<R, ShardError> {
+        if !self.shared.owned.load(Ordering::Acquire) {
+            return Err(ShardError::NotOwned);
+        }
         if self.is_loading() {
             return Err(ShardError::Loading);
         }
@@ -338,6 +354,7 @@ impl ShardHandle {
             return Err(ShardError::Unavailable);
         }
         let locked = self.shared.lock();
+        self.ready()?;
         Ok(read(locked.runtime.core()))
     }
 

@@ -128,6 +128,7 @@ impl Coordinators {
                 }),
                 deadline_moved: Notify::new(),
                 stopped: AtomicBool::new(false),
+                owned: AtomicBool::new(true),
                 loaded: AtomicBool::new(in_memory),
                 log: OnceLock::new(),
                 jobs: AtomicU64::new(0),

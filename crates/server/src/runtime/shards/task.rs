@@ -14,6 +14,7 @@ use tracing::{error, info};
 use super::handle::{ShardSink, Shared};
 use super::{upstream, writer};
 use crate::gateway::coordinator_log::CoordinatorLogs;
+use crate::gateway::nodes::Ownership;
 use crate::runtime::shard_log::{self, ShardLog};
 use crate::support::clock::{self, Stamp};
 
@@ -65,8 +66,9 @@ pub(super) struct ShardTask {
     pub(super) log_dir: Option<PathBuf>,
     /// Hands the loaded shard's log to the writer task, and wakes it when records queue.
     pub(super) to_writer: Option<(mpsc::UnboundedSender<writer::Loaded>, Arc<Notify>)>,
-    /// In gateway mode: the upstream topic the shard's log lives in (instead of a file).
-    pub(super) upstream: Option<Arc<CoordinatorLogs>>,
+    /// In gateway mode: the upstream topic the shard's log lives in (instead of a file), and
+    /// which kcoord node serves the shard.
+    pub(super) upstream: Option<(Arc<CoordinatorLogs>, watch::Receiver<Ownership>)>,
 }
 
 impl ShardTasks {
@@ -81,10 +83,15 @@ impl ShardTasks {
     }
 
     /// Every shard keeps its log in the upstream cluster's `logs` topic (gateway mode), not in
-    /// memory or a file: each loads by claiming its partition.
-    pub fn with_upstream_logs(mut self, logs: Arc<CoordinatorLogs>) -> Self {
+    /// memory or a file: each loads by claiming its partition when `ownership` says this node
+    /// serves it, and unloads when it moves to another node.
+    pub fn with_upstream_logs(
+        mut self,
+        logs: Arc<CoordinatorLogs>,
+        ownership: watch::Receiver<Ownership>,
+    ) -> Self {
         for task in &mut self.tasks {
-            task.upstream = Some(Arc::clone(&logs));
+            task.upstream = Some((Arc::clone(&logs), ownership.clone()));
             task.log_dir = None;
             task.to_writer = None;
             task.shared.loaded.store(false, Ordering::Release);
@@ -124,20 +131,8 @@ impl ShardTask {
                 _ = crate::support::shutdown::stopped(&mut stop) => return,
             }
         }
-        if let Some(logs) = self.upstream.clone() {
-            // Logged by `load` when it gives up; the task ends, so the shard answers
-            // COORDINATOR_NOT_AVAILABLE.
-            let Some(claimed) = upstream::load(&self.shared, &logs, &mut stop).await else {
-                return;
-            };
-            self.loaded();
-            tokio::spawn(upstream::write(
-                Arc::clone(&self.shared),
-                logs,
-                claimed,
-                stop.clone(),
-            ));
-            self.run_timers(&mut stop).await;
+        if let Some((logs, ownership)) = self.upstream.clone() {
+            upstream::serve_while_owned(&self, logs, ownership, stop).await;
             return;
         }
         let writer = match &self.log_dir {
@@ -162,8 +157,34 @@ impl ShardTask {
         self.run_timers(&mut stop).await;
     }
 
+    /// Another kcoord node serves the shard: it answers NOT_COORDINATOR and holds nothing.
+    pub(super) fn not_owned(&self) {
+        let mut locked = self.shared.lock();
+        self.shared.owned.store(false, Ordering::Release);
+        locked.parked.clear();
+        let empty = locked
+            .runtime
+            .reloaded(kcoord_metadata::Store::new(), clock::now_ms());
+        locked.runtime.replace_core(empty);
+        locked.runtime.set_log(ShardSink::Memory);
+        self.shared.publish_groups(&locked.runtime);
+        drop(locked);
+        self.shared.loaded.store(true, Ordering::Release);
+        // Requests waiting for the load go on, and are answered NOT_COORDINATOR.
+        self.loading.send_replace(false);
+    }
+
+    /// This node serves the shard from now on, once it has loaded it.
+    pub(super) fn owned_and_loading(&self) {
+        let _locked = self.shared.lock();
+        self.shared.loaded.store(false, Ordering::Release);
+        self.loading.send_replace(true);
+        self.shared.stopped.store(false, Ordering::Release);
+        self.shared.owned.store(true, Ordering::Release);
+    }
+
     /// The shard serves from now on.
-    fn loaded(&self) {
+    pub(super) fn loaded(&self) {
         self.shared.loaded.store(true, Ordering::Release);
         self.loading.send_replace(false);
         self.start_offset_expiry();
@@ -235,7 +256,7 @@ impl ShardTask {
         Some(writer)
     }
 
-    async fn run_timers(&self, stop: &mut watch::Receiver<bool>) {
+    pub(super) async fn run_timers(&self, stop: &mut watch::Receiver<bool>) {
         let sleep = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(sleep);
         loop {

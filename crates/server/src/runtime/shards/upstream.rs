@@ -19,9 +19,12 @@ use tokio::sync::{watch, Notify};
 use tracing::{error, info, warn};
 
 use super::handle::{ShardSink, Shared};
+use super::task::ShardTask;
 use crate::gateway::coordinator_log::{self, CoordinatorLogError, CoordinatorLogs, ShardLogWriter};
+use crate::gateway::nodes::Ownership;
 use crate::runtime::shard_log::{FailureLog, ShardLog};
 use crate::support::clock;
+use crate::support::shutdown::stopped;
 
 /// The longest wait between two tries to claim a shard the cluster does not let us claim yet.
 const MAX_CLAIM_BACKOFF: Duration = Duration::from_secs(30);
@@ -32,6 +35,86 @@ pub(super) struct Claimed {
     pub log: Arc<ShardLog>,
     /// Notified when the shard's jobs queue records.
     pub wake: Arc<Notify>,
+}
+
+/// How a tenure of serving the shard ended.
+enum Ended {
+    Stopped,
+    /// The nodes' group gave the shard to another node.
+    Moved,
+    /// Another node's claim fenced this one's writes.
+    Fenced,
+}
+
+/// Serves the shard while this node owns it: claims and loads it when the nodes' group gives
+/// it to this node, runs its timers and its writer, and empties it (NOT_COORDINATOR) when the
+/// group gives it to another node. After being fenced it waits for the group's next word
+/// rather than claim the shard back from the node that fenced it.
+pub(super) async fn serve_while_owned(
+    task: &ShardTask,
+    logs: Arc<CoordinatorLogs>,
+    mut ownership: watch::Receiver<Ownership>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let shared = &task.shared;
+    let mut wait_for_news = false;
+    loop {
+        loop {
+            if !wait_for_news {
+                match ownership.borrow_and_update().owns(shared.index) {
+                    Some(true) => break,
+                    Some(false) => task.not_owned(),
+                    None => {}
+                }
+            }
+            wait_for_news = false;
+            tokio::select! {
+                changed = ownership.changed() => if changed.is_err() { return },
+                _ = stopped(&mut stop) => return,
+            }
+        }
+        task.owned_and_loading();
+        let Some(claimed) = load(shared, &logs, &mut stop).await else {
+            return;
+        };
+        task.loaded();
+        let (end_tenure, tenure) = watch::channel(false);
+        let mut writer = tokio::spawn(write(
+            Arc::clone(shared),
+            Arc::clone(&logs),
+            claimed,
+            tenure,
+        ));
+        let ended = tokio::select! {
+            () = task.run_timers(&mut stop) => Ended::Stopped,
+            () = moved(&mut ownership, shared.index) => Ended::Moved,
+            _ = &mut writer => Ended::Fenced,
+        };
+        end_tenure.send_replace(true);
+        let _ = writer.await;
+        match ended {
+            Ended::Stopped => return,
+            Ended::Moved => info!(
+                shard = shared.index,
+                "the coordinator shard moved to another kcoord node"
+            ),
+            Ended::Fenced => wait_for_news = true,
+        }
+        task.not_owned();
+    }
+}
+
+/// Resolves once the nodes' group gives `shard` to another node.
+async fn moved(ownership: &mut watch::Receiver<Ownership>, shard: usize) {
+    loop {
+        if ownership.borrow_and_update().owns(shard) == Some(false) {
+            return;
+        }
+        if ownership.changed().await.is_err() {
+            // No more assignments come: the shard stays here.
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// Claims the shard's partition and replays it into the shard ([`claim`]); `None` when `stop`
