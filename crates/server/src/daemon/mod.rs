@@ -289,7 +289,9 @@ async fn start_gateway(
     } else {
         template.advertised_host.clone()
     };
-    let gateway = Arc::new(crate::gateway::Gateway::start(settings.clone(), host).await?);
+    // Where the other kcoord nodes reach this one (requests for groups it serves).
+    let listener = format!("{host}:{}", template.advertised_port);
+    let gateway = Arc::new(crate::gateway::Gateway::start(settings.clone(), host, listener).await?);
     let tls = tls.get(index).cloned().flatten();
     let mut ports = gateway_ports::BrokerPorts::new(gateway, template, index, bind_host, tls);
     let bound = ports.bind_new().await?;

@@ -28,6 +28,9 @@ use kcoord_client::{
 use kcoord_metadata::{LogRecord, MetadataLog};
 use kcoord_wire::ErrorCode;
 
+/// How long a topic just created may stay unknown to the broker asked.
+const TOPIC_PROPAGATION: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Why the coordinator logs' topic cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CoordinatorLogError {
@@ -96,10 +99,7 @@ impl CoordinatorLogs {
                 Err(e) => return Err(e.into()),
             }
         }
-        let found = Consumer::new(self.client.clone())
-            .partitions(&self.topic)
-            .await?
-            .len();
+        let found = self.partition_count().await?;
         if found != self.shards {
             return Err(CoordinatorLogError::PartitionCount {
                 topic: self.topic.clone(),
@@ -108,6 +108,21 @@ impl CoordinatorLogs {
             });
         }
         Ok(())
+    }
+
+    /// The topic's partition count, asked until the broker asked knows the topic: one that
+    /// was just created reaches each broker a little after the controller.
+    async fn partition_count(&self) -> Result<usize, ClientError> {
+        let consumer = Consumer::new(self.client.clone());
+        let deadline = std::time::Instant::now() + TOPIC_PROPAGATION;
+        loop {
+            match consumer.partitions(&self.topic).await {
+                Err(e) if e.is_retriable() && std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                result => return result.map(|partitions| partitions.len()),
+            }
+        }
     }
 
     /// Takes shard `shard` over: fences every earlier writer of its partition, then reads the

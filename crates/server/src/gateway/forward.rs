@@ -70,12 +70,20 @@ impl std::fmt::Debug for Change {
     }
 }
 
-/// One client connection's way upstream.
+/// Where a forwarder sends.
+#[derive(Debug, Clone)]
+enum Destination {
+    /// The upstream broker this connection's port stands for; `None` on the bootstrap port.
+    Broker(Option<i32>),
+    /// Another kcoord node's broker listener (`host:port`), for the groups it serves.
+    Node(String),
+}
+
+/// One client connection's way upstream, or to another kcoord node.
 #[derive(Debug)]
 pub struct Forwarder {
     gateway: Arc<Gateway>,
-    /// The upstream broker this connection's port stands for; `None` on the bootstrap port.
-    target: Option<i32>,
+    destination: Destination,
     upstream: OnceCell<(String, Upstream)>,
 }
 
@@ -83,7 +91,16 @@ impl Forwarder {
     pub fn new(gateway: Arc<Gateway>, target: Option<i32>) -> Forwarder {
         Forwarder {
             gateway,
-            target,
+            destination: Destination::Broker(target),
+            upstream: OnceCell::new(),
+        }
+    }
+
+    /// A forwarder to the kcoord node whose broker listener is `listener`.
+    pub fn to_node(gateway: Arc<Gateway>, listener: String) -> Forwarder {
+        Forwarder {
+            gateway,
+            destination: Destination::Node(listener),
             upstream: OnceCell::new(),
         }
     }
@@ -97,16 +114,24 @@ impl Forwarder {
         let opened = self
             .upstream
             .get_or_try_init(|| async {
-                let Some(address) = self.gateway.address_for(self.target) else {
-                    let target = self.target.map_or("any".to_owned(), |id| id.to_string());
-                    self.gateway.log_failure(
-                        &target,
-                        "no known upstream broker for this port; closing the client connection",
-                        &format!("broker {target} is not in the upstream metadata"),
-                    );
-                    return Err(());
+                let (address, config) = match &self.destination {
+                    Destination::Node(listener) => {
+                        (listener.clone(), self.gateway.node_client().clone())
+                    }
+                    Destination::Broker(target) => {
+                        let Some(address) = self.gateway.address_for(*target) else {
+                            let target = target.map_or("any".to_owned(), |id| id.to_string());
+                            self.gateway.log_failure(
+                                &target,
+                                "no known upstream broker for this port; closing the client connection",
+                                &format!("broker {target} is not in the upstream metadata"),
+                            );
+                            return Err(());
+                        };
+                        (address, self.gateway.client().clone())
+                    }
                 };
-                match Upstream::connect(&address, self.gateway.client().clone()).await {
+                match Upstream::connect(&address, config).await {
                     Ok(conn) => Ok((address, conn)),
                     Err(e) => {
                         self.gateway.log_failure(

@@ -111,32 +111,6 @@ pub fn rewrite(
     }
 }
 
-/// The upstream's FindCoordinator answer with each coordinator at the endpoints `endpoints`
-/// gives for its key (v4+ name the key in the answer; before, the one key the request named is
-/// the caller's `key`): the node serving a group's shard, when kcoord nodes share the shards.
-pub fn rewrite_coordinators(
-    version: i16,
-    body: Bytes,
-    key: &str,
-    endpoints: &dyn Fn(&str) -> Endpoints,
-) -> Result<Bytes, RewriteError> {
-    recode(
-        ApiKey::FindCoordinator,
-        version,
-        body,
-        |r: &mut FindCoordinatorResponse| {
-            if version < 4 && r.node_id >= 0 {
-                place(&endpoints(key), r.node_id, &mut r.host, &mut r.port);
-            }
-            for c in &mut r.coordinators {
-                if c.node_id >= 0 {
-                    place(&endpoints(&c.key), c.node_id, &mut c.host, &mut c.port);
-                }
-            }
-        },
-    )
-}
-
 /// Puts broker `id` at its endpoint; false when it has none.
 fn place(endpoints: &Endpoints, id: i32, host: &mut String, port: &mut i32) -> bool {
     match endpoints.endpoint(id) {

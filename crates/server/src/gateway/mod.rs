@@ -28,6 +28,10 @@ use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
 use mapping::{Endpoints, IdDoesNotFit};
 use upstream::{Unreachable, UpstreamView};
 
+/// The client id of this node's own requests to the other kcoord nodes (the requests it
+/// passes on carry their client's).
+const NODE_CLIENT_ID: &str = "kcoord-node";
+
 /// Why gateway mode could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
@@ -56,12 +60,21 @@ pub struct Gateway {
     topics_wanted: tokio::sync::Notify,
     /// Which kcoord node serves each coordinator shard ([`nodes`]).
     ownership: tokio::sync::watch::Sender<nodes::Ownership>,
+    /// `host:port` of this node's broker listener, where the other kcoord nodes send the
+    /// requests of the groups it serves.
+    listener: String,
+    /// How this node's connections to the other kcoord nodes' broker listeners are made.
+    node_client: ClientConfig,
 }
 
 impl Gateway {
     /// Learns the upstream cluster from its bootstrap servers; every broker id must have a
-    /// port. `host` is where kcoord's broker listener is reached.
-    pub async fn start(settings: GatewaySettings, host: String) -> Result<Gateway, GatewayError> {
+    /// port. `host` is where kcoord's broker listener is reached, `listener` its `host:port`.
+    pub async fn start(
+        settings: GatewaySettings,
+        host: String,
+        listener: String,
+    ) -> Result<Gateway, GatewayError> {
         let client = settings.client_config()?;
         let view = upstream::discover(&settings.bootstrap_servers, &client).await?;
         let endpoints = Endpoints {
@@ -84,6 +97,8 @@ impl Gateway {
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
             topics_wanted: tokio::sync::Notify::new(),
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
+            listener,
+            node_client: ClientConfig::new(NODE_CLIENT_ID),
         })
     }
 
@@ -140,6 +155,7 @@ impl Gateway {
             endpoints: nodes::NodeEndpoints {
                 host: self.endpoints.host.clone(),
                 port_start: self.endpoints.port_start,
+                listener: self.listener.clone(),
             },
             session_timeout: self.settings.node_session_timeout,
         };
@@ -161,6 +177,11 @@ impl Gateway {
 
     pub(crate) fn client(&self) -> &ClientConfig {
         &self.client
+    }
+
+    /// The client settings of connections to the other kcoord nodes.
+    pub(crate) fn node_client(&self) -> &ClientConfig {
+        &self.node_client
     }
 
     /// Where a new forwarded connection for `target` goes (see [`upstream::address_for`]).

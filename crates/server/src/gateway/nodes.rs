@@ -38,12 +38,14 @@ const SYNC_GROUP_VERSION: i16 = 3;
 const HEARTBEAT_VERSION: i16 = 3;
 const LEAVE_GROUP_VERSION: i16 = 3;
 
-/// Where a node serves the cluster's brokers (its broker listener's advertised host and its
-/// `gateway.broker.port.start`), and the shards it serves now.
+/// Where a node is reached: its broker listener's advertised host, its
+/// `gateway.broker.port.start`, and its broker listener (`host:port`), where the other nodes
+/// send the requests of the groups it serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeEndpoints {
     pub host: String,
     pub port_start: u16,
+    pub listener: String,
 }
 
 /// What a node says of itself when it joins.
@@ -83,6 +85,15 @@ impl Ownership {
     pub fn endpoints_of(&self, shard: usize) -> Option<&NodeEndpoints> {
         let owners = self.owners.as_ref()?;
         owners.nodes.get(owners.owners.get(shard)?)
+    }
+
+    /// Where the requests of `shard`'s groups go: `None` here (this node serves it, or no
+    /// assignment is known yet), else the serving node's broker listener.
+    pub fn elsewhere(&self, shard: usize) -> Option<&str> {
+        if self.owns(shard) != Some(false) {
+            return None;
+        }
+        self.endpoints_of(shard).map(|node| node.listener.as_str())
     }
 }
 
@@ -207,12 +218,15 @@ impl Member {
         };
         let joined = self.join(&conn, owned).await?;
         let owners = self.sync(&conn, &joined).await?;
+        let mine: Vec<usize> = (0..owners.owners.len())
+            .filter(|s| owners.owners[*s] == self.member_id)
+            .collect();
         info!(
             group = %self.membership.group_id,
             generation = self.generation,
             member = %self.member_id,
-            shards = owners.owners.iter().filter(|o| **o == self.member_id).count(),
             nodes = owners.nodes.len(),
+            owned = ?mine,
             "the kcoord nodes' group assigned the coordinator shards"
         );
         published.send_replace(Ownership {
@@ -434,6 +448,7 @@ mod tests {
                     NodeEndpoints {
                         host: "h1".into(),
                         port_start: 100,
+                        listener: "h1:9092".into(),
                     },
                 ),
                 (
@@ -441,6 +456,7 @@ mod tests {
                     NodeEndpoints {
                         host: "h2".into(),
                         port_start: 200,
+                        listener: "h2:9092".into(),
                     },
                 ),
             ]),
@@ -456,5 +472,8 @@ mod tests {
         assert_eq!(known.owns(2), Some(false));
         assert_eq!(known.endpoints_of(0).map(|e| e.port_start), Some(100));
         assert_eq!(known.endpoints_of(2), None);
+        assert_eq!(known.elsewhere(0), Some("h1:9092"));
+        assert_eq!(known.elsewhere(1), None);
+        assert_eq!(unknown.elsewhere(0), None);
     }
 }

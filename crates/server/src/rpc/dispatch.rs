@@ -83,6 +83,9 @@ pub struct Connection {
     pub bulk: Option<BulkHandle>,
     /// In gateway mode, on a broker listener: where the requests kcoord does not serve go.
     pub upstream: Option<Arc<Forwarder>>,
+    /// In gateway mode, on a broker listener: the links to the other kcoord nodes, for the
+    /// groups they serve ([`crate::rpc::owner_proxy`]).
+    pub nodes: Option<Arc<crate::rpc::owner_proxy::NodeLinks>>,
 }
 
 /// Kafka's principal for a client that did not authenticate.
@@ -106,6 +109,11 @@ impl Connection {
             .as_ref()
             .filter(|_| listener.kind == crate::config::ListenerKind::Broker)
             .map(|g| Arc::new(Forwarder::new(Arc::clone(g), listener.upstream_broker)));
+        let nodes = upstream.as_ref().map(|u| {
+            Arc::new(crate::rpc::owner_proxy::NodeLinks::new(Arc::clone(
+                u.gateway(),
+            )))
+        });
         Connection {
             server,
             listener,
@@ -115,6 +123,7 @@ impl Connection {
             tls_principal: None,
             bulk: None,
             upstream,
+            nodes,
         }
     }
 
@@ -149,22 +158,46 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
             return crate::rpc::authentication::serve(conn, session, frame).await;
         }
     }
-    let (api, version, header, body) = match parse(conn, frame) {
+    let (api, version, mut header, body) = match parse(conn, frame) {
         Ok(parsed) => parsed,
         Err(reply) => return reply,
     };
-    let ctx = conn.context(&header);
+    let passed_on_from = match &conn.nodes {
+        Some(_) => crate::rpc::owner_proxy::take_marker(&mut header),
+        None => None,
+    };
+    let ctx = match &passed_on_from {
+        Some(client_host) => RequestContext {
+            client_host,
+            ..conn.context(&header)
+        },
+        None => conn.context(&header),
+    };
+    if let (Some(nodes), None) = (&conn.nodes, &passed_on_from) {
+        if let Some(node) = crate::rpc::owner_proxy::serving_node(&conn.server, api, version, &body)
+        {
+            let header = crate::rpc::owner_proxy::passed_on(&header, &conn.client_host);
+            let link = nodes.to(&node);
+            let forwarded = link.forward(&header, (api, version), body, None).await;
+            return later(forwarded);
+        }
+    }
     if let Some(upstream) = &conn.upstream {
         if let Some(change) = forwarded(&ctx, api, version, &body).await {
             let forwarded = upstream.forward(&header, (api, version), body, change);
-            return match forwarded.await {
-                Forwarded::NoResponse => Reply::NoResponse,
-                Forwarded::Failed => Reply::Close,
-                Forwarded::Later(frame) => Reply::Later(Later(frame)),
-            };
+            return later(forwarded.await);
         }
     }
     crate::rpc::apis::serve(&ctx, api, version, body).await
+}
+
+/// The reply to a request forwarded upstream or to another kcoord node.
+fn later(forwarded: Forwarded) -> Reply {
+    match forwarded {
+        Forwarded::NoResponse => Reply::NoResponse,
+        Forwarded::Failed => Reply::Close,
+        Forwarded::Later(frame) => Reply::Later(Later(frame)),
+    }
 }
 
 /// Whether a gateway forwards this request (its declaration says so, or for a group RPC the
@@ -178,9 +211,7 @@ async fn forwarded(
     match crate::rpc::versions::declaration(api)?.gateway {
         Gateway::Local => None,
         Gateway::Forwarded => Some(None),
-        Gateway::Rewritten => Some(Some(crate::rpc::coordinator_owner::change(
-            ctx, api, version, body,
-        ))),
+        Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
             let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
             (!local).then_some(None)

@@ -13,11 +13,11 @@ pub mod authorize;
 pub mod bulk;
 pub mod by_group;
 pub mod configs;
-pub mod coordinator_owner;
 pub mod dispatch;
 pub mod groups;
 pub mod lists;
 pub mod merged;
+pub mod owner_proxy;
 pub mod plugin_context;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -196,9 +196,15 @@ public final class Clients {
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
         streams.start();
-        await(() -> streams.state() == KafkaStreams.State.RUNNING, deadline,
-                () -> "Kafka Streams is " + streams.state() + ", not RUNNING"
-                        + (failed.get() == null ? "" : "; it failed with " + stackOf(failed.get())));
+        try {
+            await(() -> streams.state() == KafkaStreams.State.RUNNING, deadline,
+                    () -> "Kafka Streams is " + streams.state() + ", not RUNNING"
+                            + (failed.get() == null ? "" : "; it failed with " + stackOf(failed.get())));
+        } catch (AssertionError e) {
+            // Not left running into the tests after this one.
+            streams.close(Duration.ofSeconds(30));
+            throw e;
+        }
         return streams;
     }
 

@@ -259,7 +259,7 @@ class GatewayTest {
     }
 
     /** The first of {@code n} consecutive free loopback ports. */
-    private static int freePortRange(int n) throws IOException {
+    static int freePortRange(int n) throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
             int start = ThreadLocalRandom.current().nextInt(20_000, 60_000);
             if (allFree(start, n)) return start;

@@ -1,0 +1,145 @@
+//! In gateway mode with several kcoord nodes (docs/gateway.md, "Several kcoord nodes"), any
+//! node answers for every group: a request about groups whose coordinator shard another node
+//! serves is passed to that node, whose answer goes back to the client as it came. Clients
+//! therefore never need to know which node serves what: FindCoordinator stays the cluster's
+//! answer (on this node's ports), and Kafka's clients, which keep one connection per broker id,
+//! never hold a connection to the wrong kcoord node.
+//!
+//! A passed-on request carries a marker in its client id (with the client's host and id), so
+//! the receiving node serves it itself (never passing it on again, should the two nodes
+//! disagree for a moment on who serves the shard: it answers NOT_COORDINATOR then, and the
+//! client retries) and records the client's id and host rather than the node's.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{
+    RequestHeader, StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest,
+    StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest,
+};
+use kcoord_wire::Decodable;
+
+use crate::gateway::forward::Forwarder;
+use crate::gateway::Gateway;
+use crate::runtime::shards::shard_index;
+use crate::state::ServerState;
+
+/// Starts the client id of a request one node passes to another.
+const MARKER: &str = "\u{1}kcoord-node\u{1}";
+
+/// One client connection's links to the other kcoord nodes, opened on first use.
+#[derive(Debug)]
+pub struct NodeLinks {
+    gateway: Arc<Gateway>,
+    links: Mutex<HashMap<String, Arc<Forwarder>>>,
+}
+
+impl NodeLinks {
+    pub fn new(gateway: Arc<Gateway>) -> NodeLinks {
+        NodeLinks {
+            gateway,
+            links: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The link to the node whose broker listener is `listener`.
+    pub fn to(&self, listener: &str) -> Arc<Forwarder> {
+        let mut links = self.links.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(links.entry(listener.to_owned()).or_insert_with(|| {
+            Arc::new(Forwarder::to_node(
+                Arc::clone(&self.gateway),
+                listener.to_owned(),
+            ))
+        }))
+    }
+}
+
+/// The broker listener of the node that serves every group this request names, when that is
+/// another node; `None` when this node serves them (or some of them: the others are answered
+/// NOT_COORDINATOR), or the request names none or does not decode.
+pub(crate) fn serving_node(
+    server: &ServerState,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> Option<String> {
+    let gateway = server.gateway.as_ref()?;
+    let groups = named_groups(api, version, body.clone());
+    let ownership = gateway.ownership();
+    let shards = server.coordinators.len();
+    let mut nodes = groups
+        .iter()
+        .map(|g| ownership.elsewhere(shard_index(g, shards)));
+    let first = nodes.next()??;
+    nodes
+        .all(|node| node == Some(first))
+        .then(|| first.to_owned())
+}
+
+/// The groups a request about groups names (none when it names none or does not decode).
+fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
+    fn decoded<M: Decodable>(mut body: Bytes, version: i16) -> Option<M> {
+        let budget = kcoord_wire::budget::for_frame(body.len());
+        kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
+    }
+    let groups = match api {
+        ApiKey::StreamsGroupHeartbeat => {
+            decoded::<StreamsGroupHeartbeatRequest>(body, version).map(|r| vec![r.group_id])
+        }
+        ApiKey::StreamsGroupDescribe => {
+            decoded::<StreamsGroupDescribeRequest>(body, version).map(|r| r.group_ids)
+        }
+        ApiKey::StreamsGroupTopologyDescriptionUpdate => {
+            decoded::<StreamsGroupTopologyDescriptionUpdateRequest>(body, version)
+                .map(|r| vec![r.group_id])
+        }
+        ApiKey::UpdateStreamsGroupTopologyDescription => {
+            decoded::<UpdateStreamsGroupTopologyDescriptionRequest>(body, version)
+                .map(|r| vec![r.group_id])
+        }
+        _ => Some(crate::rpc::by_group::named_groups(api, version, body)),
+    };
+    groups.unwrap_or_default()
+}
+
+/// The header a request is passed on with: the client's id and host behind the marker.
+pub(crate) fn passed_on(header: &RequestHeader, client_host: &str) -> RequestHeader {
+    let client_id = header.client_id.as_deref().unwrap_or("");
+    RequestHeader {
+        client_id: Some(format!("{MARKER}{client_host}\u{1}{client_id}")),
+        ..header.clone()
+    }
+}
+
+/// For a request another node passed on: the client's host, with the client's own id put back
+/// in `header`. `None` for a request straight from a client.
+pub(crate) fn take_marker(header: &mut RequestHeader) -> Option<String> {
+    let marked = header.client_id.as_deref()?.strip_prefix(MARKER)?;
+    let (host, client_id) = marked.split_once('\u{1}')?;
+    let host = host.to_owned();
+    header.client_id = Some(client_id.to_owned());
+    Some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_on_request_keeps_its_clients_id_and_host() {
+        let header = RequestHeader {
+            client_id: Some("app-1-StreamThread-1-consumer".into()),
+            correlation_id: 7,
+            ..Default::default()
+        };
+        let mut passed = passed_on(&header, "/10.0.0.9");
+        assert_ne!(passed.client_id, header.client_id);
+        assert_eq!(take_marker(&mut passed).as_deref(), Some("/10.0.0.9"));
+        assert_eq!(passed, header);
+        let mut direct = header.clone();
+        assert_eq!(take_marker(&mut direct), None);
+        assert_eq!(direct, header);
+    }
+}

@@ -1,0 +1,168 @@
+package io.kcoord.interop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Produced;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two kcoord nodes in front of a real Apache Kafka 4.4 cluster ({@link KafkaCluster}), sharing
+ * the coordinator shards (docs/gateway.md, "Several kcoord nodes"): a stateful Kafka Streams
+ * app bootstraps from both, the node serving its group is killed with SIGKILL, and the app goes
+ * on through the other; a node started again (with nothing on its disk) takes shards back.
+ */
+class GatewayNodesTest {
+    private static final String APP = "gw-nodes-app";
+    private static final String INPUT = "gw-nodes-words";
+    private static final String OUTPUT = "gw-nodes-counts";
+    private static final List<String> WORDS = List.of("apple", "banana", "cherry");
+    private static final int SHARDS = 8;
+
+    private final List<Kcoord> nodes = new ArrayList<>();
+    private final List<Integer> portStarts = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Kcoord node : nodes) node.close();
+    }
+
+    /** Node {@code index} (its own port range; the test's own coordinator log topic). */
+    private Kcoord startNode(KafkaCluster cluster, int index) throws Exception {
+        List<String> config = new ArrayList<>(Kcoord.fastStreamsGroups());
+        config.add("group.streams.topology.description.class=memory");
+        config.add("upstream.bootstrap.servers=" + cluster.bootstrap());
+        config.add("gateway.broker.port.start=" + portStarts.get(index));
+        config.add("gateway.coordinator.log.topic=gw-nodes-coordinator-log");
+        config.add("gateway.node.session.timeout.ms=6000");
+        config.add("offsets.topic.num.partitions=" + SHARDS);
+        return Kcoord.start("gateway-node-" + index, config.toArray(String[]::new));
+    }
+
+    private static Topology wordCount() {
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.<String, String>stream(INPUT)
+                .groupBy((key, word) -> word)
+                .count()
+                .toStream()
+                .to(OUTPUT, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
+    /** Each word {@code perWord} more times, written to the cluster directly. */
+    private static void produceWords(KafkaCluster cluster, int round, int perWord) throws Exception {
+        List<Map.Entry<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < perWord; i++) {
+            for (String word : WORDS) records.add(Map.entry("r" + round + "-" + i + word, word));
+        }
+        Clients.produce(cluster.bootstrap(), INPUT, records);
+    }
+
+    /** Waits until the output, read directly from the cluster, counts each word {@code count} times. */
+    private void awaitCounts(KafkaCluster cluster, long count) throws Exception {
+        Map<String, Long> last = new HashMap<>();
+        Clients.await(() -> {
+            for (var r : Clients.readAllLongs(cluster.bootstrap(), OUTPUT)) last.put(r.key(), r.value());
+            return WORDS.stream().allMatch(w -> Long.valueOf(count).equals(last.get(w)));
+        }, Duration.ofSeconds(120), () -> "counts " + last + ", expected " + count + " each; nodes:\n"
+                + nodes.stream().map(Kcoord::logTail).reduce("", String::concat));
+        assertTrue(last.values().stream().allMatch(c -> c <= count), "no word counted twice: " + last);
+    }
+
+    /**
+     * Whether node {@code index} serves the coordinator shard of {@code group}, as its last
+     * assignment line in its log says ({@code owned=[...]}): shards are Kafka's
+     * {@code abs(hashCode) % offsets.topic.num.partitions}, masked as kcoord masks it.
+     */
+    private boolean serves(int index, String group) throws Exception {
+        int shard = (group.hashCode() & 0x7fffffff) % SHARDS;
+        String owned = null;
+        for (String line : java.nio.file.Files.readAllLines(nodes.get(index).log())) {
+            if (!line.contains("assigned the coordinator shards")) continue;
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("owned=\\[([0-9, ]*)\\]").matcher(line);
+            if (m.find()) owned = m.group(1);
+        }
+        if (owned == null) return false;
+        for (String s : owned.split(",")) {
+            if (!s.isBlank() && Integer.parseInt(s.trim()) == shard) return true;
+        }
+        return false;
+    }
+
+    /** The index of the node serving {@code group}'s shard, once the nodes agree (60 s at most). */
+    private int servingNode(String group) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            boolean first = serves(0, group);
+            boolean second = nodes.size() > 1 && serves(1, group);
+            if (first != second) return first ? 0 : 1;
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no single node serves " + group);
+    }
+
+    @Test
+    void the_app_goes_on_through_the_other_node_when_the_node_serving_it_is_killed() throws Exception {
+        KafkaCluster cluster = KafkaCluster.shared();
+        for (int i = 0; i < 2; i++) portStarts.add(GatewayTest.freePortRange(3));
+        nodes.add(startNode(cluster, 0));
+        nodes.add(startNode(cluster, 1));
+        cluster.createTopics(List.of(new NewTopic(INPUT, 2, (short) 3), new NewTopic(OUTPUT, 2, (short) 3)));
+        produceWords(cluster, 0, 100);
+
+        String bootstrap = nodes.get(0).bootstrap() + "," + nodes.get(1).bootstrap();
+        Properties props = Clients.streamsProps(bootstrap, APP, Clients.tempDir(APP));
+        props.put(org.apache.kafka.streams.StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        KafkaStreams streams = Clients.startRunning(wordCount(), props, Duration.ofSeconds(120));
+        try {
+            awaitCounts(cluster, 100);
+            // Whichever node serves the app's group, the app is served through both.
+            int owner = servingNode(APP);
+            int other = 1 - owner;
+
+            nodes.get(owner).kill();
+            produceWords(cluster, 1, 100);
+            awaitCounts(cluster, 200);
+            try (Admin admin = Clients.admin(nodes.get(other).bootstrap())) {
+                StreamsGroupDescription group = admin.describeStreamsGroups(List.of(APP))
+                        .describedGroups().get(APP).get(30, TimeUnit.SECONDS);
+                assertEquals(1, group.members().size(), "members of " + group);
+            }
+
+            // Started again with nothing of its own, the node takes shards back (its own log
+            // says which), and the app runs on.
+            nodes.set(owner, startNode(cluster, owner));
+            Clients.await(() -> {
+                try {
+                    for (String line : java.nio.file.Files.readAllLines(nodes.get(owner).log())) {
+                        if (line.contains("assigned the coordinator shards") && !line.contains("owned=[]")) {
+                            return true;
+                        }
+                    }
+                    return false;
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            }, Duration.ofSeconds(60), () -> "the restarted node never got a shard");
+            produceWords(cluster, 2, 100);
+            awaitCounts(cluster, 300);
+        } finally {
+            streams.close(Duration.ofSeconds(30));
+        }
+    }
+}
