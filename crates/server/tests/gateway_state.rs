@@ -16,9 +16,10 @@ use kcoord_wire::messages::offset_fetch_request::{
 };
 use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
 use kcoord_wire::messages::{
-    DescribeConfigsRequest, DescribeConfigsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, StreamsGroupDescribeRequest,
-    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, ListGroupsRequest, ListGroupsResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
+    StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse,
 };
 use kcoord_wire::ErrorCode;
 
@@ -294,6 +295,23 @@ async fn two_gateways_share_the_shards_and_either_serves_every_group() {
     assert_eq!(members(&other).await, ["member-1"]);
     assert!(holds_the_group(&owner));
     assert!(!holds_the_group(&other));
+    // Either node lists it, with the upstream cluster's groups.
+    for node in [&owner, &other] {
+        let listed: ListGroupsResponse = call(
+            node.broker_addr().unwrap(),
+            ApiKey::ListGroups,
+            5,
+            &ListGroupsRequest::default(),
+        )
+        .await;
+        let streams: Vec<&str> = listed
+            .groups
+            .iter()
+            .filter(|g| g.group_type == "streams")
+            .map(|g| g.group_id.as_str())
+            .collect();
+        assert_eq!(streams, [GROUP], "{listed:?}");
+    }
 
     // The owner leaves: the other node takes its shards, and the group with them.
     owner.shutdown().await;

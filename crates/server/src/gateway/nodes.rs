@@ -87,6 +87,19 @@ impl Ownership {
         owners.nodes.get(owners.owners.get(shard)?)
     }
 
+    /// The broker listeners of the other nodes of the group.
+    pub fn other_nodes(&self) -> Vec<&str> {
+        let Some(owners) = self.owners.as_ref() else {
+            return Vec::new();
+        };
+        owners
+            .nodes
+            .iter()
+            .filter(|(member, _)| **member != self.me)
+            .map(|(_, node)| node.listener.as_str())
+            .collect()
+    }
+
     /// Where the requests of `shard`'s groups go: `None` here (this node serves it, or no
     /// assignment is known yet), else the serving node's broker listener.
     pub fn elsewhere(&self, shard: usize) -> Option<&str> {
@@ -475,5 +488,7 @@ mod tests {
         assert_eq!(known.elsewhere(0), Some("h1:9092"));
         assert_eq!(known.elsewhere(1), None);
         assert_eq!(unknown.elsewhere(0), None);
+        assert_eq!(known.other_nodes(), ["h1:9092"]);
+        assert!(unknown.other_nodes().is_empty());
     }
 }

@@ -183,7 +183,14 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         }
     }
     if let Some(upstream) = &conn.upstream {
-        if let Some(change) = forwarded(&ctx, api, version, &body).await {
+        // Another node asking for this node's part of an answer gets just that part.
+        let merged_here = passed_on_from.is_some()
+            && crate::rpc::versions::declaration(api).is_some_and(|d| d.gateway == Gateway::Merged);
+        let change = match merged_here {
+            true => None,
+            false => forwarded(&ctx, api, version, &body).await,
+        };
+        if let Some(change) = change {
             let forwarded = upstream.forward(&header, (api, version), body, change);
             return later(forwarded.await);
         }

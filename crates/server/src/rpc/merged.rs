@@ -5,6 +5,7 @@
 
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::list_groups_response::ListedGroup;
 use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
 use kcoord_wire::{Decodable, Encodable};
 
@@ -24,10 +25,70 @@ pub(crate) async fn local_part(
         return None;
     }
     let request = ListGroupsRequest::decode(&mut body.clone(), version).ok()?;
-    let ours = list_groups::handle(ctx, request, version).await;
+    let mut ours = list_groups::handle(ctx, request.clone(), version).await;
+    ours.groups
+        .extend(other_nodes_groups(ctx, &request, version).await);
     Some(Change::With(Box::new(move |theirs| {
         merge_list_groups(theirs, ours, version)
     })))
+}
+
+/// The streams groups the other kcoord nodes serve (several nodes in front of one cluster),
+/// asked of each with the request passed on, which each answers with its own groups only. A
+/// node that does not answer in time is left out, logged.
+async fn other_nodes_groups(
+    ctx: &RequestContext<'_>,
+    request: &ListGroupsRequest,
+    version: i16,
+) -> Vec<ListedGroup> {
+    let Some(gateway) = ctx.server.gateway.as_ref() else {
+        return Vec::new();
+    };
+    let mut body = BytesMut::with_capacity(64);
+    if request.encode(&mut body, version).is_err() {
+        return Vec::new();
+    }
+    let body = body.freeze();
+    let header = crate::rpc::owner_proxy::passed_on(ctx.header, ctx.client_host);
+    let mut groups = Vec::new();
+    for node in gateway.ownership().other_nodes() {
+        let asked = async {
+            let conn =
+                kcoord_client::Connection::connect(node, gateway.node_client().clone()).await?;
+            let pending = conn
+                .forward(
+                    ApiKey::ListGroups,
+                    version,
+                    header.client_id.as_deref(),
+                    body.clone(),
+                    true,
+                )
+                .await?
+                .ok_or_else(|| kcoord_client::ClientError::Protocol("no answer".into()))?;
+            let mut answer = pending.response().await?;
+            ListGroupsResponse::decode(&mut answer, version)
+                .map_err(|e| kcoord_client::ClientError::Protocol(e.to_string()))
+        };
+        match tokio::time::timeout(gateway.node_client().request_timeout, asked).await {
+            Ok(Ok(answer)) if answer.error_code == 0 => groups.extend(answer.groups),
+            Ok(Ok(answer)) => gateway.log_failure(
+                node,
+                "a kcoord node could not list its groups; they are left out of ListGroups",
+                &answer.error_code,
+            ),
+            Ok(Err(e)) => gateway.log_failure(
+                node,
+                "a kcoord node could not be asked for its groups; they are left out of ListGroups",
+                &e,
+            ),
+            Err(_) => gateway.log_failure(
+                node,
+                "a kcoord node did not list its groups in time; they are left out of ListGroups",
+                &"timed out",
+            ),
+        }
+    }
+    groups
 }
 
 /// The cluster's ListGroups answer with kcoord's groups added; a group both list is kcoord's.

@@ -38,6 +38,8 @@ pub async fn handle(
     for shard in ctx.server.coordinators.all() {
         match shard.read(|s| s.list_groups()).await {
             Ok(groups) => listed.extend(groups),
+            // Another kcoord node serves this shard and lists its groups itself (gateway mode).
+            Err(crate::runtime::shards::ShardError::NotOwned) => {}
             Err(e) => {
                 return ListGroupsResponse {
                     error_code: e.error_code().code(),
