@@ -155,7 +155,7 @@ public final class Tools {
         return command;
     }
 
-    private static Run run(List<String> command) throws IOException, InterruptedException {
+    static Run run(List<String> command) throws IOException, InterruptedException {
         File out = File.createTempFile("tool", ".out");
         File err = File.createTempFile("tool", ".err");
         try {
