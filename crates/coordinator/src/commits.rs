@@ -144,8 +144,9 @@ impl CoordinatorShard {
     }
 
     /// Whether the commit may go ahead (`StreamsGroup.validateOffsetCommit`, and room for a
-    /// new offsets-only group).
-    fn check_commit(
+    /// new offsets-only group), without committing anything: in gateway mode a streams group's
+    /// offsets are checked here and kept in the upstream cluster.
+    pub fn check_commit(
         &self,
         group_id: &str,
         member_id: &str,

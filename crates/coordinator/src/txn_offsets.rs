@@ -54,8 +54,9 @@ impl CoordinatorShard {
         })
     }
 
-    /// `validateTransactionalOffsetCommit`.
-    fn check_transactional_commit(&self, req: &TxnOffsetCommit<'_>) -> Result<()> {
+    /// `validateTransactionalOffsetCommit`, without committing anything (see
+    /// [`CoordinatorShard::check_commit`]).
+    pub fn check_transactional_commit(&self, req: &TxnOffsetCommit<'_>) -> Result<()> {
         let legacy = req.api_version < KIP_1319_VERSION;
         let illegal_generation = || CoordinatorError {
             code: ErrorCode::ILLEGAL_GENERATION,

@@ -194,8 +194,20 @@ async fn a_new_gateway_finds_the_groups_and_offsets_an_old_one_wrote_upstream() 
     let first = gateway_seeing_the_source(&upstream).await;
     let epoch = join(&first, "member-1").await;
     assert_eq!(commit(&first, "member-1", epoch, 42).await, 0);
+    // kcoord checks a commit against the streams group before the cluster keeps it: a member
+    // with an epoch the group does not know is refused, and nothing reaches the cluster.
+    assert_eq!(
+        commit(&first, "member-1", epoch + 5, 43).await,
+        ErrorCode::STALE_MEMBER_EPOCH.code()
+    );
+    assert_eq!(
+        commit(&first, "not-a-member", epoch, 44).await,
+        ErrorCode::UNKNOWN_MEMBER_ID.code()
+    );
     first.shutdown().await;
 
+    // The offsets are the cluster's, where Kafka's tools look for them.
+    assert_eq!(committed(&upstream).await, 42);
     // The second gateway has no directory of its own: everything comes from the cluster.
     let second = gateway_seeing_the_source(&upstream).await;
     assert_eq!(committed(&second).await, 42);

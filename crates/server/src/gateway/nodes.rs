@@ -101,12 +101,12 @@ impl Ownership {
     }
 
     /// Where the requests of `shard`'s groups go: `None` here (this node serves it, or no
-    /// assignment is known yet), else the serving node's broker listener.
-    pub fn elsewhere(&self, shard: usize) -> Option<&str> {
+    /// assignment is known yet), else the serving node.
+    pub fn elsewhere(&self, shard: usize) -> Option<&NodeEndpoints> {
         if self.owns(shard) != Some(false) {
             return None;
         }
-        self.endpoints_of(shard).map(|node| node.listener.as_str())
+        self.endpoints_of(shard)
     }
 }
 
@@ -485,7 +485,10 @@ mod tests {
         assert_eq!(known.owns(2), Some(false));
         assert_eq!(known.endpoints_of(0).map(|e| e.port_start), Some(100));
         assert_eq!(known.endpoints_of(2), None);
-        assert_eq!(known.elsewhere(0), Some("h1:9092"));
+        assert_eq!(
+            known.elsewhere(0).map(|n| n.listener.as_str()),
+            Some("h1:9092")
+        );
         assert_eq!(known.elsewhere(1), None);
         assert_eq!(unknown.elsewhere(0), None);
         assert_eq!(known.other_nodes(), ["h1:9092"]);

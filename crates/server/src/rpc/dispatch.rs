@@ -174,7 +174,9 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         None => conn.context(&header),
     };
     if let (Some(nodes), None) = (&conn.nodes, &passed_on_from) {
-        if let Some(node) = crate::rpc::owner_proxy::serving_node(&conn.server, api, version, &body)
+        let broker = conn.listener.upstream_broker;
+        if let Some(node) =
+            crate::rpc::owner_proxy::serving_node(&conn.server, api, version, &body, broker)
         {
             let header = crate::rpc::owner_proxy::passed_on(&header, &conn.client_host);
             let link = nodes.to(&node);
@@ -183,6 +185,13 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         }
     }
     if let Some(upstream) = &conn.upstream {
+        // A streams group's offsets, checked here, are kept in the cluster.
+        if let Some(rewritten) =
+            crate::rpc::streams_offsets::for_the_cluster(&conn.server, api, version, &body)
+        {
+            let forwarded = upstream.forward(&header, (api, version), rewritten, None);
+            return later(forwarded.await);
+        }
         // Another node asking for this node's part of an answer gets just that part.
         let merged_here = passed_on_from.is_some()
             && crate::rpc::versions::declaration(api).is_some_and(|d| d.gateway == Gateway::Merged);

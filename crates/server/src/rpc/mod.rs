@@ -19,6 +19,7 @@ pub mod lists;
 pub mod merged;
 pub mod owner_proxy;
 pub mod plugin_context;
+pub mod streams_offsets;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod topology_push;

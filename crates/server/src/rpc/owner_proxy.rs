@@ -56,14 +56,17 @@ impl NodeLinks {
     }
 }
 
-/// The broker listener of the node that serves every group this request names, when that is
-/// another node; `None` when this node serves them (or some of them: the others are answered
-/// NOT_COORDINATOR), or the request names none or does not decode.
+/// Where to pass this request: the node that serves every group it names, when that is
+/// another node, at its port for `broker` (the upstream broker the client's port stands for, so
+/// that what that node forwards goes to the same broker: a group's coordinator), or at its
+/// broker listener on the bootstrap port. `None` when this node serves them (or some of them:
+/// the others are answered NOT_COORDINATOR), or the request names none or does not decode.
 pub(crate) fn serving_node(
     server: &ServerState,
     api: ApiKey,
     version: i16,
     body: &Bytes,
+    broker: Option<i32>,
 ) -> Option<String> {
     let gateway = server.gateway.as_ref()?;
     let groups = named_groups(api, version, body.clone());
@@ -73,9 +76,16 @@ pub(crate) fn serving_node(
         .iter()
         .map(|g| ownership.elsewhere(shard_index(g, shards)));
     let first = nodes.next()??;
-    nodes
-        .all(|node| node == Some(first))
-        .then(|| first.to_owned())
+    if !nodes.all(|node| node.is_some_and(|n| n.listener == first.listener)) {
+        return None;
+    }
+    Some(match broker {
+        None => first.listener.clone(),
+        Some(id) => {
+            let port = i64::from(first.port_start) + i64::from(id);
+            format!("{}:{port}", first.host)
+        }
+    })
 }
 
 /// The groups a request about groups names (none when it names none or does not decode).

@@ -85,14 +85,14 @@ class GatewayNodesTest {
     }
 
     /**
-     * Whether node {@code index} serves the coordinator shard of {@code group}, as its last
-     * assignment line in its log says ({@code owned=[...]}): shards are Kafka's
+     * Whether {@code node} serves the coordinator shard of {@code group}, as its last assignment
+     * line in its log says ({@code owned=[...]}): shards are Kafka's
      * {@code abs(hashCode) % offsets.topic.num.partitions}, masked as kcoord masks it.
      */
-    private boolean serves(int index, String group) throws Exception {
-        int shard = (group.hashCode() & 0x7fffffff) % SHARDS;
+    static boolean serves(Kcoord node, String group, int shards) throws Exception {
+        int shard = (group.hashCode() & 0x7fffffff) % shards;
         String owned = null;
-        for (String line : java.nio.file.Files.readAllLines(nodes.get(index).log())) {
+        for (String line : java.nio.file.Files.readAllLines(node.log())) {
             if (!line.contains("assigned the coordinator shards")) continue;
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("owned=\\[([0-9, ]*)\\]").matcher(line);
             if (m.find()) owned = m.group(1);
@@ -104,12 +104,12 @@ class GatewayNodesTest {
         return false;
     }
 
-    /** The index of the node serving {@code group}'s shard, once the nodes agree (60 s at most). */
-    private int servingNode(String group) throws Exception {
+    /** The index of the one of two nodes serving {@code group}'s shard, once they agree (60 s at most). */
+    static int servingNode(List<Kcoord> nodes, String group, int shards) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
-            boolean first = serves(0, group);
-            boolean second = nodes.size() > 1 && serves(1, group);
+            boolean first = serves(nodes.get(0), group, shards);
+            boolean second = serves(nodes.get(1), group, shards);
             if (first != second) return first ? 0 : 1;
             Thread.sleep(100);
         }
@@ -132,7 +132,7 @@ class GatewayNodesTest {
         try {
             awaitCounts(cluster, 100);
             // Whichever node serves the app's group, the app is served through both.
-            int owner = servingNode(APP);
+            int owner = servingNode(nodes, APP, SHARDS);
             int other = 1 - owner;
 
             nodes.get(owner).kill();

@@ -1,0 +1,168 @@
+//! In gateway mode a streams group's committed offsets live in the upstream cluster's
+//! `__consumer_offsets`, not in kcoord's log: kcoord checks an OffsetCommit, TxnOffsetCommit or
+//! OffsetFetch against the streams group it coordinates (its members and epochs, KIP-447's
+//! fencing of zombies), then sends it to the cluster as a commit or fetch of a group without
+//! members (generation -1, no member id), which the cluster keeps as Kafka keeps any simple
+//! group's offsets. So Kafka's own tools read a streams app's offsets from the cluster where
+//! they look for them, and an `exactly_once_v2` app's offsets are committed by the cluster's
+//! transaction coordinator together with its output, as with Kafka alone.
+//!
+//! A request that does not pass kcoord's checks is served by kcoord's own handler, which
+//! answers Kafka's error for it; one naming a group kcoord does not coordinate as a streams
+//! group is left to the rules of `by_group.rs`.
+
+use bytes::{Bytes, BytesMut};
+use kcoord_coordinator::commits::OffsetToCommit;
+use kcoord_coordinator::txn_offsets::TxnOffsetCommit;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{OffsetCommitRequest, OffsetFetchRequest, TxnOffsetCommitRequest};
+use kcoord_wire::{Decodable, Encodable};
+use uuid::Uuid;
+
+use crate::state::ServerState;
+
+/// The request rewritten for the cluster, when it is about streams groups kcoord coordinates
+/// and passes kcoord's checks; `None` otherwise (kcoord's usual rules then apply).
+pub(crate) fn for_the_cluster(
+    server: &ServerState,
+    api: ApiKey,
+    version: i16,
+    body: &Bytes,
+) -> Option<Bytes> {
+    server.gateway.as_ref()?;
+    match api {
+        ApiKey::OffsetCommit => {
+            let mut req = decoded::<OffsetCommitRequest>(body, version)?;
+            let offsets = offsets(
+                server,
+                req.topics.iter().flat_map(|t| {
+                    t.partitions.iter().map(|p| {
+                        (
+                            t.name.as_str(),
+                            t.topic_id,
+                            p.partition_index,
+                            p.committed_metadata.as_deref(),
+                        )
+                    })
+                }),
+            )?;
+            let checked = streams_group_shard(server, &req.group_id)?.peek(|s| {
+                s.check_commit(
+                    &req.group_id,
+                    &req.member_id,
+                    req.generation_id_or_member_epoch,
+                    version,
+                    &offsets,
+                )
+            });
+            checked.ok()?.ok()?;
+            req.generation_id_or_member_epoch = -1;
+            req.member_id.clear();
+            req.group_instance_id = None;
+            encoded(&req, version)
+        }
+        ApiKey::TxnOffsetCommit => {
+            let mut req = decoded::<TxnOffsetCommitRequest>(body, version)?;
+            let offsets = offsets(
+                server,
+                req.topics.iter().flat_map(|t| {
+                    t.partitions.iter().map(|p| {
+                        (
+                            t.name.as_str(),
+                            t.topic_id,
+                            p.partition_index,
+                            p.committed_metadata.as_deref(),
+                        )
+                    })
+                }),
+            )?;
+            let commit = TxnOffsetCommit {
+                group_id: &req.group_id,
+                producer_id: req.producer_id,
+                member_id: &req.member_id,
+                group_instance_id: req.group_instance_id.as_deref(),
+                generation_id_or_member_epoch: req.generation_id_or_member_epoch,
+                api_version: version,
+                offsets: &offsets,
+            };
+            let checked = streams_group_shard(server, &req.group_id)?
+                .peek(|s| s.check_transactional_commit(&commit));
+            checked.ok()?.ok()?;
+            req.generation_id_or_member_epoch = -1;
+            req.member_id.clear();
+            req.group_instance_id = None;
+            encoded(&req, version)
+        }
+        ApiKey::OffsetFetch => {
+            let mut req = decoded::<OffsetFetchRequest>(body, version)?;
+            if version < 8 {
+                streams_group_shard(server, &req.group_id)?;
+                return encoded(&req, version);
+            }
+            for group in &mut req.groups {
+                let checked = streams_group_shard(server, &group.group_id)?.peek(|s| {
+                    s.validate_offset_fetch(
+                        &group.group_id,
+                        group.member_id.as_deref(),
+                        group.member_epoch,
+                    )
+                });
+                checked.ok()?.ok()?;
+                group.member_id = None;
+                group.member_epoch = -1;
+            }
+            (!req.groups.is_empty()).then_some(())?;
+            encoded(&req, version)
+        }
+        _ => None,
+    }
+}
+
+/// The shard of `group` when it is a streams group kcoord coordinates, its shard loaded here.
+fn streams_group_shard<'a>(
+    server: &'a ServerState,
+    group: &str,
+) -> Option<&'a crate::runtime::shards::ShardHandle> {
+    let shard = server.coordinators.for_group(group);
+    shard
+        .peek(|s| s.group(group).is_some())
+        .ok()?
+        .then_some(shard)
+}
+
+/// The offsets as the coordinator checks them, topics by name (a topic named by an id the
+/// catalog does not know: `None`, for kcoord's own handler to answer).
+fn offsets<'a>(
+    server: &ServerState,
+    named: impl Iterator<Item = (&'a str, Uuid, i32, Option<&'a str>)>,
+) -> Option<Vec<OffsetToCommit>> {
+    let catalog = server.topics.snapshot();
+    named
+        .map(|(name, id, partition, metadata)| {
+            let topic = match name {
+                "" => catalog.get_by_id(&id)?.name.clone(),
+                name => name.to_owned(),
+            };
+            Some(OffsetToCommit {
+                topic,
+                topic_id: id,
+                partition,
+                offset: 0,
+                leader_epoch: -1,
+                metadata: metadata.map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
+fn decoded<M: Decodable>(body: &Bytes, version: i16) -> Option<M> {
+    let mut body = body.clone();
+    let budget = kcoord_wire::budget::for_frame(body.len());
+    kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
+}
+
+fn encoded<M: Encodable>(message: &M, version: i16) -> Option<Bytes> {
+    let mut out = BytesMut::with_capacity(256);
+    message.encode(&mut out, version).ok()?;
+    Some(out.freeze())
+}
