@@ -81,6 +81,11 @@ pub async fn create_topic_with_records(
         conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
         0
     );
+    produce(conn, name, records).await;
+}
+
+/// Writes `records` records to partition 0 of `name`.
+pub async fn produce(conn: &Connection, name: &str, records: usize) {
     let mut batch = BatchBuilder::new(BatchOptions::default());
     for value in 0..records {
         batch
@@ -184,5 +189,17 @@ pub fn lagging_source(
         let conn = daemon.client_connection("web-lag", WAIT).await;
         create_topic_with_records(&conn, topic, partitions, records).await;
         commit(&conn, group, ("", -1), (topic, 0), committed).await;
+    });
+}
+
+/// Writes `records` more records to partition 0 of `topic`.
+pub fn produce_more(daemon: &Daemon, topic: &str, records: usize) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let conn = daemon.client_connection("web-lag", WAIT).await;
+        produce(&conn, topic, records).await;
     });
 }
