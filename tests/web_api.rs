@@ -171,6 +171,7 @@ fn every_answer_matches_the_openapi_document() {
     let mut api = OpenApi::load();
     groups_with_and_without_descriptions(&mut api);
     consumer_groups_with_their_lag(&mut api);
+    state_stores_and_their_holders(&mut api);
     an_authorizer_without_acls_refuses_user_anonymous(&mut api);
     loading_coordinators_answer_503(&mut api);
     a_failing_plugin_answers_error(&mut api);
@@ -373,6 +374,70 @@ fn the_running_application(api: &mut OpenApi, http: &Http, member_id: &str) {
     assert_eq!(of_member, ["MEMBER_JOINED", "MEMBER_RECONCILED"]);
     assert!(doc["events"][0]["timeMs"].as_i64().unwrap() > 0);
     assert_eq!(doc["reconciling"], json!([]));
+}
+
+/// A stateful application of two instances with one standby replica: every partition of its
+/// store is held by one instance as active and by the other as standby, and each task lists
+/// the same.
+fn state_stores_and_their_holders(api: &mut OpenApi) {
+    let mut lines = WEB_CONFIG.to_vec();
+    lines.push("group.streams.num.standby.replicas=1");
+    let daemon = Daemon::start(&lines);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    let app = Sim::start(
+        &daemon.bootstrap(),
+        "counts-app",
+        &web_support::orders_v2(),
+        &["--members", "2"],
+    );
+    let [.., (tasks, tasks_path), _, _] = group_paths("counts-app");
+    let all_held = |doc: &Value| {
+        let tasks = doc["subtopologies"][0]["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        tasks.len() == 3
+            && tasks.iter().all(|t| {
+                t["active"].is_object() && t["standbys"].as_array().is_some_and(|s| s.len() == 1)
+            })
+    };
+    http.wait_for(&tasks_path, all_held);
+    let doc = api.get(&http, tasks, &tasks_path).json();
+    assert!(all_held(&doc), "{doc}");
+    let store = &doc["stateStores"][0];
+    assert_eq!(
+        (
+            &store["storeName"],
+            &store["changelogTopic"],
+            &store["subtopologyId"]
+        ),
+        (
+            &json!("order-counts"),
+            &json!("counts-app-order-counts-changelog"),
+            &json!("0")
+        )
+    );
+    let mut held: Vec<(String, String, i64)> = Vec::new();
+    for holder in store["holders"].as_array().unwrap() {
+        for p in holder["partitions"].as_array().unwrap() {
+            held.push((
+                holder["role"].as_str().unwrap().to_owned(),
+                holder["memberId"].as_str().unwrap().to_owned(),
+                p.as_i64().unwrap(),
+            ));
+        }
+    }
+    for task in doc["subtopologies"][0]["tasks"].as_array().unwrap() {
+        let p = task["partition"].as_i64().unwrap();
+        let active = task["active"]["memberId"].as_str().unwrap().to_owned();
+        let standby = task["standbys"][0]["memberId"].as_str().unwrap().to_owned();
+        assert_ne!(active, standby, "task {p}");
+        assert!(held.contains(&("active".into(), active, p)), "{held:?}");
+        assert!(held.contains(&("standby".into(), standby, p)), "{held:?}");
+    }
+    assert_eq!(held.len(), 6, "each partition held twice: {held:?}");
+    app.stop();
+    daemon.stop();
 }
 
 const CONSUMER_GROUPS: &str = "/api/v1/consumer-groups";
