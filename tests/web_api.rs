@@ -371,7 +371,24 @@ fn the_running_application(api: &mut OpenApi, http: &Http, member_id: &str) {
         .filter(|e| e["memberId"] == member_id)
         .map(|e| e["type"].as_str().unwrap())
         .collect();
-    assert_eq!(of_member, ["MEMBER_JOINED", "MEMBER_RECONCILED"]);
+    assert_eq!(
+        of_member,
+        [
+            "MEMBER_JOINED",
+            "TARGET_ASSIGNMENT_CHANGED",
+            "MEMBER_RECONCILED"
+        ]
+    );
+    let changed = doc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "TARGET_ASSIGNMENT_CHANGED")
+        .unwrap();
+    assert_eq!(
+        changed["gainedActiveTasks"],
+        json!({"tasks": {"0": [0, 1, 2]}, "count": 3})
+    );
     assert!(doc["events"][0]["timeMs"].as_i64().unwrap() > 0);
     assert_eq!(doc["reconciling"], json!([]));
 }

@@ -521,8 +521,8 @@ fn select_instance_highlights_its_tasks(tab: &Tab, section: &str, tasks: &Value,
     assert_eq!(marked[1], serde_json::json!([member]));
 }
 
-/// Kills one instance: the timeline shows it fenced (its session timed out) and the three
-/// tasks end up run by the two others.
+/// Kills one instance: the timeline shows it fenced (its session timed out) and its task
+/// gained by another member's target, and the three tasks end up run by the two others.
 fn a_killed_instance_is_fenced_and_its_task_moves(tab: &Tab, section: &str, http: &Http, app: Sim) {
     let before = http.get("/api/v1/groups/three-app/tasks").json();
     let members: Vec<String> = before["instances"]
@@ -544,6 +544,22 @@ fn a_killed_instance_is_fenced_and_its_task_moves(tab: &Tab, section: &str, http
     );
     assert!(members.iter().any(|m| m == gone), "{gone} was a member");
     assert!(text.contains("session timeout"), "{text}");
+    // Its task, gained by another member's target on the timeline.
+    let task = before["subtopologies"][0]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["active"]["memberId"] == gone)
+        .map(|t| format!("0_{}", t["partition"]))
+        .unwrap();
+    // Newest first: the rows above the fencing are what followed it.
+    let gained = wait_in_page(
+        tab,
+        &format!("(() => {{ const rows = [...document.querySelectorAll('{section} .timeline tbody tr')]; const fenced = rows.findIndex(r => r.dataset.type === 'MEMBER_FENCED'); return rows.slice(0, fenced).filter(r => r.dataset.type === 'TARGET_ASSIGNMENT_CHANGED' && r.dataset.member !== '{gone}' && (r.dataset.gained || '').split(', ').includes('{task}')).length; }})()"),
+        "the fenced member's task gained by another",
+        |n| n.as_u64().is_some_and(|n| n > 0),
+    );
+    assert_eq!(gained, 1, "one member gains it");
     let moved = wait_in_page(
         tab,
         &format!("[...document.querySelectorAll('{section} tr.task')].map(r => r.dataset.active)"),

@@ -6,9 +6,13 @@
 //! An event takes the time of the next stamped record of its group (the batch it came in:
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion};
+use kcoord_wire::records::{
+    StreamsGroupMetadataValue, StreamsGroupTargetAssignmentMemberValue,
+    StreamsGroupTargetAssignmentMetadataValue,
+};
 
 use crate::record_builders::Removal;
 
@@ -26,6 +30,8 @@ pub enum EventKind {
     /// Removed for a reason the log does not say (written before reasons were kept).
     MemberRemoved,
     TargetAssignmentComputed,
+    /// A member's target gained or lost active tasks ([`TimelineEvent::gained`], `lost`).
+    TargetAssignmentChanged,
     /// The member's epoch reached the group epoch with nothing left to revoke.
     MemberReconciled,
     TopologyUpdated,
@@ -47,6 +53,32 @@ pub struct TimelineEvent {
     pub reason: Option<Removal>,
     /// For [`EventKind::MemberReconciled`]: from the group epoch bump to this reconciliation.
     pub took_ms: Option<i64>,
+    /// For [`EventKind::TargetAssignmentChanged`]: the active tasks the member's target gained
+    /// and lost.
+    pub gained: TaskList,
+    pub lost: TaskList,
+}
+
+/// (sub-topology id, partition).
+pub type TaskRef = (String, i32);
+
+/// Tasks an event names: the first [`TaskList::MAX`] of them (in order) and how many there were,
+/// so that an event stays small whatever the group's size.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskList {
+    pub tasks: Vec<TaskRef>,
+    pub count: usize,
+}
+
+impl TaskList {
+    pub const MAX: usize = 16;
+
+    fn of(tasks: &[&TaskRef]) -> TaskList {
+        TaskList {
+            tasks: tasks.iter().take(Self::MAX).map(|t| (*t).clone()).collect(),
+            count: tasks.len(),
+        }
+    }
 }
 
 impl TimelineEvent {
@@ -63,6 +95,8 @@ impl TimelineEvent {
             topology_epoch: None,
             reason: None,
             took_ms: None,
+            gained: TaskList::default(),
+            lost: TaskList::default(),
         }
     }
 
@@ -92,6 +126,8 @@ pub struct GroupTimeline {
     /// How many of the newest events wait for a stamped record to give them their time.
     unstamped: usize,
     members: BTreeMap<Id, Followed>,
+    /// Each member's target active tasks, to tell what a new target moved.
+    targets: BTreeMap<Id, BTreeSet<TaskRef>>,
 }
 
 impl GroupTimeline {
@@ -152,25 +188,7 @@ impl GroupTimeline {
     /// Follows one record; whether it carried a time.
     fn observe_record(&mut self, record: &Record) -> bool {
         match record {
-            Record::StreamsGroupMetadata(_, Some(v)) => {
-                // Kafka writes a member's records before the group's: those that caused this
-                // bump wait for its stamp, and belong to its epoch.
-                let caused = self.unstamped;
-                self.stamp(v.recorded_ms);
-                if let Some(member) = &v.removed_member_id {
-                    self.explain_removal(member, v.removal_reason);
-                }
-                if v.epoch != self.group_epoch {
-                    let first = self.events.len() - caused;
-                    for event in self.events.iter_mut().skip(first) {
-                        event.group_epoch = v.epoch;
-                    }
-                    self.group_epoch = v.epoch;
-                    self.epoch_since_ms = self.last_ms;
-                    self.push(self.event(EventKind::GroupEpochBumped));
-                }
-                v.recorded_ms >= 0
-            }
+            Record::StreamsGroupMetadata(_, Some(v)) => self.group_metadata(v),
             Record::StreamsGroupMemberMetadata(k, Some(v)) => {
                 if !self.members.contains_key(k.member_id.as_str()) {
                     self.members
@@ -189,18 +207,10 @@ impl GroupTimeline {
                 }
                 false
             }
-            Record::StreamsGroupTargetAssignmentMetadata(_, Some(v)) => {
-                // Fencing the last member writes timestamp 0: no time to take from it.
-                if v.assignment_timestamp > 0 {
-                    self.stamp(v.assignment_timestamp);
-                }
-                if v.assignment_epoch != self.assignment_epoch {
-                    self.assignment_epoch = v.assignment_epoch;
-                    let mut computed = self.event(EventKind::TargetAssignmentComputed);
-                    computed.assignment_epoch = Some(v.assignment_epoch);
-                    self.push(computed);
-                }
-                v.assignment_timestamp > 0
+            Record::StreamsGroupTargetAssignmentMetadata(_, Some(v)) => self.target_metadata(v),
+            Record::StreamsGroupTargetAssignmentMember(k, v) => {
+                self.target_member(&k.member_id, v.as_ref());
+                false
             }
             Record::StreamsGroupCurrentMemberAssignment(k, Some(v)) => {
                 self.stamp(v.recorded_ms);
@@ -218,6 +228,74 @@ impl GroupTimeline {
             }
             _ => false,
         }
+    }
+
+    fn group_metadata(&mut self, v: &StreamsGroupMetadataValue) -> bool {
+        // Kafka writes a member's records before the group's: those that caused this bump
+        // wait for its stamp, and belong to its epoch.
+        let caused = self.unstamped;
+        self.stamp(v.recorded_ms);
+        if let Some(member) = &v.removed_member_id {
+            self.explain_removal(member, v.removal_reason);
+        }
+        if v.epoch != self.group_epoch {
+            let first = self.events.len() - caused;
+            for event in self.events.iter_mut().skip(first) {
+                event.group_epoch = v.epoch;
+            }
+            self.group_epoch = v.epoch;
+            self.epoch_since_ms = self.last_ms;
+            self.push(self.event(EventKind::GroupEpochBumped));
+        }
+        v.recorded_ms >= 0
+    }
+
+    fn target_metadata(&mut self, v: &StreamsGroupTargetAssignmentMetadataValue) -> bool {
+        // Fencing the last member writes timestamp 0: no time to take from it.
+        if v.assignment_timestamp > 0 {
+            self.stamp(v.assignment_timestamp);
+        }
+        if v.assignment_epoch != self.assignment_epoch {
+            self.assignment_epoch = v.assignment_epoch;
+            let mut computed = self.event(EventKind::TargetAssignmentComputed);
+            computed.assignment_epoch = Some(v.assignment_epoch);
+            self.push(computed);
+        }
+        v.assignment_timestamp > 0
+    }
+
+    /// A member's new target: the active tasks it gains and loses, which is how a task moves
+    /// (a removed member's tasks are lost with it, and gained by others).
+    fn target_member(
+        &mut self,
+        member_id: &str,
+        v: Option<&StreamsGroupTargetAssignmentMemberValue>,
+    ) {
+        let Some(v) = v else {
+            self.targets.remove(member_id);
+            return;
+        };
+        let now: BTreeSet<TaskRef> = v
+            .active_tasks
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| (t.subtopology_id.clone(), *p)))
+            .collect();
+        let before = self
+            .targets
+            .insert(member_id.into(), now)
+            .unwrap_or_default();
+        let now = &self.targets[member_id];
+        let gained: Vec<&TaskRef> = now.difference(&before).collect();
+        let lost: Vec<&TaskRef> = before.difference(now).collect();
+        if gained.is_empty() && lost.is_empty() {
+            return;
+        }
+        let mut event = self
+            .event(EventKind::TargetAssignmentChanged)
+            .member(member_id);
+        event.gained = TaskList::of(&gained);
+        event.lost = TaskList::of(&lost);
+        self.push(event);
     }
 
     fn follow_member(&mut self, member_id: &str, epoch: i32, reconciled: bool) {
@@ -272,6 +350,7 @@ impl Timelines {
             Record::StreamsGroupMetadata(k, _) => &k.group_id,
             Record::StreamsGroupMemberMetadata(k, _) => &k.group_id,
             Record::StreamsGroupTargetAssignmentMetadata(k, _) => &k.group_id,
+            Record::StreamsGroupTargetAssignmentMember(k, _) => &k.group_id,
             Record::StreamsGroupCurrentMemberAssignment(k, _) => &k.group_id,
             Record::StreamsGroupTopology(k, _) => &k.group_id,
             _ => return,
@@ -304,6 +383,7 @@ fn is_timeline_record(record_type: i16, key: Option<&[u8]>) -> bool {
             r::StreamsGroupMetadataKey::API_KEY,
             r::StreamsGroupMemberMetadataKey::API_KEY,
             r::StreamsGroupTargetAssignmentMetadataKey::API_KEY,
+            r::StreamsGroupTargetAssignmentMemberKey::API_KEY,
             r::StreamsGroupCurrentMemberAssignmentKey::API_KEY,
             r::StreamsGroupTopologyKey::API_KEY,
         ]

@@ -44,14 +44,24 @@ fn joins_assignments_and_reconciliations_are_recorded_with_their_times() {
             (MemberJoined, a_.clone()),
             (TopologyUpdated, None),
             (GroupEpochBumped, None),
+            (TargetAssignmentChanged, a_.clone()),
             (TargetAssignmentComputed, None),
             (MemberReconciled, a_.clone()),
         ]
     );
+    let all_four: Vec<(String, i32)> = (0..4).map(|p| ("0".to_string(), p)).collect();
+    assert_eq!(
+        (
+            &first[3].gained.tasks,
+            first[3].gained.count,
+            first[3].lost.count
+        ),
+        (&all_four, 4, 0)
+    );
     assert!(first.iter().all(|e| e.time_ms == joined_at), "{first:?}");
     assert_eq!(first[0].process_id.as_deref(), Some("p1"));
     assert_eq!(first[0].group_epoch, 2, "the join's epoch: {first:?}");
-    assert_eq!(first[4].took_ms, Some(0));
+    assert_eq!(first[5].took_ms, Some(0));
 
     // b joins later; a must give tasks up first, so it reconciles a while after the bump.
     h.advance(1_000);
@@ -88,10 +98,18 @@ fn a_member_that_leaves_and_one_that_is_fenced_are_told_apart() {
         Member::new("c", "p3", simple_topology(1)),
     ];
     converge(&mut h, &mut members);
-    // a leaves; b and c keep beating while c's... b stops: its session times out.
+    // a leaves; then b stops beating: its session times out, and c takes its tasks.
     let mut leaving = members[0].clone();
     leaving.epoch = -1;
     h.heartbeat(&leaving.request()).unwrap();
+    members[2].beat(&mut h);
+    members[1].beat(&mut h);
+    let b_target: Vec<(String, i32)> = h.shard.group(GROUP).unwrap().target_assignment["b"]
+        .active
+        .iter()
+        .flat_map(|(s, ps)| ps.iter().map(move |p| (s.clone(), *p)))
+        .collect();
+    assert!(!b_target.is_empty());
     let session = i64::from(h.shard.config().session_timeout_ms);
     let mut c = members[2].clone();
     for _ in 0..3 {
@@ -116,6 +134,17 @@ fn a_member_that_leaves_and_one_that_is_fenced_are_told_apart() {
         ]
     );
     assert!(!all.iter().any(|e| e.kind == EventKind::MemberRemoved));
+    let fenced_at = all
+        .iter()
+        .position(|e| e.kind == EventKind::MemberFenced)
+        .unwrap();
+    let moved: Vec<(String, i32)> = all[fenced_at..]
+        .iter()
+        .filter(|e| e.kind == EventKind::TargetAssignmentChanged)
+        .inspect(|e| assert_eq!(e.member_id.as_deref(), Some("c")))
+        .flat_map(|e| e.gained.tasks.clone())
+        .collect();
+    assert_eq!(moved, b_target, "b's tasks moved to c");
     assert_eq!(rebuilt(&h), all);
 }
 

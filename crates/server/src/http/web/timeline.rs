@@ -3,6 +3,7 @@
 //! reconciling to the group epoch with how long they have been at it: who is holding the
 //! rebalance up. The group is described first, so authorization and "no such group" are
 //! those of the other endpoints.
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
@@ -10,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use kcoord_coordinator::record_builders::Removal;
-use kcoord_coordinator::timeline::{EventKind, TimelineEvent};
+use kcoord_coordinator::timeline::{EventKind, TaskList, TimelineEvent};
 use serde::Serialize;
 
 use super::api::{describe_one, Peer};
@@ -54,7 +55,8 @@ pub struct Event {
     /// None when no record of the group said the time.
     pub time_ms: Option<i64>,
     /// `GROUP_EPOCH_BUMPED`, `MEMBER_JOINED`, `MEMBER_LEFT`, `MEMBER_FENCED`, `MEMBER_REMOVED`,
-    /// `TARGET_ASSIGNMENT_COMPUTED`, `MEMBER_RECONCILED` or `TOPOLOGY_UPDATED`.
+    /// `TARGET_ASSIGNMENT_COMPUTED`, `TARGET_ASSIGNMENT_CHANGED`, `MEMBER_RECONCILED` or
+    /// `TOPOLOGY_UPDATED`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub group_epoch: i32,
@@ -76,6 +78,34 @@ pub struct Event {
     /// For `MEMBER_RECONCILED`: from the group epoch bump to the member reaching it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub took_ms: Option<i64>,
+    /// For `TARGET_ASSIGNMENT_CHANGED`: the active tasks the member's target gained and lost
+    /// (sub-topology id -> partitions, the first 16), and how many there were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gained_active_tasks: Option<TaskChange>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_active_tasks: Option<TaskChange>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaskChange {
+    pub tasks: BTreeMap<String, Vec<i32>>,
+    pub count: usize,
+}
+
+impl TaskChange {
+    fn of(list: &TaskList, kind: EventKind) -> Option<TaskChange> {
+        let mut tasks: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for (subtopology, partition) in &list.tasks {
+            tasks
+                .entry(subtopology.clone())
+                .or_default()
+                .push(*partition);
+        }
+        (kind == EventKind::TargetAssignmentChanged).then_some(TaskChange {
+            tasks,
+            count: list.count,
+        })
+    }
 }
 
 async fn timeline(
@@ -137,6 +167,8 @@ fn event(e: &TimelineEvent) -> Event {
             Removal::RebalanceTimeout => "REBALANCE_TIMEOUT",
         }),
         took_ms: e.took_ms,
+        gained_active_tasks: TaskChange::of(&e.gained, e.kind),
+        lost_active_tasks: TaskChange::of(&e.lost, e.kind),
     }
 }
 
@@ -148,6 +180,7 @@ fn kind_name(kind: EventKind) -> &'static str {
         EventKind::MemberFenced => "MEMBER_FENCED",
         EventKind::MemberRemoved => "MEMBER_REMOVED",
         EventKind::TargetAssignmentComputed => "TARGET_ASSIGNMENT_COMPUTED",
+        EventKind::TargetAssignmentChanged => "TARGET_ASSIGNMENT_CHANGED",
         EventKind::MemberReconciled => "MEMBER_RECONCILED",
         EventKind::TopologyUpdated => "TOPOLOGY_UPDATED",
     }

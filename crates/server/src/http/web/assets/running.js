@@ -191,6 +191,12 @@
     }
   }
 
+  /** A TaskChange as task names (`0_1, 0_2`), with how many more there were. */
+  const taskNames = (change) => {
+    const names = Object.entries(change.tasks).flatMap(([s, ps]) => ps.map((p) => `${s}_${p}`));
+    return names.join(', ') + (change.count > names.length ? ` and ${change.count - names.length} more` : '');
+  };
+
   const EVENT_TEXT = {
     GROUP_EPOCH_BUMPED: (e) => `group epoch ${e.groupEpoch}`,
     MEMBER_JOINED: (e) => `${shortId(e.memberId)} joined (process ${shortId(e.processId || '')})`,
@@ -198,6 +204,8 @@
     MEMBER_FENCED: (e) => `${shortId(e.memberId)} fenced: ${(e.reason || '').toLowerCase().replace('_', ' ')}`,
     MEMBER_REMOVED: (e) => `${shortId(e.memberId)} removed`,
     TARGET_ASSIGNMENT_COMPUTED: (e) => `target assignment for epoch ${e.assignmentEpoch}`,
+    TARGET_ASSIGNMENT_CHANGED: (e) => `${shortId(e.memberId)}'s target: ${[['+', e.gainedActiveTasks], ['−', e.lostActiveTasks]]
+      .filter(([, c]) => c.count > 0).map(([sign, c]) => `${sign}${taskNames(c)}`).join(' ')}`,
     MEMBER_RECONCILED: (e) => `${shortId(e.memberId)} reconciled to epoch ${e.memberEpoch}${e.tookMs === undefined ? '' : ` in ${e.tookMs} ms`}`,
     TOPOLOGY_UPDATED: (e) => `topology epoch ${e.topologyEpoch}`,
   };
@@ -223,6 +231,7 @@
         el('td', {}, (EVENT_TEXT[e.type] || (() => e.type))(e)));
       row.dataset.type = e.type;
       if (e.memberId) row.dataset.member = e.memberId;
+      if (e.gainedActiveTasks) row.dataset.gained = taskNames(e.gainedActiveTasks);
       return row;
     });
     entry.timeline.querySelector('.events').replaceChildren(el('table', {},
