@@ -7,7 +7,8 @@
 //! topology), show a group that appears later without a reload, show why a group has no
 //! drawing, keep the selection across refreshes, and show the consumer groups (classic and
 //! KIP-848) with their members' assignments and lag. A screenshot is saved to
-//! `target/test-artifacts/topology-page.png`.
+//! `target/test-artifacts/topology-page.png`. Issue 26: the running application on the graph
+//! (instances, tasks, lag, the rebalance timeline) and what a redeploy changed.
 
 mod common;
 mod web_support;
@@ -469,9 +470,12 @@ fn the_page_shows_who_runs_what_and_where_the_lag_is() {
         &tab,
         &format!("document.querySelector('{section} details.timeline').open = true"),
     );
-    screenshot(&tab, "running-application.png");
-
     a_killed_instance_is_fenced_and_its_task_moves(&tab, &section, &http, apps.remove(0));
+    evaluate(
+        &tab,
+        &format!("document.querySelector('{section} .running').scrollIntoView()"),
+    );
+    screenshot(&tab, "running-application.png");
     drop(tab);
     for app in apps {
         app.stop();

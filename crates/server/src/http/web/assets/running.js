@@ -199,14 +199,14 @@
 
   const EVENT_TEXT = {
     GROUP_EPOCH_BUMPED: (e) => `group epoch ${e.groupEpoch}`,
-    MEMBER_JOINED: (e) => `${shortId(e.memberId)} joined (process ${shortId(e.processId || '')})`,
-    MEMBER_LEFT: (e) => `${shortId(e.memberId)} left`,
-    MEMBER_FENCED: (e) => `${shortId(e.memberId)} fenced: ${(e.reason || '').toLowerCase().replace('_', ' ')}`,
-    MEMBER_REMOVED: (e) => `${shortId(e.memberId)} removed`,
+    MEMBER_JOINED: (e, m) => `${m} joined (member ${shortId(e.memberId)})`,
+    MEMBER_LEFT: (e, m) => `${m} left`,
+    MEMBER_FENCED: (e, m) => `${m} fenced: ${(e.reason || '').toLowerCase().replace('_', ' ')}`,
+    MEMBER_REMOVED: (e, m) => `${m} removed`,
     TARGET_ASSIGNMENT_COMPUTED: (e) => `target assignment for epoch ${e.assignmentEpoch}`,
-    TARGET_ASSIGNMENT_CHANGED: (e) => `${shortId(e.memberId)}'s target: ${[['+', e.gainedActiveTasks], ['−', e.lostActiveTasks]]
+    TARGET_ASSIGNMENT_CHANGED: (e, m) => `${m}'s target: ${[['+', e.gainedActiveTasks], ['−', e.lostActiveTasks]]
       .filter(([, c]) => c.count > 0).map(([sign, c]) => `${sign}${taskNames(c)}`).join(' ')}`,
-    MEMBER_RECONCILED: (e) => `${shortId(e.memberId)} reconciled to epoch ${e.memberEpoch}${e.tookMs === undefined ? '' : ` in ${e.tookMs} ms`}`,
+    MEMBER_RECONCILED: (e, m) => `${m} reconciled to epoch ${e.memberEpoch}${e.tookMs === undefined ? '' : ` in ${e.tookMs} ms`}`,
     TOPOLOGY_UPDATED: (e) => `topology epoch ${e.topologyEpoch}`,
   };
 
@@ -221,14 +221,20 @@
       entry.timeline.querySelector('.events').replaceChildren(el('p', { class: 'error' }, `Cannot read the timeline: ${e.message}`));
       return;
     }
-    const waiting = doc.reconciling.map((r) => `${shortId(r.memberId)} (epoch ${r.memberEpoch}${r.waitingMs === null ? '' : `, ${Math.round(r.waitingMs / 1000)} s`})`);
+    // Members named as the instance list names them: by instance id, else process id.
+    const names = new Map((entry.tasks ? entry.tasks.instances : []).map((i) => [i.memberId, who(i)]));
+    for (const e of doc.events) {
+      if (e.type === 'MEMBER_JOINED' && !names.has(e.memberId)) names.set(e.memberId, who(e));
+    }
+    const name = (id) => names.get(id) || shortId(id || '');
+    const waiting = doc.reconciling.map((r) => `${who(r)} (epoch ${r.memberEpoch}${r.waitingMs === null ? '' : `, ${Math.round(r.waitingMs / 1000)} s`})`);
     entry.timeline.querySelector('.holding-up').replaceChildren(el('p', { class: waiting.length ? 'reconciling' : 'meta' },
       waiting.length ? `Holding up group epoch ${doc.groupEpoch}: ${waiting.join(', ')}` : `Every member is at group epoch ${doc.groupEpoch}.`));
     const rows = doc.events.slice().reverse().map((e) => {
       const row = el('tr', { class: e.type.toLowerCase() },
         el('td', {}, e.timeMs === null ? '–' : new Date(e.timeMs).toLocaleTimeString()),
         el('td', {}, String(e.groupEpoch)),
-        el('td', {}, (EVENT_TEXT[e.type] || (() => e.type))(e)));
+        el('td', {}, (EVENT_TEXT[e.type] || (() => e.type))(e, name(e.memberId))));
       row.dataset.type = e.type;
       if (e.memberId) row.dataset.member = e.memberId;
       if (e.gainedActiveTasks) row.dataset.gained = taskNames(e.gainedActiveTasks);
