@@ -476,11 +476,30 @@ fn the_page_shows_who_runs_what_and_where_the_lag_is() {
         &format!("document.querySelector('{section} .running').scrollIntoView()"),
     );
     screenshot(&tab, "running-application.png");
-    drop(tab);
     for app in apps {
         app.stop();
     }
+    the_lag_drains(&tab, &section, &daemon);
+    drop(tab);
     daemon.stop();
+}
+
+/// The application stopped (the group empty), its offsets are committed up to the end: the
+/// task's lag goes to 0 with a falling rate, and no sub-topology is flagged any more.
+fn the_lag_drains(tab: &Tab, section: &str, daemon: &Daemon) {
+    web_support::consumers::commit_as_admin(daemon, "three-app", ("orders", 0), 10);
+    let drained = wait_in_page(
+        tab,
+        &format!("(() => {{ const cells = document.querySelectorAll('{section} tr.task[data-partition=\"0\"] td.lag'); return cells.length === 2 ? [cells[0].textContent, cells[1].textContent] : null; }})()"),
+        "the lag drained",
+        |v| v[0] == "0" && v[1].as_str().is_some_and(|r| r.starts_with('-')),
+    );
+    assert!(drained[1].as_str().unwrap().ends_with("/s"), "{drained}");
+    let flagged = evaluate(
+        tab,
+        &format!("document.querySelectorAll('{section} .subtopology-tasks.worst, {section} .drawing g.cluster.most-lag').length"),
+    );
+    assert_eq!(flagged, 0, "nothing lags");
 }
 
 /// Clicks `member`'s instance button: the highlighted task rows are exactly the member's tasks

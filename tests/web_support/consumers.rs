@@ -39,12 +39,8 @@ fn assignment(partitions: &[i32]) -> Bytes {
 
 /// The groups and records above, on `daemon`.
 pub fn start(daemon: &Daemon) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (runtime, conn) = connected(daemon, "web-consumers");
     runtime.block_on(async {
-        let conn = daemon.client_connection("web-consumers", WAIT).await;
         create_topic_with_records(&conn, TOPIC, 2, 5).await;
         classic_group(&conn).await;
         let join = ConsumerGroupHeartbeatRequest {
@@ -171,8 +167,8 @@ pub async fn commit(
     assert_eq!(committed.topics[0].partitions[0].error_code, 0);
 }
 
-/// `partition`'s `topic` with `records` records on partition 0, and `group`'s offset
-/// `committed` there (committed as an admin: before the group has members).
+/// `topic` with `records` records on partition 0, and `group`'s offset `committed` there
+/// (committed as an admin: before the group has members).
 pub fn lagging_source(
     daemon: &Daemon,
     topic: &str,
@@ -181,25 +177,31 @@ pub fn lagging_source(
     group: &str,
     committed: i64,
 ) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (runtime, conn) = connected(daemon, "web-lag");
     runtime.block_on(async {
-        let conn = daemon.client_connection("web-lag", WAIT).await;
         create_topic_with_records(&conn, topic, partitions, records).await;
         commit(&conn, group, ("", -1), (topic, 0), committed).await;
     });
 }
 
-/// Writes `records` more records to partition 0 of `topic`.
-pub fn produce_more(daemon: &Daemon, topic: &str, records: usize) {
+/// A runtime of its own and a connection to `daemon` on it.
+fn connected(daemon: &Daemon, client_id: &str) -> (tokio::runtime::Runtime, Connection) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let conn = daemon.client_connection("web-lag", WAIT).await;
-        produce(&conn, topic, records).await;
-    });
+    let conn = runtime.block_on(daemon.client_connection(client_id, WAIT));
+    (runtime, conn)
+}
+
+/// Writes `records` more records to partition 0 of `topic`.
+pub fn produce_more(daemon: &Daemon, topic: &str, records: usize) {
+    let (runtime, conn) = connected(daemon, "web-lag");
+    runtime.block_on(produce(&conn, topic, records));
+}
+
+/// Commits `offset` of `partition` for `group` as an admin (the group must be empty).
+pub fn commit_as_admin(daemon: &Daemon, group: &str, partition: (&str, i32), offset: i64) {
+    let (runtime, conn) = connected(daemon, "web-lag");
+    runtime.block_on(commit(&conn, group, ("", -1), partition, offset));
 }
