@@ -1,7 +1,7 @@
 //! Each streams group's rebalance timeline, derived from its records as they replay (live, and
 //! again from the log when the shard loads), so a restart shows the same history the log still
-//! holds. Times come from the records: the runtime stamps each job's streams records with the
-//! job's `now` ([`stamp_records`]); the shard itself reads no clock.
+//! holds. Times come from the records: whoever runs a job stamps its streams records with the
+//! job's `now` ([`stamped`]); the shard itself reads no clock.
 //!
 //! An event takes the time of the next stamped record of its group (the batch it came in:
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
