@@ -154,6 +154,14 @@ fn run(reps: usize) -> Result<String, String> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let api = api_times(&http, reps)?;
+    let lag = http.get(&format!("/api/v1/groups/{GROUP}/lag")).json();
+    let lag_partitions = lag["partitions"].as_array().map_or(0, Vec::len);
+    if lag_partitions != 10 * PARTITIONS {
+        return Err(format!(
+            "{lag_partitions} source partitions in the lag, not {}",
+            10 * PARTITIONS
+        ));
+    }
     drop(tab);
     app.stop();
     daemon.stop();
@@ -164,7 +172,7 @@ fn run(reps: usize) -> Result<String, String> {
         .map(|(e, median, max)| format!(r#""{e}_p50_ms":{median:.1},"{e}_max_ms":{max:.1}"#))
         .collect();
     Ok(format!(
-        r#"{{"bench":"web_running","nodes":200,"tasks":{},"instances":{MEMBERS},"reps":{reps},"select_p50_ms":{p50:.1},"select_max_ms":{max:.1},{}}}"#,
+        r#"{{"bench":"web_running","nodes":200,"tasks":{},"lag_partitions":{lag_partitions},"instances":{MEMBERS},"reps":{reps},"select_p50_ms":{p50:.1},"select_max_ms":{max:.1},{}}}"#,
         10 * PARTITIONS,
         api.join(",")
     ))

@@ -107,17 +107,9 @@ fn source_partitions(
 ) -> Vec<(TopicPartition, String)> {
     let mut out = Vec::new();
     for s in super::tasks::subtopologies(group) {
-        let catalog = s
-            .source_topics
-            .iter()
-            .map(|t| (t.clone(), topics.get(t).map_or(0, |t| t.partition_count())));
-        let repartition = s
-            .repartition_source_topics
-            .iter()
-            .map(|t| (t.name.clone(), t.partitions));
-        for (topic, count) in catalog.chain(repartition) {
+        for (topic, count) in super::tasks::input_topics(s, topics) {
             for partition in 0..count {
-                out.push(((topic.clone(), partition), s.subtopology_id.clone()));
+                out.push(((topic.to_owned(), partition), s.subtopology_id.clone()));
             }
         }
     }

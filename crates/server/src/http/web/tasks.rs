@@ -155,9 +155,26 @@ pub fn group_tasks(group: &DescribedGroup, topics: &TopicsImage) -> GroupTasks {
     }
 }
 
-/// The sub-topology's tasks: as many as its source topics' largest partition count (the
-/// catalog's, or a repartition topic's as the topology configured it), and any assigned
-/// beyond it.
+/// The sub-topology's input topics (source and repartition source) with their partition
+/// counts: the catalog's, or for a repartition topic not created yet, the topology's.
+pub fn input_topics<'a>(
+    s: &'a Subtopology,
+    topics: &'a TopicsImage,
+) -> impl Iterator<Item = (&'a str, i32)> + 'a {
+    let catalog = |name: &str| topics.get(name).map(|t| t.partition_count());
+    let sources = s
+        .source_topics
+        .iter()
+        .map(move |t| (t.as_str(), catalog(t).unwrap_or(0)));
+    let repartition = s
+        .repartition_source_topics
+        .iter()
+        .map(move |t| (t.name.as_str(), catalog(&t.name).unwrap_or(t.partitions)));
+    sources.chain(repartition)
+}
+
+/// The sub-topology's tasks: as many as its input topics' largest partition count, and any
+/// assigned beyond it.
 fn subtopology_tasks(
     s: &Subtopology,
     members: &[Member],
@@ -165,11 +182,8 @@ fn subtopology_tasks(
 ) -> SubtopologyTasks {
     let id = &s.subtopology_id;
     let mut tasks: BTreeMap<i32, Task> = BTreeMap::new();
-    let count = s
-        .source_topics
-        .iter()
-        .filter_map(|t| topics.get(t).map(|t| t.partition_count()))
-        .chain(s.repartition_source_topics.iter().map(|t| t.partitions))
+    let count = input_topics(s, topics)
+        .map(|(_, partitions)| partitions)
         .max()
         .unwrap_or(0);
     let empty = |partition| Task {
