@@ -268,6 +268,47 @@ mod tests {
     }
 
     #[test]
+    fn sub_topologies_sum_their_partitions_and_the_one_lagging_most_is_named() {
+        let partition = |s: &str, t: &str, p, lag: Option<i64>| SourcePartitionLag {
+            subtopology_id: s.into(),
+            topic: t.into(),
+            partition: p,
+            committed_offset: lag.map(|_| 0),
+            log_end_offset: lag,
+            lag,
+            lag_rate_per_second: None,
+        };
+        let samples = LagSamples::default();
+        let read = |at, lags: [Option<i64>; 3]| {
+            let partitions = vec![
+                partition("0", "in", 0, lags[0]),
+                partition("0", "in", 1, lags[1]),
+                partition("1", "rekey", 0, lags[2]),
+            ];
+            with_rates("g", at, partitions, &samples)
+        };
+        let first = read(1_000, [Some(4), None, Some(3)]);
+        assert_eq!(first.worst_subtopology_id.as_deref(), Some("0"));
+        assert_eq!(first.total_lag, 7);
+        let sums: Vec<(i64, usize, usize)> = first
+            .subtopologies
+            .iter()
+            .map(|s| (s.lag, s.partitions, s.partitions_without_lag))
+            .collect();
+        assert_eq!(sums, [(4, 2, 1), (3, 1, 0)]);
+        let later = read(3_000, [Some(0), None, Some(9)]);
+        assert_eq!(later.worst_subtopology_id.as_deref(), Some("1"));
+        let rates: Vec<Option<f64>> = later
+            .subtopologies
+            .iter()
+            .map(|s| s.lag_rate_per_second)
+            .collect();
+        assert_eq!(rates, [Some(-2.0), Some(3.0)]);
+        let drained = read(5_000, [Some(0), None, Some(0)]);
+        assert_eq!(drained.worst_subtopology_id, None, "nothing lags");
+    }
+
+    #[test]
     fn rings_and_groups_stay_within_their_bounds() {
         let samples = LagSamples::default();
         for i in 0..(MAX_SAMPLES as i64 + 5) {

@@ -270,3 +270,114 @@ fn instance(member: &Member) -> Instance {
         warmup_tasks: count("warmup"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kcoord_metadata::{PartitionImage, TopicImage};
+    use kcoord_wire::messages::streams_group_describe_response::{Assignment, TopicInfo, Topology};
+
+    fn ids(subtopology: &str, partitions: &[i32]) -> Vec<TaskIds> {
+        vec![TaskIds {
+            subtopology_id: subtopology.into(),
+            partitions: partitions.to_vec(),
+            ..Default::default()
+        }]
+    }
+
+    fn member(id: &str, active: &[i32], standby: &[i32]) -> Member {
+        Member {
+            member_id: id.into(),
+            process_id: format!("process-{id}"),
+            assignment: Assignment {
+                active_tasks: ids("0", active),
+                standby_tasks: ids("0", standby),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn catalog(name: &str, partitions: i32) -> TopicsImage {
+        let partition = |p| {
+            let image = PartitionImage {
+                partition: p,
+                leader: 1,
+                leader_epoch: 0,
+                replicas: vec![1],
+                isr: vec![1],
+            };
+            (p, image)
+        };
+        TopicsImage::from_topics([TopicImage {
+            id: uuid::Uuid::from_u128(1),
+            name: name.into(),
+            requested_replication_factor: 1,
+            partitions: (0..partitions).map(partition).collect(),
+            configs: BTreeMap::new(),
+        }])
+    }
+
+    #[test]
+    fn every_task_is_listed_with_its_runners_and_every_store_partition_with_its_holders() {
+        let group = DescribedGroup {
+            group_id: "app".into(),
+            topology: Some(Topology {
+                subtopologies: Some(vec![Subtopology {
+                    subtopology_id: "0".into(),
+                    source_topics: vec!["in".into()],
+                    state_changelog_topics: vec![TopicInfo {
+                        name: "app-counts-changelog".into(),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            members: vec![member("m1", &[2, 0], &[1]), member("m2", &[], &[0])],
+            ..Default::default()
+        };
+        let doc = group_tasks(&group, &catalog("in", 3));
+        let tasks = &doc.subtopologies[0].tasks;
+        let summary: Vec<(i32, Option<&str>, Vec<&str>)> = tasks
+            .iter()
+            .map(|t| {
+                let standbys = t.standbys.iter().map(|r| r.member_id.as_str()).collect();
+                (
+                    t.partition,
+                    t.active.as_ref().map(|r| r.member_id.as_str()),
+                    standbys,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (0, Some("m1"), vec!["m2"]),
+                (1, None, vec!["m1"]),
+                (2, Some("m1"), vec![])
+            ]
+        );
+        let store = &doc.state_stores[0];
+        assert_eq!(store.store_name, "counts");
+        let holders: Vec<(&str, &str, &[i32])> = store
+            .holders
+            .iter()
+            .map(|h| (h.runner.member_id.as_str(), h.role, h.partitions.as_slice()))
+            .collect();
+        assert_eq!(
+            holders,
+            [
+                ("m1", "active", &[0, 2][..]),
+                ("m1", "standby", &[1][..]),
+                ("m2", "standby", &[0][..])
+            ]
+        );
+        let counts: Vec<(usize, usize)> = doc
+            .instances
+            .iter()
+            .map(|i| (i.active_tasks, i.standby_tasks))
+            .collect();
+        assert_eq!(counts, [(2, 1), (0, 1)]);
+    }
+}
