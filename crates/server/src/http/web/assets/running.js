@@ -12,13 +12,12 @@
   /** groupId -> { box, selected (member id or null), nodes (drawing -> node subtopology) }. */
   const state = new Map();
 
-  const { el, getJson } = window.kcoordPage;
+  const { el, getJson, cssString } = window.kcoordPage;
 
   const groupPath = (id) => `api/v1/groups/${encodeURIComponent(id)}`;
   const shortId = (id) => (id.length > 12 ? `${id.slice(0, 8)}…` : id);
   const who = (r) => r.instanceId || shortId(r.processId || r.memberId);
   const fmtRate = (r) => (r === null || r === undefined ? '' : `${r > 0 ? '+' : ''}${r.toFixed(1)}/s`);
-  const cssString = (s) => `"${s.replace(/["\\]/g, '\\$&').replace(/\n/g, '\\a ')}"`;
 
   /** The group's running-application box, added once to the section app.js made. */
   function entryOf(section) {
