@@ -457,6 +457,16 @@ fn the_page_shows_who_runs_what_and_where_the_lag_is() {
         &format!("[document.querySelector('{section} .subtopology-tasks.worst')?.dataset.subtopology, !!document.querySelector('{section} .drawing g.cluster.most-lag')]"),
     );
     assert_eq!(flagged, serde_json::json!(["0", true]));
+    let badge = format!(
+        "document.querySelector('{section} .drawing g.cluster text.lag-badge')?.textContent ?? ''"
+    );
+    assert!(
+        evaluate(&tab, &badge)
+            .as_str()
+            .unwrap()
+            .starts_with("lag 3"),
+        "the lag on the drawing"
+    );
     web_support::consumers::produce_more(&daemon, "orders", 5);
     let rate = wait_in_page(
         &tab,
@@ -473,7 +483,7 @@ fn the_page_shows_who_runs_what_and_where_the_lag_is() {
     a_killed_instance_is_fenced_and_its_task_moves(&tab, &section, &http, apps.remove(0));
     evaluate(
         &tab,
-        &format!("document.querySelector('{section} .running').scrollIntoView()"),
+        &format!("document.querySelector('{section} .drawing').scrollIntoView()"),
     );
     screenshot(&tab, "running-application.png");
     for app in apps {

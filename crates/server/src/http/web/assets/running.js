@@ -1,8 +1,9 @@
 // kcoord's web page, the running application on each streams group's graph: polls .../tasks
 // and .../lag for every open group section app.js drew, lists the instances (selecting one
 // highlights its tasks, and the nodes and stores of the sub-topologies it runs, on the
-// drawing), each sub-topology's tasks with their runners and lag (the sub-topology that lags
-// most is flagged, on the drawing too), and, in a "Rebalances" panel, .../timeline.
+// drawing), each sub-topology's tasks with their runners and lag (each sub-topology's lag is
+// also written on its box in the drawing, and the one that lags most is flagged, there too),
+// and, in a "Rebalances" panel, .../timeline.
 //
 // Data from the server is only ever put into the page as text (textContent), never as HTML.
 'use strict';
@@ -163,6 +164,7 @@
       const cluster = drawing.querySelector(`g.cluster[data-name=${cssString(`Sub-topology: ${worst}`)}]`);
       if (cluster) cluster.classList.add('most-lag');
     }
+    lagBadges(drawing, entry.lag);
     if (!member) {
       return;
     }
@@ -186,6 +188,33 @@
       if (li.dataset.members.split(' ').includes(member)) {
         const store = drawing.querySelector(`g.node[data-kind="store"][data-name=${cssString(li.dataset.store)}]`);
         if (store) store.classList.add('instance-runs');
+      }
+    }
+  }
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+
+  /** Each sub-topology's lag written on its box in the drawing, at the box's top right. */
+  function lagBadges(drawing, lag) {
+    const bySubtopology = new Map((lag ? lag.subtopologies : []).map((s) => [`Sub-topology: ${s.subtopologyId}`, s]));
+    for (const cluster of drawing.querySelectorAll('g.cluster[data-kind="subtopology"]')) {
+      const s = bySubtopology.get(cluster.dataset.name);
+      let badge = cluster.querySelector('text.lag-badge');
+      if (!s) {
+        if (badge) badge.remove();
+        continue;
+      }
+      const rect = cluster.querySelector('rect');
+      if (!badge && rect) {
+        badge = document.createElementNS(SVG_NS, 'text');
+        badge.setAttribute('class', 'lag-badge');
+        badge.setAttribute('text-anchor', 'end');
+        badge.setAttribute('x', String(parseFloat(rect.getAttribute('x')) + parseFloat(rect.getAttribute('width')) - 8));
+        badge.setAttribute('y', String(parseFloat(rect.getAttribute('y')) + 16));
+        cluster.append(badge);
+      }
+      if (badge) {
+        badge.textContent = `lag ${s.lag}${s.lagRatePerSecond === null ? '' : ` ${fmtRate(s.lagRatePerSecond)}`}`;
       }
     }
   }
