@@ -27,7 +27,8 @@ pub enum EventKind {
     MemberLeft,
     /// Removed by its session or rebalance timing out ([`TimelineEvent::reason`]).
     MemberFenced,
-    /// Removed for a reason the log does not say (written before reasons were kept).
+    /// Removed for a reason the log does not say: a static member replaced under a new member
+    /// id, or a log written before reasons were kept.
     MemberRemoved,
     TargetAssignmentComputed,
     /// A member's target gained or lost active tasks ([`TimelineEvent::gained`], `lost`).
