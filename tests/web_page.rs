@@ -467,6 +467,14 @@ fn the_page_shows_who_runs_what_and_where_the_lag_is() {
             .starts_with("lag 3"),
         "the lag on the drawing"
     );
+    let detail = evaluate(
+        &tab,
+        &format!("document.querySelector('{section} tr.task[data-partition=\"0\"] td.lag').title"),
+    );
+    assert_eq!(
+        detail, "orders-0: committed 2, end 5, lag 3",
+        "the source partition"
+    );
     web_support::consumers::produce_more(&daemon, "orders", 5);
     let rate = wait_in_page(
         &tab,

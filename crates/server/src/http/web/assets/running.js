@@ -92,7 +92,9 @@
     const lagByTask = new Map();
     for (const p of lag.partitions) {
       const key = `${p.subtopologyId} ${p.partition}`;
-      const sum = lagByTask.get(key) || { lag: null, rate: null };
+      const sum = lagByTask.get(key) || { lag: null, rate: null, detail: [] };
+      const known = (v) => (v === null ? '–' : String(v));
+      sum.detail.push(`${p.topic}-${p.partition}: committed ${known(p.committedOffset)}, end ${known(p.logEndOffset)}, lag ${known(p.lag)}`);
       if (p.lag !== null) sum.lag = (sum.lag || 0) + p.lag;
       if (p.lagRatePerSecond !== null) sum.rate = (sum.rate || 0) + p.lagRatePerSecond;
       lagByTask.set(key, sum);
@@ -109,12 +111,13 @@
     const isWorst = worst === s.subtopologyId;
     const runners = (list) => list.map(who).join(', ') || '–';
     const rows = s.tasks.map((t) => {
-      const l = lagByTask.get(`${s.subtopologyId} ${t.partition}`) || { lag: null, rate: null };
+      const l = lagByTask.get(`${s.subtopologyId} ${t.partition}`) || { lag: null, rate: null, detail: [] };
       const row = el('tr', { class: 'task' },
         el('td', {}, `${s.subtopologyId}_${t.partition}`),
         el('td', {}, t.active ? who(t.active) : 'not running'),
         el('td', {}, runners(t.standbys)), el('td', {}, runners(t.warmups)),
-        el('td', { class: 'lag' }, l.lag === null ? '–' : String(l.lag)),
+        // Its source partitions, one line each, on hover.
+        el('td', { class: 'lag', title: l.detail.join('\n') }, l.lag === null ? '–' : String(l.lag)),
         el('td', { class: 'lag' }, fmtRate(l.rate)));
       row.dataset.subtopology = s.subtopologyId;
       row.dataset.partition = String(t.partition);
