@@ -2,7 +2,7 @@
 //! application is deployed, then redeployed with a changed topology (a higher topology epoch),
 //! both descriptions are pushed; the daemon is killed with SIGKILL and restarted on the same
 //! directories, and the JSON API still lists both versions, with their descriptions, and what
-//! the redeploy changed.
+//! the redeploy changed. The rebalance timeline too is the same after kill -9.
 mod common;
 mod web_support;
 
@@ -101,6 +101,70 @@ fn versions_and_their_difference_survive_kill_9_with_the_file_plugin() {
         old.status, 200,
         "the first version is still readable: {}",
         old.body
+    );
+    daemon.stop();
+}
+
+/// The rebalance timeline is derived from the coordinator's records as they replay: after
+/// kill -9 and a restart on the same log it is the same, times and all (a log this short is
+/// not compacted).
+#[test]
+fn the_rebalance_timeline_survives_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = config(dir.path());
+    let timeline_path = format!("/api/v1/groups/{}/timeline", encode(APP));
+    let tasks_path = format!("/api/v1/groups/{}/tasks", encode(APP));
+
+    let daemon = Daemon::start_with_config(&text);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    let first = Sim::start(&daemon.bootstrap(), APP, &orders_v1(), &[]);
+    http.wait_for(&tasks_path, |t| {
+        t["instances"].as_array().is_some_and(|i| i.len() == 1)
+    });
+    let second = Sim::start(&daemon.bootstrap(), APP, &orders_v1(), &[]);
+    let two_running = |t: &Value| {
+        let instances = t["instances"].as_array().cloned().unwrap_or_default();
+        instances.len() == 2
+            && instances
+                .iter()
+                .all(|i| i["activeTasks"].as_u64() > Some(0))
+    };
+    http.wait_for(&tasks_path, two_running);
+    first.stop();
+    second.stop();
+    let before = http.wait_for(&timeline_path, |t| {
+        t["events"]
+            .as_array()
+            .is_some_and(|e| e.iter().filter(|e| e["type"] == "MEMBER_LEFT").count() == 2)
+    });
+    let kinds: Vec<&str> = before["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "MEMBER_JOINED",
+        "GROUP_EPOCH_BUMPED",
+        "TARGET_ASSIGNMENT_COMPUTED",
+        "MEMBER_RECONCILED",
+        "MEMBER_LEFT",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing: {kinds:?}");
+    }
+    assert!(before["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["timeMs"].as_i64().is_some_and(|t| t > 0)));
+    daemon.kill();
+
+    let daemon = Daemon::start_with_config(&text);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    let after = http.wait_for(&timeline_path, |t| t["events"].is_array());
+    assert_eq!(
+        after["events"], before["events"],
+        "the same timeline after kill -9"
     );
     daemon.stop();
 }

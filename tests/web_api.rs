@@ -143,8 +143,11 @@ const TOPOLOGY: &str = "/api/v1/groups/{groupId}/topology";
 const SVG: &str = "/api/v1/groups/{groupId}/topology.svg";
 const VERSIONS: &str = "/api/v1/groups/{groupId}/topology/versions";
 const DIFF: &str = "/api/v1/groups/{groupId}/topology/diff";
+const TASKS: &str = "/api/v1/groups/{groupId}/tasks";
+const LAG: &str = "/api/v1/groups/{groupId}/lag";
+const TIMELINE: &str = "/api/v1/groups/{groupId}/timeline";
 
-fn group_paths(group: &str) -> [(&'static str, String); 5] {
+fn group_paths(group: &str) -> [(&'static str, String); 8] {
     let base = format!("/api/v1/groups/{}", encode(group));
     [
         (GROUP, base.clone()),
@@ -152,6 +155,9 @@ fn group_paths(group: &str) -> [(&'static str, String); 5] {
         (SVG, format!("{base}/topology.svg")),
         (VERSIONS, format!("{base}/topology/versions")),
         (DIFF, format!("{base}/topology/diff")),
+        (TASKS, format!("{base}/tasks")),
+        (LAG, format!("{base}/lag")),
+        (TIMELINE, format!("{base}/timeline")),
     ]
 }
 
@@ -165,6 +171,7 @@ fn every_answer_matches_the_openapi_document() {
     let mut api = OpenApi::load();
     groups_with_and_without_descriptions(&mut api);
     consumer_groups_with_their_lag(&mut api);
+    state_stores_and_their_holders(&mut api);
     an_authorizer_without_acls_refuses_user_anonymous(&mut api);
     loading_coordinators_answer_503(&mut api);
     a_failing_plugin_answers_error(&mut api);
@@ -175,6 +182,8 @@ fn every_answer_matches_the_openapi_document() {
 fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     let daemon = Daemon::start(WEB_CONFIG);
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    // 5 records on partition 0 of the app's source topic, 2 of them processed.
+    web_support::consumers::lagging_source(&daemon, "orders", 3, 5, "orders-app", 2);
     let orders = Sim::start(&daemon.bootstrap(), "orders-app", &orders_json(), &[]);
     let silent = Sim::start(
         &daemon.bootstrap(),
@@ -201,7 +210,7 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     assert_eq!(ids, ["orders-app", "silent-app"]);
     assert_eq!(list["groups"][0]["memberCount"], 1);
 
-    let [(group, group_path), (topology, topology_path), (svg, svg_path), _, _] =
+    let [(group, group_path), (topology, topology_path), (svg, svg_path), ..] =
         group_paths("orders-app");
     let described = api.get(&http, group, &group_path).json();
     assert_eq!(described["groupId"], "orders-app");
@@ -236,7 +245,8 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
     }
 
     one_version_of_each_group(api, &http);
-    let [_, (topology, topology_path), (svg, svg_path), _, _] = group_paths("silent-app");
+    the_running_application(api, &http, member["memberId"].as_str().unwrap());
+    let [_, (topology, topology_path), (svg, svg_path), ..] = group_paths("silent-app");
     let silent_doc = api.get(&http, topology, &topology_path).json();
     assert_eq!(silent_doc["topologyDescriptionStatus"], "NOT_STORED");
     assert_eq!(silent_doc["topologyDescription"], Value::Null);
@@ -257,7 +267,7 @@ fn groups_with_and_without_descriptions(api: &mut OpenApi) {
 /// One deployment each: `orders-app`'s description is stored, `silent-app`'s is not. A diff
 /// needs two versions (400), or names one twice (200, nothing changed), and both stored (404).
 fn one_version_of_each_group(api: &mut OpenApi, http: &Http) {
-    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("orders-app");
+    let [_, _, _, (versions, versions_path), (diff, diff_path), ..] = group_paths("orders-app");
     let orders = api.get(http, versions, &versions_path).json();
     let id = orders["topologyDescriptionId"].as_str().unwrap().to_owned();
     assert_eq!(orders["versions"].as_array().unwrap().len(), 1);
@@ -293,7 +303,7 @@ fn one_version_of_each_group(api: &mut OpenApi, http: &Http) {
     );
     assert_eq!(same["from"]["topologyDescriptionId"], id.as_str());
 
-    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("silent-app");
+    let [_, _, _, (versions, versions_path), (diff, diff_path), ..] = group_paths("silent-app");
     let silent = api.get(http, versions, &versions_path).json();
     assert_eq!(
         silent["versions"][0]["topologyDescriptionStatus"],
@@ -312,6 +322,139 @@ fn one_version_of_each_group(api: &mut OpenApi, http: &Http) {
         (not_stored.status, not_stored.json()["error"].clone()),
         (404, json!("TOPOLOGY_DESCRIPTION_NOT_STORED"))
     );
+}
+
+/// `orders-app`'s one member runs its three tasks, its source topic lags 3 on partition 0,
+/// and its timeline has the member joining and reconciling.
+fn the_running_application(api: &mut OpenApi, http: &Http, member_id: &str) {
+    let [.., (tasks, tasks_path), (lag, lag_path), (timeline, timeline_path)] =
+        group_paths("orders-app");
+    let doc = api.get(http, tasks, &tasks_path).json();
+    let subtopology = &doc["subtopologies"][0];
+    assert_eq!(subtopology["subtopologyId"], "0");
+    let runners: Vec<(i64, &str)> = subtopology["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["partition"].as_i64().unwrap(),
+                t["active"]["memberId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runners, [(0, member_id), (1, member_id), (2, member_id)]);
+    assert_eq!(doc["instances"][0]["activeTasks"], 3);
+
+    let doc = api.get(http, lag, &lag_path).json();
+    let partitions = doc["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 3);
+    assert_eq!(
+        (
+            partitions[0]["committedOffset"].clone(),
+            partitions[0]["logEndOffset"].clone(),
+            partitions[0]["lag"].clone()
+        ),
+        (json!(2), json!(5), json!(3))
+    );
+    assert_eq!(partitions[1]["lag"], Value::Null, "nothing committed");
+    assert_eq!(doc["subtopologies"][0]["lag"], 3);
+    assert_eq!(doc["subtopologies"][0]["partitionsWithoutLag"], 2);
+    assert_eq!(doc["worstSubtopologyId"], "0");
+    assert_eq!(doc["totalLag"], 3);
+
+    let doc = api.get(http, timeline, &timeline_path).json();
+    let of_member: Vec<&str> = doc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["memberId"] == member_id)
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        of_member,
+        [
+            "MEMBER_JOINED",
+            "TARGET_ASSIGNMENT_CHANGED",
+            "MEMBER_RECONCILED"
+        ]
+    );
+    let changed = doc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "TARGET_ASSIGNMENT_CHANGED")
+        .unwrap();
+    assert_eq!(
+        changed["gainedActiveTasks"],
+        json!({"tasks": {"0": [0, 1, 2]}, "count": 3})
+    );
+    assert!(doc["events"][0]["timeMs"].as_i64().unwrap() > 0);
+    assert_eq!(doc["reconciling"], json!([]));
+}
+
+/// A stateful application of two instances with one standby replica: every partition of its
+/// store is held by one instance as active and by the other as standby, and each task lists
+/// the same.
+fn state_stores_and_their_holders(api: &mut OpenApi) {
+    let mut lines = WEB_CONFIG.to_vec();
+    lines.push("group.streams.num.standby.replicas=1");
+    let daemon = Daemon::start(&lines);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    let app = Sim::start(
+        &daemon.bootstrap(),
+        "counts-app",
+        &web_support::orders_v2(),
+        &["--members", "2"],
+    );
+    let [.., (tasks, tasks_path), _, _] = group_paths("counts-app");
+    let all_held = |doc: &Value| {
+        let tasks = doc["subtopologies"][0]["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        tasks.len() == 3
+            && tasks.iter().all(|t| {
+                t["active"].is_object() && t["standbys"].as_array().is_some_and(|s| s.len() == 1)
+            })
+    };
+    http.wait_for(&tasks_path, all_held);
+    let doc = api.get(&http, tasks, &tasks_path).json();
+    assert!(all_held(&doc), "{doc}");
+    let store = &doc["stateStores"][0];
+    assert_eq!(
+        (
+            &store["storeName"],
+            &store["changelogTopic"],
+            &store["subtopologyId"]
+        ),
+        (
+            &json!("order-counts"),
+            &json!("counts-app-order-counts-changelog"),
+            &json!("0")
+        )
+    );
+    let mut held: Vec<(String, String, i64)> = Vec::new();
+    for holder in store["holders"].as_array().unwrap() {
+        for p in holder["partitions"].as_array().unwrap() {
+            held.push((
+                holder["role"].as_str().unwrap().to_owned(),
+                holder["memberId"].as_str().unwrap().to_owned(),
+                p.as_i64().unwrap(),
+            ));
+        }
+    }
+    for task in doc["subtopologies"][0]["tasks"].as_array().unwrap() {
+        let p = task["partition"].as_i64().unwrap();
+        let active = task["active"]["memberId"].as_str().unwrap().to_owned();
+        let standby = task["standbys"][0]["memberId"].as_str().unwrap().to_owned();
+        assert_ne!(active, standby, "task {p}");
+        assert!(held.contains(&("active".into(), active, p)), "{held:?}");
+        assert!(held.contains(&("standby".into(), standby, p)), "{held:?}");
+    }
+    assert_eq!(held.len(), 6, "each partition held twice: {held:?}");
+    app.stop();
+    daemon.stop();
 }
 
 const CONSUMER_GROUPS: &str = "/api/v1/consumer-groups";
@@ -513,7 +656,7 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
     let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
     let broker = daemon.broker_addr().expect("a broker listener").to_string();
     let app = Sim::start(&broker, "broken-app", &orders_json(), &[]);
-    let [_, (topology, topology_path), (svg, svg_path), _, _] = group_paths("broken-app");
+    let [_, (topology, topology_path), (svg, svg_path), ..] = group_paths("broken-app");
     let deadline = std::time::Instant::now() + web_support::WAIT;
     // The group exists once the member has joined.
     let doc = loop {
@@ -540,7 +683,7 @@ fn a_failing_plugin_answers_error(api: &mut OpenApi) {
     }
     // The versions read the plugin as describe does: its failure is each version's ERROR, and
     // a diff of versions it cannot read is 503.
-    let [.., (versions, versions_path), (diff, diff_path)] = group_paths("broken-app");
+    let [_, _, _, (versions, versions_path), (diff, diff_path), ..] = group_paths("broken-app");
     let listed = api.get(&http, versions, &versions_path).json();
     assert_eq!(listed["versions"][0]["topologyDescriptionStatus"], "ERROR");
     assert_eq!(listed["topologyStale"], false);

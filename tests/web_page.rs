@@ -7,7 +7,8 @@
 //! topology), show a group that appears later without a reload, show why a group has no
 //! drawing, keep the selection across refreshes, and show the consumer groups (classic and
 //! KIP-848) with their members' assignments and lag. A screenshot is saved to
-//! `target/test-artifacts/topology-page.png`.
+//! `target/test-artifacts/topology-page.png`. Issue 26: the running application on the graph
+//! (instances, tasks, lag, the rebalance timeline) and what a redeploy changed.
 
 mod common;
 mod web_support;
@@ -392,4 +393,225 @@ fn the_page_shows_what_a_redeploy_changed() {
     drop(tab);
     v3.stop();
     daemon.stop();
+}
+
+/// Issue 26: three instances of an application, one partition of its source topic 3 records
+/// behind. The page lists the instances and each task with its runner; selecting an instance
+/// highlights exactly its tasks (as `.../tasks` gives them) and the nodes it runs; the lag
+/// shows on its task, the sub-topology is flagged as the one that lags most, and the lag's
+/// rate appears as it grows. An instance is killed: the "Rebalances" panel shows it fenced
+/// and its task moves to the others. A screenshot is saved to
+/// `target/test-artifacts/running-application.png`.
+#[test]
+fn the_page_shows_who_runs_what_and_where_the_lag_is() {
+    const GROUP: &str = "three-app";
+    let browser = chromium();
+    let mut lines = WEB_CONFIG.to_vec();
+    lines.extend([
+        "group.streams.min.session.timeout.ms=3000",
+        "group.streams.session.timeout.ms=3000",
+        "group.streams.min.heartbeat.interval.ms=500",
+        "group.streams.heartbeat.interval.ms=500",
+    ]);
+    let daemon = Daemon::start(&lines);
+    let http = Http::new(daemon.http_addr().expect("an HTTP listener"));
+    web_support::consumers::lagging_source(&daemon, "orders", 3, 5, GROUP, 2);
+    let orders = web_support::orders_v1();
+    let mut apps: Vec<Sim> = (0..3)
+        .map(|_| Sim::start(&daemon.bootstrap(), GROUP, &orders, &[]))
+        .collect();
+    let tasks_path = format!("/api/v1/groups/{GROUP}/tasks");
+    let one_each = |doc: &Value| {
+        let instances = doc["instances"].as_array().cloned().unwrap_or_default();
+        instances.len() == 3 && instances.iter().all(|i| i["activeTasks"] == 1)
+    };
+    let tasks = http.wait_for(&tasks_path, one_each);
+    http.wait_for_topology(GROUP);
+
+    let tab = browser.new_tab().unwrap();
+    tab.navigate_to(&http.url("/"))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    let section = format!("section[data-group=\"{GROUP}\"]");
+    wait_in_page(
+        &tab,
+        &format!("document.querySelectorAll('{section} tr.task').length + document.querySelectorAll('{section} button.instance').length"),
+        "the tasks and instances",
+        |n| n.as_u64() == Some(6),
+    );
+    for instance in tasks["instances"].as_array().unwrap() {
+        let member = instance["memberId"].as_str().unwrap();
+        select_instance_highlights_its_tasks(&tab, &section, &tasks, member);
+    }
+
+    // The lag of task 0_0, and its sub-topology flagged on the page and on the drawing.
+    let lag_of_0_0 = format!(
+        "document.querySelector('{section} tr.task[data-partition=\"0\"] td.lag')?.textContent ?? ''"
+    );
+    wait_in_page(&tab, &lag_of_0_0, "the lag of task 0_0", |t| {
+        t.as_str() == Some("3")
+    });
+    let flagged = evaluate(
+        &tab,
+        &format!("[document.querySelector('{section} .subtopology-tasks.worst')?.dataset.subtopology, !!document.querySelector('{section} .drawing g.cluster.most-lag')]"),
+    );
+    assert_eq!(flagged, serde_json::json!(["0", true]));
+    let badge = format!(
+        "document.querySelector('{section} .drawing g.cluster text.lag-badge')?.textContent ?? ''"
+    );
+    assert!(
+        evaluate(&tab, &badge)
+            .as_str()
+            .unwrap()
+            .starts_with("lag 3"),
+        "the lag on the drawing"
+    );
+    let detail = evaluate(
+        &tab,
+        &format!("document.querySelector('{section} tr.task[data-partition=\"0\"] td.lag').title"),
+    );
+    assert_eq!(
+        detail, "orders-0: committed 2, end 5, lag 3",
+        "the source partition"
+    );
+    web_support::consumers::produce_more(&daemon, "orders", 5);
+    let rate = wait_in_page(
+        &tab,
+        &format!("document.querySelector('{section} tr.task[data-partition=\"0\"] td.lag + td.lag')?.textContent ?? ''"),
+        "the lag's rate",
+        |t| t.as_str().is_some_and(|t| t.starts_with('+')),
+    );
+    assert!(rate.as_str().unwrap().ends_with("/s"), "{rate}");
+    assert_eq!(evaluate(&tab, &lag_of_0_0), "8");
+    evaluate(
+        &tab,
+        &format!("document.querySelector('{section} details.timeline').open = true"),
+    );
+    a_killed_instance_is_fenced_and_its_task_moves(&tab, &section, &http, apps.remove(0));
+    evaluate(
+        &tab,
+        &format!("document.querySelector('{section} .drawing').scrollIntoView()"),
+    );
+    screenshot(&tab, "running-application.png");
+    for app in apps {
+        app.stop();
+    }
+    the_lag_drains(&tab, &section, &daemon);
+    drop(tab);
+    daemon.stop();
+}
+
+/// The application stopped (the group empty), its offsets are committed up to the end: the
+/// task's lag goes to 0 with a falling rate, and no sub-topology is flagged any more.
+fn the_lag_drains(tab: &Tab, section: &str, daemon: &Daemon) {
+    web_support::consumers::commit_as_admin(daemon, "three-app", ("orders", 0), 10);
+    let drained = wait_in_page(
+        tab,
+        &format!("(() => {{ const cells = document.querySelectorAll('{section} tr.task[data-partition=\"0\"] td.lag'); return cells.length === 2 ? [cells[0].textContent, cells[1].textContent] : null; }})()"),
+        "the lag drained",
+        |v| v[0] == "0" && v[1].as_str().is_some_and(|r| r.starts_with('-')),
+    );
+    assert!(drained[1].as_str().unwrap().ends_with("/s"), "{drained}");
+    let flagged = evaluate(
+        tab,
+        &format!("document.querySelectorAll('{section} .subtopology-tasks.worst, {section} .drawing g.cluster.most-lag').length"),
+    );
+    assert_eq!(flagged, 0, "nothing lags");
+}
+
+/// Clicks `member`'s instance button: the highlighted task rows are exactly the member's tasks
+/// in `tasks` (`.../tasks`), the drawing marks nodes it runs, and only its button is pressed.
+fn select_instance_highlights_its_tasks(tab: &Tab, section: &str, tasks: &Value, member: &str) {
+    let mut expected: Vec<String> = Vec::new();
+    for s in tasks["subtopologies"].as_array().unwrap() {
+        for t in s["tasks"].as_array().unwrap() {
+            let runs = std::iter::once(&t["active"])
+                .chain(t["standbys"].as_array().unwrap())
+                .chain(t["warmups"].as_array().unwrap())
+                .any(|r| r["memberId"] == member);
+            if runs {
+                expected.push(format!(
+                    "{}_{}",
+                    s["subtopologyId"].as_str().unwrap(),
+                    t["partition"]
+                ));
+            }
+        }
+    }
+    // Clicked in the page: the buttons are rebuilt by every poll. A second click deselects,
+    // so only one that is not pressed already.
+    evaluate(
+        tab,
+        &format!(
+            "(() => {{ const b = document.querySelector('{section} button.instance[data-member=\"{member}\"]'); if (b.getAttribute('aria-pressed') !== 'true') b.click(); return true; }})()"
+        ),
+    );
+    let highlighted = wait_in_page(
+        tab,
+        &format!("[...document.querySelectorAll('{section} tr.task.instance-selected')].map(r => `${{r.dataset.subtopology}}_${{r.dataset.partition}}`)"),
+        &format!("{member}'s tasks highlighted"),
+        |v| v.as_array().is_some_and(|a| !a.is_empty()),
+    );
+    assert_eq!(highlighted, serde_json::json!(expected), "{member}");
+    let marked = evaluate(
+        tab,
+        &format!("[document.querySelectorAll('{section} .drawing g.node.instance-runs').length, [...document.querySelectorAll('{section} button.instance[aria-pressed=\"true\"]')].map(b => b.dataset.member)]"),
+    );
+    assert!(marked[0].as_u64().unwrap() > 0, "no node marked: {marked}");
+    assert_eq!(marked[1], serde_json::json!([member]));
+}
+
+/// Kills one instance: the timeline shows it fenced (its session timed out) and its task
+/// gained by another member's target, and the three tasks end up run by the two others.
+fn a_killed_instance_is_fenced_and_its_task_moves(tab: &Tab, section: &str, http: &Http, app: Sim) {
+    let before = http.get("/api/v1/groups/three-app/tasks").json();
+    let members: Vec<String> = before["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["memberId"].as_str().unwrap().to_owned())
+        .collect();
+    app.kill();
+    let fenced = wait_in_page(
+        tab,
+        &format!("[...document.querySelectorAll('{section} .timeline tr[data-type=\"MEMBER_FENCED\"]')].map(r => [r.dataset.member, r.textContent])"),
+        "the fencing on the timeline",
+        |v| v.as_array().is_some_and(|a| !a.is_empty()),
+    );
+    let (gone, text) = (
+        fenced[0][0].as_str().unwrap(),
+        fenced[0][1].as_str().unwrap(),
+    );
+    assert!(members.iter().any(|m| m == gone), "{gone} was a member");
+    assert!(text.contains("session timeout"), "{text}");
+    // Its task, gained by another member's target on the timeline.
+    let task = before["subtopologies"][0]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["active"]["memberId"] == gone)
+        .map(|t| format!("0_{}", t["partition"]))
+        .unwrap();
+    // Newest first: the rows above the fencing are what followed it.
+    let gained = wait_in_page(
+        tab,
+        &format!("(() => {{ const rows = [...document.querySelectorAll('{section} .timeline tbody tr')]; const fenced = rows.findIndex(r => r.dataset.type === 'MEMBER_FENCED'); return rows.slice(0, fenced).filter(r => r.dataset.type === 'TARGET_ASSIGNMENT_CHANGED' && r.dataset.member !== '{gone}' && (r.dataset.gained || '').split(', ').includes('{task}')).length; }})()"),
+        "the fenced member's task gained by another",
+        |n| n.as_u64().is_some_and(|n| n > 0),
+    );
+    assert_eq!(gained, 1, "one member gains it");
+    let moved = wait_in_page(
+        tab,
+        &format!("[...document.querySelectorAll('{section} tr.task')].map(r => r.dataset.active)"),
+        "the fenced member's task moved",
+        |v| {
+            v.as_array().is_some_and(|a| {
+                a.len() == 3
+                    && a.iter()
+                        .all(|m| m.as_str().is_some_and(|m| !m.is_empty() && m != gone))
+            })
+        },
+    );
+    assert_eq!(moved.as_array().unwrap().len(), 3);
 }

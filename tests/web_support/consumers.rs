@@ -39,13 +39,9 @@ fn assignment(partitions: &[i32]) -> Bytes {
 
 /// The groups and records above, on `daemon`.
 pub fn start(daemon: &Daemon) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (runtime, conn) = connected(daemon, "web-consumers");
     runtime.block_on(async {
-        let conn = daemon.client_connection("web-consumers", WAIT).await;
-        create_topic_with_records(&conn).await;
+        create_topic_with_records(&conn, TOPIC, 2, 5).await;
         classic_group(&conn).await;
         let join = ConsumerGroupHeartbeatRequest {
             group_id: CONSUMER.into(),
@@ -60,11 +56,17 @@ pub fn start(daemon: &Daemon) {
     });
 }
 
-async fn create_topic_with_records(conn: &Connection) {
+/// Creates `name` with `partitions` and writes `records` records to its partition 0.
+pub async fn create_topic_with_records(
+    conn: &Connection,
+    name: &str,
+    partitions: i32,
+    records: usize,
+) {
     let topic = CreateTopicsRequest {
         topics: vec![CreatableTopic {
-            name: TOPIC.into(),
-            num_partitions: 2,
+            name: name.into(),
+            num_partitions: partitions,
             replication_factor: -1,
             ..Default::default()
         }],
@@ -75,15 +77,22 @@ async fn create_topic_with_records(conn: &Connection) {
         conn.send(topic, 7).await.expect("CreateTopics").topics[0].error_code,
         0
     );
+    produce(conn, name, records).await;
+}
+
+/// Writes `records` records to partition 0 of `name`.
+pub async fn produce(conn: &Connection, name: &str, records: usize) {
     let mut batch = BatchBuilder::new(BatchOptions::default());
-    for value in ["a", "b", "c", "d", "e"] {
-        batch.push(1, None, Some(value.as_bytes()), &[]).unwrap();
+    for value in 0..records {
+        batch
+            .push(1, None, Some(value.to_string().as_bytes()), &[])
+            .unwrap();
     }
     let produce = ProduceRequest {
         acks: 1,
         timeout_ms: 5000,
         topic_data: vec![TopicProduceData {
-            name: TOPIC.into(),
+            name: name.into(),
             partition_data: vec![PartitionProduceData {
                 index: 0,
                 records: Some(batch.build().unwrap().into()),
@@ -126,15 +135,28 @@ async fn classic_group(conn: &Connection) {
         ..Default::default()
     };
     assert_eq!(conn.send(sync, 3).await.expect("SyncGroup").error_code, 0);
+    let member = (joined.member_id.as_str(), joined.generation_id);
+    commit(conn, CLASSIC, member, (TOPIC, 0), 2).await;
+}
+
+/// Commits `offset` of `partition` for `group` as `member` (id, generation or member epoch;
+/// `("", -1)` commits as an admin, which an empty group accepts).
+pub async fn commit(
+    conn: &Connection,
+    group: &str,
+    member: (&str, i32),
+    partition: (&str, i32),
+    offset: i64,
+) {
     let commit = OffsetCommitRequest {
-        group_id: CLASSIC.into(),
-        member_id: joined.member_id,
-        generation_id_or_member_epoch: joined.generation_id,
+        group_id: group.into(),
+        member_id: member.0.into(),
+        generation_id_or_member_epoch: member.1,
         topics: vec![OffsetCommitRequestTopic {
-            name: TOPIC.into(),
+            name: partition.0.into(),
             partitions: vec![OffsetCommitRequestPartition {
-                partition_index: 0,
-                committed_offset: 2,
+                partition_index: partition.1,
+                committed_offset: offset,
                 ..Default::default()
             }],
             ..Default::default()
@@ -143,4 +165,43 @@ async fn classic_group(conn: &Connection) {
     };
     let committed = conn.send(commit, 8).await.expect("OffsetCommit");
     assert_eq!(committed.topics[0].partitions[0].error_code, 0);
+}
+
+/// `topic` with `records` records on partition 0, and `group`'s offset `committed` there
+/// (committed as an admin: before the group has members).
+pub fn lagging_source(
+    daemon: &Daemon,
+    topic: &str,
+    partitions: i32,
+    records: usize,
+    group: &str,
+    committed: i64,
+) {
+    let (runtime, conn) = connected(daemon, "web-lag");
+    runtime.block_on(async {
+        create_topic_with_records(&conn, topic, partitions, records).await;
+        commit(&conn, group, ("", -1), (topic, 0), committed).await;
+    });
+}
+
+/// A runtime of its own and a connection to `daemon` on it.
+fn connected(daemon: &Daemon, client_id: &str) -> (tokio::runtime::Runtime, Connection) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let conn = runtime.block_on(daemon.client_connection(client_id, WAIT));
+    (runtime, conn)
+}
+
+/// Writes `records` more records to partition 0 of `topic`.
+pub fn produce_more(daemon: &Daemon, topic: &str, records: usize) {
+    let (runtime, conn) = connected(daemon, "web-lag");
+    runtime.block_on(produce(&conn, topic, records));
+}
+
+/// Commits `offset` of `partition` for `group` as an admin (the group must be empty).
+pub fn commit_as_admin(daemon: &Daemon, group: &str, partition: (&str, i32), offset: i64) {
+    let (runtime, conn) = connected(daemon, "web-lag");
+    runtime.block_on(commit(&conn, group, ("", -1), partition, offset));
 }

@@ -289,6 +289,12 @@ impl Sim {
         String::from_utf8_lossy(&self.out.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
     }
 
+    /// Ends the application as `kill -9` would: its member never leaves, and is fenced when
+    /// its session times out.
+    pub fn kill(self) {
+        drop(self);
+    }
+
     /// Stops the application (its member leaves) and checks it ran without error.
     pub fn stop(mut self) {
         if let Some(stop) = self.stop.take() {

@@ -21,7 +21,11 @@ impl Core for CoordinatorShard {
         records: &[RecordAndVersion],
         entries: Vec<LogRecord>,
     ) -> Result<(), ReplayError> {
-        self.store.commit(records, entries)
+        self.store.commit(records, entries)?;
+        for record in records {
+            self.timelines.observe(&record.record);
+        }
+        Ok(())
     }
 
     fn apply(&mut self, effect: Effect) {
@@ -53,6 +57,7 @@ impl CoordinatorShard {
     /// says.
     pub fn reloaded(&self, store: Store, now: i64) -> CoordinatorShard {
         let classic = self.classic.loaded(&store.state().classic_groups, now);
+        let timelines = crate::timeline::Timelines::from_log(store.log());
         let mut shard = CoordinatorShard {
             store,
             topics: self.topics.clone(),
@@ -77,6 +82,7 @@ impl CoordinatorShard {
             classic,
             consumer: self.consumer.clone(),
             consumer_overrides: self.consumer_overrides.clone(),
+            timelines,
         };
         for effect in shard.loaded_timers(now) {
             shard.apply_effect(effect);

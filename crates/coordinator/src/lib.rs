@@ -27,6 +27,7 @@ pub mod streams_group_config;
 pub mod target;
 pub mod task;
 pub mod tick;
+pub mod timeline;
 pub mod timer_queue;
 pub mod transactions;
 pub mod txn_offsets;

@@ -253,13 +253,29 @@ pub fn member_tombstones(group_id: &str, member_id: &str) -> Vec<Record> {
     ]
 }
 
+/// Why a member was removed, as the group metadata record that bumps the epoch for it says
+/// (kcoord's tagged field): the tombstones alone cannot tell a leave from a fencing, and the
+/// rebalance timeline answers "who was fenced".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
+pub enum Removal {
+    Left = 1,
+    SessionTimeout = 2,
+    RebalanceTimeout = 3,
+}
+
 /// `streamsGroupFenceMember`: remove the member and bump the group epoch; the last member
 /// leaving also moves the assignment epoch, with timestamp 0 so the next assignment is not
 /// held back by the assignment interval.
-pub fn fence_member(group: &StreamsGroup, member_id: &str) -> Vec<Record> {
+pub fn fence_member(group: &StreamsGroup, member_id: &str, why: Removal) -> Vec<Record> {
     let mut records = member_tombstones(&group.group_id, member_id);
     let epoch = group.group_epoch + 1;
-    records.push(bumped_group_metadata(group, epoch));
+    let mut bumped = bumped_group_metadata(group, epoch);
+    if let Record::StreamsGroupMetadata(_, Some(value)) = &mut bumped {
+        value.removed_member_id = Some(member_id.to_owned());
+        value.removal_reason = why as i8;
+    }
+    records.push(bumped);
     if group.members.len() == 1 && group.members.contains_key(member_id) {
         records.push(target_metadata(&group.group_id, epoch, 0));
     }

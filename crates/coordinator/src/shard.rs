@@ -116,6 +116,8 @@ pub struct CoordinatorShard {
     pub(crate) consumer: Arc<crate::consumer::ConsumerGroupConfig>,
     /// The consumer groups with `consumer.*` group configs, with the settings they make.
     pub(crate) consumer_overrides: FastMap<Id, Arc<crate::consumer::ConsumerGroupConfig>>,
+    /// Each streams group's rebalance timeline, derived from its records.
+    pub(crate) timelines: crate::timeline::Timelines,
 }
 
 impl std::fmt::Debug for CoordinatorShard {
@@ -150,6 +152,7 @@ impl CoordinatorShard {
             classic: Default::default(),
             consumer: Arc::default(),
             consumer_overrides: FastMap::default(),
+            timelines: Default::default(),
         }
     }
 
@@ -233,6 +236,11 @@ impl CoordinatorShard {
     /// The topic catalog the shard's groups are configured against.
     pub fn topics(&self) -> &Arc<TopicsImage> {
         &self.topics
+    }
+
+    /// The group's rebalance timeline ([`crate::timeline`]).
+    pub fn timeline(&self, group_id: &str) -> Option<&crate::timeline::GroupTimeline> {
+        self.timelines.get(group_id)
     }
 
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::record_builders;
 use crate::shard::CoordinatorShard;
 use crate::target;
+use crate::timeline::stamped;
 use crate::timer_queue::{DueTimer, TimerKind};
 use crate::Outcome;
 
@@ -77,7 +78,7 @@ pub fn tick<L: Log>(runtime: &mut Runtime<CoordinatorShard, L>, now: i64) -> Tic
         }
     };
     for timer in &due {
-        let fired = runtime.run(|shard| shard.fire_timer(timer, now));
+        let fired = runtime.run(|shard| stamped(shard.fire_timer(timer, now), now));
         if !tick.record(fired.map(|done| done.response.map(Ok))) {
             return tick;
         }
@@ -86,7 +87,7 @@ pub fn tick<L: Log>(runtime: &mut Runtime<CoordinatorShard, L>, now: i64) -> Tic
         return tick;
     }
     for group_id in runtime.ended_initial_delays(now) {
-        let ended = runtime.run(|shard| shard.end_initial_delay(&group_id, now));
+        let ended = runtime.run(|shard| stamped(shard.end_initial_delay(&group_id, now), now));
         if !tick.record(ended.map(|done| done.response)) {
             return tick;
         }
@@ -184,20 +185,27 @@ impl CoordinatorShard {
             return Outcome::answer(None);
         }
         let (group_id, member_id) = (group.group_id.clone(), member.member_id.to_string());
-        let event = match timer.kind {
-            TimerKind::Session => TickEvent::SessionExpired {
-                group_id,
-                member_id,
-            },
-            TimerKind::Rebalance(_) => TickEvent::RebalanceTimedOut {
-                group_id,
-                member_id,
-            },
+        let (event, why) = match timer.kind {
+            TimerKind::Session => (
+                TickEvent::SessionExpired {
+                    group_id,
+                    member_id,
+                },
+                record_builders::Removal::SessionTimeout,
+            ),
+            TimerKind::Rebalance(_) => (
+                TickEvent::RebalanceTimedOut {
+                    group_id,
+                    member_id,
+                },
+                record_builders::Removal::RebalanceTimeout,
+            ),
         };
         Outcome {
             records: crate::at_latest_version(record_builders::fence_member(
                 group,
                 &timer.member_id,
+                why,
             )),
             response: Some(event),
             effects: vec![

@@ -97,26 +97,45 @@ async fn describe<A: StreamsAdmin + ?Sized>(
             Describe::Members => tables::format_members(&description, verbose),
             Describe::State => tables::format_state(&description, verbose),
             Describe::Offsets => {
-                let partitions = tables::partitions_of_active_tasks(&description)
-                    .map_err(AdminError::InvalidResponse)?;
-                // No rows means nothing to look up (and nothing printed); this also spares a
-                // coordinator without OffsetFetch for members-less groups.
-                let offsets = if partitions.is_empty() {
-                    BTreeMap::new()
-                } else {
-                    let earliest = admin
-                        .list_offsets(&partitions, OffsetSpec::Earliest)
-                        .await?;
-                    let latest = admin.list_offsets(&partitions, OffsetSpec::Latest).await?;
-                    let committed = admin.list_streams_group_offsets(&group_id).await?;
-                    tables::offsets_info(&partitions, &committed, &earliest, &latest)
-                };
+                let offsets = offsets(admin, &description).await?;
                 tables::format_offsets(&description, &offsets, verbose)
+            }
+            Describe::Lag => {
+                let offsets = offsets(admin, &description).await?;
+                tables::format_subtopology_lag(&description, &offsets)
             }
         };
         out.write_all(text.as_bytes())?;
     }
     Ok(exit_code)
+}
+
+/// Kafka's `getOffsets` of the group's active tasks' partitions (what `--offsets` lists and
+/// `--lag` sums).
+async fn offsets<A: StreamsAdmin + ?Sized>(
+    admin: &A,
+    description: &crate::model::StreamsGroupDescription,
+) -> Result<BTreeMap<crate::model::TopicPartition, tables::OffsetsInfo>, CliError> {
+    let partitions =
+        tables::partitions_of_active_tasks(description).map_err(AdminError::InvalidResponse)?;
+    // No rows means nothing to look up (and nothing printed); this also spares a coordinator
+    // without OffsetFetch for members-less groups.
+    if partitions.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let earliest = admin
+        .list_offsets(&partitions, OffsetSpec::Earliest)
+        .await?;
+    let latest = admin.list_offsets(&partitions, OffsetSpec::Latest).await?;
+    let committed = admin
+        .list_streams_group_offsets(&description.group_id)
+        .await?;
+    Ok(tables::offsets_info(
+        &partitions,
+        &committed,
+        &earliest,
+        &latest,
+    ))
 }
 
 /// Why `--output svg` (a file holds one drawing) refuses to describe `groups` groups at once.

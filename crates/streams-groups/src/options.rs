@@ -68,6 +68,12 @@ pub struct Options {
     #[arg(long)]
     pub offsets: bool,
 
+    /// Describe the group's lag per sub-topology, the one that lags most first (kcoord's
+    /// addition: the --offsets table summed per sub-topology). This option may be used with the
+    /// --describe option only.
+    #[arg(long)]
+    pub lag: bool,
+
     /// Describe the topology of the streams group, as recorded by the broker's topology
     /// description plugin. This option may be used with the '--describe' option only.
     #[arg(long)]
@@ -92,6 +98,8 @@ pub struct Options {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Describe {
     Offsets,
+    /// `--lag`: the offsets summed per sub-topology.
+    Lag,
     Members,
     State,
     Topology(OutputFormat),
@@ -164,8 +172,13 @@ impl Options {
                 self.state.is_some(),
                 self.topology,
             ];
-            if sub_actions.iter().filter(|s| **s).count() > 1 {
+            let others = sub_actions.iter().filter(|s| **s).count();
+            if others > 1 {
                 return Err("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]".into());
+            }
+            // Kafka's message above is Kafka's tool's; --lag is kcoord's own.
+            if self.lag && others > 0 {
+                return Err("Option [lag] can't be used with option [members], [offsets], [state] or [topology]".into());
             }
             if matches!(self.state, Some(Some(_))) {
                 return Err("Option [describe] does not take a value for [state]".into());
@@ -183,6 +196,7 @@ impl Options {
             ("members", self.members),
             ("offsets", self.offsets),
             ("topology", self.topology),
+            ("lag", self.lag),
             ("verbose", self.verbose),
         ] {
             if set && !self.describe {
@@ -212,6 +226,7 @@ impl Options {
                 ("members", self.members),
                 ("offsets", self.offsets),
                 ("topology", self.topology),
+                ("lag", self.lag),
             ] {
                 if set {
                     return Err(format!(
@@ -262,6 +277,8 @@ impl Options {
             Describe::State
         } else if self.topology {
             Describe::Topology(self.output.unwrap_or_default())
+        } else if self.lag {
+            Describe::Lag
         } else {
             Describe::Offsets
         };
@@ -401,6 +418,14 @@ mod tests {
         assert_eq!(
             err(&["--describe", "--group", "g", "--members", "--topology"]),
             "Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]"
+        );
+        assert_eq!(
+            err(&["--describe", "--group", "g", "--lag", "--offsets"]),
+            "Option [lag] can't be used with option [members], [offsets], [state] or [topology]"
+        );
+        assert_eq!(
+            err(&["--lag", "--list"]),
+            "Option [lag] may be used with the --describe option only"
         );
         assert_eq!(
             err(&["--describe", "--group", "g", "--state", "Stable"]),

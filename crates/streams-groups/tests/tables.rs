@@ -1,5 +1,5 @@
 //! Golden tests of `--list`, `--describe` (offsets, `--members`, `--state`, each with and
-//! without `--verbose`) and `--delete`, run through the command logic against a fake admin.
+//! without `--verbose`, and kcoord's `--lag`) and `--delete`, run through the command logic against a fake admin.
 
 mod common;
 
@@ -88,6 +88,17 @@ async fn describe_offsets() {
     golden(
         "describe-offsets-verbose.txt",
         &["--describe", "--group", "orders-app", "--verbose"],
+    )
+    .await;
+}
+
+/// kcoord's `--lag`: the offsets above summed per sub-topology, the one that lags most first;
+/// a sub-topology none of whose partitions has a lag shows `-`.
+#[tokio::test]
+async fn describe_lag_per_subtopology() {
+    golden(
+        "describe-lag.txt",
+        &["--describe", "--lag", "--group", "orders-app"],
     )
     .await;
 }

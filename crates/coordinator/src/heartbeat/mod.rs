@@ -152,7 +152,7 @@ impl CoordinatorShard {
             vec![record_builders::current_assignment(group_id, &leaving)]
         } else {
             effects.push(Effect::Rebalanced);
-            record_builders::fence_member(group, &member.member_id)
+            record_builders::fence_member(group, &member.member_id, record_builders::Removal::Left)
         };
         if request.member_epoch == LEAVE_EPOCH {
             effects.push(Effect::Member(MemberEffect::Gone {

@@ -85,7 +85,10 @@ impl Harness {
         handler: impl FnOnce(&CoordinatorShard, i64) -> Outcome<Result<R, CoordinatorError>>,
     ) -> Result<R, CoordinatorError> {
         let now = self.now;
-        match self.shard.run(|s| handler(s, now)) {
+        match self
+            .shard
+            .run(|s| kcoord_coordinator::timeline::stamped(handler(s, now), now))
+        {
             Ok(done) => done.response,
             Err(refused) => Err(CoordinatorError::not_committed(&refused.error)),
         }

@@ -1,15 +1,18 @@
 //! The tables and messages of `--list`, `--describe` (offsets, `--members`, `--state`) and
-//! `--delete`, byte for byte as Kafka's `StreamsGroupCommand` prints them: every column is a
+//! `--delete`, byte for byte as Kafka's `StreamsGroupCommand` prints them (and kcoord's own
+//! `--describe --lag`, in the same style): every column is a
 //! Java `%-Ns` (left-justified, padded, never truncated), columns are separated by one space,
 //! and several groups print as repeated tables, each with its header.
 
 mod delete;
+mod lag;
 mod list;
 mod members;
 mod offsets;
 mod state;
 
 pub use delete::format_delete_outcome;
+pub use lag::{format_subtopology_lag, subtopology_lags, SubtopologyLag};
 pub use list::{format_group_ids, format_group_states};
 pub use members::format_members;
 pub use offsets::{format_offsets, offsets_info, partitions_of_active_tasks, OffsetsInfo};

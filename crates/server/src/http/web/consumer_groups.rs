@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::api::Peer;
 use super::error::ApiError;
-use super::{kafka, no_store};
+use super::{kafka, no_store, offsets};
 use crate::state::ServerState;
 
 pub fn routes() -> Router<Arc<ServerState>> {
@@ -228,37 +228,14 @@ async fn lags(
     peer: Option<std::net::SocketAddr>,
     group_id: &str,
 ) -> Result<Vec<PartitionLag>, ApiError> {
-    let fetched = kafka::committed_offsets(server, peer, group_id).await;
-    if fetched.error_code != ErrorCode::NONE.code() {
-        return Err(ApiError::kafka(fetched.error_code, None));
-    }
-    let mut committed: BTreeMap<(String, i32), i64> = BTreeMap::new();
-    for topic in fetched.topics {
-        for p in topic
-            .partitions
-            .into_iter()
-            .filter(|p| p.error_code == 0 && p.committed_offset >= 0)
-        {
-            committed.insert((topic.name.clone(), p.partition_index), p.committed_offset);
-        }
-    }
-    let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-    for (topic, partition) in committed.keys() {
-        by_topic.entry(topic.clone()).or_default().push(*partition);
-    }
-    let ends = kafka::log_end_offsets(server, peer, by_topic.into_iter().collect());
-    let mut end_of: BTreeMap<(String, i32), i64> = BTreeMap::new();
-    for topic in ends.topics {
-        for p in topic.partitions.into_iter().filter(|p| p.error_code == 0) {
-            end_of.insert((topic.name.clone(), p.partition_index), p.offset);
-        }
-    }
+    let committed = offsets::committed(server, peer, group_id).await?;
+    let end_of = offsets::log_ends(server, peer, committed.keys());
     Ok(committed
         .into_iter()
         .map(|((topic, partition), committed_offset)| {
             let log_end_offset = end_of.get(&(topic.clone(), partition)).copied();
             PartitionLag {
-                lag: log_end_offset.map(|end| (end - committed_offset).max(0)),
+                lag: offsets::lag(Some(committed_offset), log_end_offset),
                 topic,
                 partition,
                 committed_offset,

@@ -5,6 +5,9 @@
 //!   and `/api/openapi.json` (`docs/openapi.json`, which the tests check every answer against);
 //! - [`versions`]: `.../topology/versions` and `.../topology/diff`, the group's deployments
 //!   (TopologyDescriptionIds the coordinator minted) and what changed between two of them;
+//! - [`tasks`], [`lag`] and [`timeline`]: `.../tasks`, `.../lag` and `.../timeline`, the
+//!   running application on the graph: who runs which task and holds which store partition,
+//!   where the lag is and how fast it moves, and what the group's rebalances did;
 //! - [`consumer_groups`]: `/api/v1/consumer-groups` and `/api/v1/consumer-groups/{groupId}`
 //!   (classic and consumer groups: members, assignments, lag);
 //! - [`page`]: `/`, plain HTML, CSS and JavaScript compiled into the binary, which polls the
@@ -19,7 +22,11 @@ mod drawings;
 mod error;
 mod json;
 pub mod kafka;
+mod lag;
+mod offsets;
 pub mod page;
+mod tasks;
+mod timeline;
 mod topology;
 mod versions;
 
@@ -38,6 +45,9 @@ pub fn routes() -> Router<Arc<ServerState>> {
         .merge(api::routes())
         .merge(consumer_groups::routes())
         .merge(versions::routes())
+        .merge(tasks::routes())
+        .merge(lag::routes())
+        .merge(timeline::routes())
         .merge(page::routes())
 }
 

@@ -1,5 +1,5 @@
 //! `/`: the page listing the streams groups and drawing each one's topology, then the
-//! consumer groups with their members, assignments and lag, and its five assets. All of them
+//! consumer groups with their members, assignments and lag, and its six assets. All of them
 //! are compiled in (no file to deploy, nothing fetched at run time); the
 //! script polls the JSON API and inlines each group's SVG so that its nodes can be clicked.
 
@@ -17,6 +17,7 @@ const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 const CONSUMERS_JS: &str = include_str!("assets/consumers.js");
 const VERSIONS_JS: &str = include_str!("assets/versions.js");
+const RUNNING_JS: &str = include_str!("assets/running.js");
 
 /// The page runs its own script and style only, and talks to this server only.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -44,6 +45,10 @@ pub fn routes() -> Router<Arc<ServerState>> {
         .route(
             "/assets/versions.js",
             get(|| async { asset("text/javascript; charset=utf-8", VERSIONS_JS) }),
+        )
+        .route(
+            "/assets/running.js",
+            get(|| async { asset("text/javascript; charset=utf-8", RUNNING_JS) }),
         )
         .route(
             "/assets/app.css",

@@ -191,6 +191,7 @@ async fn the_page_and_its_assets_are_compiled_in() {
         ("/assets/app.js", "text/javascript; charset=utf-8"),
         ("/assets/app.css", "text/css; charset=utf-8"),
         ("/assets/versions.js", "text/javascript; charset=utf-8"),
+        ("/assets/running.js", "text/javascript; charset=utf-8"),
     ] {
         let asset = get(&state, path, None).await;
         assert_eq!(asset.status, StatusCode::OK, "{path}");

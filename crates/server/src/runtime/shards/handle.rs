@@ -179,7 +179,9 @@ impl Shared {
         let before = locked.runtime.stats();
         self.jobs.fetch_add(1, Ordering::Relaxed);
         let now = started.ms();
-        let ran = locked.runtime.run(|shard| handler(shard, now));
+        let ran = locked
+            .runtime
+            .run(|shard| kcoord_coordinator::timeline::stamped(handler(shard, now), now));
         let answer = match ran {
             Ok(done) => Ok((done.response, done.receipt)),
             Err(refused) => Err(self.refused(locked, refused, now)),

@@ -326,7 +326,7 @@
 
   // ---- Selecting a node and showing its details -----------------------------------------
 
-  const cssString = (s) => `"${s.replace(/["\\]/g, '\\$&').replace(/\n/g, '\\a ')}"`;
+  const { cssString } = window.kcoordPage;
 
   function nodeElement(sel) {
     const entry = groups.get(sel.group);

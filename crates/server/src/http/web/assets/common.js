@@ -1,5 +1,5 @@
-// kcoord's web page, what its scripts share (loaded first): building elements, and reading the
-// JSON API.
+// kcoord's web page, what its scripts share (loaded first): building elements, quoting names for
+// selectors, and reading the JSON API.
 //
 // Data from the server is only ever put into the page as text (attributes and text nodes),
 // never as HTML.
@@ -14,6 +14,11 @@ window.kcoordPage = Object.freeze({
     }
     element.append(...children);
     return element;
+  },
+
+  /** `s` as a quoted CSS string, for attribute selectors on names from the server. */
+  cssString(s) {
+    return `"${s.replace(/["\\]/g, '\\$&').replace(/\n/g, '\\a ')}"`;
   },
 
   /** GET `path` as JSON; an error answer throws with the API's error name and message. */
