@@ -129,6 +129,9 @@ enum Storage {
     /// Not kcoord: an Apache Kafka 4.4 broker (`support/kafka.rs`), its log on disk with its
     /// default flush policy, for the same measurements.
     Kafka,
+    /// kcoord in gateway mode in front of such a broker (docs/gateway.md): the same load
+    /// forwarded, the server CPU kcoord's.
+    Gateway,
 }
 
 impl Storage {
@@ -137,6 +140,7 @@ impl Storage {
             Storage::Memory => "memory",
             Storage::Disk => "disk",
             Storage::Kafka => "kafka",
+            Storage::Gateway => "gateway",
         }
     }
 }
@@ -334,7 +338,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     "memory" => Ok(Storage::Memory),
                     "disk" => Ok(Storage::Disk),
                     "kafka" => Ok(Storage::Kafka),
-                    _ => Err(format!("unknown --storage {s:?} (memory, disk, kafka)")),
+                    "gateway" => Ok(Storage::Gateway),
+                    _ => Err(format!(
+                        "unknown --storage {s:?} (memory, disk, kafka, gateway)"
+                    )),
                 })?
             }
             "--record-bytes" => o.record_bytes = list(&value, positive)?,
@@ -431,6 +438,8 @@ enum Server {
     Kcoord(common::Daemon),
     /// Held so that the broker lives as long as the bench needs it.
     Kafka(#[allow(dead_code)] kafka::KafkaBroker),
+    /// kcoord in front of a Kafka broker, both held for the bench's life.
+    Gateway(common::Daemon, #[allow(dead_code)] kafka::KafkaBroker),
 }
 
 async fn start_daemon(storage: Storage, options: &Options) -> Result<Running, String> {
@@ -448,8 +457,11 @@ async fn start_daemon(storage: Storage, options: &Options) -> Result<Running, St
             preloaded: None,
         });
     }
+    if storage == Storage::Gateway {
+        return start_gateway(options).await;
+    }
     let dir = match storage {
-        Storage::Memory | Storage::Kafka => None,
+        Storage::Memory | Storage::Kafka | Storage::Gateway => None,
         Storage::Disk => Some(
             tempfile::Builder::new()
                 .prefix("kcoord-bench-logs-")
@@ -470,6 +482,35 @@ async fn start_daemon(storage: Storage, options: &Options) -> Result<Running, St
         storage,
         server: Server::Kcoord(daemon),
         _dir: dir,
+        addr,
+        pid,
+        client,
+        preloaded: None,
+    })
+}
+
+/// kcoord in gateway mode in front of a Kafka broker (`--daemon-config` lines go to the broker);
+/// the measured server is kcoord.
+async fn start_gateway(options: &Options) -> Result<Running, String> {
+    let broker = kafka::KafkaBroker::start(&options.daemon_config)?;
+    // The broker's id is 0: its port is the start itself.
+    let port_start = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))?
+        .port();
+    let config = [
+        "log.level=warn".to_string(),
+        format!("upstream.bootstrap.servers={}", broker.bootstrap()),
+        format!("gateway.broker.port.start={port_start}"),
+    ];
+    let daemon = common::Daemon::start(&config.iter().map(String::as_str).collect::<Vec<_>>());
+    let addr = daemon.bootstrap();
+    let pid = daemon.pid().ok_or("the daemon has no pid")?;
+    let client = fleet::connect_client(&addr).await?;
+    Ok(Running {
+        storage: Storage::Gateway,
+        server: Server::Gateway(daemon, broker),
+        _dir: None,
         addr,
         pid,
         client,
@@ -1592,8 +1633,9 @@ async fn bench(options: &Options) -> Result<(), String> {
     for running in daemons {
         let Running { server, client, .. } = running;
         drop(client);
-        let Server::Kcoord(daemon) = server else {
-            continue;
+        let daemon = match server {
+            Server::Kcoord(daemon) | Server::Gateway(daemon, _) => daemon,
+            Server::Kafka(_) => continue,
         };
         if !daemon.is_alive() {
             return Err(format!(
@@ -1610,7 +1652,8 @@ async fn bench(options: &Options) -> Result<(), String> {
     if has(Measure::Rss) {
         for round in 1..=options.rounds {
             // A JVM's resident set says nothing of its partitions.
-            for &storage in options.storages.iter().filter(|s| **s != Storage::Kafka) {
+            let kcoords_own = |s: &&Storage| !matches!(**s, Storage::Kafka | Storage::Gateway);
+            for &storage in options.storages.iter().filter(kcoords_own) {
                 println!("{}", rss(storage, options, round).await?);
             }
         }
