@@ -126,6 +126,15 @@ impl Gateway {
         self.ownership.borrow().clone()
     }
 
+    /// Whether other kcoord nodes share the shards (read without a copy: asked per request).
+    pub fn has_other_nodes(&self) -> bool {
+        self.ownership
+            .borrow()
+            .owners
+            .as_ref()
+            .is_some_and(|owners| owners.nodes.len() > 1)
+    }
+
     /// Follows [`Gateway::ownership`].
     pub fn ownership_updates(&self) -> tokio::sync::watch::Receiver<nodes::Ownership> {
         self.ownership.subscribe()

@@ -69,8 +69,12 @@ pub(crate) fn serving_node(
     broker: Option<i32>,
 ) -> Option<String> {
     let gateway = server.gateway.as_ref()?;
-    let groups = named_groups(api, version, body.clone());
+    // Alone, this node serves every shard: no request is decoded to find out.
+    if !gateway.has_other_nodes() {
+        return None;
+    }
     let ownership = gateway.ownership();
+    let groups = named_groups(api, version, body.clone());
     let shards = server.coordinators.len();
     let mut nodes = groups
         .iter()
