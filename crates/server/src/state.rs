@@ -86,6 +86,9 @@ pub struct Background {
     /// For the marker task (`runtime/transactions.rs`).
     coordinators: Coordinators,
     metrics: Arc<Metrics>,
+    /// In gateway mode with the shards' logs upstream: the gateway whose nodes' group shares
+    /// the shards.
+    gateway: Option<Arc<crate::gateway::Gateway>>,
 }
 
 impl Background {
@@ -96,13 +99,17 @@ impl Background {
     }
 
     /// Keeps the coordinator shards' logs in the upstream cluster (gateway mode), each shard
-    /// served while `ownership` says this node has it.
+    /// served while the kcoord nodes' group (joined by [`Background::spawn`]) gives it to this
+    /// node.
     pub fn with_upstream_logs(
         mut self,
         logs: Arc<crate::gateway::coordinator_log::CoordinatorLogs>,
-        ownership: tokio::sync::watch::Receiver<crate::gateway::nodes::Ownership>,
+        gateway: Arc<crate::gateway::Gateway>,
     ) -> Self {
-        self.shards = self.shards.with_upstream_logs(logs, ownership);
+        self.shards = self
+            .shards
+            .with_upstream_logs(logs, gateway.ownership_updates());
+        self.gateway = Some(gateway);
         self
     }
 
@@ -111,6 +118,7 @@ impl Background {
         self,
         stop: &tokio::sync::watch::Receiver<bool>,
     ) -> Vec<tokio::task::JoinHandle<()>> {
+        let shard_count = self.coordinators.len();
         let mut tasks = self.shards.spawn(stop);
         tasks.push(self.controller.spawn(stop));
         tasks.push(crate::runtime::partitions::maintenance::spawn(
@@ -125,6 +133,10 @@ impl Background {
             )
             .spawn(stop),
         );
+        if let Some(gateway) = self.gateway {
+            // The shards load once the nodes' group has said which are this node's.
+            tasks.push(gateway.share_shards(shard_count, stop.clone()));
+        }
         tasks
     }
 }
@@ -208,6 +220,7 @@ impl ServerState {
             partitions: Arc::clone(&state.partitions),
             coordinators: state.coordinators.clone(),
             metrics: Arc::clone(&state.metrics),
+            gateway: None,
         };
         (state, background)
     }

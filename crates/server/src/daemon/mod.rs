@@ -126,15 +126,7 @@ pub async fn start_with(
     let controller =
         crate::runtime::controller::ControllerBoot::open(&config, crate::support::clock::now_ms())?;
     // Before the partitions are recovered: a second daemon on the same log.dirs stops here.
-    // In gateway mode the shards' logs live in the upstream cluster instead.
-    let coordinator_lock = match config.gateway {
-        Some(_) => None,
-        None => crate::runtime::shard_log::prepare_dir(
-            &config.coordinator_log,
-            config.coordinator_shards,
-        )
-        .map_err(StartError::CoordinatorLog)?,
-    };
+    let coordinator_lock = prepare_coordinator_logs(&config)?;
     // Recovers every partition log before a client can reach it.
     let partitions = Arc::new(crate::runtime::partitions::Partitions::open(
         config.log.clone(),
@@ -148,9 +140,6 @@ pub async fn start_with(
     ));
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
-    if config.gateway.is_none() {
-        crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
-    }
     let config = Arc::new(config);
     let tls = closing_on_error(&topology, listener_tls(&config)).await?;
     let bound = closing_on_error(&topology, bind_listeners(&config).await).await?;
@@ -175,12 +164,9 @@ pub async fn start_with(
     }
     let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
     if let Some((ports, _)) = &gateway {
-        let logs = closing_on_error(
-            &state.topology,
-            upstream_logs(&ports.gateway(), config.coordinator_shards).await,
-        )
-        .await?;
-        background = background.with_upstream_logs(logs, ports.gateway().ownership_updates());
+        let logs = upstream_logs(&ports.gateway(), config.coordinator_shards).await;
+        let logs = closing_on_error(&state.topology, logs).await?;
+        background = background.with_upstream_logs(logs, ports.gateway());
     }
     let background = match extensions.load_gate {
         Some(gate) => background.with_load_gate(gate),
@@ -188,22 +174,7 @@ pub async fn start_with(
     };
     let state = Arc::new(state);
     let (stop_background, stop_background_rx) = watch::channel(false);
-    let mut background = background.spawn(&stop_background_rx);
-    if let Some((ports, _)) = &gateway {
-        // The shards load once the nodes' group has said which are this node's.
-        let sharing = ports
-            .gateway()
-            .share_shards(config.coordinator_shards, stop_background_rx.clone())
-            .await;
-        match sharing {
-            Ok(task) => background.push(task),
-            Err(e) => {
-                let _ = stop_background.send(true);
-                state.topology.close().await;
-                return Err(e.into());
-            }
-        }
-    }
+    let background = background.spawn(&stop_background_rx);
     let (shutdown, shutdown_rx) = watch::channel(false);
     let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
     let mut acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
@@ -239,6 +210,19 @@ fn spawn_gateway(
         serving.shutdown.clone(),
     );
     [mirror, ports.spawn(bound, serving)]
+}
+
+/// Readies the coordinator shards' log directory and says where groups are kept; in gateway
+/// mode they live in the upstream cluster (`upstream_logs`) and nothing is locked here.
+fn prepare_coordinator_logs(config: &Config) -> Result<Option<std::fs::File>, StartError> {
+    if config.gateway.is_some() {
+        return Ok(None);
+    }
+    let (logs, shards) = (&config.coordinator_log, config.coordinator_shards);
+    let lock =
+        crate::runtime::shard_log::prepare_dir(logs, shards).map_err(StartError::CoordinatorLog)?;
+    crate::runtime::shard_log::log_where(logs, shards);
+    Ok(lock)
 }
 
 /// The upstream topic of the coordinator shards' logs (gateway mode), said once where they are.

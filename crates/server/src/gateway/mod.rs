@@ -145,16 +145,12 @@ impl Gateway {
     }
 
     /// Joins the kcoord nodes' group in the cluster, which shares the `shards` coordinator
-    /// shards among the nodes, until `stop`.
-    pub async fn share_shards(
+    /// shards among the nodes, until `stop`; connecting to the cluster is retried there.
+    pub fn share_shards(
         self: Arc<Self>,
         shards: usize,
         stop: tokio::sync::watch::Receiver<bool>,
-    ) -> Result<tokio::task::JoinHandle<()>, GatewayError> {
-        let bootstrap = self.settings.bootstrap_servers.join(",");
-        let client = kcoord_client::Client::connect(&bootstrap, self.client.clone())
-            .await
-            .map_err(coordinator_log::CoordinatorLogError::from)?;
+    ) -> tokio::task::JoinHandle<()> {
         let membership = nodes::Membership {
             group_id: format!(
                 "kcoord-coordinator-nodes-{}",
@@ -168,7 +164,9 @@ impl Gateway {
             },
             session_timeout: self.settings.node_session_timeout,
         };
-        Ok(tokio::spawn(nodes::run(client, membership, self, stop)))
+        let bootstrap = self.settings.bootstrap_servers.join(",");
+        let client = self.client.clone();
+        tokio::spawn(nodes::run(bootstrap, client, membership, self, stop))
     }
 
     /// The upstream cluster as last learnt.

@@ -163,12 +163,16 @@ pub fn assign(shards: usize, members: &BTreeMap<String, Vec<usize>>) -> Vec<Stri
 /// Takes part in the nodes' group until `stop` (then leaves it), publishing every assignment
 /// to `gateway`'s [`super::Gateway::ownership`].
 pub async fn run(
-    client: Client,
+    bootstrap: String,
+    config: kcoord_client::ClientConfig,
     membership: Membership,
     gateway: Arc<super::Gateway>,
     mut stop: watch::Receiver<bool>,
 ) {
     let published = gateway.ownership_sender();
+    let Some(client) = connect(&bootstrap, config, &mut stop).await else {
+        return;
+    };
     let mut member = Member {
         client,
         membership,
@@ -206,6 +210,31 @@ pub async fn run(
         }
     }
     member.leave().await;
+}
+
+/// A client of the cluster, connecting again with a growing backoff until it answers;
+/// `None` on `stop`.
+async fn connect(
+    bootstrap: &str,
+    config: kcoord_client::ClientConfig,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<Client> {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let connected = tokio::select! {
+            connected = Client::connect(bootstrap, config.clone()) => connected,
+            _ = crate::support::shutdown::stopped(stop) => return None,
+        };
+        match connected {
+            Ok(client) => return Some(client),
+            Err(e) => warn!(error = %e, "cannot reach the cluster for the kcoord nodes' group yet"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            _ = crate::support::shutdown::stopped(stop) => return None,
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
 }
 
 struct Member {

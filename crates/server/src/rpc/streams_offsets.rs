@@ -31,91 +31,87 @@ pub(crate) fn for_the_cluster(
 ) -> Option<Bytes> {
     server.gateway.as_ref()?;
     match api {
-        ApiKey::OffsetCommit => {
-            let mut req = decoded::<OffsetCommitRequest>(body, version)?;
-            let offsets = offsets(
-                server,
-                req.topics.iter().flat_map(|t| {
-                    t.partitions.iter().map(|p| {
-                        (
-                            t.name.as_str(),
-                            t.topic_id,
-                            p.partition_index,
-                            p.committed_metadata.as_deref(),
-                        )
-                    })
-                }),
-            )?;
-            let checked = streams_group_shard(server, &req.group_id)?.peek(|s| {
-                s.check_commit(
-                    &req.group_id,
-                    &req.member_id,
-                    req.generation_id_or_member_epoch,
-                    version,
-                    &offsets,
-                )
-            });
-            checked.ok()?.ok()?;
-            req.generation_id_or_member_epoch = -1;
-            req.member_id.clear();
-            req.group_instance_id = None;
-            encoded(&req, version)
-        }
-        ApiKey::TxnOffsetCommit => {
-            let mut req = decoded::<TxnOffsetCommitRequest>(body, version)?;
-            let offsets = offsets(
-                server,
-                req.topics.iter().flat_map(|t| {
-                    t.partitions.iter().map(|p| {
-                        (
-                            t.name.as_str(),
-                            t.topic_id,
-                            p.partition_index,
-                            p.committed_metadata.as_deref(),
-                        )
-                    })
-                }),
-            )?;
-            let commit = TxnOffsetCommit {
-                group_id: &req.group_id,
-                producer_id: req.producer_id,
-                member_id: &req.member_id,
-                group_instance_id: req.group_instance_id.as_deref(),
-                generation_id_or_member_epoch: req.generation_id_or_member_epoch,
-                api_version: version,
-                offsets: &offsets,
-            };
-            let checked = streams_group_shard(server, &req.group_id)?
-                .peek(|s| s.check_transactional_commit(&commit));
-            checked.ok()?.ok()?;
-            req.generation_id_or_member_epoch = -1;
-            req.member_id.clear();
-            req.group_instance_id = None;
-            encoded(&req, version)
-        }
-        ApiKey::OffsetFetch => {
-            let mut req = decoded::<OffsetFetchRequest>(body, version)?;
-            if version < 8 {
-                streams_group_shard(server, &req.group_id)?;
-                return encoded(&req, version);
-            }
-            for group in &mut req.groups {
-                let checked = streams_group_shard(server, &group.group_id)?.peek(|s| {
-                    s.validate_offset_fetch(
-                        &group.group_id,
-                        group.member_id.as_deref(),
-                        group.member_epoch,
-                    )
-                });
-                checked.ok()?.ok()?;
-                group.member_id = None;
-                group.member_epoch = -1;
-            }
-            (!req.groups.is_empty()).then_some(())?;
-            encoded(&req, version)
-        }
+        ApiKey::OffsetCommit => offset_commit(server, version, body),
+        ApiKey::TxnOffsetCommit => txn_offset_commit(server, version, body),
+        ApiKey::OffsetFetch => offset_fetch(server, version, body),
         _ => None,
     }
+}
+
+fn offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
+    let mut req = decoded::<OffsetCommitRequest>(body, version)?;
+    let offsets = offsets(
+        server,
+        req.topics.iter().flat_map(|t| {
+            t.partitions.iter().map(|p| {
+                let metadata = p.committed_metadata.as_deref();
+                (t.name.as_str(), t.topic_id, p.partition_index, metadata)
+            })
+        }),
+    )?;
+    let checked = streams_group_shard(server, &req.group_id)?.peek(|s| {
+        s.check_commit(
+            &req.group_id,
+            &req.member_id,
+            req.generation_id_or_member_epoch,
+            version,
+            &offsets,
+        )
+    });
+    checked.ok()?.ok()?;
+    req.generation_id_or_member_epoch = -1;
+    req.member_id.clear();
+    req.group_instance_id = None;
+    encoded(&req, version)
+}
+
+fn txn_offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
+    let mut req = decoded::<TxnOffsetCommitRequest>(body, version)?;
+    let offsets = offsets(
+        server,
+        req.topics.iter().flat_map(|t| {
+            t.partitions.iter().map(|p| {
+                let metadata = p.committed_metadata.as_deref();
+                (t.name.as_str(), t.topic_id, p.partition_index, metadata)
+            })
+        }),
+    )?;
+    let commit = TxnOffsetCommit {
+        group_id: &req.group_id,
+        producer_id: req.producer_id,
+        member_id: &req.member_id,
+        group_instance_id: req.group_instance_id.as_deref(),
+        generation_id_or_member_epoch: req.generation_id_or_member_epoch,
+        api_version: version,
+        offsets: &offsets,
+    };
+    let shard = streams_group_shard(server, &req.group_id)?;
+    shard
+        .peek(|s| s.check_transactional_commit(&commit))
+        .ok()?
+        .ok()?;
+    req.generation_id_or_member_epoch = -1;
+    req.member_id.clear();
+    req.group_instance_id = None;
+    encoded(&req, version)
+}
+
+fn offset_fetch(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
+    let mut req = decoded::<OffsetFetchRequest>(body, version)?;
+    if version < 8 {
+        streams_group_shard(server, &req.group_id)?;
+        return encoded(&req, version);
+    }
+    for group in &mut req.groups {
+        let (member, epoch) = (group.member_id.as_deref(), group.member_epoch);
+        let shard = streams_group_shard(server, &group.group_id)?;
+        let checked = shard.peek(|s| s.validate_offset_fetch(&group.group_id, member, epoch));
+        checked.ok()?.ok()?;
+        group.member_id = None;
+        group.member_epoch = -1;
+    }
+    (!req.groups.is_empty()).then_some(())?;
+    encoded(&req, version)
 }
 
 /// The shard of `group` when it is a streams group kcoord coordinates, its shard loaded here.

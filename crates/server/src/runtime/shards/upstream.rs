@@ -8,7 +8,7 @@
 //! holds, so memory never keeps a change the log lacks, and the waiting requests get
 //! NOT_COORDINATOR. A fenced write means another writer has claimed the shard: the shard stops
 //! serving (COORDINATOR_NOT_AVAILABLE, on which clients look their coordinator up again) and
-//! never writes again.
+//! writes no more until [`serve_while_owned`] claims it again.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -48,8 +48,13 @@ enum Ended {
 
 /// Serves the shard while this node owns it: claims and loads it when the nodes' group gives
 /// it to this node, runs its timers and its writer, and empties it (NOT_COORDINATOR) when the
-/// group gives it to another node. After being fenced it waits for the group's next word
-/// rather than claim the shard back from the node that fenced it.
+/// group gives it to another node.
+///
+/// Fenced, it tries again a second later if the group still says the shard is this node's: the
+/// claim that fenced it may be a late one of the shard's previous node, which lost it to this
+/// one while claiming (and empties it as soon as it sees that), and claiming back then fences
+/// that node for good. Two nodes that both believe they hold a shard only do so until the
+/// group's assignment reaches both.
 pub(super) async fn serve_while_owned(
     task: &ShardTask,
     logs: Arc<CoordinatorLogs>,
@@ -57,21 +62,9 @@ pub(super) async fn serve_while_owned(
     mut stop: watch::Receiver<bool>,
 ) {
     let shared = &task.shared;
-    let mut wait_for_news = false;
     loop {
-        loop {
-            if !wait_for_news {
-                match ownership.borrow_and_update().owns(shared.index) {
-                    Some(true) => break,
-                    Some(false) => task.not_owned(),
-                    None => {}
-                }
-            }
-            wait_for_news = false;
-            tokio::select! {
-                changed = ownership.changed() => if changed.is_err() { return },
-                _ = stopped(&mut stop) => return,
-            }
+        if !owned(task, &mut ownership, &mut stop).await {
+            return;
         }
         task.owned_and_loading();
         let Some(claimed) = load(shared, &logs, &mut stop).await else {
@@ -91,16 +84,43 @@ pub(super) async fn serve_while_owned(
             _ = &mut writer => Ended::Fenced,
         };
         end_tenure.send_replace(true);
-        let _ = writer.await;
-        match ended {
-            Ended::Stopped => return,
-            Ended::Moved => info!(
-                shard = shared.index,
-                "the coordinator shard moved to another kcoord node"
-            ),
-            Ended::Fenced => wait_for_news = true,
+        if !matches!(ended, Ended::Fenced) {
+            let _ = writer.await;
         }
         task.not_owned();
+        match ended {
+            Ended::Stopped => return,
+            Ended::Moved => {
+                info!(
+                    shard = shared.index,
+                    "the coordinator shard moved to another kcoord node"
+                );
+            }
+            Ended::Fenced => tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = stopped(&mut stop) => return,
+            },
+        }
+    }
+}
+
+/// Waits until the nodes' group gives the shard to this node, emptying it while another node
+/// has it; false on `stop` or when no assignment can come any more.
+async fn owned(
+    task: &ShardTask,
+    ownership: &mut watch::Receiver<Ownership>,
+    stop: &mut watch::Receiver<bool>,
+) -> bool {
+    loop {
+        match ownership.borrow_and_update().owns(task.shared.index) {
+            Some(true) => return true,
+            Some(false) => task.not_owned(),
+            None => {}
+        }
+        tokio::select! {
+            changed = ownership.changed() => if changed.is_err() { return false },
+            _ = stopped(stop) => return false,
+        }
     }
 }
 
@@ -277,10 +297,11 @@ async fn claim(
 }
 
 fn fenced(shared: &Shared, log: &ShardLog, error: &CoordinatorLogError) {
-    error!(
+    // Routine while the nodes' group moves shards (a late claim of the node that lost one).
+    warn!(
         shard = shared.index,
         error = %error,
-        "another writer claimed this coordinator shard's upstream log: the shard stops serving here"
+        "another writer claimed this coordinator shard's upstream log: the shard stops serving here, and is claimed again if the kcoord nodes' group still gives it to this node"
     );
     stop_shard(shared, log);
 }
