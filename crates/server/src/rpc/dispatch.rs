@@ -83,6 +83,8 @@ pub struct Connection {
     pub bulk: Option<BulkHandle>,
     /// In gateway mode, on a broker listener: where the requests kcoord does not serve go.
     pub upstream: Option<Arc<Forwarder>>,
+    /// Set by a client quota's throttle: the connection reads nothing more until it ends.
+    pub mute: Arc<crate::state::Mute>,
 }
 
 /// Kafka's principal for a client that did not authenticate.
@@ -115,6 +117,7 @@ impl Connection {
             tls_principal: None,
             bulk: None,
             upstream,
+            mute: Arc::default(),
         }
     }
 
@@ -127,6 +130,7 @@ impl Connection {
             peer: self.peer,
             client_host: &self.client_host,
             header,
+            mute: Some(&self.mute),
         }
     }
 

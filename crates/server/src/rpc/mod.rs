@@ -18,6 +18,7 @@ pub mod groups;
 pub mod lists;
 pub mod merged;
 pub mod plugin_context;
+pub(crate) mod quotas;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod topology_push;

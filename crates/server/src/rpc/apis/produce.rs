@@ -39,6 +39,7 @@ use crate::rpc::dispatch::Reply;
 use crate::rpc::{Check, Rpc};
 use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
+use crate::runtime::quotas::QuotaType;
 use crate::state::RequestContext;
 use crate::support::logging::log_per_peer;
 
@@ -51,21 +52,27 @@ pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)
     .advertised_from(0);
 
 /// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
-/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
+/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`). The
+/// client quotas throttle it (`rpc/quotas.rs`), acks=0 included.
 pub(crate) async fn serve(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     body: Bytes,
 ) -> Reply {
+    // Kafka's `sizeInBytes`, what the producer byte rate counts: the body after the header.
+    let body_size = body.len();
     let request: kcoord_wire::messages::ProduceRequest =
         match crate::rpc::dispatch::decode(ctx, api, version, body) {
             Ok(request) => request,
             Err(reply) => return reply,
         };
     let acks = request.acks;
+    let (started, size) = (std::time::Instant::now(), body_size);
     implicit_add::add_partitions(ctx, &request, version).await;
-    let response = handle(ctx, request, version);
+    let mut response = handle(ctx, request, version);
+    let throttle = crate::rpc::quotas::throttle(ctx, QuotaType::Produce, size, started, acks != 0);
+    response.throttle_time_ms = i32::try_from(throttle).unwrap_or(i32::MAX);
     if acks != 0 {
         return crate::rpc::dispatch::respond(ctx, api, version, &response);
     }
