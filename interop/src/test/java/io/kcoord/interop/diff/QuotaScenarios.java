@@ -231,14 +231,14 @@ final class QuotaScenarios {
         s.call("removing what is not there", alter(false, entry(entity(USER, u), remove("producer_byte_rate"), remove("nonsense"))), (short) 1, sorted);
         s.call("nothing to alter", alter(false), (short) 1, sorted);
         await(s, p, 0, false);
-        s.call("exact without a name", describe(false, component(USER, EXACT, null)), (short) 1, sorted);
-        s.call("default with a name", describe(false, component(USER, DEFAULT, "x")), (short) 1, sorted);
-        s.call("specified with a name", describe(false, component(CLIENT, SPECIFIED, "x")), (short) 1, sorted);
-        s.call("unknown match type", describe(false, component(CLIENT, (byte) 7, null)), (short) 1, sorted);
-        s.call("unknown entity type", describe(false, component("group", SPECIFIED, null)), (short) 1, sorted);
-        s.call("empty entity type", describe(false, component("", SPECIFIED, null)), (short) 1, sorted);
-        s.call("type twice", describe(false, component(USER, SPECIFIED, null), component(USER, DEFAULT, null)), (short) 0, sorted);
-        s.call("ip with a user", describe(false, component(IP, SPECIFIED, null), component(USER, DEFAULT, null)), (short) 1, sorted);
-        s.call("strict without components", describe(true), (short) 1, sorted);
+        s.call("describe: exact without a name", describe(false, component(USER, EXACT, null)), (short) 1, sorted);
+        s.call("describe: default with a name", describe(false, component(USER, DEFAULT, "x")), (short) 1, sorted);
+        s.call("describe: specified with a name", describe(false, component(CLIENT, SPECIFIED, "x")), (short) 1, sorted);
+        s.call("describe: unknown match type", describe(false, component(CLIENT, (byte) 7, null)), (short) 1, sorted);
+        s.call("describe: unknown entity type", describe(false, component("group", SPECIFIED, null)), (short) 1, sorted);
+        s.call("describe: empty entity type", describe(false, component("", SPECIFIED, null)), (short) 1, sorted);
+        s.call("describe: type twice", describe(false, component(USER, SPECIFIED, null), component(USER, DEFAULT, null)), (short) 0, sorted);
+        s.call("describe: ip with a user", describe(false, component(IP, SPECIFIED, null), component(USER, DEFAULT, null)), (short) 1, sorted);
+        s.call("describe: strict without components", describe(true), (short) 1, sorted);
     }
 }
