@@ -214,5 +214,25 @@ pub fn display(entity: &QuotaEntity) -> String {
     format!("ClientQuotaEntity(entries={{{}}})", parts.join(", "))
 }
 
+impl crate::Controller {
+    /// AlterClientQuotas (see [`alter_client_quotas`]): one result per distinct entity;
+    /// `validate_only` decides without writing, as Kafka's `withoutRecords`.
+    pub fn alter_client_quotas(
+        &self,
+        request: &AlterClientQuotasRequest,
+    ) -> crate::Outcome<Vec<(QuotaEntity, EntityError)>> {
+        let (records, results) = alter_client_quotas(&self.state().client_quotas, request);
+        crate::Outcome {
+            records: if request.validate_only {
+                Vec::new()
+            } else {
+                records
+            },
+            response: results,
+            effects: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use kcoord_acl::{AclBindingFilter, AclCreation, Acls};
 use kcoord_metadata::metadata_version::FEATURE_NAME;
 use kcoord_metadata::{
-    BrokerRegistration, BrokersImage, LogRecord, LogState, MetadataLog, MetadataVersion,
-    QuotaEntity, Record, RecordAndVersion, ReplayError, Store,
+    BrokerRegistration, BrokersImage, LogRecord, LogState, MetadataLog, MetadataVersion, Record,
+    RecordAndVersion, ReplayError, Store,
 };
 use kcoord_runtime::Core;
 use kcoord_wire::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
@@ -20,15 +20,14 @@ use kcoord_wire::messages::create_partitions_response::CreatePartitionsTopicResu
 use kcoord_wire::messages::create_topics_response::CreatableTopicResult;
 use kcoord_wire::messages::delete_topics_response::DeletableTopicResult;
 use kcoord_wire::messages::{
-    AlterClientQuotasRequest, AlterUserScramCredentialsRequest, BrokerHeartbeatRequest,
-    BrokerRegistrationRequest, CreateTopicsRequest, DeleteTopicsRequest,
+    AlterUserScramCredentialsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    CreateTopicsRequest, DeleteTopicsRequest,
 };
 use kcoord_wire::records::{FeatureLevelRecord, ProducerIdsRecord, UnregisterBrokerRecord};
 use kcoord_wire::ErrorCode;
 use uuid::Uuid;
 
 use crate::acls::{self, AclChange, CreateAclResult, DeleteAclsResult};
-use crate::client_quotas::EntityError;
 use crate::controller_config::ControllerConfig;
 use crate::error::{ControllerError, Result};
 use crate::group_configs::{self, GroupConfigChange, GroupConfigValidator, ResourceError};
@@ -631,25 +630,6 @@ impl Controller {
         );
         Outcome {
             records,
-            response: results,
-            effects: Vec::new(),
-        }
-    }
-
-    /// AlterClientQuotas (see [`crate::client_quotas::alter_client_quotas`]): one result per
-    /// distinct entity; `validate_only` decides without writing, as Kafka's `withoutRecords`.
-    pub fn alter_client_quotas(
-        &self,
-        request: &AlterClientQuotasRequest,
-    ) -> Outcome<Vec<(QuotaEntity, EntityError)>> {
-        let (records, results) =
-            crate::client_quotas::alter_client_quotas(&self.state().client_quotas, request);
-        Outcome {
-            records: if request.validate_only {
-                Vec::new()
-            } else {
-                records
-            },
             response: results,
             effects: Vec::new(),
         }

@@ -257,12 +257,17 @@ impl Mute {
         }
     }
 
-    /// The end of the mute, if one is set; clears it.
-    pub fn take(&self) -> Option<std::time::Instant> {
-        self.until
+    /// Waits out the mute, if one is set, and clears it: the connection handles no request
+    /// meanwhile. A shutdown does not end it early; the connection's grace period bounds it.
+    pub async fn wait(&self) {
+        let until = self
+            .until
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+            .take();
+        if let Some(until) = until {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(until)).await;
+        }
     }
 }
 

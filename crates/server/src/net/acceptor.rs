@@ -96,14 +96,7 @@ pub(crate) async fn run(
                             peer.ip(), max
                         );
                     }
-                    Accepted::Throttled(peer, ms) => {
-                        server.metrics.quotas.connection_throttled();
-                        log_per_peer!(
-                            info, peer, "connection creation rate",
-                            %peer, listener = %info.name, throttle_ms = ms,
-                            "connection_creation_rate of the address exceeded; closing the connection after its throttle"
-                        );
-                    }
+                    Accepted::Throttled(peer, ms) => say_throttled(&server, &info, peer, ms),
                     Accepted::Failed => {}
                 }
                 accepting = Box::pin(accept_next(&listener, (&quotas, &server), index, &info, &accept_errors));
@@ -168,6 +161,17 @@ async fn accept_next(
         // Dropping the stream closes it.
         Err(refusal) => Accepted::Refused(peer, refusal),
     }
+}
+
+/// A connection over its address's `connection_creation_rate`: counted, and said at most once
+/// a minute per address.
+fn say_throttled(server: &ServerState, info: &ListenerInfo, peer: SocketAddr, ms: u32) {
+    server.metrics.quotas.connection_throttled();
+    log_per_peer!(
+        info, peer, "connection creation rate",
+        %peer, listener = %info.name, throttle_ms = ms,
+        "connection_creation_rate of the address exceeded; closing the connection after its throttle"
+    );
 }
 
 /// A connection task that panicked took only its own connection down; say so loudly.

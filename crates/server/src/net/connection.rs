@@ -6,8 +6,7 @@
 //!
 //! A client that stops reading holds at most [`MAX_QUEUED_RESPONSES`] responses and, past
 //! [`MAX_QUEUED_RESPONSE_BYTES`], no more than one: the reader waits before handling another
-//! request (Kafka mutes such a channel likewise). A client quota's throttle mutes the
-//! connection the same way for the throttle time (`crate::state::Mute`).
+//! request (Kafka mutes such a channel likewise), as it waits out a quota's throttle.
 //!
 //! A watchdog beside them closes the connection when no request is being handled or awaited and no byte
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
@@ -386,7 +385,6 @@ async fn read_requests<R: AsyncRead + Unpin>(
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
-                    wait_out_mute(conn, activity, &mut shutdown).await;
                     let reply = dispatch_frame(conn, frame, queued, activity).await;
                     decoder = after_authentication(conn, decoder);
                     if !queue_response(reply, &responses, queued).await {
@@ -434,26 +432,6 @@ async fn read_requests<R: AsyncRead + Unpin>(
     }
 }
 
-/// Waits out a client quota's throttle before the next request: Kafka reads nothing from a
-/// muted channel. The connection counts as busy meanwhile (no idle or receive timeout), and a
-/// shutdown ends the wait, so the request in hand is still answered.
-async fn wait_out_mute(
-    conn: &Connection,
-    activity: &Activity,
-    shutdown: &mut watch::Receiver<bool>,
-) {
-    let Some(until) = conn.mute.take() else {
-        return;
-    };
-    activity.received();
-    activity.start_request();
-    tokio::select! {
-        biased;
-        _ = crate::support::shutdown::stopped(shutdown) => {}
-        () = tokio::time::sleep_until(Instant::from_std(until)) => {}
-    }
-}
-
 /// Serves one request frame once the writer has room for its response: dispatched (a big
 /// frame on the bulk lane), and counted in the request metrics.
 #[inline]
@@ -466,7 +444,7 @@ async fn dispatch_frame(
     let started = Instant::now();
     activity.received();
     let api = request_api(conn, &frame);
-    queued.wait_for_room().await;
+    tokio::join!(queued.wait_for_room(), conn.mute.wait());
     activity.start_request();
     let reply = match &conn.bulk {
         // A gateway forwards most big frames without decoding them: they stay here.

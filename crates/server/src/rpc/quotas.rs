@@ -1,28 +1,29 @@
 //! Client quotas on the data plane, as Kafka's `KafkaApis` applies them to Produce and Fetch:
-//! the request's bytes (Produce: the request body, Kafka's `sizeInBytes`; Fetch: the response)
-//! are recorded against the byte-rate quota and the handler's time against
-//! `request_percentage`; the larger throttle goes into the response's `throttle_time_ms`, the
-//! connection is muted for it, and `/metrics` counts it under the quota that set it. A
-//! throttled Fetch is answered without its records (Kafka's `getThrottledResponse`), and the
-//! bytes it did not send are taken back from the usage.
+//! the request's bytes (Produce: the request body, Kafka's `sizeInBytes`; Fetch: the records
+//! of the response) are recorded against the byte-rate quota and, for Produce, the handler's
+//! time against `request_percentage`; the larger throttle goes into the response's
+//! `throttle_time_ms`, the connection is muted for it, and `/metrics` counts it under the quota
+//! that set it. A throttled Fetch is answered without its records (Kafka's
+//! `getThrottledResponse`), and the bytes it did not send are taken back from the usage.
+//!
+//! Fetch's handler time is not counted: its handler also waits for data (`max_wait_ms`), which
+//! Kafka spends in purgatory, not in a handler thread, and kcoord does not tell the two apart.
 
-use std::time::Instant;
+use std::time::Duration;
 
 use kcoord_wire::messages::FetchResponse;
 
 use crate::runtime::quotas::{QuotaType, NANOS_TO_PERCENTAGE};
 use crate::state::RequestContext;
 
-/// The throttle of a Produce or Fetch answer: `bytes` against the `quota` byte rate and the
-/// handler time since `started` against `request_percentage` (Kafka leaves the request quota
-/// out of acks=0 produces: `request_time` false). Mutes the connection and counts the
-/// throttle; 0 when no quota applies.
+/// The throttle of a Produce or Fetch answer: `bytes` against the `quota` byte rate and
+/// `handler_time`, if given, against `request_percentage` (Kafka leaves the request quota out
+/// of acks=0 produces). Mutes the connection and counts the throttle; 0 when no quota applies.
 pub(crate) fn throttle(
     ctx: &RequestContext<'_>,
     quota: QuotaType,
     bytes: usize,
-    started: Instant,
-    request_time: bool,
+    handler_time: Option<Duration>,
 ) -> u32 {
     let image = ctx.server.cluster.snapshot();
     let quotas = &image.client_quotas;
@@ -35,15 +36,12 @@ pub(crate) fn throttle(
         .server
         .quotas
         .record(quotas, quota, who, bytes as f64, now);
-    let request = if request_time {
-        let nanos = started.elapsed().as_nanos() as f64;
-        let percent = nanos * NANOS_TO_PERCENTAGE;
+    let request = handler_time.map_or(0, |time| {
+        let percent = time.as_nanos() as f64 * NANOS_TO_PERCENTAGE;
         ctx.server
             .quotas
             .record(quotas, QuotaType::Request, who, percent, now)
-    } else {
-        0
-    };
+    });
     let (by, ms) = if bandwidth > request {
         (quota, bandwidth)
     } else {
@@ -79,7 +77,6 @@ pub(crate) fn throttle_fetch(
     ctx: &RequestContext<'_>,
     response: &mut FetchResponse,
     session_epoch: i32,
-    started: Instant,
 ) {
     if response.error_code != 0 {
         return;
@@ -91,7 +88,7 @@ pub(crate) fn throttle_fetch(
         .filter_map(|p| p.records.as_ref())
         .map(kcoord_wire::RecordSet::len)
         .sum();
-    let ms = throttle(ctx, QuotaType::Fetch, bytes, started, true);
+    let ms = throttle(ctx, QuotaType::Fetch, bytes, None);
     if ms == 0 {
         return;
     }

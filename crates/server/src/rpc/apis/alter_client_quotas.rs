@@ -7,7 +7,6 @@
 //! own message, as Kafka's `AlterClientQuotasRequest.getErrorResponse` does.
 
 use kcoord_controller::client_quotas::EntityError;
-use kcoord_metadata::image::client_quotas::entity_data;
 use kcoord_metadata::QuotaEntity;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::alter_client_quotas_response::{EntityData, EntryData};
@@ -88,16 +87,20 @@ fn entry(entity: &QuotaEntity, result: &EntityError) -> EntryData {
     EntryData {
         error_code: result.as_ref().map_or(0, |(code, _)| code.code()),
         error_message: result.as_ref().map(|(_, message)| message.clone()),
-        entity: entity_data(entity)
-            .into_iter()
-            .map(|p| EntityData {
-                entity_type: p.entity_type,
-                entity_name: p.entity_name,
-                ..Default::default()
-            })
-            .collect(),
+        entity: parts(entity.iter().map(|(t, n)| (t.as_str(), n.as_deref()))),
         ..Default::default()
     }
+}
+
+/// An entity's `(type, name)` parts as the response spells them.
+fn parts<'a>(parts: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> Vec<EntityData> {
+    parts
+        .map(|(entity_type, name)| EntityData {
+            entity_type: entity_type.to_owned(),
+            entity_name: name.map(str::to_owned),
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// Every entry of the request answered with `code` and `message`, by default the code's own
@@ -114,15 +117,11 @@ fn every_entry(
             .map(|e| EntryData {
                 error_code: code.code(),
                 error_message: Some(message.unwrap_or(code.message()).to_owned()),
-                entity: e
-                    .entity
-                    .iter()
-                    .map(|p| EntityData {
-                        entity_type: p.entity_type.clone(),
-                        entity_name: p.entity_name.clone(),
-                        ..Default::default()
-                    })
-                    .collect(),
+                entity: parts(
+                    e.entity
+                        .iter()
+                        .map(|p| (p.entity_type.as_str(), p.entity_name.as_deref())),
+                ),
                 ..Default::default()
             })
             .collect(),

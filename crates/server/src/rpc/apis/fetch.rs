@@ -62,10 +62,9 @@ pub(crate) async fn serve(
 ) -> Reply {
     match crate::rpc::dispatch::decode::<FetchRequest>(ctx, api, version, body) {
         Ok(request) => {
-            let started = std::time::Instant::now();
             let session_epoch = request.session_epoch;
             let mut response = handle(ctx, request, version).await;
-            crate::rpc::quotas::throttle_fetch(ctx, &mut response, session_epoch, started);
+            crate::rpc::quotas::throttle_fetch(ctx, &mut response, session_epoch);
             crate::rpc::dispatch::respond_shared(ctx, api, version, &response)
         }
         Err(reply) => reply,

@@ -68,10 +68,12 @@ pub(crate) async fn serve(
             Err(reply) => return reply,
         };
     let acks = request.acks;
-    let (started, size) = (std::time::Instant::now(), body_size);
     implicit_add::add_partitions(ctx, &request, version).await;
+    // The handler runs on this thread without waiting: its time is Kafka's request thread time.
+    let started = std::time::Instant::now();
     let mut response = handle(ctx, request, version);
-    let throttle = crate::rpc::quotas::throttle(ctx, QuotaType::Produce, size, started, acks != 0);
+    let handler_time = (acks != 0).then(|| started.elapsed());
+    let throttle = crate::rpc::quotas::throttle(ctx, QuotaType::Produce, body_size, handler_time);
     response.throttle_time_ms = i32::try_from(throttle).unwrap_or(i32::MAX);
     if acks != 0 {
         return crate::rpc::dispatch::respond(ctx, api, version, &response);

@@ -97,22 +97,16 @@ impl ClientQuotas {
         value: f64,
         now_ms: i64,
     ) -> u32 {
-        if image.is_empty() {
-            return 0;
-        }
-        let Some((tags, bound)) = resolve(image, quota.key(), user, client_id) else {
-            return 0;
+        let throttle = self
+            .with_sensor(image, quota, (user, client_id), now_ms, |rate, bound| {
+                rate.record_and_throttle(value, bound, now_ms)
+            })
+            .unwrap_or(0);
+        let throttle = if quota == QuotaType::Request {
+            throttle.min(self.window.size_ms)
+        } else {
+            throttle
         };
-        let mut sensors = self.sensors.lock().unwrap_or_else(PoisonError::into_inner);
-        sensors.sweep(now_ms);
-        let rate = sensors
-            .by_tags
-            .entry((quota, tags))
-            .or_insert_with(|| Rate::new(self.window));
-        let mut throttle = rate.record_and_throttle(value, bound, now_ms);
-        if quota == QuotaType::Request {
-            throttle = throttle.min(self.window.size_ms);
-        }
         u32::try_from(throttle.max(0)).unwrap_or(u32::MAX)
     }
 
@@ -126,13 +120,32 @@ impl ClientQuotas {
         value: f64,
         now_ms: i64,
     ) {
-        let Some((tags, _)) = resolve(image, quota.key(), user, client_id) else {
-            return;
-        };
-        let mut sensors = self.sensors.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(rate) = sensors.by_tags.get_mut(&(quota, tags)) {
-            rate.record(-value, now_ms);
+        self.with_sensor(image, quota, (user, client_id), now_ms, |rate, _| {
+            rate.record(-value, now_ms)
+        });
+    }
+
+    /// Runs `f` on the sensor the quota of `quota` for the client counts in, with the quota's
+    /// limit; `None` when no quota applies.
+    fn with_sensor<R>(
+        &self,
+        image: &ClientQuotasImage,
+        quota: QuotaType,
+        (user, client_id): (&str, &str),
+        now_ms: i64,
+        f: impl FnOnce(&mut Rate, f64) -> R,
+    ) -> Option<R> {
+        if image.is_empty() {
+            return None;
         }
+        let (tags, bound) = resolve(image, quota.key(), user, client_id)?;
+        let mut sensors = self.sensors.lock().unwrap_or_else(PoisonError::into_inner);
+        sensors.sweep(now_ms);
+        let rate = sensors
+            .by_tags
+            .entry((quota, tags))
+            .or_insert_with(|| Rate::new(self.window));
+        Some(f(rate, bound))
     }
 }
 
