@@ -236,6 +236,7 @@ fn requires_push(c: &mut Criterion) {
         peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
         client_host: "/127.0.0.1",
         header: &header,
+        mute: None,
     };
     group.bench_function("context_plugin_context", |b| {
         b.iter(|| plugin_context(black_box(&rctx)))

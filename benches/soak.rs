@@ -18,7 +18,11 @@
 //! - `--produce K` (2) idempotent producers, one per partition of a topic with 64 MiB
 //!   retention per partition (checked every second), sending 16 KiB batches of 1 KiB records
 //!   with acks=-1, `--produce-rate MBPS` (4) in all;
-//! - `--sample-s S` (10): the daemon's RSS is read this often.
+//! - `--sample-s S` (10): the daemon's RSS is read this often;
+//! - `--producer-quota B` (none): a `producer_byte_rate` of B bytes/s for the bench's client-id
+//!   (Kafka's client quotas; heartbeats do not produce, so only the producers are held to it),
+//!   set before the load starts. `--produce 0`, a saturating `--produce-rate`, and the same
+//!   with a quota compare heartbeat latency quiet, under load, and under a quota'd load.
 //!
 //! The daemon is the optimized `kcoord` Cargo built for the bench (or `KCOORD_BIN`), started
 //! with `group.streams.initial.rebalance.delay.ms=0` and `group.streams.assignment.interval.ms=0`
@@ -68,6 +72,7 @@ struct Options {
     produce: usize,
     produce_rate_mbps: f64,
     sample: Duration,
+    producer_quota: Option<f64>,
 }
 
 impl Options {
@@ -84,6 +89,7 @@ impl Options {
             produce: 2,
             produce_rate_mbps: 4.0,
             sample: Duration::from_secs(10),
+            producer_quota: None,
         }
     }
 
@@ -100,6 +106,7 @@ impl Options {
             produce: 1,
             produce_rate_mbps: 1.0,
             sample: Duration::from_millis(500),
+            producer_quota: Some(500_000.0),
         }
     }
 }
@@ -128,6 +135,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.produce_rate_mbps = value()?.parse().map_err(|_| "--produce-rate: MB/s")?
             }
             "--sample-s" => o.sample = Duration::from_secs_f64(args::seconds(value()?)?),
+            "--producer-quota" => {
+                o.producer_quota = Some(value()?.parse().map_err(|_| "--producer-quota: bytes/s")?)
+            }
             "--bench" => {}
             other if bench && other.starts_with("--") => {
                 return Err(format!("unknown flag {other}"))
@@ -199,6 +209,9 @@ async fn soak(daemon: &common::Daemon, o: &Options) -> Result<bool, String> {
         o.groups,
         setup.elapsed().as_secs_f64()
     );
+    if let Some(rate) = o.producer_quota {
+        set_producer_quota(&addr, rate).await?;
+    }
     let producers = producers(&addr, o).await?;
 
     let start = Instant::now();
@@ -277,6 +290,39 @@ async fn producers(addr: &str, o: &Options) -> Result<Vec<produce::ProduceStream
     .await
 }
 
+/// `producer_byte_rate` for the bench's client-id (AlterClientQuotas).
+async fn set_producer_quota(addr: &str, rate: f64) -> Result<(), String> {
+    use kcoord_wire::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
+    let config = kcoord_client::ClientConfig::new(fleet::CLIENT_ID);
+    let conn = kcoord_client::Connection::connect(addr, config)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let request = kcoord_wire::messages::AlterClientQuotasRequest {
+        entries: vec![EntryData {
+            entity: vec![EntityData {
+                entity_type: "client-id".into(),
+                entity_name: Some(fleet::CLIENT_ID.into()),
+                ..Default::default()
+            }],
+            ops: vec![OpData {
+                key: "producer_byte_rate".into(),
+                value: rate,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let answer = conn
+        .send(request, 1)
+        .await
+        .map_err(|e| format!("AlterClientQuotas: {e}"))?;
+    match answer.entries.first() {
+        Some(e) if e.error_code == 0 => Ok(()),
+        other => Err(format!("AlterClientQuotas refused: {other:?}")),
+    }
+}
+
 /// Each producer paced to its share of `--produce-rate`.
 fn produce_drive(o: &Options, streams: &[produce::ProduceStream]) -> produce::Drive {
     let pace = streams.first().map(|s| {
@@ -339,9 +385,11 @@ fn print_summary(
     let p999 = heartbeats.percentile_ms(99.9);
     let max = heartbeats.percentile_ms(100.0);
     println!(
-        r#"{{"bench":"soak","members":{},"groups":{},"minutes":{:.1},"warmup_s":{:.0},"interval_ms":{},"heartbeats":{},"heartbeats_per_s":{:.0},"errors":{},"first_error":{},"p50_ms":{p50:.3},"p99_ms":{p99:.3},"p999_ms":{p999:.3},"max_ms":{max:.3},"produce_mb_per_s":{:.2},"produce_errors":{},"rss_after_warmup_kib":{rss_first:.0},"rss_end_kib":{rss_last:.0},"rss_slope_kib_per_min":{}}}"#,
+        r#"{{"bench":"soak","members":{},"groups":{},"producer_quota":{},"minutes":{:.1},"warmup_s":{:.0},"interval_ms":{},"heartbeats":{},"heartbeats_per_s":{:.0},"errors":{},"first_error":{},"p50_ms":{p50:.3},"p99_ms":{p99:.3},"p999_ms":{p999:.3},"max_ms":{max:.3},"produce_mb_per_s":{:.2},"produce_errors":{},"rss_after_warmup_kib":{rss_first:.0},"rss_end_kib":{rss_last:.0},"rss_slope_kib_per_min":{}}}"#,
         o.groups * o.members,
         o.groups,
+        o.producer_quota
+            .map_or("null".into(), |q| format!("{q:.0}")),
         o.seconds / 60.0,
         o.warmup_s,
         o.interval.as_millis(),

@@ -493,7 +493,7 @@ async fn describe_cluster_lists_fenced_brokers_only_when_asked_and_controllers_a
         .collect();
     assert_eq!(
         controller_apis,
-        vec![17, 18, 19, 29, 30, 31, 36, 37, 51, 60, 62, 63]
+        vec![17, 18, 19, 29, 30, 31, 36, 37, 49, 51, 60, 62, 63]
     );
     drop(unfenced);
     node.stop().await;

@@ -2,8 +2,8 @@
 //! (CreateTopics, DeleteTopics: [`topics`]), group configs (IncrementalAlterConfigs of GROUP
 //! resources: [`group_configs`]), broker registration (BrokerRegistration v0-v6 with KIP-1326's
 //! StaticConfigs), broker heartbeats, session fencing, producer id blocks, `metadata.version`,
-//! ACLs (CreateAcls, DeleteAcls: [`acls`]) and SCRAM credentials (AlterUserScramCredentials:
-//! [`scram`]).
+//! ACLs (CreateAcls, DeleteAcls: [`acls`]), SCRAM credentials (AlterUserScramCredentials:
+//! [`scram`]) and client quotas (AlterClientQuotas: [`client_quotas`]).
 //!
 //! A [`Controller`] owns a [`kcoord_metadata::Store`]. Each handler is a function of
 //! (`&self`, request, `now`) that returns an [`Outcome`]: the records to append as one batch,
@@ -43,6 +43,7 @@
 //! assert_eq!(controller.metadata_version(), MetadataVersion::LATEST);
 //! ```
 pub mod acls;
+pub mod client_quotas;
 pub mod configs;
 pub mod controller;
 pub mod controller_config;

@@ -16,6 +16,7 @@ pub use file_log::{CutReason, EntryTooLarge, FileLogError, LoadedLog, LogWriter,
 pub use image::broker_configs::{BrokerConfigsImage, BROKER_RESOURCE};
 pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, FeatureRange};
 pub use image::classic_groups::ClassicGroupsImage;
+pub use image::client_quotas::{ClientQuotasImage, QuotaEntity};
 pub use image::consumer_groups::{
     ConsumerGroup, ConsumerGroupMember, ConsumerGroupsImage, ConsumerMemberState, PartitionEpochs,
     ResolvedRegex, TopicPartitions,
@@ -76,6 +77,8 @@ pub struct LogState {
     pub broker_configs: BrokerConfigsImage,
     /// ACLs and SCRAM credentials.
     pub security: SecurityImage,
+    /// Client quotas (AlterClientQuotas).
+    pub client_quotas: ClientQuotasImage,
     /// The transaction coordinator's transactional ids.
     pub transactions: TransactionsImage,
     /// Offsets committed inside open transactions.
@@ -185,6 +188,7 @@ impl LogState {
                 self.security.replay_remove_acl(r).map_err(inconsistent)?
             }
             Record::UserScramCredential(r) => self.security.replay_credential(r),
+            Record::ClientQuota(r) => self.client_quotas.replay(r),
             Record::RemoveUserScramCredential(r) => self
                 .security
                 .replay_remove_credential(r)
@@ -410,6 +414,7 @@ const TRANSACTIONS: u16 = 1 << 8;
 const TXN_OFFSETS: u16 = 1 << 9;
 const CLASSIC_GROUPS: u16 = 1 << 10;
 const CONSUMER_GROUPS: u16 = 1 << 11;
+const CLIENT_QUOTAS: u16 = 1 << 12;
 
 /// The images a record's replay changes, and whether that replay can fail (see
 /// [`LogState::replay`]: only controller records are checked against the state).
@@ -428,6 +433,7 @@ fn footprint(record: &Record) -> (u16, bool) {
         | Record::RemoveAccessControlEntry(_)
         | Record::UserScramCredential(_)
         | Record::RemoveUserScramCredential(_) => (SECURITY, true),
+        Record::ClientQuota(_) => (CLIENT_QUOTAS, false),
         Record::OffsetCommit(..) => (OFFSETS, false),
         Record::GroupMetadata(..) => (CLASSIC_GROUPS, false),
         Record::StreamsGroupMetadata(..)
@@ -480,6 +486,7 @@ fn scratch_state(state: &LogState, batch: &[RecordAndVersion]) -> Option<LogStat
             // A ConfigRecord's replay cannot fail, so no batch needs a copy of these.
             broker_configs: BrokerConfigsImage::default(),
             security: copy_if(touched, SECURITY, &state.security),
+            client_quotas: copy_if(touched, CLIENT_QUOTAS, &state.client_quotas),
             transactions: copy_if(touched, TRANSACTIONS, &state.transactions),
             txn_offsets: copy_if(touched, TXN_OFFSETS, &state.txn_offsets),
             groups: 0,

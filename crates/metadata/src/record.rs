@@ -128,6 +128,7 @@ records! {
         RemoveAccessControlEntry(RemoveAccessControlEntryRecord),
         UserScramCredential(UserScramCredentialRecord),
         RemoveUserScramCredential(RemoveUserScramCredentialRecord),
+        ClientQuota(ClientQuotaRecord),
     }
     keyed {
         OffsetCommit(OffsetCommitKey, OffsetCommitValue),

@@ -142,8 +142,8 @@ impl LogState {
         (features, others)
     }
 
-    /// The producer id block, topics (with configs and partitions), group configs, ACLs and
-    /// SCRAM credentials.
+    /// The producer id block, topics (with configs and partitions), group configs, ACLs,
+    /// SCRAM credentials and client quotas.
     fn other_records(&self) -> Vec<Record> {
         let mut records = Vec::new();
         if self.producer_ids.next_producer_id() > 0 {
@@ -179,6 +179,12 @@ impl LogState {
                 .credentials()
                 .cloned()
                 .map(Record::UserScramCredential),
+        );
+        records.extend(
+            self.client_quotas
+                .records()
+                .into_iter()
+                .map(Record::ClientQuota),
         );
         records
     }

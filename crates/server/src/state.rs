@@ -54,6 +54,8 @@ pub struct ServerState {
     pub readiness: Readiness,
     /// Gateway mode: the upstream cluster requests are forwarded to; none in standalone mode.
     pub gateway: Option<Arc<crate::gateway::Gateway>>,
+    /// The usage client quotas are measured against (`runtime/quotas`).
+    pub quotas: crate::runtime::quotas::ClientQuotas,
 }
 
 /// Whether the node has finished starting: every listener bound and serving (the coordinator
@@ -195,6 +197,10 @@ impl ServerState {
             controller_task.leave_topics_to_the_gateway();
         }
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
+        let quotas = crate::runtime::quotas::ClientQuotas::new(crate::runtime::quotas::Window {
+            samples: config.connections.quota_window_num.unsigned_abs(),
+            size_ms: i64::from(config.connections.quota_window_size_seconds) * 1000,
+        });
         let state = ServerState {
             config,
             listeners: listeners.into_iter().map(Arc::new).collect(),
@@ -213,6 +219,7 @@ impl ServerState {
             metrics,
             readiness: Readiness::default(),
             gateway: None,
+            quotas,
         };
         let background = Background {
             controller: controller_task,
@@ -245,6 +252,47 @@ pub struct RequestContext<'a> {
     /// [`client_host`] of `peer`.
     pub client_host: &'a str,
     pub header: &'a RequestHeader,
+    /// The connection's mute, which a quota throttle sets; none outside a connection (the
+    /// HTTP side, tests).
+    pub mute: Option<&'a Mute>,
+}
+
+/// When a connection may be read again after a client quota throttled it: Kafka mutes the
+/// channel for the throttle time once the response is on its way, and reads nothing from it
+/// meanwhile.
+#[derive(Debug, Default)]
+pub struct Mute {
+    until: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl Mute {
+    /// Mutes the connection for `ms` from now (a later end already set stays).
+    pub fn mute_for(&self, ms: u32) {
+        if ms == 0 {
+            return;
+        }
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(u64::from(ms));
+        let mut until = self
+            .until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if until.is_none_or(|u| u < end) {
+            *until = Some(end);
+        }
+    }
+
+    /// Waits out the mute, if one is set, and clears it: the connection handles no request
+    /// meanwhile. A shutdown does not end it early; the connection's grace period bounds it.
+    pub async fn wait(&self) {
+        let until = self
+            .until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(until) = until {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(until)).await;
+        }
+    }
 }
 
 /// Kafka records `InetAddress.toString()` as the client host: `/127.0.0.1`, and IPv6 in Java's

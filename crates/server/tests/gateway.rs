@@ -326,3 +326,50 @@ async fn a_broker_that_joins_the_upstream_gets_its_port_at_the_next_refresh() {
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
+
+#[tokio::test]
+async fn client_quotas_altered_through_the_gateway_are_the_upstreams() {
+    use kcoord_wire::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
+    use kcoord_wire::messages::{
+        AlterClientQuotasRequest, AlterClientQuotasResponse, DescribeClientQuotasRequest,
+        DescribeClientQuotasResponse,
+    };
+    let upstream = upstream().await;
+    let (gateway, _) = gateway(&upstream).await;
+    let alter = AlterClientQuotasRequest {
+        entries: vec![EntryData {
+            entity: vec![EntityData {
+                entity_type: "user".into(),
+                entity_name: Some("alice".into()),
+                ..Default::default()
+            }],
+            ops: vec![OpData {
+                key: "producer_byte_rate".into(),
+                value: 1024.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let gateway_addr = gateway.broker_addr().unwrap();
+    let altered: AlterClientQuotasResponse =
+        call(gateway_addr, ApiKey::AlterClientQuotas, 1, &alter).await;
+    assert_eq!(altered.entries[0].error_code, 0);
+    // The quota is the upstream's: the gateway keeps none of its own.
+    let describe = DescribeClientQuotasRequest::default();
+    let at_upstream: DescribeClientQuotasResponse = call(
+        upstream.broker_addr().unwrap(),
+        ApiKey::DescribeClientQuotas,
+        1,
+        &describe,
+    )
+    .await;
+    assert_eq!(at_upstream.entries.map(|e| e.len()), Some(1));
+    assert!(gateway.state().cluster.snapshot().client_quotas.is_empty());
+    let through: DescribeClientQuotasResponse =
+        call(gateway_addr, ApiKey::DescribeClientQuotas, 1, &describe).await;
+    assert_eq!(through.entries.map(|e| e.len()), Some(1));
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

@@ -370,6 +370,30 @@ cross_check!(
     kp::AlterUserScramCredentialsResponse,
     0..=0
 );
+cross_check!(
+    describe_client_quotas_request,
+    DescribeClientQuotasRequest,
+    kp::DescribeClientQuotasRequest,
+    0..=1
+);
+cross_check!(
+    describe_client_quotas_response,
+    DescribeClientQuotasResponse,
+    kp::DescribeClientQuotasResponse,
+    0..=1
+);
+cross_check!(
+    alter_client_quotas_request,
+    AlterClientQuotasRequest,
+    kp::AlterClientQuotasRequest,
+    0..=1
+);
+cross_check!(
+    alter_client_quotas_response,
+    AlterClientQuotasResponse,
+    kp::AlterClientQuotasResponse,
+    0..=1
+);
 
 // The transaction RPCs. kafka-protocol 0.18 stops at WriteTxnMarkers v1 and TxnOffsetCommit
 // v5; our v2 and v6 (Kafka 4.4) are checked against Kafka's files only (schemas/README.md).

@@ -2,6 +2,7 @@
 pub mod broker_configs;
 pub mod brokers;
 pub mod classic_groups;
+pub mod client_quotas;
 pub mod consumer_groups;
 pub mod features;
 pub mod group_configs;

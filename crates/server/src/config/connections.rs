@@ -37,6 +37,10 @@ pub struct ConnectionSettings {
     pub request_receive_timeout: Duration,
     /// One entry per listener, in the order of `listeners`.
     pub listeners: Vec<ListenerLimits>,
+    /// `quota.window.num`: the samples client quotas measure rates over.
+    pub quota_window_num: i32,
+    /// `quota.window.size.seconds`: the length of each sample.
+    pub quota_window_size_seconds: i32,
 }
 
 /// A listener's own limits: Kafka's `listener.name.<listener>.` prefix on the broker-wide key,
@@ -69,6 +73,8 @@ impl Default for ConnectionSettings {
                 DEFAULT_SOCKET_REQUEST_RECEIVE_TIMEOUT_MS.unsigned_abs(),
             )),
             listeners: Vec::new(),
+            quota_window_num: 11,
+            quota_window_size_seconds: 1,
         }
     }
 }
@@ -101,6 +107,10 @@ pub(super) fn read(
         DEFAULT_SOCKET_REQUEST_RECEIVE_TIMEOUT_MS,
         |v| int_in(v, 1, i32::MAX),
     )?;
+    // Kafka's `atLeast(1)` on both.
+    let quota_window_num = r.get("quota.window.num", 11, |v| int_in(v, 1, i32::MAX))?;
+    let quota_window_size_seconds =
+        r.get("quota.window.size.seconds", 1, |v| int_in(v, 1, i32::MAX))?;
     let has_broker_listener = listeners.iter().any(|l| l.kind == ListenerKind::Broker);
     let listeners = listeners
         .iter()
@@ -130,6 +140,8 @@ pub(super) fn read(
         connections_max_idle: u64::try_from(idle_ms).ok().map(Duration::from_millis),
         request_receive_timeout: Duration::from_millis(u64::from(receive_ms.unsigned_abs())),
         listeners,
+        quota_window_num,
+        quota_window_size_seconds,
     })
 }
 

@@ -19,6 +19,7 @@ mod families;
 mod groups;
 mod logs;
 mod plugin;
+mod quotas;
 mod requests;
 mod striped;
 mod transactions;
@@ -32,6 +33,7 @@ pub use connections::{ConnectionMetrics, ListenerConnections, OpenConnection};
 pub use groups::{GroupCount, GroupMetrics};
 pub use logs::LogMetrics;
 pub use plugin::{PluginMethod, PluginMetrics, PluginOutcome};
+pub use quotas::{QuotaMetrics, QUOTA_TYPES};
 pub use requests::RequestMetrics;
 pub use transactions::TransactionMetrics;
 
@@ -59,6 +61,8 @@ pub struct Metrics {
     pub controller_log: LogMetrics,
     pub data: DataPlaneMetrics,
     pub transactions: TransactionMetrics,
+    /// Client quota throttling.
+    pub quotas: QuotaMetrics,
     /// `kcoord_heap_live_bytes`, set at scrape time; none when the allocator is not counted
     /// (`crate::support::heap`).
     heap_live_bytes: Option<IntGauge>,
@@ -78,6 +82,7 @@ impl Metrics {
             controller_log: logs.for_log("controller"),
             data: DataPlaneMetrics::new(&registry),
             transactions: TransactionMetrics::new(&registry),
+            quotas: QuotaMetrics::new(&registry),
             heap_live_bytes: crate::support::heap::live_bytes().map(|_| {
                 gauge(
                     &registry,

@@ -1,6 +1,6 @@
 //! The accept loop of one listener: waits for room under the connection quotas, accepts,
 //! holds the new connection for the creation rate, then admits it or closes it (too many from
-//! its address).
+//! its address, or over its address's `connection_creation_rate` client quota).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,6 +30,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 enum Accepted {
     Admitted(TcpStream, SocketAddr, ConnectionPermit),
     Refused(SocketAddr, Refusal),
+    /// Over its address's `connection_creation_rate`: closed once the throttle has passed.
+    Throttled(SocketAddr, u32),
     Failed,
 }
 
@@ -59,7 +61,7 @@ pub(crate) async fn run(
     // Kept across turns of the loop: a connection finishing must not drop one half accepted.
     let mut accepting = Box::pin(accept_next(
         &listener,
-        &quotas,
+        (&quotas, &server),
         index,
         &info,
         &accept_errors,
@@ -94,9 +96,10 @@ pub(crate) async fn run(
                             peer.ip(), max
                         );
                     }
+                    Accepted::Throttled(peer, ms) => say_throttled(&server, &info, peer, ms),
                     Accepted::Failed => {}
                 }
-                accepting = Box::pin(accept_next(&listener, &quotas, index, &info, &accept_errors));
+                accepting = Box::pin(accept_next(&listener, (&quotas, &server), index, &info, &accept_errors));
             }
         }
     }
@@ -114,10 +117,11 @@ pub(crate) async fn run(
     }
 }
 
-/// Waits for room, accepts one connection, holds it for the creation rate, and admits it.
+/// Waits for room, accepts one connection, holds it for the creation rate, and admits it
+/// unless its address is over its `connection_creation_rate` quota.
 async fn accept_next(
     listener: &TcpListener,
-    quotas: &ConnectionQuotas,
+    (quotas, server): (&ConnectionQuotas, &ServerState),
     index: usize,
     info: &ListenerInfo,
     accept_errors: &LogLimiter<()>,
@@ -138,11 +142,36 @@ async fn accept_next(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    let image = server.cluster.snapshot();
+    let now = crate::support::clock::now_ms();
+    let throttle = server
+        .quotas
+        .connection_throttle(&image.client_quotas, peer.ip(), now);
+    if throttle > 0 {
+        // Kafka closes it only once the throttle has passed, so the client does not reconnect
+        // at once; the throttle is at most one quota window.
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(u64::from(throttle))).await;
+            drop(stream);
+        });
+        return Accepted::Throttled(peer, throttle);
+    }
     match quotas.admit(index, peer.ip()).await {
         Ok(permit) => Accepted::Admitted(stream, peer, permit),
         // Dropping the stream closes it.
         Err(refusal) => Accepted::Refused(peer, refusal),
     }
+}
+
+/// A connection over its address's `connection_creation_rate`: counted, and said at most once
+/// a minute per address.
+fn say_throttled(server: &ServerState, info: &ListenerInfo, peer: SocketAddr, ms: u32) {
+    server.metrics.quotas.connection_throttled();
+    log_per_peer!(
+        info, peer, "connection creation rate",
+        %peer, listener = %info.name, throttle_ms = ms,
+        "connection_creation_rate of the address exceeded; closing the connection after its throttle"
+    );
 }
 
 /// A connection task that panicked took only its own connection down; say so loudly.

@@ -6,7 +6,7 @@
 //!
 //! A client that stops reading holds at most [`MAX_QUEUED_RESPONSES`] responses and, past
 //! [`MAX_QUEUED_RESPONSE_BYTES`], no more than one: the reader waits before handling another
-//! request (Kafka mutes such a channel likewise).
+//! request (Kafka mutes such a channel likewise), as it waits out a quota's throttle.
 //!
 //! A watchdog beside them closes the connection when no request is being handled or awaited and no byte
 //! went either way for `connections.max.idle.ms` (Kafka's `Selector`), when a request has not
@@ -444,7 +444,7 @@ async fn dispatch_frame(
     let started = Instant::now();
     activity.received();
     let api = request_api(conn, &frame);
-    queued.wait_for_room().await;
+    tokio::join!(queued.wait_for_room(), conn.mute.wait());
     activity.start_request();
     let reply = match &conn.bulk {
         // A gateway forwards most big frames without decoding them: they stay here.

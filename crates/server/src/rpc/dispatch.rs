@@ -86,6 +86,8 @@ pub struct Connection {
     /// In gateway mode, on a broker listener: the links to the other kcoord nodes, for the
     /// groups they serve ([`crate::rpc::owner_proxy`]).
     pub nodes: Option<Arc<crate::rpc::owner_proxy::NodeLinks>>,
+    /// Set by a client quota's throttle: the connection reads nothing more until it ends.
+    pub mute: Arc<crate::state::Mute>,
 }
 
 /// Kafka's principal for a client that did not authenticate.
@@ -124,6 +126,7 @@ impl Connection {
             bulk: None,
             upstream,
             nodes,
+            mute: Arc::default(),
         }
     }
 
@@ -136,6 +139,7 @@ impl Connection {
             peer: self.peer,
             client_host: &self.client_host,
             header,
+            mute: Some(&self.mute),
         }
     }
 

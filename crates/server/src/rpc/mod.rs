@@ -20,6 +20,7 @@ pub mod merged;
 pub mod owner_proxy;
 pub mod plugin_context;
 pub mod streams_offsets;
+pub(crate) mod quotas;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod topology_push;

@@ -95,6 +95,7 @@ mod context_tests {
             principal: &alice,
             peer: SocketAddr::from(([10, 0, 0, 9], 50000)),
             header: &header,
+            mute: None,
             ..first
         };
         let no_client_id = RequestHeader {
@@ -103,6 +104,7 @@ mod context_tests {
         };
         let third = RequestContext {
             header: &no_client_id,
+            mute: None,
             ..first
         };
         let mut reused = PluginContext::internal(0, 0);

@@ -152,6 +152,7 @@ impl Ctx {
             peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
             client_host: "/127.0.0.1",
             header: &self.header,
+            mute: None,
         }
     }
 }

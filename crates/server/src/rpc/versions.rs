@@ -216,7 +216,10 @@ mod tests {
     fn controller_listeners_serve_exactly_the_controller_apis() {
         let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Controller).collect();
         let keys: Vec<i16> = served.iter().map(|(api, _)| api.key()).collect();
-        assert_eq!(keys, vec![17, 18, 19, 29, 30, 31, 36, 37, 51, 60, 62, 63]);
+        assert_eq!(
+            keys,
+            vec![17, 18, 19, 29, 30, 31, 36, 37, 49, 51, 60, 62, 63]
+        );
         for (api, range) in served {
             assert_eq!(range, table(api), "{}", api.name());
         }

@@ -36,6 +36,8 @@ pub struct ClusterImage {
     /// ACLs and SCRAM credentials (DescribeUserScramCredentials, SASL/SCRAM); shared between
     /// images until they change.
     pub security: Arc<kcoord_metadata::SecurityImage>,
+    /// Client quotas (DescribeClientQuotas, and what the quotas enforce).
+    pub client_quotas: kcoord_metadata::ClientQuotasImage,
 }
 
 impl ClusterImage {
@@ -57,6 +59,7 @@ impl ClusterImage {
             group_configs: controller.state().group_configs.clone(),
             broker_configs: controller.state().broker_configs.clone(),
             security,
+            client_quotas: controller.state().client_quotas.clone(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod features;
 pub mod fetch_sessions;
 pub mod partitions;
 pub mod producer_ids;
+pub mod quotas;
 pub mod shard_log;
 pub mod shards;
 pub mod topology_plugin;

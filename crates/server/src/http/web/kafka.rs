@@ -78,6 +78,7 @@ impl Synthetic {
             peer: self.peer,
             client_host: &self.client_host,
             header: &self.header,
+            mute: None,
         }
     }
 }

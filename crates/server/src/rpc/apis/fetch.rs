@@ -52,17 +52,19 @@ pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18).asks(&[
     Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
 ]);
 
-/// Decodes the request, runs the handler, and sends the response's record batches by
-/// reference.
+/// Decodes the request, runs the handler, applies the client quotas (`rpc/quotas.rs`), and
+/// sends the response's record batches by reference.
 pub(crate) async fn serve(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     body: bytes::Bytes,
 ) -> Reply {
-    match crate::rpc::dispatch::decode(ctx, api, version, body) {
+    match crate::rpc::dispatch::decode::<FetchRequest>(ctx, api, version, body) {
         Ok(request) => {
-            let response = handle(ctx, request, version).await;
+            let session_epoch = request.session_epoch;
+            let mut response = handle(ctx, request, version).await;
+            crate::rpc::quotas::throttle_fetch(ctx, &mut response, session_epoch);
             crate::rpc::dispatch::respond_shared(ctx, api, version, &response)
         }
         Err(reply) => reply,

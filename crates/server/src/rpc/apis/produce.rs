@@ -39,6 +39,7 @@ use crate::rpc::dispatch::Reply;
 use crate::rpc::{Check, Rpc};
 use crate::runtime::catalog::TopicImage;
 use crate::runtime::partitions::Partition;
+use crate::runtime::quotas::QuotaType;
 use crate::state::RequestContext;
 use crate::support::logging::log_per_peer;
 
@@ -51,13 +52,16 @@ pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)
     .advertised_from(0);
 
 /// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
-/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`).
+/// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`). The
+/// client quotas throttle it (`rpc/quotas.rs`), acks=0 included.
 pub(crate) async fn serve(
     ctx: &RequestContext<'_>,
     api: ApiKey,
     version: i16,
     body: Bytes,
 ) -> Reply {
+    // Kafka's `sizeInBytes`, what the producer byte rate counts: the body after the header.
+    let body_size = body.len();
     let request: kcoord_wire::messages::ProduceRequest =
         match crate::rpc::dispatch::decode(ctx, api, version, body) {
             Ok(request) => request,
@@ -65,7 +69,12 @@ pub(crate) async fn serve(
         };
     let acks = request.acks;
     implicit_add::add_partitions(ctx, &request, version).await;
-    let response = handle(ctx, request, version);
+    // The handler runs on this thread without waiting: its time is Kafka's request thread time.
+    let started = std::time::Instant::now();
+    let mut response = handle(ctx, request, version);
+    let handler_time = (acks != 0).then(|| started.elapsed());
+    let throttle = crate::rpc::quotas::throttle(ctx, QuotaType::Produce, body_size, handler_time);
+    response.throttle_time_ms = i32::try_from(throttle).unwrap_or(i32::MAX);
     if acks != 0 {
         return crate::rpc::dispatch::respond(ctx, api, version, &response);
     }

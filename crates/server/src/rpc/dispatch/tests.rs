@@ -99,7 +99,7 @@ fn api_versions_every_version_with_header_v0() {
             version,
         );
         assert_eq!(resp.error_code, 0);
-        assert_eq!(resp.api_keys.len(), 47);
+        assert_eq!(resp.api_keys.len(), 49);
     }
     let req = ApiVersionsRequest {
         client_software_name: "t".into(),
@@ -110,7 +110,7 @@ fn api_versions_every_version_with_header_v0() {
         exchange(ListenerKind::Controller, ApiKey::ApiVersions, 3, &req, 0, 3);
     assert_eq!(
         resp.api_keys.iter().map(|k| k.api_key).collect::<Vec<_>>(),
-        vec![17, 18, 19, 29, 30, 31, 36, 37, 51, 60, 62, 63]
+        vec![17, 18, 19, 29, 30, 31, 36, 37, 49, 51, 60, 62, 63]
     );
 }
 

@@ -381,3 +381,24 @@ pub fn api_versions() -> ApiVersionsRequest {
 pub const TOPIC_RESOURCE: i8 = 2;
 pub const BROKER_RESOURCE: i8 = 4;
 pub const GROUP_RESOURCE: i8 = 32;
+
+/// Sets user bob's producer_byte_rate.
+pub fn alter_client_quotas() -> AlterClientQuotasRequest {
+    use alter_client_quotas_request::{EntityData, EntryData, OpData};
+    AlterClientQuotasRequest {
+        entries: vec![EntryData {
+            entity: vec![EntityData {
+                entity_type: "user".into(),
+                entity_name: Some("bob".into()),
+                ..Default::default()
+            }],
+            ops: vec![OpData {
+                key: "producer_byte_rate".into(),
+                value: 1024.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}

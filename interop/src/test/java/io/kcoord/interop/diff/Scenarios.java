@@ -69,13 +69,14 @@ final class Scenarios {
         all.add(new Scenario("session-expiry", ALT, Map.of("session-expiry-in", 4), Scenarios::sessionExpiry));
         all.add(new Scenario("no-plugin-push", ALT, Map.of("no-plugin-push-in", 1), Scenarios::noPluginPush));
         all.addAll(SecurityScenarios.all());
+        all.addAll(QuotaScenarios.all());
         return all;
     }
 
     // ---------------------------------------------------------------- helpers
 
-    /** API keys whose versions the suite compares (the group ones and what they use, the ACL and SCRAM ones). */
-    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 29, 30, 31, 33, 35, 37, 42, 44, 47, 50, 51, 68, 69, 88, 89, 93);
+    /** API keys whose versions the suite compares (the group ones and what they use, the ACL, quota and SCRAM ones). */
+    static final Set<Integer> KEYS = Set.of(3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 29, 30, 31, 33, 35, 37, 42, 44, 47, 48, 49, 50, 51, 68, 69, 88, 89, 93);
 
     /** StreamsGroupDescribe where the assignor may pick other members, plus its invariants. */
     static StreamsGroupDescribeResponseData describeTies(Side s, String step, int version, String group) throws Exception {
