@@ -19,8 +19,8 @@ pub mod lists;
 pub mod merged;
 pub mod owner_proxy;
 pub mod plugin_context;
-pub mod streams_offsets;
 pub(crate) mod quotas;
+pub mod streams_offsets;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod topology_push;

@@ -23,7 +23,10 @@ use crate::state::RequestContext;
 /// AlterClientQuotas as kcoord serves it (forwarded to the cluster in gateway mode).
 pub const RPC: Rpc = Rpc::new(ApiKey::AlterClientQuotas, 0, 1)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::AlterConfigs, ResourceType::Cluster)]);
+    .asks(&[Check::new(
+        AclOperation::AlterConfigs,
+        ResourceType::Cluster,
+    )]);
 
 serve!(async handle);
 

@@ -357,7 +357,10 @@ mod tests {
                 .collect();
         assert_eq!(keys(&resp), expected);
         let listed: Vec<i16> = expected.iter().map(|(key, _, _)| *key).collect();
-        assert_eq!(listed, vec![17, 18, 19, 29, 30, 31, 36, 37, 49, 51, 60, 62, 63]);
+        assert_eq!(
+            listed,
+            vec![17, 18, 19, 29, 30, 31, 36, 37, 49, 51, 60, 62, 63]
+        );
     }
 
     #[test]

@@ -195,10 +195,12 @@ impl Filter {
 #[cfg(test)]
 pub(crate) fn authorization_rows() -> Vec<crate::rpc::authorize::matrix_tests::rows::Row> {
     use crate::rpc::authorize::matrix_tests::prelude::*;
-    vec![row!(DescribeClientQuotas 1 on Broker, DescribeClientQuotasRequest::default(),
+    vec![
+        row!(DescribeClientQuotas 1 on Broker, DescribeClientQuotasRequest::default(),
         needs [(DescribeConfigs, Cluster, CLUSTER)],
         DescribeClientQuotasResponse => |r| refusal(r.error_code, r.error_message.as_deref()),
-        allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed.")]
+        allowed "NONE", denied "CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."),
+    ]
 }
 
 #[cfg(test)]

@@ -49,7 +49,13 @@ fn matched(image: &ClientQuotasImage, components: Vec<ComponentData>, strict: bo
         .map(|e| {
             e.entity
                 .iter()
-                .map(|p| format!("{}={}", p.entity_type, p.entity_name.as_deref().unwrap_or("<default>")))
+                .map(|p| {
+                    format!(
+                        "{}={}",
+                        p.entity_type,
+                        p.entity_name.as_deref().unwrap_or("<default>")
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(",")
         })
@@ -70,11 +76,19 @@ fn quotas() -> ClientQuotasImage {
 fn exact_default_and_specified_filters_match_as_kafkas_image() {
     let image = quotas();
     assert_eq!(
-        matched(&image, vec![component(USER, MATCH_EXACT, Some("alice"))], false),
+        matched(
+            &image,
+            vec![component(USER, MATCH_EXACT, Some("alice"))],
+            false
+        ),
         vec!["client-id=app,user=alice", "user=alice"]
     );
     assert_eq!(
-        matched(&image, vec![component(USER, MATCH_EXACT, Some("alice"))], true),
+        matched(
+            &image,
+            vec![component(USER, MATCH_EXACT, Some("alice"))],
+            true
+        ),
         vec!["user=alice"]
     );
     assert_eq!(
@@ -88,7 +102,10 @@ fn exact_default_and_specified_filters_match_as_kafkas_image() {
     assert_eq!(
         matched(
             &image,
-            vec![component(USER, MATCH_SPECIFIED, None), component(CLIENT_ID, MATCH_EXACT, Some("app"))],
+            vec![
+                component(USER, MATCH_SPECIFIED, None),
+                component(CLIENT_ID, MATCH_EXACT, Some("app"))
+            ],
             true
         ),
         vec!["client-id=app,user=alice"]
@@ -130,6 +147,9 @@ fn bad_filters_are_refused_with_kafkas_codes_and_messages() {
             components,
             ..Default::default()
         };
-        assert_eq!(describe(&image, &req).err(), Some((code, message.to_owned())));
+        assert_eq!(
+            describe(&image, &req).err(),
+            Some((code, message.to_owned()))
+        );
     }
 }

@@ -1,6 +1,5 @@
 package io.kcoord.interop;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.kcoord.interop.apps.EosCountAppMain;
 import java.nio.file.Files;
@@ -10,22 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.LongDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -109,11 +93,6 @@ class ExactlyOnceStreamsTest {
         p.waitFor(30, TimeUnit.SECONDS);
     }
 
-    /** The group record {@code i} of the input belongs to. */
-    private static String group(int i) {
-        return "g" + (i * 7 % GROUPS);
-    }
-
     @Test
     void every_count_is_applied_exactly_once_through_kills_and_restarts() throws Exception {
         startInstance("a");
@@ -121,91 +100,26 @@ class ExactlyOnceStreamsTest {
         awaitRunning("a");
         awaitRunning("b");
 
-        AtomicInteger sent = new AtomicInteger();
-        AtomicReference<Throwable> producerFailed = new AtomicReference<>();
-        Thread producer = new Thread(() -> {
-            Properties props = new Properties();
-            props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, target.bootstrap());
-            props.put(ProducerConfig.ACKS_CONFIG, "all");
-            props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-            props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 120_000);
-            try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
-                List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
-                for (int i = 0; i < RECORDS; i++) {
-                    acks.add(p.send(new ProducerRecord<>("eos-in", "r" + i, group(i))));
-                    sent.incrementAndGet();
-                    if (i % 25 == 24) Thread.sleep(200);
-                }
-                for (java.util.concurrent.Future<?> f : acks) f.get(120, TimeUnit.SECONDS);
-            } catch (Throwable e) {
-                producerFailed.set(e);
-            }
-        }, "eos-input");
-        producer.start();
+        EosCounts counts = new EosCounts(RECORDS, GROUPS);
+        counts.startInput(target.bootstrap(), 200);
 
         // Kill -9 mid-stream, three times, each instance restarted on its own state directory.
         String[] victims = {"a", "b", "a"};
         for (int round = 0; round < victims.length; round++) {
             int threshold = (round + 1) * RECORDS / 5;
-            Clients.await(() -> sent.get() >= threshold, Duration.ofSeconds(120), () -> "input at " + sent.get());
+            counts.awaitSent(threshold);
             awaitRunning(victims[round]); // killed while it processes
             kill(victims[round]);
             Thread.sleep(1000); // the instance is gone while records keep arriving
             startInstance(victims[round]);
         }
         if (!target.isKafka()) {
-            Clients.await(() -> sent.get() >= 4 * RECORDS / 5, Duration.ofSeconds(120), () -> "input at " + sent.get());
+            counts.awaitSent(4 * RECORDS / 5);
             target.killAndRestart(); // SIGKILL, then the daemon again on its data directory
         }
-        producer.join(240_000);
+        counts.awaitInput();
         awaitRunning("a");
         awaitRunning("b");
-        if (producerFailed.get() != null) throw new AssertionError("the input producer failed", producerFailed.get());
-        assertEquals(RECORDS, sent.get());
-
-        Map<String, Long> expected = new TreeMap<>();
-        for (int i = 0; i < RECORDS; i++) expected.merge(group(i), 1L, Long::sum);
-
-        Map<String, List<Long>> seen = new TreeMap<>();
-        KafkaConsumer<String, Long> consumer = readCommitted();
-        Clients.await(() -> {
-            for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200))) {
-                seen.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value());
-            }
-            return expected.entrySet().stream().allMatch(e -> {
-                List<Long> counts = seen.get(e.getKey());
-                return counts != null && counts.get(counts.size() - 1) >= e.getValue();
-            });
-        }, Duration.ofSeconds(240), () -> "last counts " + last(seen) + ", expected " + expected + "; " + target.logTail());
-
-        // Every group's committed counts are 1, 2, ..., n: no increment lost or applied twice.
-        for (Map.Entry<String, Long> e : expected.entrySet()) {
-            List<Long> counts = seen.get(e.getKey());
-            List<Long> oneByOne = new ArrayList<>();
-            for (long c = 1; c <= e.getValue(); c++) oneByOne.add(c);
-            assertEquals(oneByOne, counts, "the committed counts of " + e.getKey());
-        }
-    }
-
-    private static Map<String, Long> last(Map<String, List<Long>> seen) {
-        Map<String, Long> out = new TreeMap<>();
-        seen.forEach((k, v) -> out.put(k, v.get(v.size() - 1)));
-        return out;
-    }
-
-    private KafkaConsumer<String, Long> readCommitted() {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, target.bootstrap());
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        KafkaConsumer<String, Long> c = new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer());
-        open.add(c);
-        List<TopicPartition> partitions = new ArrayList<>();
-        for (PartitionInfo p : c.partitionsFor("eos-out", Duration.ofSeconds(30))) {
-            partitions.add(new TopicPartition("eos-out", p.partition()));
-        }
-        c.assign(partitions);
-        c.seekToBeginning(partitions);
-        return c;
+        counts.assertCountedExactlyOnce(target.bootstrap(), open, target::logTail);
     }
 }

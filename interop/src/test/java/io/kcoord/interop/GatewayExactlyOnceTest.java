@@ -1,6 +1,5 @@
 package io.kcoord.interop;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.kcoord.interop.apps.EosCountAppMain;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,22 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.LongDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -111,10 +95,6 @@ class GatewayExactlyOnceTest {
         }, Duration.ofSeconds(120), () -> "instance " + name + " is not RUNNING");
     }
 
-    private static String group(int i) {
-        return "g" + (i * 7 % GROUPS);
-    }
-
     @Test
     void counts_stay_exactly_once_through_the_kill_of_an_instance_and_of_a_kcoord_node() throws Exception {
         startInstance("a");
@@ -122,76 +102,20 @@ class GatewayExactlyOnceTest {
         awaitRunning("a");
         awaitRunning("b");
 
-        AtomicInteger sent = new AtomicInteger();
-        AtomicReference<Throwable> producerFailed = new AtomicReference<>();
-        Thread producer = new Thread(() -> {
-            Properties props = new Properties();
-            props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-            props.put(ProducerConfig.ACKS_CONFIG, "all");
-            try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
-                List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
-                for (int i = 0; i < RECORDS; i++) {
-                    acks.add(p.send(new ProducerRecord<>("eos-in", "r" + i, group(i))));
-                    sent.incrementAndGet();
-                    if (i % 25 == 24) Thread.sleep(150);
-                }
-                for (java.util.concurrent.Future<?> f : acks) f.get(120, TimeUnit.SECONDS);
-            } catch (Throwable e) {
-                producerFailed.set(e);
-            }
-        }, "gw-eos-input");
-        producer.start();
+        EosCounts counts = new EosCounts(RECORDS, GROUPS);
+        counts.startInput(cluster.bootstrap(), 150);
 
-        Clients.await(() -> sent.get() >= RECORDS / 4, Duration.ofSeconds(120), () -> "input at " + sent.get());
+        counts.awaitSent(RECORDS / 4);
         Process victim = instances.remove("a");
         victim.destroyForcibly();
         victim.waitFor(30, TimeUnit.SECONDS);
         startInstance("a");
 
-        Clients.await(() -> sent.get() >= RECORDS / 2, Duration.ofSeconds(120), () -> "input at " + sent.get());
+        counts.awaitSent(RECORDS / 2);
         int owner = GatewayNodesTest.servingNode(nodes, APP, SHARDS);
         nodes.get(owner).kill();
 
-        producer.join(240_000);
-        if (producerFailed.get() != null) throw new AssertionError("the input producer failed", producerFailed.get());
-        assertEquals(RECORDS, sent.get());
-
-        Map<String, Long> expected = new TreeMap<>();
-        for (int i = 0; i < RECORDS; i++) expected.merge(group(i), 1L, Long::sum);
-        Map<String, List<Long>> seen = new TreeMap<>();
-        KafkaConsumer<String, Long> consumer = readCommitted();
-        Clients.await(() -> {
-            for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200))) {
-                seen.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value());
-            }
-            return expected.entrySet().stream().allMatch(e -> {
-                List<Long> counts = seen.get(e.getKey());
-                return counts != null && counts.get(counts.size() - 1) >= e.getValue();
-            });
-        }, Duration.ofSeconds(240), () -> "last counts " + seen.entrySet().stream()
-                .map(e -> e.getKey() + "=" + e.getValue().get(e.getValue().size() - 1)).toList()
-                + ", expected " + expected);
-        for (Map.Entry<String, Long> e : expected.entrySet()) {
-            List<Long> counts = seen.get(e.getKey());
-            List<Long> oneByOne = new ArrayList<>();
-            for (long c = 1; c <= e.getValue(); c++) oneByOne.add(c);
-            assertEquals(oneByOne, counts, "the committed counts of " + e.getKey());
-        }
-    }
-
-    private KafkaConsumer<String, Long> readCommitted() {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        KafkaConsumer<String, Long> c = new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer());
-        open.add(c);
-        List<TopicPartition> partitions = new ArrayList<>();
-        for (PartitionInfo p : c.partitionsFor("eos-out", Duration.ofSeconds(30))) {
-            partitions.add(new TopicPartition("eos-out", p.partition()));
-        }
-        c.assign(partitions);
-        c.seekToBeginning(partitions);
-        return c;
+        counts.awaitInput();
+        counts.assertCountedExactlyOnce(cluster.bootstrap(), open, () -> "");
     }
 }
