@@ -34,7 +34,10 @@
 //!   while 2,000 more connect and stay idle;
 //! - `plugin_blocks`, `plugin_panics`, `plugin_errors`, `plugin_sleeps`: the plugin blocks
 //!   (until the phase ends), panics, fails, or sleeps 2 s in every call, while one connection
-//!   describes the load's groups with their topology descriptions in a loop.
+//!   describes the load's groups with their topology descriptions in a loop;
+//! - `lag_reads`: not an attack but an operator's page: one reader asks the JSON API for every
+//!   group's lag in turn (`/api/v1/groups/{id}/lag`), as fast as it is answered (groups × 4
+//!   partitions a sweep: 400 with the defaults, several sweeps a second).
 //!
 //! The bench exits with status 1 when any heartbeat failed, in any phase; the latency goal is
 //! reported in each attack line (`goal_met`), not enforced, since the machine's noise decides
@@ -99,9 +102,10 @@ enum Attack {
     HalfFrames,
     ConnectionFlood,
     Plugin(Mode),
+    LagReads,
 }
 
-const ALL_ATTACKS: [Attack; 9] = [
+const ALL_ATTACKS: [Attack; 10] = [
     Attack::HugeArrays,
     Attack::ManyNames,
     Attack::RepeatedGroups,
@@ -111,6 +115,7 @@ const ALL_ATTACKS: [Attack; 9] = [
     Attack::Plugin(Mode::Panic),
     Attack::Plugin(Mode::Fail),
     Attack::Plugin(Mode::Sleep),
+    Attack::LagReads,
 ];
 
 impl Attack {
@@ -126,6 +131,7 @@ impl Attack {
             Attack::Plugin(Mode::Fail) => "plugin_errors",
             Attack::Plugin(Mode::Sleep) => "plugin_sleeps",
             Attack::Plugin(Mode::Behave) => "plugin_behaves",
+            Attack::LagReads => "lag_reads",
         }
     }
 
@@ -227,8 +233,12 @@ fn run(o: &Options) -> Result<bool, String> {
         .broker_addr()
         .ok_or("the daemon has no broker listener")?
         .to_string();
+    let http = handle
+        .http_addr()
+        .ok_or("the daemon has no HTTP listener")?
+        .to_string();
     let load_runtime = runtime("load")?;
-    let outcome = load_runtime.block_on(phases(&addr, o, &plugin));
+    let outcome = load_runtime.block_on(phases((&addr, &http), o, &plugin));
     plugin.set(Mode::Behave);
     server_runtime.block_on(async {
         let _ = tokio::time::timeout(Duration::from_secs(60), handle.shutdown()).await;
@@ -240,7 +250,8 @@ async fn start_daemon(plugin: Arc<HostilePlugin>) -> Result<kcoord_server::Serve
     let text = "node.id=1\n\
         listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
         group.streams.initial.rebalance.delay.ms=0\n\
-        group.streams.assignment.interval.ms=0\n";
+        group.streams.assignment.interval.ms=0\n\
+        http.listener=127.0.0.1:0\n";
     let config = kcoord_server::Config::parse("hostile", text).map_err(|e| e.to_string())?;
     let extensions = kcoord_server::Extensions {
         plugin: Some(plugin as Arc<kcoord_server::runtime::topology_plugin::Plugin>),
@@ -251,7 +262,12 @@ async fn start_daemon(plugin: Arc<HostilePlugin>) -> Result<kcoord_server::Serve
         .map_err(|e| e.to_string())
 }
 
-async fn phases(addr: &str, o: &Options, plugin: &Arc<HostilePlugin>) -> Result<bool, String> {
+/// `addrs`: the broker listener and the HTTP listener.
+async fn phases(
+    (addr, http): (&str, &str),
+    o: &Options,
+    plugin: &Arc<HostilePlugin>,
+) -> Result<bool, String> {
     let (mut fleet, mut pipes) = steady::settled_fleet(
         addr,
         "hostile",
@@ -269,7 +285,7 @@ async fn phases(addr: &str, o: &Options, plugin: &Arc<HostilePlugin>) -> Result<
     let mut attacked = Vec::new();
     for &attack in &o.attacks {
         let stop_at = Instant::now() + o.phase;
-        let attackers = start_attack(attack, addr, &groups, o, plugin, stop_at);
+        let attackers = start_attack(attack, (addr, http), &groups, o, plugin, stop_at);
         let stats = steady_phase(addr, &mut fleet, &mut pipes, o).await?;
         plugin.set(Mode::Behave);
         let report = attackers.await.map_err(|e| format!("attack task: {e}"))?;
@@ -375,7 +391,7 @@ impl AttackReport {
 /// Starts `attack` until `stop_at`; the task sums its attackers' reports.
 fn start_attack(
     attack: Attack,
-    addr: &str,
+    (addr, http): (&str, &str),
     groups: &[String],
     o: &Options,
     plugin: &Arc<HostilePlugin>,
@@ -455,6 +471,12 @@ fn start_attack(
                 tasks.push(tokio::spawn(connect_and_idle(addr.clone(), stop_at)));
             }
         }
+        Attack::LagReads => {
+            let (http, groups) = (http.to_string(), groups.to_vec());
+            tasks.push(tokio::task::spawn_blocking(move || {
+                read_lag_in_loop(&http, &groups, stop_at)
+            }));
+        }
         Attack::Plugin(mode) => {
             plugin.set(mode);
             let request = StreamsGroupDescribeRequest {
@@ -510,6 +532,32 @@ fn huge_array_frame(api: ApiKey, version: i16, count: usize) -> Vec<u8> {
 
 /// Sends `frames` in turn over one connection, waiting for each answer (or the close, then
 /// reconnecting), until `stop_at`.
+/// An operator's page (or a UI) reading every group's lag in turn, one request at a time, as
+/// fast as the daemon answers (`GET /api/v1/groups/{id}/lag`: each group's committed and end
+/// offsets, so groups × partitions lags a sweep).
+fn read_lag_in_loop(http: &str, groups: &[String], stop_at: Instant) -> AttackReport {
+    let mut report = AttackReport::default();
+    let agent = ureq::Agent::new_with_defaults();
+    while Instant::now() < stop_at {
+        for group in groups {
+            report.requests += 1;
+            let url = format!("http://{http}/api/v1/groups/{group}/lag");
+            let read = agent
+                .get(&url)
+                .call()
+                .and_then(|mut answer| answer.body_mut().read_to_string());
+            match read {
+                Ok(_) => report.answers += 1,
+                Err(_) => report.closed += 1,
+            }
+            if Instant::now() >= stop_at {
+                break;
+            }
+        }
+    }
+    report
+}
+
 async fn send_in_loop(addr: String, frames: Arc<Vec<Vec<u8>>>, stop_at: Instant) -> AttackReport {
     let mut report = AttackReport::default();
     let mut i = 0;
