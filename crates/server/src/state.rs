@@ -105,7 +105,7 @@ impl Background {
     /// node.
     pub fn with_upstream_logs(
         mut self,
-        logs: Arc<crate::gateway::coordinator_log::CoordinatorLogs>,
+        logs: Arc<crate::runtime::upstream_log::CoordinatorLogs>,
         gateway: Arc<crate::gateway::Gateway>,
     ) -> Self {
         self.shards = self

@@ -345,7 +345,7 @@ async fn two_gateways_share_the_shards_and_either_serves_every_group() {
 async fn a_claim_fences_the_shards_earlier_writer() {
     use bytes::Bytes;
     use kcoord_metadata::LogRecord;
-    use kcoord_server::gateway::coordinator_log::{is_fenced, CoordinatorLogs};
+    use kcoord_server::runtime::upstream_log::{is_fenced, CoordinatorLogs};
 
     let upstream = upstream().await;
     let open = || async {

@@ -229,7 +229,7 @@ fn prepare_coordinator_logs(config: &Config) -> Result<Option<std::fs::File>, St
 async fn upstream_logs(
     gateway: &crate::gateway::Gateway,
     shards: usize,
-) -> Result<Arc<crate::gateway::coordinator_log::CoordinatorLogs>, StartError> {
+) -> Result<Arc<crate::runtime::upstream_log::CoordinatorLogs>, StartError> {
     let logs = gateway.coordinator_logs(shards).await?;
     tracing::info!(
         topic = logs.topic(),

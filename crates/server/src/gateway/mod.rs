@@ -9,7 +9,6 @@
 //! connections. The ports of the upstream brokers are opened by the daemon
 //! (`daemon/gateway_ports.rs`).
 
-pub mod coordinator_log;
 pub mod forward;
 pub mod mapping;
 pub mod nodes;
@@ -42,7 +41,7 @@ pub enum GatewayError {
     #[error("upstream client settings: {0}")]
     Client(#[from] kcoord_client::SecurityConfigError),
     #[error("the coordinator logs' topic: {0}")]
-    CoordinatorLog(#[from] coordinator_log::CoordinatorLogError),
+    CoordinatorLog(#[from] crate::runtime::upstream_log::CoordinatorLogError),
 }
 
 /// The upstream cluster, how to reach it and where its brokers are served.
@@ -107,12 +106,12 @@ impl Gateway {
     pub async fn coordinator_logs(
         &self,
         shards: usize,
-    ) -> Result<coordinator_log::CoordinatorLogs, GatewayError> {
+    ) -> Result<crate::runtime::upstream_log::CoordinatorLogs, GatewayError> {
         let bootstrap = self.settings.bootstrap_servers.join(",");
         let client = kcoord_client::Client::connect(&bootstrap, self.client.clone())
             .await
-            .map_err(coordinator_log::CoordinatorLogError::from)?;
-        Ok(coordinator_log::CoordinatorLogs::open(
+            .map_err(crate::runtime::upstream_log::CoordinatorLogError::from)?;
+        Ok(crate::runtime::upstream_log::CoordinatorLogs::open(
             client,
             &self.settings.coordinator_log_topic,
             shards,

@@ -9,7 +9,7 @@
 //! The assignment keeps a shard where it is while its node stays and carries no more than its
 //! share, so adding a node moves only the shards it takes. A node serves its shards as soon as
 //! it learns them; the previous owner of a moved shard learns it lost the shard at the same
-//! rebalance, and the new owner's claim fences it in any case (`coordinator_log.rs`).
+//! rebalance, and the new owner's claim fences it in any case (`runtime/upstream_log.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,6 +25,8 @@ use kcoord_wire::messages::{
 };
 use kcoord_wire::{ErrorCode, Request};
 use serde::{Deserialize, Serialize};
+
+pub use crate::runtime::ownership::{NodeEndpoints, Ownership, ShardOwners};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -38,76 +40,12 @@ const SYNC_GROUP_VERSION: i16 = 3;
 const HEARTBEAT_VERSION: i16 = 3;
 const LEAVE_GROUP_VERSION: i16 = 3;
 
-/// Where a node is reached: its broker listener's advertised host, its
-/// `gateway.broker.port.start`, and its broker listener (`host:port`), where the other nodes
-/// send the requests of the groups it serves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeEndpoints {
-    pub host: String,
-    pub port_start: u16,
-    pub listener: String,
-}
-
 /// What a node says of itself when it joins.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct JoinMetadata {
     endpoints: NodeEndpoints,
     /// The shards it serves now, kept where possible.
     owned: Vec<usize>,
-}
-
-/// Every shard's node, as one rebalance of the nodes' group assigned them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardOwners {
-    /// By shard index: the member id of the node serving it.
-    pub owners: Vec<String>,
-    /// Each member's endpoints.
-    pub nodes: BTreeMap<String, NodeEndpoints>,
-}
-
-/// The owners as this node knows them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Ownership {
-    /// None until this node's first rebalance completed.
-    pub owners: Option<Arc<ShardOwners>>,
-    /// This node's member id in the group.
-    pub me: String,
-}
-
-impl Ownership {
-    /// Whether this node serves `shard`; `None` while that is not known yet.
-    pub fn owns(&self, shard: usize) -> Option<bool> {
-        let owners = self.owners.as_ref()?;
-        Some(owners.owners.get(shard) == Some(&self.me))
-    }
-
-    /// The endpoints of the node serving `shard`, when known.
-    pub fn endpoints_of(&self, shard: usize) -> Option<&NodeEndpoints> {
-        let owners = self.owners.as_ref()?;
-        owners.nodes.get(owners.owners.get(shard)?)
-    }
-
-    /// The broker listeners of the other nodes of the group.
-    pub fn other_nodes(&self) -> Vec<&str> {
-        let Some(owners) = self.owners.as_ref() else {
-            return Vec::new();
-        };
-        owners
-            .nodes
-            .iter()
-            .filter(|(member, _)| **member != self.me)
-            .map(|(_, node)| node.listener.as_str())
-            .collect()
-    }
-
-    /// Where the requests of `shard`'s groups go: `None` here (this node serves it, or no
-    /// assignment is known yet), else the serving node.
-    pub fn elsewhere(&self, shard: usize) -> Option<&NodeEndpoints> {
-        if self.owns(shard) != Some(false) {
-            return None;
-        }
-        self.endpoints_of(shard)
-    }
 }
 
 /// The nodes' membership settings.
@@ -478,49 +416,5 @@ mod tests {
         let owners = assign(2, &members(&[("a", &[0, 1, 7]), ("b", &[0, 1])]));
         assert_eq!(counts(&owners), BTreeMap::from([("a", 1), ("b", 1)]));
         assert!(assign(3, &BTreeMap::new()).is_empty());
-    }
-
-    #[test]
-    fn ownership_says_whose_each_shard_is() {
-        let owners = ShardOwners {
-            owners: vec!["a".into(), "b".into()],
-            nodes: BTreeMap::from([
-                (
-                    "a".into(),
-                    NodeEndpoints {
-                        host: "h1".into(),
-                        port_start: 100,
-                        listener: "h1:9092".into(),
-                    },
-                ),
-                (
-                    "b".into(),
-                    NodeEndpoints {
-                        host: "h2".into(),
-                        port_start: 200,
-                        listener: "h2:9092".into(),
-                    },
-                ),
-            ]),
-        };
-        let unknown = Ownership::default();
-        assert_eq!(unknown.owns(0), None);
-        let known = Ownership {
-            owners: Some(Arc::new(owners)),
-            me: "b".into(),
-        };
-        assert_eq!(known.owns(0), Some(false));
-        assert_eq!(known.owns(1), Some(true));
-        assert_eq!(known.owns(2), Some(false));
-        assert_eq!(known.endpoints_of(0).map(|e| e.port_start), Some(100));
-        assert_eq!(known.endpoints_of(2), None);
-        assert_eq!(
-            known.elsewhere(0).map(|n| n.listener.as_str()),
-            Some("h1:9092")
-        );
-        assert_eq!(known.elsewhere(1), None);
-        assert_eq!(unknown.elsewhere(0), None);
-        assert_eq!(known.other_nodes(), ["h1:9092"]);
-        assert!(unknown.other_nodes().is_empty());
     }
 }

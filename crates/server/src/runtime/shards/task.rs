@@ -13,9 +13,9 @@ use tracing::{error, info};
 
 use super::handle::{ShardSink, Shared};
 use super::{upstream, writer};
-use crate::gateway::coordinator_log::CoordinatorLogs;
-use crate::gateway::nodes::Ownership;
+use crate::runtime::ownership::Ownership;
 use crate::runtime::shard_log::{self, ShardLog};
+use crate::runtime::upstream_log::CoordinatorLogs;
 use crate::support::clock::{self, Stamp};
 
 /// Holds every shard in its loading state until [`LoadGate::open`], so that tests can observe

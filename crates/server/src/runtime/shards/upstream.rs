@@ -1,5 +1,5 @@
 //! A shard whose log lives in the upstream cluster (gateway mode,
-//! [`crate::gateway::coordinator_log`]): it claims its partition and replays it when it loads,
+//! [`crate::runtime::upstream_log`]): it claims its partition and replays it when it loads,
 //! then one task per shard writes what its jobs queue, one transaction per round, and answers
 //! the requests waiting for it once the transaction is committed.
 //!
@@ -20,9 +20,9 @@ use tracing::{error, info, warn};
 
 use super::handle::{ShardSink, Shared};
 use super::task::ShardTask;
-use crate::gateway::coordinator_log::{self, CoordinatorLogError, CoordinatorLogs, ShardLogWriter};
-use crate::gateway::nodes::Ownership;
+use crate::runtime::ownership::Ownership;
 use crate::runtime::shard_log::{FailureLog, ShardLog};
+use crate::runtime::upstream_log::{self, CoordinatorLogError, CoordinatorLogs, ShardLogWriter};
 use crate::support::clock;
 use crate::support::shutdown::stopped;
 
@@ -210,7 +210,7 @@ pub(super) async fn write(
                     .appended(records.len(), records_bytes(&records));
                 log.durable_up_to(next);
             }
-            Err(e) if coordinator_log::is_fenced(&e) => {
+            Err(e) if upstream_log::is_fenced(&e) => {
                 fenced(&shared, &log, &e);
                 return;
             }
@@ -239,7 +239,7 @@ async fn reclaim(
     // Aborting with our epoch says whether the shard is still ours: a fenced abort means
     // another node claimed it, and claiming it back would fence that node in turn.
     if let Err(e) = writer.abort().await {
-        if coordinator_log::is_fenced(&e) {
+        if upstream_log::is_fenced(&e) {
             fenced(shared, log, &e);
             return None;
         }
