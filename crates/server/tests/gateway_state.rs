@@ -390,3 +390,65 @@ async fn a_claim_fences_the_shards_earlier_writer() {
     assert!(open().await.claim(0).await.unwrap().1.is_empty());
     upstream.shutdown().await;
 }
+
+/// One HTTP/1.1 GET: the body of a 200 answer.
+async fn http_get(addr: SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let response = String::from_utf8(raw).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("a whole response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    body.to_owned()
+}
+
+/// In gateway mode a streams group's committed offsets and its partitions' ends are the
+/// cluster's, and the JSON API's lag is read there.
+#[tokio::test]
+async fn the_lag_of_a_streams_group_behind_a_gateway_is_the_clusters() {
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let client = kcoord_client::Client::connect(
+        &upstream.broker_addr().unwrap().to_string(),
+        kcoord_client::ClientConfig::new("lag-test"),
+    )
+    .await
+    .unwrap();
+    let producer =
+        kcoord_client::Producer::new(client, kcoord_client::ProducerConfig::default()).unwrap();
+    let records: Vec<_> = (0..5)
+        .map(|i| kcoord_client::ProducedRecord::value(format!("r{i}")))
+        .collect();
+    producer.send(SOURCE, 0, &records).await.unwrap();
+
+    let (gateway, _) = gateway_with(&upstream, &format!("{FAST}http.listener=127.0.0.1:0\n"))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while gateway.state().topics.snapshot().get(SOURCE).is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the source never reached the catalog"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let epoch = join(&gateway, "member-1").await;
+    assert_eq!(commit(&gateway, "member-1", epoch, 2).await, 0);
+    let body = http_get(
+        gateway.http_addr().unwrap(),
+        &format!("/api/v1/groups/{GROUP}/lag"),
+    )
+    .await;
+    let lag: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let partition = lag["partitions"][0].clone();
+    let fields = ["committedOffset", "logEndOffset", "lag"].map(|f| partition[f].as_i64());
+    assert_eq!(fields, [Some(2), Some(5), Some(3)], "{body}");
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

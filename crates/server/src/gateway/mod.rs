@@ -12,6 +12,7 @@
 pub mod forward;
 pub mod mapping;
 pub mod nodes;
+pub mod offsets;
 pub mod topics;
 pub mod upstream;
 

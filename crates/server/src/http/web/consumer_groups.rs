@@ -229,7 +229,7 @@ async fn lags(
     group_id: &str,
 ) -> Result<Vec<PartitionLag>, ApiError> {
     let committed = offsets::committed(server, peer, group_id).await?;
-    let end_of = offsets::log_ends(server, peer, committed.keys());
+    let end_of = offsets::log_ends(server, peer, committed.keys()).await;
     Ok(committed
         .into_iter()
         .map(|((topic, partition), committed_offset)| {

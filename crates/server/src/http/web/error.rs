@@ -59,6 +59,17 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// A failed read of the upstream cluster (gateway mode): its Kafka error, or
+    /// COORDINATOR_NOT_AVAILABLE (503: retry later) when it did not answer.
+    pub fn upstream(error: &kcoord_client::ClientError) -> ApiError {
+        let code = error
+            .error_code()
+            .unwrap_or(ErrorCode::COORDINATOR_NOT_AVAILABLE);
+        ApiError::kafka(code.code(), Some(&error.to_string()))
+    }
+}
+
 /// The HTTP status of a Kafka error code.
 fn http_status(code: i16) -> StatusCode {
     let Some(error) = ErrorCode::from_code(code) else {

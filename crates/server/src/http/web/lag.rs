@@ -77,7 +77,7 @@ async fn group_lag(
     let group = describe_one(&server, peer, group_id, false).await?;
     let sources = source_partitions(&group, &server.topics.snapshot());
     let committed = offsets::committed(&server, peer, &group.group_id).await?;
-    let ends = offsets::log_ends(&server, peer, sources.iter().map(|(tp, _)| tp));
+    let ends = offsets::log_ends(&server, peer, sources.iter().map(|(tp, _)| tp)).await;
     let now = clock::now_ms();
     let partitions: Vec<SourcePartitionLag> = sources
         .into_iter()

@@ -1,6 +1,7 @@
 //! A group's committed offsets and the log end offsets of partitions, read as a Kafka client of
-//! the HTTP listener reads them (OffsetFetch and ListOffsets, [`super::kafka`]): what the
-//! consumer groups' and the streams groups' lag are computed from.
+//! the HTTP listener reads them (OffsetFetch and ListOffsets, [`super::kafka`]; in gateway mode
+//! from the cluster, `gateway/offsets.rs`): what the consumer groups' and the streams groups'
+//! lag are computed from.
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -19,6 +20,12 @@ pub async fn committed(
     peer: Option<SocketAddr>,
     group_id: &str,
 ) -> Result<BTreeMap<TopicPartition, i64>, ApiError> {
+    if let Some(gateway) = &server.gateway {
+        return gateway
+            .committed_offsets(group_id)
+            .await
+            .map_err(|e| ApiError::upstream(&e));
+    }
     let fetched = kafka::committed_offsets(server, peer, group_id).await;
     if fetched.error_code != ErrorCode::NONE.code() {
         return Err(ApiError::kafka(fetched.error_code, None));
@@ -37,12 +44,19 @@ pub async fn committed(
 }
 
 /// The log end offsets of `partitions` that could be read (a partition this node does not
-/// lead, or may not be described by the caller, is left out).
-pub fn log_ends<'a>(
+/// lead, or may not be described by the caller, is left out). In gateway mode the cluster's.
+pub async fn log_ends<'a>(
     server: &ServerState,
     peer: Option<SocketAddr>,
     partitions: impl IntoIterator<Item = &'a TopicPartition>,
 ) -> BTreeMap<TopicPartition, i64> {
+    if let Some(gateway) = &server.gateway {
+        let partitions = partitions.into_iter().cloned().collect();
+        return gateway
+            .log_end_offsets(partitions)
+            .await
+            .unwrap_or_default();
+    }
     let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
     for (topic, partition) in partitions {
         by_topic.entry(topic.clone()).or_default().push(*partition);
