@@ -140,6 +140,7 @@ pub async fn start_with(
     ));
     // Before binding: a bad plugin setting is a configuration error, not a half-started node.
     let topology = TopologyDescriptions::build(&config, extensions.plugin, metrics.plugin.clone())?;
+    log_where_groups_are(&config);
     let config = Arc::new(config);
     let tls = closing_on_error(&topology, listener_tls(&config)).await?;
     let bound = closing_on_error(&topology, bind_listeners(&config).await).await?;
@@ -212,17 +213,22 @@ fn spawn_gateway(
     [mirror, ports.spawn(bound, serving)]
 }
 
-/// Readies the coordinator shards' log directory and says where groups are kept; in gateway
-/// mode they live in the upstream cluster (`upstream_logs`) and nothing is locked here.
+/// Readies and locks the coordinator shards' log directory; in gateway mode they live in the
+/// upstream cluster (`upstream_logs`) and nothing is locked here.
 fn prepare_coordinator_logs(config: &Config) -> Result<Option<std::fs::File>, StartError> {
     if config.gateway.is_some() {
         return Ok(None);
     }
-    let (logs, shards) = (&config.coordinator_log, config.coordinator_shards);
-    let lock =
-        crate::runtime::shard_log::prepare_dir(logs, shards).map_err(StartError::CoordinatorLog)?;
-    crate::runtime::shard_log::log_where(logs, shards);
-    Ok(lock)
+    crate::runtime::shard_log::prepare_dir(&config.coordinator_log, config.coordinator_shards)
+        .map_err(StartError::CoordinatorLog)
+}
+
+/// Says where groups are kept (in gateway mode `upstream_logs` says it). After the plugin is
+/// built: a start that a configuration error stops prints that error alone.
+fn log_where_groups_are(config: &Config) {
+    if config.gateway.is_none() {
+        crate::runtime::shard_log::log_where(&config.coordinator_log, config.coordinator_shards);
+    }
 }
 
 /// The upstream topic of the coordinator shards' logs (gateway mode), said once where they are.
