@@ -1,6 +1,7 @@
 //! Gateway mode's topic mirror: the coordinator shards (and every handler reading the topic
 //! catalog) see the upstream cluster's topics, fetched with a Metadata for all topics every
-//! [`MIRROR_INTERVAL`] and at once after kcoord created streams internal topics upstream. The
+//! [`MIRROR_INTERVAL`], and early (at most every [`MIN_SPACING`]) after kcoord created streams
+//! internal topics upstream or a streams group found a source topic missing. The
 //! catalog is replaced only by a fetch that succeeded: an empty one would make the shards
 //! drop the committed offsets of every topic, as if all were deleted.
 
@@ -19,6 +20,9 @@ use crate::state::ServerState;
 /// outside kcoord within this long.
 pub(super) const MIRROR_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The least time between two looks when the mirror is asked for one early.
+const MIN_SPACING: Duration = Duration::from_millis(100);
+
 /// Creates streams internal topics upstream from now on, and mirrors the upstream topics
 /// until shutdown.
 pub(super) fn spawn(
@@ -32,10 +36,14 @@ pub(super) fn spawn(
     tokio::spawn(async move {
         loop {
             mirror_once(&gateway, &state).await;
+            let looked = tokio::time::Instant::now();
             tokio::select! {
                 _ = crate::support::shutdown::stopped(&mut shutdown) => break,
                 () = tokio::time::sleep(MIRROR_INTERVAL) => {}
-                () = gateway.topics_wanted() => {}
+                () = gateway.topics_wanted() => {
+                    // Woken early (many groups may ask at once): one look per MIN_SPACING.
+                    tokio::time::sleep_until(looked + MIN_SPACING).await;
+                }
             }
         }
     })

@@ -20,7 +20,7 @@
 //! v0 client cannot push, and a "yes" it never sees would only leave the plugin waiting for a
 //! push that cannot come. Without a plugin nothing is ever asked.
 
-use kcoord_coordinator::heartbeat::status::MISSING_INTERNAL_TOPICS;
+use kcoord_coordinator::heartbeat::status::{MISSING_INTERNAL_TOPICS, MISSING_SOURCE_TOPICS};
 use kcoord_coordinator::validate;
 use kcoord_coordinator::HeartbeatContext;
 use kcoord_wire::api::ApiKey;
@@ -90,6 +90,7 @@ pub async fn handle(
     };
 
     let mut response = result.response;
+    ask_for_the_clusters_topics(ctx, &response);
     create_internal_topics(ctx, &mut response, &result.internal_topics_to_create);
     let id = result.topology_description_id;
     let topology = &ctx.server.topology;
@@ -119,6 +120,24 @@ fn topology_refusal(
     let denied = topology_topics(topology)
         .any(|name| !authorize(ctx, AclOperation::Describe, ResourceType::Topic, name));
     denied.then(|| error_response(ErrorCode::TOPIC_AUTHORIZATION_FAILED, None))
+}
+
+/// In gateway mode, a group missing a source topic asks the topic mirror for a look at the
+/// cluster now rather than at its next turn: a topic created in the cluster reaches kcoord only
+/// through the mirror, and Kafka Streams gives up on missing source topics after two heartbeat
+/// intervals.
+fn ask_for_the_clusters_topics(ctx: &RequestContext<'_>, response: &StreamsGroupHeartbeatResponse) {
+    let Some(gateway) = &ctx.server.gateway else {
+        return;
+    };
+    let missing_source = response
+        .status
+        .iter()
+        .flatten()
+        .any(|s| s.status_code == MISSING_SOURCE_TOPICS);
+    if missing_source {
+        gateway.topics_changed_upstream();
+    }
 }
 
 /// Creates the internal topics the group needs on its behalf, adding the creation errors cached
