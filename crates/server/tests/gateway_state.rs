@@ -271,6 +271,16 @@ async fn split(a: &ServerHandle, b: &ServerHandle, shards: usize) -> (Vec<usize>
     }
 }
 
+/// The ports of the brokers in `node`'s Metadata answer.
+async fn broker_ports(node: &ServerHandle) -> Vec<u16> {
+    let metadata = metadata_of(node.broker_addr().unwrap()).await;
+    metadata
+        .brokers
+        .iter()
+        .map(|b| u16::try_from(b.port).unwrap())
+        .collect()
+}
+
 /// Whether `node` holds the group in its own shard (a node holds only the shards it serves).
 fn holds_the_group(node: &ServerHandle) -> bool {
     node.state()
@@ -286,9 +296,14 @@ async fn two_gateways_share_the_shards_and_either_serves_every_group() {
     let shards = format!("{FAST}offsets.topic.num.partitions={SHARDS}\n");
     let upstream = upstream().await;
     create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let (a, _) = gateway_with(&upstream, &shards).await.unwrap();
-    let (b, _) = gateway_with(&upstream, &shards).await.unwrap();
+    let (a, a_port) = gateway_with(&upstream, &shards).await.unwrap();
+    let (b, b_port) = gateway_with(&upstream, &shards).await.unwrap();
     let (a_shards, _) = split(&a, &b, SHARDS).await;
+    // Both nodes show the upstream broker at the same node, so a client of either one learns
+    // the other node when the broker is placed there.
+    let shown_a = broker_ports(&a).await;
+    assert_eq!(shown_a, broker_ports(&b).await);
+    assert!(shown_a == [a_port] || shown_a == [b_port], "{shown_a:?}");
     let (owner, other) = if a_shards.contains(&shard_index(GROUP, SHARDS)) {
         (a, b)
     } else {

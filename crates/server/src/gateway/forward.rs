@@ -192,7 +192,7 @@ impl Forwarder {
             };
             let changed = match change {
                 None => Ok(body),
-                Some(Change::Brokers) => mapping::rewrite(api, version, body, gateway.endpoints())
+                Some(Change::Brokers) => mapping::rewrite(api, version, body, &gateway.placement())
                     .map_err(|e| e.to_string()),
                 Some(Change::With(change)) => change(body),
             };

@@ -1,7 +1,14 @@
 //! The upstream cluster's brokers as clients see them through the gateway: broker `b` at
-//! kcoord's host on `gateway.broker.port.start + b` ("port per broker", as Kroxylicious maps
-//! a virtual cluster). Ids stay the upstream's, so partition leaders, replicas and the
-//! controller id in forwarded answers need no change; only hosts and ports do.
+//! a kcoord node's host on its `gateway.broker.port.start + b` ("port per broker", as
+//! Kroxylicious maps a virtual cluster). Ids stay the upstream's, so partition leaders,
+//! replicas and the controller id in forwarded answers need no change; only hosts and ports do.
+//!
+//! Every node serves a port for every upstream broker. With several kcoord nodes the answers
+//! spread the brokers over them ([`Placement`]), the way Kafka's own brokers are several
+//! addresses: a client whose node dies still knows a live one, asks it for metadata and goes
+//! on, instead of waiting for Kafka's clients to bootstrap again (which they do only when
+//! every known broker is down at once, or after `metadata.recovery.rebootstrap.trigger.ms`,
+//! five minutes by default).
 
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
@@ -57,6 +64,41 @@ impl Endpoints {
     }
 }
 
+/// Which node's endpoints each upstream broker is shown at: broker `b` at node
+/// `b mod n` of the `n` nodes in member-id order (every node of the group has the same list, so
+/// every node answers alike), or at this node's own when that node has no port for `b`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    own: Endpoints,
+    spread: Vec<Endpoints>,
+}
+
+impl Placement {
+    /// One node: every broker at its own endpoints.
+    pub fn alone(own: Endpoints) -> Placement {
+        Placement {
+            own,
+            spread: Vec::new(),
+        }
+    }
+
+    /// Brokers spread over `nodes` (this node among them), in the order given.
+    pub fn spread(own: Endpoints, nodes: Vec<Endpoints>) -> Placement {
+        Placement { own, spread: nodes }
+    }
+
+    /// `(host, port)` of broker `id`; none when no port fits it.
+    fn endpoint(&self, id: i32) -> Option<(String, i32)> {
+        let n = i32::try_from(self.spread.len()).unwrap_or(i32::MAX);
+        let chosen = usize::try_from(id.checked_rem_euclid(n).unwrap_or(0))
+            .ok()
+            .and_then(|i| self.spread.get(i));
+        chosen
+            .and_then(|e| e.endpoint(id))
+            .or_else(|| self.own.endpoint(id))
+    }
+}
+
 /// Why a forwarded answer could not be rewritten.
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
@@ -83,7 +125,7 @@ pub fn rewrite(
     api: ApiKey,
     version: i16,
     body: Bytes,
-    endpoints: &Endpoints,
+    endpoints: &Placement,
 ) -> Result<Bytes, RewriteError> {
     match api {
         ApiKey::Metadata => recode(api, version, body, |r: &mut MetadataResponse| {
@@ -112,7 +154,7 @@ pub fn rewrite(
 }
 
 /// Puts broker `id` at its endpoint; false when it has none.
-fn place(endpoints: &Endpoints, id: i32, host: &mut String, port: &mut i32) -> bool {
+fn place(endpoints: &Placement, id: i32, host: &mut String, port: &mut i32) -> bool {
     match endpoints.endpoint(id) {
         Some((h, p)) => {
             *host = h;

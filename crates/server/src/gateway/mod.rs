@@ -25,7 +25,7 @@ use tracing::{info, warn};
 
 use crate::config::gateway::GatewaySettings;
 use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
-use mapping::{Endpoints, IdDoesNotFit};
+use mapping::{Endpoints, IdDoesNotFit, Placement};
 use upstream::{Unreachable, UpstreamView};
 
 /// The client id of this node's own requests to the other kcoord nodes (the requests it
@@ -176,6 +176,26 @@ impl Gateway {
 
     pub fn endpoints(&self) -> &Endpoints {
         &self.endpoints
+    }
+
+    /// Where forwarded answers show the upstream brokers: spread over the kcoord nodes of the
+    /// last assignment when there are several ([`mapping`]), else at this node's endpoints.
+    pub fn placement(&self) -> Placement {
+        let ownership = self.ownership.borrow();
+        match ownership.owners.as_ref() {
+            Some(owners) if owners.nodes.len() > 1 => Placement::spread(
+                self.endpoints.clone(),
+                owners
+                    .nodes
+                    .values()
+                    .map(|n| Endpoints {
+                        host: n.host.clone(),
+                        port_start: n.port_start,
+                    })
+                    .collect(),
+            ),
+            _ => Placement::alone(self.endpoints.clone()),
+        }
     }
 
     pub fn settings(&self) -> &GatewaySettings {

@@ -4,7 +4,11 @@ use kcoord_wire::messages::metadata_response::MetadataResponseBroker;
 
 use super::*;
 
-fn endpoints() -> Endpoints {
+fn endpoints() -> Placement {
+    Placement::alone(own())
+}
+
+fn own() -> Endpoints {
     Endpoints {
         host: "gw.example".to_owned(),
         port_start: 19000,
@@ -74,10 +78,62 @@ fn a_broker_without_a_port_is_left_out_rather_than_shown_at_its_upstream_address
         brokers: vec![metadata_broker(0), metadata_broker(1)],
         ..Default::default()
     };
-    let body = rewrite(ApiKey::Metadata, 12, encode(&upstream, 12), &ends).unwrap();
+    let body = rewrite(
+        ApiKey::Metadata,
+        12,
+        encode(&upstream, 12),
+        &Placement::alone(ends),
+    )
+    .unwrap();
     let got = MetadataResponse::decode(&mut body.clone(), 12).unwrap();
     let ids: Vec<i32> = got.brokers.iter().map(|b| b.node_id).collect();
     assert_eq!(ids, [0]);
+}
+
+#[test]
+fn several_nodes_share_the_brokers_so_a_client_knows_more_than_one_node() {
+    let other = Endpoints {
+        host: "gw-b.example".to_owned(),
+        port_start: 65534,
+    };
+    // Broker b at node b mod 2; broker 2 would be past port 65535 at the other node's start,
+    // so it stays at this node's.
+    let placement = Placement::spread(own(), vec![other, own()]);
+    let upstream = MetadataResponse {
+        brokers: (0..4).map(metadata_broker).collect(),
+        ..Default::default()
+    };
+    let body = rewrite(ApiKey::Metadata, 12, encode(&upstream, 12), &placement).unwrap();
+    let got = MetadataResponse::decode(&mut body.clone(), 12).unwrap();
+    let brokers: Vec<_> = got
+        .brokers
+        .iter()
+        .map(|b| (b.node_id, b.host.as_str(), b.port))
+        .collect();
+    assert_eq!(
+        brokers,
+        [
+            (0, "gw-b.example", 65534),
+            (1, "gw.example", 19001),
+            (2, "gw.example", 19002),
+            (3, "gw.example", 19003),
+        ]
+    );
+    let coordinator = FindCoordinatorResponse {
+        node_id: 0,
+        host: "kafka-0.internal".to_owned(),
+        port: 9092,
+        ..Default::default()
+    };
+    let body = rewrite(
+        ApiKey::FindCoordinator,
+        3,
+        encode(&coordinator, 3),
+        &placement,
+    )
+    .unwrap();
+    let got = FindCoordinatorResponse::decode(&mut body.clone(), 3).unwrap();
+    assert_eq!((got.host.as_str(), got.port), ("gw-b.example", 65534));
 }
 
 #[test]

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Two kcoord nodes in front of a real Apache Kafka 4.4 cluster ({@link KafkaCluster}), sharing
  * the coordinator shards (docs/gateway.md, "Several kcoord nodes"): a stateful Kafka Streams
- * app bootstraps from both, the node serving its group is killed with SIGKILL, and the app goes
- * on through the other; a node started again (with nothing on its disk) takes shards back.
+ * app bootstraps from the node serving its group, that node is killed with SIGKILL, and the app
+ * goes on through the other, which it learnt from the first node's metadata; a node started
+ * again (with nothing on its disk) takes shards back.
  */
 class GatewayNodesTest {
     private static final String APP = "gw-nodes-app";
@@ -85,32 +86,42 @@ class GatewayNodesTest {
     }
 
     /**
-     * Whether {@code node} serves the coordinator shard of {@code group}, as its last assignment
-     * line in its log says ({@code owned=[...]}): shards are Kafka's
-     * {@code abs(hashCode) % offsets.topic.num.partitions}, masked as kcoord masks it.
+     * The last assignment of the nodes' group in {@code node}'s log ({@code nodes=N owned=[...]}),
+     * as the number of nodes and the shards owned; null before the first.
      */
-    static boolean serves(Kcoord node, String group, int shards) throws Exception {
-        int shard = (group.hashCode() & 0x7fffffff) % shards;
-        String owned = null;
+    static Map.Entry<Integer, List<Integer>> lastAssignment(Kcoord node) throws Exception {
+        Map.Entry<Integer, List<Integer>> last = null;
+        java.util.regex.Pattern pattern = java.util.regex.Pattern.compile("nodes=([0-9]+) owned=\\[([0-9, ]*)\\]");
         for (String line : java.nio.file.Files.readAllLines(node.log())) {
             if (!line.contains("assigned the coordinator shards")) continue;
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("owned=\\[([0-9, ]*)\\]").matcher(line);
-            if (m.find()) owned = m.group(1);
+            java.util.regex.Matcher m = pattern.matcher(line);
+            if (!m.find()) continue;
+            List<Integer> owned = new ArrayList<>();
+            for (String s : m.group(2).split(",")) {
+                if (!s.isBlank()) owned.add(Integer.parseInt(s.trim()));
+            }
+            last = Map.entry(Integer.parseInt(m.group(1)), owned);
         }
-        if (owned == null) return false;
-        for (String s : owned.split(",")) {
-            if (!s.isBlank() && Integer.parseInt(s.trim()) == shard) return true;
-        }
-        return false;
+        return last;
     }
 
-    /** The index of the one of two nodes serving {@code group}'s shard, once they agree (60 s at most). */
+    /**
+     * The index of the one of {@code nodes} serving {@code group}'s shard once every node's last
+     * assignment names them all (60 s at most). Shards are Kafka's
+     * {@code abs(hashCode) % offsets.topic.num.partitions}, masked as kcoord masks it.
+     */
     static int servingNode(List<Kcoord> nodes, String group, int shards) throws Exception {
+        int shard = (group.hashCode() & 0x7fffffff) % shards;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
-            boolean first = serves(nodes.get(0), group, shards);
-            boolean second = serves(nodes.get(1), group, shards);
-            if (first != second) return first ? 0 : 1;
+            List<Integer> serving = new ArrayList<>();
+            boolean allKnown = true;
+            for (int i = 0; i < nodes.size(); i++) {
+                Map.Entry<Integer, List<Integer>> last = lastAssignment(nodes.get(i));
+                allKnown &= last != null && last.getKey() == nodes.size();
+                if (last != null && last.getValue().contains(shard)) serving.add(i);
+            }
+            if (allKnown && serving.size() == 1) return serving.get(0);
             Thread.sleep(100);
         }
         throw new AssertionError("no single node serves " + group);
@@ -124,17 +135,18 @@ class GatewayNodesTest {
         nodes.add(startNode(cluster, 1));
         cluster.createTopics(List.of(new NewTopic(INPUT, 2, (short) 3), new NewTopic(OUTPUT, 2, (short) 3)));
         produceWords(cluster, 0, 100);
+        int owner = servingNode(nodes, APP, SHARDS);
+        int other = 1 - owner;
 
-        String bootstrap = nodes.get(0).bootstrap() + "," + nodes.get(1).bootstrap();
-        Properties props = Clients.streamsProps(bootstrap, APP, Clients.tempDir(APP));
+        // The app knows only the node that serves its group: it learns the other from that
+        // node's metadata (the upstream brokers are spread over both), and that is how it goes
+        // on when the node dies, as a Kafka client goes on when the broker it bootstrapped
+        // from dies (rebootstrapping would find only the dead node here).
+        Properties props = Clients.streamsProps(nodes.get(owner).bootstrap(), APP, Clients.tempDir(APP));
         props.put(org.apache.kafka.streams.StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         KafkaStreams streams = Clients.startRunning(wordCount(), props, Duration.ofSeconds(120));
         try {
             awaitCounts(cluster, 100);
-            // Whichever node serves the app's group, the app is served through both.
-            int owner = servingNode(nodes, APP, SHARDS);
-            int other = 1 - owner;
-
             nodes.get(owner).kill();
             produceWords(cluster, 1, 100);
             awaitCounts(cluster, 200);

@@ -327,10 +327,14 @@ class GatewayTest {
         return all;
     }
 
-    /** The first of {@code n} consecutive free loopback ports. */
+    /**
+     * The first of {@code n} consecutive free loopback ports, below Linux's ephemeral range
+     * (32768 and up) so that no outgoing connection takes one between this choice and the
+     * daemon binding it.
+     */
     static int freePortRange(int n) throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
-            int start = ThreadLocalRandom.current().nextInt(20_000, 60_000);
+            int start = ThreadLocalRandom.current().nextInt(20_000, 32_000);
             if (allFree(start, n)) return start;
         }
         throw new IllegalStateException("no " + n + " consecutive free ports");
