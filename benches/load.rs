@@ -9,6 +9,7 @@
 //! cargo bench --bench load -- --api heartbeat --compare-plugin memory --rounds 5   # KIP-1331
 //! cargo bench --bench load -- --api heartbeat --background-produce 4 --rounds 3  # issue 10
 //! cargo bench --bench load -- --api heartbeat --compare-durable --rounds 5       # issue 12
+//! cargo bench --bench load -- --api heartbeat --compare-gateway --rounds 3       # issue 25
 //! ```
 //!
 //! Flags (lists are comma-separated; every combination of `--api`, `--connections` and
@@ -74,6 +75,15 @@
 //! before it is answered) and one that keeps them in memory; one `"bench":"durable_heartbeat"`
 //! line per (C, P, client, owned) with both rates, their ratio and the goal (disk / memory >=
 //! 0.95, issue 12). Steady heartbeats change nothing, so they should write nothing.
+//!
+//! `--compare-gateway` (heartbeats only, no `--addr`): the same A/B comparison between a
+//! daemon in gateway mode (in front of a third daemon, standalone, playing the upstream
+//! cluster: the gateway keeps its groups in the upstream's coordinator log topic and forwards
+//! the source topics' creation) and a standalone one; one `"bench":"gateway_heartbeat"` line
+//! per (C, P, client, owned) with both rates, the gateway daemon's CPU per heartbeat against
+//! the standalone one's (the upstream's CPU is not counted: the goal is about kcoord's cost)
+//! and the goal (gateway / standalone >= 0.8, issue 25). Steady heartbeats change nothing, so
+//! the gateway should neither write nor forward anything for them.
 //!
 //! `--background-produce C` (heartbeats only, not with `--compare-plugin`): every heartbeat
 //! run is made twice in a row, without and then with C more connections producing to the
@@ -300,6 +310,8 @@ struct Options {
     compare_plugin: Option<String>,
     /// `--compare-durable`: the first of two daemons keeps groups in a log directory.
     compare_durable: bool,
+    /// `--compare-gateway`: the first of two daemons is a gateway in front of a third.
+    compare_gateway: bool,
     /// `--daemon-config KEY=VALUE` lines for the daemons the bench starts.
     daemon_config: Vec<String>,
     /// `--background-produce C`: producer connections during half the heartbeat runs.
@@ -321,9 +333,16 @@ const USAGE: &str =
 [--daemon-pid PID] \
 [--client-threads N] [--rounds R] [--groups G] [--members M] [--partitions N] \
 [--owned changed|always[,..]] [--client replay|member[,..]] [--no-compare] \
-[--compare-plugin NAME] [--daemon-config KEY=VALUE].. [--background-produce C] \
+[--compare-plugin NAME] [--compare-durable] [--compare-gateway] [--daemon-config KEY=VALUE].. [--background-produce C] \
 [--background-inflight P] [--background-rate MBPS] [--kafka] [--pin-servers CPUS] \
 [--pin-load CPUS]";
+
+impl Options {
+    /// Whether the runs compare two daemons the bench starts (`--compare-*`).
+    fn compares_daemons(&self) -> bool {
+        self.compare_plugin.is_some() || self.compare_durable || self.compare_gateway
+    }
+}
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
@@ -350,6 +369,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             compare: true,
             compare_plugin: None,
             compare_durable: false,
+            compare_gateway: false,
             daemon_config: Vec::new(),
             background_produce: None,
             background_inflight: 1,
@@ -380,6 +400,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             compare: true,
             compare_plugin: None,
             compare_durable: false,
+            compare_gateway: false,
             daemon_config: Vec::new(),
             background_produce: None,
             background_inflight: 1,
@@ -425,6 +446,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 "--no-compare" => options.compare = false,
                 "--kafka" => options.kafka = true,
                 "--compare-durable" => options.compare_durable = true,
+                "--compare-gateway" => options.compare_gateway = true,
                 _ if bench => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
                 _ => eprintln!("load: ignoring argument {flag:?} (smoke mode)"),
             }
@@ -510,10 +532,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     if options.partitions > 100_000 {
         return Err("--partitions must be at most 100000".into());
     }
-    if options.compare_plugin.is_some() && options.compare_durable {
-        return Err("--compare-plugin and --compare-durable do not combine".into());
+    let comparisons = usize::from(options.compare_plugin.is_some())
+        + usize::from(options.compare_durable)
+        + usize::from(options.compare_gateway);
+    if comparisons > 1 {
+        return Err("only one of --compare-plugin, --compare-durable, --compare-gateway".into());
     }
-    if options.compare_plugin.is_some() || options.compare_durable {
+    if options.compares_daemons() {
         if options.addr.is_some() {
             return Err("--compare-plugin starts its own two daemons; drop --addr".into());
         }
@@ -525,7 +550,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         options.compare = false;
     }
     if options.background_produce.is_some() {
-        if options.compare_plugin.is_some() || options.compare_durable {
+        if options.compares_daemons() {
             return Err("--background-produce and --compare-* do not combine".into());
         }
         if !options.workloads.contains(&Workload::Heartbeat) {
@@ -534,8 +559,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     }
     if options.kafka
         && (options.addr.is_some()
-            || options.compare_plugin.is_some()
-            || options.compare_durable
+            || options.compares_daemons()
             || options.background_produce.is_some())
     {
         return Err(
@@ -988,6 +1012,8 @@ struct AbNames {
     /// Prefixes of the two daemons' fields.
     with: &'static str,
     without: &'static str,
+    /// The least `with / without` heartbeat rate the issue asks for.
+    goal: f64,
 }
 
 impl AbNames {
@@ -997,6 +1023,7 @@ impl AbNames {
             label: format!(r#""plugin":"{plugin}""#),
             with: "plugin",
             without: "no_plugin",
+            goal: 0.95,
         }
     }
 
@@ -1006,11 +1033,24 @@ impl AbNames {
         label: String::new(),
         with: "disk",
         without: "memory",
+        goal: 0.95,
+    };
+
+    /// `--compare-gateway`: a gateway against a standalone daemon.
+    const GATEWAY: AbNames = AbNames {
+        bench: "gateway_heartbeat",
+        label: String::new(),
+        with: "gateway",
+        without: "standalone",
+        goal: 0.8,
     };
 }
 
 /// `Target::plugin` of the durable daemon of `--compare-durable`.
 const DURABLE: &str = "durable";
+
+/// `Target::plugin` of the gateway daemon of `--compare-gateway`.
+const GATEWAY: &str = "gateway";
 
 /// The summary line of one (C, P, client, owned) of an A/B comparison: `"kip1331_heartbeat"`
 /// with `--compare-plugin`, `"durable_heartbeat"` with `--compare-durable`.
@@ -1055,7 +1095,7 @@ fn ab_line(
         format!("{},", names.label)
     };
     format!(
-        r#"{{"bench":"{bench}",{label}"connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"{a}_hb_per_s":{:.0},"{b}_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"{a}_p50_us":{:.1},"{b}_p50_us":{:.1},"{a}_p99_us":{:.1},"{b}_p99_us":{:.1},"{a}_daemon_cpu_us_per_hb":{},"{b}_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"{a}_client_cpu_us_per_hb":{},"{b}_client_cpu_us_per_hb":{},"goal_ratio":0.95,"goal_met":{}}}"#,
+        r#"{{"bench":"{bench}",{label}"connections":{connections},"inflight":{},"client":"{}","owned":"{}","groups":{},"members":{},"partitions":{},"version":{version},"rounds":{},"seconds_per_run":{:.1},"pushes":{pushes},"{a}_hb_per_s":{:.0},"{b}_hb_per_s":{:.0},"ratio":{ratio:.3},"round_ratios":[{}],"{a}_p50_us":{:.1},"{b}_p50_us":{:.1},"{a}_p99_us":{:.1},"{b}_p99_us":{:.1},"{a}_daemon_cpu_us_per_hb":{},"{b}_daemon_cpu_us_per_hb":{},"daemon_cpu_ratio":{},"{a}_client_cpu_us_per_hb":{},"{b}_client_cpu_us_per_hb":{},"goal_ratio":{},"goal_met":{}}}"#,
         with.inflight,
         client.name(),
         owned.name(),
@@ -1076,8 +1116,29 @@ fn ab_line(
         opt_f64(cpu_ratio, 3),
         per_request_us(with.client_cpu_s, with.requests),
         per_request_us(without.client_cpu_s, without.requests),
-        ratio >= 0.95,
+        names.goal,
+        ratio >= names.goal,
     )
+}
+
+/// `--compare-gateway`: the standalone daemon playing the upstream cluster (the gateway's
+/// nodes group is a classic group there: no wait for more members).
+fn start_upstream() -> common::Daemon {
+    common::Daemon::start(&["group.initial.rebalance.delay.ms=0"])
+}
+
+/// The config lines of a gateway in front of `upstream`: its one broker's port just freed by
+/// the OS (the start is that port minus the broker's id).
+fn gateway_config(upstream: &common::Daemon) -> Vec<String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port");
+    let start = i64::from(port) - i64::from(upstream.node_id());
+    vec![
+        format!("upstream.bootstrap.servers={}", upstream.bootstrap()),
+        format!("gateway.broker.port.start={start}"),
+    ]
 }
 
 /// `--kafka`: a server's memory: kcoord's resident set, or the Kafka broker's Java heap in use
@@ -1276,10 +1337,7 @@ fn main() -> ExitCode {
         }
     };
     let mut configurations = vec![options.clone()];
-    if !args.iter().any(|a| a == "--bench")
-        && options.compare_plugin.is_none()
-        && !options.compare_durable
-    {
+    if !args.iter().any(|a| a == "--bench") && !options.compares_daemons() {
         // Smoke mode: the plugin comparison too, with the first client mode (replay) only:
         // the other's code does not depend on the plugin.
         configurations.push(Options {
@@ -1296,6 +1354,14 @@ fn main() -> ExitCode {
             client: options.client[..1].to_vec(),
             compare: false,
             compare_durable: true,
+            ..options.clone()
+        });
+        // And those of a gateway in front of another daemon against a standalone one.
+        configurations.push(Options {
+            workloads: vec![Workload::Heartbeat],
+            client: options.client[..1].to_vec(),
+            compare: false,
+            compare_gateway: true,
             ..options.clone()
         });
         // And the heartbeats with and without a background produce load, once.
@@ -1326,6 +1392,8 @@ struct Target {
     plugin: Option<String>,
     /// `--compare-durable`: the durable daemon's log directory (deleted when dropped).
     _log_dir: Option<tempfile::TempDir>,
+    /// `--compare-gateway`: the daemon the gateway stands in front of (stopped when dropped).
+    _upstream: Option<common::Daemon>,
     /// Ours, unless `--addr` named it.
     daemon: Option<common::Daemon>,
     addr: String,
@@ -1353,13 +1421,14 @@ fn bench(options: &Options) -> ExitCode {
         }
     }
     let heartbeats = options.workloads.contains(&Workload::Heartbeat);
-    let compare_plugin = options.compare_plugin.is_some() || options.compare_durable;
+    let compare_plugin = options.compares_daemons();
 
     // The daemons: one given by --addr, or our own child process for all runs; with
     // --compare-plugin two of ours, the first with the plugin.
     let plugins = match (&options.compare_plugin, options.compare_durable) {
         (Some(name), _) => vec![Some(name.clone()), None],
         (None, true) => vec![Some(DURABLE.to_string()), None],
+        (None, false) if options.compare_gateway => vec![Some(GATEWAY.to_string()), None],
         (None, false) => vec![None],
     };
     let mut targets = Vec::new();
@@ -1371,6 +1440,8 @@ fn bench(options: &Options) -> ExitCode {
                 .tempdir()
                 .expect("a temp dir for the durable daemon")
         });
+        // --compare-gateway: the upstream of the first daemon.
+        let upstream = (plugin.as_deref() == Some(GATEWAY)).then(start_upstream);
         let daemon = options.addr.is_none().then(|| {
             let mut config: Vec<String> = Vec::new();
             if heartbeats {
@@ -1386,6 +1457,9 @@ fn bench(options: &Options) -> ExitCode {
             }
             match (&log_dir, &plugin) {
                 (Some(dir), _) => config.push(format!("log.dirs={}", dir.path().display())),
+                (None, Some(_)) if upstream.is_some() => {
+                    config.extend(upstream.as_ref().map(gateway_config).unwrap_or_default())
+                }
                 (None, Some(name)) => {
                     config.push(format!("group.streams.topology.description.class={name}"))
                 }
@@ -1406,6 +1480,7 @@ fn bench(options: &Options) -> ExitCode {
         targets.push(Target {
             plugin,
             _log_dir: log_dir,
+            _upstream: upstream,
             pid: daemon
                 .as_ref()
                 .and_then(common::Daemon::pid)
@@ -1435,6 +1510,7 @@ fn bench(options: &Options) -> ExitCode {
         targets.push(Target {
             plugin: None,
             _log_dir: None,
+            _upstream: None,
             daemon: None,
             addr: broker.bootstrap(),
             pid: Some(broker.pid()),
@@ -1475,7 +1551,7 @@ fn bench(options: &Options) -> ExitCode {
         targets.iter().map(|t| server_memory(t, options)).collect();
     if heartbeats {
         for t in &mut targets {
-            let plugin = t.plugin.is_some() && !options.compare_durable;
+            let plugin = t.plugin.is_some() && options.compare_plugin.is_some();
             match runtime.block_on(set_up_members(&t.addr, options, plugin)) {
                 Ok(m) => t.members = Some(m),
                 Err(e) => {
@@ -1609,6 +1685,11 @@ fn bench(options: &Options) -> ExitCode {
                 Some(_) => r#","groups_log":"disk""#.into(),
                 None => r#","groups_log":"memory""#.into(),
             };
+        } else if options.compare_gateway {
+            summary.labels = match &target.plugin {
+                Some(_) => r#","mode":"gateway""#.into(),
+                None => r#","mode":"standalone""#.into(),
+            };
         } else if compare_plugin {
             summary.labels = match &target.plugin {
                 Some(name) => format!(r#","plugin":"{name}""#),
@@ -1687,6 +1768,7 @@ fn bench(options: &Options) -> ExitCode {
     } else if compare_plugin {
         let names = match &options.compare_plugin {
             Some(plugin) => AbNames::plugin(plugin),
+            None if options.compare_gateway => AbNames::GATEWAY,
             None => AbNames::DURABLE,
         };
         let pushes = targets[0].members.as_ref().map_or(0, |m| m.pushes);
