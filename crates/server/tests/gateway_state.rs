@@ -11,10 +11,16 @@ use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
+use kcoord_wire::messages::offset_delete_request::{
+    OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
 use kcoord_wire::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopics,
 };
 use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
+use kcoord_wire::messages::{
+    DeleteGroupsRequest, DeleteGroupsResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+};
 use kcoord_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResponse, ListGroupsRequest, ListGroupsResponse,
     OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
@@ -464,6 +470,94 @@ async fn the_lag_of_a_streams_group_behind_a_gateway_is_the_clusters() {
     let partition = lag["partitions"][0].clone();
     let fields = ["committedOffset", "logEndOffset", "lag"].map(|f| partition[f].as_i64());
     assert_eq!(fields, [Some(2), Some(5), Some(3)], "{body}");
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// `member` leaves the group (member epoch -1).
+async fn leave(gateway: &ServerHandle, member: &str) {
+    let request = StreamsGroupHeartbeatRequest {
+        group_id: GROUP.into(),
+        member_id: member.into(),
+        member_epoch: -1,
+        ..Default::default()
+    };
+    let left: StreamsGroupHeartbeatResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::StreamsGroupHeartbeat,
+        0,
+        &request,
+    )
+    .await;
+    assert_eq!(left.error_code, 0, "{left:?}");
+}
+
+/// OffsetDelete of partition 0 of the source through `gateway`: the request's code, else the
+/// partition's.
+async fn delete_offset(gateway: &ServerHandle) -> ErrorCode {
+    let request = OffsetDeleteRequest {
+        group_id: GROUP.into(),
+        topics: vec![OffsetDeleteRequestTopic {
+            name: SOURCE.into(),
+            partitions: vec![OffsetDeleteRequestPartition {
+                partition_index: 0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let answer: OffsetDeleteResponse = until_served(
+        gateway.broker_addr().unwrap(),
+        ApiKey::OffsetDelete,
+        0,
+        &request,
+        |r: &OffsetDeleteResponse| r.error_code,
+    )
+    .await;
+    let code = match answer.error_code {
+        0 => answer.topics[0].partitions[0].error_code,
+        code => code,
+    };
+    ErrorCode::from_code(code).unwrap()
+}
+
+#[tokio::test]
+async fn deleting_a_streams_group_or_its_offsets_through_the_gateway_deletes_them_in_the_cluster() {
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let gateway = gateway_seeing_the_source(&upstream).await;
+    let epoch = join(&gateway, "member-1").await;
+    assert_eq!(commit(&gateway, "member-1", epoch, 5).await, 0);
+    assert_eq!(committed(&upstream).await, 5);
+
+    // A group with members consumes its source: Kafka refuses, and the cluster keeps the offset.
+    assert_eq!(
+        delete_offset(&gateway).await,
+        ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC
+    );
+    assert_eq!(committed(&upstream).await, 5);
+    leave(&gateway, "member-1").await;
+    assert_eq!(delete_offset(&gateway).await, ErrorCode::NONE);
+    assert_eq!(committed(&upstream).await, -1, "the cluster's copy is gone");
+
+    let epoch = join(&gateway, "member-2").await;
+    assert_eq!(commit(&gateway, "member-2", epoch, 7).await, 0);
+    assert_eq!(committed(&upstream).await, 7);
+    leave(&gateway, "member-2").await;
+    let deleted: DeleteGroupsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::DeleteGroups,
+        2,
+        &DeleteGroupsRequest {
+            groups_names: vec![GROUP.into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(deleted.results[0].error_code, 0, "{deleted:?}");
+    assert_eq!(committed(&upstream).await, -1, "the cluster's copy is gone");
+    assert!(!holds_the_group(&gateway));
     gateway.shutdown().await;
     upstream.shutdown().await;
 }

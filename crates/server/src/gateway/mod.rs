@@ -9,6 +9,7 @@
 //! connections. The ports of the upstream brokers are opened by the daemon
 //! (`daemon/gateway_ports.rs`).
 
+pub mod deletes;
 pub mod forward;
 pub mod mapping;
 pub mod nodes;

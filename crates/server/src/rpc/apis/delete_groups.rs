@@ -9,6 +9,9 @@
 //! plugin's GROUP_DELETION_FAILED, issue 4); before v3 GROUP_DELETION_FAILED, which such clients
 //! do not know, is answered as UNKNOWN_SERVER_ERROR.
 //!
+//! In gateway mode the offsets the cluster keeps for a deleted streams group are deleted there
+//! too, and the group answers the cluster's code (`gateway/deletes.rs`).
+//!
 //! KIP-1331: once a group has been deleted without error, the topology description plugin's
 //! `delete_topology` is called for it (for every such group at once, bounded by
 //! `group.streams.topology.description.timeout.ms`), and the response waits for those calls so
@@ -62,6 +65,7 @@ pub async fn handle(
         })
         .collect();
     forget_topology_descriptions(ctx, &group_ids, &answers).await;
+    let answers = delete_in_the_cluster(ctx, &group_ids, answers).await;
     let denied = denied
         .into_iter()
         .map(|id| (id, (ErrorCode::GROUP_AUTHORIZATION_FAILED, None)));
@@ -76,6 +80,48 @@ pub async fn handle(
         results,
         ..Default::default()
     }
+}
+
+/// In gateway mode a streams group's offsets are kept in the cluster: each group deleted here
+/// is deleted there too, and answers the cluster's code. A cluster that cannot be reached
+/// leaves the group deleted here and answers COORDINATOR_NOT_AVAILABLE, so the client tries
+/// again; that try finds no streams group here and goes to the cluster whole.
+async fn delete_in_the_cluster(
+    ctx: &RequestContext<'_>,
+    group_ids: &[String],
+    answers: Vec<(ErrorCode, Option<String>)>,
+) -> Vec<(ErrorCode, Option<String>)> {
+    let Some(gateway) = ctx.server.gateway.as_ref() else {
+        return answers;
+    };
+    let deleted: Vec<&str> = group_ids
+        .iter()
+        .zip(&answers)
+        .filter(|(_, (code, _))| *code == ErrorCode::NONE)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let mut upstream = gateway.delete_groups_upstream(&deleted).await.into_iter();
+    group_ids
+        .iter()
+        .zip(answers)
+        .map(|(group_id, (code, message))| {
+            if code != ErrorCode::NONE {
+                return (code, message);
+            }
+            match upstream.next() {
+                Some(Ok(code)) => (code, None),
+                Some(Err(e)) => {
+                    log_per_group!(
+                        warn, ctx.server.group_lines, "delete groups: upstream", group_id,
+                        group = %capped(group_id), error = %e,
+                        "the group is deleted here, but its offsets in the upstream cluster are not yet; the client's retry deletes them"
+                    );
+                    (ErrorCode::COORDINATOR_NOT_AVAILABLE, None)
+                }
+                None => (ErrorCode::UNKNOWN_SERVER_ERROR, None),
+            }
+        })
+        .collect()
 }
 
 /// `delete_topology` for each group deleted without error; failures are only logged.

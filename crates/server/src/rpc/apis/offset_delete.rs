@@ -10,7 +10,9 @@
 //! repartition source topic), or that the current generation of a classic `consumer` group
 //! subscribes to, is GROUP_SUBSCRIBED_TO_TOPIC; otherwise the committed offset, if
 //! any, is tombstoned and the partition answers NONE. As in Kafka the refused partitions come
-//! first in the response, then the shard's answers merged into them by topic.
+//! first in the response, then the shard's answers merged into them by topic. In gateway mode
+//! the offsets the shard allows deleting are deleted in the cluster, where they are kept, and
+//! answer the cluster's code (`gateway/deletes.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -24,6 +26,7 @@ use kcoord_wire::ErrorCode;
 use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
+use crate::support::logging::{capped, log_per_group};
 
 /// OffsetDelete as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::OffsetDelete, 0, 0)
@@ -68,11 +71,67 @@ pub async fn handle(
         Ok(Err(e)) => return error(e.code),
         Err(e) => return error(e.error_code()),
     };
+    let codes = match in_the_cluster(ctx, &group_id, &request, codes).await {
+        Ok(codes) => codes,
+        Err(code) => return error(code),
+    };
     answer_deleted(&mut answers, &mut index, &to_delete, &request, &codes);
     OffsetDeleteResponse {
         topics: answers,
         ..Default::default()
     }
+}
+
+/// In gateway mode a streams group's offsets are kept in the cluster: the partitions the shard
+/// allowed (NONE) are deleted there, and answer the cluster's code. A cluster that cannot be
+/// reached is COORDINATOR_NOT_AVAILABLE for the request, which the client retries.
+async fn in_the_cluster(
+    ctx: &RequestContext<'_>,
+    group_id: &str,
+    request: &[(String, Vec<i32>)],
+    mut codes: Vec<Vec<ErrorCode>>,
+) -> Result<Vec<Vec<ErrorCode>>, ErrorCode> {
+    let Some(gateway) = ctx.server.gateway.as_ref() else {
+        return Ok(codes);
+    };
+    let allowed: Vec<(String, Vec<i32>)> = request
+        .iter()
+        .zip(&codes)
+        .map(|((topic, partitions), codes)| {
+            let ok = partitions.iter().zip(codes);
+            let ok = ok.filter(|(_, c)| **c == ErrorCode::NONE).map(|(p, _)| *p);
+            (topic.clone(), ok.collect::<Vec<i32>>())
+        })
+        .filter(|(_, partitions)| !partitions.is_empty())
+        .collect();
+    if allowed.is_empty() {
+        return Ok(codes);
+    }
+    let upstream = match gateway.delete_offsets_upstream(group_id, &allowed).await {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            log_per_group!(
+                warn, ctx.server.group_lines, "offset delete: upstream", group_id,
+                group = %capped(group_id), error = %e,
+                "cannot delete the group's offsets in the upstream cluster; the client retries"
+            );
+            return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE);
+        }
+    };
+    let mut decided: HashMap<(&str, i32), ErrorCode> = HashMap::new();
+    for ((topic, partitions), codes) in allowed.iter().zip(&upstream) {
+        for (p, code) in partitions.iter().zip(codes) {
+            decided.insert((topic.as_str(), *p), *code);
+        }
+    }
+    for ((topic, partitions), codes) in request.iter().zip(codes.iter_mut()) {
+        for (p, code) in partitions.iter().zip(codes.iter_mut()) {
+            if let Some(upstream) = decided.get(&(topic.as_str(), *p)) {
+                *code = *upstream;
+            }
+        }
+    }
+    Ok(codes)
 }
 
 /// Answers the partitions refused before the shard (topic not authorized, or topic or partition
