@@ -2,197 +2,23 @@
 //! compacted upstream topic, written in transactions whose fencing keeps a shard to one writer.
 //! A standalone kcoord plays the upstream cluster.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use kcoord_server::runtime::shards::shard_index;
 use kcoord_server::ServerHandle;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
 use kcoord_wire::messages::offset_delete_request::{
     OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
 };
-use kcoord_wire::messages::offset_fetch_request::{
-    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
-};
-use kcoord_wire::messages::streams_group_heartbeat_request::{Subtopology, Topology};
 use kcoord_wire::messages::{
-    DeleteGroupsRequest, DeleteGroupsResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-};
-use kcoord_wire::messages::{
-    DescribeConfigsRequest, DescribeConfigsResponse, ListGroupsRequest, ListGroupsResponse,
-    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
-    StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse,
 };
 use kcoord_wire::ErrorCode;
 
 mod gateway_support;
 
+use gateway_support::streams::*;
 use gateway_support::*;
-
-const GROUP: &str = "stateless-app";
-const SOURCE: &str = "clicks";
-/// No wait before a streams group's first assignment.
-const FAST: &str = "group.streams.initial.rebalance.delay.ms=0\n";
-
-/// Sends `request` until the answer's error (read by `error`) is not a "try again" one
-/// (loading, moving or unavailable coordinator); bounded by 30 s.
-async fn until_served<Req, Resp>(
-    addr: SocketAddr,
-    api: ApiKey,
-    version: i16,
-    request: &Req,
-    error: impl Fn(&Resp) -> i16,
-) -> Resp
-where
-    Req: kcoord_wire::Encodable,
-    Resp: kcoord_wire::Decodable + std::fmt::Debug,
-{
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let answer: Resp = call(addr, api, version, request).await;
-        let code = error(&answer);
-        let again = [
-            ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
-            ErrorCode::NOT_COORDINATOR,
-            ErrorCode::COORDINATOR_NOT_AVAILABLE,
-        ]
-        .iter()
-        .any(|c| c.code() == code);
-        if !again {
-            return answer;
-        }
-        assert!(Instant::now() < deadline, "never served: {answer:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Joins `member` to the streams group; its member epoch.
-async fn join(gateway: &ServerHandle, member: &str) -> i32 {
-    let request = StreamsGroupHeartbeatRequest {
-        group_id: GROUP.into(),
-        member_id: member.into(),
-        member_epoch: 0,
-        rebalance_timeout_ms: 30_000,
-        topology: Some(Topology {
-            epoch: 1,
-            subtopologies: vec![Subtopology {
-                subtopology_id: "0".into(),
-                source_topics: vec![SOURCE.into()],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        process_id: Some("process-1".into()),
-        active_tasks: Some(vec![]),
-        standby_tasks: Some(vec![]),
-        warmup_tasks: Some(vec![]),
-        ..Default::default()
-    };
-    let joined: StreamsGroupHeartbeatResponse = until_served(
-        gateway.broker_addr().unwrap(),
-        ApiKey::StreamsGroupHeartbeat,
-        0,
-        &request,
-        |r: &StreamsGroupHeartbeatResponse| r.error_code,
-    )
-    .await;
-    assert_eq!(joined.error_code, 0, "{joined:?}");
-    joined.member_epoch
-}
-
-/// Commits `offset` for partition 0 of the source as `member`; the partition's error code.
-async fn commit(gateway: &ServerHandle, member: &str, epoch: i32, offset: i64) -> i16 {
-    let request = OffsetCommitRequest {
-        group_id: GROUP.into(),
-        generation_id_or_member_epoch: epoch,
-        member_id: member.into(),
-        topics: vec![OffsetCommitRequestTopic {
-            name: SOURCE.into(),
-            partitions: vec![OffsetCommitRequestPartition {
-                partition_index: 0,
-                committed_offset: offset,
-                committed_leader_epoch: -1,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let answer: OffsetCommitResponse = call(
-        gateway.broker_addr().unwrap(),
-        ApiKey::OffsetCommit,
-        9,
-        &request,
-    )
-    .await;
-    answer.topics[0].partitions[0].error_code
-}
-
-/// The group's committed offset of partition 0 of the source, asked through `gateway`.
-async fn committed(gateway: &ServerHandle) -> i64 {
-    let request = OffsetFetchRequest {
-        groups: vec![OffsetFetchRequestGroup {
-            group_id: GROUP.into(),
-            topics: Some(vec![OffsetFetchRequestTopics {
-                name: SOURCE.into(),
-                partition_indexes: vec![0],
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let answer: OffsetFetchResponse = until_served(
-        gateway.broker_addr().unwrap(),
-        ApiKey::OffsetFetch,
-        8,
-        &request,
-        |r: &OffsetFetchResponse| r.groups[0].error_code,
-    )
-    .await;
-    answer.groups[0].topics[0].partitions[0].committed_offset
-}
-
-/// The member ids of the group, described through `gateway`.
-async fn members(gateway: &ServerHandle) -> Vec<String> {
-    let request = StreamsGroupDescribeRequest {
-        group_ids: vec![GROUP.into()],
-        ..Default::default()
-    };
-    let answer: StreamsGroupDescribeResponse = until_served(
-        gateway.broker_addr().unwrap(),
-        ApiKey::StreamsGroupDescribe,
-        0,
-        &request,
-        |r: &StreamsGroupDescribeResponse| r.groups[0].error_code,
-    )
-    .await;
-    assert_eq!(answer.groups[0].error_code, 0, "{answer:?}");
-    answer.groups[0]
-        .members
-        .iter()
-        .map(|m| m.member_id.clone())
-        .collect()
-}
-
-/// A gateway whose source topic exists upstream and is in its catalog.
-async fn gateway_seeing_the_source(upstream: &ServerHandle) -> ServerHandle {
-    let (gateway, _) = gateway_with(upstream, FAST).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while gateway.state().topics.snapshot().get(SOURCE).is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "the source never reached the gateway's catalog"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    gateway
-}
-
 #[tokio::test]
 async fn a_new_gateway_finds_the_groups_and_offsets_an_old_one_wrote_upstream() {
     let upstream = upstream().await;
@@ -240,123 +66,6 @@ async fn a_new_gateway_finds_the_groups_and_offsets_an_old_one_wrote_upstream() 
     let policy = &configs.results[0].configs[0];
     assert_eq!(policy.value.as_deref(), Some("compact"), "{configs:?}");
     second.shutdown().await;
-    upstream.shutdown().await;
-}
-
-/// The shards `gateway` serves, once the nodes' group has assigned them (30 s at most).
-async fn owned_shards(gateway: &ServerHandle, shards: usize) -> Vec<usize> {
-    let view = gateway.state().gateway.clone().expect("gateway mode");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let ownership = view.ownership();
-        if ownership.owners.is_some() {
-            return (0..shards)
-                .filter(|s| ownership.owns(*s) == Some(true))
-                .collect();
-        }
-        assert!(Instant::now() < deadline, "no assignment of the shards");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Waits until the two gateways split `shards` shards between them, each serving some.
-async fn split(a: &ServerHandle, b: &ServerHandle, shards: usize) -> (Vec<usize>, Vec<usize>) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (mine, theirs) = (owned_shards(a, shards).await, owned_shards(b, shards).await);
-        let mut all: Vec<usize> = mine.iter().chain(&theirs).copied().collect();
-        all.sort_unstable();
-        if !mine.is_empty() && !theirs.is_empty() && all == (0..shards).collect::<Vec<_>>() {
-            return (mine, theirs);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the shards were never split: {mine:?} / {theirs:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// The ports of the brokers in `node`'s Metadata answer.
-async fn broker_ports(node: &ServerHandle) -> Vec<u16> {
-    let metadata = metadata_of(node.broker_addr().unwrap()).await;
-    metadata
-        .brokers
-        .iter()
-        .map(|b| u16::try_from(b.port).unwrap())
-        .collect()
-}
-
-/// Whether `node` holds the group in its own shard (a node holds only the shards it serves).
-fn holds_the_group(node: &ServerHandle) -> bool {
-    node.state()
-        .coordinators
-        .for_group(GROUP)
-        .peek(|shard| shard.group(GROUP).is_some())
-        == Ok(true)
-}
-
-#[tokio::test]
-async fn two_gateways_share_the_shards_and_either_serves_every_group() {
-    const SHARDS: usize = 4;
-    let shards = format!("{FAST}offsets.topic.num.partitions={SHARDS}\n");
-    let upstream = upstream().await;
-    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let (a, a_port) = gateway_with(&upstream, &shards).await.unwrap();
-    let (b, b_port) = gateway_with(&upstream, &shards).await.unwrap();
-    let (a_shards, _) = split(&a, &b, SHARDS).await;
-    // Both nodes show the upstream broker at the same node, so a client of either one learns
-    // the other node when the broker is placed there.
-    let shown_a = broker_ports(&a).await;
-    assert_eq!(shown_a, broker_ports(&b).await);
-    assert!(shown_a == [a_port] || shown_a == [b_port], "{shown_a:?}");
-    let (owner, other) = if a_shards.contains(&shard_index(GROUP, SHARDS)) {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    for node in [&owner, &other] {
-        while node.state().topics.snapshot().get(SOURCE).is_none() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-    // A client of the node that does not serve the group is served by the one that does.
-    let epoch = join(&other, "member-1").await;
-    assert_eq!(commit(&other, "member-1", epoch, 5).await, 0);
-    assert_eq!(committed(&owner).await, 5);
-    assert_eq!(committed(&other).await, 5);
-    assert_eq!(members(&other).await, ["member-1"]);
-    assert!(holds_the_group(&owner));
-    assert!(!holds_the_group(&other));
-    // Either node lists it, with the upstream cluster's groups.
-    for node in [&owner, &other] {
-        let listed: ListGroupsResponse = call(
-            node.broker_addr().unwrap(),
-            ApiKey::ListGroups,
-            5,
-            &ListGroupsRequest::default(),
-        )
-        .await;
-        let streams: Vec<&str> = listed
-            .groups
-            .iter()
-            .filter(|g| g.group_type == "streams")
-            .map(|g| g.group_id.as_str())
-            .collect();
-        assert_eq!(streams, [GROUP], "{listed:?}");
-    }
-
-    // The owner leaves: the other node takes its shards, and the group with them.
-    owner.shutdown().await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while owned_shards(&other, SHARDS).await.len() < SHARDS {
-        assert!(Instant::now() < deadline, "the shards never moved");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(committed(&other).await, 5);
-    assert_eq!(members(&other).await, ["member-1"]);
-    assert!(holds_the_group(&other));
-    other.shutdown().await;
     upstream.shutdown().await;
 }
 
@@ -412,23 +121,6 @@ async fn a_claim_fences_the_shards_earlier_writer() {
     upstream.shutdown().await;
 }
 
-/// One HTTP/1.1 GET: the body of a 200 answer.
-async fn http_get(addr: SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("an answer in time")
-        .unwrap();
-    let response = String::from_utf8(raw).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("a whole response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    body.to_owned()
-}
-
 /// In gateway mode a streams group's committed offsets and its partitions' ends are the
 /// cluster's, and the JSON API's lag is read there.
 #[tokio::test]
@@ -472,24 +164,6 @@ async fn the_lag_of_a_streams_group_behind_a_gateway_is_the_clusters() {
     assert_eq!(fields, [Some(2), Some(5), Some(3)], "{body}");
     gateway.shutdown().await;
     upstream.shutdown().await;
-}
-
-/// `member` leaves the group (member epoch -1).
-async fn leave(gateway: &ServerHandle, member: &str) {
-    let request = StreamsGroupHeartbeatRequest {
-        group_id: GROUP.into(),
-        member_id: member.into(),
-        member_epoch: -1,
-        ..Default::default()
-    };
-    let left: StreamsGroupHeartbeatResponse = call(
-        gateway.broker_addr().unwrap(),
-        ApiKey::StreamsGroupHeartbeat,
-        0,
-        &request,
-    )
-    .await;
-    assert_eq!(left.error_code, 0, "{left:?}");
 }
 
 /// OffsetDelete of partition 0 of the source through `gateway`: the request's code, else the

@@ -148,7 +148,12 @@ pub async fn start_with(
     let http = closing_on_error(&topology, http).await?;
 
     let infos: Vec<ListenerInfo> = bound.iter().map(|(_, info)| info.clone()).collect();
-    let gateway = closing_on_error(&topology, start_gateway(&config, &infos, &tls).await).await?;
+    let http_port = http
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port());
+    let gateway = start_gateway(&config, &infos, &tls, http_port).await;
+    let gateway = closing_on_error(&topology, gateway).await?;
     let (mut state, background) = ServerState::build_with(
         Arc::clone(&config),
         infos,
@@ -257,11 +262,12 @@ async fn bind_listeners(config: &Config) -> Result<Vec<(TcpListener, ListenerInf
 }
 
 /// In gateway mode, learns the upstream cluster and binds a port for each of its brokers,
-/// beside the first broker listener (`gateway_ports.rs`).
+/// beside the first broker listener (`gateway_ports.rs`). `http_port`: the HTTP listener's.
 async fn start_gateway(
     config: &Config,
     infos: &[ListenerInfo],
     tls: &[Option<Arc<TlsListener>>],
+    http_port: Option<u16>,
 ) -> Result<Option<(gateway_ports::BrokerPorts, Vec<(TcpListener, ListenerInfo)>)>, StartError> {
     let Some(settings) = &config.gateway else {
         return Ok(None);
@@ -279,9 +285,12 @@ async fn start_gateway(
     } else {
         template.advertised_host.clone()
     };
-    // Where the other kcoord nodes reach this one (requests for groups it serves).
+    // Where the other kcoord nodes reach this one (requests for groups it serves, and the
+    // JSON API's for them on the HTTP listener, taken to be on the same host).
     let listener = format!("{host}:{}", template.advertised_port);
-    let gateway = Arc::new(crate::gateway::Gateway::start(settings.clone(), host, listener).await?);
+    let http = http_port.map(|port| format!("{host}:{port}"));
+    let gateway = crate::gateway::Gateway::start(settings.clone(), host, listener, http).await?;
+    let gateway = Arc::new(gateway);
     let tls = tls.get(index).cloned().flatten();
     let mut ports = gateway_ports::BrokerPorts::new(gateway, template, index, bind_host, tls);
     let bound = ports.bind_new().await?;

@@ -64,17 +64,22 @@ pub struct Gateway {
     /// `host:port` of this node's broker listener, where the other kcoord nodes send the
     /// requests of the groups it serves.
     listener: String,
+    /// `host:port` of this node's HTTP listener, where the other nodes send the JSON API
+    /// requests of the groups it serves.
+    http: Option<String>,
     /// How this node's connections to the other kcoord nodes' broker listeners are made.
     node_client: ClientConfig,
 }
 
 impl Gateway {
     /// Learns the upstream cluster from its bootstrap servers; every broker id must have a
-    /// port. `host` is where kcoord's broker listener is reached, `listener` its `host:port`.
+    /// port. `host` is where kcoord's broker listener is reached, `listener` its `host:port`,
+    /// `http` the HTTP listener's.
     pub async fn start(
         settings: GatewaySettings,
         host: String,
         listener: String,
+        http: Option<String>,
     ) -> Result<Gateway, GatewayError> {
         let client = settings.client_config()?;
         let view = upstream::discover(&settings.bootstrap_servers, &client).await?;
@@ -99,6 +104,7 @@ impl Gateway {
             topics_wanted: tokio::sync::Notify::new(),
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
             listener,
+            http,
             node_client: ClientConfig::new(NODE_CLIENT_ID),
         })
     }
@@ -162,6 +168,7 @@ impl Gateway {
                 host: self.endpoints.host.clone(),
                 port_start: self.endpoints.port_start,
                 listener: self.listener.clone(),
+                http: self.http.clone(),
             },
             session_timeout: self.settings.node_session_timeout,
         };

@@ -70,6 +70,11 @@ pub fn router(state: AppState) -> Router {
         .merge(metrics::routes())
         .merge(health::routes())
         .merge(crate::http::web::routes())
+        // Gateway mode with several nodes: a group's pages come from the node serving it.
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            crate::http::web::nodes::pass_to_owner,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(TimeoutLayer::with_status_code(

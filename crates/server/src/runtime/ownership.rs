@@ -9,12 +9,16 @@ use serde::{Deserialize, Serialize};
 
 /// Where a node is reached: its broker listener's advertised host, its
 /// `gateway.broker.port.start`, and its broker listener (`host:port`), where the other nodes
-/// send the requests of the groups it serves.
+/// send the requests of the groups it serves; and its HTTP listener (`host:port`, on the same
+/// host), where the others send the JSON API requests of those groups, if it has one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeEndpoints {
     pub host: String,
     pub port_start: u16,
     pub listener: String,
+    /// Absent from the metadata of a node that predates it.
+    #[serde(default)]
+    pub http: Option<String>,
 }
 
 /// Every shard's node, as one rebalance of the nodes' group assigned them.
@@ -50,15 +54,23 @@ impl Ownership {
 
     /// The broker listeners of the other nodes of the group.
     pub fn other_nodes(&self) -> Vec<&str> {
-        let Some(owners) = self.owners.as_ref() else {
-            return Vec::new();
-        };
-        owners
-            .nodes
-            .iter()
-            .filter(|(member, _)| **member != self.me)
-            .map(|(_, node)| node.listener.as_str())
+        self.others().map(|node| node.listener.as_str()).collect()
+    }
+
+    /// The HTTP listeners of the other nodes of the group that have one.
+    pub fn other_http_listeners(&self) -> Vec<&str> {
+        self.others()
+            .filter_map(|node| node.http.as_deref())
             .collect()
+    }
+
+    fn others(&self) -> impl Iterator<Item = &NodeEndpoints> {
+        let nodes = self.owners.as_ref().map(|owners| &owners.nodes);
+        nodes
+            .into_iter()
+            .flatten()
+            .filter(|(member, _)| **member != self.me)
+            .map(|(_, node)| node)
     }
 
     /// Where the requests of `shard`'s groups go: `None` here (this node serves it, or no
@@ -86,6 +98,7 @@ mod tests {
                         host: "h1".into(),
                         port_start: 100,
                         listener: "h1:9092".into(),
+                        http: Some("h1:8080".into()),
                     },
                 ),
                 (
@@ -94,6 +107,7 @@ mod tests {
                         host: "h2".into(),
                         port_start: 200,
                         listener: "h2:9092".into(),
+                        http: None,
                     },
                 ),
             ]),
@@ -116,6 +130,7 @@ mod tests {
         assert_eq!(known.elsewhere(1), None);
         assert_eq!(unknown.elsewhere(0), None);
         assert_eq!(known.other_nodes(), ["h1:9092"]);
+        assert_eq!(known.other_http_listeners(), ["h1:8080"]);
         assert!(unknown.other_nodes().is_empty());
     }
 }

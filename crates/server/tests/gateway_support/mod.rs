@@ -2,6 +2,8 @@
 //! front of it, and raw requests to either.
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod streams;
+
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};

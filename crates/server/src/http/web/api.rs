@@ -10,7 +10,7 @@ use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
@@ -20,8 +20,9 @@ use kcoord_wire::ErrorCode;
 use super::drawings::Drawings;
 use super::error::ApiError;
 use super::json::{GroupDescription, GroupList, GroupListing, GroupSummary};
-use super::{kafka, no_store, topology};
+use super::{kafka, no_store, nodes, topology};
 use crate::state::ServerState;
+use crate::support::logging::log_per_group;
 
 /// The OpenAPI 3.1 document of this API.
 pub const OPENAPI: &str = include_str!("../../../../../docs/openapi.json");
@@ -62,10 +63,12 @@ async fn openapi() -> Response {
     ([(CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-/// ListGroups, then one StreamsGroupDescribe of every listed group for its epochs and members.
+/// ListGroups, then one StreamsGroupDescribe of every listed group for its epochs and members;
+/// in gateway mode with several nodes, with the other nodes' groups ([`nodes`]).
 async fn list_groups(
     State(server): State<Arc<ServerState>>,
     Peer(peer): Peer,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let listed = kafka::list_streams_groups(&server, peer).await;
     if listed.error_code != ErrorCode::NONE.code() {
@@ -96,7 +99,47 @@ async fn list_groups(
             }
         })
         .collect();
-    Ok((no_store(), Json(GroupList { groups })).into_response())
+    let others = nodes::other_nodes(&server, &headers);
+    if others.is_empty() {
+        return Ok((no_store(), Json(GroupList { groups })).into_response());
+    }
+    let mut groups: Vec<serde_json::Value> = groups
+        .into_iter()
+        .filter_map(|g| serde_json::to_value(g).ok())
+        .collect();
+    for node in others {
+        groups.extend(groups_of_node(&server, &node).await);
+    }
+    groups.sort_by(|a, b| a["groupId"].as_str().cmp(&b["groupId"].as_str()));
+    let list = serde_json::json!({ "groups": groups });
+    Ok((no_store(), Json(list)).into_response())
+}
+
+/// The groups another node lists as its own; none (logged) when it does not answer, so the
+/// list shows the groups that can be read, as Kafka's Admin lists the groups of the brokers
+/// that answer.
+async fn groups_of_node(server: &ServerState, node: &str) -> Vec<serde_json::Value> {
+    let answer = match nodes::fetch(node, "/api/v1/groups").await {
+        Ok((status, _, body)) if status.is_success() => {
+            serde_json::from_slice::<serde_json::Value>(&body).map_err(|e| e.to_string())
+        }
+        Ok((status, _, _)) => Err(format!("HTTP status {status}")),
+        Err(reason) => Err(reason),
+    };
+    match answer {
+        Ok(mut list) => match list["groups"].take() {
+            serde_json::Value::Array(groups) => groups,
+            _ => Vec::new(),
+        },
+        Err(reason) => {
+            log_per_group!(
+                warn, server.group_lines, "http: node", node,
+                node = %node, error = %reason,
+                "a kcoord node did not list its groups; the JSON API lists the others'"
+            );
+            Vec::new()
+        }
+    }
 }
 
 async fn describe_group(

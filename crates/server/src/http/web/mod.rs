@@ -23,6 +23,7 @@ mod error;
 mod json;
 pub mod kafka;
 mod lag;
+pub mod nodes;
 mod offsets;
 pub mod page;
 mod tasks;

@@ -1,0 +1,174 @@
+//! Several gateways in front of one cluster share the coordinator shards: either serves every
+//! group (the other's by passing requests on), both show the upstream brokers spread over
+//! them, a node's JSON API shows the other's groups, and a node that leaves hands its shards
+//! over. A standalone kcoord plays the upstream cluster.
+
+use std::time::{Duration, Instant};
+
+use kcoord_server::runtime::shards::shard_index;
+use kcoord_server::ServerHandle;
+use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
+
+mod gateway_support;
+
+use gateway_support::streams::*;
+use gateway_support::*;
+
+/// The shards `gateway` serves, once the nodes' group has assigned them (30 s at most).
+async fn owned_shards(gateway: &ServerHandle, shards: usize) -> Vec<usize> {
+    let view = gateway.state().gateway.clone().expect("gateway mode");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ownership = view.ownership();
+        if ownership.owners.is_some() {
+            return (0..shards)
+                .filter(|s| ownership.owns(*s) == Some(true))
+                .collect();
+        }
+        assert!(Instant::now() < deadline, "no assignment of the shards");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the two gateways split `shards` shards between them, each serving some.
+async fn split(a: &ServerHandle, b: &ServerHandle, shards: usize) -> (Vec<usize>, Vec<usize>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (mine, theirs) = (owned_shards(a, shards).await, owned_shards(b, shards).await);
+        let mut all: Vec<usize> = mine.iter().chain(&theirs).copied().collect();
+        all.sort_unstable();
+        if !mine.is_empty() && !theirs.is_empty() && all == (0..shards).collect::<Vec<_>>() {
+            return (mine, theirs);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the shards were never split: {mine:?} / {theirs:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `(the node serving the group, the other)` of two nodes (`a` serves `a_shards` of
+/// `shards`), once both have the source in their catalog.
+async fn owner_first(
+    a: ServerHandle,
+    b: ServerHandle,
+    a_shards: &[usize],
+    shards: usize,
+) -> (ServerHandle, ServerHandle) {
+    let (owner, other) = if a_shards.contains(&shard_index(GROUP, shards)) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    for node in [&owner, &other] {
+        while node.state().topics.snapshot().get(SOURCE).is_none() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    (owner, other)
+}
+
+/// The ports of the brokers in `node`'s Metadata answer.
+async fn broker_ports(node: &ServerHandle) -> Vec<u16> {
+    let metadata = metadata_of(node.broker_addr().unwrap()).await;
+    metadata
+        .brokers
+        .iter()
+        .map(|b| u16::try_from(b.port).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn two_gateways_share_the_shards_and_either_serves_every_group() {
+    const SHARDS: usize = 4;
+    let shards = format!("{FAST}offsets.topic.num.partitions={SHARDS}\n");
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let (a, a_port) = gateway_with(&upstream, &shards).await.unwrap();
+    let (b, b_port) = gateway_with(&upstream, &shards).await.unwrap();
+    let (a_shards, _) = split(&a, &b, SHARDS).await;
+    // Both nodes show the upstream broker at the same node, so a client of either one learns
+    // the other node when the broker is placed there.
+    let shown_a = broker_ports(&a).await;
+    assert_eq!(shown_a, broker_ports(&b).await);
+    assert!(shown_a == [a_port] || shown_a == [b_port], "{shown_a:?}");
+    let (owner, other) = owner_first(a, b, &a_shards, SHARDS).await;
+    // A client of the node that does not serve the group is served by the one that does.
+    let epoch = join(&other, "member-1").await;
+    assert_eq!(commit(&other, "member-1", epoch, 5).await, 0);
+    assert_eq!(committed(&owner).await, 5);
+    assert_eq!(committed(&other).await, 5);
+    assert_eq!(members(&other).await, ["member-1"]);
+    assert!(holds_the_group(&owner));
+    assert!(!holds_the_group(&other));
+    // Either node lists it, with the upstream cluster's groups.
+    for node in [&owner, &other] {
+        let listed: ListGroupsResponse = call(
+            node.broker_addr().unwrap(),
+            ApiKey::ListGroups,
+            5,
+            &ListGroupsRequest::default(),
+        )
+        .await;
+        let streams: Vec<&str> = listed
+            .groups
+            .iter()
+            .filter(|g| g.group_type == "streams")
+            .map(|g| g.group_id.as_str())
+            .collect();
+        assert_eq!(streams, [GROUP], "{listed:?}");
+    }
+
+    // The owner leaves: the other node takes its shards, and the group with them.
+    owner.shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while owned_shards(&other, SHARDS).await.len() < SHARDS {
+        assert!(Instant::now() < deadline, "the shards never moved");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(committed(&other).await, 5);
+    assert_eq!(members(&other).await, ["member-1"]);
+    assert!(holds_the_group(&other));
+    other.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// The JSON API of either node shows every group: the list has the other node's, and a
+/// group's pages come from the node serving it.
+#[tokio::test]
+async fn either_nodes_json_api_shows_the_groups_the_other_serves() {
+    const SHARDS: usize = 4;
+    let config =
+        format!("{FAST}offsets.topic.num.partitions={SHARDS}\nhttp.listener=127.0.0.1:0\n");
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let (a, _) = gateway_with(&upstream, &config).await.unwrap();
+    let (b, _) = gateway_with(&upstream, &config).await.unwrap();
+    let (a_shards, _) = split(&a, &b, SHARDS).await;
+    let (owner, other) = owner_first(a, b, &a_shards, SHARDS).await;
+    join(&owner, "member-1").await;
+    assert!(!holds_the_group(&other));
+
+    let at_other = other.http_addr().unwrap();
+    let list: serde_json::Value =
+        serde_json::from_str(&http_get(at_other, "/api/v1/groups").await).unwrap();
+    let ids: Vec<&str> = list["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["groupId"].as_str())
+        .collect();
+    assert_eq!(ids, [GROUP], "{list}");
+    let group: serde_json::Value =
+        serde_json::from_str(&http_get(at_other, &format!("/api/v1/groups/{GROUP}")).await)
+            .unwrap();
+    assert_eq!(group["members"][0]["memberId"], "member-1", "{group}");
+    // The timeline is the owner's own record of the group: read there, shown here.
+    let timeline = http_get(at_other, &format!("/api/v1/groups/{GROUP}/timeline")).await;
+    assert!(timeline.contains("member-1"), "{timeline}");
+    owner.shutdown().await;
+    other.shutdown().await;
+    upstream.shutdown().await;
+}
