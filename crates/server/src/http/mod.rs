@@ -112,6 +112,9 @@ impl HttpServer {
         std::thread::Builder::new()
             .name("kcoord-http".to_owned())
             .spawn(move || {
+                if let Err(e) = crate::support::priority::lower_this_thread() {
+                    warn!(error = %e, "the HTTP listener runs at the Kafka listeners' priority");
+                }
                 runtime.block_on(serve(listener, app, stop_rx));
                 let _ = stopped_tx.send(());
             })?;

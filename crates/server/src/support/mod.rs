@@ -5,4 +5,5 @@ pub mod blocking;
 pub mod clock;
 pub mod heap;
 pub mod logging;
+pub mod priority;
 pub mod shutdown;
