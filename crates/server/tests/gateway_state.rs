@@ -11,7 +11,7 @@ use kcoord_wire::messages::offset_delete_request::{
 };
 use kcoord_wire::messages::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse,
+    ListGroupsRequest, ListGroupsResponse, OffsetDeleteRequest, OffsetDeleteResponse,
 };
 use kcoord_wire::ErrorCode;
 
@@ -232,6 +232,38 @@ async fn deleting_a_streams_group_or_its_offsets_through_the_gateway_deletes_the
     assert_eq!(deleted.results[0].error_code, 0, "{deleted:?}");
     assert_eq!(committed(&upstream).await, -1, "the cluster's copy is gone");
     assert!(!holds_the_group(&gateway));
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// The ids ListGroups v5 with `types` lists at `node`.
+async fn listed(node: &ServerHandle, types: &[&str]) -> Vec<String> {
+    let request = ListGroupsRequest {
+        types_filter: types.iter().map(|t| (*t).to_owned()).collect(),
+        ..Default::default()
+    };
+    let answer: ListGroupsResponse =
+        call(node.broker_addr().unwrap(), ApiKey::ListGroups, 5, &request).await;
+    answer.groups.into_iter().map(|g| g.group_id).collect()
+}
+
+/// The cluster keeps a streams group's offsets under a group without members of the same id;
+/// through the gateway that id is the streams group only, as Kafka lists a streams group:
+/// `kafka-consumer-groups --list` (classic and consumer groups) does not show it.
+#[tokio::test]
+async fn a_streams_group_is_not_listed_as_the_clusters_classic_group_through_the_gateway() {
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let gateway = gateway_seeing_the_source(&upstream).await;
+    let epoch = join(&gateway, "member-1").await;
+    assert_eq!(commit(&gateway, "member-1", epoch, 5).await, 0);
+    // (The kcoord nodes' own group is a classic group too, listed either way.)
+    let classic = |ids: Vec<String>| ids.contains(&GROUP.to_owned());
+    assert!(classic(listed(&upstream, &["classic", "consumer"]).await));
+    assert!(!classic(listed(&gateway, &["classic", "consumer"]).await));
+    assert_eq!(listed(&gateway, &["streams"]).await, [GROUP]);
+    let all = listed(&gateway, &[]).await;
+    assert_eq!(all.iter().filter(|g| *g == GROUP).count(), 1, "{all:?}");
     gateway.shutdown().await;
     upstream.shutdown().await;
 }

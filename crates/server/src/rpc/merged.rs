@@ -25,12 +25,40 @@ pub(crate) async fn local_part(
         return None;
     }
     let request = ListGroupsRequest::decode(&mut body.clone(), version).ok()?;
+    let ours = kcoords_groups(ctx, &request, version).await;
+    // The cluster lists a streams group's offsets as a group of the same id without members
+    // (`streams_offsets.rs`): kcoord's answer replaces it, and a filter that leaves out
+    // kcoord's streams group (`kafka-consumer-groups --list` asks for classic and consumer
+    // groups) hides it, as Kafka lists a streams group under its own type only.
+    let filtered = !request.types_filter.is_empty() || !request.states_filter.is_empty();
+    let hidden: Vec<String> = if filtered {
+        let every = ListGroupsRequest {
+            types_filter: vec!["streams".to_owned()],
+            ..Default::default()
+        };
+        let every = kcoords_groups(ctx, &every, LIST_GROUPS_TYPES).await;
+        every.groups.into_iter().map(|g| g.group_id).collect()
+    } else {
+        ours.groups.iter().map(|g| g.group_id.clone()).collect()
+    };
+    Some(Change::With(Box::new(move |theirs| {
+        merge_list_groups(theirs, ours, &hidden, version)
+    })))
+}
+
+/// ListGroups' first version with TypesFilter.
+const LIST_GROUPS_TYPES: i16 = 5;
+
+/// The streams groups of this node and of the other kcoord nodes that `request` asks for.
+async fn kcoords_groups(
+    ctx: &RequestContext<'_>,
+    request: &ListGroupsRequest,
+    version: i16,
+) -> ListGroupsResponse {
     let mut ours = list_groups::handle(ctx, request.clone(), version).await;
     ours.groups
-        .extend(other_nodes_groups(ctx, &request, version).await);
-    Some(Change::With(Box::new(move |theirs| {
-        merge_list_groups(theirs, ours, version)
-    })))
+        .extend(other_nodes_groups(ctx, request, version).await);
+    ours
 }
 
 /// The streams groups the other kcoord nodes serve (several nodes in front of one cluster),
@@ -91,19 +119,21 @@ async fn other_nodes_groups(
     groups
 }
 
-/// The cluster's ListGroups answer with kcoord's groups added; a group both list is kcoord's.
-/// An error of the cluster's stays, so a client retries as it would with the cluster alone.
+/// The cluster's ListGroups answer with kcoord's groups added; a group the cluster lists
+/// under an id of `hidden` (kcoord's streams groups) is left out. An error of the cluster's
+/// stays, so a client retries as it would with the cluster alone.
 pub(crate) fn merge_list_groups(
     mut theirs: Bytes,
     ours: ListGroupsResponse,
+    hidden: &[String],
     version: i16,
 ) -> Result<Bytes, String> {
     let mut merged = ListGroupsResponse::decode(&mut theirs, version)
         .map_err(|e| format!("the upstream's ListGroups v{version} answer does not decode: {e}"))?;
     if merged.error_code == 0 {
-        merged
-            .groups
-            .retain(|g| !ours.groups.iter().any(|o| o.group_id == g.group_id));
+        merged.groups.retain(|g| {
+            !hidden.contains(&g.group_id) && !ours.groups.iter().any(|o| o.group_id == g.group_id)
+        });
         merged.groups.extend(ours.groups);
     }
     let mut out = BytesMut::with_capacity(256);
@@ -145,7 +175,8 @@ mod tests {
             groups: vec![group("app", "streams")],
             ..Default::default()
         };
-        let merged = merge_list_groups(encoded(&theirs, 5), ours, 5).unwrap();
+        let hidden = ["app".to_owned()];
+        let merged = merge_list_groups(encoded(&theirs, 5), ours, &hidden, 5).unwrap();
         let merged = ListGroupsResponse::decode(&mut merged.clone(), 5).unwrap();
         let groups: Vec<(&str, &str)> = merged
             .groups
@@ -153,6 +184,27 @@ mod tests {
             .map(|g| (g.group_id.as_str(), g.group_type.as_str()))
             .collect();
         assert_eq!(groups, [("classic-app", "classic"), ("app", "streams")]);
+    }
+
+    #[test]
+    fn a_streams_groups_offsets_are_not_listed_as_a_classic_group_under_a_filter() {
+        // `kafka-consumer-groups --list`: classic and consumer groups only; kcoord's part is
+        // empty, and the cluster's group of the streams app's offsets is hidden.
+        let theirs = ListGroupsResponse {
+            groups: vec![group("classic-app", "classic"), group("app", "classic")],
+            ..Default::default()
+        };
+        let hidden = ["app".to_owned()];
+        let merged = merge_list_groups(
+            encoded(&theirs, 5),
+            ListGroupsResponse::default(),
+            &hidden,
+            5,
+        )
+        .unwrap();
+        let merged = ListGroupsResponse::decode(&mut merged.clone(), 5).unwrap();
+        let ids: Vec<&str> = merged.groups.iter().map(|g| g.group_id.as_str()).collect();
+        assert_eq!(ids, ["classic-app"]);
     }
 
     #[test]
@@ -165,9 +217,9 @@ mod tests {
             groups: vec![group("app", "streams")],
             ..Default::default()
         };
-        let merged = merge_list_groups(encoded(&theirs, 4), ours.clone(), 4).unwrap();
+        let merged = merge_list_groups(encoded(&theirs, 4), ours.clone(), &[], 4).unwrap();
         let merged = ListGroupsResponse::decode(&mut merged.clone(), 4).unwrap();
         assert_eq!((merged.error_code, merged.groups.len()), (15, 0));
-        assert!(merge_list_groups(Bytes::from_static(&[0]), ours, 4).is_err());
+        assert!(merge_list_groups(Bytes::from_static(&[0]), ours, &[], 4).is_err());
     }
 }
