@@ -21,6 +21,19 @@
 //! group epoch and a complete, disjoint assignment. The whole run is bounded by `--timeout`
 //! seconds (600).
 //!
+//! Each checkpoint also reads the daemon's live heap bytes (`kcoord_heap_live_bytes` on
+//! `/metrics`, its counting allocator) and then heartbeats every member `--steady-passes` (2)
+//! times more, or as many times as `--steady-heartbeats` (1,000,000 in all; the CPU time is
+//! read in 10 ms ticks) needs, the groups Stable, for the daemon's CPU per steady heartbeat at
+//! that fleet size
+//! (the members' own client, so the bench's CPU is not the point). The summary's `flat` field
+//! compares checkpoints of at least 1,000 members: the largest live bytes per member and CPU per
+//! heartbeat over the smallest (issue 27: flat within 20% from 1,000 to 1,000,000 members).
+//!
+//! ```text
+//! cargo bench --bench memory -- --groups 100000 --checkpoints 100,1000,10000,100000 --timeout 3000
+//! ```
+//!
 //! Goal (issue 3): at most 2 KiB per member. Under `cargo test --all-targets` (no `--bench`
 //! argument) it runs a smoke configuration (10 groups of 3 members) and exits with status 1
 //! only on a failure, not on a missed goal.
@@ -48,6 +61,8 @@ struct Settings {
     inflight: usize,
     settle: f64,
     timeout: f64,
+    steady_passes: usize,
+    steady_heartbeats: usize,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -63,6 +78,8 @@ fn settings() -> Result<Settings, String> {
             inflight: 16,
             settle: 1.0,
             timeout: 600.0,
+            steady_passes: 2,
+            steady_heartbeats: 1_000_000,
         }
     } else {
         Settings {
@@ -74,6 +91,8 @@ fn settings() -> Result<Settings, String> {
             inflight: 4,
             settle: 0.1,
             timeout: 60.0,
+            steady_passes: 1,
+            steady_heartbeats: 100,
         }
     };
     let mut i = 0;
@@ -87,8 +106,8 @@ fn settings() -> Result<Settings, String> {
         };
         let seconds = |v: Option<&str>| -> Result<f64, String> {
             v.and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| (0.0..=3600.0).contains(v))
-                .ok_or_else(|| format!("{name} needs seconds between 0 and 3600"))
+                .filter(|v| (0.0..=7200.0).contains(v))
+                .ok_or_else(|| format!("{name} needs seconds between 0 and 7200"))
         };
         match name {
             "--groups" => s.groups = number(value)?,
@@ -98,6 +117,8 @@ fn settings() -> Result<Settings, String> {
             "--inflight" => s.inflight = number(value)?,
             "--settle" => s.settle = seconds(value)?,
             "--timeout" => s.timeout = seconds(value)?,
+            "--steady-passes" => s.steady_passes = number(value)?,
+            "--steady-heartbeats" => s.steady_heartbeats = number(value)?,
             "--checkpoints" => {
                 s.checkpoints = value
                     .ok_or("--checkpoints needs a list")?
@@ -135,9 +156,13 @@ struct Checkpoint {
     groups: usize,
     members: usize,
     rss_kib: u64,
+    /// `kcoord_heap_live_bytes`.
+    live_bytes: u64,
     join_seconds: f64,
     passes: u64,
     heartbeats: u64,
+    /// Daemon CPU per steady heartbeat, µs.
+    steady_cpu_us: Option<f64>,
 }
 
 async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
@@ -172,6 +197,8 @@ async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
     }
     tokio::time::sleep(Duration::from_secs_f64(s.settle)).await;
     let empty_kib = rss()?;
+    let live = || daemon.metric("kcoord_heap_live_bytes").map(|b| b as u64);
+    let empty_live = live()?;
 
     let topology = fleet::topology(SOURCE_TOPIC);
     let mut fleet = fleet::Fleet::new(s.members, s.partitions, "mem", version);
@@ -192,21 +219,27 @@ async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
         let join_seconds = t0.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_secs_f64(s.settle)).await;
         let rss_kib = rss()?;
+        let live_bytes = live()?;
+        let steady_cpu_us = steady_cpu(s, &mut pipes, &mut fleet, version, pid).await?;
         eprintln!(
-            "memory: {} groups ({} members) Stable after {:.1} s, {} passes; VmRSS {} KiB",
+            "memory: {} groups ({} members) Stable after {:.1} s, {} passes; VmRSS {} KiB, live {} B, {:?} µs per steady heartbeat",
             target,
             fleet.members.len(),
             join_seconds,
             settled.passes,
-            rss_kib
+            rss_kib,
+            live_bytes,
+            steady_cpu_us
         );
         checkpoints.push(Checkpoint {
             groups: target,
             members: fleet.members.len(),
             rss_kib,
+            live_bytes,
             join_seconds,
             passes: settled.passes,
             heartbeats: settled.heartbeats.heartbeats,
+            steady_cpu_us,
         });
     }
     let hwm_kib = fleet::proc_status_kib(pid, "VmHWM");
@@ -222,10 +255,13 @@ async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
     let per_member =
         |c: &Checkpoint| (c.rss_kib.saturating_sub(empty_kib) as f64) * 1024.0 / c.members as f64;
     let bytes = per_member(last);
+    let live_per_member =
+        |c: &Checkpoint| c.live_bytes.saturating_sub(empty_live) as f64 / c.members as f64;
+    let flat = flatness(&checkpoints, &live_per_member);
     let mut line = String::new();
     let _ = write!(
         line,
-        r#"{{"bench":"memory","groups":{},"members_per_group":{},"members":{},"partitions":{},"empty_rss_kib":{empty_kib},"rss_kib":{},"rss_anon_kib":{},"hwm_kib":{},"bytes_per_member":{bytes:.0},"goal_bytes_per_member":{GOAL_BYTES:.0},"goal_met":{},"join_seconds":{:.1},"heartbeats":{},"checkpoints":["#,
+        r#"{{"bench":"memory","groups":{},"members_per_group":{},"members":{},"partitions":{},"empty_rss_kib":{empty_kib},"rss_kib":{},"rss_anon_kib":{},"hwm_kib":{},"bytes_per_member":{bytes:.0},"goal_bytes_per_member":{GOAL_BYTES:.0},"goal_met":{},"join_seconds":{:.1},"heartbeats":{},"empty_live_bytes":{empty_live},"flat":{flat},"checkpoints":["#,
         s.groups,
         s.members,
         last.members,
@@ -240,12 +276,15 @@ async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
     for (i, c) in checkpoints.iter().enumerate() {
         let _ = write!(
             line,
-            r#"{}{{"groups":{},"members":{},"rss_kib":{},"bytes_per_member":{:.0},"join_seconds":{:.1},"passes":{},"heartbeats":{}}}"#,
+            r#"{}{{"groups":{},"members":{},"rss_kib":{},"bytes_per_member":{:.0},"live_bytes_per_member":{:.0},"steady_cpu_us_per_hb":{},"join_seconds":{:.1},"passes":{},"heartbeats":{}}}"#,
             if i == 0 { "" } else { "," },
             c.groups,
             c.members,
             c.rss_kib,
             per_member(c),
+            live_per_member(c),
+            c.steady_cpu_us
+                .map_or_else(|| "null".to_owned(), |us| format!("{us:.3}")),
             c.join_seconds,
             c.passes,
             c.heartbeats
@@ -253,6 +292,61 @@ async fn run(s: &Settings, daemon: &common::Daemon) -> Result<String, String> {
     }
     line.push_str("]}");
     Ok(line)
+}
+
+/// Heartbeats every member `s.steady_passes` times (all Stable): the daemon's CPU per
+/// heartbeat in µs, or none when the CPU time cannot be read or no heartbeat was sent.
+async fn steady_cpu(
+    s: &Settings,
+    pipes: &mut Vec<fleet::Pipe>,
+    fleet: &mut fleet::Fleet,
+    version: i16,
+    pid: u32,
+) -> Result<Option<f64>, String> {
+    let pid = pid.to_string();
+    let before = fleet::cpu_seconds(&pid);
+    let mut heartbeats = 0;
+    let passes = s
+        .steady_passes
+        .max(s.steady_heartbeats.div_ceil(fleet.members.len().max(1)));
+    for _ in 0..passes {
+        let pass =
+            fleet::heartbeat_pass(pipes, &mut fleet.members, s.inflight, version, |_| true).await?;
+        heartbeats += pass.heartbeats;
+    }
+    let after = fleet::cpu_seconds(&pid);
+    Ok(match (before, after) {
+        (Some(b), Some(a)) if heartbeats > 0 => Some((a - b) * 1e6 / heartbeats as f64),
+        _ => None,
+    })
+}
+
+/// `{"live_ratio":..,"cpu_ratio":..,"goal_ratio":1.2,"goal_met":..}` over the checkpoints of at
+/// least 1,000 members: the largest per-member figure over the smallest; null without two
+/// such checkpoints.
+fn flatness(checkpoints: &[Checkpoint], live: &dyn Fn(&Checkpoint) -> f64) -> String {
+    let big: Vec<&Checkpoint> = checkpoints.iter().filter(|c| c.members >= 1000).collect();
+    if big.len() < 2 {
+        return "null".to_owned();
+    }
+    let ratio = |values: Vec<f64>| {
+        let max = values.iter().copied().fold(f64::MIN, f64::max);
+        let min = values.iter().copied().fold(f64::MAX, f64::min);
+        (min > 0.0).then(|| max / min)
+    };
+    let live_ratio = ratio(big.iter().map(|c| live(c)).collect());
+    let cpu = big
+        .iter()
+        .map(|c| c.steady_cpu_us)
+        .collect::<Option<Vec<f64>>>();
+    let cpu_ratio = cpu.and_then(ratio);
+    let shown = |r: Option<f64>| r.map_or_else(|| "null".to_owned(), |r| format!("{r:.3}"));
+    let met = live_ratio.is_some_and(|r| r <= 1.2) && cpu_ratio.is_some_and(|r| r <= 1.2);
+    format!(
+        r#"{{"live_ratio":{},"cpu_ratio":{},"goal_ratio":1.2,"goal_met":{met}}}"#,
+        shown(live_ratio),
+        shown(cpu_ratio)
+    )
 }
 
 fn main() -> ExitCode {
@@ -269,6 +363,7 @@ fn main() -> ExitCode {
         "group.streams.session.timeout.ms=600000",
         "group.streams.max.session.timeout.ms=600000",
         "log.level=warn",
+        "http.listener=127.0.0.1:0",
     ]);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
