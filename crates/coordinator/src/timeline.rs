@@ -6,7 +6,7 @@
 //! An event takes the time of the next stamped record of its group (the batch it came in:
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion};
 use kcoord_wire::records::{
@@ -107,6 +107,84 @@ impl TimelineEvent {
     }
 }
 
+/// An event as a group's timeline keeps it: a quarter of [`TimelineEvent`]'s size, since a
+/// group keeps up to [`MAX_TIMELINE_EVENTS`] of them; what only some kinds carry (a joining
+/// member's ids, the tasks a target moved) is boxed, and the one epoch an event names is kept
+/// once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stored {
+    time_ms: i64,
+    /// For [`EventKind::MemberReconciled`]; -1 none.
+    took_ms: i64,
+    group_epoch: i32,
+    /// The member epoch of a reconciliation, the assignment epoch of a computed target, the
+    /// topology epoch of an update; [`NO_EPOCH`] otherwise.
+    epoch: i32,
+    kind: EventKind,
+    reason: Option<Removal>,
+    member_id: Option<Id>,
+    detail: Option<Box<Detail>>,
+}
+
+/// No epoch in [`Stored::epoch`] (epochs are never negative).
+const NO_EPOCH: i32 = i32::MIN;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Detail {
+    process_id: Option<String>,
+    instance_id: Option<String>,
+    gained: TaskList,
+    lost: TaskList,
+}
+
+impl Stored {
+    fn of(e: TimelineEvent) -> Stored {
+        let epoch = match e.kind {
+            EventKind::MemberReconciled => e.member_epoch,
+            EventKind::TargetAssignmentComputed => e.assignment_epoch,
+            EventKind::TopologyUpdated => e.topology_epoch,
+            _ => None,
+        };
+        let detail = Detail {
+            process_id: e.process_id,
+            instance_id: e.instance_id,
+            gained: e.gained,
+            lost: e.lost,
+        };
+        Stored {
+            time_ms: e.time_ms,
+            took_ms: e.took_ms.unwrap_or(-1),
+            group_epoch: e.group_epoch,
+            epoch: epoch.unwrap_or(NO_EPOCH),
+            kind: e.kind,
+            reason: e.reason,
+            member_id: e.member_id,
+            detail: (detail != Detail::default()).then(|| Box::new(detail)),
+        }
+    }
+
+    fn view(&self) -> TimelineEvent {
+        let epoch = (self.epoch != NO_EPOCH).then_some(self.epoch);
+        let of_kind = |kind: EventKind| epoch.filter(|_| self.kind == kind);
+        let detail = self.detail.as_deref().cloned().unwrap_or_default();
+        TimelineEvent {
+            time_ms: self.time_ms,
+            kind: self.kind,
+            group_epoch: self.group_epoch,
+            member_id: self.member_id.clone(),
+            process_id: detail.process_id,
+            instance_id: detail.instance_id,
+            member_epoch: of_kind(EventKind::MemberReconciled),
+            assignment_epoch: of_kind(EventKind::TargetAssignmentComputed),
+            topology_epoch: of_kind(EventKind::TopologyUpdated),
+            reason: self.reason,
+            took_ms: (self.took_ms >= 0).then_some(self.took_ms),
+            gained: detail.gained,
+            lost: detail.lost,
+        }
+    }
+}
+
 /// One member as the timeline follows it: its last epoch and whether it had reconciled to it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Followed {
@@ -117,7 +195,7 @@ struct Followed {
 /// One group's timeline and what deriving it needs to remember.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupTimeline {
-    events: VecDeque<TimelineEvent>,
+    events: VecDeque<Stored>,
     group_epoch: i32,
     assignment_epoch: i32,
     topology_epoch: i32,
@@ -127,8 +205,8 @@ pub struct GroupTimeline {
     /// How many of the newest events wait for a stamped record to give them their time.
     unstamped: usize,
     members: BTreeMap<Id, Followed>,
-    /// Each member's target active tasks, to tell what a new target moved.
-    targets: BTreeMap<Id, BTreeSet<TaskRef>>,
+    /// Each member's target active tasks, sorted, to tell what a new target moved.
+    targets: BTreeMap<Id, Box<[TaskRef]>>,
 }
 
 impl GroupTimeline {
@@ -142,8 +220,10 @@ impl GroupTimeline {
     }
 
     /// The events, oldest first.
-    pub fn events(&self) -> impl DoubleEndedIterator<Item = &TimelineEvent> + ExactSizeIterator {
-        self.events.iter()
+    pub fn events(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = TimelineEvent> + ExactSizeIterator + '_ {
+        self.events.iter().map(Stored::view)
     }
 
     /// When the group epoch last went up (-1 unknown): what a member still reconciling has
@@ -157,7 +237,7 @@ impl GroupTimeline {
             self.events.pop_front();
             self.unstamped = self.unstamped.min(self.events.len());
         }
-        self.events.push_back(event);
+        self.events.push_back(Stored::of(event));
         self.unstamped += 1;
     }
 
@@ -276,18 +356,26 @@ impl GroupTimeline {
             self.targets.remove(member_id);
             return;
         };
-        let now: BTreeSet<TaskRef> = v
+        let mut now: Vec<TaskRef> = v
             .active_tasks
             .iter()
             .flat_map(|t| t.partitions.iter().map(|p| (t.subtopology_id.clone(), *p)))
             .collect();
+        now.sort_unstable();
+        now.dedup();
         let before = self
             .targets
-            .insert(member_id.into(), now)
+            .insert(member_id.into(), now.into_boxed_slice())
             .unwrap_or_default();
         let now = &self.targets[member_id];
-        let gained: Vec<&TaskRef> = now.difference(&before).collect();
-        let lost: Vec<&TaskRef> = before.difference(now).collect();
+        let gained: Vec<&TaskRef> = now
+            .iter()
+            .filter(|t| before.binary_search(t).is_err())
+            .collect();
+        let lost: Vec<&TaskRef> = before
+            .iter()
+            .filter(|t| now.binary_search(t).is_err())
+            .collect();
         if gained.is_empty() && lost.is_empty() {
             return;
         }

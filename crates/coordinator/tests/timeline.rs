@@ -8,7 +8,7 @@ use kcoord_coordinator::timeline::{EventKind, TimelineEvent, Timelines, MAX_TIME
 use support::*;
 
 fn events(h: &Harness) -> Vec<TimelineEvent> {
-    h.shard.timeline(GROUP).unwrap().events().cloned().collect()
+    h.shard.timeline(GROUP).unwrap().events().collect()
 }
 
 /// (kind, member) of each event, oldest first.
@@ -24,7 +24,6 @@ fn rebuilt(h: &Harness) -> Vec<TimelineEvent> {
         .get(GROUP)
         .unwrap()
         .events()
-        .cloned()
         .collect()
 }
 

@@ -121,7 +121,7 @@ async fn timeline(
         .peek(|shard| {
             shard
                 .timeline(&id)
-                .map(|t| (t.events().map(event).collect(), t.epoch_since_ms()))
+                .map(|t| (t.events().map(|e| event(&e)).collect(), t.epoch_since_ms()))
         })
         .map_err(|e| ApiError::kafka(e.error_code().code(), None))?;
     let (events, since): (Vec<Event>, i64) = read.unwrap_or_default();
