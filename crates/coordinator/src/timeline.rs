@@ -19,6 +19,15 @@ use crate::record_builders::Removal;
 /// Events kept per group, newest last: a fixed cap, the oldest dropped first.
 pub const MAX_TIMELINE_EVENTS: usize = 256;
 
+/// Events a shard's timelines keep together, about 4 MiB: with more groups than
+/// `SHARD_TIMELINE_EVENTS / MAX_TIMELINE_EVENTS` each keeps its share, at least
+/// [`MIN_TIMELINE_EVENTS`], so a node's timelines stay bounded however many groups it serves
+/// (with 50 shards, about 200 MiB before the few fields only some events carry).
+pub const SHARD_TIMELINE_EVENTS: usize = 65_536;
+
+/// Events every group keeps, however many groups share the shard: its last rebalance or so.
+pub const MIN_TIMELINE_EVENTS: usize = 16;
+
 /// What happened, named after the records that say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -207,6 +216,8 @@ pub struct GroupTimeline {
     members: BTreeMap<Id, Followed>,
     /// Each member's target active tasks, sorted, to tell what a new target moved.
     targets: BTreeMap<Id, Box<[TaskRef]>>,
+    /// How many events this group keeps now ([`Timelines::observe`] sets it).
+    cap: usize,
 }
 
 impl GroupTimeline {
@@ -215,6 +226,7 @@ impl GroupTimeline {
             epoch_since_ms: -1,
             last_ms: -1,
             topology_epoch: -1,
+            cap: MAX_TIMELINE_EVENTS,
             ..Default::default()
         }
     }
@@ -233,9 +245,13 @@ impl GroupTimeline {
     }
 
     fn push(&mut self, event: TimelineEvent) {
-        if self.events.len() == MAX_TIMELINE_EVENTS {
+        while self.events.len() >= self.cap.max(1) {
             self.events.pop_front();
             self.unstamped = self.unstamped.min(self.events.len());
+        }
+        // A group whose share shrank gives back what its longer history had taken.
+        if self.events.capacity() > 2 * self.cap + MIN_TIMELINE_EVENTS {
+            self.events.shrink_to(self.cap);
         }
         self.events.push_back(Stored::of(event));
         self.unstamped += 1;
@@ -444,8 +460,12 @@ impl Timelines {
             Record::StreamsGroupTopology(k, _) => &k.group_id,
             _ => return,
         };
-        kcoord_metadata::entry_by_str(&mut self.groups, group_id, GroupTimeline::new)
-            .observe(record);
+        let groups = self.groups.len().max(1);
+        let cap = (SHARD_TIMELINE_EVENTS / groups).clamp(MIN_TIMELINE_EVENTS, MAX_TIMELINE_EVENTS);
+        let timeline =
+            kcoord_metadata::entry_by_str(&mut self.groups, group_id, GroupTimeline::new);
+        timeline.cap = cap;
+        timeline.observe(record);
     }
 
     /// The timelines the records of `log` make, decoding only the streams group records.

@@ -170,3 +170,48 @@ fn the_timeline_keeps_its_newest_events_within_its_bound() {
         .iter()
         .any(|e| e.kind == EventKind::MemberJoined && e.member_id.as_deref() == Some("a")));
 }
+
+/// A member of `group` joining, as its record says it.
+fn joined(group: &str, member: &str) -> kcoord_metadata::Record {
+    use kcoord_wire::records::{StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue};
+    kcoord_metadata::Record::StreamsGroupMemberMetadata(
+        StreamsGroupMemberMetadataKey {
+            group_id: group.to_owned(),
+            member_id: member.to_owned(),
+            ..Default::default()
+        },
+        Some(StreamsGroupMemberMetadataValue {
+            process_id: "p".to_owned(),
+            ..Default::default()
+        }),
+    )
+}
+
+/// With more groups than the shard's budget gives full histories, each keeps its share (never
+/// less than the minimum), so a shard's timelines stay bounded; a group keeps its newest events.
+#[test]
+fn many_groups_share_the_shards_budget_of_events() {
+    use kcoord_coordinator::timeline::{MIN_TIMELINE_EVENTS, SHARD_TIMELINE_EVENTS};
+    let groups = 2 * SHARD_TIMELINE_EVENTS / MAX_TIMELINE_EVENTS;
+    let share = SHARD_TIMELINE_EVENTS / groups;
+    assert!((MIN_TIMELINE_EVENTS..MAX_TIMELINE_EVENTS).contains(&share));
+    let mut timelines = Timelines::default();
+    // The first group fills its whole history while it is alone.
+    for m in 0..MAX_TIMELINE_EVENTS {
+        timelines.observe(&joined("g0", &format!("m{m}")));
+    }
+    assert_eq!(
+        timelines.get("g0").unwrap().events().len(),
+        MAX_TIMELINE_EVENTS
+    );
+    for g in 1..groups {
+        timelines.observe(&joined(&format!("g{g}"), "m0"));
+    }
+    // Once the shard has `groups` groups, g0's next event leaves it its share, newest kept.
+    timelines.observe(&joined("g0", "newest"));
+    let g0: Vec<TimelineEvent> = timelines.get("g0").unwrap().events().collect();
+    assert_eq!(g0.len(), share);
+    assert_eq!(g0.last().unwrap().member_id.as_deref(), Some("newest"));
+    let older = format!("m{}", MAX_TIMELINE_EVENTS - share + 1);
+    assert_eq!(g0[0].member_id.as_deref(), Some(older.as_str()));
+}
