@@ -148,13 +148,9 @@ pub async fn start_with(
     let http = closing_on_error(&topology, http).await?;
 
     let infos: Vec<ListenerInfo> = bound.iter().map(|(_, info)| info.clone()).collect();
-    let http_port = http
-        .as_ref()
-        .and_then(|l| l.local_addr().ok())
-        .map(|a| a.port());
-    let gateway = start_gateway(&config, &infos, &tls, http_port).await;
+    let gateway = start_gateway(&config, &infos, &tls, http.as_ref()).await;
     let gateway = closing_on_error(&topology, gateway).await?;
-    let (mut state, background) = ServerState::build_with(
+    let (mut state, mut background) = ServerState::build_with(
         Arc::clone(&config),
         infos,
         controller,
@@ -163,7 +159,6 @@ pub async fn start_with(
     );
     state.topology = topology;
     state.gateway = gateway.as_ref().map(|(ports, _)| ports.gateway());
-    let mut background = background;
     if let Some(authorizer) = extensions.authorizer {
         state.authorizer = Some(Arc::clone(&authorizer));
         background.controller.attach_authorizer(Some(authorizer));
@@ -262,12 +257,12 @@ async fn bind_listeners(config: &Config) -> Result<Vec<(TcpListener, ListenerInf
 }
 
 /// In gateway mode, learns the upstream cluster and binds a port for each of its brokers,
-/// beside the first broker listener (`gateway_ports.rs`). `http_port`: the HTTP listener's.
+/// beside the first broker listener (`gateway_ports.rs`). `http`: the HTTP listener, if any.
 async fn start_gateway(
     config: &Config,
     infos: &[ListenerInfo],
     tls: &[Option<Arc<TlsListener>>],
-    http_port: Option<u16>,
+    http: Option<&std::net::TcpListener>,
 ) -> Result<Option<(gateway_ports::BrokerPorts, Vec<(TcpListener, ListenerInfo)>)>, StartError> {
     let Some(settings) = &config.gateway else {
         return Ok(None);
@@ -288,6 +283,7 @@ async fn start_gateway(
     // Where the other kcoord nodes reach this one (requests for groups it serves, and the
     // JSON API's for them on the HTTP listener, taken to be on the same host).
     let listener = format!("{host}:{}", template.advertised_port);
+    let http_port = http.and_then(|l| l.local_addr().ok()).map(|a| a.port());
     let http = http_port.map(|port| format!("{host}:{port}"));
     let gateway = crate::gateway::Gateway::start(settings.clone(), host, listener, http).await?;
     let gateway = Arc::new(gateway);
