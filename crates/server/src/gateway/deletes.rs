@@ -28,7 +28,7 @@ impl Gateway {
         &self,
         group_ids: &[&str],
     ) -> Vec<Result<ErrorCode, ClientError>> {
-        let client = match self.group_client().await {
+        let client = match self.cluster_client().await {
             Ok(client) => client,
             Err(e) => return group_ids.iter().map(|_| Err(e.clone())).collect(),
         };
@@ -61,7 +61,7 @@ impl Gateway {
         group_id: &str,
         partitions: &[(String, Vec<i32>)],
     ) -> Result<Vec<Vec<ErrorCode>>, ClientError> {
-        let client = self.group_client().await?;
+        let client = self.cluster_client().await?;
         let request = offset_delete(group_id, partitions);
         let (code, response) = retried(&client, group_id, OffsetDeleteRequest::KEY, || async {
             let conn = client.coordinator(group_id).await?;
@@ -92,11 +92,6 @@ impl Gateway {
                     .collect()
             })
             .collect())
-    }
-
-    async fn group_client(&self) -> Result<Client, ClientError> {
-        let bootstrap = self.settings.bootstrap_servers.join(",");
-        Client::connect(&bootstrap, self.client.clone()).await
     }
 }
 

@@ -115,8 +115,8 @@ impl Gateway {
         &self,
         shards: usize,
     ) -> Result<crate::runtime::upstream_log::CoordinatorLogs, GatewayError> {
-        let bootstrap = self.settings.bootstrap_servers.join(",");
-        let client = kcoord_client::Client::connect(&bootstrap, self.client.clone())
+        let client = self
+            .cluster_client()
             .await
             .map_err(crate::runtime::upstream_log::CoordinatorLogError::from)?;
         Ok(crate::runtime::upstream_log::CoordinatorLogs::open(
@@ -126,6 +126,12 @@ impl Gateway {
             self.settings.coordinator_log_replication_factor,
         )
         .await?)
+    }
+
+    /// A new client of the cluster, from its bootstrap servers with kcoord's client settings.
+    pub(crate) async fn cluster_client(&self) -> Result<kcoord_client::Client, ClientError> {
+        let bootstrap = self.settings.bootstrap_servers.join(",");
+        kcoord_client::Client::connect(&bootstrap, self.client.clone()).await
     }
 
     /// Which node serves each coordinator shard, as last assigned.

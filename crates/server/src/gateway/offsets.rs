@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kcoord_client::consume::LATEST_TIMESTAMP;
-use kcoord_client::{Client, ClientError, Consumer};
+use kcoord_client::{ClientError, Consumer};
 
 use super::Gateway;
 
@@ -14,19 +14,13 @@ use super::Gateway;
 const IN_FLIGHT: usize = 32;
 
 impl Gateway {
-    /// A client of the cluster for one read (the HTTP listener's own runtime owns it).
-    async fn reader(&self) -> Result<Client, ClientError> {
-        let bootstrap = self.settings.bootstrap_servers.join(",");
-        Client::connect(&bootstrap, self.client.clone()).await
-    }
-
     /// Every offset `group_id` has committed in the cluster, by (topic, partition).
     pub async fn committed_offsets(
         &self,
         group_id: &str,
     ) -> Result<BTreeMap<(String, i32), i64>, ClientError> {
         let fetched = self
-            .reader()
+            .cluster_client()
             .await?
             .fetch_offsets(group_id, None, false)
             .await?;
@@ -45,7 +39,7 @@ impl Gateway {
         &self,
         partitions: Vec<(String, i32)>,
     ) -> Result<BTreeMap<(String, i32), i64>, ClientError> {
-        let consumer = Arc::new(Consumer::new(self.reader().await?));
+        let consumer = Arc::new(Consumer::new(self.cluster_client().await?));
         let mut ends = BTreeMap::new();
         for chunk in partitions.chunks(IN_FLIGHT) {
             let mut reads = tokio::task::JoinSet::new();

@@ -118,17 +118,12 @@ async fn in_the_cluster(
             return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE);
         }
     };
-    let mut decided: HashMap<(&str, i32), ErrorCode> = HashMap::new();
-    for ((topic, partitions), codes) in allowed.iter().zip(&upstream) {
-        for (p, code) in partitions.iter().zip(codes) {
-            decided.insert((topic.as_str(), *p), *code);
-        }
-    }
-    for ((topic, partitions), codes) in request.iter().zip(codes.iter_mut()) {
-        for (p, code) in partitions.iter().zip(codes.iter_mut()) {
-            if let Some(upstream) = decided.get(&(topic.as_str(), *p)) {
-                *code = *upstream;
-            }
+    // `allowed` lists the NONE partitions in `codes`' order, and the cluster answers each in
+    // the order asked: its codes replace them one by one.
+    let mut upstream = upstream.into_iter().flatten();
+    for code in codes.iter_mut().flatten() {
+        if *code == ErrorCode::NONE {
+            *code = upstream.next().unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
         }
     }
     Ok(codes)
