@@ -39,6 +39,12 @@
 //!   group's lag in turn (`/api/v1/groups/{id}/lag`), a sweep a second (groups × 4 partitions
 //!   a sweep: 400 with the defaults; the web page reads an open group's lag every 3 s).
 //!
+//! An attack named more than once (`--attacks lag_reads,lag_reads,lag_reads,lag_reads`) also
+//! gets a line comparing its phases' p99s with all the quiet phases' by ranks: the medians, the
+//! chance that an attacked phase's p99 exceeds a quiet one's (`above_share`, 0.5 when they
+//! cannot be told apart) and the one-sided permutation p-value of "the attacked phases are
+//! slower".
+//!
 //! The bench exits with status 1 when any heartbeat failed, in any phase; the latency goal is
 //! reported in each attack line (`goal_met`), not enforced, since the machine's noise decides
 //! too much of a 20 s p99.
@@ -53,6 +59,8 @@ mod args;
 mod common;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/noise.rs"]
+mod noise;
 #[path = "support/produce.rs"]
 mod produce;
 #[path = "support/secure.rs"]
@@ -308,7 +316,44 @@ async fn phases(
             phase_line(attack.name(), i, stats, Some((baseline, ratio, report)))
         );
     }
+    let quiet_p99: Vec<f64> = quiet.iter_mut().map(|q| q.percentile_ms(99.0)).collect();
+    for line in repeated_attack_lines(&mut attacked, &quiet_p99) {
+        println!("{line}");
+    }
     Ok(errors == 0)
+}
+
+/// For an attack run in several phases, one line comparing their p99s with every quiet
+/// phase's by ranks ([`noise::compare`]): one phase's ratio says little on a shared machine.
+fn repeated_attack_lines(
+    attacked: &mut [(Attack, SteadyStats, AttackReport)],
+    quiet_p99: &[f64],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for attack in ALL_ATTACKS {
+        let p99: Vec<f64> = attacked
+            .iter_mut()
+            .filter(|(a, _, _)| *a == attack)
+            .map(|(_, stats, _)| stats.percentile_ms(99.0))
+            .collect();
+        if p99.len() < 2 {
+            continue;
+        }
+        if let Some(c) = noise::compare(&p99, quiet_p99) {
+            lines.push(format!(
+                r#"{{"bench":"hostile","attack":"{}","phases":{},"quiet_phases":{},"p99_median_ms":{:.3},"quiet_p99_median_ms":{:.3},"median_ratio":{:.3},"above_share":{:.3},"p_value":{:.3}}}"#,
+                attack.name(),
+                p99.len(),
+                quiet_p99.len(),
+                c.median,
+                c.baseline_median,
+                c.median / c.baseline_median,
+                c.above_share,
+                c.p_value,
+            ));
+        }
+    }
+    lines
 }
 
 /// One phase of the steady load; the latencies after its settle time.
