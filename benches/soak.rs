@@ -22,7 +22,13 @@
 //! - `--producer-quota B` (none): a `producer_byte_rate` of B bytes/s for the bench's client-id
 //!   (Kafka's client quotas; heartbeats do not produce, so only the producers are held to it),
 //!   set before the load starts. `--produce 0`, a saturating `--produce-rate`, and the same
-//!   with a quota compare heartbeat latency quiet, under load, and under a quota'd load.
+//!   with a quota compare heartbeat latency quiet, under load, and under a quota'd load;
+//! - `--nice-producers`: the producers run on a thread of their own at Linux nice 10 (the
+//!   heartbeats keep the bench's two threads at nice 0). A saturating producer on the
+//!   same two cores as the heartbeat generator otherwise delays the generator itself; in
+//!   production the noisy tenant runs on another machine, so this isolates the daemon's share;
+//! - `--pin-server CPUS` / `--pin-load CPUS` (none): `taskset` lists for the daemon and the
+//!   bench (e.g. `1` and `0`).
 //!
 //! The daemon is the optimized `kcoord` Cargo built for the bench (or `KCOORD_BIN`), started
 //! with `group.streams.initial.rebalance.delay.ms=0` and `group.streams.assignment.interval.ms=0`
@@ -73,6 +79,9 @@ struct Options {
     produce_rate_mbps: f64,
     sample: Duration,
     producer_quota: Option<f64>,
+    nice_producers: bool,
+    pin_server: Option<String>,
+    pin_load: Option<String>,
 }
 
 impl Options {
@@ -90,6 +99,9 @@ impl Options {
             produce_rate_mbps: 4.0,
             sample: Duration::from_secs(10),
             producer_quota: None,
+            nice_producers: false,
+            pin_server: None,
+            pin_load: None,
         }
     }
 
@@ -107,6 +119,9 @@ impl Options {
             produce_rate_mbps: 1.0,
             sample: Duration::from_millis(500),
             producer_quota: Some(500_000.0),
+            nice_producers: true,
+            pin_server: None,
+            pin_load: None,
         }
     }
 }
@@ -138,6 +153,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--producer-quota" => {
                 o.producer_quota = Some(value()?.parse().map_err(|_| "--producer-quota: bytes/s")?)
             }
+            "--nice-producers" => o.nice_producers = true,
+            "--pin-server" => o.pin_server = Some(value()?.clone()),
+            "--pin-load" => o.pin_load = Some(value()?.clone()),
             "--bench" => {}
             other if bench && other.starts_with("--") => {
                 return Err(format!("unknown flag {other}"))
@@ -165,18 +183,11 @@ fn main() -> ExitCode {
         "group.streams.assignment.interval.ms=0",
         "log.retention.check.interval.ms=1000",
     ]);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("soak: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = runtime.block_on(soak(&daemon, &options));
+    let result = runtimes(&options).and_then(|(runtime, producers)| {
+        pin(&daemon, &options)?;
+        let producers = producers.as_ref().map(|r| r.handle().clone());
+        runtime.block_on(soak(&daemon, &options, producers))
+    });
     daemon.stop();
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -188,8 +199,48 @@ fn main() -> ExitCode {
     }
 }
 
+/// The bench's runtime (two threads) and, with `--nice-producers`, the producers' own.
+fn runtimes(
+    o: &Options,
+) -> Result<(tokio::runtime::Runtime, Option<tokio::runtime::Runtime>), String> {
+    let main = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    if !o.nice_producers {
+        return Ok((main, None));
+    }
+    let producers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("soak-producers")
+        .on_thread_start(|| {
+            if let Err(e) = kcoord_server::support::priority::lower_this_thread() {
+                eprintln!("soak: the producers' thread keeps its priority: {e}");
+            }
+        })
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the producers' runtime: {e}"))?;
+    Ok((main, Some(producers)))
+}
+
+fn pin(daemon: &common::Daemon, o: &Options) -> Result<(), String> {
+    if let Some(cpus) = &o.pin_server {
+        fleet::pin(daemon.pid().ok_or("the daemon has no pid")?, cpus)?;
+    }
+    if let Some(cpus) = &o.pin_load {
+        fleet::pin(std::process::id(), cpus)?;
+    }
+    Ok(())
+}
+
 /// Sets up, runs, prints; whether the run was clean.
-async fn soak(daemon: &common::Daemon, o: &Options) -> Result<bool, String> {
+async fn soak(
+    daemon: &common::Daemon,
+    o: &Options,
+    producer_runtime: Option<tokio::runtime::Handle>,
+) -> Result<bool, String> {
     let addr = daemon.bootstrap();
     let pid = daemon.pid().ok_or("the daemon has no pid")?;
     let setup = Instant::now();
@@ -225,10 +276,11 @@ async fn soak(daemon: &common::Daemon, o: &Options) -> Result<bool, String> {
         end: stop_at,
     };
     let drive = produce_drive(o, &producers);
+    let spawner = producer_runtime.unwrap_or_else(tokio::runtime::Handle::current);
     let produce_tasks: Vec<_> = producers
         .into_iter()
         .map(|s| {
-            tokio::spawn(produce::run(
+            spawner.spawn(produce::run(
                 secure::Dial::plaintext(addr.as_str()),
                 s,
                 drive,

@@ -157,8 +157,8 @@ async fn pipelined_requests_are_answered_in_order() {
 }
 
 /// A request in a frame of 64 KiB or more is handled on the bulk lane (its low-priority
-/// threads), answered in order with the small ones around it; small requests and Produce are
-/// not.
+/// threads), answered in order with the small ones around it; small requests are not. Produce
+/// goes there from 8 KiB.
 #[tokio::test]
 async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
     use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
@@ -201,9 +201,15 @@ async fn big_frames_are_handled_on_the_bulk_lane_in_order() {
     }
     assert_eq!(bulk.served(), 1, "only the big frame went to the bulk lane");
     let produce_key = ApiKey::Produce.key().to_be_bytes();
-    let mut big_produce = vec![0u8; crate::rpc::bulk::BULK_FRAME_BYTES];
-    big_produce[..2].copy_from_slice(&produce_key);
-    assert!(!crate::rpc::bulk::BulkHandle::takes(&big_produce));
+    let mut produce = vec![0u8; crate::rpc::bulk::BULK_PRODUCE_BYTES];
+    produce[..2].copy_from_slice(&produce_key);
+    assert!(crate::rpc::bulk::BulkHandle::takes(&produce));
+    assert!(!crate::rpc::bulk::BulkHandle::takes(
+        &produce[..produce.len() - 1]
+    ));
+    let mut metadata = vec![0u8; crate::rpc::bulk::BULK_PRODUCE_BYTES];
+    metadata[..2].copy_from_slice(&ApiKey::Metadata.key().to_be_bytes());
+    assert!(!crate::rpc::bulk::BulkHandle::takes(&metadata));
     server.shutdown().await;
 }
 

@@ -4,10 +4,11 @@
 //! A request's cost grows with its size (names to decode, de-duplicate and look up, entries to
 //! encode), and a few clients sending big ones back to back could otherwise keep the runtime
 //! workers busy for hundreds of milliseconds at a time while heartbeats wait behind them. On
-//! the bulk lane they compete for CPU at a lower weight (`nice` [`BULK_NICE`]), so when the
+//! the bulk lane they compete for CPU at a lower weight (`nice` [`BACKGROUND_NICE`]), so when the
 //! machine is busy the small requests (heartbeats, commits, fetches) win, and when it is idle
-//! the big ones run at full speed. Produce stays on the workers: its big frames are the data
-//! plane's normal case and its cost per byte is small.
+//! the big ones run at full speed. Produce goes there from a smaller size
+//! ([`BULK_PRODUCE_BYTES`]): a producer sending as fast as it can would otherwise take the
+//! workers from every group's heartbeats, while a few records keep the workers' latency.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,15 +19,18 @@ use tokio::runtime::{Handle, Runtime};
 use tracing::warn;
 
 use crate::rpc::dispatch::{dispatch, Connection, Reply};
+use crate::support::priority;
+#[cfg(doc)]
+use crate::support::priority::BACKGROUND_NICE;
 
-/// Frames at least this big go to the bulk lane (Produce aside).
+/// Frames at least this big go to the bulk lane (Produce from [`BULK_PRODUCE_BYTES`]).
 pub const BULK_FRAME_BYTES: usize = 64 * 1024;
+/// Produce frames at least this big go to the bulk lane: half of a Java producer's default
+/// `batch.size`, so a producer under load is there and a lone record is not.
+pub const BULK_PRODUCE_BYTES: usize = 8 * 1024;
 /// Threads of the bulk lane.
 const BULK_THREADS: usize = 2;
-/// How much lower the bulk lane's threads are scheduled than the rest of the daemon (Linux
-/// `nice`: at 10 a busy bulk thread gets about a tenth of what a busy worker gets).
-pub const BULK_NICE: i32 = 10;
-/// Produce's API key: not sent to the bulk lane.
+/// Produce's API key.
 const PRODUCE: i16 = 0;
 
 /// The bulk lane's runtime. Dropping it stops the lane without waiting for its threads.
@@ -55,7 +59,11 @@ impl BulkLane {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(BULK_THREADS)
             .thread_name("kcoord-bulk")
-            .on_thread_start(lower_priority)
+            .on_thread_start(|| {
+                if let Err(e) = priority::lower_this_thread() {
+                    warn!(error = %e, "the bulk lane's threads keep the workers' priority");
+                }
+            })
             .enable_all()
             .build()?;
         Ok(BulkLane {
@@ -89,8 +97,13 @@ impl BulkHandle {
 
     /// Whether `frame` goes to the bulk lane.
     pub fn takes(frame: &[u8]) -> bool {
-        frame.len() >= BULK_FRAME_BYTES
-            && frame.get(..2).map(|k| i16::from_be_bytes([k[0], k[1]])) != Some(PRODUCE)
+        let produce = frame.get(..2).map(|k| i16::from_be_bytes([k[0], k[1]])) == Some(PRODUCE);
+        frame.len()
+            >= if produce {
+                BULK_PRODUCE_BYTES
+            } else {
+                BULK_FRAME_BYTES
+            }
     }
 
     /// [`dispatch`] on the bulk lane. A request whose handling panicked or was cut short by
@@ -104,17 +117,5 @@ impl BulkHandle {
             outcome
         });
         task.await.unwrap_or(Reply::Close)
-    }
-}
-
-/// Lowers the calling thread's scheduling priority (Linux applies `setpriority` to the thread
-/// whose id it is given). Failing only loses the preference, so it is logged and ignored.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        let tid = rustix::thread::gettid();
-        if let Err(e) = rustix::process::setpriority_process(Some(tid), BULK_NICE) {
-            warn!(error = %e, "could not lower the bulk lane's thread priority");
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! The priority of a thread whose work may wait: the HTTP listener's (the page, the JSON API,
-//! `/metrics`) runs at nice [`BACKGROUND_NICE`], so that on a busy machine reading lag or
-//! drawing a topology takes CPU time from no heartbeat. Nice, not SCHED_IDLE: a saturated
+//! `/metrics`) and the bulk lane's (big requests and produce, `rpc::bulk`) run at nice
+//! [`BACKGROUND_NICE`], so that on a busy machine reading lag, drawing a topology or taking a
+//! producer's bytes takes CPU time from no heartbeat. Nice, not SCHED_IDLE: a saturated
 //! daemon still answers its health probes, at about a tenth of a core's share.
 
 /// Linux's nice value of such threads (0 is the default, 19 the lowest priority).
