@@ -172,3 +172,111 @@ async fn either_nodes_json_api_shows_the_groups_the_other_serves() {
     other.shutdown().await;
     upstream.shutdown().await;
 }
+
+/// Both nodes' broker listeners take SASL_PLAINTEXT with PLAIN: `node` is the nodes' own user,
+/// `alice` a client's.
+const SASL_NODES: &str = "listeners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+     controller.listener.names=CONTROLLER\n\
+     listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+     sasl.enabled.mechanisms=PLAIN\n\
+     listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_node=\"node-secret\" user_alice=\"alice-secret\";\n\
+     gateway.node.client.security.protocol=SASL_PLAINTEXT\n\
+     gateway.node.client.sasl.mechanism=PLAIN\n\
+     gateway.node.client.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"node\" password=\"node-secret\";\n\
+     gateway.node.principals=User:node\n";
+
+async fn sasl_gateway(upstream: &ServerHandle, shards: usize) -> ServerHandle {
+    let text = format!(
+        "node.id=7\n{SASL_NODES}{FAST}offsets.topic.num.partitions={shards}\n\
+         upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n",
+        upstream.broker_addr().unwrap(),
+        free_port() - 1,
+    );
+    kcoord_server::start(kcoord_server::Config::parse("gateway", &text).unwrap())
+        .await
+        .unwrap()
+}
+
+/// Alice's connection to `node`, with `client_id`.
+async fn alice(node: &ServerHandle, client_id: &str) -> kcoord_client::Connection {
+    let mut config = kcoord_client::ClientConfig::from_properties(
+        client_id,
+        [
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "PLAIN"),
+            (
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                 username=\"alice\" password=\"alice-secret\";",
+            ),
+        ],
+    )
+    .unwrap();
+    config.client_id = client_id.to_owned();
+    kcoord_client::Connection::connect(&node.broker_addr().unwrap().to_string(), config)
+        .await
+        .unwrap()
+}
+
+/// `member` joins through `conn`, retrying while the group's coordinator loads or moves.
+async fn sasl_join(conn: &kcoord_client::Connection, member: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = conn.send(join_request(member), 0).await.unwrap();
+        if answer.error_code == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never joined: {answer:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Behind SASL listeners the nodes pass requests to each other as their own user
+/// (`gateway.node.client.*`), and only that user's requests count as passed on: a client that
+/// puts the marker in its client id is served as the client it is, from its own host.
+#[tokio::test]
+async fn nodes_behind_sasl_listeners_pass_requests_as_their_own_user_and_only_theirs_count() {
+    use kcoord_wire::messages::StreamsGroupDescribeRequest;
+    const SHARDS: usize = 4;
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let a = sasl_gateway(&upstream, SHARDS).await;
+    let b = sasl_gateway(&upstream, SHARDS).await;
+    let (a_shards, _) = split(&a, &b, SHARDS).await;
+    let (owner, other) = owner_first(a, b, &a_shards, SHARDS).await;
+    // Through the node that does not serve the group: passed on over SASL, as `node`.
+    sasl_join(&alice(&other, "alice-app").await, "member-1").await;
+    assert!(holds_the_group(&owner) && !holds_the_group(&other));
+    // Straight to the owner, with the marker a node would put before a client's host and id.
+    let spoofed = "\u{1}kcoord-node\u{1}/6.6.6.6\u{1}evil";
+    sasl_join(&alice(&owner, spoofed).await, "member-2").await;
+
+    let describe = StreamsGroupDescribeRequest {
+        group_ids: vec![GROUP.into()],
+        ..Default::default()
+    };
+    let described = alice(&owner, "alice-admin")
+        .await
+        .send(describe, 0)
+        .await
+        .unwrap();
+    let mut seen: Vec<(String, String, String)> = described.groups[0]
+        .members
+        .iter()
+        .map(|m| {
+            let (id, client, host) = (&m.member_id, &m.client_id, &m.client_host);
+            (id.clone(), client.clone(), host.clone())
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("member-1".into(), "alice-app".into(), "/127.0.0.1".into()),
+            ("member-2".into(), spoofed.into(), "/127.0.0.1".into()),
+        ],
+    );
+    owner.shutdown().await;
+    other.shutdown().await;
+    upstream.shutdown().await;
+}

@@ -3,9 +3,13 @@
 //! client keys under the `upstream.` prefix (`upstream.security.protocol`,
 //! `upstream.sasl.jaas.config`, ...), read by the client crate as a tool reads its
 //! `--command-config`; `gateway.broker.port.start` says where each upstream broker is served.
+//! The kcoord nodes reach each other's broker listeners with the client keys under
+//! `gateway.node.client.`, and `gateway.node.principals` says which of their clients may pass a
+//! request on as another node.
 
 use std::time::Duration;
 
+use kcoord_acl::KafkaPrincipal;
 use kcoord_client::ClientConfig;
 
 use super::authorizer::AuthorizerSettings;
@@ -20,6 +24,10 @@ pub const BROKER_PORT_START: &str = "gateway.broker.port.start";
 pub const COORDINATOR_LOG_TOPIC: &str = "gateway.coordinator.log.topic";
 pub const COORDINATOR_LOG_REPLICATION_FACTOR: &str = "gateway.coordinator.log.replication.factor";
 pub const NODE_SESSION_TIMEOUT: &str = "gateway.node.session.timeout.ms";
+pub const NODE_CLIENT_PREFIX: &str = "gateway.node.client.";
+pub const NODE_PRINCIPALS: &str = "gateway.node.principals";
+/// The client id of a node's own requests to another node (passed-on ones carry the client's).
+pub const NODE_CLIENT_ID: &str = "kcoord-node";
 /// The classic consumer's default `session.timeout.ms` before Kafka 3.0 (10 s), within the
 /// broker's default bounds (6 s to 30 min).
 pub const DEFAULT_NODE_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,6 +56,10 @@ pub struct GatewaySettings {
     pub node_session_timeout: Duration,
     /// The `upstream.*` keys without their prefix, checked by the client crate at load.
     client_properties: Vec<(String, String)>,
+    /// The `gateway.node.client.*` keys without their prefix, likewise.
+    node_client_properties: Vec<(String, String)>,
+    /// Who may pass a request on as another kcoord node; empty: any connection.
+    pub node_principals: Vec<KafkaPrincipal>,
 }
 
 // The upstream keys hold passwords (`sasl.jaas.config`): only their names are shown.
@@ -55,6 +67,11 @@ impl std::fmt::Debug for GatewaySettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let keys: Vec<&str> = self
             .client_properties
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let node_keys: Vec<&str> = self
+            .node_client_properties
             .iter()
             .map(|(k, _)| k.as_str())
             .collect();
@@ -69,6 +86,8 @@ impl std::fmt::Debug for GatewaySettings {
             )
             .field("node_session_timeout", &self.node_session_timeout)
             .field("client_keys", &keys)
+            .field("node_client_keys", &node_keys)
+            .field("node_principals", &self.node_principals)
             .finish()
     }
 }
@@ -77,6 +96,16 @@ impl GatewaySettings {
     /// The client settings of every upstream connection.
     pub fn client_config(&self) -> Result<ClientConfig, kcoord_client::SecurityConfigError> {
         ClientConfig::from_properties(UPSTREAM_CLIENT_ID, self.client_properties.iter().cloned())
+    }
+
+    /// The client settings of connections to the other kcoord nodes' broker listeners.
+    pub fn node_client_config(&self) -> Result<ClientConfig, kcoord_client::SecurityConfigError> {
+        ClientConfig::from_properties(NODE_CLIENT_ID, self.node_client_properties.iter().cloned())
+    }
+
+    /// Whether a connection of `principal` may pass a request on as another kcoord node.
+    pub fn trusts_as_node(&self, principal: &KafkaPrincipal) -> bool {
+        self.node_principals.is_empty() || self.node_principals.contains(principal)
     }
 
     /// The port upstream broker `id` is served on, if the id fits below port 65536.
@@ -102,6 +131,7 @@ pub(super) fn read(
             COORDINATOR_LOG_TOPIC,
             COORDINATOR_LOG_REPLICATION_FACTOR,
             NODE_SESSION_TIMEOUT,
+            NODE_PRINCIPALS,
         ] {
             r.require(
                 !r.is_set(key),
@@ -150,6 +180,12 @@ pub(super) fn read(
         .filter(|(k, _)| k != BOOTSTRAP_SERVERS && k != METADATA_MAX_AGE)
         .filter_map(|(k, v)| Some((k.strip_prefix(UPSTREAM_PREFIX)?.to_owned(), v)))
         .collect();
+    let node_client_properties: Vec<(String, String)> = r
+        .with_prefix(NODE_CLIENT_PREFIX)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix(NODE_CLIENT_PREFIX)?.to_owned(), v)))
+        .collect();
+    let node_principals = r.get(NODE_PRINCIPALS, Vec::new(), principals)?;
     let settings = GatewaySettings {
         bootstrap_servers,
         broker_port_start,
@@ -158,11 +194,57 @@ pub(super) fn read(
         coordinator_log_replication_factor,
         node_session_timeout,
         client_properties,
+        node_client_properties,
+        node_principals,
     };
     if let Err(e) = settings.client_config() {
         return Err(r.error(BOOTSTRAP_SERVERS, format!("upstream client settings: {e}")));
     }
+    check_node_client(r, &settings, listeners)?;
     Ok(Some(settings))
+}
+
+/// The nodes pass requests to each other's broker listener, so they must speak its security
+/// protocol: a mismatch would only show when the first request is passed on.
+fn check_node_client(
+    r: &Reader<'_>,
+    settings: &GatewaySettings,
+    listeners: &[ListenerConfig],
+) -> Result<(), ConfigError> {
+    let node_client = settings.node_client_config().map_err(|e| {
+        r.error(
+            BOOTSTRAP_SERVERS,
+            format!("{NODE_CLIENT_PREFIX}* client settings: {e}"),
+        )
+    })?;
+    let Some(broker) = listeners.iter().find(|l| l.kind == ListenerKind::Broker) else {
+        return Ok(());
+    };
+    let (spoken, served) = (
+        node_client.security.protocol.name(),
+        broker.security_protocol.name(),
+    );
+    r.require(
+        spoken == served,
+        &[
+            &format!("{NODE_CLIENT_PREFIX}security.protocol"),
+            "listeners",
+        ],
+        format!(
+            "the kcoord nodes pass requests to each other's broker listener {}, which speaks \
+             {served}: set {NODE_CLIENT_PREFIX}security.protocol={served} (and its sasl.*/ssl.* \
+             keys under {NODE_CLIENT_PREFIX}) rather than {spoken}",
+            broker.name
+        ),
+    )
+}
+
+/// `gateway.node.principals`: a comma-separated list of `Type:name` principals.
+fn principals(raw: &str) -> Result<Vec<KafkaPrincipal>, String> {
+    list(raw)?
+        .iter()
+        .map(|p| KafkaPrincipal::parse(p).map_err(|e| format!("{p:?}: {e}")))
+        .collect()
 }
 
 /// A name Kafka takes for a topic: 1 to 249 of `[a-zA-Z0-9._-]`, not `.` or `..`.

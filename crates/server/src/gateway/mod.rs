@@ -29,10 +29,6 @@ use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
 use mapping::{Endpoints, IdDoesNotFit, Placement};
 use upstream::{Unreachable, UpstreamView};
 
-/// The client id of this node's own requests to the other kcoord nodes (the requests it
-/// passes on carry their client's).
-const NODE_CLIENT_ID: &str = "kcoord-node";
-
 /// Why gateway mode could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
@@ -82,6 +78,7 @@ impl Gateway {
         http: Option<String>,
     ) -> Result<Gateway, GatewayError> {
         let client = settings.client_config()?;
+        let node_client = settings.node_client_config()?;
         let view = upstream::discover(&settings.bootstrap_servers, &client).await?;
         let endpoints = Endpoints {
             host,
@@ -105,7 +102,7 @@ impl Gateway {
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
             listener,
             http,
-            node_client: ClientConfig::new(NODE_CLIENT_ID),
+            node_client,
         })
     }
 
@@ -223,6 +220,12 @@ impl Gateway {
     /// The client settings of connections to the other kcoord nodes.
     pub(crate) fn node_client(&self) -> &ClientConfig {
         &self.node_client
+    }
+
+    /// Whether a connection of `principal` may pass a request on as another kcoord node
+    /// (`gateway.node.principals`).
+    pub(crate) fn trusts_as_node(&self, principal: &kcoord_acl::KafkaPrincipal) -> bool {
+        self.settings.trusts_as_node(principal)
     }
 
     /// Where a new forwarded connection for `target` goes (see [`upstream::address_for`]).

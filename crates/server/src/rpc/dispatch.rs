@@ -167,8 +167,10 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         Err(reply) => return reply,
     };
     let passed_on_from = match &conn.nodes {
-        Some(_) => crate::rpc::owner_proxy::take_marker(&mut header),
-        None => None,
+        Some(nodes) if nodes.trust(conn.principal()) => {
+            crate::rpc::owner_proxy::take_marker(&mut header)
+        }
+        _ => None,
     };
     let ctx = match &passed_on_from {
         Some(client_host) => RequestContext {

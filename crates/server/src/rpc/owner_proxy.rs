@@ -8,7 +8,9 @@
 //! A passed-on request carries a marker in its client id (with the client's host and id), so
 //! the receiving node serves it itself (never passing it on again, should the two nodes
 //! disagree for a moment on who serves the shard: it answers NOT_COORDINATOR then, and the
-//! client retries) and records the client's id and host rather than the node's.
+//! client retries) and records the client's id and host rather than the node's. The nodes
+//! connect to each other with the `gateway.node.client.*` settings, and the marker counts only
+//! on a connection whose principal `gateway.node.principals` names (any, when it is unset).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -42,6 +44,12 @@ impl NodeLinks {
             gateway,
             links: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether `principal` may pass requests on as another node: only then is the marker of a
+    /// passed-on request taken as one (otherwise it is just part of the client id).
+    pub fn trust(&self, principal: &kcoord_acl::KafkaPrincipal) -> bool {
+        self.gateway.trusts_as_node(principal)
     }
 
     /// The link to the node whose broker listener is `listener`.

@@ -61,7 +61,21 @@ where
 
 /// Joins `member` to the streams group; its member epoch.
 pub async fn join(gateway: &ServerHandle, member: &str) -> i32 {
-    let request = StreamsGroupHeartbeatRequest {
+    let joined: StreamsGroupHeartbeatResponse = until_served(
+        gateway.broker_addr().unwrap(),
+        ApiKey::StreamsGroupHeartbeat,
+        0,
+        &join_request(member),
+        |r: &StreamsGroupHeartbeatResponse| r.error_code,
+    )
+    .await;
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    joined.member_epoch
+}
+
+/// The heartbeat (v0) by which `member` joins the streams group.
+pub fn join_request(member: &str) -> StreamsGroupHeartbeatRequest {
+    StreamsGroupHeartbeatRequest {
         group_id: GROUP.into(),
         member_id: member.into(),
         member_epoch: 0,
@@ -80,17 +94,7 @@ pub async fn join(gateway: &ServerHandle, member: &str) -> i32 {
         standby_tasks: Some(vec![]),
         warmup_tasks: Some(vec![]),
         ..Default::default()
-    };
-    let joined: StreamsGroupHeartbeatResponse = until_served(
-        gateway.broker_addr().unwrap(),
-        ApiKey::StreamsGroupHeartbeat,
-        0,
-        &request,
-        |r: &StreamsGroupHeartbeatResponse| r.error_code,
-    )
-    .await;
-    assert_eq!(joined.error_code, 0, "{joined:?}");
-    joined.member_epoch
+    }
 }
 
 /// Commits `offset` for partition 0 of the source as `member`; the partition's error code.

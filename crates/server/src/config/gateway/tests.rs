@@ -134,3 +134,45 @@ fn the_coordinator_log_topic_has_a_default_and_takes_only_legal_names_and_factor
     let e = error("gateway.coordinator.log.topic=t\n");
     assert!(e.contains("only used in gateway mode"), "{e}");
 }
+
+const GATEWAY: &str = "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n";
+
+#[test]
+fn nodes_reach_each_other_with_the_node_client_keys_and_trust_the_named_principals() {
+    let g = parse(&format!(
+        "{GATEWAY}gateway.node.client.security.protocol=PLAINTEXT\n\
+         gateway.node.client.request.timeout.ms=7000\n\
+         gateway.node.principals=User:kcoord-a, User:kcoord-b\n"
+    ))
+    .unwrap()
+    .gateway
+    .unwrap();
+    let node_client = g.node_client_config().unwrap();
+    assert_eq!(node_client.client_id, NODE_CLIENT_ID);
+    assert_eq!(node_client.request_timeout, Duration::from_secs(7));
+    let principal = |text: &str| KafkaPrincipal::parse(text).unwrap();
+    assert!(g.trusts_as_node(&principal("User:kcoord-b")));
+    assert!(!g.trusts_as_node(&principal("User:alice")));
+    assert!(!g.trusts_as_node(&KafkaPrincipal::anonymous()));
+    // Unset: any connection, as before the setting existed.
+    let open = parse(GATEWAY).unwrap().gateway.unwrap();
+    assert!(open.node_principals.is_empty());
+    assert!(open.trusts_as_node(&principal("User:alice")));
+}
+
+#[test]
+fn the_node_client_must_speak_the_broker_listeners_protocol() {
+    let e = error(&format!(
+        "{GATEWAY}gateway.node.client.security.protocol=SASL_PLAINTEXT\n\
+         gateway.node.client.sasl.mechanism=PLAIN\n\
+         gateway.node.client.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"n\" password=\"p\";\n"
+    ));
+    assert!(
+        e.contains("gateway.node.client.security.protocol") && e.contains("PLAINTEXT"),
+        "{e}"
+    );
+    let e = error(&format!("{GATEWAY}gateway.node.principals=alice\n"));
+    assert!(e.contains("gateway.node.principals"), "{e}");
+    let e = error("gateway.node.principals=User:a\n");
+    assert!(e.contains("only used in gateway mode"), "{e}");
+}
