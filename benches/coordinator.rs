@@ -17,8 +17,9 @@
 //! deadline is asked for twice, as the daemon's shard task does. Reported: ns and heap
 //! allocations per heartbeat (a counting global allocator), and, after the setup, the live heap
 //! per member and how it splits between the group state (measured by cloning it), the encoded
-//! metadata log (key and value bytes plus the per-record struct) and the rest (timers, soft
-//! state, allocator slack).
+//! metadata log (key and value bytes plus the per-record struct), the rebalance timelines
+//! (rebuilt from the log, as a load rebuilds them) and the rest (timers, soft state, allocator
+//! slack).
 //!
 //! The shard's heartbeat is one of several costs of a heartbeat in the daemon (decode,
 //! channel hop to the shard task, encode, socket write); `load --api heartbeat` measures the
@@ -297,6 +298,11 @@ fn run(s: &Settings) -> Result<String, String> {
     let log = shard.store().log();
     let log_records = log.len();
     let log_heap = log.heap_bytes();
+    // The rebalance timelines alone, rebuilt from the log as a load rebuilds them.
+    let before_timelines = LIVE.load(Ordering::Relaxed);
+    let timelines = kcoord_coordinator::timeline::Timelines::from_log(log);
+    let timeline_heap = LIVE.load(Ordering::Relaxed) - before_timelines;
+    drop(timelines);
 
     // Steady state: the requests do not change, so they are built once, outside the timing.
     let tick_every = (n / 100).max(1) as u64;
@@ -332,7 +338,7 @@ fn run(s: &Settings) -> Result<String, String> {
     let (ns_always, allocs_always) = measure(true, &mut now)?;
     let per = |bytes: i64| bytes as f64 / n as f64;
     Ok(format!(
-        r#"{{"bench":"coordinator","groups":{},"members":{n},"partitions":{},"heartbeats":{},"setup_passes":{passes},"hb_changed_ns":{},"hb_changed_allocs":{:.1},"hb_always_ns":{},"hb_always_allocs":{:.1},"heap_bytes_per_member":{},"state_bytes_per_member":{},"log_bytes_per_member":{},"log_records_per_member":{:.2},"other_bytes_per_member":{},"bench_members_bytes_per_member":{}}}"#,
+        r#"{{"bench":"coordinator","groups":{},"members":{n},"partitions":{},"heartbeats":{},"setup_passes":{passes},"hb_changed_ns":{},"hb_changed_allocs":{:.1},"hb_always_ns":{},"hb_always_allocs":{:.1},"heap_bytes_per_member":{},"state_bytes_per_member":{},"log_bytes_per_member":{},"log_records_per_member":{:.2},"timeline_bytes_per_member":{},"other_bytes_per_member":{},"bench_members_bytes_per_member":{}}}"#,
         s.groups,
         s.partitions,
         s.heartbeats,
@@ -344,7 +350,11 @@ fn run(s: &Settings) -> Result<String, String> {
         json_f(per(state_heap)),
         json_f(per(log_heap as i64)),
         log_records as f64 / n as f64,
-        json_f(per(shard_heap - state_heap - log_heap as i64)),
+        json_f(per(timeline_heap)),
+        json_f(per(shard_heap
+            - state_heap
+            - log_heap as i64
+            - timeline_heap)),
         json_f(per(members_heap)),
     ))
 }
