@@ -18,8 +18,7 @@
 //! allocations per heartbeat (a counting global allocator), and, after the setup, the live heap
 //! per member and how it splits between the group state (measured by cloning it), the encoded
 //! metadata log (key and value bytes plus the per-record struct), the rebalance timelines
-//! (rebuilt from the log, as a load rebuilds them) and the rest (timers, soft state, allocator
-//! slack).
+//! (measured by cloning them) and the rest (timers, soft state, allocator slack).
 //!
 //! The shard's heartbeat is one of several costs of a heartbeat in the daemon (decode,
 //! channel hop to the shard task, encode, socket write); `load --api heartbeat` measures the
@@ -298,9 +297,9 @@ fn run(s: &Settings) -> Result<String, String> {
     let log = shard.store().log();
     let log_records = log.len();
     let log_heap = log.heap_bytes();
-    // The rebalance timelines alone, rebuilt from the log as a load rebuilds them.
+    // The rebalance timelines alone, by cloning them.
     let before_timelines = LIVE.load(Ordering::Relaxed);
-    let timelines = kcoord_coordinator::timeline::Timelines::from_log(log);
+    let timelines = shard.timelines().clone();
     let timeline_heap = LIVE.load(Ordering::Relaxed) - before_timelines;
     drop(timelines);
 

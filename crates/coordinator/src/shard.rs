@@ -243,6 +243,11 @@ impl CoordinatorShard {
         self.timelines.get(group_id)
     }
 
+    /// Every group's rebalance timeline (what the benches weigh).
+    pub fn timelines(&self) -> &crate::timeline::Timelines {
+        &self.timelines
+    }
+
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.store.state().streams_groups.get(group_id)
     }
