@@ -18,7 +18,8 @@
 //! allocations per heartbeat (a counting global allocator), and, after the setup, the live heap
 //! per member and how it splits between the group state (measured by cloning it), the encoded
 //! metadata log (key and value bytes plus the per-record struct), the rebalance timelines
-//! (measured by cloning them) and the rest (timers, soft state, allocator slack).
+//! (rebuilt from the log, as a load rebuilds them) and the rest (timers, soft state, allocator
+//! slack, and what the live timelines hold beyond the rebuilt ones).
 //!
 //! The shard's heartbeat is one of several costs of a heartbeat in the daemon (decode,
 //! channel hop to the shard task, encode, socket write); `load --api heartbeat` measures the
@@ -297,9 +298,10 @@ fn run(s: &Settings) -> Result<String, String> {
     let log = shard.store().log();
     let log_records = log.len();
     let log_heap = log.heap_bytes();
-    // The rebalance timelines alone, by cloning them.
+    // The rebalance timelines alone, rebuilt from the log as a load rebuilds them (a clone
+    // would share their member ids with the live ones, and weigh less than they do).
     let before_timelines = LIVE.load(Ordering::Relaxed);
-    let timelines = shard.timelines().clone();
+    let timelines = kcoord_coordinator::timeline::Timelines::from_log(log);
     let timeline_heap = LIVE.load(Ordering::Relaxed) - before_timelines;
     drop(timelines);
 

@@ -242,12 +242,6 @@ impl CoordinatorShard {
     pub fn timeline(&self, group_id: &str) -> Option<&crate::timeline::GroupTimeline> {
         self.timelines.get(group_id)
     }
-
-    /// Every group's rebalance timeline (what the benches weigh).
-    pub fn timelines(&self) -> &crate::timeline::Timelines {
-        &self.timelines
-    }
-
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.store.state().streams_groups.get(group_id)
     }

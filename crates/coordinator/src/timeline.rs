@@ -7,6 +7,7 @@
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion};
 use kcoord_wire::records::{
@@ -69,8 +70,8 @@ pub struct TimelineEvent {
     pub lost: TaskList,
 }
 
-/// (sub-topology id, partition).
-pub type TaskRef = (String, i32);
+/// (sub-topology id, partition). Sub-topology ids are short ("0", "1", ...): kept inline.
+pub type TaskRef = (Id, i32);
 
 /// Tasks an event names: the first [`TaskList::MAX`] of them (in order) and how many there were,
 /// so that an event stays small whatever the group's size.
@@ -131,9 +132,14 @@ struct Stored {
     epoch: i32,
     kind: EventKind,
     reason: Option<Removal>,
-    member_id: Option<Id>,
+    /// Shared with the group's other events and maps naming the member: Kafka Streams' member
+    /// ids (36 characters) do not fit an [`Id`] inline, and a member is named by several events.
+    member_id: Option<SharedId>,
     detail: Option<Box<Detail>>,
 }
+
+/// A member id as the timeline keeps it: one allocation per member, however often named.
+type SharedId = Arc<str>;
 
 /// No epoch in [`Stored::epoch`] (epochs are never negative).
 const NO_EPOCH: i32 = i32::MIN;
@@ -147,7 +153,8 @@ struct Detail {
 }
 
 impl Stored {
-    fn of(e: TimelineEvent) -> Stored {
+    /// `e` as kept, naming its member by `member_id` (the shared copy of `e.member_id`).
+    fn of(e: TimelineEvent, member_id: Option<SharedId>) -> Stored {
         let epoch = match e.kind {
             EventKind::MemberReconciled => e.member_epoch,
             EventKind::TargetAssignmentComputed => e.assignment_epoch,
@@ -167,7 +174,7 @@ impl Stored {
             epoch: epoch.unwrap_or(NO_EPOCH),
             kind: e.kind,
             reason: e.reason,
-            member_id: e.member_id,
+            member_id,
             detail: (detail != Detail::default()).then(|| Box::new(detail)),
         }
     }
@@ -180,7 +187,7 @@ impl Stored {
             time_ms: self.time_ms,
             kind: self.kind,
             group_epoch: self.group_epoch,
-            member_id: self.member_id.clone(),
+            member_id: self.member_id.as_deref().map(Id::from),
             process_id: detail.process_id,
             instance_id: detail.instance_id,
             member_epoch: of_kind(EventKind::MemberReconciled),
@@ -213,9 +220,9 @@ pub struct GroupTimeline {
     last_ms: i64,
     /// How many of the newest events wait for a stamped record to give them their time.
     unstamped: usize,
-    members: BTreeMap<Id, Followed>,
+    members: BTreeMap<SharedId, Followed>,
     /// Each member's target active tasks, sorted, to tell what a new target moved.
-    targets: BTreeMap<Id, Box<[TaskRef]>>,
+    targets: BTreeMap<SharedId, Box<[TaskRef]>>,
     /// How many events this group keeps now ([`Timelines::observe`] sets it).
     cap: usize,
 }
@@ -253,8 +260,27 @@ impl GroupTimeline {
         if self.events.capacity() > 2 * self.cap + MIN_TIMELINE_EVENTS {
             self.events.shrink_to(self.cap);
         }
-        self.events.push_back(Stored::of(event));
+        let member_id = event.member_id.as_deref().map(|m| self.shared(m));
+        self.events.push_back(Stored::of(event, member_id));
         self.unstamped += 1;
+    }
+
+    /// The copy of `member_id` the group's maps or newest events already hold, or a new one.
+    fn shared(&self, member_id: &str) -> SharedId {
+        let held = self
+            .members
+            .get_key_value(member_id)
+            .map(|(id, _)| id)
+            .or_else(|| self.targets.get_key_value(member_id).map(|(id, _)| id))
+            .map(Arc::clone);
+        held.or_else(|| {
+            self.events
+                .iter()
+                .rev()
+                .take(MIN_TIMELINE_EVENTS)
+                .find_map(|e| e.member_id.clone().filter(|id| **id == *member_id))
+        })
+        .unwrap_or_else(|| member_id.into())
     }
 
     fn event(&self, kind: EventKind) -> TimelineEvent {
@@ -288,8 +314,8 @@ impl GroupTimeline {
             Record::StreamsGroupMetadata(_, Some(v)) => self.group_metadata(v),
             Record::StreamsGroupMemberMetadata(k, Some(v)) => {
                 if !self.members.contains_key(k.member_id.as_str()) {
-                    self.members
-                        .insert(k.member_id.as_str().into(), Followed::default());
+                    let id = self.shared(&k.member_id);
+                    self.members.insert(id, Followed::default());
                     let mut joined = self.event(EventKind::MemberJoined).member(&k.member_id);
                     joined.process_id = Some(v.process_id.clone());
                     joined.instance_id = v.instance_id.clone();
@@ -375,14 +401,21 @@ impl GroupTimeline {
         let mut now: Vec<TaskRef> = v
             .active_tasks
             .iter()
-            .flat_map(|t| t.partitions.iter().map(|p| (t.subtopology_id.clone(), *p)))
+            .flat_map(|t| {
+                let subtopology = Id::from(t.subtopology_id.as_str());
+                t.partitions.iter().map(move |p| (subtopology.clone(), *p))
+            })
             .collect();
         now.sort_unstable();
         now.dedup();
-        let before = self
-            .targets
-            .insert(member_id.into(), now.into_boxed_slice())
-            .unwrap_or_default();
+        let now = now.into_boxed_slice();
+        let before = match self.targets.get_mut(member_id) {
+            Some(target) => std::mem::replace(target, now),
+            None => {
+                let id = self.shared(member_id);
+                self.targets.insert(id, now).unwrap_or_default()
+            }
+        };
         let now = &self.targets[member_id];
         let gained: Vec<&TaskRef> = now
             .iter()
@@ -405,7 +438,13 @@ impl GroupTimeline {
 
     fn follow_member(&mut self, member_id: &str, epoch: i32, reconciled: bool) {
         let now = Followed { epoch, reconciled };
-        let before = self.members.insert(member_id.into(), now);
+        let before = match self.members.get_mut(member_id) {
+            Some(followed) => Some(std::mem::replace(followed, now)),
+            None => {
+                let id = self.shared(member_id);
+                self.members.insert(id, now)
+            }
+        };
         if !reconciled || before == Some(now) {
             return;
         }

@@ -4,7 +4,9 @@
 mod support;
 
 use kcoord_coordinator::record_builders::Removal;
-use kcoord_coordinator::timeline::{EventKind, TimelineEvent, Timelines, MAX_TIMELINE_EVENTS};
+use kcoord_coordinator::timeline::{
+    EventKind, TaskRef, TimelineEvent, Timelines, MAX_TIMELINE_EVENTS,
+};
 use support::*;
 
 fn events(h: &Harness) -> Vec<TimelineEvent> {
@@ -48,7 +50,7 @@ fn joins_assignments_and_reconciliations_are_recorded_with_their_times() {
             (MemberReconciled, a_.clone()),
         ]
     );
-    let all_four: Vec<(String, i32)> = (0..4).map(|p| ("0".to_string(), p)).collect();
+    let all_four: Vec<TaskRef> = (0..4).map(|p| ("0".into(), p)).collect();
     assert_eq!(
         (
             &first[3].gained.tasks,
@@ -103,10 +105,10 @@ fn a_member_that_leaves_and_one_that_is_fenced_are_told_apart() {
     h.heartbeat(&leaving.request()).unwrap();
     members[2].beat(&mut h);
     members[1].beat(&mut h);
-    let b_target: Vec<(String, i32)> = h.shard.group(GROUP).unwrap().target_assignment["b"]
+    let b_target: Vec<TaskRef> = h.shard.group(GROUP).unwrap().target_assignment["b"]
         .active
         .iter()
-        .flat_map(|(s, ps)| ps.iter().map(move |p| (s.clone(), *p)))
+        .flat_map(|(s, ps)| ps.iter().map(move |p| (s.as_str().into(), *p)))
         .collect();
     assert!(!b_target.is_empty());
     let session = i64::from(h.shard.config().session_timeout_ms);
@@ -137,7 +139,7 @@ fn a_member_that_leaves_and_one_that_is_fenced_are_told_apart() {
         .iter()
         .position(|e| e.kind == EventKind::MemberFenced)
         .unwrap();
-    let moved: Vec<(String, i32)> = all[fenced_at..]
+    let moved: Vec<TaskRef> = all[fenced_at..]
         .iter()
         .filter(|e| e.kind == EventKind::TargetAssignmentChanged)
         .inspect(|e| assert_eq!(e.member_id.as_deref(), Some("c")))

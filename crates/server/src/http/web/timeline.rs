@@ -97,7 +97,7 @@ impl TaskChange {
         let mut tasks: BTreeMap<String, Vec<i32>> = BTreeMap::new();
         for (subtopology, partition) in &list.tasks {
             tasks
-                .entry(subtopology.clone())
+                .entry(subtopology.to_string())
                 .or_default()
                 .push(*partition);
         }
