@@ -253,7 +253,8 @@ fn run(s: &Settings) -> Result<String, String> {
     let mut members: Vec<Member> = (0..s.groups * s.members)
         .map(|i| Member {
             group: format!("bench-{:05}", i / s.members),
-            id: uuid::Uuid::from_u128(1_000_000 + i as u128).to_string(),
+            // As Kafka Streams makes them: a UUID in Kafka's 22-character base64 form.
+            id: kcoord_wire::kafka_uuid(&uuid::Uuid::from_u128(1_000_000 + i as u128)),
             process: uuid::Uuid::from_u128(2_000_000 + i as u128).to_string(),
             epoch: 0,
             active: BTreeMap::new(),
