@@ -124,15 +124,20 @@ pub(super) fn read(
     listeners: &[ListenerConfig],
     authorizer: &AuthorizerSettings,
 ) -> Result<Option<GatewaySettings>, ConfigError> {
-    let upstream = r.with_prefix(UPSTREAM_PREFIX);
+    let client_properties = prefixed(r, UPSTREAM_PREFIX, &[BOOTSTRAP_SERVERS, METADATA_MAX_AGE]);
+    let node_client_properties = prefixed(r, NODE_CLIENT_PREFIX, &[]);
     let Some(bootstrap_servers) = r.get(BOOTSTRAP_SERVERS, None, |v| servers(v).map(Some))? else {
-        for key in [
+        let node_client_key = node_client_properties
+            .first()
+            .map(|(k, _)| format!("{NODE_CLIENT_PREFIX}{k}"));
+        let keys = [
             BROKER_PORT_START,
             COORDINATOR_LOG_TOPIC,
             COORDINATOR_LOG_REPLICATION_FACTOR,
             NODE_SESSION_TIMEOUT,
             NODE_PRINCIPALS,
-        ] {
+        ];
+        for key in keys.into_iter().chain(node_client_key.as_deref()) {
             r.require(
                 !r.is_set(key),
                 &[key],
@@ -175,16 +180,6 @@ pub(super) fn read(
     let node_session_timeout = r.get(NODE_SESSION_TIMEOUT, DEFAULT_NODE_SESSION_TIMEOUT, |v| {
         int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
     })?;
-    let client_properties: Vec<(String, String)> = upstream
-        .into_iter()
-        .filter(|(k, _)| k != BOOTSTRAP_SERVERS && k != METADATA_MAX_AGE)
-        .filter_map(|(k, v)| Some((k.strip_prefix(UPSTREAM_PREFIX)?.to_owned(), v)))
-        .collect();
-    let node_client_properties: Vec<(String, String)> = r
-        .with_prefix(NODE_CLIENT_PREFIX)
-        .into_iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix(NODE_CLIENT_PREFIX)?.to_owned(), v)))
-        .collect();
     let node_principals = r.get(NODE_PRINCIPALS, Vec::new(), principals)?;
     let settings = GatewaySettings {
         bootstrap_servers,
@@ -202,6 +197,15 @@ pub(super) fn read(
     }
     check_node_client(r, &settings, listeners)?;
     Ok(Some(settings))
+}
+
+/// The keys under `prefix` but `skip`, without the prefix: a Kafka client's settings.
+fn prefixed(r: &Reader<'_>, prefix: &str, skip: &[&str]) -> Vec<(String, String)> {
+    r.with_prefix(prefix)
+        .into_iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k.strip_prefix(prefix)?.to_owned(), v)))
+        .collect()
 }
 
 /// The nodes pass requests to each other's broker listener, so they must speak its security

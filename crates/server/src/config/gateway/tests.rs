@@ -175,4 +175,9 @@ fn the_node_client_must_speak_the_broker_listeners_protocol() {
     assert!(e.contains("gateway.node.principals"), "{e}");
     let e = error("gateway.node.principals=User:a\n");
     assert!(e.contains("only used in gateway mode"), "{e}");
+    let e = error("gateway.node.client.security.protocol=SSL\n");
+    assert!(
+        e.contains("gateway.node.client.security.protocol") && e.contains("only used in gateway"),
+        "{e}"
+    );
 }
