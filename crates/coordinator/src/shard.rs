@@ -242,6 +242,7 @@ impl CoordinatorShard {
     pub fn timeline(&self, group_id: &str) -> Option<&crate::timeline::GroupTimeline> {
         self.timelines.get(group_id)
     }
+
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.store.state().streams_groups.get(group_id)
     }

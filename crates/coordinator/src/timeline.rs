@@ -132,8 +132,9 @@ struct Stored {
     epoch: i32,
     kind: EventKind,
     reason: Option<Removal>,
-    /// Shared with the group's other events and maps naming the member: Kafka Streams' member
-    /// ids (36 characters) do not fit an [`Id`] inline, and a member is named by several events.
+    /// Shared with the group's other events and maps naming the member: an id longer than an
+    /// [`Id`] holds inline (24 bytes; Kafka Streams' are 22, a UUID's text 36) is then
+    /// allocated once per group, however many events name it.
     member_id: Option<SharedId>,
     detail: Option<Box<Detail>>,
 }
