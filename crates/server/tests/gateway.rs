@@ -373,3 +373,61 @@ async fn client_quotas_altered_through_the_gateway_are_the_upstreams() {
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
+
+/// A forwarded request is timed until the cluster answers: a Fetch the cluster holds for its
+/// whole wait shows that wait in the gateway's request metrics, as a broker's would.
+#[tokio::test]
+async fn a_forwarded_requests_duration_includes_the_clusters_time() {
+    use kcoord_wire::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kcoord_wire::messages::{FetchRequest, FetchResponse};
+    const WAIT_MS: i32 = 400;
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), "quiet").await;
+    let (gateway, port) = gateway_with(&upstream, "http.listener=127.0.0.1:0\n")
+        .await
+        .unwrap();
+    let fetch = FetchRequest {
+        replica_id: -1,
+        max_wait_ms: WAIT_MS,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        session_epoch: -1,
+        topics: vec![FetchTopic {
+            topic: "quiet".into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                current_leader_epoch: -1,
+                log_start_offset: -1,
+                last_fetched_epoch: -1,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let to_broker: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = std::time::Instant::now();
+    let fetched: FetchResponse = call(to_broker, ApiKey::Fetch, 12, &fetch).await;
+    let waited = started.elapsed();
+    assert_eq!(
+        fetched.responses[0].partitions[0].error_code, 0,
+        "{fetched:?}"
+    );
+    assert!(
+        waited >= Duration::from_millis(WAIT_MS as u64),
+        "{waited:?}"
+    );
+
+    let metrics =
+        gateway_support::streams::http_get(gateway.http_addr().unwrap(), "/metrics").await;
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("kcoord_request_duration_seconds_sum{api=\"Fetch\"}"))
+        .unwrap_or_else(|| panic!("no Fetch duration in\n{metrics}"));
+    let seconds: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(seconds >= f64::from(WAIT_MS) / 1000.0, "{line}");
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

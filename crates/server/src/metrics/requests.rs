@@ -1,5 +1,6 @@
 //! Per-API request metrics: how many requests, how long from the frame read to the response
-//! handed to the connection's writer, and every error code the responses carried. Counted in
+//! handed to the connection's writer (for a request forwarded to the upstream cluster, to its
+//! answer's arrival), and every error code the responses carried. Counted in
 //! [`Striped`] counters (a request costs its thread two or three uncontended adds) and turned
 //! into families when scraped.
 
@@ -23,7 +24,7 @@ const REQUESTS_HELP: &str =
     "Requests served (Produce with acks=0: handled), by API; the duration histogram's count.";
 const DURATION: &str = "request_duration_seconds";
 const DURATION_HELP: &str =
-    "Time from a request's frame read to its response handed to the connection's writer, by API.";
+    "Time from a request's frame read to its response handed to the connection's writer (a forwarded request: to the cluster's answer), by API.";
 const ERRORS: &str = "request_errors_total";
 const ERRORS_HELP: &str = "Error codes in responses, by API and Kafka error name (NONE included), as Kafka's ErrorsPerSec counts them.";
 

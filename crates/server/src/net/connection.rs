@@ -455,10 +455,14 @@ async fn dispatch_frame(
     };
     let done = Instant::now();
     activity.end_request(done);
-    if let (Some(api), false) = (api, matches!(reply, Reply::Close)) {
-        conn.server.metrics.requests.served(api, done - started);
+    match (api, reply) {
+        (Some(api), Reply::Later(later)) => Reply::Later(later.timed(&conn.server, api, started)),
+        (Some(api), reply) if !matches!(reply, Reply::Close) => {
+            conn.server.metrics.requests.served(api, done - started);
+            reply
+        }
+        (_, reply) => reply,
     }
-    reply
 }
 
 /// Hands the reply's response, if any, to the writer; false when nothing more is to be read.

@@ -56,6 +56,25 @@ impl Later {
     pub async fn frame(self) -> Option<OutFrame> {
         self.0.await
     }
+
+    /// This answer, counting the request as served (since `started`) in the request metrics
+    /// once it is there: a forwarded request takes the cluster's time too, as a request on a
+    /// Kafka broker is timed until its response is ready.
+    pub fn timed(
+        self,
+        server: &Arc<ServerState>,
+        api: ApiKey,
+        started: tokio::time::Instant,
+    ) -> Later {
+        let server = Arc::clone(server);
+        Later(Box::pin(async move {
+            let frame = self.0.await;
+            if frame.is_some() {
+                server.metrics.requests.served(api, started.elapsed());
+            }
+            frame
+        }))
+    }
 }
 
 impl std::fmt::Debug for Later {
