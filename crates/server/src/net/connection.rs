@@ -455,14 +455,7 @@ async fn dispatch_frame(
     };
     let done = Instant::now();
     activity.end_request(done);
-    match (api, reply) {
-        (Some(api), Reply::Later(later)) => Reply::Later(later.timed(&conn.server, api, started)),
-        (Some(api), reply) if !matches!(reply, Reply::Close) => {
-            conn.server.metrics.requests.served(api, done - started);
-            reply
-        }
-        (_, reply) => reply,
-    }
+    reply.counted(&conn.server, api, started, done)
 }
 
 /// Hands the reply's response, if any, to the writer; false when nothing more is to be read.

@@ -48,6 +48,27 @@ pub enum Reply {
     Later(Later),
 }
 
+impl Reply {
+    /// This reply, its request counted as served in the request metrics: at `done`, or for an
+    /// answer still on its way, once it is there. A closed connection served nothing.
+    pub fn counted(
+        self,
+        server: &Arc<ServerState>,
+        api: Option<ApiKey>,
+        started: tokio::time::Instant,
+        done: tokio::time::Instant,
+    ) -> Reply {
+        match (api, self) {
+            (Some(api), Reply::Later(later)) => Reply::Later(later.timed(server, api, started)),
+            (Some(api), reply) if !matches!(reply, Reply::Close) => {
+                server.metrics.requests.served(api, done - started);
+                reply
+            }
+            (_, reply) => reply,
+        }
+    }
+}
+
 /// A response frame that is not ready yet; `None` closes the connection instead.
 pub struct Later(PendingFrame);
 
