@@ -19,13 +19,10 @@ mod gateway_support;
 
 use gateway_support::streams::*;
 use gateway_support::*;
+
 #[tokio::test]
 async fn a_new_gateway_finds_the_groups_and_offsets_an_old_one_wrote_upstream() {
-    let upstream = upstream().await;
-    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let first = gateway_seeing_the_source(&upstream).await;
-    let epoch = join(&first, "member-1").await;
-    assert_eq!(commit(&first, "member-1", epoch, 42).await, 0);
+    let (upstream, first, epoch) = a_group_with_a_commit(42).await;
     // kcoord checks a commit against the streams group before the cluster keeps it: a member
     // with an epoch the group does not know is refused, and nothing reaches the cluster.
     assert_eq!(
@@ -198,11 +195,7 @@ async fn delete_offset(gateway: &ServerHandle) -> ErrorCode {
 
 #[tokio::test]
 async fn deleting_a_streams_group_or_its_offsets_through_the_gateway_deletes_them_in_the_cluster() {
-    let upstream = upstream().await;
-    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let gateway = gateway_seeing_the_source(&upstream).await;
-    let epoch = join(&gateway, "member-1").await;
-    assert_eq!(commit(&gateway, "member-1", epoch, 5).await, 0);
+    let (upstream, gateway, _) = a_group_with_a_commit(5).await;
     assert_eq!(committed(&upstream).await, 5);
 
     // A group with members consumes its source: Kafka refuses, and the cluster keeps the offset.
@@ -252,11 +245,7 @@ async fn listed(node: &ServerHandle, types: &[&str]) -> Vec<String> {
 /// `kafka-consumer-groups --list` (classic and consumer groups) does not show it.
 #[tokio::test]
 async fn a_streams_group_is_not_listed_as_the_clusters_classic_group_through_the_gateway() {
-    let upstream = upstream().await;
-    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
-    let gateway = gateway_seeing_the_source(&upstream).await;
-    let epoch = join(&gateway, "member-1").await;
-    assert_eq!(commit(&gateway, "member-1", epoch, 5).await, 0);
+    let (upstream, gateway, _) = a_group_with_a_commit(5).await;
     // (The kcoord nodes' own group is a classic group too, listed either way.)
     let classic = |ids: Vec<String>| ids.contains(&GROUP.to_owned());
     assert!(classic(listed(&upstream, &["classic", "consumer"]).await));

@@ -59,6 +59,18 @@ where
     }
 }
 
+/// A standalone kcoord playing the cluster, with the source topic, and a gateway in front of it
+/// where `member-1` joined the streams group and committed `offset`: (upstream, gateway,
+/// member epoch).
+pub async fn a_group_with_a_commit(offset: i64) -> (ServerHandle, ServerHandle, i32) {
+    let upstream = super::upstream().await;
+    super::create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let gateway = gateway_seeing_the_source(&upstream).await;
+    let epoch = join(&gateway, "member-1").await;
+    assert_eq!(commit(&gateway, "member-1", epoch, offset).await, 0);
+    (upstream, gateway, epoch)
+}
+
 /// Joins `member` to the streams group; its member epoch.
 pub async fn join(gateway: &ServerHandle, member: &str) -> i32 {
     let joined: StreamsGroupHeartbeatResponse = until_served(
