@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use kcoord_server::runtime::shards::shard_index;
 use kcoord_server::ServerHandle;
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::{ListGroupsRequest, ListGroupsResponse};
+use kcoord_wire::messages::{
+    ListGroupsRequest, ListGroupsResponse, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
+};
 
 mod gateway_support;
 
@@ -70,6 +73,15 @@ async fn owner_first(
     (owner, other)
 }
 
+/// A streams group id whose shard (of `shards`) `node` serves.
+async fn group_served_by(node: &ServerHandle, shards: usize) -> String {
+    let owned = owned_shards(node, shards).await;
+    (0..)
+        .map(|i| format!("app-{i}"))
+        .find(|g| owned.contains(&shard_index(g, shards)))
+        .expect("some id lands on every shard")
+}
+
 /// The ports of the brokers in `node`'s Metadata answer.
 async fn broker_ports(node: &ServerHandle) -> Vec<u16> {
     let metadata = metadata_of(node.broker_addr().unwrap()).await;
@@ -103,6 +115,40 @@ async fn two_gateways_share_the_shards_and_either_serves_every_group() {
     assert_eq!(members(&other).await, ["member-1"]);
     assert!(holds_the_group(&owner));
     assert!(!holds_the_group(&other));
+    // A batch naming groups of both nodes is answered whole by either.
+    let second = group_served_by(&other, SHARDS).await;
+    let joined = StreamsGroupHeartbeatRequest {
+        group_id: second.clone(),
+        ..join_request("member-2")
+    };
+    let joined: StreamsGroupHeartbeatResponse = until_served(
+        owner.broker_addr().unwrap(),
+        ApiKey::StreamsGroupHeartbeat,
+        0,
+        &joined,
+        |r: &StreamsGroupHeartbeatResponse| r.error_code,
+    )
+    .await;
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    for node in [&owner, &other] {
+        let request = StreamsGroupDescribeRequest {
+            group_ids: vec![second.clone(), GROUP.into()],
+            ..Default::default()
+        };
+        let described: StreamsGroupDescribeResponse = call(
+            node.broker_addr().unwrap(),
+            ApiKey::StreamsGroupDescribe,
+            0,
+            &request,
+        )
+        .await;
+        let groups: Vec<(&str, i16, usize)> = described
+            .groups
+            .iter()
+            .map(|g| (g.group_id.as_str(), g.error_code, g.members.len()))
+            .collect();
+        assert_eq!(groups, [(second.as_str(), 0, 1), (GROUP, 0, 1)]);
+    }
     // Either node lists it, with the upstream cluster's groups.
     for node in [&owner, &other] {
         let listed: ListGroupsResponse = call(
@@ -118,7 +164,8 @@ async fn two_gateways_share_the_shards_and_either_serves_every_group() {
             .filter(|g| g.group_type == "streams")
             .map(|g| g.group_id.as_str())
             .collect();
-        assert_eq!(streams, [GROUP], "{listed:?}");
+        assert_eq!(streams.len(), 2, "{listed:?}");
+        assert!(streams.contains(&GROUP), "{listed:?}");
     }
 
     // The owner leaves: the other node takes its shards, and the group with them.

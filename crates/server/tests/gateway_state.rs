@@ -6,12 +6,17 @@ use std::time::{Duration, Instant};
 
 use kcoord_server::ServerHandle;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::messages::describe_groups_response::DescribedGroup;
+use kcoord_wire::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
 use kcoord_wire::messages::offset_delete_request::{
     OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
 };
 use kcoord_wire::messages::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
-    ListGroupsRequest, ListGroupsResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
 };
 use kcoord_wire::ErrorCode;
 
@@ -253,6 +258,84 @@ async fn a_streams_group_is_not_listed_as_the_clusters_classic_group_through_the
     assert_eq!(listed(&gateway, &["streams"]).await, [GROUP]);
     let all = listed(&gateway, &[]).await;
     assert_eq!(all.iter().filter(|g| *g == GROUP).count(), 1, "{all:?}");
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// DescribeGroups of `groups` (v5) at `node`.
+async fn described(node: &ServerHandle, groups: &[&str]) -> Vec<DescribedGroup> {
+    let request = DescribeGroupsRequest {
+        groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+        ..Default::default()
+    };
+    let answer: DescribeGroupsResponse = call(
+        node.broker_addr().unwrap(),
+        ApiKey::DescribeGroups,
+        5,
+        &request,
+    )
+    .await;
+    answer.groups
+}
+
+/// A batch naming a streams group and a group of the cluster's is answered for each by the
+/// place that serves it. Sent to the cluster whole, the streams group (known there only as a
+/// group without members that keeps its offsets) would be described as Empty and deleted,
+/// its offsets with it, while the app runs.
+#[tokio::test]
+async fn a_batch_naming_a_streams_group_and_a_clusters_group_is_answered_by_each() {
+    const PLAIN: &str = "plain-consumers";
+    let (upstream, gateway, _) = a_group_with_a_commit(5).await;
+    // A group of the cluster's own, with an offset committed there.
+    let commit = OffsetCommitRequest {
+        group_id: PLAIN.into(),
+        generation_id_or_member_epoch: -1,
+        topics: vec![OffsetCommitRequestTopic {
+            name: SOURCE.into(),
+            partitions: vec![OffsetCommitRequestPartition {
+                committed_offset: 3,
+                committed_leader_epoch: -1,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let upstream_addr = upstream.broker_addr().unwrap();
+    let committed_plain: OffsetCommitResponse =
+        call(upstream_addr, ApiKey::OffsetCommit, 8, &commit).await;
+    assert_eq!(committed_plain.topics[0].partitions[0].error_code, 0);
+
+    let streams_alone = described(&gateway, &[GROUP]).await;
+    let plain_alone = described(&gateway, &[PLAIN]).await;
+    assert_ne!(streams_alone, described(&upstream, &[GROUP]).await);
+    let both = described(&gateway, &[PLAIN, GROUP]).await;
+    assert_eq!(both, [plain_alone[0].clone(), streams_alone[0].clone()]);
+
+    let request = DeleteGroupsRequest {
+        groups_names: vec![GROUP.into(), PLAIN.into()],
+        ..Default::default()
+    };
+    let deleted: DeleteGroupsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::DeleteGroups,
+        2,
+        &request,
+    )
+    .await;
+    let results: Vec<(&str, i16)> = deleted
+        .results
+        .iter()
+        .map(|r| (r.group_id.as_str(), r.error_code))
+        .collect();
+    let refused = ErrorCode::NON_EMPTY_GROUP.code();
+    assert_eq!(results, [(GROUP, refused), (PLAIN, 0)], "{deleted:?}");
+    assert_eq!(
+        committed(&upstream).await,
+        5,
+        "the running app's offsets are kept"
+    );
+    assert!(!listed(&upstream, &[]).await.contains(&PLAIN.to_owned()));
     gateway.shutdown().await;
     upstream.shutdown().await;
 }

@@ -46,6 +46,14 @@ pub fn for_frame(frame_len: usize) -> usize {
         .min(REQUEST_CAP)
 }
 
+/// A request body decoded under the budget of a frame its size: how the server reads a
+/// request it only looks into (to route it) before its handler decodes it. `None` when it does
+/// not decode (the handler then answers it as Kafka would).
+pub fn decode_request<M: crate::Decodable>(body: &bytes::Bytes, version: i16) -> Option<M> {
+    let mut body = body.clone();
+    with_limit(for_frame(body.len()), || M::decode(&mut body, version)).ok()
+}
+
 /// The decode ran out of budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("decoding needs more than the {limit} bytes of memory allowed for this input")]

@@ -57,6 +57,14 @@ pub use kafka_protocol::protocol::{
 };
 pub use types::{kafka_uuid, AclOperation, GroupState, TopicPartition};
 
+/// `message` encoded at `version`, a body without its header; `None` when it cannot be (a
+/// field set that the version lacks).
+pub fn encoded<M: Encodable>(message: &M, version: i16) -> Option<bytes::Bytes> {
+    let mut out = bytes::BytesMut::with_capacity(256);
+    message.encode(&mut out, version).ok()?;
+    Some(out.freeze())
+}
+
 #[cfg(test)]
 mod round_trip_tests;
 

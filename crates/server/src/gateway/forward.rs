@@ -213,7 +213,12 @@ impl Forwarder {
 }
 
 /// The client's response frame: its correlation id in the response header, then `body`.
-fn frame(api: ApiKey, version: i16, correlation_id: i32, body: Bytes) -> Option<OutFrame> {
+pub(crate) fn frame(
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: Bytes,
+) -> Option<OutFrame> {
     let mut header = BytesMut::with_capacity(16);
     header.put_i32(0);
     ResponseHeader {

@@ -1,16 +1,15 @@
 //! In gateway mode, the group RPCs that both kcoord and the upstream cluster serve
 //! (OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, DeleteGroups): a request goes to
 //! kcoord's own coordinator when every group it names is a streams group kcoord coordinates,
-//! and upstream otherwise. A batch naming both kinds goes upstream whole, where kcoord's
-//! streams groups are unknown (docs/gateway.md, "Not done yet").
+//! and upstream otherwise. A batch naming both kinds is split first (`split.rs`).
 
 use bytes::Bytes;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::budget::decode_request;
 use kcoord_wire::messages::{
     DeleteGroupsRequest, DescribeGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
     OffsetFetchRequest,
 };
-use kcoord_wire::Decodable;
 
 use crate::state::ServerState;
 
@@ -29,28 +28,26 @@ pub(crate) fn served_locally(
 
 /// The groups a request names; none when it names none or does not decode.
 pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
-    fn decoded<M: Decodable>(mut body: Bytes, version: i16) -> Option<M> {
-        let budget = kcoord_wire::budget::for_frame(body.len());
-        kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
-    }
     let groups = match api {
         ApiKey::OffsetCommit => {
-            decoded::<OffsetCommitRequest>(body, version).map(|r| vec![r.group_id])
+            decode_request::<OffsetCommitRequest>(&body, version).map(|r| vec![r.group_id])
         }
         ApiKey::OffsetDelete => {
-            decoded::<OffsetDeleteRequest>(body, version).map(|r| vec![r.group_id])
+            decode_request::<OffsetDeleteRequest>(&body, version).map(|r| vec![r.group_id])
         }
         // One group before v8, a list of them from v8 on.
-        ApiKey::OffsetFetch => decoded::<OffsetFetchRequest>(body, version).map(|r| {
+        ApiKey::OffsetFetch => decode_request::<OffsetFetchRequest>(&body, version).map(|r| {
             if version < 8 {
                 vec![r.group_id]
             } else {
                 r.groups.into_iter().map(|g| g.group_id).collect()
             }
         }),
-        ApiKey::DescribeGroups => decoded::<DescribeGroupsRequest>(body, version).map(|r| r.groups),
+        ApiKey::DescribeGroups => {
+            decode_request::<DescribeGroupsRequest>(&body, version).map(|r| r.groups)
+        }
         ApiKey::DeleteGroups => {
-            decoded::<DeleteGroupsRequest>(body, version).map(|r| r.groups_names)
+            decode_request::<DeleteGroupsRequest>(&body, version).map(|r| r.groups_names)
         }
         _ => None,
     };
@@ -62,7 +59,7 @@ pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String
 /// where upstream a streams group's offsets would be missing (an app restarted from
 /// `auto.offset.reset`). A shard another kcoord node serves keeps it too (NOT_COORDINATOR: the
 /// client asks FindCoordinator again, which names that node). A stopped shard says no.
-fn is_streams_group(server: &ServerState, group: &str) -> bool {
+pub(crate) fn is_streams_group(server: &ServerState, group: &str) -> bool {
     match server
         .coordinators
         .for_group(group)

@@ -219,12 +219,39 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         },
         None => conn.context(&header),
     };
-    if let (Some(nodes), None) = (&conn.nodes, &passed_on_from) {
+    let passed_on = passed_on_from.is_some();
+    if conn.upstream.is_some() {
+        let broker = conn.listener.upstream_broker;
+        let request = (api, version);
+        if let Some(split) =
+            crate::rpc::split::Split::of(&conn.server, request, &body, passed_on, broker)
+        {
+            let mut answers = Vec::with_capacity(split.parts().len());
+            for part in split.parts() {
+                let reply = route(conn, &ctx, passed_on, request, part.clone()).await;
+                answers.push(answer_body(reply, api, version));
+            }
+            return Reply::Later(Later(split.answer(answers, header.correlation_id)));
+        }
+    }
+    route(conn, &ctx, passed_on, (api, version), body).await
+}
+
+/// Serves a request, passes it to the kcoord node serving its groups, or forwards it upstream.
+async fn route(
+    conn: &Connection,
+    ctx: &RequestContext<'_>,
+    passed_on: bool,
+    (api, version): (ApiKey, i16),
+    body: Bytes,
+) -> Reply {
+    let header = ctx.header;
+    if let (Some(nodes), false) = (&conn.nodes, passed_on) {
         let broker = conn.listener.upstream_broker;
         if let Some(node) =
             crate::rpc::owner_proxy::serving_node(&conn.server, api, version, &body, broker)
         {
-            let header = crate::rpc::owner_proxy::passed_on(&header, &conn.client_host);
+            let header = crate::rpc::owner_proxy::passed_on(header, &conn.client_host);
             let link = nodes.to(&node);
             let forwarded = link.forward(&header, (api, version), body, None).await;
             return later(forwarded);
@@ -235,22 +262,40 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         if let Some(rewritten) =
             crate::rpc::streams_offsets::for_the_cluster(&conn.server, api, version, &body)
         {
-            let forwarded = upstream.forward(&header, (api, version), rewritten, None);
+            let forwarded = upstream.forward(header, (api, version), rewritten, None);
             return later(forwarded.await);
         }
         // Another node asking for this node's part of an answer gets just that part.
-        let merged_here = passed_on_from.is_some()
+        let merged_here = passed_on
             && crate::rpc::versions::declaration(api).is_some_and(|d| d.gateway == Gateway::Merged);
         let change = match merged_here {
             true => None,
-            false => forwarded(&ctx, api, version, &body).await,
+            false => forwarded(ctx, api, version, &body).await,
         };
         if let Some(change) = change {
-            let forwarded = upstream.forward(&header, (api, version), body, change);
+            let forwarded = upstream.forward(header, (api, version), body, change);
             return later(forwarded.await);
         }
     }
-    crate::rpc::apis::serve(&ctx, api, version, body).await
+    crate::rpc::apis::serve(ctx, api, version, body).await
+}
+
+/// The body of one part of a split request's answer (`split.rs`), once it is there.
+fn answer_body(reply: Reply, api: ApiKey, version: i16) -> crate::rpc::split::PartAnswer {
+    Box::pin(async move {
+        let frame = match reply {
+            Reply::Respond(frame) => frame,
+            Reply::Later(later) => later.frame().await?,
+            Reply::NoResponse | Reply::Close | Reply::Last(_) => return None,
+        };
+        let mut bytes = frame.to_bytes().slice(4..);
+        kcoord_wire::messages::ResponseHeader::decode(
+            &mut bytes,
+            api.response_header_version(version),
+        )
+        .ok()?;
+        Some(bytes)
+    })
 }
 
 /// The reply to a request forwarded upstream or to another kcoord node.

@@ -20,6 +20,7 @@ pub mod merged;
 pub mod owner_proxy;
 pub mod plugin_context;
 pub(crate) mod quotas;
+pub mod split;
 pub mod streams_offsets;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::budget::decode_request;
 use kcoord_wire::messages::{
     RequestHeader, StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest,
     StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest,
 };
-use kcoord_wire::Decodable;
 
 use crate::gateway::forward::Forwarder;
 use crate::gateway::Gateway;
@@ -67,8 +67,9 @@ impl NodeLinks {
 /// Where to pass this request: the node that serves every group it names, when that is
 /// another node, at its port for `broker` (the upstream broker the client's port stands for, so
 /// that what that node forwards goes to the same broker: a group's coordinator), or at its
-/// broker listener on the bootstrap port. `None` when this node serves them (or some of them:
-/// the others are answered NOT_COORDINATOR), or the request names none or does not decode.
+/// broker listener on the bootstrap port. `None` when this node serves some of them (a batch
+/// naming groups of several nodes is split first: `split.rs`), or the request names none or
+/// does not decode.
 pub(crate) fn serving_node(
     server: &ServerState,
     api: ApiKey,
@@ -86,39 +87,46 @@ pub(crate) fn serving_node(
     let shards = server.coordinators.len();
     let mut nodes = groups
         .iter()
-        .map(|g| ownership.elsewhere(shard_index(g, shards)));
+        .map(|g| node_serving(&ownership, g, shards, broker));
     let first = nodes.next()??;
-    if !nodes.all(|node| node.is_some_and(|n| n.listener == first.listener)) {
-        return None;
-    }
+    nodes
+        .all(|node| node.as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// Where another node serves `group` (of `shards` shards): at its port for `broker`, or at its
+/// broker listener; `None` when this node serves it.
+pub(crate) fn node_serving(
+    ownership: &crate::gateway::nodes::Ownership,
+    group: &str,
+    shards: usize,
+    broker: Option<i32>,
+) -> Option<String> {
+    let node = ownership.elsewhere(shard_index(group, shards))?;
     Some(match broker {
-        None => first.listener.clone(),
+        None => node.listener.clone(),
         Some(id) => {
-            let port = i64::from(first.port_start) + i64::from(id);
-            format!("{}:{port}", first.host)
+            let port = i64::from(node.port_start) + i64::from(id);
+            format!("{}:{port}", node.host)
         }
     })
 }
 
 /// The groups a request about groups names (none when it names none or does not decode).
 fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
-    fn decoded<M: Decodable>(mut body: Bytes, version: i16) -> Option<M> {
-        let budget = kcoord_wire::budget::for_frame(body.len());
-        kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
-    }
     let groups = match api {
         ApiKey::StreamsGroupHeartbeat => {
-            decoded::<StreamsGroupHeartbeatRequest>(body, version).map(|r| vec![r.group_id])
+            decode_request::<StreamsGroupHeartbeatRequest>(&body, version).map(|r| vec![r.group_id])
         }
         ApiKey::StreamsGroupDescribe => {
-            decoded::<StreamsGroupDescribeRequest>(body, version).map(|r| r.group_ids)
+            decode_request::<StreamsGroupDescribeRequest>(&body, version).map(|r| r.group_ids)
         }
         ApiKey::StreamsGroupTopologyDescriptionUpdate => {
-            decoded::<StreamsGroupTopologyDescriptionUpdateRequest>(body, version)
+            decode_request::<StreamsGroupTopologyDescriptionUpdateRequest>(&body, version)
                 .map(|r| vec![r.group_id])
         }
         ApiKey::UpdateStreamsGroupTopologyDescription => {
-            decoded::<UpdateStreamsGroupTopologyDescriptionRequest>(body, version)
+            decode_request::<UpdateStreamsGroupTopologyDescriptionRequest>(&body, version)
                 .map(|r| vec![r.group_id])
         }
         _ => Some(crate::rpc::by_group::named_groups(api, version, body)),

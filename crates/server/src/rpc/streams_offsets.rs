@@ -11,12 +11,13 @@
 //! answers Kafka's error for it; one naming a group kcoord does not coordinate as a streams
 //! group is left to the rules of `by_group.rs`.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kcoord_coordinator::commits::OffsetToCommit;
 use kcoord_coordinator::txn_offsets::TxnOffsetCommit;
 use kcoord_wire::api::ApiKey;
+use kcoord_wire::budget::decode_request;
+use kcoord_wire::encoded;
 use kcoord_wire::messages::{OffsetCommitRequest, OffsetFetchRequest, TxnOffsetCommitRequest};
-use kcoord_wire::{Decodable, Encodable};
 use uuid::Uuid;
 
 use crate::state::ServerState;
@@ -39,7 +40,7 @@ pub(crate) fn for_the_cluster(
 }
 
 fn offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
-    let mut req = decoded::<OffsetCommitRequest>(body, version)?;
+    let mut req = decode_request::<OffsetCommitRequest>(body, version)?;
     let offsets = offsets(
         server,
         req.topics.iter().flat_map(|t| {
@@ -66,7 +67,7 @@ fn offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option<Byt
 }
 
 fn txn_offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
-    let mut req = decoded::<TxnOffsetCommitRequest>(body, version)?;
+    let mut req = decode_request::<TxnOffsetCommitRequest>(body, version)?;
     let offsets = offsets(
         server,
         req.topics.iter().flat_map(|t| {
@@ -97,7 +98,7 @@ fn txn_offset_commit(server: &ServerState, version: i16, body: &Bytes) -> Option
 }
 
 fn offset_fetch(server: &ServerState, version: i16, body: &Bytes) -> Option<Bytes> {
-    let mut req = decoded::<OffsetFetchRequest>(body, version)?;
+    let mut req = decode_request::<OffsetFetchRequest>(body, version)?;
     if version < 8 {
         streams_group_shard(server, &req.group_id)?;
         return encoded(&req, version);
@@ -149,16 +150,4 @@ fn offsets<'a>(
             })
         })
         .collect()
-}
-
-fn decoded<M: Decodable>(body: &Bytes, version: i16) -> Option<M> {
-    let mut body = body.clone();
-    let budget = kcoord_wire::budget::for_frame(body.len());
-    kcoord_wire::budget::with_limit(budget, || M::decode(&mut body, version)).ok()
-}
-
-fn encoded<M: Encodable>(message: &M, version: i16) -> Option<Bytes> {
-    let mut out = BytesMut::with_capacity(256);
-    message.encode(&mut out, version).ok()?;
-    Some(out.freeze())
 }
