@@ -14,6 +14,7 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartiti
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeLogDirsRequestData;
+import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
@@ -21,6 +22,7 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.DescribeLogDirsRequest;
+import org.apache.kafka.common.requests.DescribeTopicPartitionsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 
 /**
@@ -56,6 +58,9 @@ final class TopicToolScenarios {
         all.add(new Scenario("broker-configs-refused", MAIN, Map.of(), TopicToolScenarios::brokerConfigsRefused));
         all.add(new Scenario("describe-log-dirs", MAIN, Map.of("describe-log-dirs-in", 2),
                 TopicToolScenarios::describeLogDirs));
+        all.add(new Scenario("describe-topic-partitions", MAIN,
+                Map.of("describe-topic-partitions-a", 3, "describe-topic-partitions-b", 2),
+                TopicToolScenarios::describeTopicPartitions));
         return all;
     }
 
@@ -275,5 +280,32 @@ final class TopicToolScenarios {
         one.add(new DescribeLogDirsRequestData.DescribableLogDirTopic().setTopic(t).setPartitions(List.of(1)));
         s.call("one partition", new DescribeLogDirsRequest.Builder(new DescribeLogDirsRequestData().setTopics(one)),
                 (short) 4, TopicToolScenarios::logDirsShape);
+    }
+
+    static AbstractRequest.Builder<?> describePartitions(int limit, String cursorTopic, int cursorPartition,
+            String... topics) {
+        DescribeTopicPartitionsRequestData data = new DescribeTopicPartitionsRequestData()
+                .setResponsePartitionLimit(limit);
+        for (String t : topics) data.topics().add(new DescribeTopicPartitionsRequestData.TopicRequest().setName(t));
+        if (cursorTopic != null) {
+            data.setCursor(new DescribeTopicPartitionsRequestData.Cursor().setTopicName(cursorTopic)
+                    .setPartitionIndex(cursorPartition));
+        }
+        return new DescribeTopicPartitionsRequest.Builder(data);
+    }
+
+    /** What `kafka-topics --describe` asks: named topics, a limit that cuts, the cursor. */
+    static void describeTopicPartitions(Side s) throws Exception {
+        String a = "describe-topic-partitions-a";
+        String b = "describe-topic-partitions-b";
+        s.call("named", describePartitions(2000, null, 0, b, a, "describe-topic-partitions-nope", "bad name!"),
+                (short) 0);
+        s.call("cut by the limit", describePartitions(2, null, 0, a, b), (short) 0);
+        s.call("from the cursor", describePartitions(2, a, 2, a, b), (short) 0);
+        s.call("the next topic from the cursor", describePartitions(5, b, 0, a, b), (short) 0);
+        s.call("cursor topic not named", describePartitions(5, "describe-topic-partitions-other", 0, a, b),
+                (short) 0);
+        s.call("negative cursor partition", describePartitions(5, a, -1, a), (short) 0);
+        s.call("limit below one", describePartitions(0, null, 0, b), (short) 0);
     }
 }
