@@ -1,7 +1,8 @@
 //! Gateway mode's broker ports: one listener per upstream broker, at
 //! `gateway.broker.port.start + id` on the host of kcoord's broker listener, opened at start
 //! for the brokers the upstream Metadata lists and again for new ones each
-//! `upstream.metadata.max.age.ms`. Each serves like the broker listener it copies (security
+//! `upstream.metadata.max.age.ms`, or within a second of a forwarded answer naming a broker not
+//! learnt yet. Each serves like the broker listener it copies (security
 //! protocol, TLS, SASL, quotas), except that its connections forward to their broker.
 
 use std::collections::BTreeSet;
@@ -21,6 +22,9 @@ use crate::net::tls::TlsListener;
 use crate::rpc::bulk::BulkHandle;
 use crate::runtime::cluster::ListenerInfo;
 use crate::state::ServerState;
+
+/// The least time between two refreshes of the upstream brokers that answers asked for.
+const SOONEST_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What every broker port is served with.
 pub(super) struct BrokerPorts {
@@ -158,10 +162,16 @@ impl BrokerPorts {
                 acceptors.spawn(self.serve(port, &serving));
             }
             let every = self.gateway.settings().metadata_max_age;
+            let gateway = self.gateway();
             loop {
                 tokio::select! {
                     _ = crate::support::shutdown::stopped(&mut serving.shutdown) => break,
                     () = tokio::time::sleep(every) => {}
+                    () = gateway.brokers_wanted() => {
+                        // However often answers name a broker not learnt yet, at most one
+                        // refresh a second.
+                        tokio::time::sleep(SOONEST_REFRESH).await;
+                    }
                 }
                 if let Err(e) = self.gateway.refresh().await {
                     warn!(error = %e, "cannot refresh the upstream brokers; keeping the last ones");

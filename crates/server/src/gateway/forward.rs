@@ -192,8 +192,12 @@ impl Forwarder {
             };
             let changed = match change {
                 None => Ok(body),
-                Some(Change::Brokers) => mapping::rewrite(api, version, body, &gateway.placement())
-                    .map_err(|e| e.to_string()),
+                Some(Change::Brokers) => {
+                    mapping::rewrite(api, version, body, &gateway.placement(), &mut |id| {
+                        gateway.note_broker(id)
+                    })
+                    .map_err(|e| e.to_string())
+                }
                 Some(Change::With(change)) => change(body),
             };
             let body = match changed {

@@ -120,31 +120,36 @@ pub enum RewriteError {
 
 /// The upstream's response body for `api` with its brokers at kcoord's endpoints. A broker
 /// whose id has no port is left out (it cannot be reached through kcoord); that is logged
-/// where the brokers are learnt.
+/// where the brokers are learnt. `seen` is told every broker id placed.
 pub fn rewrite(
     api: ApiKey,
     version: i16,
     body: Bytes,
     endpoints: &Placement,
+    seen: &mut dyn FnMut(i32),
 ) -> Result<Bytes, RewriteError> {
+    let mut place = |id: i32, host: &mut String, port: &mut i32| {
+        seen(id);
+        place(endpoints, id, host, port)
+    };
     match api {
         ApiKey::Metadata => recode(api, version, body, |r: &mut MetadataResponse| {
             r.brokers
-                .retain_mut(|b| place(endpoints, b.node_id, &mut b.host, &mut b.port));
+                .retain_mut(|b| place(b.node_id, &mut b.host, &mut b.port));
         }),
         ApiKey::DescribeCluster => recode(api, version, body, |r: &mut DescribeClusterResponse| {
             r.brokers
-                .retain_mut(|b| place(endpoints, b.broker_id, &mut b.host, &mut b.port));
+                .retain_mut(|b| place(b.broker_id, &mut b.host, &mut b.port));
         }),
         ApiKey::FindCoordinator => {
             recode(api, version, body, |r: &mut FindCoordinatorResponse| {
                 // One key before v4, a list of them from v4 on.
                 if version < 4 && r.node_id >= 0 {
-                    place(endpoints, r.node_id, &mut r.host, &mut r.port);
+                    place(r.node_id, &mut r.host, &mut r.port);
                 }
                 for c in &mut r.coordinators {
                     if c.node_id >= 0 {
-                        place(endpoints, c.node_id, &mut c.host, &mut c.port);
+                        place(c.node_id, &mut c.host, &mut c.port);
                     }
                 }
             })

@@ -55,6 +55,8 @@ pub struct Gateway {
     failures: LogLimiter<String>,
     /// Asks the topic mirror for a look at the upstream topics before its next turn.
     topics_wanted: tokio::sync::Notify,
+    /// Asks the broker ports for a refresh of the upstream brokers before their next turn.
+    brokers_wanted: tokio::sync::Notify,
     /// Which kcoord node serves each coordinator shard ([`nodes`]).
     ownership: tokio::sync::watch::Sender<nodes::Ownership>,
     /// `host:port` of this node's broker listener, where the other kcoord nodes send the
@@ -99,6 +101,7 @@ impl Gateway {
             spread: AtomicUsize::new(0),
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
             topics_wanted: tokio::sync::Notify::new(),
+            brokers_wanted: tokio::sync::Notify::new(),
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
             listener,
             http,
@@ -238,8 +241,10 @@ impl Gateway {
     pub async fn refresh(&self) -> Result<Arc<UpstreamView>, Unreachable> {
         let mut addresses: Vec<String> = self.view().brokers.values().cloned().collect();
         addresses.extend(self.settings.bootstrap_servers.iter().cloned());
-        let view = Arc::new(upstream::discover(&addresses, &self.client).await?);
-        *self.view.write().unwrap_or_else(PoisonError::into_inner) = Arc::clone(&view);
+        let learnt = upstream::discover(&addresses, &self.client).await?;
+        let mut current = self.view.write().unwrap_or_else(PoisonError::into_inner);
+        let view = Arc::new(current.followed_by(learnt));
+        *current = Arc::clone(&view);
         Ok(view)
     }
 
@@ -285,6 +290,26 @@ impl Gateway {
     /// Resolves when [`Gateway::topics_changed_upstream`] was called since the last time.
     pub async fn topics_wanted(&self) {
         self.topics_wanted.notified().await;
+    }
+
+    /// A forwarded answer placed broker `id`: one kcoord has not learnt yet (a broker that just
+    /// joined the cluster) wakes the broker ports for a refresh, which opens its port.
+    pub fn note_broker(&self, id: i32) {
+        let listed = self
+            .view
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .brokers
+            .contains_key(&id);
+        if !listed {
+            self.brokers_wanted.notify_one();
+        }
+    }
+
+    /// Resolves when a forwarded answer named a broker kcoord has not learnt since the last
+    /// time ([`Gateway::note_broker`]).
+    pub async fn brokers_wanted(&self) {
+        self.brokers_wanted.notified().await;
     }
 
     /// Logs an upstream failure at most once a minute per address.

@@ -15,6 +15,10 @@ pub struct UpstreamView {
     pub cluster_id: Option<String>,
     /// `host:port` of each broker, by id.
     pub brokers: BTreeMap<i32, String>,
+    /// Brokers an earlier answer listed and the last one did not, at their last address: a
+    /// broker port keeps forwarding there, so a broker that is only restarting is reached again
+    /// as soon as it is back, before the next refresh lists it.
+    pub departed: BTreeMap<i32, String>,
     /// The versions the upstream serves, by API key.
     pub versions: BTreeMap<i16, VersionRange>,
     /// The upstream's features as its ApiVersions lists them: clients decide with these how to
@@ -71,11 +75,26 @@ async fn ask(address: &str, client: &ClientConfig) -> Result<UpstreamView, Clien
             .into_iter()
             .map(|b| (b.node_id, join_host_port(&b.host, b.port)))
             .collect(),
+        departed: BTreeMap::new(),
         versions: versions.ranges().collect(),
         supported_features: versions.response().supported_features.clone(),
         finalized_features: versions.response().finalized_features.clone(),
         finalized_features_epoch: versions.response().finalized_features_epoch,
     })
+}
+
+impl UpstreamView {
+    /// This view, learnt again as `newer`: the brokers `newer` lacks are remembered as
+    /// departed (until a later view lists them again).
+    pub fn followed_by(&self, mut newer: UpstreamView) -> UpstreamView {
+        let earlier = self.departed.iter().chain(&self.brokers);
+        for (id, address) in earlier {
+            if !newer.brokers.contains_key(id) {
+                newer.departed.insert(*id, address.clone());
+            }
+        }
+        newer
+    }
 }
 
 /// `host:port`, an IPv6 host in brackets.
@@ -87,11 +106,16 @@ pub fn join_host_port(host: &str, port: i32) -> String {
     }
 }
 
-/// Where a forwarded connection goes: broker `id`'s address, or for the bootstrap port (no
-/// id) a broker picked by `spread` among those known, so bootstrap connections share the load.
+/// Where a forwarded connection goes: broker `id`'s address (its last one, if it has departed),
+/// or for the bootstrap port (no id) a broker picked by `spread` among those listed, so
+/// bootstrap connections share the load.
 pub fn address_for(view: &UpstreamView, target: Option<i32>, spread: usize) -> Option<&str> {
     match target {
-        Some(id) => view.brokers.get(&id).map(String::as_str),
+        Some(id) => view
+            .brokers
+            .get(&id)
+            .or_else(|| view.departed.get(&id))
+            .map(String::as_str),
         None if view.brokers.is_empty() => None,
         None => view
             .brokers
@@ -110,6 +134,31 @@ mod tests {
             brokers: [(0, "a:1".to_owned()), (3, "b:2".to_owned())].into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_departed_brokers_port_goes_to_its_last_address_until_it_is_back() {
+        let restarting = UpstreamView {
+            brokers: [(0, "a:1".to_owned())].into(),
+            ..Default::default()
+        };
+        let v = view().followed_by(restarting);
+        assert_eq!(v.departed, [(3, "b:2".to_owned())].into());
+        assert_eq!(address_for(&v, Some(3), 0), Some("b:2"));
+        // The bootstrap port spreads over the brokers listed only.
+        assert_eq!(address_for(&v, None, 1), Some("a:1"));
+        // Still away at the next refresh: still remembered; back at a new address: listed.
+        let v = v.followed_by(UpstreamView {
+            brokers: [(0, "a:1".to_owned())].into(),
+            ..Default::default()
+        });
+        assert_eq!(address_for(&v, Some(3), 0), Some("b:2"));
+        let v = v.followed_by(UpstreamView {
+            brokers: [(0, "a:1".to_owned()), (3, "c:9".to_owned())].into(),
+            ..Default::default()
+        });
+        assert!(v.departed.is_empty());
+        assert_eq!(address_for(&v, Some(3), 0), Some("c:9"));
     }
 
     #[test]

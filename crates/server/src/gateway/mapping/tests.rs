@@ -4,6 +4,16 @@ use kcoord_wire::messages::metadata_response::MetadataResponseBroker;
 
 use super::*;
 
+/// [`rewrite`], the brokers seen not looked at.
+fn rewritten(
+    api: ApiKey,
+    version: i16,
+    body: Bytes,
+    placement: &Placement,
+) -> Result<Bytes, RewriteError> {
+    rewrite(api, version, body, placement, &mut |_| {})
+}
+
 fn endpoints() -> Placement {
     Placement::alone(own())
 }
@@ -40,7 +50,7 @@ fn metadata_brokers_move_to_their_ports_and_keep_ids_racks_and_the_controller() 
             controller_id: 2,
             ..Default::default()
         };
-        let body = rewrite(
+        let body = rewritten(
             ApiKey::Metadata,
             version,
             encode(&upstream, version),
@@ -78,7 +88,7 @@ fn a_broker_without_a_port_is_left_out_rather_than_shown_at_its_upstream_address
         brokers: vec![metadata_broker(0), metadata_broker(1)],
         ..Default::default()
     };
-    let body = rewrite(
+    let body = rewritten(
         ApiKey::Metadata,
         12,
         encode(&upstream, 12),
@@ -103,7 +113,7 @@ fn several_nodes_share_the_brokers_so_a_client_knows_more_than_one_node() {
         brokers: (0..4).map(metadata_broker).collect(),
         ..Default::default()
     };
-    let body = rewrite(ApiKey::Metadata, 12, encode(&upstream, 12), &placement).unwrap();
+    let body = rewritten(ApiKey::Metadata, 12, encode(&upstream, 12), &placement).unwrap();
     let got = MetadataResponse::decode(&mut body.clone(), 12).unwrap();
     let brokers: Vec<_> = got
         .brokers
@@ -125,7 +135,7 @@ fn several_nodes_share_the_brokers_so_a_client_knows_more_than_one_node() {
         port: 9092,
         ..Default::default()
     };
-    let body = rewrite(
+    let body = rewritten(
         ApiKey::FindCoordinator,
         3,
         encode(&coordinator, 3),
@@ -148,7 +158,7 @@ fn describe_cluster_brokers_move_to_their_ports() {
         controller_id: 1,
         ..Default::default()
     };
-    let body = rewrite(
+    let body = rewritten(
         ApiKey::DescribeCluster,
         1,
         encode(&upstream, 1),
@@ -170,7 +180,7 @@ fn find_coordinator_nodes_move_in_both_shapes_and_no_node_stays_none() {
         port: 9092,
         ..Default::default()
     };
-    let body = rewrite(ApiKey::FindCoordinator, 3, encode(&old, 3), &endpoints()).unwrap();
+    let body = rewritten(ApiKey::FindCoordinator, 3, encode(&old, 3), &endpoints()).unwrap();
     let got = FindCoordinatorResponse::decode(&mut body.clone(), 3).unwrap();
     assert_eq!(
         (got.node_id, got.host.as_str(), got.port),
@@ -197,7 +207,7 @@ fn find_coordinator_nodes_move_in_both_shapes_and_no_node_stays_none() {
         ],
         ..Default::default()
     };
-    let body = rewrite(
+    let body = rewritten(
         ApiKey::FindCoordinator,
         6,
         encode(&batched, 6),
@@ -229,7 +239,7 @@ fn ports_fit_or_say_which_id_does_not() {
 
 #[test]
 fn an_undecodable_answer_is_an_error_not_a_panic() {
-    let err = rewrite(
+    let err = rewritten(
         ApiKey::Metadata,
         12,
         Bytes::from_static(&[0, 0, 0, 1, 255]),
