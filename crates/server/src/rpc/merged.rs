@@ -25,21 +25,26 @@ pub(crate) async fn local_part(
         return None;
     }
     let request = ListGroupsRequest::decode(&mut body.clone(), version).ok()?;
-    let ours = kcoords_groups(ctx, &request, version).await;
-    // The cluster lists a streams group's offsets as a group of the same id without members
-    // (`streams_offsets.rs`): kcoord's answer replaces it, and a filter that leaves out
-    // kcoord's streams group (`kafka-consumer-groups --list` asks for classic and consumer
-    // groups) hides it, as Kafka lists a streams group under its own type only.
-    let filtered = !request.types_filter.is_empty() || !request.states_filter.is_empty();
-    let hidden: Vec<String> = if filtered {
-        let every = ListGroupsRequest {
-            types_filter: vec!["streams".to_owned()],
-            ..Default::default()
-        };
-        let every = kcoords_groups(ctx, &every, LIST_GROUPS_TYPES).await;
-        every.groups.into_iter().map(|g| g.group_id).collect()
-    } else {
-        ours.groups.iter().map(|g| g.group_id.clone()).collect()
+    // Every streams group of the kcoord nodes, asked once of each: the filtered part is kcoord's
+    // answer, and all of them are hidden from the cluster's. The cluster lists a streams group's
+    // offsets as a group of the same id without members (`streams_offsets.rs`): kcoord's answer
+    // replaces it, and a filter that leaves out kcoord's streams group
+    // (`kafka-consumer-groups --list` asks for classic and consumer groups) hides it, as Kafka
+    // lists a streams group under its own type only.
+    let every = ListGroupsRequest {
+        types_filter: vec!["streams".to_owned()],
+        ..Default::default()
+    };
+    let every = kcoords_groups(ctx, &every, LIST_GROUPS_TYPES).await;
+    let hidden: Vec<String> = every.groups.iter().map(|g| g.group_id.clone()).collect();
+    let filters = list_groups::Filters::of(&request, version);
+    let ours = ListGroupsResponse {
+        groups: every
+            .groups
+            .into_iter()
+            .filter(|g| filters.keep(&g.group_state, &g.group_type))
+            .collect(),
+        ..every
     };
     Some(Change::With(Box::new(move |theirs| {
         merge_list_groups(theirs, ours, &hidden, version)

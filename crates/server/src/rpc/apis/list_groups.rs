@@ -48,19 +48,7 @@ pub async fn handle(
             }
         }
     }
-    let states: Vec<String> = if version >= 4 {
-        req.states_filter
-            .iter()
-            .map(|s| s.to_lowercase().trim().to_owned())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let types: Vec<String> = if version >= 5 {
-        req.types_filter.iter().map(|t| t.to_lowercase()).collect()
-    } else {
-        Vec::new()
-    };
+    let filters = Filters::of(&req, version);
     // DESCRIBE on the cluster shows every group; without it, those the principal may DESCRIBE.
     let everything = authorize(
         ctx,
@@ -79,8 +67,7 @@ pub async fn handle(
                     &g.group_id,
                 )
         })
-        .filter(|g| states.is_empty() || states.contains(&lower_case_state(&g.group_state)))
-        .filter(|g| types.is_empty() || types.contains(&g.group_type))
+        .filter(|g| filters.keep(&g.group_state, &g.group_type))
         .map(|g| WireListedGroup {
             group_id: g.group_id,
             protocol_type: g.protocol_type,
@@ -95,6 +82,37 @@ pub async fn handle(
         error_code: ErrorCode::NONE.code(),
         groups,
         ..Default::default()
+    }
+}
+
+/// A request's StatesFilter and TypesFilter, as Kafka applies them at the request's version.
+pub(crate) struct Filters {
+    states: Vec<String>,
+    types: Vec<String>,
+}
+
+impl Filters {
+    pub(crate) fn of(req: &ListGroupsRequest, version: i16) -> Filters {
+        let states = if version >= 4 {
+            req.states_filter
+                .iter()
+                .map(|s| s.to_lowercase().trim().to_owned())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let types = if version >= 5 {
+            req.types_filter.iter().map(|t| t.to_lowercase()).collect()
+        } else {
+            Vec::new()
+        };
+        Filters { states, types }
+    }
+
+    /// Whether a group in `state` of `group_type` is listed.
+    pub(crate) fn keep(&self, state: &str, group_type: &str) -> bool {
+        (self.states.is_empty() || self.states.contains(&lower_case_state(state)))
+            && (self.types.is_empty() || self.types.iter().any(|t| t == group_type))
     }
 }
 
