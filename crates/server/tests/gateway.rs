@@ -433,3 +433,81 @@ async fn a_forwarded_requests_duration_includes_the_clusters_time() {
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
+
+/// kcoord applies no ACLs of its own in gateway mode, so `kafka-acls` through a gateway manages
+/// the cluster's: an ACL created through the gateway is the cluster's, and listed alike either
+/// way.
+#[tokio::test]
+async fn acls_created_through_the_gateway_are_the_clusters() {
+    use kcoord_wire::messages::create_acls_request::AclCreation;
+    use kcoord_wire::messages::{
+        CreateAclsRequest, CreateAclsResponse, DescribeAclsRequest, DescribeAclsResponse,
+    };
+    // The gateway reaches the cluster as User:ANONYMOUS (PLAINTEXT), a super user there.
+    let upstream = upstream_with(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:ANONYMOUS\n",
+    )
+    .await;
+    let (gateway, _) = gateway(&upstream).await;
+    let (topic, literal, read, allow, any) = (2, 3, 3, 3, 1);
+    let create = CreateAclsRequest {
+        creations: vec![AclCreation {
+            resource_type: topic,
+            resource_name: "orders".into(),
+            resource_pattern_type: literal,
+            principal: "User:alice".into(),
+            host: "*".into(),
+            operation: read,
+            permission_type: allow,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let created: CreateAclsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::CreateAcls,
+        3,
+        &create,
+    )
+    .await;
+    assert_eq!(created.results[0].error_code, 0, "{created:?}");
+    let every = DescribeAclsRequest {
+        resource_type_filter: any,
+        pattern_type_filter: any,
+        operation: any,
+        permission_type: any,
+        // Null filters match anything (the generated default is Kafka's "").
+        resource_name_filter: None,
+        principal_filter: None,
+        host_filter: None,
+        ..Default::default()
+    };
+    let direct: DescribeAclsResponse = call(
+        upstream.broker_addr().unwrap(),
+        ApiKey::DescribeAcls,
+        3,
+        &every,
+    )
+    .await;
+    let through: DescribeAclsResponse = call(
+        gateway.broker_addr().unwrap(),
+        ApiKey::DescribeAcls,
+        3,
+        &every,
+    )
+    .await;
+    let listed: Vec<(&str, &str)> = direct
+        .resources
+        .iter()
+        .flat_map(|r| {
+            r.acls
+                .iter()
+                .map(|a| (r.resource_name.as_str(), a.principal.as_str()))
+        })
+        .collect();
+    assert_eq!(listed, [("orders", "User:alice")], "{direct:?}");
+    assert_eq!(through, direct);
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

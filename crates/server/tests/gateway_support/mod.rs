@@ -25,8 +25,13 @@ pub const BASE: &str = "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1
      offsets.topic.num.partitions=1\n";
 
 pub async fn upstream() -> ServerHandle {
+    upstream_with("").await
+}
+
+/// [`upstream`] with more config lines.
+pub async fn upstream_with(extra: &str) -> ServerHandle {
     // kcoord nodes join a classic group in the cluster: no wait for more members.
-    let text = format!("node.id=1\n{BASE}group.initial.rebalance.delay.ms=0\n");
+    let text = format!("node.id=1\n{BASE}group.initial.rebalance.delay.ms=0\n{extra}");
     kcoord_server::start(Config::parse("upstream", &text).unwrap())
         .await
         .unwrap()

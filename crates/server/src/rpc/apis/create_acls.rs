@@ -23,11 +23,11 @@ use crate::runtime::controller::{ControllerHandle, ControllerUnavailable};
 use crate::state::RequestContext;
 use crate::support::logging::capped;
 
-/// CreateAcls as kcoord serves it.
+/// CreateAcls as kcoord serves it. In gateway mode it is forwarded: kcoord applies no ACLs of
+/// its own there, the cluster's apply (docs/gateway.md).
 pub const RPC: Rpc = Rpc::new(ApiKey::CreateAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
-    .local_in_gateway();
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
 
 serve!(checked async handle);
 

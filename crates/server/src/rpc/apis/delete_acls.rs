@@ -20,11 +20,11 @@ use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::runtime::controller::{ControllerHandle, ControllerUnavailable};
 use crate::state::RequestContext;
 
-/// DeleteAcls as kcoord serves it.
+/// DeleteAcls as kcoord serves it. In gateway mode it is forwarded: kcoord applies no ACLs of
+/// its own there, the cluster's apply (docs/gateway.md).
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
-    .local_in_gateway();
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
 
 serve!(checked async handle);
 

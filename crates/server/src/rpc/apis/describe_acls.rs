@@ -20,11 +20,11 @@ use crate::rpc::authorize::{require_cluster, AclOperation};
 use crate::rpc::{serve, Check, Listeners, Rpc};
 use crate::state::RequestContext;
 
-/// DescribeAcls as kcoord serves it.
+/// DescribeAcls as kcoord serves it. In gateway mode it is forwarded: kcoord applies no ACLs of
+/// its own there, the cluster's apply (docs/gateway.md).
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)])
-    .local_in_gateway();
+    .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)]);
 
 serve!(checked handle);
 
