@@ -283,14 +283,19 @@ impl Mute {
 
     /// Waits out the mute, if one is set, and clears it: the connection handles no request
     /// meanwhile. A shutdown does not end it early; the connection's grace period bounds it.
-    pub async fn wait(&self) {
+    /// Whether there was a mute to wait out.
+    pub async fn wait(&self) -> bool {
         let until = self
             .until
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        if let Some(until) = until {
-            tokio::time::sleep_until(tokio::time::Instant::from_std(until)).await;
+        match until {
+            Some(until) => {
+                tokio::time::sleep_until(tokio::time::Instant::from_std(until)).await;
+                true
+            }
+            None => false,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! keeps its owned socket halves).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +34,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tracing::debug;
 
+use super::activity::Activity;
 use super::limiter::ConnectionPermit;
 use super::tls::TlsListener;
 use crate::config::ConnectionSettings;
@@ -70,114 +71,22 @@ enum Outgoing {
 }
 
 impl Queued {
-    async fn wait_for_room(&self) {
+    /// Waits until the queued responses leave room for another; whether it had to wait.
+    async fn wait_for_room(&self) -> bool {
+        let mut waited = false;
         loop {
             let drained = self.drained.notified();
             if self.bytes.load(Ordering::Acquire) < MAX_QUEUED_RESPONSE_BYTES {
-                return;
+                return waited;
             }
             drained.await;
+            waited = true;
         }
     }
 
     fn written(&self, n: usize) {
         self.bytes.fetch_sub(n, Ordering::AcqRel);
         self.drained.notify_waiters();
-    }
-}
-
-/// What one connection did last, shared by its reader, writer, watchdog and the quotas.
-#[derive(Debug)]
-pub(crate) struct Activity {
-    /// The quotas' epoch, so that connections compare.
-    epoch: Instant,
-    /// The last byte read or written, or the last request handled.
-    last_active: AtomicU64,
-    /// A request is being handled: the connection is not idle, whatever the clock says.
-    in_flight: AtomicBool,
-    /// Answers the writer is waiting for (forwarded upstream in gateway mode): not idle either.
-    awaited: AtomicUsize,
-    /// When the first bytes of the request still arriving came; [`NOT_RECEIVING`] when none.
-    receiving_since: AtomicU64,
-    /// The quotas want this connection closed to make room.
-    evicted: AtomicBool,
-    /// Wakes the watchdog: a request started arriving, or the connection was evicted.
-    wake: Notify,
-}
-
-const NOT_RECEIVING: u64 = u64::MAX;
-
-impl Activity {
-    pub(crate) fn new(epoch: Instant, now: Instant) -> Self {
-        let activity = Activity {
-            epoch,
-            last_active: AtomicU64::new(0),
-            in_flight: AtomicBool::new(false),
-            awaited: AtomicUsize::new(0),
-            receiving_since: AtomicU64::new(NOT_RECEIVING),
-            evicted: AtomicBool::new(false),
-            wake: Notify::new(),
-        };
-        activity.touch(now);
-        activity
-    }
-
-    fn micros(&self, t: Instant) -> u64 {
-        u64::try_from(t.saturating_duration_since(self.epoch).as_micros()).unwrap_or(u64::MAX - 1)
-    }
-
-    fn at(&self, micros: u64) -> Instant {
-        self.epoch + Duration::from_micros(micros)
-    }
-
-    pub(crate) fn touch(&self, now: Instant) {
-        self.last_active.store(self.micros(now), Ordering::Relaxed);
-    }
-
-    pub(crate) fn last_active_micros(&self) -> u64 {
-        self.last_active.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn evict(&self) {
-        self.evicted.store(true, Ordering::Relaxed);
-        self.wake.notify_one();
-    }
-
-    pub(crate) fn is_evicted(&self) -> bool {
-        self.evicted.load(Ordering::Relaxed)
-    }
-
-    /// A whole request is in: its arrival clock stops.
-    fn received(&self) {
-        self.receiving_since.store(NOT_RECEIVING, Ordering::Relaxed);
-    }
-
-    fn start_request(&self) {
-        self.in_flight.store(true, Ordering::Relaxed);
-    }
-
-    fn end_request(&self, now: Instant) {
-        self.touch(now);
-        self.in_flight.store(false, Ordering::Relaxed);
-    }
-
-    /// Part of a request is buffered: its clock starts now, unless it already runs.
-    fn receiving(&self, now: Instant) {
-        let since = self.micros(now);
-        let started = self
-            .receiving_since
-            .compare_exchange(NOT_RECEIVING, since, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
-        if started {
-            self.wake.notify_one();
-        }
-    }
-
-    fn receiving_since(&self) -> Option<Instant> {
-        match self.receiving_since.load(Ordering::Relaxed) {
-            NOT_RECEIVING => None,
-            since => Some(self.at(since)),
-        }
     }
 }
 
@@ -379,13 +288,16 @@ async fn read_requests<R: AsyncRead + Unpin>(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    // When the bytes in `buf` came: a request counts from there (Kafka times a request from
+    // when it is read off the socket), and one clock reading serves every frame of a read.
+    let mut read_at = Instant::now();
     loop {
         // Everything already buffered is handled before reading more or looking at shutdown,
         // so a request that arrived in full is always answered.
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
-                    let reply = dispatch_frame(conn, frame, queued, activity).await;
+                    let reply = dispatch_frame(conn, frame, read_at, queued, activity).await;
                     decoder = after_authentication(conn, decoder);
                     if !queue_response(reply, &responses, queued).await {
                         return;
@@ -406,7 +318,7 @@ async fn read_requests<R: AsyncRead + Unpin>(
             }
         }
         if !buf.is_empty() {
-            activity.receiving(Instant::now());
+            activity.receiving(read_at);
         }
         if buf.capacity() - buf.len() < READ_CHUNK / 4 {
             buf.reserve(READ_CHUNK);
@@ -422,7 +334,10 @@ async fn read_requests<R: AsyncRead + Unpin>(
                     }
                     return;
                 }
-                Ok(_) => activity.touch(Instant::now()),
+                Ok(_) => {
+                    read_at = Instant::now();
+                    activity.touch(read_at);
+                }
                 Err(e) => {
                     debug!(peer = %conn.peer, error = %e, "read failed; closing connection");
                     return;
@@ -432,19 +347,26 @@ async fn read_requests<R: AsyncRead + Unpin>(
     }
 }
 
-/// Serves one request frame once the writer has room for its response: dispatched (a big
-/// frame on the bulk lane), and counted in the request metrics.
+/// Serves one request frame (read at `started`) once the writer has room for its response:
+/// dispatched (a big frame on the bulk lane), and counted in the request metrics.
 #[inline]
 async fn dispatch_frame(
     conn: &Connection,
     frame: Bytes,
+    started: Instant,
     queued: &Queued,
     activity: &Activity,
 ) -> Reply {
-    let started = Instant::now();
     activity.received();
     let api = request_api(conn, &frame);
-    tokio::join!(queued.wait_for_room(), conn.mute.wait());
+    let (held, muted) = tokio::join!(queued.wait_for_room(), conn.mute.wait());
+    // A request counts from when it was read, unless the connection held it back (a full
+    // response queue, or muted by a quota throttle, during which Kafka reads nothing).
+    let started = if held || muted {
+        Instant::now()
+    } else {
+        started
+    };
     activity.start_request();
     let reply = match &conn.bulk {
         // A gateway forwards most big frames without decoding them: they stay here.
@@ -536,7 +458,11 @@ async fn write_responses<W: AsyncWrite + Unpin>(
         };
         match result {
             Ok(n) => {
-                activity.touch(Instant::now());
+                // The reader marked the connection active when it answered; only a write big
+                // enough to take a while marks it again.
+                if n > BATCH_COPY_LIMIT {
+                    activity.touch(Instant::now());
+                }
                 queued.written(n);
             }
             Err(e) => {
@@ -559,6 +485,8 @@ async fn ready(item: Outgoing, queued: &Queued, activity: &Activity) -> Option<O
         Outgoing::Later(later) => {
             activity.awaited.fetch_add(1, Ordering::Relaxed);
             let frame = later.frame().await;
+            // The answer may have taken long (a JoinGroup held upstream for a rebalance).
+            activity.touch(Instant::now());
             activity.awaited.fetch_sub(1, Ordering::Relaxed);
             let frame = frame?;
             queued.bytes.fetch_add(frame.len(), Ordering::AcqRel);

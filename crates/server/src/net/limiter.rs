@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::info;
 
-use super::connection::Activity;
+use super::activity::Activity;
 use crate::config::ConnectionSettings;
 use crate::support::logging::{log_per_peer, LogLimiter, LOG_LIMITER_CAPACITY, PEER_LINE_INTERVAL};
 
