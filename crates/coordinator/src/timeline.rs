@@ -246,6 +246,11 @@ impl GroupTimeline {
         self.events.iter().map(Stored::view)
     }
 
+    /// The events it has room for, kept or not: what its history costs in memory.
+    pub fn slots(&self) -> usize {
+        self.events.capacity()
+    }
+
     /// When the group epoch last went up (-1 unknown): what a member still reconciling has
     /// been holding the rebalance up since.
     pub fn epoch_since_ms(&self) -> i64 {
@@ -258,8 +263,17 @@ impl GroupTimeline {
             self.unstamped = self.unstamped.min(self.events.len());
         }
         // A group whose share shrank gives back what its longer history had taken.
-        if self.events.capacity() > 2 * self.cap + MIN_TIMELINE_EVENTS {
+        if self.events.capacity() > self.cap + MIN_TIMELINE_EVENTS {
             self.events.shrink_to(self.cap);
+        }
+        // Grown by doubling, as a Vec grows, but never past the cap: a full timeline holds no
+        // room it will not use (doubling alone gave a 65-event timeline 128 slots).
+        let len = self.events.len();
+        if len == self.events.capacity() {
+            let wanted = (2 * len)
+                .max(MIN_TIMELINE_EVENTS)
+                .min(self.cap.max(len + 1));
+            self.events.reserve_exact(wanted - len);
         }
         let member_id = event.member_id.as_deref().map(|m| self.shared(m));
         self.events.push_back(Stored::of(event, member_id));

@@ -217,3 +217,27 @@ fn many_groups_share_the_shards_budget_of_events() {
     let older = format!("m{}", MAX_TIMELINE_EVENTS - share + 1);
     assert_eq!(g0[0].member_id.as_deref(), Some(older.as_str()));
 }
+
+/// A timeline holds room for no more events than it keeps: grown by doubling, a history capped
+/// at 65 events took 128 slots of 56 bytes.
+#[test]
+fn a_full_timeline_holds_no_room_beyond_its_cap() {
+    use kcoord_coordinator::timeline::SHARD_TIMELINE_EVENTS;
+    let groups = 1000;
+    let share = SHARD_TIMELINE_EVENTS / groups;
+    let mut timelines = Timelines::default();
+    for g in 1..groups {
+        timelines.observe(&joined(&format!("g{g}"), "m0"));
+    }
+    for m in 0..3 * share {
+        timelines.observe(&joined("g0", &format!("m{m}")));
+        let g0 = timelines.get("g0").unwrap();
+        assert!(
+            g0.slots() <= share,
+            "{} slots for {} events",
+            g0.slots(),
+            g0.events().len()
+        );
+    }
+    assert_eq!(timelines.get("g0").unwrap().events().len(), share);
+}
