@@ -102,7 +102,11 @@ fn topology_versions(
 
 /// The group metadata record with only the epoch changed (fencing a member).
 pub fn bumped_group_metadata(group: &StreamsGroup, epoch: i32) -> Record {
-    let configs = group.last_assignment_configs.clone().unwrap_or_default();
+    let configs = group
+        .last_assignment_configs
+        .as_deref()
+        .cloned()
+        .unwrap_or_default();
     group_metadata(
         &group.group_id,
         epoch,

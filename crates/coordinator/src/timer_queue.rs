@@ -35,18 +35,64 @@ pub struct DueTimer {
     pub kind: TimerKind,
 }
 
+/// A deadline or none, in 8 bytes (an `Option<i64>` takes 16): a shard keeps three per member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Deadline(i64);
+
+impl Deadline {
+    const NONE: Deadline = Deadline(i64::MIN);
+
+    fn get(self) -> Option<i64> {
+        (self != Deadline::NONE).then_some(self.0)
+    }
+
+    fn of(at: Option<i64>) -> Deadline {
+        at.map_or(Deadline::NONE, Deadline)
+    }
+
+    fn replace(&mut self, at: Option<i64>) -> Option<i64> {
+        std::mem::replace(self, Deadline::of(at)).get()
+    }
+}
+
 /// The timers armed for one member, in a map keyed by its id.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct MemberTimers {
     /// The session deadline.
-    session: Option<i64>,
+    session: Deadline,
     /// The deadline the session timer sits under in the queue: never later than `session`.
     /// Every heartbeat pushes the deadline back, and moving the queue entry each time (a
     /// B-tree remove and insert) was a tenth of the daemon's heartbeat cost; instead the entry
     /// stays where it is and, when it comes due early, it is re-queued at the real deadline:
     /// about once per session timeout instead of once per heartbeat.
-    session_queued: Option<i64>,
-    rebalance: Option<(i64, i32)>,
+    session_queued: Deadline,
+    rebalance: Deadline,
+    /// The member epoch the rebalance timer was armed for.
+    rebalance_epoch: i32,
+}
+
+impl Default for MemberTimers {
+    fn default() -> Self {
+        MemberTimers {
+            session: Deadline::NONE,
+            session_queued: Deadline::NONE,
+            rebalance: Deadline::NONE,
+            rebalance_epoch: 0,
+        }
+    }
+}
+
+impl MemberTimers {
+    fn rebalance(&self) -> Option<(i64, i32)> {
+        self.rebalance.get().map(|at| (at, self.rebalance_epoch))
+    }
+
+    fn replace_rebalance(&mut self, timer: Option<(i64, i32)>) -> Option<(i64, i32)> {
+        let old = self.rebalance();
+        self.rebalance = Deadline::of(timer.map(|(at, _)| at));
+        self.rebalance_epoch = timer.map_or(0, |(_, epoch)| epoch);
+        old
+    }
 }
 
 /// What is due at some `now`: the timers to fire, in (deadline, group, member) order, and the
@@ -102,15 +148,16 @@ impl Timers {
         if let Some(entry) = self.member_mut(group, member) {
             if entry
                 .session_queued
+                .get()
                 .is_some_and(|queued| queued <= deadline)
             {
-                entry.session = Some(deadline);
+                entry.session = Deadline(deadline);
                 return;
             }
         }
         let entry = member_entry(&mut self.by_member, group, member);
-        entry.session = Some(deadline);
-        if let Some(queued) = entry.session_queued.replace(deadline) {
+        entry.session = Deadline(deadline);
+        if let Some(queued) = entry.session_queued.replace(Some(deadline)) {
             self.queue
                 .remove(&(queued, group.into(), member.into(), TimerKind::Session));
         }
@@ -126,7 +173,7 @@ impl Timers {
         epoch: i32,
     ) {
         let entry = member_entry(&mut self.by_member, group, member);
-        if let Some((old, old_epoch)) = entry.rebalance.replace((deadline, epoch)) {
+        if let Some((old, old_epoch)) = entry.replace_rebalance(Some((deadline, epoch))) {
             self.queue.remove(&(
                 old,
                 group.into(),
@@ -146,7 +193,7 @@ impl Timers {
         let Some(entry) = self.member_mut(group, member) else {
             return;
         };
-        if let Some((old, epoch)) = entry.rebalance.take() {
+        if let Some((old, epoch)) = entry.replace_rebalance(None) {
             self.queue.remove(&(
                 old,
                 group.into(),
@@ -166,11 +213,11 @@ impl Timers {
         if members.is_empty() {
             self.by_member.remove(group);
         }
-        if let Some(d) = entry.session_queued {
+        if let Some(d) = entry.session_queued.get() {
             self.queue
                 .remove(&(d, group.into(), member.into(), TimerKind::Session));
         }
-        if let Some((d, e)) = entry.rebalance {
+        if let Some((d, e)) = entry.rebalance() {
             self.queue
                 .remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
         }
@@ -186,7 +233,7 @@ impl Timers {
                 continue;
             };
             let deadline = match kind {
-                TimerKind::Session => match entry.session {
+                TimerKind::Session => match entry.session.get() {
                     Some(deadline) if deadline > now => {
                         due.requeue
                             .push((*queued, group.clone(), member.clone(), deadline));
@@ -218,7 +265,7 @@ impl Timers {
             self.queue
                 .remove(&(*queued, group.clone(), member.clone(), TimerKind::Session));
             if let Some(entry) = self.member_mut(group, member) {
-                entry.session_queued = Some(*deadline);
+                entry.session_queued = Deadline(*deadline);
             }
             self.queue
                 .insert((*deadline, group.clone(), member.clone(), TimerKind::Session));
@@ -229,10 +276,10 @@ impl Timers {
             };
             let queued = match timer.kind {
                 TimerKind::Session => {
-                    entry.session = None;
-                    entry.session_queued.take()
+                    entry.session = Deadline::NONE;
+                    entry.session_queued.replace(None)
                 }
-                TimerKind::Rebalance(_) => entry.rebalance.take().map(|(at, _)| at),
+                TimerKind::Rebalance(_) => entry.replace_rebalance(None).map(|(at, _)| at),
             };
             if let Some(queued) = queued {
                 self.queue.remove(&(

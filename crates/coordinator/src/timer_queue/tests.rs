@@ -81,7 +81,7 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
     assert_eq!(t.next_deadline(), None);
     assert!(t.by_member.get("g").is_some_and(|m| m
         .values()
-        .all(|e| e.session.is_none() && e.session_queued.is_none())));
+        .all(|e| e.session.get().is_none() && e.session_queued.get().is_none())));
 }
 
 #[test]
@@ -95,4 +95,10 @@ fn finding_due_timers_changes_nothing() {
     assert_eq!(t.next_deadline(), Some(10));
     t.take(&due);
     assert_eq!(t.next_deadline(), Some(20));
+}
+
+#[test]
+fn a_members_timers_take_32_bytes() {
+    // Three deadlines and an epoch per member: without the sentinel they took 56.
+    assert!(std::mem::size_of::<super::MemberTimers>() <= 32);
 }

@@ -156,7 +156,9 @@ pub struct StreamsGroup {
     pub group_epoch: i32,
     pub metadata_hash: i64,
     pub validated_topology_epoch: i32,
-    pub last_assignment_configs: Option<BTreeMap<String, String>>,
+    /// Shared by the groups whose configs are equal (nearly all of them): one entry alone in a
+    /// map of its own took a 544-byte B-tree node per group.
+    pub last_assignment_configs: Option<std::sync::Arc<BTreeMap<String, String>>>,
     pub stored_description_topology_epoch: i32,
     pub failed_description_topology_epoch: i32,
     /// KIP-1331 (draft): minted on creation and on every topology epoch bump.
@@ -215,9 +217,42 @@ pub struct StreamsGroupsImage {
     /// Hashed, not ordered: every heartbeat looks its group up, and a B-tree search compares
     /// the id with ~log2(groups) others, each a cache miss into another heap string.
     groups: hashbrown::HashMap<Id, StreamsGroup>,
+    configs: SharedConfigs,
 }
 
+/// The distinct assignment configs the groups were last assigned with, each kept once and
+/// shared ([`StreamsGroup::last_assignment_configs`]). A cache: it has no say in whether two
+/// images are equal.
+#[derive(Debug, Clone, Default)]
+struct SharedConfigs(Vec<std::sync::Arc<BTreeMap<String, String>>>);
+
+impl PartialEq for SharedConfigs {
+    fn eq(&self, _: &SharedConfigs) -> bool {
+        true
+    }
+}
+
+/// Distinct configs shared at most; past them (configs set group by group) each group keeps
+/// its own.
+const MAX_SHARED_CONFIGS: usize = 64;
+
 impl StreamsGroupsImage {
+    /// `configs`, as the copy another group already holds when there is one.
+    fn shared_configs(
+        &mut self,
+        configs: BTreeMap<String, String>,
+    ) -> std::sync::Arc<BTreeMap<String, String>> {
+        let shared = &mut self.configs.0;
+        if let Some(held) = shared.iter().find(|held| ***held == configs) {
+            return std::sync::Arc::clone(held);
+        }
+        let configs = std::sync::Arc::new(configs);
+        if shared.len() < MAX_SHARED_CONFIGS {
+            shared.push(std::sync::Arc::clone(&configs));
+        }
+        configs
+    }
+
     pub fn get(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.groups.get(group_id)
     }
@@ -264,11 +299,14 @@ impl StreamsGroupsImage {
         g.group_epoch = v.epoch;
         g.metadata_hash = v.metadata_hash;
         g.validated_topology_epoch = v.validated_topology_epoch;
-        g.last_assignment_configs = v.last_assignment_configs.as_ref().map(|c| {
+        let configs = v.last_assignment_configs.as_ref().map(|c| {
             c.iter()
                 .map(|kv| (kv.key.clone(), kv.value.clone()))
                 .collect()
         });
+        let configs = configs.map(|c| self.shared_configs(c));
+        let g = self.group_mut(group_id);
+        g.last_assignment_configs = configs;
         g.stored_description_topology_epoch = v.stored_description_topology_epoch;
         g.failed_description_topology_epoch = v.failed_description_topology_epoch;
         g.topology_description_id = v.topology_description_id;
