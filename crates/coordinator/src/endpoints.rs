@@ -50,7 +50,7 @@ pub fn partitions_by_user_endpoint<'a>(
     members
         .into_iter()
         .filter_map(|m| {
-            let endpoint = m.user_endpoint.as_ref()?;
+            let endpoint = m.user_endpoint()?;
             Some(resp::EndpointToPartitions {
                 user_endpoint: resp::Endpoint {
                     host: endpoint.host.clone(),

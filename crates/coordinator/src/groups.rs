@@ -299,19 +299,19 @@ fn describe_member(
     d::Member {
         member_id: m.member_id.to_string(),
         member_epoch: m.member_epoch,
-        instance_id: m.instance_id.clone(),
-        rack_id: m.rack_id.clone(),
+        instance_id: m.instance_id().map(str::to_owned),
+        rack_id: m.rack_id().map(str::to_owned),
         client_id: m.client_id.to_string(),
         client_host: m.client_host.to_string(),
         topology_epoch: m.topology_epoch,
         process_id: m.process_id.clone(),
-        user_endpoint: m.user_endpoint.as_ref().map(|e| d::Endpoint {
+        user_endpoint: m.user_endpoint().map(|e| d::Endpoint {
             host: e.host.clone(),
             port: e.port,
             ..Default::default()
         }),
         client_tags: m
-            .client_tags
+            .client_tags()
             .iter()
             .map(|(k, v)| d::KeyValue {
                 key: k.clone(),

@@ -130,20 +130,20 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
             ..Default::default()
         },
         Some(StreamsGroupMemberMetadataValue {
-            instance_id: m.instance_id.clone(),
-            rack_id: m.rack_id.clone(),
+            instance_id: m.instance_id().map(str::to_owned),
+            rack_id: m.rack_id().map(str::to_owned),
             client_id: m.client_id.to_string(),
             client_host: m.client_host.to_string(),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             topology_epoch: m.topology_epoch,
             process_id: m.process_id.clone(),
-            user_endpoint: m.user_endpoint.as_ref().map(|e| member_value::Endpoint {
+            user_endpoint: m.user_endpoint().map(|e| member_value::Endpoint {
                 host: e.host.clone(),
                 port: e.port,
                 ..Default::default()
             }),
             client_tags: m
-                .client_tags
+                .client_tags()
                 .iter()
                 .map(|(k, v)| member_value::KeyValue {
                     key: k.clone(),

@@ -137,7 +137,7 @@ fn member_settled(
 ) -> bool {
     let unchanged_endpoint = request.user_endpoint.as_ref().is_none_or(|e| {
         member
-            .user_endpoint
+            .user_endpoint()
             .as_ref()
             .is_some_and(|m| m.host == e.host && m.port == e.port)
     });
@@ -152,7 +152,7 @@ fn member_settled(
         && request
             .rack_id
             .as_ref()
-            .is_none_or(|r| member.rack_id.as_ref() == Some(r))
+            .is_none_or(|r| member.rack_id() == Some(r.as_str()))
         && request
             .process_id
             .as_ref()

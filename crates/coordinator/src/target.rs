@@ -61,8 +61,8 @@ pub fn compute(
             .map(|m| AssignorMember {
                 member_id: m.member_id.to_string(),
                 process_id: m.process_id.clone(),
-                rack_id: m.rack_id.clone(),
-                client_tags: m.client_tags.clone(),
+                rack_id: m.rack_id().map(str::to_owned),
+                client_tags: m.client_tags().clone(),
                 previous_active: task_set(&m.assigned.active),
                 previous_standby: task_set(&m.assigned.standby),
                 previous_warmup: task_set(&m.assigned.warmup),

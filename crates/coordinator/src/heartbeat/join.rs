@@ -550,8 +550,8 @@ impl<'a> JoinOrHeartbeat<'a> {
             .shard
             .soft(self.group_id)
             .map_or(0, |s| s.endpoint_information_epoch);
-        let bumped = before.user_endpoint != reconciled.user_endpoint
-            || (reconciled.assigned != before.assigned && reconciled.user_endpoint.is_some());
+        let bumped = before.user_endpoint() != reconciled.user_endpoint()
+            || (reconciled.assigned != before.assigned && reconciled.user_endpoint().is_some());
         let epoch = current + i32::from(bumped);
         if bumped && !created {
             self.effects

@@ -34,7 +34,7 @@ fn static_member<'a>(group: &'a StreamsGroup, instance_id: &str) -> Option<&'a S
     group
         .members
         .values()
-        .find(|m| m.instance_id.as_deref() == Some(instance_id))
+        .find(|m| m.instance_id() == Some(instance_id))
 }
 
 /// The member a leave names: by member id, or by instance id for a static member (whose
@@ -188,13 +188,13 @@ pub(super) fn updated_member<'a>(
 ) -> Cow<'a, StreamsGroupMember> {
     let mut m = Cow::Borrowed(member);
     if let Some(i) = &request.instance_id {
-        if m.instance_id.as_ref() != Some(i) {
-            m.to_mut().instance_id = Some(i.clone());
+        if m.instance_id() != Some(i.as_str()) {
+            m.to_mut().extras_mut().instance_id = Some(i.clone());
         }
     }
     if let Some(r) = &request.rack_id {
-        if m.rack_id.as_ref() != Some(r) {
-            m.to_mut().rack_id = Some(r.clone());
+        if m.rack_id() != Some(r.as_str()) {
+            m.to_mut().extras_mut().rack_id = Some(r.clone());
         }
     }
     if request.rebalance_timeout_ms != -1 && m.rebalance_timeout_ms != request.rebalance_timeout_ms
@@ -222,8 +222,8 @@ pub(super) fn updated_member<'a>(
             .iter()
             .map(|kv| (kv.key.clone(), kv.value.clone()))
             .collect();
-        if m.client_tags != tags {
-            m.to_mut().client_tags = tags;
+        if *m.client_tags() != tags {
+            m.to_mut().extras_mut().client_tags = tags;
         }
     }
     if joining || request.user_endpoint.is_some() {
@@ -231,8 +231,8 @@ pub(super) fn updated_member<'a>(
             host: e.host.clone(),
             port: e.port,
         });
-        if m.user_endpoint != endpoint {
-            m.to_mut().user_endpoint = endpoint;
+        if m.user_endpoint() != endpoint.as_ref() {
+            m.to_mut().extras_mut().user_endpoint = endpoint;
         }
     }
     m
@@ -240,15 +240,15 @@ pub(super) fn updated_member<'a>(
 
 pub(super) fn metadata_equal(a: &StreamsGroupMember, b: &StreamsGroupMember) -> bool {
     a.member_id == b.member_id
-        && a.instance_id == b.instance_id
-        && a.rack_id == b.rack_id
+        && a.instance_id() == b.instance_id()
+        && a.rack_id() == b.rack_id()
         && a.client_id == b.client_id
         && a.client_host == b.client_host
         && a.rebalance_timeout_ms == b.rebalance_timeout_ms
         && a.topology_epoch == b.topology_epoch
         && a.process_id == b.process_id
-        && a.user_endpoint == b.user_endpoint
-        && a.client_tags == b.client_tags
+        && a.user_endpoint() == b.user_endpoint()
+        && a.client_tags() == b.client_tags()
 }
 
 pub(super) fn assignment_state_equal(a: &StreamsGroupMember, b: &StreamsGroupMember) -> bool {
@@ -264,8 +264,8 @@ pub(super) fn assignment_state_equal(a: &StreamsGroupMember, b: &StreamsGroupMem
 /// KIP-1071: a static member's rejoin bumps the epoch only for these changes.
 pub(super) fn epoch_relevant_change(a: &StreamsGroupMember, b: &StreamsGroupMember) -> bool {
     a.topology_epoch != b.topology_epoch
-        || a.rack_id != b.rack_id
-        || a.client_tags != b.client_tags
+        || a.rack_id() != b.rack_id()
+        || a.client_tags() != b.client_tags()
         || a.process_id != b.process_id
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn missing_client_tags(
     let missing: Vec<&str> = required
         .iter()
         .map(String::as_str)
-        .filter(|t| !member.client_tags.contains_key(*t))
+        .filter(|t| !member.client_tags().contains_key(*t))
         .collect();
     if missing.is_empty() {
         return None;

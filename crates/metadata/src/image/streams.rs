@@ -130,15 +130,13 @@ pub struct Endpoint {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamsGroupMember {
     pub member_id: Id,
-    pub instance_id: Option<String>,
-    pub rack_id: Option<String>,
+    /// What few members have, behind one pointer ([`MemberExtras`]).
+    pub extras: Option<Box<MemberExtras>>,
     pub client_id: Id,
     pub client_host: Id,
     pub rebalance_timeout_ms: i32,
     pub topology_epoch: i32,
     pub process_id: String,
-    pub user_endpoint: Option<Endpoint>,
-    pub client_tags: BTreeMap<String, String>,
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: MemberState,
@@ -147,6 +145,58 @@ pub struct StreamsGroupMember {
     /// offset-commit validation.
     pub active_task_epochs: TaskEpochs,
     pub pending_revocation: PendingTasks,
+}
+
+/// What few members have: static membership, a rack, an endpoint for interactive queries,
+/// client tags. A member without any of them holds no box: 8 bytes instead of 104.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemberExtras {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub user_endpoint: Option<Endpoint>,
+    pub client_tags: BTreeMap<String, String>,
+}
+
+impl MemberExtras {
+    fn is_empty(&self) -> bool {
+        self == &MemberExtras::default()
+    }
+}
+
+/// No client tags.
+static NO_TAGS: BTreeMap<String, String> = BTreeMap::new();
+
+impl StreamsGroupMember {
+    pub fn instance_id(&self) -> Option<&str> {
+        self.extras.as_ref()?.instance_id.as_deref()
+    }
+
+    pub fn rack_id(&self) -> Option<&str> {
+        self.extras.as_ref()?.rack_id.as_deref()
+    }
+
+    pub fn user_endpoint(&self) -> Option<&Endpoint> {
+        self.extras.as_ref()?.user_endpoint.as_ref()
+    }
+
+    pub fn client_tags(&self) -> &BTreeMap<String, String> {
+        self.extras.as_ref().map_or(&NO_TAGS, |e| &e.client_tags)
+    }
+
+    /// The member's extras, as one value.
+    pub fn extras(&self) -> MemberExtras {
+        self.extras.as_deref().cloned().unwrap_or_default()
+    }
+
+    /// The member's extras to change (boxed on first use).
+    pub fn extras_mut(&mut self) -> &mut MemberExtras {
+        self.extras.get_or_insert_with(Box::default)
+    }
+
+    /// Replaces the member's extras; none are kept boxed when all are empty.
+    pub fn set_extras(&mut self, extras: MemberExtras) {
+        self.extras = (!extras.is_empty()).then(|| Box::new(extras));
+    }
 }
 
 /// A streams group: metadata (17), topology (23), target assignment (20, 21) and members.
@@ -335,22 +385,24 @@ impl StreamsGroupsImage {
             return;
         };
         let m = self.member_mut(group_id, member_id);
-        m.instance_id = v.instance_id.clone();
-        m.rack_id = v.rack_id.clone();
         m.client_id = v.client_id.as_str().into();
         m.client_host = v.client_host.as_str().into();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.topology_epoch = v.topology_epoch;
         m.process_id = v.process_id.clone();
-        m.user_endpoint = v.user_endpoint.as_ref().map(|e| Endpoint {
-            host: e.host.clone(),
-            port: e.port,
+        m.set_extras(MemberExtras {
+            instance_id: v.instance_id.clone(),
+            rack_id: v.rack_id.clone(),
+            user_endpoint: v.user_endpoint.as_ref().map(|e| Endpoint {
+                host: e.host.clone(),
+                port: e.port,
+            }),
+            client_tags: v
+                .client_tags
+                .iter()
+                .map(|kv| (kv.key.clone(), kv.value.clone()))
+                .collect(),
         });
-        m.client_tags = v
-            .client_tags
-            .iter()
-            .map(|kv| (kv.key.clone(), kv.value.clone()))
-            .collect();
     }
 
     pub(crate) fn replay_topology(
