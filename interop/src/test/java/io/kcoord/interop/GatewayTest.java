@@ -93,8 +93,7 @@ class GatewayTest {
                 seen.add(endpoint(node));
             }
             assertEquals(brokerEndpoints(), seen);
-            TopicDescription topic = admin.describeTopics(List.of("gw-admin")).allTopicNames()
-                    .get(30, TimeUnit.SECONDS).get("gw-admin");
+            TopicDescription topic = described(admin, "gw-admin");
             assertEquals(3, topic.partitions().size());
             for (TopicPartitionInfo p : topic.partitions()) {
                 assertEquals(3, p.replicas().size(), "replicas of " + p);
@@ -106,8 +105,7 @@ class GatewayTest {
         }
         // The cluster itself has the topic, replicated three times.
         try (Admin direct = Clients.admin(cluster.bootstrap())) {
-            TopicDescription topic = direct.describeTopics(List.of("gw-admin")).allTopicNames()
-                    .get(30, TimeUnit.SECONDS).get("gw-admin");
+            TopicDescription topic = described(direct, "gw-admin");
             assertEquals(3, topic.partitions().get(0).replicas().size());
         }
     }
@@ -298,6 +296,35 @@ class GatewayTest {
         // DescribeTopicPartitions is forwarded, so the tool prints the cluster's ELR columns too.
         assertEquals(direct.stdout(), through.stdout(), "kafka-topics --describe");
         assertFalse(through.stdout().contains("Elr: N/A"), through.stdout());
+        // kafka-acls through kcoord manages the cluster's ACLs (this cluster has no authorizer,
+        // so both say so alike; an upstream with one is crates/server/tests/gateway.rs').
+        Tools.Run aclsThrough = Tools.kafkaAcls("--bootstrap-server", kcoord.bootstrap(), "--list");
+        Tools.Run aclsDirect = Tools.kafkaAcls("--bootstrap-server", cluster.bootstrap(), "--list");
+        assertEquals(aclsDirect.exitCode(), aclsThrough.exitCode(), aclsThrough.toString());
+        assertEquals(firstLine(aclsDirect.stdout() + aclsDirect.stderr()),
+                firstLine(aclsThrough.stdout() + aclsThrough.stderr()), "kafka-acls --list");
+    }
+
+    /**
+     * The topic as {@code admin} describes it, once the broker asked knows it: a topic just
+     * created reaches each broker's metadata a moment after CreateTopics is answered, and
+     * Kafka's Admin does not retry UNKNOWN_TOPIC_OR_PARTITION (bounded by a deadline).
+     */
+    private static TopicDescription described(Admin admin, String name) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                return admin.describeTopics(List.of(name)).allTopicNames().get(30, TimeUnit.SECONDS).get(name);
+            } catch (java.util.concurrent.ExecutionException e) {
+                boolean unknown = e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+                if (!unknown || System.nanoTime() > deadline) throw e;
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private static String firstLine(String text) {
+        return text.strip().lines().findFirst().orElse("");
     }
 
     private static String withoutAddresses(String text) {
