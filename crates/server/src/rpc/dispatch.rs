@@ -288,7 +288,9 @@ fn answer_body(reply: Reply, api: ApiKey, version: i16) -> crate::rpc::split::Pa
             Reply::Later(later) => later.frame().await?,
             Reply::NoResponse | Reply::Close | Reply::Last(_) => return None,
         };
-        let mut bytes = frame.to_bytes().slice(4..);
+        let framed = frame.to_bytes();
+        // Past the size prefix every frame starts with.
+        let mut bytes = framed.slice(framed.len().min(4)..);
         kcoord_wire::messages::ResponseHeader::decode(
             &mut bytes,
             api.response_header_version(version),
