@@ -35,7 +35,7 @@ pub struct DueTimer {
     pub kind: TimerKind,
 }
 
-/// A deadline or none, in 8 bytes (an `Option<i64>` takes 16): a shard keeps three per member.
+/// A deadline or none, in 8 bytes (an `Option<i64>` takes 16): a shard keeps two per member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Deadline(i64);
 
@@ -49,10 +49,6 @@ impl Deadline {
     fn of(at: Option<i64>) -> Deadline {
         at.map_or(Deadline::NONE, Deadline)
     }
-
-    fn replace(&mut self, at: Option<i64>) -> Option<i64> {
-        std::mem::replace(self, Deadline::of(at)).get()
-    }
 }
 
 /// The timers armed for one member, in a map keyed by its id.
@@ -60,12 +56,6 @@ impl Deadline {
 struct MemberTimers {
     /// The session deadline.
     session: Deadline,
-    /// The deadline the session timer sits under in the queue: never later than `session`.
-    /// Every heartbeat pushes the deadline back, and moving the queue entry each time (a
-    /// B-tree remove and insert) was a tenth of the daemon's heartbeat cost; instead the entry
-    /// stays where it is and, when it comes due early, it is re-queued at the real deadline:
-    /// about once per session timeout instead of once per heartbeat.
-    session_queued: Deadline,
     rebalance: Deadline,
     /// The member epoch the rebalance timer was armed for.
     rebalance_epoch: i32,
@@ -75,7 +65,6 @@ impl Default for MemberTimers {
     fn default() -> Self {
         MemberTimers {
             session: Deadline::NONE,
-            session_queued: Deadline::NONE,
             rebalance: Deadline::NONE,
             rebalance_epoch: 0,
         }
@@ -95,15 +84,45 @@ impl MemberTimers {
     }
 }
 
+/// One group's timers: its members', and the one queue entry its members' sessions share.
+///
+/// Every heartbeat pushes its member's session deadline back. The group's session entry stays
+/// where it is, never later than any of its members' deadlines; when it comes due, the members
+/// whose sessions are due fire and the entry moves to the earliest deadline left. So a
+/// heartbeat costs two map lookups and no B-tree work (moving a queue entry each time was a
+/// tenth of the daemon's heartbeat cost), and the queue holds one session entry per group, not
+/// one per member (122 bytes each).
+#[derive(Debug)]
+struct GroupTimers {
+    session_queued: Deadline,
+    members: FastMap<Id, MemberTimers>,
+}
+
+impl Default for GroupTimers {
+    fn default() -> Self {
+        GroupTimers {
+            session_queued: Deadline::NONE,
+            members: FastMap::default(),
+        }
+    }
+}
+
+/// The member id of a group's session entry in the queue: no member's (member ids are never
+/// empty).
+fn whole_group() -> Id {
+    Id::default()
+}
+
 /// What is due at some `now`: the timers to fire, in (deadline, group, member) order, and the
-/// session timers that sat in the queue under an earlier deadline than their real one, to be
-/// queued again at it. Found without changing anything; [`Timers::take`] then changes it.
+/// groups' session entries that came due before any of their members' real deadlines, to be
+/// queued again at the earliest. Found without changing anything; [`Timers::take`] then
+/// changes it.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DueTimers {
     pub fire: Vec<DueTimer>,
-    /// (queued at, group, member, real deadline).
-    requeue: Vec<(i64, Id, Id, i64)>,
-    /// Queue entries of members with no timers left, dropped.
+    /// (queued at, group, the earliest session deadline left).
+    requeue: Vec<(i64, Id, i64)>,
+    /// Queue entries with nothing left to fire, dropped.
     orphans: Vec<(i64, Id, Id, TimerKind)>,
 }
 
@@ -115,54 +134,46 @@ impl DueTimers {
 
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    /// (deadline, group, member, kind), in that order: ids compare as their text, so due
-    /// timers come out ordered by deadline, then group and member id.
+    /// (deadline, group, member, kind), in that order; a group's session entry has no member
+    /// ([`whole_group`]). Ids compare as their text.
     queue: BTreeSet<(i64, Id, Id, TimerKind)>,
-    /// group -> member -> its armed timers; looked up by `&str`, without allocating.
-    by_member: FastMap<Id, FastMap<Id, MemberTimers>>,
-}
-
-/// A member's timers, created when it has none.
-fn member_entry<'a>(
-    by_member: &'a mut FastMap<Id, FastMap<Id, MemberTimers>>,
-    group: &str,
-    member: &str,
-) -> &'a mut MemberTimers {
-    entry_or_default(entry_or_default(by_member, group), member)
+    /// group -> its timers; looked up by `&str`, without allocating.
+    by_member: FastMap<Id, GroupTimers>,
 }
 
 impl Timers {
-    fn member(&self, group: &str, member: &str) -> Option<&MemberTimers> {
-        self.by_member.get(group).and_then(|m| m.get(member))
-    }
-
     fn member_mut(&mut self, group: &str, member: &str) -> Option<&mut MemberTimers> {
         self.by_member
             .get_mut(group)
-            .and_then(|m| m.get_mut(member))
+            .and_then(|g| g.members.get_mut(member))
     }
 
     pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
-        // Almost every heartbeat: the entry in the queue is no later than the new deadline and
-        // will be re-queued when it comes due. (A lookup by `&str`: no key is built.)
-        if let Some(entry) = self.member_mut(group, member) {
-            if entry
-                .session_queued
-                .get()
-                .is_some_and(|queued| queued <= deadline)
-            {
-                entry.session = Deadline(deadline);
+        // Almost every heartbeat: the group's entry is no later than the new deadline.
+        if let Some(g) = self.by_member.get_mut(group) {
+            let queued = g.session_queued.get();
+            if let (Some(m), true) = (
+                g.members.get_mut(member),
+                queued.is_some_and(|q| q <= deadline),
+            ) {
+                m.session = Deadline(deadline);
                 return;
             }
         }
-        let entry = member_entry(&mut self.by_member, group, member);
-        entry.session = Deadline(deadline);
-        if let Some(queued) = entry.session_queued.replace(Some(deadline)) {
-            self.queue
-                .remove(&(queued, group.into(), member.into(), TimerKind::Session));
+        let g = entry_or_default(&mut self.by_member, group);
+        entry_or_default(&mut g.members, member).session = Deadline(deadline);
+        match g.session_queued.get() {
+            Some(queued) if queued <= deadline => {}
+            earlier => {
+                if let Some(queued) = earlier {
+                    self.queue
+                        .remove(&(queued, group.into(), whole_group(), TimerKind::Session));
+                }
+                g.session_queued = Deadline(deadline);
+                self.queue
+                    .insert((deadline, group.into(), whole_group(), TimerKind::Session));
+            }
         }
-        self.queue
-            .insert((deadline, group.into(), member.into(), TimerKind::Session));
     }
 
     pub(crate) fn schedule_rebalance(
@@ -172,7 +183,8 @@ impl Timers {
         deadline: i64,
         epoch: i32,
     ) {
-        let entry = member_entry(&mut self.by_member, group, member);
+        let g = entry_or_default(&mut self.by_member, group);
+        let entry = entry_or_default(&mut g.members, member);
         if let Some((old, old_epoch)) = entry.replace_rebalance(Some((deadline, epoch))) {
             self.queue.remove(&(
                 old,
@@ -204,97 +216,118 @@ impl Timers {
     }
 
     pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        let Some(members) = self.by_member.get_mut(group) else {
+        let Some(g) = self.by_member.get_mut(group) else {
             return;
         };
-        let Some(entry) = members.remove(member) else {
+        let Some(entry) = g.members.remove(member) else {
             return;
         };
-        if members.is_empty() {
-            self.by_member.remove(group);
-        }
-        if let Some(d) = entry.session_queued.get() {
-            self.queue
-                .remove(&(d, group.into(), member.into(), TimerKind::Session));
-        }
         if let Some((d, e)) = entry.rebalance() {
             self.queue
                 .remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
+        }
+        // The group's session entry stays for the others; with none left, the group goes.
+        if g.members.is_empty() {
+            if let Some(queued) = g.session_queued.get() {
+                self.queue
+                    .remove(&(queued, group.into(), whole_group(), TimerKind::Session));
+            }
+            self.by_member.remove(group);
         }
     }
 
     /// The timers due at `now` (see [`DueTimers`]); changes nothing.
     pub(crate) fn due(&self, now: i64) -> DueTimers {
         let mut due = DueTimers::default();
-        for (queued, group, member, kind) in self.queue.iter().take_while(|e| e.0 <= now) {
-            let Some(entry) = self.member(group, member) else {
-                due.orphans
-                    .push((*queued, group.clone(), member.clone(), *kind));
+        for queued_entry in self.queue.iter().take_while(|e| e.0 <= now) {
+            let (queued, group, member, kind) = queued_entry;
+            let Some(g) = self.by_member.get(group) else {
+                due.orphans.push(queued_entry.clone());
                 continue;
             };
-            let deadline = match kind {
-                TimerKind::Session => match entry.session.get() {
-                    Some(deadline) if deadline > now => {
-                        due.requeue
-                            .push((*queued, group.clone(), member.clone(), deadline));
-                        continue;
+            match kind {
+                TimerKind::Session => {
+                    let mut earliest_left: Option<i64> = None;
+                    for (member_id, m) in &g.members {
+                        let Some(deadline) = m.session.get() else {
+                            continue;
+                        };
+                        if deadline <= now {
+                            due.fire.push(DueTimer {
+                                deadline,
+                                group_id: group.clone(),
+                                member_id: member_id.clone(),
+                                kind: TimerKind::Session,
+                            });
+                        } else {
+                            earliest_left =
+                                Some(earliest_left.map_or(deadline, |e| e.min(deadline)));
+                        }
                     }
-                    Some(deadline) => deadline,
-                    None => *queued,
+                    match earliest_left {
+                        Some(at) => due.requeue.push((*queued, group.clone(), at)),
+                        None => due.orphans.push(queued_entry.clone()),
+                    }
+                }
+                TimerKind::Rebalance(_) => match g.members.get(member) {
+                    Some(_) => due.fire.push(DueTimer {
+                        deadline: *queued,
+                        group_id: group.clone(),
+                        member_id: member.clone(),
+                        kind: *kind,
+                    }),
+                    None => due.orphans.push(queued_entry.clone()),
                 },
-                TimerKind::Rebalance(_) => *queued,
-            };
-            due.fire.push(DueTimer {
-                deadline,
-                group_id: group.clone(),
-                member_id: member.clone(),
-                kind: *kind,
-            });
+            }
         }
         due.fire.sort();
         due
     }
 
     /// Takes what [`Timers::due`] found: the fired timers are disarmed and leave the queue,
-    /// the early session timers move to their real deadlines.
+    /// the groups' session entries move to their earliest deadline left.
     pub(crate) fn take(&mut self, due: &DueTimers) {
         for orphan in &due.orphans {
             self.queue.remove(orphan);
+            if orphan.3 == TimerKind::Session {
+                if let Some(g) = self.by_member.get_mut(&orphan.1) {
+                    g.session_queued = Deadline::NONE;
+                }
+            }
         }
-        for (queued, group, member, deadline) in &due.requeue {
+        for (queued, group, deadline) in &due.requeue {
             self.queue
-                .remove(&(*queued, group.clone(), member.clone(), TimerKind::Session));
-            if let Some(entry) = self.member_mut(group, member) {
-                entry.session_queued = Deadline(*deadline);
+                .remove(&(*queued, group.clone(), whole_group(), TimerKind::Session));
+            if let Some(g) = self.by_member.get_mut(group) {
+                g.session_queued = Deadline(*deadline);
             }
             self.queue
-                .insert((*deadline, group.clone(), member.clone(), TimerKind::Session));
+                .insert((*deadline, group.clone(), whole_group(), TimerKind::Session));
         }
         for timer in &due.fire {
             let Some(entry) = self.member_mut(&timer.group_id, &timer.member_id) else {
                 continue;
             };
-            let queued = match timer.kind {
-                TimerKind::Session => {
-                    entry.session = Deadline::NONE;
-                    entry.session_queued.replace(None)
+            match timer.kind {
+                // The group's entry moved or left above.
+                TimerKind::Session => entry.session = Deadline::NONE,
+                TimerKind::Rebalance(_) => {
+                    if let Some((queued, _)) = entry.replace_rebalance(None) {
+                        self.queue.remove(&(
+                            queued,
+                            timer.group_id.clone(),
+                            timer.member_id.clone(),
+                            timer.kind,
+                        ));
+                    }
                 }
-                TimerKind::Rebalance(_) => entry.replace_rebalance(None).map(|(at, _)| at),
-            };
-            if let Some(queued) = queued {
-                self.queue.remove(&(
-                    queued,
-                    timer.group_id.clone(),
-                    timer.member_id.clone(),
-                    timer.kind,
-                ));
             }
         }
     }
 
-    /// No later than the earliest pending deadline (a session timer may sit in the queue under
-    /// an earlier one; ticking then fires nothing and re-queues it), so the owner knows when
-    /// to tick next.
+    /// No later than the earliest pending deadline (a group's session entry may sit under an
+    /// earlier one; ticking then fires nothing and moves it), so the owner knows when to tick
+    /// next.
     pub(crate) fn next_deadline(&self) -> Option<i64> {
         self.queue.first().map(|e| e.0)
     }

@@ -61,7 +61,7 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
     for deadline in [20, 30, 40] {
         t.schedule_session("g", "late", deadline);
     }
-    assert_eq!(t.queue.len(), 2);
+    assert_eq!(t.queue.len(), 1, "one session entry for the group");
     // Pulling a deadline forward moves the entry at once.
     t.schedule_session("g", "early", 11);
     assert_eq!(t.next_deadline(), Some(10));
@@ -79,9 +79,11 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
     t.schedule_session("g", "c", 49);
     assert_eq!(members(fire(&mut t, 60)), vec!["b", "c", "a"]);
     assert_eq!(t.next_deadline(), None);
-    assert!(t.by_member.get("g").is_some_and(|m| m
-        .values()
-        .all(|e| e.session.get().is_none() && e.session_queued.get().is_none())));
+    assert!(t
+        .by_member
+        .get("g")
+        .is_some_and(|g| g.session_queued.get().is_none()
+            && g.members.values().all(|e| e.session.get().is_none())));
 }
 
 #[test]
@@ -98,7 +100,25 @@ fn finding_due_timers_changes_nothing() {
 }
 
 #[test]
-fn a_members_timers_take_32_bytes() {
-    // Three deadlines and an epoch per member: without the sentinel they took 56.
-    assert!(std::mem::size_of::<super::MemberTimers>() <= 32);
+fn a_members_timers_take_24_bytes_and_a_group_one_queue_entry_for_its_sessions() {
+    // Two deadlines and an epoch per member: with `Option`s and a queued deadline each, 56.
+    assert!(std::mem::size_of::<super::MemberTimers>() <= 24);
+    let mut t = Timers::default();
+    for m in 0..100 {
+        t.schedule_session("g", &format!("m{m}"), 1_000 + m);
+    }
+    assert_eq!(t.queue.len(), 1);
+    // Its members' sessions fire in deadline order as they come due.
+    let due = fire(&mut t, 1_004);
+    let members: Vec<String> = due.into_iter().map(|(_, m, _)| m).collect();
+    assert_eq!(members, ["m0", "m1", "m2", "m3", "m4"]);
+    assert_eq!(t.next_deadline(), Some(1_005));
+    t.cancel_member("g", "m5");
+    assert_eq!(
+        t.next_deadline(),
+        Some(1_005),
+        "the entry stays for the others"
+    );
+    assert!(fire(&mut t, 1_005).is_empty());
+    assert_eq!(t.next_deadline(), Some(1_006));
 }
