@@ -183,11 +183,6 @@ impl StreamsGroupMember {
         self.extras.as_ref().map_or(&NO_TAGS, |e| &e.client_tags)
     }
 
-    /// The member's extras, as one value.
-    pub fn extras(&self) -> MemberExtras {
-        self.extras.as_deref().cloned().unwrap_or_default()
-    }
-
     /// The member's extras to change (boxed on first use).
     pub fn extras_mut(&mut self) -> &mut MemberExtras {
         self.extras.get_or_insert_with(Box::default)
