@@ -6,10 +6,7 @@
 use bytes::Bytes;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::budget::decode_request;
-use kcoord_wire::messages::{
-    DeleteGroupsRequest, DescribeGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
-    OffsetFetchRequest,
-};
+use kcoord_wire::messages::{OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest};
 
 use crate::state::ServerState;
 
@@ -35,21 +32,11 @@ pub(crate) fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String
         ApiKey::OffsetDelete => {
             decode_request::<OffsetDeleteRequest>(&body, version).map(|r| vec![r.group_id])
         }
-        // One group before v8, a list of them from v8 on.
-        ApiKey::OffsetFetch => decode_request::<OffsetFetchRequest>(&body, version).map(|r| {
-            if version < 8 {
-                vec![r.group_id]
-            } else {
-                r.groups.into_iter().map(|g| g.group_id).collect()
-            }
-        }),
-        ApiKey::DescribeGroups => {
-            decode_request::<DescribeGroupsRequest>(&body, version).map(|r| r.groups)
+        // One group before v8; from v8 on a batch, as DescribeGroups and DeleteGroups are.
+        ApiKey::OffsetFetch if version < 8 => {
+            decode_request::<OffsetFetchRequest>(&body, version).map(|r| vec![r.group_id])
         }
-        ApiKey::DeleteGroups => {
-            decode_request::<DeleteGroupsRequest>(&body, version).map(|r| r.groups_names)
-        }
-        _ => None,
+        _ => crate::rpc::split::batch_groups(api, version, &body),
     };
     groups.unwrap_or_default()
 }
@@ -79,6 +66,7 @@ mod tests {
     use super::*;
     use bytes::BytesMut;
     use kcoord_wire::messages::offset_fetch_request::OffsetFetchRequestGroup;
+    use kcoord_wire::messages::{DeleteGroupsRequest, DescribeGroupsRequest};
     use kcoord_wire::Encodable;
 
     fn encode<M: Encodable>(m: &M, version: i16) -> Bytes {

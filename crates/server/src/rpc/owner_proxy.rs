@@ -19,8 +19,8 @@ use bytes::Bytes;
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::budget::decode_request;
 use kcoord_wire::messages::{
-    RequestHeader, StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest,
-    StreamsGroupTopologyDescriptionUpdateRequest, UpdateStreamsGroupTopologyDescriptionRequest,
+    RequestHeader, StreamsGroupHeartbeatRequest, StreamsGroupTopologyDescriptionUpdateRequest,
+    UpdateStreamsGroupTopologyDescriptionRequest,
 };
 
 use crate::gateway::forward::Forwarder;
@@ -118,9 +118,6 @@ fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
         ApiKey::StreamsGroupHeartbeat => {
             decode_request::<StreamsGroupHeartbeatRequest>(&body, version).map(|r| vec![r.group_id])
         }
-        ApiKey::StreamsGroupDescribe => {
-            decode_request::<StreamsGroupDescribeRequest>(&body, version).map(|r| r.group_ids)
-        }
         ApiKey::StreamsGroupTopologyDescriptionUpdate => {
             decode_request::<StreamsGroupTopologyDescriptionUpdateRequest>(&body, version)
                 .map(|r| vec![r.group_id])
@@ -129,6 +126,7 @@ fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
             decode_request::<UpdateStreamsGroupTopologyDescriptionRequest>(&body, version)
                 .map(|r| vec![r.group_id])
         }
+        // The batches (StreamsGroupDescribe among them) and the offsets RPCs.
         _ => Some(crate::rpc::by_group::named_groups(api, version, body)),
     };
     groups.unwrap_or_default()

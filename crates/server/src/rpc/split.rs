@@ -93,10 +93,8 @@ impl Split {
         if places.len() < 2 {
             return None;
         }
-        let parts = places
-            .iter()
-            .map(|(_, positions)| part(api, version, body, positions))
-            .collect::<Option<Vec<Bytes>>>()?;
+        let positions: Vec<Vec<usize>> = places.into_iter().map(|(_, p)| p).collect();
+        let parts = parts(api, version, body, &positions)?;
         Some(Split {
             api,
             version,
@@ -226,22 +224,29 @@ macro_rules! with_batch {
     };
 }
 
-/// The groups a batch request names, in its order.
-fn batch_groups(api: ApiKey, version: i16, body: &Bytes) -> Option<Vec<String>> {
+/// The groups a batch request names, in its order; `None` for a request that is not a batch
+/// of groups at `version` or does not decode.
+pub(crate) fn batch_groups(api: ApiKey, version: i16, body: &Bytes) -> Option<Vec<String>> {
     fn groups<B: Batch>(body: &Bytes, version: i16) -> Option<Vec<String>> {
         decode_request::<B>(body, version).map(|b| b.groups())
     }
     with_batch!(api, version, groups(body, version))?
 }
 
-/// The request naming only the groups at `positions`.
-fn part(api: ApiKey, version: i16, body: &Bytes, positions: &[usize]) -> Option<Bytes> {
-    fn kept<B: Batch>(body: &Bytes, version: i16, positions: &[usize]) -> Option<Bytes> {
-        let mut request = decode_request::<B>(body, version)?;
-        request.keep(positions);
-        encoded(&request, version)
+/// The request once per place, each naming only the groups at its positions (decoded once).
+fn parts(api: ApiKey, version: i16, body: &Bytes, places: &[Vec<usize>]) -> Option<Vec<Bytes>> {
+    fn kept<B: Batch>(body: &Bytes, version: i16, places: &[Vec<usize>]) -> Option<Vec<Bytes>> {
+        let whole = decode_request::<B>(body, version)?;
+        places
+            .iter()
+            .map(|positions| {
+                let mut part = whole.clone();
+                part.keep(positions);
+                encoded(&part, version)
+            })
+            .collect()
     }
-    with_batch!(api, version, kept(body, version, positions))?
+    with_batch!(api, version, kept(body, version, places))?
 }
 
 /// The parts' answers as one: each named group's entry in the request's order (an entry no

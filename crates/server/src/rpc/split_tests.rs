@@ -24,8 +24,10 @@ fn a_part_names_only_its_groups_and_keeps_every_other_field() {
         batch_groups(ApiKey::OffsetFetch, 9, &whole).unwrap(),
         ["a", "b", "c"]
     );
-    let part = part(ApiKey::OffsetFetch, 9, &whole, &[2, 0]).unwrap();
-    let part: OffsetFetchRequest = decode_request(&part, 9).unwrap();
+    let parts = parts(ApiKey::OffsetFetch, 9, &whole, &[vec![2, 0], vec![1]]).unwrap();
+    let part: OffsetFetchRequest = decode_request(&parts[0], 9).unwrap();
+    let other: OffsetFetchRequest = decode_request(&parts[1], 9).unwrap();
+    assert_eq!(other.groups, [request.groups[1].clone()]);
     assert!(part.require_stable);
     assert_eq!(
         part.groups,
