@@ -290,5 +290,4 @@ fn merge(api: ApiKey, version: i16, named: &[String], bodies: Vec<Bytes>) -> Res
 }
 
 #[cfg(test)]
-#[path = "split_tests.rs"]
 mod tests;
