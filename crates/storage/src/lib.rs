@@ -17,6 +17,7 @@ pub mod seal;
 mod segment;
 pub mod txn;
 pub mod validate;
+pub mod writeback;
 
 pub use error::{AppendError, ReadError, StorageError};
 pub use log::{Appended, IncomingBatch, Log, ReadResult, TimestampOffset, TxnMarker};

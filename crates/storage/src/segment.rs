@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use crate::entry::{self, BatchEntry};
 use crate::scan;
 use crate::seal::{self, PendingSeal};
+use crate::writeback::WritebackRange;
 
 /// Where a segment's bytes live.
 #[derive(Debug)]
@@ -33,6 +34,20 @@ pub(crate) struct FileStore {
     pub sealed: bool,
     /// Sealed by a roll and not yet synced and indexed ([`crate::seal`]).
     pub pending_seal: Option<Arc<PendingSeal>>,
+    /// Bytes before this position were handed out for writeback ([`crate::writeback`]).
+    pub written_back: u64,
+}
+
+impl FileStore {
+    fn new(path: PathBuf, file: File, sealed: bool, written_back: u64) -> FileStore {
+        FileStore {
+            path,
+            file: Arc::new(file),
+            sealed,
+            pending_seal: None,
+            written_back,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -120,12 +135,7 @@ impl Segment {
             entries: Vec::new(),
             size: 0,
             created_ms: now_ms,
-            store: Store::File(FileStore {
-                path,
-                file: Arc::new(file),
-                sealed: false,
-                pending_seal: None,
-            }),
+            store: Store::File(FileStore::new(path, file, false, 0)),
         })
     }
 
@@ -142,12 +152,7 @@ impl Segment {
             entries: Vec::new(),
             size: 0,
             created_ms,
-            store: Store::File(FileStore {
-                path: path.to_path_buf(),
-                file: Arc::new(file),
-                sealed: false,
-                pending_seal: None,
-            }),
+            store: Store::File(FileStore::new(path.to_path_buf(), file, false, 0)),
         })
     }
 
@@ -204,12 +209,8 @@ impl Segment {
                 entries,
                 size,
                 created_ms,
-                store: Store::File(FileStore {
-                    path: path.to_path_buf(),
-                    file: Arc::new(file),
-                    sealed,
-                    pending_seal: None,
-                }),
+                // What the file held before this start is the kernel's to write back.
+                store: Store::File(FileStore::new(path.to_path_buf(), file, sealed, size)),
             },
             dropped,
         ))
@@ -299,6 +300,25 @@ impl Segment {
         chunks
             .first()
             .map_or_else(|| Err(io::Error::other("no such batch")), Chunk::load)
+    }
+
+    /// The appended bytes not yet handed out for writeback, once there are at least `chunk` of
+    /// them; none for a segment in memory or sealed (its seal syncs the rest).
+    pub fn take_writeback(&mut self, chunk: u64) -> Option<WritebackRange> {
+        let Store::File(f) = &mut self.store else {
+            return None;
+        };
+        let len = self.size.checked_sub(f.written_back)?;
+        if f.sealed || len < chunk {
+            return None;
+        }
+        let range = WritebackRange {
+            file: Arc::clone(&f.file),
+            offset: f.written_back,
+            len,
+        };
+        f.written_back = self.size;
+        Some(range)
     }
 
     /// Makes appended bytes durable.

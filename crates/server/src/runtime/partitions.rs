@@ -10,6 +10,7 @@
 pub mod maintenance;
 mod markers;
 pub mod seals;
+pub mod writeback;
 
 pub use markers::MarkerError;
 
@@ -69,6 +70,7 @@ pub struct Partitions {
     /// `log.retention.ms`), over the config file's settings: the defaults of topic configs.
     dynamic: RwLock<std::collections::BTreeMap<String, String>>,
     logs: RwLock<HashMap<(Uuid, i32), Arc<Partition>>>,
+    writeback: writeback::Writeback,
 }
 
 impl Partitions {
@@ -78,7 +80,13 @@ impl Partitions {
             settings,
             dynamic: RwLock::default(),
             logs: RwLock::default(),
+            writeback: writeback::Writeback::default(),
         }
+    }
+
+    /// Where appended bytes go to be written behind the appends.
+    pub fn writeback(&self) -> &writeback::Writeback {
+        &self.writeback
     }
 
     /// The partitions of `topics` at startup: logs found under `log.dirs` that belong to a

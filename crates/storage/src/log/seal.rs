@@ -10,6 +10,7 @@ use super::Log;
 use crate::error::StorageError;
 use crate::seal::PendingSeal;
 use crate::segment::Segment;
+use crate::writeback::{WritebackRange, WRITEBACK_CHUNK};
 
 impl Log {
     /// Seals the active segment and starts a new one at the log end. The sealed segment's
@@ -31,6 +32,12 @@ impl Log {
         self.unflushed_messages = 0;
         self.oldest_unflushed_ms = None;
         Ok(())
+    }
+
+    /// The active segment's appended bytes not yet handed out for writeback, once a full
+    /// [`WRITEBACK_CHUNK`] is there ([`crate::writeback`]).
+    pub fn take_writeback(&mut self) -> Option<WritebackRange> {
+        self.active_mut().take_writeback(WRITEBACK_CHUNK)
     }
 
     /// The seals rolls left since the last call, for the caller to run off the write path

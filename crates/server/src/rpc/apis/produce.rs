@@ -38,6 +38,7 @@ use crate::rpc::authorize::{authorize, AclOperation, ResourceType};
 use crate::rpc::dispatch::Reply;
 use crate::rpc::{Check, Rpc};
 use crate::runtime::catalog::TopicImage;
+use crate::runtime::partitions::writeback::Writeback;
 use crate::runtime::partitions::Partition;
 use crate::runtime::quotas::QuotaType;
 use crate::state::RequestContext;
@@ -69,6 +70,8 @@ pub(crate) async fn serve(
         };
     let acks = request.acks;
     implicit_add::add_partitions(ctx, &request, version).await;
+    // Appends wait for the disk here, a chunk at a time, rather than in the kernel.
+    ctx.server.partitions.writeback().room().await;
     // The handler runs on this thread without waiting: its time is Kafka's request thread time.
     let started = std::time::Instant::now();
     let mut response = handle(ctx, request, version);
@@ -222,7 +225,13 @@ fn append_all(
 ) {
     for (partition, entries) in by_partition.into_values() {
         let checked = check_partition(ctx, transactional_id, &partition, entries, version, now_ms);
-        let appended = append_partition(&partition, checked, now_ms, &ctx.server.metrics.data);
+        let appended = append_partition(
+            &partition,
+            checked,
+            now_ms,
+            &ctx.server.metrics.data,
+            ctx.server.partitions.writeback(),
+        );
         for (ti, pi, answer) in appended {
             let index = responses[ti].partition_responses[pi].index;
             responses[ti].partition_responses[pi] = PartitionProduceResponse { index, ..answer };
@@ -407,6 +416,7 @@ fn append_partition(
     checked: Vec<Checked>,
     now_ms: i64,
     metrics: &crate::metrics::DataPlaneMetrics,
+    writeback: &Writeback,
 ) -> Vec<(usize, usize, PartitionProduceResponse)> {
     let (log_start, fsyncs_every_append) = {
         let log = partition.log();
@@ -452,15 +462,18 @@ fn append_partition(
                 (ti, pi, answer)
             })
             .collect::<Vec<_>>();
-        (answers, log.take_seals())
+        (answers, log.take_seals(), log.take_writeback())
     };
     // An fsync (flush.messages) must not stall the worker's other connections.
-    let (answers, seals) = if fsyncs_every_append {
+    let (answers, seals, written) = if fsyncs_every_append {
         crate::support::blocking::run(append)
     } else {
         append()
     };
     partition.appended.notify_waiters();
+    if let Some(range) = written {
+        writeback.submit(range);
+    }
     if !seals.is_empty() {
         crate::runtime::partitions::seals::run_in_background(partition.name(), seals);
     }
