@@ -483,3 +483,90 @@ cross_check!(
     kp::ListTransactionsResponse,
     0..=2
 );
+
+// Admin and KRaft RPCs a gateway forwards (keys 34, 43, 45, 46, 55, 57, 64). kafka-protocol 0.18
+// has all of them over the same versions as our schemas.
+cross_check!(
+    elect_leaders_request,
+    ElectLeadersRequest,
+    kp::ElectLeadersRequest,
+    0..=2
+);
+cross_check!(
+    elect_leaders_response,
+    ElectLeadersResponse,
+    kp::ElectLeadersResponse,
+    0..=2
+);
+cross_check!(
+    alter_partition_reassignments_request,
+    AlterPartitionReassignmentsRequest,
+    kp::AlterPartitionReassignmentsRequest,
+    0..=1
+);
+cross_check!(
+    alter_partition_reassignments_response,
+    AlterPartitionReassignmentsResponse,
+    kp::AlterPartitionReassignmentsResponse,
+    0..=1
+);
+cross_check!(
+    list_partition_reassignments_request,
+    ListPartitionReassignmentsRequest,
+    kp::ListPartitionReassignmentsRequest,
+    0..=0
+);
+cross_check!(
+    list_partition_reassignments_response,
+    ListPartitionReassignmentsResponse,
+    kp::ListPartitionReassignmentsResponse,
+    0..=0
+);
+cross_check!(
+    describe_quorum_request,
+    DescribeQuorumRequest,
+    kp::DescribeQuorumRequest,
+    0..=2
+);
+cross_check!(
+    describe_quorum_response,
+    DescribeQuorumResponse,
+    kp::DescribeQuorumResponse,
+    0..=2
+);
+cross_check!(
+    update_features_request,
+    UpdateFeaturesRequest,
+    kp::UpdateFeaturesRequest,
+    0..=2
+);
+cross_check!(
+    update_features_response,
+    UpdateFeaturesResponse,
+    kp::UpdateFeaturesResponse,
+    0..=2
+);
+cross_check!(
+    unregister_broker_request,
+    UnregisterBrokerRequest,
+    kp::UnregisterBrokerRequest,
+    0..=0
+);
+cross_check!(
+    unregister_broker_response,
+    UnregisterBrokerResponse,
+    kp::UnregisterBrokerResponse,
+    0..=0
+);
+cross_check!(
+    alter_replica_log_dirs_request,
+    AlterReplicaLogDirsRequest,
+    kp::AlterReplicaLogDirsRequest,
+    1..=2
+);
+cross_check!(
+    alter_replica_log_dirs_response,
+    AlterReplicaLogDirsResponse,
+    kp::AlterReplicaLogDirsResponse,
+    1..=2
+);

@@ -21,7 +21,7 @@ use crate::gateway::forward::{Change, Forwarded, Forwarder, PendingFrame};
 use crate::rpc::apis::api_versions;
 use crate::rpc::authentication::SaslSession;
 use crate::rpc::bulk::BulkHandle;
-use crate::rpc::versions::supported_versions;
+use crate::rpc::versions::{supported_versions_in, Mode};
 use crate::rpc::Gateway;
 use crate::runtime::cluster::ListenerInfo;
 use crate::state::{RequestContext, ServerState};
@@ -416,7 +416,11 @@ pub(crate) fn parse(
         log_per_peer!(warn, peer, "unknown api key", %peer, listener, api_key = key, "request for an unknown API key; closing connection");
         return Err(Reply::Close);
     };
-    let Some(supported) = supported_versions(api, conn.listener.kind) else {
+    let mode = match conn.upstream {
+        Some(_) => Mode::Gateway,
+        None => Mode::Standalone,
+    };
+    let Some(supported) = supported_versions_in(mode, api, conn.listener.kind) else {
         log_per_peer!(warn, peer, "api not served", %peer, listener, api = api.name(), kind = %conn.listener.kind, "request for an API this listener does not serve; closing connection");
         return Err(Reply::Close);
     };

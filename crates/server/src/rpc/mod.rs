@@ -105,6 +105,9 @@ pub struct Rpc {
     /// What a gateway does with it (forwarded unless the file says otherwise: a broker's RPC
     /// is the cluster's business unless kcoord coordinates it).
     pub gateway: Gateway,
+    /// Served by a standalone node too; `false` for the cluster-administration RPCs a gateway
+    /// forwards and a standalone node has nothing to answer with ([`Rpc::gateway_only`]).
+    pub standalone: bool,
 }
 
 impl Rpc {
@@ -119,6 +122,17 @@ impl Rpc {
             only_with_topology_plugin: false,
             asks: &[],
             gateway: Gateway::Forwarded,
+            standalone: true,
+        }
+    }
+
+    /// Neither listed nor served by a standalone node; forwarded by a gateway, which lists it
+    /// at the versions the cluster serves too.
+    pub const fn gateway_only(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Forwarded,
+            standalone: false,
+            ..self
         }
     }
 
@@ -212,3 +226,28 @@ macro_rules! serve {
     };
 }
 pub(crate) use serve;
+
+/// Writes the `serve` and matrix rows of an RPC only a gateway forwards ([`Rpc::gateway_only`]):
+/// dispatch forwards it before `serve` could run, and a standalone node closes a connection
+/// that asks for it before dispatch, so `serve` only answers a disagreement of the two.
+macro_rules! forwarded_only {
+    () => {
+        /// Never reached: a gateway forwards this RPC, a standalone node does not serve it.
+        pub(crate) async fn serve(
+            ctx: &$crate::state::RequestContext<'_>,
+            api: kcoord_wire::api::ApiKey,
+            _version: i16,
+            _body: bytes::Bytes,
+        ) -> $crate::rpc::dispatch::Reply {
+            $crate::rpc::dispatch::not_served(ctx, api)
+        }
+
+        /// None: the cluster authorizes what a gateway forwards, and a standalone node does not
+        /// serve it.
+        #[cfg(test)]
+        pub(crate) fn authorization_rows() -> Vec<$crate::rpc::authorize::matrix_tests::rows::Row> {
+            Vec::new()
+        }
+    };
+}
+pub(crate) use forwarded_only;

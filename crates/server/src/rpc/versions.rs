@@ -36,37 +36,48 @@ pub fn needs_topology_plugin(api: ApiKey) -> bool {
     declaration(api).is_some_and(|rpc| rpc.only_with_topology_plugin)
 }
 
+/// Whether a node runs alone or as a gateway in front of a cluster (docs/gateway.md): a
+/// gateway also serves the RPCs it only forwards ([`Rpc::gateway_only`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Standalone,
+    Gateway,
+}
+
 /// What ApiVersions lists on a `kind` listener: [`served_apis`] (from the lowest version each
-/// lists), plus the push RPCs when a topology description plugin is configured. Worked out once
-/// per listener kind and plugin setting: ApiVersions is answered on every connection.
+/// lists), plus the push RPCs when a topology description plugin is configured, plus in gateway
+/// mode the RPCs only a gateway forwards (to be narrowed by [`in_gateway`]). Worked out once
+/// per mode, listener kind and plugin setting: ApiVersions is answered on every connection.
 pub fn advertised_apis(
+    mode: Mode,
     kind: ListenerKind,
     topology_plugin: bool,
 ) -> &'static [(ApiKey, VersionRange)] {
-    type Lists = [[Vec<(ApiKey, VersionRange)>; 2]; 2];
+    type Lists = [[[Vec<(ApiKey, VersionRange)>; 2]; 2]; 2];
     static LISTS: LazyLock<Lists> = LazyLock::new(|| {
         let kinds = [ListenerKind::Broker, ListenerKind::Controller];
-        kinds.map(|kind| [false, true].map(|plugin| advertised_list(kind, plugin)))
+        [Mode::Standalone, Mode::Gateway].map(|mode| {
+            kinds.map(|kind| {
+                [false, true].map(|plugin| advertised_from(apis::ALL, mode, kind, plugin))
+            })
+        })
     });
     let kind_index = match kind {
         ListenerKind::Broker => 0,
         ListenerKind::Controller => 1,
     };
-    &LISTS[kind_index][usize::from(topology_plugin)]
+    &LISTS[usize::from(mode == Mode::Gateway)][kind_index][usize::from(topology_plugin)]
 }
 
-fn advertised_list(kind: ListenerKind, topology_plugin: bool) -> Vec<(ApiKey, VersionRange)> {
-    advertised_from(apis::ALL, kind, topology_plugin)
-}
-
-/// [`advertised_list`] over the declarations `rpcs`: an API no RPC file declares is not listed.
+/// [`advertised_apis`] over the declarations `rpcs`: an API no RPC file declares is not listed.
 fn advertised_from(
     rpcs: &[&Rpc],
+    mode: Mode,
     kind: ListenerKind,
     topology_plugin: bool,
 ) -> Vec<(ApiKey, VersionRange)> {
     rpcs.iter()
-        .filter(|rpc| rpc.listeners.include(kind) && served_by_schema(rpc.api, kind))
+        .filter(|rpc| served_as(Some(rpc), rpc.api, mode, kind))
         .filter(|rpc| topology_plugin || !rpc.only_with_topology_plugin)
         .map(|rpc| {
             let range = VersionRange {
@@ -111,26 +122,33 @@ fn served_by_schema(api: ApiKey, kind: ListenerKind) -> bool {
     api.listeners().contains(&kind.as_str())
 }
 
-/// Whether a `kind` listener serves `api`: its declaration says so, within what its schema
-/// allows.
-pub fn served_on(api: ApiKey, kind: ListenerKind) -> bool {
-    served_as(declaration(api), api, kind)
+/// Whether a `kind` listener of a node in `mode` serves the declaration `rpc` of `api` (none:
+/// no RPC file declares it): the declaration says so, within what the schema allows.
+fn served_as(rpc: Option<&Rpc>, api: ApiKey, mode: Mode, kind: ListenerKind) -> bool {
+    rpc.is_some_and(|rpc| rpc.listeners.include(kind) && (rpc.standalone || mode == Mode::Gateway))
+        && served_by_schema(api, kind)
 }
 
-/// [`served_on`] for the declaration `rpc` of `api` (none: no RPC file declares it).
-fn served_as(rpc: Option<&Rpc>, api: ApiKey, kind: ListenerKind) -> bool {
-    rpc.is_some_and(|rpc| rpc.listeners.include(kind)) && served_by_schema(api, kind)
-}
-
-/// The versions of `api` served on a `kind` listener; `None` when it is not served there.
+/// The versions of `api` a standalone node serves on a `kind` listener; `None` when it is not
+/// served there.
 pub fn supported_versions(api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
-    versions_as(declaration(api), api, kind)
+    supported_versions_in(Mode::Standalone, api, kind)
 }
 
-/// [`supported_versions`] for the declaration `rpc` of `api`.
-fn versions_as(rpc: Option<&Rpc>, api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
+/// [`supported_versions`] for a node in `mode`.
+pub fn supported_versions_in(mode: Mode, api: ApiKey, kind: ListenerKind) -> Option<VersionRange> {
+    versions_as(declaration(api), api, mode, kind)
+}
+
+/// [`supported_versions_in`] for the declaration `rpc` of `api`.
+fn versions_as(
+    rpc: Option<&Rpc>,
+    api: ApiKey,
+    mode: Mode,
+    kind: ListenerKind,
+) -> Option<VersionRange> {
     let rpc = rpc?;
-    served_as(Some(rpc), api, kind).then_some(VersionRange {
+    served_as(Some(rpc), api, mode, kind).then_some(VersionRange {
         min: rpc.min_version,
         max: rpc.max_version,
     })
@@ -153,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_gateway_advertises_local_apis_as_its_own_and_forwarded_ones_at_both_sides_versions() {
-        let ours = advertised_apis(ListenerKind::Broker, true);
+        let ours = advertised_apis(Mode::Gateway, ListenerKind::Broker, true);
         let mut upstream: BTreeMap<i16, VersionRange> = BTreeMap::new();
         // A cluster with Fetch 4-12, Metadata 0-20, no Produce and no streams groups.
         upstream.insert(ApiKey::Fetch.key(), VersionRange { min: 4, max: 12 });
@@ -200,7 +218,7 @@ mod tests {
         let served: Vec<(ApiKey, VersionRange)> = served_apis(ListenerKind::Broker).collect();
         let mut expected: Vec<ApiKey> = apis::ALL
             .iter()
-            .filter(|rpc| !rpc.only_with_topology_plugin)
+            .filter(|rpc| !rpc.only_with_topology_plugin && rpc.standalone)
             .map(|rpc| rpc.api)
             .filter(|api| !matches!(api, ApiKey::BrokerRegistration | ApiKey::BrokerHeartbeat))
             .collect();
@@ -260,8 +278,10 @@ mod tests {
                 Some((cells[1].to_owned(), key, cells[3].to_owned()))
             })
             .collect();
+        // The RPCs only a gateway forwards are docs/gateway.md's to list.
         let mut expected: Vec<(String, i16, String)> = apis::ALL
             .iter()
+            .filter(|rpc| rpc.standalone)
             .map(|rpc| {
                 let (api, min, max) = (rpc.api, rpc.min_version, rpc.max_version);
                 let versions = if min == max {
@@ -282,7 +302,7 @@ mod tests {
     #[test]
     fn r10_push_rpcs_are_advertised_only_with_a_plugin() {
         let keys = |plugin| -> Vec<i16> {
-            advertised_apis(ListenerKind::Broker, plugin)
+            advertised_apis(Mode::Standalone, ListenerKind::Broker, plugin)
                 .iter()
                 .map(|(a, _)| a.key())
                 .collect()
@@ -303,9 +323,11 @@ mod tests {
             );
             assert_eq!(supported_versions(api, ListenerKind::Controller), None);
         }
-        assert!(advertised_apis(ListenerKind::Controller, true)
-            .iter()
-            .all(|(a, _)| !needs_topology_plugin(*a)));
+        assert!(
+            advertised_apis(Mode::Standalone, ListenerKind::Controller, true)
+                .iter()
+                .all(|(a, _)| !needs_topology_plugin(*a))
+        );
     }
 
     /// Every API with a schema has an RPC file: the request metrics make series for every
@@ -338,15 +360,15 @@ mod tests {
                 .collect();
             for kind in [ListenerKind::Broker, ListenerKind::Controller] {
                 assert_eq!(
-                    versions_as(None, api, kind),
+                    versions_as(None, api, Mode::Standalone, kind),
                     None,
                     "{} on {kind}",
                     api.name()
                 );
-                assert!(!served_as(None, api, kind));
+                assert!(!served_as(None, api, Mode::Gateway, kind));
                 for plugin in [false, true] {
                     assert!(
-                        advertised_from(&without, kind, plugin)
+                        advertised_from(&without, Mode::Gateway, kind, plugin)
                             .iter()
                             .all(|(a, _)| *a != api),
                         "{} advertised on {kind}",
@@ -358,14 +380,16 @@ mod tests {
         // Declared, the same API is served and advertised: the tables above did decide.
         let api = ApiKey::WriteTxnMarkers;
         let rpc = declaration(api);
-        assert!(served_as(rpc, api, ListenerKind::Broker));
+        assert!(served_as(rpc, api, Mode::Standalone, ListenerKind::Broker));
         assert_eq!(
-            versions_as(rpc, api, ListenerKind::Broker),
+            versions_as(rpc, api, Mode::Standalone, ListenerKind::Broker),
             Some(VersionRange { min: 1, max: 2 })
         );
-        assert!(advertised_from(apis::ALL, ListenerKind::Broker, false)
-            .iter()
-            .any(|(a, _)| *a == api));
+        assert!(
+            advertised_from(apis::ALL, Mode::Standalone, ListenerKind::Broker, false)
+                .iter()
+                .any(|(a, _)| *a == api)
+        );
     }
 
     /// The security RPCs are served where Kafka serves them: the SASL and ACL ones and
@@ -418,6 +442,58 @@ mod tests {
                     api.name()
                 );
             }
+        }
+    }
+
+    /// The cluster-administration RPCs only a gateway forwards: a standalone node neither lists
+    /// nor serves them (a request for one closes the connection, as for an unknown API); a
+    /// gateway lists them at the versions the cluster serves too, and not at all when the
+    /// cluster lacks them.
+    #[test]
+    fn rpcs_only_a_gateway_forwards_are_served_only_in_gateway_mode() {
+        let only_forwarded: Vec<&Rpc> = apis::ALL
+            .iter()
+            .copied()
+            .filter(|r| !r.standalone)
+            .collect();
+        let keys: Vec<i16> = only_forwarded.iter().map(|r| r.api.key()).collect();
+        assert_eq!(keys.len(), 7, "{keys:?}");
+        let upstream: BTreeMap<i16, VersionRange> = only_forwarded
+            .iter()
+            .filter(|r| r.api != ApiKey::UnregisterBroker)
+            .map(|r| (r.api.key(), VersionRange { min: 0, max: 1 }))
+            .collect();
+        for kind in [ListenerKind::Broker, ListenerKind::Controller] {
+            for plugin in [false, true] {
+                let standalone = advertised_apis(Mode::Standalone, kind, plugin);
+                assert!(standalone.iter().all(|(a, _)| !keys.contains(&a.key())));
+            }
+        }
+        let gateway = in_gateway(
+            advertised_apis(Mode::Gateway, ListenerKind::Broker, false),
+            &upstream,
+        );
+        for rpc in &only_forwarded {
+            assert_eq!(rpc.gateway, crate::rpc::Gateway::Forwarded);
+            let api = rpc.api;
+            assert_eq!(supported_versions(api, ListenerKind::Broker), None);
+            assert_eq!(
+                supported_versions_in(Mode::Gateway, api, ListenerKind::Broker),
+                Some(table(api)),
+                "{}",
+                api.name()
+            );
+            let listed = gateway.iter().find(|(a, _)| *a == api).map(|(_, r)| *r);
+            let expected = (api != ApiKey::UnregisterBroker).then(|| VersionRange {
+                min: rpc.min_version.max(0),
+                max: rpc.max_version.min(1),
+            });
+            assert_eq!(listed, expected, "{}", api.name());
+            assert_eq!(
+                supported_versions_in(Mode::Gateway, api, ListenerKind::Controller),
+                None,
+                "the controller listener serves everything itself"
+            );
         }
     }
 

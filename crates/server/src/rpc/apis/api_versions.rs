@@ -17,7 +17,7 @@ use kcoord_wire::ErrorCode;
 use kcoord_wire::VersionRange;
 
 use crate::config::ListenerKind;
-use crate::rpc::versions::{advertised_apis, in_gateway, supported_versions};
+use crate::rpc::versions::{advertised_apis, in_gateway, supported_versions, Mode};
 use crate::rpc::{serve, Listeners, Rpc};
 use crate::runtime::features::{
     GROUP_VERSION, GROUP_VERSION_LEVEL, STREAMS_VERSION, STREAMS_VERSION_LEVEL, TRANSACTION_VERSION,
@@ -165,12 +165,13 @@ fn finalized(name: &str, level: i16) -> FinalizedFeatureKey {
 /// What this listener advertises; in gateway mode on a broker listener, with the forwarded
 /// APIs narrowed to what the upstream cluster serves ([`in_gateway`]).
 fn advertised(ctx: &RequestContext<'_>) -> std::borrow::Cow<'static, [(ApiKey, VersionRange)]> {
-    let ours = advertised_apis(ctx.listener.kind, ctx.server.topology.is_enabled());
+    let (kind, plugin) = (ctx.listener.kind, ctx.server.topology.is_enabled());
     match &ctx.server.gateway {
-        Some(gateway) if ctx.listener.kind == ListenerKind::Broker => {
+        Some(gateway) if kind == ListenerKind::Broker => {
+            let ours = advertised_apis(Mode::Gateway, kind, plugin);
             std::borrow::Cow::Owned(in_gateway(ours, &gateway.view().versions))
         }
-        _ => std::borrow::Cow::Borrowed(ours),
+        _ => std::borrow::Cow::Borrowed(advertised_apis(Mode::Standalone, kind, plugin)),
     }
 }
 
@@ -341,20 +342,26 @@ mod tests {
             );
             assert_eq!(resp.error_code, 0);
             // The declarations, Produce listed from v0 (KAFKA-18659).
-            let expected: Vec<(i16, i16, i16)> =
-                crate::rpc::versions::advertised_apis(ListenerKind::Broker, false)
-                    .iter()
-                    .map(|(api, r)| (api.key(), r.min, r.max))
-                    .collect();
+            let expected: Vec<(i16, i16, i16)> = crate::rpc::versions::advertised_apis(
+                Mode::Standalone,
+                ListenerKind::Broker,
+                false,
+            )
+            .iter()
+            .map(|(api, r)| (api.key(), r.min, r.max))
+            .collect();
             assert_eq!(keys(&resp), expected);
             assert_eq!(keys(&resp)[0], (0, 0, 13));
         }
         let resp = call(ListenerKind::Controller, request("librdkafka", "2.12.1"), 3);
-        let expected: Vec<(i16, i16, i16)> =
-            crate::rpc::versions::advertised_apis(ListenerKind::Controller, false)
-                .iter()
-                .map(|(api, r)| (api.key(), r.min, r.max))
-                .collect();
+        let expected: Vec<(i16, i16, i16)> = crate::rpc::versions::advertised_apis(
+            Mode::Standalone,
+            ListenerKind::Controller,
+            false,
+        )
+        .iter()
+        .map(|(api, r)| (api.key(), r.min, r.max))
+        .collect();
         assert_eq!(keys(&resp), expected);
         let listed: Vec<i16> = expected.iter().map(|(key, _, _)| *key).collect();
         assert_eq!(

@@ -20,10 +20,13 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -31,10 +34,13 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
@@ -303,6 +309,56 @@ class GatewayTest {
         assertEquals(aclsDirect.exitCode(), aclsThrough.exitCode(), aclsThrough.toString());
         assertEquals(firstLine(aclsDirect.stdout() + aclsDirect.stderr()),
                 firstLine(aclsThrough.stdout() + aclsThrough.stderr()), "kafka-acls --list");
+    }
+
+    /**
+     * The cluster-administration RPCs a gateway forwards without serving them itself
+     * (ElectLeaders, partition reassignments, DescribeQuorum, UpdateFeatures, UnregisterBroker,
+     * AlterReplicaLogDirs): Kafka's Admin through kcoord gets what it gets from the cluster.
+     */
+    @Test
+    void cluster_administration_through_kcoord_answers_as_the_cluster_does() throws Exception {
+        String topic = "gw-admin-ops";
+        cluster.createTopics(List.of(new NewTopic(topic, 1, (short) 3)));
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (Admin through = Clients.admin(kcoord.bootstrap()); Admin direct = Clients.admin(cluster.bootstrap())) {
+            described(through, topic);
+            for (Admin admin : List.of(through, direct)) {
+                assertEquals(Map.of(), admin.listPartitionReassignments().reassignments().get(30, TimeUnit.SECONDS));
+            }
+            Map<Admin, List<String>> outcomes = new HashMap<>();
+            for (Admin admin : List.of(through, direct)) {
+                List<String> seen = new ArrayList<>();
+                seen.add(outcome(admin.electLeaders(ElectionType.PREFERRED, Set.of(partition)).partitions()
+                        .thenApply(m -> m.get(partition).map(e -> e.getClass().getSimpleName()).orElse("elected"))));
+                seen.add(outcome(admin.alterPartitionReassignments(Map.of(partition, Optional.empty())).all()));
+                QuorumInfo quorum = admin.describeMetadataQuorum().quorumInfo().get(30, TimeUnit.SECONDS);
+                seen.add("leader " + quorum.leaderId() + " voters "
+                        + quorum.voters().stream().map(QuorumInfo.ReplicaState::replicaId).sorted().toList());
+                short level = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS)
+                        .finalizedFeatures().get("metadata.version").maxVersionLevel();
+                seen.add(outcome(admin.updateFeatures(
+                        Map.of("metadata.version", new FeatureUpdate(level, FeatureUpdate.UpgradeType.UPGRADE)),
+                        new UpdateFeaturesOptions().validateOnly(true)).all()));
+                seen.add(outcome(admin.unregisterBroker(99).all()));
+                seen.add(outcome(admin.alterReplicaLogDirs(
+                        Map.of(new TopicPartitionReplica(topic, 0, 0), "/no/such/log/dir")).all()));
+                outcomes.put(admin, seen);
+            }
+            assertEquals(outcomes.get(direct), outcomes.get(through));
+            assertEquals("ElectionNotNeededException", outcomes.get(through).get(0), outcomes.toString());
+            assertEquals("ok", outcomes.get(through).get(3), "a validate-only UpdateFeatures " + outcomes);
+        }
+    }
+
+    /** "ok", or the simple name of the exception the future failed with. */
+    private static String outcome(KafkaFuture<?> future) throws Exception {
+        try {
+            Object value = future.get(30, TimeUnit.SECONDS);
+            return value instanceof String text ? text : "ok";
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause().getClass().getSimpleName();
+        }
     }
 
     /**
