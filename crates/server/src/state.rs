@@ -194,7 +194,7 @@ impl ServerState {
         );
         controller_task.attach_authorizer(authorizer.clone());
         if config.gateway.is_some() {
-            controller_task.leave_topics_to_the_gateway();
+            controller_task.leave_topics_and_group_configs_to_the_gateway();
         }
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let quotas = crate::runtime::quotas::ClientQuotas::new(crate::runtime::quotas::Window {

@@ -339,3 +339,80 @@ async fn a_batch_naming_a_streams_group_and_a_clusters_group_is_answered_by_each
     gateway.shutdown().await;
     upstream.shutdown().await;
 }
+
+/// A group config altered through a gateway is forwarded and kept by the cluster (no kcoord
+/// node keeps one of its own), and the gateway runs its streams group with it: the heartbeat
+/// interval a member joining afterwards is given.
+#[tokio::test]
+async fn a_group_config_set_through_the_gateway_is_the_clusters_and_the_gateway_applies_it() {
+    use kcoord_wire::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kcoord_wire::messages::{
+        IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+        StreamsGroupHeartbeatResponse,
+    };
+    const INTERVAL: &str = "streams.heartbeat.interval.ms";
+    let upstream = upstream().await;
+    create_topic(upstream.broker_addr().unwrap(), SOURCE).await;
+    let gateway = gateway_seeing_the_source(&upstream).await;
+    let addr = gateway.broker_addr().unwrap();
+    let joined = |member: String| async move {
+        let answer: StreamsGroupHeartbeatResponse = until_served(
+            addr,
+            ApiKey::StreamsGroupHeartbeat,
+            0,
+            &join_request(&member),
+            |r: &StreamsGroupHeartbeatResponse| r.error_code,
+        )
+        .await;
+        assert_eq!(answer.error_code, 0, "{answer:?}");
+        answer.heartbeat_interval_ms
+    };
+    assert_eq!(joined("member-1".into()).await, 5_000, "the default");
+
+    let alter = IncrementalAlterConfigsRequest {
+        resources: vec![AlterConfigsResource {
+            resource_type: 32,
+            resource_name: GROUP.into(),
+            configs: vec![AlterableConfig {
+                name: INTERVAL.into(),
+                config_operation: 0,
+                value: Some("7000".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let altered: IncrementalAlterConfigsResponse =
+        call(addr, ApiKey::IncrementalAlterConfigs, 1, &alter).await;
+    assert_eq!(altered.responses[0].error_code, 0, "{altered:?}");
+    let kept = upstream
+        .state()
+        .cluster
+        .snapshot()
+        .group_configs
+        .get(GROUP)
+        .cloned();
+    assert_eq!(
+        kept.and_then(|c| c.get(INTERVAL).cloned()).as_deref(),
+        Some("7000")
+    );
+    assert!(gateway.state().cluster.snapshot().group_configs.is_empty());
+
+    // The gateway reads the cluster's group configs back within about a second.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for probe in 2.. {
+        if joined(format!("member-{probe}")).await == 7_000 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the gateway never applied the cluster's config"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    gateway.shutdown().await;
+    upstream.shutdown().await;
+}

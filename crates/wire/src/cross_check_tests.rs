@@ -484,8 +484,8 @@ cross_check!(
     0..=2
 );
 
-// Admin and KRaft RPCs a gateway forwards (keys 34, 43, 45, 46, 55, 57, 64). kafka-protocol 0.18
-// has all of them over the same versions as our schemas.
+// Admin and KRaft RPCs (keys 34, 43, 45, 46, 55, 57, 64, 74). kafka-protocol 0.18 has all of them
+// over the same versions as our schemas.
 cross_check!(
     elect_leaders_request,
     ElectLeadersRequest,
@@ -569,4 +569,16 @@ cross_check!(
     AlterReplicaLogDirsResponse,
     kp::AlterReplicaLogDirsResponse,
     1..=2
+);
+cross_check!(
+    list_config_resources_request,
+    ListConfigResourcesRequest,
+    kp::ListConfigResourcesRequest,
+    0..=1
+);
+cross_check!(
+    list_config_resources_response,
+    ListConfigResourcesResponse,
+    kp::ListConfigResourcesResponse,
+    0..=1
 );

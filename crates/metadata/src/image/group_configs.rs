@@ -14,6 +14,15 @@ pub struct GroupConfigsImage {
     groups: BTreeMap<String, BTreeMap<String, String>>,
 }
 
+impl From<BTreeMap<String, BTreeMap<String, String>>> for GroupConfigsImage {
+    /// The overrides of each group (a gateway's copy of a cluster's group configs); groups
+    /// without any are left out.
+    fn from(mut groups: BTreeMap<String, BTreeMap<String, String>>) -> Self {
+        groups.retain(|_, configs| !configs.is_empty());
+        GroupConfigsImage { groups }
+    }
+}
+
 impl GroupConfigsImage {
     /// The group's overrides, if it has any.
     pub fn get(&self, group: &str) -> Option<&BTreeMap<String, String>> {

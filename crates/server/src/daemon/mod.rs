@@ -2,8 +2,8 @@
 //! [`ServerHandle`]; the CLI and the tests both go through it.
 
 pub mod command_line;
+mod gateway_mirror;
 mod gateway_ports;
-mod gateway_topics;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -205,7 +205,7 @@ fn spawn_gateway(
     bound: Vec<(TcpListener, ListenerInfo)>,
     serving: gateway_ports::Serving,
 ) -> [JoinHandle<()>; 2] {
-    let mirror = gateway_topics::spawn(
+    let mirror = gateway_mirror::spawn(
         ports.gateway(),
         Arc::clone(&serving.state),
         serving.shutdown.clone(),

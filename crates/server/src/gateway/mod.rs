@@ -11,6 +11,7 @@
 
 pub mod deletes;
 pub mod forward;
+pub mod group_configs;
 pub mod mapping;
 pub mod nodes;
 pub mod offsets;
@@ -262,6 +263,18 @@ impl Gateway {
     /// ([`topics::image`]).
     pub async fn topics_image(&self) -> Result<kcoord_metadata::TopicsImage, ClientError> {
         Ok(topics::image(self.all_topics().await?))
+    }
+
+    /// The group configs the cluster keeps (every kcoord node reads them back from there,
+    /// [`group_configs`]); `None` when the cluster cannot list them (before Kafka 4.1).
+    pub async fn group_configs_image(
+        &self,
+    ) -> Result<Option<kcoord_metadata::GroupConfigsImage>, ClientError> {
+        if !group_configs::listable(&self.view()) {
+            return Ok(None);
+        }
+        let conn = self.control_connection().await?;
+        group_configs::fetch(&conn).await.map(Some)
     }
 
     /// The upstream's Metadata for all topics, asked of any broker.

@@ -99,7 +99,7 @@ fn api_versions_every_version_with_header_v0() {
             version,
         );
         assert_eq!(resp.error_code, 0);
-        assert_eq!(resp.api_keys.len(), 50);
+        assert_eq!(resp.api_keys.len(), 51);
     }
     let req = ApiVersionsRequest {
         client_software_name: "t".into(),

@@ -89,9 +89,9 @@ pub struct ControllerRuntime {
     /// The ACLs and SCRAM credentials handlers last saw, shared by every [`ClusterImage`]
     /// until a batch changes them.
     published_security: Arc<SecurityImage>,
-    /// Whether the topic catalog the shards and handlers see is this controller's; not in
-    /// gateway mode, where it mirrors the upstream cluster's.
-    publishes_topics: bool,
+    /// In gateway mode the topic catalog and the group configs the shards and handlers see
+    /// are the upstream cluster's (`daemon/gateway_mirror.rs`), not this controller's.
+    mirrored_by_gateway: bool,
 }
 
 impl ControllerRuntime {
@@ -139,7 +139,7 @@ impl ControllerRuntime {
                 sessions,
                 authorizer: None,
                 published_security,
-                publishes_topics: true,
+                mirrored_by_gateway: false,
             },
         )
     }
@@ -153,11 +153,12 @@ impl ControllerRuntime {
         self.authorizer = authorizer;
     }
 
-    /// Leaves the topic catalog to someone else (gateway mode's mirror of the upstream
-    /// cluster's topics): a topic this controller creates is not published, where it would
-    /// replace the mirror and make the shards drop the offsets of every mirrored topic.
-    pub fn leave_topics_to_the_gateway(&mut self) {
-        self.publishes_topics = false;
+    /// Leaves the topic catalog and the group configs to gateway mode's mirror of the
+    /// upstream cluster: a topic this controller creates is not published, where it would
+    /// replace the mirror and make the shards drop the offsets of every mirrored topic, and
+    /// nor are group configs set at its controller listener, which the cluster's would undo.
+    pub fn leave_topics_and_group_configs_to_the_gateway(&mut self) {
+        self.mirrored_by_gateway = true;
     }
 
     /// Starts the task; it stops when `stop` turns true (or its sender is dropped).
@@ -172,7 +173,7 @@ impl ControllerRuntime {
         }
         // Topics replayed from the log: the shards start with an empty catalog.
         let replayed = self.catalog.snapshot();
-        if !replayed.is_empty() && self.publishes_topics {
+        if !replayed.is_empty() && !self.mirrored_by_gateway {
             self.coordinators.topics_changed(&replayed).await;
         }
         // Group configs replayed from the log: the shards start without overrides.
@@ -240,7 +241,7 @@ impl ControllerRuntime {
     /// from what the shards were last given.
     async fn publish_group_configs(&mut self) {
         let image = &self.controller.state().group_configs;
-        if *image == self.published_group_configs {
+        if self.mirrored_by_gateway || *image == self.published_group_configs {
             return;
         }
         self.coordinators
@@ -269,7 +270,7 @@ impl ControllerRuntime {
         if broker_configs_changed && !topics_changed {
             self.partitions.sync(&self.catalog.snapshot(), now_ms());
         }
-        if topics_changed && self.publishes_topics {
+        if topics_changed && !self.mirrored_by_gateway {
             let image: Arc<TopicsImage> = Arc::new(self.controller.state().topics.clone());
             // Logs first: a client that sees a partition in the catalog can produce to it.
             self.partitions.sync(&image, now_ms());

@@ -349,6 +349,18 @@ class GatewayTest {
             assertEquals("ElectionNotNeededException", outcomes.get(through).get(0), outcomes.toString());
             assertEquals("ok", outcomes.get(through).get(3), "a validate-only UpdateFeatures " + outcomes);
         }
+        // A config set through kcoord for a group that does not exist is the cluster's, and
+        // kafka-configs lists it through kcoord (ListConfigResources is forwarded) as directly.
+        String group = "gw-configured-group";
+        Tools.Run set = Tools.kafkaConfigs("--bootstrap-server", kcoord.bootstrap(), "--alter",
+                "--entity-type", "groups", "--entity-name", group, "--add-config", "consumer.session.timeout.ms=50000");
+        assertEquals(0, set.exitCode(), set.toString());
+        String block = "Dynamic configs for group " + group + " are:";
+        for (String bootstrap : List.of(kcoord.bootstrap(), cluster.bootstrap())) {
+            Tools.Run all = Tools.kafkaConfigs("--bootstrap-server", bootstrap, "--describe", "--entity-type", "groups");
+            assertEquals(0, all.exitCode(), all.toString());
+            assertTrue(all.stdout().contains(block + "\n  consumer.session.timeout.ms=50000"), bootstrap + ": " + all.stdout());
+        }
     }
 
     /** "ok", or the simple name of the exception the future failed with. */

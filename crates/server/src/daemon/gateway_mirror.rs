@@ -1,9 +1,12 @@
-//! Gateway mode's topic mirror: the coordinator shards (and every handler reading the topic
-//! catalog) see the upstream cluster's topics, fetched with a Metadata for all topics every
-//! [`MIRROR_INTERVAL`], and early (at most every [`MIN_SPACING`]) after kcoord created streams
-//! internal topics upstream or a streams group found a source topic missing. The
-//! catalog is replaced only by a fetch that succeeded: an empty one would make the shards
-//! drop the committed offsets of every topic, as if all were deleted.
+//! Gateway mode's mirror of what the upstream cluster keeps for the shards. The coordinator
+//! shards (and every handler reading the topic catalog) see the cluster's topics, fetched with
+//! a Metadata for all topics every [`MIRROR_INTERVAL`], and early (at most every
+//! [`MIN_SPACING`]) after kcoord created streams internal topics upstream or a streams group
+//! found a source topic missing. The catalog is replaced only by a fetch that succeeded: an
+//! empty one would make the shards drop the committed offsets of every topic, as if all were
+//! deleted. The shards run their groups with the cluster's group configs
+//! ([`crate::gateway::group_configs`]), fetched at the same pace, so a group config altered
+//! through any node (or at the cluster) applies on every node within a second or so.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +14,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::debug;
+
+use kcoord_coordinator::GroupConfigRules;
+use kcoord_metadata::GroupConfigsImage;
 
 use crate::gateway::topics::UpstreamTopicCreator;
 use crate::gateway::Gateway;
@@ -34,8 +40,11 @@ pub(super) fn spawn(
         .auto_topics
         .create_elsewhere(Arc::new(UpstreamTopicCreator(Arc::clone(&gateway))));
     tokio::spawn(async move {
+        let rules = GroupConfigRules::new(state.config.streams.group_config_broker_settings());
+        let mut group_configs = GroupConfigsImage::default();
         loop {
             mirror_once(&gateway, &state).await;
+            mirror_group_configs(&gateway, &state, &rules, &mut group_configs).await;
             let looked = tokio::time::Instant::now();
             tokio::select! {
                 _ = crate::support::shutdown::stopped(&mut shutdown) => break,
@@ -69,4 +78,39 @@ async fn mirror_once(gateway: &Gateway, state: &ServerState) {
     let image = Arc::new(image);
     state.topics.publish(Arc::clone(&image));
     state.coordinators.topics_changed(&image).await;
+}
+
+/// Fetches the cluster's group configs and hands them to the shards when they differ from
+/// `published`, the ones they were last given. A failed fetch keeps the last ones.
+async fn mirror_group_configs(
+    gateway: &Gateway,
+    state: &ServerState,
+    rules: &GroupConfigRules,
+    published: &mut GroupConfigsImage,
+) {
+    let image = match gateway.group_configs_image().await {
+        Ok(Some(image)) => image,
+        // The cluster keeps no group configs kcoord could read (before Kafka 4.1).
+        Ok(None) => return,
+        Err(e) => {
+            gateway.log_failure(
+                "any",
+                "cannot fetch the upstream group configs; keeping the last ones",
+                &e,
+            );
+            return;
+        }
+    };
+    if image == *published {
+        return;
+    }
+    debug!(
+        groups = image.iter().count(),
+        "the upstream group configs changed"
+    );
+    state
+        .coordinators
+        .group_configs_changed(&image, rules)
+        .await;
+    *published = image;
 }
