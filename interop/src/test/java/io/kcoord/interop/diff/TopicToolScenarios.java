@@ -3,6 +3,7 @@ package io.kcoord.interop.diff;
 import static io.kcoord.interop.diff.Scenario.Pair.MAIN;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,6 +17,7 @@ import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeLogDirsRequestData;
 import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.ListConfigResourcesRequestData;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
@@ -24,17 +26,21 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.DescribeLogDirsRequest;
 import org.apache.kafka.common.requests.DescribeTopicPartitionsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.ListConfigResourcesRequest;
 
 /**
  * Issue 24's topic tools: CreatePartitions, IncrementalAlterConfigs and AlterConfigs of topics
- * and brokers, DescribeConfigs after them, DescribeLogDirs. Broker configs a scenario sets are
- * deleted before it ends: the servers are shared with the other scenarios.
+ * and brokers, DescribeConfigs after them, DescribeLogDirs, DescribeTopicPartitions and
+ * ListConfigResources. Broker and group configs a scenario sets are deleted before it ends: the
+ * servers are shared with the other scenarios.
  */
 final class TopicToolScenarios {
     private TopicToolScenarios() {}
 
     private static final byte TOPIC = ConfigResource.Type.TOPIC.id();
     private static final byte BROKER = ConfigResource.Type.BROKER.id();
+    private static final byte GROUP = ConfigResource.Type.GROUP.id();
+    private static final byte CLIENT_METRICS = ConfigResource.Type.CLIENT_METRICS.id();
     private static final byte SET = 0;
     private static final byte DELETE = 1;
     private static final byte APPEND = 2;
@@ -61,6 +67,8 @@ final class TopicToolScenarios {
         all.add(new Scenario("describe-topic-partitions", MAIN,
                 Map.of("describe-topic-partitions-a", 3, "describe-topic-partitions-b", 2),
                 TopicToolScenarios::describeTopicPartitions));
+        all.add(new Scenario("list-config-resources", MAIN, Map.of("list-config-resources-topic", 1),
+                TopicToolScenarios::listConfigResources));
         return all;
     }
 
@@ -307,5 +315,42 @@ final class TopicToolScenarios {
                 (short) 0);
         s.call("negative cursor partition", describePartitions(5, a, -1, a), (short) 0);
         s.call("limit below one", describePartitions(0, null, 0, b), (short) 0);
+    }
+
+    static AbstractRequest.Builder<?> listConfigResources(byte... types) {
+        ListConfigResourcesRequestData data = new ListConfigResourcesRequestData();
+        for (byte t : types) data.resourceTypes().add(t);
+        return new ListConfigResourcesRequest.Builder(data);
+    }
+
+    /**
+     * The resources this scenario made, and only those: the servers are shared, and Kafka lists
+     * each type in hash order.
+     */
+    static JsonNode ownResourcesShape(JsonNode json) {
+        ArrayNode own = ((ObjectNode) json).arrayNode();
+        for (JsonNode r : json.path("configResources")) {
+            if (r.path("resourceName").asText().startsWith("list-config-resources")) own.add(r);
+        }
+        ((ObjectNode) json).set("configResources", own);
+        return json;
+    }
+
+    /** What `kafka-configs --describe` of every group (or client-metrics resource) asks. */
+    static void listConfigResources(Side s) throws Exception {
+        String group = "list-config-resources-group";
+        s.call("groups before a config", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
+        s.call("set a group config", incremental(false,
+                res(GROUP, group, "consumer.session.timeout.ms", SET, "50000")), (short) 1);
+        s.call("groups", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
+        s.call("topics and groups", listConfigResources(TOPIC, GROUP), (short) 1,
+                TopicToolScenarios::ownResourcesShape);
+        s.call("every type", listConfigResources(), (short) 1, TopicToolScenarios::ownResourcesShape);
+        s.call("client metrics", listConfigResources(CLIENT_METRICS), (short) 1);
+        s.call("v0: client metrics", listConfigResources(CLIENT_METRICS), (short) 0);
+        s.call("an unknown type", listConfigResources(GROUP, (byte) 3), (short) 1);
+        s.call("delete the group config", incremental(false,
+                res(GROUP, group, "consumer.session.timeout.ms", DELETE, null)), (short) 1);
+        s.call("groups after", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
     }
 }
