@@ -130,7 +130,12 @@ public final class Tools {
      */
     public static Process spawnJavaOn(String classpath, java.nio.file.Path log, String mainClass,
             String... args) throws IOException {
-        return new ProcessBuilder(javaCommand(classpath, List.of(), mainClass, args))
+        // A child killed with SIGKILL (the tests kill Streams apps) leaves its temp files, RocksDB's
+        // 15 MB native library among them: they stay in the build directory, not in /tmp.
+        java.nio.file.Path tmp = Paths.get("target", "child-tmp").toAbsolutePath();
+        java.nio.file.Files.createDirectories(tmp);
+        List<String> jvmOptions = List.of("-Djava.io.tmpdir=" + tmp);
+        return new ProcessBuilder(javaCommand(classpath, jvmOptions, mainClass, args))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
