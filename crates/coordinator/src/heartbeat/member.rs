@@ -189,12 +189,13 @@ pub(super) fn updated_member<'a>(
     let mut m = Cow::Borrowed(member);
     if let Some(i) = &request.instance_id {
         if m.instance_id() != Some(i.as_str()) {
-            m.to_mut().extras_mut().instance_id = Some(i.clone());
+            m.to_mut()
+                .change_extras(|e| e.instance_id = Some(i.clone()));
         }
     }
     if let Some(r) = &request.rack_id {
         if m.rack_id() != Some(r.as_str()) {
-            m.to_mut().extras_mut().rack_id = Some(r.clone());
+            m.to_mut().change_extras(|e| e.rack_id = Some(r.clone()));
         }
     }
     if request.rebalance_timeout_ms != -1 && m.rebalance_timeout_ms != request.rebalance_timeout_ms
@@ -223,7 +224,7 @@ pub(super) fn updated_member<'a>(
             .map(|kv| (kv.key.clone(), kv.value.clone()))
             .collect();
         if *m.client_tags() != tags {
-            m.to_mut().extras_mut().client_tags = tags;
+            m.to_mut().change_extras(|e| e.client_tags = tags);
         }
     }
     if joining || request.user_endpoint.is_some() {
@@ -232,7 +233,7 @@ pub(super) fn updated_member<'a>(
             port: e.port,
         });
         if m.user_endpoint() != endpoint.as_ref() {
-            m.to_mut().extras_mut().user_endpoint = endpoint;
+            m.to_mut().change_extras(|e| e.user_endpoint = endpoint);
         }
     }
     m

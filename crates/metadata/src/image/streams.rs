@@ -183,14 +183,18 @@ impl StreamsGroupMember {
         self.extras.as_ref().map_or(&NO_TAGS, |e| &e.client_tags)
     }
 
-    /// The member's extras to change (boxed on first use).
-    pub fn extras_mut(&mut self) -> &mut MemberExtras {
-        self.extras.get_or_insert_with(Box::default)
+    /// Changes the member's extras, boxed on first use; extras left all empty are not kept
+    /// boxed, so a member whose last extra was cleared equals one that never had any (as its
+    /// replayed record makes it).
+    pub fn change_extras(&mut self, change: impl FnOnce(&mut MemberExtras)) {
+        let mut extras = self.extras.take().unwrap_or_default();
+        change(&mut extras);
+        self.extras = (!extras.is_empty()).then_some(extras);
     }
 
-    /// Replaces the member's extras; none are kept boxed when all are empty.
+    /// Replaces the member's extras ([`StreamsGroupMember::change_extras`]).
     pub fn set_extras(&mut self, extras: MemberExtras) {
-        self.extras = (!extras.is_empty()).then(|| Box::new(extras));
+        self.change_extras(|e| *e = extras);
     }
 }
 
@@ -580,6 +584,22 @@ mod tests {
                 .collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn extras_cleared_to_empty_are_not_kept_boxed() {
+        let mut m = StreamsGroupMember::default();
+        m.change_extras(|e| e.rack_id = Some("rack-1".into()));
+        assert_eq!(m.rack_id(), Some("rack-1"));
+        m.change_extras(|e| e.rack_id = None);
+        assert!(m.extras.is_none(), "no empty box");
+        assert_eq!(
+            m,
+            StreamsGroupMember::default(),
+            "equal to a member that never had any"
+        );
+        m.set_extras(MemberExtras::default());
+        assert!(m.extras.is_none());
     }
 
     #[test]
