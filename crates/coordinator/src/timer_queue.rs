@@ -39,6 +39,12 @@ pub struct DueTimer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Deadline(i64);
 
+impl Default for Deadline {
+    fn default() -> Self {
+        Deadline::NONE
+    }
+}
+
 impl Deadline {
     const NONE: Deadline = Deadline(i64::MIN);
 
@@ -52,23 +58,13 @@ impl Deadline {
 }
 
 /// The timers armed for one member, in a map keyed by its id.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct MemberTimers {
     /// The session deadline.
     session: Deadline,
     rebalance: Deadline,
     /// The member epoch the rebalance timer was armed for.
     rebalance_epoch: i32,
-}
-
-impl Default for MemberTimers {
-    fn default() -> Self {
-        MemberTimers {
-            session: Deadline::NONE,
-            rebalance: Deadline::NONE,
-            rebalance_epoch: 0,
-        }
-    }
 }
 
 impl MemberTimers {
@@ -92,19 +88,10 @@ impl MemberTimers {
 /// heartbeat costs two map lookups and no B-tree work (moving a queue entry each time was a
 /// tenth of the daemon's heartbeat cost), and the queue holds one session entry per group, not
 /// one per member (122 bytes each).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct GroupTimers {
     session_queued: Deadline,
     members: FastMap<Id, MemberTimers>,
-}
-
-impl Default for GroupTimers {
-    fn default() -> Self {
-        GroupTimers {
-            session_queued: Deadline::NONE,
-            members: FastMap::default(),
-        }
-    }
 }
 
 /// The member id of a group's session entry in the queue: no member's (member ids are never
