@@ -13,7 +13,7 @@ use kcoord_metadata::{GroupConfigsImage, GROUP_RESOURCE as GROUP};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::describe_configs_request::DescribeConfigsResource;
 use kcoord_wire::messages::{DescribeConfigsRequest, ListConfigResourcesRequest};
-use kcoord_wire::ErrorCode;
+use kcoord_wire::{ErrorCode, Request};
 
 use super::upstream::UpstreamView;
 
@@ -32,7 +32,13 @@ pub async fn fetch(conn: &Connection) -> Result<GroupConfigsImage, ClientError> 
             ..Default::default()
         })
         .await?;
-    refused("ListConfigResources", listed.error_code)?;
+    if listed.error_code != ErrorCode::NONE.code() {
+        return Err(ClientError::Kafka {
+            api: ListConfigResourcesRequest::KEY,
+            code: listed.error_code,
+            message: None,
+        });
+    }
     let resources: Vec<DescribeConfigsResource> = listed
         .config_resources
         .into_iter()
@@ -70,14 +76,4 @@ pub async fn fetch(conn: &Connection) -> Result<GroupConfigsImage, ClientError> 
             .extend(overrides);
     }
     Ok(GroupConfigsImage::from(groups))
-}
-
-fn refused(api: &str, code: i16) -> Result<(), ClientError> {
-    match ErrorCode::from_code(code) {
-        Some(ErrorCode::NONE) => Ok(()),
-        error => Err(ClientError::Protocol(format!(
-            "the cluster refused {api}: {}",
-            error.map_or("UNKNOWN", ErrorCode::name)
-        ))),
-    }
 }
