@@ -19,6 +19,7 @@ import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.ListConfigResourcesRequestData;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
@@ -27,6 +28,7 @@ import org.apache.kafka.common.requests.DescribeLogDirsRequest;
 import org.apache.kafka.common.requests.DescribeTopicPartitionsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.ListConfigResourcesRequest;
+import org.apache.kafka.common.requests.ListConfigResourcesResponse;
 
 /**
  * Issue 24's topic tools: CreatePartitions, IncrementalAlterConfigs and AlterConfigs of topics
@@ -336,12 +338,31 @@ final class TopicToolScenarios {
         return json;
     }
 
+    /**
+     * Waits, unrecorded, until ListConfigResources does (or no longer does) list {@code group}: a
+     * Kafka broker applies the controller's config records a moment after the change is answered.
+     */
+    static void awaitGroupListed(Side s, String group, boolean listed) throws Exception {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (true) {
+            AbstractResponse r = s.send(listConfigResources(GROUP), (short) 1, "diff-suite");
+            if (r != null && ((ListConfigResourcesResponse) r).data().configResources().stream()
+                    .anyMatch(c -> c.resourceName().equals(group)) == listed) return;
+            if (System.currentTimeMillis() > deadline) {
+                throw new AssertionError("group " + group + (listed ? " not listed" : " still listed")
+                        + " after 10 s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
     /** What `kafka-configs --describe` of every group (or client-metrics resource) asks. */
     static void listConfigResources(Side s) throws Exception {
         String group = "list-config-resources-group";
         s.call("groups before a config", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
         s.call("set a group config", incremental(false,
                 res(GROUP, group, "consumer.session.timeout.ms", SET, "50000")), (short) 1);
+        awaitGroupListed(s, group, true);
         s.call("groups", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
         s.call("topics and groups", listConfigResources(TOPIC, GROUP), (short) 1,
                 TopicToolScenarios::ownResourcesShape);
@@ -351,6 +372,7 @@ final class TopicToolScenarios {
         s.call("an unknown type", listConfigResources(GROUP, (byte) 3), (short) 1);
         s.call("delete the group config", incremental(false,
                 res(GROUP, group, "consumer.session.timeout.ms", DELETE, null)), (short) 1);
+        awaitGroupListed(s, group, false);
         s.call("groups after", listConfigResources(GROUP), (short) 1, TopicToolScenarios::ownResourcesShape);
     }
 }
