@@ -75,9 +75,30 @@ impl Connection {
     /// yet; call [`Connection::negotiate`] or let [`Connection::send_negotiated`] do it.
     pub async fn connect(addr: &str, config: ClientConfig) -> Result<Connection, ClientError> {
         let security = config.security.clone();
+        let conn = Self::connect_unauthenticated(addr, config).await?;
+        if security.protocol.uses_sasl() {
+            let Some(credentials) = security.sasl_credentials() else {
+                return Err(ClientError::InvalidArgument(format!(
+                    "security.protocol={} needs SASL credentials",
+                    security.protocol
+                )));
+            };
+            sasl::authenticate(&conn, credentials).await?;
+        }
+        Ok(conn)
+    }
+
+    /// Opens a connection as [`Connection::connect`] does, TLS included, but leaves the SASL
+    /// exchange to the caller, who sends its SaslHandshake and SaslAuthenticate requests
+    /// itself (a gateway relaying its own client's exchange).
+    pub async fn connect_unauthenticated(
+        addr: &str,
+        config: ClientConfig,
+    ) -> Result<Connection, ClientError> {
+        let security = config.security.clone();
         let protocol = security.protocol;
         let tcp = Self::connect_tcp(addr, &config).await?;
-        let conn = if protocol.uses_tls() {
+        if protocol.uses_tls() {
             let Some(tls) = security.tls_settings() else {
                 return Err(ClientError::InvalidArgument(format!(
                     "security.protocol={protocol} needs TLS settings"
@@ -95,20 +116,11 @@ impl Connection {
                 }
             };
             let (read, write) = tokio::io::split(stream);
-            Self::start(addr, config, read, write)
+            Ok(Self::start(addr, config, read, write))
         } else {
             let (read, write) = tcp.into_split();
-            Self::start(addr, config, read, write)
-        };
-        if protocol.uses_sasl() {
-            let Some(credentials) = security.sasl_credentials() else {
-                return Err(ClientError::InvalidArgument(format!(
-                    "security.protocol={protocol} needs SASL credentials"
-                )));
-            };
-            sasl::authenticate(&conn, credentials).await?;
+            Ok(Self::start(addr, config, read, write))
         }
-        Ok(conn)
     }
 
     async fn connect_tcp(addr: &str, config: &ClientConfig) -> Result<TcpStream, ClientError> {

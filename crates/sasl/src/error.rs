@@ -60,6 +60,12 @@ pub enum SaslError {
     /// The client asked for a mechanism that is not enabled; holds the name it asked for.
     #[error("Unsupported SASL mechanism {0}")]
     UnsupportedSaslMechanism(String),
+    /// A relayed SCRAM exchange ([`crate::RelayedExchange`]) with a delegation token: who the
+    /// client would be (the token's owner) is known only to the server that checks it.
+    #[error(
+        "Authentication failed: delegation tokens are not accepted here; authenticate as the user"
+    )]
+    TokenAuthenticationNotRelayed,
 }
 
 impl SaslError {
@@ -104,6 +110,7 @@ impl SaslError {
                 | SaslError::AuthorizationIdMismatch
                 | SaslError::IllegalSaslState(_)
                 | SaslError::UnsupportedSaslMechanism(_)
+                | SaslError::TokenAuthenticationNotRelayed
         )
     }
 

@@ -10,6 +10,8 @@
 //!   a [`ScramCredentialLookup`]; [`ScramCredential`] derives them from a password (as
 //!   `kafka-configs` does) or from a salted password (as AlterUserScramCredentials carries).
 //! * [`SaslServer`]: either, as the SaslHandshake's [`SaslMechanism`] chose.
+//! * [`RelayedExchange`]: an exchange another server checks (the tokens relayed to it), followed
+//!   to learn when it completes and who the client is.
 //! * [`JaasConfig`]: Kafka's `sasl.jaas.config` syntax.
 //! * [`SaslError`]: each failure with Kafka's error code and the text Kafka lets the client
 //!   see.
@@ -29,6 +31,7 @@ mod jaas;
 mod mechanism;
 mod plain;
 mod random;
+mod relay;
 mod scram;
 mod server;
 
@@ -43,6 +46,7 @@ pub use jaas::{
 pub use mechanism::{SaslMechanism, ScramMechanism};
 pub use plain::{PlainAuthenticator, PlainServer, PlainUsers};
 pub use random::secure_random_string;
+pub use relay::RelayedExchange;
 pub use scram::{
     salted_password, DelegationTokenCredential, ScramClient, ScramCredential,
     ScramCredentialLookup, ScramCredentials, ScramServer,

@@ -185,7 +185,7 @@ impl<A: PlainAuthenticator> PlainServer<A> {
 
 /// Splits at NUL at most three times, as Kafka does, so the count it reports for a wrong
 /// message is 1, 2 or 4.
-fn split_plain_message(message: &str) -> Result<[&str; 3], SaslError> {
+pub(crate) fn split_plain_message(message: &str) -> Result<[&str; 3], SaslError> {
     let tokens: Vec<&str> = message.splitn(4, '\0').collect();
     match tokens.as_slice() {
         [authorization_id, username, password] => Ok([authorization_id, username, password]),

@@ -19,6 +19,7 @@ use kcoord_wire::Decodable;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
+mod gateway_relay;
 mod gateway_support;
 
 use gateway_support::*;

@@ -10,4 +10,5 @@ mod server;
 pub use client::ScramClient;
 pub use credential::{salted_password, ScramCredential};
 pub use lookup::{DelegationTokenCredential, ScramCredentialLookup, ScramCredentials};
+pub(crate) use messages::ClientFirst;
 pub use server::ScramServer;

@@ -5,7 +5,8 @@
 //! `--command-config`; `gateway.broker.port.start` says where each upstream broker is served.
 //! The kcoord nodes reach each other's broker listeners with the client keys under
 //! `gateway.node.client.`, and `gateway.node.principals` says which of their clients may pass a
-//! request on as another node.
+//! request on as another node. `gateway.authentication=upstream` has the cluster check the
+//! credentials of kcoord's SASL clients, so forwarded requests reach it as those clients.
 
 use std::time::Duration;
 
@@ -26,6 +27,9 @@ pub const COORDINATOR_LOG_REPLICATION_FACTOR: &str = "gateway.coordinator.log.re
 pub const NODE_SESSION_TIMEOUT: &str = "gateway.node.session.timeout.ms";
 pub const NODE_CLIENT_PREFIX: &str = "gateway.node.client.";
 pub const NODE_PRINCIPALS: &str = "gateway.node.principals";
+/// Who checks the SASL credentials of clients on the broker listeners: `local` (kcoord) or
+/// `upstream` (the cluster, each exchange relayed to it).
+pub const AUTHENTICATION: &str = "gateway.authentication";
 /// The client id of a node's own requests to another node (passed-on ones carry the client's).
 pub const NODE_CLIENT_ID: &str = "kcoord-node";
 /// The classic consumer's default `session.timeout.ms` before Kafka 3.0 (10 s), within the
@@ -60,6 +64,9 @@ pub struct GatewaySettings {
     node_client_properties: Vec<(String, String)>,
     /// Who may pass a request on as another kcoord node; empty: any connection.
     pub node_principals: Vec<KafkaPrincipal>,
+    /// `gateway.authentication=upstream`: each client's SASL exchange is relayed to the
+    /// cluster, and its forwarded requests go upstream as that client.
+    pub upstream_authenticates: bool,
 }
 
 // The upstream keys hold passwords (`sasl.jaas.config`): only their names are shown.
@@ -88,6 +95,7 @@ impl std::fmt::Debug for GatewaySettings {
             .field("client_keys", &keys)
             .field("node_client_keys", &node_keys)
             .field("node_principals", &self.node_principals)
+            .field("upstream_authenticates", &self.upstream_authenticates)
             .finish()
     }
 }
@@ -136,6 +144,7 @@ pub(super) fn read(
             COORDINATOR_LOG_REPLICATION_FACTOR,
             NODE_SESSION_TIMEOUT,
             NODE_PRINCIPALS,
+            AUTHENTICATION,
         ];
         for key in keys.into_iter().chain(node_client_key.as_deref()) {
             r.require(
@@ -191,12 +200,56 @@ pub(super) fn read(
         client_properties,
         node_client_properties,
         node_principals,
+        upstream_authenticates: upstream_authenticates(r)?,
     };
-    if let Err(e) = settings.client_config() {
-        return Err(r.error(BOOTSTRAP_SERVERS, format!("upstream client settings: {e}")));
-    }
+    let client = settings
+        .client_config()
+        .map_err(|e| r.error(BOOTSTRAP_SERVERS, format!("upstream client settings: {e}")))?;
     check_node_client(r, &settings, listeners)?;
+    if settings.upstream_authenticates {
+        check_relay(r, &client, listeners)?;
+    }
     Ok(Some(settings))
+}
+
+/// `gateway.authentication`: whether the upstream cluster checks the clients' credentials.
+pub(super) fn upstream_authenticates(r: &Reader<'_>) -> Result<bool, ConfigError> {
+    r.get(AUTHENTICATION, false, |v| match v.trim() {
+        "local" => Ok(false),
+        "upstream" => Ok(true),
+        other => Err(format!("expected local or upstream, got {other:?}")),
+    })
+}
+
+/// A relayed exchange needs SASL on both sides: on every broker listener, where clients
+/// authenticate, and upstream, where their exchange is relayed.
+fn check_relay(
+    r: &Reader<'_>,
+    client: &ClientConfig,
+    listeners: &[ListenerConfig],
+) -> Result<(), ConfigError> {
+    let upstream = client.security.protocol;
+    r.require(
+        upstream.uses_sasl(),
+        &[AUTHENTICATION, "upstream.security.protocol"],
+        format!(
+            "{AUTHENTICATION}=upstream relays each client's SASL exchange to the cluster, so \
+             upstream.security.protocol must be SASL_PLAINTEXT or SASL_SSL, not {upstream}"
+        ),
+    )?;
+    for l in listeners.iter().filter(|l| l.kind == ListenerKind::Broker) {
+        r.require(
+            l.security_protocol.uses_sasl(),
+            &[AUTHENTICATION, "listeners"],
+            format!(
+                "{AUTHENTICATION}=upstream: broker listener {} speaks {}, so its clients \
+                 would reach the cluster as nobody; give it SASL_PLAINTEXT or SASL_SSL",
+                l.name,
+                l.security_protocol.name()
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 /// The keys under `prefix` but `skip`, without the prefix: a Kafka client's settings.

@@ -224,7 +224,8 @@ fn read(r: &Reader<'_>) -> Result<Config, ConfigError> {
     let coordinator_log =
         coordinator_log::read(r, &log.log_dirs, controller.metadata_log_dir.as_deref())?;
     let connections = connections::read(r, &listeners)?;
-    let sasl = sasl::read(r, &listeners)?;
+    let upstream_authenticates = gateway::upstream_authenticates(r)?;
+    let sasl = sasl::read(r, &listeners, upstream_authenticates)?;
     let ssl = ssl::read(r, &listeners)?;
     let http_listener = http::read(r, &listeners)?;
     let authorizer = authorizer::read(r)?;

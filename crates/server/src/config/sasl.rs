@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use kcoord_sasl::{JaasConfig, PlainUsers, SaslMechanism, PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE};
 
-use super::listeners::ListenerConfig;
+use super::listeners::{ListenerConfig, ListenerKind};
 use super::{ConfigError, Reader};
 
 pub const ENABLED_MECHANISMS: &str = "sasl.enabled.mechanisms";
@@ -43,18 +43,22 @@ impl SaslSettings {
 }
 
 /// Reads the settings of every listener whose security protocol is SASL_*.
+/// With `upstream_authenticates` (gateway mode's `gateway.authentication=upstream`), the broker
+/// listeners relay each exchange to the upstream cluster and read no JAAS users.
 pub(super) fn read(
     r: &Reader<'_>,
     listeners: &[ListenerConfig],
+    upstream_authenticates: bool,
 ) -> Result<SaslSettings, ConfigError> {
     let mut settings = SaslSettings {
         listeners: BTreeMap::new(),
         failed_authentication_delay_ms: read_failed_authentication_delay(r)?,
     };
     for l in listeners.iter().filter(|l| l.security_protocol.uses_sasl()) {
+        let relayed = upstream_authenticates && l.kind == ListenerKind::Broker;
         settings
             .listeners
-            .insert(l.name.clone(), read_listener(r, &l.name)?);
+            .insert(l.name.clone(), read_listener(r, &l.name, relayed)?);
     }
     Ok(settings)
 }
@@ -66,6 +70,9 @@ pub struct SaslListener {
     pub mechanisms: Vec<SaslMechanism>,
     /// PLAIN's users, when PLAIN is enabled.
     pub plain_users: Arc<PlainUsers>,
+    /// Whether the upstream cluster checks the credentials (each exchange relayed to it, in
+    /// gateway mode) rather than kcoord.
+    pub relayed: bool,
 }
 
 impl SaslListener {
@@ -84,7 +91,11 @@ impl SaslListener {
 }
 
 /// The SASL settings of the listener named `listener`.
-fn read_listener(r: &Reader<'_>, listener: &str) -> Result<SaslListener, ConfigError> {
+fn read_listener(
+    r: &Reader<'_>,
+    listener: &str,
+    relayed: bool,
+) -> Result<SaslListener, ConfigError> {
     let prefix = format!("listener.name.{}.", listener.to_lowercase());
     let prefixed = format!("{prefix}{ENABLED_MECHANISMS}");
     let raw = match r.get(&prefixed, None, |v| Ok(Some(v.to_owned())))? {
@@ -105,6 +116,18 @@ fn read_listener(r: &Reader<'_>, listener: &str) -> Result<SaslListener, ConfigE
             "{prefix}{}.sasl.jaas.config",
             mechanism.name().to_lowercase()
         );
+        if relayed {
+            r.require(
+                !r.is_set(&jaas_key),
+                &[&jaas_key, super::gateway::AUTHENTICATION],
+                format!(
+                    "with {}=upstream the upstream cluster checks the credentials of listener \
+                     {listener}'s clients, so kcoord reads no users here: unset {jaas_key}",
+                    super::gateway::AUTHENTICATION
+                ),
+            )?;
+            continue;
+        }
         let Some(text) = r.get(&jaas_key, None, |v| Ok(Some(v.to_owned())))? else {
             return Err(r.error(
                 &jaas_key,
@@ -138,6 +161,7 @@ fn read_listener(r: &Reader<'_>, listener: &str) -> Result<SaslListener, ConfigE
     Ok(SaslListener {
         mechanisms,
         plain_users: Arc::new(plain_users),
+        relayed,
     })
 }
 

@@ -23,6 +23,9 @@ use tokio::sync::OnceCell;
 use super::mapping;
 use super::Gateway;
 
+mod login;
+pub use login::{LoginRefused, UpstreamLogin};
+
 /// A response frame still on its way from upstream; `None` when the client's connection is
 /// to be closed instead.
 pub type PendingFrame =
@@ -109,7 +112,8 @@ impl Forwarder {
         &self.gateway
     }
 
-    /// The upstream connection, opened on first use.
+    /// The upstream connection, opened on first use; with `gateway.authentication=upstream`
+    /// it is the one the client's relayed SASL exchange opened ([`Forwarder::login`]).
     async fn connection(&self) -> Option<&(String, Upstream)> {
         let opened = self
             .upstream
@@ -118,17 +122,13 @@ impl Forwarder {
                     Destination::Node(listener) => {
                         (listener.clone(), self.gateway.node_client().clone())
                     }
+                    Destination::Broker(_) if self.gateway.settings().upstream_authenticates => {
+                        // The client's login opens this connection: reaching here means the
+                        // connection has no login, and kcoord's own user must not stand in.
+                        return Err(());
+                    }
                     Destination::Broker(target) => {
-                        let Some(address) = self.gateway.address_for(*target) else {
-                            let target = target.map_or("any".to_owned(), |id| id.to_string());
-                            self.gateway.log_failure(
-                                &target,
-                                "no known upstream broker for this port; closing the client connection",
-                                &format!("broker {target} is not in the upstream metadata"),
-                            );
-                            return Err(());
-                        };
-                        (address, self.gateway.client().clone())
+                        (self.broker_address(*target)?, self.gateway.client().clone())
                     }
                 };
                 match Upstream::connect(&address, config).await {
@@ -145,6 +145,18 @@ impl Forwarder {
             })
             .await;
         opened.ok()
+    }
+
+    /// The address of the upstream broker `target` (any, on the bootstrap port).
+    fn broker_address(&self, target: Option<i32>) -> Result<String, ()> {
+        self.gateway.address_for(target).ok_or_else(|| {
+            let target = target.map_or("any".to_owned(), |id| id.to_string());
+            self.gateway.log_failure(
+                &target,
+                "no known upstream broker for this port; closing the client connection",
+                &format!("broker {target} is not in the upstream metadata"),
+            );
+        })
     }
 
     /// Sends one request upstream; its answer comes later, in order, changed as `change` says.

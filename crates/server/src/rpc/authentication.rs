@@ -25,8 +25,8 @@ use bytes::{Bytes, BytesMut};
 use kcoord_acl::KafkaPrincipal;
 use kcoord_metadata::SecurityImage;
 use kcoord_sasl::{
-    PlainUsers, SaslError, SaslMechanism, SaslServer, ScramCredential, ScramCredentialLookup,
-    ScramMechanism, Step,
+    PlainUsers, RelayedExchange, SaslError, SaslMechanism, SaslServer, ScramCredential,
+    ScramCredentialLookup, ScramMechanism, Step,
 };
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::frame::OutFrame;
@@ -36,6 +36,7 @@ use kcoord_wire::messages::{
 use kcoord_wire::ErrorCode;
 
 use crate::config::sasl::SaslListener;
+use crate::gateway::forward::{Forwarder, LoginRefused, UpstreamLogin};
 use crate::rpc::dispatch::{self, Connection, Reply};
 use crate::state::RequestContext;
 use crate::support::logging::log_per_peer;
@@ -46,12 +47,51 @@ enum State {
     Handshake { versions_answered: bool },
     /// The handshake chose a mechanism; the exchange runs.
     Exchange {
-        server: Box<SaslServer<Arc<PlainUsers>, ImageCredentials>>,
+        checker: Checker,
         /// Handshake v0: raw tokens, no SaslAuthenticate.
         raw: bool,
     },
     /// Failed: the connection is closing.
     Failed,
+}
+
+/// Who checks an exchange's tokens.
+enum Checker {
+    /// kcoord: the listener's JAAS users, the metadata log's SCRAM credentials.
+    Local(Box<SaslServer<Arc<PlainUsers>, ImageCredentials>>),
+    /// The upstream cluster, each token relayed to it (`gateway.authentication=upstream`).
+    Upstream {
+        exchange: RelayedExchange,
+        login: UpstreamLogin,
+    },
+}
+
+/// Why a step of the exchange failed.
+enum Failure {
+    /// kcoord refused the token.
+    Sasl(SaslError),
+    /// The cluster refused the relayed token: its code and message go to the client as is.
+    Cluster { code: i16, message: Option<String> },
+    /// The cluster could not be asked (logged): the connection closes, as if a broker went away.
+    Gone,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Sasl(e) => e.fmt(f),
+            Failure::Cluster { code, message } => {
+                let name =
+                    ErrorCode::from_code(*code).map_or("UNKNOWN_ERROR_CODE", ErrorCode::name);
+                write!(
+                    f,
+                    "the upstream cluster refused: {name}: {}",
+                    message.as_deref().unwrap_or("")
+                )
+            }
+            Failure::Gone => f.write_str("the upstream cluster could not be asked"),
+        }
+    }
 }
 
 /// The authentication of one connection on a SASL listener.
@@ -103,6 +143,7 @@ impl SaslSession {
         let session = SaslSession::new(SaslListener {
             mechanisms: Vec::new(),
             plain_users: Arc::default(),
+            relayed: false,
         });
         let _ = session.principal.set(principal);
         *session.state.lock().unwrap_or_else(PoisonError::into_inner) = State::Handshake {
@@ -147,7 +188,9 @@ pub async fn serve(conn: &Connection, session: &SaslSession, frame: Bytes) -> Re
     let ctx = conn.context(&header);
     match api {
         ApiKey::ApiVersions => api_versions(&ctx, session, version, body),
-        ApiKey::SaslHandshake => handshake(&ctx, session, version, body).await,
+        ApiKey::SaslHandshake => {
+            handshake(&ctx, session, conn.upstream.as_deref(), version, body).await
+        }
         ApiKey::SaslAuthenticate => authenticate(&ctx, session, version, body).await,
         other => {
             let peer = conn.peer;
@@ -193,6 +236,7 @@ fn api_versions(
 async fn handshake(
     ctx: &RequestContext<'_>,
     session: &SaslSession,
+    upstream: Option<&Forwarder>,
     version: i16,
     body: Bytes,
 ) -> Reply {
@@ -214,20 +258,43 @@ async fn handshake(
     };
     let Some(mechanism) = session.listener.mechanism(&request.mechanism) else {
         response.error_code = ErrorCode::UNSUPPORTED_SASL_MECHANISM.code();
-        let error = SaslError::UnsupportedSaslMechanism(request.mechanism.clone());
+        let error = Failure::Sasl(SaslError::UnsupportedSaslMechanism(request.mechanism));
         return fail(ctx, session, &error, None, || {
             dispatch::respond(ctx, ApiKey::SaslHandshake, version, &response)
         })
         .await;
     };
-    let credentials = ImageCredentials(Arc::clone(&ctx.server.cluster.snapshot().security));
-    let server = SaslServer::new(
-        mechanism,
-        Arc::clone(&session.listener.plain_users),
-        credentials,
-    );
+    let checker = match (session.listener.relayed, upstream) {
+        (false, _) => {
+            let credentials = ImageCredentials(Arc::clone(&ctx.server.cluster.snapshot().security));
+            Checker::Local(Box::new(SaslServer::new(
+                mechanism,
+                Arc::clone(&session.listener.plain_users),
+                credentials,
+            )))
+        }
+        (true, Some(upstream)) => match upstream.login(mechanism).await {
+            Ok(login) => Checker::Upstream {
+                exchange: RelayedExchange::new(mechanism),
+                login,
+            },
+            Err(LoginRefused::Mechanism(enabled)) => {
+                // What the client may use: enabled both here and in the cluster.
+                response.mechanisms.retain(|m| enabled.contains(m));
+                response.error_code = ErrorCode::UNSUPPORTED_SASL_MECHANISM.code();
+                let error = Failure::Sasl(SaslError::UnsupportedSaslMechanism(request.mechanism));
+                return fail(ctx, session, &error, None, || {
+                    dispatch::respond(ctx, ApiKey::SaslHandshake, version, &response)
+                })
+                .await;
+            }
+            Err(LoginRefused::Unreachable) => return Reply::Close,
+        },
+        // A relayed listener is a broker listener in gateway mode, which has a forwarder.
+        (true, None) => return Reply::Close,
+    };
     *session.state.lock().unwrap_or_else(PoisonError::into_inner) = State::Exchange {
-        server: Box::new(server),
+        checker,
         raw: version == 0,
     };
     dispatch::respond(ctx, ApiKey::SaslHandshake, version, &response)
@@ -244,16 +311,7 @@ async fn authenticate(
             Ok(request) => request,
             Err(reply) => return reply,
         };
-    let step = {
-        let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match &mut *state {
-            State::Exchange { server, raw: false } => {
-                Some((server.mechanism(), server.step(&request.auth_bytes)))
-            }
-            _ => None,
-        }
-    };
-    let Some((mechanism, step)) = step else {
+    let Some((mechanism, step)) = step(ctx, session, false, request.auth_bytes).await else {
         return unexpected(ctx, ApiKey::SaslAuthenticate);
     };
     match step {
@@ -265,14 +323,19 @@ async fn authenticate(
             complete(ctx, session, mechanism, &authenticated.authorization_id);
             respond_token(ctx, version, token)
         }
-        Err(error) => {
+        Err(failure) => {
+            let (error_code, error_message) = match &failure {
+                Failure::Sasl(e) => (e.error_code(), e.client_message(mechanism.name(), false)),
+                Failure::Cluster { code, message } => (*code, message.clone().unwrap_or_default()),
+                Failure::Gone => return Reply::Close,
+            };
             let response = SaslAuthenticateResponse {
-                error_code: error.error_code(),
-                error_message: Some(error.client_message(mechanism.name(), false)),
+                error_code,
+                error_message: Some(error_message),
                 auth_bytes: Bytes::new(),
                 ..Default::default()
             };
-            fail(ctx, session, &error, Some(mechanism), || {
+            fail(ctx, session, &failure, Some(mechanism), || {
                 dispatch::respond(ctx, ApiKey::SaslAuthenticate, version, &response)
             })
             .await
@@ -280,20 +343,72 @@ async fn authenticate(
     }
 }
 
-/// A token of a handshake-v0 exchange: the whole frame, answered by a raw frame.
-async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Reply {
-    let step = {
+/// One step of the exchange with the client's `token`, checked here or by the cluster; `None`
+/// when no exchange of this framing (`raw` or SaslAuthenticate) runs.
+async fn step(
+    ctx: &RequestContext<'_>,
+    session: &SaslSession,
+    raw: bool,
+    token: Bytes,
+) -> Option<(SaslMechanism, Result<Step, Failure>)> {
+    let (mechanism, login) = {
         let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match &mut *state {
-            State::Exchange { server, raw: true } => {
-                Some((server.mechanism(), server.step(&token)))
+        let State::Exchange { checker, raw: r } = &mut *state else {
+            return None;
+        };
+        if *r != raw {
+            return None;
+        }
+        match checker {
+            Checker::Local(server) => {
+                return Some((
+                    server.mechanism(),
+                    server.step(&token).map_err(Failure::Sasl),
+                ))
             }
-            _ => None,
+            Checker::Upstream { exchange, login } => {
+                let mechanism = exchange.mechanism();
+                if let Err(e) = exchange.client_token(&token) {
+                    return Some((mechanism, Err(Failure::Sasl(e))));
+                }
+                (mechanism, login.clone())
+            }
         }
     };
+    let answer = login.authenticate(token).await;
+    let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let State::Exchange {
+        checker: Checker::Upstream { exchange, .. },
+        ..
+    } = &mut *state
+    else {
+        return None;
+    };
+    let result = match answer {
+        Ok(answer) if answer.error_code == ErrorCode::NONE.code() => exchange
+            .server_token(answer.auth_bytes.to_vec())
+            .map_err(Failure::Sasl),
+        Ok(answer) => Err(Failure::Cluster {
+            code: answer.error_code,
+            message: answer.error_message,
+        }),
+        Err(e) => {
+            let peer = ctx.peer;
+            log_per_peer!(warn, peer, "sasl relay failed", %peer, upstream = login.address(), error = %e, "the upstream cluster did not answer a relayed SASL token; closing connection");
+            Err(Failure::Gone)
+        }
+    };
+    if result.is_err() {
+        exchange.refused();
+    }
+    Some((mechanism, result))
+}
+
+/// A token of a handshake-v0 exchange: the whole frame, answered by a raw frame.
+async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Reply {
     let header = kcoord_wire::messages::RequestHeader::default();
     let ctx = conn.context(&header);
-    let Some((mechanism, step)) = step else {
+    let Some((mechanism, step)) = step(&ctx, session, true, token).await else {
         return Reply::Close;
     };
     match step {
@@ -305,8 +420,9 @@ async fn raw_token(conn: &Connection, session: &SaslSession, token: Bytes) -> Re
             complete(&ctx, session, mechanism, &authenticated.authorization_id);
             raw_frame(reply)
         }
+        Err(Failure::Gone) => Reply::Close,
         // Kafka answers a failed v0 exchange with nothing.
-        Err(error) => fail(&ctx, session, &error, Some(mechanism), || Reply::Close).await,
+        Err(failure) => fail(&ctx, session, &failure, Some(mechanism), || Reply::Close).await,
     }
 }
 
@@ -342,7 +458,7 @@ fn complete(ctx: &RequestContext<'_>, session: &SaslSession, mechanism: SaslMech
 async fn fail(
     ctx: &RequestContext<'_>,
     session: &SaslSession,
-    error: &SaslError,
+    error: &Failure,
     mechanism: Option<SaslMechanism>,
     answer: impl FnOnce() -> Reply,
 ) -> Reply {

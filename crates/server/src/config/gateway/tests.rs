@@ -181,3 +181,65 @@ fn the_node_client_must_speak_the_broker_listeners_protocol() {
         "{e}"
     );
 }
+
+/// A relaying gateway: SASL on the broker listener and upstream, no JAAS users of its own.
+const RELAY: &str = "listeners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+     listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+     sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n\
+     upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n\
+     upstream.security.protocol=SASL_SSL\nupstream.sasl.mechanism=PLAIN\n\
+     upstream.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";\n\
+     gateway.node.client.security.protocol=SASL_PLAINTEXT\ngateway.node.client.sasl.mechanism=PLAIN\n\
+     gateway.node.client.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"n\" password=\"p\";\n";
+
+fn relay(extra: &str) -> Result<Config, ConfigError> {
+    Config::parse("a.properties", &format!("node.id=1\n{RELAY}{extra}"))
+}
+
+#[test]
+fn upstream_authentication_relays_the_broker_listeners_exchanges_and_reads_no_users() {
+    let c = relay("gateway.authentication=upstream\n").unwrap();
+    assert!(c.gateway.as_ref().unwrap().upstream_authenticates);
+    let listener = c.sasl.listener("SASL_PLAINTEXT").unwrap();
+    assert!(listener.relayed && listener.plain_users.is_empty());
+    assert_eq!(listener.mechanism_names(), ["PLAIN", "SCRAM-SHA-512"]);
+    // `local`, the default, reads the users as before.
+    let e = relay("gateway.authentication=local\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("plain.sasl.jaas.config"), "{e}");
+    // Users configured for kcoord would be ignored: refused rather than kept for nothing.
+    let jaas = "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_a=\"b\";\n";
+    let e = relay(&format!("gateway.authentication=upstream\n{jaas}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unset listener.name.sasl_plaintext.plain.sasl.jaas.config"),
+        "{e}"
+    );
+}
+
+#[test]
+fn upstream_authentication_needs_sasl_upstream_and_on_every_broker_listener() {
+    let e = relay("gateway.authentication=upstream\nupstream.security.protocol=SSL\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("must be SASL_PLAINTEXT or SASL_SSL, not SSL"),
+        "{e}"
+    );
+    let e = error(&format!("{GATEWAY}gateway.authentication=upstream\n"));
+    assert!(e.contains("upstream.security.protocol"), "{e}");
+    let two_listeners = RELAY
+        .replace(",CONTROLLER://", ",PLAINTEXT://127.0.0.1:0,CONTROLLER://")
+        .replace(",CONTROLLER:PLAINTEXT", ",PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    let text = format!("node.id=1\n{two_listeners}gateway.authentication=upstream\n");
+    let e = Config::parse("a.properties", &text).unwrap_err().to_string();
+    assert!(e.contains("broker listener PLAINTEXT speaks PLAINTEXT"), "{e}");
+    let e = error("gateway.authentication=upstream\n");
+    assert!(e.contains("only used in gateway mode"), "{e}");
+    let e = relay("gateway.authentication=cluster\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("expected local or upstream"), "{e}");
+}

@@ -1,0 +1,232 @@
+//! `gateway.authentication=upstream`: the cluster checks the credentials of the gateway's
+//! clients, and what they send through the gateway reaches the cluster as them, so the
+//! cluster's own ACLs decide. A kcoord with SASL (PLAIN and SCRAM) and an authorizer plays the
+//! cluster; `kcoord` is a super user there, `alice` and `carol` may describe `orders`, `bob` may
+//! not.
+
+use kcoord_client::{ClientConfig, ClientError, Connection};
+use kcoord_server::{Config, ServerHandle};
+use kcoord_wire::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
+use kcoord_wire::messages::create_acls_request::AclCreation;
+use kcoord_wire::messages::create_topics_request::CreatableTopic;
+use kcoord_wire::messages::metadata_request::MetadataRequestTopic;
+use kcoord_wire::messages::{
+    AlterUserScramCredentialsRequest, CreateAclsRequest, CreateTopicsRequest, MetadataRequest,
+};
+
+use crate::gateway_support::free_port;
+
+const PLAIN_MODULE: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
+const SCRAM_MODULE: &str = "org.apache.kafka.common.security.scram.ScramLoginModule";
+const SASL_LISTENER: &str = "listeners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n\
+     controller.listener.names=CONTROLLER\n\
+     listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+     sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256\n\
+     offsets.topic.num.partitions=1\n";
+
+/// Kafka client settings for `username` with `mechanism`, under `prefix`.
+fn sasl_keys(prefix: &str, mechanism: &str, username: &str, password: &str) -> String {
+    let module = if mechanism == "PLAIN" {
+        PLAIN_MODULE
+    } else {
+        SCRAM_MODULE
+    };
+    format!(
+        "{prefix}security.protocol=SASL_PLAINTEXT\n{prefix}sasl.mechanism={mechanism}\n\
+         {prefix}sasl.jaas.config={module} required username=\"{username}\" password=\"{password}\";\n"
+    )
+}
+
+async fn connect(
+    node: &ServerHandle,
+    mechanism: &str,
+    username: &str,
+    password: &str,
+) -> Result<Connection, ClientError> {
+    let keys = sasl_keys("", mechanism, username, password);
+    let properties = keys.lines().filter_map(|l| l.split_once('='));
+    let config = ClientConfig::from_properties("relay-test", properties).unwrap();
+    Connection::connect(&node.broker_addr().unwrap().to_string(), config).await
+}
+
+/// The cluster: PLAIN users in its JAAS config, `carol` a SCRAM user, ACLs as above.
+async fn cluster() -> ServerHandle {
+    let text = format!(
+        "node.id=1\n{SASL_LISTENER}group.initial.rebalance.delay.ms=0\n\
+         listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_MODULE} required \
+         user_kcoord=\"kcoord-secret\" user_alice=\"alice-secret\" user_bob=\"bob-secret\";\n\
+         listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config={SCRAM_MODULE} required;\n\
+         authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:kcoord\n"
+    );
+    let cluster = kcoord_server::start(Config::parse("cluster", &text).unwrap())
+        .await
+        .unwrap();
+    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    let topic = CreatableTopic {
+        name: "orders".into(),
+        num_partitions: 1,
+        replication_factor: 1,
+        ..Default::default()
+    };
+    let create = CreateTopicsRequest {
+        topics: vec![topic],
+        timeout_ms: 5000,
+        ..Default::default()
+    };
+    let created = admin.send(create, 7).await.unwrap();
+    assert_eq!(created.topics[0].error_code, 0, "{created:?}");
+    let (topic_type, literal, describe, allow) = (2, 3, 8, 3);
+    let may_describe = |principal: &str| AclCreation {
+        resource_type: topic_type,
+        resource_name: "orders".into(),
+        resource_pattern_type: literal,
+        principal: principal.into(),
+        host: "*".into(),
+        operation: describe,
+        permission_type: allow,
+        ..Default::default()
+    };
+    let acls = CreateAclsRequest {
+        creations: vec![may_describe("User:alice"), may_describe("User:carol")],
+        ..Default::default()
+    };
+    let created = admin.send(acls, 3).await.unwrap();
+    assert!(
+        created.results.iter().all(|r| r.error_code == 0),
+        "{created:?}"
+    );
+    let salt = b"carols-salt".to_vec();
+    let salted = kcoord_sasl::salted_password(
+        kcoord_sasl::ScramMechanism::ScramSha256,
+        "carol-secret",
+        &salt,
+        4096,
+    );
+    let carol = ScramCredentialUpsertion {
+        name: "carol".into(),
+        mechanism: 1,
+        iterations: 4096,
+        salt: salt.into(),
+        salted_password: salted.into(),
+        ..Default::default()
+    };
+    let upsert = AlterUserScramCredentialsRequest {
+        upsertions: vec![carol],
+        ..Default::default()
+    };
+    let altered = admin.send(upsert, 0).await.unwrap();
+    assert_eq!(altered.results[0].error_code, 0, "{altered:?}");
+    cluster
+}
+
+/// A gateway whose SASL listener relays every exchange to `cluster`; it reaches the cluster
+/// as `kcoord` for its own needs.
+async fn relaying_gateway(cluster: &ServerHandle) -> ServerHandle {
+    let text = format!(
+        "node.id=7\n{SASL_LISTENER}gateway.authentication=upstream\n\
+         upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{}{}",
+        cluster.broker_addr().unwrap(),
+        free_port() - 1,
+        sasl_keys("upstream.", "PLAIN", "kcoord", "kcoord-secret"),
+        sasl_keys("gateway.node.client.", "PLAIN", "kcoord", "kcoord-secret"),
+    );
+    kcoord_server::start(Config::parse("gateway", &text).unwrap())
+        .await
+        .unwrap()
+}
+
+/// The error code of `orders` in a Metadata answer through `conn`.
+async fn orders_code(conn: &Connection) -> i16 {
+    let request = MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some("orders".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    let answer = conn.send(request, 12).await.unwrap();
+    answer.topics[0].error_code
+}
+
+#[tokio::test]
+async fn the_cluster_checks_each_clients_credentials_and_authorizes_its_requests_as_that_client() {
+    const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+    let cluster = cluster().await;
+    let gateway = relaying_gateway(&cluster).await;
+
+    let alice = connect(&gateway, "PLAIN", "alice", "alice-secret")
+        .await
+        .unwrap();
+    assert_eq!(orders_code(&alice).await, 0, "alice may describe orders");
+    let bob = connect(&gateway, "PLAIN", "bob", "bob-secret")
+        .await
+        .unwrap();
+    assert_eq!(
+        orders_code(&bob).await,
+        TOPIC_AUTHORIZATION_FAILED,
+        "bob is bob in the cluster"
+    );
+    let carol = connect(&gateway, "SCRAM-SHA-256", "carol", "carol-secret")
+        .await
+        .unwrap();
+    assert_eq!(orders_code(&carol).await, 0, "SCRAM is relayed too");
+
+    // The cluster's refusals reach the client as the cluster words them.
+    let wrong = connect(&gateway, "PLAIN", "alice", "guess")
+        .await
+        .unwrap_err();
+    assert!(
+        wrong.to_string().contains("Invalid username or password"),
+        "{wrong}"
+    );
+    let wrong = connect(&gateway, "SCRAM-SHA-256", "carol", "guess")
+        .await
+        .unwrap_err();
+    assert!(
+        wrong
+            .to_string()
+            .contains("invalid credentials with SASL mechanism SCRAM-SHA-256"),
+        "{wrong}"
+    );
+    // kcoord has no users of its own: a user the cluster does not know is not let in.
+    let stranger = connect(&gateway, "PLAIN", "mallory", "x")
+        .await
+        .unwrap_err();
+    assert!(
+        stranger
+            .to_string()
+            .contains("Invalid username or password"),
+        "{stranger}"
+    );
+    gateway.shutdown().await;
+    cluster.shutdown().await;
+}
+
+/// A mechanism this listener enables but the cluster does not is refused at the handshake,
+/// naming only what both enable.
+#[tokio::test]
+async fn a_mechanism_the_cluster_does_not_enable_is_refused_with_the_ones_both_enable() {
+    let text = format!(
+        "node.id=1\n{}group.initial.rebalance.delay.ms=0\n\
+         listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_MODULE} required \
+         user_kcoord=\"kcoord-secret\";\n",
+        SASL_LISTENER.replace("PLAIN,SCRAM-SHA-256", "PLAIN"),
+    );
+    let cluster = kcoord_server::start(Config::parse("plain-cluster", &text).unwrap())
+        .await
+        .unwrap();
+    let gateway = relaying_gateway(&cluster).await;
+    let refused = connect(&gateway, "SCRAM-SHA-256", "carol", "carol-secret")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("not enabled in the server, enabled mechanisms are [PLAIN]"),
+        "{refused}"
+    );
+    gateway.shutdown().await;
+    cluster.shutdown().await;
+}
