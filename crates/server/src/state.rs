@@ -192,9 +192,11 @@ impl ServerState {
             Arc::clone(&partitions),
             metrics.controller_log.clone(),
         );
-        controller_task.attach_authorizer(authorizer.clone());
         if config.gateway.is_some() {
+            // The authorizer decides with the cluster's ACLs (`daemon/gateway_mirror.rs`).
             controller_task.leave_topics_and_group_configs_to_the_gateway();
+        } else {
+            controller_task.attach_authorizer(authorizer.clone());
         }
         let fetch_sessions = FetchSessions::new(config.log.fetch_session_cache_slots);
         let quotas = crate::runtime::quotas::ClientQuotas::new(crate::runtime::quotas::Window {

@@ -135,32 +135,19 @@ pub(super) fn read(
     let client_properties = prefixed(r, UPSTREAM_PREFIX, &[BOOTSTRAP_SERVERS, METADATA_MAX_AGE]);
     let node_client_properties = prefixed(r, NODE_CLIENT_PREFIX, &[]);
     let Some(bootstrap_servers) = r.get(BOOTSTRAP_SERVERS, None, |v| servers(v).map(Some))? else {
-        let node_client_key = node_client_properties
-            .first()
-            .map(|(k, _)| format!("{NODE_CLIENT_PREFIX}{k}"));
-        let keys = [
-            BROKER_PORT_START,
-            COORDINATOR_LOG_TOPIC,
-            COORDINATOR_LOG_REPLICATION_FACTOR,
-            NODE_SESSION_TIMEOUT,
-            NODE_PRINCIPALS,
-            AUTHENTICATION,
-        ];
-        for key in keys.into_iter().chain(node_client_key.as_deref()) {
-            r.require(
-                !r.is_set(key),
-                &[key],
-                format!("only used in gateway mode, which {BOOTSTRAP_SERVERS} turns on"),
-            )?;
-        }
+        refuse_gateway_keys(r, &node_client_properties)?;
         return Ok(None);
     };
+    let upstream_authenticates = upstream_authenticates(r)?;
     r.require(
-        authorizer.kind.is_none(),
-        &["authorizer.class.name", BOOTSTRAP_SERVERS],
-        "gateway mode does not authorize forwarded requests yet, so it cannot run with an \
-         authorizer: unset authorizer.class.name or upstream.bootstrap.servers (docs/gateway.md)"
-            .to_owned(),
+        authorizer.kind.is_none() || upstream_authenticates,
+        &["authorizer.class.name", AUTHENTICATION],
+        format!(
+            "in gateway mode kcoord authorizes only what it serves itself, with the cluster's \
+             ACLs, and the cluster authorizes what is forwarded only when clients reach it as \
+             themselves: set {AUTHENTICATION}=upstream, or unset authorizer.class.name \
+             (docs/gateway.md)"
+        ),
     )?;
     r.require(
         listeners.iter().any(|l| l.kind == ListenerKind::Broker),
@@ -200,7 +187,7 @@ pub(super) fn read(
         client_properties,
         node_client_properties,
         node_principals,
-        upstream_authenticates: upstream_authenticates(r)?,
+        upstream_authenticates,
     };
     let client = settings
         .client_config()
@@ -210,6 +197,32 @@ pub(super) fn read(
         check_relay(r, &client, listeners)?;
     }
     Ok(Some(settings))
+}
+
+/// Standalone: a gateway key set is a mistake worth stopping for.
+fn refuse_gateway_keys(
+    r: &Reader<'_>,
+    node_client_properties: &[(String, String)],
+) -> Result<(), ConfigError> {
+    let node_client_key = node_client_properties
+        .first()
+        .map(|(k, _)| format!("{NODE_CLIENT_PREFIX}{k}"));
+    let keys = [
+        BROKER_PORT_START,
+        COORDINATOR_LOG_TOPIC,
+        COORDINATOR_LOG_REPLICATION_FACTOR,
+        NODE_SESSION_TIMEOUT,
+        NODE_PRINCIPALS,
+        AUTHENTICATION,
+    ];
+    for key in keys.into_iter().chain(node_client_key.as_deref()) {
+        r.require(
+            !r.is_set(key),
+            &[key],
+            format!("only used in gateway mode, which {BOOTSTRAP_SERVERS} turns on"),
+        )?;
+    }
+    Ok(())
 }
 
 /// `gateway.authentication`: whether the upstream cluster checks the clients' credentials.

@@ -6,7 +6,10 @@
 //! empty one would make the shards drop the committed offsets of every topic, as if all were
 //! deleted. The shards run their groups with the cluster's group configs
 //! ([`crate::gateway::group_configs`]), fetched at the same pace, so a group config altered
-//! through any node (or at the cluster) applies on every node within a second or so.
+//! through any node (or at the cluster) applies on every node within a second or so. With an
+//! authorizer, the cluster's ACLs ([`crate::gateway::acls`]) are read at the same pace and
+//! decide what this node serves itself: loaded once before the listeners open
+//! ([`load_acls`]), then kept up to date.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::debug;
 
+use kcoord_acl::AclBinding;
 use kcoord_coordinator::GroupConfigRules;
 use kcoord_metadata::GroupConfigsImage;
 
@@ -42,9 +46,11 @@ pub(super) fn spawn(
     tokio::spawn(async move {
         let rules = GroupConfigRules::new(state.config.streams.group_config_broker_settings());
         let mut group_configs = GroupConfigsImage::default();
+        let mut acls = Vec::new();
         loop {
             mirror_once(&gateway, &state).await;
             mirror_group_configs(&gateway, &state, &rules, &mut group_configs).await;
+            mirror_acls(&gateway, &state, &mut acls).await;
             let looked = tokio::time::Instant::now();
             tokio::select! {
                 _ = crate::support::shutdown::stopped(&mut shutdown) => break,
@@ -113,4 +119,47 @@ async fn mirror_group_configs(
         .group_configs_changed(&image, rules)
         .await;
     *published = image;
+}
+
+/// Reads the cluster's ACLs into the authorizer, if there is one: before the listeners open,
+/// so that no request is decided without them.
+pub(super) async fn load_acls(
+    gateway: &Gateway,
+    state: &ServerState,
+) -> Result<(), crate::gateway::GatewayError> {
+    let Some(authorizer) = &state.authorizer else {
+        return Ok(());
+    };
+    let bindings = gateway
+        .acls()
+        .await
+        .map_err(crate::gateway::GatewayError::Acls)?;
+    authorizer.acls_loaded(&crate::gateway::acls::index(&bindings));
+    debug!(acls = bindings.len(), "read the upstream ACLs");
+    Ok(())
+}
+
+/// Fetches the cluster's ACLs and hands them to the authorizer when they differ from
+/// `published`, the ones it was last given. A failed fetch keeps the last ones.
+async fn mirror_acls(gateway: &Gateway, state: &ServerState, published: &mut Vec<AclBinding>) {
+    let Some(authorizer) = &state.authorizer else {
+        return;
+    };
+    let bindings = match gateway.acls().await {
+        Ok(bindings) => bindings,
+        Err(e) => {
+            gateway.log_failure(
+                "any",
+                "cannot fetch the upstream ACLs; keeping the last ones",
+                &e,
+            );
+            return;
+        }
+    };
+    if bindings == *published {
+        return;
+    }
+    debug!(acls = bindings.len(), "the upstream ACLs changed");
+    authorizer.acls_loaded(&crate::gateway::acls::index(&bindings));
+    *published = bindings;
 }

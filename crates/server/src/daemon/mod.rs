@@ -165,7 +165,7 @@ pub async fn start_with(
     }
     let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
     if let Some((ports, _)) = &gateway {
-        let logs = upstream_logs(&ports.gateway(), config.coordinator_shards).await;
+        let logs = upstream_state(&ports.gateway(), &state, config.coordinator_shards).await;
         let logs = closing_on_error(&state.topology, logs).await?;
         background = background.with_upstream_logs(logs, ports.gateway());
     }
@@ -231,11 +231,14 @@ fn log_where_groups_are(config: &Config) {
     }
 }
 
-/// The upstream topic of the coordinator shards' logs (gateway mode), said once where they are.
-async fn upstream_logs(
+/// What gateway mode reads from the cluster before the listeners open: the cluster's ACLs, when
+/// there is an authorizer, and the topic of the coordinator shards' logs, said once where it is.
+async fn upstream_state(
     gateway: &crate::gateway::Gateway,
+    state: &ServerState,
     shards: usize,
 ) -> Result<Arc<crate::runtime::upstream_log::CoordinatorLogs>, StartError> {
+    gateway_mirror::load_acls(gateway, state).await?;
     let logs = gateway.coordinator_logs(shards).await?;
     tracing::info!(
         topic = logs.topic(),

@@ -9,6 +9,7 @@
 //! connections. The ports of the upstream brokers are opened by the daemon
 //! (`daemon/gateway_ports.rs`).
 
+pub mod acls;
 pub mod deletes;
 pub mod forward;
 pub mod group_configs;
@@ -41,6 +42,12 @@ pub enum GatewayError {
     Client(#[from] kcoord_client::SecurityConfigError),
     #[error("the coordinator logs' topic: {0}")]
     CoordinatorLog(#[from] crate::runtime::upstream_log::CoordinatorLogError),
+    /// With an authorizer, kcoord authorizes what it serves itself with the cluster's ACLs.
+    #[error(
+        "authorizer.class.name: cannot read the cluster's ACLs (kcoord's upstream user needs \
+         DESCRIBE on the cluster, and the cluster an authorizer): {0}"
+    )]
+    Acls(ClientError),
 }
 
 /// The upstream cluster, how to reach it and where its brokers are served.
@@ -275,6 +282,12 @@ impl Gateway {
         }
         let conn = self.control_connection().await?;
         group_configs::fetch(&conn).await.map(Some)
+    }
+
+    /// Every ACL the cluster keeps ([`acls`]), in one order.
+    pub async fn acls(&self) -> Result<Vec<kcoord_acl::AclBinding>, ClientError> {
+        let conn = self.control_connection().await?;
+        acls::fetch(&conn).await
     }
 
     /// The upstream's Metadata for all topics, asked of any broker.

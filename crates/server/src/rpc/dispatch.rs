@@ -212,9 +212,12 @@ pub async fn dispatch(conn: &Connection, frame: Bytes) -> Reply {
         }
         _ => None,
     };
+    // A passed-on request is the client's: its host, principal and address, not the node's.
     let ctx = match &passed_on_from {
-        Some(client_host) => RequestContext {
-            client_host,
+        Some(from) => RequestContext {
+            client_host: &from.client_host,
+            principal: &from.principal,
+            peer: from.peer().unwrap_or(conn.peer),
             ..conn.context(&header)
         },
         None => conn.context(&header),
@@ -251,7 +254,8 @@ async fn route(
         if let Some(node) =
             crate::rpc::owner_proxy::serving_node(&conn.server, api, version, &body, broker)
         {
-            let header = crate::rpc::owner_proxy::passed_on(header, &conn.client_host);
+            let header =
+                crate::rpc::owner_proxy::passed_on(header, &conn.client_host, ctx.principal);
             let link = nodes.to(&node);
             let forwarded = link.forward(&header, (api, version), body, None).await;
             return later(forwarded);

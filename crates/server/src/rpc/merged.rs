@@ -82,7 +82,7 @@ async fn other_nodes_groups(
         return Vec::new();
     }
     let body = body.freeze();
-    let header = crate::rpc::owner_proxy::passed_on(ctx.header, ctx.client_host);
+    let header = crate::rpc::owner_proxy::passed_on(ctx.header, ctx.client_host, ctx.principal);
     let mut groups = Vec::new();
     for node in gateway.ownership().other_nodes() {
         let asked = async {

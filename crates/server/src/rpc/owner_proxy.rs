@@ -23,6 +23,8 @@ use kcoord_wire::messages::{
     UpdateStreamsGroupTopologyDescriptionRequest,
 };
 
+use kcoord_acl::KafkaPrincipal;
+
 use crate::gateway::forward::Forwarder;
 use crate::gateway::Gateway;
 use crate::runtime::shards::shard_index;
@@ -132,23 +134,57 @@ fn named_groups(api: ApiKey, version: i16, body: Bytes) -> Vec<String> {
     groups.unwrap_or_default()
 }
 
-/// The header a request is passed on with: the client's id and host behind the marker.
-pub(crate) fn passed_on(header: &RequestHeader, client_host: &str) -> RequestHeader {
+/// The header a request is passed on with: the client's host, principal and id behind the
+/// marker. The principal is length-prefixed: a name the cluster authenticated may hold any
+/// character, and must not be able to end early and make another principal.
+pub(crate) fn passed_on(
+    header: &RequestHeader,
+    client_host: &str,
+    principal: &KafkaPrincipal,
+) -> RequestHeader {
     let client_id = header.client_id.as_deref().unwrap_or("");
+    let principal = principal.to_string();
     RequestHeader {
-        client_id: Some(format!("{MARKER}{client_host}\u{1}{client_id}")),
+        client_id: Some(format!(
+            "{MARKER}{client_host}\u{1}{}:{principal}{client_id}",
+            principal.len()
+        )),
         ..header.clone()
     }
 }
 
-/// For a request another node passed on: the client's host, with the client's own id put back
-/// in `header`. `None` for a request straight from a client.
-pub(crate) fn take_marker(header: &mut RequestHeader) -> Option<String> {
+/// Who a passed-on request came from, as the passing node saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PassedOn {
+    /// The client's host, as Kafka records a member's.
+    pub client_host: String,
+    pub principal: KafkaPrincipal,
+}
+
+impl PassedOn {
+    /// The client's address for host ACLs (port 0: only the host counts).
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        let ip = self.client_host.strip_prefix('/')?.parse().ok()?;
+        Some(std::net::SocketAddr::new(ip, 0))
+    }
+}
+
+/// For a request another node passed on: the client's host and principal, with the client's
+/// own id put back in `header`. `None` for a request straight from a client, or one whose
+/// marker does not read.
+pub(crate) fn take_marker(header: &mut RequestHeader) -> Option<PassedOn> {
     let marked = header.client_id.as_deref()?.strip_prefix(MARKER)?;
-    let (host, client_id) = marked.split_once('\u{1}')?;
-    let host = host.to_owned();
-    header.client_id = Some(client_id.to_owned());
-    Some(host)
+    let (host, rest) = marked.split_once('\u{1}')?;
+    let (length, rest) = rest.split_once(':')?;
+    let length: usize = length.parse().ok()?;
+    let principal = KafkaPrincipal::parse(rest.get(..length)?).ok()?;
+    let client_id = rest.get(length..)?.to_owned();
+    let passed = PassedOn {
+        client_host: host.to_owned(),
+        principal,
+    };
+    header.client_id = Some(client_id);
+    Some(passed)
 }
 
 #[cfg(test)]
@@ -156,18 +192,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_passed_on_request_keeps_its_clients_id_and_host() {
+    fn a_passed_on_request_keeps_its_clients_id_host_and_principal() {
         let header = RequestHeader {
             client_id: Some("app-1-StreamThread-1-consumer".into()),
             correlation_id: 7,
             ..Default::default()
         };
-        let mut passed = passed_on(&header, "/10.0.0.9");
+        let alice = KafkaPrincipal::user("alice");
+        let mut passed = passed_on(&header, "/10.0.0.9", &alice);
         assert_ne!(passed.client_id, header.client_id);
-        assert_eq!(take_marker(&mut passed).as_deref(), Some("/10.0.0.9"));
+        let from = take_marker(&mut passed).unwrap();
+        assert_eq!(
+            (from.client_host.as_str(), &from.principal),
+            ("/10.0.0.9", &alice)
+        );
+        assert_eq!(from.peer(), Some("10.0.0.9:0".parse().unwrap()));
         assert_eq!(passed, header);
         let mut direct = header.clone();
         assert_eq!(take_marker(&mut direct), None);
         assert_eq!(direct, header);
+    }
+
+    #[test]
+    fn a_principal_holding_the_markers_separators_stays_whole() {
+        let header = RequestHeader {
+            client_id: Some("c".into()),
+            ..Default::default()
+        };
+        let odd = KafkaPrincipal::user("eve\u{1}3:User:admin");
+        let mut passed = passed_on(&header, "/10.0.0.9", &odd);
+        let from = take_marker(&mut passed).unwrap();
+        assert_eq!(from.principal, odd);
+        assert_eq!(passed.client_id.as_deref(), Some("c"));
+        // A marker whose length runs past the end, or is no number, is no marker.
+        for forged in ["/h\u{1}99:User:a", "/h\u{1}x:User:a", "/h\u{1}User:a"] {
+            let mut header = RequestHeader {
+                client_id: Some(format!("{MARKER}{forged}")),
+                ..Default::default()
+            };
+            assert_eq!(take_marker(&mut header), None, "{forged:?}");
+        }
     }
 }

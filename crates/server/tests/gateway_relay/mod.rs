@@ -4,6 +4,8 @@
 //! cluster; `kcoord` is a super user there, `alice` and `carol` may describe `orders`, `bob` may
 //! not.
 
+use std::time::{Duration, Instant};
+
 use kcoord_client::{ClientConfig, ClientError, Connection};
 use kcoord_server::{Config, ServerHandle};
 use kcoord_wire::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
@@ -122,12 +124,54 @@ async fn cluster() -> ServerHandle {
     cluster
 }
 
+const TOPIC: i8 = 2;
+const GROUP: i8 = 3;
+const READ: i8 = 3;
+const DESCRIBE: i8 = 8;
+
+/// An ACL allowing `principal` `operation` on the resource of `resource_type` named `name`.
+fn acl(resource_type: i8, name: &str, principal: &str, operation: i8) -> AclCreation {
+    let (literal, allow) = (3, 3);
+    AclCreation {
+        resource_type,
+        resource_name: name.into(),
+        resource_pattern_type: literal,
+        principal: principal.into(),
+        host: "*".into(),
+        operation,
+        permission_type: allow,
+        ..Default::default()
+    }
+}
+
+fn may_describe_orders(principal: &str) -> AclCreation {
+    acl(TOPIC, "orders", principal, DESCRIBE)
+}
+
+/// Creates `acls` through `admin`.
+async fn allow(admin: &Connection, acls: &[AclCreation]) {
+    let request = CreateAclsRequest {
+        creations: acls.to_vec(),
+        ..Default::default()
+    };
+    let created = admin.send(request, 3).await.unwrap();
+    assert!(
+        created.results.iter().all(|r| r.error_code == 0),
+        "{created:?}"
+    );
+}
+
 /// A gateway whose SASL listener relays every exchange to `cluster`; it reaches the cluster
 /// as `kcoord` for its own needs.
 async fn relaying_gateway(cluster: &ServerHandle) -> ServerHandle {
+    relaying_gateway_with(cluster, "").await
+}
+
+/// [`relaying_gateway`] with more config lines.
+async fn relaying_gateway_with(cluster: &ServerHandle, extra: &str) -> ServerHandle {
     let text = format!(
         "node.id=7\n{SASL_LISTENER}gateway.authentication=upstream\n\
-         upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{}{}",
+         upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{}{}{extra}",
         cluster.broker_addr().unwrap(),
         free_port() - 1,
         sasl_keys("upstream.", "PLAIN", "kcoord", "kcoord-secret"),
@@ -228,5 +272,149 @@ async fn a_mechanism_the_cluster_does_not_enable_is_refused_with_the_ones_both_e
         "{refused}"
     );
     gateway.shutdown().await;
+    cluster.shutdown().await;
+}
+
+/// The error code of `member`'s joining heartbeat to the streams group `app` (source `orders`)
+/// through `conn`, once its coordinator is ready.
+async fn join_code(conn: &Connection, member: &str) -> i16 {
+    let mut request = crate::gateway_support::streams::join_request(member);
+    request.group_id = "app".into();
+    if let Some(topology) = request.topology.as_mut() {
+        topology.subtopologies[0].source_topics = vec!["orders".into()];
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let code = conn.send(request.clone(), 0).await.unwrap().error_code;
+        let loading = [14, 15, 16].contains(&code);
+        if !loading || Instant::now() > deadline {
+            return code;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// With an authorizer, what the gateway serves itself is authorized with the cluster's ACLs,
+/// read back from the cluster: a streams group heartbeat needs READ on the group and DESCRIBE
+/// on its topics, as from Kafka, and an ACL created through the gateway (as `kafka-acls` would)
+/// applies within seconds.
+#[tokio::test]
+async fn what_the_gateway_serves_itself_is_authorized_with_the_clusters_acls() {
+    const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+    let cluster = cluster().await;
+    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    allow(&admin, &[acl(GROUP, "app", "User:alice", READ)]).await;
+    let gateway = relaying_gateway_with(
+        &cluster,
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:kcoord\ngroup.streams.initial.rebalance.delay.ms=0\n",
+    )
+    .await;
+    let alice = connect(&gateway, "PLAIN", "alice", "alice-secret")
+        .await
+        .unwrap();
+    assert_eq!(join_code(&alice, "alice-1").await, 0);
+    let bob = connect(&gateway, "PLAIN", "bob", "bob-secret")
+        .await
+        .unwrap();
+    assert_eq!(join_code(&bob, "bob-1").await, GROUP_AUTHORIZATION_FAILED);
+
+    let admin = connect(&gateway, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    allow(
+        &admin,
+        &[
+            acl(GROUP, "app", "User:bob", READ),
+            may_describe_orders("User:bob"),
+        ],
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while join_code(&bob, "bob-1").await != 0 {
+        assert!(Instant::now() < deadline, "bob's new ACLs never applied");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    gateway.shutdown().await;
+    cluster.shutdown().await;
+}
+
+/// The gateway does not start when it cannot read the cluster's ACLs: its authorizer would
+/// decide without them.
+#[tokio::test]
+async fn an_authorizing_gateway_does_not_start_without_the_clusters_acls() {
+    let cluster = cluster().await;
+    let text = format!(
+        "node.id=7\n{SASL_LISTENER}gateway.authentication=upstream\n\
+         upstream.bootstrap.servers={}\ngateway.broker.port.start={}\n{}{}\
+         authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
+        cluster.broker_addr().unwrap(),
+        free_port() - 1,
+        // alice may not DESCRIBE the cluster, so she may not list its ACLs.
+        sasl_keys("upstream.", "PLAIN", "alice", "alice-secret"),
+        sasl_keys("gateway.node.client.", "PLAIN", "alice", "alice-secret"),
+    );
+    let Err(refused) = kcoord_server::start(Config::parse("gateway", &text).unwrap()).await else {
+        panic!("started without the cluster's ACLs");
+    };
+    let refused = refused.to_string();
+    assert!(
+        refused.contains("cannot read the cluster's ACLs"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("CLUSTER_AUTHORIZATION_FAILED"),
+        "{refused}"
+    );
+    cluster.shutdown().await;
+}
+
+/// Which of two nodes does not serve the coordinator shard (one shard: one owner), once the
+/// nodes have shared the shards.
+async fn the_one_not_serving<'a>(a: &'a ServerHandle, b: &'a ServerHandle) -> &'a ServerHandle {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let owns = |node: &ServerHandle| node.state().gateway.as_ref()?.ownership().owns(0);
+        match (owns(a), owns(b)) {
+            (Some(true), Some(false)) => return b,
+            (Some(false), Some(true)) => return a,
+            _ => {}
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the shard was never given to one node"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A heartbeat through the node that does not serve the group is passed on to the one that
+/// does, and authorized there as the client who sent it, not as the node that passed it on.
+#[tokio::test]
+async fn a_request_passed_to_another_node_is_authorized_as_its_client() {
+    const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+    let cluster = cluster().await;
+    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    allow(&admin, &[acl(GROUP, "app", "User:alice", READ)]).await;
+    let authorizing =
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:kcoord\ngateway.node.principals=User:kcoord\n\
+         group.streams.initial.rebalance.delay.ms=0\n";
+    let a = relaying_gateway_with(&cluster, authorizing).await;
+    let b = relaying_gateway_with(&cluster, authorizing).await;
+    let other = the_one_not_serving(&a, &b).await;
+    let alice = connect(other, "PLAIN", "alice", "alice-secret")
+        .await
+        .unwrap();
+    assert_eq!(join_code(&alice, "alice-1").await, 0);
+    // Passed on as `kcoord`, a super user: decided as bob all the same.
+    let bob = connect(other, "PLAIN", "bob", "bob-secret").await.unwrap();
+    assert_eq!(join_code(&bob, "bob-1").await, GROUP_AUTHORIZATION_FAILED);
+    a.shutdown().await;
+    b.shutdown().await;
     cluster.shutdown().await;
 }

@@ -68,13 +68,16 @@ fn the_broker_port_start_is_required_and_only_in_gateway_mode() {
 }
 
 #[test]
-fn an_authorizer_with_a_gateway_is_refused_until_forwarded_requests_are_authorized() {
-    let e = error(
-        "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n\
-         authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
-    );
+fn an_authorizer_with_a_gateway_needs_the_cluster_to_authenticate_the_clients() {
+    const STANDARD: &str =
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n";
+    let e = error(&format!(
+        "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n{STANDARD}"
+    ));
     assert!(e.contains("authorizer.class.name"), "{e}");
-    assert!(e.contains("does not authorize forwarded requests"), "{e}");
+    assert!(e.contains("set gateway.authentication=upstream"), "{e}");
+    let c = relay(&format!("gateway.authentication=upstream\n{STANDARD}")).unwrap();
+    assert!(c.authorizer.kind.is_some());
 }
 
 #[test]
@@ -232,10 +235,18 @@ fn upstream_authentication_needs_sasl_upstream_and_on_every_broker_listener() {
     assert!(e.contains("upstream.security.protocol"), "{e}");
     let two_listeners = RELAY
         .replace(",CONTROLLER://", ",PLAINTEXT://127.0.0.1:0,CONTROLLER://")
-        .replace(",CONTROLLER:PLAINTEXT", ",PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        .replace(
+            ",CONTROLLER:PLAINTEXT",
+            ",PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        );
     let text = format!("node.id=1\n{two_listeners}gateway.authentication=upstream\n");
-    let e = Config::parse("a.properties", &text).unwrap_err().to_string();
-    assert!(e.contains("broker listener PLAINTEXT speaks PLAINTEXT"), "{e}");
+    let e = Config::parse("a.properties", &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("broker listener PLAINTEXT speaks PLAINTEXT"),
+        "{e}"
+    );
     let e = error("gateway.authentication=upstream\n");
     assert!(e.contains("only used in gateway mode"), "{e}");
     let e = relay("gateway.authentication=cluster\n")
