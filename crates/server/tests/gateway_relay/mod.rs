@@ -294,24 +294,33 @@ async fn join_code(conn: &Connection, member: &str) -> i16 {
     }
 }
 
+const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+
+/// A gateway that authorizes with the cluster's ACLs; `kcoord` is a super user and the nodes'
+/// own user.
+const AUTHORIZING: &str =
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+     super.users=User:kcoord\ngateway.node.principals=User:kcoord\n\
+     group.streams.initial.rebalance.delay.ms=0\n";
+
+/// [`cluster`], where alice may also READ the group `app`.
+async fn cluster_where_alice_reads_app() -> ServerHandle {
+    let cluster = cluster().await;
+    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    allow(&admin, &[acl(GROUP, "app", "User:alice", READ)]).await;
+    cluster
+}
+
 /// With an authorizer, what the gateway serves itself is authorized with the cluster's ACLs,
 /// read back from the cluster: a streams group heartbeat needs READ on the group and DESCRIBE
 /// on its topics, as from Kafka, and an ACL created through the gateway (as `kafka-acls` would)
 /// applies within seconds.
 #[tokio::test]
 async fn what_the_gateway_serves_itself_is_authorized_with_the_clusters_acls() {
-    const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-    let cluster = cluster().await;
-    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
-        .await
-        .unwrap();
-    allow(&admin, &[acl(GROUP, "app", "User:alice", READ)]).await;
-    let gateway = relaying_gateway_with(
-        &cluster,
-        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
-         super.users=User:kcoord\ngroup.streams.initial.rebalance.delay.ms=0\n",
-    )
-    .await;
+    let cluster = cluster_where_alice_reads_app().await;
+    let gateway = relaying_gateway_with(&cluster, AUTHORIZING).await;
     let alice = connect(&gateway, "PLAIN", "alice", "alice-secret")
         .await
         .unwrap();
@@ -394,18 +403,9 @@ async fn the_one_not_serving<'a>(a: &'a ServerHandle, b: &'a ServerHandle) -> &'
 /// does, and authorized there as the client who sent it, not as the node that passed it on.
 #[tokio::test]
 async fn a_request_passed_to_another_node_is_authorized_as_its_client() {
-    const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-    let cluster = cluster().await;
-    let admin = connect(&cluster, "PLAIN", "kcoord", "kcoord-secret")
-        .await
-        .unwrap();
-    allow(&admin, &[acl(GROUP, "app", "User:alice", READ)]).await;
-    let authorizing =
-        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
-         super.users=User:kcoord\ngateway.node.principals=User:kcoord\n\
-         group.streams.initial.rebalance.delay.ms=0\n";
-    let a = relaying_gateway_with(&cluster, authorizing).await;
-    let b = relaying_gateway_with(&cluster, authorizing).await;
+    let cluster = cluster_where_alice_reads_app().await;
+    let a = relaying_gateway_with(&cluster, AUTHORIZING).await;
+    let b = relaying_gateway_with(&cluster, AUTHORIZING).await;
     let other = the_one_not_serving(&a, &b).await;
     let alice = connect(other, "PLAIN", "alice", "alice-secret")
         .await

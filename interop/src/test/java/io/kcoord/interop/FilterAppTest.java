@@ -8,10 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,6 +40,35 @@ class FilterAppTest {
                 .filter((key, value) -> value != null)
                 .to("valid-orders");
         return builder.build();
+    }
+
+    /**
+     * Runs the filter app ({@code appId}) through {@code bootstrap} as {@code security}'s user
+     * until it is RUNNING or a stream thread fails; returns the app (RUNNING) or the failure (the
+     * app then shut down).
+     */
+    static Object runUntilRunningOrFailed(String bootstrap, String appId, Properties security,
+            String stateDirPrefix, Kcoord kcoord) throws Exception {
+        Properties props = Clients.streamsProps(bootstrap, appId, Clients.tempDir(stateDirPrefix));
+        props.putAll(security);
+        KafkaStreams app = new KafkaStreams(filterTopology(), props);
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        app.setUncaughtExceptionHandler(e -> {
+            failed.compareAndSet(null, e);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        app.start();
+        try {
+            Clients.await(() -> app.state() == KafkaStreams.State.RUNNING || failed.get() != null,
+                    Duration.ofSeconds(60), () -> "Kafka Streams is " + app.state() + "; kcoord log:\n"
+                            + kcoord.logTail());
+        } catch (AssertionError e) {
+            app.close(Duration.ofSeconds(30));
+            throw e;
+        }
+        if (failed.get() == null) return app;
+        app.close(Duration.ofSeconds(30));
+        return failed.get();
     }
 
     /** {@code count} orders keyed order-0.. with a null-valued record (to drop) every 20th. */

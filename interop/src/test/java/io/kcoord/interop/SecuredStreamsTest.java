@@ -16,7 +16,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -33,7 +32,6 @@ import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -171,31 +169,8 @@ class SecuredStreamsTest {
         throw new AssertionError("not caused by a " + type.getSimpleName(), t);
     }
 
-    /**
-     * Runs the filter app as {@code security}'s user until it is RUNNING or a stream thread
-     * fails; returns the app (RUNNING) or the failure (the app then shut down).
-     */
     private Object runApp(Properties security, String stateDirPrefix) throws Exception {
-        Properties props = Clients.streamsProps(bootstrap, APP, Clients.tempDir(stateDirPrefix));
-        props.putAll(security);
-        KafkaStreams app = new KafkaStreams(FilterAppTest.filterTopology(), props);
-        AtomicReference<Throwable> failed = new AtomicReference<>();
-        app.setUncaughtExceptionHandler(e -> {
-            failed.compareAndSet(null, e);
-            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
-        app.start();
-        try {
-            Clients.await(() -> app.state() == KafkaStreams.State.RUNNING || failed.get() != null,
-                    Duration.ofSeconds(60), () -> "Kafka Streams is " + app.state() + "; kcoord log:\n"
-                            + kcoord.logTail());
-        } catch (AssertionError e) {
-            app.close(Duration.ofSeconds(30));
-            throw e;
-        }
-        if (failed.get() == null) return app;
-        app.close(Duration.ofSeconds(30));
-        return failed.get();
+        return FilterAppTest.runUntilRunningOrFailed(bootstrap, APP, security, stateDirPrefix, kcoord);
     }
 
     @Test
