@@ -323,6 +323,10 @@ async fn forwarded(
 ) -> Option<Option<Change>> {
     match crate::rpc::versions::declaration(api)?.gateway {
         Gateway::Local => None,
+        Gateway::Credentials => {
+            let gateway = ctx.server.gateway.as_ref()?;
+            gateway.settings().upstream_authenticates.then_some(None)
+        }
         Gateway::Forwarded => Some(None),
         Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {

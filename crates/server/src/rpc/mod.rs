@@ -66,6 +66,22 @@ pub enum Gateway {
     /// Forwarded, and kcoord's own answer for its streams groups merged into the cluster's
     /// ([`merged`]).
     Merged,
+    /// SASL credentials: kcoord's own, served by kcoord, while it checks its clients'
+    /// credentials itself; the cluster's, forwarded, once the cluster checks them
+    /// (`gateway.authentication=upstream`).
+    Credentials,
+}
+
+impl Gateway {
+    /// Whether kcoord serves the RPC itself, `upstream_authenticates` as
+    /// `gateway.authentication` says.
+    pub fn is_local(self, upstream_authenticates: bool) -> bool {
+        match self {
+            Gateway::Local => true,
+            Gateway::Credentials => !upstream_authenticates,
+            Gateway::Forwarded | Gateway::Rewritten | Gateway::ByGroup | Gateway::Merged => false,
+        }
+    }
 }
 
 /// A question an RPC may ask the authorizer: an operation on a type of resource.
@@ -140,6 +156,14 @@ impl Rpc {
     pub const fn local_in_gateway(self) -> Rpc {
         Rpc {
             gateway: Gateway::Local,
+            ..self
+        }
+    }
+
+    /// In gateway mode, kcoord's or the cluster's as the credentials are ([`Gateway::Credentials`]).
+    pub const fn credentials_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Credentials,
             ..self
         }
     }

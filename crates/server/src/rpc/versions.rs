@@ -94,16 +94,17 @@ fn advertised_from(
 /// What a gateway advertises of `local_list` (what kcoord advertises itself): the APIs it
 /// serves itself at its own versions, the forwarded ones at the versions both it and the
 /// upstream cluster serve, and none the upstream lacks, so a client never picks a version the
-/// cluster cannot answer.
+/// cluster cannot answer. `upstream_authenticates`: `gateway.authentication=upstream`.
 pub fn in_gateway(
     local_list: &[(ApiKey, VersionRange)],
     upstream: &BTreeMap<i16, VersionRange>,
+    upstream_authenticates: bool,
 ) -> Vec<(ApiKey, VersionRange)> {
     local_list
         .iter()
         .filter_map(|(api, range)| {
             let local =
-                declaration(*api).is_none_or(|rpc| rpc.gateway == crate::rpc::Gateway::Local);
+                declaration(*api).is_none_or(|rpc| rpc.gateway.is_local(upstream_authenticates));
             if local {
                 return Some((*api, *range));
             }
@@ -176,7 +177,7 @@ mod tests {
         // A cluster with Fetch 4-12, Metadata 0-20, no Produce and no streams groups.
         upstream.insert(ApiKey::Fetch.key(), VersionRange { min: 4, max: 12 });
         upstream.insert(ApiKey::Metadata.key(), VersionRange { min: 0, max: 20 });
-        let list = in_gateway(ours, &upstream);
+        let list = in_gateway(ours, &upstream, false);
         let get = |api: ApiKey| list.iter().find(|(a, _)| *a == api).map(|(_, r)| *r);
         let fetch_ours = ours.iter().find(|(a, _)| *a == ApiKey::Fetch).unwrap().1;
         assert_eq!(
@@ -201,6 +202,21 @@ mod tests {
                 "{local:?}"
             );
         }
+    }
+
+    #[test]
+    fn scram_credentials_are_kcoords_until_the_cluster_authenticates_the_clients() {
+        let ours = advertised_apis(Mode::Gateway, ListenerKind::Broker, false);
+        let mut upstream: BTreeMap<i16, VersionRange> = BTreeMap::new();
+        let key = ApiKey::DescribeUserScramCredentials;
+        upstream.insert(key.key(), VersionRange { min: 0, max: 0 });
+        let get =
+            |list: &[(ApiKey, VersionRange)]| list.iter().find(|(a, _)| *a == key).map(|(_, r)| *r);
+        let ours_range = get(ours);
+        assert_eq!(get(&in_gateway(ours, &upstream, false)), ours_range);
+        let both = VersionRange { min: 0, max: 0 };
+        assert_eq!(get(&in_gateway(ours, &upstream, true)), Some(both));
+        assert_eq!(get(&in_gateway(ours, &BTreeMap::new(), true)), None);
     }
 
     /// The declared range for `api` (push RPCs included).
@@ -472,6 +488,7 @@ mod tests {
         let gateway = in_gateway(
             advertised_apis(Mode::Gateway, ListenerKind::Broker, false),
             &upstream,
+            false,
         );
         for rpc in &only_forwarded {
             assert_eq!(rpc.gateway, crate::rpc::Gateway::Forwarded);

@@ -100,27 +100,7 @@ async fn cluster() -> ServerHandle {
         created.results.iter().all(|r| r.error_code == 0),
         "{created:?}"
     );
-    let salt = b"carols-salt".to_vec();
-    let salted = kcoord_sasl::salted_password(
-        kcoord_sasl::ScramMechanism::ScramSha256,
-        "carol-secret",
-        &salt,
-        4096,
-    );
-    let carol = ScramCredentialUpsertion {
-        name: "carol".into(),
-        mechanism: 1,
-        iterations: 4096,
-        salt: salt.into(),
-        salted_password: salted.into(),
-        ..Default::default()
-    };
-    let upsert = AlterUserScramCredentialsRequest {
-        upsertions: vec![carol],
-        ..Default::default()
-    };
-    let altered = admin.send(upsert, 0).await.unwrap();
-    assert_eq!(altered.results[0].error_code, 0, "{altered:?}");
+    add_scram_user(&admin, "carol", "carol-secret").await;
     cluster
 }
 
@@ -159,6 +139,31 @@ async fn allow(admin: &Connection, acls: &[AclCreation]) {
         created.results.iter().all(|r| r.error_code == 0),
         "{created:?}"
     );
+}
+
+/// Gives `name` a SCRAM-SHA-256 credential for `password` through `admin`.
+async fn add_scram_user(admin: &Connection, name: &str, password: &str) {
+    let salt = format!("{name}-salt").into_bytes();
+    let salted = kcoord_sasl::salted_password(
+        kcoord_sasl::ScramMechanism::ScramSha256,
+        password,
+        &salt,
+        4096,
+    );
+    let upsertion = ScramCredentialUpsertion {
+        name: name.into(),
+        mechanism: 1,
+        iterations: 4096,
+        salt: salt.into(),
+        salted_password: salted.into(),
+        ..Default::default()
+    };
+    let upsert = AlterUserScramCredentialsRequest {
+        upsertions: vec![upsertion],
+        ..Default::default()
+    };
+    let altered = admin.send(upsert, 0).await.unwrap();
+    assert_eq!(altered.results[0].error_code, 0, "{altered:?}");
 }
 
 /// A gateway whose SASL listener relays every exchange to `cluster`; it reaches the cluster
@@ -416,5 +421,30 @@ async fn a_request_passed_to_another_node_is_authorized_as_its_client() {
     assert_eq!(join_code(&bob, "bob-1").await, GROUP_AUTHORIZATION_FAILED);
     a.shutdown().await;
     b.shutdown().await;
+    cluster.shutdown().await;
+}
+
+/// Once the cluster checks the credentials, SCRAM users are the cluster's: `kafka-configs
+/// --entity-type users` through the gateway lists and creates them there.
+#[tokio::test]
+async fn scram_users_through_a_relaying_gateway_are_the_clusters() {
+    use kcoord_wire::messages::DescribeUserScramCredentialsRequest;
+    let cluster = cluster().await;
+    let gateway = relaying_gateway(&cluster).await;
+    let admin = connect(&gateway, "PLAIN", "kcoord", "kcoord-secret")
+        .await
+        .unwrap();
+    add_scram_user(&admin, "dave", "dave-secret").await;
+    let dave = connect(&gateway, "SCRAM-SHA-256", "dave", "dave-secret").await;
+    assert!(dave.is_ok(), "the cluster knows dave: {dave:?}");
+    let every = DescribeUserScramCredentialsRequest {
+        users: None,
+        ..Default::default()
+    };
+    let described = admin.send(every, 0).await.unwrap();
+    let mut users: Vec<&str> = described.results.iter().map(|r| r.user.as_str()).collect();
+    users.sort_unstable();
+    assert_eq!(users, ["carol", "dave"], "{described:?}");
+    gateway.shutdown().await;
     cluster.shutdown().await;
 }

@@ -22,7 +22,7 @@ use crate::support::logging::capped;
 pub const RPC: Rpc = Rpc::new(ApiKey::AlterUserScramCredentials, 0, 0)
     .served_on(Listeners::BrokerAndController)
     .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
-    .local_in_gateway();
+    .credentials_in_gateway();
 
 serve!(async handle);
 

@@ -169,7 +169,9 @@ fn advertised(ctx: &RequestContext<'_>) -> std::borrow::Cow<'static, [(ApiKey, V
     match &ctx.server.gateway {
         Some(gateway) if kind == ListenerKind::Broker => {
             let ours = advertised_apis(Mode::Gateway, kind, plugin);
-            std::borrow::Cow::Owned(in_gateway(ours, &gateway.view().versions))
+            let upstream_authenticates = gateway.settings().upstream_authenticates;
+            let upstream = &gateway.view().versions;
+            std::borrow::Cow::Owned(in_gateway(ours, upstream, upstream_authenticates))
         }
         _ => std::borrow::Cow::Borrowed(advertised_apis(Mode::Standalone, kind, plugin)),
     }

@@ -28,7 +28,7 @@ use crate::state::RequestContext;
 /// DescribeUserScramCredentials as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::DescribeUserScramCredentials, 0, 0)
     .asks(&[Check::new(AclOperation::Describe, ResourceType::Cluster)])
-    .local_in_gateway();
+    .credentials_in_gateway();
 
 serve!(sync handle);
 
