@@ -20,9 +20,6 @@ import java.util.concurrent.TimeUnit;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.ScramCredentialInfo;
-import org.apache.kafka.clients.admin.ScramMechanism;
-import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -42,8 +39,8 @@ import org.junit.jupiter.api.TestInstance;
  * authenticates (SASL_PLAINTEXT with PLAIN and SCRAM-SHA-512) and authorizes (StandardAuthorizer,
  * no ACL means no access): each client's exchange is relayed to the broker, which then authorizes
  * what kcoord forwards as that client, and kcoord authorizes its streams groups with the broker's
- * ACLs. Kafka's {@code kafka-acls} through kcoord manages them; Kafka Streams 4.4 runs the
- * filter app as a SCRAM user that exists only in the broker.
+ * ACLs. Kafka's {@code kafka-configs} and {@code kafka-acls} through kcoord manage the broker's
+ * users and ACLs; Kafka Streams 4.4 runs the filter app as a SCRAM user that exists only there.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatewaySaslTest {
@@ -85,9 +82,6 @@ class GatewaySaslTest {
         try (Admin admin = Clients.admin(kafkaBootstrap, plain("admin", "admin-secret"))) {
             admin.createTopics(List.of(new NewTopic("orders", 2, (short) 1), new NewTopic("valid-orders", 2, (short) 1)))
                     .all().get(60, TimeUnit.SECONDS);
-            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(APP_USER,
-                    new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), APP_PASSWORD)))
-                    .all().get(30, TimeUnit.SECONDS);
         }
 
         List<String> config = new ArrayList<>(Kcoord.fastStreamsGroups());
@@ -110,6 +104,12 @@ class GatewaySaslTest {
         StringBuilder text = new StringBuilder();
         plain("admin", "admin-secret").forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
         Files.writeString(adminConfig, text, StandardCharsets.UTF_8);
+        // The app's user exists only in the cluster, created there through kcoord.
+        Tools.Run run = Tools.kafkaConfigs("--bootstrap-server", bootstrap, "--command-config",
+                adminConfig.toString(), "--alter", "--add-config", "SCRAM-SHA-512=[password=" + APP_PASSWORD + "]",
+                "--entity-type", "users", "--entity-name", APP_USER);
+        assertEquals("Completed updating config for user " + APP_USER + ".\n", run.stdout(),
+                run + "\nkcoord log:\n" + kcoord.logTail());
     }
 
     @AfterAll
