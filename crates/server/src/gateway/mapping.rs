@@ -9,10 +9,19 @@
 //! on, instead of waiting for Kafka's clients to bootstrap again (which they do only when
 //! every known broker is down at once, or after `metadata.recovery.rebootstrap.trigger.ms`,
 //! five minutes by default).
+//!
+//! Produce (v10+) and Fetch (v16+) answers name brokers too: a partition whose leader moved
+//! comes back with the new leader's endpoint (KIP-951), which a client connects to at once.
+//! Those answers are decoded (their record sets as slices of the answer, not copied) and
+//! re-encoded only when they carry endpoints, which they do only while leaders move; every
+//! other one goes back as the cluster's bytes.
 
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
-use kcoord_wire::messages::{DescribeClusterResponse, FindCoordinatorResponse, MetadataResponse};
+use kcoord_wire::messages::{
+    DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
+    ProduceResponse,
+};
 use kcoord_wire::{Decodable, Encodable};
 
 /// Where kcoord serves each upstream broker.
@@ -154,6 +163,29 @@ pub fn rewrite(
                 }
             })
         }
+        // Before these versions the answers name no brokers.
+        ApiKey::Produce if version < 10 => Ok(body),
+        ApiKey::Fetch if version < 16 => Ok(body),
+        ApiKey::Produce => recode_when(
+            api,
+            version,
+            body,
+            |r: &ProduceResponse| !r.node_endpoints.is_empty(),
+            |r| {
+                r.node_endpoints
+                    .retain_mut(|e| place(e.node_id, &mut e.host, &mut e.port));
+            },
+        ),
+        ApiKey::Fetch => recode_when(
+            api,
+            version,
+            body,
+            |r: &FetchResponse| !r.node_endpoints.is_empty(),
+            |r| {
+                r.node_endpoints
+                    .retain_mut(|e| place(e.node_id, &mut e.host, &mut e.port));
+            },
+        ),
         other => Err(RewriteError::NotRewritten(other.name())),
     }
 }
@@ -173,16 +205,30 @@ fn place(endpoints: &Placement, id: i32, host: &mut String, port: &mut i32) -> b
 fn recode<M: Decodable + Encodable>(
     api: ApiKey,
     version: i16,
-    mut body: Bytes,
+    body: Bytes,
     change: impl FnOnce(&mut M),
 ) -> Result<Bytes, RewriteError> {
-    let mut message = M::decode(&mut body, version).map_err(|e| RewriteError::Decode {
+    recode_when(api, version, body, |_| true, change)
+}
+
+/// [`recode`] when the decoded answer `needs` it; else the answer's own bytes.
+fn recode_when<M: Decodable + Encodable>(
+    api: ApiKey,
+    version: i16,
+    body: Bytes,
+    needs: impl FnOnce(&M) -> bool,
+    change: impl FnOnce(&mut M),
+) -> Result<Bytes, RewriteError> {
+    let mut message = M::decode(&mut body.clone(), version).map_err(|e| RewriteError::Decode {
         api: api.name(),
         version,
         reason: e.to_string(),
     })?;
+    if !needs(&message) {
+        return Ok(body);
+    }
     change(&mut message);
-    let mut out = BytesMut::with_capacity(256);
+    let mut out = BytesMut::with_capacity(body.len() + 64);
     message
         .encode(&mut out, version)
         .map_err(|e| RewriteError::Encode {

@@ -248,3 +248,71 @@ fn an_undecodable_answer_is_an_error_not_a_panic() {
     .unwrap_err();
     assert!(matches!(err, RewriteError::Decode { .. }), "{err}");
 }
+
+fn node_endpoint(id: i32) -> (i32, String, i32) {
+    (id, format!("kafka-{id}.internal"), 9092)
+}
+
+#[test]
+fn a_fetch_answer_naming_a_moved_leader_names_it_at_kcoords_port_and_any_other_is_untouched() {
+    use kcoord_wire::messages::fetch_response::NodeEndpoint;
+    let (id, host, port) = node_endpoint(2);
+    let moved = FetchResponse {
+        node_endpoints: vec![NodeEndpoint {
+            node_id: id,
+            host,
+            port,
+            rack: None,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let out = rewritten(ApiKey::Fetch, 17, encode(&moved, 17), &endpoints()).unwrap();
+    let back = FetchResponse::decode(&mut out.clone(), 17).unwrap();
+    let shown: Vec<_> = back
+        .node_endpoints
+        .iter()
+        .map(|e| (e.node_id, e.host.as_str(), e.port))
+        .collect();
+    assert_eq!(shown, [(2, "gw.example", 19002)]);
+
+    // Without endpoints, the cluster's own bytes go back, not a copy.
+    let quiet = encode(&FetchResponse::default(), 17);
+    let out = rewritten(ApiKey::Fetch, 17, quiet.clone(), &endpoints()).unwrap();
+    assert_eq!(out.as_ptr(), quiet.as_ptr());
+    // Before v16 nothing is decoded at all.
+    let old = Bytes::from_static(b"not a fetch answer");
+    assert_eq!(
+        rewritten(ApiKey::Fetch, 15, old.clone(), &endpoints()).unwrap(),
+        old
+    );
+}
+
+#[test]
+fn a_produce_answer_naming_a_moved_leader_names_it_at_kcoords_port() {
+    use kcoord_wire::messages::produce_response::NodeEndpoint;
+    let (id, host, port) = node_endpoint(1);
+    let moved = ProduceResponse {
+        node_endpoints: vec![NodeEndpoint {
+            node_id: id,
+            host,
+            port,
+            rack: Some("r1".to_owned()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let out = rewritten(ApiKey::Produce, 12, encode(&moved, 12), &endpoints()).unwrap();
+    let back = ProduceResponse::decode(&mut out.clone(), 12).unwrap();
+    let shown: Vec<_> = back
+        .node_endpoints
+        .iter()
+        .map(|e| (e.node_id, e.host.as_str(), e.port, e.rack.as_deref()))
+        .collect();
+    assert_eq!(shown, [(1, "gw.example", 19001, Some("r1"))]);
+    let old = Bytes::from_static(b"v9");
+    assert_eq!(
+        rewritten(ApiKey::Produce, 9, old.clone(), &endpoints()).unwrap(),
+        old
+    );
+}

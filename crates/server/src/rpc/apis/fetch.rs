@@ -47,10 +47,12 @@ use crate::runtime::partitions::Partition;
 use crate::state::RequestContext;
 
 /// Fetch as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18).asks(&[
-    Check::new(AclOperation::Read, ResourceType::Topic),
-    Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::Fetch, 4, 18)
+    .asks(&[
+        Check::new(AclOperation::Read, ResourceType::Topic),
+        Check::new(AclOperation::ClusterAction, ResourceType::Cluster),
+    ])
+    .rewritten_in_gateway();
 
 /// Decodes the request, runs the handler, applies the client quotas (`rpc/quotas.rs`), and
 /// sends the response's record batches by reference.

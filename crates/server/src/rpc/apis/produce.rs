@@ -50,7 +50,8 @@ pub const RPC: Rpc = Rpc::new(ApiKey::Produce, 3, 13)
         Check::new(AclOperation::Write, ResourceType::Topic),
         Check::new(AclOperation::Write, ResourceType::TransactionalId),
     ])
-    .advertised_from(0);
+    .advertised_from(0)
+    .rewritten_in_gateway();
 
 /// Produce: acks=0 is answered with silence, or, when a partition failed, by closing the
 /// connection so the client refreshes its metadata (Kafka's `sendResponseCallback`). The

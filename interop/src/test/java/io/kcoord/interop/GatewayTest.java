@@ -41,10 +41,22 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -113,6 +125,68 @@ class GatewayTest {
         try (Admin direct = Clients.admin(cluster.bootstrap())) {
             TopicDescription topic = described(direct, "gw-admin");
             assertEquals(3, topic.partitions().get(0).replicas().size());
+        }
+    }
+
+    /**
+     * A Produce or Fetch sent to a broker that does not lead the partition is answered
+     * NOT_LEADER_OR_FOLLOWER with the leader's endpoint (KIP-951), which Kafka's clients connect
+     * to at once, as after a leader moved: through kcoord that endpoint is kcoord's port for the
+     * leader, never the cluster's own address.
+     */
+    @Test
+    void a_leader_named_in_a_produce_or_fetch_answer_is_at_its_kcoord_port() throws Exception {
+        String topic = "gw-moved-leader";
+        TopicPartition tp = new TopicPartition(topic, 0);
+        int leader;
+        Uuid topicId;
+        // Replicas on brokers 0 and 1 only: a follower serves a consumer's Fetch (KIP-392), a
+        // broker that holds no replica does not.
+        try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+            admin.createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(0, 1))))).all().get(60, TimeUnit.SECONDS);
+            TopicDescription described = described(admin, topic);
+            leader = described.partitions().get(0).leader().id();
+            topicId = described.topicId();
+        }
+        String expected = leader + "@127.0.0.1:" + (portStart + leader);
+        ProduceRequestData produce = new ProduceRequestData().setAcks((short) 1).setTimeoutMs(5000);
+        produce.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(
+                List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(
+                        MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes()))))));
+        try (WireClient wire = new WireClient("127.0.0.1:" + (portStart + 1 - leader), topic)) {
+            ProduceResponse produced = (ProduceResponse) onceKnown(wire,
+                    new ProduceRequest.Builder((short) 12, (short) 12, produce), (short) 12,
+                    r -> ((ProduceResponse) r).data().responses().iterator().next().partitionResponses().get(0)
+                            .errorCode());
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), produced.data().responses().iterator().next()
+                    .partitionResponses().get(0).errorCode(), produced.toString());
+            assertEquals(List.of(expected), produced.data().nodeEndpoints().stream()
+                    .map(e -> e.nodeId() + "@" + e.host() + ":" + e.port()).toList());
+        }
+        try (WireClient wire = new WireClient("127.0.0.1:" + (portStart + 2), topic)) {
+            FetchResponse fetched = (FetchResponse) onceKnown(wire, FetchRequest.Builder.forConsumer((short) 17, 0, 1,
+                    Map.of(tp, new FetchRequest.PartitionData(topicId, 0, -1, 1024, Optional.empty()))), (short) 17,
+                    r -> ((FetchResponse) r).data().responses().get(0).partitions().get(0).errorCode());
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), fetched.data().responses().get(0).partitions().get(0)
+                    .errorCode(), fetched.toString());
+            assertEquals(List.of(expected), fetched.data().nodeEndpoints().stream()
+                    .map(e -> e.nodeId() + "@" + e.host() + ":" + e.port()).toList());
+        }
+    }
+
+    /**
+     * The answer to {@code request} once the broker knows the topic: a topic the controller
+     * created reaches each broker a little later (at most 30 s here).
+     */
+    private static AbstractResponse onceKnown(WireClient wire, AbstractRequest.Builder<?> request, short version,
+            java.util.function.Function<AbstractResponse, Short> code) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            AbstractResponse answer = wire.send(request, version);
+            short c = code.apply(answer);
+            boolean unknown = c == Errors.UNKNOWN_TOPIC_OR_PARTITION.code() || c == Errors.UNKNOWN_TOPIC_ID.code();
+            if (!unknown || System.nanoTime() > deadline) return answer;
+            Thread.sleep(50);
         }
     }
 
