@@ -582,3 +582,90 @@ cross_check!(
     kp::ListConfigResourcesResponse,
     0..=1
 );
+
+// Share group RPCs (KIP-932; keys 76-79, 90-92). kafka-protocol 0.18 is generated from Kafka 4.1,
+// so it stops at v1 of keys 76-79 and at v0 of keys 90-92; the later versions are not checked.
+cross_check!(
+    share_group_heartbeat_request,
+    ShareGroupHeartbeatRequest,
+    kp::ShareGroupHeartbeatRequest,
+    1..=1
+);
+cross_check!(
+    share_group_heartbeat_response,
+    ShareGroupHeartbeatResponse,
+    kp::ShareGroupHeartbeatResponse,
+    1..=1
+);
+cross_check!(
+    share_group_describe_request,
+    ShareGroupDescribeRequest,
+    kp::ShareGroupDescribeRequest,
+    1..=1
+);
+cross_check!(
+    share_group_describe_response,
+    ShareGroupDescribeResponse,
+    kp::ShareGroupDescribeResponse,
+    1..=1
+);
+cross_check!(
+    share_fetch_request,
+    ShareFetchRequest,
+    kp::ShareFetchRequest,
+    1..=1
+);
+cross_check!(
+    share_fetch_response,
+    ShareFetchResponse,
+    kp::ShareFetchResponse,
+    1..=1
+);
+cross_check!(
+    share_acknowledge_request,
+    ShareAcknowledgeRequest,
+    kp::ShareAcknowledgeRequest,
+    1..=1
+);
+cross_check!(
+    share_acknowledge_response,
+    ShareAcknowledgeResponse,
+    kp::ShareAcknowledgeResponse,
+    1..=1
+);
+cross_check!(
+    describe_share_group_offsets_request,
+    DescribeShareGroupOffsetsRequest,
+    kp::DescribeShareGroupOffsetsRequest,
+    0..=0
+);
+cross_check!(
+    describe_share_group_offsets_response,
+    DescribeShareGroupOffsetsResponse,
+    kp::DescribeShareGroupOffsetsResponse,
+    0..=0
+);
+cross_check!(
+    alter_share_group_offsets_request,
+    AlterShareGroupOffsetsRequest,
+    kp::AlterShareGroupOffsetsRequest,
+    0..=0
+);
+cross_check!(
+    alter_share_group_offsets_response,
+    AlterShareGroupOffsetsResponse,
+    kp::AlterShareGroupOffsetsResponse,
+    0..=0
+);
+cross_check!(
+    delete_share_group_offsets_request,
+    DeleteShareGroupOffsetsRequest,
+    kp::DeleteShareGroupOffsetsRequest,
+    0..=0
+);
+cross_check!(
+    delete_share_group_offsets_response,
+    DeleteShareGroupOffsetsResponse,
+    kp::DeleteShareGroupOffsetsResponse,
+    0..=0
+);

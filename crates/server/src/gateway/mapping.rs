@@ -10,17 +10,17 @@
 //! every known broker is down at once, or after `metadata.recovery.rebootstrap.trigger.ms`,
 //! five minutes by default).
 //!
-//! Produce (v10+) and Fetch (v16+) answers name brokers too: a partition whose leader moved
-//! comes back with the new leader's endpoint (KIP-951), which a client connects to at once.
-//! Those answers are decoded (their record sets as slices of the answer, not copied) and
-//! re-encoded only when they carry endpoints, which they do only while leaders move; every
-//! other one goes back as the cluster's bytes.
+//! Produce (v10+), Fetch (v16+), ShareFetch and ShareAcknowledge answers name brokers too: a
+//! partition whose leader moved comes back with the new leader's endpoint (KIP-951), which a
+//! client connects to at once. Those answers are decoded (their record sets as slices of the
+//! answer, not copied) and re-encoded only when they carry endpoints, which they do only while
+//! leaders move; every other one goes back as the cluster's bytes.
 
 use bytes::{Bytes, BytesMut};
 use kcoord_wire::api::ApiKey;
 use kcoord_wire::messages::{
     DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
-    ProduceResponse,
+    ProduceResponse, ShareAcknowledgeResponse, ShareFetchResponse,
 };
 use kcoord_wire::{Decodable, Encodable};
 
@@ -166,29 +166,33 @@ pub fn rewrite(
         // Before these versions the answers name no brokers.
         ApiKey::Produce if version < 10 => Ok(body),
         ApiKey::Fetch if version < 16 => Ok(body),
-        ApiKey::Produce => recode_when(
-            api,
-            version,
-            body,
-            |r: &ProduceResponse| !r.node_endpoints.is_empty(),
-            |r| {
-                r.node_endpoints
-                    .retain_mut(|e| place(e.node_id, &mut e.host, &mut e.port));
-            },
-        ),
-        ApiKey::Fetch => recode_when(
-            api,
-            version,
-            body,
-            |r: &FetchResponse| !r.node_endpoints.is_empty(),
-            |r| {
-                r.node_endpoints
-                    .retain_mut(|e| place(e.node_id, &mut e.host, &mut e.port));
-            },
-        ),
+        ApiKey::Produce => moved_leaders!(ProduceResponse, api, version, body, place),
+        ApiKey::Fetch => moved_leaders!(FetchResponse, api, version, body, place),
+        ApiKey::ShareFetch => moved_leaders!(ShareFetchResponse, api, version, body, place),
+        ApiKey::ShareAcknowledge => {
+            moved_leaders!(ShareAcknowledgeResponse, api, version, body, place)
+        }
         other => Err(RewriteError::NotRewritten(other.name())),
     }
 }
+
+/// [`recode_when`] for an answer whose `node_endpoints` name the leaders that moved: each at its
+/// endpoint here, the answer's own bytes when it names none.
+macro_rules! moved_leaders {
+    ($response:ty, $api:expr, $version:expr, $body:expr, $place:expr) => {
+        recode_when(
+            $api,
+            $version,
+            $body,
+            |r: &$response| !r.node_endpoints.is_empty(),
+            |r| {
+                r.node_endpoints
+                    .retain_mut(|e| $place(e.node_id, &mut e.host, &mut e.port));
+            },
+        )
+    };
+}
+use moved_leaders;
 
 /// Puts broker `id` at its endpoint; false when it has none.
 fn place(endpoints: &Placement, id: i32, host: &mut String, port: &mut i32) -> bool {

@@ -461,8 +461,8 @@ mod tests {
         }
     }
 
-    /// The cluster-administration RPCs only a gateway forwards: a standalone node neither lists
-    /// nor serves them (a request for one closes the connection, as for an unknown API); a
+    /// The cluster-administration and share-group RPCs only a gateway forwards: a standalone
+    /// node neither lists nor serves them (a request for one closes the connection, as for an unknown API); a
     /// gateway lists them at the versions the cluster serves too, and not at all when the
     /// cluster lacks them.
     #[test]
@@ -473,7 +473,7 @@ mod tests {
             .filter(|r| !r.standalone)
             .collect();
         let keys: Vec<i16> = only_forwarded.iter().map(|r| r.api.key()).collect();
-        assert_eq!(keys.len(), 7, "{keys:?}");
+        assert_eq!(keys.len(), 14, "{keys:?}");
         let upstream: BTreeMap<i16, VersionRange> = only_forwarded
             .iter()
             .filter(|r| r.api != ApiKey::UnregisterBroker)
@@ -491,8 +491,13 @@ mod tests {
             false,
         );
         for rpc in &only_forwarded {
-            assert_eq!(rpc.gateway, crate::rpc::Gateway::Forwarded);
             let api = rpc.api;
+            let rewritten = [ApiKey::ShareFetch, ApiKey::ShareAcknowledge].contains(&api);
+            let expected_gateway = match rewritten {
+                true => crate::rpc::Gateway::Rewritten,
+                false => crate::rpc::Gateway::Forwarded,
+            };
+            assert_eq!(rpc.gateway, expected_gateway, "{}", api.name());
             assert_eq!(supported_versions(api, ListenerKind::Broker), None);
             assert_eq!(
                 supported_versions_in(Mode::Gateway, api, ListenerKind::Broker),

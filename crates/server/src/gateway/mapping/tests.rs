@@ -316,3 +316,51 @@ fn a_produce_answer_naming_a_moved_leader_names_it_at_kcoords_port() {
         old
     );
 }
+
+#[test]
+fn share_fetch_and_acknowledge_answers_name_moved_leaders_at_kcoords_ports() {
+    use kcoord_wire::messages::share_acknowledge_response::NodeEndpoint as AckEndpoint;
+    use kcoord_wire::messages::share_fetch_response::NodeEndpoint as FetchEndpoint;
+    let (id, host, port) = node_endpoint(0);
+    let fetch = ShareFetchResponse {
+        node_endpoints: vec![FetchEndpoint {
+            node_id: id,
+            host: host.clone(),
+            port,
+            rack: None,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let out = rewritten(ApiKey::ShareFetch, 1, encode(&fetch, 1), &endpoints()).unwrap();
+    let back = ShareFetchResponse::decode(&mut out.clone(), 1).unwrap();
+    assert_eq!(
+        (
+            back.node_endpoints[0].host.as_str(),
+            back.node_endpoints[0].port
+        ),
+        ("gw.example", 19000)
+    );
+    let ack = ShareAcknowledgeResponse {
+        node_endpoints: vec![AckEndpoint {
+            node_id: id,
+            host,
+            port,
+            rack: None,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let out = rewritten(ApiKey::ShareAcknowledge, 2, encode(&ack, 2), &endpoints()).unwrap();
+    let back = ShareAcknowledgeResponse::decode(&mut out.clone(), 2).unwrap();
+    assert_eq!(
+        (
+            back.node_endpoints[0].host.as_str(),
+            back.node_endpoints[0].port
+        ),
+        ("gw.example", 19000)
+    );
+    let quiet = encode(&ShareFetchResponse::default(), 1);
+    let same = rewritten(ApiKey::ShareFetch, 1, quiet.clone(), &endpoints()).unwrap();
+    assert_eq!(same.as_ptr(), quiet.as_ptr());
+}

@@ -20,16 +20,20 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.QuorumInfo;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -43,6 +47,7 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -172,6 +177,48 @@ class GatewayTest {
             assertEquals(List.of(expected), fetched.data().nodeEndpoints().stream()
                     .map(e -> e.nodeId() + "@" + e.host() + ":" + e.port()).toList());
         }
+    }
+
+    /**
+     * A share consumer (KIP-932) through kcoord: its heartbeats, fetches and acknowledgements are
+     * forwarded to the cluster, which has the share group; every record comes once, and Kafka's
+     * Admin through kcoord describes the group.
+     */
+    @Test
+    void a_share_consumer_through_kcoord_gets_every_record() throws Exception {
+        String topic = "gw-share";
+        String group = "gw-share-group";
+        cluster.createTopics(List.of(new NewTopic(topic, 2, (short) 3)));
+        try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+            // A share group starts at the latest offset unless its config says otherwise.
+            AlterConfigOp earliest = new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                    AlterConfigOp.OpType.SET);
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
+                    List.of(earliest))).all().get(30, TimeUnit.SECONDS);
+        }
+        List<Map.Entry<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) records.add(Map.entry("share-" + i, "v" + i));
+        Clients.produce(kcoord.bootstrap(), topic, records);
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kcoord.bootstrap());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        Set<String> seen = new HashSet<>();
+        try (KafkaShareConsumer<String, String> consumer =
+                new KafkaShareConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (seen.size() < records.size() && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.key()));
+            }
+            consumer.commitSync();
+            try (Admin admin = Clients.admin(kcoord.bootstrap())) {
+                ShareGroupDescription described = admin.describeShareGroups(List.of(group)).describedGroups()
+                        .get(group).get(30, TimeUnit.SECONDS);
+                assertEquals(1, described.members().size(), described.toString());
+            }
+        }
+        assertEquals(records.stream().map(Map.Entry::getKey).collect(java.util.stream.Collectors.toSet()), seen,
+                "kcoord log:\n" + kcoord.logTail());
     }
 
     /**

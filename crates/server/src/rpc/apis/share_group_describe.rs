@@ -1,0 +1,12 @@
+//! ShareGroupDescribe (key 77), v1-1: describing share groups (`kafka-share-groups --describe`). A
+//! standalone node neither lists nor serves it (kcoord has no share groups); a gateway forwards it
+//! to the cluster as it came and lists it at the versions both serve (docs/gateway.md).
+
+use kcoord_wire::api::ApiKey;
+
+use crate::rpc::Rpc;
+
+/// ShareGroupDescribe as kcoord serves it.
+pub const RPC: Rpc = Rpc::new(ApiKey::ShareGroupDescribe, 1, 1).gateway_only();
+
+crate::rpc::forwarded_only!();
