@@ -325,13 +325,16 @@ async fn authenticate(
         }
         Err(failure) => {
             let (error_code, error_message) = match &failure {
-                Failure::Sasl(e) => (e.error_code(), e.client_message(mechanism.name(), false)),
-                Failure::Cluster { code, message } => (*code, message.clone().unwrap_or_default()),
+                Failure::Sasl(e) => (
+                    e.error_code(),
+                    Some(e.client_message(mechanism.name(), false)),
+                ),
+                Failure::Cluster { code, message } => (*code, message.clone()),
                 Failure::Gone => return Reply::Close,
             };
             let response = SaslAuthenticateResponse {
                 error_code,
-                error_message: Some(error_message),
+                error_message,
                 auth_bytes: Bytes::new(),
                 ..Default::default()
             };
