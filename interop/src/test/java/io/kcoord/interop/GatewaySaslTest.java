@@ -133,6 +133,12 @@ class GatewaySaslTest {
         acls("--add", "--allow-principal", user, "--resource-pattern-type", "prefixed", "--operation", "Read",
                 "--group", APP);
 
+        // kcoord reads the cluster's ACLs back about once a second: the app starts once they are
+        // there, as it would start once a Kafka broker has applied them.
+        try (Admin asTheApp = Clients.admin(bootstrap, scram(APP_USER, APP_PASSWORD))) {
+            Clients.await(() -> !groupDenied(asTheApp), Duration.ofSeconds(30),
+                    () -> "kcoord never applied the app's ACLs; kcoord log:\n" + kcoord.logTail());
+        }
         Clients.produce(bootstrap, plain("admin", "admin-secret"), "orders", FilterAppTest.orders(ORDERS));
         Object started = runApp(scram(APP_USER, APP_PASSWORD), "gw-sasl-app");
         if (started instanceof Throwable t) {
@@ -176,6 +182,18 @@ class GatewaySaslTest {
         Object app = runApp(plain("bob", "bob-secret"), "gw-sasl-bob");
         assertInstanceOf(Throwable.class, app, "the app must not run as bob");
         assertNotNull(causedBy((Throwable) app, GroupAuthorizationException.class), () -> "not a group refusal: " + app);
+    }
+
+    /** Whether kcoord refuses {@code admin}'s user the app's streams group. */
+    private static boolean groupDenied(Admin admin) {
+        try {
+            admin.describeStreamsGroups(List.of(APP)).all().get(30, TimeUnit.SECONDS);
+            return false;
+        } catch (ExecutionException e) {
+            return e.getCause() instanceof GroupAuthorizationException;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     private Properties plain(String user, String password) {
