@@ -55,7 +55,7 @@ pub(super) fn spawn(
             tokio::select! {
                 _ = crate::support::shutdown::stopped(&mut shutdown) => break,
                 () = tokio::time::sleep(MIRROR_INTERVAL) => {}
-                () = gateway.topics_wanted() => {
+                () = gateway.look_wanted() => {
                     // Woken early (many groups may ask at once): one look per MIN_SPACING.
                     tokio::time::sleep_until(looked + MIN_SPACING).await;
                 }

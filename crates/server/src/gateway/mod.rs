@@ -61,8 +61,9 @@ pub struct Gateway {
     spread: AtomicUsize,
     /// One line per upstream address and minute when it fails.
     failures: LogLimiter<String>,
-    /// Asks the topic mirror for a look at the upstream topics before its next turn.
-    topics_wanted: tokio::sync::Notify,
+    /// Asks the mirror (topics, group configs, ACLs) for a look at the cluster before its next
+    /// turn.
+    look_wanted: tokio::sync::Notify,
     /// Asks the broker ports for a refresh of the upstream brokers before their next turn.
     brokers_wanted: tokio::sync::Notify,
     /// Which kcoord node serves each coordinator shard ([`nodes`]).
@@ -108,7 +109,7 @@ impl Gateway {
             view: RwLock::new(Arc::new(view)),
             spread: AtomicUsize::new(0),
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
-            topics_wanted: tokio::sync::Notify::new(),
+            look_wanted: tokio::sync::Notify::new(),
             brokers_wanted: tokio::sync::Notify::new(),
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
             listener,
@@ -308,14 +309,15 @@ impl Gateway {
         Connection::connect(&address, self.client.clone()).await
     }
 
-    /// Wakes the topic mirror at once (a topic was just created upstream).
-    pub fn topics_changed_upstream(&self) {
-        self.topics_wanted.notify_one();
+    /// Wakes the mirror at once: something it mirrors (a topic, a group config, an ACL) was
+    /// just changed in the cluster, or is wanted.
+    pub fn changed_upstream(&self) {
+        self.look_wanted.notify_one();
     }
 
-    /// Resolves when [`Gateway::topics_changed_upstream`] was called since the last time.
-    pub async fn topics_wanted(&self) {
-        self.topics_wanted.notified().await;
+    /// Resolves when [`Gateway::changed_upstream`] was called since the last time.
+    pub async fn look_wanted(&self) {
+        self.look_wanted.notified().await;
     }
 
     /// A forwarded answer placed broker `id`: one kcoord has not learnt yet (a broker that just

@@ -63,7 +63,7 @@ impl TopicCreator for UpstreamTopicCreator {
                 .send_negotiated(request)
                 .await
                 .map_err(|e| e.to_string())?;
-            gateway.topics_changed_upstream();
+            gateway.changed_upstream();
             Ok(response
                 .topics
                 .into_iter()

@@ -328,6 +328,7 @@ async fn forwarded(
             gateway.settings().upstream_authenticates.then_some(None)
         }
         Gateway::Forwarded => Some(None),
+        Gateway::Mirrored => Some(look_again(ctx)),
         Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
             let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
@@ -335,6 +336,16 @@ async fn forwarded(
         }
         Gateway::Merged => Some(crate::rpc::merged::local_part(ctx, api, version, body).await),
     }
+}
+
+/// Wakes the gateway's mirror once the forwarded answer is back: the request changed something
+/// it mirrors.
+fn look_again(ctx: &RequestContext<'_>) -> Option<Change> {
+    let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
+    Some(Change::With(Box::new(move |body| {
+        gateway.changed_upstream();
+        Ok(body)
+    })))
 }
 
 /// An API no RPC file declares: [`parse`] closes the connection before it gets here (no

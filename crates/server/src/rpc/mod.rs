@@ -66,6 +66,9 @@ pub enum Gateway {
     /// Forwarded, and kcoord's own answer for its streams groups merged into the cluster's
     /// ([`merged`]).
     Merged,
+    /// Forwarded; it changes what kcoord mirrors from the cluster (topics, group configs,
+    /// ACLs), so the mirror looks again as soon as the answer is back, not at its next turn.
+    Mirrored,
     /// SASL credentials: kcoord's own, served by kcoord, while it checks its clients'
     /// credentials itself; the cluster's, forwarded, once the cluster checks them
     /// (`gateway.authentication=upstream`).
@@ -79,7 +82,11 @@ impl Gateway {
         match self {
             Gateway::Local => true,
             Gateway::Credentials => !upstream_authenticates,
-            Gateway::Forwarded | Gateway::Rewritten | Gateway::ByGroup | Gateway::Merged => false,
+            Gateway::Forwarded
+            | Gateway::Mirrored
+            | Gateway::Rewritten
+            | Gateway::ByGroup
+            | Gateway::Merged => false,
         }
     }
 }
@@ -156,6 +163,14 @@ impl Rpc {
     pub const fn local_in_gateway(self) -> Rpc {
         Rpc {
             gateway: Gateway::Local,
+            ..self
+        }
+    }
+
+    /// Forwarded in gateway mode, the mirror woken by its answer ([`Gateway::Mirrored`]).
+    pub const fn mirrored_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Mirrored,
             ..self
         }
     }

@@ -34,11 +34,13 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// AlterConfigs as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::AlterConfigs, 0, 2).asks(&[
-    Check::new(AclOperation::AlterConfigs, ResourceType::Topic),
-    Check::new(AclOperation::AlterConfigs, ResourceType::Group),
-    Check::new(AclOperation::AlterConfigs, ResourceType::Cluster),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::AlterConfigs, 0, 2)
+    .asks(&[
+        Check::new(AclOperation::AlterConfigs, ResourceType::Topic),
+        Check::new(AclOperation::AlterConfigs, ResourceType::Group),
+        Check::new(AclOperation::AlterConfigs, ResourceType::Cluster),
+    ])
+    .mirrored_in_gateway();
 
 serve!(async handle);
 

@@ -32,7 +32,8 @@ use crate::support::logging::capped;
 /// CreatePartitions as kcoord serves it.
 pub const RPC: Rpc = Rpc::new(ApiKey::CreatePartitions, 0, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Topic)]);
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Topic)])
+    .mirrored_in_gateway();
 
 serve!(async handle);
 

@@ -33,7 +33,8 @@ pub const RPC: Rpc = Rpc::new(ApiKey::CreateTopics, 2, 7)
         Check::new(AclOperation::Create, ResourceType::Cluster),
         Check::new(AclOperation::DescribeConfigs, ResourceType::Topic),
         Check::new(AclOperation::Create, ResourceType::Topic),
-    ]);
+    ])
+    .mirrored_in_gateway();
 
 serve!(async handle);
 

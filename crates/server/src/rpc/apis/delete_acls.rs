@@ -24,7 +24,8 @@ use crate::state::RequestContext;
 /// its own there, the cluster's apply (docs/gateway.md).
 pub const RPC: Rpc = Rpc::new(ApiKey::DeleteAcls, 1, 3)
     .served_on(Listeners::BrokerAndController)
-    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)]);
+    .asks(&[Check::new(AclOperation::Alter, ResourceType::Cluster)])
+    .mirrored_in_gateway();
 
 serve!(checked async handle);
 

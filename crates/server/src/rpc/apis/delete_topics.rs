@@ -21,11 +21,13 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// DeleteTopics as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6).asks(&[
-    Check::new(AclOperation::Delete, ResourceType::Cluster),
-    Check::new(AclOperation::Describe, ResourceType::Topic),
-    Check::new(AclOperation::Delete, ResourceType::Topic),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::DeleteTopics, 1, 6)
+    .asks(&[
+        Check::new(AclOperation::Delete, ResourceType::Cluster),
+        Check::new(AclOperation::Describe, ResourceType::Topic),
+        Check::new(AclOperation::Delete, ResourceType::Topic),
+    ])
+    .mirrored_in_gateway();
 
 serve!(async handle);
 

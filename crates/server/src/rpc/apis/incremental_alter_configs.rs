@@ -47,11 +47,13 @@ use crate::rpc::{serve, Check, Rpc};
 use crate::state::RequestContext;
 
 /// IncrementalAlterConfigs as kcoord serves it.
-pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1).asks(&[
-    Check::new(AclOperation::AlterConfigs, ResourceType::Group),
-    Check::new(AclOperation::AlterConfigs, ResourceType::Topic),
-    Check::new(AclOperation::AlterConfigs, ResourceType::Cluster),
-]);
+pub const RPC: Rpc = Rpc::new(ApiKey::IncrementalAlterConfigs, 0, 1)
+    .asks(&[
+        Check::new(AclOperation::AlterConfigs, ResourceType::Group),
+        Check::new(AclOperation::AlterConfigs, ResourceType::Topic),
+        Check::new(AclOperation::AlterConfigs, ResourceType::Cluster),
+    ])
+    .mirrored_in_gateway();
 
 serve!(async handle);
 

@@ -136,7 +136,7 @@ fn ask_for_the_clusters_topics(ctx: &RequestContext<'_>, response: &StreamsGroup
         .flatten()
         .any(|s| s.status_code == MISSING_SOURCE_TOPICS);
     if missing_source {
-        gateway.topics_changed_upstream();
+        gateway.changed_upstream();
     }
 }
 
