@@ -45,6 +45,20 @@ public final class Tools {
         return inProcess(org.apache.kafka.tools.AclCommand::main, args);
     }
 
+    /**
+     * {@code kafka-acls} at {@code bootstrap} with the client settings in {@code commandConfig}
+     * (an admin's); fails the test unless it succeeds.
+     */
+    public static void kafkaAclsAsAdmin(String bootstrap, java.nio.file.Path commandConfig, String... args) {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", bootstrap, "--command-config",
+                commandConfig.toString()));
+        all.addAll(List.of(args));
+        Run run = kafkaAcls(all.toArray(String[]::new));
+        org.junit.jupiter.api.Assertions.assertEquals(0, run.exitCode(), run.toString());
+        org.junit.jupiter.api.Assertions.assertFalse(run.stdout().contains("Error while executing ACL command"),
+                run.toString());
+    }
+
     /** Kafka 4.4's {@code kafka-configs.sh} ({@code org.apache.kafka.tools.ConfigCommand}), in this JVM. */
     public static Run kafkaConfigs(String... args) {
         return inProcess(org.apache.kafka.tools.ConfigCommand::main, args);
