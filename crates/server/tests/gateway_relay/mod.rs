@@ -448,3 +448,72 @@ async fn scram_users_through_a_relaying_gateway_are_the_clusters() {
     gateway.shutdown().await;
     cluster.shutdown().await;
 }
+
+/// Writes `token` as a raw frame (a SaslHandshake v0 exchange's) and reads the raw answer;
+/// `None` when the connection closed instead.
+async fn raw_exchange(stream: &mut tokio::net::TcpStream, token: &[u8]) -> Option<Vec<u8>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut frame = (token.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(token);
+    stream.write_all(&frame).await.unwrap();
+    let mut size = [0u8; 4];
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut size));
+    read.await.expect("an answer or a close in time").ok()?;
+    let mut answer = vec![0u8; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut answer).await.ok()?;
+    Some(answer)
+}
+
+/// A client that starts with SaslHandshake v0 (tokens as raw frames, no SaslAuthenticate) is
+/// relayed too: the cluster sees SaslAuthenticate requests, the client raw frames, and a refusal
+/// closes the connection without an answer, as Kafka ends a failed v0 exchange.
+#[tokio::test]
+async fn a_v0_handshake_is_relayed_with_raw_tokens() {
+    use crate::gateway_support::{frame, read_response};
+    use kcoord_wire::api::ApiKey;
+    use kcoord_wire::messages::{MetadataResponse, SaslHandshakeRequest, SaslHandshakeResponse};
+    use kcoord_wire::Decodable;
+    use tokio::io::AsyncWriteExt;
+    let cluster = cluster().await;
+    let gateway = relaying_gateway(&cluster).await;
+    let handshake = SaslHandshakeRequest {
+        mechanism: "PLAIN".into(),
+        ..Default::default()
+    };
+    let start = || async {
+        let addr = gateway.broker_addr().unwrap();
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = frame(ApiKey::SaslHandshake, 0, 1, &handshake);
+        stream.write_all(&request).await.unwrap();
+        let (_, mut body) = read_response(&mut stream, ApiKey::SaslHandshake, 0)
+            .await
+            .unwrap();
+        let answer = SaslHandshakeResponse::decode(&mut body, 0).unwrap();
+        assert_eq!(answer.error_code, 0, "{answer:?}");
+        stream
+    };
+    let mut alice = start().await;
+    let final_token = raw_exchange(&mut alice, b"\0alice\0alice-secret").await;
+    assert_eq!(final_token, Some(Vec::new()), "PLAIN's empty final token");
+    let metadata = MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some("orders".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    alice
+        .write_all(&frame(ApiKey::Metadata, 12, 2, &metadata))
+        .await
+        .unwrap();
+    let (_, mut body) = read_response(&mut alice, ApiKey::Metadata, 12)
+        .await
+        .unwrap();
+    let answer = MetadataResponse::decode(&mut body, 12).unwrap();
+    assert_eq!(answer.topics[0].error_code, 0, "alice may describe orders");
+
+    let mut wrong = start().await;
+    assert_eq!(raw_exchange(&mut wrong, b"\0alice\0guess").await, None);
+    gateway.shutdown().await;
+    cluster.shutdown().await;
+}
