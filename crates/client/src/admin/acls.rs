@@ -9,6 +9,7 @@ use kcoord_wire::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAclsRe
 use kcoord_wire::Request;
 
 use crate::client::Client;
+use crate::connection::Connection;
 use crate::error::ClientError;
 
 /// v0 of the three ACL APIs knows LITERAL patterns only (KIP-290 added the pattern type).
@@ -30,6 +31,53 @@ fn check_pattern(api: i16, version: i16, pattern: PatternType) -> Result<(), Cli
     Ok(())
 }
 
+/// The ACLs `filter` matches, asked on `conn` (DescribeAcls at the newest version both sides
+/// serve): what [`Client::describe_acls`] asks of its bootstrap node, for a caller that holds
+/// its own connection.
+pub async fn describe_acls_on(
+    conn: &Connection,
+    filter: &AclBindingFilter,
+) -> Result<Vec<AclBinding>, ClientError> {
+    let version = conn.negotiated_version::<DescribeAclsRequest>().await?;
+    check_pattern(DescribeAclsRequest::KEY, version, filter.pattern_type)?;
+    let request = DescribeAclsRequest {
+        resource_type_filter: filter.resource_type.code(),
+        resource_name_filter: filter.resource_name.clone(),
+        pattern_type_filter: filter.pattern_type.code(),
+        principal_filter: filter.principal.clone(),
+        host_filter: filter.host.clone(),
+        operation: operation_code(filter.operation),
+        permission_type: filter.permission.code(),
+        ..Default::default()
+    };
+    let response = conn.send(request, version).await?;
+    ClientError::check(
+        DescribeAclsRequest::KEY,
+        response.error_code,
+        response.error_message.as_deref(),
+    )?;
+    Ok(response
+        .resources
+        .into_iter()
+        .flat_map(|resource| {
+            let (resource_type, name, pattern_type) = (
+                ResourceType::from_code(resource.resource_type),
+                resource.resource_name,
+                PatternType::from_code(resource.pattern_type),
+            );
+            resource.acls.into_iter().map(move |acl| AclBinding {
+                resource_type,
+                resource_name: name.clone(),
+                pattern_type,
+                principal: acl.principal,
+                host: acl.host,
+                operation: operation_from_code(acl.operation),
+                permission: AclPermissionType::from_code(acl.permission_type),
+            })
+        })
+        .collect())
+}
+
 impl Client {
     /// The ACLs `filter` matches (DescribeAcls).
     pub async fn describe_acls(
@@ -37,44 +85,7 @@ impl Client {
         filter: &AclBindingFilter,
     ) -> Result<Vec<AclBinding>, ClientError> {
         let conn = self.bootstrap_connection().await?;
-        let version = conn.negotiated_version::<DescribeAclsRequest>().await?;
-        check_pattern(DescribeAclsRequest::KEY, version, filter.pattern_type)?;
-        let request = DescribeAclsRequest {
-            resource_type_filter: filter.resource_type.code(),
-            resource_name_filter: filter.resource_name.clone(),
-            pattern_type_filter: filter.pattern_type.code(),
-            principal_filter: filter.principal.clone(),
-            host_filter: filter.host.clone(),
-            operation: operation_code(filter.operation),
-            permission_type: filter.permission.code(),
-            ..Default::default()
-        };
-        let response = conn.send(request, version).await?;
-        ClientError::check(
-            DescribeAclsRequest::KEY,
-            response.error_code,
-            response.error_message.as_deref(),
-        )?;
-        Ok(response
-            .resources
-            .into_iter()
-            .flat_map(|resource| {
-                let (resource_type, name, pattern_type) = (
-                    ResourceType::from_code(resource.resource_type),
-                    resource.resource_name,
-                    PatternType::from_code(resource.pattern_type),
-                );
-                resource.acls.into_iter().map(move |acl| AclBinding {
-                    resource_type,
-                    resource_name: name.clone(),
-                    pattern_type,
-                    principal: acl.principal,
-                    host: acl.host,
-                    operation: operation_from_code(acl.operation),
-                    permission: AclPermissionType::from_code(acl.permission_type),
-                })
-            })
-            .collect())
+        describe_acls_on(&conn, filter).await
     }
 
     /// Creates `bindings` in one CreateAcls request; one result per binding, in order.

@@ -20,6 +20,7 @@ use std::future::Future;
 
 use tracing::debug;
 
+pub use acls::describe_acls_on;
 pub use brokers::{BrokerDescription, ClusterDescription};
 pub use configs::{ConfigEntry, ConfigResourceType, ConfigSource};
 pub use describe::{

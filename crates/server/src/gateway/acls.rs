@@ -4,54 +4,15 @@
 //! (streams groups, the KIP-1331 pushes, ListTopics) with the same ACLs, read back from the
 //! cluster with one DescribeAcls matching every binding.
 
-use kcoord_acl::{AclBinding, Acls};
+use kcoord_acl::{AclBinding, AclBindingFilter, Acls};
 use kcoord_client::{ClientError, Connection};
-use kcoord_wire::messages::DescribeAclsRequest;
-use kcoord_wire::{ErrorCode, Request};
-
-/// Kafka's `ANY` in an ACL filter's resource type, pattern type, operation and permission.
-const ANY: i8 = 1;
 
 /// Every ACL the cluster keeps, in one order (so two reads of the same ACLs are equal), asked
 /// on `conn`. The cluster refuses without DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED)
 /// and without an authorizer (SECURITY_DISABLED).
 pub async fn fetch(conn: &Connection) -> Result<Vec<AclBinding>, ClientError> {
-    let described = conn
-        .send_negotiated(DescribeAclsRequest {
-            resource_type_filter: ANY,
-            resource_name_filter: None,
-            pattern_type_filter: ANY,
-            principal_filter: None,
-            host_filter: None,
-            operation: ANY,
-            permission_type: ANY,
-            ..Default::default()
-        })
-        .await?;
-    if described.error_code != ErrorCode::NONE.code() {
-        return Err(ClientError::Kafka {
-            api: DescribeAclsRequest::KEY,
-            code: described.error_code,
-            message: described.error_message,
-        });
-    }
-    let mut bindings: Vec<AclBinding> = described
-        .resources
-        .into_iter()
-        .flat_map(|resource| {
-            resource.acls.into_iter().map(move |acl| {
-                AclBinding::from_record_fields(
-                    resource.resource_type,
-                    resource.resource_name.clone(),
-                    resource.pattern_type,
-                    acl.principal,
-                    acl.host,
-                    acl.operation,
-                    acl.permission_type,
-                )
-            })
-        })
-        .collect();
+    let mut bindings =
+        kcoord_client::admin::describe_acls_on(conn, &AclBindingFilter::any()).await?;
     bindings.sort();
     bindings.dedup();
     Ok(bindings)
