@@ -71,6 +71,26 @@ class FilterAppTest {
         return failed.get();
     }
 
+    /**
+     * The Kafka Streams security guide's ACLs for the filter app ({@code appId}) run as
+     * {@code principal}, created with {@code kafka-acls} at {@code bootstrap} as the admin whose
+     * settings {@code adminConfig} holds: its input and output topics, and (prefixed with the
+     * application id) its internal topics and its group.
+     */
+    static void allowTheApp(String bootstrap, java.nio.file.Path adminConfig, String principal, String appId) {
+        String[][] acls = {
+            {"--operation", "Read", "--topic", "orders"},
+            {"--operation", "Write", "--topic", "valid-orders"},
+            {"--resource-pattern-type", "prefixed", "--operation", "All", "--topic", appId},
+            {"--resource-pattern-type", "prefixed", "--operation", "Read", "--group", appId},
+        };
+        for (String[] acl : acls) {
+            List<String> args = new ArrayList<>(List.of("--add", "--allow-principal", principal));
+            args.addAll(List.of(acl));
+            Tools.kafkaAclsAsAdmin(bootstrap, adminConfig, args.toArray(String[]::new));
+        }
+    }
+
     /** {@code count} orders keyed order-0.. with a null-valued record (to drop) every 20th. */
     static List<Map.Entry<String, String>> orders(int count) {
         List<Map.Entry<String, String>> input = new ArrayList<>();

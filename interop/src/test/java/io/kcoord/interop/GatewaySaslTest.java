@@ -125,12 +125,7 @@ class GatewaySaslTest {
         // The Kafka Streams security guide's ACLs, created through kcoord with kafka-acls: they
         // are the cluster's, and decide both what kcoord forwards and what it serves itself.
         String user = "User:" + APP_USER;
-        acls("--add", "--allow-principal", user, "--operation", "Read", "--topic", "orders");
-        acls("--add", "--allow-principal", user, "--operation", "Write", "--topic", "valid-orders");
-        acls("--add", "--allow-principal", user, "--resource-pattern-type", "prefixed", "--operation", "All",
-                "--topic", APP);
-        acls("--add", "--allow-principal", user, "--resource-pattern-type", "prefixed", "--operation", "Read",
-                "--group", APP);
+        FilterAppTest.allowTheApp(bootstrap, adminConfig, user, APP);
 
         // kcoord reads the cluster's ACLs back about once a second: the app starts once they are
         // there, as it would start once a Kafka broker has applied them.
@@ -209,11 +204,6 @@ class GatewaySaslTest {
         props.put("sasl.mechanism", mechanism);
         props.put("sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";");
         return props;
-    }
-
-    /** kafka-acls as the admin; must succeed. */
-    private void acls(String... args) {
-        Tools.kafkaAclsAsAdmin(bootstrap, adminConfig, args);
     }
 
     private static Throwable failure(KafkaFuture<?> future) {

@@ -141,11 +141,6 @@ class SecuredStreamsTest {
         return props;
     }
 
-    /** kafka-acls as the admin; must succeed. */
-    private void acls(String... args) {
-        Tools.kafkaAclsAsAdmin(bootstrap, adminConfig, args);
-    }
-
     private static Throwable failure(KafkaFuture<?> future) {
         return assertThrows(ExecutionException.class, () -> future.get(30, TimeUnit.SECONDS)).getCause();
     }
@@ -175,12 +170,7 @@ class SecuredStreamsTest {
         // StreamsGroupDescribe, follows from READ), DESCRIBE on the topology's topics (follows
         // from READ and WRITE), CREATE only for internal topics the broker creates.
         String user = "User:" + APP_USER;
-        acls("--add", "--allow-principal", user, "--operation", "Read", "--topic", "orders");
-        acls("--add", "--allow-principal", user, "--operation", "Write", "--topic", "valid-orders");
-        acls("--add", "--allow-principal", user, "--resource-pattern-type", "prefixed", "--operation", "All",
-                "--topic", APP);
-        acls("--add", "--allow-principal", user, "--resource-pattern-type", "prefixed", "--operation", "Read",
-                "--group", APP);
+        FilterAppTest.allowTheApp(bootstrap, adminConfig, user, APP);
         try (Admin admin = Clients.admin(bootstrap, admin())) {
             assertEquals(4, admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS).size());
         }
