@@ -321,13 +321,19 @@ async fn forwarded(
     version: i16,
     body: &Bytes,
 ) -> Option<Option<Change>> {
-    match crate::rpc::versions::declaration(api)?.gateway {
-        Gateway::Local => None,
-        Gateway::Credentials => {
-            let gateway = ctx.server.gateway.as_ref()?;
-            gateway.settings().upstream_authenticates.then_some(None)
-        }
-        Gateway::Forwarded => Some(None),
+    let gateway = crate::rpc::versions::declaration(api)?.gateway;
+    let upstream_authenticates = ctx
+        .server
+        .gateway
+        .as_ref()?
+        .settings()
+        .upstream_authenticates;
+    if gateway.is_local(upstream_authenticates) {
+        return None;
+    }
+    match gateway {
+        // Local, and Credentials while kcoord checks them, returned above.
+        Gateway::Local | Gateway::Credentials | Gateway::Forwarded => Some(None),
         Gateway::Mirrored => Some(look_again(ctx)),
         Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
