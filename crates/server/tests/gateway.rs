@@ -278,13 +278,16 @@ async fn the_coordinator_sees_the_upstream_topics() {
 #[tokio::test]
 async fn a_broker_that_joins_the_upstream_gets_its_port_once_an_answer_names_it() {
     let upstream = upstream().await;
-    // Two free ports, the second above the first: broker 1 on the first, the newcomer on the
-    // second.
-    let first = free_port();
-    let second = (0..100)
-        .map(|_| free_port())
-        .find(|p| *p > first + 1)
-        .expect("a free port above the first");
+    // Two free ports, the second above the first (and not next to it): broker 1 on the first,
+    // the newcomer on the second. Drawn as a pair, so a first port near the top of the range
+    // does not leave nothing above it.
+    let (first, second) = (0..100)
+        .map(|_| {
+            let (a, b) = (free_port(), free_port());
+            (a.min(b), a.max(b))
+        })
+        .find(|(low, high)| *high > *low + 1)
+        .expect("two free ports apart");
     let start = first - 1;
     let newcomer = i32::from(second - start);
     let gateway = gateway_at(&upstream, start, "upstream.metadata.max.age.ms=600000\n")
