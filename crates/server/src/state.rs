@@ -54,6 +54,10 @@ pub struct ServerState {
     pub readiness: Readiness,
     /// Gateway mode: the upstream cluster requests are forwarded to; none in standalone mode.
     pub gateway: Option<Arc<crate::gateway::Gateway>>,
+    /// Gateway mode with `gateway.authentication=local`: where kcoord's own SCRAM credentials
+    /// are kept in the cluster (AlterUserScramCredentials writes there).
+    pub upstream_credentials:
+        Option<Arc<crate::runtime::upstream_credentials::UpstreamCredentials>>,
     /// The usage client quotas are measured against (`runtime/quotas`).
     pub quotas: crate::runtime::quotas::ClientQuotas,
 }
@@ -221,6 +225,7 @@ impl ServerState {
             metrics,
             readiness: Readiness::default(),
             gateway: None,
+            upstream_credentials: None,
             quotas,
         };
         let background = Background {

@@ -152,8 +152,16 @@ async fn list_topics_lists_the_upstream_topics() {
     .await;
     let mut names: Vec<&str> = listed.topics.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    // The gateway's own topic, where its coordinator shards keep their logs, is one of them.
-    assert_eq!(names, ["__kcoord_coordinator_log", "upstream-only"]);
+    // The gateway's own topics, where its coordinator shards keep their logs and where its own
+    // SCRAM users are kept, are among them.
+    assert_eq!(
+        names,
+        [
+            "__kcoord_coordinator_log",
+            "__kcoord_credentials",
+            "upstream-only"
+        ]
+    );
     gateway.shutdown().await;
     upstream.shutdown().await;
 }

@@ -13,6 +13,7 @@ use kcoord_wire::messages::{
     StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 
+mod gateway_credentials;
 mod gateway_support;
 
 use gateway_support::streams::*;

@@ -24,6 +24,7 @@ pub const METADATA_MAX_AGE: &str = "upstream.metadata.max.age.ms";
 pub const BROKER_PORT_START: &str = "gateway.broker.port.start";
 pub const COORDINATOR_LOG_TOPIC: &str = "gateway.coordinator.log.topic";
 pub const COORDINATOR_LOG_REPLICATION_FACTOR: &str = "gateway.coordinator.log.replication.factor";
+pub const CREDENTIALS_TOPIC: &str = "gateway.credentials.topic";
 pub const NODE_SESSION_TIMEOUT: &str = "gateway.node.session.timeout.ms";
 pub const NODE_CLIENT_PREFIX: &str = "gateway.node.client.";
 pub const NODE_PRINCIPALS: &str = "gateway.node.principals";
@@ -37,6 +38,9 @@ pub const NODE_CLIENT_ID: &str = "kcoord-node";
 pub const DEFAULT_NODE_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// The compacted upstream topic holding the coordinator shards' logs, one partition each.
 pub const DEFAULT_COORDINATOR_LOG_TOPIC: &str = "__kcoord_coordinator_log";
+/// The compacted upstream topic holding kcoord's own SCRAM credentials
+/// (`gateway.authentication=local`).
+pub const DEFAULT_CREDENTIALS_TOPIC: &str = "__kcoord_credentials";
 /// Kafka's client default of `metadata.max.age.ms`: how often the upstream brokers are learnt
 /// again.
 pub const DEFAULT_METADATA_MAX_AGE: Duration = Duration::from_secs(300);
@@ -54,8 +58,12 @@ pub struct GatewaySettings {
     pub metadata_max_age: Duration,
     /// The upstream topic the coordinator shards keep their logs in.
     pub coordinator_log_topic: String,
-    /// Its replication factor when kcoord creates it; -1 is the cluster's default.
+    /// Its replication factor when kcoord creates it, and the credentials topic's; -1 is the
+    /// cluster's default.
     pub coordinator_log_replication_factor: i16,
+    /// The upstream topic kcoord's own SCRAM credentials are kept in, with
+    /// `gateway.authentication=local`.
+    pub credentials_topic: String,
     /// How long the cluster waits for a silent kcoord node before its shards move.
     pub node_session_timeout: Duration,
     /// The `upstream.*` keys without their prefix, checked by the client crate at load.
@@ -91,6 +99,7 @@ impl std::fmt::Debug for GatewaySettings {
                 "coordinator_log_replication_factor",
                 &self.coordinator_log_replication_factor,
             )
+            .field("credentials_topic", &self.credentials_topic)
             .field("node_session_timeout", &self.node_session_timeout)
             .field("client_keys", &keys)
             .field("node_client_keys", &node_keys)
@@ -160,19 +169,7 @@ pub(super) fn read(
     let metadata_max_age = r.get(METADATA_MAX_AGE, DEFAULT_METADATA_MAX_AGE, |v| {
         int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
     })?;
-    let coordinator_log_topic = r.get(
-        COORDINATOR_LOG_TOPIC,
-        DEFAULT_COORDINATOR_LOG_TOPIC.to_owned(),
-        topic_name,
-    )?;
-    let coordinator_log_replication_factor =
-        r.get(COORDINATOR_LOG_REPLICATION_FACTOR, -1, |v| {
-            let factor: i32 = int_in(v, -1, i32::from(i16::MAX))?;
-            if factor == 0 {
-                return Err("expected -1 (the cluster's default) or a factor of at least 1".into());
-            }
-            Ok(factor as i16)
-        })?;
+    let topics = read_topics(r)?;
     let node_session_timeout = r.get(NODE_SESSION_TIMEOUT, DEFAULT_NODE_SESSION_TIMEOUT, |v| {
         int_in(v, 1000, i32::MAX).map(|ms: i32| Duration::from_millis(ms as u64))
     })?;
@@ -181,8 +178,9 @@ pub(super) fn read(
         bootstrap_servers,
         broker_port_start,
         metadata_max_age,
-        coordinator_log_topic,
-        coordinator_log_replication_factor,
+        coordinator_log_topic: topics.coordinator_log,
+        coordinator_log_replication_factor: topics.replication_factor,
+        credentials_topic: topics.credentials,
         node_session_timeout,
         client_properties,
         node_client_properties,
@@ -199,6 +197,43 @@ pub(super) fn read(
     Ok(Some(settings))
 }
 
+/// The upstream topics kcoord keeps its state in.
+struct StateTopics {
+    coordinator_log: String,
+    replication_factor: i16,
+    credentials: String,
+}
+
+fn read_topics(r: &Reader<'_>) -> Result<StateTopics, ConfigError> {
+    let coordinator_log = r.get(
+        COORDINATOR_LOG_TOPIC,
+        DEFAULT_COORDINATOR_LOG_TOPIC.to_owned(),
+        topic_name,
+    )?;
+    let replication_factor = r.get(COORDINATOR_LOG_REPLICATION_FACTOR, -1, |v| {
+        let factor: i32 = int_in(v, -1, i32::from(i16::MAX))?;
+        if factor == 0 {
+            return Err("expected -1 (the cluster's default) or a factor of at least 1".into());
+        }
+        Ok(factor as i16)
+    })?;
+    let credentials = r.get(
+        CREDENTIALS_TOPIC,
+        DEFAULT_CREDENTIALS_TOPIC.to_owned(),
+        topic_name,
+    )?;
+    r.require(
+        credentials != coordinator_log,
+        &[CREDENTIALS_TOPIC, COORDINATOR_LOG_TOPIC],
+        "the credentials and the coordinator logs need topics of their own".to_owned(),
+    )?;
+    Ok(StateTopics {
+        coordinator_log,
+        replication_factor,
+        credentials,
+    })
+}
+
 /// Standalone: a gateway key set is a mistake worth stopping for.
 fn refuse_gateway_keys(
     r: &Reader<'_>,
@@ -211,6 +246,7 @@ fn refuse_gateway_keys(
         BROKER_PORT_START,
         COORDINATOR_LOG_TOPIC,
         COORDINATOR_LOG_REPLICATION_FACTOR,
+        CREDENTIALS_TOPIC,
         NODE_SESSION_TIMEOUT,
         NODE_PRINCIPALS,
         AUTHENTICATION,

@@ -21,7 +21,9 @@ use crate::net::{acceptor, limiter::ConnectionQuotas};
 use crate::rpc::bulk::BulkLane;
 use crate::runtime::cluster::ListenerInfo;
 use crate::runtime::topology_plugin::{PluginStartError, TopologyDescriptions};
-use crate::state::ServerState;
+use crate::runtime::upstream_credentials::{CredentialsError, UpstreamCredentials};
+use crate::runtime::upstream_log::CoordinatorLogs;
+use crate::state::{Background, ServerState};
 
 /// What an embedding program (or a test) supplies instead of the configuration.
 #[derive(Default, Clone)]
@@ -165,9 +167,7 @@ pub async fn start_with(
     }
     let bulk = BulkLane::start().map_err(StartError::BulkLane)?;
     if let Some((ports, _)) = &gateway {
-        let logs = upstream_state(&ports.gateway(), &state, config.coordinator_shards).await;
-        let logs = closing_on_error(&state.topology, logs).await?;
-        background = background.with_upstream_logs(logs, ports.gateway());
+        background = upstream_state(&ports.gateway(), &mut state, background).await?;
     }
     let background = match extensions.load_gate {
         Some(gate) => background.with_load_gate(gate),
@@ -176,6 +176,7 @@ pub async fn start_with(
     let state = Arc::new(state);
     let (stop_background, stop_background_rx) = watch::channel(false);
     let background = background.spawn(&stop_background_rx);
+    let background = load_credentials(&state, background, &stop_background).await?;
     let (shutdown, shutdown_rx) = watch::channel(false);
     let quotas = ConnectionQuotas::new(&config.connections, per_ip_overrides);
     let mut acceptors = spawn_acceptors(bound, tls, &state, &quotas, &bulk, &shutdown_rx);
@@ -232,20 +233,73 @@ fn log_where_groups_are(config: &Config) {
 }
 
 /// What gateway mode reads from the cluster before the listeners open: the cluster's ACLs, when
-/// there is an authorizer, and the topic of the coordinator shards' logs, said once where it is.
+/// there is an authorizer, the topic of the coordinator shards' logs, said once where it is,
+/// and, with `gateway.authentication=local`, the topic of kcoord's own SCRAM credentials.
 async fn upstream_state(
+    gateway: &Arc<crate::gateway::Gateway>,
+    state: &mut ServerState,
+    background: Background,
+) -> Result<Background, StartError> {
+    let found = upstream_topics(gateway, state).await;
+    let (logs, credentials) = closing_on_error(&state.topology, found).await?;
+    state.upstream_credentials = credentials;
+    Ok(background.with_upstream_logs(logs, Arc::clone(gateway)))
+}
+
+async fn upstream_topics(
     gateway: &crate::gateway::Gateway,
     state: &ServerState,
-    shards: usize,
-) -> Result<Arc<crate::runtime::upstream_log::CoordinatorLogs>, StartError> {
+) -> Result<(Arc<CoordinatorLogs>, Option<Arc<UpstreamCredentials>>), StartError> {
     gateway_mirror::load_acls(gateway, state).await?;
+    let shards = state.config.coordinator_shards;
     let logs = gateway.coordinator_logs(shards).await?;
     tracing::info!(
         topic = logs.topic(),
         shards,
         "streams groups and committed offsets are kept in the upstream cluster, one partition of this compacted topic per coordinator shard"
     );
-    Ok(Arc::new(logs))
+    if gateway.settings().upstream_authenticates {
+        return Ok((Arc::new(logs), None));
+    }
+    let credentials = gateway.credentials().await?;
+    tracing::info!(
+        topic = credentials.topic(),
+        "SCRAM credentials of kcoord's own listeners are kept in the upstream cluster, in this compacted topic"
+    );
+    Ok((Arc::new(logs), Some(Arc::new(credentials))))
+}
+
+/// Gateway mode with kcoord's credentials in the cluster: reads them all into the controller
+/// (just started) before the listeners open, then follows the topic beside the background
+/// tasks. A cluster that cannot be read stops the start, the background tasks first.
+async fn load_credentials(
+    state: &ServerState,
+    mut background: Vec<JoinHandle<()>>,
+    stop_background: &watch::Sender<bool>,
+) -> Result<Vec<JoinHandle<()>>, StartError> {
+    let (Some(credentials), Some(gateway)) =
+        (state.upstream_credentials.clone(), state.gateway.clone())
+    else {
+        return Ok(background);
+    };
+    if let Err(e) = credentials.load(&state.controller).await {
+        let _ = stop_background.send(true);
+        for task in background {
+            let _ = task.await;
+        }
+        state.topology.close().await;
+        return Err(crate::gateway::GatewayError::from(e).into());
+    }
+    let controller = state.controller.clone();
+    let stop = stop_background.subscribe();
+    background.push(tokio::spawn(async move {
+        let topic = credentials.topic().to_owned();
+        let log = |e: &CredentialsError| {
+            gateway.log_failure(&topic, "cannot follow the SCRAM credentials' topic", e);
+        };
+        credentials.follow(controller, stop, log).await;
+    }));
+    Ok(background)
 }
 
 /// Binds every configured listener, in config order.

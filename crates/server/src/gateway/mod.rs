@@ -42,6 +42,8 @@ pub enum GatewayError {
     Client(#[from] kcoord_client::SecurityConfigError),
     #[error("the coordinator logs' topic: {0}")]
     CoordinatorLog(#[from] crate::runtime::upstream_log::CoordinatorLogError),
+    #[error("the SCRAM credentials' topic (gateway.credentials.topic): {0}")]
+    Credentials(#[from] crate::runtime::upstream_credentials::CredentialsError),
     /// With an authorizer, kcoord authorizes what it serves itself with the cluster's ACLs.
     #[error(
         "authorizer.class.name: cannot read the cluster's ACLs (kcoord's upstream user needs \
@@ -132,6 +134,24 @@ impl Gateway {
             client,
             &self.settings.coordinator_log_topic,
             shards,
+            self.settings.coordinator_log_replication_factor,
+        )
+        .await?)
+    }
+
+    /// The upstream topic kcoord's own SCRAM credentials are kept in, created when missing
+    /// (`gateway.credentials.topic`).
+    pub async fn credentials(
+        &self,
+    ) -> Result<crate::runtime::upstream_credentials::UpstreamCredentials, GatewayError> {
+        use crate::runtime::upstream_credentials::{CredentialsError, UpstreamCredentials};
+        let client = self
+            .cluster_client()
+            .await
+            .map_err(CredentialsError::from)?;
+        Ok(UpstreamCredentials::open(
+            client,
+            &self.settings.credentials_topic,
             self.settings.coordinator_log_replication_factor,
         )
         .await?)

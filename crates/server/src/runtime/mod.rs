@@ -17,4 +17,5 @@ pub mod shard_log;
 pub mod shards;
 pub mod topology_plugin;
 pub mod transactions;
+pub mod upstream_credentials;
 pub mod upstream_log;

@@ -141,6 +141,27 @@ fn the_coordinator_log_topic_has_a_default_and_takes_only_legal_names_and_factor
 const GATEWAY: &str = "upstream.bootstrap.servers=k1:9092\ngateway.broker.port.start=19000\n";
 
 #[test]
+fn the_credentials_topic_has_a_default_a_legal_name_and_is_not_the_coordinator_logs() {
+    let g = parse(GATEWAY).unwrap().gateway.unwrap();
+    assert_eq!(g.credentials_topic, "__kcoord_credentials");
+    let g = parse(&format!(
+        "{GATEWAY}gateway.credentials.topic=team-a.users\n"
+    ))
+    .unwrap()
+    .gateway
+    .unwrap();
+    assert_eq!(g.credentials_topic, "team-a.users");
+    let e = error(&format!("{GATEWAY}gateway.credentials.topic=a/b\n"));
+    assert!(e.contains("not a legal topic name"), "{e}");
+    let e = error(&format!(
+        "{GATEWAY}gateway.credentials.topic=t\ngateway.coordinator.log.topic=t\n"
+    ));
+    assert!(e.contains("topics of their own"), "{e}");
+    let e = error("gateway.credentials.topic=t\n");
+    assert!(e.contains("only used in gateway mode"), "{e}");
+}
+
+#[test]
 fn nodes_reach_each_other_with_the_node_client_keys_and_trust_the_named_principals() {
     let g = parse(&format!(
         "{GATEWAY}gateway.node.client.security.protocol=PLAINTEXT\n\

@@ -39,7 +39,12 @@ pub async fn handle(
             .collect(),
         Ok(()) => {
             let names = users(&req);
-            match alter(&ctx.server.controller, req).await {
+            let altered = match &ctx.server.upstream_credentials {
+                // Gateway mode: the credentials are kept in the cluster.
+                Some(upstream) => upstream.alter(&ctx.server.controller, req).await,
+                None => alter(&ctx.server.controller, req).await,
+            };
+            match altered.map(log_results) {
                 Ok(results) => results,
                 Err(e) => names
                     .into_iter()
@@ -73,7 +78,7 @@ fn failed(user: String, code: ErrorCode, message: &str) -> AlterUserScramCredent
 }
 
 /// Alters the credentials through the controller (`Controller::alter_scram_credentials`):
-/// results grouped as Kafka groups them; names and outcomes are logged, never a salt or a key.
+/// results grouped as Kafka groups them.
 async fn alter(
     controller: &ControllerHandle,
     request: AlterUserScramCredentialsRequest,
@@ -96,6 +101,13 @@ async fn alter(
             .map(|r| if r.error_code == 0 { failed(r.user) } else { r })
             .collect()
     });
+    Ok(results)
+}
+
+/// Logs each user's outcome (never a salt or a key).
+fn log_results(
+    results: Vec<AlterUserScramCredentialsResult>,
+) -> Vec<AlterUserScramCredentialsResult> {
     for result in &results {
         info!(
             user = %capped(&result.user),
@@ -103,7 +115,7 @@ async fn alter(
             "AlterUserScramCredentials"
         );
     }
-    Ok(results)
+    results
 }
 
 /// The authorization matrix's rows of AlterUserScramCredentials ([`crate::rpc::authorize`]'s matrix tests): each

@@ -74,10 +74,13 @@ impl ControllerBoot {
     }
 
     /// The controller as `config` asks: in memory, or replayed from `metadata.log.dir` (created
-    /// when missing). `now` starts the sessions of the brokers the log says are unfenced.
+    /// when missing). `now` starts the sessions of the brokers the log says are unfenced. In
+    /// gateway mode always in memory: the node keeps no state, and what its controller holds
+    /// that must outlive it (kcoord's SCRAM credentials) is kept in the cluster.
     pub fn open(config: &Config, now: i64) -> Result<ControllerBoot, MetadataLogError> {
-        let Some(dir) = config.controller.metadata_log_dir.as_ref() else {
-            return Ok(ControllerBoot::in_memory(config));
+        let dir = match config.controller.metadata_log_dir.as_ref() {
+            Some(dir) if config.gateway.is_none() => dir,
+            _ => return Ok(ControllerBoot::in_memory(config)),
         };
         let loaded = file_log::open(dir)?;
         let shown = dir.display().to_string();

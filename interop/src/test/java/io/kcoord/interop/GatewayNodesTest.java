@@ -1,18 +1,24 @@
 package io.kcoord.interop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -53,6 +59,96 @@ class GatewayNodesTest {
         config.add("gateway.node.session.timeout.ms=6000");
         config.add("offsets.topic.num.partitions=" + SHARDS);
         return Kcoord.start("gateway-node-" + index, config.toArray(String[]::new));
+    }
+
+    private static final String PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule";
+    private static final String SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule";
+
+    /**
+     * A node whose SASL listener takes PLAIN (the JAAS users {@code admin} and {@code node}) and
+     * SCRAM-SHA-512 (kcoord's own users, kept in the cluster), with its own topics so that it
+     * shares nothing with the other test's nodes.
+     */
+    private Kcoord startScramNode(KafkaCluster cluster, String name) throws Exception {
+        List<String> config = new ArrayList<>(List.of(
+                "listeners=SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+                "listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_MODULE
+                        + " required user_admin=\"admin-secret\" user_node=\"node-secret\";",
+                "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + SCRAM_MODULE + " required;",
+                "gateway.node.principals=User:node",
+                "upstream.bootstrap.servers=" + cluster.bootstrap(),
+                "gateway.broker.port.start=" + GatewayTest.freePortRange(3),
+                "gateway.coordinator.log.topic=gw-scram-coordinator-log",
+                "gateway.credentials.topic=gw-scram-credentials"));
+        sasl("PLAIN", "node", "node-secret").forEach((k, v) -> config.add("gateway.node.client." + k + "=" + v));
+        Kcoord node = Kcoord.start("gateway-scram-" + name, config.toArray(String[]::new));
+        nodes.add(node);
+        return node;
+    }
+
+    private static Properties sasl(String mechanism, String user, String password) {
+        String module = mechanism.equals("PLAIN") ? PLAIN_MODULE : SCRAM_MODULE;
+        Properties props = new Properties();
+        props.put("security.protocol", "SASL_PLAINTEXT");
+        props.put("sasl.mechanism", mechanism);
+        props.put("sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";");
+        return props;
+    }
+
+    /** Whether {@code user} logs in to {@code node} with SCRAM-SHA-512 (Kafka's admin client). */
+    private static boolean logsIn(Kcoord node, String user, String password) {
+        try (Admin admin = Clients.admin(node.listener("SASL_PLAINTEXT"), sasl("SCRAM-SHA-512", user, password))) {
+            admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SaslAuthenticationException) return false;
+            throw new AssertionError(e);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * kcoord's own SCRAM users ({@code gateway.authentication=local}) are kept in the cluster, not
+     * on a node (docs/gateway.md, "No local state"): one created with {@code kafka-configs} through
+     * one node logs in through the other and through a node started later, and one deleted through
+     * a node is refused by every node.
+     */
+    @Test
+    void kcoords_own_scram_users_made_through_one_node_log_in_through_every_node() throws Exception {
+        KafkaCluster cluster = KafkaCluster.shared();
+        Kcoord a = startScramNode(cluster, "a");
+        Kcoord b = startScramNode(cluster, "b");
+        Path adminConfig = Clients.tempDir("gw-scram-admin").resolve("admin.properties");
+        StringBuilder text = new StringBuilder();
+        sasl("PLAIN", "admin", "admin-secret").forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Files.writeString(adminConfig, text, StandardCharsets.UTF_8);
+
+        Tools.Run created = Tools.kafkaConfigs("--bootstrap-server", a.listener("SASL_PLAINTEXT"), "--command-config",
+                adminConfig.toString(), "--alter", "--add-config", "SCRAM-SHA-512=[password=dana-secret]",
+                "--entity-type", "users", "--entity-name", "dana");
+        assertEquals("Completed updating config for user dana.\n", created.stdout(), created + "\n" + a.logTail());
+        assertTrue(logsIn(a, "dana", "dana-secret"), "the node that created dana knows her at once");
+        assertFalse(logsIn(a, "dana", "wrong"));
+        Clients.await(() -> logsIn(b, "dana", "dana-secret"), Duration.ofSeconds(30),
+                () -> "dana never logged in through the other node\n" + b.logTail());
+        Kcoord later = startScramNode(cluster, "later");
+        assertTrue(logsIn(later, "dana", "dana-secret"), "a node started later knows dana before it serves");
+        Tools.Run described = Tools.kafkaConfigs("--bootstrap-server", b.listener("SASL_PLAINTEXT"),
+                "--command-config", adminConfig.toString(), "--describe", "--entity-type", "users",
+                "--entity-name", "dana");
+        assertTrue(described.stdout().contains("SCRAM-SHA-512=iterations=4096"), described.toString());
+
+        Tools.Run deleted = Tools.kafkaConfigs("--bootstrap-server", b.listener("SASL_PLAINTEXT"), "--command-config",
+                adminConfig.toString(), "--alter", "--delete-config", "SCRAM-SHA-512", "--entity-type", "users",
+                "--entity-name", "dana");
+        assertEquals("Completed updating config for user dana.\n", deleted.stdout(), deleted.toString());
+        for (Kcoord node : List.of(a, later)) {
+            Clients.await(() -> !logsIn(node, "dana", "dana-secret"), Duration.ofSeconds(30),
+                    () -> "dana still logs in after her deletion\n" + node.logTail());
+        }
     }
 
     private static Topology wordCount() {
