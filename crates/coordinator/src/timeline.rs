@@ -16,6 +16,9 @@ use kcoord_wire::records::{
 };
 
 use crate::record_builders::Removal;
+use stored::{SharedId, Stored};
+
+mod stored;
 
 /// Events kept per group, newest last: a fixed cap, the oldest dropped first.
 pub const MAX_TIMELINE_EVENTS: usize = 256;
@@ -114,91 +117,6 @@ impl TimelineEvent {
     fn member(mut self, member_id: &str) -> Self {
         self.member_id = Some(member_id.into());
         self
-    }
-}
-
-/// An event as a group's timeline keeps it: a quarter of [`TimelineEvent`]'s size, since a
-/// group keeps up to [`MAX_TIMELINE_EVENTS`] of them; what only some kinds carry (a joining
-/// member's ids, the tasks a target moved) is boxed, and the one epoch an event names is kept
-/// once.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stored {
-    time_ms: i64,
-    /// For [`EventKind::MemberReconciled`]; -1 none.
-    took_ms: i64,
-    group_epoch: i32,
-    /// The member epoch of a reconciliation, the assignment epoch of a computed target, the
-    /// topology epoch of an update; [`NO_EPOCH`] otherwise.
-    epoch: i32,
-    kind: EventKind,
-    reason: Option<Removal>,
-    /// Shared with the group's other events and maps naming the member: an id longer than an
-    /// [`Id`] holds inline (24 bytes; Kafka Streams' are 22, a UUID's text 36) is then
-    /// allocated once per group, however many events name it.
-    member_id: Option<SharedId>,
-    detail: Option<Box<Detail>>,
-}
-
-/// A member id as the timeline keeps it: one allocation per member, however often named.
-type SharedId = Arc<str>;
-
-/// No epoch in [`Stored::epoch`] (epochs are never negative).
-const NO_EPOCH: i32 = i32::MIN;
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct Detail {
-    process_id: Option<String>,
-    instance_id: Option<String>,
-    gained: TaskList,
-    lost: TaskList,
-}
-
-impl Stored {
-    /// `e` as kept, naming its member by `member_id` (the shared copy of `e.member_id`).
-    fn of(e: TimelineEvent, member_id: Option<SharedId>) -> Stored {
-        let epoch = match e.kind {
-            EventKind::MemberReconciled => e.member_epoch,
-            EventKind::TargetAssignmentComputed => e.assignment_epoch,
-            EventKind::TopologyUpdated => e.topology_epoch,
-            _ => None,
-        };
-        let detail = Detail {
-            process_id: e.process_id,
-            instance_id: e.instance_id,
-            gained: e.gained,
-            lost: e.lost,
-        };
-        Stored {
-            time_ms: e.time_ms,
-            took_ms: e.took_ms.unwrap_or(-1),
-            group_epoch: e.group_epoch,
-            epoch: epoch.unwrap_or(NO_EPOCH),
-            kind: e.kind,
-            reason: e.reason,
-            member_id,
-            detail: (detail != Detail::default()).then(|| Box::new(detail)),
-        }
-    }
-
-    fn view(&self) -> TimelineEvent {
-        let epoch = (self.epoch != NO_EPOCH).then_some(self.epoch);
-        let of_kind = |kind: EventKind| epoch.filter(|_| self.kind == kind);
-        let detail = self.detail.as_deref().cloned().unwrap_or_default();
-        TimelineEvent {
-            time_ms: self.time_ms,
-            kind: self.kind,
-            group_epoch: self.group_epoch,
-            member_id: self.member_id.as_deref().map(Id::from),
-            process_id: detail.process_id,
-            instance_id: detail.instance_id,
-            member_epoch: of_kind(EventKind::MemberReconciled),
-            assignment_epoch: of_kind(EventKind::TargetAssignmentComputed),
-            topology_epoch: of_kind(EventKind::TopologyUpdated),
-            reason: self.reason,
-            took_ms: (self.took_ms >= 0).then_some(self.took_ms),
-            gained: detail.gained,
-            lost: detail.lost,
-        }
     }
 }
 
