@@ -16,7 +16,7 @@ use kcoord_wire::records::{
 };
 
 use crate::record_builders::Removal;
-use stored::{SharedId, Stored};
+use stored::{KeptTask, SharedId, Stored, Subtopologies};
 
 mod stored;
 
@@ -86,13 +86,6 @@ pub struct TaskList {
 
 impl TaskList {
     pub const MAX: usize = 16;
-
-    fn of(tasks: &[&TaskRef]) -> TaskList {
-        TaskList {
-            tasks: tasks.iter().take(Self::MAX).map(|t| (*t).clone()).collect(),
-            count: tasks.len(),
-        }
-    }
 }
 
 impl TimelineEvent {
@@ -141,7 +134,9 @@ pub struct GroupTimeline {
     unstamped: usize,
     members: BTreeMap<SharedId, Followed>,
     /// Each member's target active tasks, sorted, to tell what a new target moved.
-    targets: BTreeMap<SharedId, Box<[TaskRef]>>,
+    targets: BTreeMap<SharedId, Box<[KeptTask]>>,
+    /// The sub-topology ids its tasks name.
+    subtopologies: Subtopologies,
     /// How many events this group keeps now ([`Timelines::observe`] sets it).
     cap: usize,
 }
@@ -161,7 +156,7 @@ impl GroupTimeline {
     pub fn events(
         &self,
     ) -> impl DoubleEndedIterator<Item = TimelineEvent> + ExactSizeIterator + '_ {
-        self.events.iter().map(Stored::view)
+        self.events.iter().map(|e| e.view(&self.subtopologies))
     }
 
     /// The events it has room for, kept or not: what its history costs in memory.
@@ -194,7 +189,8 @@ impl GroupTimeline {
             self.events.reserve_exact(wanted - len);
         }
         let member_id = event.member_id.as_deref().map(|m| self.shared(m));
-        self.events.push_back(Stored::of(event, member_id));
+        let kept = Stored::of(event, member_id, &mut self.subtopologies);
+        self.events.push_back(kept);
         self.unstamped += 1;
     }
 
@@ -331,15 +327,17 @@ impl GroupTimeline {
             self.targets.remove(member_id);
             return;
         };
-        let mut now: Vec<TaskRef> = v
+        let subtopologies = &mut self.subtopologies;
+        let mut now: Vec<KeptTask> = v
             .active_tasks
             .iter()
             .flat_map(|t| {
-                let subtopology = Id::from(t.subtopology_id.as_str());
-                t.partitions.iter().map(move |p| (subtopology.clone(), *p))
+                let subtopology = subtopologies.intern(&t.subtopology_id);
+                t.partitions.iter().map(move |p| (subtopology, *p))
             })
             .collect();
-        now.sort_unstable();
+        let order = |a: &KeptTask, b: &KeptTask| self.subtopologies.order(a, b);
+        now.sort_unstable_by(order);
         now.dedup();
         let now = now.into_boxed_slice();
         let before = match self.targets.get_mut(member_id) {
@@ -350,22 +348,31 @@ impl GroupTimeline {
             }
         };
         let now = &self.targets[member_id];
-        let gained: Vec<&TaskRef> = now
-            .iter()
-            .filter(|t| before.binary_search(t).is_err())
-            .collect();
-        let lost: Vec<&TaskRef> = before
-            .iter()
-            .filter(|t| now.binary_search(t).is_err())
-            .collect();
+        let subtopologies = &self.subtopologies;
+        let missing = |tasks: &[KeptTask], t: &KeptTask| {
+            tasks
+                .binary_search_by(|x| subtopologies.order(x, t))
+                .is_err()
+        };
+        let gained: Vec<&KeptTask> = now.iter().filter(|t| missing(&before, t)).collect();
+        let lost: Vec<&KeptTask> = before.iter().filter(|t| missing(now, t)).collect();
         if gained.is_empty() && lost.is_empty() {
             return;
         }
+        let list = |tasks: &[&KeptTask]| TaskList {
+            tasks: tasks
+                .iter()
+                .take(TaskList::MAX)
+                .map(|t| subtopologies.task(**t))
+                .collect(),
+            count: tasks.len(),
+        };
+        let (gained, lost) = (list(&gained), list(&lost));
         let mut event = self
             .event(EventKind::TargetAssignmentChanged)
             .member(member_id);
-        event.gained = TaskList::of(&gained);
-        event.lost = TaskList::of(&lost);
+        event.gained = gained;
+        event.lost = lost;
         self.push(event);
     }
 
@@ -487,3 +494,6 @@ fn stamp_records(records: &mut [RecordAndVersion], now: i64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

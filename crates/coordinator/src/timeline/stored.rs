@@ -82,24 +82,63 @@ impl ProcessId {
     }
 }
 
+/// A task as a group's timeline keeps it: where its sub-topology id is in the group's
+/// [`Subtopologies`], and its partition (8 bytes, where a [`TaskRef`] takes 32).
+pub(super) type KeptTask = (u32, i32);
+
+/// The sub-topology ids a group's timeline has named, each kept once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Subtopologies(Vec<Id>);
+
+impl Subtopologies {
+    /// Where `id` is kept, kept now if it was not.
+    pub(super) fn intern(&mut self, id: &str) -> u32 {
+        let at = match self.0.iter().position(|s| s.as_str() == id) {
+            Some(at) => at,
+            None => {
+                self.0.push(Id::from(id));
+                self.0.len() - 1
+            }
+        };
+        u32::try_from(at).unwrap_or(u32::MAX)
+    }
+
+    fn id(&self, at: u32) -> &str {
+        self.0.get(at as usize).map_or("", Id::as_str)
+    }
+
+    pub(super) fn task(&self, (at, partition): KeptTask) -> TaskRef {
+        (Id::from(self.id(at)), partition)
+    }
+
+    /// Tasks in [`TaskRef`]'s order: by sub-topology id, then partition.
+    pub(super) fn order(&self, a: &KeptTask, b: &KeptTask) -> std::cmp::Ordering {
+        (self.id(a.0), a.1).cmp(&(self.id(b.0), b.1))
+    }
+}
+
 /// A [`TaskList`] as an event keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct StoredTasks {
-    tasks: Box<[TaskRef]>,
+    tasks: Box<[KeptTask]>,
     count: u32,
 }
 
 impl StoredTasks {
-    fn of(list: TaskList) -> StoredTasks {
+    fn of(list: TaskList, subtopologies: &mut Subtopologies) -> StoredTasks {
         StoredTasks {
-            tasks: list.tasks.into_boxed_slice(),
+            tasks: list
+                .tasks
+                .iter()
+                .map(|(id, partition)| (subtopologies.intern(id), *partition))
+                .collect(),
             count: u32::try_from(list.count).unwrap_or(u32::MAX),
         }
     }
 
-    fn view(&self) -> TaskList {
+    fn view(&self, subtopologies: &Subtopologies) -> TaskList {
         TaskList {
-            tasks: self.tasks.to_vec(),
+            tasks: self.tasks.iter().map(|t| subtopologies.task(*t)).collect(),
             count: self.count as usize,
         }
     }
@@ -107,13 +146,13 @@ impl StoredTasks {
 
 impl Detail {
     /// What `e` carries beyond the common fields, if anything.
-    fn of(e: &mut TimelineEvent) -> Option<Detail> {
+    fn of(e: &mut TimelineEvent, subtopologies: &mut Subtopologies) -> Option<Detail> {
         let ids = e.process_id.is_some() || e.instance_id.is_some();
         let moved = e.gained != TaskList::default() || e.lost != TaskList::default();
         let process_id = ProcessId::of(e.process_id.take());
         let instance_id = e.instance_id.take().map(String::into_boxed_str);
-        let gained = StoredTasks::of(std::mem::take(&mut e.gained));
-        let lost = StoredTasks::of(std::mem::take(&mut e.lost));
+        let gained = StoredTasks::of(std::mem::take(&mut e.gained), subtopologies);
+        let lost = StoredTasks::of(std::mem::take(&mut e.lost), subtopologies);
         match (ids, moved) {
             (false, false) => None,
             (true, false) => Some(Detail::Member {
@@ -131,7 +170,10 @@ impl Detail {
     }
 
     /// `(process_id, instance_id, gained, lost)` as [`TimelineEvent`] has them.
-    fn view(detail: Option<&Detail>) -> (Option<String>, Option<String>, TaskList, TaskList) {
+    fn view(
+        detail: Option<&Detail>,
+        subtopologies: &Subtopologies,
+    ) -> (Option<String>, Option<String>, TaskList, TaskList) {
         let instance = |id: &Option<Box<str>>| id.as_deref().map(str::to_owned);
         match detail {
             None => (None, None, TaskList::default(), TaskList::default()),
@@ -144,22 +186,36 @@ impl Detail {
                 TaskList::default(),
                 TaskList::default(),
             ),
-            Some(Detail::Tasks { gained, lost }) => (None, None, gained.view(), lost.view()),
-            Some(Detail::Both(all)) => (all.0.view(), instance(&all.1), all.2.view(), all.3.view()),
+            Some(Detail::Tasks { gained, lost }) => (
+                None,
+                None,
+                gained.view(subtopologies),
+                lost.view(subtopologies),
+            ),
+            Some(Detail::Both(all)) => (
+                all.0.view(),
+                instance(&all.1),
+                all.2.view(subtopologies),
+                all.3.view(subtopologies),
+            ),
         }
     }
 }
 
 impl Stored {
     /// `e` as kept, naming its member by `member_id` (the shared copy of `e.member_id`).
-    pub(super) fn of(mut e: TimelineEvent, member_id: Option<SharedId>) -> Stored {
+    pub(super) fn of(
+        mut e: TimelineEvent,
+        member_id: Option<SharedId>,
+        subtopologies: &mut Subtopologies,
+    ) -> Stored {
         let epoch = match e.kind {
             EventKind::MemberReconciled => e.member_epoch,
             EventKind::TargetAssignmentComputed => e.assignment_epoch,
             EventKind::TopologyUpdated => e.topology_epoch,
             _ => None,
         };
-        let detail = Detail::of(&mut e).map(Box::new);
+        let detail = Detail::of(&mut e, subtopologies).map(Box::new);
         Stored {
             time_ms: e.time_ms,
             took_ms: e.took_ms.unwrap_or(-1),
@@ -172,10 +228,11 @@ impl Stored {
         }
     }
 
-    pub(super) fn view(&self) -> TimelineEvent {
+    pub(super) fn view(&self, subtopologies: &Subtopologies) -> TimelineEvent {
         let epoch = (self.epoch != NO_EPOCH).then_some(self.epoch);
         let of_kind = |kind: EventKind| epoch.filter(|_| self.kind == kind);
-        let (process_id, instance_id, gained, lost) = Detail::view(self.detail.as_deref());
+        let (process_id, instance_id, gained, lost) =
+            Detail::view(self.detail.as_deref(), subtopologies);
         TimelineEvent {
             time_ms: self.time_ms,
             kind: self.kind,
@@ -223,8 +280,13 @@ mod tests {
         ] {
             for gained in [0, 2] {
                 let e = event(process_id, gained);
-                let kept = Stored::of(e.clone(), Some(Arc::from("m-1")));
-                assert_eq!(kept.view(), e, "{process_id:?}, {gained} tasks");
+                let mut subtopologies = Subtopologies::default();
+                let kept = Stored::of(e.clone(), Some(Arc::from("m-1")), &mut subtopologies);
+                assert_eq!(
+                    kept.view(&subtopologies),
+                    e,
+                    "{process_id:?}, {gained} tasks"
+                );
             }
         }
     }
