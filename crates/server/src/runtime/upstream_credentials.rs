@@ -53,12 +53,6 @@ const RETRY: Duration = Duration::from_secs(1);
 pub enum CredentialsError {
     #[error("the upstream cluster: {0}")]
     Upstream(#[from] ClientError),
-    #[error("offset {offset} of {topic} is not a kcoord SCRAM credential: {why}")]
-    NotACredential {
-        topic: String,
-        offset: i64,
-        why: String,
-    },
     #[error("a SCRAM credential record: {0}")]
     Record(#[from] RecordError),
     #[error("the controller refused the credentials read from the cluster: {0}")]
@@ -219,15 +213,22 @@ impl UpstreamCredentials {
             .fetch(&self.topic, PARTITION, position, &options)
             .await?;
         let mut latest = Latest::new();
+        let mut skipped: Option<(i64, String, usize)> = None;
         for record in fetched.records {
-            let (key, credential) = decode(record.key, record.value).map_err(|why| {
-                CredentialsError::NotACredential {
-                    topic: self.topic.clone(),
-                    offset: record.offset,
-                    why,
+            match decode(record.key, record.value) {
+                Ok((key, credential)) => {
+                    latest.insert(key, credential);
                 }
-            })?;
-            latest.insert(key, credential);
+                // Not a credential, so no user's: passed over (one line per read), rather than
+                // holding every later change up behind it.
+                Err(why) => match &mut skipped {
+                    Some((_, _, count)) => *count += 1,
+                    None => skipped = Some((record.offset, why, 1)),
+                },
+            }
+        }
+        if let Some((offset, why, count)) = skipped {
+            warn!(topic = %self.topic, offset, count, reason = %why, "passed over records that are not kcoord SCRAM credentials");
         }
         Ok((latest, fetched.next_offset.max(position)))
     }

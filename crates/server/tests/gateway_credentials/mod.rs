@@ -1,7 +1,8 @@
 //! With `gateway.authentication=local` kcoord checks SCRAM logins itself, against users it
 //! keeps in the cluster (`gateway.credentials.topic`), not on the node: a user created through
 //! one node logs in through every node, also one started later with nothing of its own, and a
-//! deletion through any node reaches them all. A standalone kcoord plays the cluster.
+//! deletion through any node reaches them all; a record in the topic that is not a credential
+//! is passed over. A standalone kcoord plays the cluster.
 
 use std::time::{Duration, Instant};
 
@@ -131,6 +132,25 @@ async fn kcoords_own_scram_users_are_kept_in_the_cluster_and_every_node_knows_th
         .await
         .is_err());
     logs_in_eventually(&b, "carol", "carol-secret", true).await;
+
+    // Something that is not a credential, written to the topic by someone else, is passed over.
+    let client = kcoord_client::Client::connect(
+        &upstream.broker_addr().unwrap().to_string(),
+        ClientConfig::new("not-kcoord"),
+    )
+    .await
+    .unwrap();
+    let producer =
+        kcoord_client::Producer::new(client, kcoord_client::ProducerConfig::default()).unwrap();
+    let foreign = kcoord_client::ProducedRecord {
+        key: Some(bytes::Bytes::from_static(b"someone-else")),
+        value: Some(bytes::Bytes::from_static(b"not a credential")),
+        ..Default::default()
+    };
+    producer
+        .send("__kcoord_credentials", 0, &[foreign])
+        .await
+        .unwrap();
 
     // A node started later, with a metadata log dir it is given but does not use, knows carol
     // before its listeners open, and writes nothing of its own.
