@@ -86,25 +86,30 @@ impl ProcessId {
 /// [`Subtopologies`], and its partition (8 bytes, where a [`TaskRef`] takes 32).
 pub(super) type KeptTask = (u32, i32);
 
-/// The sub-topology ids a group's timeline has named, each kept once.
+/// The sub-topology ids a group's timeline has named, each kept once, and their places in id
+/// order (so a topology of many sub-topologies costs a binary search per task, not a scan).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Subtopologies(Vec<Id>);
+pub(super) struct Subtopologies {
+    ids: Vec<Id>,
+    by_id: Vec<u32>,
+}
 
 impl Subtopologies {
     /// Where `id` is kept, kept now if it was not.
     pub(super) fn intern(&mut self, id: &str) -> u32 {
-        let at = match self.0.iter().position(|s| s.as_str() == id) {
-            Some(at) => at,
-            None => {
-                self.0.push(Id::from(id));
-                self.0.len() - 1
+        match self.by_id.binary_search_by(|at| self.id(*at).cmp(id)) {
+            Ok(found) => self.by_id[found],
+            Err(slot) => {
+                let at = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+                self.ids.push(Id::from(id));
+                self.by_id.insert(slot, at);
+                at
             }
-        };
-        u32::try_from(at).unwrap_or(u32::MAX)
+        }
     }
 
     fn id(&self, at: u32) -> &str {
-        self.0.get(at as usize).map_or("", Id::as_str)
+        self.ids.get(at as usize).map_or("", Id::as_str)
     }
 
     pub(super) fn task(&self, (at, partition): KeptTask) -> TaskRef {
