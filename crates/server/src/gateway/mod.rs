@@ -31,6 +31,10 @@ use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
 use mapping::{Endpoints, IdDoesNotFit, Placement};
 use upstream::{Unreachable, UpstreamView};
 
+/// How many times kcoord learns the cluster again after an UpdateFeatures, waiting for it to
+/// show.
+const FEATURE_REFRESHES: usize = 10;
+
 /// Why gateway mode could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
@@ -275,6 +279,21 @@ impl Gateway {
         let view = Arc::new(current.followed_by(learnt));
         *current = Arc::clone(&view);
         Ok(view)
+    }
+
+    /// After an UpdateFeatures the cluster answered: learns the cluster again, a second apart,
+    /// until its finalized features' epoch moves (a broker applies the controller's change a
+    /// moment after the answer), ten times at most.
+    pub async fn learn_features_again(&self) {
+        let before = self.view().finalized_features_epoch;
+        for _ in 0..FEATURE_REFRESHES {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            match self.refresh().await {
+                Ok(view) if view.finalized_features_epoch != before => return,
+                Ok(_) => {}
+                Err(e) => self.log_failure("any", "cannot learn the upstream features", &e),
+            }
+        }
     }
 
     /// Every topic of the upstream cluster, by name, with whether it is internal.

@@ -335,6 +335,7 @@ async fn forwarded(
         // Local, and Credentials while kcoord checks them, returned above.
         Gateway::Local | Gateway::Credentials | Gateway::Forwarded => Some(None),
         Gateway::Mirrored => Some(look_again(ctx)),
+        Gateway::Refreshed => Some(learn_again(ctx)),
         Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
             let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
@@ -350,6 +351,16 @@ fn look_again(ctx: &RequestContext<'_>) -> Option<Change> {
     let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
     Some(Change::With(Box::new(move |body| {
         gateway.changed_upstream();
+        Ok(body)
+    })))
+}
+
+/// Has the gateway learn the cluster again once the forwarded answer is back: the request
+/// changed what a refresh learns (its finalized features).
+fn learn_again(ctx: &RequestContext<'_>) -> Option<Change> {
+    let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
+    Some(Change::With(Box::new(move |body| {
+        tokio::spawn(async move { gateway.learn_features_again().await });
         Ok(body)
     })))
 }

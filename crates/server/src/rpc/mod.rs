@@ -69,6 +69,10 @@ pub enum Gateway {
     /// Forwarded; it changes what kcoord mirrors from the cluster (topics, group configs,
     /// ACLs), so the mirror looks again as soon as the answer is back, not at its next turn.
     Mirrored,
+    /// Forwarded; it changes what kcoord learns of the cluster at a refresh (its finalized
+    /// features, which kcoord's ApiVersions lists), so kcoord learns the cluster again once the
+    /// answer is back, until the change shows.
+    Refreshed,
     /// SASL credentials: kcoord's own, served by kcoord, while it checks its clients'
     /// credentials itself; the cluster's, forwarded, once the cluster checks them
     /// (`gateway.authentication=upstream`).
@@ -84,6 +88,7 @@ impl Gateway {
             Gateway::Credentials => !upstream_authenticates,
             Gateway::Forwarded
             | Gateway::Mirrored
+            | Gateway::Refreshed
             | Gateway::Rewritten
             | Gateway::ByGroup
             | Gateway::Merged => false,
@@ -171,6 +176,15 @@ impl Rpc {
     pub const fn mirrored_in_gateway(self) -> Rpc {
         Rpc {
             gateway: Gateway::Mirrored,
+            ..self
+        }
+    }
+
+    /// Forwarded in gateway mode, kcoord learning the cluster again after its answer
+    /// ([`Gateway::Refreshed`]).
+    pub const fn refreshed_in_gateway(self) -> Rpc {
+        Rpc {
+            gateway: Gateway::Refreshed,
             ..self
         }
     }

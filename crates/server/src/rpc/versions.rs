@@ -492,10 +492,10 @@ mod tests {
         );
         for rpc in &only_forwarded {
             let api = rpc.api;
-            let rewritten = [ApiKey::ShareFetch, ApiKey::ShareAcknowledge].contains(&api);
-            let expected_gateway = match rewritten {
-                true => crate::rpc::Gateway::Rewritten,
-                false => crate::rpc::Gateway::Forwarded,
+            let expected_gateway = match api {
+                ApiKey::ShareFetch | ApiKey::ShareAcknowledge => crate::rpc::Gateway::Rewritten,
+                ApiKey::UpdateFeatures => crate::rpc::Gateway::Refreshed,
+                _ => crate::rpc::Gateway::Forwarded,
             };
             assert_eq!(rpc.gateway, expected_gateway, "{}", api.name());
             assert_eq!(supported_versions(api, ListenerKind::Broker), None);

@@ -18,7 +18,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -176,6 +179,46 @@ class GatewaySaslTest {
         Object app = runApp(plain("bob", "bob-secret"), "gw-sasl-bob");
         assertInstanceOf(Throwable.class, app, "the app must not run as bob");
         assertNotNull(causedBy((Throwable) app, GroupAuthorizationException.class), () -> "not a group refusal: " + app);
+    }
+
+    /**
+     * A feature changed through kcoord ({@code kafka-features}' UpdateFeatures, forwarded) shows
+     * in kcoord's own ApiVersions, which lists the cluster's features, as soon as the cluster's
+     * brokers show it, not at kcoord's next refresh minutes later. This broker is the class's
+     * own, so toggling a feature here disturbs no other test; it is put back.
+     */
+    @Test
+    void a_feature_changed_through_kcoord_shows_through_kcoord() throws Exception {
+        String elr = "eligible.leader.replicas.version";
+        try (Admin through = Clients.admin(bootstrap, plain("admin", "admin-secret"));
+                Admin direct = Clients.admin(kafkaBootstrap, plain("admin", "admin-secret"))) {
+            short before = level(direct, elr);
+            short other = (short) (before == 0 ? 1 : 0);
+            for (short wanted : new short[] {other, before}) {
+                short now = level(through, elr);
+                FeatureUpdate.UpgradeType type = wanted > now
+                        ? FeatureUpdate.UpgradeType.UPGRADE : FeatureUpdate.UpgradeType.SAFE_DOWNGRADE;
+                through.updateFeatures(Map.of(elr, new FeatureUpdate(wanted, type)), new UpdateFeaturesOptions())
+                        .all().get(30, TimeUnit.SECONDS);
+                Clients.await(() -> level(direct, elr) == wanted, Duration.ofSeconds(30),
+                        () -> "the cluster never showed " + elr + "=" + wanted);
+                // kcoord learns the cluster again only every 5 minutes otherwise.
+                Clients.await(() -> level(through, elr) == wanted, Duration.ofSeconds(15),
+                        () -> "kcoord still lists " + elr + "=" + level(through, elr) + ", not " + wanted
+                                + "\n" + kcoord.logTail());
+            }
+        }
+    }
+
+    /** The finalized level of {@code feature} as {@code admin}'s ApiVersions lists it (0: not listed). */
+    private static short level(Admin admin, String feature) {
+        try {
+            FinalizedVersionRange range = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS)
+                    .finalizedFeatures().get(feature);
+            return range == null ? 0 : range.maxVersionLevel();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     /** Whether kcoord refuses {@code admin}'s user the app's streams group. */
