@@ -149,7 +149,8 @@ impl BrokerPorts {
     }
 
     /// Serves `bound`, then learns the upstream brokers every `upstream.metadata.max.age.ms`
-    /// and opens the ports of new ones, until shutdown; then waits for every port's
+    /// (each second while a feature change settles) and opens the ports of new ones, until
+    /// shutdown; then waits for every port's
     /// connections to finish.
     pub(super) fn spawn(
         mut self,
@@ -164,9 +165,14 @@ impl BrokerPorts {
             let every = self.gateway.settings().metadata_max_age;
             let gateway = self.gateway();
             loop {
+                // While a feature change settles, each second (its levels show in ApiVersions).
+                let next = match gateway.features_settling() {
+                    true => SOONEST_REFRESH,
+                    false => every,
+                };
                 tokio::select! {
                     _ = crate::support::shutdown::stopped(&mut serving.shutdown) => break,
-                    () = tokio::time::sleep(every) => {}
+                    () = tokio::time::sleep(next) => {}
                     () = gateway.brokers_wanted() => {
                         // However often answers name a broker not learnt yet, at most one
                         // refresh a second.

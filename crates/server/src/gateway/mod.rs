@@ -31,9 +31,9 @@ use crate::support::logging::{LogLimiter, PEER_LINE_INTERVAL};
 use mapping::{Endpoints, IdDoesNotFit, Placement};
 use upstream::{Unreachable, UpstreamView};
 
-/// How many times kcoord learns the cluster again after an UpdateFeatures, waiting for it to
-/// show.
-const FEATURE_REFRESHES: usize = 10;
+/// How long after an UpdateFeatures kcoord learns the cluster again each second, for the new
+/// levels to show in its own ApiVersions.
+const FEATURES_SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Why gateway mode could not start.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +72,8 @@ pub struct Gateway {
     look_wanted: tokio::sync::Notify,
     /// Asks the broker ports for a refresh of the upstream brokers before their next turn.
     brokers_wanted: tokio::sync::Notify,
+    /// Until when the broker ports refresh each second, after an UpdateFeatures.
+    features_settle_until: std::sync::Mutex<Option<std::time::Instant>>,
     /// Which kcoord node serves each coordinator shard ([`nodes`]).
     ownership: tokio::sync::watch::Sender<nodes::Ownership>,
     /// `host:port` of this node's broker listener, where the other kcoord nodes send the
@@ -117,6 +119,7 @@ impl Gateway {
             failures: LogLimiter::new(PEER_LINE_INTERVAL, 64),
             look_wanted: tokio::sync::Notify::new(),
             brokers_wanted: tokio::sync::Notify::new(),
+            features_settle_until: std::sync::Mutex::new(None),
             ownership: tokio::sync::watch::Sender::new(nodes::Ownership::default()),
             listener,
             http,
@@ -281,19 +284,24 @@ impl Gateway {
         Ok(view)
     }
 
-    /// After an UpdateFeatures the cluster answered: learns the cluster again, a second apart,
-    /// until its finalized features' epoch moves (a broker applies the controller's change a
-    /// moment after the answer), ten times at most.
-    pub async fn learn_features_again(&self) {
-        let before = self.view().finalized_features_epoch;
-        for _ in 0..FEATURE_REFRESHES {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            match self.refresh().await {
-                Ok(view) if view.finalized_features_epoch != before => return,
-                Ok(_) => {}
-                Err(e) => self.log_failure("any", "cannot learn the upstream features", &e),
-            }
-        }
+    /// An UpdateFeatures the cluster answered: the broker ports learn the cluster again each
+    /// second for [`FEATURES_SETTLE`] from now (a broker applies the controller's change a
+    /// moment after the answer), however many such answers come.
+    pub fn features_changed(&self) {
+        let until = std::time::Instant::now() + FEATURES_SETTLE;
+        *self
+            .features_settle_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(until);
+        self.brokers_wanted.notify_one();
+    }
+
+    /// Whether a feature change is still settling ([`Gateway::features_changed`]).
+    pub fn features_settling(&self) -> bool {
+        self.features_settle_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| std::time::Instant::now() < until)
     }
 
     /// Every topic of the upstream cluster, by name, with whether it is internal.

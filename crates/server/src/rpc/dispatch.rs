@@ -355,12 +355,12 @@ fn look_again(ctx: &RequestContext<'_>) -> Option<Change> {
     })))
 }
 
-/// Has the gateway learn the cluster again once the forwarded answer is back: the request
-/// changed what a refresh learns (its finalized features).
+/// Has the gateway learn the cluster again, each second for a few seconds, once the forwarded
+/// answer is back: the request changed what a refresh learns (its finalized features).
 fn learn_again(ctx: &RequestContext<'_>) -> Option<Change> {
     let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
     Some(Change::With(Box::new(move |body| {
-        tokio::spawn(async move { gateway.learn_features_again().await });
+        gateway.features_changed();
         Ok(body)
     })))
 }

@@ -70,8 +70,8 @@ pub enum Gateway {
     /// ACLs), so the mirror looks again as soon as the answer is back, not at its next turn.
     Mirrored,
     /// Forwarded; it changes what kcoord learns of the cluster at a refresh (its finalized
-    /// features, which kcoord's ApiVersions lists), so kcoord learns the cluster again once the
-    /// answer is back, until the change shows.
+    /// features, which kcoord's ApiVersions lists), so once the answer is back kcoord learns the
+    /// cluster again each second for a few seconds, until the change shows.
     Refreshed,
     /// SASL credentials: kcoord's own, served by kcoord, while it checks its clients'
     /// credentials itself; the cluster's, forwarded, once the cluster checks them

@@ -2,7 +2,7 @@
 //! `downgrade`, `disable`). A standalone node neither lists nor serves it (its feature levels are
 //! fixed: docs/differences.md, "Versions and features"); a gateway forwards it to the cluster as it
 //! came and lists it at the versions both serve (docs/gateway.md), then learns the cluster
-//! again until the new levels show, since its own ApiVersions lists the cluster's features.
+//! again each second for a few seconds, since its own ApiVersions lists the cluster's features.
 
 use kcoord_wire::api::ApiKey;
 
