@@ -21,11 +21,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kcoord_client::consume::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use kcoord_client::{
-    admin::NewTopic, Client, ClientError, Consumer, FetchOptions, ProducedRecord, Producer,
-    ProducerConfig,
+    Client, ClientError, Consumer, FetchOptions, ProducedRecord, Producer, ProducerConfig,
 };
 use kcoord_controller::{Controller, Outcome};
 use kcoord_metadata::{LogRecord, Record, RecordAndVersion, RecordError};
@@ -37,6 +36,7 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use super::controller::{ControllerHandle, ControllerUnavailable};
+use super::upstream_log;
 
 /// The only partition of the credentials topic.
 const PARTITION: i32 = 0;
@@ -82,15 +82,7 @@ impl UpstreamCredentials {
         topic: &str,
         replication_factor: i16,
     ) -> Result<UpstreamCredentials, CredentialsError> {
-        let wanted =
-            NewTopic::new(topic, 1, replication_factor).config("cleanup.policy", "compact");
-        for created in client.create_topics(&[wanted], false).await? {
-            match created.result {
-                Ok(_) => {}
-                Err(e) if e.error_code() == Some(ErrorCode::TOPIC_ALREADY_EXISTS) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
+        upstream_log::create_compacted(&client, topic, 1, replication_factor).await?;
         let producer = Producer::new(client.clone(), ProducerConfig::default())?;
         Ok(UpstreamCredentials {
             client,
@@ -108,7 +100,7 @@ impl UpstreamCredentials {
     /// the listeners open, so no login is checked without them.
     pub async fn load(&self, controller: &ControllerHandle) -> Result<(), CredentialsError> {
         let consumer = Consumer::new(self.client.clone());
-        let (start, end) = self.bounds(&consumer).await?;
+        let (start, end) = upstream_log::once_propagated(|| self.bounds(&consumer)).await?;
         let mut latest = Latest::new();
         let mut position = start.max(0);
         while position < end {
@@ -125,28 +117,15 @@ impl UpstreamCredentials {
         Ok(())
     }
 
-    /// The partition's first and next offsets, asked until the broker knows the topic (one
-    /// just created reaches each broker a little after the controller).
+    /// The partition's first and next offsets.
     async fn bounds(&self, consumer: &Consumer) -> Result<(i64, i64), ClientError> {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let start = consumer
-                .list_offsets(&self.topic, PARTITION, EARLIEST_TIMESTAMP)
-                .await;
-            let bounds = match start {
-                Ok((start, _)) => consumer
-                    .list_offsets(&self.topic, PARTITION, LATEST_TIMESTAMP)
-                    .await
-                    .map(|(end, _)| (start, end)),
-                Err(e) => Err(e),
-            };
-            match bounds {
-                Err(e) if e.is_retriable() && std::time::Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                result => return result,
-            }
-        }
+        let (start, _) = consumer
+            .list_offsets(&self.topic, PARTITION, EARLIEST_TIMESTAMP)
+            .await?;
+        let (end, _) = consumer
+            .list_offsets(&self.topic, PARTITION, LATEST_TIMESTAMP)
+            .await?;
+        Ok((start, end))
     }
 
     /// Follows the partition from where [`UpstreamCredentials::load`] stopped, handing the
@@ -370,19 +349,10 @@ fn encode(record: &RecordAndVersion) -> Result<ProducedRecord, RecordError> {
         ..Default::default()
     });
     let (_, _, _, key) = key_record.encode_version(0)?;
-    let mut stored_key = BytesMut::new();
-    stored_key.put_i16(KEY_TYPE);
-    stored_key.put(key.unwrap_or_default());
-    let value = value.map(|(version, bytes)| {
-        let mut stored = BytesMut::with_capacity(2 + bytes.len());
-        stored.put_i16(version);
-        stored.put(bytes);
-        stored.freeze()
-    });
-    Ok(ProducedRecord {
-        key: Some(stored_key.freeze()),
-        value,
-        ..ProducedRecord::default()
+    let key = key.unwrap_or_default();
+    Ok(match value {
+        Some((version, value)) => upstream_log::stored(KEY_TYPE, version, &key, Some(&value)),
+        None => upstream_log::stored(KEY_TYPE, 0, &key, None),
     })
 }
 
@@ -391,21 +361,18 @@ fn decode(
     key: Option<Bytes>,
     value: Option<Bytes>,
 ) -> Result<((String, i8), Option<UserScramCredentialRecord>), String> {
-    let mut key = key.ok_or("no key")?;
-    if key.len() < 2 || key.get_i16() != KEY_TYPE {
+    let (record_type, version, key, value) = upstream_log::decode(key, value)?;
+    if record_type != KEY_TYPE {
         return Err("a key of another record type".to_owned());
     }
+    let key = key.unwrap_or_default();
     let who = match metadata_record(RemoveUserScramCredentialRecord::API_KEY, 0, key)? {
         Record::RemoveUserScramCredential(r) => (r.name, r.mechanism),
         _ => return Err("a key that is not a user and mechanism".to_owned()),
     };
-    let Some(mut value) = value else {
+    let Some(value) = value else {
         return Ok((who, None));
     };
-    if value.len() < 2 {
-        return Err("a value shorter than its version".to_owned());
-    }
-    let version = value.get_i16();
     match metadata_record(KEY_TYPE, version, value)? {
         Record::UserScramCredential(r) if (r.name.clone(), r.mechanism) == who => {
             Ok((who, Some(r)))

@@ -89,17 +89,11 @@ impl CoordinatorLogs {
 
     async fn ensure_topic(&self, replication_factor: i16) -> Result<(), CoordinatorLogError> {
         let partitions = i32::try_from(self.shards).unwrap_or(i32::MAX);
-        let wanted = NewTopic::new(&self.topic, partitions, replication_factor)
-            .config("cleanup.policy", "compact");
-        let created = self.client.create_topics(&[wanted], false).await?;
-        for result in created {
-            match result.result {
-                Ok(_) => {}
-                Err(e) if e.error_code() == Some(ErrorCode::TOPIC_ALREADY_EXISTS) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let found = self.partition_count().await?;
+        create_compacted(&self.client, &self.topic, partitions, replication_factor).await?;
+        let consumer = Consumer::new(self.client.clone());
+        let found = once_propagated(|| consumer.partitions(&self.topic))
+            .await?
+            .len();
         if found != self.shards {
             return Err(CoordinatorLogError::PartitionCount {
                 topic: self.topic.clone(),
@@ -108,21 +102,6 @@ impl CoordinatorLogs {
             });
         }
         Ok(())
-    }
-
-    /// The topic's partition count, asked until the broker asked knows the topic: one that
-    /// was just created reaches each broker a little after the controller.
-    async fn partition_count(&self) -> Result<usize, ClientError> {
-        let consumer = Consumer::new(self.client.clone());
-        let deadline = std::time::Instant::now() + TOPIC_PROPAGATION;
-        loop {
-            match consumer.partitions(&self.topic).await {
-                Err(e) if e.is_retriable() && std::time::Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-                result => return result.map(|partitions| partitions.len()),
-            }
-        }
     }
 
     /// Takes shard `shard` over: fences every earlier writer of its partition, then reads the
@@ -191,6 +170,45 @@ impl CoordinatorLogs {
     }
 }
 
+/// Creates `topic` compacted, with `partitions` partitions and `replication_factor` (-1 for the
+/// cluster's default), unless it exists.
+pub(crate) async fn create_compacted(
+    client: &Client,
+    topic: &str,
+    partitions: i32,
+    replication_factor: i16,
+) -> Result<(), ClientError> {
+    let wanted =
+        NewTopic::new(topic, partitions, replication_factor).config("cleanup.policy", "compact");
+    for created in client.create_topics(&[wanted], false).await? {
+        match created.result {
+            Ok(_) => {}
+            Err(e) if e.error_code() == Some(ErrorCode::TOPIC_ALREADY_EXISTS) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// `ask`'s answer, asked again while it fails with a retriable error for at most
+/// [`TOPIC_PROPAGATION`]: a topic just created reaches each broker a little after the
+/// controller.
+pub(crate) async fn once_propagated<T, F, A>(mut ask: F) -> Result<T, ClientError>
+where
+    F: FnMut() -> A,
+    A: std::future::Future<Output = Result<T, ClientError>>,
+{
+    let deadline = std::time::Instant::now() + TOPIC_PROPAGATION;
+    loop {
+        match ask().await {
+            Err(e) if e.is_retriable() && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            result => return result,
+        }
+    }
+}
+
 /// The writer of one claimed shard's partition.
 #[derive(Debug)]
 pub struct ShardLogWriter {
@@ -231,10 +249,10 @@ pub fn is_fenced(error: &CoordinatorLogError) -> bool {
 }
 
 /// A record as the log takes it: `(type, version, key, value)`.
-type Entry = (i16, i16, Option<Bytes>, Option<Bytes>);
+pub(crate) type Entry = (i16, i16, Option<Bytes>, Option<Bytes>);
 
 /// A stored record as the log's entry, or why it is not one.
-fn decode(key: Option<Bytes>, value: Option<Bytes>) -> Result<Entry, &'static str> {
+pub(crate) fn decode(key: Option<Bytes>, value: Option<Bytes>) -> Result<Entry, &'static str> {
     let mut key = key.ok_or("no key")?;
     if key.len() < 2 {
         return Err("a key shorter than its record type");
@@ -253,20 +271,36 @@ fn encode(record: &LogRecord) -> Result<ProducedRecord, CoordinatorLogError> {
         .key
         .as_ref()
         .ok_or(CoordinatorLogError::Keyless(record.record_type))?;
+    Ok(stored(
+        record.record_type,
+        record.version,
+        key,
+        record.value.as_deref(),
+    ))
+}
+
+/// A keyed record as the cluster keeps it: the record type before the key, the version before
+/// the value, a tombstone a null value ([`decode`] reads it back).
+pub(crate) fn stored(
+    record_type: i16,
+    version: i16,
+    key: &[u8],
+    value: Option<&[u8]>,
+) -> ProducedRecord {
     let mut stored_key = Vec::with_capacity(2 + key.len());
-    stored_key.extend_from_slice(&record.record_type.to_be_bytes());
+    stored_key.extend_from_slice(&record_type.to_be_bytes());
     stored_key.extend_from_slice(key);
-    let value = record.value.as_ref().map(|value| {
+    let value = value.map(|value| {
         let mut stored = Vec::with_capacity(2 + value.len());
-        stored.extend_from_slice(&record.version.to_be_bytes());
+        stored.extend_from_slice(&version.to_be_bytes());
         stored.extend_from_slice(value);
         Bytes::from(stored)
     });
-    Ok(ProducedRecord {
+    ProducedRecord {
         key: Some(Bytes::from(stored_key)),
         value,
         ..ProducedRecord::default()
-    })
+    }
 }
 
 #[cfg(test)]
