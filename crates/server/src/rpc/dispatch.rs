@@ -334,8 +334,8 @@ async fn forwarded(
     match gateway {
         // Local, and Credentials while kcoord checks them, returned above.
         Gateway::Local | Gateway::Credentials | Gateway::Forwarded => Some(None),
-        Gateway::Mirrored => Some(look_again(ctx)),
-        Gateway::Refreshed => Some(learn_again(ctx)),
+        Gateway::Mirrored => Some(after_answer(ctx, crate::gateway::Gateway::changed_upstream)),
+        Gateway::Refreshed => Some(after_answer(ctx, crate::gateway::Gateway::features_changed)),
         Gateway::Rewritten => Some(Some(Change::Brokers)),
         Gateway::ByGroup => {
             let local = crate::rpc::by_group::served_locally(ctx.server, api, version, body);
@@ -345,22 +345,14 @@ async fn forwarded(
     }
 }
 
-/// Wakes the gateway's mirror once the forwarded answer is back: the request changed something
-/// it mirrors.
-fn look_again(ctx: &RequestContext<'_>) -> Option<Change> {
+/// Tells the gateway, once the forwarded answer is back, that the request changed something it
+/// keeps of the cluster: `then` is [`Gateway::changed_upstream`](crate::gateway::Gateway::changed_upstream)
+/// (the mirror looks again) or [`Gateway::features_changed`](crate::gateway::Gateway::features_changed)
+/// (the cluster is learnt again each second for a few seconds).
+fn after_answer(ctx: &RequestContext<'_>, then: fn(&crate::gateway::Gateway)) -> Option<Change> {
     let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
     Some(Change::With(Box::new(move |body| {
-        gateway.changed_upstream();
-        Ok(body)
-    })))
-}
-
-/// Has the gateway learn the cluster again, each second for a few seconds, once the forwarded
-/// answer is back: the request changed what a refresh learns (its finalized features).
-fn learn_again(ctx: &RequestContext<'_>) -> Option<Change> {
-    let gateway = std::sync::Arc::clone(ctx.server.gateway.as_ref()?);
-    Some(Change::With(Box::new(move |body| {
-        gateway.features_changed();
+        then(&gateway);
         Ok(body)
     })))
 }
