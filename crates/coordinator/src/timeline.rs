@@ -7,7 +7,6 @@
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
 use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion};
 use kcoord_wire::records::{
@@ -201,7 +200,7 @@ impl GroupTimeline {
             .get_key_value(member_id)
             .map(|(id, _)| id)
             .or_else(|| self.targets.get_key_value(member_id).map(|(id, _)| id))
-            .map(Arc::clone);
+            .cloned();
         held.or_else(|| {
             self.events
                 .iter()

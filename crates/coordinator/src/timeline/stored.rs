@@ -8,49 +8,81 @@ use kcoord_metadata::Id;
 use super::{EventKind, TaskList, TaskRef, TimelineEvent};
 use crate::record_builders::Removal;
 
-/// An event as a group's timeline keeps it: a fraction of [`TimelineEvent`]'s size, since a
-/// group keeps up to [`MAX_TIMELINE_EVENTS`](super::MAX_TIMELINE_EVENTS) of them; what only some kinds carry (a joining
-/// member's ids, the tasks a target moved) is boxed, and the one epoch an event names is kept
-/// once.
+/// An event as a group's timeline keeps it, in 40 bytes where a [`TimelineEvent`] takes 200,
+/// since a group keeps up to [`MAX_TIMELINE_EVENTS`](super::MAX_TIMELINE_EVENTS) of them: what
+/// only some kinds carry (a joining member's ids, the tasks a target moved) is boxed, and the one
+/// epoch an event names is kept once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Stored {
     pub(super) time_ms: i64,
-    /// For [`EventKind::MemberReconciled`]; -1 none.
-    pub(super) took_ms: i64,
     pub(super) group_epoch: i32,
     /// The member epoch of a reconciliation, the assignment epoch of a computed target, the
     /// topology epoch of an update; [`NO_EPOCH`] otherwise.
     pub(super) epoch: i32,
+    /// For [`EventKind::MemberReconciled`]: -1 none, and at most `i32::MAX` (24 days): a
+    /// reconciliation that took longer shows that.
+    took_ms: i32,
     pub(super) kind: EventKind,
     pub(super) reason: Option<Removal>,
-    /// Shared with the group's other events and maps naming the member: an id longer than an
-    /// [`Id`] holds inline (24 bytes; Kafka Streams' are 22, a UUID's text 36) is then
-    /// allocated once per group, however many events name it.
+    /// Shared with the group's other events and maps naming the member.
     pub(super) member_id: Option<SharedId>,
     detail: Option<Box<Detail>>,
 }
 
-/// A member id as the timeline keeps it: one allocation per member, however often named.
-pub(super) type SharedId = Arc<str>;
+/// A member id as the timeline keeps it: one allocation per member however often named, behind
+/// a thin pointer (an `Arc<str>` would take 16 bytes in every event and map entry). Ordered and
+/// looked up as its text.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct SharedId(Arc<Id>);
+
+impl From<&str> for SharedId {
+    fn from(id: &str) -> Self {
+        SharedId(Arc::new(Id::from(id)))
+    }
+}
+
+impl std::ops::Deref for SharedId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for SharedId {
+    fn borrow(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl std::fmt::Debug for SharedId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.as_str().fmt(f)
+    }
+}
 
 /// No epoch in [`Stored::epoch`] (epochs are never negative).
 const NO_EPOCH: i32 = i32::MIN;
 
-/// What only some kinds of events carry, in one box whose size is that of the larger kind.
+/// What only some kinds of events carry, boxed. A joining member's process id and a target's
+/// moves are variants of their own, not nested types, so that the variant's tag shares their
+/// padding and the box takes 32 bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Detail {
-    /// A joining member's ids.
-    Member {
-        process_id: ProcessId,
-        instance_id: Option<Box<str>>,
-    },
-    /// The active tasks a member's target gained and lost.
+    /// A joining member's process id that is a UUID's text (a member without an instance id).
+    ProcessUuid([u8; 16]),
+    /// Any other process id of such a member.
+    ProcessText(Box<str>),
+    /// The active tasks a member's target gained and lost ([`TaskMoves`]).
     Tasks {
-        gained: StoredTasks,
-        lost: StoredTasks,
+        listed: Box<[KeptTask]>,
+        gained_listed: u32,
+        gained: u32,
+        lost: u32,
     },
-    /// Ids and tasks: no kind of event carries both, but one that did would keep them all.
-    Both(Box<(ProcessId, Option<Box<str>>, StoredTasks, StoredTasks)>),
+    /// A static member's ids, or ids and tasks together (no kind of event carries both today,
+    /// but one that did would keep them all).
+    Full(Box<(ProcessId, Option<Box<str>>, TaskMoves)>),
 }
 
 /// A process id, which Kafka Streams makes a UUID's text: its 16 bytes when the text is
@@ -122,55 +154,88 @@ impl Subtopologies {
     }
 }
 
-/// A [`TaskList`] as an event keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct StoredTasks {
-    tasks: Box<[KeptTask]>,
-    count: u32,
+/// The tasks a target gained and lost ([`TaskList`]s) as an event keeps them: the listed ones
+/// in one allocation, gained first, and how many there were of each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct TaskMoves {
+    listed: Box<[KeptTask]>,
+    gained_listed: u32,
+    gained: u32,
+    lost: u32,
 }
 
-impl StoredTasks {
-    fn of(list: TaskList, subtopologies: &mut Subtopologies) -> StoredTasks {
-        StoredTasks {
-            tasks: list
-                .tasks
-                .iter()
-                .map(|(id, partition)| (subtopologies.intern(id), *partition))
-                .collect(),
-            count: u32::try_from(list.count).unwrap_or(u32::MAX),
+/// `n` as kept in a [`TaskMoves`] count (far more tasks than any group has saturate).
+fn count32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl TaskMoves {
+    fn of(gained: TaskList, lost: TaskList, subtopologies: &mut Subtopologies) -> TaskMoves {
+        let listed = gained
+            .tasks
+            .iter()
+            .chain(&lost.tasks)
+            .map(|(id, partition)| (subtopologies.intern(id), *partition))
+            .collect();
+        TaskMoves {
+            listed,
+            gained_listed: count32(gained.tasks.len()),
+            gained: count32(gained.count),
+            lost: count32(lost.count),
         }
     }
 
-    fn view(&self, subtopologies: &Subtopologies) -> TaskList {
-        TaskList {
-            tasks: self.tasks.iter().map(|t| subtopologies.task(*t)).collect(),
-            count: self.count as usize,
-        }
+    fn is_empty(&self) -> bool {
+        self == &TaskMoves::default()
     }
+
+    fn view(&self, subtopologies: &Subtopologies) -> (TaskList, TaskList) {
+        moves_view(
+            &self.listed,
+            [self.gained_listed, self.gained, self.lost],
+            subtopologies,
+        )
+    }
+}
+
+/// The gained and lost [`TaskList`]s of `listed` (gained first) and `[gained_listed, gained,
+/// lost]` ([`TaskMoves`]).
+fn moves_view(
+    listed: &[KeptTask],
+    [gained_listed, gained, lost]: [u32; 3],
+    subtopologies: &Subtopologies,
+) -> (TaskList, TaskList) {
+    let (gained_tasks, lost_tasks) = listed.split_at((gained_listed as usize).min(listed.len()));
+    let list = |tasks: &[KeptTask], count: u32| TaskList {
+        tasks: tasks.iter().map(|t| subtopologies.task(*t)).collect(),
+        count: count as usize,
+    };
+    (list(gained_tasks, gained), list(lost_tasks, lost))
 }
 
 impl Detail {
     /// What `e` carries beyond the common fields, if anything.
     fn of(e: &mut TimelineEvent, subtopologies: &mut Subtopologies) -> Option<Detail> {
-        let ids = e.process_id.is_some() || e.instance_id.is_some();
-        let moved = e.gained != TaskList::default() || e.lost != TaskList::default();
         let process_id = ProcessId::of(e.process_id.take());
         let instance_id = e.instance_id.take().map(String::into_boxed_str);
-        let gained = StoredTasks::of(std::mem::take(&mut e.gained), subtopologies);
-        let lost = StoredTasks::of(std::mem::take(&mut e.lost), subtopologies);
-        match (ids, moved) {
-            (false, false) => None,
-            (true, false) => Some(Detail::Member {
-                process_id,
-                instance_id,
+        let moves = TaskMoves::of(
+            std::mem::take(&mut e.gained),
+            std::mem::take(&mut e.lost),
+            subtopologies,
+        );
+        match (process_id, instance_id, moves.is_empty()) {
+            (ProcessId::None, None, true) => None,
+            (ProcessId::Uuid(bytes), None, true) => Some(Detail::ProcessUuid(bytes)),
+            (ProcessId::Text(text), None, true) => Some(Detail::ProcessText(text)),
+            (ProcessId::None, None, false) => Some(Detail::Tasks {
+                listed: moves.listed,
+                gained_listed: moves.gained_listed,
+                gained: moves.gained,
+                lost: moves.lost,
             }),
-            (false, true) => Some(Detail::Tasks { gained, lost }),
-            (true, true) => Some(Detail::Both(Box::new((
-                process_id,
-                instance_id,
-                gained,
-                lost,
-            )))),
+            (process_id, instance_id, _) => {
+                Some(Detail::Full(Box::new((process_id, instance_id, moves))))
+            }
         }
     }
 
@@ -179,31 +244,28 @@ impl Detail {
         detail: Option<&Detail>,
         subtopologies: &Subtopologies,
     ) -> (Option<String>, Option<String>, TaskList, TaskList) {
-        let instance = |id: &Option<Box<str>>| id.as_deref().map(str::to_owned);
-        match detail {
-            None => (None, None, TaskList::default(), TaskList::default()),
-            Some(Detail::Member {
-                process_id,
-                instance_id,
+        let none = || (TaskList::default(), TaskList::default());
+        let (process_id, instance_id, (gained, lost)) = match detail {
+            None => (ProcessId::None.view(), None, none()),
+            Some(Detail::ProcessUuid(bytes)) => (ProcessId::Uuid(*bytes).view(), None, none()),
+            Some(Detail::ProcessText(text)) => (Some(text.to_string()), None, none()),
+            Some(Detail::Tasks {
+                listed,
+                gained_listed,
+                gained,
+                lost,
             }) => (
-                process_id.view(),
-                instance(instance_id),
-                TaskList::default(),
-                TaskList::default(),
-            ),
-            Some(Detail::Tasks { gained, lost }) => (
                 None,
                 None,
-                gained.view(subtopologies),
-                lost.view(subtopologies),
+                moves_view(listed, [*gained_listed, *gained, *lost], subtopologies),
             ),
-            Some(Detail::Both(all)) => (
-                all.0.view(),
-                instance(&all.1),
-                all.2.view(subtopologies),
-                all.3.view(subtopologies),
-            ),
-        }
+            Some(Detail::Full(full)) => {
+                let (process_id, instance_id, moves) = &**full;
+                let instance_id = instance_id.as_deref().map(str::to_owned);
+                (process_id.view(), instance_id, moves.view(subtopologies))
+            }
+        };
+        (process_id, instance_id, gained, lost)
     }
 }
 
@@ -223,7 +285,9 @@ impl Stored {
         let detail = Detail::of(&mut e, subtopologies).map(Box::new);
         Stored {
             time_ms: e.time_ms,
-            took_ms: e.took_ms.unwrap_or(-1),
+            took_ms: e
+                .took_ms
+                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX)),
             group_epoch: e.group_epoch,
             epoch: epoch.unwrap_or(NO_EPOCH),
             kind: e.kind,
@@ -249,7 +313,7 @@ impl Stored {
             assignment_epoch: of_kind(EventKind::TargetAssignmentComputed),
             topology_epoch: of_kind(EventKind::TopologyUpdated),
             reason: self.reason,
-            took_ms: (self.took_ms >= 0).then_some(self.took_ms),
+            took_ms: (self.took_ms >= 0).then_some(i64::from(self.took_ms)),
             gained,
             lost,
         }
@@ -260,40 +324,70 @@ impl Stored {
 mod tests {
     use super::*;
 
-    /// A join naming `process_id`, with `gained` tasks (no kind of event carries both today).
-    fn event(process_id: &str, gained: i32) -> TimelineEvent {
-        let mut e = TimelineEvent::new(EventKind::MemberJoined, 3, 1_000).member("m-1");
-        e.process_id = Some(process_id.to_owned());
-        e.instance_id = Some("instance-a".to_owned());
-        let tasks: Vec<TaskRef> = (0..gained).map(|p| (Id::from("0"), p)).collect();
-        e.gained = TaskList {
-            count: tasks.len() + 5,
+    fn tasks(n: i32, extra: usize) -> TaskList {
+        let tasks: Vec<TaskRef> = (0..n)
+            .map(|p| (Id::from(["0", "10", "9"][p as usize % 3]), p))
+            .collect();
+        TaskList {
+            count: tasks.len() + extra,
             tasks,
-        };
-        e
+        }
     }
 
     #[test]
-    fn an_event_reads_back_as_it_was_kept_whatever_its_process_id() {
-        for process_id in [
-            "8f0c2a34-5b7e-4d1a-9c3f-0e2b6a7d9c11",
+    fn an_event_reads_back_as_it_was_kept_whatever_it_carries() {
+        let process_ids = [
+            None,
+            Some("8f0c2a34-5b7e-4d1a-9c3f-0e2b6a7d9c11"),
             // Not what the 16 bytes print as: kept as text, never normalised.
-            "8F0C2A34-5B7E-4D1A-9C3F-0E2B6A7D9C11",
-            "8f0c2a345b7e4d1a9c3f0e2b6a7d9c11",
-            "app-process-1",
-            "",
-        ] {
-            for gained in [0, 2] {
-                let e = event(process_id, gained);
-                let mut subtopologies = Subtopologies::default();
-                let kept = Stored::of(e.clone(), Some(Arc::from("m-1")), &mut subtopologies);
-                assert_eq!(
-                    kept.view(&subtopologies),
-                    e,
-                    "{process_id:?}, {gained} tasks"
-                );
+            Some("8F0C2A34-5B7E-4D1A-9C3F-0E2B6A7D9C11"),
+            Some("8f0c2a345b7e4d1a9c3f0e2b6a7d9c11"),
+            Some("app-process-1"),
+            Some(""),
+        ];
+        for process_id in process_ids {
+            for instance_id in [None, Some("instance-a")] {
+                for (gained, lost) in [(0, 0), (2, 0), (0, 3), (1, 4)] {
+                    let mut e = TimelineEvent::new(EventKind::MemberJoined, 3, 1_000).member("m-1");
+                    e.process_id = process_id.map(str::to_owned);
+                    e.instance_id = instance_id.map(str::to_owned);
+                    e.gained = tasks(gained, 5);
+                    e.lost = tasks(lost, usize::from(lost > 0));
+                    let mut subtopologies = Subtopologies::default();
+                    let kept =
+                        Stored::of(e.clone(), Some(SharedId::from("m-1")), &mut subtopologies);
+                    let case = format!("{process_id:?} {instance_id:?} {gained}/{lost}");
+                    assert_eq!(kept.view(&subtopologies), e, "{case}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_reconciliation_keeps_how_long_it_took_up_to_24_days() {
+        for (took, read_back) in [
+            (None, None),
+            (Some(0), Some(0)),
+            (Some(61_000), Some(61_000)),
+            (Some(i64::from(i32::MAX)), Some(i64::from(i32::MAX))),
+            (Some(i64::from(i32::MAX) + 1), Some(i64::from(i32::MAX))),
+        ] {
+            let mut e = TimelineEvent::new(EventKind::MemberReconciled, 3, 1_000).member("m-1");
+            e.member_epoch = Some(3);
+            e.took_ms = took;
+            let mut subtopologies = Subtopologies::default();
+            let kept = Stored::of(e.clone(), Some(SharedId::from("m-1")), &mut subtopologies);
+            e.took_ms = read_back;
+            assert_eq!(kept.view(&subtopologies), e, "{took:?}");
+        }
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn an_event_and_its_detail_stay_small() {
+        // What a group's timeline costs per event: the box is only for kinds with a detail.
+        assert_eq!(std::mem::size_of::<Stored>(), 40);
+        assert_eq!(std::mem::size_of::<Detail>(), 32);
     }
 
     #[test]
