@@ -323,7 +323,7 @@ pub fn delete_group(group: &StreamsGroup) -> Vec<Record> {
         records.push(Record::StreamsGroupTargetAssignmentMember(
             StreamsGroupTargetAssignmentMemberKey {
                 group_id: g.into(),
-                member_id: m.clone(),
+                member_id: m.to_string(),
                 ..Default::default()
             },
             None,

@@ -92,14 +92,14 @@ pub fn compute(
 /// Records for the members whose target changed, then the new assignment epoch.
 pub fn records(
     group_id: &str,
-    previous: &BTreeMap<String, TasksTuple>,
+    previous: &BTreeMap<kcoord_metadata::Id, TasksTuple>,
     next: &BTreeMap<String, TasksTuple>,
     epoch: i32,
     now: i64,
 ) -> Vec<Record> {
     let mut out: Vec<Record> = next
         .iter()
-        .filter(|(member, tasks)| previous.get(*member) != Some(*tasks))
+        .filter(|(member, tasks)| previous.get(member.as_str()) != Some(*tasks))
         .map(|(member, tasks)| record_builders::target_member(group_id, member, tasks))
         .collect();
     out.push(record_builders::target_metadata(group_id, epoch, now));

@@ -154,7 +154,7 @@ fn group_deletion_writes_member_tombstones_in_kafka_order() {
             },
         )]
         .into(),
-        target_assignment: [("m".to_string(), Default::default())].into(),
+        target_assignment: [("m".into(), Default::default())].into(),
         ..Default::default()
     };
     let types: Vec<i16> = kcoord_coordinator::record_builders::delete_group(&group)

@@ -2,7 +2,7 @@
 //! the group the assignor and the endpoints are computed from.
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
+use kcoord_metadata::{Id, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     self as req, StreamsGroupHeartbeatRequest,
 };
@@ -150,11 +150,11 @@ pub(super) fn target_view(
     group: &StreamsGroup,
     replaced: Option<&StreamsGroupMember>,
     new_id: &str,
-) -> BTreeMap<String, TasksTuple> {
+) -> BTreeMap<Id, TasksTuple> {
     let mut target = group.target_assignment.clone();
     if let Some(old) = replaced {
         if let Some(t) = target.remove(old.member_id.as_str()) {
-            target.insert(new_id.to_string(), t);
+            target.insert(new_id.into(), t);
         }
     }
     target

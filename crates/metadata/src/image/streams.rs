@@ -219,7 +219,7 @@ pub struct StreamsGroup {
     pub topology: Option<StreamsGroupTopologyValue>,
     pub target_assignment_epoch: i32,
     pub target_assignment_timestamp: i64,
-    pub target_assignment: BTreeMap<String, TasksTuple>,
+    pub target_assignment: BTreeMap<Id, TasksTuple>,
     pub members: BTreeMap<Id, StreamsGroupMember>,
 }
 
@@ -455,7 +455,7 @@ impl StreamsGroupsImage {
                 };
                 self.group_mut(group_id)
                     .target_assignment
-                    .insert(member_id.to_string(), tasks);
+                    .insert(member_id.into(), tasks);
             }
             None => {
                 if let Some(g) = self.groups.get_mut(group_id) {
