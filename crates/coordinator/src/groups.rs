@@ -304,7 +304,7 @@ fn describe_member(
         client_id: m.client_id.to_string(),
         client_host: m.client_host.to_string(),
         topology_epoch: m.topology_epoch,
-        process_id: m.process_id.clone(),
+        process_id: m.process_id.to_string(),
         user_endpoint: m.user_endpoint().map(|e| d::Endpoint {
             host: e.host.clone(),
             port: e.port,

@@ -6,8 +6,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use kcoord_metadata::{
-    MemberState, PendingTasks, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks, TasksTuple,
-    VecSet,
+    MemberState, PendingTasks, ProcessId, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks,
+    TasksTuple, VecSet,
 };
 
 use crate::error::{CoordinatorError, Result};
@@ -20,9 +20,9 @@ type Task = (String, i32);
 /// this heartbeat).
 #[derive(Debug, Default)]
 pub struct TaskOwners {
-    active: HashMap<Task, String>,
-    standby: HashMap<Task, BTreeSet<String>>,
-    warmup: HashMap<Task, BTreeSet<String>>,
+    active: HashMap<Task, ProcessId>,
+    standby: HashMap<Task, BTreeSet<ProcessId>>,
+    warmup: HashMap<Task, BTreeSet<ProcessId>>,
 }
 
 impl TaskOwners {
@@ -53,7 +53,11 @@ impl TaskOwners {
         owners
     }
 
-    fn in_process(map: &HashMap<Task, BTreeSet<String>>, task: &Task, process: &str) -> bool {
+    fn in_process(
+        map: &HashMap<Task, BTreeSet<ProcessId>>,
+        task: &Task,
+        process: &ProcessId,
+    ) -> bool {
         map.get(task).is_some_and(|p| p.contains(process))
     }
 }
@@ -270,7 +274,7 @@ fn differences(
     cur: &TasksTuple,
     target: &TasksTuple,
     owners: &TaskOwners,
-    me: &str,
+    me: &ProcessId,
 ) -> Differences {
     let active_here = |t: &Task| owners.active.get(t).is_some_and(|p| p == me);
     let standby_here = |t: &Task| TaskOwners::in_process(&owners.standby, t, me);

@@ -136,7 +136,7 @@ pub fn member_metadata(group_id: &str, m: &StreamsGroupMember) -> Record {
             client_host: m.client_host.to_string(),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             topology_epoch: m.topology_epoch,
-            process_id: m.process_id.clone(),
+            process_id: m.process_id.to_string(),
             user_endpoint: m.user_endpoint().map(|e| member_value::Endpoint {
                 host: e.host.clone(),
                 port: e.port,

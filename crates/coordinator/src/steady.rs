@@ -156,6 +156,6 @@ fn member_settled(
         && request
             .process_id
             .as_ref()
-            .is_none_or(|p| *p == member.process_id)
+            .is_none_or(|p| member.process_id == **p)
         && unchanged_endpoint
 }

@@ -60,7 +60,7 @@ pub fn compute(
             .values()
             .map(|m| AssignorMember {
                 member_id: m.member_id.to_string(),
-                process_id: m.process_id.clone(),
+                process_id: m.process_id.to_string(),
                 rack_id: m.rack_id().map(str::to_owned),
                 client_tags: m.client_tags().clone(),
                 previous_active: task_set(&m.assigned.active),

@@ -24,6 +24,7 @@ pub use image::consumer_groups::{
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
+pub use image::process_id::ProcessId;
 pub use image::producer_ids::ProducerIdsImage;
 pub use image::security::SecurityImage;
 pub use image::streams::{

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{Endpoint, MemberState, StreamsGroup, StreamsGroupMember, Tasks};
+use kcoord_metadata::{Endpoint, MemberState, ProcessId, StreamsGroup, StreamsGroupMember, Tasks};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     self as req, StreamsGroupHeartbeatRequest,
 };
@@ -214,8 +214,8 @@ pub(super) fn updated_member<'a>(
         m.to_mut().client_host = ctx.client_host.into();
     }
     if let Some(p) = &request.process_id {
-        if m.process_id != *p {
-            m.to_mut().process_id.clone_from(p);
+        if m.process_id != **p {
+            m.to_mut().process_id = ProcessId::new(p);
         }
     }
     if let Some(tags) = &request.client_tags {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kcoord_metadata::Id;
+use kcoord_metadata::{Id, ProcessId};
 
 use super::{EventKind, TaskList, TaskRef, TimelineEvent};
 use crate::record_builders::Removal;
@@ -82,36 +82,7 @@ enum Detail {
     },
     /// A static member's ids, or ids and tasks together (no kind of event carries both today,
     /// but one that did would keep them all).
-    Full(Box<(ProcessId, Option<Box<str>>, TaskMoves)>),
-}
-
-/// A process id, which Kafka Streams makes a UUID's text: its 16 bytes when the text is
-/// exactly what they print as, the text otherwise.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum ProcessId {
-    None,
-    Uuid([u8; 16]),
-    Text(Box<str>),
-}
-
-impl ProcessId {
-    fn of(id: Option<String>) -> ProcessId {
-        let Some(text) = id else {
-            return ProcessId::None;
-        };
-        match uuid::Uuid::try_parse(&text) {
-            Ok(uuid) if uuid.hyphenated().to_string() == text => ProcessId::Uuid(uuid.into_bytes()),
-            _ => ProcessId::Text(text.into_boxed_str()),
-        }
-    }
-
-    fn view(&self) -> Option<String> {
-        match self {
-            ProcessId::None => None,
-            ProcessId::Uuid(bytes) => Some(uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()),
-            ProcessId::Text(text) => Some(text.to_string()),
-        }
-    }
+    Full(Box<(Option<ProcessId>, Option<Box<str>>, TaskMoves)>),
 }
 
 /// A task as a group's timeline keeps it: where its sub-topology id is in the group's
@@ -216,7 +187,7 @@ fn moves_view(
 impl Detail {
     /// What `e` carries beyond the common fields, if anything.
     fn of(e: &mut TimelineEvent, subtopologies: &mut Subtopologies) -> Option<Detail> {
-        let process_id = ProcessId::of(e.process_id.take());
+        let process_id = e.process_id.take().map(|id| ProcessId::new(&id));
         let instance_id = e.instance_id.take().map(String::into_boxed_str);
         let moves = TaskMoves::of(
             std::mem::take(&mut e.gained),
@@ -224,10 +195,10 @@ impl Detail {
             subtopologies,
         );
         match (process_id, instance_id, moves.is_empty()) {
-            (ProcessId::None, None, true) => None,
-            (ProcessId::Uuid(bytes), None, true) => Some(Detail::ProcessUuid(bytes)),
-            (ProcessId::Text(text), None, true) => Some(Detail::ProcessText(text)),
-            (ProcessId::None, None, false) => Some(Detail::Tasks {
+            (None, None, true) => None,
+            (Some(ProcessId::Uuid(bytes)), None, true) => Some(Detail::ProcessUuid(bytes)),
+            (Some(ProcessId::Text(text)), None, true) => Some(Detail::ProcessText(text)),
+            (None, None, false) => Some(Detail::Tasks {
                 listed: moves.listed,
                 gained_listed: moves.gained_listed,
                 gained: moves.gained,
@@ -246,8 +217,10 @@ impl Detail {
     ) -> (Option<String>, Option<String>, TaskList, TaskList) {
         let none = || (TaskList::default(), TaskList::default());
         let (process_id, instance_id, (gained, lost)) = match detail {
-            None => (ProcessId::None.view(), None, none()),
-            Some(Detail::ProcessUuid(bytes)) => (ProcessId::Uuid(*bytes).view(), None, none()),
+            None => (None, None, none()),
+            Some(Detail::ProcessUuid(bytes)) => {
+                (Some(ProcessId::Uuid(*bytes).to_string()), None, none())
+            }
             Some(Detail::ProcessText(text)) => (Some(text.to_string()), None, none()),
             Some(Detail::Tasks {
                 listed,
@@ -262,7 +235,11 @@ impl Detail {
             Some(Detail::Full(full)) => {
                 let (process_id, instance_id, moves) = &**full;
                 let instance_id = instance_id.as_deref().map(str::to_owned);
-                (process_id.view(), instance_id, moves.view(subtopologies))
+                (
+                    process_id.as_ref().map(ProcessId::to_string),
+                    instance_id,
+                    moves.view(subtopologies),
+                )
             }
         };
         (process_id, instance_id, gained, lost)
@@ -388,19 +365,5 @@ mod tests {
         // What a group's timeline costs per event: the box is only for kinds with a detail.
         assert_eq!(std::mem::size_of::<Stored>(), 40);
         assert_eq!(std::mem::size_of::<Detail>(), 32);
-    }
-
-    #[test]
-    fn a_uuid_process_id_is_kept_as_its_bytes() {
-        let id = "8f0c2a34-5b7e-4d1a-9c3f-0e2b6a7d9c11";
-        assert!(matches!(
-            ProcessId::of(Some(id.to_owned())),
-            ProcessId::Uuid(_)
-        ));
-        assert!(matches!(
-            ProcessId::of(Some(id.to_uppercase())),
-            ProcessId::Text(_)
-        ));
-        assert_eq!(ProcessId::of(None), ProcessId::None);
     }
 }

@@ -7,6 +7,7 @@ pub mod consumer_groups;
 pub mod features;
 pub mod group_configs;
 pub mod offsets;
+pub mod process_id;
 pub mod producer_ids;
 pub mod security;
 pub mod streams;

@@ -10,6 +10,7 @@ use kcoord_wire::records::{
 };
 use uuid::Uuid;
 
+use super::process_id::ProcessId;
 use super::vec_map::{VecMap, VecSet};
 
 /// A group or member id as a map key, or another short string a heartbeat compares (a member's
@@ -136,7 +137,7 @@ pub struct StreamsGroupMember {
     pub client_host: Id,
     pub rebalance_timeout_ms: i32,
     pub topology_epoch: i32,
-    pub process_id: String,
+    pub process_id: ProcessId,
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: MemberState,
@@ -388,7 +389,7 @@ impl StreamsGroupsImage {
         m.client_host = v.client_host.as_str().into();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.topology_epoch = v.topology_epoch;
-        m.process_id = v.process_id.clone();
+        m.process_id = ProcessId::new(&v.process_id);
         m.set_extras(MemberExtras {
             instance_id: v.instance_id.clone(),
             rack_id: v.rack_id.clone(),
