@@ -51,33 +51,6 @@ impl Deadline {
     fn get(self) -> Option<i64> {
         (self != Deadline::NONE).then_some(self.0)
     }
-
-    fn of(at: Option<i64>) -> Deadline {
-        at.map_or(Deadline::NONE, Deadline)
-    }
-}
-
-/// The timers armed for one member, in a map keyed by its id.
-#[derive(Debug, Default)]
-struct MemberTimers {
-    /// The session deadline.
-    session: Deadline,
-    rebalance: Deadline,
-    /// The member epoch the rebalance timer was armed for.
-    rebalance_epoch: i32,
-}
-
-impl MemberTimers {
-    fn rebalance(&self) -> Option<(i64, i32)> {
-        self.rebalance.get().map(|at| (at, self.rebalance_epoch))
-    }
-
-    fn replace_rebalance(&mut self, timer: Option<(i64, i32)>) -> Option<(i64, i32)> {
-        let old = self.rebalance();
-        self.rebalance = Deadline::of(timer.map(|(at, _)| at));
-        self.rebalance_epoch = timer.map_or(0, |(_, epoch)| epoch);
-        old
-    }
 }
 
 /// One group's timers: its members', and the one queue entry its members' sessions share.
@@ -88,10 +61,29 @@ impl MemberTimers {
 /// heartbeat costs two map lookups and no B-tree work (moving a queue entry each time was a
 /// tenth of the daemon's heartbeat cost), and the queue holds one session entry per group, not
 /// one per member (122 bytes each).
+///
+/// A rebalance timer (armed only while a member revokes tasks) is kept apart from the sessions,
+/// so that a member's entry is its id and one deadline.
 #[derive(Debug, Default)]
 struct GroupTimers {
     session_queued: Deadline,
-    members: FastMap<Id, MemberTimers>,
+    /// Every member with a timer, and its session deadline.
+    members: FastMap<Id, Deadline>,
+    /// The members whose rebalance timer is armed: its deadline and the member epoch it was
+    /// armed for.
+    rebalances: FastMap<Id, (i64, i32)>,
+}
+
+impl GroupTimers {
+    /// Disarms `member`'s rebalance timer; returns it if it was armed. The map's room goes with
+    /// its last timer: a group revokes now and then, and is idle in between.
+    fn disarm_rebalance(&mut self, member: &str) -> Option<(i64, i32)> {
+        let disarmed = self.rebalances.remove(member);
+        if self.rebalances.is_empty() {
+            self.rebalances = FastMap::default();
+        }
+        disarmed
+    }
 }
 
 /// The member id of a group's session entry in the queue: no member's (member ids are never
@@ -129,12 +121,6 @@ pub(crate) struct Timers {
 }
 
 impl Timers {
-    fn member_mut(&mut self, group: &str, member: &str) -> Option<&mut MemberTimers> {
-        self.by_member
-            .get_mut(group)
-            .and_then(|g| g.members.get_mut(member))
-    }
-
     pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
         // Almost every heartbeat: the group's entry is no later than the new deadline.
         if let Some(g) = self.by_member.get_mut(group) {
@@ -143,12 +129,12 @@ impl Timers {
                 g.members.get_mut(member),
                 queued.is_some_and(|q| q <= deadline),
             ) {
-                m.session = Deadline(deadline);
+                *m = Deadline(deadline);
                 return;
             }
         }
         let g = entry_or_default(&mut self.by_member, group);
-        entry_or_default(&mut g.members, member).session = Deadline(deadline);
+        *entry_or_default(&mut g.members, member) = Deadline(deadline);
         match g.session_queued.get() {
             Some(queued) if queued <= deadline => {}
             earlier => {
@@ -171,8 +157,8 @@ impl Timers {
         epoch: i32,
     ) {
         let g = entry_or_default(&mut self.by_member, group);
-        let entry = entry_or_default(&mut g.members, member);
-        if let Some((old, old_epoch)) = entry.replace_rebalance(Some((deadline, epoch))) {
+        entry_or_default(&mut g.members, member);
+        if let Some((old, old_epoch)) = g.rebalances.insert(member.into(), (deadline, epoch)) {
             self.queue.remove(&(
                 old,
                 group.into(),
@@ -189,10 +175,10 @@ impl Timers {
     }
 
     pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        let Some(entry) = self.member_mut(group, member) else {
+        let Some(g) = self.by_member.get_mut(group) else {
             return;
         };
-        if let Some((old, epoch)) = entry.replace_rebalance(None) {
+        if let Some((old, epoch)) = g.disarm_rebalance(member) {
             self.queue.remove(&(
                 old,
                 group.into(),
@@ -206,10 +192,10 @@ impl Timers {
         let Some(g) = self.by_member.get_mut(group) else {
             return;
         };
-        let Some(entry) = g.members.remove(member) else {
+        if g.members.remove(member).is_none() {
             return;
-        };
-        if let Some((d, e)) = entry.rebalance() {
+        }
+        if let Some((d, e)) = g.disarm_rebalance(member) {
             self.queue
                 .remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
         }
@@ -235,8 +221,8 @@ impl Timers {
             match kind {
                 TimerKind::Session => {
                     let mut earliest_left: Option<i64> = None;
-                    for (member_id, m) in &g.members {
-                        let Some(deadline) = m.session.get() else {
+                    for (member_id, session) in &g.members {
+                        let Some(deadline) = session.get() else {
                             continue;
                         };
                         if deadline <= now {
@@ -292,14 +278,18 @@ impl Timers {
                 .insert((*deadline, group.clone(), whole_group(), TimerKind::Session));
         }
         for timer in &due.fire {
-            let Some(entry) = self.member_mut(&timer.group_id, &timer.member_id) else {
+            let Some(g) = self.by_member.get_mut(&timer.group_id) else {
                 continue;
             };
             match timer.kind {
                 // The group's entry moved or left above.
-                TimerKind::Session => entry.session = Deadline::NONE,
+                TimerKind::Session => {
+                    if let Some(session) = g.members.get_mut(&timer.member_id) {
+                        *session = Deadline::NONE;
+                    }
+                }
                 TimerKind::Rebalance(_) => {
-                    if let Some((queued, _)) = entry.replace_rebalance(None) {
+                    if let Some((queued, _)) = g.disarm_rebalance(&timer.member_id) {
                         self.queue.remove(&(
                             queued,
                             timer.group_id.clone(),

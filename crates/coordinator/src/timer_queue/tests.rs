@@ -83,7 +83,7 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
         .by_member
         .get("g")
         .is_some_and(|g| g.session_queued.get().is_none()
-            && g.members.values().all(|e| e.session.get().is_none())));
+            && g.members.values().all(|session| session.get().is_none())));
 }
 
 #[test]
@@ -100,9 +100,10 @@ fn finding_due_timers_changes_nothing() {
 }
 
 #[test]
-fn a_members_timers_take_24_bytes_and_a_group_one_queue_entry_for_its_sessions() {
-    // Two deadlines and an epoch per member: with `Option`s and a queued deadline each, 56.
-    assert!(std::mem::size_of::<super::MemberTimers>() <= 24);
+fn a_members_timers_take_8_bytes_and_a_group_one_queue_entry_for_its_sessions() {
+    // A member's entry is its session deadline: its rebalance timer, armed only while it
+    // revokes, is kept apart.
+    assert_eq!(std::mem::size_of::<super::Deadline>(), 8);
     let mut t = Timers::default();
     for m in 0..100 {
         t.schedule_session("g", &format!("m{m}"), 1_000 + m);
@@ -121,4 +122,22 @@ fn a_members_timers_take_24_bytes_and_a_group_one_queue_entry_for_its_sessions()
     );
     assert!(fire(&mut t, 1_005).is_empty());
     assert_eq!(t.next_deadline(), Some(1_006));
+}
+
+#[test]
+fn a_group_whose_rebalance_timers_are_all_disarmed_keeps_no_room_for_them() {
+    let mut t = Timers::default();
+    for m in ["a", "b", "c"] {
+        t.schedule_session("g", m, 100);
+        t.schedule_rebalance("g", m, 50, 3);
+    }
+    let room = |t: &Timers| t.by_member.get("g").map(|g| g.rebalances.capacity());
+    assert!(room(&t).is_some_and(|c| c >= 3));
+    t.cancel_rebalance("g", "a");
+    t.cancel_member("g", "b");
+    assert!(room(&t).is_some_and(|c| c > 0), "one is still armed");
+    let fired = fire(&mut t, 60);
+    assert_eq!(fired.len(), 1, "c's rebalance timer fires");
+    assert_eq!(room(&t), Some(0));
+    assert_eq!(t.next_deadline(), Some(100), "the sessions stay armed");
 }
