@@ -246,6 +246,33 @@ impl Detail {
     }
 }
 
+/// A target that gained or lost exactly one task (the common change: a member joining takes one
+/// task from each of several others) is kept without a box, in the two fields a
+/// [`EventKind::TargetAssignmentChanged`] event leaves unused: [`Stored::epoch`] holds the
+/// task's sub-topology place and [`Stored::took_ms`] its partition when gained, `-2 - partition`
+/// when lost (so -1 still means none). Returns those two values, when `detail` is such a move.
+fn one_move(kind: EventKind, took_ms: Option<i64>, detail: &Detail) -> Option<(i32, i32)> {
+    let Detail::Tasks {
+        listed,
+        gained_listed,
+        gained,
+        lost,
+    } = detail
+    else {
+        return None;
+    };
+    if kind != EventKind::TargetAssignmentChanged || took_ms.is_some() || listed.len() != 1 {
+        return None;
+    }
+    let (at, partition) = listed[0];
+    let at = i32::try_from(at).ok()?;
+    match (*gained_listed, *gained, *lost) {
+        (1, 1, 0) if partition >= 0 => Some((at, partition)),
+        (0, 0, 1) if partition >= 0 => Some((at, (-2i32).checked_sub(partition)?)),
+        _ => None,
+    }
+}
+
 impl Stored {
     /// `e` as kept, naming its member by `member_id` (the shared copy of `e.member_id`).
     pub(super) fn of(
@@ -259,26 +286,51 @@ impl Stored {
             EventKind::TopologyUpdated => e.topology_epoch,
             _ => None,
         };
-        let detail = Detail::of(&mut e, subtopologies).map(Box::new);
-        Stored {
+        let took_ms = e.took_ms;
+        let mut stored = Stored {
             time_ms: e.time_ms,
-            took_ms: e
-                .took_ms
-                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX)),
+            took_ms: took_ms.map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX)),
             group_epoch: e.group_epoch,
             epoch: epoch.unwrap_or(NO_EPOCH),
             kind: e.kind,
             reason: e.reason,
             member_id,
-            detail,
+            detail: None,
+        };
+        let detail = Detail::of(&mut e, subtopologies);
+        match detail.as_ref().and_then(|d| one_move(e.kind, took_ms, d)) {
+            Some((at, partition)) => (stored.epoch, stored.took_ms) = (at, partition),
+            None => stored.detail = detail.map(Box::new),
         }
+        stored
+    }
+
+    /// The one task a target gained or lost, when kept without a box ([`one_move`]).
+    fn moved_task(&self) -> Option<(bool, KeptTask)> {
+        if self.kind != EventKind::TargetAssignmentChanged || self.epoch == NO_EPOCH {
+            return None;
+        }
+        let at = u32::try_from(self.epoch).ok()?;
+        Some(match self.took_ms {
+            gained @ 0.. => (true, (at, gained)),
+            lost => (false, (at, -2 - lost)),
+        })
     }
 
     pub(super) fn view(&self, subtopologies: &Subtopologies) -> TimelineEvent {
         let epoch = (self.epoch != NO_EPOCH).then_some(self.epoch);
-        let of_kind = |kind: EventKind| epoch.filter(|_| self.kind == kind);
-        let (process_id, instance_id, gained, lost) =
+        let (process_id, instance_id, mut gained, mut lost) =
             Detail::view(self.detail.as_deref(), subtopologies);
+        let moved = self.moved_task();
+        if let Some((was_gained, task)) = moved {
+            let one = TaskList {
+                tasks: vec![subtopologies.task(task)],
+                count: 1,
+            };
+            *(if was_gained { &mut gained } else { &mut lost }) = one;
+        }
+        let epoch = epoch.filter(|_| moved.is_none());
+        let of_kind = |kind: EventKind| epoch.filter(|_| self.kind == kind);
         TimelineEvent {
             time_ms: self.time_ms,
             kind: self.kind,
@@ -290,7 +342,7 @@ impl Stored {
             assignment_epoch: of_kind(EventKind::TargetAssignmentComputed),
             topology_epoch: of_kind(EventKind::TopologyUpdated),
             reason: self.reason,
-            took_ms: (self.took_ms >= 0).then_some(i64::from(self.took_ms)),
+            took_ms: (self.took_ms >= 0 && moved.is_none()).then_some(i64::from(self.took_ms)),
             gained,
             lost,
         }
@@ -337,6 +389,38 @@ mod tests {
                     assert_eq!(kept.view(&subtopologies), e, "{case}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_target_that_moved_one_task_is_kept_without_a_box_and_reads_back_as_it_was() {
+        let one = |partition: i32| TaskList {
+            tasks: vec![(Id::from("10"), partition)],
+            count: 1,
+        };
+        let none = TaskList::default;
+        let cases = [
+            (one(0), none(), true),
+            (none(), one(0), true),
+            (one(7), none(), true),
+            (none(), one(i32::MAX - 1), true),
+            // What the two fields cannot hold, or more than one task: boxed as before.
+            (none(), one(i32::MAX), false),
+            (one(-1), none(), false),
+            (one(3), one(4), false),
+            (TaskList { count: 2, ..one(3) }, none(), false),
+        ];
+        for (gained, lost, unboxed) in cases {
+            let mut e =
+                TimelineEvent::new(EventKind::TargetAssignmentChanged, 5, 2_000).member("m-2");
+            e.gained = gained;
+            e.lost = lost;
+            let mut subtopologies = Subtopologies::default();
+            subtopologies.intern("0");
+            let kept = Stored::of(e.clone(), Some(SharedId::from("m-2")), &mut subtopologies);
+            let case = format!("{:?} / {:?}", e.gained, e.lost);
+            assert_eq!(kept.detail.is_none(), unboxed, "{case}");
+            assert_eq!(kept.view(&subtopologies), e, "{case}");
         }
     }
 
