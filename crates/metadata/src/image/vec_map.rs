@@ -11,24 +11,26 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::iter::FusedIterator;
 
-/// A map ordered by key, stored as a sorted vector of `(key, value)` pairs.
+use thin_vec::ThinVec;
+
+/// A map ordered by key, stored as a sorted vector of `(key, value)` pairs: a [`ThinVec`], whose
+/// length and capacity live in its allocation, so that a map takes 8 bytes where it is held (a
+/// member's three task maps 24, not 72) and an empty one allocates nothing.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VecMap<K, V> {
-    entries: Vec<(K, V)>,
+    entries: ThinVec<(K, V)>,
 }
 
 impl<K, V> Default for VecMap<K, V> {
     fn default() -> Self {
-        VecMap {
-            entries: Vec::new(),
-        }
+        VecMap::new()
     }
 }
 
 impl<K, V> VecMap<K, V> {
     pub const fn new() -> Self {
         VecMap {
-            entries: Vec::new(),
+            entries: ThinVec::new(),
         }
     }
 
@@ -197,8 +199,9 @@ impl<K: Ord, V> VecMap<K, V> {
                 }
             });
         }
-        entries.shrink_to_fit();
-        VecMap { entries }
+        VecMap {
+            entries: ThinVec::from(entries),
+        }
     }
 }
 
@@ -321,7 +324,7 @@ impl<K: Ord, V> Extend<(K, V)> for VecMap<K, V> {
 
 impl<K, V> IntoIterator for VecMap<K, V> {
     type Item = (K, V);
-    type IntoIter = std::vec::IntoIter<(K, V)>;
+    type IntoIter = thin_vec::IntoIter<(K, V)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
