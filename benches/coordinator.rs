@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --bench coordinator                              # 1,000 groups x 10 members
 //! cargo bench --bench coordinator -- --groups 5000 --heartbeats 2000000
+//! cargo bench --bench coordinator -- --protocol consumer      # KIP-848 consumer members
 //! ```
 //!
 //! `--groups G` (1000) groups of `--members M` (10) members, each group with one stateless
@@ -20,6 +21,9 @@
 //! metadata log (key and value bytes plus the per-record struct), the rebalance timelines
 //! (rebuilt from the log, as a load rebuilds them) and the rest (timers, soft state, allocator
 //! slack, and what the live timelines hold beyond the rebuilt ones).
+//!
+//! With `--protocol consumer` the members are KIP-848 consumers subscribed to the topic, and
+//! only the join and the live heap are measured (`coordinator/consumers.rs`).
 //!
 //! The shard's heartbeat is one of several costs of a heartbeat in the daemon (decode,
 //! channel hop to the shard task, encode, socket write); `load --api heartbeat` measures the
@@ -73,11 +77,16 @@ static GLOBAL: Counting = Counting;
 
 const TOPIC: &str = "bench-source";
 
+#[path = "coordinator/consumers.rs"]
+mod consumers;
+
 struct Settings {
     groups: usize,
     members: usize,
     partitions: i32,
     heartbeats: u64,
+    /// `--protocol consumer`: KIP-848 consumer group members instead of streams members.
+    consumer: bool,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -89,6 +98,7 @@ fn settings() -> Result<Settings, String> {
             members: 10,
             partitions: 10,
             heartbeats: 1_000_000,
+            consumer: false,
         }
     } else {
         Settings {
@@ -96,11 +106,21 @@ fn settings() -> Result<Settings, String> {
             members: 10,
             partitions: 10,
             heartbeats: 5_000,
+            consumer: false,
         }
     };
     let mut i = 0;
     while i < args.len() {
         let name = args[i].as_str();
+        if name == "--protocol" {
+            s.consumer = match args.get(i + 1).map(String::as_str) {
+                Some("consumer") => true,
+                Some("streams") => false,
+                other => return Err(format!("--protocol is streams or consumer, not {other:?}")),
+            };
+            i += 2;
+            continue;
+        }
         let value = args
             .get(i + 1)
             .and_then(|v| v.parse::<u64>().ok())
@@ -210,7 +230,13 @@ fn run(s: &Settings) -> Result<String, String> {
         assignment_interval_ms: 0,
         ..Default::default()
     };
-    let mut shard = Runtime::new(CoordinatorShard::new(config, 7), Volatile);
+    // As for streams groups, targets are computed at once (no assignment interval).
+    let consumer = kcoord_coordinator::consumer::ConsumerGroupConfig {
+        assignment_interval_ms: 0,
+        ..Default::default()
+    };
+    let shard = CoordinatorShard::new(config, 7).with_consumer_config(consumer);
+    let mut shard = Runtime::new(shard, Volatile);
     let mut catalog = Store::new();
     let topic_id = uuid::Uuid::from_u128(1);
     let mut records = vec![Record::Topic(TopicRecord {
@@ -233,6 +259,9 @@ fn run(s: &Settings) -> Result<String, String> {
     shard
         .run(|s| s.topics_changed(topics))
         .map_err(|e| e.error.to_string())?;
+    if s.consumer {
+        return consumers::run(s, shard);
+    }
     let topology = Topology {
         epoch: 0,
         subtopologies: vec![Subtopology {
