@@ -5,7 +5,6 @@
 //! (no timeline: consumer groups have none).
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use kcoord_coordinator::consumer::admin::consumer_group_state;
 use kcoord_coordinator::{ConsumerHeartbeatContext, CoordinatorShard, GroupState};
@@ -83,7 +82,10 @@ fn heartbeat(
 
 /// Joins `s.groups` groups of `s.members` consumers on `shard` (whose catalog holds [`TOPIC`])
 /// and reports their live heap per member.
-pub(super) fn run(s: &Settings, mut shard: Runtime<CoordinatorShard, Volatile>) -> Result<String, String> {
+pub(super) fn run(
+    s: &Settings,
+    mut shard: Runtime<CoordinatorShard, Volatile>,
+) -> Result<String, String> {
     let ctx = ConsumerHeartbeatContext {
         client_id: "kcoord-bench",
         client_host: "/127.0.0.1",

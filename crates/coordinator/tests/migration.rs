@@ -356,7 +356,10 @@ fn a_consumer_upgrades_a_live_classic_group_and_its_members_go_on_in_it() {
     assert_eq!(classic_a.member_epoch, 1);
     let topic = h.catalog.state().topics.get(TOPIC).unwrap().id;
     assert_eq!(
-        classic_a.assigned[&topic]
+        classic_a
+            .assigned
+            .get(&topic)
+            .unwrap()
             .keys()
             .copied()
             .collect::<Vec<_>>(),

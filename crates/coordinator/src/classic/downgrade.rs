@@ -114,7 +114,7 @@ fn from_consumer_group(
             .flatten()
         {
             if let Some(t) = topics.get_by_id(topic) {
-                named.insert(t.name.clone(), partitions.clone());
+                named.insert(t.name.clone(), partitions.iter().copied().collect());
             }
         }
         member.assignment = consumer_protocol::write_assignment(&named, version);

@@ -4,7 +4,9 @@
 //! up keeps its epoch until it reports them gone ("unrevoked").
 use std::collections::{BTreeMap, BTreeSet};
 
-use kcoord_metadata::{ConsumerGroupMember, ConsumerMemberState, PartitionEpochs, TopicPartitions};
+use kcoord_metadata::{
+    ConsumerGroupMember, ConsumerMemberState, PartitionEpochs, TopicPartitions, VecMap, VecSet,
+};
 use kcoord_wire::messages::consumer_group_heartbeat_request::TopicPartitions as Owned;
 use uuid::Uuid;
 
@@ -82,7 +84,10 @@ impl Reconciliation<'_> {
             for (topic, parts) in &member.assigned {
                 if !subscribed.contains(topic) {
                     assigned.remove(topic);
-                    pending.entry(*topic).or_default().extend(parts);
+                    pending
+                        .entry(*topic)
+                        .or_default()
+                        .extend(parts.iter().map(|(p, e)| (*p, *e)));
                 }
             }
         }
@@ -111,8 +116,8 @@ impl Reconciliation<'_> {
             .chain(member.assigned.keys())
             .copied()
             .collect();
-        let empty = BTreeSet::new();
-        let no_epochs = BTreeMap::new();
+        let empty = VecSet::new();
+        let no_epochs = VecMap::new();
         for topic in topics {
             let target = if self.subscribed_topic_ids.contains(&topic) {
                 self.target.get(&topic).unwrap_or(&empty)
@@ -120,12 +125,12 @@ impl Reconciliation<'_> {
                 &empty
             };
             let current = member.assigned.get(&topic).unwrap_or(&no_epochs);
-            let kept: BTreeMap<i32, i32> = current
+            let kept: VecMap<i32, i32> = current
                 .iter()
                 .filter(|(p, _)| target.contains(p))
                 .map(|(p, e)| (*p, *e))
                 .collect();
-            let gone: BTreeMap<i32, i32> = current
+            let gone: VecMap<i32, i32> = current
                 .iter()
                 .filter(|(p, _)| !kept.contains_key(p))
                 .map(|(p, e)| (*p, *e))

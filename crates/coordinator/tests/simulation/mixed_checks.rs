@@ -131,7 +131,7 @@ fn consumer_group(shard: &CoordinatorShard) -> Option<&ConsumerGroup> {
     shard.state().consumer_groups.get(MIXED_GROUP)
 }
 
-fn input_partitions<T>(held: &BTreeMap<uuid::Uuid, BTreeMap<i32, T>>) -> BTreeSet<i32> {
+fn input_partitions(held: &kcoord_metadata::PartitionEpochs) -> BTreeSet<i32> {
     held.get(&topic_id(0))
         .map(|ps| ps.keys().copied().collect())
         .unwrap_or_default()

@@ -10,13 +10,15 @@ use kcoord_wire::records::{
 use uuid::Uuid;
 
 use super::streams::{entry_by_str, Id, INITIAL_GROUP_EPOCH};
+use super::vec_map::{VecMap, VecSet};
 
-/// Topic id -> partitions: a target assignment.
-pub type TopicPartitions = BTreeMap<Uuid, BTreeSet<i32>>;
+/// Topic id -> partitions: a target assignment. Sorted vectors, not B-trees: a member usually
+/// holds one or two topics, and a B-tree spends a node of hundreds of bytes on one entry.
+pub type TopicPartitions = VecMap<Uuid, VecSet<i32>>;
 
 /// Topic id -> partition -> the member epoch at which the member was given it (KIP-1251:
 /// a commit at an older epoch than the partition's is a zombie's).
-pub type PartitionEpochs = BTreeMap<Uuid, BTreeMap<i32, i32>>;
+pub type PartitionEpochs = VecMap<Uuid, VecMap<i32, i32>>;
 
 /// Member states of the consumer protocol (Kafka's `MemberState`), as stored in record 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -409,7 +411,10 @@ mod tests {
         };
         image.replay_current_assignment("g", "m", Some(&value));
         let m = &image.get("g").unwrap().members["m"];
-        assert_eq!(m.assigned[&topic], BTreeMap::from([(0, 5), (2, 5)]));
+        assert_eq!(
+            m.assigned.get(&topic),
+            Some(&VecMap::from([(0, 5), (2, 5)]))
+        );
         assert_eq!(
             image.get("g").unwrap().current_partition_epoch(&topic, 2),
             5
