@@ -69,8 +69,8 @@ fn from_consumer_group(
         classic.add(ClassicMember {
             member_id: m.member_id.clone(),
             group_instance_id: m.instance_id.clone(),
-            client_id: m.client_id.clone(),
-            client_host: m.client_host.clone(),
+            client_id: m.client_id.to_string(),
+            client_host: m.client_host.to_string(),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             session_timeout_ms: meta.session_timeout_ms,
             protocol_type: CONSUMER_PROTOCOL_TYPE.to_owned(),

@@ -313,8 +313,8 @@ fn updated_member(
     }
     m.subscribed_topic_names = subscription.topics.into_iter().collect();
     m.subscribed_topic_regex = String::new();
-    m.client_id = ctx.client_id.to_owned();
-    m.client_host = ctx.client_host.to_owned();
+    m.client_id = ctx.client_id.into();
+    m.client_host = ctx.client_host.into();
     let protocols: Vec<Protocol> = req
         .protocols
         .iter()

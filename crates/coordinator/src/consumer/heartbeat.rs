@@ -197,8 +197,8 @@ impl<'a> ConsumerHeartbeat<'a> {
         if let Some(regex) = &r.subscribed_topic_regex {
             m.subscribed_topic_regex = regex.clone();
         }
-        m.client_id = self.ctx.client_id.to_string();
-        m.client_host = self.ctx.client_host.to_string();
+        m.client_id = self.ctx.client_id.into();
+        m.client_host = self.ctx.client_host.into();
         m.classic_member_metadata = None;
         m
     }

@@ -32,8 +32,8 @@ pub fn member_subscription(group_id: &str, m: &ConsumerGroupMember) -> Record {
         Some(r::ConsumerGroupMemberMetadataValue {
             instance_id: m.instance_id.clone(),
             rack_id: m.rack_id.clone(),
-            client_id: m.client_id.clone(),
-            client_host: m.client_host.clone(),
+            client_id: m.client_id.to_string(),
+            client_host: m.client_host.to_string(),
             subscribed_topic_names: m.subscribed_topic_names.iter().cloned().collect(),
             subscribed_topic_regex: Some(m.subscribed_topic_regex.clone()),
             rebalance_timeout_ms: m.rebalance_timeout_ms,

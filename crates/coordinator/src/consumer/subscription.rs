@@ -115,7 +115,7 @@ pub fn subscribed_topic_names<'a>(
 
 /// A member's topics: its names and its regex's resolution (none while unresolved).
 pub fn member_topic_names(m: &ConsumerGroupMember, group: &ConsumerGroup) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = m.subscribed_topic_names.clone();
+    let mut out: BTreeSet<String> = m.subscribed_topic_names.iter().cloned().collect();
     if !m.subscribed_topic_regex.is_empty() {
         if let Some(resolved) = group.resolved_regexes.get(&m.subscribed_topic_regex) {
             out.extend(resolved.topics.iter().cloned());

@@ -136,8 +136,8 @@ impl CoordinatorShard {
         m.instance_id = member.group_instance_id.clone();
         m.rack_id = subscription.rack_id;
         m.rebalance_timeout_ms = member.rebalance_timeout_ms;
-        m.client_id = member.client_id.clone();
-        m.client_host = member.client_host.clone();
+        m.client_id = member.client_id.as_str().into();
+        m.client_host = member.client_host.as_str().into();
         m.subscribed_topic_names = subscription.topics.into_iter().collect();
         for (topic, partitions) in &assignment.partitions {
             if let Some(t) = self.topics().get(topic) {

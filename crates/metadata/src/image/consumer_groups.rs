@@ -56,10 +56,10 @@ pub struct ConsumerGroupMember {
     pub member_id: Id,
     pub instance_id: Option<String>,
     pub rack_id: Option<String>,
-    pub client_id: String,
-    pub client_host: String,
+    pub client_id: Id,
+    pub client_host: Id,
     /// Sorted, as Kafka writes them.
-    pub subscribed_topic_names: BTreeSet<String>,
+    pub subscribed_topic_names: VecSet<String>,
     /// Empty when the member subscribes by name only (Kafka's member default is "").
     pub subscribed_topic_regex: String,
     pub rebalance_timeout_ms: i32,
@@ -81,9 +81,9 @@ impl ConsumerGroupMember {
             member_id: member_id.into(),
             instance_id: None,
             rack_id: None,
-            client_id: String::new(),
-            client_host: String::new(),
-            subscribed_topic_names: BTreeSet::new(),
+            client_id: Id::default(),
+            client_host: Id::default(),
+            subscribed_topic_names: VecSet::new(),
             subscribed_topic_regex: String::new(),
             rebalance_timeout_ms: -1,
             server_assignor: None,
@@ -254,8 +254,8 @@ impl ConsumerGroupsImage {
         let m = self.member_mut(group_id, member_id);
         m.instance_id = v.instance_id.clone();
         m.rack_id = v.rack_id.clone();
-        m.client_id = v.client_id.clone();
-        m.client_host = v.client_host.clone();
+        m.client_id = v.client_id.as_str().into();
+        m.client_host = v.client_host.as_str().into();
         m.subscribed_topic_names = v.subscribed_topic_names.iter().cloned().collect();
         m.subscribed_topic_regex = v.subscribed_topic_regex.clone().unwrap_or_default();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
