@@ -323,7 +323,10 @@ fn updated_member(
             metadata: bytes::Bytes::copy_from_slice(&p.metadata),
         })
         .collect();
-    m.classic_member_metadata = Some(classic_metadata(req.session_timeout_ms, &protocols));
+    m.classic_member_metadata = Some(Box::new(classic_metadata(
+        req.session_timeout_ms,
+        &protocols,
+    )));
     m
 }
 

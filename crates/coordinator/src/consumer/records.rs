@@ -38,7 +38,7 @@ pub fn member_subscription(group_id: &str, m: &ConsumerGroupMember) -> Record {
             subscribed_topic_regex: Some(m.subscribed_topic_regex.clone()),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
             server_assignor: m.server_assignor.clone(),
-            classic_member_metadata: m.classic_member_metadata.clone(),
+            classic_member_metadata: m.classic_member_metadata.as_deref().cloned(),
             ..Default::default()
         }),
     )

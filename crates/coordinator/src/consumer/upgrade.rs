@@ -145,10 +145,10 @@ impl CoordinatorShard {
                 m.assigned.insert(t.id, epochs);
             }
         }
-        m.classic_member_metadata = Some(classic_metadata(
+        m.classic_member_metadata = Some(Box::new(classic_metadata(
             member.session_timeout_ms,
             &member.protocols,
-        ));
+        )));
         Ok(m)
     }
 }

@@ -64,9 +64,11 @@ pub struct ConsumerGroupMember {
     pub subscribed_topic_regex: String,
     pub rebalance_timeout_ms: i32,
     pub server_assignor: Option<String>,
-    /// Kept so that a member written by a classic-protocol consumer round-trips.
-    pub classic_member_metadata:
-        Option<kcoord_wire::records::consumer_group_member_metadata_value::ClassicMemberMetadata>,
+    /// Kept so that a member written by a classic-protocol consumer round-trips; boxed, as only
+    /// such members have it (8 bytes in every member instead of 56).
+    pub classic_member_metadata: Option<
+        Box<kcoord_wire::records::consumer_group_member_metadata_value::ClassicMemberMetadata>,
+    >,
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: ConsumerMemberState,
@@ -260,7 +262,7 @@ impl ConsumerGroupsImage {
         m.subscribed_topic_regex = v.subscribed_topic_regex.clone().unwrap_or_default();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.server_assignor = v.server_assignor.clone();
-        m.classic_member_metadata = v.classic_member_metadata.clone();
+        m.classic_member_metadata = v.classic_member_metadata.clone().map(Box::new);
     }
 
     pub(crate) fn replay_target_metadata(
