@@ -656,10 +656,7 @@ fn a_static_classic_member_restarts_in_a_consumer_group_and_fences_its_old_self(
     assert_ne!(d.id, old.id);
     let g = consumer_group(&h);
     assert!(!g.members.contains_key(old.id.as_str()));
-    assert_eq!(
-        g.members[d.id.as_str()].instance_id.as_deref(),
-        Some("instance-d")
-    );
+    assert_eq!(g.members[d.id.as_str()].instance_id(), Some("instance-d"));
     assert_eq!(old.heartbeat(&mut h), ErrorCode::FENCED_INSTANCE_ID);
     // A JoinGroup with an instance id nobody holds and a member id is refused.
     let mut stranger = Classic::new();

@@ -18,8 +18,8 @@ pub use image::brokers::{BrokerListener, BrokerRegistration, BrokersImage, Featu
 pub use image::classic_groups::ClassicGroupsImage;
 pub use image::client_quotas::{ClientQuotasImage, QuotaEntity};
 pub use image::consumer_groups::{
-    ConsumerGroup, ConsumerGroupMember, ConsumerGroupsImage, ConsumerMemberState, PartitionEpochs,
-    ResolvedRegex, TopicPartitions,
+    ConsumerGroup, ConsumerGroupMember, ConsumerGroupsImage, ConsumerMemberExtras,
+    ConsumerMemberState, PartitionEpochs, ResolvedRegex, TopicPartitions,
 };
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};

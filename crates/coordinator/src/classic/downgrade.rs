@@ -68,7 +68,7 @@ fn from_consumer_group(
         }
         classic.add(ClassicMember {
             member_id: m.member_id.clone(),
-            group_instance_id: m.instance_id.clone(),
+            group_instance_id: m.instance_id().map(str::to_owned),
             client_id: m.client_id.to_string(),
             client_host: m.client_host.to_string(),
             rebalance_timeout_ms: m.rebalance_timeout_ms,

@@ -316,8 +316,8 @@ fn describe_member(
         .collect();
     d::Member {
         member_id: m.member_id.to_string(),
-        instance_id: m.instance_id.clone(),
-        rack_id: m.rack_id.clone(),
+        instance_id: m.instance_id().map(str::to_owned),
+        rack_id: m.rack_id().map(str::to_owned),
         member_epoch: m.member_epoch,
         client_id: m.client_id.to_string(),
         client_host: m.client_host.to_string(),

@@ -303,10 +303,10 @@ fn updated_member(
 ) -> ConsumerGroupMember {
     let mut m = member.clone();
     if let Some(i) = &req.group_instance_id {
-        m.instance_id = Some(i.clone());
+        m.change_extras(|e| e.instance_id = Some(i.clone()));
     }
     if let Some(rack) = subscription.rack_id {
-        m.rack_id = Some(rack);
+        m.change_extras(|e| e.rack_id = Some(rack));
     }
     if req.rebalance_timeout_ms != -1 {
         m.rebalance_timeout_ms = req.rebalance_timeout_ms;

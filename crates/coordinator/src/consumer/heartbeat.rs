@@ -180,16 +180,16 @@ impl<'a> ConsumerHeartbeat<'a> {
         let r = self.request;
         let mut m = member.clone();
         if let Some(i) = &r.instance_id {
-            m.instance_id = Some(i.clone());
+            m.change_extras(|e| e.instance_id = Some(i.clone()));
         }
         if let Some(rack) = &r.rack_id {
-            m.rack_id = Some(rack.clone());
+            m.change_extras(|e| e.rack_id = Some(rack.clone()));
         }
         if r.rebalance_timeout_ms != -1 {
             m.rebalance_timeout_ms = r.rebalance_timeout_ms;
         }
         if let Some(a) = &r.server_assignor {
-            m.server_assignor = Some(a.clone());
+            m.change_extras(|e| e.server_assignor = Some(a.clone()));
         }
         if let Some(names) = &r.subscribed_topic_names {
             m.subscribed_topic_names = names.iter().cloned().collect();

@@ -30,14 +30,14 @@ pub fn member_subscription(group_id: &str, m: &ConsumerGroupMember) -> Record {
     Record::ConsumerGroupMemberMetadata(
         member_key(group_id, &m.member_id),
         Some(r::ConsumerGroupMemberMetadataValue {
-            instance_id: m.instance_id.clone(),
-            rack_id: m.rack_id.clone(),
+            instance_id: m.instance_id().map(str::to_owned),
+            rack_id: m.rack_id().map(str::to_owned),
             client_id: m.client_id.to_string(),
             client_host: m.client_host.to_string(),
             subscribed_topic_names: m.subscribed_topic_names.iter().cloned().collect(),
             subscribed_topic_regex: Some(m.subscribed_topic_regex.clone()),
             rebalance_timeout_ms: m.rebalance_timeout_ms,
-            server_assignor: m.server_assignor.clone(),
+            server_assignor: m.server_assignor().map(str::to_owned),
             classic_member_metadata: m.classic_member_metadata.as_deref().cloned(),
             ..Default::default()
         }),

@@ -27,7 +27,7 @@ pub fn preferred_assignor<'a>(
 ) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for m in members {
-        if let Some(name) = m.server_assignor.as_deref() {
+        if let Some(name) = m.server_assignor() {
             *counts.entry(name).or_default() += 1;
         }
     }
@@ -57,7 +57,7 @@ pub fn compute(
         spec.members.insert(
             id.to_string(),
             AssignorMember {
-                instance_id: m.instance_id.clone(),
+                instance_id: m.instance_id().map(str::to_owned),
                 subscribed,
                 current: group
                     .target_assignment

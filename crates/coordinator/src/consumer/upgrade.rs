@@ -133,8 +133,10 @@ impl CoordinatorShard {
         m.member_epoch = generation;
         m.previous_member_epoch = generation;
         m.state = ConsumerMemberState::Stable;
-        m.instance_id = member.group_instance_id.clone();
-        m.rack_id = subscription.rack_id;
+        m.change_extras(|e| {
+            e.instance_id = member.group_instance_id.clone();
+            e.rack_id = subscription.rack_id;
+        });
         m.rebalance_timeout_ms = member.rebalance_timeout_ms;
         m.client_id = member.client_id.as_str().into();
         m.client_host = member.client_host.as_str().into();

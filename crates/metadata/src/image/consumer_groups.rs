@@ -54,8 +54,8 @@ impl ConsumerMemberState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsumerGroupMember {
     pub member_id: Id,
-    pub instance_id: Option<String>,
-    pub rack_id: Option<String>,
+    /// What few members have, behind one pointer ([`ConsumerMemberExtras`]).
+    extras: Option<Box<ConsumerMemberExtras>>,
     pub client_id: Id,
     pub client_host: Id,
     /// Sorted, as Kafka writes them.
@@ -63,7 +63,6 @@ pub struct ConsumerGroupMember {
     /// Empty when the member subscribes by name only (Kafka's member default is "").
     pub subscribed_topic_regex: String,
     pub rebalance_timeout_ms: i32,
-    pub server_assignor: Option<String>,
     /// Kept so that a member written by a classic-protocol consumer round-trips; boxed, as only
     /// such members have it (8 bytes in every member instead of 56).
     pub classic_member_metadata: Option<
@@ -81,14 +80,12 @@ impl ConsumerGroupMember {
     pub fn new(member_id: &str) -> Self {
         ConsumerGroupMember {
             member_id: member_id.into(),
-            instance_id: None,
-            rack_id: None,
+            extras: None,
             client_id: Id::default(),
             client_host: Id::default(),
             subscribed_topic_names: VecSet::new(),
             subscribed_topic_regex: String::new(),
             rebalance_timeout_ms: -1,
-            server_assignor: None,
             classic_member_metadata: None,
             member_epoch: 0,
             previous_member_epoch: -1,
@@ -96,6 +93,26 @@ impl ConsumerGroupMember {
             assigned: PartitionEpochs::new(),
             pending_revocation: PartitionEpochs::new(),
         }
+    }
+
+    pub fn instance_id(&self) -> Option<&str> {
+        self.extras.as_ref()?.instance_id.as_deref()
+    }
+
+    pub fn rack_id(&self) -> Option<&str> {
+        self.extras.as_ref()?.rack_id.as_deref()
+    }
+
+    pub fn server_assignor(&self) -> Option<&str> {
+        self.extras.as_ref()?.server_assignor.as_deref()
+    }
+
+    /// Changes the member's extras, boxed on first use; extras left all empty are not kept
+    /// boxed, so a member whose last extra was cleared equals one that never had any.
+    pub fn change_extras(&mut self, change: impl FnOnce(&mut ConsumerMemberExtras)) {
+        let mut extras = self.extras.take().unwrap_or_default();
+        change(&mut extras);
+        self.extras = (*extras != ConsumerMemberExtras::default()).then_some(extras);
     }
 
     /// `isReconciledTo`.
@@ -106,6 +123,15 @@ impl ConsumerGroupMember {
     pub fn uses_classic_protocol(&self) -> bool {
         self.classic_member_metadata.is_some()
     }
+}
+
+/// What few consumer members have: static membership, a rack, a server assignor of their own.
+/// A member without any holds no box: 8 bytes instead of 72.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConsumerMemberExtras {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub server_assignor: Option<String>,
 }
 
 /// A regular expression resolved to topic names (record 16).
@@ -152,7 +178,7 @@ impl ConsumerGroup {
     pub fn static_member(&self, instance_id: &str) -> Option<&ConsumerGroupMember> {
         self.members
             .values()
-            .find(|m| m.instance_id.as_deref() == Some(instance_id))
+            .find(|m| m.instance_id() == Some(instance_id))
     }
 
     /// The epoch of the member that owns or is revoking a partition, or -1 (Kafka's
@@ -254,14 +280,16 @@ impl ConsumerGroupsImage {
             return;
         };
         let m = self.member_mut(group_id, member_id);
-        m.instance_id = v.instance_id.clone();
-        m.rack_id = v.rack_id.clone();
+        m.change_extras(|e| {
+            e.instance_id = v.instance_id.clone();
+            e.rack_id = v.rack_id.clone();
+            e.server_assignor = v.server_assignor.clone();
+        });
         m.client_id = v.client_id.as_str().into();
         m.client_host = v.client_host.as_str().into();
         m.subscribed_topic_names = v.subscribed_topic_names.iter().cloned().collect();
         m.subscribed_topic_regex = v.subscribed_topic_regex.clone().unwrap_or_default();
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
-        m.server_assignor = v.server_assignor.clone();
         m.classic_member_metadata = v.classic_member_metadata.clone().map(Box::new);
     }
 
@@ -443,5 +471,27 @@ mod tests {
         assert_eq!(image.get("g").unwrap().group_epoch, 3);
         image.replay_metadata("g", None);
         assert!(image.is_empty());
+    }
+
+    #[test]
+    fn a_members_extras_are_boxed_only_while_it_has_some() {
+        let mut m = ConsumerGroupMember::new("m");
+        m.change_extras(|e| {
+            e.instance_id = Some("i-1".into());
+            e.server_assignor = Some("range".into());
+        });
+        assert_eq!(m.instance_id(), Some("i-1"));
+        assert_eq!(m.server_assignor(), Some("range"));
+        assert_eq!(m.rack_id(), None);
+        m.change_extras(|e| {
+            e.instance_id = None;
+            e.server_assignor = None;
+        });
+        assert_eq!(
+            m,
+            ConsumerGroupMember::new("m"),
+            "cleared extras leave no box"
+        );
+        assert!(m.extras.is_none());
     }
 }
