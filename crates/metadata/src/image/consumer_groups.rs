@@ -110,9 +110,7 @@ impl ConsumerGroupMember {
     /// Changes the member's extras, boxed on first use; extras left all empty are not kept
     /// boxed, so a member whose last extra was cleared equals one that never had any.
     pub fn change_extras(&mut self, change: impl FnOnce(&mut ConsumerMemberExtras)) {
-        let mut extras = self.extras.take().unwrap_or_default();
-        change(&mut extras);
-        self.extras = (*extras != ConsumerMemberExtras::default()).then_some(extras);
+        super::change_boxed(&mut self.extras, change);
     }
 
     /// `isReconciledTo`.

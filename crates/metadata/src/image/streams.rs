@@ -158,12 +158,6 @@ pub struct MemberExtras {
     pub client_tags: BTreeMap<String, String>,
 }
 
-impl MemberExtras {
-    fn is_empty(&self) -> bool {
-        self == &MemberExtras::default()
-    }
-}
-
 /// No client tags.
 static NO_TAGS: BTreeMap<String, String> = BTreeMap::new();
 
@@ -188,9 +182,7 @@ impl StreamsGroupMember {
     /// boxed, so a member whose last extra was cleared equals one that never had any (as its
     /// replayed record makes it).
     pub fn change_extras(&mut self, change: impl FnOnce(&mut MemberExtras)) {
-        let mut extras = self.extras.take().unwrap_or_default();
-        change(&mut extras);
-        self.extras = (!extras.is_empty()).then_some(extras);
+        super::change_boxed(&mut self.extras, change);
     }
 
     /// Replaces the member's extras ([`StreamsGroupMember::change_extras`]).
