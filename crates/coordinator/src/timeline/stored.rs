@@ -8,7 +8,7 @@ use kcoord_metadata::{Id, ProcessId};
 use super::{EventKind, TaskList, TaskRef, TimelineEvent};
 use crate::record_builders::Removal;
 
-/// An event as a group's timeline keeps it, in 40 bytes where a [`TimelineEvent`] takes 200,
+/// An event as a group's timeline keeps it, in 40 bytes, a fraction of a [`TimelineEvent`],
 /// since a group keeps up to [`MAX_TIMELINE_EVENTS`](super::MAX_TIMELINE_EVENTS) of them: what
 /// only some kinds carry (a joining member's ids, the tasks a target moved) is boxed, and the one
 /// epoch an event names is kept once.
