@@ -402,6 +402,12 @@ fn partition_epochs(list: &[current::TopicPartitions], member_epoch: i32) -> Par
             topic.insert(*p, epoch);
         }
     }
+    // Built by inserting, so with room to grow; the member keeps it as it is until its next
+    // assignment replaces it whole.
+    for topic in out.values_mut() {
+        topic.shrink_to_fit();
+    }
+    out.shrink_to_fit();
     out
 }
 
