@@ -22,7 +22,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kcoord_client::consume::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use kcoord_client::{
     Client, ClientError, Consumer, FetchOptions, ProducedRecord, Producer, ProducerConfig,
 };
@@ -100,7 +99,10 @@ impl UpstreamCredentials {
     /// the listeners open, so no login is checked without them.
     pub async fn load(&self, controller: &ControllerHandle) -> Result<(), CredentialsError> {
         let consumer = Consumer::new(self.client.clone());
-        let (start, end) = upstream_log::once_propagated(|| self.bounds(&consumer)).await?;
+        let (start, end) = upstream_log::once_propagated(|| {
+            upstream_log::bounds(&consumer, &self.topic, PARTITION)
+        })
+        .await?;
         let mut latest = Latest::new();
         let mut position = start.max(0);
         while position < end {
@@ -115,17 +117,6 @@ impl UpstreamCredentials {
         self.read_to.send_replace(position);
         debug!(topic = %self.topic, offset = position, "read kcoord's SCRAM credentials from the cluster");
         Ok(())
-    }
-
-    /// The partition's first and next offsets.
-    async fn bounds(&self, consumer: &Consumer) -> Result<(i64, i64), ClientError> {
-        let (start, _) = consumer
-            .list_offsets(&self.topic, PARTITION, EARLIEST_TIMESTAMP)
-            .await?;
-        let (end, _) = consumer
-            .list_offsets(&self.topic, PARTITION, LATEST_TIMESTAMP)
-            .await?;
-        Ok((start, end))
     }
 
     /// Follows the partition from where [`UpstreamCredentials::load`] stopped, handing the

@@ -129,12 +129,7 @@ impl CoordinatorLogs {
     async fn read(&self, shard: usize) -> Result<MetadataLog, CoordinatorLogError> {
         let partition = i32::try_from(shard).unwrap_or(i32::MAX);
         let consumer = Consumer::new(self.client.clone());
-        let (start, _) = consumer
-            .list_offsets(&self.topic, partition, EARLIEST_TIMESTAMP)
-            .await?;
-        let (end, _) = consumer
-            .list_offsets(&self.topic, partition, LATEST_TIMESTAMP)
-            .await?;
+        let (start, end) = bounds(&consumer, &self.topic, partition).await?;
         let options = FetchOptions {
             isolation_level: IsolationLevel::ReadCommitted,
             max_wait_ms: 0,
@@ -168,6 +163,21 @@ impl CoordinatorLogs {
         }
         Ok(log)
     }
+}
+
+/// The first and next offsets of `topic`'s `partition`.
+pub(crate) async fn bounds(
+    consumer: &Consumer,
+    topic: &str,
+    partition: i32,
+) -> Result<(i64, i64), ClientError> {
+    let (start, _) = consumer
+        .list_offsets(topic, partition, EARLIEST_TIMESTAMP)
+        .await?;
+    let (end, _) = consumer
+        .list_offsets(topic, partition, LATEST_TIMESTAMP)
+        .await?;
+    Ok((start, end))
 }
 
 /// Creates `topic` compacted, with `partitions` partitions and `replication_factor` (-1 for the
