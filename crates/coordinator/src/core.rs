@@ -1,11 +1,12 @@
 //! The shard as the runtime drives it ([`kcoord_runtime::Core`]), and the shard rebuilt from
 //! its log: at startup, and whenever its state stopped following its log (a durable log that
 //! refused batches the shard had already replayed, or a bug the runtime caught).
-use kcoord_metadata::{LogRecord, MetadataLog, RecordAndVersion, ReplayError, Store};
+use kcoord_metadata::{LogRecord, LogState, MetadataLog, RecordAndVersion, ReplayError, Store};
 use kcoord_runtime::Core;
 
 use crate::effects::{Effect, MemberEffect};
 use crate::shard::{CoordinatorShard, FastMap, Id};
+use crate::timeline::Timelines;
 use crate::timer_queue::Timers;
 use crate::StreamsGroupConfig;
 
@@ -49,15 +50,14 @@ impl CoordinatorShard {
         log: &MetadataLog,
         now: i64,
     ) -> Result<CoordinatorShard, ReplayError> {
-        Ok(CoordinatorShard::new(config, seed).reloaded(Store::replay_log(log)?, now))
+        Ok(CoordinatorShard::new(config, seed).reloaded(ReplayedLog::keeping_records(log)?, now))
     }
 
-    /// This shard's settings, inputs and statistics over the groups of `store` (its log,
-    /// replayed), with what is kept only in memory started afresh as [`CoordinatorShard::from_log`]
-    /// says.
-    pub fn reloaded(&self, store: Store, now: i64) -> CoordinatorShard {
+    /// This shard's settings, inputs and statistics over the groups of `replayed` (its log),
+    /// with what is kept only in memory started afresh as [`CoordinatorShard::from_log`] says.
+    pub fn reloaded(&self, replayed: ReplayedLog, now: i64) -> CoordinatorShard {
+        let ReplayedLog { store, timelines } = replayed;
         let classic = self.classic.loaded(&store.state().classic_groups, now);
-        let timelines = crate::timeline::Timelines::from_log(store.log());
         let mut shard = CoordinatorShard {
             store,
             topics: self.topics.clone(),
@@ -91,7 +91,7 @@ impl CoordinatorShard {
     }
 
     /// The shard's log, compacted (latest record of each key, tombstones dropped with what they
-    /// delete): what its durable file is rewritten to when it has grown.
+    /// delete). Empty for a shard that keeps no copy of its records ([`ReplayedLog::durable`]).
     pub fn compacted_log(&self) -> MetadataLog {
         let mut log = self.store.log().clone();
         log.compact();
@@ -121,5 +121,44 @@ impl CoordinatorShard {
             }
         }
         timers
+    }
+}
+
+/// A shard's log replayed, for [`CoordinatorShard::reloaded`]: made off the shard's lock, since
+/// a large log takes a while, with or without a copy of its records kept in memory.
+pub struct ReplayedLog {
+    store: Store,
+    timelines: Timelines,
+}
+
+impl ReplayedLog {
+    /// `log` replayed, its records kept in memory: for groups kept in memory only, where that
+    /// copy is the only one, read again to rebuild the shard after a bug.
+    pub fn keeping_records(log: &MetadataLog) -> Result<ReplayedLog, ReplayError> {
+        Ok(ReplayedLog::of(Store::replay_log(log)?, log))
+    }
+
+    /// `log` replayed, its records not kept ([`Store::replay_durable_log`]): for a log durable
+    /// elsewhere (a file, an upstream partition), which is read again whenever the records are
+    /// needed, so that memory holds an idle member once, as state.
+    pub fn durable(log: &MetadataLog) -> Result<ReplayedLog, ReplayError> {
+        Ok(ReplayedLog::of(Store::replay_durable_log(log)?, log))
+    }
+
+    /// No groups (a shard another node serves).
+    pub fn empty() -> ReplayedLog {
+        ReplayedLog::of(Store::new(), &MetadataLog::new())
+    }
+
+    /// The state replayed.
+    pub fn state(&self) -> &LogState {
+        self.store.state()
+    }
+
+    fn of(store: Store, log: &MetadataLog) -> ReplayedLog {
+        ReplayedLog {
+            store,
+            timelines: Timelines::from_log(log),
+        }
     }
 }

@@ -34,6 +34,7 @@ pub mod txn_offsets;
 pub mod validate;
 
 pub use consumer::{ConsumerGroupConfig, ConsumerHeartbeatContext};
+pub use core::ReplayedLog;
 pub use effects::Effect;
 pub use error::CoordinatorError;
 pub use group_config_rules::{GroupConfigBrokerSettings, GroupConfigRules};

@@ -6,8 +6,7 @@ use kcoord_coordinator::classic::{
     WaiterId,
 };
 use kcoord_coordinator::commits::{CommitMember, OffsetToCommit};
-use kcoord_coordinator::{tick, CoordinatorShard, StreamsGroupConfig};
-use kcoord_metadata::Store;
+use kcoord_coordinator::{tick, CoordinatorShard, ReplayedLog, StreamsGroupConfig};
 use kcoord_runtime::{Runtime, Volatile};
 use kcoord_wire::messages::join_group_request::JoinGroupRequestProtocol;
 use kcoord_wire::messages::sync_group_request::SyncGroupRequestAssignment;
@@ -462,8 +461,8 @@ fn a_reload_brings_back_the_last_written_generation_with_fresh_sessions() {
     let (a, wa) = g.new_member();
     g.join_answer(wa).unwrap();
     g.sync(&a, 1, &[(&a, "parts")]);
-    let store = Store::replay_log(g.shard.core().store().log()).unwrap();
-    let reloaded = g.shard.core().reloaded(store, g.now);
+    let replayed = ReplayedLog::keeping_records(g.shard.core().store().log()).unwrap();
+    let reloaded = g.shard.core().reloaded(replayed, g.now);
     g.shard.replace_core(reloaded);
     let group = g.shard.core().classic_group(GROUP).unwrap();
     assert_eq!(
@@ -531,8 +530,8 @@ fn offset_delete_refuses_the_topics_a_consumer_group_subscribes_to_until_it_is_e
         vec![ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC]
     );
     // The subscription survives a reload (Kafka computes it when it loads the group).
-    let store = Store::replay_log(g.shard.core().store().log()).unwrap();
-    let reloaded = g.shard.core().reloaded(store, g.now);
+    let replayed = ReplayedLog::keeping_records(g.shard.core().store().log()).unwrap();
+    let reloaded = g.shard.core().reloaded(replayed, g.now);
     g.shard.replace_core(reloaded);
     assert_eq!(
         delete(&mut g).unwrap()[0],

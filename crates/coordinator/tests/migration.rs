@@ -14,8 +14,7 @@ use kcoord_coordinator::classic::{
 };
 use kcoord_coordinator::consumer::MigrationPolicy;
 use kcoord_coordinator::consumer_protocol::{read_assignment, write_assignment};
-use kcoord_coordinator::{ConsumerGroupConfig, CoordinatorShard};
-use kcoord_metadata::Store;
+use kcoord_coordinator::{ConsumerGroupConfig, CoordinatorShard, ReplayedLog};
 use kcoord_wire::messages::join_group_request::JoinGroupRequestProtocol;
 use kcoord_wire::messages::sync_group_request::SyncGroupRequestAssignment;
 use kcoord_wire::messages::{
@@ -383,8 +382,8 @@ fn a_consumer_upgrades_a_live_classic_group_and_its_members_go_on_in_it() {
     assert_eq!(types, [0, 0, 1]);
     h.assert_replay_matches();
     // A restart brings the consumer group back with its classic members.
-    let store = Store::replay_log(h.shard.core().store().log()).unwrap();
-    let reloaded = h.shard.core().reloaded(store, h.now);
+    let replayed = ReplayedLog::keeping_records(h.shard.core().store().log()).unwrap();
+    let reloaded = h.shard.core().reloaded(replayed, h.now);
     h.shard.replace_core(reloaded);
     assert!(consumer_group(&h).members[b.id.as_str()].uses_classic_protocol());
     assert_eq!(b.heartbeat(&mut h), ErrorCode::NONE);
@@ -543,11 +542,11 @@ fn downgrades_under(policy: MigrationPolicy) -> bool {
     settle(&mut h, &mut [&mut a, &mut b], &mut [&mut c]);
     let mut consumer = h.shard.core().consumer_config().clone();
     consumer.migration_policy = policy;
-    let store = Store::replay_log(h.shard.core().store().log()).unwrap();
+    let replayed = ReplayedLog::keeping_records(h.shard.core().store().log()).unwrap();
     let reloaded = CoordinatorShard::new(config(), 7)
         .with_consumer_config(consumer)
         .with_classic_groups(h.shard.core().classic_config().clone())
-        .reloaded(store, h.now);
+        .reloaded(replayed, h.now);
     h.shard.replace_core(reloaded);
     h.publish_topics();
     c.leave(&mut h, -1);

@@ -367,18 +367,32 @@ impl Store {
         self.log.compact();
     }
 
-    /// Rebuilds a store from the records of `log`, decoding every one of them. A compacted log
-    /// gives the same state as the whole one did (see [`log`] for why).
+    /// Rebuilds a store from the records of `log`, decoding every one of them, and keeps a copy
+    /// of them. A compacted log gives the same state as the whole one did (see [`log`] for why).
     pub fn replay_log(log: &MetadataLog) -> Result<Store, ReplayError> {
-        let mut state = LogState::default();
-        for entry in log.iter() {
-            state.replay(&Record::decode(&entry.to_record())?, entry.offset)?;
-        }
         Ok(Store {
             log: log.clone(),
-            state,
+            state: replay_state(log)?,
         })
     }
+
+    /// [`Store::replay_log`] for a log that is durable elsewhere: the store keeps no copy of its
+    /// records ([`MetadataLog::offsets_only`]), so whoever must replay it again reads the
+    /// durable log.
+    pub fn replay_durable_log(log: &MetadataLog) -> Result<Store, ReplayError> {
+        Ok(Store {
+            log: MetadataLog::offsets_only(log.next_offset()),
+            state: replay_state(log)?,
+        })
+    }
+}
+
+fn replay_state(log: &MetadataLog) -> Result<LogState, ReplayError> {
+    let mut state = LogState::default();
+    for entry in log.iter() {
+        state.replay(&Record::decode(&entry.to_record())?, entry.offset)?;
+    }
+    Ok(state)
 }
 
 type Encoded = (i16, i16, Option<bytes::Bytes>, Option<bytes::Bytes>);
@@ -633,6 +647,26 @@ mod tests {
             BrokersImage::default(),
             "the others are not"
         );
+    }
+
+    /// A store over a log durable elsewhere holds the same state and hands out the same
+    /// offsets, and keeps none of the records, before or after it appends.
+    #[test]
+    fn a_store_over_a_durable_log_keeps_its_state_and_offsets_but_no_records() {
+        let (mut kept, _) = store_with_a_topic();
+        kept.append(vec![topic(2)]).unwrap();
+        let mut durable = Store::replay_durable_log(kept.log()).unwrap();
+        assert_eq!(durable.state(), kept.state());
+        assert_eq!(durable.log().next_offset(), 2);
+        assert!(durable.log().is_empty());
+        assert!(!durable.log().keeps_records());
+        let batch = vec![topic_config("t2", "5".into()).at_latest_version()];
+        let written = durable.append_logged(batch.clone()).unwrap();
+        assert_eq!(written, kept.append_logged(batch).unwrap());
+        assert_eq!(durable.state(), kept.state());
+        assert_eq!(durable.log().next_offset(), 3);
+        assert!(durable.log().is_empty());
+        assert_eq!(durable.log().heap_bytes(), 0);
     }
 
     #[test]

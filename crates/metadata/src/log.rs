@@ -311,6 +311,9 @@ pub struct MetadataLog {
     /// Records the last compaction left.
     len_after_compaction: usize,
     floor: usize,
+    /// False for a log whose records are durable elsewhere ([`MetadataLog::offsets_only`]):
+    /// appending then only hands out offsets.
+    keeps_records: bool,
 }
 
 impl Default for MetadataLog {
@@ -344,7 +347,25 @@ impl MetadataLog {
             keyed_since_compaction: 0,
             len_after_compaction: 0,
             floor: floor.max(1),
+            keeps_records: true,
         }
+    }
+
+    /// A log that keeps no records, only the offset the next one gets: the in-memory side of a
+    /// log whose records are durable elsewhere (a coordinator shard's file or upstream
+    /// partition, read back whenever they are needed), so that memory holds them once, as
+    /// state, rather than twice.
+    pub fn offsets_only(next_offset: u64) -> Self {
+        MetadataLog {
+            next_offset,
+            keeps_records: false,
+            ..Self::default()
+        }
+    }
+
+    /// False for a log made by [`MetadataLog::offsets_only`].
+    pub fn keeps_records(&self) -> bool {
+        self.keeps_records
     }
 
     /// The offset the next appended record will get.
@@ -378,6 +399,10 @@ impl MetadataLog {
         key: Option<Bytes>,
         value: Option<Bytes>,
     ) {
+        if !self.keeps_records {
+            self.next_offset += 1;
+            return;
+        }
         let (chunk, start) = self.arena.push(key.as_deref(), value.as_deref());
         self.entries.push(Entry {
             offset: self.next_offset,

@@ -183,12 +183,23 @@ impl SimDisk {
         self.queued.clear();
     }
 
-    /// The file rewritten as `snapshot`, the shard's compacted log, which holds every queued
-    /// record too (the writer takes the queue with the snapshot, as `writer.rs`'s `compact`).
-    pub fn rewrite(&mut self, snapshot: &MetadataLog) {
-        self.file = file_log::image_bytes(snapshot).expect("the runtime's records fit an entry");
-        self.durable_next = snapshot.next_offset();
-        self.queued.clear();
+    /// The file rewritten as its own records compacted, read back from it (memory keeps no
+    /// copy, as `writer.rs`'s `compact`); what is queued stays queued, written after it.
+    pub fn compact_file(&mut self) -> Result<(), String> {
+        let mut log = self.read_back()?;
+        log.compact();
+        self.file = file_log::image_bytes(&log).map_err(|e| format!("the rewrite: {e}"))?;
+        Ok(())
+    }
+
+    /// What the shard's state stems from: the file read back, then every queued batch.
+    pub fn whole_log(&self) -> Result<MetadataLog, String> {
+        let mut log = self.read_back()?;
+        for r in self.queued.iter().flatten().cloned() {
+            log.push_at(r.offset, r.record_type, r.version, r.key, r.value)
+                .map_err(|e| format!("the queue's offsets go back: {e}"))?;
+        }
+        Ok(log)
     }
 
     /// The file read back, as a restarted shard or the writer after a failed write reads it

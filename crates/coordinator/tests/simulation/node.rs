@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use kcoord_coordinator::classic::{ClassicAnswer, ClassicGroupConfig, Reply, WaiterId};
 use kcoord_coordinator::{
-    ConsumerGroupConfig, CoordinatorShard, Outcome, StreamsGroupConfig, Tick, TransactionConfig,
+    ConsumerGroupConfig, CoordinatorShard, Outcome, ReplayedLog, StreamsGroupConfig, Tick,
+    TransactionConfig,
 };
-use kcoord_metadata::{MetadataLog, Store, TopicsImage};
+use kcoord_metadata::{MetadataLog, TopicsImage};
 use kcoord_runtime::Runtime;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -227,20 +228,23 @@ impl Node {
     pub fn fail_write(&mut self) -> Result<(), String> {
         self.runtime.log_mut().drop_queued();
         if self.runtime.log().bug() != PlantedBug::KeepsMemoryAfterFailedWrite {
-            let store = Store::replay_log(&self.durable_log()?)
+            let replayed = ReplayedLog::durable(&self.durable_log()?)
                 .map_err(|e| format!("the file does not replay: {e}"))?;
-            let rebuilt = self.runtime.reloaded(store, self.now);
+            let rebuilt = self.runtime.reloaded(replayed, self.now);
             self.runtime.replace_core(rebuilt);
         }
         self.refuse_all();
         Ok(())
     }
 
-    /// The writer rewrites the file as the shard's compacted log (`writer.rs`'s `compact`).
-    pub fn rewrite_compacted(&mut self) {
-        let snapshot = self.runtime.compacted_log();
-        self.runtime.log_mut().rewrite(&snapshot);
-        self.settle();
+    /// The writer rewrites the file as its records compacted (`writer.rs`'s `compact`).
+    pub fn rewrite_compacted(&mut self) -> Result<(), String> {
+        self.runtime.log_mut().compact_file()
+    }
+
+    /// What the shard's state stems from: its file, then its queue.
+    pub fn whole_log(&self) -> Result<MetadataLog, String> {
+        self.runtime.log().whole_log()
     }
 
     pub fn queued_records(&self) -> usize {
@@ -320,12 +324,12 @@ fn boot(
 ) -> Result<Runtime<CoordinatorShard, SimDisk>, String> {
     // Configured before it loads, as the daemon's shards are: the timers armed at the load
     // take their settings (a consumer's session) from it.
-    let store = Store::replay_log(&disk.read_back()?)
+    let replayed = ReplayedLog::durable(&disk.read_back()?)
         .map_err(|e| format!("the file does not replay: {e}"))?;
     let shard = CoordinatorShard::new(config.clone(), seed)
         .with_classic_groups(classic_config())
         .with_consumer_config(consumer_config())
-        .reloaded(store, now);
+        .reloaded(replayed, now);
     let shard = match transactions {
         Some(txn) => shard.with_transactions(txn),
         None => shard,

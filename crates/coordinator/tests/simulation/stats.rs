@@ -21,8 +21,8 @@ pub struct Stats {
     pub groups_expired: u64,
     /// Heartbeats the steady-state path answered.
     pub steady_heartbeats: u64,
-    /// Steps after which the shard's own log was shorter than before without a rollback: it
-    /// compacted itself.
+    /// Steps after which the shard's file and queue held fewer records than before without a
+    /// rollback: a rewrite compacted the file.
     pub log_compactions: u64,
     pub txn_commits: u64,
     pub txn_aborts: u64,
@@ -73,9 +73,10 @@ pub struct Stats {
     pub mixed_ended_classic: u64,
     pub mixed_ended_consumer: u64,
     pub max_group_epoch: i32,
-    /// The most records the shard's own log held (it compacts itself past about a thousand).
+    /// The most records the shard's file and queue held.
     pub max_log_records: usize,
-    log_records: usize,
+    /// The records of the shard's file and queue after the last step.
+    pub log_records: usize,
 }
 
 impl Stats {
@@ -95,10 +96,10 @@ impl Stats {
         }
     }
 
-    pub fn observe(&mut self, shard: &CoordinatorShard, rolled_back: bool) {
+    /// After a step: the shard, and the records of its file and queue.
+    pub fn observe(&mut self, shard: &CoordinatorShard, records: usize, rolled_back: bool) {
         let epochs = shard.state().streams_groups.iter().map(|g| g.group_epoch);
         self.max_group_epoch = epochs.fold(self.max_group_epoch, i32::max);
-        let records = shard.store().log().len();
         if records < self.log_records && !rolled_back {
             self.log_compactions += 1;
         }

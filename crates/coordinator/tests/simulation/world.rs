@@ -120,7 +120,7 @@ impl World {
         Ok(format!(
             "t={} log={} {step:?}{what}{answered}",
             self.node.now(),
-            self.node.shard().store().log().len()
+            self.stats.log_records
         ))
     }
 
@@ -206,7 +206,7 @@ impl World {
             }
             Step::RewriteCompacted => {
                 self.stats.rewrites += 1;
-                self.node.rewrite_compacted();
+                self.node.rewrite_compacted().map_err(bug)?;
                 Ok(String::new())
             }
             Step::Crash { written } => {
@@ -307,9 +307,13 @@ impl World {
 
     /// Every invariant, after a step.
     fn check(&mut self, rolled_back: bool) -> Result<(), Violation> {
+        let whole = self
+            .node
+            .whole_log()
+            .map_err(|e| Violation::new(Kind::ReplayDiffers, e))?;
         let shard = self.node.shard();
         let state = shard.state();
-        checks::replays_to_live(shard.store().log(), shard, "the shard's log")?;
+        checks::replays_to_live(&whole, shard, "the shard's file and queue")?;
         checks::no_task_owned_twice(state)?;
         checks::epochs_ordered(state)?;
         // After a rollback a group that vanished lost what was acknowledged of it; otherwise a
@@ -327,7 +331,7 @@ impl World {
         self.check_mixed(rolled_back)?;
         let shard = self.node.shard();
         let state = shard.state();
-        self.stats.observe(shard, rolled_back);
+        self.stats.observe(shard, whole.len(), rolled_back);
         if self.node.is_quiescent() {
             self.model.check_offsets(state, "the shard")?;
             let file = self

@@ -6,6 +6,8 @@ use crate::log::LogRecord;
 
 /// Batches of several records: torn, whole, damaged, and format 2 files.
 mod batches;
+/// A writer reading its own file back.
+mod read_back;
 
 fn record(offset: u64, record_type: i16, value: &'static [u8]) -> LogRecord {
     LogRecord {

@@ -35,6 +35,40 @@ impl LogWriter {
         &self.paths.log
     }
 
+    /// The log as the file holds it (every whole entry written, synced or not), for a log whose
+    /// records are kept nowhere else in memory (a coordinator shard's, when it is compacted).
+    /// A torn or corrupt entry inside what this writer wrote is an error: it can only come from
+    /// outside the daemon.
+    pub fn read_back(&self) -> Result<MetadataLog, FileLogError> {
+        let Ok(len) = usize::try_from(self.len) else {
+            return Err(self.io(std::io::Error::other("larger than memory can address")));
+        };
+        let mut bytes = vec![0; len];
+        self.file
+            .read_exact_at(&mut bytes, 0)
+            .map_err(|e| self.io(e))?;
+        let shown = self.paths.log.display().to_string();
+        let mut parsed = super::read::parse(&bytes, &shown)?;
+        if let Some(cut) = parsed.cut {
+            return Err(FileLogError::Corrupt {
+                path: shown,
+                position: parsed.valid_len,
+                after: super::AfterOffset::First,
+                reason: format!("the file changed under its writer: {cut}"),
+            });
+        }
+        // The header's next offset is the rewrite's; what was appended since moved it on.
+        parsed
+            .log
+            .advance_next_offset(self.next_offset)
+            .map_err(|e| FileLogError::OutOfOrder {
+                path: shown,
+                expected: e.next_offset,
+                got: e.offset,
+            })?;
+        Ok(parsed.log)
+    }
+
     fn io(&self, source: std::io::Error) -> FileLogError {
         io_error(&self.paths.log)(source)
     }

@@ -22,10 +22,15 @@
 //! change is acknowledged only if it is on disk, and memory never keeps a change the file lacks.
 //! Offsets are then given out again from the file's end; no waiter of the old ones is left to
 //! mistake a new record for its own.
+//!
+//! Memory keeps no copy of the records ([`kcoord_metadata::MetadataLog::offsets_only`]): an
+//! idle member is held once, as state, not a second time as its records. Whatever needs them
+//! reads the file: its compaction, and the rebuild after a bug left the shard's state apart
+//! from its log ([`ShardLog::request_reload`]: the same rebuild as after a refused write).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -71,6 +76,9 @@ pub struct ShardLog {
     durable: AtomicU64,
     /// (offset needed, wake-up), in offset order.
     waiters: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
+    /// Set when the shard's state stopped following its log (a bug the runtime caught): memory
+    /// keeps no copy of the records, so the log's writer reloads the shard from the durable log.
+    reload: AtomicBool,
 }
 
 /// Records queued for the writer, job by job: each job's records are one batch of the file.
@@ -183,6 +191,7 @@ impl ShardLog {
             wake,
             durable: AtomicU64::new(next_offset),
             waiters: Mutex::new(VecDeque::new()),
+            reload: AtomicBool::new(false),
         }
     }
 
@@ -237,13 +246,27 @@ impl ShardLog {
         writer.write_batches(queued.batches())
     }
 
-    /// Replaces the file with `snapshot` (the shard's compacted log); blocking.
-    pub fn rewrite(
-        &self,
-        writer: &mut LogWriter,
-        snapshot: &MetadataLog,
-    ) -> Result<(), FileLogError> {
-        writer.rewrite(snapshot)
+    /// Replaces the file with its records compacted (latest record of each key, tombstones
+    /// dropped with what they delete), read back from the file itself, which memory keeps no
+    /// copy of; blocking. Returns the compacted log's record count.
+    pub fn compact(&self, writer: &mut LogWriter) -> Result<usize, FileLogError> {
+        let mut log = writer.read_back()?;
+        log.compact();
+        writer.rewrite(&log)?;
+        Ok(log.len())
+    }
+
+    /// Asks the log's writer to rebuild the shard from the durable log (as after a refused
+    /// write: what is queued then is dropped and its requests refused). Call it under the
+    /// shard's lock, having marked the shard as loading so that no job runs on its state.
+    pub fn request_reload(&self) {
+        self.reload.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Whether the shard waits to be rebuilt from the durable log.
+    pub fn reload_requested(&self) -> bool {
+        self.reload.load(Ordering::Acquire)
     }
 
     /// Every record before `next` is durable: wakes the requests that waited for them.
@@ -263,6 +286,7 @@ impl ShardLog {
     /// the shard's lock, after rebuilding the shard from the file, so that no job queues
     /// records of the dropped ones afterwards.
     pub fn start_new_epoch(&self, durable: u64) {
+        self.reload.store(false, Ordering::Release);
         *self.lock_queue() = Queued::default();
         self.durable.store(durable, Ordering::Release);
         // Dropping the senders fails the waits.

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use kcoord_coordinator::{CoordinatorShard, Effect, Outcome};
-use kcoord_metadata::{LogRecord, Store};
+use kcoord_coordinator::{CoordinatorShard, Effect, Outcome, ReplayedLog};
+use kcoord_metadata::LogRecord;
 use kcoord_runtime::{Log, Refused, RunError, Runtime};
 use kcoord_wire::ErrorCode;
 use tokio::sync::{watch, Notify};
@@ -216,14 +216,21 @@ impl Shared {
         ShardError::Failed
     }
 
-    /// Replaces the shard's state by its log replayed (the in-memory log holds every batch the
-    /// durable log was given).
+    /// Replaces the shard's state by its log replayed. Groups kept in memory only: the shard's
+    /// own copy of its records, at once. A durable log: memory keeps no copy, so the shard
+    /// answers COORDINATOR_LOAD_IN_PROGRESS and runs no timers until the log's writer has
+    /// rebuilt it from the file or the upstream partition, as after a refused write.
     pub(super) fn rebuild(&self, locked: &mut Locked, now: i64) {
         locked.parked.clear();
         let runtime = &mut locked.runtime;
-        match Store::replay_log(runtime.store().log()) {
-            Ok(store) => {
-                let rebuilt = runtime.reloaded(store, now);
+        if let ShardSink::Durable(log) = runtime.log() {
+            self.loaded.store(false, Ordering::Release);
+            log.request_reload();
+            return;
+        }
+        match ReplayedLog::keeping_records(runtime.store().log()) {
+            Ok(replayed) => {
+                let rebuilt = runtime.reloaded(replayed, now);
                 runtime.replace_core(rebuilt);
             }
             Err(e) => {

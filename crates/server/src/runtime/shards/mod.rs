@@ -307,7 +307,7 @@ fn java_hash(s: &str) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kcoord_coordinator::Outcome;
+    use kcoord_coordinator::{Outcome, ReplayedLog};
 
     #[test]
     fn shard_index_is_javas_string_hash() {
@@ -413,6 +413,53 @@ mod tests {
             .await
             .expect("the shard still serves");
         assert_eq!((g, h, records), (Some(1), false, 1));
+    }
+
+    /// Groups kept in a file: memory holds no copy of the shard's records, so a shard whose
+    /// state stopped following its log (the runtime's `Diverged`, stood in for here by a state
+    /// that lost a committed offset) answers COORDINATOR_LOAD_IN_PROGRESS until the log's writer
+    /// has rebuilt it from the file, and then serves what the file holds.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_diverged_shard_with_a_durable_log_is_rebuilt_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = CoordinatorLogSettings {
+            dir: Some(dir.path().to_path_buf()),
+            fsync: false,
+        };
+        let (coordinators, tasks) = Coordinators::with_logs(
+            1,
+            &StreamsGroupConfig::default(),
+            &logs,
+            &Protocols::default(),
+            usize::MAX,
+            Arc::new(Metrics::new([])),
+        );
+        let (_stop_tx, stop) = watch::channel(false);
+        tasks.spawn(&stop);
+        let shard = coordinators.for_group("g");
+        shard.loaded().await;
+        assert!(shard.call(|s, now| commit(s, "g", 7, now)).await.is_ok());
+        let offset = |s: &CoordinatorShard| s.state().offsets.get("g", "t", 0).map(|c| c.offset);
+        let kept = shard.read(|s| s.store().log().keeps_records()).await;
+        assert_eq!(kept, Ok(false), "memory keeps a copy of a durable log");
+        {
+            let mut locked = shard.shared.lock();
+            let apart = locked.runtime.reloaded(ReplayedLog::empty(), 0);
+            locked.runtime.replace_core(apart);
+            assert_eq!(offset(locked.runtime.core()), None);
+            shard.shared.rebuild(&mut locked, 0);
+            assert_eq!(shard.ready(), Err(ShardError::Loading));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let rebuilt = loop {
+            match shard.read(offset).await {
+                Err(ShardError::Loading) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                other => break other,
+            }
+        };
+        assert_eq!(rebuilt, Ok(Some(7)));
     }
 
     #[tokio::test]

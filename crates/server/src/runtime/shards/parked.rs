@@ -76,6 +76,8 @@ impl ShardHandle {
         self.ready()?;
         let reply = {
             let mut locked = self.shared.lock();
+            // The shard may have moved, or be reloading, since the check above.
+            self.ready()?;
             let ran = self.shared.run_job(&mut locked, Stamp::now(), handler);
             let parked = match ran {
                 Ok((Reply::Parked(waiter), _)) => {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcoord_coordinator::TickEvent;
+use kcoord_coordinator::{ReplayedLog, TickEvent};
 use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
 
@@ -164,7 +164,7 @@ impl ShardTask {
         locked.parked.clear();
         let empty = locked
             .runtime
-            .reloaded(kcoord_metadata::Store::new(), clock::now_ms());
+            .reloaded(ReplayedLog::empty(), clock::now_ms());
         locked.runtime.replace_core(empty);
         locked.runtime.set_log(ShardSink::Memory);
         self.shared.publish_groups(&locked.runtime);
@@ -217,12 +217,12 @@ impl ShardTask {
         // the shard's lock.
         let opened = tokio::task::spawn_blocking(move || {
             let (writer, records) = shard_log::open(&path).map_err(|e| e.to_string())?;
-            let store = kcoord_metadata::Store::replay_log(&records)
+            let replayed = ReplayedLog::durable(&records)
                 .map_err(|e| format!("{}: the log does not replay: {e}", path.display()))?;
-            Ok::<_, String>((writer, records.len(), store))
+            Ok::<_, String>((writer, records.len(), replayed))
         })
         .await;
-        let (writer, records, store) = match opened {
+        let (writer, records, replayed) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
                 error!(shard = self.shared.index, error = %e, "cannot load the coordinator shard's log; its groups are unavailable");
@@ -236,7 +236,7 @@ impl ShardTask {
         let wake = self.to_writer.as_ref().map(|(_, wake)| Arc::clone(wake))?;
         let log = Arc::new(ShardLog::new(dir, writer.next_offset(), wake));
         let mut locked = self.shared.lock();
-        let loaded = locked.runtime.reloaded(store, clock::now_ms());
+        let loaded = locked.runtime.reloaded(replayed, clock::now_ms());
         locked.runtime.replace_core(loaded);
         locked.runtime.set_log(ShardSink::Durable(Arc::clone(&log)));
         self.shared.publish_groups(&locked.runtime);
@@ -279,6 +279,10 @@ impl ShardTask {
     /// Ticks when a deadline has passed; returns the next deadline, which it arms.
     fn tick_if_due(&self, started: Stamp) -> Option<i64> {
         let mut locked = self.shared.lock();
+        if !self.shared.loaded.load(Ordering::Acquire) {
+            // Reloading: its timers are armed afresh by the load, which wakes this task.
+            return None;
+        }
         let now = started.ms();
         if locked.runtime.next_deadline().is_some_and(|d| d <= now) {
             // The fencing records are queued like any job's; nobody waits for them.

@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kcoord_coordinator::ReplayedLog;
 use tokio::sync::{watch, Notify};
 use tracing::{error, info, warn};
 
@@ -146,8 +147,8 @@ pub(super) async fn load(
 ) -> Option<Claimed> {
     let started = std::time::Instant::now();
     let (writer, records) = claim(shared, logs, stop).await?;
-    let store = match kcoord_metadata::Store::replay_log(&records) {
-        Ok(store) => store,
+    let replayed = match ReplayedLog::durable(&records) {
+        Ok(replayed) => replayed,
         Err(e) => {
             error!(shard = shared.index, error = %e, "the coordinator shard's upstream log does not replay; its groups are unavailable");
             return None;
@@ -157,11 +158,11 @@ pub(super) async fn load(
     let label = format!("{}-{}", logs.topic(), shared.index);
     let log = Arc::new(ShardLog::new(
         Path::new(&label),
-        store.log().next_offset(),
+        records.next_offset(),
         Arc::clone(&wake),
     ));
     let mut locked = shared.lock();
-    let loaded = locked.runtime.reloaded(store, clock::now_ms());
+    let loaded = locked.runtime.reloaded(replayed, clock::now_ms());
     locked.runtime.replace_core(loaded);
     locked.runtime.set_log(ShardSink::Durable(Arc::clone(&log)));
     shared.publish_groups(&locked.runtime);
@@ -197,29 +198,34 @@ pub(super) async fn write(
             _ = crate::support::shutdown::stopped(&mut stop) => break,
         }
         let queued = log.take_queued();
-        let Some(next) = queued.last().map(|r| r.offset + 1) else {
-            continue;
-        };
-        let records: Vec<_> = queued.batches().flatten().cloned().collect();
-        match writer.append(&records).await {
-            Ok(()) => {
-                failures.recovered(shared.index);
-                shared
-                    .metrics
-                    .coordinator_log
-                    .appended(records.len(), records_bytes(&records));
-                log.durable_up_to(next);
-            }
-            Err(e) if upstream_log::is_fenced(&e) => {
-                fenced(&shared, &log, &e);
-                return;
-            }
-            Err(e) => {
-                failures.failed(shared.index, &e);
-                match reclaim(&shared, &logs, &log, &writer, &mut stop).await {
-                    Some(claimed) => writer = claimed,
-                    None => return,
+        let mut reload = log.reload_requested();
+        if let Some(next) = queued.last().map(|r| r.offset + 1) {
+            let records: Vec<_> = queued.batches().flatten().cloned().collect();
+            match writer.append(&records).await {
+                Ok(()) => {
+                    failures.recovered(shared.index);
+                    shared
+                        .metrics
+                        .coordinator_log
+                        .appended(records.len(), records_bytes(&records));
+                    log.durable_up_to(next);
                 }
+                Err(e) if upstream_log::is_fenced(&e) => {
+                    fenced(&shared, &log, &e);
+                    return;
+                }
+                Err(e) => {
+                    failures.failed(shared.index, &e);
+                    reload = true;
+                }
+            }
+        }
+        // After a failed write, or when the shard's state stopped following its log (memory
+        // keeps no copy of the records): the shard is rebuilt from its partition.
+        if reload {
+            match reclaim(&shared, &logs, &log, &writer, &mut stop).await {
+                Some(claimed) => writer = claimed,
+                None => return,
             }
         }
     }
@@ -227,8 +233,8 @@ pub(super) async fn write(
     log.start_new_epoch(log.durable_offset());
 }
 
-/// After a failed write: gives up the open transaction and rebuilds the shard from what its
-/// partition holds; `None` when another writer has the shard now, or on `stop`.
+/// After a failed write (or a state apart from its log): gives up the open transaction and
+/// rebuilds the shard from what its partition holds; `None` when another writer has the shard now, or on `stop`.
 async fn reclaim(
     shared: &Arc<Shared>,
     logs: &CoordinatorLogs,
@@ -245,8 +251,8 @@ async fn reclaim(
         }
     }
     let (writer, records) = claim(shared, logs, stop).await?;
-    let store = match kcoord_metadata::Store::replay_log(&records) {
-        Ok(store) => store,
+    let replayed = match ReplayedLog::durable(&records) {
+        Ok(replayed) => replayed,
         Err(e) => {
             error!(shard = shared.index, error = %e, "the coordinator shard's upstream log does not replay; the shard stops");
             stop_shard(shared, log);
@@ -255,10 +261,11 @@ async fn reclaim(
     };
     let mut locked = shared.lock();
     locked.parked.clear();
-    let reloaded = locked.runtime.reloaded(store, clock::now_ms());
+    let reloaded = locked.runtime.reloaded(replayed, clock::now_ms());
     locked.runtime.replace_core(reloaded);
     shared.publish_groups(&locked.runtime);
     log.start_new_epoch(records.next_offset());
+    shared.loaded.store(true, Ordering::Release);
     drop(locked);
     shared.deadline_moved.notify_one();
     Some(writer)

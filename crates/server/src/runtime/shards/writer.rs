@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use kcoord_coordinator::ReplayedLog;
 use kcoord_metadata::LogWriter;
 use tokio::sync::{mpsc, watch, Notify};
 use tracing::{error, info};
@@ -80,6 +81,7 @@ pub(super) async fn run(
             _ = crate::support::shutdown::stopped(&mut stop) => true,
         };
         write_round(&mut shards, fsync, &mut totals).await;
+        reload_requested(&mut shards).await;
         if stopping {
             // Whatever a job queues after this is never written: its request is refused.
             for shard in &shards {
@@ -176,24 +178,18 @@ async fn write_round(shards: &mut [Shard], fsync: bool, totals: &mut Totals) {
     }
 }
 
-/// Rewrites the shard's file as its compacted log (everything in memory, which includes what is
-/// queued), as Kafka's cleaner compacts `__consumer_offsets`, so the file and the time to load
-/// it stay in proportion to the live groups and offsets rather than to their history.
+/// Rewrites the shard's file as its records compacted, read back from the file (memory keeps
+/// no copy), as Kafka's cleaner compacts `__consumer_offsets`, so the file and the time to load
+/// it stay in proportion to the live groups and offsets rather than to their history. What jobs
+/// queue meanwhile is written after it in the next round.
 async fn compact(shard: &mut Shard) {
     let Some(mut writer) = shard.writer.take() else {
         return;
     };
-    let snapshot = {
-        let locked = shard.shared.lock();
-        // The snapshot holds every queued record: they are written with it.
-        shard.log.take_queued();
-        locked.runtime.compacted_log()
-    };
-    let next = snapshot.next_offset();
     let before = writer.len_bytes();
     let log = Arc::clone(&shard.log);
     let rewritten = tokio::task::spawn_blocking(move || {
-        let result = log.rewrite(&mut writer, &snapshot);
+        let result = log.compact(&mut writer);
         (writer, result)
     })
     .await;
@@ -206,12 +202,12 @@ async fn compact(shard: &mut Shard) {
         return;
     };
     match result {
-        Ok(()) => {
-            shard.log.durable_up_to(next);
+        Ok(records) => {
             info!(
                 shard = shard.shared.index,
                 before_bytes = before,
                 after_bytes = writer.len_bytes(),
+                records,
                 "compacted the coordinator shard's log"
             );
             shard.rewrite_at = shard_log::rewrite_threshold(writer.len_bytes());
@@ -224,8 +220,22 @@ async fn compact(shard: &mut Shard) {
     }
 }
 
-/// The file refused records the shard had applied: reads the file back and rebuilds the shard
-/// from it, so memory holds exactly what is on disk. `None` (logged) when even that fails: the
+/// Rebuilds the shards whose state stopped following their log (a bug the runtime caught) from
+/// their files, which memory keeps no copy of.
+async fn reload_requested(shards: &mut [Shard]) {
+    for shard in shards.iter_mut() {
+        if !shard.log.reload_requested() {
+            continue;
+        }
+        if let Some(writer) = shard.writer.take() {
+            shard.writer = reload_after_failure(&shard.shared, &shard.log, writer).await;
+        }
+    }
+}
+
+/// The file refused records the shard had applied (or the shard's state stopped following its
+/// log): reads the file back and rebuilds the shard from it, so memory holds exactly what is on
+/// disk. `None` (logged) when even that fails: the
 /// shard stops (COORDINATOR_NOT_AVAILABLE) rather than serve groups the file may contradict.
 async fn reload_after_failure(
     shared: &Arc<Shared>,
@@ -239,12 +249,12 @@ async fn reload_after_failure(
     // reading and replaying it happen off the runtime's workers and off the shard's lock.
     let reopened = tokio::task::spawn_blocking(move || {
         let (writer, records) = shard_log::open(&dir).map_err(|e| e.to_string())?;
-        let store = kcoord_metadata::Store::replay_log(&records)
+        let replayed = ReplayedLog::durable(&records)
             .map_err(|e| format!("{}: the log does not replay: {e}", dir.display()))?;
-        Ok::<_, String>((writer, store))
+        Ok::<_, String>((writer, replayed))
     })
     .await;
-    let (writer, store) = match reopened {
+    let (writer, replayed) = match reopened {
         Ok(Ok(opened)) => opened,
         Ok(Err(e)) => {
             error!(shard = shared.index, error = %e, "cannot read the coordinator shard's log back; the shard stops");
@@ -257,10 +267,14 @@ async fn reload_after_failure(
         }
     };
     let mut locked = shared.lock();
-    let reloaded = locked.runtime.reloaded(store, clock::now_ms());
+    locked.parked.clear();
+    let reloaded = locked.runtime.reloaded(replayed, clock::now_ms());
     locked.runtime.replace_core(reloaded);
     shared.publish_groups(&locked.runtime);
     log.start_new_epoch(writer.next_offset());
+    shared
+        .loaded
+        .store(true, std::sync::atomic::Ordering::Release);
     drop(locked);
     shared.deadline_moved.notify_one();
     Some(writer)
