@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::classic::ClassicGroupState;
 use crate::error::{CoordinatorError, Result};
 use crate::groups::subscribed_to;
-use crate::shard::CoordinatorShard;
+use crate::shard::{CoordinatorShard, Id};
 use crate::Outcome;
 
 /// Kafka's default `offset.metadata.max.bytes`.
@@ -412,7 +412,7 @@ pub(crate) fn validate_commit(
         };
         let Some(epoch) = member
             .active_task_epochs
-            .get(&(sub.subtopology_id.clone(), o.partition))
+            .get(&(Id::from(sub.subtopology_id.as_str()), o.partition))
         else {
             return Err(stale(format!(
                 "Task {}-{} is not assigned or pending revocation for member.",

@@ -15,7 +15,7 @@ fn topic_partitions(
     let mut by_topic: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     for t in tasks {
         for (sub_id, partitions) in t.iter() {
-            let Some(sub) = configured.subtopologies.get(sub_id) else {
+            let Some(sub) = configured.subtopologies.get(sub_id.as_str()) else {
                 continue;
             };
             let sources = sub

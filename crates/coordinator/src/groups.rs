@@ -261,7 +261,7 @@ fn task_ids(tasks: &Tasks) -> Vec<d::TaskIds> {
     tasks
         .iter()
         .map(|(s, p)| d::TaskIds {
-            subtopology_id: s.clone(),
+            subtopology_id: s.to_string(),
             partitions: p.iter().copied().collect(),
             ..Default::default()
         })

@@ -11,8 +11,9 @@ use kcoord_metadata::{
 };
 
 use crate::error::{CoordinatorError, Result};
+use crate::shard::Id;
 
-type Task = (String, i32);
+type Task = (Id, i32);
 
 /// Who currently holds each task, assigned or pending revocation, by process id: Kafka's
 /// `currentActiveTaskToProcessId` / `currentStandbyTaskToProcessIds` /
@@ -124,7 +125,7 @@ fn difference(current: &Tasks, target: &Tasks, unreleased: impl Fn(&Task) -> boo
         unreleased: false,
     };
     let empty = VecSet::new();
-    let subtopologies: BTreeSet<&String> = current.keys().chain(target.keys()).collect();
+    let subtopologies: BTreeSet<&Id> = current.keys().chain(target.keys()).collect();
     for s in subtopologies {
         let cur = current.get(s).unwrap_or(&empty);
         let tgt = target.get(s).unwrap_or(&empty);
@@ -441,7 +442,7 @@ mod tests {
 
     fn tasks(spec: &[(&str, &[i32])]) -> Tasks {
         spec.iter()
-            .map(|(s, p)| (s.to_string(), p.iter().copied().collect()))
+            .map(|(s, p)| (Id::from(*s), p.iter().copied().collect()))
             .collect()
     }
 
@@ -491,7 +492,7 @@ mod tests {
         assert_eq!(next.previous_member_epoch, 1);
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.assigned.active, tasks(&[("0", &[0, 1])]));
-        assert_eq!(next.active_task_epochs.get(&("0".to_string(), 1)), Some(&2));
+        assert_eq!(next.active_task_epochs.get(&(Id::from("0"), 1)), Some(&2));
     }
 
     #[test]
@@ -609,7 +610,7 @@ mod tests {
         assert_eq!(next.assigned.active, tasks(&[("0", &[0])]));
         assert!(next.assigned.standby.is_empty());
         assert!(next.pending_revocation.is_empty());
-        assert_eq!(next.active_task_epochs.get(&("0".to_string(), 0)), Some(&2));
+        assert_eq!(next.active_task_epochs.get(&(Id::from("0"), 0)), Some(&2));
     }
 
     #[test]

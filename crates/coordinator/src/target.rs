@@ -7,6 +7,7 @@ use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
 use crate::configured_topology::ConfiguredTopology;
 use crate::record_builders;
+use crate::shard::Id;
 use crate::soft_state::MemberTaskOffsets;
 use crate::task::TaskId;
 
@@ -29,7 +30,7 @@ fn task_set(tasks: &Tasks) -> std::collections::BTreeSet<TaskId> {
 fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
     let mut out = Tasks::new();
     for t in set {
-        out.entry(t.subtopology.clone())
+        out.entry(Id::from(t.subtopology.as_str()))
             .or_default()
             .insert(t.partition);
     }
@@ -41,7 +42,7 @@ fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
 /// `offsets` are the members' reported task offsets: the assignor ranks standby candidates by
 /// them and counts a member reporting a task's state as a (weaker) candidate for it.
 pub fn compute(
-    members: &BTreeMap<crate::shard::Id, StreamsGroupMember>,
+    members: &kcoord_metadata::VecMap<crate::shard::Id, StreamsGroupMember>,
     configured: &ConfiguredTopology,
     num_standby_replicas: i32,
     offsets: &BTreeMap<String, MemberTaskOffsets>,
@@ -92,7 +93,7 @@ pub fn compute(
 /// Records for the members whose target changed, then the new assignment epoch.
 pub fn records(
     group_id: &str,
-    previous: &BTreeMap<kcoord_metadata::Id, TasksTuple>,
+    previous: &kcoord_metadata::VecMap<kcoord_metadata::Id, TasksTuple>,
     next: &BTreeMap<String, TasksTuple>,
     epoch: i32,
     now: i64,

@@ -6,9 +6,9 @@
 //! An event takes the time of the next stamped record of its group (the batch it came in:
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion};
+use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion, VecMap};
 use kcoord_wire::records::{
     StreamsGroupMetadataValue, StreamsGroupTargetAssignmentMemberValue,
     StreamsGroupTargetAssignmentMetadataValue,
@@ -131,9 +131,9 @@ pub struct GroupTimeline {
     last_ms: i64,
     /// How many of the newest events wait for a stamped record to give them their time.
     unstamped: usize,
-    members: BTreeMap<SharedId, Followed>,
+    members: VecMap<SharedId, Followed>,
     /// Each member's target active tasks, sorted, to tell what a new target moved.
-    targets: BTreeMap<SharedId, Box<[KeptTask]>>,
+    targets: VecMap<SharedId, Box<[KeptTask]>>,
     /// The sub-topology ids its tasks name.
     subtopologies: Subtopologies,
     /// How many events this group keeps now ([`Timelines::observe`] sets it).

@@ -172,7 +172,7 @@ fn owned_contained(owned: Option<&[req::TaskIds]>, assigned: &Tasks) -> bool {
     };
     owned.iter().all(|t| {
         assigned
-            .get(&t.subtopology_id)
+            .get(t.subtopology_id.as_str())
             .is_some_and(|a| t.partitions.iter().all(|p| a.contains(p)))
     })
 }

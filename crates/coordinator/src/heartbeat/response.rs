@@ -88,7 +88,7 @@ pub(super) fn invalid_owned_tasks(
 fn to_tasks(ids: &[req::TaskIds]) -> Tasks {
     let mut out = Tasks::new();
     for t in ids {
-        out.entry(t.subtopology_id.clone())
+        out.entry(Id::from(t.subtopology_id.as_str()))
             .or_default()
             .extend(t.partitions.iter().copied());
     }
@@ -117,7 +117,7 @@ pub(super) fn members_view(
     group: &StreamsGroup,
     updated: &StreamsGroupMember,
     replaced: Option<&StreamsGroupMember>,
-) -> BTreeMap<crate::shard::Id, StreamsGroupMember> {
+) -> kcoord_metadata::VecMap<crate::shard::Id, StreamsGroupMember> {
     let mut members = group.members.clone();
     if let Some(old) = replaced {
         members.remove(old.member_id.as_str());
@@ -150,7 +150,7 @@ pub(super) fn target_view(
     group: &StreamsGroup,
     replaced: Option<&StreamsGroupMember>,
     new_id: &str,
-) -> BTreeMap<Id, TasksTuple> {
+) -> kcoord_metadata::VecMap<Id, TasksTuple> {
     let mut target = group.target_assignment.clone();
     if let Some(old) = replaced {
         if let Some(t) = target.remove(old.member_id.as_str()) {
@@ -164,7 +164,7 @@ pub(super) fn response_tasks(tasks: &Tasks) -> Vec<resp::TaskIds> {
     tasks
         .iter()
         .map(|(s, p)| resp::TaskIds {
-            subtopology_id: s.clone(),
+            subtopology_id: s.to_string(),
             partitions: p.iter().copied().collect(),
             ..Default::default()
         })
