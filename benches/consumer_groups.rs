@@ -42,6 +42,8 @@
 //!   Goal: kcoord <= 1/5 of Kafka.
 //!
 //! `--pin-servers CPUS` / `--pin-load CPUS` pin the servers and this process with `taskset`.
+//! `--durable` has kcoord keep its groups in a log directory (a temp dir), as Kafka keeps its
+//! logs on disk; by default they are kept in memory only.
 //! Under `cargo test --all-targets` (no `--bench` argument) it runs a smoke configuration
 //! against kcoord alone (3 groups of 3 members, a storm of 5, 0.2 s runs) and fails only on an
 //! error, never on a missed goal.
@@ -80,6 +82,8 @@ const SETUP_CONCURRENCY: usize = 20;
 
 struct Options {
     kafka: bool,
+    /// kcoord keeps its groups in a log directory (a temp dir), as Kafka always does.
+    durable: bool,
     protocols: Vec<Protocol>,
     measures: Vec<String>,
     groups: usize,
@@ -106,6 +110,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let bench = args.iter().any(|a| a == "--bench");
     let mut o = Options {
         kafka: false,
+        durable: false,
         protocols: vec![Protocol::Classic, Protocol::Consumer],
         measures: ["heartbeat", "storm", "memory"].map(String::from).to_vec(),
         groups: if bench { 100 } else { 3 },
@@ -130,8 +135,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
-        if flag == "--kafka" {
-            o.kafka = true;
+        if flag == "--kafka" || flag == "--durable" {
+            o.kafka |= flag == "--kafka";
+            o.durable |= flag == "--durable";
             i += 1;
             continue;
         }
@@ -234,6 +240,8 @@ struct Target {
     daemon: Option<common::Daemon>,
     kafka: Option<kafka::KafkaBroker>,
     steady: Vec<(Protocol, Vec<Settled>)>,
+    /// kcoord's log directory with `--durable`, removed with the target.
+    _log_dir: Option<tempfile::TempDir>,
 }
 
 impl Target {
@@ -283,6 +291,14 @@ fn start_targets(o: &Options) -> Result<Vec<Target>, String> {
     let mut config = o.shared_settings();
     // `/metrics` tells the daemon's live heap bytes.
     config.push("http.listener=127.0.0.1:0".to_string());
+    let log_dir = o
+        .durable
+        .then(tempfile::tempdir)
+        .transpose()
+        .map_err(|e| format!("the log directory: {e}"))?;
+    if let Some(dir) = &log_dir {
+        config.push(format!("log.dirs={}", dir.path().display()));
+    }
     let daemon = common::Daemon::try_start_with_config(&common::config_text(
         &config.iter().map(String::as_str).collect::<Vec<_>>(),
     ))?;
@@ -293,6 +309,7 @@ fn start_targets(o: &Options) -> Result<Vec<Target>, String> {
         daemon: Some(daemon),
         kafka: None,
         steady: Vec::new(),
+        _log_dir: log_dir,
     }];
     if o.kafka {
         let broker = kafka::KafkaBroker::start(&o.kafka_settings())?;
@@ -303,6 +320,7 @@ fn start_targets(o: &Options) -> Result<Vec<Target>, String> {
             daemon: None,
             kafka: Some(broker),
             steady: Vec::new(),
+            _log_dir: None,
         });
     }
     if let Some(cpus) = &o.pin_servers {
