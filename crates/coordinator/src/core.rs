@@ -1,7 +1,7 @@
 //! The shard as the runtime drives it ([`kcoord_runtime::Core`]), and the shard rebuilt from
 //! its log: at startup, and whenever its state stopped following its log (a durable log that
 //! refused batches the shard had already replayed, or a bug the runtime caught).
-use kcoord_metadata::{LogRecord, LogState, MetadataLog, RecordAndVersion, ReplayError, Store};
+use kcoord_metadata::{LogRecord, MetadataLog, RecordAndVersion, ReplayError, Store};
 use kcoord_runtime::Core;
 
 use crate::effects::{Effect, MemberEffect};
@@ -148,11 +148,6 @@ impl ReplayedLog {
     /// No groups (a shard another node serves).
     pub fn empty() -> ReplayedLog {
         ReplayedLog::of(Store::new(), &MetadataLog::new())
-    }
-
-    /// The state replayed.
-    pub fn state(&self) -> &LogState {
-        self.store.state()
     }
 
     fn of(store: Store, log: &MetadataLog) -> ReplayedLog {

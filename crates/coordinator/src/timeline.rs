@@ -339,25 +339,18 @@ impl GroupTimeline {
         now.sort_unstable_by(order);
         now.dedup();
         let now = now.into_boxed_slice();
-        let before = match self.targets.get_mut(member_id) {
-            Some(target) => std::mem::replace(target, now),
-            None => {
-                let id = self.shared(member_id);
-                self.targets.insert(id, now).unwrap_or_default()
-            }
+        let before = match self.targets.get(member_id) {
+            Some(target) => &target[..],
+            None => &[],
         };
-        let now = &self.targets[member_id];
         let subtopologies = &self.subtopologies;
         let missing = |tasks: &[KeptTask], t: &KeptTask| {
             tasks
                 .binary_search_by(|x| subtopologies.order(x, t))
                 .is_err()
         };
-        let gained: Vec<&KeptTask> = now.iter().filter(|t| missing(&before, t)).collect();
-        let lost: Vec<&KeptTask> = before.iter().filter(|t| missing(now, t)).collect();
-        if gained.is_empty() && lost.is_empty() {
-            return;
-        }
+        let gained: Vec<&KeptTask> = now.iter().filter(|t| missing(before, t)).collect();
+        let lost: Vec<&KeptTask> = before.iter().filter(|t| missing(&now, t)).collect();
         let list = |tasks: &[&KeptTask]| TaskList {
             tasks: tasks
                 .iter()
@@ -366,7 +359,17 @@ impl GroupTimeline {
                 .collect(),
             count: tasks.len(),
         };
-        let (gained, lost) = (list(&gained), list(&lost));
+        let moved = (!gained.is_empty() || !lost.is_empty()).then(|| (list(&gained), list(&lost)));
+        match self.targets.get_mut(member_id) {
+            Some(target) => *target = now,
+            None => {
+                let id = self.shared(member_id);
+                self.targets.insert(id, now);
+            }
+        }
+        let Some((gained, lost)) = moved else {
+            return;
+        };
         let mut event = self
             .event(EventKind::TargetAssignmentChanged)
             .member(member_id);

@@ -307,7 +307,7 @@ fn make_room<T>(items: &mut ThinVec<T>) {
     }
 }
 
-/// `map[key]`, as `BTreeMap`'s: panics when the key is missing.
+/// `map[key]`, as `BTreeMap`'s: panics when the key is missing (tests read maps this way).
 impl<K, Q, V> std::ops::Index<&Q> for VecMap<K, V>
 where
     K: Ord + Borrow<Q>,

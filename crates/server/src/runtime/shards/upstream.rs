@@ -234,7 +234,8 @@ pub(super) async fn write(
 }
 
 /// After a failed write (or a state apart from its log): gives up the open transaction and
-/// rebuilds the shard from what its partition holds; `None` when another writer has the shard now, or on `stop`.
+/// rebuilds the shard from what its partition holds; `None` when another writer has the shard
+/// now, or on `stop`.
 async fn reclaim(
     shared: &Arc<Shared>,
     logs: &CoordinatorLogs,
