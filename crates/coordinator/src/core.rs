@@ -90,14 +90,6 @@ impl CoordinatorShard {
         shard
     }
 
-    /// The shard's log, compacted (latest record of each key, tombstones dropped with what they
-    /// delete). Empty for a shard that keeps no copy of its records ([`ReplayedLog::durable`]).
-    pub fn compacted_log(&self) -> MetadataLog {
-        let mut log = self.store.log().clone();
-        log.compact();
-        log
-    }
-
     /// The timers of a shard just loaded.
     fn loaded_timers(&self, now: i64) -> Vec<Effect> {
         let mut timers = self.loaded_consumer_timers(now);

@@ -542,7 +542,8 @@ fn a_shard_rebuilt_from_its_log_has_every_consumer_group_and_arms_their_sessions
         Some(now + 45_000),
         "a fresh session per member"
     );
-    let compacted = rebuilt.compacted_log();
+    let mut compacted = rebuilt.store().log().clone();
+    compacted.compact();
     let again = CoordinatorShard::from_log(config(), 7, &compacted, now).unwrap();
     assert_eq!(
         again.state().consumer_groups,

@@ -105,13 +105,7 @@ fn a_member_that_leaves_and_one_that_is_fenced_are_told_apart() {
     h.heartbeat(&leaving.request()).unwrap();
     members[2].beat(&mut h);
     members[1].beat(&mut h);
-    let b_target: Vec<TaskRef> = h
-        .shard
-        .group(GROUP)
-        .unwrap()
-        .target_assignment
-        .get("b")
-        .unwrap()
+    let b_target: Vec<TaskRef> = h.shard.group(GROUP).unwrap().target_assignment["b"]
         .active
         .iter()
         .flat_map(|(s, ps)| ps.iter().map(move |p| (s.as_str().into(), *p)))

@@ -216,14 +216,7 @@ fn a_member_removed_in_kafkas_order_and_rejoining_with_its_id_starts_afresh() {
         .append(vec![member("g", "m2", Some("c2-again")), group("g", 11)])
         .unwrap();
     compacted_and_checked(&store);
-    let m2 = store
-        .state()
-        .streams_groups
-        .get("g")
-        .unwrap()
-        .members
-        .get("m2")
-        .unwrap();
+    let m2 = &store.state().streams_groups.get("g").unwrap().members["m2"];
     assert_eq!((m2.client_id.as_str(), m2.member_epoch), ("c2-again", 0));
 }
 
@@ -370,30 +363,14 @@ fn a_member_tombstone_without_the_assignment_tombstone_is_not_compaction_safe() 
         .append(vec![member("g", "m2", Some("c2-again"))])
         .unwrap();
     assert_eq!(
-        store
-            .state()
-            .streams_groups
-            .get("g")
-            .unwrap()
-            .members
-            .get("m2")
-            .unwrap()
-            .member_epoch,
+        store.state().streams_groups.get("g").unwrap().members["m2"].member_epoch,
         0
     );
     let mut log = store.log().clone();
     log.compact();
     let replayed = Store::replay_log(&log).unwrap();
     assert_eq!(
-        replayed
-            .state()
-            .streams_groups
-            .get("g")
-            .unwrap()
-            .members
-            .get("m2")
-            .unwrap()
-            .member_epoch,
+        replayed.state().streams_groups.get("g").unwrap().members["m2"].member_epoch,
         3,
         "the old assignment came back"
     );

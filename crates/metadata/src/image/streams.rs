@@ -635,7 +635,7 @@ mod tests {
             ..Default::default()
         };
         image.replay_current_assignment("g", "m", Some(&value));
-        let m = image.get("g").unwrap().members.get("m").unwrap();
+        let m = &image.get("g").unwrap().members["m"];
         let active: Vec<(&str, Vec<i32>)> = m
             .assigned
             .active

@@ -160,10 +160,7 @@ async fn join_gets_an_assignment_at_every_version() {
             .state
             .coordinators
             .for_group(&group)
-            .read(move |s| {
-                s.group(&group)
-                    .and_then(|g| g.members.get("m1").map(|m| m.client_host.clone()))
-            })
+            .read(move |s| s.group(&group).map(|g| g.members["m1"].client_host.clone()))
             .await
             .unwrap();
         assert_eq!(host.as_deref(), Some("/127.0.0.1"));
