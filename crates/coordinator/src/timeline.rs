@@ -6,8 +6,6 @@
 //! An event takes the time of the next stamped record of its group (the batch it came in:
 //! tombstones carry no value to stamp). A log compacted after a restart keeps only the latest
 //! record of each key, so the timeline rebuilt from it starts at what the compaction kept.
-use std::collections::VecDeque;
-
 use kcoord_metadata::{Id, MemberState, Record, RecordAndVersion, VecMap};
 use kcoord_wire::records::{
     StreamsGroupMetadataValue, StreamsGroupTargetAssignmentMemberValue,
@@ -15,17 +13,19 @@ use kcoord_wire::records::{
 };
 
 use crate::record_builders::Removal;
+use events::EventLog;
 use stored::{KeptTask, SharedId, Stored, Subtopologies};
 
+mod events;
 mod stored;
 
 /// Events kept per group, newest last: a fixed cap, the oldest dropped first.
 pub const MAX_TIMELINE_EVENTS: usize = 256;
 
-/// Events a shard's timelines keep together, about 4 MiB: with more groups than
+/// Events a shard's timelines keep together: with more groups than
 /// `SHARD_TIMELINE_EVENTS / MAX_TIMELINE_EVENTS` each keeps its share, at least
 /// [`MIN_TIMELINE_EVENTS`], so a node's timelines stay bounded however many groups it serves
-/// (with 50 shards, about 200 MiB before the few fields only some events carry).
+/// (packed, an event takes about 8 bytes: with 50 shards, a few tens of MiB).
 pub const SHARD_TIMELINE_EVENTS: usize = 65_536;
 
 /// Events every group keeps, however many groups share the shard: its last rebalance or so.
@@ -122,7 +122,7 @@ struct Followed {
 /// One group's timeline and what deriving it needs to remember.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupTimeline {
-    events: VecDeque<Stored>,
+    events: EventLog,
     group_epoch: i32,
     assignment_epoch: i32,
     topology_epoch: i32,
@@ -155,12 +155,13 @@ impl GroupTimeline {
     pub fn events(
         &self,
     ) -> impl DoubleEndedIterator<Item = TimelineEvent> + ExactSizeIterator + '_ {
-        self.events.iter().map(|e| e.view(&self.subtopologies))
+        self.events.views(&self.subtopologies).into_iter()
     }
 
-    /// The events it has room for, kept or not: what its history costs in memory.
-    pub fn slots(&self) -> usize {
-        self.events.capacity()
+    /// The bytes its events take, and the bytes it holds for them: what its history costs in
+    /// memory.
+    pub fn event_bytes(&self) -> (usize, usize) {
+        self.events.bytes()
     }
 
     /// When the group epoch last went up (-1 unknown): what a member still reconciling has
@@ -175,21 +176,10 @@ impl GroupTimeline {
             self.unstamped = self.unstamped.min(self.events.len());
         }
         // A group whose share shrank gives back what its longer history had taken.
-        if self.events.capacity() > self.cap + MIN_TIMELINE_EVENTS {
-            self.events.shrink_to(self.cap);
-        }
-        // Grown by doubling, as a Vec grows, but never past the cap: a full timeline holds no
-        // room it will not use (doubling alone gave a 65-event timeline 128 slots).
-        let len = self.events.len();
-        if len == self.events.capacity() {
-            let wanted = (2 * len)
-                .max(MIN_TIMELINE_EVENTS)
-                .min(self.cap.max(len + 1));
-            self.events.reserve_exact(wanted - len);
-        }
+        self.events.trim_room();
         let member_id = event.member_id.as_deref().map(|m| self.shared(m));
         let kept = Stored::of(event, member_id, &mut self.subtopologies);
-        self.events.push_back(kept);
+        self.events.push(kept);
         self.unstamped += 1;
     }
 
@@ -201,14 +191,8 @@ impl GroupTimeline {
             .map(|(id, _)| id)
             .or_else(|| self.targets.get_key_value(member_id).map(|(id, _)| id))
             .cloned();
-        held.or_else(|| {
-            self.events
-                .iter()
-                .rev()
-                .take(MIN_TIMELINE_EVENTS)
-                .find_map(|e| e.member_id.clone().filter(|id| **id == *member_id))
-        })
-        .unwrap_or_else(|| member_id.into())
+        held.or_else(|| self.events.named(member_id))
+            .unwrap_or_else(|| member_id.into())
     }
 
     fn event(&self, kind: EventKind) -> TimelineEvent {
@@ -221,8 +205,7 @@ impl GroupTimeline {
             return;
         }
         self.last_ms = ms;
-        let waiting = self.events.len() - self.unstamped;
-        for event in self.events.iter_mut().skip(waiting) {
+        for event in self.events.newest_mut(self.unstamped) {
             event.time_ms = ms;
         }
         self.unstamped = 0;
@@ -234,6 +217,9 @@ impl GroupTimeline {
             // What this record's own events are, they are at its time.
             self.unstamped = 0;
         }
+        // An event with its time is settled (but for a removal, which packed events still
+        // explain): packed, it takes a fifth of the bytes.
+        self.events.seal(self.unstamped);
     }
 
     /// Follows one record; whether it carried a time.
@@ -290,8 +276,7 @@ impl GroupTimeline {
             self.explain_removal(member, v.removal_reason);
         }
         if v.epoch != self.group_epoch {
-            let first = self.events.len() - caused;
-            for event in self.events.iter_mut().skip(first) {
+            for event in self.events.newest_mut(caused) {
                 event.group_epoch = v.epoch;
             }
             self.group_epoch = v.epoch;
@@ -405,13 +390,7 @@ impl GroupTimeline {
             3 => (EventKind::MemberFenced, Removal::RebalanceTimeout),
             _ => return,
         };
-        let removed = self.events.iter_mut().rev().find(|e| {
-            e.kind == EventKind::MemberRemoved && e.member_id.as_deref() == Some(member_id)
-        });
-        if let Some(event) = removed {
-            event.kind = kind;
-            event.reason = Some(why);
-        }
+        self.events.explain_removal(member_id, kind, why);
     }
 }
 

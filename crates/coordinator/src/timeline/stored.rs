@@ -8,6 +8,8 @@ use kcoord_metadata::{Id, ProcessId};
 use super::{EventKind, TaskList, TaskRef, TimelineEvent};
 use crate::record_builders::Removal;
 
+pub(super) mod packed;
+
 /// An event as a group's timeline keeps it, in 40 bytes, a fraction of a [`TimelineEvent`],
 /// since a group keeps up to [`MAX_TIMELINE_EVENTS`](super::MAX_TIMELINE_EVENTS) of them: what
 /// only some kinds carry (a joining member's ids, the tasks a target moved) is boxed, and the one
