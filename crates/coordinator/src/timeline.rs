@@ -397,12 +397,13 @@ impl GroupTimeline {
 /// The timelines of a shard's streams groups; a group's goes with the group.
 #[derive(Debug, Clone, Default)]
 pub struct Timelines {
-    groups: crate::shard::FastMap<Id, GroupTimeline>,
+    /// Boxed: a map holds room for more groups than it has, and a timeline takes 184 bytes.
+    groups: crate::shard::FastMap<Id, Box<GroupTimeline>>,
 }
 
 impl Timelines {
     pub fn get(&self, group_id: &str) -> Option<&GroupTimeline> {
-        self.groups.get(group_id)
+        self.groups.get(group_id).map(|t| &**t)
     }
 
     /// Follows one replayed record (records of other kinds are ignored).
@@ -422,8 +423,9 @@ impl Timelines {
         };
         let groups = self.groups.len().max(1);
         let cap = (SHARD_TIMELINE_EVENTS / groups).clamp(MIN_TIMELINE_EVENTS, MAX_TIMELINE_EVENTS);
-        let timeline =
-            kcoord_metadata::entry_by_str(&mut self.groups, group_id, GroupTimeline::new);
+        let timeline = kcoord_metadata::entry_by_str(&mut self.groups, group_id, || {
+            Box::new(GroupTimeline::new())
+        });
         timeline.cap = cap;
         timeline.observe(record);
     }

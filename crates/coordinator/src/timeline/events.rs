@@ -3,6 +3,8 @@
 
 use std::collections::VecDeque;
 
+use thin_vec::ThinVec;
+
 use super::stored::packed::{self, Mark, Names, Reader};
 use super::stored::{SharedId, Stored, Subtopologies};
 use super::{EventKind, TimelineEvent};
@@ -18,7 +20,7 @@ pub(super) struct EventLog {
     /// The last packed event's time and epoch, which the next one counts from.
     last: Mark,
     /// The newest events, not packed yet.
-    open: Vec<Stored>,
+    open: ThinVec<Stored>,
     names: Names,
     /// Names the packed events named when they were last repacked: past twice that, the names
     /// of members whose events are gone are dropped by repacking.
@@ -82,7 +84,7 @@ impl EventLog {
         self.open = open.collect();
         if self.open.is_empty() {
             // Events are open only while a batch replays: a group at rest holds no room for them.
-            self.open = Vec::new();
+            self.open = ThinVec::new();
         }
         let room = self.packed.capacity() - self.packed.len();
         if room < bytes.len() {
@@ -101,7 +103,7 @@ impl EventLog {
         }
         let open = self.open.len();
         if self.open.capacity() > open + open / 2 + 1 {
-            self.open.shrink_to(open + open / 4 + 1);
+            self.open.shrink_to_fit();
         }
     }
 

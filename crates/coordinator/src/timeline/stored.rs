@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use kcoord_metadata::{Id, ProcessId};
+use thin_vec::ThinVec;
 
 use super::{EventKind, TaskList, TaskRef, TimelineEvent};
 use crate::record_builders::Removal;
@@ -95,8 +96,8 @@ pub(super) type KeptTask = (u32, i32);
 /// order (so a topology of many sub-topologies costs a binary search per task, not a scan).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Subtopologies {
-    ids: Vec<Id>,
-    by_id: Vec<u32>,
+    ids: ThinVec<Id>,
+    by_id: ThinVec<u32>,
 }
 
 impl Subtopologies {

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use kcoord_metadata::ProcessId;
+use thin_vec::ThinVec;
 
 use super::{Detail, KeptTask, SharedId, Stored, TaskMoves, NO_EPOCH};
 use crate::record_builders::Removal;
@@ -31,8 +32,8 @@ impl Mark {
 /// The member ids packed events name, each once, looked up in id order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(in crate::timeline) struct Names {
-    ids: Vec<SharedId>,
-    by_id: Vec<u32>,
+    ids: ThinVec<SharedId>,
+    by_id: ThinVec<u32>,
 }
 
 impl Names {
