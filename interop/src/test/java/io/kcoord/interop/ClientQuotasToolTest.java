@@ -3,7 +3,6 @@ package io.kcoord.interop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,7 +37,7 @@ class ClientQuotasToolTest {
 
     @BeforeAll
     void start() throws Exception {
-        data = Files.createTempDirectory("kcoord-quotas");
+        data = Clients.tempDir("kcoord-quotas");
         kcoord = Kcoord.startRestartable("quotas", data);
     }
 

@@ -39,7 +39,7 @@ public final class Kafka39Broker implements AutoCloseable {
         String classpath = jars().resolve("*").toString();
         int brokerPort = KafkaBroker.freePort();
         int controllerPort = KafkaBroker.freePort();
-        Path dir = Files.createTempDirectory("kafka-3.9");
+        Path dir = Clients.tempDir("kafka-3.9");
         Properties config = new Properties();
         config.put("process.roles", "broker,controller");
         config.put("node.id", "1");

@@ -116,7 +116,7 @@ public final class KafkaCluster {
                 "transaction.state.log.min.isr", "2",
                 "default.replication.factor", "3",
                 "min.insync.replicas", "2");
-        Path root = Files.createTempDirectory("kcoord-kafka-cluster");
+        Path root = Clients.tempDir("kcoord-kafka-cluster");
         // Each node's start waits for the quorum, which needs the others: start them together.
         ExecutorService pool = Executors.newFixedThreadPool(NODES);
         List<Future<KafkaRaftServer>> starting = new ArrayList<>();

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +37,7 @@ class TopicToolsTest {
 
     @BeforeAll
     void start() throws Exception {
-        logDir = Files.createTempDirectory("kcoord-topic-tools");
+        logDir = Clients.tempDir("kcoord-topic-tools");
         kcoord = Kcoord.start("topic-tools", "log.dirs=" + logDir, "log.retention.check.interval.ms=200");
     }
 
