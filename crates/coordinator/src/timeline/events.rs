@@ -52,6 +52,7 @@ impl EventLog {
             // Bytes packing never leaves: forget them all rather than read them wrong.
             self.packed.clear();
             self.packed_events = 0;
+            self.first = self.last;
             return;
         };
         let read = reader.at;
@@ -172,9 +173,8 @@ impl EventLog {
             }
             before = Mark::of(&event);
         }
-        let first = newest.and_then(|at| Some((at, *self.packed.get(at)?)));
-        if let Some((at, first)) = first {
-            self.packed[at] = packed::relabel(first, kind, Some(why));
+        if let Some(first) = newest.and_then(|at| self.packed.get_mut(at)) {
+            *first = packed::relabel(*first, kind, Some(why));
         }
     }
 

@@ -1,5 +1,6 @@
 //! How a group's timeline keeps its events: far smaller than [`TimelineEvent`], what only some
-//! kinds carry in one box, a process id that is a UUID's text as its 16 bytes.
+//! kinds carry in one box, a process id that is a UUID's text as its 16 bytes; and, once
+//! settled, packed into a few bytes ([`packed`]).
 
 use std::sync::Arc;
 
@@ -11,10 +12,10 @@ use crate::record_builders::Removal;
 
 pub(super) mod packed;
 
-/// An event as a group's timeline keeps it, in 40 bytes, a fraction of a [`TimelineEvent`],
-/// since a group keeps up to [`MAX_TIMELINE_EVENTS`](super::MAX_TIMELINE_EVENTS) of them: what
-/// only some kinds carry (a joining member's ids, the tasks a target moved) is boxed, and the one
-/// epoch an event names is kept once.
+/// An event as a group's timeline keeps it whole while a later record may still change it, and
+/// as it reads a packed one back: 40 bytes, a fraction of a [`TimelineEvent`]. What only some
+/// kinds carry (a joining member's ids, the tasks a target moved) is boxed, and the one epoch an
+/// event names is kept once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Stored {
     pub(super) time_ms: i64,
