@@ -93,39 +93,78 @@ enum Detail {
 /// [`Subtopologies`], and its partition (8 bytes, where a [`TaskRef`] takes 32).
 pub(super) type KeptTask = (u32, i32);
 
-/// The sub-topology ids a group's timeline has named, each kept once, and their places in id
-/// order (so a topology of many sub-topologies costs a binary search per task, not a scan).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Subtopologies {
-    ids: ThinVec<Id>,
+/// Ids kept once each, in the order first named, and their places in id order: an event or a
+/// task keeps an id's place (a small number) and finds the id again by it, or a place by a binary
+/// search (so a group naming many ids costs a search per lookup, not a scan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Interned<T> {
+    ids: ThinVec<T>,
     by_id: ThinVec<u32>,
 }
 
-impl Subtopologies {
-    /// Where `id` is kept, kept now if it was not.
-    pub(super) fn intern(&mut self, id: &str) -> u32 {
-        match self.by_id.binary_search_by(|at| self.id(*at).cmp(id)) {
+impl<T> Default for Interned<T> {
+    fn default() -> Self {
+        Interned {
+            ids: ThinVec::new(),
+            by_id: ThinVec::new(),
+        }
+    }
+}
+
+impl<T: std::ops::Deref<Target = str>> Interned<T> {
+    pub(super) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Where `id` is kept, kept now (as `keep` makes it) if it was not.
+    pub(super) fn place(&mut self, id: &str, keep: impl FnOnce() -> T) -> u32 {
+        match self.slot(id) {
             Ok(found) => self.by_id[found],
             Err(slot) => {
                 let at = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-                self.ids.push(Id::from(id));
+                self.ids.push(keep());
                 self.by_id.insert(slot, at);
                 at
             }
         }
     }
 
-    fn id(&self, at: u32) -> &str {
-        self.ids.get(at as usize).map_or("", Id::as_str)
+    /// The id kept as `id`, if it is.
+    pub(super) fn find(&self, id: &str) -> Option<&T> {
+        let found = self.slot(id).ok()?;
+        self.at(*self.by_id.get(found)?)
+    }
+
+    /// The id kept at `place`.
+    pub(super) fn at(&self, place: u32) -> Option<&T> {
+        self.ids.get(place as usize)
+    }
+
+    fn slot(&self, id: &str) -> Result<usize, usize> {
+        self.by_id.binary_search_by(|at| self.text(*at).cmp(id))
+    }
+
+    fn text(&self, place: u32) -> &str {
+        self.at(place).map_or("", |id| &**id)
+    }
+}
+
+/// The sub-topology ids a group's timeline has named.
+pub(super) type Subtopologies = Interned<Id>;
+
+impl Subtopologies {
+    /// Where `id` is kept, kept now if it was not.
+    pub(super) fn intern(&mut self, id: &str) -> u32 {
+        self.place(id, || Id::from(id))
     }
 
     pub(super) fn task(&self, (at, partition): KeptTask) -> TaskRef {
-        (Id::from(self.id(at)), partition)
+        (Id::from(self.text(at)), partition)
     }
 
     /// Tasks in [`TaskRef`]'s order: by sub-topology id, then partition.
     pub(super) fn order(&self, a: &KeptTask, b: &KeptTask) -> std::cmp::Ordering {
-        (self.id(a.0), a.1).cmp(&(self.id(b.0), b.1))
+        (self.text(a.0), a.1).cmp(&(self.text(b.0), b.1))
     }
 }
 

@@ -68,20 +68,21 @@ fn every_shape() -> Vec<TimelineEvent> {
     events
 }
 
-fn log_of(events: &[TimelineEvent], subtopologies: &mut Subtopologies) -> EventLog {
+/// `events`, kept whole, and the sub-topologies they name.
+fn log_of(events: &[TimelineEvent]) -> (EventLog, Subtopologies) {
+    let mut subtopologies = Subtopologies::default();
     let mut log = EventLog::default();
     for e in events {
         let member_id = e.member_id.as_deref().map(SharedId::from);
-        log.push(Stored::of(e.clone(), member_id, subtopologies));
+        log.push(Stored::of(e.clone(), member_id, &mut subtopologies));
     }
-    log
+    (log, subtopologies)
 }
 
 #[test]
 fn every_event_packed_reads_back_as_it_was() {
     let events = every_shape();
-    let mut subtopologies = Subtopologies::default();
-    let mut log = log_of(&events, &mut subtopologies);
+    let (mut log, subtopologies) = log_of(&events);
     let whole = log.views(&subtopologies);
     assert_eq!(whole, events, "as kept whole");
     log.seal(0);
@@ -93,8 +94,7 @@ fn every_event_packed_reads_back_as_it_was() {
 #[test]
 fn the_newest_events_stay_whole_until_sealed_and_read_in_order() {
     let events = every_shape();
-    let mut subtopologies = Subtopologies::default();
-    let mut log = log_of(&events, &mut subtopologies);
+    let (mut log, subtopologies) = log_of(&events);
     log.seal(5);
     assert_eq!(log.open.len(), 5);
     for e in log.newest_mut(2) {
@@ -110,8 +110,7 @@ fn the_newest_events_stay_whole_until_sealed_and_read_in_order() {
 #[test]
 fn dropping_the_oldest_events_leaves_the_others_as_they_were() {
     let events = every_shape();
-    let mut subtopologies = Subtopologies::default();
-    let mut log = log_of(&events, &mut subtopologies);
+    let (mut log, subtopologies) = log_of(&events);
     log.seal(3);
     for dropped in 1..=events.len() {
         log.pop_front();
@@ -134,8 +133,7 @@ fn a_removal_is_explained_whether_its_event_is_packed_or_not() {
         removed("a"),
         removed("c"),
     ];
-    let mut subtopologies = Subtopologies::default();
-    let mut log = log_of(&events, &mut subtopologies);
+    let (mut log, subtopologies) = log_of(&events);
     log.seal(1);
     log.explain_removal("a", EventKind::MemberFenced, Removal::SessionTimeout);
     log.explain_removal("c", EventKind::MemberLeft, Removal::Left);

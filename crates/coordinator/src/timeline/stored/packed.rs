@@ -7,9 +7,8 @@
 use std::collections::VecDeque;
 
 use kcoord_metadata::ProcessId;
-use thin_vec::ThinVec;
 
-use super::{Detail, KeptTask, SharedId, Stored, TaskMoves, NO_EPOCH};
+use super::{Detail, Interned, KeptTask, SharedId, Stored, TaskMoves, NO_EPOCH};
 use crate::record_builders::Removal;
 use crate::timeline::EventKind;
 
@@ -29,44 +28,8 @@ impl Mark {
     }
 }
 
-/// The member ids packed events name, each once, looked up in id order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(in crate::timeline) struct Names {
-    ids: ThinVec<SharedId>,
-    by_id: ThinVec<u32>,
-}
-
-impl Names {
-    pub(in crate::timeline) fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    pub(in crate::timeline) fn find(&self, id: &str) -> Option<&SharedId> {
-        let found = self.slot(id).ok()?;
-        self.ids.get(*self.by_id.get(found)? as usize)
-    }
-
-    fn slot(&self, id: &str) -> Result<usize, usize> {
-        self.by_id
-            .binary_search_by(|at| self.ids.get(*at as usize).map_or("", |x| &**x).cmp(id))
-    }
-
-    fn place(&mut self, id: &SharedId) -> u32 {
-        match self.slot(id) {
-            Ok(found) => self.by_id[found],
-            Err(slot) => {
-                let at = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-                self.ids.push(id.clone());
-                self.by_id.insert(slot, at);
-                at
-            }
-        }
-    }
-
-    fn at(&self, place: u64) -> Option<SharedId> {
-        self.ids.get(usize::try_from(place).ok()?).cloned()
-    }
-}
+/// The member ids packed events name, each once.
+pub(in crate::timeline) type Names = Interned<SharedId>;
 
 const HAS_MEMBER: u8 = 1 << 6;
 const HAS_EPOCH: u8 = 1 << 7;
@@ -160,7 +123,7 @@ pub(in crate::timeline) fn pack(
         i64::from(stored.group_epoch) - i64::from(before.group_epoch),
     );
     if let Some(id) = &stored.member_id {
-        unsigned(out, u64::from(names.place(id)));
+        unsigned(out, u64::from(names.place(id, || id.clone())));
     }
     if stored.epoch != NO_EPOCH {
         signed(out, i64::from(stored.epoch) - i64::from(stored.group_epoch));
@@ -254,7 +217,7 @@ impl<'a> Reader<'a> {
         let group_epoch = i32::try_from(i64::from(before.group_epoch) + self.signed()?).ok()?;
         let member_id = match first & HAS_MEMBER {
             0 => None,
-            _ => Some(names.at(self.unsigned()?)?),
+            _ => Some(names.at(u32::try_from(self.unsigned()?).ok()?)?.clone()),
         };
         let epoch = match first & HAS_EPOCH {
             0 => NO_EPOCH,
