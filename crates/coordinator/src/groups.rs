@@ -70,7 +70,10 @@ impl CoordinatorShard {
                         .and_then(|s| s.task_offsets.get(m.member_id.as_str()));
                     describe_member(
                         m,
-                        group.target_assignment.get(m.member_id.as_str()),
+                        group
+                            .target_assignment
+                            .get(m.member_id.as_str())
+                            .map(|t| &**t),
                         offsets,
                     )
                 })

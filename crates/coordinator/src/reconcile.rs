@@ -390,7 +390,7 @@ fn revoking_member(
     let mut next = member.clone();
     next.state = MemberState::UnrevokedTasks;
     set_epoch(&mut next, epoch);
-    next.assigned = kept;
+    next.assigned = kept.into();
     next.active_task_epochs = epochs;
     next.pending_revocation = revoke.into();
     next
@@ -422,7 +422,8 @@ fn granted_member(
         active: union(&kept.active, &granted.active),
         standby: union(&kept.standby, &granted.standby),
         warmup: union(&kept.warmup, &granted.warmup),
-    };
+    }
+    .into();
     next.active_task_epochs = epochs;
     next.pending_revocation = PendingTasks::default();
     next
@@ -454,7 +455,8 @@ mod tests {
             assigned: TasksTuple {
                 active,
                 ..Default::default()
-            },
+            }
+            .into(),
             ..Default::default()
         }
     }
@@ -600,7 +602,7 @@ mod tests {
     #[test]
     fn a_standby_is_promoted_to_active_in_place() {
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.standby = tasks(&[("0", &[0])]);
+        m.assigned.make_mut().standby = tasks(&[("0", &[0])]);
         let g = group(vec![m.clone()]);
         let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
         // Even without owned tasks: a promotion asks the client to revoke nothing.
@@ -617,7 +619,7 @@ mod tests {
     fn a_promoted_warmup_stays_until_the_active_owner_releases_the_task() {
         let holder = member("b", "p2", 1, tasks(&[("0", &[0])]));
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.warmup = tasks(&[("0", &[0])]);
+        m.assigned.make_mut().warmup = tasks(&[("0", &[0])]);
         let g = group(vec![holder, m.clone()]);
         let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
@@ -653,7 +655,7 @@ mod tests {
     #[test]
     fn a_standby_turned_warmup_needs_no_revocation() {
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.standby = tasks(&[("0", &[3])]);
+        m.assigned.make_mut().standby = tasks(&[("0", &[3])]);
         let g = group(vec![m.clone()]);
         let target = tuple(Tasks::new(), Tasks::new(), tasks(&[("0", &[3])]));
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();

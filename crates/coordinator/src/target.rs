@@ -2,7 +2,7 @@
 //! configured topology), and the records that persist its delta.
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{Record, StreamsGroupMember, Tasks, TasksTuple};
+use kcoord_metadata::{Record, SharedTasks, StreamsGroupMember, Tasks, TasksTuple};
 
 use crate::assignor::{assign, AssignorInput, AssignorMember, AssignorSubtopology};
 use crate::configured_topology::ConfiguredTopology;
@@ -93,14 +93,14 @@ pub fn compute(
 /// Records for the members whose target changed, then the new assignment epoch.
 pub fn records(
     group_id: &str,
-    previous: &kcoord_metadata::VecMap<kcoord_metadata::Id, TasksTuple>,
+    previous: &kcoord_metadata::VecMap<kcoord_metadata::Id, SharedTasks>,
     next: &BTreeMap<String, TasksTuple>,
     epoch: i32,
     now: i64,
 ) -> Vec<Record> {
     let mut out: Vec<Record> = next
         .iter()
-        .filter(|(member, tasks)| previous.get(member.as_str()) != Some(*tasks))
+        .filter(|(member, tasks)| previous.get(member.as_str()).map(|t| &**t) != Some(*tasks))
         .map(|(member, tasks)| record_builders::target_member(group_id, member, tasks))
         .collect();
     out.push(record_builders::target_metadata(group_id, epoch, now));

@@ -28,9 +28,10 @@ pub use image::process_id::ProcessId;
 pub use image::producer_ids::ProducerIdsImage;
 pub use image::security::SecurityImage;
 pub use image::streams::{
-    entry_by_str, Endpoint, Id, MemberState, PendingTasks, StreamsGroup, StreamsGroupMember,
-    StreamsGroupsImage, TaskEpochs, Tasks, TasksTuple, TopologyVersion, MAX_TOPOLOGY_VERSIONS,
+    entry_by_str, Endpoint, Id, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage,
+    TopologyVersion, MAX_TOPOLOGY_VERSIONS,
 };
+pub use image::tasks::{PendingTasks, SharedTasks, TaskEpochs, Tasks, TasksTuple};
 pub use image::topics::{
     invalid_topic_name, is_internal_topic, is_valid_topic_name, unify_collision_chars,
     validate_topic_name, PartitionImage, TopicImage, TopicsImage, CLUSTER_METADATA_TOPIC,

@@ -418,7 +418,10 @@ impl<'a> JoinOrHeartbeat<'a> {
                 let id = change
                     .replaced
                     .map_or(updated.member_id.as_str(), |old| old.member_id.as_str());
-                group.target_assignment.get(id).cloned().unwrap_or_default()
+                group
+                    .target_assignment
+                    .get(id)
+                    .map_or_else(TasksTuple::default, |t| (**t).clone())
             });
             Cow::Owned(reconcile(
                 updated,

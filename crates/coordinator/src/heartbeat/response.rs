@@ -2,7 +2,7 @@
 //! the group the assignor and the endpoints are computed from.
 use std::collections::BTreeMap;
 
-use kcoord_metadata::{Id, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
+use kcoord_metadata::{Id, SharedTasks, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple};
 use kcoord_wire::messages::streams_group_heartbeat_request::{
     self as req, StreamsGroupHeartbeatRequest,
 };
@@ -150,7 +150,7 @@ pub(super) fn target_view(
     group: &StreamsGroup,
     replaced: Option<&StreamsGroupMember>,
     new_id: &str,
-) -> kcoord_metadata::VecMap<Id, TasksTuple> {
+) -> kcoord_metadata::VecMap<Id, SharedTasks> {
     let mut target = group.target_assignment.clone();
     if let Some(old) = replaced {
         if let Some(t) = target.remove(old.member_id.as_str()) {

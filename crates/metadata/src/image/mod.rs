@@ -11,6 +11,7 @@ pub mod process_id;
 pub mod producer_ids;
 pub mod security;
 pub mod streams;
+pub mod tasks;
 pub mod topics;
 pub mod transactions;
 pub mod txn_offsets;

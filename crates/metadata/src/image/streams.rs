@@ -11,7 +11,8 @@ use kcoord_wire::records::{
 use uuid::Uuid;
 
 use super::process_id::ProcessId;
-use super::vec_map::{VecMap, VecSet};
+use super::tasks::{PendingTasks, SharedTasks, TaskEpochs, Tasks, TasksTuple};
+use super::vec_map::VecMap;
 
 /// A group or member id as a map key, or another short string a heartbeat compares (a member's
 /// client id and host). Up to 24 bytes (Kafka Streams' member ids are 22) are stored in the
@@ -34,60 +35,6 @@ pub fn entry_by_str<'a, V>(
     match map.get_mut(key) {
         Some(value) => value,
         None => unreachable!("inserted above"),
-    }
-}
-
-/// Sub-topology id -> partitions. A member usually holds one or two sub-topologies, so sorted
-/// vectors (not B-trees) keep a member's state small; iteration is in key order all the same.
-pub type Tasks = VecMap<Id, VecSet<i32>>;
-
-/// `(sub-topology id, partition)` -> the member epoch at which the active task was given.
-pub type TaskEpochs = VecMap<(Id, i32), i32>;
-
-/// Active, standby and warm-up tasks of one member.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TasksTuple {
-    pub active: Tasks,
-    pub standby: Tasks,
-    pub warmup: Tasks,
-}
-
-impl TasksTuple {
-    pub fn is_empty(&self) -> bool {
-        self.active.is_empty() && self.standby.is_empty() && self.warmup.is_empty()
-    }
-}
-
-/// A member's tasks pending revocation: empty except while the member revokes, so boxed only
-/// when there are some, which keeps 64 bytes out of every idle member. Read it through `Deref`
-/// as a [`TasksTuple`]. Empty is always stored as `None`, so the derived equality is the
-/// tuples' equality.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct PendingTasks(Option<Box<TasksTuple>>);
-
-static NO_TASKS: TasksTuple = TasksTuple {
-    active: VecMap::new(),
-    standby: VecMap::new(),
-    warmup: VecMap::new(),
-};
-
-impl std::ops::Deref for PendingTasks {
-    type Target = TasksTuple;
-
-    fn deref(&self) -> &TasksTuple {
-        self.0.as_deref().unwrap_or(&NO_TASKS)
-    }
-}
-
-impl From<TasksTuple> for PendingTasks {
-    fn from(tasks: TasksTuple) -> Self {
-        PendingTasks((!tasks.is_empty()).then(|| Box::new(tasks)))
-    }
-}
-
-impl std::fmt::Debug for PendingTasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        TasksTuple::fmt(self, f)
     }
 }
 
@@ -141,7 +88,8 @@ pub struct StreamsGroupMember {
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: MemberState,
-    pub assigned: TasksTuple,
+    /// Shared with the member's target assignment while the two are equal.
+    pub assigned: SharedTasks,
     /// The epoch at which each active task (assigned or pending revocation) was given, for
     /// offset-commit validation.
     pub active_task_epochs: TaskEpochs,
@@ -214,7 +162,9 @@ pub struct StreamsGroup {
     pub target_assignment_timestamp: i64,
     /// Member id order, as the B-trees these were: sorted vectors, whose room follows the
     /// group's size (a B-tree's node for eleven members took 2.1 KB in a one-member group).
-    pub target_assignment: VecMap<Id, TasksTuple>,
+    /// A member's target shares its allocation with the member's assigned tasks while they are
+    /// equal ([`SharedTasks`]).
+    pub target_assignment: VecMap<Id, SharedTasks>,
     pub members: VecMap<Id, StreamsGroupMember>,
 }
 
@@ -443,14 +393,16 @@ impl StreamsGroupsImage {
     ) {
         match value {
             Some(v) => {
-                let tasks = TasksTuple {
+                let mut tasks = SharedTasks::from(TasksTuple {
                     active: target_tasks(&v.active_tasks),
                     standby: target_tasks(&v.standby_tasks),
                     warmup: target_tasks(&v.warmup_tasks),
-                };
-                self.group_mut(group_id)
-                    .target_assignment
-                    .insert(member_id.into(), tasks);
+                });
+                let group = self.group_mut(group_id);
+                if let Some(member) = group.members.get(member_id) {
+                    tasks.share_if_equal(&member.assigned);
+                }
+                group.target_assignment.insert(member_id.into(), tasks);
             }
             None => {
                 if let Some(g) = self.groups.get_mut(group_id) {
@@ -475,21 +427,29 @@ impl StreamsGroupsImage {
                 m.member_epoch = 0;
                 m.previous_member_epoch = 0;
                 m.state = MemberState::Stable;
-                m.assigned = TasksTuple::default();
+                m.assigned = SharedTasks::default();
                 m.active_task_epochs.clear();
                 m.pending_revocation = PendingTasks::default();
             }
             return;
         };
+        let mut assigned = SharedTasks::from(TasksTuple {
+            active: current_tasks(&v.active_tasks),
+            standby: current_tasks(&v.standby_tasks),
+            warmup: current_tasks(&v.warmup_tasks),
+        });
+        if let Some(target) = self
+            .groups
+            .get(group_id)
+            .and_then(|g| g.target_assignment.get(member_id))
+        {
+            assigned.share_if_equal(target);
+        }
         let m = self.member_mut(group_id, member_id);
         m.member_epoch = v.member_epoch;
         m.previous_member_epoch = v.previous_member_epoch;
         m.state = MemberState::from_code(v.state);
-        m.assigned = TasksTuple {
-            active: current_tasks(&v.active_tasks),
-            standby: current_tasks(&v.standby_tasks),
-            warmup: current_tasks(&v.warmup_tasks),
-        };
+        m.assigned = assigned;
         m.active_task_epochs = task_epochs(&v.active_tasks, &v.active_tasks_pending_revocation);
         m.pending_revocation = TasksTuple {
             active: current_tasks(&v.active_tasks_pending_revocation),
@@ -571,16 +531,6 @@ pub fn to_target_task_ids(tasks: &Tasks) -> Vec<target::TaskIds> {
 mod tests {
     use super::*;
 
-    fn tuple(active: &[(&str, &[i32])]) -> TasksTuple {
-        TasksTuple {
-            active: active
-                .iter()
-                .map(|(s, p)| (Id::from(*s), p.iter().copied().collect()))
-                .collect(),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn extras_cleared_to_empty_are_not_kept_boxed() {
         let mut m = StreamsGroupMember::default();
@@ -595,28 +545,6 @@ mod tests {
         );
         m.set_extras(MemberExtras::default());
         assert!(m.extras.is_none());
-    }
-
-    #[test]
-    fn empty_pending_tasks_are_not_boxed_and_equal_the_default() {
-        let empty = PendingTasks::from(TasksTuple::default());
-        assert!(empty.0.is_none());
-        assert_eq!(empty, PendingTasks::default());
-        assert!(empty.is_empty());
-        assert_eq!(format!("{empty:?}"), format!("{:?}", TasksTuple::default()));
-    }
-
-    #[test]
-    fn pending_tasks_read_and_compare_as_their_tuple() {
-        let pending = PendingTasks::from(tuple(&[("0", &[2, 1])]));
-        assert_eq!(*pending, tuple(&[("0", &[1, 2])]));
-        assert_eq!(
-            pending.active.get("0").map(|p| p.as_slice()),
-            Some(&[1, 2][..])
-        );
-        assert_eq!(pending, PendingTasks::from(tuple(&[("0", &[1, 2])])));
-        assert_ne!(pending, PendingTasks::from(tuple(&[("0", &[1])])));
-        assert_ne!(pending, PendingTasks::default());
     }
 
     #[test]
@@ -654,7 +582,53 @@ mod tests {
         );
         assert_eq!(
             m.pending_revocation.active,
-            [(Id::from("a"), VecSet::from([1, 5]))].into()
+            [(Id::from("a"), crate::VecSet::from([1, 5]))].into()
         );
+    }
+
+    #[test]
+    fn replay_shares_a_members_assigned_tasks_with_its_equal_target_in_either_order() {
+        let target = |parts: &[i32]| StreamsGroupTargetAssignmentMemberValue {
+            active_tasks: vec![target::TaskIds {
+                subtopology_id: "0".into(),
+                partitions: parts.to_vec(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let current = |parts: &[i32]| StreamsGroupCurrentMemberAssignmentValue {
+            member_epoch: 2,
+            active_tasks: vec![current::TaskIds {
+                subtopology_id: "0".into(),
+                partitions: parts.to_vec(),
+                assignment_epochs: Some(vec![2; parts.len()]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let shared = |image: &StreamsGroupsImage| {
+            let g = image.get("g").unwrap();
+            g.members["m"]
+                .assigned
+                .is_shared_with(&g.target_assignment["m"])
+        };
+        let mut image = StreamsGroupsImage::default();
+        image.replay_target_member("g", "m", Some(&target(&[0, 1])));
+        image.replay_current_assignment("g", "m", Some(&current(&[0])));
+        assert!(
+            !shared(&image),
+            "a member still reconciling holds its own tasks"
+        );
+        image.replay_current_assignment("g", "m", Some(&current(&[0, 1])));
+        assert!(shared(&image), "current replayed after an equal target");
+        image.replay_target_member("g", "m", Some(&target(&[1])));
+        assert!(!shared(&image));
+        assert_eq!(
+            image.get("g").unwrap().members["m"].assigned.active["0"].as_slice(),
+            [0, 1]
+        );
+        image.replay_current_assignment("g", "m", Some(&current(&[1])));
+        image.replay_target_member("g", "m", Some(&target(&[1])));
+        assert!(shared(&image), "target replayed after an equal current");
     }
 }
