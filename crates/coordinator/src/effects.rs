@@ -130,7 +130,7 @@ impl CoordinatorShard {
         match effect {
             Effect::Member(effect) => self.apply_member_effect(effect),
             Effect::Group(effect) => self.apply_group_effect(effect),
-            Effect::TimersTaken(due) => self.timers.take(&due),
+            Effect::TimersTaken(due) => self.timers.take(&mut self.soft, &due),
             Effect::IdsMinted(n) => self.ids_minted = self.ids_minted.wrapping_add(n),
             Effect::Rebalanced => self.stats.rebalances += 1,
             Effect::AssignmentComputed => self.stats.assignments += 1,
@@ -167,7 +167,7 @@ impl CoordinatorShard {
                 deadline,
             } => self
                 .timers
-                .schedule_session(&group_id, &member_id, deadline),
+                .schedule_session(&mut self.soft, &group_id, &member_id, deadline),
             MemberEffect::SteadyHeartbeat {
                 group_id,
                 member_id,
@@ -175,20 +175,26 @@ impl CoordinatorShard {
             } => {
                 self.steady_hits += 1;
                 self.timers
-                    .schedule_session(&group_id, &member_id, deadline)
+                    .schedule_session(&mut self.soft, &group_id, &member_id, deadline)
             }
             MemberEffect::RebalanceTimer {
                 group_id,
                 member_id,
                 deadline,
                 epoch,
-            } => self
-                .timers
-                .schedule_rebalance(&group_id, &member_id, deadline, epoch),
+            } => self.timers.schedule_rebalance(
+                &mut self.soft,
+                &group_id,
+                &member_id,
+                deadline,
+                epoch,
+            ),
             MemberEffect::CancelRebalanceTimer {
                 group_id,
                 member_id,
-            } => self.timers.cancel_rebalance(&group_id, &member_id),
+            } => self
+                .timers
+                .cancel_rebalance(&mut self.soft, &group_id, &member_id),
             MemberEffect::TaskOffsets {
                 group_id,
                 member_id,
@@ -211,9 +217,14 @@ impl CoordinatorShard {
                 group_id,
                 member_id,
             } => {
-                self.timers.cancel_member(&group_id, &member_id);
+                self.timers
+                    .cancel_member(&mut self.soft, &group_id, &member_id);
                 if let Some(soft) = self.soft.get_mut(group_id.as_str()) {
                     soft.task_offsets.remove(member_id.as_str());
+                    // A consumer group's entry holds only its timers; nothing ends it else.
+                    if soft.is_idle() {
+                        self.soft.remove(group_id.as_str());
+                    }
                 }
             }
         }
@@ -251,7 +262,17 @@ impl CoordinatorShard {
             GroupEffect::ClearInitialDelay { group_id } => self.clear_initial_delay(&group_id),
             GroupEffect::Gone { group_id } => {
                 self.clear_initial_delay(&group_id);
-                self.soft.remove(group_id.as_str());
+                // Its members' timers stay until the members go (or fire and find none).
+                if let Some(soft) = self.soft.get_mut(group_id.as_str()) {
+                    let timers = std::mem::take(&mut soft.timers);
+                    *soft = GroupSoftState {
+                        timers,
+                        ..GroupSoftState::default()
+                    };
+                    if soft.is_idle() {
+                        self.soft.remove(group_id.as_str());
+                    }
+                }
             }
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::configured_topology::ConfiguredTopology;
 use crate::error::CoordinatorError;
+use crate::timer_queue::{GroupTimers, HoldsTimers};
 
 /// What Kafka keeps about a group only in memory.
 #[derive(Debug, Default)]
@@ -17,6 +18,40 @@ pub struct GroupSoftState {
     pub initial_delay_deadline: Option<i64>,
     /// member id -> its last reported task offsets (`StreamsGroup.taskOffsets`).
     pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
+    /// The members' session and rebalance timers (of a consumer group's members too: a
+    /// consumer group's entry holds only these).
+    pub(crate) timers: GroupTimers,
+}
+
+impl GroupSoftState {
+    /// Nothing kept: the entry can go, a default one standing for it as well.
+    pub(crate) fn is_idle(&self) -> bool {
+        // Every field named, so that a new one cannot be forgotten here.
+        let GroupSoftState {
+            configured,
+            endpoint_information_epoch,
+            shutdown_requested_by,
+            initial_delay_deadline,
+            task_offsets,
+            timers,
+        } = self;
+        configured.is_none()
+            && *endpoint_information_epoch == 0
+            && shutdown_requested_by.is_none()
+            && initial_delay_deadline.is_none()
+            && task_offsets.is_empty()
+            && timers.is_empty()
+    }
+}
+
+impl HoldsTimers for GroupSoftState {
+    fn timers(&self) -> &GroupTimers {
+        &self.timers
+    }
+
+    fn timers_mut(&mut self) -> &mut GroupTimers {
+        &mut self.timers
+    }
 }
 
 /// Reported offsets per member are transient telemetry; kept out of the log.

@@ -155,7 +155,7 @@ impl Tick {
 impl CoordinatorShard {
     /// The timers due at `now`, in firing order; they leave the queue.
     pub fn take_due_timers(&self, now: i64) -> Outcome<Vec<DueTimer>> {
-        let due = self.timers.due(now);
+        let due = self.timers.due(&self.soft, now);
         if due.is_empty() {
             return Outcome::answer(Vec::new());
         }

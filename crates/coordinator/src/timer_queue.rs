@@ -1,5 +1,11 @@
 //! The shard's timers as data: a queue ordered by deadline, and each member's armed timers.
 //! Nothing here reads a clock; the runtime's owner asks for the next deadline and ticks then.
+//!
+//! A group's member timers ([`GroupTimers`]) are kept in whatever the shard keeps per group
+//! ([`HoldsTimers`]: the group's soft state), not in a map of their own: a steady heartbeat
+//! has just read that entry to answer, so pushing its member's session back finds the group
+//! in the cache instead of looking it up in a second map of every group (two cache misses per
+//! heartbeat in a large fleet, and a map entry per group).
 use std::collections::BTreeSet;
 
 pub(crate) use kcoord_metadata::Id;
@@ -65,7 +71,7 @@ impl Deadline {
 /// A rebalance timer (armed only while a member revokes tasks) is kept apart from the sessions,
 /// so that a member's entry is its id and one deadline.
 #[derive(Debug, Default)]
-struct GroupTimers {
+pub(crate) struct GroupTimers {
     session_queued: Deadline,
     /// Every member with a timer, and its session deadline.
     members: FastMap<Id, Deadline>,
@@ -75,6 +81,11 @@ struct GroupTimers {
 }
 
 impl GroupTimers {
+    /// No timer armed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
     /// Disarms `member`'s rebalance timer; returns it if it was armed. The map's room goes with
     /// its last timer: a group revokes now and then, and is idle in between.
     fn disarm_rebalance(&mut self, member: &str) -> Option<(i64, i32)> {
@@ -83,6 +94,22 @@ impl GroupTimers {
             self.rebalances = FastMap::default();
         }
         disarmed
+    }
+}
+
+/// What the shard keeps per group, holding the group's member timers.
+pub(crate) trait HoldsTimers: Default {
+    fn timers(&self) -> &GroupTimers;
+    fn timers_mut(&mut self) -> &mut GroupTimers;
+}
+
+impl HoldsTimers for GroupTimers {
+    fn timers(&self) -> &GroupTimers {
+        self
+    }
+
+    fn timers_mut(&mut self) -> &mut GroupTimers {
+        self
     }
 }
 
@@ -111,19 +138,25 @@ impl DueTimers {
     }
 }
 
+/// The queue of every group's timers. Each method is given the shard's per-group entries
+/// (`groups`, looked up by `&str`, without allocating), where the groups' member timers are.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     /// (deadline, group, member, kind), in that order; a group's session entry has no member
     /// ([`whole_group`]). Ids compare as their text.
     queue: BTreeSet<(i64, Id, Id, TimerKind)>,
-    /// group -> its timers; looked up by `&str`, without allocating.
-    by_member: FastMap<Id, GroupTimers>,
 }
 
 impl Timers {
-    pub(crate) fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
+    pub(crate) fn schedule_session<G: HoldsTimers>(
+        &mut self,
+        groups: &mut FastMap<Id, G>,
+        group: &str,
+        member: &str,
+        deadline: i64,
+    ) {
         // Almost every heartbeat: the group's entry is no later than the new deadline.
-        if let Some(g) = self.by_member.get_mut(group) {
+        if let Some(g) = groups.get_mut(group).map(G::timers_mut) {
             let queued = g.session_queued.get();
             if let (Some(m), true) = (
                 g.members.get_mut(member),
@@ -133,7 +166,7 @@ impl Timers {
                 return;
             }
         }
-        let g = entry_or_default(&mut self.by_member, group);
+        let g = entry_or_default(groups, group).timers_mut();
         *entry_or_default(&mut g.members, member) = Deadline(deadline);
         match g.session_queued.get() {
             Some(queued) if queued <= deadline => {}
@@ -149,14 +182,15 @@ impl Timers {
         }
     }
 
-    pub(crate) fn schedule_rebalance(
+    pub(crate) fn schedule_rebalance<G: HoldsTimers>(
         &mut self,
+        groups: &mut FastMap<Id, G>,
         group: &str,
         member: &str,
         deadline: i64,
         epoch: i32,
     ) {
-        let g = entry_or_default(&mut self.by_member, group);
+        let g = entry_or_default(groups, group).timers_mut();
         entry_or_default(&mut g.members, member);
         if let Some((old, old_epoch)) = g.rebalances.insert(member.into(), (deadline, epoch)) {
             self.queue.remove(&(
@@ -174,8 +208,13 @@ impl Timers {
         ));
     }
 
-    pub(crate) fn cancel_rebalance(&mut self, group: &str, member: &str) {
-        let Some(g) = self.by_member.get_mut(group) else {
+    pub(crate) fn cancel_rebalance<G: HoldsTimers>(
+        &mut self,
+        groups: &mut FastMap<Id, G>,
+        group: &str,
+        member: &str,
+    ) {
+        let Some(g) = groups.get_mut(group).map(G::timers_mut) else {
             return;
         };
         if let Some((old, epoch)) = g.disarm_rebalance(member) {
@@ -188,8 +227,15 @@ impl Timers {
         }
     }
 
-    pub(crate) fn cancel_member(&mut self, group: &str, member: &str) {
-        let Some(g) = self.by_member.get_mut(group) else {
+    /// Disarms `member`'s timers. The group's timers are left empty (their room freed) when it
+    /// was the last member with any; the caller decides whether the group's entry goes.
+    pub(crate) fn cancel_member<G: HoldsTimers>(
+        &mut self,
+        groups: &mut FastMap<Id, G>,
+        group: &str,
+        member: &str,
+    ) {
+        let Some(g) = groups.get_mut(group).map(G::timers_mut) else {
             return;
         };
         if g.members.remove(member).is_none() {
@@ -199,22 +245,22 @@ impl Timers {
             self.queue
                 .remove(&(d, group.into(), member.into(), TimerKind::Rebalance(e)));
         }
-        // The group's session entry stays for the others; with none left, the group goes.
+        // The group's session entry stays for the others; with none left, it goes.
         if g.members.is_empty() {
             if let Some(queued) = g.session_queued.get() {
                 self.queue
                     .remove(&(queued, group.into(), whole_group(), TimerKind::Session));
             }
-            self.by_member.remove(group);
+            *g = GroupTimers::default();
         }
     }
 
     /// The timers due at `now` (see [`DueTimers`]); changes nothing.
-    pub(crate) fn due(&self, now: i64) -> DueTimers {
+    pub(crate) fn due<G: HoldsTimers>(&self, groups: &FastMap<Id, G>, now: i64) -> DueTimers {
         let mut due = DueTimers::default();
         for queued_entry in self.queue.iter().take_while(|e| e.0 <= now) {
             let (queued, group, member, kind) = queued_entry;
-            let Some(g) = self.by_member.get(group) else {
+            let Some(g) = groups.get(group).map(G::timers) else {
                 due.orphans.push(queued_entry.clone());
                 continue;
             };
@@ -259,11 +305,11 @@ impl Timers {
 
     /// Takes what [`Timers::due`] found: the fired timers are disarmed and leave the queue,
     /// the groups' session entries move to their earliest deadline left.
-    pub(crate) fn take(&mut self, due: &DueTimers) {
+    pub(crate) fn take<G: HoldsTimers>(&mut self, groups: &mut FastMap<Id, G>, due: &DueTimers) {
         for orphan in &due.orphans {
             self.queue.remove(orphan);
             if orphan.3 == TimerKind::Session {
-                if let Some(g) = self.by_member.get_mut(&orphan.1) {
+                if let Some(g) = groups.get_mut(&orphan.1).map(G::timers_mut) {
                     g.session_queued = Deadline::NONE;
                 }
             }
@@ -271,14 +317,14 @@ impl Timers {
         for (queued, group, deadline) in &due.requeue {
             self.queue
                 .remove(&(*queued, group.clone(), whole_group(), TimerKind::Session));
-            if let Some(g) = self.by_member.get_mut(group) {
+            if let Some(g) = groups.get_mut(group).map(G::timers_mut) {
                 g.session_queued = Deadline(*deadline);
             }
             self.queue
                 .insert((*deadline, group.clone(), whole_group(), TimerKind::Session));
         }
         for timer in &due.fire {
-            let Some(g) = self.by_member.get_mut(&timer.group_id) else {
+            let Some(g) = groups.get_mut(&timer.group_id).map(G::timers_mut) else {
                 continue;
             };
             match timer.kind {

@@ -44,6 +44,47 @@ fn the_next_deadline_includes_initial_delays_without_visiting_every_group() {
         member_id: "m".into(),
     }));
     assert_eq!(shard.next_deadline(), None);
+    assert!(
+        shard.soft("g1").is_none(),
+        "nothing is kept of a gone group"
+    );
+}
+
+#[test]
+fn a_groups_entry_holding_only_timers_goes_with_its_last_member() {
+    let mut shard = CoordinatorShard::new(StreamsGroupConfig::default(), 1);
+    let session = |group: &str, member: &str| {
+        Effect::Member(MemberEffect::SessionTimer {
+            group_id: group.into(),
+            member_id: member.into(),
+            deadline: 100,
+        })
+    };
+    let gone = |group: &str, member: &str| {
+        Effect::Member(MemberEffect::Gone {
+            group_id: group.into(),
+            member_id: member.into(),
+        })
+    };
+    // A consumer group's entry holds only its members' timers.
+    shard.apply_effect(session("consumers", "a"));
+    shard.apply_effect(session("consumers", "b"));
+    shard.apply_effect(gone("consumers", "a"));
+    assert!(shard.soft("consumers").is_some(), "b's session is armed");
+    shard.apply_effect(gone("consumers", "b"));
+    assert!(shard.soft("consumers").is_none());
+    // A streams group's soft state outlives its members' timers.
+    shard.apply_effect(session("streams", "a"));
+    shard.apply_effect(Effect::Group(GroupEffect::EndpointInformationEpoch {
+        group_id: "streams".into(),
+        epoch: 3,
+    }));
+    shard.apply_effect(gone("streams", "a"));
+    assert_eq!(
+        shard.soft("streams").map(|s| s.endpoint_information_epoch),
+        Some(3)
+    );
+    assert_eq!(shard.next_deadline(), None);
 }
 
 #[test]

@@ -1,7 +1,47 @@
 use super::*;
 
+/// The queue and the per-group entries it is given, as a shard holds them.
+#[derive(Default)]
+struct Shard {
+    timers: Timers,
+    groups: FastMap<Id, GroupTimers>,
+}
+
+impl Shard {
+    fn schedule_session(&mut self, group: &str, member: &str, deadline: i64) {
+        self.timers
+            .schedule_session(&mut self.groups, group, member, deadline);
+    }
+
+    fn schedule_rebalance(&mut self, group: &str, member: &str, deadline: i64, epoch: i32) {
+        self.timers
+            .schedule_rebalance(&mut self.groups, group, member, deadline, epoch);
+    }
+
+    fn cancel_rebalance(&mut self, group: &str, member: &str) {
+        self.timers
+            .cancel_rebalance(&mut self.groups, group, member);
+    }
+
+    fn cancel_member(&mut self, group: &str, member: &str) {
+        self.timers.cancel_member(&mut self.groups, group, member);
+    }
+
+    fn due(&self, now: i64) -> DueTimers {
+        self.timers.due(&self.groups, now)
+    }
+
+    fn take(&mut self, due: &DueTimers) {
+        self.timers.take(&mut self.groups, due);
+    }
+
+    fn next_deadline(&self) -> Option<i64> {
+        self.timers.next_deadline()
+    }
+}
+
 /// Fires what is due at `now`, as a tick does: (group, member, kind) in firing order.
-fn fire(t: &mut Timers, now: i64) -> Vec<(String, String, TimerKind)> {
+fn fire(t: &mut Shard, now: i64) -> Vec<(String, String, TimerKind)> {
     let due = t.due(now);
     t.take(&due);
     due.fire
@@ -12,7 +52,7 @@ fn fire(t: &mut Timers, now: i64) -> Vec<(String, String, TimerKind)> {
 
 #[test]
 fn due_timers_come_out_by_deadline_then_group_then_member() {
-    let mut t = Timers::default();
+    let mut t = Shard::default();
     t.schedule_session("g2", "a", 10);
     t.schedule_session("g1", "b", 10);
     t.schedule_session("g1", "a", 10);
@@ -47,21 +87,23 @@ fn due_timers_come_out_by_deadline_then_group_then_member() {
     t.cancel_member("g3", "z");
     assert_eq!(t.next_deadline(), None);
     assert!(
-        !t.by_member.contains_key("g3"),
-        "a group without timers is forgotten"
+        t.groups
+            .get("g3")
+            .is_some_and(|g| g.is_empty() && g.members.capacity() == 0),
+        "a group without timers keeps no room for them"
     );
 }
 
 #[test]
 fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
-    let mut t = Timers::default();
+    let mut t = Shard::default();
     t.schedule_session("g", "late", 10);
     t.schedule_session("g", "early", 12);
     // Heartbeats push "late" back three times; its queue entry stays at 10.
     for deadline in [20, 30, 40] {
         t.schedule_session("g", "late", deadline);
     }
-    assert_eq!(t.queue.len(), 1, "one session entry for the group");
+    assert_eq!(t.timers.queue.len(), 1, "one session entry for the group");
     // Pulling a deadline forward moves the entry at once.
     t.schedule_session("g", "early", 11);
     assert_eq!(t.next_deadline(), Some(10));
@@ -80,7 +122,7 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
     assert_eq!(members(fire(&mut t, 60)), vec!["b", "c", "a"]);
     assert_eq!(t.next_deadline(), None);
     assert!(t
-        .by_member
+        .groups
         .get("g")
         .is_some_and(|g| g.session_queued.get().is_none()
             && g.members.values().all(|session| session.get().is_none())));
@@ -88,7 +130,7 @@ fn session_timers_pushed_back_fire_at_their_last_deadline_in_deadline_order() {
 
 #[test]
 fn finding_due_timers_changes_nothing() {
-    let mut t = Timers::default();
+    let mut t = Shard::default();
     t.schedule_session("g", "a", 10);
     t.schedule_session("g", "a", 20);
     t.schedule_session("g", "b", 12);
@@ -104,11 +146,11 @@ fn a_members_timers_take_8_bytes_and_a_group_one_queue_entry_for_its_sessions() 
     // A member's entry is its session deadline: its rebalance timer, armed only while it
     // revokes, is kept apart.
     assert_eq!(std::mem::size_of::<super::Deadline>(), 8);
-    let mut t = Timers::default();
+    let mut t = Shard::default();
     for m in 0..100 {
         t.schedule_session("g", &format!("m{m}"), 1_000 + m);
     }
-    assert_eq!(t.queue.len(), 1);
+    assert_eq!(t.timers.queue.len(), 1);
     // Its members' sessions fire in deadline order as they come due.
     let due = fire(&mut t, 1_004);
     let members: Vec<String> = due.into_iter().map(|(_, m, _)| m).collect();
@@ -126,12 +168,12 @@ fn a_members_timers_take_8_bytes_and_a_group_one_queue_entry_for_its_sessions() 
 
 #[test]
 fn a_group_whose_rebalance_timers_are_all_disarmed_keeps_no_room_for_them() {
-    let mut t = Timers::default();
+    let mut t = Shard::default();
     for m in ["a", "b", "c"] {
         t.schedule_session("g", m, 100);
         t.schedule_rebalance("g", m, 50, 3);
     }
-    let room = |t: &Timers| t.by_member.get("g").map(|g| g.rebalances.capacity());
+    let room = |t: &Shard| t.groups.get("g").map(|g| g.rebalances.capacity());
     assert!(room(&t).is_some_and(|c| c >= 3));
     t.cancel_rebalance("g", "a");
     t.cancel_member("g", "b");
