@@ -20,7 +20,8 @@
 //! per member and how it splits between the group state (measured by cloning it), the encoded
 //! metadata log (key and value bytes plus the per-record struct), the rebalance timelines
 //! (rebuilt from the log, as a load rebuilds them) and the rest (timers, soft state, allocator
-//! slack, and what the live timelines hold beyond the rebuilt ones).
+//! slack, what the live timelines hold beyond the rebuilt ones, and what the clone shares with
+//! the state instead of copying: the tasks a member and its target hold once).
 //!
 //! With `--protocol consumer` the members are KIP-848 consumers subscribed to the topic, and
 //! only the join and the live heap are measured (`coordinator/consumers.rs`).

@@ -45,17 +45,21 @@ pub fn group_state(group: &StreamsGroup) -> GroupState {
 }
 
 /// The settings a group runs with, and the assignment configs derived from them that every
-/// heartbeat compares with the group's `LastAssignmentConfigs`.
+/// heartbeat compares with the group's `LastAssignmentConfigs`: the process's shared copy
+/// (`shared_assignment_configs`), which a group assigned with them holds too, so the
+/// comparison finds the same pointer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupSettings {
     pub config: StreamsGroupConfig,
-    pub assignment_configs: BTreeMap<String, String>,
+    pub assignment_configs: Arc<BTreeMap<String, String>>,
 }
 
 impl GroupSettings {
     pub fn new(config: StreamsGroupConfig) -> GroupSettings {
         GroupSettings {
-            assignment_configs: config.assignment_configs(),
+            assignment_configs: kcoord_metadata::shared_assignment_configs(
+                config.assignment_configs(),
+            ),
             config,
         }
     }

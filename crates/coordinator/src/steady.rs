@@ -110,7 +110,7 @@ fn owned_tasks_valid(
 fn settled_topology<'a>(
     group: &StreamsGroup,
     soft: &'a GroupSoftState,
-    assignment_configs: &std::collections::BTreeMap<String, String>,
+    assignment_configs: &std::sync::Arc<std::collections::BTreeMap<String, String>>,
     now: i64,
 ) -> Option<&'a ConfiguredTopology> {
     let topology_epoch = group.topology_epoch()?;
@@ -120,7 +120,7 @@ fn settled_topology<'a>(
         && configured.status.is_none()
         && configured.internal_topics_to_create.is_empty()
         && group.validated_topology_epoch == topology_epoch
-        && group.last_assignment_configs.as_deref() == Some(assignment_configs)
+        && group.last_assignment_configs.as_ref() == Some(assignment_configs)
         && group.target_assignment_epoch >= group.group_epoch
         && soft.initial_delay_deadline.is_none_or(|d| d <= now)
         && soft.shutdown_requested_by.is_none();

@@ -28,8 +28,8 @@ pub use image::process_id::ProcessId;
 pub use image::producer_ids::ProducerIdsImage;
 pub use image::security::SecurityImage;
 pub use image::streams::{
-    entry_by_str, Endpoint, Id, MemberState, StreamsGroup, StreamsGroupMember, StreamsGroupsImage,
-    TopologyVersion, MAX_TOPOLOGY_VERSIONS,
+    entry_by_str, shared_assignment_configs, Endpoint, Id, MemberState, StreamsGroup,
+    StreamsGroupMember, StreamsGroupsImage, TopologyVersion, MAX_TOPOLOGY_VERSIONS,
 };
 pub use image::tasks::{PendingTasks, SharedTasks, TaskEpochs, Tasks, TasksTuple};
 pub use image::topics::{

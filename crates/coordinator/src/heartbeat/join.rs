@@ -271,7 +271,7 @@ impl<'a> JoinOrHeartbeat<'a> {
         };
         let reported_offsets = self.reported_offsets(&change.updated.member_id)?;
         let configs_changed =
-            group.last_assignment_configs.as_deref() != Some(&self.settings.assignment_configs);
+            group.last_assignment_configs.as_ref() != Some(&self.settings.assignment_configs);
         bump |= metadata_hash != group.metadata_hash
             || validated_epoch != group.validated_topology_epoch
             || configs_changed;

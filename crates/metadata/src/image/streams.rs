@@ -211,42 +211,39 @@ pub struct StreamsGroupsImage {
     /// Hashed, not ordered: every heartbeat looks its group up, and a B-tree search compares
     /// the id with ~log2(groups) others, each a cache miss into another heap string.
     groups: hashbrown::HashMap<Id, StreamsGroup>,
-    configs: SharedConfigs,
 }
 
-/// The distinct assignment configs the groups were last assigned with, each kept once and
-/// shared ([`StreamsGroup::last_assignment_configs`]). A cache: it has no say in whether two
-/// images are equal.
-#[derive(Debug, Clone, Default)]
-struct SharedConfigs(Vec<std::sync::Arc<BTreeMap<String, String>>>);
-
-impl PartialEq for SharedConfigs {
-    fn eq(&self, _: &SharedConfigs) -> bool {
-        true
-    }
-}
+/// The distinct assignment configs groups were last assigned with, each kept once for the
+/// whole process and shared ([`StreamsGroup::last_assignment_configs`]): by every group of
+/// every shard (a copy per shard was half a kilobyte in each of 50 shards), and by the
+/// settings each heartbeat compares them with, so that comparing finds one pointer.
+static SHARED_CONFIGS: std::sync::Mutex<Vec<std::sync::Arc<BTreeMap<String, String>>>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// Distinct configs shared at most; past them (configs set group by group) each group keeps
 /// its own.
 const MAX_SHARED_CONFIGS: usize = 64;
 
-impl StreamsGroupsImage {
-    /// `configs`, as the copy another group already holds when there is one.
-    fn shared_configs(
-        &mut self,
-        configs: BTreeMap<String, String>,
-    ) -> std::sync::Arc<BTreeMap<String, String>> {
-        let shared = &mut self.configs.0;
-        if let Some(held) = shared.iter().find(|held| ***held == configs) {
-            return std::sync::Arc::clone(held);
-        }
-        let configs = std::sync::Arc::new(configs);
-        if shared.len() < MAX_SHARED_CONFIGS {
-            shared.push(std::sync::Arc::clone(&configs));
-        }
-        configs
+/// `configs`, as the copy the process already holds when there is one. A cache: whether two
+/// groups' configs are shared has no say in what they are or whether they are equal.
+pub fn shared_assignment_configs(
+    configs: BTreeMap<String, String>,
+) -> std::sync::Arc<BTreeMap<String, String>> {
+    // A panic elsewhere while holding the lock leaves the list whole (pushes are atomic).
+    let mut shared = SHARED_CONFIGS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(held) = shared.iter().find(|held| ***held == configs) {
+        return std::sync::Arc::clone(held);
     }
+    let configs = std::sync::Arc::new(configs);
+    if shared.len() < MAX_SHARED_CONFIGS {
+        shared.push(std::sync::Arc::clone(&configs));
+    }
+    configs
+}
 
+impl StreamsGroupsImage {
     pub fn get(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.groups.get(group_id)
     }
@@ -298,7 +295,7 @@ impl StreamsGroupsImage {
                 .map(|kv| (kv.key.clone(), kv.value.clone()))
                 .collect()
         });
-        let configs = configs.map(|c| self.shared_configs(c));
+        let configs = configs.map(shared_assignment_configs);
         let g = self.group_mut(group_id);
         g.last_assignment_configs = configs;
         g.stored_description_topology_epoch = v.stored_description_topology_epoch;
@@ -630,5 +627,52 @@ mod tests {
         image.replay_current_assignment("g", "m", Some(&current(&[1])));
         image.replay_target_member("g", "m", Some(&target(&[1])));
         assert!(shared(&image), "target replayed after an equal current");
+    }
+
+    #[test]
+    fn groups_of_every_image_share_one_copy_of_equal_assignment_configs() {
+        let value = |configs: &[(&str, &str)]| StreamsGroupMetadataValue {
+            epoch: 2,
+            last_assignment_configs: Some(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        kcoord_wire::records::streams_group_metadata_value::LastAssignmentConfig {
+                            key: k.to_string(),
+                            value: v.to_string(),
+                            ..Default::default()
+                        }
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let configs = |image: &StreamsGroupsImage, group: &str| {
+            image
+                .get(group)
+                .unwrap()
+                .last_assignment_configs
+                .clone()
+                .unwrap()
+        };
+        // Keys no other test uses, so the process's shared list cannot already hold them.
+        let (mut a, mut b) = (StreamsGroupsImage::default(), StreamsGroupsImage::default());
+        a.replay_metadata("g1", Some(&value(&[("shared.test.key", "1")])));
+        b.replay_metadata("g2", Some(&value(&[("shared.test.key", "1")])));
+        a.replay_metadata("g3", Some(&value(&[("shared.test.key", "2")])));
+        assert!(std::sync::Arc::ptr_eq(
+            &configs(&a, "g1"),
+            &configs(&b, "g2")
+        ));
+        assert!(!std::sync::Arc::ptr_eq(
+            &configs(&a, "g1"),
+            &configs(&a, "g3")
+        ));
+        let settings = shared_assignment_configs(BTreeMap::from([(
+            "shared.test.key".to_string(),
+            "1".to_string(),
+        )]));
+        assert!(std::sync::Arc::ptr_eq(&settings, &configs(&b, "g2")));
+        assert_eq!(configs(&a, "g3")["shared.test.key"], "2");
     }
 }
