@@ -75,7 +75,9 @@ pub(super) async fn run(
                     }
                     None => registering = false,
                 }
-                continue;
+                // A shard's jobs may have queued records (and woken this task, while the shard
+                // was not here yet to be written) before its registration arrived: a round now.
+                false
             }
             () = wake.notified() => false,
             _ = crate::support::shutdown::stopped(&mut stop) => true,
