@@ -76,8 +76,9 @@ pub(crate) struct GroupTimers {
     /// Every member with a timer, and its session deadline.
     members: FastMap<Id, Deadline>,
     /// The members whose rebalance timer is armed: its deadline and the member epoch it was
-    /// armed for.
-    rebalances: FastMap<Id, (i64, i32)>,
+    /// armed for. Boxed, and only while one is armed: a group revokes now and then and is idle
+    /// in between, and every group's entry would otherwise carry an empty map's 40 bytes.
+    rebalances: Option<Box<FastMap<Id, (i64, i32)>>>,
 }
 
 impl GroupTimers {
@@ -86,12 +87,20 @@ impl GroupTimers {
         self.members.is_empty()
     }
 
-    /// Disarms `member`'s rebalance timer; returns it if it was armed. The map's room goes with
-    /// its last timer: a group revokes now and then, and is idle in between.
+    /// Arms `member`'s rebalance timer; returns the one it replaces.
+    fn arm_rebalance(&mut self, member: &str, deadline: i64, epoch: i32) -> Option<(i64, i32)> {
+        self.rebalances
+            .get_or_insert_with(Box::default)
+            .insert(member.into(), (deadline, epoch))
+    }
+
+    /// Disarms `member`'s rebalance timer; returns it if it was armed. The map goes with its
+    /// last timer.
     fn disarm_rebalance(&mut self, member: &str) -> Option<(i64, i32)> {
-        let disarmed = self.rebalances.remove(member);
-        if self.rebalances.is_empty() {
-            self.rebalances = FastMap::default();
+        let rebalances = self.rebalances.as_mut()?;
+        let disarmed = rebalances.remove(member);
+        if rebalances.is_empty() {
+            self.rebalances = None;
         }
         disarmed
     }
@@ -192,7 +201,7 @@ impl Timers {
     ) {
         let g = entry_or_default(groups, group).timers_mut();
         entry_or_default(&mut g.members, member);
-        if let Some((old, old_epoch)) = g.rebalances.insert(member.into(), (deadline, epoch)) {
+        if let Some((old, old_epoch)) = g.arm_rebalance(member, deadline, epoch) {
             self.queue.remove(&(
                 old,
                 group.into(),
