@@ -82,7 +82,7 @@ pub(crate) struct GroupTimers {
 }
 
 impl GroupTimers {
-    /// No timer armed.
+    /// No member has an entry (a member whose session fired keeps its entry until it goes).
     pub(crate) fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

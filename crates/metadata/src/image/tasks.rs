@@ -1,4 +1,4 @@
-//! A streams member's tasks: the maps the records 20-22 carry, and the two ways a member holds
+//! A streams member's tasks: the maps records 21 and 22 carry, and the two ways a member holds
 //! them cheaply (pending revocation boxed only when there is some; assigned tasks shared with
 //! the member's target).
 use std::sync::Arc;
@@ -62,8 +62,8 @@ impl std::fmt::Debug for PendingTasks {
 
 /// A member's assigned tasks, or its target's: one allocation shared by both when they are
 /// equal, which a settled member's always are (replay shares them, see
-/// [`SharedTasks::share_if_equal`]). Kafka keeps two copies; here the second costs a pointer,
-/// about 100 bytes less per member. Read it through `Deref` as a [`TasksTuple`]; no tasks
+/// [`SharedTasks::share_if_equal`]). Kafka keeps two copies; here the second costs a pointer
+/// (about 60 bytes less per member). Read it through `Deref` as a [`TasksTuple`]; no tasks
 /// allocate nothing. Equality is the tuples' equality, however they are held.
 #[derive(Clone, Default)]
 pub struct SharedTasks(Option<Arc<TasksTuple>>);
