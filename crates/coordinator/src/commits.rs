@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::classic::ClassicGroupState;
 use crate::error::{CoordinatorError, Result};
 use crate::groups::subscribed_to;
-use crate::shard::{CoordinatorShard, Id};
+use crate::shard::CoordinatorShard;
 use crate::Outcome;
 
 /// Kafka's default `offset.metadata.max.bytes`.
@@ -410,16 +410,13 @@ pub(crate) fn validate_commit(
         }) else {
             return Err(stale(format!("Topic {} is not in the topology.", o.topic)));
         };
-        let Some(epoch) = member
-            .active_task_epochs
-            .get(&(Id::from(sub.subtopology_id.as_str()), o.partition))
-        else {
+        let Some(epoch) = member.active_task_epoch(&sub.subtopology_id, o.partition) else {
             return Err(stale(format!(
                 "Task {}-{} is not assigned or pending revocation for member.",
                 sub.subtopology_id, o.partition
             )));
         };
-        if member_epoch < *epoch {
+        if member_epoch < epoch {
             return Err(stale(format!(
                 "Received member epoch {member_epoch} is older than assignment epoch {epoch} for task {}-{}.",
                 sub.subtopology_id, o.partition

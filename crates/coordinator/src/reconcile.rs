@@ -6,8 +6,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use kcoord_metadata::{
-    MemberState, PendingTasks, ProcessId, StreamsGroup, StreamsGroupMember, TaskEpochs, Tasks,
-    TasksTuple, VecSet,
+    MemberState, PendingTasks, ProcessId, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple,
+    VecSet,
 };
 
 use crate::error::{CoordinatorError, Result};
@@ -367,14 +367,6 @@ fn keep_replicas_until_promoted(
     }
 }
 
-/// Task `t` with its assignment epoch, if the member has one for it. Offset commits at an
-/// older member epoch are checked against the epochs of active tasks (assigned or pending
-/// revocation).
-fn with_assignment_epoch(member: &StreamsGroupMember, t: Task) -> Option<(Task, i32)> {
-    let epoch = member.active_task_epochs.get(&t).copied()?;
-    Some((t, epoch))
-}
-
 /// Revoke first: the member keeps `kept`, gives up `revoke`, and stays in its epoch until it
 /// confirms.
 fn revoking_member(
@@ -383,16 +375,14 @@ fn revoking_member(
     kept: TasksTuple,
     revoke: TasksTuple,
 ) -> StreamsGroupMember {
-    let epochs: TaskEpochs = tasks_of(&kept.active)
-        .chain(tasks_of(&revoke.active))
-        .filter_map(|t| with_assignment_epoch(member, t))
-        .collect();
     let mut next = member.clone();
     next.state = MemberState::UnrevokedTasks;
     set_epoch(&mut next, epoch);
-    next.assigned = kept.into();
-    next.active_task_epochs = epochs;
-    next.pending_revocation = revoke.into();
+    // Offset commits at an older member epoch are checked against these epochs: a kept or
+    // revoked task keeps the one it was given at.
+    next.set_tasks(kept.into(), revoke.into(), |s, p, _| {
+        member.active_task_epoch(s, p)
+    });
     next
 }
 
@@ -405,12 +395,6 @@ fn granted_member(
     kept: &TasksTuple,
     granted: &TasksTuple,
 ) -> StreamsGroupMember {
-    let mut epochs: TaskEpochs = tasks_of(&kept.active)
-        .filter_map(|t| with_assignment_epoch(member, t))
-        .collect();
-    for task in tasks_of(&granted.active) {
-        epochs.insert(task, target_epoch);
-    }
     let mut next = member.clone();
     next.state = if unreleased {
         MemberState::UnreleasedTasks
@@ -418,14 +402,24 @@ fn granted_member(
         MemberState::Stable
     };
     set_epoch(&mut next, target_epoch);
-    next.assigned = TasksTuple {
+    let assigned = TasksTuple {
         active: union(&kept.active, &granted.active),
         standby: union(&kept.standby, &granted.standby),
         warmup: union(&kept.warmup, &granted.warmup),
-    }
-    .into();
-    next.active_task_epochs = epochs;
-    next.pending_revocation = PendingTasks::default();
+    };
+    // A granted task is given at the target epoch; a kept one keeps its epoch.
+    next.set_tasks(
+        assigned.into(),
+        PendingTasks::default(),
+        |s, p, _| match granted
+            .active
+            .get(s)
+            .is_some_and(|parts| parts.contains(&p))
+        {
+            true => Some(target_epoch),
+            false => member.active_task_epoch(s, p),
+        },
+    );
     next
 }
 
@@ -448,17 +442,15 @@ mod tests {
     }
 
     fn member(id: &str, process: &str, epoch: i32, active: Tasks) -> StreamsGroupMember {
-        StreamsGroupMember {
-            member_id: id.into(),
-            process_id: process.into(),
-            member_epoch: epoch,
-            assigned: TasksTuple {
-                active,
-                ..Default::default()
-            }
-            .into(),
+        let mut member = StreamsGroupMember::new(id);
+        member.process_id = process.into();
+        member.member_epoch = epoch;
+        let assigned = TasksTuple {
+            active,
             ..Default::default()
-        }
+        };
+        member.set_tasks(assigned.into(), Default::default(), |_, _, _| None);
+        member
     }
 
     fn group(members: Vec<StreamsGroupMember>) -> StreamsGroup {
@@ -494,7 +486,7 @@ mod tests {
         assert_eq!(next.previous_member_epoch, 1);
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.assigned.active, tasks(&[("0", &[0, 1])]));
-        assert_eq!(next.active_task_epochs.get(&(Id::from("0"), 1)), Some(&2));
+        assert_eq!(next.active_task_epoch("0", 1), Some(2));
     }
 
     #[test]
@@ -612,7 +604,7 @@ mod tests {
         assert_eq!(next.assigned.active, tasks(&[("0", &[0])]));
         assert!(next.assigned.standby.is_empty());
         assert!(next.pending_revocation.is_empty());
-        assert_eq!(next.active_task_epochs.get(&(Id::from("0"), 0)), Some(&2));
+        assert_eq!(next.active_task_epoch("0", 0), Some(2));
     }
 
     #[test]

@@ -85,11 +85,7 @@ pub(super) fn resolve_member(
     request: &StreamsGroupHeartbeatRequest,
     joining: bool,
 ) -> Result<(StreamsGroupMember, Option<StreamsGroupMember>)> {
-    let new_member = || StreamsGroupMember {
-        member_id: request.member_id.as_str().into(),
-        rebalance_timeout_ms: -1,
-        ..Default::default()
-    };
+    let new_member = || StreamsGroupMember::new(&request.member_id);
     let Some(instance) = &request.instance_id else {
         let member = match group.members.get(request.member_id.as_str()) {
             Some(m) => m.clone(),
@@ -258,7 +254,7 @@ pub(super) fn assignment_state_equal(a: &StreamsGroupMember, b: &StreamsGroupMem
         && a.previous_member_epoch == b.previous_member_epoch
         && a.state == b.state
         && a.assigned == b.assigned
-        && a.active_task_epochs == b.active_task_epochs
+        && a.task_epochs() == b.task_epochs()
         && a.pending_revocation == b.pending_revocation
 }
 

@@ -145,10 +145,9 @@ impl CoordinatorShard {
             // A static member's temporary leave keeps its assignment for the rejoin.
             let mut leaving = member.clone();
             leaving.member_epoch = STATIC_LEAVE_EPOCH;
-            leaving.pending_revocation = Default::default();
-            for epoch in leaving.active_task_epochs.values_mut() {
-                *epoch = 0;
-            }
+            leaving.set_tasks(member.assigned.clone(), Default::default(), |s, p, _| {
+                member.active_task_epoch(s, p).map(|_| 0)
+            });
             vec![record_builders::current_assignment(group_id, &leaving)]
         } else {
             effects.push(Effect::Rebalanced);

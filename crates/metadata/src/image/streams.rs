@@ -88,11 +88,13 @@ pub struct StreamsGroupMember {
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: MemberState,
-    /// Shared with the member's target assignment while the two are equal.
+    /// Shared with the member's target assignment while the two are equal. Set with the
+    /// pending revocations by [`StreamsGroupMember::set_tasks`], which keeps the task epochs
+    /// in step with them.
     pub assigned: SharedTasks,
     /// The epoch at which each active task (assigned or pending revocation) was given, for
-    /// offset-commit validation.
-    pub active_task_epochs: TaskEpochs,
+    /// offset-commit validation: read with [`StreamsGroupMember::active_task_epoch`].
+    active_task_epochs: TaskEpochs,
     pub pending_revocation: PendingTasks,
 }
 
@@ -110,6 +112,16 @@ pub struct MemberExtras {
 static NO_TAGS: BTreeMap<String, String> = BTreeMap::new();
 
 impl StreamsGroupMember {
+    /// A member as it joins, before its records say more (Kafka's builder defaults: no
+    /// rebalance timeout yet, -1).
+    pub fn new(member_id: &str) -> Self {
+        StreamsGroupMember {
+            member_id: member_id.into(),
+            rebalance_timeout_ms: -1,
+            ..Default::default()
+        }
+    }
+
     pub fn instance_id(&self) -> Option<&str> {
         self.extras.as_ref()?.instance_id.as_deref()
     }
@@ -136,6 +148,37 @@ impl StreamsGroupMember {
     /// Replaces the member's extras ([`StreamsGroupMember::change_extras`]).
     pub fn set_extras(&mut self, extras: MemberExtras) {
         self.change_extras(|e| *e = extras);
+    }
+
+    /// Sets the member's tasks and pending revocations, with the epoch at which each active
+    /// one was given: `epoch_of(sub-topology id, partition, whether pending revocation)`.
+    pub fn set_tasks(
+        &mut self,
+        assigned: SharedTasks,
+        pending_revocation: PendingTasks,
+        epoch_of: impl FnMut(&str, i32, bool) -> Option<i32>,
+    ) {
+        self.active_task_epochs =
+            TaskEpochs::of(&assigned.active, &pending_revocation.active, epoch_of);
+        self.assigned = assigned;
+        self.pending_revocation = pending_revocation;
+    }
+
+    /// The epochs of its active tasks, to compare (read one with
+    /// [`StreamsGroupMember::active_task_epoch`]).
+    pub fn task_epochs(&self) -> &TaskEpochs {
+        &self.active_task_epochs
+    }
+
+    /// The member epoch at which the active task (`subtopology`, `partition`) was given, if
+    /// the member holds it or is revoking it (its revocation's epoch then).
+    pub fn active_task_epoch(&self, subtopology: &str, partition: i32) -> Option<i32> {
+        self.active_task_epochs.get(
+            &self.assigned.active,
+            &self.pending_revocation.active,
+            subtopology,
+            partition,
+        )
     }
 }
 
@@ -269,11 +312,7 @@ impl StreamsGroupsImage {
         self.group_mut(group_id)
             .members
             .entry(member_id.into())
-            .or_insert_with(|| StreamsGroupMember {
-                member_id: member_id.into(),
-                rebalance_timeout_ms: -1,
-                ..Default::default()
-            })
+            .or_insert_with(|| StreamsGroupMember::new(member_id))
     }
 
     pub(crate) fn replay_metadata(
@@ -424,9 +463,11 @@ impl StreamsGroupsImage {
                 m.member_epoch = 0;
                 m.previous_member_epoch = 0;
                 m.state = MemberState::Stable;
-                m.assigned = SharedTasks::default();
-                m.active_task_epochs.clear();
-                m.pending_revocation = PendingTasks::default();
+                m.set_tasks(
+                    SharedTasks::default(),
+                    PendingTasks::default(),
+                    |_, _, _| None,
+                );
             }
             return;
         };
@@ -446,14 +487,18 @@ impl StreamsGroupsImage {
         m.member_epoch = v.member_epoch;
         m.previous_member_epoch = v.previous_member_epoch;
         m.state = MemberState::from_code(v.state);
-        m.assigned = assigned;
-        m.active_task_epochs = task_epochs(&v.active_tasks, &v.active_tasks_pending_revocation);
-        m.pending_revocation = TasksTuple {
+        let pending = TasksTuple {
             active: current_tasks(&v.active_tasks_pending_revocation),
             standby: current_tasks(&v.standby_tasks_pending_revocation),
             warmup: current_tasks(&v.warmup_tasks_pending_revocation),
-        }
-        .into();
+        };
+        m.set_tasks(assigned, pending.into(), |s, p, pending| {
+            let listed = match pending {
+                true => &v.active_tasks_pending_revocation,
+                false => &v.active_tasks,
+            };
+            recorded_epoch(listed, s, p)
+        });
     }
 }
 
@@ -479,33 +524,34 @@ fn current_tasks(ids: &[current::TaskIds]) -> Tasks {
         .collect()
 }
 
-/// Epochs of the assigned and then the pending-revocation active tasks; for a task in both,
-/// the pending one wins.
-fn task_epochs(assigned: &[current::TaskIds], pending: &[current::TaskIds]) -> TaskEpochs {
-    assigned
-        .iter()
-        .chain(pending)
-        .filter_map(|t| Some((t, t.assignment_epochs.as_ref()?)))
-        .flat_map(|(t, epochs)| {
-            t.partitions
-                .iter()
-                .zip(epochs)
-                .map(|(p, e)| ((Id::from(t.subtopology_id.as_str()), *p), *e))
-        })
-        .collect()
+/// The epoch record 22 gives task (`subtopology`, `partition`) in `listed`, if any. The
+/// partitions are read as the coordinator writes them, sorted; in any other order, one by one.
+fn recorded_epoch(listed: &[current::TaskIds], subtopology: &str, partition: i32) -> Option<i32> {
+    let t = listed.iter().find(|t| t.subtopology_id == subtopology)?;
+    let epochs = t.assignment_epochs.as_ref()?;
+    let at = t
+        .partitions
+        .binary_search(&partition)
+        .ok()
+        .or_else(|| t.partitions.iter().position(|p| *p == partition))?;
+    epochs.get(at).copied()
 }
 
-/// Record-side task lists from a `Tasks` map, in sub-topology and partition order.
-pub fn to_current_task_ids(tasks: &Tasks, epochs: Option<&TaskEpochs>) -> Vec<current::TaskIds> {
+/// Record-side task lists from a `Tasks` map, in sub-topology and partition order; with the
+/// epochs `member` has for them (0 for a task it has none for) when they are its active tasks.
+pub fn to_current_task_ids(
+    tasks: &Tasks,
+    member: Option<&StreamsGroupMember>,
+) -> Vec<current::TaskIds> {
     tasks
         .iter()
         .map(|(s, parts)| current::TaskIds {
             subtopology_id: s.to_string(),
             partitions: parts.iter().copied().collect(),
-            assignment_epochs: epochs.map(|e| {
+            assignment_epochs: member.map(|m| {
                 parts
                     .iter()
-                    .map(|p| e.get(&(s.clone(), *p)).copied().unwrap_or(0))
+                    .map(|p| m.active_task_epoch(s, *p).unwrap_or(0))
                     .collect()
             }),
             ..Default::default()
@@ -555,7 +601,13 @@ mod tests {
         let mut image = StreamsGroupsImage::default();
         let value = StreamsGroupCurrentMemberAssignmentValue {
             member_epoch: 3,
-            active_tasks: vec![ids("b", &[4, 0], 3), ids("a", &[1], 2)],
+            active_tasks: vec![
+                current::TaskIds {
+                    assignment_epochs: Some(vec![7, 3]),
+                    ..ids("b", &[4, 0], 0)
+                },
+                ids("a", &[1], 2),
+            ],
             active_tasks_pending_revocation: vec![ids("a", &[1, 5], 1)],
             ..Default::default()
         };
@@ -568,14 +620,14 @@ mod tests {
             .map(|(s, p)| (s.as_str(), p.iter().copied().collect()))
             .collect();
         assert_eq!(active, [("a", vec![1]), ("b", vec![0, 4])]);
-        let epochs: Vec<((&str, i32), i32)> = m
-            .active_task_epochs
+        let epochs: Vec<Option<i32>> = [("a", 1), ("a", 5), ("b", 0), ("b", 4), ("b", 1)]
             .iter()
-            .map(|((s, p), e)| ((s.as_str(), *p), *e))
+            .map(|(s, p)| m.active_task_epoch(s, *p))
             .collect();
         assert_eq!(
             epochs,
-            [(("a", 1), 1), (("a", 5), 1), (("b", 0), 3), (("b", 4), 3)]
+            [Some(1), Some(1), Some(3), Some(7), None],
+            "a-1 takes its pending epoch; b's unsorted partitions keep their own epochs"
         );
         assert_eq!(
             m.pending_revocation.active,
