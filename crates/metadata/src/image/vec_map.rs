@@ -34,6 +34,11 @@ impl<K, V> VecMap<K, V> {
         }
     }
 
+    /// Entries it has room for.
+    pub fn capacity(&self) -> usize {
+        self.entries.capacity()
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
