@@ -455,10 +455,7 @@ mod tests {
 
     fn group(members: Vec<StreamsGroupMember>) -> StreamsGroup {
         StreamsGroup {
-            members: members
-                .into_iter()
-                .map(|m| (m.member_id.as_str().into(), m))
-                .collect(),
+            members: members.into_iter().collect(),
             ..Default::default()
         }
     }

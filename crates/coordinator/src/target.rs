@@ -42,7 +42,7 @@ fn to_tasks(set: &std::collections::BTreeSet<TaskId>) -> Tasks {
 /// `offsets` are the members' reported task offsets: the assignor ranks standby candidates by
 /// them and counts a member reporting a task's state as a (weaker) candidate for it.
 pub fn compute(
-    members: &kcoord_metadata::VecMap<crate::shard::Id, StreamsGroupMember>,
+    members: &kcoord_metadata::KeyedMap<StreamsGroupMember>,
     configured: &ConfiguredTopology,
     num_standby_replicas: i32,
     offsets: &BTreeMap<String, MemberTaskOffsets>,

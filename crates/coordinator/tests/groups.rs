@@ -146,7 +146,7 @@ fn group_deletion_writes_member_tombstones_in_kafka_order() {
     // with -2 and never came back keeps its records): 22, 21, 20, 19, 17, 23.
     let group = kcoord_metadata::StreamsGroup {
         group_id: "g".into(),
-        members: [("m".into(), kcoord_metadata::StreamsGroupMember::new("m"))].into(),
+        members: [kcoord_metadata::StreamsGroupMember::new("m")].into(),
         target_assignment: [("m".into(), Default::default())].into(),
         ..Default::default()
     };

@@ -39,6 +39,7 @@ pub use image::topics::{
 };
 pub use image::transactions::{TransactionMetadata, TransactionState, TransactionsImage};
 pub use image::txn_offsets::TxnOffsetsImage;
+pub use image::keyed_map::{Keyed, KeyedMap};
 pub use image::vec_map::{VecMap, VecSet};
 pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};

@@ -117,12 +117,12 @@ pub(super) fn members_view(
     group: &StreamsGroup,
     updated: &StreamsGroupMember,
     replaced: Option<&StreamsGroupMember>,
-) -> kcoord_metadata::VecMap<crate::shard::Id, StreamsGroupMember> {
+) -> kcoord_metadata::KeyedMap<StreamsGroupMember> {
     let mut members = group.members.clone();
     if let Some(old) = replaced {
         members.remove(old.member_id.as_str());
     }
-    members.insert(updated.member_id.as_str().into(), updated.clone());
+    members.insert(updated.clone());
     members
 }
 

@@ -6,6 +6,7 @@ pub mod client_quotas;
 pub mod consumer_groups;
 pub mod features;
 pub mod group_configs;
+pub mod keyed_map;
 pub mod offsets;
 pub mod process_id;
 pub mod producer_ids;

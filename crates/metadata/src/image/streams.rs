@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::process_id::ProcessId;
 use super::tasks::{PendingTasks, SharedTasks, TaskEpochs, Tasks, TasksTuple};
+use super::keyed_map::{Keyed, KeyedMap};
 use super::vec_map::VecMap;
 
 /// A group or member id as a map key, or another short string a heartbeat compares (a member's
@@ -111,6 +112,14 @@ pub struct MemberExtras {
 /// No client tags.
 static NO_TAGS: BTreeMap<String, String> = BTreeMap::new();
 
+impl Keyed for StreamsGroupMember {
+    type Key = Id;
+
+    fn key(&self) -> &Id {
+        &self.member_id
+    }
+}
+
 impl StreamsGroupMember {
     /// A member as it joins, before its records say more (Kafka's builder defaults: no
     /// rebalance timeout yet, -1).
@@ -208,7 +217,8 @@ pub struct StreamsGroup {
     /// A member's target shares its allocation with the member's assigned tasks while they are
     /// equal ([`SharedTasks`]).
     pub target_assignment: VecMap<Id, SharedTasks>,
-    pub members: VecMap<Id, StreamsGroupMember>,
+    /// By the member id each member holds (kept once, not also as a map key).
+    pub members: KeyedMap<StreamsGroupMember>,
 }
 
 /// A TopologyDescriptionId as the coordinator minted it. The plugin never sees the epoch or
@@ -311,8 +321,7 @@ impl StreamsGroupsImage {
     fn member_mut<'a>(&'a mut self, group_id: &str, member_id: &str) -> &'a mut StreamsGroupMember {
         self.group_mut(group_id)
             .members
-            .entry(member_id.into())
-            .or_insert_with(|| StreamsGroupMember::new(member_id))
+            .get_or_insert_with(member_id, || StreamsGroupMember::new(member_id))
     }
 
     pub(crate) fn replay_metadata(
