@@ -140,8 +140,7 @@ impl CoordinatorShard {
                 || updated.subscribed_topic_regex != before.subscribed_topic_regex;
         }
         drop_unused_regex(&mut work, &before, d);
-        work.members
-            .insert(updated.member_id.clone(), updated.clone());
+        work.members.insert(updated.clone());
         let assignor =
             target::preferred_assignor(work.members.values(), self.consumer.default_assignor());
         self.consumer_bump(&mut work, bump, d);
@@ -159,8 +158,7 @@ impl CoordinatorShard {
                     .unwrap_or_default();
                 member =
                     self.consumer_reconcile(&work, &member, &target, bump, Some(&owned), now, d)?;
-                work.members
-                    .insert(member.member_id.clone(), member.clone());
+                work.members.insert(member.clone());
             }
             work.group_epoch = group.group_epoch;
             work.resolved_regexes = group.resolved_regexes.clone();
@@ -252,7 +250,7 @@ impl CoordinatorShard {
                 old
             }
         };
-        work.members.insert(found.member_id.clone(), found.clone());
+        work.members.insert(found.clone());
         Ok(found)
     }
 

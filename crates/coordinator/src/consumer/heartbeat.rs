@@ -134,8 +134,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         }
         d.records.extend(found.records);
         let before = found.member;
-        work.members
-            .insert(before.member_id.clone(), before.clone());
+        work.members.insert(before.clone());
         let updated = self.updated_member(&before);
         let names_changed = if updated != before {
             d.records
@@ -147,8 +146,7 @@ impl<'a> ConsumerHeartbeat<'a> {
         let regex = self.update_regexes(&mut work, &before, &updated, d)?;
         let default = self.shard.consumer.default_assignor();
         let assignor_before = target::preferred_assignor(work.members.values(), default);
-        work.members
-            .insert(updated.member_id.clone(), updated.clone());
+        work.members.insert(updated.clone());
         let assignor = target::preferred_assignor(work.members.values(), default);
         let bump = names_changed
             || regex == RegexChange::UpdatedAndResolved

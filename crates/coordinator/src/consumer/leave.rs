@@ -107,7 +107,7 @@ pub(crate) fn fence_members(
         }
     }
     let mut rest = group.clone();
-    rest.members.retain(|id, _| !leaving(id));
+    rest.members.retain(|m| !leaving(&m.member_id));
     rest.resolved_regexes
         .retain(|regex, _| remaining.iter().any(|m| &m.subscribed_topic_regex == regex));
     let names = subscription::subscribed_topic_names(rest.members.values(), &rest);

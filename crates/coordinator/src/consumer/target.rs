@@ -47,7 +47,7 @@ pub fn compute(
     now: i64,
 ) -> Result<(Vec<Record>, BTreeMap<String, TopicPartitions>)> {
     let mut spec = GroupSpec::default();
-    for (id, m) in &group.members {
+    for (id, m) in group.members.iter() {
         let subscribed = topic_ids(&member_topic_names(m, group), topics);
         for t in &subscribed {
             if let Some(image) = topics.get_by_id(t) {

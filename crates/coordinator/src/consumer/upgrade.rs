@@ -105,7 +105,7 @@ impl CoordinatorShard {
                 .map(|(t, p)| (*t, p.keys().copied().collect()))
                 .collect();
             group.target_assignment.insert(m.member_id.clone(), target);
-            group.members.insert(m.member_id.clone(), m);
+            group.members.insert(m);
         }
         let names = subscription::subscribed_topic_names(group.members.values(), &group);
         group.metadata_hash = subscription::metadata_hash(&names, self.topics());

@@ -9,6 +9,7 @@ use kcoord_wire::records::{
 };
 use uuid::Uuid;
 
+use super::keyed_map::{Keyed, KeyedMap};
 use super::streams::{entry_by_str, Id, INITIAL_GROUP_EPOCH};
 use super::vec_map::{VecMap, VecSet};
 
@@ -140,6 +141,14 @@ pub struct ResolvedRegex {
     pub timestamp: i64,
 }
 
+impl Keyed for ConsumerGroupMember {
+    type Key = Id;
+
+    fn key(&self) -> &Id {
+        &self.member_id
+    }
+}
+
 /// A consumer group: metadata (3), target assignment (6, 7), members (5, 8), regexes (16).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsumerGroup {
@@ -149,7 +158,8 @@ pub struct ConsumerGroup {
     pub target_assignment_epoch: i32,
     pub target_assignment_timestamp: i64,
     pub target_assignment: BTreeMap<Id, TopicPartitions>,
-    pub members: BTreeMap<Id, ConsumerGroupMember>,
+    /// By the member id each member holds (kept once, not also as a map key).
+    pub members: KeyedMap<ConsumerGroupMember>,
     pub resolved_regexes: BTreeMap<String, ResolvedRegex>,
     /// Whether a (deprecated) ConsumerGroupPartitionMetadata record is live, so that the next
     /// epoch bump writes its tombstone as Kafka 4.4 does.
@@ -166,7 +176,7 @@ impl ConsumerGroup {
             target_assignment_epoch: INITIAL_GROUP_EPOCH,
             target_assignment_timestamp: 0,
             target_assignment: BTreeMap::new(),
-            members: BTreeMap::new(),
+            members: KeyedMap::default(),
             resolved_regexes: BTreeMap::new(),
             has_partition_metadata: false,
         }
@@ -238,8 +248,7 @@ impl ConsumerGroupsImage {
     ) -> &'a mut ConsumerGroupMember {
         self.group_mut(group_id)
             .members
-            .entry(member_id.into())
-            .or_insert_with(|| ConsumerGroupMember::new(member_id))
+            .get_or_insert_with(member_id, || ConsumerGroupMember::new(member_id))
     }
 
     pub(crate) fn replay_metadata(

@@ -207,6 +207,18 @@ impl<V> IntoIterator for KeyedMap<V> {
     }
 }
 
+/// (key, value) of one value.
+type KeyAndValue<'a, V> = (&'a <V as Keyed>::Key, &'a V);
+
+impl<'a, V: Keyed> IntoIterator for &'a KeyedMap<V> {
+    type Item = KeyAndValue<'a, V>;
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, V>, fn(&'a V) -> KeyAndValue<'a, V>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.values.iter().map(|v| (v.key(), v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
