@@ -23,6 +23,7 @@ pub use image::consumer_groups::{
 };
 pub use image::features::FeaturesImage;
 pub use image::group_configs::{GroupConfigsImage, GROUP_RESOURCE};
+pub use image::keyed_map::{Keyed, KeyedMap};
 pub use image::offsets::{CommittedOffset, OffsetsImage};
 pub use image::process_id::ProcessId;
 pub use image::producer_ids::ProducerIdsImage;
@@ -39,7 +40,6 @@ pub use image::topics::{
 };
 pub use image::transactions::{TransactionMetadata, TransactionState, TransactionsImage};
 pub use image::txn_offsets::TxnOffsetsImage;
-pub use image::keyed_map::{Keyed, KeyedMap};
 pub use image::vec_map::{VecMap, VecSet};
 pub use log::{LogRecord, LogRecordRef, MetadataLog, OffsetBehind};
 pub use metadata_version::{MetadataVersion, MetadataVersionError};

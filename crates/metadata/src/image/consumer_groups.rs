@@ -157,7 +157,7 @@ pub struct ConsumerGroup {
     pub metadata_hash: i64,
     pub target_assignment_epoch: i32,
     pub target_assignment_timestamp: i64,
-    pub target_assignment: BTreeMap<Id, TopicPartitions>,
+    pub target_assignment: VecMap<Id, TopicPartitions>,
     /// By the member id each member holds (kept once, not also as a map key).
     pub members: KeyedMap<ConsumerGroupMember>,
     pub resolved_regexes: BTreeMap<String, ResolvedRegex>,
@@ -175,7 +175,7 @@ impl ConsumerGroup {
             metadata_hash: 0,
             target_assignment_epoch: INITIAL_GROUP_EPOCH,
             target_assignment_timestamp: 0,
-            target_assignment: BTreeMap::new(),
+            target_assignment: VecMap::new(),
             members: KeyedMap::default(),
             resolved_regexes: BTreeMap::new(),
             has_partition_metadata: false,

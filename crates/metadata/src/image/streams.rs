@@ -10,9 +10,9 @@ use kcoord_wire::records::{
 };
 use uuid::Uuid;
 
+use super::keyed_map::{Keyed, KeyedMap};
 use super::process_id::ProcessId;
 use super::tasks::{PendingTasks, SharedTasks, TaskEpochs, Tasks, TasksTuple};
-use super::keyed_map::{Keyed, KeyedMap};
 use super::vec_map::VecMap;
 
 /// A group or member id as a map key, or another short string a heartbeat compares (a member's
