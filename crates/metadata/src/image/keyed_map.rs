@@ -6,6 +6,8 @@ use std::fmt;
 
 use thin_vec::ThinVec;
 
+use super::vec_map::make_room;
+
 /// A value that holds the key it is kept under. The key must not change while the value is in
 /// a [`KeyedMap`] (a member's id never does).
 pub trait Keyed {
@@ -62,18 +64,26 @@ impl<V: Keyed> KeyedMap<V> {
         self.values.retain_mut(keep);
     }
 
+    /// Where `key` is, or would go, reading only what the search reads (see `VecMap`'s).
     fn find<Q>(&self, key: &Q) -> Result<usize, usize>
     where
         V::Key: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        // Appends in key order (replay, joins of increasing ids) answer without a search.
-        match self.values.last() {
-            None => return Err(0),
-            Some(last) if last.key().borrow() < key => return Err(self.values.len()),
-            _ => {}
-        }
         self.values.binary_search_by(|v| v.key().borrow().cmp(key))
+    }
+
+    /// [`KeyedMap::find`] for an insert: appends in key order answer without a search.
+    fn find_slot<Q>(&self, key: &Q) -> Result<usize, usize>
+    where
+        V::Key: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        match self.values.last() {
+            None => Err(0),
+            Some(last) if last.key().borrow() < key => Err(self.values.len()),
+            _ => self.find(key),
+        }
     }
 
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
@@ -104,7 +114,7 @@ impl<V: Keyed> KeyedMap<V> {
 
     /// Keeps `value` under its key; the value it replaces comes back.
     pub fn insert(&mut self, value: V) -> Option<V> {
-        match self.find(value.key()) {
+        match self.find_slot(value.key()) {
             Ok(at) => Some(std::mem::replace(&mut self.values[at], value)),
             Err(at) => {
                 make_room(&mut self.values);
@@ -130,7 +140,7 @@ impl<V: Keyed> KeyedMap<V> {
         V::Key: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        let at = match self.find(key) {
+        let at = match self.find_slot(key) {
             Ok(at) => at,
             Err(at) => {
                 make_room(&mut self.values);
@@ -152,13 +162,6 @@ impl<V: Keyed> KeyedMap<V> {
         KeyedMap {
             values: ThinVec::from(values),
         }
-    }
-}
-
-/// Room for one more value, growing by a quarter as [`VecMap`](super::vec_map::VecMap) does.
-fn make_room<T>(values: &mut ThinVec<T>) {
-    if values.len() == values.capacity() {
-        values.reserve_exact((values.len() / 4).max(1));
     }
 }
 

@@ -96,18 +96,28 @@ impl<K, V> VecMap<K, V> {
 }
 
 impl<K: Ord, V> VecMap<K, V> {
+    /// Where `key` is, or would go. A lookup reads only what its search reads: in a large
+    /// fleet every entry read is a cache miss.
     fn find<Q>(&self, key: &Q) -> Result<usize, usize>
     where
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        // Appends in key order are the common case: answer them without a search.
-        match self.entries.last() {
-            None => return Err(0),
-            Some((last, _)) if last.borrow() < key => return Err(self.entries.len()),
-            _ => {}
-        }
         self.entries.binary_search_by(|(k, _)| k.borrow().cmp(key))
+    }
+
+    /// [`VecMap::find`] for an insert: appends in key order (how replay and the assignor build
+    /// maps) are answered without a search.
+    fn find_slot<Q>(&self, key: &Q) -> Result<usize, usize>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        match self.entries.last() {
+            None => Err(0),
+            Some((last, _)) if last.borrow() < key => Err(self.entries.len()),
+            _ => self.find(key),
+        }
     }
 
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
@@ -150,7 +160,7 @@ impl<K: Ord, V> VecMap<K, V> {
 
     /// As `BTreeMap::insert`: the old value comes back and the stored key is kept.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        match self.find(&key) {
+        match self.find_slot(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(i) => {
                 make_room(&mut self.entries);
@@ -180,7 +190,7 @@ impl<K: Ord, V> VecMap<K, V> {
     }
 
     pub fn entry(&mut self, key: K) -> Entry<'_, K, V> {
-        match self.find(&key) {
+        match self.find_slot(&key) {
             Ok(index) => Entry::Occupied(OccupiedEntry { map: self, index }),
             Err(index) => Entry::Vacant(VacantEntry {
                 map: self,
@@ -306,7 +316,7 @@ impl<'a, K, V> VacantEntry<'a, K, V> {
 /// Room for one more element, growing by a quarter (at least one) rather than doubling: these
 /// collections stay in the state for as long as their group, and a group's members (about 200
 /// bytes each) left up to half their room unused after doubling. Still amortized O(1) per insert.
-fn make_room<T>(items: &mut ThinVec<T>) {
+pub(super) fn make_room<T>(items: &mut ThinVec<T>) {
     if items.len() == items.capacity() {
         items.reserve_exact((items.len() / 4).max(1));
     }
