@@ -57,9 +57,9 @@ pub fn partitions_by_user_endpoint<'a>(
                     port: endpoint.port,
                     ..Default::default()
                 },
-                active_partitions: topic_partitions(&[&m.assigned.active], configured, topics),
+                active_partitions: topic_partitions(&[&m.assigned().active], configured, topics),
                 standby_partitions: topic_partitions(
-                    &[&m.assigned.standby, &m.assigned.warmup],
+                    &[&m.assigned().standby, &m.assigned().warmup],
                     configured,
                     topics,
                 ),

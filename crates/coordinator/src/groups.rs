@@ -322,7 +322,7 @@ fn describe_member(
                 ..Default::default()
             })
             .collect(),
-        assignment: assignment(&m.assigned),
+        assignment: assignment(m.assigned()),
         target_assignment: target.map(assignment).unwrap_or_default(),
         task_offsets: task_offsets(offsets.map(|o| &o.offsets)),
         task_end_offsets: task_offsets(offsets.map(|o| &o.end_offsets)),

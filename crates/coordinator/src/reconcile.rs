@@ -31,7 +31,7 @@ impl TaskOwners {
     pub fn of(group: &StreamsGroup) -> TaskOwners {
         let mut owners = TaskOwners::default();
         for m in group.members.values() {
-            for tuple in [&m.assigned, &*m.pending_revocation] {
+            for tuple in [&**m.assigned(), &**m.pending_revocation()] {
                 for task in tasks_of(&tuple.active) {
                     owners.active.insert(task, m.process_id.clone());
                 }
@@ -183,7 +183,7 @@ pub fn reconcile(
             owned,
         )),
         MemberState::UnrevokedTasks => {
-            if has_not_released(&member.pending_revocation, owned) {
+            if has_not_released(member.pending_revocation(), owned) {
                 Ok(member.clone())
             } else {
                 Ok(next_assignment(
@@ -223,7 +223,7 @@ fn next_assignment(
     owners: &TaskOwners,
     owned: Option<&TasksTuple>,
 ) -> StreamsGroupMember {
-    let cur = &member.assigned;
+    let cur = &member.assigned();
     let Differences {
         active,
         mut standby,
@@ -482,7 +482,7 @@ mod tests {
         assert_eq!(next.member_epoch, 2);
         assert_eq!(next.previous_member_epoch, 1);
         assert_eq!(next.state, MemberState::Stable);
-        assert_eq!(next.assigned.active, tasks(&[("0", &[0, 1])]));
+        assert_eq!(next.assigned().active, tasks(&[("0", &[0, 1])]));
         assert_eq!(next.active_task_epoch("0", 1), Some(2));
     }
 
@@ -496,8 +496,8 @@ mod tests {
         let next = reconcile(&m, 2, &target, &TaskOwners::default(), None).unwrap();
         assert_eq!(next.state, MemberState::UnrevokedTasks);
         assert_eq!(next.member_epoch, 1, "the epoch waits for the revocation");
-        assert_eq!(next.assigned.active, tasks(&[("0", &[1])]));
-        assert_eq!(next.pending_revocation.active, tasks(&[("0", &[0])]));
+        assert_eq!(next.assigned().active, tasks(&[("0", &[1])]));
+        assert_eq!(next.pending_revocation().active, tasks(&[("0", &[0])]));
         // Still reporting task 0: no progress.
         let still = TasksTuple {
             active: tasks(&[("0", &[0, 1])]),
@@ -520,8 +520,8 @@ mod tests {
         let done = reconcile(&next, 2, &target, &TaskOwners::default(), Some(&revoked)).unwrap();
         assert_eq!(done.state, MemberState::Stable);
         assert_eq!(done.member_epoch, 2);
-        assert_eq!(done.assigned.active, tasks(&[("0", &[1, 2])]));
-        assert!(done.pending_revocation.is_empty());
+        assert_eq!(done.assigned().active, tasks(&[("0", &[1, 2])]));
+        assert!(done.pending_revocation().is_empty());
     }
 
     #[test]
@@ -536,13 +536,13 @@ mod tests {
         };
         let next = reconcile(&m, 2, &target, &owners, None).unwrap();
         assert_eq!(next.state, MemberState::UnreleasedTasks);
-        assert_eq!(next.assigned.active, tasks(&[("0", &[1])]));
+        assert_eq!(next.assigned().active, tasks(&[("0", &[1])]));
         assert_eq!(next.member_epoch, 2);
         // Once released, the next heartbeat grants it.
         let g = group(vec![member("b", "p2", 2, Tasks::new()), next.clone()]);
         let done = reconcile(&next, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(done.state, MemberState::Stable);
-        assert_eq!(done.assigned.active, tasks(&[("0", &[0, 1])]));
+        assert_eq!(done.assigned().active, tasks(&[("0", &[0, 1])]));
     }
 
     #[test]
@@ -555,7 +555,7 @@ mod tests {
             ..Default::default()
         };
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
-        assert!(next.assigned.standby.is_empty());
+        assert!(next.assigned().standby.is_empty());
         assert_eq!(next.state, MemberState::UnreleasedTasks);
         // Another process is fine.
         let other = member("c", "p2", 1, Tasks::new());
@@ -564,7 +564,7 @@ mod tests {
             other.clone(),
         ]);
         let next = reconcile(&other, 2, &target, &TaskOwners::of(&g), None).unwrap();
-        assert_eq!(next.assigned.standby, tasks(&[("0", &[0])]));
+        assert_eq!(next.assigned().standby, tasks(&[("0", &[0])]));
     }
 
     fn tuple(active: Tasks, standby: Tasks, warmup: Tasks) -> TasksTuple {
@@ -584,23 +584,27 @@ mod tests {
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), Some(&owned)).unwrap();
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.member_epoch, 2);
-        assert_eq!(next.assigned.active, tasks(&[("0", &[1, 2])]));
-        assert!(next.pending_revocation.is_empty());
+        assert_eq!(next.assigned().active, tasks(&[("0", &[1, 2])]));
+        assert!(next.pending_revocation().is_empty());
     }
 
     #[test]
     fn a_standby_is_promoted_to_active_in_place() {
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.make_mut().standby = tasks(&[("0", &[0])]);
+        let replicas = TasksTuple {
+            standby: tasks(&[("0", &[0])]),
+            ..Default::default()
+        };
+        m.set_tasks(replicas.into(), Default::default(), |_, _, _| None);
         let g = group(vec![m.clone()]);
         let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
         // Even without owned tasks: a promotion asks the client to revoke nothing.
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.member_epoch, 2);
-        assert_eq!(next.assigned.active, tasks(&[("0", &[0])]));
-        assert!(next.assigned.standby.is_empty());
-        assert!(next.pending_revocation.is_empty());
+        assert_eq!(next.assigned().active, tasks(&[("0", &[0])]));
+        assert!(next.assigned().standby.is_empty());
+        assert!(next.pending_revocation().is_empty());
         assert_eq!(next.active_task_epoch("0", 0), Some(2));
     }
 
@@ -608,15 +612,19 @@ mod tests {
     fn a_promoted_warmup_stays_until_the_active_owner_releases_the_task() {
         let holder = member("b", "p2", 1, tasks(&[("0", &[0])]));
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.make_mut().warmup = tasks(&[("0", &[0])]);
+        let replicas = TasksTuple {
+            warmup: tasks(&[("0", &[0])]),
+            ..Default::default()
+        };
+        m.set_tasks(replicas.into(), Default::default(), |_, _, _| None);
         let g = group(vec![holder, m.clone()]);
         let target = tuple(tasks(&[("0", &[0])]), Tasks::new(), Tasks::new());
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(next.state, MemberState::UnreleasedTasks);
         assert_eq!(next.member_epoch, 2);
-        assert!(next.assigned.active.is_empty());
+        assert!(next.assigned().active.is_empty());
         assert_eq!(
-            next.assigned.warmup,
+            next.assigned().warmup,
             tasks(&[("0", &[0])]),
             "kept for the promotion"
         );
@@ -624,8 +632,8 @@ mod tests {
         let g = group(vec![member("b", "p2", 2, Tasks::new()), next.clone()]);
         let done = reconcile(&next, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(done.state, MemberState::Stable);
-        assert_eq!(done.assigned.active, tasks(&[("0", &[0])]));
-        assert!(done.assigned.warmup.is_empty());
+        assert_eq!(done.assigned().active, tasks(&[("0", &[0])]));
+        assert!(done.assigned().warmup.is_empty());
     }
 
     #[test]
@@ -636,22 +644,26 @@ mod tests {
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(next.state, MemberState::UnrevokedTasks);
         assert_eq!(next.member_epoch, 1);
-        assert_eq!(next.assigned.standby, tasks(&[("0", &[0])]));
-        assert!(next.assigned.active.is_empty());
-        assert_eq!(next.pending_revocation.active, tasks(&[("0", &[0])]));
+        assert_eq!(next.assigned().standby, tasks(&[("0", &[0])]));
+        assert!(next.assigned().active.is_empty());
+        assert_eq!(next.pending_revocation().active, tasks(&[("0", &[0])]));
     }
 
     #[test]
     fn a_standby_turned_warmup_needs_no_revocation() {
         let mut m = member("a", "p1", 1, Tasks::new());
-        m.assigned.make_mut().standby = tasks(&[("0", &[3])]);
+        let replicas = TasksTuple {
+            standby: tasks(&[("0", &[3])]),
+            ..Default::default()
+        };
+        m.set_tasks(replicas.into(), Default::default(), |_, _, _| None);
         let g = group(vec![m.clone()]);
         let target = tuple(Tasks::new(), Tasks::new(), tasks(&[("0", &[3])]));
         let next = reconcile(&m, 2, &target, &TaskOwners::of(&g), None).unwrap();
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.member_epoch, 2);
-        assert_eq!(next.assigned.warmup, tasks(&[("0", &[3])]));
-        assert!(next.assigned.standby.is_empty());
+        assert_eq!(next.assigned().warmup, tasks(&[("0", &[3])]));
+        assert!(next.assigned().standby.is_empty());
     }
 
     #[test]

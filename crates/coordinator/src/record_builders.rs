@@ -167,19 +167,19 @@ pub fn current_assignment(group_id: &str, m: &StreamsGroupMember) -> Record {
             member_epoch: m.member_epoch,
             previous_member_epoch: m.previous_member_epoch,
             state: m.state.code(),
-            active_tasks: to_current_task_ids(&m.assigned.active, Some(m)),
-            standby_tasks: to_current_task_ids(&m.assigned.standby, None),
-            warmup_tasks: to_current_task_ids(&m.assigned.warmup, None),
+            active_tasks: to_current_task_ids(&m.assigned().active, Some(m)),
+            standby_tasks: to_current_task_ids(&m.assigned().standby, None),
+            warmup_tasks: to_current_task_ids(&m.assigned().warmup, None),
             active_tasks_pending_revocation: to_current_task_ids(
-                &m.pending_revocation.active,
+                &m.pending_revocation().active,
                 Some(m),
             ),
             standby_tasks_pending_revocation: to_current_task_ids(
-                &m.pending_revocation.standby,
+                &m.pending_revocation().standby,
                 None,
             ),
             warmup_tasks_pending_revocation: to_current_task_ids(
-                &m.pending_revocation.warmup,
+                &m.pending_revocation().warmup,
                 None,
             ),
             ..Default::default()

@@ -64,9 +64,9 @@ pub fn compute(
                 process_id: m.process_id.to_string(),
                 rack_id: m.rack_id().map(str::to_owned),
                 client_tags: m.client_tags().clone(),
-                previous_active: task_set(&m.assigned.active),
-                previous_standby: task_set(&m.assigned.standby),
-                previous_warmup: task_set(&m.assigned.warmup),
+                previous_active: task_set(&m.assigned().active),
+                previous_standby: task_set(&m.assigned().standby),
+                previous_warmup: task_set(&m.assigned().warmup),
                 task_offsets: offsets
                     .get(m.member_id.as_str())
                     .map(|o| o.offsets.clone())

@@ -596,7 +596,7 @@ mod random_operations {
                 if let Some(g) = h.shard.group(GROUP) {
                     let mut seen = BTreeSet::new();
                     for m in g.members.values() {
-                        for (s, ps) in m.assigned.active.iter().chain(m.pending_revocation.active.iter()) {
+                        for (s, ps) in m.assigned().active.iter().chain(m.pending_revocation().active.iter()) {
                             for p in ps {
                                 prop_assert!(seen.insert((s.clone(), *p)), "task {}:{} owned twice", s, p);
                             }

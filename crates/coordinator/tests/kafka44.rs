@@ -261,7 +261,7 @@ fn a_static_member_replaced_under_a_new_member_id_keeps_the_group_epoch() {
     assert!(!g.members.contains_key("a1"));
     assert_eq!(
         g.target_assignment.get("a2").map(|t| &t.active),
-        Some(&g.members["a2"].assigned.active)
+        Some(&g.members["a2"].assigned().active)
     );
     h.assert_replay_matches();
 }

@@ -502,7 +502,7 @@ impl<'a> JoinOrHeartbeat<'a> {
         let endpoint_epoch = self.endpoint_information_epoch(change.member, reconciled, created);
         self.push_statuses(reconciled, &decided.configured);
         let config = &self.settings.config;
-        let tasks_changed = reconciled.assigned != change.member.assigned;
+        let tasks_changed = reconciled.assigned() != change.member.assigned();
         let mut response = StreamsGroupHeartbeatResponse {
             member_id: reconciled.member_id.to_string(),
             member_epoch: reconciled.member_epoch,
@@ -516,9 +516,9 @@ impl<'a> JoinOrHeartbeat<'a> {
             ..Default::default()
         };
         if self.joining || tasks_changed {
-            response.active_tasks = Some(response_tasks(&reconciled.assigned.active));
-            response.standby_tasks = Some(response_tasks(&reconciled.assigned.standby));
-            response.warmup_tasks = Some(response_tasks(&reconciled.assigned.warmup));
+            response.active_tasks = Some(response_tasks(&reconciled.assigned().active));
+            response.standby_tasks = Some(response_tasks(&reconciled.assigned().standby));
+            response.warmup_tasks = Some(response_tasks(&reconciled.assigned().warmup));
         }
         if self.request.endpoint_information_epoch != endpoint_epoch {
             let members = members_after(group, reconciled, change.replaced);
@@ -554,7 +554,7 @@ impl<'a> JoinOrHeartbeat<'a> {
             .soft(self.group_id)
             .map_or(0, |s| s.endpoint_information_epoch);
         let bumped = before.user_endpoint() != reconciled.user_endpoint()
-            || (reconciled.assigned != before.assigned && reconciled.user_endpoint().is_some());
+            || (reconciled.assigned() != before.assigned() && reconciled.user_endpoint().is_some());
         let epoch = current + i32::from(bumped);
         if bumped && !created {
             self.effects

@@ -147,9 +147,9 @@ fn check_epoch(member: &StreamsGroupMember, request: &StreamsGroupHeartbeatReque
         // Kafka accepts the previous epoch only with all three owned lists reported and each
         // contained in the current assignment (a lost response); a null list fences.
         let lost_response = epoch == member.previous_member_epoch
-            && owned_contained(request.active_tasks.as_deref(), &member.assigned.active)
-            && owned_contained(request.standby_tasks.as_deref(), &member.assigned.standby)
-            && owned_contained(request.warmup_tasks.as_deref(), &member.assigned.warmup);
+            && owned_contained(request.active_tasks.as_deref(), &member.assigned().active)
+            && owned_contained(request.standby_tasks.as_deref(), &member.assigned().standby)
+            && owned_contained(request.warmup_tasks.as_deref(), &member.assigned().warmup);
         if !lost_response {
             return Err(CoordinatorError::fenced(format!(
                 "The streams group member has a smaller member epoch ({epoch}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
@@ -253,9 +253,9 @@ pub(super) fn assignment_state_equal(a: &StreamsGroupMember, b: &StreamsGroupMem
         && a.member_epoch == b.member_epoch
         && a.previous_member_epoch == b.previous_member_epoch
         && a.state == b.state
-        && a.assigned == b.assigned
+        && a.assigned() == b.assigned()
         && a.task_epochs() == b.task_epochs()
-        && a.pending_revocation == b.pending_revocation
+        && a.pending_revocation() == b.pending_revocation()
 }
 
 /// KIP-1071: a static member's rejoin bumps the epoch only for these changes.

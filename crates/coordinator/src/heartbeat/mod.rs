@@ -145,7 +145,7 @@ impl CoordinatorShard {
             // A static member's temporary leave keeps its assignment for the rejoin.
             let mut leaving = member.clone();
             leaving.member_epoch = STATIC_LEAVE_EPOCH;
-            leaving.set_tasks(member.assigned.clone(), Default::default(), |s, p, _| {
+            leaving.set_tasks(member.assigned().clone(), Default::default(), |s, p, _| {
                 member.active_task_epoch(s, p).map(|_| 0)
             });
             vec![record_builders::current_assignment(group_id, &leaving)]

@@ -12,7 +12,10 @@ pub fn no_task_owned_twice(state: &LogState) -> Result<(), Violation> {
     for group in sorted_groups(state) {
         let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
         for member in group.members.values() {
-            let owned = [&member.assigned.active, &member.pending_revocation.active];
+            let owned = [
+                &member.assigned().active,
+                &member.pending_revocation().active,
+            ];
             for (subtopology, partition) in owned.into_iter().flat_map(tasks) {
                 if let Some(other) = owners.insert((subtopology, partition), &member.member_id) {
                     return Err(Violation::new(

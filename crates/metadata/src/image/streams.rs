@@ -89,14 +89,15 @@ pub struct StreamsGroupMember {
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
     pub state: MemberState,
-    /// Shared with the member's target assignment while the two are equal. Set with the
-    /// pending revocations by [`StreamsGroupMember::set_tasks`], which keeps the task epochs
-    /// in step with them.
-    pub assigned: SharedTasks,
+    /// Shared with the member's target assignment while the two are equal. Read with
+    /// [`StreamsGroupMember::assigned`]; set with the pending revocations by
+    /// [`StreamsGroupMember::set_tasks`], which keeps the task epochs in step with them.
+    assigned: SharedTasks,
     /// The epoch at which each active task (assigned or pending revocation) was given, for
     /// offset-commit validation: read with [`StreamsGroupMember::active_task_epoch`].
     active_task_epochs: TaskEpochs,
-    pub pending_revocation: PendingTasks,
+    /// Read with [`StreamsGroupMember::pending_revocation`].
+    pending_revocation: PendingTasks,
 }
 
 /// What few members have: static membership, a rack, an endpoint for interactive queries,
@@ -171,6 +172,16 @@ impl StreamsGroupMember {
             TaskEpochs::of(&assigned.active, &pending_revocation.active, epoch_of);
         self.assigned = assigned;
         self.pending_revocation = pending_revocation;
+    }
+
+    /// Its tasks (shared with its target while equal).
+    pub fn assigned(&self) -> &SharedTasks {
+        &self.assigned
+    }
+
+    /// Its tasks pending revocation.
+    pub fn pending_revocation(&self) -> &PendingTasks {
+        &self.pending_revocation
     }
 
     /// The epochs of its active tasks, to compare (read one with
